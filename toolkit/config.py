@@ -1,0 +1,58 @@
+"""Settings from the environment and an optional config file.
+
+Order: explicit argument > environment (`EDT_*`) > config file (`EDT_CONFIG`, default
+`~/.config/edt/config.toml`) > default. The API key is read here and only handed to the
+sync client; it is never logged, printed or written to the mirror.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .plans import normalize_plan
+
+__all__ = ["Settings", "load_settings", "DEFAULT_DB", "LOCAL_PLAN"]
+
+DEFAULT_DB = "data/mirror.db"
+DEFAULT_BASE_URL = "https://catchdoms.com"
+# Your own mirror answers as the top plan unless you ask it to emulate a lower one
+# (`--plan`, `EDT_PLAN`): regfree, pending-delete and export are all yours locally.
+LOCAL_PLAN = "enterprise"
+
+
+@dataclass(frozen=True)
+class Settings:
+    db: str = DEFAULT_DB
+    base_url: str = DEFAULT_BASE_URL
+    plan: str = LOCAL_PLAN
+    api_key: str | None = field(default=None, repr=False)  # never shown
+
+    def __repr__(self) -> str:  # belt and braces: the key never reaches a log line
+        key = "set" if self.api_key else "unset"
+        return f"Settings(db={self.db!r}, base_url={self.base_url!r}, plan={self.plan!r}, api_key={key})"
+
+
+def _config_file() -> dict:
+    path = Path(os.environ.get("EDT_CONFIG", Path.home() / ".config" / "edt" / "config.toml"))
+    if not path.is_file():
+        return {}
+    with path.open("rb") as fh:
+        try:
+            return tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: not valid TOML ({exc}); fix or remove the file") from None
+
+
+def load_settings(*, db: str | None = None, base_url: str | None = None, plan: str | None = None,
+                  api_key: str | None = None) -> Settings:  # fmt: skip
+    conf = _config_file()
+    chosen_plan = plan or os.environ.get("EDT_PLAN") or conf.get("plan") or LOCAL_PLAN
+    return Settings(
+        db=db or os.environ.get("EDT_DB") or conf.get("db") or DEFAULT_DB,
+        base_url=(base_url or os.environ.get("EDT_BASE_URL") or conf.get("base_url") or DEFAULT_BASE_URL).rstrip("/"),
+        plan=normalize_plan(chosen_plan),
+        api_key=api_key or os.environ.get("EDT_API_KEY") or conf.get("api_key") or None,
+    )

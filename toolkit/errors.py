@@ -1,0 +1,45 @@
+"""ApiError and the contract's error bodies (contract section 7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["ApiError", "invalid", "not_found", "unauthenticated", "cursor_not_available"]
+
+
+class ApiError(Exception):
+    """An error with the HTTP status and JSON body the REST API would answer."""
+
+    def __init__(self, status: int, body: dict[str, Any]):
+        self.status = status
+        self.body = body
+        super().__init__(f"{status}: {body.get('message', body)}")
+
+    @property
+    def field(self) -> str | None:
+        """The first parameter named by a 422, if any."""
+        errors = self.body.get("errors") or {}
+        return next(iter(errors), None)
+
+
+def invalid(field: str, message: str) -> ApiError:
+    """422 naming the field, as Laravel's validator answers."""
+    return ApiError(422, {"message": message, "errors": {field: [message]}})
+
+
+def not_found() -> ApiError:
+    return ApiError(404, {"message": "Not found."})
+
+
+def unauthenticated() -> ApiError:
+    return ApiError(401, {"message": "Unauthenticated."})
+
+
+def cursor_not_available() -> ApiError:
+    return ApiError(
+        403,
+        {
+            "error": "cursor_not_available",
+            "message": "The after_id cursor never returns source=regfree rows: page through regfree with page/per_page.",
+        },
+    )

@@ -1,0 +1,47 @@
+"""Domain names: public suffix, the label left of it, and its shape.
+
+tldextract decides the public suffix from its bundled Public Suffix List snapshot, never
+from the network (`suffix_list_urls=()`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import tldextract
+
+__all__ = ["split_domain", "label_stats", "normalize_tld"]
+
+_extract = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False)
+
+
+@lru_cache(maxsize=65536)
+def _suffix_of(rest: str) -> str:
+    return _extract(f"x.{rest}").suffix
+
+
+def split_domain(name: str) -> tuple[str, str]:
+    """`example.co.uk` -> (`example`, `.co.uk`). Unknown suffixes fall back to the last label."""
+    name = name.strip().lower().rstrip(".")
+    first, _, rest = name.partition(".")
+    if not rest:
+        return name, ""
+    suffix = _suffix_of(rest)
+    if suffix == rest:
+        return first, f".{suffix}"
+    if not suffix:  # not on the list: treat the last label as the suffix
+        head, _, last = name.rpartition(".")
+        return head.rpartition(".")[2], f".{last}"
+    head = name[: -len(suffix) - 1]
+    return head.rpartition(".")[2], f".{suffix}"
+
+
+def label_stats(label: str) -> tuple[int, int, int]:
+    """(length, hyphens, digits) of a label."""
+    return len(label), label.count("-"), sum(ch.isdigit() for ch in label)
+
+
+def normalize_tld(value: str, *, dot: bool = True) -> str:
+    """`.CO.UK`, `co.uk` -> `.co.uk` (or `co.uk` with dot=False)."""
+    bare = value.strip().lower().lstrip(".")
+    return f".{bare}" if dot else bare

@@ -1,0 +1,443 @@
+"""Every query parameter, defined once: type, range, SQL, caption.
+
+Filters as data, as datasette's `filters.py`: the validation, the SQL builder, the
+OpenAPI document, the app's sidebar and the MCP schema all read these tables, so a rule
+lives in exactly one place (contract sections 3 and 5).
+
+A `Param` parses one raw value (a query-string text, or a Python value) into a typed
+value or raises the contract's 422 naming the field; its `clause` turns that value into
+a parameterised SQL condition. Parameters without a clause (paging, sort, output
+switches) are read by `query` itself.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+from .errors import invalid
+from .names import normalize_tld
+from .sources import SOURCES
+from .store.schema import SORT_COLUMNS
+
+__all__ = [
+    "Param",
+    "Clause",
+    "Context",
+    "DOMAIN_PARAMS",
+    "PENDING_PARAMS",
+    "FREE_PARAMS",
+    "TOP_CATEGORIES",
+    "USE_CASES",
+    "PENDING_STATUSES",
+    "PENDING_SOURCES",
+    "DOMAIN_SORTS",
+    "PENDING_SORTS",
+    "parse_params",
+    "caption",
+]
+
+TOP_CATEGORIES = (
+    "Business", "Health", "Computers", "Shopping", "Recreation", "Society", "Sports", "News",
+    "Science", "Arts", "Reference", "Regional", "Games", "Home", "World", "Adult",
+)  # fmt: skip
+USE_CASES = ("ecommerce", "local-biz", "news", "saas", "forum", "media", "developer")
+PENDING_STATUSES = ("pendingDelete", "redemptionPeriod", "serverHold", "clientHold", "transition", "quarantine")
+PENDING_SOURCES = ("oi-diff", "czds-daily")
+DOMAIN_SORTS = tuple(SORT_COLUMNS)
+PENDING_SORTS = ("drop_date", "drop_date_desc", "domain")
+
+Clause = tuple[str, list[Any]]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a clause may depend on besides its value: the moment of the query."""
+
+    today: date
+    table: str  # listings or pending_delete
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # int number flag choice list date week text
+    caption: str  # short label for the UI
+    description: str  # one sentence for OpenAPI and MCP
+    group: str  # sidebar group: source, names, seo, archive, price, dates, paging, output
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+    max_length: int | None = None
+    default: Any = None
+    extension: bool = False  # not in the reference API
+    clause: Callable[[Any, Context], Clause] | None = field(default=None, compare=False, repr=False)
+    normalize: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
+
+    # -- parsing ---------------------------------------------------------------------
+    def parse(self, raw: Any) -> Any:
+        """The typed value of `raw`, or the contract's 422 naming this parameter."""
+        parser = getattr(self, f"_parse_{self.kind}")
+        return parser(raw)
+
+    def _fail(self, what: str, raw: Any) -> Exception:
+        return invalid(self.name, f"{self.name} {what} (got {str(raw)[:60]!r}).")
+
+    def _range_text(self) -> str:
+        if self.minimum is not None and self.maximum is not None:
+            return f"from {self.minimum:g} to {self.maximum:g}"
+        if self.minimum is not None:
+            return f"of at least {self.minimum:g}"
+        return ""
+
+    def _check_range(self, value: float, raw: Any, noun: str) -> None:
+        if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
+            raise self._fail(f"must be {noun} {self._range_text()}", raw)
+
+    def _parse_int(self, raw: Any) -> int:
+        if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+            raise self._fail(f"must be a whole number {self._range_text()}", raw)
+        text = str(int(raw)) if isinstance(raw, (int, float)) else str(raw).strip()
+        if not re.fullmatch(r"[+-]?\d{1,12}", text):
+            raise self._fail(f"must be a whole number {self._range_text()}", raw)
+        value = int(text)
+        self._check_range(value, raw, "a whole number")
+        return value
+
+    def _parse_number(self, raw: Any) -> float:
+        try:
+            value = float(raw) if not isinstance(raw, bool) else math.nan
+        except (TypeError, ValueError):
+            value = math.nan
+        if not math.isfinite(value):
+            raise self._fail(f"must be a number {self._range_text()}", raw)
+        self._check_range(value, raw, "a number")
+        return value
+
+    def _parse_flag(self, raw: Any) -> bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in ("1", "true"):
+            return True
+        if text in ("0", "false"):
+            return False
+        raise self._fail("must be 1 or true to apply, 0 or false not to", raw)
+
+    def _parse_choice(self, raw: Any) -> str:
+        text = "".join(str(raw).split()).lower()
+        for choice in self.choices or ():
+            if choice.lower() == text:
+                return choice
+        raise self._fail(f"must be one of {', '.join(self.choices or ())}", raw)
+
+    def _parse_date(self, raw: Any) -> str:
+        text = raw.isoformat() if isinstance(raw, date) else str(raw).strip()
+        try:
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+                raise ValueError
+            return date.fromisoformat(text).isoformat()
+        except ValueError:
+            raise self._fail("must be a date as YYYY-MM-DD", raw) from None
+
+    def _parse_week(self, raw: Any) -> str:
+        text = str(raw).strip()
+        if text.lower() == "all":
+            return "all"
+        try:
+            return self._parse_date(text)
+        except Exception:
+            raise self._fail("must be 'all' or a date as YYYY-MM-DD", raw) from None
+
+    def _parse_text(self, raw: Any) -> str:
+        text = str(raw).strip()
+        if self.max_length is not None and len(text) > self.max_length:
+            raise self._fail(f"must be at most {self.max_length} characters", raw)
+        if self.normalize:
+            text = self.normalize(text)
+        if self.choices is not None and text not in self.choices:
+            raise self._fail(f"must be one of {', '.join(self.choices)}", raw)
+        return text
+
+    def _parse_list(self, raw: Any) -> tuple[str, ...]:
+        text = ",".join(map(str, raw)) if isinstance(raw, (list, tuple, set)) else str(raw)
+        if self.max_length is not None and len(text) > self.max_length:
+            raise self._fail(f"must be at most {self.max_length} characters in all", raw)
+        items = [item.strip() for item in text.split(",")]
+        items = [item for item in items if item]
+        if not items:
+            raise self._fail("needs at least one value (a comma-separated list)", raw)
+        if self.normalize:
+            items = [self.normalize(item) for item in items]
+        if self.choices is not None:
+            folded = {c.lower(): c for c in self.choices}
+            unknown = [item for item in items if item.lower() not in folded]
+            if unknown:
+                raise self._fail(f"takes values among {', '.join(self.choices)}; unknown: {', '.join(unknown)}", raw)
+            items = [folded[item.lower()] for item in items]
+        return tuple(dict.fromkeys(items))
+
+
+# -- SQL clauses ---------------------------------------------------------------------
+
+
+def _ge(column: str) -> Callable[[Any, Context], Clause]:
+    return lambda value, ctx: (f"{column} >= ?", [value])
+
+
+def _lt(column: str) -> Callable[[Any, Context], Clause]:
+    return lambda value, ctx: (f"{column} < ?", [value])
+
+
+def _le(column: str) -> Callable[[Any, Context], Clause]:
+    return lambda value, ctx: (f"{column} <= ?", [value])
+
+
+def _eq(column: str) -> Callable[[Any, Context], Clause]:
+    return lambda value, ctx: (f"{column} = ?", [value])
+
+
+def _in(column: str) -> Callable[[Any, Context], Clause]:
+    return lambda values, ctx: (f"{column} IN ({','.join('?' * len(values))})", list(values))
+
+
+def _when(sql: str) -> Callable[[Any, Context], Clause | None]:
+    """A flag: `1` applies the condition, `0` applies nothing."""
+    return lambda value, ctx: (sql, []) if value else None
+
+
+def _array_holds_any(column: str) -> Callable[[Any, Context], Clause]:
+    def clause(values: tuple[str, ...], ctx: Context) -> Clause:
+        marks = ",".join("?" * len(values))
+        return f"EXISTS (SELECT 1 FROM json_each({ctx.table}.{column}) WHERE json_each.value IN ({marks}))", list(values)
+
+    return clause
+
+
+def _fts_phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _contains(column: str) -> Callable[[Any, Context], Clause]:
+    """Any term as a case-insensitive substring. Terms of three characters or more use the
+    trigram index; shorter ones (which a trigram index cannot answer) compare directly."""
+
+    def clause(terms: tuple[str, ...], ctx: Context) -> Clause:
+        terms = tuple(dict.fromkeys(t.lower() for t in terms))
+        long_terms = [t for t in terms if len(t) >= 3]
+        parts, args = [], []
+        if long_terms:
+            parts.append(f"{ctx.table}.rowid IN (SELECT rowid FROM {ctx.table}_fts WHERE {ctx.table}_fts MATCH ?)")
+            args.append(" OR ".join(_fts_phrase(t) for t in long_terms))
+        for term in terms:
+            if len(term) < 3:
+                parts.append(f"instr({column}, ?) > 0")
+                args.append(term)
+        return "(" + " OR ".join(parts) + ")", args
+
+    return clause
+
+
+def _categories(values: tuple[str, ...], ctx: Context) -> Clause:
+    # Whole path segments: `Health` matches `Health` and `Health/...`, never `Healthcare`.
+    parts, args = [], []
+    for value in values:
+        parts.append("(ttf_topic = ? COLLATE NOCASE OR (ttf_topic >= ? COLLATE NOCASE AND ttf_topic < ? COLLATE NOCASE))")
+        args += [value, value + "/", value + "0"]  # '0' sorts right after '/'
+    return "(" + " OR ".join(parts) + ")", args
+
+
+def _age_min(years: int, ctx: Context) -> Clause:
+    # age >= N  <=>  first snapshot on or before today's month and day N years ago.
+    today = ctx.today
+    return "wayback_first_date <= ?", [f"{today.year - years:04d}-{today.month:02d}-{today.day:02d}"]
+
+
+def _drops_within(days: int, ctx: Context) -> Clause:
+    return "estimated_drop_date >= ? AND estimated_drop_date <= ?", [
+        ctx.today.isoformat(),
+        (ctx.today + timedelta(days=days)).isoformat(),
+    ]
+
+
+def _category(text: str) -> str:
+    top, _, rest = text.partition("/")
+    for name in TOP_CATEGORIES:
+        if name.lower() == top.strip().lower():
+            return name + ("/" + rest.strip() if rest.strip() else "")
+    raise ValueError(text)
+
+
+def _parse_categories(param: Param, raw: Any) -> tuple[str, ...]:
+    items = Param._parse_list(param, raw)
+    try:
+        return tuple(_category(item) for item in items)
+    except ValueError as exc:
+        raise param._fail(
+            f"takes top categories ({', '.join(TOP_CATEGORIES)}) or paths such as Recreation/Travel; unknown: {exc}", raw
+        ) from None
+
+
+class _CategoriesParam(Param):
+    def parse(self, raw: Any) -> Any:
+        return _parse_categories(self, raw)
+
+
+_SOURCE_SLUGS = tuple(s.slug for s in SOURCES)
+_FREE_SLUGS = tuple(s.slug for s in SOURCES if s.free_tier)
+
+_SHARED_DOMAIN_FILTERS: tuple[Param, ...] = (
+    Param("source", "choice", "Source", "One platform slug, or regfree for the deleted-ccTLD database (Authority).",
+          "source", choices=_SOURCE_SLUGS, clause=_eq("source")),
+    Param("tld", "list", "TLDs", "Comma-separated TLDs, with or without the leading dot (.com,.co.uk).", "source",
+          normalize=normalize_tld, clause=_in("tld")),
+    Param("type", "choice", "Type", "Listing type.", "source", choices=("auction", "closeout", "backorder"),
+          clause=_eq("type")),
+    Param("has_bids", "flag", "Has bids", "Only listings with at least one bid.", "price", clause=_when("bids_count > 0")),
+    Param("has_backlinks", "flag", "Has backlinks", "Only enriched listings with referring domains.", "seo",
+          clause=_when("referring_domains > 0")),
+    Param("score_min", "int", "Min score", "Minimum quality score (0-100).", "seo", 0, 100, clause=_ge("score")),
+    Param("da_min", "int", "Min Domain Authority", "Minimum Domain Authority (0-100); enriched rows only.", "seo", 0, 100,
+          clause=_ge("domain_authority")),
+    Param("rd_min", "int", "Min referring domains", "Minimum referring domains; enriched rows only.", "seo", 0,
+          clause=_ge("referring_domains")),
+    Param("age_min", "int", "Min age (years)", "Minimum whole years since the first web-archive snapshot.", "archive", 0,
+          clause=_age_min),
+    Param("snapshots_min", "int", "Min snapshots", "Minimum web-archive snapshot count.", "archive", 0,
+          clause=_ge("wayback_snapshots")),
+    Param("language", "text", "Language", "Detected content language code (EN, FR, DE, ...), any case.", "archive",
+          max_length=5, normalize=str.upper, clause=_eq("language")),
+    Param("contains", "list", "Name contains", "Comma-separated terms; names containing any of them (case-insensitive).",
+          "names", max_length=200, clause=_contains("name")),
+    Param("price_min", "number", "Min price", "Minimum effective price (current bid, else price), native currency.",
+          "price", 0, clause=_ge("effective_price")),
+    Param("price_max", "number", "Max price", "Maximum effective price (current bid, else price), native currency.",
+          "price", 0, clause=_le("effective_price")),
+)  # fmt: skip
+
+_DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
+    Param("has_gmb", "flag", "Has Google Business", "Only domains with a Google Business Profile listing.", "seo",
+          clause=_when("has_gmb = 1")),
+    Param("has_edu_gov", "flag", "Has EDU/GOV links", "Only enriched domains with EDU or GOV referring domains.", "seo",
+          clause=_when("ref_domains_edu + ref_domains_gov > 0")),
+    Param("tf_min", "int", "Min Trust Flow", "Minimum Trust Flow (0-100); enriched rows only.", "seo", 0, 100,
+          clause=_ge("trust_flow")),
+    Param("cf_min", "int", "Min Citation Flow", "Minimum Citation Flow (0-100); enriched rows only.", "seo", 0, 100,
+          clause=_ge("citation_flow")),
+    Param("traffic_min", "int", "Min monthly traffic", "Minimum estimated monthly organic traffic; enriched rows only.",
+          "seo", 0, clause=_ge("historical_traffic_etv")),
+    _CategoriesParam("categories", "list", "Categories",
+                     "Comma-separated topics: a top category (Health) or a path (Recreation/Travel), any case.", "names",
+                     clause=_categories),
+    Param("techs", "list", "Historical tech", "Comma-separated tech labels (case-sensitive); any of them.", "archive",
+          max_length=500, clause=_array_holds_any("historical_tech")),
+    Param("use_cases", "list", "Use cases", "Comma-separated buyer-intent categories; any of them.", "archive",
+          max_length=200, choices=USE_CASES, clause=_array_holds_any("use_cases")),
+    Param("created_after", "date", "Added on or after", "Listings added on or after this date (YYYY-MM-DD).", "dates",
+          clause=_ge("created_at")),
+    Param("created_before", "date", "Added before", "Listings added before this date (YYYY-MM-DD).", "dates",
+          clause=_lt("created_at")),
+    Param("ends_after", "date", "Ends on or after", "Auctions ending on or after this date (YYYY-MM-DD).", "dates",
+          clause=_ge("auction_end_date")),
+    Param("ends_before", "date", "Ends before", "Auctions ending before this date (YYYY-MM-DD).", "dates",
+          clause=_lt("auction_end_date")),
+    Param("include_closed", "flag", "Include closed", "Also return listings that are no longer live.", "output",
+          extension=True),
+    Param("include_historical_traffic", "flag", "Historical traffic", "Include the full historical_traffic object.",
+          "output"),
+    Param("sort", "text", "Sort", "A sort field, '-' prefix for descending; nulls last, ties by id.", "paging",
+          extension=True, choices=DOMAIN_SORTS + tuple("-" + s for s in DOMAIN_SORTS)),
+    Param("after_id", "int", "After id", "Keyset cursor: rows with id > after_id by id ascending (never regfree).",
+          "paging", 0),
+    Param("per_page", "int", "Per page", "Results per page (1-100).", "paging", 1, 100, default=50),
+    Param("limit", "int", "Limit", "Alias of per_page, used when per_page is absent.", "paging", 1, 100),
+    Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
+)  # fmt: skip
+
+DOMAIN_PARAMS: dict[str, Param] = {p.name: p for p in _SHARED_DOMAIN_FILTERS + _DOMAIN_ONLY_FILTERS}
+
+_free_source = Param("source", "choice", "Source", "One free-tier platform slug.", "source", choices=_FREE_SLUGS,
+                     clause=_eq("source"))  # fmt: skip
+FREE_PARAMS: dict[str, Param] = {
+    **{p.name: p for p in _SHARED_DOMAIN_FILTERS},
+    "source": _free_source,
+    "limit": Param("limit", "int", "Limit", "Number of results (1-50).", "paging", 1, 50, default=10),
+}
+
+PENDING_PARAMS: dict[str, Param] = {
+    p.name: p
+    for p in (
+        Param("tld", "list", "TLDs", "Comma-separated TLDs, with or without the leading dot.", "source",
+              normalize=lambda t: normalize_tld(t, dot=False), clause=_in("tld")),
+        Param("status", "list", "Status", "Comma-separated WHOIS statuses.", "source", choices=PENDING_STATUSES,
+              clause=_in("whois_status")),
+        Param("source", "choice", "Pipeline", "oi-diff (ccTLDs, weekly) or czds-daily (gTLDs).", "source",
+              choices=PENDING_SOURCES, clause=_eq("source")),
+        Param("week_end", "week", "Snapshot week", "Snapshot week (YYYY-MM-DD) or 'all'; explicit weeks include past drops.",
+              "dates", default="all"),
+        Param("drops_within", "int", "Drops within (days)", "Estimated drop within N days from today (never past).",
+              "dates", 1, 60, clause=_drops_within),
+        Param("contains", "list", "Name contains", "Substring of the domain name; comma-separated terms, any of them.",
+              "names", max_length=200, clause=_contains("domain")),
+        Param("no_dashes", "flag", "No hyphens", "Exclude names whose label has a hyphen.", "names",
+              clause=_when("hyphens = 0")),
+        Param("no_numbers", "flag", "No digits", "Exclude names whose label has a digit.", "names",
+              clause=_when("digits = 0")),
+        Param("include_past", "flag", "Include past drops", "With week_end=all, also rows whose drop date passed.", "dates"),
+        Param("drop_date_from", "date", "Drops from", "Estimated drop date on or after (YYYY-MM-DD).", "dates",
+              extension=True, clause=_ge("estimated_drop_date")),
+        Param("drop_date_to", "date", "Drops to", "Estimated drop date on or before (YYYY-MM-DD).", "dates",
+              extension=True, clause=_le("estimated_drop_date")),
+        Param("sort", "choice", "Sort", "drop_date (soonest first), drop_date_desc or domain.", "paging",
+              choices=PENDING_SORTS, default="drop_date"),
+        Param("per_page", "int", "Per page", "Results per page (1-200).", "paging", 1, 200, default=50),
+        Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
+    )
+}  # fmt: skip
+
+
+def parse_params(
+    table: Mapping[str, Param], raw: Mapping[str, Any] | None, *, strict: bool
+) -> dict[str, Any]:
+    """Typed values of the parameters present in `raw` (empty values count as absent).
+
+    With `strict`, an unknown name is a 422 (the Python API: a typo is never silently
+    ignored); without, unknown names are dropped (the HTTP API, as the live service)."""
+    values: dict[str, Any] = {}
+    for name, value in (raw or {}).items():
+        param = table.get(name)
+        if param is None:
+            if strict:
+                known = ", ".join(sorted(table))
+                raise invalid(name, f"unknown parameter {name!r}: use one of {known}.")
+            continue
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        values[name] = param.parse(value)
+    return values
+
+
+def caption(table: Mapping[str, Param], values: Mapping[str, Any]) -> str:
+    """A human sentence for a set of parsed filters, as datasette's filter captions."""
+    parts = []
+    for name, value in values.items():
+        param = table[name]
+        if param.clause is None:
+            continue
+        if param.kind == "flag":
+            if value:
+                parts.append(param.caption.lower())
+        elif param.kind == "list":
+            parts.append(f"{param.caption.lower()} {' or '.join(value)}")
+        elif param.name.endswith("_min"):
+            parts.append(f"{param.caption.lower().removeprefix('min ')} ≥ {value:g}")
+        elif param.name.endswith("_max"):
+            parts.append(f"{param.caption.lower().removeprefix('max ')} ≤ {value:g}")
+        else:
+            parts.append(f"{param.caption.lower()} {value}")
+    return "; ".join(parts) if parts else "all live listings"
+

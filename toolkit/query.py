@@ -1,0 +1,462 @@
+"""The query layer: validate -> SQL -> envelope, over the SQLite mirror.
+
+`Mirror` is the public Python API every shell uses (CLI, HTTP replica, MCP, app,
+notebooks). It knows nothing of HTTP: plan rules and errors come back as `ApiError`
+with the status and body the REST API answers (contract sections 3-7).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from .config import load_settings
+from .errors import ApiError, cursor_not_available, invalid, not_found
+from .params import (
+    DOMAIN_PARAMS,
+    FREE_PARAMS,
+    PENDING_PARAMS,
+    Context,
+    Param,
+    parse_params,
+)
+from .plans import normalize_plan, require
+from .sources import REGFREE
+from .store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS, from_db, iso_timestamp
+from .store.schema import SORT_COLUMNS, connect, ensure_schema
+from .store.writer import age_in_years
+
+__all__ = ["Mirror", "LISTING_OUTPUT", "PENDING_OUTPUT", "FREE_FIELDS", "FREE_VISIBLE_NAMES"]
+
+# What a listing record carries: the reference fields plus the toolkit's own (not `raw`,
+# which lives in `raw_records`, nor the internal `live_until`).
+LISTING_OUTPUT: dict[str, str] = {
+    **LISTING_FIELDS,
+    **{k: v for k, v in LISTING_EXTRA_FIELDS.items() if k != "live_until"},
+}
+PENDING_OUTPUT: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
+FREE_FIELDS = (
+    "name", "tld", "source", "type", "price", "max_bid", "currency", "bids_count", "auction_end_date", "score", "age",
+    "domain_authority", "backlinks_count", "referring_domains", "language", "purchase_url",
+)  # fmt: skip
+FREE_VISIBLE_NAMES = 3
+_LISTING_SELECT = ", ".join(LISTING_OUTPUT)
+_PENDING_SELECT = ", ".join(PENDING_OUTPUT)
+
+
+@dataclass(frozen=True)
+class _Sql:
+    where: str
+    args: list[Any]
+    order: str
+
+
+def _where(clauses: list[tuple[str, list[Any]]]) -> tuple[str, list[Any]]:
+    sql = " AND ".join(f"({c})" for c, _ in clauses) or "1"
+    return sql, [a for _, args in clauses for a in args]
+
+
+def _filter_clauses(table: Mapping[str, Param], values: Mapping[str, Any], ctx: Context) -> list[tuple[str, list[Any]]]:
+    clauses = []
+    for name, value in values.items():
+        param = table[name]
+        if param.clause is not None:
+            clause = param.clause(value, ctx)
+            if clause is not None:
+                clauses.append(clause)
+    return clauses
+
+
+def _query_string(raw: Mapping[str, Any] | None, **overrides: Any) -> str:
+    pairs = []
+    for key, value in (raw or {}).items():
+        if key in overrides or value is None:
+            continue
+        if isinstance(value, (list, tuple, set)):
+            value = ",".join(map(str, value))
+        elif isinstance(value, bool):
+            value = int(value)
+        pairs.append((key, str(value)))
+    pairs += [(k, str(v)) for k, v in overrides.items() if v is not None]
+    return urlencode(pairs)
+
+
+def _envelope(data: list, *, total: int, page: int, per_page: int, url: str, raw: Mapping[str, Any] | None) -> dict:
+    last_page = max(1, math.ceil(total / per_page))
+    offset = (page - 1) * per_page
+
+    def link(n: int) -> str:
+        return f"{url}?{_query_string(raw, page=n)}"
+
+    return {
+        "data": data,
+        "links": {
+            "first": link(1),
+            "last": link(last_page),
+            "prev": link(page - 1) if page > 1 else None,
+            "next": link(page + 1) if page < last_page else None,
+        },
+        "meta": {
+            "current_page": page,
+            "from": offset + 1 if data else None,
+            "last_page": last_page,
+            "path": url,
+            "per_page": per_page,
+            "to": offset + len(data) if data else None,
+            "total": total,
+        },
+    }
+
+
+def _order_by(sort: str | None) -> str:
+    """ORDER BY for a contract sort: nulls last, ties by id (default: score descending)."""
+    sort = sort or "-score"
+    descending = sort.startswith("-")
+    column, reversed_ = SORT_COLUMNS[sort.lstrip("-")]
+    if descending != reversed_:
+        return f"{column} DESC, id" if column != "id" else "id DESC"
+    return f"({column} IS NULL), {column}, id" if column != "id" else "id"
+
+
+class Mirror:
+    """The local mirror: opens (and creates or upgrades) a SQLite database.
+
+    `plan` is the plan answers are given as when a call names none: `EDT_PLAN`, else the
+    top plan (it is your own mirror). `clock` returns the current UTC time (tests freeze it).
+    Connections are per thread; a `readonly` mirror never writes and never takes a lock.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        plan: str | None = None,
+        readonly: bool = False,
+        clock: Callable[[], datetime] | None = None,
+    ):
+        settings = load_settings(db=os.fspath(path) if path is not None else None, plan=plan)
+        self.path = settings.db
+        self.plan = settings.plan
+        self.readonly = readonly
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._local = threading.local()
+        if readonly:
+            if not Path(self.path).is_file():
+                raise FileNotFoundError(f"{self.path}: no mirror there; run `edt demo` or `edt sync` first")
+        else:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            ensure_schema(self.connection())
+
+    # -- plumbing ------------------------------------------------------------------------
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection to the mirror."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, readonly=self.readonly)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def __enter__(self) -> "Mirror":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def now(self) -> datetime:
+        now = self._clock()
+        return now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+
+    def generation(self) -> int:
+        """Changes with every committed write: a cache key for readers."""
+        row = self.connection().execute("SELECT value FROM mirror_meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _plan(self, plan: str | None) -> str:
+        try:
+            return normalize_plan(plan or self.plan)
+        except ValueError as exc:
+            raise invalid("plan", str(exc)) from None
+
+    # -- records -------------------------------------------------------------------------
+    def _listing_record(self, row: tuple, today: date, *, historical_traffic: bool = False) -> dict[str, Any]:
+        record = {name: from_db(kind, value) for (name, kind), value in zip(LISTING_OUTPUT.items(), row)}
+        record["age"] = age_in_years(record["wayback_first_date"], today)
+        if not historical_traffic:
+            del record["historical_traffic"]
+        return record
+
+    @staticmethod
+    def _pending_record(row: tuple) -> dict[str, Any]:
+        return {name: from_db(kind, value) for (name, kind), value in zip(PENDING_OUTPUT.items(), row)}
+
+    # -- /api/domains --------------------------------------------------------------------
+    def _domain_sql(self, values: Mapping[str, Any], plan: str, *, cursor: bool = False) -> _Sql:
+        regfree = values.get("source") == REGFREE
+        if regfree and cursor:
+            raise cursor_not_available()
+        if regfree:
+            require(plan, "regfree")
+        now = self.now()
+        clauses: list[tuple[str, list[Any]]] = []
+        if not values.get("include_closed"):
+            clauses.append(("live_until > ?", [iso_timestamp(now)]))
+        # Regfree is a separate database: only ever returned when asked for by name.
+        clauses.append((f"source {'=' if regfree else '!='} '{REGFREE}'", []))
+        clauses += _filter_clauses(DOMAIN_PARAMS, values, Context(today=now.date(), table="listings"))
+        where, args = _where(clauses)
+        return _Sql(where, args, _order_by(values.get("sort")))
+
+    def search_domains(
+        self,
+        params: Mapping[str, Any] | None = None,
+        plan: str | None = None,
+        *,
+        url: str = "/api/domains",
+        strict: bool = True,
+    ) -> dict[str, Any]:
+        """One page of listings with `/api/domains` semantics: the envelope of contract section 4."""
+        plan = self._plan(plan)
+        require(plan, "domains")
+        values = parse_params(DOMAIN_PARAMS, params, strict=strict)
+        cursor_mode = "after_id" in values
+        sql = self._domain_sql(values, plan, cursor=cursor_mode)
+        per_page = values.get("per_page") or values.get("limit") or DOMAIN_PARAMS["per_page"].default
+        page = values.get("page", 1)
+        conn = self.connection()
+        today = self.now().date()
+        ht = bool(values.get("include_historical_traffic"))
+        total = conn.execute(f"SELECT count(*) FROM listings WHERE {sql.where}", sql.args).fetchone()[0]
+        if cursor_mode:
+            after_id = values["after_id"]
+            rows = conn.execute(
+                f"SELECT {_LISTING_SELECT} FROM listings WHERE {sql.where} AND id > ? ORDER BY id LIMIT ?",
+                [*sql.args, after_id, per_page + 1],
+            ).fetchall()
+            has_more = len(rows) > per_page
+            data = [self._listing_record(r, today, historical_traffic=ht) for r in rows[:per_page]]
+            envelope = _envelope(data, total=total, page=1, per_page=per_page, url=url, raw=params)
+            next_after_id = data[-1]["id"] if data else None
+            envelope["links"]["next"] = (
+                f"{url}?{_query_string(params, after_id=next_after_id)}" if has_more else None
+            )
+            envelope["cursor"] = {
+                "after_id": after_id,
+                "next_after_id": next_after_id,
+                "has_more": has_more,
+                "order": "id asc",
+            }
+            return envelope
+        rows = conn.execute(
+            f"SELECT {_LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order} LIMIT ? OFFSET ?",
+            [*sql.args, per_page, (page - 1) * per_page],
+        ).fetchall()
+        data = [self._listing_record(r, today, historical_traffic=ht) for r in rows]
+        return _envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)
+
+    def get_domain(self, domain_id: int | str, plan: str | None = None) -> dict[str, Any]:
+        """`{"data": record}` for one listing by id (closed ones too), or a 404."""
+        plan = self._plan(plan)
+        require(plan, "domains")
+        try:
+            key = int(str(domain_id).strip())
+        except ValueError:
+            raise not_found() from None
+        row = self.connection().execute(f"SELECT {_LISTING_SELECT} FROM listings WHERE id = ?", [key]).fetchone()
+        if row is None:
+            raise not_found()
+        record = self._listing_record(row, self.now().date(), historical_traffic=True)
+        if record["source"] == REGFREE:
+            require(plan, "regfree")
+        return {"data": record}
+
+    def export_rows(
+        self, params: Mapping[str, Any] | None = None, plan: str | None = None, *, strict: bool = True
+    ) -> Iterator[dict[str, Any]]:
+        """Every matching listing (the `/api/domains` filters, no paging), streamed (Business)."""
+        plan = self._plan(plan)
+        require(plan, "export")
+        values = parse_params(DOMAIN_PARAMS, params, strict=strict)
+        return self._iter_listings(values, plan)
+
+    def _iter_listings(self, values: Mapping[str, Any], plan: str) -> Iterator[dict[str, Any]]:
+        sql = self._domain_sql(values, plan)
+        today = self.now().date()
+        ht = bool(values.get("include_historical_traffic"))
+        # A connection of its own, so a slow consumer never holds this thread's connection.
+        conn = connect(self.path, readonly=True)
+
+        def rows() -> Iterator[dict[str, Any]]:
+            try:
+                cursor = conn.execute(
+                    f"SELECT {_LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}", sql.args
+                )
+                while batch := cursor.fetchmany(1000):
+                    for row in batch:
+                        yield self._listing_record(row, today, historical_traffic=ht)
+            finally:
+                conn.close()
+
+        return rows()
+
+    def domains_df(self, params: Mapping[str, Any] | None = None, plan: str | None = None, **filters: Any):
+        """Every matching listing as a pandas DataFrame (the `/api/domains` filters, no paging)."""
+        import json
+
+        import pandas as pd
+
+        plan = self._plan(plan)
+        require(plan, "domains")
+        values = parse_params(DOMAIN_PARAMS, {**(params or {}), **filters}, strict=True)
+        sql = self._domain_sql(values, plan)
+        frame = pd.read_sql_query(
+            f"SELECT {_LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}",
+            self.connection(),
+            params=sql.args,
+        )
+        today = self.now().date()
+        for name, kind in LISTING_OUTPUT.items():
+            if kind == "bool":
+                frame[name] = frame[name].astype("boolean")
+            elif kind in ("array", "object"):
+                frame[name] = frame[name].map(lambda v: json.loads(v) if isinstance(v, str) else None)
+            elif kind == "int":
+                frame[name] = frame[name].astype("Int64")
+        frame["age"] = pd.array([age_in_years(d, today) for d in frame["wayback_first_date"]], dtype="Int64")
+        if not values.get("include_historical_traffic"):
+            frame = frame.drop(columns=["historical_traffic"])
+        return frame
+
+    # -- /api/free/domains ---------------------------------------------------------------
+    def free_domains(
+        self, params: Mapping[str, Any] | None = None, *, strict: bool = True
+    ) -> dict[str, Any]:
+        """The free endpoint: no key, the first names shown, the rest masked, premium metrics omitted."""
+        values = parse_params(FREE_PARAMS, params, strict=strict)
+        limit = values.get("limit", FREE_PARAMS["limit"].default)
+        now = self.now()
+        clauses = [("live_until > ?", [iso_timestamp(now)]), (f"source != '{REGFREE}'", [])]
+        clauses += _filter_clauses(FREE_PARAMS, values, Context(today=now.date(), table="listings"))
+        where, args = _where(clauses)
+        conn = self.connection()
+        total = conn.execute(f"SELECT count(*) FROM listings WHERE {where}", args).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT {_LISTING_SELECT} FROM listings WHERE {where} ORDER BY {_order_by(None)} LIMIT ?", [*args, limit]
+        ).fetchall()
+        data = []
+        for index, row in enumerate(rows):
+            record = self._listing_record(row, now.date())
+            free = {name: record[name] for name in FREE_FIELDS}
+            if index >= FREE_VISIBLE_NAMES:
+                free["name"] = "••••••••" + (record["tld"] or "")
+                free["purchase_url"] = None
+            data.append(free)
+        return {
+            "data": data,
+            "meta": {
+                "count": len(data),
+                "total_available": total,
+                "visible_names": FREE_VISIBLE_NAMES,
+                "free_tier": True,
+            },
+            "note": f"Free tier: the first {FREE_VISIBLE_NAMES} names are shown; Trust Flow, Citation Flow, "
+            "topics and Google Business data need a key.",
+            "upsell": {
+                "message": "Use /api/domains with a Pro key for every name, every metric and 20+ filters.",
+                "signup_url": "https://catchdoms.com/register",
+                "pro_url": "https://catchdoms.com/pricing",
+            },
+        }
+
+    # -- /api/pending-delete -------------------------------------------------------------
+    def search_pending_delete(
+        self,
+        params: Mapping[str, Any] | None = None,
+        plan: str | None = None,
+        *,
+        url: str = "/api/pending-delete",
+        strict: bool = True,
+    ) -> dict[str, Any]:
+        """One page of the pending-delete inventory (Authority+), the reference's semantics."""
+        plan = self._plan(plan)
+        require(plan, "pending_delete")
+        values = parse_params(PENDING_PARAMS, params, strict=strict)
+        today = self.now().date()
+        clauses = _filter_clauses(PENDING_PARAMS, values, Context(today=today, table="pending_delete"))
+        week = values.get("week_end", "all")
+        if week != "all":
+            clauses.append(("week_end = ?", [week]))
+        elif not values.get("include_past"):
+            clauses.append(("estimated_drop_date IS NULL OR estimated_drop_date >= ?", [today.isoformat()]))
+        where, args = _where(clauses)
+        order = {
+            "drop_date": "(estimated_drop_date IS NULL), estimated_drop_date, id",
+            "drop_date_desc": "(estimated_drop_date IS NOT NULL), estimated_drop_date DESC, id",
+            "domain": "domain, id",
+        }[values.get("sort", "drop_date")]
+        per_page = values.get("per_page", PENDING_PARAMS["per_page"].default)
+        page = values.get("page", 1)
+        conn = self.connection()
+        total = conn.execute(f"SELECT count(*) FROM pending_delete WHERE {where}", args).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT {_PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+            [*args, per_page, (page - 1) * per_page],
+        ).fetchall()
+        data = [self._pending_record(r) for r in rows]
+        return _envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)
+
+    def get_pending_delete(self, domain: str, plan: str | None = None) -> dict[str, Any]:
+        """The most recent snapshot row of a domain still in an actionable state, or a 404."""
+        plan = self._plan(plan)
+        require(plan, "pending_delete")
+        today = self.now().date().isoformat()
+        row = self.connection().execute(
+            f"SELECT {_PENDING_SELECT} FROM pending_delete WHERE domain = ? COLLATE NOCASE "
+            "AND (estimated_drop_date IS NULL OR estimated_drop_date >= ?) ORDER BY week_end DESC, id DESC LIMIT 1",
+            [str(domain).strip(), today],
+        ).fetchone()
+        if row is None:
+            raise not_found()
+        return {"data": self._pending_record(row)}
+
+    # -- about the mirror ----------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """Row counts per dataset, demo or synced, and the last sync of each job."""
+        conn = self.connection()
+        now = iso_timestamp(self.now())
+        count = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731
+        datasets = {
+            "listings": {
+                "rows": count("SELECT count(*) FROM listings WHERE source != ?", REGFREE),
+                "live": count("SELECT count(*) FROM listings WHERE source != ? AND live_until > ?", REGFREE, now),
+            },
+            "regfree": {"rows": count("SELECT count(*) FROM listings WHERE source = ?", REGFREE)},
+            "pending_delete": {"rows": count("SELECT count(*) FROM pending_delete")},
+            "listing_history": {"rows": count("SELECT count(*) FROM listing_history")},
+        }
+        origins = dict(conn.execute("SELECT origin, count(*) FROM listings GROUP BY origin").fetchall())
+        for origin, n in conn.execute("SELECT origin, count(*) FROM pending_delete GROUP BY origin"):
+            origins[origin] = origins.get(origin, 0) + n
+        runs = {}
+        for job, started, finished, status, rows_seen in conn.execute(
+            "SELECT job, started_at, finished_at, status, rows_seen FROM sync_runs "
+            "WHERE id IN (SELECT max(id) FROM sync_runs GROUP BY job)"
+        ):
+            runs[job] = {"started_at": started, "finished_at": finished, "status": status, "rows_seen": rows_seen}
+        meta = dict(conn.execute("SELECT key, value FROM mirror_meta").fetchall())
+        return {"path": self.path, "datasets": datasets, "origins": origins, "last_sync": runs, "meta": meta}
+
+

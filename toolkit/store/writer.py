@@ -1,0 +1,266 @@
+"""The only code that writes records into the mirror.
+
+Everything that brings rows in (the sync, the demo source, public feeds) yields plain
+dicts shaped as the reference records and hands them to `save_listings` /
+`save_pending`, which normalise types, derive the toolkit's fields, keep the record as
+received in `raw_records`, upsert by id in batches (one transaction each), append
+`listing_history` when a price field changed and maintain first/last seen.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from itertools import islice
+from typing import Any
+
+from ..names import label_stats, split_domain
+from .fields import LISTING_FIELDS, PENDING_FIELDS, converters, iso_timestamp
+from .schema import LISTING_COLUMNS, PENDING_COLUMNS
+
+__all__ = [
+    "WriteCounts",
+    "save_listings",
+    "save_pending",
+    "close_listings",
+    "listing_row",
+    "pending_row",
+    "age_in_years",
+    "utc_now",
+    "bump_generation",
+    "FAR_FUTURE",
+]
+
+FAR_FUTURE = "9999-12-31T23:59:59Z"
+HISTORY_FIELDS = ("price", "max_bid", "bids_count", "effective_price", "auction_end_date")
+
+
+@dataclass
+class WriteCounts:
+    seen: int = 0
+    new: int = 0
+    updated: int = 0
+    closed: int = 0
+
+    def __iadd__(self, other: "WriteCounts") -> "WriteCounts":
+        self.seen += other.seen
+        self.new += other.new
+        self.updated += other.updated
+        self.closed += other.closed
+        return self
+
+
+def utc_now() -> str:
+    return iso_timestamp(datetime.now(timezone.utc).replace(microsecond=0))
+
+
+def age_in_years(first_date: str | None, today: date | None = None) -> int | None:
+    """Whole years from `first_date` (YYYY-MM-DD) to today (contract section 2)."""
+    if not first_date:
+        return None
+    today = today or datetime.now(timezone.utc).date()
+    year, month, day = int(first_date[:4]), int(first_date[5:7]), int(first_date[8:10])
+    return today.year - year - ((today.month, today.day) < (month, day))
+
+
+_LISTING_CONVERTERS = converters(LISTING_FIELDS)
+_PENDING_CONVERTERS = converters(PENDING_FIELDS)
+
+
+def _upsert_sql(table: str, columns: list[str]) -> str:
+    """One prepared upsert by id; `first_seen_at` keeps its first value."""
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("id", "first_seen_at"))
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        f"ON CONFLICT(id) DO UPDATE SET {updates}"
+    )
+
+
+_LISTING_UPSERT = _upsert_sql("listings", list(LISTING_COLUMNS))
+_PENDING_UPSERT = _upsert_sql("pending_delete", list(PENDING_COLUMNS))
+
+
+def listing_row(record: dict[str, Any], *, origin: str, observed_at: str) -> dict[str, Any]:
+    """A `listings` row from a record as received: types normalised, derived fields added."""
+    get = record.get
+    row = {field: convert(get(field)) for field, convert in _LISTING_CONVERTERS}
+    if row["id"] is None or not row["name"]:
+        raise ValueError(f"a listing needs an id and a name, got id={record.get('id')!r} name={record.get('name')!r}")
+    row["name"] = row["name"].strip().lower()
+    sld, suffix = split_domain(row["name"])
+    row["tld"] = suffix or row["tld"]
+    row["sld"] = sld
+    row["length"], row["hyphens"], row["digits"] = label_stats(sld)
+    if row["source"]:
+        row["source"] = row["source"].strip().lower()
+    if row["language"]:
+        row["language"] = row["language"].strip().upper()
+    row["effective_price"] = row["max_bid"] if row["max_bid"] is not None else row["price"]
+    row["age"] = age_in_years(row["wayback_first_date"])
+    for flag in ("is_spammy", "has_gmb"):  # booleans the schema does not allow to be null
+        row[flag] = row[flag] or 0
+    row["created_at"] = row["created_at"] or observed_at
+    row["updated_at"] = row["updated_at"] or row["created_at"]
+    row["origin"] = origin
+    row["first_seen_at"] = observed_at
+    row["last_seen_at"] = observed_at
+    row["closed_at"] = None
+    row["live_until"] = row["auction_end_date"] or FAR_FUTURE
+    return row
+
+
+def pending_row(record: dict[str, Any], *, origin: str, observed_at: str) -> dict[str, Any]:
+    """A `pending_delete` row from a record as received."""
+    get = record.get
+    row = {field: convert(get(field)) for field, convert in _PENDING_CONVERTERS}
+    if row["id"] is None or not row["domain"]:
+        raise ValueError(
+            f"a pending-delete row needs an id and a domain, got id={record.get('id')!r} domain={record.get('domain')!r}"
+        )
+    row["domain"] = row["domain"].strip().lower()
+    sld, suffix = split_domain(row["domain"])
+    row["tld"] = suffix.lstrip(".") or (row["tld"] or "").lstrip(".").lower()
+    row["sld"] = sld
+    _, row["hyphens"], row["digits"] = label_stats(sld)
+    if row["sld_length"] is None:
+        row["sld_length"] = len(sld)
+    row["is_idn"] = row["is_idn"] if row["is_idn"] is not None else int(row["domain"].startswith("xn--") or "xn--" in row["domain"])
+    if row["language"]:
+        row["language"] = row["language"].strip().upper()
+    row["origin"] = origin
+    row["first_seen_at"] = observed_at
+    row["last_seen_at"] = observed_at
+    return row
+
+
+def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def bump_generation(conn: sqlite3.Connection) -> None:
+    """Readers cache by this number: it changes with every committed write."""
+    conn.execute(
+        "INSERT INTO mirror_meta (key, value) VALUES ('generation', '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    )
+
+
+def _existing(conn: sqlite3.Connection, table: str, ids: list[int]) -> dict[int, dict[str, Any]]:
+    found: dict[int, dict[str, Any]] = {}
+    if not conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone():
+        return found  # an empty table (a first load): nothing to compare with
+    for chunk in _batches(ids, 500):
+        cursor = conn.execute(f"SELECT * FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+        names = [d[0] for d in cursor.description]
+        for values in cursor:
+            found[values[0]] = dict(zip(names, values))
+    return found
+
+
+def _save(
+    conn: sqlite3.Connection,
+    table: str,
+    columns: dict[str, str],
+    upsert: str,
+    rows_and_raws: list[tuple[dict[str, Any], str | None]],
+    kind: str,
+) -> tuple[WriteCounts, dict[int, dict[str, Any]]]:
+    """Upsert one batch; returns the counts and the previous state of the rows that existed."""
+    rows = {row["id"]: row for row, _ in rows_and_raws}  # last one wins within a batch
+    before = _existing(conn, table, list(rows))
+    counts = WriteCounts(seen=len(rows))
+    for row_id, row in rows.items():
+        old = before.get(row_id)
+        if old is None:
+            counts.new += 1
+            continue
+        row["first_seen_at"] = old["first_seen_at"] or row["first_seen_at"]
+        if any(old.get(c) != row.get(c) for c in columns if c not in ("last_seen_at", "first_seen_at")):
+            counts.updated += 1
+    names = list(columns)
+    conn.executemany(upsert, [[row[c] for c in names] for row in rows.values()])
+    raws = [(kind, row["id"], raw) for row, raw in rows_and_raws if raw is not None]
+    if raws:
+        conn.executemany(
+            "INSERT INTO raw_records (kind, id, raw) VALUES (?, ?, ?) ON CONFLICT(kind, id) DO UPDATE SET raw = excluded.raw",
+            raws,
+        )
+    return counts, before
+
+
+def save_listings(
+    conn: sqlite3.Connection,
+    records: Iterable[dict[str, Any]],
+    *,
+    origin: str,
+    observed_at: str | None = None,
+    keep_raw: bool = True,
+    batch_size: int = 1000,
+) -> WriteCounts:
+    """Upsert listing records; a history row for each new listing and each price change."""
+    observed_at = observed_at or utc_now()
+    total = WriteCounts()
+    for batch in _batches(records, batch_size):
+        pairs = [
+            (listing_row(rec, origin=origin, observed_at=observed_at), json.dumps(rec, ensure_ascii=False) if keep_raw else None)
+            for rec in batch
+        ]
+        with conn:
+            counts, before = _save(conn, "listings", LISTING_COLUMNS, _LISTING_UPSERT, pairs, "listing")
+            history = []
+            for row, _ in pairs:
+                old = before.get(row["id"])
+                if old is None or any(old[f] != row[f] for f in HISTORY_FIELDS):
+                    history.append((row["id"], observed_at, *(row[f] for f in HISTORY_FIELDS)))
+            conn.executemany(
+                "INSERT INTO listing_history (listing_id, observed_at, price, max_bid, bids_count, effective_price, "
+                "auction_end_date) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                history,
+            )
+            bump_generation(conn)
+        total += counts
+    return total
+
+
+def save_pending(
+    conn: sqlite3.Connection,
+    records: Iterable[dict[str, Any]],
+    *,
+    origin: str,
+    observed_at: str | None = None,
+    keep_raw: bool = True,
+    batch_size: int = 1000,
+) -> WriteCounts:
+    """Upsert pending-delete records."""
+    observed_at = observed_at or utc_now()
+    total = WriteCounts()
+    for batch in _batches(records, batch_size):
+        pairs = [
+            (pending_row(rec, origin=origin, observed_at=observed_at), json.dumps(rec, ensure_ascii=False) if keep_raw else None)
+            for rec in batch
+        ]
+        with conn:
+            counts, _ = _save(conn, "pending_delete", PENDING_COLUMNS, _PENDING_UPSERT, pairs, "pending_delete")
+            bump_generation(conn)
+        total += counts
+    return total
+
+
+def close_listings(conn: sqlite3.Connection, ids: Iterable[int], *, closed_at: str | None = None) -> int:
+    """Mark listings as having left their source; returns how many were live until now."""
+    closed_at = closed_at or utc_now()
+    closed = 0
+    with conn:
+        for chunk in _batches(ids, 500):
+            cursor = conn.execute(
+                f"UPDATE listings SET closed_at = ?, live_until = ? WHERE closed_at IS NULL AND id IN ({','.join('?' * len(chunk))})",
+                [closed_at, closed_at, *chunk],
+            )
+            closed += cursor.rowcount
+        bump_generation(conn)
+    return closed
