@@ -15,9 +15,15 @@ __all__ = ["split_domain", "label_stats", "normalize_tld"]
 _extract = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False)
 
 
+_PLACEHOLDER = "edt-placeholder-label"  # a label no suffix rule names
+
+
 @lru_cache(maxsize=65536)
-def _suffix_of(rest: str) -> str:
-    return _extract(f"x.{rest}").suffix
+def _suffix_of(rest: str) -> str | None:
+    """The public suffix of `<label>.rest` for any ordinary label, or None when the rules
+    depend on the label itself (wildcards), which the caller then extracts in full."""
+    suffix = _extract(f"{_PLACEHOLDER}.{rest}").suffix
+    return suffix if suffix == rest or rest.endswith("." + suffix) or not suffix else None
 
 
 def split_domain(name: str) -> tuple[str, str]:
@@ -27,6 +33,9 @@ def split_domain(name: str) -> tuple[str, str]:
     if not rest:
         return name, ""
     suffix = _suffix_of(rest)
+    if suffix is None:
+        parts = _extract(name)
+        return parts.domain or first, f".{parts.suffix}" if parts.suffix else ""
     if suffix == rest:
         return first, f".{suffix}"
     if not suffix:  # not on the list: treat the last label as the suffix

@@ -335,7 +335,9 @@ class Mirror:
                 frame[name] = frame[name].map(lambda v: json.loads(v) if isinstance(v, str) else None)
             elif kind == "int":
                 frame[name] = frame[name].astype("Int64")
-        frame["age"] = pd.array([age_in_years(d, today) for d in frame["wayback_first_date"]], dtype="Int64")
+        first = frame["wayback_first_date"].astype("string")
+        birthday_ahead = (first.str.slice(5) > f"{today.month:02d}-{today.day:02d}").astype("Int64")
+        frame["age"] = (today.year - first.str.slice(0, 4).astype("Int64") - birthday_ahead).astype("Int64")
         if not values.get("include_historical_traffic"):
             frame = frame.drop(columns=["historical_traffic"])
         return frame

@@ -1,0 +1,317 @@
+"""Shared fixtures: a fixed clock, a synthetic mirror with every edge the contract names,
+and a plain-Python oracle of the contract's filter semantics."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from toolkit import Mirror
+from toolkit.sources import PLATFORM_SLUGS, source_by_slug
+from toolkit.store.writer import close_listings, save_listings, save_pending
+
+NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+REFERENCE = SHARED / "reference" / "catchdoms"
+
+
+def fixed_clock() -> datetime:
+    return NOW
+
+
+def ts(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+TOPICS = ["Health", "Health/Fitness", "Healthcare/Misc", "Recreation/Travel", "Recreation/Travel/Cruises", "Business/Marketing",
+          "Computers/Internet", "Arts/Music", "news/Media", None]  # fmt: skip
+TLDS = [".com", ".fr", ".de", ".co.uk", ".uk", ".net", ".io", ".com.au", ".it"]
+WORDS = ["shop", "car", "auto", "green", "bio", "maison", "ai", "cloud", "100%off", "a_b", "travel", "health"]
+
+
+def listing_records(n: int = 700, seed: int = 7) -> list[dict]:
+    """Records shaped as the reference Domain schema, with every edge case the filters meet."""
+    rnd = random.Random(seed)
+    records = []
+    for i in range(1, n + 1):
+        source = "regfree" if i % 9 == 0 else rnd.choice(PLATFORM_SLUGS)
+        tld = rnd.choice(TLDS)
+        name = f"{rnd.choice(WORDS)}{rnd.choice(['', '-', ''])}{rnd.choice(WORDS)}{i}{tld}".replace("%", "%") 
+        enriched = rnd.random() < 0.7
+        tf = rnd.randint(0, 60) if enriched else None
+        cf = min(100, tf + rnd.randint(-5, 40)) if enriched else None
+        price = round(rnd.uniform(5, 900), 2) if source != "regfree" and rnd.random() < 0.9 else None
+        bids = rnd.choice([None, 0, 0, 1, 3, 12]) if source != "regfree" else None
+        kind = rnd.choice(["auction", "auction", "closeout", "backorder"])
+        end = None
+        if kind == "auction":
+            end = ts(NOW + timedelta(hours=rnd.randint(-72, 240)))
+        first = None
+        if rnd.random() < 0.8:
+            first = (date(1998, 1, 1) + timedelta(days=rnd.randint(0, 365 * 28))).isoformat()
+        if i % 50 == 0 and first:  # birthdays that fall exactly on today's date
+            first = f"{NOW.year - rnd.randint(1, 20)}-{NOW.month:02d}-{NOW.day:02d}"
+        records.append(
+            {
+                "id": i * 3,  # gaps, as real ids have
+                "name": name,
+                "tld": tld,
+                "source": source,
+                "type": kind,
+                "auction_type": "Bid" if kind == "auction" else None,
+                "price": price,
+                "max_bid": round(price + rnd.uniform(1, 300), 2) if price and bids else None,
+                "currency": source_by_slug(source).currency,
+                "bids_count": bids,
+                "auction_end_date": end,
+                "score": rnd.randint(0, 100) if enriched or rnd.random() < 0.3 else None,
+                "is_spammy": rnd.random() < 0.05,
+                "wayback_snapshots": rnd.randint(0, 5000) if first else None,
+                "wayback_first_date": first,
+                "domain_authority": rnd.randint(0, 70) if enriched else None,
+                "backlinks_count": int(rnd.paretovariate(1.2) * 10) if enriched else None,
+                "referring_domains": rnd.choice([0, 1, 5, 40, 300]) if enriched else None,
+                "trust_flow": tf,
+                "citation_flow": cf,
+                "ttf_topic": rnd.choice(TOPICS) if enriched else None,
+                "ref_domains_edu": rnd.choice([0, 0, 1]) if enriched else None,
+                "ref_domains_gov": rnd.choice([0, 0, 0, 2]) if enriched else None,
+                "historical_tech": rnd.choice([None, [], ["WordPress"], ["Shopify", "Stripe"], ["wordpress"]]),
+                "use_cases": rnd.choice([None, [], ["ecommerce"], ["saas", "news"]]),
+                "historical_traffic_etv": rnd.choice([None, 0, 150, 4000]),
+                "language": rnd.choice(["EN", "fr", "DE", None]),
+                "has_gmb": rnd.random() < 0.1,
+                "purchase_url": f"https://example.test/{name}",
+                "created_at": ts(NOW - timedelta(days=rnd.randint(0, 60), minutes=rnd.randint(0, 1440))),
+                "updated_at": ts(NOW - timedelta(days=rnd.randint(0, 3))),
+            }
+        )
+    return records
+
+
+STATUSES = ["pendingDelete", "redemptionPeriod", "serverHold", "clientHold", "transition", "quarantine"]
+
+
+def pending_records(n: int = 300, seed: int = 11) -> list[dict]:
+    rnd = random.Random(seed)
+    out = []
+    for i in range(1, n + 1):
+        tld = rnd.choice(["fr", "de", "com", "co.uk", "se", "net"])
+        label = rnd.choice(WORDS).replace("%", "").replace("_", "") + rnd.choice(["", "-x", "9", ""]) + str(i)
+        drop = NOW.date() + timedelta(days=rnd.randint(-10, 50)) if rnd.random() < 0.85 else None
+        week = NOW.date() - timedelta(days=NOW.weekday() + 7 * rnd.randint(0, 3))
+        out.append(
+            {
+                "id": i,
+                "domain": f"{label}.{tld}",
+                "tld": tld,
+                "source": "czds-daily" if tld in ("com", "net") else "oi-diff",
+                "week_end": week.isoformat(),
+                "first_disappeared_at": ts(NOW - timedelta(days=rnd.randint(1, 30))),
+                "whois_status": rnd.choice(STATUSES),
+                "dns_status": rnd.choice(["NXDOMAIN", "ok", None]),
+                "estimated_drop_date": drop.isoformat() if drop else None,
+                "whois_checked_at": ts(NOW - timedelta(days=1)),
+                "is_idn": False,
+                "sld_length": len(label),
+                "created_at": ts(NOW - timedelta(days=5)),
+                "updated_at": ts(NOW - timedelta(days=1)),
+            }
+        )
+    return out
+
+
+@pytest.fixture(scope="session")
+def synthetic_db(tmp_path_factory) -> Path:
+    """A mirror of synthetic records; a few listings closed (left their source)."""
+    path = tmp_path_factory.mktemp("mirror") / "synthetic.db"
+    mirror = Mirror(path, clock=fixed_clock)
+    conn = mirror.connection()
+    save_listings(conn, listing_records(), origin="sync", observed_at=ts(NOW - timedelta(days=2)))
+    close_listings(conn, [30, 60, 93, 150], closed_at=ts(NOW - timedelta(days=1)))
+    save_pending(conn, pending_records(), origin="sync", observed_at=ts(NOW - timedelta(days=2)))
+    mirror.close()
+    return path
+
+
+@pytest.fixture()
+def mirror(synthetic_db) -> Mirror:
+    m = Mirror(synthetic_db, clock=fixed_clock)
+    yield m
+    m.close()
+
+
+def all_rows(mirror: Mirror, table: str) -> list[dict]:
+    cursor = mirror.connection().execute(f"SELECT * FROM {table}")
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor]
+
+
+# -- the oracle: the contract's semantics, written plainly -------------------------------
+
+
+def _dt(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def whole_years(first: str | None, today: date) -> int | None:
+    if not first:
+        return None
+    d = date.fromisoformat(first)
+    return today.year - d.year - ((today.month, today.day) < (d.month, d.day))
+
+
+def _terms(value: str) -> list[str]:
+    return [t.strip() for t in str(value).split(",") if t.strip()]
+
+
+def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple[list[int], int]:
+    """(ids of the requested page in order, total) per contract section 3."""
+    today = now.date()
+    wanted_regfree = str(params.get("source", "")).strip().lower() == "regfree"
+    flag = lambda name: str(params.get(name, "0")).lower() in ("1", "true")  # noqa: E731
+
+    def keep(r: dict) -> bool:
+        if not flag("include_closed"):
+            if r["closed_at"] is not None:
+                return False
+            if r["auction_end_date"] is not None and _dt(r["auction_end_date"]) <= now:
+                return False
+        if (r["source"] == "regfree") != wanted_regfree:
+            return False
+        p = params
+        if "source" in p and r["source"] != p["source"].strip().lower():
+            return False
+        if "tld" in p and r["tld"] not in {"." + t.lower().lstrip(".") for t in _terms(p["tld"])}:
+            return False
+        if "type" in p and r["type"] != p["type"].lower():
+            return False
+        if flag("has_bids") and not (r["bids_count"] is not None and r["bids_count"] > 0):
+            return False
+        if flag("has_backlinks") and not (r["referring_domains"] is not None and r["referring_domains"] > 0):
+            return False
+        if flag("has_gmb") and not r["has_gmb"]:
+            return False
+        if flag("has_edu_gov") and not (
+            r["ref_domains_edu"] is not None and r["ref_domains_gov"] is not None
+            and r["ref_domains_edu"] + r["ref_domains_gov"] > 0
+        ):  # fmt: skip
+            return False
+        minimums = {"score_min": "score", "tf_min": "trust_flow", "cf_min": "citation_flow", "da_min": "domain_authority",
+                    "rd_min": "referring_domains", "snapshots_min": "wayback_snapshots",
+                    "traffic_min": "historical_traffic_etv"}  # fmt: skip
+        for param, column in minimums.items():
+            if param in p and not (r[column] is not None and r[column] >= int(p[param])):
+                return False
+        if "age_min" in p:
+            age = whole_years(r["wayback_first_date"], today)
+            if age is None or age < int(p["age_min"]):
+                return False
+        if "price_min" in p and not (r["effective_price"] is not None and r["effective_price"] >= float(p["price_min"])):
+            return False
+        if "price_max" in p and not (r["effective_price"] is not None and r["effective_price"] <= float(p["price_max"])):
+            return False
+        if "categories" in p:
+            topic = (r["ttf_topic"] or "").lower()
+            if not r["ttf_topic"] or not any(
+                topic == c.lower() or topic.startswith(c.lower() + "/") for c in _terms(p["categories"])
+            ):
+                return False
+        if "contains" in p and not any(t.lower() in r["name"].lower() for t in _terms(p["contains"])):
+            return False
+        if "language" in p and r["language"] != p["language"].upper():
+            return False
+        if "techs" in p and not set(_terms(p["techs"])) & set(json.loads(r["historical_tech"] or "[]")):
+            return False
+        if "use_cases" in p and not set(_terms(p["use_cases"])) & set(json.loads(r["use_cases"] or "[]")):
+            return False
+        day = lambda s: datetime.fromisoformat(s).replace(tzinfo=timezone.utc)  # noqa: E731
+        if "created_after" in p and not _dt(r["created_at"]) >= day(p["created_after"]):
+            return False
+        if "created_before" in p and not _dt(r["created_at"]) < day(p["created_before"]):
+            return False
+        if "ends_after" in p and not (r["auction_end_date"] and _dt(r["auction_end_date"]) >= day(p["ends_after"])):
+            return False
+        if "ends_before" in p and not (r["auction_end_date"] and _dt(r["auction_end_date"]) < day(p["ends_before"])):
+            return False
+        if "after_id" in p and not r["id"] > int(p["after_id"]):
+            return False
+        return True
+
+    matched = [r for r in rows if keep(r)]
+    if "after_id" in params:
+        matched.sort(key=lambda r: r["id"])
+        per_page = int(params.get("per_page") or params.get("limit") or 50)
+        return [r["id"] for r in matched[:per_page]], None
+    sort = params.get("sort", "-score")
+    field = sort.lstrip("-")
+    desc = sort.startswith("-")
+    if field == "age":  # contract: age sorts by the exact first-snapshot date (older = greater age)
+        field, desc = "wayback_first_date", not desc
+
+    def value(r):
+        return r[field]
+
+    present = [r for r in matched if value(r) is not None]
+    missing = [r for r in matched if value(r) is None]
+    present.sort(key=lambda r: r["id"])
+    present.sort(key=value, reverse=desc)  # stable: ties stay by id ascending
+    missing.sort(key=lambda r: r["id"])
+    ordered = present + missing
+    per_page = int(params.get("per_page") or params.get("limit") or 50)
+    page = int(params.get("page", 1))
+    return [r["id"] for r in ordered[(page - 1) * per_page : page * per_page]], len(ordered)
+
+
+def oracle_pending(rows: list[dict], params: dict, now: datetime = NOW) -> tuple[list[int], int]:
+    today = now.date()
+    p = params
+    flag = lambda name: str(p.get(name, "0")).lower() in ("1", "true")  # noqa: E731
+
+    def keep(r):
+        drop = r["estimated_drop_date"]
+        week = p.get("week_end", "all")
+        if week != "all":
+            if r["week_end"] != week:
+                return False
+        elif not flag("include_past") and drop is not None and drop < today.isoformat():
+            return False
+        if "tld" in p and r["tld"] not in {t.lower().lstrip(".") for t in _terms(p["tld"])}:
+            return False
+        if "status" in p and r["whois_status"] not in _terms(p["status"]):
+            return False
+        if "source" in p and r["source"] != p["source"]:
+            return False
+        if "drops_within" in p:
+            end = (today + timedelta(days=int(p["drops_within"]))).isoformat()
+            if drop is None or not (today.isoformat() <= drop <= end):
+                return False
+        if "contains" in p and not any(t.lower() in r["domain"].lower() for t in _terms(p["contains"])):
+            return False
+        label = r["domain"].split(".")[0]
+        if flag("no_dashes") and "-" in label:
+            return False
+        if flag("no_numbers") and any(ch.isdigit() for ch in label):
+            return False
+        if "drop_date_from" in p and not (drop and drop >= p["drop_date_from"]):
+            return False
+        if "drop_date_to" in p and not (drop and drop <= p["drop_date_to"]):
+            return False
+        return True
+
+    matched = sorted((r for r in rows if keep(r)), key=lambda r: r["id"])
+    sort = p.get("sort", "drop_date")
+    if sort == "domain":
+        matched.sort(key=lambda r: r["domain"])
+    else:
+        dated = [r for r in matched if r["estimated_drop_date"]]
+        undated = [r for r in matched if not r["estimated_drop_date"]]
+        dated.sort(key=lambda r: r["estimated_drop_date"], reverse=sort == "drop_date_desc")
+        matched = dated + undated if sort == "drop_date" else undated + dated
+    per_page = int(p.get("per_page", 50))
+    page = int(p.get("page", 1))
+    return [r["id"] for r in matched[(page - 1) * per_page : page * per_page]], len(matched)

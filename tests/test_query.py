@@ -1,0 +1,397 @@
+"""The query layer against a plain-Python reading of the contract, and every edge it names."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import pytest
+
+from conftest import NOW, all_rows, oracle_domains, oracle_pending
+from toolkit import ApiError, Mirror
+from toolkit.params import DOMAIN_PARAMS, DOMAIN_SORTS
+
+# Value pools per parameter: each draw is a valid value the contract accepts.
+POOLS = {
+    "source": ["dynadot", "SEDO", " godaddy ", "webexpire", "namepros", "regfree", "Regfree"],
+    "tld": [".com", "com", ".CO.UK", ".fr,.de", "uk", ".com.au,.it,.io"],
+    "type": ["auction", "closeout", "backorder", "AUCTION"],
+    "has_bids": ["1", "0", "true", "false"],
+    "has_backlinks": ["1", "true", "0"],
+    "has_gmb": ["1", "0"],
+    "has_edu_gov": ["1", "TRUE"],
+    "score_min": ["0", "30", "70", "100"],
+    "tf_min": ["0", "10", "35"],
+    "cf_min": ["0", "20", "50"],
+    "da_min": ["0", "25", "60"],
+    "age_min": ["0", "5", "12", "20"],
+    "rd_min": ["0", "1", "40"],
+    "snapshots_min": ["0", "100", "2500"],
+    "traffic_min": ["0", "100", "1000"],
+    "price_min": ["0", "50", "199.5"],
+    "price_max": ["10", "300", "1000"],
+    "categories": ["Health", "health", "Recreation/Travel", "News,Arts", "Business/Marketing", "HEALTH/fitness"],
+    "contains": ["shop", "car,auto", "ai", "100%", "a_b", "SHOP", "e", "maison,travel,xyz"],
+    "language": ["EN", "fr", "De"],
+    "techs": ["WordPress", "wordpress", "Shopify,Stripe"],
+    "use_cases": ["ecommerce", "saas,news"],
+    "created_after": [(NOW - timedelta(days=d)).date().isoformat() for d in (1, 10, 30)],
+    "created_before": [(NOW - timedelta(days=d)).date().isoformat() for d in (0, 20)],
+    "ends_after": [(NOW + timedelta(days=d)).date().isoformat() for d in (0, 2)],
+    "ends_before": [(NOW + timedelta(days=d)).date().isoformat() for d in (1, 5)],
+    "include_closed": ["1", "0"],
+    "sort": list(DOMAIN_SORTS) + ["-" + s for s in DOMAIN_SORTS],
+    "per_page": ["1", "7", "100"],
+    "limit": ["3", "25"],
+    "page": ["1", "2", "5"],
+}
+
+
+def _normalise_expectations(params: dict) -> dict:
+    # The oracle reads trimmed, case-folded values; the API accepts the raw ones.
+    out = dict(params)
+    if "tld" in out:
+        out["tld"] = out["tld"].lower()
+    if "type" in out:
+        out["type"] = out["type"].lower()
+    if "techs" in out:
+        out["techs"] = out["techs"]
+    return out
+
+
+def test_pools_cover_every_filter():
+    assert set(POOLS) | {"after_id", "include_historical_traffic"} == set(DOMAIN_PARAMS)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_filter_combinations_match_the_oracle(mirror, seed):
+    rows = all_rows(mirror, "listings")
+    rnd = random.Random(seed)
+    for _ in range(12):
+        names = rnd.sample(sorted(POOLS), rnd.randint(1, 4))
+        params = {name: rnd.choice(POOLS[name]) for name in names}
+        envelope = mirror.search_domains(params)
+        ids, total = oracle_domains(rows, _normalise_expectations(params))
+        assert [r["id"] for r in envelope["data"]] == ids, params
+        assert envelope["meta"]["total"] == total, params
+
+
+def test_the_oracle_is_not_vacuous(mirror):
+    rows = all_rows(mirror, "listings")
+    totals = [oracle_domains(rows, {"tld": t})[1] for t in (".com", ".fr", ".co.uk")]
+    assert all(t > 10 for t in totals)
+    assert oracle_domains(rows, {"source": "regfree"})[1] > 10
+    assert oracle_domains(rows, {"include_closed": "1"})[1] > oracle_domains(rows, {})[1]
+
+
+def test_default_order_is_score_descending_nulls_last_then_id(mirror):
+    data = mirror.search_domains({"per_page": "100", "page": "1"})["data"]
+    total = mirror.search_domains({})["meta"]["total"]
+    last = mirror.search_domains({"per_page": "100", "page": str((total + 99) // 100)})["data"]
+    scores = [r["score"] for r in data]
+    assert scores == sorted(scores, reverse=True)
+    assert last[-1]["score"] is None  # nulls at the very end
+    assert len({r["score"] for r in data}) < len(data)  # there were ties to break
+    for a, b in zip(data, data[1:]):
+        if a["score"] == b["score"]:
+            assert a["id"] < b["id"]
+
+
+def test_regfree_rows_only_when_asked(mirror):
+    everything = mirror.search_domains({"per_page": "100", "include_closed": "1"})
+    assert all(r["source"] != "regfree" for r in everything["data"])
+    regfree = mirror.search_domains({"source": " ReGfReE "})
+    assert regfree["meta"]["total"] > 0
+    assert {r["source"] for r in regfree["data"]} == {"regfree"}
+
+
+def test_closed_and_ended_listings_are_not_live(mirror):
+    rows = {r["id"]: r for r in all_rows(mirror, "listings")}
+    live_ids = {r["id"] for r in mirror.export_rows({})}
+    assert 30 not in live_ids and rows[30]["closed_at"]
+    ended = [i for i, r in rows.items() if r["auction_end_date"] and r["auction_end_date"] < "2026-11-22T12:00:00Z"]
+    assert ended and not live_ids & set(ended)
+    with_closed = {r["id"] for r in mirror.export_rows({"include_closed": "1"})}
+    assert 30 in with_closed and set(ended) - {i for i in ended if rows[i]["source"] == "regfree"} <= with_closed
+
+
+def test_metric_filters_never_pass_nulls(mirror):
+    everything = mirror.search_domains({})["meta"]["total"]
+    enriched = mirror.search_domains({"tf_min": "0"})["meta"]["total"]
+    assert 0 < enriched < everything
+    page = mirror.search_domains({"tf_min": "0", "per_page": "100"})["data"]
+    assert all(r["trust_flow"] is not None for r in page)
+
+
+def test_categories_match_whole_segments(mirror):
+    topics = {r["ttf_topic"] for r in mirror.export_rows({"categories": "Health"})}
+    assert topics and all(t.lower() == "health" or t.lower().startswith("health/") for t in topics)
+    assert "Healthcare/Misc" not in topics
+
+
+def test_contains_is_literal_and_uses_the_trigram_index(mirror):
+    names = [r["name"] for r in mirror.export_rows({"contains": "a_b"})]
+    assert names and all("a_b" in n for n in names)
+    percent = [r["name"] for r in mirror.export_rows({"contains": "100%"})]
+    assert percent and all("100%" in n for n in percent)
+    plan = mirror.connection().execute(
+        "EXPLAIN QUERY PLAN SELECT count(*) FROM listings WHERE rowid IN "
+        "(SELECT rowid FROM listings_fts WHERE listings_fts MATCH '\"shop\"')"
+    ).fetchall()
+    assert any("VIRTUAL TABLE INDEX" in str(row) for row in plan)
+
+
+def test_record_types_follow_the_schema(mirror):
+    record = mirror.search_domains({"has_gmb": "1", "per_page": "1"})["data"][0]
+    assert record["has_gmb"] is True and isinstance(record["is_spammy"], bool)
+    assert isinstance(record["historical_tech"], (list, type(None)))
+    assert record["tld"].startswith(".")
+    assert record["created_at"].endswith("Z")
+    assert "historical_traffic" not in record
+    assert "historical_traffic" in mirror.search_domains({"include_historical_traffic": "1", "per_page": "1"})["data"][0]
+    effective = [r for r in mirror.export_rows({"has_bids": "1"}) if r["max_bid"] is not None]
+    assert effective and all(r["effective_price"] == r["max_bid"] for r in effective)
+
+
+# -- 422, 403 and paging ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"tf_min": "abc"}, "tf_min"),
+        ({"tf_min": "101"}, "tf_min"),
+        ({"score_min": "-1"}, "score_min"),
+        ({"cf_min": "2.5"}, "cf_min"),
+        ({"per_page": "0"}, "per_page"),
+        ({"per_page": "101"}, "per_page"),
+        ({"limit": "500"}, "limit"),
+        ({"page": "0"}, "page"),
+        ({"type": "foo"}, "type"),
+        ({"categories": "Nope"}, "categories"),
+        ({"categories": "Health,Nope/Sub"}, "categories"),
+        ({"has_bids": "maybe"}, "has_bids"),
+        ({"created_after": "yesterday"}, "created_after"),
+        ({"ends_before": "2026-02-30"}, "ends_before"),
+        ({"source": "ebay"}, "source"),
+        ({"price_min": "-5"}, "price_min"),
+        ({"price_max": "cheap"}, "price_max"),
+        ({"contains": "x" * 201}, "contains"),
+        ({"contains": ",,"}, "contains"),
+        ({"language": "toolong"}, "language"),
+        ({"use_cases": "gambling"}, "use_cases"),
+        ({"sort": "random"}, "sort"),
+        ({"after_id": "-1"}, "after_id"),
+        ({"age_min": "old"}, "age_min"),
+    ],
+)
+def test_malformed_values_are_422_naming_the_field(mirror, params, field):
+    with pytest.raises(ApiError) as exc:
+        mirror.search_domains(params)
+    assert exc.value.status == 422
+    assert field in exc.value.body["errors"]
+    assert field in exc.value.body["message"]
+
+
+def test_unknown_names_raise_in_python_but_are_ignored_over_http(mirror):
+    with pytest.raises(ApiError) as exc:
+        mirror.search_domains({"tf_mni": "20"})
+    assert exc.value.status == 422 and "tf_mni" in exc.value.body["errors"]
+    loose = mirror.search_domains({"tf_mni": "20"}, strict=False)
+    assert loose["meta"]["total"] == mirror.search_domains({})["meta"]["total"]
+
+
+def test_empty_values_count_as_absent(mirror):
+    assert mirror.search_domains({"tld": "", "tf_min": " "})["meta"]["total"] == mirror.search_domains({})["meta"]["total"]
+
+
+@pytest.mark.parametrize(
+    "plan, params, status, error",
+    [
+        ("free", {}, 403, "plan_required"),
+        ("pro", {"source": "regfree"}, 403, "plan_required"),
+        ("Pro", {"source": " REGFREE"}, 403, "plan_required"),
+        ("authority", {"source": "regfree", "after_id": "0"}, 403, "cursor_not_available"),
+        ("pro", {"source": "regfree", "after_id": "0"}, 403, "cursor_not_available"),
+    ],
+)
+def test_plan_and_cursor_refusals(mirror, plan, params, status, error):
+    with pytest.raises(ApiError) as exc:
+        mirror.search_domains(params, plan=plan)
+    assert exc.value.status == status
+    assert exc.value.body["error"] == error
+
+
+def test_plan_names_are_forgiving_and_messages_name_the_plan(mirror):
+    assert mirror.search_domains({"source": "regfree"}, plan="Authority+")["meta"]["total"] > 0
+    with pytest.raises(ApiError) as exc:
+        mirror.search_domains({"source": "regfree"}, plan="pro")
+    assert exc.value.body["required_plan"] == "authority" and "Authority plan" in exc.value.body["message"]
+    for plan in ("pro", "authority"):
+        with pytest.raises(ApiError) as exc:
+            mirror.search_pending_delete({}, plan=plan)
+        assert exc.value.body["required_plan"] == "authority_plus"
+    with pytest.raises(ApiError) as exc:
+        list(mirror.export_rows({}, plan="authority_plus"))
+    assert exc.value.body["required_plan"] == "business"
+
+
+def test_page_past_the_end_is_empty_with_correct_meta(mirror):
+    total = mirror.search_domains({})["meta"]["total"]
+    env = mirror.search_domains({"page": "999", "per_page": "10"})
+    assert env["data"] == []
+    assert env["meta"] == {"current_page": 999, "from": None, "last_page": -(-total // 10), "path": "/api/domains",
+                           "per_page": 10, "to": None, "total": total}  # fmt: skip
+    assert env["links"]["next"] is None and "page=998" in env["links"]["prev"]
+
+
+def test_per_page_edges_and_the_limit_alias(mirror):
+    one = mirror.search_domains({"per_page": "1", "page": "3"})
+    assert len(one["data"]) == 1 and one["meta"]["from"] == 3 and one["meta"]["to"] == 3
+    hundred = mirror.search_domains({"per_page": "100"})
+    assert len(hundred["data"]) == 100 and hundred["meta"]["per_page"] == 100
+    assert mirror.search_domains({"limit": "7"})["meta"]["per_page"] == 7
+    assert mirror.search_domains({"limit": "7", "per_page": "9"})["meta"]["per_page"] == 9
+    assert mirror.search_domains({})["meta"]["per_page"] == 50
+
+
+def test_links_keep_every_filter(mirror):
+    env = mirror.search_domains({"tld": ".fr,.de", "tf_min": "5", "per_page": "2", "page": "2"}, url="http://h/api/domains")
+    for key in ("first", "last", "prev", "next"):
+        assert env["links"][key].startswith("http://h/api/domains?")
+        assert "tld=.fr%2C.de" in env["links"][key] and "tf_min=5" in env["links"][key] and "per_page=2" in env["links"][key]
+    assert env["links"]["next"].endswith("page=3") and env["links"]["prev"].endswith("page=1")
+
+
+def test_cursor_mode_walks_every_platform_row_once(mirror):
+    rows = all_rows(mirror, "listings")
+    seen, after, requests = [], 0, 0
+    while True:
+        env = mirror.search_domains({"after_id": str(after), "per_page": "100", "tf_min": "10"})
+        requests += 1
+        cursor = env["cursor"]
+        assert cursor["after_id"] == after and cursor["order"] == "id asc"
+        seen += [r["id"] for r in env["data"]]
+        if not cursor["has_more"]:
+            assert env["links"]["next"] is None
+            break
+        assert f"after_id={cursor['next_after_id']}" in env["links"]["next"]
+        after = cursor["next_after_id"]
+    expected, _ = oracle_domains(rows, {"tf_min": "10", "after_id": "0", "per_page": "100000"})
+    assert seen == expected and requests > 1
+    assert all(r["source"] != "regfree" for r in mirror.export_rows({"tf_min": "10"}))
+
+
+def test_get_domain(mirror):
+    rows = {r["id"]: r for r in all_rows(mirror, "listings")}
+    platform_id = next(i for i, r in rows.items() if r["source"] != "regfree")
+    assert mirror.get_domain(platform_id, plan="pro")["data"]["id"] == platform_id
+    assert mirror.get_domain(30)["data"]["closed_at"] is not None  # closed ones too
+    regfree_id = next(i for i, r in rows.items() if r["source"] == "regfree")
+    with pytest.raises(ApiError) as exc:
+        mirror.get_domain(regfree_id, plan="pro")
+    assert exc.value.status == 403
+    assert mirror.get_domain(regfree_id, plan="authority")["data"]["source"] == "regfree"
+    for missing in (1, "abc", 10**12):
+        with pytest.raises(ApiError) as exc:
+            mirror.get_domain(missing)
+        assert exc.value.status == 404 and exc.value.body == {"message": "Not found."}
+
+
+def test_domains_df_has_the_same_rows_and_types(mirror):
+    df = mirror.domains_df(tld=".com", tf_min=10)
+    ids = [r["id"] for r in mirror.export_rows({"tld": ".com", "tf_min": "10"})]
+    assert list(df["id"]) == ids and len(ids) > 5
+    assert str(df["has_gmb"].dtype) == "boolean" and str(df["trust_flow"].dtype) == "Int64"
+    with pytest.raises(ApiError):
+        mirror.domains_df(tf_mni=3)
+
+
+# -- free endpoint ------------------------------------------------------------------------
+
+
+def test_free_endpoint_masks_names_and_omits_premium_metrics(mirror):
+    env = mirror.free_domains({"limit": "8"})
+    assert len(env["data"]) == 8 and env["meta"]["visible_names"] == 3 and env["meta"]["free_tier"] is True
+    assert env["meta"]["total_available"] == mirror.search_domains({})["meta"]["total"]
+    for i, record in enumerate(env["data"]):
+        assert not {"trust_flow", "citation_flow", "ttf_topic", "has_gmb"} & set(record)
+        if i < 3:
+            assert "•" not in record["name"] and record["purchase_url"]
+        else:
+            assert record["name"] == "••••••••" + record["tld"] and record["purchase_url"] is None
+    assert [r["score"] for r in env["data"]] == [r["score"] for r in mirror.search_domains({"per_page": "8"})["data"]]
+
+
+@pytest.mark.parametrize("params, field", [({"limit": "51"}, "limit"), ({"source": "regfree"}, "source"),
+                                           ({"source": "sedo"}, "source"), ({"tf_min": "3"}, "tf_min")])  # fmt: skip
+def test_free_endpoint_refuses_what_it_does_not_offer(mirror, params, field):
+    with pytest.raises(ApiError) as exc:
+        mirror.free_domains(params)
+    assert exc.value.status == 422 and field in exc.value.body["errors"]
+    assert mirror.free_domains({})["meta"]["count"] == 10
+
+
+# -- pending-delete -----------------------------------------------------------------------
+
+PENDING_POOLS = {
+    "tld": ["fr", ".DE", "com,net", "co.uk"],
+    "status": ["pendingDelete", "redemptionPeriod,serverHold", "quarantine"],
+    "source": ["oi-diff", "czds-daily"],
+    "week_end": ["all", (NOW.date() - timedelta(days=NOW.weekday())).isoformat(),
+                 (NOW.date() - timedelta(days=NOW.weekday() + 7)).isoformat()],
+    "drops_within": ["1", "7", "45", "60"],
+    "contains": ["shop", "car,bio", "9"],
+    "no_dashes": ["1", "0"],
+    "no_numbers": ["1"],
+    "include_past": ["1", "0"],
+    "drop_date_from": [(NOW.date() + timedelta(days=d)).isoformat() for d in (-5, 3)],
+    "drop_date_to": [(NOW.date() + timedelta(days=d)).isoformat() for d in (10, 30)],
+    "sort": ["drop_date", "drop_date_desc", "domain"],
+    "per_page": ["1", "50", "200"],
+    "page": ["1", "2"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_pending_delete_matches_the_oracle(mirror, seed):
+    rows = all_rows(mirror, "pending_delete")
+    rnd = random.Random(seed)
+    for _ in range(10):
+        params = {n: rnd.choice(PENDING_POOLS[n]) for n in rnd.sample(sorted(PENDING_POOLS), rnd.randint(1, 4))}
+        env = mirror.search_pending_delete(params)
+        ids, total = oracle_pending(rows, params)
+        assert [r["id"] for r in env["data"]] == ids, params
+        assert env["meta"]["total"] == total, params
+
+
+@pytest.mark.parametrize(
+    "params, field",
+    [({"status": "deleted"}, "status"), ({"drops_within": "61"}, "drops_within"), ({"per_page": "201"}, "per_page"),
+     ({"week_end": "last"}, "week_end"), ({"sort": "score"}, "sort"), ({"source": "zone"}, "source"),
+     ({"limit": "5"}, "limit")],
+)  # fmt: skip
+def test_pending_delete_422(mirror, params, field):
+    with pytest.raises(ApiError) as exc:
+        mirror.search_pending_delete(params)
+    assert exc.value.status == 422 and field in exc.value.body["errors"]
+
+
+def test_pending_delete_record_and_lookup(mirror):
+    env = mirror.search_pending_delete({"per_page": "200"})
+    record = env["data"][0]
+    assert not record["tld"].startswith(".") and isinstance(record["is_idn"], bool)
+    assert record["estimated_drop_date"] >= NOW.date().isoformat()
+    found = mirror.get_pending_delete(record["domain"].upper())
+    assert found["data"]["domain"] == record["domain"]
+    past = [r for r in all_rows(mirror, "pending_delete") if r["estimated_drop_date"] and r["estimated_drop_date"] < "2026-11-22"]
+    with pytest.raises(ApiError) as exc:
+        mirror.get_pending_delete(past[0]["domain"])
+    assert exc.value.status == 404
+
+
+def test_a_fresh_mirror_answers_empty_pages(tmp_path):
+    m = Mirror(tmp_path / "empty.db")
+    env = m.search_domains({})
+    assert env["data"] == [] and env["meta"]["total"] == 0 and env["meta"]["last_page"] == 1
+    assert m.search_pending_delete({})["meta"]["total"] == 0

@@ -1,0 +1,306 @@
+"""`edt`: the command line, a thin shell over the Python API.
+
+Exit status: 0 on success, 2 on bad arguments or bad input (one line on stderr), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import ApiError
+from .plans import PLANS, normalize_plan
+from .query import LISTING_OUTPUT, PENDING_OUTPUT, Mirror
+
+__all__ = ["main", "cli"]
+
+
+class BadInput(click.ClickException):
+    """Bad arguments or input: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"edt: {self.format_message()}", err=True)
+
+
+def _db_option(func):
+    return click.option(
+        "--db",
+        "db",
+        envvar="EDT_DB",
+        default="data/mirror.db",
+        show_default=True,
+        help="The mirror's SQLite file (env EDT_DB).",
+    )(func)
+
+
+def _plan_option(func):
+    return click.option(
+        "--plan",
+        default=None,
+        help=f"Answer as this plan ({', '.join(PLANS)}); default EDT_PLAN, else enterprise (your own mirror).",
+    )(func)
+
+
+def _check_plan(plan: str | None) -> str | None:
+    if plan is None:
+        return None
+    try:
+        return normalize_plan(plan)
+    except ValueError as exc:
+        raise BadInput(f"--plan: {exc}") from None
+
+
+def _pairs(items: Iterable[str]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise BadInput(f"expected KEY=VALUE (e.g. tld=.fr), got {item!r}")
+        params[key.strip()] = value
+    return params
+
+
+def _api_error(exc: ApiError) -> BadInput:
+    field = exc.field
+    message = exc.body.get("message", str(exc))
+    return BadInput(f"{field}: {message}" if field and field not in message else message)
+
+
+def _open(db: str, *, must_exist: bool = True) -> Mirror:
+    if must_exist and not Path(db).is_file():
+        raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
+    try:
+        return Mirror(db)
+    except Exception as exc:  # a file that is not a mirror
+        raise BadInput(f"{db}: cannot open as a mirror ({exc})") from None
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], out) -> int:
+    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    count = 0
+    for row in rows:
+        writer.writerow({k: _cell(row.get(k)) for k in columns})
+        count += 1
+    return count
+
+
+def _write_jsonl(rows: Iterable[dict[str, Any]], out) -> int:
+    count = 0
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def _parquet_schema(columns: dict[str, str]):
+    import pyarrow as pa
+
+    types = {
+        "int": pa.int64(),
+        "num": pa.float64(),
+        "str": pa.string(),
+        "bool": pa.bool_(),
+        "date": pa.string(),
+        "datetime": pa.string(),
+        "array": pa.string(),
+        "object": pa.string(),
+    }
+    return pa.schema([(name, types[kind]) for name, kind in columns.items()])
+
+
+def _write_parquet(rows: Iterator[dict[str, Any]], columns: dict[str, str], path: str) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _parquet_schema(columns)
+    count = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append({k: _cell(row.get(k)) for k in columns})
+            if len(batch) == 10000:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                count += len(batch)
+                batch = []
+        if batch or count == 0:
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            count += len(batch)
+    return count
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="expired-domains-toolkit")
+def cli() -> None:
+    """Expired Domains Toolkit: a local mirror of expired, deleted and pending-delete domains."""
+
+
+@cli.command()
+@_db_option
+@click.option("--scale", type=click.Choice(["small", "full"]), default="small", show_default=True,
+              help="small: ~5,000 listings; full: the service's scale (~563,000 listings).")  # fmt: skip
+@click.option("--seed", type=int, default=42, show_default=True, help="Same seed, same data (dates relative to today).")
+@click.option("--clear", is_flag=True, help="Remove the demo rows and stop.")
+@click.option("--force", is_flag=True, help="Load demo rows even beside synced data (they stay marked as demo).")
+def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
+    """Fill the mirror from the built-in demo source (no API key needed)."""
+    from .demo import DemoRefused, clear_demo, load_demo
+
+    mirror = _open(db, must_exist=False)
+    conn = mirror.connection()
+    if clear:
+        removed = clear_demo(conn)
+        click.echo(f"Removed demo rows from {db}: " + ", ".join(f"{n:,} {k}" for k, n in removed.items()))
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task(f"demo {scale}", total=None)
+
+        def report(stage: str, done: int) -> None:
+            progress.update(task, description=f"demo {scale}: {stage}", completed=done)
+
+        try:
+            counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report)
+        except DemoRefused as exc:
+            raise BadInput(str(exc)) from None
+    click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+
+
+@cli.command()
+@_db_option
+@_plan_option
+@click.argument("params", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@click.option("--pending", is_flag=True, help="Query the pending-delete inventory (/api/pending-delete) instead.")
+def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending: bool) -> None:
+    """One page of listings with /api/domains semantics: edt query tld=.fr tf_min=20 sort=-trust_flow"""
+    plan = _check_plan(plan)
+    mirror = _open(db)
+    try:
+        if pending:
+            envelope = mirror.search_pending_delete(_pairs(params), plan=plan)
+        else:
+            envelope = mirror.search_domains(_pairs(params), plan=plan)
+    except ApiError as exc:
+        raise _api_error(exc) from None
+    if fmt == "json":
+        click.echo(json.dumps(envelope, ensure_ascii=False, indent=2))
+    elif fmt == "csv":
+        _write_csv(envelope["data"], list(PENDING_OUTPUT if pending else LISTING_OUTPUT), sys.stdout)
+    else:
+        _print_table(envelope, pending)
+
+
+def _print_table(envelope: dict[str, Any], pending: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    if pending:
+        columns = ["id", "domain", "whois_status", "estimated_drop_date", "source", "week_end", "sld_length"]
+    else:
+        columns = ["id", "name", "source", "type", "effective_price", "currency", "bids_count", "auction_end_date",
+                   "score", "trust_flow", "citation_flow", "referring_domains", "age", "language"]  # fmt: skip
+    table = Table(show_lines=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in envelope["data"]:
+        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
+    console = Console()
+    console.print(table)
+    meta = envelope["meta"]
+    console.print(
+        f"page {meta['current_page']} of {meta['last_page']} · rows {meta['from'] or 0}-{meta['to'] or 0} "
+        f"of {meta['total']:,}"
+    )
+
+
+@cli.command()
+@_db_option
+@_plan_option
+@click.argument("params", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), required=True)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The file to write (replaced whole).")
+def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: str) -> None:
+    """Every matching listing (the /api/domains filters, no paging) to CSV, JSON Lines or Parquet."""
+    plan = _check_plan(plan)
+    mirror = _open(db)
+    target = Path(out)
+    if not target.parent.is_dir():
+        raise BadInput(f"--out: folder {target.parent} does not exist; create it or choose another path")
+    try:
+        rows = mirror.export_rows(_pairs(params), plan=plan)
+    except ApiError as exc:
+        raise _api_error(exc) from None
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        if fmt == "parquet":
+            count = _write_parquet(rows, _export_columns(), str(partial))
+        else:
+            with partial.open("w", newline="", encoding="utf-8") as fh:
+                count = _write_csv(rows, list(_export_columns()), fh) if fmt == "csv" else _write_jsonl(rows, fh)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    click.echo(f"Wrote {count:,} listings to {out}")
+
+
+def _export_columns() -> dict[str, str]:
+    return {k: v for k, v in LISTING_OUTPUT.items() if k != "historical_traffic"}
+
+
+@cli.command()
+@_db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(db: str, as_json: bool) -> None:
+    """Row counts per dataset and the last sync of each job."""
+    info = _open(db).status()
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    click.echo(f"Mirror: {info['path']}")
+    for name, counts in info["datasets"].items():
+        click.echo(f"  {name:<16}" + "  ".join(f"{k} {v:,}" for k, v in counts.items()))
+    if info["origins"]:
+        click.echo("  origin          " + "  ".join(f"{k} {v:,}" for k, v in sorted(info["origins"].items())))
+    if info["last_sync"]:
+        for job, run in info["last_sync"].items():
+            click.echo(f"  sync {job:<11}{run['status']} at {run['finished_at'] or run['started_at']} ({run['rows_seen']} rows)")
+    else:
+        click.echo("  sync            never (run `edt sync` with an API key)")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def bench(args: tuple[str, ...]) -> None:
+    """Benchmark the query layer against DuckDB and pandas (see `edt bench --help-bench`)."""
+    from .bench import main as bench_main
+
+    raise SystemExit(bench_main(list(args)))
+
+
+def main() -> None:
+    try:
+        cli.main(prog_name="edt", standalone_mode=True)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the one place that turns a failure into exit 1
+        if os.environ.get("EDT_DEBUG"):
+            raise
+        click.echo(f"edt: {exc}", err=True)
+        raise SystemExit(1) from None
