@@ -207,20 +207,42 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
         _print_table(envelope, pending)
 
 
+def _listing_cells(row: dict[str, Any]) -> list[str]:
+    price = row.get("effective_price")
+    price_text = "" if price is None else f"{price:,.0f} {row.get('currency') or ''}".strip()
+    flows = "" if row.get("trust_flow") is None else f"{row['trust_flow']}/{row['citation_flow']}"
+    return [
+        str(row["id"]),
+        row["name"],
+        row["source"],
+        price_text,
+        "" if row.get("bids_count") is None else str(row["bids_count"]),
+        (row.get("auction_end_date") or "")[5:16].replace("T", " "),
+        "" if row.get("score") is None else str(row["score"]),
+        flows,
+        "" if row.get("age") is None else str(row["age"]),
+    ]
+
+
 def _print_table(envelope: dict[str, Any], pending: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
     if pending:
-        columns = ["id", "domain", "whois_status", "estimated_drop_date", "source", "week_end", "sld_length"]
+        headers = ["id", "domain", "status", "drops", "pipeline", "week"]
+        rows = [[str(r["id"]), r["domain"], r["whois_status"], r["estimated_drop_date"] or "", r["source"],
+                 r["week_end"] or ""] for r in envelope["data"]]  # fmt: skip
     else:
-        columns = ["id", "name", "source", "type", "effective_price", "currency", "bids_count", "auction_end_date",
-                   "score", "trust_flow", "citation_flow", "referring_domains", "age", "language"]  # fmt: skip
-    table = Table(show_lines=False)
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in envelope["data"]:
-        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
+        headers = ["id", "name", "source", "price", "bids", "ends UTC", "score", "TF/CF", "age"]
+        rows = [_listing_cells(r) for r in envelope["data"]]
+    table = Table(show_lines=False, pad_edge=False)
+    widths = [max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)]
+    for i, header in enumerate(headers):
+        # ids and names are what people copy: they keep their width, the rest shrink.
+        keep = widths[i] if i < 2 else None
+        table.add_column(header, no_wrap=True, overflow="ellipsis", min_width=min(keep, 40) if keep else None)
+    for row in rows:
+        table.add_row(*row)
     console = Console()
     console.print(table)
     meta = envelope["meta"]

@@ -1,0 +1,129 @@
+"""`edt`: every command documented and with --help, exit codes, outputs equal to the Python API."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from toolkit.cli import cli
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.fixture()
+def mirror(synthetic_db):
+    """The CLI answers on the real clock: compare it with a Mirror on the real clock too."""
+    from toolkit import Mirror
+
+    with Mirror(synthetic_db) as m:
+        yield m
+
+
+def run(*args: str, env: dict | None = None):
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def test_every_command_has_help_and_a_row_in_the_readme():
+    documented = set(re.findall(r"^\| `edt (\w+)", README.read_text(), flags=re.M))
+    commands = set(cli.commands)
+    assert commands == documented
+    for name in commands:
+        result = run(name, "--help")
+        assert result.exit_code == 0 and "Usage: " in result.output and "--help" in result.output or name == "bench"
+
+
+def test_python_dash_m_is_the_same_program():
+    result = subprocess.run([sys.executable, "-m", "toolkit", "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "query" in result.stdout and "demo" in result.stdout
+
+
+def test_query_json_is_the_python_api_envelope(synthetic_db, mirror):
+    result = run("query", "--db", str(synthetic_db), "tld=.fr", "tf_min=5", "--format", "json")
+    assert result.exit_code == 0
+    printed = json.loads(result.output)
+    expected = mirror.search_domains({"tld": ".fr", "tf_min": "5"})
+    assert printed["meta"]["total"] == expected["meta"]["total"] > 0
+    assert [r["id"] for r in printed["data"]] == [r["id"] for r in expected["data"]]
+
+
+def test_query_table_and_csv(synthetic_db, mirror):
+    table = run("query", "--db", str(synthetic_db), "source=sedo", "per_page=5")
+    first = mirror.search_domains({"source": "sedo", "per_page": "5"})["data"][0]
+    assert table.exit_code == 0 and first["name"] in table.output and "of " in table.output
+    out = run("query", "--db", str(synthetic_db), "source=sedo", "per_page=5", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out.output)))
+    assert len(rows) == 5 and rows[0]["id"] == str(first["id"])
+
+
+def test_pending_query(synthetic_db, mirror):
+    result = run("query", "--db", str(synthetic_db), "--pending", "status=pendingDelete", "--format", "json")
+    assert json.loads(result.output)["meta"]["total"] == mirror.search_pending_delete({"status": "pendingDelete"})["meta"]["total"]
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["tf_min=abc"], "tf_min"),
+        (["categories=Nope"], "categories"),
+        (["notapair"], "KEY=VALUE"),
+        (["source=regfree", "--plan", "pro"], "Authority plan required"),
+        (["--plan", "gold"], "--plan"),
+    ],
+)
+def test_bad_input_is_exit_2_with_one_line_naming_it(synthetic_db, args, fragment):
+    result = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), *args])
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0] and lines[0].startswith("edt: ")
+
+
+def test_a_missing_mirror_is_exit_2_and_says_what_to_do(tmp_path):
+    result = CliRunner().invoke(cli, ["query", "--db", str(tmp_path / "none.db")])
+    assert result.exit_code == 2 and "edt demo" in result.stderr
+    assert not (tmp_path / "none.db").exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_export_writes_every_matching_row(synthetic_db, mirror, tmp_path, fmt):
+    out = tmp_path / f"x.{fmt}"
+    result = run("export", "--db", str(synthetic_db), "--format", fmt, "--out", str(out), "tf_min=10")
+    expected = [r["id"] for r in mirror.export_rows({"tf_min": "10"})]
+    assert result.exit_code == 0 and f"Wrote {len(expected):,}" in result.output
+    if fmt == "csv":
+        ids = [int(r["id"]) for r in csv.DictReader(out.open())]
+    elif fmt == "jsonl":
+        ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+    else:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(out)
+        ids = table.column("id").to_pylist()
+        assert table.schema.field("is_spammy").type == "bool"
+    assert ids == expected and len(ids) > 10
+
+
+def test_export_refuses_a_missing_folder_and_a_low_plan(synthetic_db, tmp_path):
+    result = CliRunner().invoke(cli, ["export", "--db", str(synthetic_db), "--format", "csv", "--out",
+                                      str(tmp_path / "no" / "x.csv")])  # fmt: skip
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+    result = CliRunner().invoke(cli, ["export", "--db", str(synthetic_db), "--format", "csv", "--out",
+                                      str(tmp_path / "x.csv"), "--plan", "pro"])  # fmt: skip
+    assert result.exit_code == 2 and "Business" in result.stderr and not (tmp_path / "x.csv").exists()
+
+
+def test_status_counts(synthetic_db, mirror):
+    result = run("status", "--db", str(synthetic_db), "--json")
+    info = json.loads(result.output)
+    assert info["datasets"]["regfree"]["rows"] == mirror.search_domains({"source": "regfree", "include_closed": "1"})["meta"]["total"]
+    assert info["origins"] == {"sync": info["datasets"]["listings"]["rows"] + info["datasets"]["regfree"]["rows"]
+                               + info["datasets"]["pending_delete"]["rows"]}  # fmt: skip
+    text = run("status", "--db", str(synthetic_db))
+    assert "never" in text.output and "pending_delete" in text.output

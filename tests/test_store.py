@@ -1,0 +1,163 @@
+"""The mirror's shape (versioned, upgraded in place, WAL) and the one writer."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+
+import pytest
+
+from conftest import NOW, fixed_clock, listing_records
+from toolkit import Mirror
+from toolkit.store.schema import SCHEMA_VERSION, ensure_schema
+from toolkit.store.writer import close_listings, save_listings, save_pending
+
+
+def test_a_new_mirror_has_every_table_in_wal_mode(tmp_path):
+    m = Mirror(tmp_path / "m.db")
+    conn = m.connection()
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"listings", "listing_history", "pending_delete", "sync_runs", "raw_records", "mirror_meta",
+            "listings_fts", "pending_delete_fts"} <= tables  # fmt: skip
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    sync_cols = [r[1] for r in conn.execute("PRAGMA table_info(sync_runs)")]
+    assert sync_cols == ["id", "job", "started_at", "finished_at", "status", "requests", "rows_seen", "rows_new",
+                         "rows_updated", "rows_closed", "throttled", "error"]  # fmt: skip
+    history_cols = [r[1] for r in conn.execute("PRAGMA table_info(listing_history)")]
+    assert history_cols == ["id", "listing_id", "observed_at", "price", "max_bid", "bids_count", "effective_price",
+                            "auction_end_date"]  # fmt: skip
+
+
+def test_opening_an_older_mirror_upgrades_it_and_keeps_its_rows(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    # A version-1 mirror: no live_until column, no indexes, no FTS yet.
+    conn.execute("CREATE TABLE listings (id INTEGER PRIMARY KEY, name TEXT, source TEXT, auction_end_date TEXT, "
+                 "closed_at TEXT, score INTEGER)")  # fmt: skip
+    conn.execute("INSERT INTO listings VALUES (7, 'old.com', 'sedo', '2030-01-01T00:00:00Z', NULL, 55)")
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    m = Mirror(path, clock=fixed_clock)
+    conn = m.connection()
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("SELECT live_until FROM listings WHERE id = 7").fetchone()[0] == "2030-01-01T00:00:00Z"
+    page = m.search_domains({"contains": "old"})
+    assert [r["id"] for r in page["data"]] == [7]  # FTS was built over the old rows
+
+
+def test_ensure_schema_is_idempotent(tmp_path):
+    m = Mirror(tmp_path / "m.db")
+    conn = m.connection()
+    before = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    conn.execute("PRAGMA user_version = 0")
+    ensure_schema(conn)
+    assert conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall() == before
+
+
+def test_a_newer_mirror_is_refused_clearly(tmp_path):
+    path = tmp_path / "new.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(RuntimeError, match="upgrade the toolkit"):
+        Mirror(path)
+
+
+def test_readers_read_while_a_writer_holds_a_transaction(tmp_path):
+    path = tmp_path / "m.db"
+    writer = Mirror(path, clock=fixed_clock)
+    save_listings(writer.connection(), listing_records(50), origin="sync")
+    reader = Mirror(path, readonly=True, clock=fixed_clock)
+    before = reader.search_domains({})["meta"]["total"]
+    conn = writer.connection()
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("DELETE FROM listings")
+    results = []
+    thread = threading.Thread(target=lambda: results.append(reader.search_domains({})["meta"]["total"]))
+    thread.start()
+    thread.join(5)
+    conn.rollback()
+    assert results == [before] and before > 0
+
+
+def _listing(**overrides):
+    record = {"id": 1, "name": "Example.CO.UK", "source": "sedo", "type": "auction", "price": 10, "bids_count": 0,
+              "auction_end_date": "2026-12-01T10:00:00+00:00", "created_at": "2026-11-01T00:00:00Z"}  # fmt: skip
+    record.update(overrides)
+    return record
+
+
+def test_writer_derives_fields_and_tolerates_type_drift(tmp_path):
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    conn = m.connection()
+    save_listings(conn, [_listing(price="12", bids_count="3", max_bid="15.5", is_spammy="false", language="fr",
+                                  historical_tech='["WordPress"]', wayback_first_date="2001-05-06T00:00:00Z")],
+                  origin="sync", observed_at="2026-11-20T00:00:00Z")  # fmt: skip
+    record = m.get_domain(1)["data"]
+    assert record["name"] == "example.co.uk" and record["tld"] == ".co.uk" and record["sld"] == "example"
+    assert (record["length"], record["hyphens"], record["digits"]) == (7, 0, 0)
+    assert record["price"] == 12.0 and record["bids_count"] == 3 and record["effective_price"] == 15.5
+    assert record["auction_end_date"] == "2026-12-01T10:00:00Z" and record["is_spammy"] is False
+    assert record["historical_tech"] == ["WordPress"] and record["language"] == "FR"
+    assert record["wayback_first_date"] == "2001-05-06" and record["age"] == 25
+    assert record["has_gmb"] is False and record["updated_at"] == "2026-11-01T00:00:00Z"
+
+
+def test_history_rows_only_when_a_price_field_changes(tmp_path):
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    conn = m.connection()
+    first = save_listings(conn, [_listing()], origin="sync", observed_at="2026-11-20T00:00:00Z")
+    same = save_listings(conn, [_listing(price=10.0)], origin="sync", observed_at="2026-11-21T00:00:00Z")
+    bid = save_listings(conn, [_listing(max_bid=30, bids_count=2)], origin="sync", observed_at="2026-11-22T00:00:00Z")
+    renamed = save_listings(conn, [_listing(max_bid=30, bids_count=2, score=40)], origin="sync",
+                            observed_at="2026-11-22T06:00:00Z")  # fmt: skip
+    assert (first.new, same.new, same.updated, bid.updated, renamed.updated) == (1, 0, 0, 1, 1)
+    history = conn.execute("SELECT observed_at, max_bid, bids_count, effective_price FROM listing_history "
+                           "WHERE listing_id = 1 ORDER BY id").fetchall()  # fmt: skip
+    assert history == [("2026-11-20T00:00:00Z", None, 0, 10.0), ("2026-11-22T00:00:00Z", 30.0, 2, 30.0)]
+    record = m.get_domain(1)["data"]
+    assert record["first_seen_at"] == "2026-11-20T00:00:00Z" and record["last_seen_at"] == "2026-11-22T06:00:00Z"
+
+
+def test_unknown_fields_are_kept_in_raw_and_closing_reopens(tmp_path):
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    conn = m.connection()
+    save_listings(conn, [_listing(renewal_price=9.99, brand_new_field={"a": 1})], origin="sync")
+    raw = json.loads(conn.execute("SELECT raw FROM raw_records WHERE kind = 'listing' AND id = 1").fetchone()[0])
+    assert raw["renewal_price"] == 9.99 and raw["brand_new_field"] == {"a": 1} and raw["price"] == 10
+    assert close_listings(conn, [1, 2], closed_at="2026-11-21T00:00:00Z") == 1
+    assert m.search_domains({})["meta"]["total"] == 0
+    save_listings(conn, [_listing()], origin="sync")  # seen again: live again
+    assert m.search_domains({})["meta"]["total"] == 1
+
+
+def test_bad_records_are_refused_naming_what_is_missing(tmp_path):
+    m = Mirror(tmp_path / "m.db")
+    with pytest.raises(ValueError, match="id and a name"):
+        save_listings(m.connection(), [{"name": "x.com"}], origin="sync")
+    with pytest.raises(ValueError, match="id and a domain"):
+        save_pending(m.connection(), [{"id": 3}], origin="sync")
+    assert m.search_domains({})["meta"]["total"] == 0
+
+
+def test_the_default_sort_and_common_filters_read_an_index(mirror):
+    conn = mirror.connection()
+    sql = mirror._domain_sql({}, "enterprise")
+    plan = " ".join(str(r) for r in conn.execute(
+        f"EXPLAIN QUERY PLAN SELECT id FROM listings WHERE {sql.where} ORDER BY {sql.order} LIMIT 50", sql.args))  # fmt: skip
+    assert "idx_listings_score_desc" in plan and "TEMP B-TREE" not in plan
+    sql = mirror._domain_sql({"sort": "auction_end_date"}, "enterprise")
+    plan = " ".join(str(r) for r in conn.execute(
+        f"EXPLAIN QUERY PLAN SELECT id FROM listings WHERE {sql.where} ORDER BY {sql.order} LIMIT 50", sql.args))  # fmt: skip
+    assert "idx_listings_auction_end_date_asc" in plan and "TEMP B-TREE" not in plan
+
+
+def test_generation_changes_with_every_write(tmp_path):
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    before = m.generation()
+    save_listings(m.connection(), [_listing()], origin="sync")
+    assert m.generation() == before + 1
+    assert NOW.year == 2026
