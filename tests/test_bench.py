@@ -22,27 +22,33 @@ NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 _PLATFORM_TLDS = [(".com", 40), (".net", 7), (".org", 6), (".fr", 7), (".de", 8), (".co.uk", 4), (".uk", 2),
                   (".io", 3), (".ai", 1), (".nl", 3), (".it", 3), (".es", 2), (".be", 2), (".info", 2),
                   (".com.au", 1), (".ch", 1), (".pl", 1), (".eu", 1), (".co", 1), (".shop", 1)]  # fmt: skip
-_CCTLDS = ["fr", "de", "nl", "be", "it", "es", "pl", "se", "ch", "at", "dk", "fi", "no", "pt", "cz", "sk", "hu",
-           "ro", "bg", "gr", "ie", "lt", "lv", "ee", "si", "hr", "co.uk", "com.au", "ca", "jp", "kr", "br", "mx"]  # fmt: skip
+_CCTLDS = [
+    "fr", "de", "nl", "be", "it", "es", "pl", "se", "ch", "at", "dk", "fi", "no", "pt", "cz", "sk", "hu", "ro",
+    "bg", "gr", "ie", "lt", "lv", "ee", "si", "hr", "co.uk", "com.au", "ca", "jp", "kr", "br", "mx"
+]  # fmt: skip
 _GTLDS = ["com", "net", "org", "info", "biz", "xyz", "online", "site", "shop", "store", "app", "dev"]
 _SOURCE_WEIGHTS = {"dynadot": 12, "dropcatch": 14, "godaddy": 16, "namecheap": 8, "sedo": 7, "snapnames": 5,
                    "catched": 4, "gname": 4, "ukdroplists": 3, "subreg": 2, "webexpire": 3, "parkio": 1,
                    "bloomup": 2, "nicsell": 4, "namesilo": 3, "gnews-domains": 2, "backorders-domains": 2,
                    "domainlore": 2, "rakkodomain": 2, "seodomains": 3, "nameshift": 1, "namepros": 2}  # fmt: skip
-_WORDS = ["shop", "car", "auto", "ai", "health", "travel", "green", "bio", "maison", "cloud", "tech", "data", "home",
-          "garden", "pet", "dog", "cat", "food", "wine", "beer", "coffee", "bike", "moto", "solar", "energy", "eco",
-          "smart", "web", "net", "digital", "media", "news", "blog", "art", "design", "studio", "photo", "music",
-          "game", "play", "sport", "fit", "yoga", "med", "care", "dental", "law", "legal", "tax", "money", "bank",
-          "pay", "crypto", "coin", "trade", "invest", "home", "house", "immo", "build", "craft", "wood", "metal",
-          "fashion", "style", "beauty", "hair", "skin", "baby", "kids", "school", "learn", "edu", "job", "work",
-          "hotel", "trip", "tour", "voyage", "city", "paris", "berlin", "london", "local", "best", "top", "my",
-          "the", "pro", "hub", "zone", "lab", "box", "go", "get", "buy", "deal", "market", "store", "mart", "plus",
-          "club", "team", "group", "world", "global", "one", "first", "new", "blue", "red", "gold", "star", "sun",
-          "sea", "sky", "mountain", "river", "farm", "fresh", "organic", "vegan", "chef", "cook", "pizza", "bar"]  # fmt: skip
-_TOPICS = ["Health", "Health/Fitness", "Health/Medicine", "Healthcare/Misc", "health/nutrition", "Recreation/Travel",
-           "Recreation/Travel/Cruises", "Recreation/Autos", "Business/Marketing", "Business/Real Estate",
-           "Computers/Internet", "Computers/Software", "Shopping/Clothing", "Arts/Music", "News/Media", "Sports/Cycling",
-           "Society/Law", "Science/Biology", "Games/Video Games", "Home/Gardening", "Regional/Europe", "Reference"]  # fmt: skip
+_WORDS = [
+    "shop", "car", "auto", "ai", "health", "travel", "green", "bio", "maison", "cloud", "tech", "data", "home",
+    "garden", "pet", "dog", "cat", "food", "wine", "beer", "coffee", "bike", "moto", "solar", "energy", "eco",
+    "smart", "web", "net", "digital", "media", "news", "blog", "art", "design", "studio", "photo", "music",
+    "game", "play", "sport", "fit", "yoga", "med", "care", "dental", "law", "legal", "tax", "money", "bank",
+    "pay", "crypto", "coin", "trade", "invest", "home", "house", "immo", "build", "craft", "wood", "metal",
+    "fashion", "style", "beauty", "hair", "skin", "baby", "kids", "school", "learn", "edu", "job", "work",
+    "hotel", "trip", "tour", "voyage", "city", "paris", "berlin", "london", "local", "best", "top", "my", "the",
+    "pro", "hub", "zone", "lab", "box", "go", "get", "buy", "deal", "market", "store", "mart", "plus", "club",
+    "team", "group", "world", "global", "one", "first", "new", "blue", "red", "gold", "star", "sun", "sea", "sky",
+    "mountain", "river", "farm", "fresh", "organic", "vegan", "chef", "cook", "pizza", "bar"
+]  # fmt: skip
+_TOPICS = [
+    "Health", "Health/Fitness", "Health/Medicine", "Healthcare/Misc", "health/nutrition", "Recreation/Travel",
+    "Recreation/Travel/Cruises", "Recreation/Autos", "Business/Marketing", "Business/Real Estate",
+    "Computers/Internet", "Computers/Software", "Shopping/Clothing", "Arts/Music", "News/Media", "Sports/Cycling",
+    "Society/Law", "Science/Biology", "Games/Video Games", "Home/Gardening", "Regional/Europe", "Reference"
+]  # fmt: skip
 _TECH_SETS = [["WordPress", "PHP", "jQuery"], ["WordPress", "WooCommerce", "PHP"], ["Shopify"], ["Magento", "PHP"],
               ["React", "Node.js"], ["Joomla", "PHP"], ["wordpress"], [], ["Bootstrap", "jQuery"], ["Wix"]]  # fmt: skip
 _LANGUAGES = [("EN", 45), ("FR", 12), ("DE", 12), ("ES", 7), ("IT", 6), ("NL", 5), ("PL", 3), ("ja", 2), ("pt", 3)]

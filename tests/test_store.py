@@ -148,11 +148,11 @@ def test_the_default_sort_and_common_filters_read_an_index(mirror):
     sql = mirror._domain_sql({}, "enterprise")
     plan = " ".join(str(r) for r in conn.execute(
         f"EXPLAIN QUERY PLAN SELECT id FROM listings WHERE {sql.where} ORDER BY {sql.order} LIMIT 50", sql.args))  # fmt: skip
-    assert "idx_listings_score_desc" in plan and "TEMP B-TREE" not in plan
+    assert "idx_listings_score" in plan and "TEMP B-TREE" not in plan
     sql = mirror._domain_sql({"sort": "auction_end_date"}, "enterprise")
     plan = " ".join(str(r) for r in conn.execute(
         f"EXPLAIN QUERY PLAN SELECT id FROM listings WHERE {sql.where} ORDER BY {sql.order} LIMIT 50", sql.args))  # fmt: skip
-    assert "idx_listings_auction_end_date_asc" in plan and "TEMP B-TREE" not in plan
+    assert "idx_listings_ending" in plan and "TEMP B-TREE" not in plan
 
 
 def test_generation_changes_with_every_write(tmp_path):

@@ -31,7 +31,7 @@ from .params import (
 from .plans import normalize_plan, require
 from .sources import REGFREE
 from .store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS, from_db, iso_timestamp
-from .store.schema import SORT_COLUMNS, connect, ensure_schema
+from .store.schema import SCHEMA_VERSION, SORT_COLUMNS, SORT_INDEXES, connect, ensure_schema
 from .store.writer import age_in_years
 
 __all__ = ["Mirror", "LISTING_OUTPUT", "PENDING_OUTPUT", "FREE_FIELDS", "FREE_VISIBLE_NAMES"]
@@ -57,6 +57,16 @@ class _Sql:
     where: str
     args: list[Any]
     order: str
+    walk_index: str | None  # an index that yields rows in `order`, if one does
+    covered: bool  # every condition can be checked inside that index (no table reads)
+    fts: bool  # `contains` is answered by the trigram index (every term >= 3 characters)
+    count_index: str | None  # the index that counts the matches without reading the table
+
+
+# A page walks its sort index when it should find its rows within this many index entries
+# (estimated from the exact count); beyond, the ids are sorted from the covering index.
+WALK_LIMIT = 20_000
+_FILTERS_INDEX = "idx_listings_filters"
 
 
 def _where(clauses: list[tuple[str, list[Any]]]) -> tuple[str, list[Any]]:
@@ -126,6 +136,44 @@ def _order_by(sort: str | None) -> str:
     return f"({column} IS NULL), {column}, id" if column != "id" else "id"
 
 
+# The filters each index can check by itself (its leading column's filters; every index
+# also carries source and live_until). A query whose filters all fall in one index's set
+# is answered from that narrow index alone.
+_INDEX_CHECKS: dict[str, set[str]] = {
+    "idx_listings_source_score": {"score_min"},
+    "idx_listings_tld_score": {"tld", "score_min"},
+    "idx_listings_score": {"score_min"},
+    "idx_listings_ending": {"ends_after", "ends_before"},
+    "idx_listings_oldest": {"age_min"},
+    "idx_listings_cheapest": {"price_min", "price_max"},
+    "idx_listings_newest": {"created_after", "created_before"},
+    "idx_listings_bids": {"has_bids"},
+    "idx_listings_trust_flow": {"tf_min"},
+    "idx_listings_referring": {"rd_min", "has_backlinks"},
+}
+
+
+def _walk_index(order: str, values: Mapping[str, Any]) -> str | None:
+    """The index that yields rows in `order` (the narrowest when several do)."""
+    if order == "score DESC, id":
+        if len(values.get("tld", ())) == 1:
+            return "idx_listings_tld_score"
+        if "source" in values:
+            return "idx_listings_source_score"
+    for name, columns in SORT_INDEXES.items():
+        if columns.startswith(order + ","):
+            return name
+    return None
+
+
+def _count_index(filters: set[str]) -> str:
+    """The narrowest index that checks every filter by itself, else the covering one."""
+    for name, checks in _INDEX_CHECKS.items():
+        if filters <= checks and (name != "idx_listings_tld_score" or "tld" in filters):
+            return name
+    return _FILTERS_INDEX
+
+
 class Mirror:
     """The local mirror: opens (and creates or upgrades) a SQLite database.
 
@@ -151,6 +199,12 @@ class Mirror:
         if readonly:
             if not Path(self.path).is_file():
                 raise FileNotFoundError(f"{self.path}: no mirror there; run `edt demo` or `edt sync` first")
+            version = self.connection().execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"{self.path}: schema version {version}, this toolkit reads {SCHEMA_VERSION}; "
+                    "open it once read-write (any edt command, e.g. `edt status`) to upgrade it"
+                )
         else:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             ensure_schema(self.connection())
@@ -216,9 +270,64 @@ class Mirror:
             clauses.append(("live_until > ?", [iso_timestamp(now)]))
         # Regfree is a separate database: only ever returned when asked for by name.
         clauses.append((f"source {'=' if regfree else '!='} '{REGFREE}'", []))
-        clauses += _filter_clauses(DOMAIN_PARAMS, values, Context(today=now.date(), table="listings"))
-        where, args = _where(clauses)
-        return _Sql(where, args, _order_by(values.get("sort")))
+        if "ends_before" in values and not values.get("include_closed"):
+            # Implied by "live"; gives the end-date index a lower bound.
+            clauses.append(("auction_end_date > ?", [iso_timestamp(now)]))
+        filters = _filter_clauses(DOMAIN_PARAMS, values, Context(today=now.date(), table="listings"))
+        where, args = _where(clauses + filters)
+        order = _order_by(values.get("sort"))
+        walk_index = _walk_index(order, values)
+        # Every index carries source; a filter the walk index cannot check means table reads.
+        filters = {n for n in values if DOMAIN_PARAMS[n].clause is not None} - {"source"}
+        if len(values.get("tld", ())) > 1:
+            filters.add("tld+")  # several TLDs: no single seek
+        covered = walk_index is not None and filters <= _INDEX_CHECKS.get(walk_index, set())
+        fts = "contains" in values and all(len(t) >= 3 for t in values["contains"])
+        count_index = None if fts else _count_index(filters)
+        return _Sql(where, args, order, walk_index, covered, fts, count_index)
+
+    def _count(self, conn: sqlite3.Connection, sql: _Sql) -> int:
+        # An index answers the count without reading the table; a trigram search is
+        # better driven by its own index.
+        hint = f"INDEXED BY {sql.count_index}" if sql.count_index else ""
+        return conn.execute(f"SELECT count(*) FROM listings {hint} WHERE {sql.where}", sql.args).fetchone()[0]
+
+    def _page_rows(self, conn: sqlite3.Connection, sql: _Sql, total: int, limit: int, offset: int) -> list[tuple]:
+        """The page's rows, by the cheapest of three plans, chosen with the exact count."""
+        if offset >= total:
+            return []
+        if sql.fts and total <= WALK_LIMIT:
+            plan = ""  # few matches: the trigram index drives, the matches are sorted
+        elif sql.walk_index and (sql.covered or (offset + limit) * self._scope_rows(conn) / total <= WALK_LIMIT):
+            plan = f"INDEXED BY {sql.walk_index}"  # dense enough: walk the sort index, stop at the page
+        else:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT id FROM listings INDEXED BY {_FILTERS_INDEX} WHERE {sql.where} "
+                    f"ORDER BY {sql.order} LIMIT ? OFFSET ?",
+                    [*sql.args, limit, offset],
+                )
+            ]
+            if not ids:
+                return []
+            rows = conn.execute(
+                f"SELECT {_LISTING_SELECT} FROM listings WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).fetchall()
+            by_id = {row[0]: row for row in rows}
+            return [by_id[i] for i in ids]
+        return conn.execute(
+            f"SELECT {_LISTING_SELECT} FROM listings {plan} WHERE {sql.where} ORDER BY {sql.order} LIMIT ? OFFSET ?",
+            [*sql.args, limit, offset],
+        ).fetchall()
+
+    def _scope_rows(self, conn: sqlite3.Connection) -> int:
+        cached = getattr(self._local, "scope", None)
+        generation = self.generation()
+        if cached is None or cached[0] != generation:
+            cached = (generation, conn.execute("SELECT count(*) FROM listings").fetchone()[0] or 1)
+            self._local.scope = cached
+        return cached[1]
 
     def search_domains(
         self,
@@ -239,7 +348,7 @@ class Mirror:
         conn = self.connection()
         today = self.now().date()
         ht = bool(values.get("include_historical_traffic"))
-        total = conn.execute(f"SELECT count(*) FROM listings WHERE {sql.where}", sql.args).fetchone()[0]
+        total = self._count(conn, sql)
         if cursor_mode:
             after_id = values["after_id"]
             rows = conn.execute(
@@ -260,10 +369,7 @@ class Mirror:
                 "order": "id asc",
             }
             return envelope
-        rows = conn.execute(
-            f"SELECT {_LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order} LIMIT ? OFFSET ?",
-            [*sql.args, per_page, (page - 1) * per_page],
-        ).fetchall()
+        rows = self._page_rows(conn, sql, total, per_page, (page - 1) * per_page)
         data = [self._listing_record(r, today, historical_traffic=ht) for r in rows]
         return _envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)
 

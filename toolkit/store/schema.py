@@ -24,7 +24,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ensure_schema", "connect", "bulk_load", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -78,44 +78,50 @@ SORT_COLUMNS: dict[str, tuple[str, bool]] = {
     "created_at": ("created_at", False),
     "first_seen_at": ("first_seen_at", False),
 }
-_NOT_NULL_SORTS = {"id", "name", "created_at", "first_seen_at"}
-# Sorts people run ascending (cheapest first, ending soonest, oldest first) get an index
-# for that direction too; other ascending sorts are answered with a sort step.
-_ASCENDING_SORTS = {"price", "effective_price", "max_bid", "auction_end_date", "wayback_first_date"}
+# Columns every filter and sort reads. One covering index holds them all, so a count (and
+# a sort with no index of its own) reads this narrow index instead of the wide table.
+# source then tld lead: with ANALYZE's statistics SQLite skip-scans the few sources to seek a tld.
+FILTER_COLUMNS = (
+    "source", "tld", "live_until", "type", "score", "trust_flow", "citation_flow", "domain_authority",
+    "referring_domains", "backlinks_count", "wayback_snapshots", "historical_traffic_etv", "effective_price",
+    "price", "max_bid", "bids_count", "wayback_first_date", "has_gmb", "ref_domains_edu", "ref_domains_gov",
+    "language", "created_at", "auction_end_date", "first_seen_at", "ttf_topic", "name", "historical_tech", "use_cases",
+)  # fmt: skip
 
+# Sorts people run often get an index in their direction, so a page is a short index walk:
+# best score, ending soonest, oldest, cheapest, newest, most bids, best TF, most links.
+# Every index ends with what every query checks (id for ties, live_until, source), so
+# walking it never reads the table unless a further filter asks for another column.
+_BASE = "id, live_until, source"
+SORT_INDEXES = {
+    "idx_listings_score": f"score DESC, {_BASE}",
+    "idx_listings_ending": f"(auction_end_date IS NULL), auction_end_date, {_BASE}",
+    "idx_listings_oldest": f"(wayback_first_date IS NULL), wayback_first_date, {_BASE}",
+    "idx_listings_cheapest": f"(effective_price IS NULL), effective_price, {_BASE}",
+    "idx_listings_newest": f"created_at DESC, {_BASE}",
+    "idx_listings_bids": f"bids_count DESC, {_BASE}",
+    "idx_listings_trust_flow": f"trust_flow DESC, {_BASE}",
+    "idx_listings_referring": f"referring_domains DESC, {_BASE}",
+}
 
-def _listing_indexes() -> dict[str, str]:
-    """Index name -> column list. Each sort column gets one index per direction, so that a
-    sort with nulls last and ties by id reads the index in order and stops at the page."""
-    indexes: dict[str, str] = {}
-    for column, _ in SORT_COLUMNS.values():
-        if column == "id":
-            continue
-        indexes[f"idx_listings_{column}_desc"] = f"{column} DESC"
-        if column in _ASCENDING_SORTS:
-            indexes[f"idx_listings_{column}_asc"] = f"({column} IS NULL), {column}"
-    indexes.update(
-        {
-            "idx_listings_source_score": "source, score DESC",
-            "idx_listings_tld_score": "tld, score DESC",
-            "idx_listings_type_score": "type, score DESC",
-            "idx_listings_language": "language",
-            "idx_listings_live_until": "live_until",
-            "idx_listings_ttf_topic": "ttf_topic COLLATE NOCASE",
-        }
-    )
-    return indexes
-
-
-LISTING_INDEXES = _listing_indexes()
+LISTING_INDEXES = {
+    "idx_listings_filters": ", ".join(FILTER_COLUMNS),
+    "idx_listings_source_score": "source, score DESC, id, live_until",
+    "idx_listings_tld_score": f"tld, score DESC, {_BASE}",
+    **SORT_INDEXES,
+}
 
 PENDING_INDEXES = {
     "idx_pending_drop": "estimated_drop_date",
     "idx_pending_tld_drop": "tld, estimated_drop_date",
     "idx_pending_status_drop": "whois_status, estimated_drop_date",
+    "idx_pending_source_drop": "source, estimated_drop_date",
     "idx_pending_week": "week_end",
-    "idx_pending_domain": "domain COLLATE NOCASE",
+    "idx_pending_lookup": "domain COLLATE NOCASE",
+    "idx_pending_domain": "domain, id, estimated_drop_date",
 }
+HISTORY_INDEXES = {"idx_history_listing": "listing_id, observed_at"}
+SYNC_RUN_INDEXES = {"idx_sync_runs_job": "job, started_at"}
 
 
 def _table(db: sqlite_utils.Database, name: str, columns: dict[str, type], pk) -> None:
@@ -134,6 +140,26 @@ def _sqlite_types(columns: dict[str, str]) -> dict[str, type]:
     return {name: mapping[SQL_TYPES[kind]] for name, kind in columns.items()}
 
 
+def _ensure_indexes(conn: sqlite3.Connection, table: str, declared: dict[str, str]) -> None:
+    """Make the table's indexes exactly the declared ones: a changed declaration is rebuilt,
+    an index no longer declared is dropped (FTS shadow tables are not touched)."""
+    existing = dict(
+        conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+                     [table]).fetchall()
+    )  # fmt: skip
+    for name, sql in existing.items():
+        if name not in declared or " ".join(sql.split()) != _index_sql(name, table, declared[name]):
+            conn.execute(f"DROP INDEX {name}")
+            existing[name] = None
+    for name, cols in declared.items():
+        if existing.get(name) is None:
+            conn.execute(_index_sql(name, table, cols))
+
+
+def _index_sql(name: str, table: str, cols: str) -> str:
+    return f"CREATE INDEX {name} ON {table} ({cols})"
+
+
 def _migrate_v2(db: sqlite_utils.Database) -> None:
     # v2 derives live_until for rows written by v1.
     db.execute(
@@ -143,6 +169,7 @@ def _migrate_v2(db: sqlite_utils.Database) -> None:
 
 
 _DATA_MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {2: _migrate_v2}
+# v3 changed index declarations only: `_ensure_indexes` rebuilds them.
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -180,12 +207,10 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
         for version in sorted(_DATA_MIGRATIONS):
             if before < version:
                 _DATA_MIGRATIONS[version](db)
-        for name, cols in LISTING_INDEXES.items():
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON listings ({cols})")
-        for name, cols in PENDING_INDEXES.items():
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON pending_delete ({cols})")
-        conn.execute("CREATE INDEX IF NOT EXISTS idx_history_listing ON listing_history (listing_id, observed_at)")
-        conn.execute("CREATE INDEX IF NOT EXISTS idx_sync_runs_job ON sync_runs (job, started_at)")
+        _ensure_indexes(conn, "listings", LISTING_INDEXES)
+        _ensure_indexes(conn, "pending_delete", PENDING_INDEXES)
+        _ensure_indexes(conn, "listing_history", HISTORY_INDEXES)
+        _ensure_indexes(conn, "sync_runs", SYNC_RUN_INDEXES)
         for table in ("listings", "pending_delete"):
             column = "name" if table == "listings" else "domain"
             if not db[f"{table}_fts"].exists():
@@ -207,6 +232,10 @@ def _index_names(conn: sqlite3.Connection, table: str) -> list[str]:
 def bulk_load(conn: sqlite3.Connection, tables: tuple[str, ...] = ("listings", "pending_delete")) -> Iterator[None]:
     """Write many rows fast: secondary indexes and FTS triggers are dropped for the load,
     then rebuilt in one pass each (far cheaper than maintaining them row by row)."""
+    # A bulk load writes each page once: no WAL copy, no fsync (a crash can only cost the
+    # rows being loaded, never the file's consistency as far as the OS has written it).
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.execute("PRAGMA synchronous=OFF")
     with conn:
         for table in tables:
             for name in _index_names(conn, table):
@@ -227,3 +256,5 @@ def bulk_load(conn: sqlite3.Connection, tables: tuple[str, ...] = ("listings", "
         conn.execute("PRAGMA user_version = 0")  # makes ensure_schema re-create the indexes
         ensure_schema(conn)
         conn.execute("ANALYZE")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
