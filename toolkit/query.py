@@ -61,11 +61,15 @@ class _Sql:
     covered: bool  # every condition can be checked inside that index (no table reads)
     fts: bool  # `contains` is answered by the trigram index (every term >= 3 characters)
     count_index: str | None  # the index that counts the matches without reading the table
+    walk_where: str = "1"  # the conditions a walk of walk_index checks by itself
+    walk_args: list[Any] = ()
 
 
 # A page walks its sort index when it should find its rows within this many index entries
 # (estimated from the exact count); beyond, the ids are sorted from the covering index.
 WALK_LIMIT = 20_000
+# Before the count is known, a page may try a walk of at most this many index entries.
+PROBE_LIMIT = 3_000
 _FILTERS_INDEX = "idx_listings_filters"
 
 
@@ -126,14 +130,19 @@ def _envelope(data: list, *, total: int, page: int, per_page: int, url: str, raw
     }
 
 
+_NEVER_NULL = {"name", "created_at", "first_seen_at"}  # the writer always sets them
+
+
 def _order_by(sort: str | None) -> str:
     """ORDER BY for a contract sort: nulls last, ties by id (default: score descending)."""
     sort = sort or "-score"
     descending = sort.startswith("-")
     column, reversed_ = SORT_COLUMNS[sort.lstrip("-")]
+    if column == "id":
+        return "id DESC" if descending else "id"
     if descending != reversed_:
-        return f"{column} DESC, id" if column != "id" else "id DESC"
-    return f"({column} IS NULL), {column}, id" if column != "id" else "id"
+        return f"{column} DESC, id"
+    return f"{column}, id" if column in _NEVER_NULL else f"({column} IS NULL), {column}, id"
 
 
 # The filters each index can check by itself (its leading column's filters; every index
@@ -146,10 +155,26 @@ _INDEX_CHECKS: dict[str, set[str]] = {
     "idx_listings_ending": {"ends_after", "ends_before"},
     "idx_listings_oldest": {"age_min"},
     "idx_listings_cheapest": {"price_min", "price_max"},
+    "idx_listings_price": set(),
     "idx_listings_newest": {"created_after", "created_before"},
     "idx_listings_bids": {"has_bids"},
     "idx_listings_trust_flow": {"tf_min"},
     "idx_listings_referring": {"rd_min", "has_backlinks"},
+    "idx_listings_authority": {"da_min"},
+    "idx_listings_citation": {"cf_min"},
+    "idx_listings_snapshots": {"snapshots_min"},
+    "idx_listings_traffic": {"traffic_min"},
+    "idx_listings_name": {"contains"},
+    "idx_listings_gmb": {"has_gmb", "score_min"},
+    "idx_listings_tech": {"techs", "use_cases", "score_min"},
+    "idx_listings_topic": {"categories"},
+    "idx_listings_language": {"language", "age_min"},
+}
+# Partial indexes are used only when the query states their condition; these terms are
+# implied by the filters (a null array holds nothing) and are added as planner hints.
+_PARTIAL_HINTS = {
+    "techs": "historical_tech IS NOT NULL OR use_cases IS NOT NULL",
+    "use_cases": "historical_tech IS NOT NULL OR use_cases IS NOT NULL",
 }
 
 
@@ -160,6 +185,10 @@ def _walk_index(order: str, values: Mapping[str, Any]) -> str | None:
             return "idx_listings_tld_score"
         if "source" in values:
             return "idx_listings_source_score"
+        if values.get("has_gmb"):
+            return "idx_listings_gmb"
+        if "techs" in values or "use_cases" in values:
+            return "idx_listings_tech"
     for name, columns in SORT_INDEXES.items():
         if columns.startswith(order + ","):
             return name
@@ -265,32 +294,78 @@ class Mirror:
         if regfree:
             require(plan, "regfree")
         now = self.now()
-        clauses: list[tuple[str, list[Any]]] = []
+        base: list[tuple[str, list[Any]]] = []
         if not values.get("include_closed"):
-            clauses.append(("live_until > ?", [iso_timestamp(now)]))
+            base.append(("live_until > ?", [iso_timestamp(now)]))
         # Regfree is a separate database: only ever returned when asked for by name.
-        clauses.append((f"source {'=' if regfree else '!='} '{REGFREE}'", []))
+        base.append((f"source {'=' if regfree else '!='} '{REGFREE}'", []))
+        ctx = Context(today=now.date(), table="listings")
+        named: dict[str, tuple[str, list[Any]]] = {}
+        for name, value in values.items():
+            clause = DOMAIN_PARAMS[name].clause
+            if clause is not None and (built := clause(value, ctx)) is not None:
+                named[name] = built
         if "ends_before" in values and not values.get("include_closed"):
             # Implied by "live"; gives the end-date index a lower bound.
-            clauses.append(("auction_end_date > ?", [iso_timestamp(now)]))
-        filters = _filter_clauses(DOMAIN_PARAMS, values, Context(today=now.date(), table="listings"))
-        where, args = _where(clauses + filters)
+            named["ends_after_now"] = ("auction_end_date > ?", [iso_timestamp(now)])
+        hints = sorted({_PARTIAL_HINTS[name] for name in values if name in _PARTIAL_HINTS})
+        where, args = _where(base + list(named.values()) + [(hint, []) for hint in hints])
         order = _order_by(values.get("sort"))
         walk_index = _walk_index(order, values)
         # Every index carries source; a filter the walk index cannot check means table reads.
-        filters = {n for n in values if DOMAIN_PARAMS[n].clause is not None} - {"source"}
+        filters = set(named) - {"source", "ends_after_now"}
         if len(values.get("tld", ())) > 1:
             filters.add("tld+")  # several TLDs: no single seek
-        covered = walk_index is not None and filters <= _INDEX_CHECKS.get(walk_index, set())
+        checks = _INDEX_CHECKS.get(walk_index, set()) | {"source"}
+        covered = walk_index is not None and filters <= checks
+        # What a walk of that index can check by itself (a partial index needs its condition).
+        walk_where, walk_args = _where(
+            base + [c for n, c in named.items() if n in checks] + [(h, []) for h in hints if walk_index == "idx_listings_tech"]
+        )
         fts = "contains" in values and all(len(t) >= 3 for t in values["contains"])
         count_index = None if fts else _count_index(filters)
-        return _Sql(where, args, order, walk_index, covered, fts, count_index)
+        return _Sql(where, args, order, walk_index, covered, fts, count_index, walk_where, walk_args)
 
     def _count(self, conn: sqlite3.Connection, sql: _Sql) -> int:
         # An index answers the count without reading the table; a trigram search is
         # better driven by its own index.
         hint = f"INDEXED BY {sql.count_index}" if sql.count_index else ""
         return conn.execute(f"SELECT count(*) FROM listings {hint} WHERE {sql.where}", sql.args).fetchone()[0]
+
+    def _count_and_page(self, conn: sqlite3.Connection, sql: _Sql, limit: int, offset: int) -> tuple[int, list[tuple]]:
+        """The total and the page's rows."""
+        if sql.count_index != _FILTERS_INDEX:
+            total = self._count(conn, sql)
+            return total, self._page_rows(conn, sql, total, limit, offset)
+        if sql.walk_index and offset + limit <= PROBE_LIMIT:
+            # Dense matches fill the page from the first entries of the sort index: try a
+            # bounded walk, and pay for the count alone.
+            probe = conn.execute(
+                f"SELECT id FROM listings WHERE {sql.where} AND id IN (SELECT id FROM listings INDEXED BY "
+                f"{sql.walk_index} WHERE {sql.walk_where} ORDER BY {sql.order} LIMIT {PROBE_LIMIT}) "
+                f"ORDER BY {sql.order} LIMIT ? OFFSET ?",
+                [*sql.args, *sql.walk_args, limit, offset],
+            ).fetchall()
+            if len(probe) == limit:
+                return self._count(conn, sql), self._rows_by_id(conn, [r[0] for r in probe])
+        # Only the wide covering index checks these filters: one pass over it gathers the
+        # matches' ids and sort keys, then counts and orders just those.
+        key = sql.order.split(",")[-2].replace(" DESC", "").strip() if "," in sql.order else "id"
+        matches = f"SELECT id{', ' + key if key != 'id' else ''} FROM listings INDEXED BY {_FILTERS_INDEX} WHERE {sql.where}"
+        found = conn.execute(
+            f"WITH m AS MATERIALIZED ({matches}) SELECT (SELECT count(*) FROM m), id FROM m "
+            f"ORDER BY {sql.order} LIMIT ? OFFSET ?",
+            [*sql.args, limit, offset],
+        ).fetchall()
+        if not found:  # a page past the end still reports the total
+            return self._count(conn, sql), []
+        return found[0][0], self._rows_by_id(conn, [r[1] for r in found])
+
+    @staticmethod
+    def _rows_by_id(conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
+        rows = conn.execute(f"SELECT {_LISTING_SELECT} FROM listings WHERE id IN ({','.join('?' * len(ids))})", ids)
+        by_id = {row[0]: row for row in rows}
+        return [by_id[i] for i in ids]
 
     def _page_rows(self, conn: sqlite3.Connection, sql: _Sql, total: int, limit: int, offset: int) -> list[tuple]:
         """The page's rows, by the cheapest of three plans, chosen with the exact count."""
@@ -309,13 +384,7 @@ class Mirror:
                     [*sql.args, limit, offset],
                 )
             ]
-            if not ids:
-                return []
-            rows = conn.execute(
-                f"SELECT {_LISTING_SELECT} FROM listings WHERE id IN ({','.join('?' * len(ids))})", ids
-            ).fetchall()
-            by_id = {row[0]: row for row in rows}
-            return [by_id[i] for i in ids]
+            return self._rows_by_id(conn, ids) if ids else []
         return conn.execute(
             f"SELECT {_LISTING_SELECT} FROM listings {plan} WHERE {sql.where} ORDER BY {sql.order} LIMIT ? OFFSET ?",
             [*sql.args, limit, offset],
@@ -348,8 +417,8 @@ class Mirror:
         conn = self.connection()
         today = self.now().date()
         ht = bool(values.get("include_historical_traffic"))
-        total = self._count(conn, sql)
         if cursor_mode:
+            total = self._count(conn, sql)
             after_id = values["after_id"]
             rows = conn.execute(
                 f"SELECT {_LISTING_SELECT} FROM listings WHERE {sql.where} AND id > ? ORDER BY id LIMIT ?",
@@ -369,7 +438,7 @@ class Mirror:
                 "order": "id asc",
             }
             return envelope
-        rows = self._page_rows(conn, sql, total, per_page, (page - 1) * per_page)
+        total, rows = self._count_and_page(conn, sql, per_page, (page - 1) * per_page)
         data = [self._listing_record(r, today, historical_traffic=ht) for r in rows]
         return _envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)
 

@@ -8,6 +8,7 @@ missing" goes into `_DATA_MIGRATIONS` under the version that introduces it.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -89,7 +90,7 @@ FILTER_COLUMNS = (
 )  # fmt: skip
 
 # Sorts people run often get an index in their direction, so a page is a short index walk:
-# best score, ending soonest, oldest, cheapest, newest, most bids, best TF, most links.
+# best score, ending soonest, oldest, cheapest, newest, most bids, the link metrics, A-Z.
 # Every index ends with what every query checks (id for ties, live_until, source), so
 # walking it never reads the table unless a further filter asks for another column.
 _BASE = "id, live_until, source"
@@ -98,10 +99,26 @@ SORT_INDEXES = {
     "idx_listings_ending": f"(auction_end_date IS NULL), auction_end_date, {_BASE}",
     "idx_listings_oldest": f"(wayback_first_date IS NULL), wayback_first_date, {_BASE}",
     "idx_listings_cheapest": f"(effective_price IS NULL), effective_price, {_BASE}",
+    "idx_listings_price": f"(price IS NULL), price, {_BASE}",
     "idx_listings_newest": f"created_at DESC, {_BASE}",
     "idx_listings_bids": f"bids_count DESC, {_BASE}",
     "idx_listings_trust_flow": f"trust_flow DESC, {_BASE}",
     "idx_listings_referring": f"referring_domains DESC, {_BASE}",
+    "idx_listings_authority": f"domain_authority DESC, {_BASE}",
+    "idx_listings_citation": f"citation_flow DESC, {_BASE}",
+    "idx_listings_backlinks": f"backlinks_count DESC, {_BASE}",
+    "idx_listings_snapshots": f"wayback_snapshots DESC, {_BASE}",
+    "idx_listings_traffic": f"historical_traffic_etv DESC, {_BASE}",
+    "idx_listings_name": f"name, {_BASE}",
+}
+
+# Filters that only the wide covering index could check get a small index of their own:
+# rare flags as partial indexes in score order, topics and languages as seekable keys.
+FILTER_INDEXES = {
+    "idx_listings_gmb": f"score DESC, {_BASE}) WHERE (has_gmb = 1",
+    "idx_listings_tech": f"score DESC, {_BASE}, historical_tech, use_cases) WHERE (historical_tech IS NOT NULL OR use_cases IS NOT NULL",
+    "idx_listings_topic": f"ttf_topic COLLATE NOCASE, {_BASE}",
+    "idx_listings_language": f"language, wayback_first_date, {_BASE}",
 }
 
 LISTING_INDEXES = {
@@ -109,6 +126,7 @@ LISTING_INDEXES = {
     "idx_listings_source_score": "source, score DESC, id, live_until",
     "idx_listings_tld_score": f"tld, score DESC, {_BASE}",
     **SORT_INDEXES,
+    **FILTER_INDEXES,
 }
 
 PENDING_INDEXES = {
@@ -187,11 +205,26 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
+def _fingerprint() -> str:
+    """Changes whenever a declared table, column or index changes."""
+    declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, LISTING_INDEXES, PENDING_INDEXES,
+                HISTORY_INDEXES, SYNC_RUN_INDEXES)  # fmt: skip
+    return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
+
+
+def _stored_fingerprint(conn: sqlite3.Connection) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM mirror_meta WHERE key = 'schema_fingerprint'").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return row[0] if row else None
+
+
 def ensure_schema(conn: sqlite3.Connection) -> int:
     """Create or upgrade the mirror's shape; returns the version it had before."""
     db = sqlite_utils.Database(conn)
     before = conn.execute("PRAGMA user_version").fetchone()[0]
-    if before == SCHEMA_VERSION and db["listings_fts"].exists():
+    if before == SCHEMA_VERSION and _stored_fingerprint(conn) == _fingerprint():
         return before
     if before > SCHEMA_VERSION:
         raise RuntimeError(
@@ -215,6 +248,11 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
             column = "name" if table == "listings" else "domain"
             if not db[f"{table}_fts"].exists():
                 db[table].enable_fts([column], tokenize="trigram", create_triggers=True)
+        conn.execute(
+            "INSERT INTO mirror_meta (key, value) VALUES ('schema_fingerprint', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [_fingerprint()],
+        )
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return before
 
