@@ -395,3 +395,22 @@ def test_a_fresh_mirror_answers_empty_pages(tmp_path):
     env = m.search_domains({})
     assert env["data"] == [] and env["meta"]["total"] == 0 and env["meta"]["last_page"] == 1
     assert m.search_pending_delete({})["meta"]["total"] == 0
+
+
+@pytest.mark.parametrize("walk_limit, probe_limit", [(0, 0), (0, 5), (0, 10**6), (10**9, 0), (10**9, 10**6)])
+def test_every_query_plan_gives_the_oracle_answer(mirror, monkeypatch, walk_limit, probe_limit):
+    """The planner picks among index walks, a bounded probe, a one-pass count+sort and an
+    id-only top-N by thresholds; on a small mirror force each branch and check them all."""
+    import toolkit.query as q
+
+    monkeypatch.setattr(q, "WALK_LIMIT", walk_limit)
+    monkeypatch.setattr(q, "PROBE_LIMIT", probe_limit)
+    rows = all_rows(mirror, "listings")
+    rnd = random.Random(walk_limit + probe_limit)
+    for _ in range(60):
+        names = rnd.sample(sorted(set(POOLS) - {"limit"}), rnd.randint(1, 4))
+        params = {name: rnd.choice(POOLS[name]) for name in names}
+        envelope = mirror.search_domains(params)
+        ids, total = oracle_domains(rows, _normalise_expectations(params))
+        assert [r["id"] for r in envelope["data"]] == ids, params
+        assert envelope["meta"]["total"] == total, params
