@@ -307,13 +307,20 @@ def status(db: str, as_json: bool) -> None:
         click.echo("  sync            never (run `edt sync` with an API key)")
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def bench(args: tuple[str, ...]) -> None:
-    """Benchmark the query layer against DuckDB and pandas (see `edt bench --help-bench`)."""
+@cli.command()
+@_db_option
+@click.option("--repeat", type=int, default=5, show_default=True, help="Timed runs per engine and query, after a warm-up.")
+@click.option("--markdown", is_flag=True, help="Print the tables as Markdown (for the README).")
+@click.option("--only", help="Run only the queries whose name contains this text.")
+@click.option("--explain", type=int, default=0, metavar="N", help="Show the query plans of the N slowest queries.")
+@click.option("--strict", is_flag=True, help="Exit 1 when a speed target is missed.")
+def bench(db: str, repeat: int, markdown: bool, only: str | None, explain: int, strict: bool) -> None:
+    """Benchmark the query layer against DuckDB and pandas on the same rows (a full demo mirror)."""
     from .bench import main as bench_main
 
-    raise SystemExit(bench_main(list(args)))
+    argv = ["--db", db, "--repeat", str(repeat), "--explain", str(explain)]
+    argv += ["--markdown"] * markdown + ["--strict"] * strict + (["--only", only] if only else [])
+    raise SystemExit(bench_main(argv))
 
 
 def main() -> None:
