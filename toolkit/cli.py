@@ -323,6 +323,40 @@ def bench(db: str, repeat: int, markdown: bool, only: str | None, explain: int, 
     raise SystemExit(bench_main(argv))
 
 
+@cli.command()
+@_db_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind; the default lets only this machine connect (0.0.0.0: the network).")  # fmt: skip
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--key", "keys", multiple=True, metavar="KEY=PLAN",
+              help="An API key and its plan (repeatable), e.g. --key team-key=pro. Visible in `ps`: prefer --keys-file.")  # fmt: skip
+@click.option("--keys-file", type=click.Path(dir_okay=False), default=None,
+              help="KEY=PLAN lines or JSON {KEY: PLAN}; a key may be written sha256:<hex digest> so the file never holds it.")  # fmt: skip
+@click.option("--rate", "rates", multiple=True, metavar="PLAN=N",
+              help="Override a plan's requests per minute (repeatable), e.g. --rate pro=600 for tests.")  # fmt: skip
+def serve(db: str, host: str, port: int, keys: tuple[str, ...], keys_file: str | None, rates: tuple[str, ...]) -> None:
+    """Serve the mirror as the REST API (/api/domains, ...) and /openapi.json on localhost."""
+    from .ratelimit import KeyStore, parse_rates
+    from .server import serve as run_server
+
+    if not Path(db).is_file():
+        raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
+    try:
+        store = KeyStore.from_pairs(keys)
+        if keys_file:
+            if not Path(keys_file).is_file():
+                raise ValueError(f"--keys-file: {keys_file} does not exist")
+            store.load_file(keys_file)
+        limits = parse_rates(rates)
+    except (ValueError, OSError) as exc:
+        raise BadInput(str(exc)) from None
+    try:
+        Mirror(db, readonly=True).close()
+    except Exception as exc:  # not a mirror, or an older schema
+        raise BadInput(f"{db}: cannot serve ({exc})") from None
+    run_server(db, host=host, port=port, keys=store, rates=limits, echo=lambda line: click.echo(line, err=True))
+
+
 def main() -> None:
     try:
         cli.main(prog_name="edt", standalone_mode=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -446,10 +447,10 @@ class Mirror:
         """`{"data": record}` for one listing by id (closed ones too), or a 404."""
         plan = self._plan(plan)
         require(plan, "domains")
-        try:
-            key = int(str(domain_id).strip())
-        except ValueError:
-            raise not_found() from None
+        text = str(domain_id).strip()
+        if not re.fullmatch(r"[0-9]{1,18}", text):  # ids are positive 64-bit integers
+            raise not_found()
+        key = int(text)
         row = self.connection().execute(f"SELECT {_LISTING_SELECT} FROM listings WHERE id = ?", [key]).fetchone()
         if row is None:
             raise not_found()
@@ -471,8 +472,10 @@ class Mirror:
         sql = self._domain_sql(values, plan)
         today = self.now().date()
         ht = bool(values.get("include_historical_traffic"))
-        # A connection of its own, so a slow consumer never holds this thread's connection.
+        # A connection of its own, so a slow consumer never holds this thread's connection;
+        # a sort with no index spills to disk there, so memory stays flat for any export.
         conn = connect(self.path, readonly=True)
+        conn.execute("PRAGMA temp_store=FILE")
 
         def rows() -> Iterator[dict[str, Any]]:
             try:

@@ -1,0 +1,471 @@
+"""`edt serve`: the mirror as the live service's REST API, on localhost.
+
+A thin ASGI shell (Starlette) over the query layer: every rule (validation, plans,
+envelope, masking) is `Mirror`'s; this module adds only what is HTTP: bearer keys, rate
+limits and their headers, absolute links, JSON errors, streaming, CORS and the OpenAPI
+document (`toolkit.openapi`, generated from the same parameter definitions).
+
+    from toolkit.server import create_app
+    app = create_app("data/mirror.db", {"my-key": "pro"}, rates={"pro": 600})
+
+Routes: `GET /api/domains`, `/api/domains/{id}`, `/api/pending-delete`,
+`/api/pending-delete/{domain}`, `/api/free/domains`, `/api/export`, `/openapi.json`, `/`.
+Every answer is JSON with a 2xx or 4xx status (503 when the mirror is locked by a long
+write); an unexpected error is logged (never with headers: the key is a secret) and
+answered 400 with a message, never a stack trace.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import ipaddress
+import json
+import logging
+import os
+import re
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .errors import ApiError, unauthenticated
+from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
+from .plans import PLANS
+from .query import Mirror
+from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
+
+__all__ = ["create_app", "serve", "startup_lines", "is_loopback"]
+
+log = logging.getLogger("toolkit.server")
+
+TOO_MANY = {"message": "Too Many Attempts."}
+BAD_REQUEST = {"message": "The request could not be processed: check the path and the parameters."}
+BUSY = {"error": "busy", "message": "The mirror is busy (a long write is in progress); retry after Retry-After seconds."}
+CORS = {"Access-Control-Allow-Origin": "*"}
+_HOST = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*"
+                   r"|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?")  # fmt: skip
+_ID = re.compile(r"[0-9]{1,18}")  # fits SQLite's 64-bit integers
+_NOT_AN_ID = "-"  # handed to the query layer for a path that is no id: it answers (plan rules, then 404)
+_CHUNK = 64 * 1024
+
+
+def _dumps(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _json(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Response:
+    return Response(_dumps(body), status_code=status, headers=dict(headers or {}), media_type="application/json")
+
+
+def _base_url(request: Request) -> str:
+    """scheme://host[:port] as the client addressed us (a malformed Host falls back to the socket)."""
+    scope = request.scope
+    host = request.headers.get("host", "")
+    if not _HOST.fullmatch(host):
+        server = scope.get("server") or ("127.0.0.1", 80)
+        name = f"[{server[0]}]" if ":" in str(server[0]) else str(server[0])
+        host = name if server[1] in (None, 80) else f"{name}:{server[1]}"
+    return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
+
+
+def _bearer(request: Request) -> str | None:
+    """The key of `Authorization: Bearer <KEY>` (the seed's only scheme), else None."""
+    header = request.headers.get("authorization")
+    if not header:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    token = token.strip()
+    try:  # headers arrive as latin-1; keys are UTF-8 text
+        token = token.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        pass
+    return token or None
+
+
+def _params(request: Request) -> dict[str, str]:
+    # The last value of a repeated name wins, as PHP (the live service) reads a query string.
+    return dict(request.query_params)
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class _Api:
+    """The endpoints, over one read-only Mirror, one key store and one rate limiter."""
+
+    def __init__(self, mirror: Mirror, keys: KeyStore, limits: dict[str, int], limiter: SlidingWindow):
+        self.mirror = mirror
+        self.keys = keys
+        self.limits = limits
+        self.limiter = limiter
+
+    # -- the shared shell ----------------------------------------------------------------
+    async def _answer(self, request: Request, call: Callable[[], Response], headers: Mapping[str, str]) -> Response:
+        """Run a query-layer call in the threadpool; turn its errors into the contract's answers."""
+        try:
+            return await run_in_threadpool(call)
+        except ApiError as exc:
+            return _json(exc.status, exc.body, headers)
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                return _json(503, BUSY, {**headers, "Retry-After": "60"})
+            log.exception("query failed on %s", request.url.path)
+            return _json(400, BAD_REQUEST, headers)
+        except Exception:  # a bug or an input nobody foresaw: logged (never headers), a 400, never a trace
+            log.exception("query failed on %s", request.url.path)
+            return _json(400, BAD_REQUEST, headers)
+
+    async def _keyed(self, request: Request, call: Callable[[str], Response]) -> Response:
+        """401 without a valid key; 429 past the plan's limit; else `call(plan)`, with the
+        X-RateLimit headers on every answer."""
+        identity = self.keys.lookup(_bearer(request))
+        if identity is None:
+            return _json(401, unauthenticated().body)
+        decision: Decision = self.limiter.hit(identity.bucket, self.limits[identity.plan])
+        headers = decision.headers()
+        if not decision.allowed:
+            return _json(429, TOO_MANY, headers)
+        response = await self._answer(request, partial(call, identity.plan), headers)
+        for name, value in headers.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    def _ok(self, body: Any, headers: Mapping[str, str] | None = None) -> Response:
+        return _json(200, body, headers)
+
+    # -- routes --------------------------------------------------------------------------
+    async def domains(self, request: Request) -> Response:
+        params, url = _params(request), _base_url(request) + "/api/domains"
+        return await self._keyed(
+            request, lambda plan: self._ok(self.mirror.search_domains(params, plan, url=url, strict=False))
+        )
+
+    async def domain(self, request: Request) -> Response:
+        raw = request.path_params["id"]
+        key = int(raw) if _ID.fullmatch(raw) else _NOT_AN_ID
+        return await self._keyed(request, lambda plan: self._ok(self.mirror.get_domain(key, plan)))
+
+    async def pending(self, request: Request) -> Response:
+        params, url = _params(request), _base_url(request) + "/api/pending-delete"
+        return await self._keyed(
+            request, lambda plan: self._ok(self.mirror.search_pending_delete(params, plan, url=url, strict=False))
+        )
+
+    async def pending_domain(self, request: Request) -> Response:
+        domain = request.path_params["domain"]
+        return await self._keyed(request, lambda plan: self._ok(self.mirror.get_pending_delete(domain, plan)))
+
+    async def free(self, request: Request) -> Response:
+        if request.method == "OPTIONS":  # CORS preflight
+            preflight = {"Access-Control-Allow-Methods": "GET, OPTIONS", "Access-Control-Allow-Headers": "*",
+                         "Access-Control-Max-Age": "600"}  # fmt: skip
+            return Response(status_code=204, headers={**CORS, **preflight})
+        decision = self.limiter.hit("addr:" + _client(request), self.limits["free"])
+        headers = {**decision.headers(), **CORS}
+        if not decision.allowed:
+            return _json(429, TOO_MANY, headers)
+        params = _params(request)
+        response = await self._answer(request, lambda: self._ok(self.mirror.free_domains(params, strict=False)), headers)
+        for name, value in headers.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    async def export(self, request: Request) -> Response:
+        params = _params(request)
+
+        def call(plan: str) -> Response:
+            raw_format = params.get("format", "")
+            fmt = EXPORT_FORMAT.parse(raw_format) if raw_format.strip() else EXPORT_FORMAT.default
+            rows = self.mirror.export_rows(params, plan, strict=False)  # plan and filter errors raise here
+            chunks = _csv_chunks(rows) if fmt == "csv" else _ndjson_chunks(rows)
+            stamp = self.mirror.now().strftime("%Y%m%dT%H%M%SZ")
+            return StreamingResponse(
+                chunks,
+                media_type=EXPORT_MEDIA_TYPES[fmt],
+                headers={"Content-Disposition": f'attachment; filename="domains-{stamp}.{fmt}"'},
+            )
+
+        return await self._keyed(request, call)
+
+    async def openapi(self, request: Request) -> Response:
+        return _json(200, build_openapi(_base_url(request)), CORS)
+
+    async def home(self, request: Request) -> Response:
+        return HTMLResponse(_home_page(build_openapi(_base_url(request)), self.limits))
+
+
+# -- export encodings: bounded chunks, constant memory ---------------------------------------
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _ndjson_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+    parts: list[str] = []
+    size = 0
+    try:
+        for row in rows:
+            line = json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+            parts.append(line)
+            size += len(line)
+            if size >= _CHUNK:
+                yield "".join(parts).encode("utf-8")
+                parts, size = [], 0
+        if parts:
+            yield "".join(parts).encode("utf-8")
+    except Exception:
+        log.exception("export stream failed")
+        raise  # the connection is cut: a client never mistakes a truncated export for a whole one
+    finally:
+        close = getattr(rows, "close", None)
+        if close:
+            close()
+
+
+def _csv_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+    from .query import LISTING_OUTPUT
+
+    buffer = io.StringIO()
+    writer: csv.DictWriter | None = None
+    try:
+        for row in rows:
+            if writer is None:  # the columns of the records themselves (historical_traffic only when asked)
+                writer = csv.DictWriter(buffer, fieldnames=list(row), extrasaction="ignore")
+                writer.writeheader()
+            writer.writerow({k: _cell(v) for k, v in row.items()})
+            if buffer.tell() >= _CHUNK:
+                yield buffer.getvalue().encode("utf-8")
+                buffer.seek(0)
+                buffer.truncate()
+        if writer is None:
+            columns = [c for c in LISTING_OUTPUT if c != "historical_traffic"]
+            csv.writer(buffer).writerow(columns)
+        if buffer.tell():
+            yield buffer.getvalue().encode("utf-8")
+    except Exception:
+        log.exception("export stream failed")
+        raise
+    finally:
+        close = getattr(rows, "close", None)
+        if close:
+            close()
+
+
+# -- the home page ----------------------------------------------------------------------------
+
+
+def _home_page(document: dict[str, Any], limits: Mapping[str, int]) -> str:
+    esc = html.escape
+    rows = []
+    for path, item in document["paths"].items():
+        op = item["get"]
+        names = ", ".join(esc(p["name"]) for p in op.get("parameters", []) if p["in"] == "query") or "-"
+        link = f'<a href="{esc(path)}">{esc(path)}</a>' if path == "/api/free/domains" else esc(path)  # no key needed
+        rows.append(
+            f"<tr><td><code>GET {link}</code></td><td>{esc(op['summary'])}</td><td><details><summary>"
+            f"{len(op.get('parameters', []))} parameters</summary><small>{names}</small></details></td></tr>"
+        )
+    rates = ", ".join(f"{esc(p)} {limits[p]}" for p in PLANS)
+    base = document["servers"][0]["url"].rstrip("/")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Expired Domains Toolkit: local API</title>
+<style>body{{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}}
+td{{padding:.2rem .6rem;vertical-align:top;border-bottom:1px solid #ddd}}code{{font-size:.95em}}</style></head>
+<body><h1>Expired Domains Toolkit: local API</h1>
+<p>This mirror, served as the live service's REST API. The OpenAPI document:
+<a href="/openapi.json">/openapi.json</a> (load it in any OpenAPI viewer or client generator).</p>
+<p>Keys: <code>Authorization: Bearer &lt;KEY&gt;</code>. Requests per minute per key:
+{rates} (free: per client address on <code>/api/free/domains</code>).</p>
+<table>{"".join(rows)}</table>
+<p><code>curl -H "Authorization: Bearer $KEY" "{esc(base)}/api/domains?tld=.fr&amp;tf_min=20"</code></p>
+</body></html>"""
+
+
+# -- safety net -----------------------------------------------------------------------------------
+
+
+class _Guard:
+    """Outermost: a trailing slash is ignored; anything unexpected becomes a JSON 400, never a trace."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path") or "/"
+        if len(path) > 1 and path.endswith("/"):
+            scope = {**scope, "path": path.rstrip("/") or "/"}
+        started = False
+
+        async def guarded(message: dict) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, guarded)
+        except Exception:
+            if started:
+                raise
+            log.exception("unexpected error on %s %s", scope.get("method"), scope.get("path"))
+            await _json(400, BAD_REQUEST)(scope, receive, send)
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return _json(404, {"message": "Not found."})
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status = getattr(exc, "status_code", 400)
+    if status == 404:
+        return _json(404, {"message": "Not found."})
+    if status == 405:
+        return _json(405, {"message": "Method not allowed: this API answers GET."}, {"Allow": "GET, HEAD"})
+    return _json(status if 400 <= status < 500 else 400, {"message": getattr(exc, "detail", None) or "Bad request."})
+
+
+# -- the app ------------------------------------------------------------------------------------
+
+
+def create_app(
+    db_path: str | os.PathLike[str] | Mirror,
+    keys: Mapping[str, str] | KeyStore | None = None,
+    rates: Mapping[str, int] | None = None,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    rate_clock: Callable[[], float] | None = None,
+) -> Starlette:
+    """The ASGI app over the mirror at `db_path` (opened read-only; it must exist).
+
+    `keys`: {KEY: PLAN} or a `KeyStore`. `rates`: requests per minute per plan overriding
+    the contract's (`free` also limits the free endpoint per client address); overrides
+    are logged. `clock` is the mirror's clock (tests freeze it), `rate_clock` the rate
+    limiter's (seconds, monotonic).
+    """
+    if isinstance(db_path, Mirror):
+        mirror = db_path
+    else:
+        mirror = Mirror(db_path, readonly=True, clock=clock)
+    store = keys if isinstance(keys, KeyStore) else KeyStore(keys or {})
+    limits = effective_limits(rates)
+    for plan, value in (rates or {}).items():
+        log.warning("rate limit overridden: %s %s requests/minute", plan, value)
+    limiter = SlidingWindow(clock=rate_clock) if rate_clock else SlidingWindow()
+    api = _Api(mirror, store, limits, limiter)
+    routes = [
+        Route("/", api.home, methods=["GET"]),
+        Route("/openapi.json", api.openapi, methods=["GET"]),
+        Route("/api/domains", api.domains, methods=["GET"]),
+        Route("/api/domains/{id}", api.domain, methods=["GET"]),
+        Route("/api/pending-delete", api.pending, methods=["GET"]),
+        Route("/api/pending-delete/{domain}", api.pending_domain, methods=["GET"]),
+        Route("/api/free/domains", api.free, methods=["GET", "OPTIONS"]),
+        Route("/api/export", api.export, methods=["GET"]),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(_Guard)],
+        exception_handlers={404: _not_found, HTTPException: _http_error},
+    )
+    app.router.redirect_slashes = False
+    app.state.mirror = mirror
+    app.state.keys = store
+    app.state.limits = limits
+    return app
+
+
+# -- running it -----------------------------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def startup_lines(db: str, host: str, port: int, keys: KeyStore, rates: Mapping[str, int] | None) -> list[str]:
+    """What `edt serve` says before it starts: where, who may reach it, keys and limits."""
+    shown = f"[{host}]" if ":" in host else host
+    lines = [f"edt serve: {db} (read-only) at http://{shown}:{port}/  (OpenAPI: /openapi.json)"]
+    if is_loopback(host):
+        lines.append(f"Bound to {host}: only this machine can connect (use --host 0.0.0.0 to share on the network).")
+    else:
+        lines.append(f"Bound to {host}: other machines can connect. Plain HTTP: keys travel unencrypted, "
+                     "put a TLS proxy in front for anything beyond a trusted network.")  # fmt: skip
+        if not len(keys):
+            lines.append("WARNING: bound beyond loopback with no keys: anyone who can reach this port gets "
+                         "/api/free/domains; every keyed endpoint answers 401. Add --key KEY=PLAN or --keys-file.")  # fmt: skip
+    if len(keys):
+        lines.append("Keys: " + ", ".join(f"{n} {plan}" for plan, n in keys.plans().items()) + " (held as SHA-256 digests).")
+    elif is_loopback(host):
+        lines.append("No keys: every keyed endpoint answers 401. Add --key KEY=PLAN or --keys-file PATH.")
+    limits = effective_limits(rates)
+    described = []
+    for plan in PLANS:
+        text = f"{plan} {limits[plan]}"
+        if rates and plan in rates:
+            text += " (OVERRIDDEN by --rate)"
+        elif plan == "enterprise":
+            text += f" (contract: configurable; default {ENTERPRISE_DEFAULT}, set with --rate enterprise=N)"
+        described.append(text)
+    lines.append("Requests per minute per key: " + ", ".join(described) + "; free also per address on /api/free/domains.")
+    return lines
+
+
+def serve(
+    db_path: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    keys: Mapping[str, str] | KeyStore | None = None,
+    rates: Mapping[str, int] | None = None,
+    log_level: str = "info",
+    echo: Callable[[str], None] | None = None,
+) -> None:
+    """Run the app with uvicorn until interrupted (one process: the rate limits live in it)."""
+    import uvicorn
+
+    store = keys if isinstance(keys, KeyStore) else KeyStore(keys or {})
+    app = create_app(db_path, store, rates)
+    say = echo or (lambda line: print(line, file=sys.stderr, flush=True))
+    for line in startup_lines(str(db_path), host, port, store, rates):
+        say(line)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        proxy_headers=False,  # X-Forwarded-For from a client must not dodge the per-address limit
+        server_header=False,
+        access_log=True,  # path and query only, never headers
+    )
