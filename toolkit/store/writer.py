@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from itertools import islice
@@ -193,6 +193,49 @@ def _save(
     return counts, before
 
 
+@dataclass(frozen=True)
+class _Kind:
+    """How records of one kind become rows: which table, which shape, which raw kind."""
+
+    table: str
+    columns: dict[str, str]
+    upsert: str
+    raw_kind: str
+    to_row: Callable[..., dict[str, Any]]
+
+
+_LISTINGS = _Kind("listings", LISTING_COLUMNS, _LISTING_UPSERT, "listing", listing_row)
+_PENDING = _Kind("pending_delete", PENDING_COLUMNS, _PENDING_UPSERT, "pending_delete", pending_row)
+
+
+def _save_all(
+    conn: sqlite3.Connection,
+    kind: _Kind,
+    records: Iterable[dict[str, Any]],
+    *,
+    origin: str,
+    observed_at: str | None,
+    keep_raw: bool,
+    batch_size: int,
+    in_batch: Callable[[list[tuple[dict[str, Any], str | None]], dict[int, dict[str, Any]], str], None] | None = None,
+) -> WriteCounts:
+    """Upsert `records` in batches, one transaction each (with `in_batch` run inside it)."""
+    observed_at = observed_at or utc_now()
+    total = WriteCounts()
+    for batch in _batches(records, batch_size):
+        pairs = [
+            (kind.to_row(rec, origin=origin, observed_at=observed_at), json.dumps(rec, ensure_ascii=False) if keep_raw else None)
+            for rec in batch
+        ]
+        with conn:
+            counts, before = _save(conn, kind.table, kind.columns, kind.upsert, pairs, kind.raw_kind)
+            if in_batch:
+                in_batch(pairs, before, observed_at)
+            bump_generation(conn)
+        total += counts
+    return total
+
+
 def save_listings(
     conn: sqlite3.Connection,
     records: Iterable[dict[str, Any]],
@@ -203,28 +246,21 @@ def save_listings(
     batch_size: int = 1000,
 ) -> WriteCounts:
     """Upsert listing records; a history row for each new listing and each price change."""
-    observed_at = observed_at or utc_now()
-    total = WriteCounts()
-    for batch in _batches(records, batch_size):
-        pairs = [
-            (listing_row(rec, origin=origin, observed_at=observed_at), json.dumps(rec, ensure_ascii=False) if keep_raw else None)
-            for rec in batch
-        ]
-        with conn:
-            counts, before = _save(conn, "listings", LISTING_COLUMNS, _LISTING_UPSERT, pairs, "listing")
-            history = []
-            for row, _ in pairs:
-                old = before.get(row["id"])
-                if old is None or any(old[f] != row[f] for f in HISTORY_FIELDS):
-                    history.append((row["id"], observed_at, *(row[f] for f in HISTORY_FIELDS)))
-            conn.executemany(
-                "INSERT INTO listing_history (listing_id, observed_at, price, max_bid, bids_count, effective_price, "
-                "auction_end_date) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                history,
-            )
-            bump_generation(conn)
-        total += counts
-    return total
+
+    def write_history(pairs, before, observed):
+        history = []
+        for row, _ in pairs:
+            old = before.get(row["id"])
+            if old is None or any(old[f] != row[f] for f in HISTORY_FIELDS):
+                history.append((row["id"], observed, *(row[f] for f in HISTORY_FIELDS)))
+        conn.executemany(
+            "INSERT INTO listing_history (listing_id, observed_at, price, max_bid, bids_count, effective_price, "
+            "auction_end_date) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            history,
+        )
+
+    return _save_all(conn, _LISTINGS, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
+                     batch_size=batch_size, in_batch=write_history)  # fmt: skip
 
 
 def save_pending(
@@ -237,18 +273,8 @@ def save_pending(
     batch_size: int = 1000,
 ) -> WriteCounts:
     """Upsert pending-delete records."""
-    observed_at = observed_at or utc_now()
-    total = WriteCounts()
-    for batch in _batches(records, batch_size):
-        pairs = [
-            (pending_row(rec, origin=origin, observed_at=observed_at), json.dumps(rec, ensure_ascii=False) if keep_raw else None)
-            for rec in batch
-        ]
-        with conn:
-            counts, _ = _save(conn, "pending_delete", PENDING_COLUMNS, _PENDING_UPSERT, pairs, "pending_delete")
-            bump_generation(conn)
-        total += counts
-    return total
+    return _save_all(conn, _PENDING, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
+                     batch_size=batch_size)  # fmt: skip
 
 
 def close_listings(conn: sqlite3.Connection, ids: Iterable[int], *, closed_at: str | None = None) -> int:
