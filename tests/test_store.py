@@ -161,3 +161,24 @@ def test_generation_changes_with_every_write(tmp_path):
     save_listings(m.connection(), [_listing()], origin="sync")
     assert m.generation() == before + 1
     assert NOW.year == 2026
+
+
+def test_the_canonical_shortcut_writes_what_the_checked_path_writes():
+    """The demo skips type checks for its records; that must never change a stored value."""
+    from datetime import date
+
+    from toolkit.demo import generate_listings, generate_pending
+    from toolkit.store.writer import listing_row, pending_row
+
+    at = "2026-11-22T07:00:00Z"
+    listings = list(generate_listings("small", 7, date(2026, 11, 22)))
+    pending = list(generate_pending("small", 7, date(2026, 11, 22)))
+    assert len(listings) > 6000 and len(pending) > 900
+    for record in listings:
+        assert listing_row(record, origin="demo", observed_at=at, canonical=True) == listing_row(
+            record, origin="demo", observed_at=at
+        ), record["id"]
+    for record in pending:
+        assert pending_row(record, origin="demo", observed_at=at, canonical=True) == pending_row(
+            record, origin="demo", observed_at=at
+        ), record["id"]

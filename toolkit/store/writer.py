@@ -83,10 +83,27 @@ _LISTING_UPSERT = _upsert_sql("listings", list(LISTING_COLUMNS))
 _PENDING_UPSERT = _upsert_sql("pending_delete", list(PENDING_COLUMNS))
 
 
-def listing_row(record: dict[str, Any], *, origin: str, observed_at: str) -> dict[str, Any]:
-    """A `listings` row from a record as received: types normalised, derived fields added."""
+def _canonical(record: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
+    """The stored form of a record whose values already have their stored types (the demo
+    source makes them so): arrays and objects still become JSON text."""
+    row = {field: record.get(field) for field in fields}
+    for field, kind in fields.items():
+        value = row[field]
+        if kind in ("array", "object") and value is not None:
+            row[field] = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        elif kind == "bool" and value is not None:
+            row[field] = int(value)
+    return row
+
+
+def listing_row(record: dict[str, Any], *, origin: str, observed_at: str, canonical: bool = False) -> dict[str, Any]:
+    """A `listings` row from a record as received: types normalised, derived fields added.
+    `canonical` skips the type checks for records known to carry stored types already."""
     get = record.get
-    row = {field: convert(get(field)) for field, convert in _LISTING_CONVERTERS}
+    if canonical:
+        row = _canonical(record, LISTING_FIELDS)
+    else:
+        row = {field: convert(get(field)) for field, convert in _LISTING_CONVERTERS}
     if row["id"] is None or not row["name"]:
         raise ValueError(f"a listing needs an id and a name, got id={record.get('id')!r} name={record.get('name')!r}")
     row["name"] = row["name"].strip().lower()
@@ -112,10 +129,10 @@ def listing_row(record: dict[str, Any], *, origin: str, observed_at: str) -> dic
     return row
 
 
-def pending_row(record: dict[str, Any], *, origin: str, observed_at: str) -> dict[str, Any]:
-    """A `pending_delete` row from a record as received."""
+def pending_row(record: dict[str, Any], *, origin: str, observed_at: str, canonical: bool = False) -> dict[str, Any]:
+    """A `pending_delete` row from a record as received (see `listing_row` for `canonical`)."""
     get = record.get
-    row = {field: convert(get(field)) for field, convert in _PENDING_CONVERTERS}
+    row = _canonical(record, PENDING_FIELDS) if canonical else {f: convert(get(f)) for f, convert in _PENDING_CONVERTERS}
     if row["id"] is None or not row["domain"]:
         raise ValueError(
             f"a pending-delete row needs an id and a domain, got id={record.get('id')!r} domain={record.get('domain')!r}"
@@ -217,16 +234,25 @@ def _save_all(
     observed_at: str | None,
     keep_raw: bool,
     batch_size: int,
+    normalized: bool = False,
     in_batch: Callable[[list[tuple[dict[str, Any], str | None]], dict[int, dict[str, Any]], str], None] | None = None,
 ) -> WriteCounts:
-    """Upsert `records` in batches, one transaction each (with `in_batch` run inside it)."""
+    """Upsert `records` in batches, one transaction each (with `in_batch` run inside it).
+
+    `normalized` records are rows that `listing_row` / `pending_row` already made (with
+    this origin and observed_at), e.g. in a worker process: they have no raw record."""
+    if normalized and keep_raw:
+        raise ValueError("normalized rows are not records as received: pass keep_raw=False")
     observed_at = observed_at or utc_now()
     total = WriteCounts()
     for batch in _batches(records, batch_size):
-        pairs = [
-            (kind.to_row(rec, origin=origin, observed_at=observed_at), json.dumps(rec, ensure_ascii=False) if keep_raw else None)
-            for rec in batch
-        ]
+        if normalized:
+            pairs = [(row, None) for row in batch]
+        else:
+            pairs = [
+                (kind.to_row(rec, origin=origin, observed_at=observed_at), json.dumps(rec, ensure_ascii=False) if keep_raw else None)
+                for rec in batch
+            ]
         with conn:
             counts, before = _save(conn, kind.table, kind.columns, kind.upsert, pairs, kind.raw_kind)
             if in_batch:
@@ -244,6 +270,7 @@ def save_listings(
     observed_at: str | None = None,
     keep_raw: bool = True,
     batch_size: int = 1000,
+    normalized: bool = False,
 ) -> WriteCounts:
     """Upsert listing records; a history row for each new listing and each price change."""
 
@@ -260,7 +287,7 @@ def save_listings(
         )
 
     return _save_all(conn, _LISTINGS, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
-                     batch_size=batch_size, in_batch=write_history)  # fmt: skip
+                     batch_size=batch_size, normalized=normalized, in_batch=write_history)  # fmt: skip
 
 
 def save_pending(
@@ -271,10 +298,11 @@ def save_pending(
     observed_at: str | None = None,
     keep_raw: bool = True,
     batch_size: int = 1000,
+    normalized: bool = False,
 ) -> WriteCounts:
     """Upsert pending-delete records."""
     return _save_all(conn, _PENDING, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
-                     batch_size=batch_size)  # fmt: skip
+                     batch_size=batch_size, normalized=normalized)  # fmt: skip
 
 
 def close_listings(conn: sqlite3.Connection, ids: Iterable[int], *, closed_at: str | None = None) -> int:

@@ -1,0 +1,112 @@
+"""Registry lifecycle policies: worked examples per registry."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from toolkit import lifecycle
+from toolkit.lifecycle import POLICIES, is_gtld, policy_for, predict_drop_date
+from toolkit.params import PENDING_STATUSES
+
+SEEN = date(2026, 11, 2)  # a Monday
+
+
+@pytest.mark.parametrize(
+    ("tld", "status", "days"),
+    [
+        # ICANN gTLDs: 30 days redemption + 5 days pending delete.
+        ("com", "redemptionPeriod", 35), ("net", "pendingDelete", 5), (".shop", "redemptionPeriod", 35),
+        ("online", "pendingDelete", 5),
+        # Nominet: suspended at expiry + 30, renewable to day 90, then 5 days pending deletion.
+        ("uk", "serverHold", 65), ("co.uk", "serverHold", 65), (".org.uk", "pendingDelete", 5),
+        # EURid, DNS Belgium, SIDN, SWITCH: 40 days of quarantine.
+        ("eu", "quarantine", 40), ("be", "quarantine", 40), ("nl", "quarantine", 40), ("ch", "quarantine", 40),
+        ("li", "quarantine", 40),
+        # DENIC: 30-day Redemption Grace Period after deletion.
+        ("de", "redemptionPeriod", 30),
+        # AFNIC: 30 days of redemption, shown with "pending delete" throughout.
+        ("fr", "redemptionPeriod", 30), ("fr", "pendingDelete", 30), ("re", "redemptionPeriod", 30),
+        # Registro .it: 30 days redemption + up to 5 days pendingDelete.
+        ("it", "redemptionPeriod", 35), ("it", "pendingDelete", 5),
+        # Internetstiftelsen: deactivated 60 days, then 7 days of quarantine.
+        ("se", "serverHold", 67), ("nu", "serverHold", 67), ("se", "quarantine", 7),
+        # CZ.NIC: out of the zone from expiry + 30, deleted on day 61.
+        ("cz", "serverHold", 30),
+        # auDA: Expired Hold 30 days, then purged a day after Pending Delete.
+        ("com.au", "serverHold", 31), ("au", "pendingDelete", 1),
+        # NASK: BLOCKED 30 days; DELETE_BLOCKED 5 days.
+        ("pl", "serverHold", 30), ("pl", "pendingDelete", 5),
+    ],
+)  # fmt: skip
+def test_worked_examples(tld, status, days):
+    drop, reason = predict_drop_date(tld, status, SEEN)
+    assert drop == SEEN + timedelta(days=days), reason
+    assert str(days) in reason and status in reason
+
+
+def test_a_com_in_redemption_drops_thirty_five_days_later():
+    assert predict_drop_date("com", "redemptionPeriod", date(2026, 1, 10))[0] == date(2026, 2, 14)
+
+
+def test_cira_releases_on_the_weekly_wednesday_session():
+    drop, reason = predict_drop_date("ca", "redemptionPeriod", SEEN)  # + 33 days = Sat 2026-12-05
+    assert drop == date(2026, 12, 9) and drop.weekday() == 2
+    assert "weekly" in reason
+    assert predict_drop_date("ca", "pendingDelete", date(2026, 11, 30))[0] == date(2026, 12, 9)  # Thu -> Wed
+    assert predict_drop_date("ca", "pendingDelete", date(2026, 11, 29))[0] == date(2026, 12, 2)  # Sun + 3 = Wed
+
+
+@pytest.mark.parametrize(
+    ("tld", "status"),
+    [("com", "clientHold"), ("org", "serverHold"), ("de", "transition"), ("uk", "quarantine"),
+     ("jp", "pendingDelete"), ("es", "redemptionPeriod"), ("co", "redemptionPeriod"), ("xn--p1ai", "pendingDelete")],
+)  # fmt: skip
+def test_no_fixed_timeline_gives_none_and_a_reason(tld, status):
+    drop, reason = predict_drop_date(tld, status, SEEN)
+    assert drop is None
+    assert reason and (tld.lstrip(".") in reason or "no fixed length" in reason)
+
+
+def test_unknown_status_is_not_computable():
+    assert predict_drop_date("com", "expired", SEEN) == (None, predict_drop_date("com", "expired", SEEN)[1])
+    assert "unknown status" in predict_drop_date("com", "expired", SEEN)[1]
+
+
+def test_evidence_may_be_a_timestamp_in_any_zone():
+    late = datetime(2026, 11, 2, 23, 30, tzinfo=timezone(timedelta(hours=-5)))  # 04:30 UTC on Nov 3
+    assert predict_drop_date("de", "redemptionPeriod", late)[0] == date(2026, 12, 3)
+    assert predict_drop_date("de", "redemptionPeriod", datetime(2026, 11, 2, 8))[0] == date(2026, 12, 2)
+
+
+def test_tld_forms_and_lookup():
+    assert policy_for(".CO.UK") is POLICIES["uk"]
+    assert policy_for("com") is POLICIES["gtld"] and policy_for("photography") is POLICIES["gtld"]
+    assert policy_for("jp") is None and policy_for("com.br") is None
+    assert is_gtld("xyz") and not is_gtld("fr") and not is_gtld("co.uk") and not is_gtld("xn--p1ai")
+
+
+def test_policies_use_the_six_statuses_and_positive_days():
+    for policy in POLICIES.values():
+        assert policy.days and set(policy.days) <= set(PENDING_STATUSES)
+        assert all(isinstance(d, int) and 0 < d <= 90 for d in policy.days.values())
+
+
+def test_every_policy_row_cites_a_source():
+    """Each Policy(...) row is preceded by a comment naming its source."""
+    source = inspect.getsource(lifecycle)
+    lines = source.splitlines()
+    rows = [node for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Policy"]  # fmt: skip
+    assert len(rows) >= 14
+    for node in rows:
+        above = []
+        index = node.lineno - 2
+        while index >= 0 and lines[index].strip().startswith("#"):
+            above.append(lines[index])
+            index -= 1
+        comment = " ".join(above)
+        assert "Source" in comment and ("http" in comment or "RFC" in comment), lines[node.lineno - 1]

@@ -1,0 +1,357 @@
+"""The built-in demo source: a realistic, deterministic mirror without network or key.
+
+    from toolkit.demo import load_demo
+    counts = load_demo(conn, scale="small", seed=42)     # or scale="full": the seed's volumes
+
+`generate_listings` / `generate_pending` yield records shaped exactly as the reference
+`Domain` and `PendingDeleteDomain` schemas (every field present, None where not enriched),
+for the 22 platform sources and `regfree`; `load_demo` writes them through
+`toolkit.store.writer` with `origin="demo"`. Same seed and same `today`, same records.
+
+What is in it (see `catalog.py`): per platform volume, listing kinds (auction types,
+closeouts, backorders), TLD mix, native currency, purchase links and believable prices;
+the deleted-ccTLD database over 83 TLDs; the pending-delete inventory over 125 TLDs with
+drop dates from `toolkit.lifecycle`; correlated SEO metrics (`generate.py`); names made of
+words of the TLD's language (`words.py`, `names.py`). Time is relative to `today`: the
+demo's "now" is 07:00 UTC that day (after the morning fetch of every platform).
+
+A demo load never mixes with real data silently: `load_demo` refuses a mirror holding
+synced or ingested rows unless `force=True`; `clear_demo` removes only demo rows.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import queue as queue_module
+import sqlite3
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import date, datetime, timezone
+from typing import Any
+
+from ..store.schema import bulk_load, ensure_schema
+from ..store.writer import bump_generation, listing_row, pending_row, save_listings, save_pending, utc_now
+from .generate import (
+    SCALES,
+    Scale,
+    anchor_of,
+    history_states,
+    listing_chunks,
+    pending_chunks,
+    plan_listings,
+    platform_counts,
+)
+
+__all__ = [
+    "DemoRefused",
+    "SCALES",
+    "Scale",
+    "generate_listings",
+    "generate_pending",
+    "load_demo",
+    "clear_demo",
+    "platform_counts",
+]
+
+DEMO = "demo"
+META_KEYS = ("demo_scale", "demo_seed", "demo_generated_at", "demo_today")
+# Loads of at least this many records generate in a worker process while this one writes.
+WORKER_MIN_RECORDS = 50_000
+# Above this many demo rows, clear_demo drops and rebuilds the indexes instead of
+# maintaining them row by row.
+_BULK_CLEAR_MIN_ROWS = 20_000
+
+
+class DemoRefused(ValueError):
+    """The mirror holds real (synced or ingested) rows: a demo load would mix with them."""
+
+
+def _today(today: date | datetime | None) -> date:
+    if today is None:
+        return datetime.now(timezone.utc).date()
+    if isinstance(today, datetime):
+        return (today.astimezone(timezone.utc) if today.tzinfo else today).date()
+    return today
+
+
+def _scale(scale: str) -> Scale:
+    key = str(scale).strip().lower()
+    if key not in SCALES:
+        raise ValueError(f"unknown demo scale {scale!r}; choose one of {', '.join(SCALES)}")
+    return SCALES[key]
+
+
+def generate_listings(scale: str, seed: int, today: date) -> Iterator[dict[str, Any]]:
+    """Every platform and regfree listing record of the demo, in id order (final states)."""
+    sc = _scale(scale)
+    plan = plan_listings(sc, seed, _today(today))
+    for chunk in listing_chunks(plan, seed):
+        yield from chunk
+
+
+def generate_pending(scale: str, seed: int, today: date) -> Iterator[dict[str, Any]]:
+    """Every pending-delete record of the demo, in id order."""
+    for chunk in pending_chunks(_scale(scale), seed, _today(today)):
+        yield from chunk
+
+
+# -- producing the records: in this process, or in a worker while this one writes ---------
+
+Item = tuple[str, Any, list[dict[str, Any]]]  # (kind, observed_at or None, records)
+
+
+def _produce(scale: Scale, seed: int, today: date) -> Iterator[Item]:
+    """Rows ready for the writer: normalised here (in the worker, when there is one), so
+    the writing process only writes."""
+    final = anchor_of(today).strftime("%Y-%m-%dT%H:%M:%SZ")
+    plan = plan_listings(scale, seed, today)
+    for observed_at, records in history_states(plan, seed):
+        yield "history", observed_at, [listing_row(r, origin=DEMO, observed_at=observed_at, canonical=True) for r in records]
+    for chunk in listing_chunks(plan, seed):
+        yield "listings", None, [listing_row(r, origin=DEMO, observed_at=final, canonical=True) for r in chunk]
+    del plan
+    for chunk in pending_chunks(scale, seed, today):
+        yield "pending", None, [pending_row(r, origin=DEMO, observed_at=final, canonical=True) for r in chunk]
+
+
+def _worker(out: Any, scale: Scale, seed: int, today: date) -> None:
+    gc.disable()  # the generator makes no reference cycles; collections would only cost time
+    try:
+        for item in _produce(scale, seed, today):
+            out.put(item)
+        out.put(("done", None, []))
+    except BaseException:  # report, then let the process end
+        out.put(("error", traceback.format_exc(), []))
+
+
+def _start_method() -> str:
+    """fork is instant, but unsafe in a process that runs other threads (a server, an app)."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
+@contextmanager
+def _records(scale: Scale, seed: int, today: date) -> Iterator[Iterator[Item]]:
+    total = scale.listings + scale.regfree + scale.pending
+    if total < WORKER_MIN_RECORDS:
+        yield _produce(scale, seed, today)
+        return
+    ctx = multiprocessing.get_context(_start_method())
+    channel = ctx.Queue(maxsize=24)
+    worker = ctx.Process(target=_worker, args=(channel, scale, seed, today), name="edt-demo-generator", daemon=True)
+    worker.start()
+    finished = False
+
+    def items() -> Iterator[Item]:
+        nonlocal finished
+        while True:
+            try:
+                kind, first, records = channel.get(timeout=2)
+            except queue_module.Empty:
+                if not worker.is_alive():
+                    raise RuntimeError(f"the demo generator process stopped (exit code {worker.exitcode})") from None
+                continue
+            if kind == "done":
+                finished = True
+                return
+            if kind == "error":
+                finished = True
+                raise RuntimeError(f"the demo generator failed:\n{first}")
+            yield kind, first, records
+
+    try:
+        yield items()
+    finally:
+        worker.join(timeout=5 if finished else 0)  # after "done" or "error" it is exiting
+        if worker.is_alive():  # the load stopped early: the worker may be blocked on a full queue
+            worker.terminate()
+            worker.join(timeout=10)
+        channel.close()
+        channel.join_thread()
+
+
+# -- the mirror side -------------------------------------------------------------------------
+
+
+def _foreign_rows(conn: sqlite3.Connection) -> dict[str, int]:
+    """Rows not written by the demo, per table and origin."""
+    found: dict[str, int] = {}
+    for table in ("listings", "pending_delete"):
+        if conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table} WHERE origin IS NOT ?)", [DEMO]).fetchone()[0]:
+            for origin, count in conn.execute(
+                f"SELECT coalesce(origin, 'unknown'), count(*) FROM {table} WHERE origin IS NOT ? GROUP BY 1", [DEMO]
+            ):
+                found[f"{table} ({origin})"] = count
+    return found
+
+
+def _demo_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    regfree, platform = conn.execute(
+        "SELECT coalesce(sum(source = 'regfree'), 0), coalesce(sum(source IS NOT 'regfree'), 0) FROM listings "
+        "WHERE origin = ?",
+        [DEMO],
+    ).fetchone()
+    pending = conn.execute("SELECT count(*) FROM pending_delete WHERE origin = ?", [DEMO]).fetchone()[0]
+    return {"listings": platform, "regfree": regfree, "pending_delete": pending}
+
+
+def _delete_demo_rows(conn: sqlite3.Connection, *, everything: bool) -> dict[str, int]:
+    """Delete the demo's rows (inside the caller's transaction). `everything`: no other rows
+    exist, so whole tables are emptied (SQLite truncates them at once)."""
+    counts = _demo_counts(conn)
+    if everything:
+        counts["history"] = conn.execute("DELETE FROM listing_history").rowcount
+        counts["raw_records"] = conn.execute(
+            "DELETE FROM raw_records WHERE kind IN ('listing', 'pending_delete')"
+        ).rowcount
+        conn.execute("DELETE FROM listings")
+        conn.execute("DELETE FROM pending_delete")
+    else:
+        counts["history"] = conn.execute(
+            "DELETE FROM listing_history WHERE listing_id IN (SELECT id FROM listings WHERE origin = ?)", [DEMO]
+        ).rowcount
+        counts["raw_records"] = (
+            conn.execute(
+                "DELETE FROM raw_records WHERE kind = 'listing' AND id IN (SELECT id FROM listings WHERE origin = ?)",
+                [DEMO],
+            ).rowcount
+            + conn.execute(
+                "DELETE FROM raw_records WHERE kind = 'pending_delete' "
+                "AND id IN (SELECT id FROM pending_delete WHERE origin = ?)",
+                [DEMO],
+            ).rowcount
+        )
+        conn.execute("DELETE FROM listings WHERE origin = ?", [DEMO])
+        conn.execute("DELETE FROM pending_delete WHERE origin = ?", [DEMO])
+    conn.execute(f"DELETE FROM mirror_meta WHERE key IN ({', '.join('?' * len(META_KEYS))})", META_KEYS)
+    return counts
+
+
+def clear_demo(conn: sqlite3.Connection) -> dict[str, int]:
+    """Delete every demo row (listings, regfree, pending-delete, their history and raw
+    records) and the demo's notes in `mirror_meta`; rows of any other origin stay.
+
+    Returns the counts removed: listings (platform), regfree, pending_delete, history,
+    raw_records.
+    """
+    ensure_schema(conn)
+    everything = not _foreign_rows(conn)
+    demo = _demo_counts(conn)
+    if sum(demo.values()) >= _BULK_CLEAR_MIN_ROWS:
+        with bulk_load(conn):
+            with conn:
+                counts = _delete_demo_rows(conn, everything=everything)
+                bump_generation(conn)
+    else:
+        with conn:
+            counts = _delete_demo_rows(conn, everything=everything)
+            bump_generation(conn)
+    return counts
+
+
+def load_demo(
+    conn: sqlite3.Connection,
+    *,
+    scale: str = "small",
+    seed: int = 42,
+    today: date | None = None,
+    force: bool = False,
+    progress: Callable[[str, int], None] | None = None,
+) -> dict[str, int]:
+    """Fill the mirror with the demo source; returns the rows written
+    `{"listings": platform listings, "regfree": n, "pending_delete": n, "history": n}`.
+
+    Refuses (`DemoRefused`) when the mirror holds rows of another origin (synced or
+    ingested data) unless `force=True`, in which case the demo is loaded beside them.
+    Previous demo rows are replaced. `today` (default: today, UTC) anchors every date;
+    `progress(stage, rows_done)` is called as the load advances (stages: history,
+    listings, pending_delete, indexes, done).
+    """
+    sc = _scale(scale)
+    day = _today(today)
+    ensure_schema(conn)
+    foreign = _foreign_rows(conn)
+    if foreign and not force:
+        what = ", ".join(f"{n:,} {where}" for where, n in foreign.items())
+        raise DemoRefused(
+            f"this mirror holds real data ({what}); loading the demo would mix invented listings with them. "
+            "Use another database (--db PATH), or pass force=True (edt demo --force) to add the demo beside them "
+            "(clear_demo removes only demo rows later)."
+        )
+    report = progress or (lambda stage, done: None)
+    counts = {"listings": 0, "regfree": 0, "pending_delete": 0, "history": 0}
+    started = time.perf_counter()
+    collecting = gc.isenabled()
+    gc.disable()  # neither the generator nor the writer makes reference cycles
+    try:
+        timings = _load(conn, sc, seed, day, everything=not foreign, counts=counts, report=report)
+    finally:
+        if collecting:
+            gc.enable()
+    with conn:
+        conn.executemany(
+            "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [
+                ("demo_scale", str(scale).strip().lower()),
+                ("demo_seed", str(seed)),
+                ("demo_generated_at", utc_now()),
+                ("demo_today", day.isoformat()),
+            ],
+        )
+        bump_generation(conn)
+    timings["total"] = time.perf_counter() - started
+    load_demo.last_timings = timings  # type: ignore[attr-defined]
+    report("done", counts["listings"] + counts["regfree"] + counts["pending_delete"])
+    return counts
+
+
+def _load(
+    conn: sqlite3.Connection,
+    scale: Scale,
+    seed: int,
+    day: date,
+    *,
+    everything: bool,
+    counts: dict[str, int],
+    report: Callable[[str, int], None],
+) -> dict[str, float]:
+    """Replace the demo rows inside one bulk load; fills `counts`, returns phase timings."""
+    observed_at = anchor_of(day).strftime("%Y-%m-%dT%H:%M:%SZ")
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    with _records(scale, seed, day) as items:
+        with bulk_load(conn):
+            with conn:
+                _delete_demo_rows(conn, everything=everything)
+            history_before = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0]
+            seen_history = 0
+            phase = started
+            for kind, observed, records in items:
+                if kind == "history":
+                    save_listings(conn, records, origin=DEMO, observed_at=observed, keep_raw=False, normalized=True)
+                    seen_history += len(records)
+                    report("history", seen_history)
+                elif kind == "listings":
+                    if "history" not in timings:
+                        timings["history"], phase = time.perf_counter() - phase, time.perf_counter()
+                    save_listings(conn, records, origin=DEMO, observed_at=observed_at, keep_raw=False, normalized=True)
+                    regfree = sum(1 for r in records if r["source"] == "regfree")
+                    counts["regfree"] += regfree
+                    counts["listings"] += len(records) - regfree
+                    report("listings", counts["listings"] + counts["regfree"])
+                else:
+                    if "listings" not in timings:
+                        timings["listings"], phase = time.perf_counter() - phase, time.perf_counter()
+                    save_pending(conn, records, origin=DEMO, observed_at=observed_at, keep_raw=False, normalized=True)
+                    counts["pending_delete"] += len(records)
+                    report("pending_delete", counts["pending_delete"])
+            timings["pending_delete"], phase = time.perf_counter() - phase, time.perf_counter()
+            report("indexes", 0)
+    timings["indexes"] = time.perf_counter() - phase
+    counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
+    return timings

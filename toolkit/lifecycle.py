@@ -1,0 +1,168 @@
+"""Registry lifecycle policies and the predicted drop date of a pending-delete domain.
+
+A domain that is not renewed walks through registry states (contract section 5, seed
+section 3): grace, redemption, pending delete, then release. How long each state lasts is
+the registry's policy, so the prediction is a table lookup: `POLICIES` maps a TLD (or the
+generic `gtld` entry, ICANN's model) to the number of days from the *start* of a WHOIS
+status to the day the name is released.
+
+`predict_drop_date(tld, status, evidence)` takes `evidence`, the day the status was first
+seen (the pending-delete feed's `first_disappeared_at`), assumes it is the first day of that
+status, and adds the remaining days. A status the registry gives no fixed length (a
+registrar hold, DENIC's TRANSIT, a TLD missing from the table) yields `(None, reason)`: the
+reference schema's "null when the registry timeline is not computable".
+
+Every row cites where its numbers come from. The figures are the registries' published
+defaults; registries change them rarely, and a change is one edit here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from types import MappingProxyType
+
+from .params import PENDING_STATUSES as STATUSES
+
+__all__ = ["Policy", "POLICIES", "GTLD", "policy_for", "predict_drop_date", "is_gtld"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One registry's timeline: days from the first day of a status to the release."""
+
+    registry: str
+    days: Mapping[str, int]
+    release_weekday: int | None = None  # releases happen on this weekday only (0 = Monday)
+    note: str = ""
+    tlds: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "days", MappingProxyType(dict(self.days)))
+
+
+GTLD = "gtld"
+
+_POLICY_ROWS: tuple[Policy, ...] = (
+    # ICANN model for gTLDs: 30-day Redemption Grace Period after the registrar's delete,
+    # then 5 days pendingDelete, then the name is purged. Sources: ICANN Technical Steering
+    # Group RGP proposal, http://archive.icann.org/en/meetings/bucharest/redemption-topic.htm ;
+    # RFC 3915 (EPP Grace Period Mapping); registrar summary of the same rule,
+    # http://www.webnames.ru/en/gtld_delete_renewal.pl . clientHold/serverHold precede the
+    # registrar's delete (auto-renew grace, 0-45 days, registrar's choice): not computable.
+    Policy("ICANN gTLD (RGP)", {"redemptionPeriod": 35, "pendingDelete": 5}, tlds=(GTLD,)),
+    # Nominet .uk: suspended 30 days after expiry, renewable until day 90, then a 5-day
+    # pending-deletion period (since 2022). Sources: https://expiry.org.uk/current-process/ ;
+    # https://blog.2020media.com/tag/nominet
+    Policy("Nominet", {"serverHold": 65, "pendingDelete": 5}, tlds=("uk",)),
+    # EURid .eu: deleted names are quarantined 40 days, then released.
+    # Source: https://help.eurid.eu/hc/en-gb/articles/9731562911261-Why-is-my-domain-name-in-quarantine-How-can-I-restore-it
+    Policy("EURid", {"quarantine": 40}, tlds=("eu",)),
+    # DNS Belgium .be: 40-day quarantine after deletion.
+    # Source: https://support.tppwholesale.com.au/hc/en-gb/articles/360009240798--BE ("Redemption Period 40 days")
+    Policy("DNS Belgium", {"quarantine": 40}, tlds=("be",)),
+    # SIDN .nl: a cancelled name is in quarantine 40 days, then generally available.
+    # Source: https://www.sidn.nl/en/about-nl/updating-your-registration/redeeming-a-quarantined-domain-name/
+    Policy("SIDN", {"quarantine": 40}, tlds=("nl",)),
+    # DENIC .de: a deleted domain has a 30-day Redemption Grace Period, then it is free.
+    # TRANSIT (`transition`) ends when DENIC's holder inquiry ends: no fixed length.
+    # Source: https://denic.de/en/domains/de-domains/domain-deletion/redemption-grace-period
+    Policy("DENIC", {"redemptionPeriod": 30}, note="TRANSIT has no fixed length", tlds=("de",)),
+    # AFNIC .fr (and .re .pm .yt .wf .tf): 30-day redemption after deletion; the Whois shows
+    # status "redemption" with "pending delete" for the whole period.
+    # Sources: https://www.afnic.fr/fr/votre-nom-de-domaine/votre-nom-de-domaine-au-quotidien/supprimez-votre-nom-de-domaine-7.html ;
+    # https://www.yumpu.com/fr/document/view/38418526/guide-des-procacdures-du-fr-afnic/16
+    Policy("AFNIC", {"redemptionPeriod": 30, "pendingDelete": 30}, tlds=("fr", "re", "pm", "yt", "wf", "tf")),
+    # Registro .it: pendingDelete/redemptionPeriod 30 days, then pendingDelete/pendingDelete
+    # up to 5 days, then deleted. Sources: https://www.registrazionedomini.info/guide/domini/ciclo-vita-domini-it ;
+    # https://guide.hosting.aruba.it/rinnovare-un-dominio/avvisi-e-domini-scaduti/stati-domini-it-mancato-rinnovo.aspx
+    Policy("Registro .it", {"redemptionPeriod": 35, "pendingDelete": 5}, tlds=("it",)),
+    # Internetstiftelsen .se/.nu: "Expired" 10 days, "Deactivated" (out of the zone) 60 days,
+    # then quarantine 7 days, released from 04:00 UTC on the release date.
+    # Sources: https://internetstiftelsen.se/en/domains/how-to-register-a-domain-name/se-and-nu-domains-that-may-soon-be-available/ ;
+    # https://support.registry.se/en-US/kb/articles/hur-g-r-frisl-ppning-av-dom-ner-till
+    Policy("Internetstiftelsen", {"serverHold": 67, "quarantine": 7}, tlds=("se", "nu")),
+    # CZ.NIC .cz: 30 days after expiry the name leaves the zone (outzone), day 61 it is deleted.
+    # Source: https://www.regzone.cz/novinka/uprava-pravidel-registrace-domeny-cz/
+    Policy("CZ.NIC", {"serverHold": 30}, tlds=("cz",)),
+    # auDA .au: Expired Hold (serverHold) 30 days, Expired Pending Delete 1 day, purged at the
+    # next daily purge. Source: https://www.auda.org.au/au-domain-names/domain-name-help/what-happens-when-domain-name-expires
+    Policy("auDA", {"serverHold": 31, "pendingDelete": 1}, tlds=("au",)),
+    # CIRA .ca: 30-day redemption after the registrar's delete, then To Be Released for at
+    # least 60 hours, released at the weekly Wednesday TBR session.
+    # Sources: https://cira.ca/domain-name-life-cycle ;
+    # https://domainhelpdesk.freshdesk.com/support/solutions/articles/6000151347-domains-what-happens-when-a-ca-domain-expires-
+    Policy("CIRA", {"redemptionPeriod": 33, "pendingDelete": 3}, release_weekday=2, tlds=("ca",)),
+    # NASK .pl: an unpaid name is BLOCKED 30 days (renewable), a cancelled one DELETE_BLOCKED
+    # 5 days, then it drops. Sources: https://dns.pl/en/domain_name_life_cycle ;
+    # https://www.expireddomains.net/article/new-domain-list-deleted-pl-domains-16199.html
+    Policy("NASK", {"serverHold": 30, "pendingDelete": 5}, tlds=("pl",)),
+    # SWITCH .ch/.li: deleted names wait 40 days before anyone may register them.
+    # Source: https://politnet.ch/?p=1379
+    Policy("SWITCH", {"quarantine": 40}, tlds=("ch", "li")),
+)
+
+
+def _index(rows: tuple[Policy, ...]) -> dict[str, Policy]:
+    table: dict[str, Policy] = {}
+    for policy in rows:
+        for tld in policy.tlds:
+            table[tld] = policy
+    return table
+
+
+# TLD (no dot; `gtld` for every generic TLD without a row of its own) -> its policy.
+POLICIES: dict[str, Policy] = _index(_POLICY_ROWS)
+
+
+def is_gtld(tld: str) -> bool:
+    """A generic TLD (ICANN contract), as opposed to a two-letter country code."""
+    last = tld.strip().lower().lstrip(".").rpartition(".")[2]
+    return len(last) != 2 and not last.startswith("xn--")
+
+
+def policy_for(tld: str) -> Policy | None:
+    """The policy of `tld` (`.co.uk` -> Nominet's `uk`, `shop` -> the gTLD model), or None."""
+    bare = tld.strip().lower().lstrip(".")
+    if bare in POLICIES:
+        return POLICIES[bare]
+    last = bare.rpartition(".")[2]
+    if last in POLICIES:
+        return POLICIES[last]
+    if is_gtld(last):
+        return POLICIES[GTLD]
+    return None
+
+
+def _as_date(evidence: date | datetime) -> date:
+    if isinstance(evidence, datetime):
+        if evidence.tzinfo is not None:
+            evidence = evidence.astimezone(timezone.utc)
+        return evidence.date()
+    return evidence
+
+
+def predict_drop_date(tld: str, status: str, evidence: date | datetime) -> tuple[date | None, str]:
+    """(predicted release day, reason), or (None, why it cannot be computed).
+
+    `evidence` is the day `status` was first observed, taken as the first day of that
+    status: the prediction is then the latest day the registry's timeline allows (a domain
+    first seen in the middle of its redemption period drops earlier).
+    """
+    if status not in STATUSES:
+        return None, f"unknown status {status!r}; expected one of {', '.join(STATUSES)}"
+    policy = policy_for(tld)
+    bare = tld.strip().lower().lstrip(".")
+    if policy is None:
+        return None, f"no published lifecycle for .{bare} in toolkit.lifecycle.POLICIES"
+    days = policy.days.get(status)
+    if days is None:
+        extra = f" ({policy.note})" if policy.note else ""
+        return None, f"{policy.registry} gives {status} no fixed length for .{bare}{extra}"
+    drop = _as_date(evidence) + timedelta(days=days)
+    reason = f"{policy.registry}: {status} + {days} days"
+    if policy.release_weekday is not None and drop.weekday() != policy.release_weekday:
+        drop += timedelta(days=(policy.release_weekday - drop.weekday()) % 7)
+        reason += ", then the next weekly release"
+    return drop, reason
