@@ -156,6 +156,7 @@ _INDEX_CHECKS: dict[str, set[str]] = {
     "idx_listings_ending": {"ends_after", "ends_before"},
     "idx_listings_oldest": {"age_min"},
     "idx_listings_cheapest": {"price_min", "price_max"},
+    "idx_listings_price": set(),
     "idx_listings_newest": {"created_after", "created_before"},
     "idx_listings_bids": {"has_bids"},
     "idx_listings_trust_flow": {"tf_min"},
@@ -164,6 +165,7 @@ _INDEX_CHECKS: dict[str, set[str]] = {
     "idx_listings_traffic": {"traffic_min"},
     "idx_listings_name": {"contains"},
     "idx_listings_gmb": {"has_gmb", "score_min"},
+    "idx_listings_edu_gov": {"has_edu_gov", "score_min", "snapshots_min"},
     "idx_listings_tech": {"techs", "use_cases", "score_min"},
     "idx_listings_topic": {"categories"},
     "idx_listings_language": {"language", "age_min"},
@@ -185,6 +187,8 @@ def _walk_index(order: str, values: Mapping[str, Any]) -> str | None:
             return "idx_listings_source_score"
         if values.get("has_gmb"):
             return "idx_listings_gmb"
+        if values.get("has_edu_gov"):
+            return "idx_listings_edu_gov"
         if "techs" in values or "use_cases" in values:
             return "idx_listings_tech"
     for name, columns in SORT_INDEXES.items():
@@ -193,10 +197,21 @@ def _walk_index(order: str, values: Mapping[str, Any]) -> str | None:
     return None
 
 
+# An index that holds only some rows (a partial index) or seeks on one key serves only
+# queries that state its filter.
+_INDEX_NEEDS: dict[str, set[str]] = {
+    "idx_listings_tld_score": {"tld"},
+    "idx_listings_gmb": {"has_gmb"},
+    "idx_listings_edu_gov": {"has_edu_gov"},
+    "idx_listings_tech": {"techs", "use_cases"},
+}
+
+
 def _count_index(filters: set[str]) -> str:
     """The narrowest index that checks every filter by itself, else the covering one."""
     for name, checks in _INDEX_CHECKS.items():
-        if filters <= checks and (name != "idx_listings_tld_score" or "tld" in filters):
+        needs = _INDEX_NEEDS.get(name)
+        if filters <= checks | {"type"} and (needs is None or filters & needs):
             return name
     return _FILTERS_INDEX
 
@@ -314,7 +329,7 @@ class Mirror:
         filters = set(named) - {"source", "ends_after_now"}
         if len(values.get("tld", ())) > 1:
             filters.add("tld+")  # several TLDs: no single seek
-        checks = _INDEX_CHECKS.get(walk_index, set()) | {"source"}
+        checks = _INDEX_CHECKS.get(walk_index, set()) | {"source", "type"}
         covered = walk_index is not None and filters <= checks
         # What a walk of that index can check by itself (a partial index needs its condition).
         walk_where, walk_args = _where(

@@ -92,14 +92,15 @@ FILTER_COLUMNS = (
 # Sorts people run often get an index in their direction, so a page is a short index walk:
 # best score, ending soonest, oldest, cheapest, newest, most bids, TF, RD, DA, traffic, A-Z.
 # (Each costs ~1.4 s to build at full scale; other sorts take a top-N over the covering index.)
-# Every index ends with what every query checks (id for ties, live_until, source), so
-# walking it never reads the table unless a further filter asks for another column.
-_BASE = "id, live_until, source"
+# Every index ends with what every query checks (id for ties, live_until, source) and the
+# listing type, so walking it never reads the table unless another filter asks for more.
+_BASE = "id, live_until, source, type"
 SORT_INDEXES = {
     "idx_listings_score": f"score DESC, {_BASE}",
     "idx_listings_ending": f"(auction_end_date IS NULL), auction_end_date, {_BASE}",
     "idx_listings_oldest": f"(wayback_first_date IS NULL), wayback_first_date, {_BASE}",
     "idx_listings_cheapest": f"(effective_price IS NULL), effective_price, {_BASE}",
+    "idx_listings_price": f"(price IS NULL), price, {_BASE}",
     "idx_listings_newest": f"created_at DESC, {_BASE}",
     "idx_listings_bids": f"bids_count DESC, {_BASE}",
     "idx_listings_trust_flow": f"trust_flow DESC, {_BASE}",
@@ -113,6 +114,7 @@ SORT_INDEXES = {
 # rare flags as partial indexes in score order, topics and languages as seekable keys.
 FILTER_INDEXES = {
     "idx_listings_gmb": f"score DESC, {_BASE}) WHERE (has_gmb = 1",
+    "idx_listings_edu_gov": f"score DESC, {_BASE}, wayback_snapshots) WHERE (ref_domains_edu + ref_domains_gov > 0",
     "idx_listings_tech": f"score DESC, {_BASE}, historical_tech, use_cases) WHERE (historical_tech IS NOT NULL OR use_cases IS NOT NULL",
     "idx_listings_topic": f"ttf_topic COLLATE NOCASE, {_BASE}",
     "idx_listings_language": f"language, wayback_first_date, {_BASE}",
@@ -120,13 +122,15 @@ FILTER_INDEXES = {
 
 LISTING_INDEXES = {
     "idx_listings_filters": ", ".join(FILTER_COLUMNS),
-    "idx_listings_source_score": "source, score DESC, id, live_until",
+    "idx_listings_source_score": "source, score DESC, id, live_until, type",
     "idx_listings_tld_score": f"tld, score DESC, {_BASE}",
     **SORT_INDEXES,
     **FILTER_INDEXES,
 }
 
 PENDING_INDEXES = {
+    "idx_pending_soonest": "(estimated_drop_date IS NULL), estimated_drop_date, id",
+    "idx_pending_latest": "(estimated_drop_date IS NOT NULL), estimated_drop_date DESC, id",
     "idx_pending_drop": "estimated_drop_date",
     "idx_pending_tld_drop": "tld, estimated_drop_date",
     "idx_pending_status_drop": "whois_status, estimated_drop_date",
