@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from .errors import ApiError
+from .formats import csv_cell
 from .plans import PLANS, normalize_plan
 from .query import LISTING_OUTPUT, PENDING_OUTPUT, Mirror
 
@@ -84,10 +85,6 @@ def _open(db: str, *, must_exist: bool = True) -> Mirror:
         raise BadInput(f"{db}: cannot open as a mirror ({exc})") from None
 
 
-def _cell(value: Any) -> Any:
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return value
 
 
 def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], out) -> int:
@@ -95,7 +92,7 @@ def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], out) -> int:
     writer.writeheader()
     count = 0
     for row in rows:
-        writer.writerow({k: _cell(row.get(k)) for k in columns})
+        writer.writerow({k: csv_cell(row.get(k)) for k in columns})
         count += 1
     return count
 
@@ -133,7 +130,7 @@ def _write_parquet(rows: Iterator[dict[str, Any]], columns: dict[str, str], path
     with pq.ParquetWriter(path, schema) as writer:
         batch: list[dict[str, Any]] = []
         for row in rows:
-            batch.append({k: _cell(row.get(k)) for k in columns})
+            batch.append({k: csv_cell(row.get(k)) for k in columns})
             if len(batch) == 10000:
                 writer.write_table(pa.Table.from_pylist(batch, schema=schema))
                 count += len(batch)

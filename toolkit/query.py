@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from .config import load_settings
-from .errors import ApiError, cursor_not_available, invalid, not_found
+from .errors import cursor_not_available, invalid, not_found
 from .params import (
     DOMAIN_PARAMS,
     FREE_PARAMS,

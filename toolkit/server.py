@@ -42,6 +42,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .errors import ApiError, unauthenticated
+from .formats import csv_cell
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
 from .plans import PLANS
 from .query import Mirror
@@ -57,8 +58,6 @@ BUSY = {"error": "busy", "message": "The mirror is busy (a long write is in prog
 CORS = {"Access-Control-Allow-Origin": "*"}
 _HOST = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*"
                    r"|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?")  # fmt: skip
-_ID = re.compile(r"[0-9]{1,18}")  # fits SQLite's 64-bit integers
-_NOT_AN_ID = "-"  # handed to the query layer for a path that is no id: it answers (plan rules, then 404)
 _CHUNK = 64 * 1024
 
 
@@ -162,9 +161,9 @@ class _Api:
         )
 
     async def domain(self, request: Request) -> Response:
+        # The query layer decides what an id is (plan rules first, then 404).
         raw = request.path_params["id"]
-        key = int(raw) if _ID.fullmatch(raw) else _NOT_AN_ID
-        return await self._keyed(request, lambda plan: self._ok(self.mirror.get_domain(key, plan)))
+        return await self._keyed(request, lambda plan: self._ok(self.mirror.get_domain(raw, plan)))
 
     async def pending(self, request: Request) -> Response:
         params, url = _params(request), _base_url(request) + "/api/pending-delete"
@@ -218,10 +217,6 @@ class _Api:
 # -- export encodings: bounded chunks, constant memory ---------------------------------------
 
 
-def _cell(value: Any) -> Any:
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return value
 
 
 def _ndjson_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
@@ -256,7 +251,7 @@ def _csv_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
             if writer is None:  # the columns of the records themselves (historical_traffic only when asked)
                 writer = csv.DictWriter(buffer, fieldnames=list(row), extrasaction="ignore")
                 writer.writeheader()
-            writer.writerow({k: _cell(v) for k, v in row.items()})
+            writer.writerow({k: csv_cell(v) for k, v in row.items()})
             if buffer.tell() >= _CHUNK:
                 yield buffer.getvalue().encode("utf-8")
                 buffer.seek(0)
