@@ -15,7 +15,6 @@ import random
 import sys
 import time
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 
