@@ -128,3 +128,24 @@ def test_status_counts(synthetic_db, mirror):
                                + info["datasets"]["pending_delete"]["rows"]}  # fmt: skip
     text = run("status", "--db", str(synthetic_db))
     assert "never" in text.output and "pending_delete" in text.output
+
+
+def test_demo_loads_refuses_to_mix_and_clears(tmp_path):
+    from toolkit import Mirror
+    from toolkit.store.writer import save_listings
+
+    db = str(tmp_path / "m.db")
+    first = run("demo", "--db", db, "--seed", "3")
+    assert first.exit_code == 0 and "regfree" in first.output
+    with Mirror(db) as m:
+        demo_total = m.search_domains({"include_closed": "1"})["meta"]["total"]
+        assert demo_total > 4000
+        save_listings(m.connection(), [{"id": 1, "name": "real-one.com", "source": "sedo", "type": "auction"}], origin="sync")
+    refused = CliRunner().invoke(cli, ["demo", "--db", db])
+    assert refused.exit_code == 2 and "real data" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    cleared = run("demo", "--db", db, "--clear")
+    assert cleared.exit_code == 0
+    with Mirror(db) as m:
+        rows = m.export_rows({"include_closed": "1"})
+        assert [r["name"] for r in rows] == ["real-one.com"]
+        assert m.status()["origins"] == {"sync": 1}
