@@ -149,3 +149,13 @@ def test_demo_loads_refuses_to_mix_and_clears(tmp_path):
         rows = m.export_rows({"include_closed": "1"})
         assert [r["name"] for r in rows] == ["real-one.com"]
         assert m.status()["origins"] == {"sync": 1}
+
+
+def test_a_file_that_is_not_a_mirror_is_refused_and_left_alone(tmp_path):
+    notes = tmp_path / "notes.db"
+    notes.write_text("my notes, not a database\n")
+    for args in (["query"], ["status"], ["demo"], ["export", "--format", "csv", "--out", str(tmp_path / "x.csv")]):
+        result = CliRunner().invoke(cli, [*args, "--db", str(notes)])
+        assert result.exit_code == 2, args
+        assert str(notes) in result.stderr and "cannot open as a mirror" in result.stderr
+    assert notes.read_text() == "my notes, not a database\n"
