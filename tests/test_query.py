@@ -414,3 +414,17 @@ def test_every_query_plan_gives_the_oracle_answer(mirror, monkeypatch, walk_limi
         ids, total = oracle_domains(rows, _normalise_expectations(params))
         assert [r["id"] for r in envelope["data"]] == ids, params
         assert envelope["meta"]["total"] == total, params
+
+
+def test_captions_describe_the_filters_in_force():
+    from toolkit.params import caption, parse_params
+
+    def say(params):
+        return caption(DOMAIN_PARAMS, parse_params(DOMAIN_PARAMS, params, strict=True))
+
+    assert say({}) == "all live listings"
+    assert say({"tld": ".fr,.de", "tf_min": "20", "has_bids": "1", "price_max": "50"}) == (
+        "tlds .fr or .de; trust flow ≥ 20; has bids; price ≤ 50"
+    )
+    # a flag switched off and a sort are not filters
+    assert say({"has_gmb": "0", "categories": "health", "sort": "-score", "language": "fr"}) == "categories Health; language FR"
