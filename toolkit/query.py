@@ -539,15 +539,11 @@ class Mirror:
         """The free endpoint: no key, the first names shown, the rest masked, premium metrics omitted."""
         values = parse_params(FREE_PARAMS, params, strict=strict)
         limit = values.get("limit", FREE_PARAMS["limit"].default)
+        # Every free filter is one of /api/domains' own (only the source list is shorter),
+        # so the same SQL and plans serve; the free tier never reaches regfree rows.
+        sql = self._domain_sql(values, "enterprise")
+        total, rows = self._count_and_page(self.connection(), sql, limit, 0)
         now = self.now()
-        clauses = [("live_until > ?", [iso_timestamp(now)]), (f"source != '{REGFREE}'", [])]
-        clauses += _filter_clauses(FREE_PARAMS, values, Context(today=now.date(), table="listings"))
-        where, args = _where(clauses)
-        conn = self.connection()
-        total = conn.execute(f"SELECT count(*) FROM listings WHERE {where}", args).fetchone()[0]
-        rows = conn.execute(
-            f"SELECT {_LISTING_SELECT} FROM listings WHERE {where} ORDER BY {_order_by(None)} LIMIT ?", [*args, limit]
-        ).fetchall()
         data = []
         for index, row in enumerate(rows):
             record = self._listing_record(row, now.date())
