@@ -79,14 +79,13 @@ def _where(clauses: list[tuple[str, list[Any]]]) -> tuple[str, list[Any]]:
     return sql, [a for _, args in clauses for a in args]
 
 
-def _filter_clauses(table: Mapping[str, Param], values: Mapping[str, Any], ctx: Context) -> list[tuple[str, list[Any]]]:
-    clauses = []
+def _filter_clauses(table: Mapping[str, Param], values: Mapping[str, Any], ctx: Context) -> dict[str, tuple[str, list[Any]]]:
+    """The SQL condition of each filter in force, by parameter name (a flag at 0 has none)."""
+    clauses = {}
     for name, value in values.items():
-        param = table[name]
-        if param.clause is not None:
-            clause = param.clause(value, ctx)
-            if clause is not None:
-                clauses.append(clause)
+        clause = table[name].clause
+        if clause is not None and (built := clause(value, ctx)) is not None:
+            clauses[name] = built
     return clauses
 
 
@@ -312,12 +311,7 @@ class Mirror:
             base.append(("live_until > ?", [iso_timestamp(now)]))
         # Regfree is a separate database: only ever returned when asked for by name.
         base.append((f"source {'=' if regfree else '!='} '{REGFREE}'", []))
-        ctx = Context(today=now.date(), table="listings")
-        named: dict[str, tuple[str, list[Any]]] = {}
-        for name, value in values.items():
-            clause = DOMAIN_PARAMS[name].clause
-            if clause is not None and (built := clause(value, ctx)) is not None:
-                named[name] = built
+        named = _filter_clauses(DOMAIN_PARAMS, values, Context(today=now.date(), table="listings"))
         if "ends_before" in values and not values.get("include_closed"):
             # Implied by "live"; gives the end-date index a lower bound.
             named["ends_after_now"] = ("auction_end_date > ?", [iso_timestamp(now)])
@@ -583,7 +577,7 @@ class Mirror:
         require(plan, "pending_delete")
         values = parse_params(PENDING_PARAMS, params, strict=strict)
         today = self.now().date()
-        clauses = _filter_clauses(PENDING_PARAMS, values, Context(today=today, table="pending_delete"))
+        clauses = list(_filter_clauses(PENDING_PARAMS, values, Context(today=today, table="pending_delete")).values())
         week = values.get("week_end", "all")
         if week != "all":
             clauses.append(("week_end = ?", [week]))
