@@ -7,6 +7,8 @@ import sqlite3
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import NOW, fixed_clock, listing_records
 from toolkit import Mirror
@@ -182,3 +184,12 @@ def test_the_canonical_shortcut_writes_what_the_checked_path_writes():
         assert pending_row(record, origin="demo", observed_at=at, canonical=True) == pending_row(
             record, origin="demo", observed_at=at
         ), record["id"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(st.text()), st.lists(st.one_of(st.text(), st.integers(), st.none())),
+                 st.dictionaries(st.text(), st.text())))  # fmt: skip
+def test_compact_json_matches_json_dumps(value):
+    from toolkit.store.writer import _compact_json
+
+    assert _compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))

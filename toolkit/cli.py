@@ -9,6 +9,7 @@ import csv
 import json
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -166,11 +167,15 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
         return
     from rich.progress import Progress
 
-    with Progress(transient=True) as progress:
+    # No refresh thread: a load in a single-threaded process can fork its generator worker.
+    with Progress(transient=True, auto_refresh=False) as progress:
         task = progress.add_task(f"demo {scale}", total=None)
+        shown = [0.0]
 
         def report(stage: str, done: int) -> None:
-            progress.update(task, description=f"demo {scale}: {stage}", completed=done)
+            now = time.monotonic()
+            progress.update(task, description=f"demo {scale}: {stage}", completed=done, refresh=now - shown[0] > 0.2)
+            shown[0] = now if now - shown[0] > 0.2 else shown[0]
 
         try:
             counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report)

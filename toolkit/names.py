@@ -47,7 +47,7 @@ def split_domain(name: str) -> tuple[str, str]:
 
 def label_stats(label: str) -> tuple[int, int, int]:
     """(length, hyphens, digits) of a label."""
-    return len(label), label.count("-"), sum(ch.isdigit() for ch in label)
+    return len(label), label.count("-"), sum(map(str.isdigit, label))
 
 
 def normalize_tld(value: str, *, dot: bool = True) -> str:

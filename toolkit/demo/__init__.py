@@ -33,8 +33,17 @@ from contextlib import contextmanager
 from datetime import date, datetime, timezone
 from typing import Any
 
-from ..store.schema import bulk_load, ensure_schema
-from ..store.writer import bump_generation, listing_row, pending_row, save_listings, save_pending, utc_now
+from ..store.schema import LISTING_COLUMNS, bulk_load, ensure_schema
+from ..store.writer import (
+    bump_generation,
+    listing_row,
+    listing_values,
+    pending_row,
+    pending_values,
+    save_listings,
+    save_pending,
+    utc_now,
+)
 from .generate import (
     SCALES,
     Scale,
@@ -101,7 +110,8 @@ def generate_pending(scale: str, seed: int, today: date) -> Iterator[dict[str, A
 
 # -- producing the records: in this process, or in a worker while this one writes ---------
 
-Item = tuple[str, Any, list[dict[str, Any]]]  # (kind, observed_at or None, records)
+Item = tuple[str, Any, list[tuple]]  # (kind, observed_at or None, rows as the writer takes them)
+_SOURCE = list(LISTING_COLUMNS).index("source")
 
 
 def _produce(scale: Scale, seed: int, today: date) -> Iterator[Item]:
@@ -110,12 +120,12 @@ def _produce(scale: Scale, seed: int, today: date) -> Iterator[Item]:
     final = anchor_of(today).strftime("%Y-%m-%dT%H:%M:%SZ")
     plan = plan_listings(scale, seed, today)
     for observed_at, records in history_states(plan, seed):
-        yield "history", observed_at, [listing_row(r, origin=DEMO, observed_at=observed_at, canonical=True) for r in records]
+        yield "history", observed_at, [listing_values(listing_row(r, origin=DEMO, observed_at=observed_at, canonical=True)) for r in records]
     for chunk in listing_chunks(plan, seed):
-        yield "listings", None, [listing_row(r, origin=DEMO, observed_at=final, canonical=True) for r in chunk]
+        yield "listings", None, [listing_values(listing_row(r, origin=DEMO, observed_at=final, canonical=True)) for r in chunk]
     del plan
     for chunk in pending_chunks(scale, seed, today):
-        yield "pending", None, [pending_row(r, origin=DEMO, observed_at=final, canonical=True) for r in chunk]
+        yield "pending", None, [pending_values(pending_row(r, origin=DEMO, observed_at=final, canonical=True)) for r in chunk]
 
 
 def _worker(out: Any, scale: Scale, seed: int, today: date) -> None:
@@ -340,7 +350,7 @@ def _load(
                     if "history" not in timings:
                         timings["history"], phase = time.perf_counter() - phase, time.perf_counter()
                     save_listings(conn, records, origin=DEMO, observed_at=observed_at, keep_raw=False, normalized=True)
-                    regfree = sum(1 for r in records if r["source"] == "regfree")
+                    regfree = sum(1 for r in records if r[_SOURCE] == "regfree")
                     counts["regfree"] += regfree
                     counts["listings"] += len(records) - regfree
                     report("listings", counts["listings"] + counts["regfree"])

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from itertools import islice
+from operator import itemgetter
 from typing import Any
 
 from ..names import label_stats, split_domain
@@ -28,6 +29,8 @@ __all__ = [
     "close_listings",
     "listing_row",
     "pending_row",
+    "listing_values",
+    "pending_values",
     "age_in_years",
     "utc_now",
     "bump_generation",
@@ -83,16 +86,42 @@ _LISTING_UPSERT = _upsert_sql("listings", list(LISTING_COLUMNS))
 _PENDING_UPSERT = _upsert_sql("pending_delete", list(PENDING_COLUMNS))
 
 
+_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_quote = json.encoder.encode_basestring  # the C escaper behind the encoder above
+
+
+def _compact_json(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"))`, faster for the
+    common case, a list of strings."""
+    if type(value) is list and all(type(item) is str for item in value):
+        return "[" + ",".join(map(_quote, value)) + "]"
+    return _encode_json(value)
+
+
+def _shape(fields: dict[str, str]) -> tuple[dict[str, None], tuple[str, ...], tuple[str, ...]]:
+    """A row template and the fields that need JSON text or 0/1 (for `_canonical`)."""
+    return (
+        dict.fromkeys(fields),
+        tuple(f for f, kind in fields.items() if kind in ("array", "object")),
+        tuple(f for f, kind in fields.items() if kind == "bool"),
+    )
+
+
+_SHAPES = {id(LISTING_FIELDS): _shape(LISTING_FIELDS), id(PENDING_FIELDS): _shape(PENDING_FIELDS)}
+
+
 def _canonical(record: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
     """The stored form of a record whose values already have their stored types (the demo
-    source makes them so): arrays and objects still become JSON text."""
-    row = {field: record.get(field) for field in fields}
-    for field, kind in fields.items():
-        value = row[field]
-        if kind in ("array", "object") and value is not None:
-            row[field] = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        elif kind == "bool" and value is not None:
-            row[field] = int(value)
+    source makes them so): arrays and objects still become JSON text. Keys outside `fields`
+    ride along unread (rows are written by column name)."""
+    template, json_fields, bool_fields = _SHAPES.get(id(fields)) or _shape(fields)
+    row = {**template, **record}
+    for field in json_fields:
+        if row[field] is not None:
+            row[field] = _compact_json(row[field])
+    for field in bool_fields:
+        if row[field] is not None:
+            row[field] = int(row[field])
     return row
 
 
@@ -167,52 +196,24 @@ def bump_generation(conn: sqlite3.Connection) -> None:
     )
 
 
-def _existing(conn: sqlite3.Connection, table: str, ids: list[int]) -> dict[int, dict[str, Any]]:
-    found: dict[int, dict[str, Any]] = {}
-    if not conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone():
+def _existing(conn: sqlite3.Connection, kind: "_Kind", ids: list[int]) -> dict[int, tuple]:
+    """The stored values (in `kind.names` order) of those of `ids` already in the table."""
+    found: dict[int, tuple] = {}
+    if not conn.execute(f"SELECT 1 FROM {kind.table} LIMIT 1").fetchone():
         return found  # an empty table (a first load): nothing to compare with
     for chunk in _batches(ids, 500):
-        cursor = conn.execute(f"SELECT * FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", chunk)
-        names = [d[0] for d in cursor.description]
-        for values in cursor:
-            found[values[0]] = dict(zip(names, values))
-    return found
-
-
-def _save(
-    conn: sqlite3.Connection,
-    table: str,
-    columns: dict[str, str],
-    upsert: str,
-    rows_and_raws: list[tuple[dict[str, Any], str | None]],
-    kind: str,
-) -> tuple[WriteCounts, dict[int, dict[str, Any]]]:
-    """Upsert one batch; returns the counts and the previous state of the rows that existed."""
-    rows = {row["id"]: row for row, _ in rows_and_raws}  # last one wins within a batch
-    before = _existing(conn, table, list(rows))
-    counts = WriteCounts(seen=len(rows))
-    for row_id, row in rows.items():
-        old = before.get(row_id)
-        if old is None:
-            counts.new += 1
-            continue
-        row["first_seen_at"] = old["first_seen_at"] or row["first_seen_at"]
-        if any(old.get(c) != row.get(c) for c in columns if c not in ("last_seen_at", "first_seen_at")):
-            counts.updated += 1
-    names = list(columns)
-    conn.executemany(upsert, [[row[c] for c in names] for row in rows.values()])
-    raws = [(kind, row["id"], raw) for row, raw in rows_and_raws if raw is not None]
-    if raws:
-        conn.executemany(
-            "INSERT INTO raw_records (kind, id, raw) VALUES (?, ?, ?) ON CONFLICT(kind, id) DO UPDATE SET raw = excluded.raw",
-            raws,
+        cursor = conn.execute(
+            f"SELECT {', '.join(kind.names)} FROM {kind.table} WHERE id IN ({','.join('?' * len(chunk))})", chunk
         )
-    return counts, before
+        for values in cursor:
+            found[values[0]] = values
+    return found
 
 
 @dataclass(frozen=True)
 class _Kind:
-    """How records of one kind become rows: which table, which shape, which raw kind."""
+    """How records of one kind become rows: which table, which shape, which raw kind.
+    Rows travel as tuples in `names` order (the table's columns; `id` first)."""
 
     table: str
     columns: dict[str, str]
@@ -220,51 +221,98 @@ class _Kind:
     raw_kind: str
     to_row: Callable[..., dict[str, Any]]
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.columns)
+
+    def position(self, name: str) -> int:
+        return self.names.index(name)
+
 
 _LISTINGS = _Kind("listings", LISTING_COLUMNS, _LISTING_UPSERT, "listing", listing_row)
 _PENDING = _Kind("pending_delete", PENDING_COLUMNS, _PENDING_UPSERT, "pending_delete", pending_row)
+listing_values = itemgetter(*_LISTINGS.names)  # a listing_row dict -> the tuple the writer takes
+pending_values = itemgetter(*_PENDING.names)
+
+
+def _save(
+    conn: sqlite3.Connection, kind: _Kind, rows_and_raws: list[tuple[tuple, str | None]]
+) -> tuple[WriteCounts, dict[int, tuple], list[tuple]]:
+    """Upsert one batch of rows (tuples in `kind.names` order); returns the counts, the
+    previous state of the rows that existed and the rows as written."""
+    rows = {row[0]: row for row, _ in rows_and_raws}  # last one wins within a batch
+    before = _existing(conn, kind, list(rows))
+    counts = WriteCounts(seen=len(rows))
+    if before:
+        first_seen, last_seen = kind.position("first_seen_at"), kind.position("last_seen_at")
+        for row_id, row in rows.items():
+            old = before.get(row_id)
+            if old is None:
+                counts.new += 1
+                continue
+            if old[first_seen]:
+                row = rows[row_id] = (*row[:first_seen], old[first_seen], *row[first_seen + 1 :])
+            if any(a != b for i, (a, b) in enumerate(zip(old, row)) if i not in (first_seen, last_seen)):
+                counts.updated += 1
+    else:
+        counts.new = len(rows)
+    conn.executemany(kind.upsert, rows.values())
+    raws = [(kind.raw_kind, row[0], raw) for row, raw in rows_and_raws if raw is not None]
+    if raws:
+        conn.executemany(
+            "INSERT INTO raw_records (kind, id, raw) VALUES (?, ?, ?) ON CONFLICT(kind, id) DO UPDATE SET raw = excluded.raw",
+            raws,
+        )
+    return counts, before, list(rows.values())
 
 
 def _save_all(
     conn: sqlite3.Connection,
     kind: _Kind,
-    records: Iterable[dict[str, Any]],
+    records: Iterable[Any],
     *,
     origin: str,
     observed_at: str | None,
     keep_raw: bool,
     batch_size: int,
     normalized: bool = False,
-    in_batch: Callable[[list[tuple[dict[str, Any], str | None]], dict[int, dict[str, Any]], str], None] | None = None,
+    in_batch: Callable[[list[tuple], dict[int, tuple], str], None] | None = None,
 ) -> WriteCounts:
     """Upsert `records` in batches, one transaction each (with `in_batch` run inside it).
 
-    `normalized` records are rows that `listing_row` / `pending_row` already made (with
-    this origin and observed_at), e.g. in a worker process: they have no raw record."""
+    `normalized` records are rows already made by `listing_row` / `pending_row` and turned
+    into tuples by `listing_values` / `pending_values` (with this origin and observed_at),
+    e.g. in a worker process: they have no raw record."""
     if normalized and keep_raw:
         raise ValueError("normalized rows are not records as received: pass keep_raw=False")
     observed_at = observed_at or utc_now()
+    values = itemgetter(*kind.names)
     total = WriteCounts()
     for batch in _batches(records, batch_size):
         if normalized:
             pairs = [(row, None) for row in batch]
         else:
             pairs = [
-                (kind.to_row(rec, origin=origin, observed_at=observed_at), json.dumps(rec, ensure_ascii=False) if keep_raw else None)
+                (values(kind.to_row(rec, origin=origin, observed_at=observed_at)),
+                 json.dumps(rec, ensure_ascii=False) if keep_raw else None)
                 for rec in batch
-            ]
+            ]  # fmt: skip
         with conn:
-            counts, before = _save(conn, kind.table, kind.columns, kind.upsert, pairs, kind.raw_kind)
+            counts, before, rows = _save(conn, kind, pairs)
             if in_batch:
-                in_batch(pairs, before, observed_at)
+                in_batch(rows, before, observed_at)
             bump_generation(conn)
         total += counts
     return total
 
 
+_HISTORY_POSITIONS = tuple(_LISTINGS.position(f) for f in HISTORY_FIELDS)
+_history_values = itemgetter(*_HISTORY_POSITIONS)
+
+
 def save_listings(
     conn: sqlite3.Connection,
-    records: Iterable[dict[str, Any]],
+    records: Iterable[Any],
     *,
     origin: str,
     observed_at: str | None = None,
@@ -274,12 +322,13 @@ def save_listings(
 ) -> WriteCounts:
     """Upsert listing records; a history row for each new listing and each price change."""
 
-    def write_history(pairs, before, observed):
+    def write_history(rows: list[tuple], before: dict[int, tuple], observed: str) -> None:
         history = []
-        for row, _ in pairs:
-            old = before.get(row["id"])
-            if old is None or any(old[f] != row[f] for f in HISTORY_FIELDS):
-                history.append((row["id"], observed, *(row[f] for f in HISTORY_FIELDS)))
+        for row in rows:
+            now = _history_values(row)
+            old = before.get(row[0])
+            if old is None or _history_values(old) != now:
+                history.append((row[0], observed, *now))
         conn.executemany(
             "INSERT INTO listing_history (listing_id, observed_at, price, max_bid, bids_count, effective_price, "
             "auction_end_date) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -292,7 +341,7 @@ def save_listings(
 
 def save_pending(
     conn: sqlite3.Connection,
-    records: Iterable[dict[str, Any]],
+    records: Iterable[Any],
     *,
     origin: str,
     observed_at: str | None = None,
