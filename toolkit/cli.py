@@ -18,7 +18,7 @@ import click
 
 from .errors import ApiError
 from .formats import csv_cell
-from .plans import PLANS, normalize_plan
+from .plans import PLANS, RATE_LIMITS, normalize_plan
 from .query import LISTING_OUTPUT, PENDING_OUTPUT, Mirror
 
 __all__ = ["main", "cli"]
@@ -184,6 +184,109 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
     click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
 
 
+class Failed(click.ClickException):
+    """A run that could not finish (exit status 1), in one line."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"edt: {self.format_message()}", err=True)
+
+
+@cli.command(name="sync")
+@_db_option
+@click.option("--base-url", default=None, help="The remote API (env EDT_BASE_URL; default https://catchdoms.com).")
+@click.option("--api-key", default=None, help="Your API key (env EDT_API_KEY or the config file; never stored or printed).")
+@click.option("--plan", default=None, help=f"Your subscription ({', '.join(PLANS)}); default EDT_PLAN, else pro.")
+@click.option("--jobs", default=None, metavar="LIST", help="Comma-separated jobs: listings,bids,regfree,pending (default all).")
+@click.option("--full", is_flag=True, help="A full listings pass (finds listings that left their source) even if recent.")
+@click.option("--dry-run", is_flag=True, help="Print what would run (rows, requests, time per job) from one count each.")
+@click.option("--rate", type=click.IntRange(1, 100_000), default=None, metavar="N",
+              help="Requests per minute to pace at (default: the plan's limit; enterprise 300).")  # fmt: skip
+def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str | None, jobs: str | None, full: bool,
+                 dry_run: bool, rate: int | None) -> None:  # fmt: skip
+    """Mirror the remote API into the database, within the plan's rate limit, resumable."""
+    import asyncio
+
+    from .config import load_settings
+    from .remote import RemoteClient
+    from .sync import JOBS, SyncBusy, SyncStopped, plan_sync, sync
+
+    chosen = [j.strip() for j in jobs.split(",") if j.strip()] if jobs else None
+    unknown = [j for j in chosen or [] if j not in JOBS]
+    if unknown:
+        raise BadInput(f"--jobs: unknown job {', '.join(unknown)}; choose from {', '.join(JOBS)}")
+    plan_given = _check_plan(plan) or _check_plan(os.environ.get("EDT_PLAN"))
+    try:
+        settings = load_settings(db=db, base_url=base_url, plan=plan_given or "pro", api_key=api_key)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    if not settings.api_key:
+        raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file, or --api-key); "
+                       "without one, `edt demo` fills the mirror with demo data")  # fmt: skip
+    if not plan_given:
+        click.echo(f"Assuming the {settings.plan} plan (set EDT_PLAN or --plan to use more of yours).", err=True)
+    per_minute = rate or RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
+    client = RemoteClient(settings.base_url, settings.api_key, plan=settings.plan, per_minute=per_minute)
+
+    async def run() -> list:
+        async with client:
+            if dry_run:
+                return await plan_sync(db, client, plan=settings.plan, jobs=chosen, full=full)
+            with _SyncProgress() as shown:
+                return await sync(db, client, plan=settings.plan, jobs=chosen, full=full, progress=shown.update)
+
+    click.echo(f"Remote {settings.base_url}, {settings.plan} plan, {per_minute} requests/minute, into {db}")
+    try:
+        results = asyncio.run(run())
+    except SyncBusy as exc:
+        raise Failed(str(exc)) from None
+    except SyncStopped as exc:
+        for report in exc.reports:
+            click.echo(report.line())
+        raise Failed(f"sync stopped: {exc}. Pages already written are kept; run `edt sync` again to resume.") from None
+    for result in results:
+        click.echo(result.line())
+    if not dry_run and any(r.status not in ("ok", "skipped") for r in results):
+        raise Failed("some jobs did not finish (see above)")
+
+
+class _SyncProgress:
+    """A rich progress bar per job: rows, requests and the time left at the paced rate."""
+
+    def __enter__(self) -> "_SyncProgress":
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
+            transient=False,
+        )  # fmt: skip
+        self.progress.__enter__()
+        self.tasks: dict[str, Any] = {}
+        self.per_minute = 15
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def update(self, event: str, info: dict[str, Any]) -> None:
+        job = info["job"]
+        if event == "start":
+            self.per_minute = info["per_minute"]
+            label = f"{job} ({info['mode']}{', resumed' if info['resumed'] else ''})"
+            self.tasks[job] = self.progress.add_task(label, total=None, detail="starting")
+        elif event == "page":
+            left = info["left"]
+            total = None if left is None else info["requests"] + left
+            eta = "" if left is None else f", ~{left / self.per_minute:.1f} min left at {self.per_minute}/min"
+            detail = f"{info['rows']:,} rows, {info['requests']:,} requests{eta}"
+            self.progress.update(self.tasks[job], completed=info["requests"], total=total, detail=detail)
+        elif event == "end":
+            report = info["report"]
+            self.progress.update(self.tasks[job], total=max(report.requests, 1), completed=max(report.requests, 1),
+                                 detail=f"{report.status}: {report.seen:,} rows, {report.requests:,} requests")  # fmt: skip
+
+
 @cli.command()
 @_db_option
 @_plan_option
@@ -292,7 +395,7 @@ def _export_columns() -> dict[str, str]:
 @_db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(db: str, as_json: bool) -> None:
-    """Row counts per dataset and the last sync of each job."""
+    """Row counts per dataset, the last sync of each job and its freshness (contract section 8)."""
     info = _open(db).status()
     if as_json:
         click.echo(json.dumps(info, indent=2))
@@ -307,6 +410,13 @@ def status(db: str, as_json: bool) -> None:
             click.echo(f"  sync {job:<11}{run['status']} at {run['finished_at'] or run['started_at']} ({run['rows_seen']} rows)")
     else:
         click.echo("  sync            never (run `edt sync` with an API key)")
+    click.echo("Freshness (the service refreshes each dataset on this schedule):")
+    for job in info["freshness"]:
+        if job["last_ok"] is None:
+            state = "never synced"
+        else:
+            state = f"{'fresh' if job['fresh'] else 'STALE'}: last synced {job['age_hours']} h ago ({job['last_ok']})"
+        click.echo(f"  {job['job']:<10}{job['schedule']:<20}{state}")
 
 
 @cli.command()

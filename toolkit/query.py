@@ -616,7 +616,8 @@ class Mirror:
 
     # -- about the mirror ----------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        """Row counts per dataset, demo or synced, and the last sync of each job."""
+        """Row counts per dataset, demo or synced, the last sync of each job and each
+        dataset's freshness against the service's schedule (contract section 8)."""
         conn = self.connection()
         now = iso_timestamp(self.now())
         count = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731
@@ -639,6 +640,9 @@ class Mirror:
         ):
             runs[job] = {"started_at": started, "finished_at": finished, "status": status, "rows_seen": rows_seen}
         meta = dict(conn.execute("SELECT key, value FROM mirror_meta").fetchall())
-        return {"path": self.path, "datasets": datasets, "origins": origins, "last_sync": runs, "meta": meta}
+        from .sync import freshness  # the jobs' schedules live with the sync
+
+        return {"path": self.path, "datasets": datasets, "origins": origins, "last_sync": runs, "meta": meta,
+                "freshness": freshness(conn, self.now())}  # fmt: skip
 
 

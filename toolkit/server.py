@@ -48,7 +48,7 @@ from .plans import PLANS
 from .query import Mirror
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
 
-__all__ = ["create_app", "serve", "startup_lines", "is_loopback"]
+__all__ = ["create_app", "serve", "startup_lines", "is_loopback", "BackgroundServer"]
 
 log = logging.getLogger("toolkit.server")
 
@@ -464,3 +464,41 @@ def serve(
         server_header=False,
         access_log=True,  # path and query only, never headers
     )
+
+
+class BackgroundServer:
+    """An ASGI app served by uvicorn on a free loopback port in a daemon thread (tests, the
+    sync benchmark): `with BackgroundServer(app) as server: ... server.url ...`."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1"):
+        import socket
+        import threading
+
+        import uvicorn
+
+        with socket.socket() as probe:
+            probe.bind((host, 0))
+            self.port = probe.getsockname()[1]
+        self.host = host
+        config = uvicorn.Config(app, host=host, port=self.port, log_level="warning", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="edt-background-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def __enter__(self) -> "BackgroundServer":
+        import time
+
+        self.thread.start()
+        deadline = time.monotonic() + 15
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError(f"the server did not start on {self.url}")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)

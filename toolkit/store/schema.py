@@ -25,7 +25,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ensure_schema", "connect", "bulk_load", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -54,6 +54,19 @@ SYNC_RUN_COLUMNS = {
     "rows_closed": int,
     "throttled": int,
     "error": str,
+}
+
+# Where each sync job stands: its paginator's state, committed in the same transaction as
+# the rows of the page it follows, so rows and cursor never disagree (a killed sync resumes).
+SYNC_STATE_COLUMNS = {
+    "job": str,
+    "run_id": int,  # the sync_runs row of the pass in progress
+    "mode": str,  # full | incremental
+    "pass_started_at": str,  # rows seen since then count as seen by this pass
+    "cursor": str,  # the paginator's state, JSON
+    "high_water": str,  # newest created_at a completed pass saw (incremental runs start below it)
+    "last_full_at": str,  # when the last complete full pass ended
+    "updated_at": str,
 }
 
 # Columns a listing can be sorted on (contract section 3 `sort`), mapped to the stored
@@ -188,7 +201,7 @@ def _migrate_v2(db: sqlite_utils.Database) -> None:
 
 
 _DATA_MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {2: _migrate_v2}
-# v3 changed index declarations only: `_ensure_indexes` rebuilds them.
+# v3 changed index declarations only: `_ensure_indexes` rebuilds them. v4 adds sync_state.
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -208,8 +221,8 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
 
 def _fingerprint() -> str:
     """Changes whenever a declared table, column or index changes."""
-    declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, LISTING_INDEXES, PENDING_INDEXES,
-                HISTORY_INDEXES, SYNC_RUN_INDEXES)  # fmt: skip
+    declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, SYNC_STATE_COLUMNS,
+                LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
 
@@ -236,6 +249,7 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
         _table(db, "listing_history", HISTORY_COLUMNS, "id")
         _table(db, "pending_delete", _sqlite_types(PENDING_COLUMNS), "id")
         _table(db, "sync_runs", SYNC_RUN_COLUMNS, "id")
+        _table(db, "sync_state", SYNC_STATE_COLUMNS, "job")
         _table(db, "raw_records", {"kind": str, "id": int, "raw": str}, ("kind", "id"))
         _table(db, "mirror_meta", {"key": str, "value": str}, "key")
         for version in sorted(_DATA_MIGRATIONS):

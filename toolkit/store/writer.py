@@ -3,7 +3,7 @@
 Everything that brings rows in (the sync, the demo source, public feeds) yields plain
 dicts shaped as the reference records and hands them to `save_listings` /
 `save_pending`, which normalise types, derive the toolkit's fields, keep the record as
-received in `raw_records`, upsert by id in batches (one transaction each), append
+received in `raw_records` (the fields it has no column for), upsert by id in batches (one transaction each), append
 `listing_history` when a price field changed and maintain first/last seen.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from itertools import islice
@@ -235,6 +236,13 @@ listing_values = itemgetter(*_LISTINGS.names)  # a listing_row dict -> the tuple
 pending_values = itemgetter(*_PENDING.names)
 
 
+def _unknown_fields(record: dict[str, Any], kind: _Kind) -> str | None:
+    """The record's fields the table has no column for, as JSON (None when it has none):
+    what `raw_records` keeps so that nothing the remote sends is lost."""
+    extra = {k: v for k, v in record.items() if k not in kind.columns}
+    return json.dumps(extra, ensure_ascii=False) if extra else None
+
+
 def _save(
     conn: sqlite3.Connection, kind: _Kind, rows_and_raws: list[tuple[tuple, str | None]]
 ) -> tuple[WriteCounts, dict[int, tuple], list[tuple]]:
@@ -277,8 +285,10 @@ def _save_all(
     batch_size: int,
     normalized: bool = False,
     in_batch: Callable[[list[tuple], dict[int, tuple], str], None] | None = None,
+    commit_with: Callable[[sqlite3.Connection], None] | None = None,
 ) -> WriteCounts:
-    """Upsert `records` in batches, one transaction each (with `in_batch` run inside it).
+    """Upsert `records` in batches, one transaction each (with `in_batch` and `commit_with`
+    run inside it; `commit_with` runs once, in its own transaction, when there are no rows).
 
     `normalized` records are rows already made by `listing_row` / `pending_row` and turned
     into tuples by `listing_values` / `pending_values` (with this origin and observed_at),
@@ -293,16 +303,20 @@ def _save_all(
             pairs = [(row, None) for row in batch]
         else:
             pairs = [
-                (values(kind.to_row(rec, origin=origin, observed_at=observed_at)),
-                 json.dumps(rec, ensure_ascii=False) if keep_raw else None)
+                (values(kind.to_row(rec, origin=origin, observed_at=observed_at)), _unknown_fields(rec, kind) if keep_raw else None)
                 for rec in batch
             ]  # fmt: skip
         with conn:
             counts, before, rows = _save(conn, kind, pairs)
             if in_batch:
                 in_batch(rows, before, observed_at)
+            if commit_with:
+                commit_with(conn)
             bump_generation(conn)
         total += counts
+    if commit_with and not total.seen:
+        with conn:
+            commit_with(conn)
     return total
 
 
@@ -319,8 +333,11 @@ def save_listings(
     keep_raw: bool = True,
     batch_size: int = 1000,
     normalized: bool = False,
+    commit_with: Callable[[sqlite3.Connection], None] | None = None,
 ) -> WriteCounts:
-    """Upsert listing records; a history row for each new listing and each price change."""
+    """Upsert listing records; a history row for each new listing and each price change.
+    `commit_with(conn)` runs inside each batch's transaction (a sync's checkpoint: pass a
+    page's rows in one batch and they commit together with it)."""
 
     def write_history(rows: list[tuple], before: dict[int, tuple], observed: str) -> None:
         history = []
@@ -336,7 +353,8 @@ def save_listings(
         )
 
     return _save_all(conn, _LISTINGS, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
-                     batch_size=batch_size, normalized=normalized, in_batch=write_history)  # fmt: skip
+                     batch_size=batch_size, normalized=normalized, in_batch=write_history,
+                     commit_with=commit_with)  # fmt: skip
 
 
 def save_pending(
@@ -348,17 +366,20 @@ def save_pending(
     keep_raw: bool = True,
     batch_size: int = 1000,
     normalized: bool = False,
+    commit_with: Callable[[sqlite3.Connection], None] | None = None,
 ) -> WriteCounts:
-    """Upsert pending-delete records."""
+    """Upsert pending-delete records (`commit_with` as for `save_listings`)."""
     return _save_all(conn, _PENDING, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
-                     batch_size=batch_size, normalized=normalized)  # fmt: skip
+                     batch_size=batch_size, normalized=normalized, commit_with=commit_with)  # fmt: skip
 
 
-def close_listings(conn: sqlite3.Connection, ids: Iterable[int], *, closed_at: str | None = None) -> int:
-    """Mark listings as having left their source; returns how many were live until now."""
+def close_listings(conn: sqlite3.Connection, ids: Iterable[int], *, closed_at: str | None = None,
+                   commit: bool = True) -> int:  # fmt: skip
+    """Mark listings as having left their source; returns how many were live until now.
+    `commit=False` leaves the transaction to the caller (a sync closes with its checkpoint)."""
     closed_at = closed_at or utc_now()
     closed = 0
-    with conn:
+    with conn if commit else nullcontext():
         for chunk in _batches(ids, 500):
             cursor = conn.execute(
                 f"UPDATE listings SET closed_at = ?, live_until = ? WHERE closed_at IS NULL AND id IN ({','.join('?' * len(chunk))})",

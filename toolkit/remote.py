@@ -1,0 +1,239 @@
+"""The client of the remote API (the live service, or an `edt serve` replica).
+
+Behaviour is stacked as httpx transports, innermost first:
+
+- the network (or, in tests, httpx's ASGI transport over our own replica);
+- `PacedTransport`: takes a permit from a pyrate-limiter bucket before every request. The
+  bucket lives in a small SQLite file shared by every process on the machine and is named
+  after a digest of the API key, so a scheduled sync, a notebook and the app's button
+  together stay within the key's requests per minute (contract section 6);
+- httpx-retries' `RetryTransport` with `ContractRetry`: after a 429 or a 503 it waits
+  `Retry-After` seconds (60 when absent) and sends the same request again; timeouts,
+  connection errors, other 5xx and unreadable JSON are retried with exponential backoff.
+
+401 and 403 are final: `RemoteRefused` carries the service's own message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from httpx_retries import Retry, RetryTransport
+from pyrate_limiter import Limiter, Rate, SQLiteBucket
+
+from .plans import RATE_LIMITS
+
+__all__ = ["RemoteClient", "RemoteRefused", "RemoteFailed", "Traffic", "shared_limiter", "budget_path"]
+
+# The pacing window is a little longer than the service's minute, so that network jitter can
+# never put one request too many into the service's own window (costs 1.6% of the ceiling).
+PACING_WINDOW_MS = 61_000
+WAIT_WITHOUT_RETRY_AFTER = 60.0  # contract section 7
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+
+
+class RemoteRefused(Exception):
+    """401 or 403: the key or the plan does not allow this; retrying cannot help."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class RemoteFailed(Exception):
+    """The remote kept failing (5xx, timeouts, unreadable answers) after every retry."""
+
+
+class MalformedBody(httpx.DecodingError):
+    """A 200 whose body is not the JSON object it should be (e.g. cut off in transit)."""
+
+
+@dataclass
+class Traffic:
+    """What a client has sent and met; a sync copies it into `sync_runs`."""
+
+    requests: int = 0  # every request that went out, retries included
+    throttled: int = 0  # 429 answers
+    retried: int = 0
+    waited: float = 0.0  # seconds spent waiting before retries
+
+    def snapshot(self) -> "Traffic":
+        return Traffic(self.requests, self.throttled, self.retried, self.waited)
+
+
+def budget_path() -> Path:
+    """The machine-wide file of request budgets (env `EDT_BUDGET_FILE` to move it)."""
+    if os.environ.get("EDT_BUDGET_FILE"):
+        return Path(os.environ["EDT_BUDGET_FILE"])
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "edt" / "request-budget.sqlite"
+
+
+def key_digest(api_key: str) -> str:
+    """Names a key's budget without storing the key (a one-way digest)."""
+    return hashlib.sha256(api_key.encode()).hexdigest()[:24]
+
+
+def shared_limiter(api_key: str, per_minute: int, *, path: str | os.PathLike[str] | None = None,
+                   window_ms: int = PACING_WINDOW_MS) -> Limiter:  # fmt: skip
+    """A limiter whose bucket is shared, through a SQLite file and a file lock, by every
+    process that paces requests for this key."""
+    file = Path(path) if path else budget_path()
+    file.parent.mkdir(parents=True, exist_ok=True)
+    bucket = SQLiteBucket.init_from_file(
+        [Rate(per_minute, window_ms)], table=f"key_{key_digest(api_key)}", db_path=str(file), use_file_lock=True
+    )
+    return Limiter(bucket)
+
+
+class PacedTransport(httpx.AsyncBaseTransport):
+    """Waits for a permit from `limiter` before each request (None: no pacing)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, limiter: Limiter | None, traffic: Traffic):
+        self.inner = inner
+        self.limiter = limiter
+        self.traffic = traffic
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self.limiter is not None:
+            await self.limiter.try_acquire_async("requests")
+        self.traffic.requests += 1
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class ContractRetry(Retry):
+    """httpx-retries' policy with the contract's waits: `Retry-After` (60 s when absent)
+    after a 429 or 503, exponential backoff otherwise. `sleep` and `traffic` are injected
+    (tests pass a sleep that advances a fake clock)."""
+
+    sleep_with: Sleep = staticmethod(asyncio.sleep)  # type: ignore[assignment]
+    traffic: Traffic | None = None
+
+    def copy_with(self, **changes: Any) -> "ContractRetry":
+        new = super().copy_with(**changes)
+        new.sleep_with, new.traffic = self.sleep_with, self.traffic
+        return new  # type: ignore[return-value]
+
+    def _wait_for(self, response: httpx.Response | Exception) -> float:
+        if isinstance(response, httpx.Response) and response.status_code in (429, 503):
+            header = response.headers.get("Retry-After", "").strip()
+            try:
+                return max(0.0, self.parse_retry_after(header)) if header else WAIT_WITHOUT_RETRY_AFTER
+            except ValueError:
+                return WAIT_WITHOUT_RETRY_AFTER
+        return min(self.backoff_strategy(), self.max_backoff_wait)
+
+    async def asleep(self, response: httpx.Response | Exception) -> None:
+        seconds = self._wait_for(response)
+        if self.traffic is not None:
+            self.traffic.retried += 1
+            self.traffic.waited += seconds
+            if isinstance(response, httpx.Response) and response.status_code == 429:
+                self.traffic.throttled += 1
+        await self.sleep_with(seconds)
+        self.elapsed_sleep += seconds
+
+
+async def _require_json_object(response: httpx.Response) -> None:
+    await response.aread()
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        raise MalformedBody(f"unreadable JSON from {response.request.url.path} ({len(response.content)} bytes)") from None
+    if not isinstance(body, dict):
+        raise MalformedBody(f"{response.request.url.path} answered {type(body).__name__}, not an object")
+
+
+class RemoteClient:
+    """GETs JSON from the remote API with the key, paced and retried as described above.
+
+    `transport`: the innermost transport (default: the network). `limiter`: default a
+    `shared_limiter` for this key at `per_minute`; pass None to send unpaced (tests).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        per_minute: int | None = None,
+        plan: str = "pro",
+        transport: httpx.AsyncBaseTransport | None = None,
+        limiter: Limiter | None | str = "shared",
+        sleep: Sleep = asyncio.sleep,
+        retries: int = 8,
+        backoff: float = 1.0,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+    ):
+        if not api_key:
+            raise ValueError("an API key is needed: set EDT_API_KEY or pass --api-key")
+        self.per_minute = per_minute or RATE_LIMITS.get(plan) or 15
+        self.traffic = Traffic()
+        if limiter == "shared":
+            limiter = shared_limiter(api_key, self.per_minute)
+        retry = ContractRetry(
+            total=retries,
+            backoff_factor=backoff,
+            max_backoff_wait=120.0,
+            status_forcelist=[429, 500, 502, 503, 504],
+            retry_on_exceptions=[httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, MalformedBody],
+            validate_response=_require_json_object,
+        )
+        retry.sleep_with, retry.traffic = sleep, self.traffic
+        paced = PacedTransport(transport or httpx.AsyncHTTPTransport(), limiter, self.traffic)  # type: ignore[arg-type]
+        self._client = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"),
+            headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
+            transport=RetryTransport(transport=paced, retry=retry),
+            timeout=timeout,
+        )
+
+    def __repr__(self) -> str:  # never the key
+        return f"RemoteClient({str(self._client.base_url)!r}, {self.per_minute}/min)"
+
+    async def get_json(self, path: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            response = await self._client.get(path, params={k: v for k, v in params.items() if v is not None})
+        except httpx.HTTPError as exc:
+            raise RemoteFailed(f"GET {path}: {type(exc).__name__}: {exc} (after {self.traffic.retried} retries)") from None
+        if response.status_code in (401, 403):
+            raise RemoteRefused(response.status_code, _message(response))
+        if response.status_code >= 400:
+            raise RemoteFailed(f"GET {path}: HTTP {response.status_code}: {_message(response)}")
+        return response.json()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def __aenter__(self) -> "RemoteClient":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200] or response.reason_phrase
+    if isinstance(body, dict):
+        text = body.get("message") or body.get("error") or ""
+        if body.get("required_plan"):
+            text += f" (required plan: {body['required_plan']})"
+        return str(text)
+    return str(body)[:200]

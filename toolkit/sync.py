@@ -1,0 +1,520 @@
+"""`edt sync`: mirror the remote API into the local SQLite file (contract section 8).
+
+A job is a declared sweep of one endpoint (`JOBS`). Its pages are fetched by a small
+paginator object (`CursorPages` over `after_id`, `NumberedPages` over `page`) whose state is
+written to `sync_state` in the same transaction as the page's rows: a sync killed at any
+moment resumes from the last committed page and ends with the rows an uninterrupted run
+would have written. A complete full pass vouches for every row it saw; rows of its scope it
+did not see have left the source (listings get `closed_at`, pending-delete rows are removed).
+
+Fetching (`fetch_pages`) is apart from writing (`save_page`), as in dogsheep's tools; the
+client (`toolkit.remote`) paces and retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from .plans import REQUIREMENTS, normalize_plan, plan_allows
+from .remote import RemoteClient, RemoteFailed, RemoteRefused
+from .store.schema import connect, ensure_schema
+from .store.writer import WriteCounts, bump_generation, close_listings, save_listings, save_pending, utc_now
+
+__all__ = [
+    "JOBS",
+    "Job",
+    "JobReport",
+    "CursorPages",
+    "NumberedPages",
+    "SyncBusy",
+    "SyncStopped",
+    "sync",
+    "plan_sync",
+    "fetch_pages",
+    "freshness",
+]
+
+ORIGIN = "sync"
+# An incremental `listings` run asks for rows created on or after the newest date it has,
+# minus this overlap (created_after takes whole days; late-indexed rows are caught too).
+INCREMENTAL_OVERLAP = timedelta(days=1)
+# Incremental runs cannot see listings that left their source: a full pass runs when the
+# last one is older than this (or with --full).
+FULL_PASS_EVERY = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    path: str
+    params: Mapping[str, Any]  # sent with every request of the job
+    paging: str  # "cursor" (after_id) or "page"
+    per_page: int
+    capability: str  # a plans.REQUIREMENTS key: the lowest plan that may run it
+    table: str
+    scope: str | None  # SQL over `table`: the rows a complete full pass vouches for
+    every: timedelta  # how fresh the service keeps this dataset (contract section 8)
+    schedule: str
+    description: str
+
+
+JOBS: dict[str, Job] = {
+    job.name: job
+    for job in (
+        Job("listings", "/api/domains", {"include_historical_traffic": 1}, "cursor", 100, "domains", "listings",
+            "source != 'regfree'", timedelta(days=1), "daily, 07:00 local",
+            "every platform listing (full pass through the after_id cursor, else new ones since the last run)"),
+        Job("bids", "/api/domains", {"has_bids": 1, "include_historical_traffic": 1}, "cursor", 100, "domains",
+            "listings", None, timedelta(hours=4), "every 4 hours", "auctions with bids (has_bids=1)"),
+        Job("regfree", "/api/domains", {"source": "regfree", "include_historical_traffic": 1}, "page", 100, "regfree",
+            "listings", "source = 'regfree'", timedelta(days=31), "monthly",
+            "the deleted ccTLD database (page mode: the cursor excludes it)"),
+        Job("pending", "/api/pending-delete", {"week_end": "all", "include_past": 1, "sort": "domain"}, "page", 200,
+            "pending_delete", "pending_delete", "1", timedelta(days=7), "weekly", "the pending-delete inventory"),
+    )
+}  # fmt: skip
+
+
+class SyncBusy(Exception):
+    """Another sync holds this mirror."""
+
+
+class SyncStopped(Exception):
+    """The run stopped (refused or failing remote); committed pages are kept."""
+
+    def __init__(self, message: str, reports: list["JobReport"] | None = None):
+        super().__init__(message)
+        self.reports = reports or []
+
+
+# -- paginators ------------------------------------------------------------------------------
+
+
+@dataclass
+class CursorPages:
+    """Keyset pages over `after_id` (ids ascending; cheap at any depth; never regfree)."""
+
+    after_id: int = 0
+    done: bool = False
+
+    def request(self) -> dict[str, Any]:
+        return {"after_id": self.after_id}
+
+    def advance(self, body: Mapping[str, Any], per_page: int) -> None:
+        data = body.get("data") or []
+        cursor = body.get("cursor") or {}
+        next_id = cursor.get("next_after_id")
+        more = cursor.get("has_more", len(data) >= per_page)
+        if next_id is None and data:
+            next_id = max(int(r["id"]) for r in data)
+        if not data or not more or next_id is None:
+            self.done = True
+        else:
+            self.after_id = int(next_id)
+
+    def requests_left(self, body: Mapping[str, Any], per_page: int, done_so_far: int) -> int | None:
+        total = (body.get("meta") or {}).get("total")  # an estimate in cursor mode
+        return None if total is None else max(0, math.ceil(total / per_page) - done_so_far)
+
+
+@dataclass
+class NumberedPages:
+    """Numbered pages (`page`, `meta.last_page`): for what the cursor does not serve."""
+
+    page: int = 1
+    done: bool = False
+
+    def request(self) -> dict[str, Any]:
+        return {"page": self.page}
+
+    def advance(self, body: Mapping[str, Any], per_page: int) -> None:
+        meta = body.get("meta") or {}
+        last = meta.get("last_page") or 0
+        if not body.get("data") or self.page >= last:
+            self.done = True
+        else:
+            self.page += 1
+
+    def requests_left(self, body: Mapping[str, Any], per_page: int, done_so_far: int) -> int | None:
+        last = (body.get("meta") or {}).get("last_page")
+        return None if last is None else max(0, last - self.page + (0 if self.done else 1))
+
+
+_PAGINATORS = {"cursor": CursorPages, "page": NumberedPages}
+
+
+def _paginator(job: Job, state: Mapping[str, Any] | None = None) -> CursorPages | NumberedPages:
+    kind = _PAGINATORS[job.paging]
+    fields = {k: v for k, v in (state or {}).items() if k in kind.__dataclass_fields__}
+    return kind(**fields)
+
+
+# -- state -----------------------------------------------------------------------------------
+
+
+@dataclass
+class PassState:
+    """A job's row of `sync_state`: the pass in progress (if any) and what earlier passes left."""
+
+    job: str
+    run_id: int | None = None
+    mode: str | None = None
+    pass_started_at: str | None = None
+    cursor: dict[str, Any] | None = None  # the paginator's state plus this pass's newest created_at
+    high_water: str | None = None
+    last_full_at: str | None = None
+
+    @property
+    def in_progress(self) -> bool:
+        return self.cursor is not None
+
+    def save(self, conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO sync_state (job, run_id, mode, pass_started_at, cursor, high_water, last_full_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(job) DO UPDATE SET run_id = excluded.run_id, "
+            "mode = excluded.mode, pass_started_at = excluded.pass_started_at, cursor = excluded.cursor, "
+            "high_water = excluded.high_water, last_full_at = excluded.last_full_at, updated_at = excluded.updated_at",
+            [self.job, self.run_id, self.mode, self.pass_started_at,
+             None if self.cursor is None else json.dumps(self.cursor), self.high_water, self.last_full_at, utc_now()],
+        )  # fmt: skip
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection, job: str) -> "PassState":
+        row = conn.execute(
+            "SELECT run_id, mode, pass_started_at, cursor, high_water, last_full_at FROM sync_state WHERE job = ?", [job]
+        ).fetchone()
+        if row is None:
+            return cls(job)
+        run_id, mode, started, cursor, high, last_full = row
+        return cls(job, run_id, mode, started, json.loads(cursor) if cursor else None, high, last_full)
+
+
+# -- reports ---------------------------------------------------------------------------------
+
+
+@dataclass
+class JobReport:
+    job: str
+    status: str  # ok | skipped | failed | stopped
+    mode: str = ""
+    requests: int = 0
+    seen: int = 0
+    new: int = 0
+    updated: int = 0
+    closed: int = 0
+    throttled: int = 0
+    seconds: float = 0.0
+    resumed: bool = False
+    message: str = ""
+
+    def line(self) -> str:
+        if self.status == "skipped":
+            return f"{self.job}: skipped: {self.message}"
+        text = (
+            f"{self.job}: {self.status}{' (resumed)' if self.resumed else ''}, {self.mode} pass, "
+            f"{self.requests:,} requests, {self.seen:,} rows seen, {self.new:,} new, {self.updated:,} updated, "
+            f"{self.closed:,} closed, {self.throttled} throttled, {self.seconds:.1f} s"
+        )
+        return f"{text}: {self.message}" if self.message else text
+
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+# -- fetching --------------------------------------------------------------------------------
+
+
+def _mode_params(job: Job, mode: str, high_water: str | None) -> dict[str, Any]:
+    if mode == "incremental" and high_water:
+        start = datetime.fromisoformat(high_water.replace("Z", "+00:00")) - INCREMENTAL_OVERLAP
+        return {"created_after": start.date().isoformat()}
+    return {}
+
+
+async def fetch_pages(client: RemoteClient, job: Job, pages: CursorPages | NumberedPages,
+                      params: Mapping[str, Any]) -> AsyncIterator[dict[str, Any]]:  # fmt: skip
+    """The job's pages from where `pages` stands; `pages` advances past each one yielded."""
+    while not pages.done:
+        body = await client.get_json(job.path, {**job.params, **params, "per_page": job.per_page, **pages.request()})
+        if not isinstance(body.get("data"), list):
+            raise RemoteFailed(f"{job.path}: the answer has no `data` list (keys: {', '.join(sorted(body)) or 'none'})")
+        pages.advance(body, job.per_page)
+        yield body
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def save_page(conn: sqlite3.Connection, job: Job, records: list[dict[str, Any]], *, observed_at: str,
+              commit_with: Callable[[sqlite3.Connection], None]) -> WriteCounts:  # fmt: skip
+    """A page's rows and the job's checkpoint, in one transaction."""
+    save = save_listings if job.table == "listings" else save_pending
+    return save(conn, records, origin=ORIGIN, observed_at=observed_at, batch_size=max(1, len(records)),
+                commit_with=commit_with)  # fmt: skip
+
+
+def _close_unseen(conn: sqlite3.Connection, job: Job, pass_started_at: str, closed_at: str) -> int:
+    """After a complete full pass: the rows of its scope it did not see have left the source."""
+    if job.scope is None:
+        return 0
+    where = f"origin = ? AND last_seen_at < ? AND ({job.scope})"
+    if job.table == "pending_delete":
+        return conn.execute(f"DELETE FROM pending_delete WHERE {where}", [ORIGIN, pass_started_at]).rowcount
+    ids = [r[0] for r in conn.execute(f"SELECT id FROM listings WHERE closed_at IS NULL AND {where}",
+                                      [ORIGIN, pass_started_at])]  # fmt: skip
+    return close_listings(conn, ids, closed_at=closed_at, commit=False)
+
+
+def _start_run(conn: sqlite3.Connection, job: str, started_at: str) -> int:
+    cursor = conn.execute(
+        "INSERT INTO sync_runs (job, started_at, status, requests, rows_seen, rows_new, rows_updated, rows_closed, "
+        "throttled) VALUES (?, ?, 'running', 0, 0, 0, 0, 0, 0)",
+        [job, started_at],
+    )
+    return int(cursor.lastrowid)
+
+
+def _update_run(conn: sqlite3.Connection, report: JobReport, run_id: int, *, finished: bool = False,
+                error: str | None = None) -> None:  # fmt: skip
+    conn.execute(
+        "UPDATE sync_runs SET requests = ?, rows_seen = ?, rows_new = ?, rows_updated = ?, rows_closed = ?, "
+        "throttled = ?, status = ?, finished_at = ?, error = ? WHERE id = ?",
+        [report.requests, report.seen, report.new, report.updated, report.closed, report.throttled,
+         report.status if finished else "running", utc_now() if finished else None, error, run_id],
+    )  # fmt: skip
+
+
+async def _next_second(conn: sqlite3.Connection, job: Job) -> None:
+    """A new pass must start after every earlier sighting (timestamps have whole seconds)."""
+    seen = conn.execute(f"SELECT max(last_seen_at) FROM {job.table} WHERE origin = ?", [ORIGIN]).fetchone()[0]
+    while seen and utc_now() <= seen:
+        await asyncio.sleep(1.02 - (time.time() % 1))
+
+
+async def sync_job(conn: sqlite3.Connection, client: RemoteClient, job: Job, *, plan: str, full: bool = False,
+                   progress: Progress | None = None) -> JobReport:  # fmt: skip
+    """Run (or resume) one job's pass; returns its report. Raises SyncStopped on a refusal or
+    a remote that keeps failing, after recording it in `sync_runs`."""
+    report = JobReport(job.name, "running")
+    if not plan_allows(plan, job.capability):
+        needed = REQUIREMENTS[job.capability]
+        report.status = "skipped"
+        report.message = f"the {plan} plan cannot use it ({job.description} needs {needed} or above)"
+        return report
+    notify = progress or (lambda event, info: None)
+    started = time.monotonic()
+    traffic_before = client.traffic.snapshot()
+    state = PassState.load(conn, job.name)
+    with conn:
+        if state.in_progress:
+            report.resumed = True
+            conn.execute("UPDATE sync_runs SET status = 'interrupted', finished_at = ? WHERE id = ? AND status = 'running'",
+                         [utc_now(), state.run_id])  # fmt: skip
+        else:
+            stale = state.last_full_at is None or (
+                datetime.now(timezone.utc) - datetime.fromisoformat(state.last_full_at.replace("Z", "+00:00"))
+                > FULL_PASS_EVERY
+            )
+            state.mode = "full" if (full or stale or not state.high_water or job.name != "listings") else "incremental"
+            if job.name == "bids":
+                state.mode = "bids"
+            state.cursor = {}
+        state.run_id = _start_run(conn, job.name, utc_now())
+        state.save(conn)
+    if not report.resumed:
+        await _next_second(conn, job)
+        with conn:
+            state.pass_started_at = utc_now()
+            state.save(conn)
+    report.mode = state.mode or "full"
+    pages = _paginator(job, state.cursor)
+    newest = (state.cursor or {}).get("newest")
+    params = _mode_params(job, report.mode, state.high_water)
+    notify("start", {"job": job.name, "mode": report.mode, "resumed": report.resumed, "per_minute": client.per_minute})
+
+    def account() -> None:
+        now = client.traffic
+        report.requests = now.requests - traffic_before.requests
+        report.throttled = now.throttled - traffic_before.throttled
+        report.seconds = time.monotonic() - started
+
+    try:
+        async for body in fetch_pages(client, job, pages, params):
+            records = body["data"]
+            created = [r.get("created_at") for r in records if isinstance(r, dict) and r.get("created_at")]
+            if created:
+                newest = max([str(c) for c in created] + ([newest] if newest else []))
+            state.cursor = {**asdict(pages), "newest": newest}
+            account()
+
+            def checkpoint(conn: sqlite3.Connection) -> None:
+                state.save(conn)
+
+            counts = save_page(conn, job, records, observed_at=utc_now(), commit_with=checkpoint)
+            report.seen += counts.seen
+            report.new += counts.new
+            report.updated += counts.updated
+            with conn:
+                _update_run(conn, report, state.run_id)  # type: ignore[arg-type]
+            left = pages.requests_left(body, job.per_page, report.requests)
+            notify("page", {"job": job.name, "rows": report.seen, "requests": report.requests, "left": left})
+        with conn:
+            if report.mode == "full" and job.scope is not None:
+                report.closed = _close_unseen(conn, job, state.pass_started_at or utc_now(), utc_now())
+            if report.mode == "full":
+                state.last_full_at = utc_now()
+            if newest and job.name == "listings":
+                state.high_water = max(newest, state.high_water or newest)
+            state.cursor = None
+            state.save(conn)
+            account()
+            report.status = "ok"
+            _update_run(conn, report, state.run_id, finished=True)  # type: ignore[arg-type]
+            bump_generation(conn)
+    except (RemoteRefused, RemoteFailed) as exc:
+        account()
+        report.status = "stopped" if isinstance(exc, RemoteRefused) else "failed"
+        status = f" (HTTP {exc.status})" if isinstance(exc, RemoteRefused) else ""
+        report.message = f"{exc}{status}"
+        with conn:
+            _update_run(conn, report, state.run_id, finished=True, error=report.message)  # type: ignore[arg-type]
+        notify("end", {"job": job.name, "report": report})
+        if isinstance(exc, RemoteRefused) and exc.status == 403:
+            return report  # this job is refused to the key's plan; the others may still run
+        raise SyncStopped(f"{job.name}: {report.message}", [report]) from None
+    notify("end", {"job": job.name, "report": report})
+    return report
+
+
+def _chosen(jobs: Iterable[str] | None) -> list[Job]:
+    names = list(jobs) if jobs else list(JOBS)
+    unknown = [n for n in names if n not in JOBS]
+    if unknown:
+        raise ValueError(f"unknown job {', '.join(unknown)}: choose from {', '.join(JOBS)}")
+    return [JOBS[n] for n in JOBS if n in names]
+
+
+def _lock(db_path: str | Path) -> FileLock:
+    return FileLock(f"{db_path}.sync-lock", timeout=0)
+
+
+async def sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: Iterable[str] | None = None,
+               full: bool = False, progress: Progress | None = None) -> list[JobReport]:  # fmt: skip
+    """Run the chosen jobs (default: all of section 8, in order) against `client`.
+
+    Holds a lock on the mirror for the whole run (`SyncBusy` if another sync has it). A job
+    the plan cannot use is skipped with its reason; one the remote refuses (403) is reported
+    `stopped` and the others still run. A 401 or a remote that keeps failing stops the run
+    with `SyncStopped`; what was committed stays, and the next run resumes from it."""
+    chosen = _chosen(jobs)
+    plan = normalize_plan(plan)
+    lock = _lock(db_path)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise SyncBusy(f"another sync is running on {db_path}; wait for it to end (or stop it) and try again") from None
+    try:
+        conn = connect(str(db_path))
+        try:
+            ensure_schema(conn)
+            reports: list[JobReport] = []
+            for job in chosen:
+                try:
+                    reports.append(await sync_job(conn, client, job, plan=plan, full=full, progress=progress))
+                except SyncStopped as exc:
+                    raise SyncStopped(str(exc), reports + exc.reports) from None
+            return reports
+        finally:
+            conn.close()
+    finally:
+        lock.release()
+
+
+@dataclass
+class PlannedJob:
+    job: str
+    allowed: bool
+    mode: str = ""
+    rows: int | None = None
+    requests: int = 0
+    minutes: float = 0.0
+    note: str = ""
+
+    def line(self) -> str:
+        if not self.allowed:
+            return f"{self.job}: skipped: {self.note}"
+        return (f"{self.job}: {self.mode} pass, about {self.rows:,} rows, {self.requests:,} requests, "
+                f"~{_duration(self.minutes)}{' (' + self.note + ')' if self.note else ''}")  # fmt: skip
+
+
+def _duration(minutes: float) -> str:
+    if minutes < 1:
+        return f"{minutes * 60:.0f} s"
+    if minutes < 120:
+        return f"{minutes:.0f} min"
+    return f"{minutes / 60:.1f} h"
+
+
+async def plan_sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: Iterable[str] | None = None,
+                    full: bool = False) -> list[PlannedJob]:  # fmt: skip
+    """What `sync` would do: one cheap count request per job (per_page=1), no writes."""
+    plan = normalize_plan(plan)
+    planned = []
+    states: dict[str, PassState] = {}
+    if Path(db_path).exists():
+        conn = connect(str(db_path), readonly=True)
+        try:
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sync_state'").fetchone():
+                states = {job: PassState.load(conn, job) for job in JOBS}
+        finally:
+            conn.close()
+    for job in _chosen(jobs):
+        if not plan_allows(plan, job.capability):
+            planned.append(PlannedJob(job.name, False, note=f"the {plan} plan cannot use it "
+                                                            f"(needs {REQUIREMENTS[job.capability]})"))  # fmt: skip
+            continue
+        state = states.get(job.name) or PassState(job.name)
+        mode = "bids" if job.name == "bids" else "full"
+        if job.name == "listings" and not full and state.high_water and state.last_full_at and (
+            datetime.now(timezone.utc) - datetime.fromisoformat(state.last_full_at.replace("Z", "+00:00"))
+            <= FULL_PASS_EVERY
+        ):
+            mode = "incremental"
+        body = await client.get_json(job.path, {**job.params, **_mode_params(job, mode, state.high_water),
+                                                "per_page": 1, "page": 1})  # fmt: skip
+        rows = int((body.get("meta") or {}).get("total") or 0)
+        requests = max(1, math.ceil(rows / job.per_page))
+        note = "resumes a pass in progress" if state.in_progress else ""
+        planned.append(PlannedJob(job.name, True, mode, rows, requests, requests / client.per_minute, note))
+    return planned
+
+
+def freshness(conn: sqlite3.Connection, now: datetime | None = None) -> list[dict[str, Any]]:
+    """Each job's last successful run against its schedule (contract section 8)."""
+    now = now or datetime.now(timezone.utc)
+    out = []
+    for job in JOBS.values():
+        row = conn.execute(
+            "SELECT finished_at FROM sync_runs WHERE job = ? AND status = 'ok' ORDER BY id DESC LIMIT 1", [job.name]
+        ).fetchone()
+        last = row[0] if row else None
+        age = None if last is None else now - datetime.fromisoformat(last.replace("Z", "+00:00"))
+        out.append({
+            "job": job.name,
+            "schedule": job.schedule,
+            "last_ok": last,
+            "age_hours": None if age is None else round(age.total_seconds() / 3600, 1),
+            "fresh": age is not None and age <= job.every,
+        })  # fmt: skip
+    return out
