@@ -449,3 +449,32 @@ def test_cli_dry_run_and_status_over_a_socket(remote, tmp_path):
 def test_every_job_is_declared_with_its_schedule():
     assert list(JOBS) == ["listings", "bids", "regfree", "pending"]
     assert {j.schedule for j in JOBS.values()} == {"daily, 07:00 local", "every 4 hours", "monthly", "weekly"}
+
+
+def test_type_drift_from_the_remote_is_tolerated(remote, tmp_path):
+    """Numbers as strings, `+00:00` for `Z`, booleans as words: the rows stored are the same."""
+
+    def drift(value):
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, (int, float)):
+            return str(value)
+        if isinstance(value, str) and value.endswith("Z") and "T" in value:
+            return value[:-1] + "+00:00"
+        return value
+
+    class Drift(httpx.AsyncBaseTransport):
+        def __init__(self, inner):
+            self.inner = inner
+
+        async def handle_async_request(self, request):
+            response = await self.inner.handle_async_request(request)
+            body = json.loads(await response.aread())
+            body["data"] = [{k: (v if k == "id" else drift(v)) for k, v in r.items()} for r in body.get("data", [])]
+            return httpx.Response(response.status_code, headers={"content-type": "application/json"},
+                                  content=json.dumps(body).encode())  # fmt: skip
+
+    local = tmp_path / "local.db"
+    run_sync(local, make_client(replica(remote), wrap=Drift), jobs=["listings", "pending"])
+    assert local_listings(local) == served_listings(remote, regfree=False)
+    assert table_rows(local, "pending_delete", PENDING_FIELDS) == table_rows(remote, "pending_delete", PENDING_FIELDS)
