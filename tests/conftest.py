@@ -238,6 +238,11 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             return False
         if "ends_before" in p and not (r["auction_end_date"] and _dt(r["auction_end_date"]) < day(p["ends_before"])):
             return False
+        if "seen_after" in p:
+            after = datetime.fromisoformat(p["seen_after"].replace("Z", "+00:00"))
+            after = after if after.tzinfo else after.replace(tzinfo=timezone.utc)
+            if not _dt(r["first_seen_at"]) > after:
+                return False
         if "after_id" in p and not r["id"] > int(p["after_id"]):
             return False
         return True

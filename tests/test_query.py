@@ -39,6 +39,8 @@ POOLS = {
     "created_before": [(NOW - timedelta(days=d)).date().isoformat() for d in (0, 20)],
     "ends_after": [(NOW + timedelta(days=d)).date().isoformat() for d in (0, 2)],
     "ends_before": [(NOW + timedelta(days=d)).date().isoformat() for d in (1, 5)],
+    # the synthetic mirror first saw every listing 2 days before NOW: before, at (strictly after: none), offsets, a date
+    "seen_after": ["2026-11-19T12:00:00Z", "2026-11-20T12:00:00Z", "2026-11-20T13:59:59+02:00", "2026-11-20"],
     "include_closed": ["1", "0"],
     "sort": list(DOMAIN_SORTS) + ["-" + s for s in DOMAIN_SORTS],
     "per_page": ["1", "7", "100"],

@@ -419,6 +419,20 @@ def status(db: str, as_json: bool) -> None:
         click.echo(f"  {job['job']:<10}{job['schedule']:<20}{state}")
 
 
+@cli.command(name="app")
+@_db_option
+@click.option("--port", type=click.IntRange(1, 65535), default=8501, show_default=True)
+def app_command(db: str, port: int) -> None:
+    """Open the investors' app (Streamlit) on the mirror: explore, charts, drop calendar, watchlist, sync."""
+    import subprocess
+
+    script = Path(__file__).resolve().parent / "ui" / "run.py"
+    env = {**os.environ, "EDT_DB": db}
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
+               "--browser.gatherUsageStats", "false"]  # fmt: skip
+    raise SystemExit(subprocess.call(command, env=env))
+
+
 @cli.command()
 @_db_option
 @click.option("--repeat", type=int, default=5, show_default=True, help="Timed runs per engine and query, after a warm-up.")

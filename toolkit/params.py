@@ -17,12 +17,13 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from .errors import invalid
 from .names import normalize_tld
 from .sources import SOURCES
+from .store.fields import iso_timestamp
 from .store.schema import SORT_COLUMNS
 
 __all__ = [
@@ -293,6 +294,26 @@ class _CategoriesParam(Param):
         return _parse_categories(self, raw)
 
 
+class _TimestampParam(Param):
+    """A text parameter holding an ISO 8601 timestamp, normalised to the stored form
+    (UTC `YYYY-MM-DDTHH:MM:SSZ`, naive means UTC) so it compares with stored timestamps as
+    text. Fractions of a second are dropped: the writer stamps whole seconds, and a fraction
+    would sort after them (`.` < `Z`), so `> 07:00:00.5Z` is `> 07:00:00Z` for every stored row."""
+
+    def parse(self, raw: Any) -> Any:
+        try:
+            value = iso_timestamp(raw if isinstance(raw, datetime) else str(raw).strip())
+        except (ValueError, OverflowError):  # e.g. an offset that moves year 9999 past the calendar
+            value = None
+        if value is None:
+            raise self._fail("must be an ISO 8601 timestamp such as 2026-11-22T07:00:00Z", raw)
+        return value[:19] + "Z"
+
+
+def _gt(column: str) -> Callable[[Any, Context], Clause]:
+    return lambda value, ctx: (f"{column} > ?", [value])
+
+
 _SOURCE_SLUGS = tuple(s.slug for s in SOURCES)
 _FREE_SLUGS = tuple(s.slug for s in SOURCES if s.free_tier)
 
@@ -351,6 +372,9 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
           clause=_ge("auction_end_date")),
     Param("ends_before", "date", "Ends before", "Auctions ending before this date (YYYY-MM-DD).", "dates",
           clause=_lt("auction_end_date")),
+    _TimestampParam("seen_after", "text", "First seen after",
+                    "Listings first seen by this mirror after this UTC timestamp (ISO 8601, e.g. 2026-11-22T07:00:00Z).",
+                    "dates", extension=True, clause=_gt("first_seen_at")),
     Param("include_closed", "flag", "Include closed", "Also return listings that are no longer live.", "output",
           extension=True),
     Param("include_historical_traffic", "flag", "Historical traffic", "Include the full historical_traffic object.",

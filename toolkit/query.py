@@ -12,7 +12,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -50,6 +50,17 @@ FREE_FIELDS = (
 )  # fmt: skip
 FREE_VISIBLE_NAMES = 3
 _LISTING_SELECT = ", ".join(LISTING_OUTPUT)
+
+
+def _columns(asked: Iterable[str] | None, known: Mapping[str, str]) -> list[str]:
+    """The output fields asked for, checked (a wrong name is a bad argument, not SQL)."""
+    if asked is None:
+        return list(known)
+    chosen = list(dict.fromkeys(asked))
+    unknown = [c for c in chosen if c not in known]
+    if unknown:
+        raise ValueError(f"columns: unknown field {', '.join(unknown)}; choose from {', '.join(known)}")
+    return chosen
 _PENDING_SELECT = ", ".join(PENDING_OUTPUT)
 
 
@@ -496,8 +507,13 @@ class Mirror:
 
         return rows()
 
-    def domains_df(self, params: Mapping[str, Any] | None = None, plan: str | None = None, **filters: Any):
-        """Every matching listing as a pandas DataFrame (the `/api/domains` filters, no paging)."""
+    def domains_df(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
+                   columns: Iterable[str] | None = None, sample: int | None = None, **filters: Any):  # fmt: skip
+        """Every matching listing as a pandas DataFrame (the `/api/domains` filters, no paging).
+
+        `columns` picks fields (default all; `age` needs `wayback_first_date`, which is added).
+        `sample=N` keeps about N rows when more match: every k-th by id, the same rows each
+        time (charts over a broad filter need the shape, not all 500,000 points)."""
         import json
 
         import pandas as pd
@@ -506,23 +522,33 @@ class Mirror:
         require(plan, "domains")
         values = parse_params(DOMAIN_PARAMS, {**(params or {}), **filters}, strict=True)
         sql = self._domain_sql(values, plan)
+        chosen = _columns(columns, LISTING_OUTPUT)
+        if "age" in chosen and "wayback_first_date" not in chosen:
+            chosen.append("wayback_first_date")
+        where, args = sql.where, list(sql.args)
+        if sample:
+            total = self.search_domains({**(params or {}), **filters, "per_page": 1}, plan)["meta"]["total"]
+            step = -(-total // sample)
+            if step > 1:
+                where, args = f"({where}) AND id % ? = 0", [*args, step]
         frame = pd.read_sql_query(
-            f"SELECT {_LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}",
-            self.connection(),
-            params=sql.args,
+            f"SELECT {', '.join(chosen)} FROM listings WHERE {where} ORDER BY {sql.order}", self.connection(), params=args
         )
         today = self.now().date()
         for name, kind in LISTING_OUTPUT.items():
+            if name not in frame.columns:
+                continue
             if kind == "bool":
                 frame[name] = frame[name].astype("boolean")
             elif kind in ("array", "object"):
                 frame[name] = frame[name].map(lambda v: json.loads(v) if isinstance(v, str) else None)
             elif kind == "int":
                 frame[name] = frame[name].astype("Int64")
-        first = frame["wayback_first_date"].astype("string")
-        birthday_ahead = (first.str.slice(5) > f"{today.month:02d}-{today.day:02d}").astype("Int64")
-        frame["age"] = (today.year - first.str.slice(0, 4).astype("Int64") - birthday_ahead).astype("Int64")
-        if not values.get("include_historical_traffic"):
+        if "age" in frame.columns:
+            first = frame["wayback_first_date"].astype("string")
+            birthday_ahead = (first.str.slice(5) > f"{today.month:02d}-{today.day:02d}").astype("Int64")
+            frame["age"] = (today.year - first.str.slice(0, 4).astype("Int64") - birthday_ahead).astype("Int64")
+        if not values.get("include_historical_traffic") and "historical_traffic" in frame.columns and columns is None:
             frame = frame.drop(columns=["historical_traffic"])
         return frame
 
@@ -576,6 +602,20 @@ class Mirror:
         plan = self._plan(plan)
         require(plan, "pending_delete")
         values = parse_params(PENDING_PARAMS, params, strict=strict)
+        where, args, order = self._pending_sql(values)
+        per_page = values.get("per_page", PENDING_PARAMS["per_page"].default)
+        page = values.get("page", 1)
+        conn = self.connection()
+        total = conn.execute(f"SELECT count(*) FROM pending_delete WHERE {where}", args).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT {_PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+            [*args, per_page, (page - 1) * per_page],
+        ).fetchall()
+        data = [self._pending_record(r) for r in rows]
+        return _envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)
+
+    def _pending_sql(self, values: Mapping[str, Any]) -> tuple[str, list[Any], str]:
+        """(where, args, order) of a pending-delete query: the one place its SQL is built."""
         today = self.now().date()
         clauses = list(_filter_clauses(PENDING_PARAMS, values, Context(today=today, table="pending_delete")).values())
         week = values.get("week_end", "all")
@@ -589,16 +629,52 @@ class Mirror:
             "drop_date_desc": "(estimated_drop_date IS NOT NULL), estimated_drop_date DESC, id",
             "domain": "domain, id",
         }[values.get("sort", "drop_date")]
-        per_page = values.get("per_page", PENDING_PARAMS["per_page"].default)
-        page = values.get("page", 1)
-        conn = self.connection()
-        total = conn.execute(f"SELECT count(*) FROM pending_delete WHERE {where}", args).fetchone()[0]
-        rows = conn.execute(
-            f"SELECT {_PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-            [*args, per_page, (page - 1) * per_page],
-        ).fetchall()
-        data = [self._pending_record(r) for r in rows]
-        return _envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)
+        return where, args, order
+
+    def pending_df(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
+                   columns: Iterable[str] | None = None, **filters: Any):  # fmt: skip
+        """Every matching pending-delete row (the /api/pending-delete filters, no paging) as a
+        DataFrame; `columns` picks fields (default all)."""
+        import pandas as pd
+
+        plan = self._plan(plan)
+        require(plan, "pending_delete")
+        values = parse_params(PENDING_PARAMS, {**(params or {}), **filters}, strict=True)
+        where, args, order = self._pending_sql(values)
+        chosen = _columns(columns, PENDING_OUTPUT)
+        return pd.read_sql_query(f"SELECT {', '.join(chosen)} FROM pending_delete WHERE {where} ORDER BY {order}",
+                                 self.connection(), params=args)  # fmt: skip
+
+    def day_counts(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
+                   pending: bool = False) -> dict[date, int]:  # fmt: skip
+        """Matching rows per day: auction end dates of listings (the /api/domains filters), or
+        estimated drop dates of pending-delete rows (its filters) with `pending=True`."""
+        plan = self._plan(plan)
+        if pending:
+            require(plan, "pending_delete")
+            where, args, _ = self._pending_sql(parse_params(PENDING_PARAMS, params, strict=True))
+            table, column = "pending_delete", "estimated_drop_date"
+        else:
+            require(plan, "domains")
+            sql = self._domain_sql(parse_params(DOMAIN_PARAMS, params, strict=True), plan)
+            where, args, table, column = sql.where, sql.args, "listings", "auction_end_date"
+        rows = self.connection().execute(
+            f"SELECT substr({column}, 1, 10), count(*) FROM {table} WHERE ({where}) AND {column} IS NOT NULL GROUP BY 1",
+            list(args),
+        )
+        return {date.fromisoformat(day): n for day, n in rows}
+
+    def listing_history(self, listing_id: int | str, plan: str | None = None):
+        """A listing's price and bid history (`listing_history`), oldest first, as a DataFrame."""
+        import pandas as pd
+
+        self.get_domain(listing_id, plan)  # 404 / 403 as the API
+        return pd.read_sql_query(
+            "SELECT observed_at, price, max_bid, bids_count, effective_price, auction_end_date FROM listing_history "
+            "WHERE listing_id = ? ORDER BY observed_at, id",
+            self.connection(),
+            params=[int(listing_id)],
+        )
 
     def get_pending_delete(self, domain: str, plan: str | None = None) -> dict[str, Any]:
         """The most recent snapshot row of a domain still in an actionable state, or a 404."""

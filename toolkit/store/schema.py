@@ -25,7 +25,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ensure_schema", "connect", "bulk_load", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -66,6 +66,21 @@ SYNC_STATE_COLUMNS = {
     "cursor": str,  # the paginator's state, JSON
     "high_water": str,  # newest created_at a completed pass saw (incremental runs start below it)
     "last_full_at": str,  # when the last complete full pass ended
+    "updated_at": str,
+}
+
+# The watchlist (toolkit/watchlist.py writes these two tables, and only these): named
+# searches and a shortlist of listings with notes. Timestamps are UTC `YYYY-MM-DDTHH:MM:SSZ`.
+SAVED_SEARCH_COLUMNS = {
+    "name": str,
+    "params": str,  # the query parameters as a JSON object of strings
+    "created_at": str,
+    "last_opened_at": str,  # null until the search is first opened
+}
+SHORTLIST_COLUMNS = {
+    "listing_id": int,  # a listings id (not a foreign key: a shortlisted row may be pruned)
+    "note": str,
+    "added_at": str,
     "updated_at": str,
 }
 
@@ -202,6 +217,7 @@ def _migrate_v2(db: sqlite_utils.Database) -> None:
 
 _DATA_MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {2: _migrate_v2}
 # v3 changed index declarations only: `_ensure_indexes` rebuilds them. v4 adds sync_state.
+# v5 adds the watchlist tables (saved_searches, shortlist).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -222,6 +238,7 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
 def _fingerprint() -> str:
     """Changes whenever a declared table, column or index changes."""
     declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, SYNC_STATE_COLUMNS,
+                SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS,
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
@@ -252,6 +269,9 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
         _table(db, "sync_state", SYNC_STATE_COLUMNS, "job")
         _table(db, "raw_records", {"kind": str, "id": int, "raw": str}, ("kind", "id"))
         _table(db, "mirror_meta", {"key": str, "value": str}, "key")
+        # v5 adds the watchlist tables
+        _table(db, "saved_searches", SAVED_SEARCH_COLUMNS, "name")
+        _table(db, "shortlist", SHORTLIST_COLUMNS, "listing_id")
         for version in sorted(_DATA_MIGRATIONS):
             if before < version:
                 _DATA_MIGRATIONS[version](db)

@@ -1,0 +1,111 @@
+"""The app in a real browser (`toolkit.appcheck`): every page renders without an exception and
+gives a screenshot; an exception on a page is caught and reported. The browser tests are
+skipped where Debian's chromium and chromium-driver, or selenium, are not installed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolkit import appcheck
+from toolkit.appcheck import VIEWS, chromium_available, main, page_failure
+
+needs_chromium = pytest.mark.skipif(
+    not chromium_available(),
+    reason="needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver) and selenium",
+)
+
+
+@pytest.fixture()
+def app_env(tmp_path, monkeypatch) -> None:
+    """The app as a fresh user sees it: no plan, key or config file of the developer's."""
+    monkeypatch.delenv("EDT_PLAN", raising=False)
+    monkeypatch.delenv("EDT_API_KEY", raising=False)
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+
+
+def demo_mirror(path: Path) -> Path:
+    from toolkit.demo import load_demo
+    from toolkit.store.schema import connect
+
+    conn = connect(str(path))
+    load_demo(conn, scale="small", seed=9)
+    conn.close()
+    return path
+
+
+# -- the detection of a failed page (no browser needed) --------------------------------------
+
+
+def test_views_are_the_apps_pages():
+    from toolkit.ui.pages import PAGES
+
+    assert list(VIEWS) == list(PAGES)
+
+
+def test_a_clean_page_is_no_failure():
+    text = "Explore listings\nMatching listings\n4,430\nPage 1 of 89\nagenciaonline.com\tgodaddy\tauction"
+    assert page_failure([], text) is None
+
+
+def test_an_exception_box_gives_its_first_line():
+    box = 'ValueError: boom\nTraceback:\nFile "/x/app.py", line 4, in <module>\n    raise ValueError("boom")\nCopy'
+    assert page_failure([box], f"Explore listings\n{box}") == "EXCEPTION: ValueError: boom"
+    two = ["\n\nKeyError: 'id'\nTraceback:", "TypeError: other"]
+    assert page_failure(two, "") == "EXCEPTION: KeyError: 'id' (+1 more)"
+
+
+def test_an_exception_box_with_no_text_still_fails():
+    assert page_failure([""], "Explore listings") == "EXCEPTION: (no message)"
+
+
+def test_a_printed_traceback_fails_with_the_line_that_ends_it():
+    text = ("Sync\nTraceback (most recent call last):\n  File \"toolkit/sync.py\", line 9, in run\n"
+            "    raise SyncBusy('another sync')\ntoolkit.sync.SyncBusy: another sync\nmore text")  # fmt: skip
+    assert page_failure([], text) == "EXCEPTION: toolkit.sync.SyncBusy: another sync"
+    cut_short = "Traceback (most recent call last):\n  (cut)"
+    assert page_failure([], cut_short) == "EXCEPTION: Traceback (most recent call last):"
+
+
+def test_a_missing_app_exits_2_and_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(appcheck, "find_app", lambda: tmp_path / "app.py")
+    db = tmp_path / "mirror.db"
+    db.write_bytes(b"")
+    assert main(["--db", str(db), "--out", str(tmp_path / "shots")]) == 2
+    assert f"no {tmp_path / 'app.py'}" in capsys.readouterr().err
+
+
+def test_an_unknown_view_exits_2(tmp_path, capsys):
+    assert main(["--db", str(tmp_path / "x.db"), "--out", str(tmp_path), "--views", "explore,nope"]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+# -- the real browser ------------------------------------------------------------------------
+
+
+@needs_chromium
+def test_every_page_renders_in_chromium(tmp_path, app_env, capsys):
+    db = demo_mirror(tmp_path / "mirror.db")
+    shots = tmp_path / "shots"
+    assert main(["--db", str(db), "--out", str(shots)]) == 0, capsys.readouterr().out
+    printed = capsys.readouterr().out.splitlines()
+    for view in VIEWS:
+        png = shots / f"{view}.png"
+        assert png.is_file() and png.stat().st_size > 1000, view
+        assert png.read_bytes().startswith(b"\x89PNG"), view
+        assert any(line.startswith(f"{view}: ok, ") for line in printed), printed
+
+
+@needs_chromium
+def test_an_exception_on_a_page_is_reported(tmp_path, app_env):
+    """A script that raises, served and opened as the app is: the browser sees the exception."""
+    broken = tmp_path / "broken.py"
+    broken.write_text('import streamlit as st\nst.header("Before the crash")\nraise ValueError("boom from the page")\n')
+    db = tmp_path / "unused.db"  # the broken script opens no mirror
+    with appcheck.serve_app(broken, db, tmp_path / "server.log") as base, appcheck.browser() as driver:
+        result = appcheck.check_view(driver, base, "explore", tmp_path, timeout=30)
+    assert not result.ok
+    assert result.failure == "EXCEPTION: ValueError: boom from the page"
+    assert result.line() == "explore: EXCEPTION: ValueError: boom from the page"
+    assert result.screenshot and result.screenshot.read_bytes().startswith(b"\x89PNG")

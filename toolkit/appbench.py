@@ -1,0 +1,72 @@
+"""The app's speed: `python -m toolkit.appbench --db FULL_MIRROR`.
+
+Each page of the Streamlit app is run through `streamlit.testing.v1.AppTest` (the same
+script the browser gets, without the browser): its first render with empty caches, then one
+filter change. Target: every figure under 2 s on the `full` demo mirror. Prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+APP = Path(__file__).resolve().parent / "ui" / "run.py"
+TARGET_S = 2.0
+
+
+def _timed(run) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m toolkit.appbench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", required=True, help="the mirror (a full demo mirror for the README's figures)")
+    args = parser.parse_args(argv)
+    os.environ["EDT_DB"] = args.db
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from .query import Mirror
+
+    Mirror(args.db).close()  # create or upgrade before the app opens it read-only
+    some_id = str(Mirror(args.db, readonly=True).search_domains({"sort": "-bids_count", "per_page": 2})["data"][1]["id"])
+    other_id = str(Mirror(args.db, readonly=True).search_domains({"per_page": 1})["data"][0]["id"])
+    changes = {
+        "explore": ("tf_min = 20", lambda at: at.sidebar.number_input(key="f:tf_min").set_value(20)),
+        "detail": ("another id", lambda at: at.text_input(key="detail_id").set_value(other_id)),
+        "trust-flow": ("tf_min = 20", lambda at: at.sidebar.number_input(key="f:tf_min").set_value(20)),
+        "archive": ("language = FR", lambda at: at.sidebar.text_input(key="f:language").set_value("FR")),
+        "calendar": ("pending drops", lambda at: at.radio(key="cal_kind").set_value("Pending-delete drops")),
+        "watchlist": ("rerun", lambda at: at),
+        "sync": ("rerun", lambda at: at),
+    }
+    rows = []
+    for view, (what, change) in changes.items():
+        st.cache_data.clear()
+        at = AppTest.from_file(str(APP), default_timeout=120)
+        at.query_params["view"] = view
+        if view == "detail":
+            at.query_params["id"] = some_id
+        first = _timed(at.run)
+        failed = [e.value for e in at.exception]
+        change(at)
+        again = _timed(at.run)
+        failed += [e.value for e in at.exception]
+        rows.append((view, first, what, again, failed))
+    print(f"App pages on {args.db} (AppTest, caches cleared before each page):\n")
+    print("| page | first render s | change | after change s | under 2 s |")
+    print("|---|---:|---|---:|---|")
+    for view, first, what, again, failed in rows:
+        verdict = "EXCEPTION: " + failed[0].splitlines()[0] if failed else ("yes" if max(first, again) < TARGET_S else "NO")
+        print(f"| {view} | {first:.2f} | {what} | {again:.2f} | {verdict} |")
+    return 0 if all(not f and max(a, b) < TARGET_S for _, a, _, b, f in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

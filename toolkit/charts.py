@@ -1,0 +1,379 @@
+"""Plotly figures built from listings, pending-delete and history DataFrames.
+
+Pure functions: a DataFrame (or a list of dates) in, a ``go.Figure`` out; no I/O, no SQL,
+no Streamlit. The Streamlit app and the notebooks share them:
+
+    from toolkit.charts import tf_cf_scatter, frame_ids
+    fig = tf_cf_scatter(df, color_by="source")
+    event = st.plotly_chart(fig, on_select="rerun")
+    ids = frame_ids(event.selection["points"])
+
+Every function returns a figure with the annotation "No rows match" for an empty input and
+drops, per chart, the rows whose plotted values are null (NaN, None or pd.NA).
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import math
+from collections.abc import Iterable, Mapping
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+__all__ = [
+    "EMPTY_TEXT",
+    "age_histogram",
+    "calendar_counts",
+    "drop_calendar",
+    "first_snapshot_year_histogram",
+    "frame_ids",
+    "language_breakdown",
+    "price_history",
+    "snapshots_vs_age",
+    "tf_cf_ratio_histogram",
+    "tf_cf_scatter",
+]
+
+EMPTY_TEXT = "No rows match"
+MAX_GROUPS = 12
+ZONE_NAME = "CF far above TF (bought links?)"
+DIAGONAL_NAME = "TF = CF"
+WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+
+_PALETTE = qualitative.Plotly + qualitative.Dark2
+_MUTED = {"Other": "#9e9e9e", "Unknown": "#c7c7c7"}
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _empty_figure(title: str = "") -> go.Figure:
+    fig = go.Figure()
+    fig.update_layout(title=title, xaxis={"visible": False}, yaxis={"visible": False})
+    fig.add_annotation(text=EMPTY_TEXT, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                       font={"size": 16})
+    return fig
+
+
+def _numeric(series: pd.Series) -> pd.Series:
+    """Float64 numpy series with NaN for every kind of null (Int64 pd.NA, None, junk)."""
+    return pd.to_numeric(series, errors="coerce").astype("float64")
+
+
+def _plottable(df: pd.DataFrame, **columns: str) -> pd.DataFrame:
+    """A frame with `id`, `name` and the given columns as floats, rows with a null value dropped."""
+    out = pd.DataFrame({key: _numeric(df[col]) for key, col in columns.items()}, index=df.index)
+    out["id"] = df["id"] if "id" in df.columns else pd.Series(range(len(df)), index=df.index)
+    out["name"] = df["name"].astype("string").fillna("") if "name" in df.columns else ""
+    return out.dropna(subset=list(columns))
+
+
+def _subsample(df: pd.DataFrame, max_points: int) -> tuple[pd.DataFrame, str]:
+    """Every k-th row after sorting by id, so the same frame always yields the same points."""
+    if max_points < 1:
+        raise ValueError("max_points must be at least 1")
+    total = len(df)
+    if total <= max_points:
+        return df, ""
+    step = math.ceil(total / max_points)
+    kept = df.sort_values("id", kind="stable").iloc[::step]
+    return kept, f" (showing {len(kept)} of {total})"
+
+
+def _customdata(df: pd.DataFrame) -> list[list]:
+    # Plain Python ints so a Streamlit selection hands back JSON-friendly [id, name] pairs.
+    return df[["id", "name"]].astype(object).to_numpy().tolist()
+
+
+def _top_with_other(labels: pd.Series, top: int) -> pd.Series:
+    """Keep the `top` most frequent labels (ties broken by label) and relabel the rest "Other"."""
+    counts = labels.value_counts()
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    keep = {label for label, _ in ranked[:top]}
+    return labels.where(labels.isin(keep), "Other")
+
+
+def _label(series: pd.Series) -> pd.Series:
+    """Strings with null or blank values as "Unknown"."""
+    s = series.astype("string").str.strip()
+    return s.mask(s.isna() | (s == ""), "Unknown").astype(object)
+
+
+def _as_dates(values: pd.Series | Iterable) -> pd.Series:
+    """datetime64 (midnight) series from date objects, "YYYY-MM-DD" or ISO timestamp strings; NaT for nulls.
+
+    Timestamps keep the calendar date as written (no time-zone shift).
+    """
+    s = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    if pd.api.types.is_datetime64_any_dtype(s):
+        if getattr(s.dt, "tz", None) is not None:
+            s = s.dt.tz_localize(None)
+        return s.dt.normalize()
+    if s.dtype == object:
+        s = s.map(lambda v: v.isoformat() if isinstance(v, datetime.date) else v)
+    text = s.astype("string").str.slice(0, 10)
+    return pd.to_datetime(text, format="%Y-%m-%d", errors="coerce")
+
+
+# ---------------------------------------------------------------- authority (TF / CF)
+
+
+def tf_cf_scatter(df: pd.DataFrame, color_by: str = "topic", max_points: int = 20_000) -> go.Figure:
+    """Trust Flow against Citation Flow, one WebGL trace per topic category or source.
+
+    `customdata` holds [id, name] per point so `frame_ids` can read a box selection.
+    """
+    if color_by not in ("topic", "source"):
+        raise ValueError("color_by must be 'topic' or 'source'")
+    title = "Trust Flow vs Citation Flow"
+    if df.empty:
+        return _empty_figure(title)
+    points = _plottable(df, cf="citation_flow", tf="trust_flow")
+    if points.empty:
+        return _empty_figure(title)
+    if color_by == "topic":
+        raw = df.loc[points.index, "ttf_topic"].astype("string").str.split("/").str[0]
+    else:
+        raw = df.loc[points.index, "source"]
+    # Group before subsampling so "Other" means the same thing whatever max_points is.
+    points["group"] = _top_with_other(_label(raw), MAX_GROUPS)
+    points, shown = _subsample(points, max_points)
+
+    fig = go.Figure()
+    # The zone: below TF = (CF - 10) / 2, i.e. CF >= 2 TF + 10, clipped to the 0-100 square.
+    fig.add_trace(go.Scatter(x=[10, 100, 100, 10], y=[0, 0, 45, 0], mode="lines", fill="toself",
+                             name=ZONE_NAME, line={"width": 0}, fillcolor="rgba(214, 39, 40, 0.12)",
+                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=[0, 100], y=[0, 100], mode="lines", name=DIAGONAL_NAME,
+                             line={"color": "#555", "dash": "dash", "width": 1}, hoverinfo="skip"))
+    order = points["group"].value_counts()
+    ordered = sorted(order.index, key=lambda g: (g in _MUTED, -order[g], str(g)))
+    for i, group in enumerate(ordered):
+        part = points[points["group"] == group]
+        fig.add_trace(go.Scattergl(
+            x=part["cf"].tolist(), y=part["tf"].tolist(), mode="markers", name=str(group),
+            customdata=_customdata(part),
+            marker={"size": 5, "opacity": 0.7, "color": _MUTED.get(group, _PALETTE[i % len(_PALETTE)])},
+            hovertemplate="%{customdata[1]}<br>id %{customdata[0]}<br>CF %{x} · TF %{y}<extra>%{fullData.name}</extra>",
+        ))
+    fig.add_annotation(x=78, y=12, text=ZONE_NAME, showarrow=False, font={"size": 11, "color": "#b22222"})
+    fig.update_layout(title=title + shown, dragmode="select", legend={"itemsizing": "constant"})
+    fig.update_xaxes(title_text="Citation Flow", range=[0, 100])
+    fig.update_yaxes(title_text="Trust Flow", range=[0, 100])
+    return fig
+
+
+def tf_cf_ratio_histogram(df: pd.DataFrame, bins: int = 40) -> go.Figure:
+    """Distribution of TF / CF over the rows with both values and CF > 0, with a line at 1.0."""
+    title = "Trust Flow / Citation Flow"
+    if df.empty:
+        return _empty_figure(title)
+    points = _plottable(df, cf="citation_flow", tf="trust_flow")
+    points = points[points["cf"] > 0]
+    if points.empty:
+        return _empty_figure(title)
+    ratio = points["tf"] / points["cf"]
+    fig = go.Figure(go.Histogram(x=ratio.tolist(), nbinsx=bins, name="TF / CF"))
+    fig.add_vline(x=1.0, line_dash="dash", line_color="#555", annotation_text="TF = CF")
+    fig.update_layout(title=f"{title} ({len(ratio)} domains with CF > 0)", bargap=0.05)
+    fig.update_xaxes(title_text="TF / CF")
+    fig.update_yaxes(title_text="Domains")
+    return fig
+
+
+# ---------------------------------------------------------------- age and history
+
+
+def _year_bars(years: pd.Series, title: str, x_title: str) -> go.Figure:
+    """One bar per whole year from min to max, zero-count years included so gaps show."""
+    counts = years.astype("int64").value_counts()
+    span = range(int(counts.index.min()), int(counts.index.max()) + 1)
+    counts = counts.reindex(span, fill_value=0)
+    fig = go.Figure(go.Bar(x=list(span), y=counts.tolist(), name=x_title))
+    fig.update_layout(title=title, bargap=0.1)
+    fig.update_xaxes(title_text=x_title, dtick=1 if len(span) <= 30 else None)
+    fig.update_yaxes(title_text="Domains")
+    return fig
+
+
+def age_histogram(df: pd.DataFrame) -> go.Figure:
+    """Domains per age in whole years, one bar per year."""
+    title = "Domain age"
+    if df.empty:
+        return _empty_figure(title)
+    ages = _numeric(df["age"]).dropna()
+    if ages.empty:
+        return _empty_figure(title)
+    return _year_bars(ages.round(), f"{title} ({len(ages)} domains)", "Age (years)")
+
+
+def first_snapshot_year_histogram(df: pd.DataFrame) -> go.Figure:
+    """Domains per year of their first Wayback Machine snapshot."""
+    title = "First Wayback snapshot"
+    if df.empty:
+        return _empty_figure(title)
+    years = _as_dates(df["wayback_first_date"]).dropna().dt.year
+    if years.empty:
+        return _empty_figure(title)
+    return _year_bars(years, f"{title} ({len(years)} domains)", "Year of first snapshot")
+
+
+def snapshots_vs_age(df: pd.DataFrame, max_points: int = 20_000) -> go.Figure:
+    """Wayback snapshots (log scale) against age, WebGL, subsampled like `tf_cf_scatter`."""
+    title = "Wayback snapshots vs age"
+    if df.empty:
+        return _empty_figure(title)
+    points = _plottable(df, age="age", snapshots="wayback_snapshots")
+    # A log axis cannot place zero or negative counts.
+    points = points[points["snapshots"] > 0]
+    if points.empty:
+        return _empty_figure(title)
+    points, shown = _subsample(points, max_points)
+    fig = go.Figure(go.Scattergl(
+        x=points["age"].tolist(), y=points["snapshots"].tolist(), mode="markers", name="Domains",
+        customdata=_customdata(points), marker={"size": 5, "opacity": 0.6},
+        hovertemplate="%{customdata[1]}<br>id %{customdata[0]}<br>age %{x} · %{y} snapshots<extra></extra>",
+    ))
+    fig.update_layout(title=title + shown, dragmode="select")
+    fig.update_xaxes(title_text="Age (years)")
+    fig.update_yaxes(title_text="Wayback snapshots", type="log")
+    return fig
+
+
+def language_breakdown(df: pd.DataFrame, top: int = 15) -> go.Figure:
+    """Horizontal bars of domains per language, nulls as "Unknown", the tail beyond `top` as "Other"."""
+    title = "Language"
+    if df.empty:
+        return _empty_figure(title)
+    labels = _top_with_other(_label(df["language"]), top)
+    counts = labels.value_counts()
+    ranked = sorted(counts.items(), key=lambda kv: (kv[0] == "Other", -kv[1], str(kv[0])))
+    fig = go.Figure(go.Bar(x=[n for _, n in ranked], y=[str(lang) for lang, _ in ranked], orientation="h",
+                           name="Domains"))
+    fig.update_layout(title=f"{title} ({len(labels)} domains)", height=max(300, 28 * len(ranked) + 120))
+    fig.update_xaxes(title_text="Domains")
+    # Categories are drawn bottom-up: reverse so the largest language sits on top.
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+# ---------------------------------------------------------------- calendar
+
+
+def calendar_counts(dates: pd.Series | list, month: datetime.date) -> dict[datetime.date, int]:
+    """Number of `dates` on each day of `month` (every day present, zeros included, in order).
+
+    `dates` may hold "YYYY-MM-DD" strings, ISO timestamps or date objects; nulls and
+    dates in other months are ignored. Only the year and month of `month` are used.
+    """
+    days = calendar.monthrange(month.year, month.month)[1]
+    counts = {datetime.date(month.year, month.month, d): 0 for d in range(1, days + 1)}
+    parsed = _as_dates(dates).dropna()
+    in_month = parsed[(parsed.dt.year == month.year) & (parsed.dt.month == month.month)]
+    for day, n in in_month.dt.day.value_counts().items():
+        counts[datetime.date(month.year, month.month, int(day))] = int(n)
+    return counts
+
+
+def drop_calendar(dates: pd.Series | list | Mapping[datetime.date, int], month: datetime.date,
+                  title: str = "") -> go.Figure:  # fmt: skip
+    """Month calendar heatmap: columns Mon..Sun, one row per week, z = dates on that day.
+
+    `dates` are the dates themselves, or already counted ({day: count}, as
+    `Mirror.day_counts` gives). Days outside the month have z None (blank). Week 1 is the top row.
+    """
+    if isinstance(dates, Mapping):
+        counts = {day: 0 for day in calendar_counts([], month)}
+        counts.update({d: int(n) for d, n in dates.items() if d in counts})
+    else:
+        counts = calendar_counts(dates, month)
+    weeks = calendar.Calendar(firstweekday=calendar.MONDAY).monthdatescalendar(month.year, month.month)
+    z: list[list[int | None]] = []
+    text: list[list[str]] = []
+    custom: list[list[str | None]] = []
+    for week in weeks:
+        z.append([counts.get(d) for d in week])
+        text.append([_day_text(d, counts.get(d)) for d in week])
+        custom.append([d.isoformat() if d in counts else None for d in week])
+    rows = [f"Week of {week[0]:%b %d}" for week in weeks]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=WEEKDAYS, y=rows, text=text, texttemplate="%{text}", customdata=custom,
+        colorscale="Reds", zmin=0, xgap=3, ygap=3, hoverongaps=False, colorbar={"title": {"text": "Drops"}},
+        hovertemplate="%{customdata}: %{z}<extra></extra>",
+    ))
+    fig.update_layout(title=title or f"{month:%B %Y}")
+    fig.update_xaxes(side="top")
+    fig.update_yaxes(autorange="reversed")
+    if sum(counts.values()) == 0:
+        # Keep the empty calendar visible; say why it is blank above it.
+        fig.add_annotation(text=EMPTY_TEXT, x=0.5, y=1.12, xref="paper", yref="paper", showarrow=False)
+    return fig
+
+
+def _day_text(day: datetime.date, count: int | None) -> str:
+    if count is None:
+        return ""
+    return f"{day.day}<br>{count}" if count else str(day.day)
+
+
+# ---------------------------------------------------------------- price history
+
+
+def price_history(history: pd.DataFrame) -> go.Figure:
+    """Step lines of price and max bid over `observed_at`, bids count as markers on a right axis."""
+    title = "Price history"
+    if history.empty:
+        return _empty_figure(title)
+    when = pd.to_datetime(history["observed_at"], utc=True, errors="coerce", format="ISO8601")
+    frame = history.assign(_at=when).dropna(subset=["_at"]).sort_values("_at", kind="stable")
+    fig = go.Figure()
+    for column, label in (("price", "Price"), ("max_bid", "Max bid")):
+        if column not in frame.columns:
+            continue
+        values = _numeric(frame[column])
+        keep = values.notna()
+        if keep.any():
+            fig.add_trace(go.Scatter(x=frame.loc[keep, "_at"].tolist(), y=values[keep].tolist(),
+                                     mode="lines+markers", line={"shape": "hv"}, name=label))
+    if "bids_count" in frame.columns:
+        bids = _numeric(frame["bids_count"])
+        keep = bids.notna()
+        if keep.any():
+            fig.add_trace(go.Scatter(x=frame.loc[keep, "_at"].tolist(), y=bids[keep].tolist(), mode="markers",
+                                     name="Bids", yaxis="y2", marker={"symbol": "diamond", "size": 8}))
+    if not fig.data:
+        return _empty_figure(title)
+    fig.update_layout(
+        title=title, hovermode="x unified",
+        xaxis={"title": {"text": "Observed at"}},
+        yaxis={"title": {"text": "Price"}, "rangemode": "tozero"},
+        yaxis2={"title": {"text": "Bids"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
+                "showgrid": False},
+    )
+    return fig
+
+
+# ---------------------------------------------------------------- selection
+
+
+def frame_ids(points: list[dict]) -> list[int]:
+    """Listing ids from Streamlit's `event.selection["points"]`, in order, without duplicates.
+
+    Each point's "customdata" is [id, name, ...] or a bare id; points without one (the
+    reference lines) are skipped.
+    """
+    ids: dict[int, None] = {}
+    for point in points or []:
+        data = point.get("customdata") if isinstance(point, dict) else None
+        if isinstance(data, (list, tuple)):
+            data = data[0] if data else None
+        if data is None or isinstance(data, bool):
+            continue
+        try:
+            ids[int(data)] = None
+        except (TypeError, ValueError):
+            continue
+    return list(ids)

@@ -1,0 +1,30 @@
+"""The Streamlit app for investors (`streamlit run app.py`, or `edt app`).
+
+A page is chosen in the sidebar and kept in the URL (`?view=`) with the filters, so any
+view is a bookmark. Pages live in `pages.py`; they read through `state.py` (the query layer,
+cached) and draw with `toolkit.charts`.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from . import state
+from .pages import PAGES, first_run
+
+__all__ = ["main"]
+
+
+def main() -> None:
+    st.set_page_config(page_title="Expired Domains Toolkit", page_icon="🔎", layout="wide")
+    if state.is_empty():
+        first_run()
+        return
+    views = list(PAGES)
+    current = st.query_params.get("view", "explore")
+    if current in views and st.session_state.get("_view_in_url") != current:
+        st.session_state["view"] = current  # a link or a page's button changed the URL
+    view = st.sidebar.radio("Page", views, format_func=lambda v: PAGES[v][0], key="view")
+    st.query_params["view"] = st.session_state["_view_in_url"] = view
+    st.sidebar.caption(f"Mirror: `{state.db_path()}`")
+    PAGES[view][1]()

@@ -1,0 +1,101 @@
+"""The sidebar: one widget per `/api/domains` filter, built from `params.DOMAIN_PARAMS`
+(its kind, range, choices, caption and group), kept in the URL so a search is a bookmark."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import streamlit as st
+
+from ..params import DOMAIN_PARAMS, Param
+from ..plans import PLANS, plan_allows
+from ..sources import REGFREE
+from .state import FILTER_GROUPS, NOT_FILTERS, current_filters, plan_in_force
+
+__all__ = ["sidebar_filters", "plan_picker"]
+
+
+def plan_picker() -> str:
+    """The plan in force, shown (and switchable, to see what a subscription would get)."""
+    plan = plan_in_force()
+    chosen = st.sidebar.selectbox("Plan in force", PLANS, index=PLANS.index(plan), key="plan",
+                                  help="Your own mirror answers as the top plan unless EDT_PLAN says otherwise; "
+                                       "pick a plan to see what a subscription gets.")  # fmt: skip
+    if chosen != st.query_params.get("plan", plan):
+        st.query_params["plan"] = chosen
+    return chosen
+
+
+def _widget(param: Param, value: str | None, plan: str) -> Any:
+    key = f"f:{param.name}"
+    label, help_text = param.caption, param.description
+    if param.kind == "flag":
+        return st.checkbox(label, value=value in ("1", "true", "True"), key=key, help=help_text)
+    if param.kind in ("int", "number"):
+        cast = int if param.kind == "int" else float  # streamlit wants one numeric type throughout
+        try:
+            number = None if value in (None, "") else cast(float(value))
+        except ValueError:
+            number = None
+        bound = lambda b: None if b is None else cast(b)  # noqa: E731
+        return st.number_input(label, value=number, min_value=bound(param.minimum), max_value=bound(param.maximum),
+                               step=cast(1), key=key, help=help_text)  # fmt: skip
+    if param.kind == "choice":
+        choices = [c for c in (param.choices or ()) if param.name != "source" or c != REGFREE or
+                   plan_allows(plan, "regfree")]  # fmt: skip
+        options = ["", *choices]
+        return st.selectbox(label, options, index=options.index(value) if value in options else 0, key=key,
+                            help=help_text, format_func=lambda c: c or "any")  # fmt: skip
+    if param.kind == "list" and param.choices:
+        chosen = [v for v in (value or "").split(",") if v in param.choices]
+        return st.multiselect(label, list(param.choices), default=chosen, key=key, help=help_text)
+    if param.kind == "date":
+        day = None
+        if value:
+            try:
+                day = date.fromisoformat(value)
+            except ValueError:
+                day = None
+        return st.date_input(label, value=day, key=key, help=help_text)
+    return st.text_input(label, value=value or "", key=key, help=help_text)
+
+
+def _as_text(param: Param, value: Any) -> str:
+    if value is None or value == "" or value == [] or value is False:
+        return ""
+    if value is True:
+        return "1"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, float) and value.is_integer() and param.kind == "int":
+        return str(int(value))
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+def sidebar_filters() -> dict[str, str]:
+    """Draw the filters (values from the URL), write the chosen ones back to the URL and
+    return them as API parameters."""
+    plan = plan_picker()
+    in_url = current_filters()
+    chosen: dict[str, str] = {}
+    st.sidebar.caption(f"Answers as the **{plan}** plan" + ("" if plan_allows(plan, "regfree") else
+                                                          " (regfree needs Authority)"))  # fmt: skip
+    for group, title in FILTER_GROUPS.items():
+        params = [p for p in DOMAIN_PARAMS.values() if p.group == group and p.name not in NOT_FILTERS]
+        if not params:
+            continue
+        opened = any(p.name in in_url for p in params) or group == "source"
+        with st.sidebar.expander(title, expanded=opened):
+            for param in params:
+                text = _as_text(param, _widget(param, in_url.get(param.name), plan))
+                if text:
+                    chosen[param.name] = text
+    if chosen != in_url:
+        for name in in_url.keys() - chosen.keys():
+            del st.query_params[name]
+        for name, value in chosen.items():
+            st.query_params[name] = value
+    return chosen

@@ -1,0 +1,222 @@
+"""Saved searches and a shortlist, for the app's Watchlist page.
+
+Two small tables of the mirror (schema v5): `saved_searches` keeps named `/api/domains`
+parameter sets, `shortlist` keeps listing ids with a note. This module is the only writer
+of those two tables (store/writer.py writes everything else); each write is one
+transaction on `mirror.connection()`.
+
+A saved search counts its *new matches*: listings it matches that the mirror first saw
+after the search was last opened (or saved, if never opened), through the `seen_after`
+filter. Timestamps come from `mirror.now()`, so a mirror with a fixed clock stamps fixed
+times. Watchlist writes do not change `mirror.generation()` (no listing changed), so do
+not cache these reads by it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import ApiError
+from .query import Mirror
+from .store.fields import iso_timestamp
+
+__all__ = [
+    "NAME_MAX_LENGTH",
+    "save_search",
+    "saved_searches",
+    "open_search",
+    "delete_search",
+    "shortlist_add",
+    "shortlist_note",
+    "shortlist_remove",
+    "shortlist",
+]
+
+NAME_MAX_LENGTH = 80
+
+
+def _stamp(mirror: Mirror) -> str:
+    """Now as the mirror stores timestamps: UTC, whole seconds."""
+    return iso_timestamp(mirror.now().replace(microsecond=0))
+
+
+def _name(name: Any) -> str:
+    text = name.strip() if isinstance(name, str) else ""
+    if not text:
+        raise ValueError("name must be a non-empty text")
+    if len(text) > NAME_MAX_LENGTH:
+        raise ValueError(f"name must be at most {NAME_MAX_LENGTH} characters (got {len(text)})")
+    return text
+
+
+def _as_text(value: Any) -> str:
+    """A parameter value as its query-string text."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (list, tuple, set)):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def _listing_id(listing_id: Any) -> int:
+    if isinstance(listing_id, bool):
+        raise ValueError(f"listing_id must be a positive whole number (got {listing_id!r})")
+    try:
+        value = int(str(listing_id).strip())
+    except ValueError:
+        raise ValueError(f"listing_id must be a positive whole number (got {listing_id!r})") from None
+    if value <= 0:
+        raise ValueError(f"listing_id must be a positive whole number (got {listing_id!r})")
+    return value
+
+
+def _note(note: Any) -> str:
+    if note is None:
+        return ""
+    if not isinstance(note, str):
+        raise ValueError(f"note must be a text (got {type(note).__name__})")
+    return note
+
+
+# -- saved searches -------------------------------------------------------------------
+
+
+def save_search(mirror: Mirror, name: str, params: Mapping[str, str]) -> None:
+    """Save `params` (`/api/domains` query parameters) under `name`.
+
+    The name is stripped and must have 1 to 80 characters (else ValueError). The
+    parameters are checked by running the search first, so a bad filter raises the query
+    layer's ApiError (422 naming the field) and nothing is saved. Saving an existing name
+    replaces its parameters and keeps its `created_at` and `last_opened_at`.
+    """
+    name = _name(name)
+    stored = {str(k): _as_text(v) for k, v in params.items() if v is not None and _as_text(v).strip()}
+    mirror.search_domains({**stored, "per_page": "1"})
+    conn = mirror.connection()
+    with conn:
+        conn.execute(
+            "INSERT INTO saved_searches (name, params, created_at, last_opened_at) VALUES (?, ?, ?, NULL) "
+            "ON CONFLICT(name) DO UPDATE SET params = excluded.params",
+            [name, json.dumps(stored, ensure_ascii=False, sort_keys=True), _stamp(mirror)],
+        )
+
+
+def saved_searches(mirror: Mirror) -> list[dict[str, Any]]:
+    """Every saved search by name: `name`, `params` (a dict), `created_at`,
+    `last_opened_at` (None until opened) and `new_matches`, the listings it matches
+    that were first seen after it was last opened (else saved).
+
+    A saved filter the query layer no longer accepts raises its ApiError."""
+    rows = mirror.connection().execute(
+        "SELECT name, params, created_at, last_opened_at FROM saved_searches ORDER BY name"
+    ).fetchall()
+    out = []
+    for name, params_json, created_at, last_opened_at in rows:
+        params = json.loads(params_json)
+        since = last_opened_at or created_at
+        total = mirror.search_domains({**params, "seen_after": since, "per_page": "1"})["meta"]["total"]
+        out.append(
+            {
+                "name": name,
+                "params": params,
+                "created_at": created_at,
+                "last_opened_at": last_opened_at,
+                "new_matches": int(total),
+            }
+        )
+    return out
+
+
+def open_search(mirror: Mirror, name: str) -> dict[str, str]:
+    """The saved parameters of `name`, stamping it opened now (its new matches restart
+    from zero). KeyError if no search has that name."""
+    name = _name(name)
+    conn = mirror.connection()
+    with conn:
+        row = conn.execute("SELECT params FROM saved_searches WHERE name = ?", [name]).fetchone()
+        if row is None:
+            raise KeyError(f"no saved search named {name!r}")
+        conn.execute("UPDATE saved_searches SET last_opened_at = ? WHERE name = ?", [_stamp(mirror), name])
+    return json.loads(row[0])
+
+
+def delete_search(mirror: Mirror, name: str) -> bool:
+    """Forget the saved search `name`; False if there was none."""
+    try:
+        name = _name(name)
+    except ValueError:
+        return False
+    conn = mirror.connection()
+    with conn:
+        return conn.execute("DELETE FROM saved_searches WHERE name = ?", [name]).rowcount > 0
+
+
+# -- shortlist ------------------------------------------------------------------------
+
+
+def shortlist_add(mirror: Mirror, listing_id: int, note: str = "") -> bool:
+    """Put a listing on the shortlist; True if it was not there yet. Adding one already
+    there keeps its `added_at` and, when `note` is given, replaces its note."""
+    listing_id, note = _listing_id(listing_id), _note(note)
+    now = _stamp(mirror)
+    conn = mirror.connection()
+    with conn:
+        added = conn.execute(
+            "INSERT INTO shortlist (listing_id, note, added_at, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(listing_id) DO NOTHING",
+            [listing_id, note, now, now],
+        ).rowcount > 0
+        if not added and note:
+            conn.execute("UPDATE shortlist SET note = ?, updated_at = ? WHERE listing_id = ?", [note, now, listing_id])
+    return added
+
+
+def shortlist_note(mirror: Mirror, listing_id: int, note: str) -> None:
+    """Replace the note of a shortlisted listing. KeyError if it is not on the shortlist."""
+    listing_id, note = _listing_id(listing_id), _note(note)
+    conn = mirror.connection()
+    with conn:
+        changed = conn.execute(
+            "UPDATE shortlist SET note = ?, updated_at = ? WHERE listing_id = ?", [note, _stamp(mirror), listing_id]
+        ).rowcount
+    if not changed:
+        raise KeyError(f"listing {listing_id} is not on the shortlist")
+
+
+def shortlist_remove(mirror: Mirror, listing_id: int) -> bool:
+    """Take a listing off the shortlist; False if it was not on it."""
+    try:
+        listing_id = _listing_id(listing_id)
+    except ValueError:
+        return False
+    conn = mirror.connection()
+    with conn:
+        return conn.execute("DELETE FROM shortlist WHERE listing_id = ?", [listing_id]).rowcount > 0
+
+
+def shortlist(mirror: Mirror) -> list[dict[str, Any]]:
+    """The shortlist, most recently added first: `listing_id`, `note`, `added_at`,
+    `updated_at`, and the listing's `name` and `source` (None when the mirror has no such
+    listing, or the plan may not read it)."""
+    rows = mirror.connection().execute(
+        "SELECT listing_id, note, added_at, updated_at FROM shortlist ORDER BY added_at DESC, listing_id DESC"
+    ).fetchall()
+    out = []
+    for listing_id, note, added_at, updated_at in rows:
+        try:
+            record = mirror.get_domain(listing_id)["data"]
+        except ApiError:
+            record = {}
+        out.append(
+            {
+                "listing_id": listing_id,
+                "note": note or "",
+                "added_at": added_at,
+                "updated_at": updated_at,
+                "name": record.get("name"),
+                "source": record.get("source"),
+            }
+        )
+    return out
