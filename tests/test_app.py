@@ -181,3 +181,24 @@ def test_every_page_renders_without_an_exception(demo_db, view):
     at = app(view)
     no_exception(at)
     assert at.sidebar.radio(key="view").value == view
+
+
+def test_the_sync_button_runs_a_job_against_the_remote(demo_db, demo_template, tmp_path, monkeypatch):
+    from toolkit.server import BackgroundServer, create_app
+
+    remote = tmp_path / "remote.db"
+    shutil.copy(demo_template, remote)
+    key = "app-sync-key-7c1e"
+    with BackgroundServer(create_app(remote, keys={key: "business"}, rates={"business": 100_000})) as server:
+        monkeypatch.setenv("EDT_API_KEY", key)
+        monkeypatch.setenv("EDT_BASE_URL", server.url)
+        monkeypatch.setenv("EDT_PLAN", "business")
+        monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))
+        at = app("sync")
+        at.selectbox(key="sync_job").set_value("pending")
+        at.button(key="sync_run").click().run()
+        no_exception(at)
+    rows = Mirror(remote).search_pending_delete({"include_past": "1", "per_page": "1"})["meta"]["total"]
+    assert any(s.value.startswith("pending: ok") and f"{rows:,} rows seen" in s.value for s in at.success)
+    runs = connect(str(demo_db)).execute("SELECT job, status FROM sync_runs").fetchall()
+    assert runs == [("pending", "ok")]

@@ -260,7 +260,11 @@ def watchlist() -> None:
                 st.success(f"Saved “{name.strip()}”.")
             except (ValueError, ApiError) as exc:
                 st.error(str(exc.body.get("message")) if isinstance(exc, ApiError) else str(exc))
-    searches = saved.saved_searches(mirror)
+    try:
+        searches = saved.saved_searches(mirror)
+    except ApiError as exc:  # a search saved under older rules no longer validates
+        _show_error(exc)
+        searches = []
     if not searches:
         st.caption("No saved search yet: set filters on Explore, then save them here.")
     for entry in searches:
@@ -365,7 +369,12 @@ def first_run() -> None:
     with right:
         st.subheader("Or sync your subscription")
         st.code("export EDT_API_KEY=...   # your CatchDoms key\nexport EDT_PLAN=pro\nedt sync", language="bash")
-        st.write("Then reopen this page.")
+        if os.environ.get("EDT_API_KEY"):
+            if st.button("Sync the listings now", key="first_sync"):
+                _run_job("listings")
+                st.cache_data.clear()
+        else:
+            st.write("Then reopen this page.")
 
 
 PAGES: dict[str, tuple[str, Any]] = {
