@@ -419,6 +419,124 @@ def status(db: str, as_json: bool) -> None:
         click.echo(f"  {job['job']:<10}{job['schedule']:<20}{state}")
 
 
+@cli.command(name="schedule")
+@_db_option
+@click.option("--next", "show_next", is_flag=True, help="Print the next run of each job and exit.")
+@click.option("--crontab", "as_crontab", is_flag=True, help="Print equivalent crontab lines and exit.")
+@click.option("--systemd", "as_systemd", is_flag=True, help="Print a systemd user unit that runs this and exit.")
+@click.option("--now", "run_now", is_flag=True, help="Run every job once at start, then keep the schedule.")
+@click.option("--once", metavar="JOB", default=None, help="Run one job (sync, then alerts) and exit: what cron calls.")
+def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: bool, run_now: bool,
+                     once: str | None) -> None:  # fmt: skip
+    """Run the sync jobs on the service's schedules (contract section 8), then alerts, until stopped."""
+    from datetime import datetime
+
+    from .config import _config_file, load_settings
+    from .schedule import crontab, next_runs, schedules, serve, systemd_units
+
+    try:
+        config = _config_file()
+        crons = schedules(config)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    if as_crontab:
+        click.echo(crontab(crons, db=db, edt="edt"), nl=False)
+        return
+    if as_systemd:
+        click.echo(systemd_units(db=db, edt="edt"), nl=False)
+        return
+    timezone = config.get("schedule", {}).get("timezone")
+    if show_next:
+        now = datetime.now().astimezone()
+        for job, when in next_runs(crons, now, timezone).items():
+            click.echo(f"{job:<10}{crons[job]:<16}next {when.isoformat(timespec='minutes')}")
+        return
+    plan = _check_plan(os.environ.get("EDT_PLAN")) or "pro"
+    settings = load_settings(db=db, plan=plan)
+    if not settings.api_key:
+        raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file) for the scheduled syncs")
+    if once:
+        from .schedule import run_job
+        from .sync import JOBS
+
+        if once not in JOBS:
+            raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}")
+        reports = run_job(once, settings, say=lambda line: click.echo(line))
+        if not reports or any(r.status not in ("ok", "skipped") for r in reports):
+            raise Failed(f"{once} did not finish (see above)")
+        return
+    serve(settings, run_now=run_now, say=lambda line: click.echo(line))
+
+
+@cli.group()
+def watch() -> None:
+    """Saved searches (shared with the app's watchlist) and their new matches."""
+
+
+@watch.command(name="add")
+@_db_option
+@click.argument("name")
+@click.argument("params", nargs=-1)
+def watch_add(db: str, name: str, params: tuple[str, ...]) -> None:
+    """Save a search: edt watch add "fr tf20" tld=.fr tf_min=20"""
+    from .watchlist import save_search
+
+    try:
+        save_search(_open(db, must_exist=False), name, _pairs(params))
+    except ApiError as exc:
+        raise _api_error(exc) from None
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    click.echo(f"Saved {name.strip()!r}: " + (" ".join(params) or "all listings"))
+
+
+@watch.command(name="list")
+@_db_option
+def watch_list(db: str) -> None:
+    """Each saved search with its new matches since last shown."""
+    from .watchlist import saved_searches
+
+    searches = saved_searches(_open(db))
+    if not searches:
+        click.echo("No saved search: add one with `edt watch add NAME KEY=VALUE ...`")
+    for entry in searches:
+        params = " ".join(f"{k}={v}" for k, v in entry["params"].items()) or "all listings"
+        click.echo(f"{entry['name']}: {params} ({entry['new_matches']:,} new since last shown)")
+
+
+@watch.command(name="rm")
+@_db_option
+@click.argument("name")
+def watch_rm(db: str, name: str) -> None:
+    """Forget a saved search."""
+    from .watchlist import delete_search
+
+    if not delete_search(_open(db), name):
+        raise BadInput(f"no saved search named {name!r} (see `edt watch list`)")
+    click.echo(f"Removed {name!r}")
+
+
+@watch.command(name="show")
+@_db_option
+@click.argument("name")
+def watch_show(db: str, name: str) -> None:
+    """The search's new matches since it was last shown (then marks them shown)."""
+    from .watchlist import open_search, saved_searches
+
+    mirror = _open(db)
+    entry = next((s for s in saved_searches(mirror) if s["name"] == name.strip()), None)
+    if entry is None:
+        raise BadInput(f"no saved search named {name!r} (see `edt watch list`)")
+    since = entry["last_opened_at"] or entry["created_at"]
+    rows = mirror.domains_df({**entry["params"], "seen_after": since},
+                             columns=["id", "name", "source", "effective_price", "currency", "trust_flow", "first_seen_at"])  # fmt: skip
+    open_search(mirror, name)
+    click.echo(f"{name}: {len(rows):,} new since {since}")
+    for row in rows.itertuples(index=False):
+        price = "" if row.effective_price != row.effective_price or row.effective_price is None else f"{row.effective_price:g} {row.currency or ''}"
+        click.echo(f"  {row.id}  {row.name:<40} {row.source:<14} TF {row.trust_flow if row.trust_flow == row.trust_flow else '-'}  {price}")
+
+
 @cli.command(name="app")
 @_db_option
 @click.option("--port", type=click.IntRange(1, 65535), default=8501, show_default=True)
@@ -481,6 +599,32 @@ def serve(db: str, host: str, port: int, keys: tuple[str, ...], keys_file: str |
     except Exception as exc:  # not a mirror, or an older schema
         raise BadInput(f"{db}: cannot serve ({exc})") from None
     run_server(db, host=host, port=port, keys=store, rates=limits, echo=lambda line: click.echo(line, err=True))
+
+
+@cli.command(name="mcp")
+@_db_option
+@_plan_option
+def mcp_command(db: str, plan: str | None) -> None:
+    """Serve the mirror to AI assistants as an MCP server on standard input and output."""
+    import importlib.util
+    import logging
+
+    plan = _check_plan(plan)
+    if not Path(db).is_file():
+        raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
+    if importlib.util.find_spec("mcp") is None:
+        raise Failed("the MCP server needs the mcp package: pip install 'expired-domains-toolkit[mcp]'")
+    try:
+        from .mcp_server import run_stdio
+    except ImportError as exc:  # an mcp this toolkit cannot use (1.x)
+        raise Failed(f"the MCP server needs mcp>=2.3 ({exc}): pip install 'expired-domains-toolkit[mcp]'") from None
+    try:
+        mirror = Mirror(db, readonly=True)
+    except Exception as exc:  # not a mirror, or an older schema
+        raise BadInput(f"{db}: cannot serve ({exc})") from None
+    # Standard output carries the protocol only: every log line goes to standard error.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="edt mcp: %(levelname)s %(name)s: %(message)s")
+    run_stdio(mirror, plan)
 
 
 def main() -> None:

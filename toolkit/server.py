@@ -41,10 +41,10 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .errors import ApiError, unauthenticated
+from .errors import ApiError, invalid, unauthenticated
 from .formats import csv_cell
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
-from .plans import PLANS
+from .plans import PLANS, require
 from .query import Mirror
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
 
@@ -204,6 +204,34 @@ class _Api:
                 media_type=EXPORT_MEDIA_TYPES[fmt],
                 headers={"Content-Disposition": f'attachment; filename="domains-{stamp}.{fmt}"'},
             )
+
+        return await self._keyed(request, call)
+
+    async def webhooks(self, request: Request) -> Response:
+        """POST /api/webhooks (Enterprise): a saved search whose new matches are POSTed to a
+        URL after each scheduled sync job (`edt schedule`), by the alerts' own code."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+
+        def call(plan: str) -> Response:
+            from .watchlist import register_webhook
+
+            require(plan, "webhook")
+            if not isinstance(body, dict):
+                raise invalid("body", 'send a JSON object: {"url": "https://...", "filters": {...}, "secret": "..."}')
+            filters = body.get("filters") or {}
+            if not isinstance(filters, dict):
+                raise invalid("filters", "an object of /api/domains parameters, e.g. {\"tld\": \".fr\"}")
+            name = body.get("name")
+            try:
+                created = register_webhook(Mirror(self.mirror.path), body.get("url", ""), {k: str(v) for k, v in filters.items()},
+                                           secret=body.get("secret"), name=str(name) if name else None)  # fmt: skip
+            except ValueError as exc:
+                field, _, message = str(exc).partition(": ")
+                raise invalid(field if message else "url", message or str(exc)) from None
+            return _json(201, {"data": created})
 
         return await self._keyed(request, call)
 
@@ -383,6 +411,8 @@ def create_app(
         Route("/api/pending-delete/{domain}", api.pending_domain, methods=["GET"]),
         Route("/api/free/domains", api.free, methods=["GET", "OPTIONS"]),
         Route("/api/export", api.export, methods=["GET"]),
+        Route("/api/webhooks", api.webhooks, methods=["POST"]),
+        *_mcp_routes(api),
     ]
     app = Starlette(
         routes=routes,
@@ -394,6 +424,48 @@ def create_app(
     app.state.keys = store
     app.state.limits = limits
     return app
+
+
+class _LazyAsgi:
+    """An ASGI app built on its first request (so `mcp` is imported only when MCP is used)."""
+
+    def __init__(self, build: Callable[[], ASGIApp]):
+        self._build = build
+        self._app: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._app is None:
+            try:
+                self._app = await run_in_threadpool(self._build)
+            except ImportError as exc:  # an mcp the toolkit cannot use (e.g. 1.x)
+                log.error("MCP unavailable: %s", exc)
+                body = {"message": "MCP needs mcp>=2.3: pip install 'expired-domains-toolkit[mcp]'."}
+                await _json(501, body)(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
+
+
+def _mcp_routes(api: _Api) -> list[Route]:
+    """MCP over streamable HTTP (`toolkit.mcp_server`) at /mcp/expired-domains (the bearer key
+    decides the plan, as on the REST routes) and /mcp/expired-domains/free (no key), when the
+    optional `mcp` package is installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        return []
+
+    def endpoint(free: bool) -> Callable[[], ASGIApp]:
+        def build() -> ASGIApp:
+            from .mcp_server import http_endpoint
+
+            return http_endpoint(api.mirror, keys=api.keys, limits=api.limits, limiter=api.limiter, free=free)
+
+        return build
+
+    return [
+        Route("/mcp/expired-domains", _LazyAsgi(endpoint(False))),
+        Route("/mcp/expired-domains/free", _LazyAsgi(endpoint(True))),
+    ]
 
 
 # -- running it -----------------------------------------------------------------------------------

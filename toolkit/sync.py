@@ -206,7 +206,7 @@ class PassState:
 @dataclass
 class JobReport:
     job: str
-    status: str  # ok | skipped | failed | stopped
+    status: str  # ok | skipped | failed | stopped | interrupted
     mode: str = ""
     requests: int = 0
     seen: int = 0
@@ -303,9 +303,11 @@ async def _next_second(conn: sqlite3.Connection, job: Job) -> None:
 
 
 async def sync_job(conn: sqlite3.Connection, client: RemoteClient, job: Job, *, plan: str, full: bool = False,
-                   progress: Progress | None = None) -> JobReport:  # fmt: skip
+                   progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> JobReport:  # fmt: skip
     """Run (or resume) one job's pass; returns its report. Raises SyncStopped on a refusal or
-    a remote that keeps failing, after recording it in `sync_runs`."""
+    a remote that keeps failing, after recording it in `sync_runs`. `should_stop` is asked
+    after each committed page: when it says yes the pass pauses there (status
+    `interrupted`) and the next run resumes it."""
     report = JobReport(job.name, "running")
     if not plan_allows(plan, job.capability):
         needed = REQUIREMENTS[job.capability]
@@ -369,6 +371,12 @@ async def sync_job(conn: sqlite3.Connection, client: RemoteClient, job: Job, *, 
                 _update_run(conn, report, state.run_id)  # type: ignore[arg-type]
             left = pages.requests_left(body, job.per_page, report.requests)
             notify("page", {"job": job.name, "rows": report.seen, "requests": report.requests, "left": left})
+            if should_stop is not None and should_stop() and not pages.done:
+                report.status, report.message = "interrupted", "stopped on request; the next run resumes here"
+                with conn:
+                    _update_run(conn, report, state.run_id, finished=True)  # type: ignore[arg-type]
+                notify("end", {"job": job.name, "report": report})
+                return report
         with conn:
             if report.mode == "full" and job.scope is not None:
                 report.closed = _close_unseen(conn, job, state.pass_started_at or utc_now(), utc_now())
@@ -382,6 +390,12 @@ async def sync_job(conn: sqlite3.Connection, client: RemoteClient, job: Job, *, 
             report.status = "ok"
             _update_run(conn, report, state.run_id, finished=True)  # type: ignore[arg-type]
             bump_generation(conn)
+    except asyncio.CancelledError:  # stopped between pages (awaits never fall inside a write)
+        account()
+        report.status, report.message = "interrupted", "cancelled; the next run resumes here"
+        with conn:
+            _update_run(conn, report, state.run_id, finished=True)  # type: ignore[arg-type]
+        raise
     except (RemoteRefused, RemoteFailed) as exc:
         account()
         report.status = "stopped" if isinstance(exc, RemoteRefused) else "failed"
@@ -410,7 +424,8 @@ def _lock(db_path: str | Path) -> FileLock:
 
 
 async def sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: Iterable[str] | None = None,
-               full: bool = False, progress: Progress | None = None) -> list[JobReport]:  # fmt: skip
+               full: bool = False, progress: Progress | None = None,
+               should_stop: Callable[[], bool] | None = None) -> list[JobReport]:  # fmt: skip
     """Run the chosen jobs (default: all of section 8, in order) against `client`.
 
     Holds a lock on the mirror for the whole run (`SyncBusy` if another sync has it). A job
@@ -430,8 +445,11 @@ async def sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: It
             ensure_schema(conn)
             reports: list[JobReport] = []
             for job in chosen:
+                if should_stop is not None and should_stop():
+                    break
                 try:
-                    reports.append(await sync_job(conn, client, job, plan=plan, full=full, progress=progress))
+                    reports.append(await sync_job(conn, client, job, plan=plan, full=full, progress=progress,
+                                                  should_stop=should_stop))  # fmt: skip
                 except SyncStopped as exc:
                     raise SyncStopped(str(exc), reports + exc.reports) from None
             return reports

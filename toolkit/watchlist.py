@@ -23,6 +23,7 @@ from .query import Mirror
 from .store.fields import iso_timestamp
 
 __all__ = [
+    "register_webhook",
     "NAME_MAX_LENGTH",
     "save_search",
     "saved_searches",
@@ -220,3 +221,24 @@ def shortlist(mirror: Mirror) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def register_webhook(mirror: Mirror, url: str, params: Mapping[str, str], *, secret: str | None = None,
+                     name: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """A saved search whose new matches are POSTed to `url` after each sync job (the served
+    replica's `POST /api/webhooks`; delivered by `toolkit.alerts`, signed with `secret`)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(str(url or "").strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("url: give an http:// or https:// address for the webhook")
+    if name is None:
+        count = mirror.connection().execute("SELECT count(*) FROM saved_searches WHERE webhook_url IS NOT NULL")
+        name = f"webhook {count.fetchone()[0] + 1}"
+    save_search(mirror, name, params)
+    conn = mirror.connection()
+    with conn:
+        conn.execute("UPDATE saved_searches SET webhook_url = ?, webhook_secret = ? WHERE name = ?",
+                     [parts.geturl(), secret or None, _name(name)])  # fmt: skip
+    stored = conn.execute("SELECT params FROM saved_searches WHERE name = ?", [_name(name)]).fetchone()[0]
+    return {"name": _name(name), "url": parts.geturl(), "filters": json.loads(stored), "signed": bool(secret)}

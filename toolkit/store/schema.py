@@ -25,7 +25,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ensure_schema", "connect", "bulk_load", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -76,6 +76,23 @@ SAVED_SEARCH_COLUMNS = {
     "params": str,  # the query parameters as a JSON object of strings
     "created_at": str,
     "last_opened_at": str,  # null until the search is first opened
+    "alerted_until": str,  # alerts have covered listings first seen up to here (null: since created_at)
+    "webhook_url": str,  # this search's own webhook (one registered through POST /api/webhooks)
+    "webhook_secret": str,  # its HMAC secret (the subscriber's, not an API key)
+}
+# Alerts waiting for (or past) delivery: one row per saved search and sync run with new
+# matches; a channel's column is stamped when it delivered, so nothing is lost or sent twice.
+ALERT_OUTBOX_COLUMNS = {
+    "id": int,
+    "search": str,
+    "created_at": str,
+    "matches": int,
+    "payload": str,  # the JSON body a webhook receives
+    "logged_at": str,
+    "filed_at": str,
+    "posted_at": str,
+    "attempts": int,
+    "last_error": str,
 }
 SHORTLIST_COLUMNS = {
     "listing_id": int,  # a listings id (not a foreign key: a shortlisted row may be pruned)
@@ -217,7 +234,7 @@ def _migrate_v2(db: sqlite_utils.Database) -> None:
 
 _DATA_MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {2: _migrate_v2}
 # v3 changed index declarations only: `_ensure_indexes` rebuilds them. v4 adds sync_state.
-# v5 adds the watchlist tables (saved_searches, shortlist).
+# v5 adds the watchlist tables (saved_searches, shortlist); v6 the alerts (a column, a table).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -238,7 +255,7 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
 def _fingerprint() -> str:
     """Changes whenever a declared table, column or index changes."""
     declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, SYNC_STATE_COLUMNS,
-                SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS,
+                SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS,
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
@@ -272,6 +289,8 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
         # v5 adds the watchlist tables
         _table(db, "saved_searches", SAVED_SEARCH_COLUMNS, "name")
         _table(db, "shortlist", SHORTLIST_COLUMNS, "listing_id")
+        # v6 adds alerts: saved_searches.alerted_until and the alert_outbox
+        _table(db, "alert_outbox", ALERT_OUTBOX_COLUMNS, "id")
         for version in sorted(_DATA_MIGRATIONS):
             if before < version:
                 _DATA_MIGRATIONS[version](db)

@@ -1,0 +1,318 @@
+"""`edt schedule` and the saved-search alerts: triggers with a frozen clock, coalescing after
+a gap, a scheduled `bids` job end to end (replica in-process, webhook on a real loopback
+HTTP server, signature checked, delivery after an outage), and SIGTERM mid-job."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import http.server
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conftest import NOW
+from toolkit import Mirror
+from toolkit.alerts import AlertConfig
+from toolkit.config import Settings
+from toolkit.demo import load_demo
+from toolkit.remote import RemoteClient
+from toolkit.schedule import DEFAULT_SCHEDULES, build_scheduler, crontab, next_runs, run_job, schedules, systemd_units
+from toolkit.server import BackgroundServer, create_app
+from toolkit.store.fields import LISTING_FIELDS
+from toolkit.store.schema import connect
+from toolkit.store.writer import save_listings
+from toolkit.watchlist import save_search
+
+KEY = "schedule-test-key-91ab"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- triggers --------------------------------------------------------------------------------
+
+
+def test_next_run_of_each_job_from_a_frozen_clock():
+    runs = next_runs(DEFAULT_SCHEDULES, NOW, timezone.utc)  # Sunday 2026-11-22 12:00 UTC
+    assert runs == {
+        "bids": datetime(2026, 11, 22, 16, 0, tzinfo=timezone.utc),
+        "listings": datetime(2026, 11, 23, 7, 0, tzinfo=timezone.utc),
+        "regfree": datetime(2026, 12, 1, 7, 30, tzinfo=timezone.utc),
+        "pending": datetime(2026, 11, 23, 8, 0, tzinfo=timezone.utc),
+    }
+
+
+def test_schedules_come_from_the_config_file_and_bad_ones_are_named():
+    assert schedules({"schedule": {"bids": "15 */2 * * *"}})["bids"] == "15 */2 * * *"
+    assert schedules({})["listings"] == "0 7 * * *"
+    with pytest.raises(ValueError, match=r"\[schedule\] pending = 'every monday'"):
+        schedules({"schedule": {"pending": "every monday"}})
+
+
+def test_crontab_and_systemd_equivalents():
+    lines = crontab(DEFAULT_SCHEDULES, db="data/mirror.db", edt="edt").splitlines()
+    assert lines[1:] == [f"{cron} edt schedule --db data/mirror.db --once {job} >> data/mirror.db.sync.log 2>&1"
+                         for job, cron in DEFAULT_SCHEDULES.items()]  # fmt: skip
+    unit = systemd_units(db="data/mirror.db", edt="edt")
+    assert "ExecStart=edt schedule --db data/mirror.db" in unit and "KillSignal=SIGTERM" in unit
+
+
+def test_jobs_the_plan_cannot_use_are_skipped_once():
+    said = []
+    settings = Settings(db="unused.db", plan="pro", api_key="k")
+    scheduler = build_scheduler(settings, DEFAULT_SCHEDULES, stop=threading.Event(), say=said.append,
+                                timezone=timezone.utc)  # fmt: skip
+    assert sorted(j.id for j in scheduler.get_jobs()) == ["bids", "listings"]
+    assert said == ["regfree: skipped: the pro plan cannot use it (needs authority or above)",
+                    "pending: skipped: the pro plan cannot use it (needs authority_plus or above)"]  # fmt: skip
+    assert all(j.max_instances == 1 and j.coalesce and j.misfire_grace_time >= 3600 for j in scheduler.get_jobs())
+
+
+def test_runs_missed_during_a_gap_are_coalesced_into_one():
+    calls = []
+
+    def runner(job, settings, *, stop, say):
+        calls.append((job, datetime.now(timezone.utc)))
+
+    settings = Settings(db="unused.db", plan="business", api_key="k")
+    scheduler = build_scheduler(settings, {"bids": "0 */4 * * *"}, stop=threading.Event(), runner=runner,
+                                timezone=timezone.utc, say=lambda line: None)  # fmt: skip
+    scheduler.modify_job("bids", next_run_time=datetime.now(timezone.utc) - timedelta(hours=13))  # 4 fires missed
+    thread = threading.Thread(target=scheduler.start, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not calls and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    next_run = scheduler.get_job("bids").next_run_time
+    scheduler.shutdown(wait=True)
+    assert [job for job, _ in calls] == ["bids"]  # one run, not four
+    assert next_run > datetime.now(timezone.utc)
+
+
+# -- end to end: a scheduled bids job, a saved search, a signed webhook ----------------------------
+
+
+class Receiver:
+    """A webhook endpoint on a real loopback port, recording what it receives."""
+
+    def __init__(self, port: int):
+        received = self.received = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                received.append((dict(self.headers), body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", port), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _new_bid_listings(remote: Path, specs: list[tuple[int, str]]) -> None:
+    """Add auctions with bids to the remote (as a platform would)."""
+    conn = connect(str(remote))
+    cols = ", ".join(LISTING_FIELDS)
+    template = dict(zip(LISTING_FIELDS, conn.execute(
+        f"SELECT {cols} FROM listings WHERE type = 'auction' AND bids_count > 0 AND auction_end_date > ? LIMIT 1",
+        [datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")]).fetchone()))  # fmt: skip
+    for name in ("historical_tech", "use_cases", "historical_traffic", "ref_domains_by_tld", "anchors", "topics"):
+        template.pop(name, None)
+    end = (datetime.now(timezone.utc) + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    records = [{**template, "id": listing_id, "name": name, "tld": None, "created_at": now, "auction_end_date": end,
+                "bids_count": 3, "max_bid": 40.0} for listing_id, name in specs]  # fmt: skip
+    save_listings(conn, records, origin="demo", observed_at=now, keep_raw=False)
+    conn.close()
+
+
+def test_a_scheduled_bids_job_alerts_a_saved_search_through_a_signed_webhook(tmp_path, monkeypatch):
+    remote, local = tmp_path / "remote.db", tmp_path / "local.db"
+    conn = connect(str(remote))
+    load_demo(conn, scale="small", seed=4)
+    conn.close()
+    shutil.copy(remote, local)  # the local mirror starts as a copy (as after a first sync)
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    app = create_app(remote, keys={KEY: "business"}, rates={"business": 100_000})
+    settings = Settings(db=str(local), plan="business", api_key=KEY, base_url="http://replica")
+
+    def client():
+        return RemoteClient("http://replica", KEY, plan="business", transport=httpx.ASGITransport(app=app), limiter=None)
+
+    mirror = Mirror(local)
+    save_search(mirror, "french auctions with bids", {"tld": ".fr", "has_bids": "1"})
+    time.sleep(1.1)  # first-seen stamps have whole seconds
+    _new_bid_listings(remote, [(9_300_001, "bonjourvelo.fr"), (9_300_002, "cafeparis.fr"), (9_300_003, "lunemer.fr"),
+                               (9_300_004, "gutenmorgen.de"), (9_300_005, "sunnyday.com")])  # fmt: skip
+    port = _free_port()
+    secret = "s3cret-for-hmac"
+    config = AlertConfig(file=str(tmp_path / "alerts.jsonl"), webhook_url=f"http://127.0.0.1:{port}/hook",
+                         webhook_secret=secret, retries=1)  # fmt: skip
+    said = []
+    runner = functools.partial(run_job, client_factory=client,
+                               alert_options={"config": config, "sleep": lambda s: None})  # fmt: skip
+    scheduler = build_scheduler(settings, {"bids": "0 */4 * * *"}, stop=threading.Event(), say=said.append,
+                                runner=runner, run_now=True, timezone=timezone.utc)  # fmt: skip
+    thread = threading.Thread(target=scheduler.start, daemon=True)
+    with Receiver(port) as receiver:
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not any(line.startswith("alerts:") for line in said) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        scheduler.shutdown(wait=True)
+    assert any(line.startswith("bids: ok") for line in said), said
+    assert len(receiver.received) == 1
+    headers, body = receiver.received[0]
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    assert headers["X-EDT-Signature-256"] == expected
+    payload = json.loads(body)
+    assert payload["search"] == "french auctions with bids"
+    assert [m["id"] for m in payload["matches"]] == [9_300_001, 9_300_002, 9_300_003]  # exactly its new matches
+    assert len((tmp_path / "alerts.jsonl").read_text().splitlines()) == 3
+
+    # The webhook is down: the next alert waits in the outbox and arrives on the run after.
+    time.sleep(1.1)
+    _new_bid_listings(remote, [(9_300_006, "boulangerie.fr")])
+    run_job("bids", settings, client_factory=client, alert_options={"config": config, "sleep": lambda s: None},
+            say=said.append)  # fmt: skip
+    assert any("pending" in line and "retried on the next run" in line for line in said[-1:]), said[-1]
+    with Receiver(port) as receiver:
+        run_job("bids", settings, client_factory=client, alert_options={"config": config, "sleep": lambda s: None},
+                say=said.append)  # fmt: skip
+    assert [json.loads(b)["matches"][0]["name"] for _, b in receiver.received] == ["boulangerie.fr"]
+    outbox = sqlite3.connect(local).execute("SELECT count(*), sum(posted_at IS NOT NULL), max(attempts) FROM alert_outbox")
+    assert outbox.fetchone() == (2, 2, 2)
+
+
+# -- SIGTERM during a job ----------------------------------------------------------------------------
+
+
+def test_sigterm_during_a_job_stops_after_a_whole_page(tmp_path):
+    remote, local = tmp_path / "remote.db", tmp_path / "local.db"
+    conn = connect(str(remote))
+    load_demo(conn, scale="small", seed=6)
+    conn.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EDT_")}
+    env.update(EDT_API_KEY=KEY, EDT_PLAN="pro", EDT_BUDGET_FILE=str(tmp_path / "budget.sqlite"),
+               EDT_CONFIG=str(tmp_path / "none.toml"))  # fmt: skip
+    with BackgroundServer(create_app(remote, keys={KEY: "pro"}, rates={"pro": 100_000})) as server:
+        env["EDT_BASE_URL"] = server.url
+        child = subprocess.Popen([sys.executable, "-m", "toolkit", "schedule", "--db", str(local), "--now"], env=env,
+                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            try:
+                with sqlite3.connect(f"file:{local}?mode=ro", uri=True, timeout=1) as db:
+                    pages = db.execute("SELECT count(*) FROM listings").fetchone()[0]
+            except sqlite3.Error:
+                continue
+            if pages >= 200:
+                break
+        child.send_signal(signal.SIGTERM)
+        output, _ = child.communicate(timeout=60)
+    assert child.returncode == 0, output
+    assert "stopping (SIGTERM)" in output and "stopped" in output.splitlines()[-1]
+    with sqlite3.connect(local) as db:
+        listings = db.execute("SELECT count(*) FROM listings").fetchone()[0]
+        history = db.execute("SELECT count(*) FROM listing_history").fetchone()[0]
+        job, status = db.execute("SELECT job, status FROM sync_runs ORDER BY id DESC").fetchone()
+        cursor = db.execute("SELECT cursor FROM sync_state WHERE job = ?", [job]).fetchone()[0]
+    assert listings % 100 == 0 and listings >= 200  # whole pages only
+    assert history == listings  # every row's history written with it
+    assert status == "interrupted" and json.loads(cursor)["after_id"] > 0  # the next run resumes here
+
+
+def test_weekday_numbers_read_as_cron_reads_them():
+    monday_8 = next_runs({"pending": "0 8 * * 1", "weekdays": "0 9 * * 1-5", "sunday": "0 9 * * 0"}, NOW, timezone.utc)
+    assert monday_8 == {"pending": datetime(2026, 11, 23, 8, 0, tzinfo=timezone.utc),
+                        "weekdays": datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc),
+                        "sunday": datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)}  # fmt: skip
+
+
+def test_edt_watch_add_list_show_rm(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    db = tmp_path / "m.db"
+    conn = connect(str(db))
+    load_demo(conn, scale="small", seed=4)
+    conn.close()
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    run = lambda *args: CliRunner().invoke(cli, [*args[:2], "--db", str(db), *args[2:]])  # noqa: E731
+    added = run("watch", "add", "fr strong", "tld=.fr", "has_bids=1")
+    assert added.exit_code == 0 and "Saved 'fr strong'" in added.output
+    assert run("watch", "add", "bad", "tf_min=lots").exit_code == 2
+    time.sleep(1.1)
+    _new_bid_listings(db, [(9_400_001, "soleilvert.fr"), (9_400_002, "grandvent.de")])
+    listed = run("watch", "list")
+    expected = Mirror(db).search_domains({"tld": ".fr", "has_bids": "1", "seen_after": _saved_at(db), "per_page": "1"})
+    new = expected["meta"]["total"]
+    assert f"fr strong: has_bids=1 tld=.fr ({new:,} new since last shown)" in listed.output and new == 1
+    shown = run("watch", "show", "fr strong")
+    assert shown.exit_code == 0 and f"{new:,} new since" in shown.output and "soleilvert.fr" in shown.output
+    assert "(0 new since last shown)" in run("watch", "list").output
+    assert run("watch", "rm", "fr strong").exit_code == 0
+    gone = run("watch", "rm", "fr strong")
+    assert gone.exit_code == 2 and "no saved search named" in gone.output
+
+
+def _saved_at(db: Path) -> str:
+    return sqlite3.connect(db).execute("SELECT created_at FROM saved_searches").fetchone()[0]
+
+
+def test_the_replica_registers_webhooks_for_enterprise_keys_only(tmp_path):
+    from starlette.testclient import TestClient
+
+    db = tmp_path / "m.db"
+    conn = connect(str(db))
+    load_demo(conn, scale="small", seed=4)
+    conn.close()
+    app = create_app(db, keys={"ent": "enterprise", "biz": "business"})
+    with TestClient(app) as client:
+        body = {"url": "https://hooks.example.com/new", "filters": {"tld": ".fr", "tf_min": 10}, "secret": "abc"}
+        refused = client.post("/api/webhooks", json=body, headers={"Authorization": "Bearer biz"})
+        assert refused.status_code == 403 and refused.json()["required_plan"] == "enterprise"
+        created = client.post("/api/webhooks", json=body, headers={"Authorization": "Bearer ent"})
+        assert created.status_code == 201, created.text
+        assert created.json()["data"] == {"name": "webhook 1", "url": "https://hooks.example.com/new",
+                                          "filters": {"tf_min": "10", "tld": ".fr"}, "signed": True}  # fmt: skip
+        bad = client.post("/api/webhooks", json={**body, "url": "ftp://x"}, headers={"Authorization": "Bearer ent"})
+        assert bad.status_code == 422 and "url" in bad.json()["errors"]
+        bad_filter = client.post("/api/webhooks", json={**body, "filters": {"tf_min": "lots"}},
+                                 headers={"Authorization": "Bearer ent"})  # fmt: skip
+        assert bad_filter.status_code == 422 and "tf_min" in bad_filter.json()["errors"]
+        assert client.post("/api/webhooks", json=body).status_code == 401
+    row = sqlite3.connect(db).execute("SELECT name, webhook_url, webhook_secret FROM saved_searches").fetchall()
+    assert row == [("webhook 1", "https://hooks.example.com/new", "abc")]

@@ -1,0 +1,204 @@
+"""`edt schedule`: the sync jobs on the service's schedules (contract section 8), then alerts.
+
+apscheduler 3.11 runs one cron trigger per job. One run of a job at a time (the sync's lock
+and `max_instances=1`); runs missed while the machine slept are coalesced into one if they
+are within the grace time; jobs the plan cannot use are skipped once, with a line. SIGTERM
+or Ctrl-C stops after the page being written (each page commits with its checkpoint, so
+the next start resumes there). Times come from the config file's `[schedule]` table, e.g.
+`bids = "0 */4 * * *"`, and `timezone` (default: the machine's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import shlex
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.util import undefined
+
+from .config import Settings, _config_file
+from .plans import RATE_LIMITS, REQUIREMENTS, plan_allows
+
+__all__ = ["DEFAULT_SCHEDULES", "GRACE_SECONDS", "schedules", "triggers", "next_runs", "crontab", "systemd_units",
+           "run_job", "build_scheduler", "serve"]  # fmt: skip
+
+log = logging.getLogger("toolkit.schedule")
+
+# Contract section 8: bids every 4 hours, new listings daily at 07:00 local, regfree monthly,
+# pending-delete weekly.
+DEFAULT_SCHEDULES = {
+    "bids": "0 */4 * * *",
+    "listings": "0 7 * * *",
+    "regfree": "30 7 1 * *",
+    "pending": "0 8 * * 1",  # Mondays (cron's numbering: 0 = Sunday)
+}
+GRACE_SECONDS = 6 * 3600  # a run missed by less than this still happens (once) when the machine wakes
+
+
+def schedules(config: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The cron expression of each job: the config file's `[schedule]` over the defaults."""
+    table = (config if config is not None else _config_file()).get("schedule", {})
+    chosen = {job: str(table.get(job, cron)) for job, cron in DEFAULT_SCHEDULES.items()}
+    for job, cron in chosen.items():
+        try:
+            _trigger(cron)
+        except ValueError as exc:
+            raise ValueError(f"[schedule] {job} = {cron!r}: not a crontab expression ({exc})") from None
+    return chosen
+
+
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def _trigger(cron: str, timezone: Any = None) -> CronTrigger:
+    """A crontab line as cron reads it: APScheduler numbers weekdays from Monday = 0, cron
+    from Sunday = 0, so weekday numbers are turned into names first."""
+    fields = cron.split()
+    if len(fields) == 5:
+        fields[4] = re.sub(r"(?<![/\d])([0-7])(?!\d)", lambda m: _WEEKDAYS[int(m.group(1))], fields[4])
+    return CronTrigger.from_crontab(" ".join(fields), timezone=timezone)
+
+
+def triggers(crons: Mapping[str, str], timezone: Any = None) -> dict[str, CronTrigger]:
+    return {job: _trigger(cron, timezone) for job, cron in crons.items()}
+
+
+def next_runs(crons: Mapping[str, str], now: datetime, timezone: Any = None) -> dict[str, datetime]:
+    """When each job runs next, strictly after `now` (an aware datetime)."""
+    after = now + timedelta(seconds=1)
+    return {job: trigger.get_next_fire_time(None, after) for job, trigger in triggers(crons, timezone).items()}
+
+
+def crontab(crons: Mapping[str, str], *, db: str, edt: str | None = None) -> str:
+    """Equivalent crontab lines, for those who prefer cron to a resident scheduler."""
+    command = edt or f"{shlex.quote(sys.executable)} -m toolkit"
+    lines = ["# Expired Domains Toolkit: the sync jobs of contract section 8 (EDT_API_KEY and EDT_PLAN in the environment)"]
+    for job, cron in crons.items():
+        lines.append(f"{cron} {command} schedule --db {shlex.quote(db)} --once {job} >> {shlex.quote(db)}.sync.log 2>&1")
+    return "\n".join(lines) + "\n"
+
+
+def systemd_units(*, db: str, edt: str | None = None) -> str:
+    """A user service that runs `edt schedule` (it keeps the schedules itself)."""
+    command = edt or f"{sys.executable} -m toolkit"
+    return f"""# ~/.config/systemd/user/edt-schedule.service  (then: systemctl --user enable --now edt-schedule)
+[Unit]
+Description=Expired Domains Toolkit: scheduled syncs and alerts
+After=network-online.target
+
+[Service]
+ExecStart={command} schedule --db {db}
+EnvironmentFile=%h/.config/edt/env
+Restart=on-failure
+KillSignal=SIGTERM
+TimeoutStopSec=120
+
+[Install]
+WantedBy=default.target
+"""
+
+
+def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None, client_factory: Callable[[], Any] | None = None,
+            alert_options: Mapping[str, Any] | None = None, say: Callable[[str], None] = print) -> list:  # fmt: skip
+    """One scheduled run: the sync job, then the saved-search alerts. Returns the reports."""
+    from .alerts import run_alerts
+    from .query import Mirror
+    from .remote import RemoteClient
+    from .sync import SyncBusy, SyncStopped, sync
+
+    def make_client() -> Any:
+        per_minute = RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
+        return RemoteClient(settings.base_url, settings.api_key or "", plan=settings.plan, per_minute=per_minute)
+
+    async def go() -> list:
+        # A stop request cancels the sync at its next await (an HTTP call or a pacing wait);
+        # page writes are not awaited, so a page is never half-written.
+        task = asyncio.current_task()
+
+        async def watch() -> None:
+            while stop is not None and not stop.is_set():
+                await asyncio.sleep(0.2)
+            if task is not None:
+                task.cancel()
+
+        watcher = asyncio.create_task(watch()) if stop is not None else None
+        try:
+            async with (client_factory or make_client)() as client:
+                return await sync(settings.db, client, plan=settings.plan, jobs=[job],
+                                  should_stop=(stop.is_set if stop else None))  # fmt: skip
+        except asyncio.CancelledError:
+            say(f"{job}: interrupted; the next run resumes where it stopped")
+            return []
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+
+    try:
+        reports = asyncio.run(go())
+    except (SyncBusy, SyncStopped) as exc:
+        say(f"{job}: {exc}")
+        return []
+    for report in reports:
+        say(report.line())
+    if stop is not None and stop.is_set():
+        return reports
+    mirror = Mirror(settings.db)
+    try:
+        say(run_alerts(mirror, job=job, **dict(alert_options or {})).line())
+    finally:
+        mirror.close()
+    return reports
+
+
+def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threading.Event,
+                    timezone: Any = None, say: Callable[[str], None] = print, run_now: bool = False,
+                    runner: Callable[..., Any] = run_job) -> BlockingScheduler:  # fmt: skip
+    """A scheduler with one job per allowed dataset; the others are skipped with one line.
+    One worker thread: jobs run one after another (they share the mirror and the budget)."""
+    from .sync import JOBS
+
+    options: dict[str, Any] = {"executors": {"default": ThreadPoolExecutor(1)}}
+    if timezone:
+        options["timezone"] = timezone
+    scheduler = BlockingScheduler(**options)
+    for job, trigger in triggers(crons, timezone).items():
+        capability = JOBS[job].capability
+        if not plan_allows(settings.plan, capability):
+            say(f"{job}: skipped: the {settings.plan} plan cannot use it (needs {REQUIREMENTS[capability]} or above)")
+            continue
+        scheduler.add_job(runner, trigger, args=[job, settings], kwargs={"stop": stop, "say": say}, id=job, name=job,
+                          max_instances=1, coalesce=True, misfire_grace_time=GRACE_SECONDS,
+                          next_run_time=datetime.now(trigger.timezone) if run_now else undefined)  # fmt: skip
+    return scheduler
+
+
+def serve(settings: Settings, *, run_now: bool = False, say: Callable[[str], None] = print) -> None:
+    """Run until SIGTERM or Ctrl-C; a job being written stops after its current page."""
+    import signal
+
+    config = _config_file()
+    crons = schedules(config)
+    timezone = config.get("schedule", {}).get("timezone")
+    stop = threading.Event()
+    scheduler = build_scheduler(settings, crons, stop=stop, timezone=timezone, say=say, run_now=run_now)
+
+    def on_signal(signum: int, frame: Any) -> None:
+        say(f"stopping ({signal.Signals(signum).name}): the job in progress ends after its current page")
+        stop.set()
+        threading.Thread(target=scheduler.shutdown, kwargs={"wait": True}, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    for job in scheduler.get_jobs():
+        say(f"{job.id}: {crons[job.id]}")
+    scheduler.start()
+    say("stopped")
