@@ -58,7 +58,6 @@ from .params import (
 from .plans import PLAN_LABELS, REQUIREMENTS, normalize_plan, plan_allows, require
 from .query import FREE_VISIBLE_NAMES, Mirror
 from .sources import REGFREE, SOURCES
-from .store.fields import iso_timestamp
 
 __all__ = [
     "build_server",
@@ -351,14 +350,9 @@ class _Tools:
         wanted = str(name).strip().lower().rstrip(".")
         if not wanted or len(wanted) > 253:
             raise invalid("name", f"name must be a full domain name such as example.com (got {str(name)[:60]!r}).")
-        now = iso_timestamp(self.mirror.now())
-        # Every listing of that name: live ones first, platform before regfree, newest first; the
+        # Every listing of that name (live first, platform before regfree, newest first); the
         # first this plan may see is the answer (only regfree ones: the API's 403 below Authority).
-        rows = self.mirror.connection().execute(
-            "SELECT id, source, live_until > ? AS live FROM listings WHERE name = ? "
-            "ORDER BY live DESC, source = ?, last_seen_at DESC, id DESC LIMIT 20",
-            [now, wanted, REGFREE],
-        ).fetchall()
+        rows = self.mirror.listings_named(wanted)
         if not rows:
             raise not_found()
         visible = [r for r in rows if r[1] != REGFREE or plan_allows(self.plan, "regfree")]
@@ -409,26 +403,14 @@ class _Tools:
             cached = self._cache.get("counts")
             if cached and cached[0] == key:
                 return cached[1]
-        conn = self.mirror.connection()
-        now = iso_timestamp(self.mirror.now())
-
-        def pairs(sql: str, *args: Any) -> list[tuple[Any, int]]:
-            return conn.execute(sql, [now, *args]).fetchall()
-
-        live = "FROM listings WHERE live_until > ?"
-        sources = dict(pairs(f"SELECT source, count(*) {live} GROUP BY source"))
-        by_tld = f"SELECT tld, count(*) {live} AND source {{}} ? GROUP BY tld ORDER BY 2 DESC, 1"
-        tlds = [{"tld": t, "count": n} for t, n in pairs(by_tld.format("!="), REGFREE)]
-        regfree_tlds = [{"tld": t, "count": n} for t, n in pairs(by_tld.format("="), REGFREE)]
-        languages = [
-            {"language": lang, "count": n}
-            for lang, n in pairs(f"SELECT language, count(*) {live} AND source != ? AND language IS NOT NULL "
-                                 "GROUP BY language ORDER BY 2 DESC, 1", REGFREE)
-        ]  # fmt: skip
+        raw = self.mirror.live_counts()  # the query layer counts; this module only shapes
+        sources = raw["sources"]
+        tlds = [{"tld": t, "count": n} for t, n in raw["tlds"]]
+        regfree_tlds = [{"tld": t, "count": n} for t, n in raw["regfree_tlds"]]
+        languages = [{"language": lang, "count": n} for lang, n in raw["languages"]]
         tops = {c.lower(): c for c in TOP_CATEGORIES}
         categories: dict[str, int] = {}
-        for topic, n in pairs(f"SELECT ttf_topic, count(*) {live} AND source != ? AND ttf_topic IS NOT NULL "
-                              "GROUP BY ttf_topic", REGFREE):  # fmt: skip
+        for topic, n in raw["topics"]:
             top = tops.get(str(topic).split("/", 1)[0].strip().lower())
             if top:
                 categories[top] = categories.get(top, 0) + n

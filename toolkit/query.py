@@ -664,6 +664,37 @@ class Mirror:
         )
         return {date.fromisoformat(day): n for day, n in rows}
 
+    def live_counts(self) -> dict[str, Any]:
+        """Live listings counted per source, TLD (platforms and regfree apart), language and
+        topic: what a filter picker or an assistant's `list_filters` shows beside each value."""
+        conn = self.connection()
+        now = iso_timestamp(self.now())
+        live = "FROM listings WHERE live_until > ?"
+
+        def pairs(sql: str, *args: Any) -> list[tuple[Any, int]]:
+            return conn.execute(sql, [now, *args]).fetchall()
+
+        by_tld = f"SELECT tld, count(*) {live} AND source {{}} ? GROUP BY tld ORDER BY 2 DESC, 1"
+        return {
+            "sources": dict(pairs(f"SELECT source, count(*) {live} GROUP BY source")),
+            "tlds": pairs(by_tld.format("!="), REGFREE),
+            "regfree_tlds": pairs(by_tld.format("="), REGFREE),
+            "languages": pairs(f"SELECT language, count(*) {live} AND source != ? AND language IS NOT NULL "
+                               "GROUP BY language ORDER BY 2 DESC, 1", REGFREE),  # fmt: skip
+            "topics": pairs(f"SELECT ttf_topic, count(*) {live} AND source != ? AND ttf_topic IS NOT NULL "
+                            "GROUP BY ttf_topic", REGFREE),  # fmt: skip
+        }
+
+    def listings_named(self, name: str) -> list[tuple[int, str, bool]]:
+        """(id, source, live) of every listing of this exact name: live first, platforms before
+        regfree, most recently seen first (a name can be listed on several platforms)."""
+        rows = self.connection().execute(
+            "SELECT id, source, live_until > ? AS live FROM listings WHERE name = ? "
+            "ORDER BY live DESC, source = ?, last_seen_at DESC, id DESC LIMIT 20",
+            [iso_timestamp(self.now()), str(name).strip().lower().rstrip("."), REGFREE],
+        ).fetchall()
+        return [(r[0], r[1], bool(r[2])) for r in rows]
+
     def listing_history(self, listing_id: int | str, plan: str | None = None):
         """A listing's price and bid history (`listing_history`), oldest first, as a DataFrame."""
         import pandas as pd
