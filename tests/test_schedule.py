@@ -316,3 +316,28 @@ def test_the_replica_registers_webhooks_for_enterprise_keys_only(tmp_path):
         assert client.post("/api/webhooks", json=body).status_code == 401
     row = sqlite3.connect(db).execute("SELECT name, webhook_url, webhook_secret FROM saved_searches").fetchall()
     assert row == [("webhook 1", "https://hooks.example.com/new", "abc")]
+
+
+def test_a_webhook_registered_on_the_replica_is_delivered_by_the_alerts(tmp_path, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from toolkit.alerts import run_alerts
+
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "m.db"
+    conn = connect(str(db))
+    load_demo(conn, scale="small", seed=4)
+    conn.close()
+    port = _free_port()
+    with TestClient(create_app(db, keys={"ent": "enterprise"})) as client:
+        created = client.post("/api/webhooks", headers={"Authorization": "Bearer ent"},
+                              json={"url": f"http://127.0.0.1:{port}/in", "filters": {"tld": ".de"}, "secret": "k2"})  # fmt: skip
+        assert created.status_code == 201
+    time.sleep(1.1)
+    _new_bid_listings(db, [(9_500_001, "morgenrot.de"), (9_500_002, "petitpain.fr")])
+    with Receiver(port) as receiver:
+        report = run_alerts(Mirror(db), AlertConfig(), job="bids", sleep=lambda s: None)
+    assert report.posted == 1 and report.pending == 0
+    headers, body = receiver.received[0]
+    assert headers["X-EDT-Signature-256"] == "sha256=" + hmac.new(b"k2", body, hashlib.sha256).hexdigest()
+    assert [m["name"] for m in json.loads(body)["matches"]] == ["morgenrot.de"]
