@@ -331,14 +331,9 @@ async def sync_job(conn: sqlite3.Connection, client: RemoteClient, job: Job, *, 
             state.mode = "full" if (full or stale or not state.high_water or job.name != "listings") else "incremental"
             if job.name == "bids":
                 state.mode = "bids"
-            state.cursor = {}
+            state.cursor, state.pass_started_at = {}, None
         state.run_id = _start_run(conn, job.name, utc_now())
         state.save(conn)
-    if not report.resumed:
-        await _next_second(conn, job)
-        with conn:
-            state.pass_started_at = utc_now()
-            state.save(conn)
     report.mode = state.mode or "full"
     pages = _paginator(job, state.cursor)
     newest = (state.cursor or {}).get("newest")
@@ -352,6 +347,11 @@ async def sync_job(conn: sqlite3.Connection, client: RemoteClient, job: Job, *, 
         report.seconds = time.monotonic() - started
 
     try:
+        if not state.pass_started_at:  # a new pass (or one stopped before its start was noted)
+            await _next_second(conn, job)
+            with conn:
+                state.pass_started_at = utc_now()
+                state.save(conn)
         async for body in fetch_pages(client, job, pages, params):
             records = body["data"]
             created = [r.get("created_at") for r in records if isinstance(r, dict) and r.get("created_at")]
