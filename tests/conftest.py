@@ -320,3 +320,15 @@ def oracle_pending(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
     per_page = int(p.get("per_page", 50))
     page = int(p.get("page", 1))
     return [r["id"] for r in matched[(page - 1) * per_page : page * per_page]], len(matched)
+
+
+def small_demo(path: Path, seed: int, today: date | None = None) -> Path:
+    """A `small` demo mirror at `path` (checkpointed, so it can be copied as a file)."""
+    from toolkit.demo import load_demo
+    from toolkit.store.schema import connect
+
+    conn = connect(str(path))
+    load_demo(conn, scale="small", seed=seed, today=today)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return path

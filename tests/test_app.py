@@ -8,10 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from conftest import small_demo
 from streamlit.testing.v1 import AppTest
 
 from toolkit import Mirror
-from toolkit.demo import load_demo
 from toolkit.store.schema import connect
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -20,10 +21,7 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 @pytest.fixture(scope="session")
 def demo_template(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("app") / "demo.db"
-    conn = connect(str(path))
-    load_demo(conn, scale="small", seed=9)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
+    small_demo(path, 9)
     return path
 
 

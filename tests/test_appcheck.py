@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import small_demo
+
 from toolkit import appcheck
 from toolkit.appcheck import VIEWS, chromium_available, main, page_failure
 
@@ -26,13 +28,7 @@ def app_env(tmp_path, monkeypatch) -> None:
 
 
 def demo_mirror(path: Path) -> Path:
-    from toolkit.demo import load_demo
-    from toolkit.store.schema import connect
-
-    conn = connect(str(path))
-    load_demo(conn, scale="small", seed=9)
-    conn.close()
-    return path
+    return small_demo(path, 9)
 
 
 # -- the detection of a failed page (no browser needed) --------------------------------------

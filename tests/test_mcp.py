@@ -26,7 +26,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
-from conftest import REFERENCE  # noqa: E402
+from conftest import REFERENCE, small_demo  # noqa: E402
 from toolkit import ApiError, Mirror  # noqa: E402
 from toolkit.mcp_server import (  # noqa: E402
     COMPACT_FIELDS,
@@ -50,13 +50,9 @@ JSON_TYPES = {"int": "integer", "number": "number", "flag": "boolean", "choice":
 
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory) -> Path:
-    from toolkit.demo import load_demo
-    from toolkit.store.schema import connect
 
     path = tmp_path_factory.mktemp("mcp") / "demo.db"
-    conn = connect(str(path))
-    load_demo(conn, scale="small", seed=9)
-    conn.close()
+    small_demo(path, 9)
     return path
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+from conftest import small_demo
 from nbclient import NotebookClient
 
-from toolkit.demo import load_demo
-from toolkit.store.schema import connect
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
@@ -18,9 +18,7 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 @pytest.fixture(scope="module")
 def demo_mirror(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("notebooks") / "mirror.db"
-    conn = connect(str(path))
-    load_demo(conn, scale="small", seed=21)
-    conn.close()
+    small_demo(path, 21)
     return path
 
 

@@ -24,11 +24,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import NOW
+from conftest import NOW, small_demo
 from toolkit import Mirror
 from toolkit.alerts import AlertConfig
 from toolkit.config import Settings
-from toolkit.demo import load_demo
 from toolkit.remote import RemoteClient
 from toolkit.schedule import DEFAULT_SCHEDULES, build_scheduler, crontab, next_runs, run_job, schedules, systemd_units
 from toolkit.server import BackgroundServer, create_app
@@ -158,9 +157,7 @@ def _new_bid_listings(remote: Path, specs: list[tuple[int, str]]) -> None:
 
 def test_a_scheduled_bids_job_alerts_a_saved_search_through_a_signed_webhook(tmp_path, monkeypatch):
     remote, local = tmp_path / "remote.db", tmp_path / "local.db"
-    conn = connect(str(remote))
-    load_demo(conn, scale="small", seed=4)
-    conn.close()
+    small_demo(remote, 4)
     shutil.copy(remote, local)  # the local mirror starts as a copy (as after a first sync)
     monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
     app = create_app(remote, keys={KEY: "business"}, rates={"business": 100_000})
@@ -219,9 +216,7 @@ def test_a_scheduled_bids_job_alerts_a_saved_search_through_a_signed_webhook(tmp
 
 def test_sigterm_during_a_job_stops_after_a_whole_page(tmp_path):
     remote, local = tmp_path / "remote.db", tmp_path / "local.db"
-    conn = connect(str(remote))
-    load_demo(conn, scale="small", seed=6)
-    conn.close()
+    small_demo(remote, 6)
     env = {k: v for k, v in os.environ.items() if not k.startswith("EDT_")}
     env.update(EDT_API_KEY=KEY, EDT_PLAN="pro", EDT_BUDGET_FILE=str(tmp_path / "budget.sqlite"),
                EDT_CONFIG=str(tmp_path / "none.toml"))  # fmt: skip
@@ -267,9 +262,7 @@ def test_edt_watch_add_list_show_rm(tmp_path, monkeypatch):
     from toolkit.cli import cli
 
     db = tmp_path / "m.db"
-    conn = connect(str(db))
-    load_demo(conn, scale="small", seed=4)
-    conn.close()
+    small_demo(db, 4)
     monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
     run = lambda *args: CliRunner().invoke(cli, [*args[:2], "--db", str(db), *args[2:]])  # noqa: E731
     added = run("watch", "add", "fr strong", "tld=.fr", "has_bids=1")
@@ -297,9 +290,7 @@ def test_the_replica_registers_webhooks_for_enterprise_keys_only(tmp_path):
     from starlette.testclient import TestClient
 
     db = tmp_path / "m.db"
-    conn = connect(str(db))
-    load_demo(conn, scale="small", seed=4)
-    conn.close()
+    small_demo(db, 4)
     app = create_app(db, keys={"ent": "enterprise", "biz": "business"})
     with TestClient(app) as client:
         body = {"url": "https://hooks.example.com/new", "filters": {"tld": ".fr", "tf_min": 10}, "secret": "abc"}
@@ -326,9 +317,7 @@ def test_a_webhook_registered_on_the_replica_is_delivered_by_the_alerts(tmp_path
 
     monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
     db = tmp_path / "m.db"
-    conn = connect(str(db))
-    load_demo(conn, scale="small", seed=4)
-    conn.close()
+    small_demo(db, 4)
     port = _free_port()
     with TestClient(create_app(db, keys={"ent": "enterprise"})) as client:
         created = client.post("/api/webhooks", headers={"Authorization": "Bearer ent"},

@@ -20,9 +20,8 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from conftest import NOW, fixed_clock
+from conftest import NOW, fixed_clock, small_demo
 from toolkit.cli import cli
-from toolkit.demo import load_demo
 from toolkit.remote import RemoteClient, shared_limiter
 from toolkit.server import BackgroundServer, create_app
 from toolkit.store.fields import LISTING_FIELDS, PENDING_FIELDS
@@ -41,10 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def remote_template(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("remote") / "remote.db"
-    conn = connect(str(path))
-    load_demo(conn, scale="small", seed=5, today=NOW.date())
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
+    small_demo(path, 5, NOW.date())
     return path
 
 
