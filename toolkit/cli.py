@@ -537,6 +537,47 @@ def watch_show(db: str, name: str) -> None:
         click.echo(f"  {row.id}  {row.name:<40} {row.source:<14} TF {row.trust_flow if row.trust_flow == row.trust_flow else '-'}  {price}")
 
 
+@cli.command(name="enrich")
+@_db_option
+@click.argument("params", nargs=-1)
+@click.option("--wayback/--no-wayback", default=True, show_default=True,
+              help="Wayback Machine captures: wayback_snapshots, wayback_first_date, wayback_last_date, age.")
+@click.option("--rdap/--no-rdap", default=True, show_default=True,
+              help="Registry RDAP: whois_status, whois_registrar, whois_expires_at, ... (a 404 marks available).")
+@click.option("--limit", type=click.IntRange(min=0), default=None,
+              help="At most N rows this run; the next run resumes after them.")
+@click.option("--restart", is_flag=True, help="Start again from the first row instead of resuming.")
+@click.option("--cdx-output", type=click.Choice(["json", "text"]), default="json", show_default=True,
+              help="The CDX API's answer form.")
+def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, limit: int | None, restart: bool,
+                   cdx_output: str) -> None:
+    """Enrich the listings that match KEY=VALUE filters (the /api/domains parameters, e.g.
+    tld=.com score_min=20) from the Wayback Machine and RDAP, politely: paced per host,
+    retried after 429/503 as Retry-After says, cached (a re-run refetches nothing fresh),
+    resumable. The quality score is recomputed."""
+    from .enrich.run import enrich
+
+    if not wayback and not rdap:
+        raise BadInput("nothing to do: --no-wayback and --no-rdap together")
+    filters = _pairs(params)
+    mirror = _open(db)
+
+    def progress(report) -> None:
+        click.echo(f"\r{report.processed}/{report.selected} rows", nl=False, err=True)
+
+    try:
+        report = enrich(mirror, wayback=wayback, rdap=rdap, limit=limit, params=filters, resume=not restart,
+                        cdx_output=cdx_output, on_batch=progress if sys.stderr.isatty() else None)
+    except ApiError as exc:  # a malformed filter: exit status 2 naming the field
+        raise _api_error(exc) from None
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    for line in report.lines():
+        click.echo(line)
+    if report.errors and not report.updated:
+        sys.exit(1)
+
+
 @cli.command(name="app")
 @_db_option
 @click.option("--port", type=click.IntRange(1, 65535), default=8501, show_default=True)

@@ -1,0 +1,518 @@
+"""`enrich(mirror)`: Wayback and RDAP figures for the mirror's listings, politely.
+
+    from toolkit import Mirror
+    from toolkit.enrich.run import enrich
+    report = enrich(Mirror("data/mirror.db"), params={"tld": ".com"}, limit=500)
+    print("\\n".join(report.lines()))
+
+Rows are chosen through the query layer (`mirror.domains_df(params)`, the `/api/domains`
+filters: live listings unless `include_closed=1`) and processed in id order.
+
+Polite by default:
+- a User-Agent naming the toolkit (`USER_AGENT`; env `EDT_USER_AGENT` replaces it, e.g.
+  to add a contact address);
+- per-host pacing: at least `MIN_INTERVAL[host]` seconds (`DEFAULT_MIN_INTERVAL` for other
+  hosts) between two requests to one host; requests are sent one at a time;
+- httpx-retries with the project's retry policy (`toolkit.remote.ContractRetry`): after a
+  429 or 503 it waits `Retry-After` (60 s when absent), other 5xx, timeouts and bodies cut
+  off in transit are retried with exponential backoff; after `retries` attempts the row's
+  lookup is reported as an error and the run goes on (after `MAX_CONSECUTIVE_ERRORS`
+  failures in a row a source is left alone for the rest of the run);
+- a cache, the `enrich_cache` table (created here, `CREATE TABLE IF NOT EXISTS`):
+  `(kind, domain) -> fetched_at, outcome, value` with kind `wayback` or `rdap`, outcome
+  `ok` or `available`, value the parsed answer as JSON. An entry younger than `MAX_AGE[kind]`
+  (Wayback 30 days, RDAP 2 days: registry statuses move daily near a drop) is used instead
+  of a request, so a re-run makes no request for fresh data, and a name listed by several
+  platforms is looked up once. Failures are not cached;
+- resumable: after each batch (one transaction) the last id done is kept in `mirror_meta`
+  under `enrich_progress` with the run's parameters; a run with the same parameters starts
+  after it. A run that reaches the end of its rows clears it; `limit` stops early and keeps
+  it, so `limit` runs walk the whole selection in steps.
+
+Writing: see `_write_batch` for why this is a targeted UPDATE rather than `save_listings`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+import httpx
+from httpx_retries import RetryTransport
+
+from .. import __version__
+from ..remote import DEFAULT_TIMEOUT, ContractRetry, MalformedBody, Traffic
+from ..store.fields import LISTING_FIELDS, iso_timestamp, to_db
+from ..store.writer import bump_generation
+from .rdap import (BOOTSTRAP_MAX_AGE, BOOTSTRAP_URL, Bootstrap, NoRdapService, RdapDomain, RdapError,
+                   check_rdap_body, load_bootstrap, rdap_lookup)  # fmt: skip
+from .score import quality_score
+from .wayback import CDX_URL, WaybackError, WaybackSummary, check_cdx_body, wayback_summary
+
+__all__ = [
+    "USER_AGENT",
+    "PROJECT_URL",
+    "MIN_INTERVAL",
+    "DEFAULT_MIN_INTERVAL",
+    "MAX_AGE",
+    "CACHE_TABLE",
+    "PROGRESS_KEY",
+    "EnrichReport",
+    "HostPacer",
+    "PoliteRetry",
+    "polite_client",
+    "ensure_cache",
+    "cache_get",
+    "cache_put",
+    "enrich",
+]
+
+PROJECT_URL = "https://github.com/expired-domains-toolkit/expired-domains-toolkit"  # the project's home page
+USER_AGENT = f"expired-domains-toolkit/{__version__} (+{PROJECT_URL})"
+
+# Seconds between two requests to one host. The Wayback CDX API allows about 60 requests a
+# minute before it throttles; we stay well below. Registries' RDAP servers publish no
+# common limit: one a second each.
+MIN_INTERVAL: dict[str, float] = {"web.archive.org": 1.5, "data.iana.org": 1.0}
+DEFAULT_MIN_INTERVAL = 1.0
+MAX_AGE: dict[str, timedelta] = {"wayback": timedelta(days=30), "rdap": timedelta(days=2)}
+MAX_CONSECUTIVE_ERRORS = 10
+CACHE_TABLE = "enrich_cache"
+PROGRESS_KEY = "enrich_progress"
+
+_CACHE_DDL = f"""CREATE TABLE IF NOT EXISTS {CACHE_TABLE} (
+    kind TEXT NOT NULL,        -- 'wayback' | 'rdap'
+    domain TEXT NOT NULL,      -- the listing's name, lower case
+    fetched_at TEXT NOT NULL,  -- UTC, ISO 8601 with Z
+    outcome TEXT NOT NULL,     -- 'ok' | 'available' (RDAP 404)
+    value TEXT,                -- the parsed answer, JSON
+    PRIMARY KEY (kind, domain)
+)"""
+
+Sleep = Callable[[float], None]
+Clock = Callable[[], float]
+
+
+# -- the HTTP stack ---------------------------------------------------------------------
+
+
+class HostPacer(httpx.BaseTransport):
+    """Keeps at least `min_interval[host]` seconds between two requests to one host, and
+    counts the requests that go out (retries included) in `traffic`."""
+
+    def __init__(self, inner: httpx.BaseTransport, traffic: Traffic, *, min_interval: Mapping[str, float] | None = None,
+                 default: float = DEFAULT_MIN_INTERVAL, sleep: Sleep = time.sleep, clock: Clock = time.monotonic):  # fmt: skip
+        self.inner = inner
+        self.traffic = traffic
+        self.min_interval = dict(MIN_INTERVAL if min_interval is None else min_interval)
+        self.default = default
+        self.sleep = sleep
+        self.clock = clock
+        self.paced = 0.0  # seconds waited for pacing
+        self._last: dict[str, float] = {}
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        host = request.url.host
+        last = self._last.get(host)
+        if last is not None:
+            wait = last + self.min_interval.get(host, self.default) - self.clock()
+            if wait > 0:
+                self.paced += wait
+                self.sleep(wait)
+        self._last[host] = self.clock()
+        self.traffic.requests += 1
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class PoliteRetry(ContractRetry):
+    """The project's retry policy (`ContractRetry`: Retry-After after 429/503, backoff
+    otherwise) for a synchronous client, with an injected `sync_sleep`."""
+
+    sync_sleep: Sleep = staticmethod(time.sleep)  # type: ignore[assignment]
+
+    def copy_with(self, **changes: Any) -> "PoliteRetry":
+        new = super().copy_with(**changes)
+        new.sync_sleep = self.sync_sleep  # type: ignore[attr-defined]
+        return new  # type: ignore[return-value]
+
+    def sleep(self, response: httpx.Response | Exception) -> None:
+        seconds = self._wait_for(response)
+        if self.traffic is not None:
+            self.traffic.retried += 1
+            self.traffic.waited += seconds
+            if isinstance(response, httpx.Response) and response.status_code == 429:
+                self.traffic.throttled += 1
+        self.sync_sleep(seconds)
+        self.elapsed_sleep += seconds
+
+
+def _check_body(response: httpx.Response) -> None:
+    """A 200 cut off in transit is retried like a 5xx (`MalformedBody`)."""
+    if response.status_code != 200:
+        return
+    response.read()
+    url = response.request.url
+    try:
+        if url.path.rstrip("/").endswith("/cdx/search/cdx"):
+            check_cdx_body(response.content, "json" if url.params.get("output") == "json" else "text")
+        else:  # RDAP answers and the bootstrap are JSON objects
+            check_rdap_body(response.content)
+    except ValueError as exc:
+        raise MalformedBody(f"{url.host}: {exc}") from None
+
+
+def polite_client(transport: httpx.BaseTransport | None = None, *, traffic: Traffic | None = None,
+                  sleep: Sleep = time.sleep, clock: Clock = time.monotonic, retries: int = 4, backoff: float = 2.0,
+                  min_interval: Mapping[str, float] | None = None, user_agent: str | None = None) -> httpx.Client:  # fmt: skip
+    """An httpx client for third-party services: user agent, per-host pacing, retries.
+
+    Transports, innermost first (as `toolkit.remote`): `transport` (default the network;
+    tests pass `httpx.MockTransport`), `HostPacer`, httpx-retries' `RetryTransport` with
+    `PoliteRetry`. `sleep` serves both the pacing and the retry waits (tests pass a no-op)."""
+    traffic = traffic if traffic is not None else Traffic()
+    retry = PoliteRetry(
+        total=retries,
+        backoff_factor=backoff,
+        max_backoff_wait=120.0,
+        status_forcelist=[429, 500, 502, 503, 504],
+        retry_on_exceptions=[httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, MalformedBody],
+        validate_response=_check_body,
+    )
+    retry.sync_sleep, retry.traffic = sleep, traffic
+    paced = HostPacer(transport or httpx.HTTPTransport(), traffic, min_interval=min_interval, sleep=sleep, clock=clock)
+    return httpx.Client(
+        headers={"User-Agent": user_agent or os.environ.get("EDT_USER_AGENT") or USER_AGENT},
+        transport=RetryTransport(transport=paced, retry=retry),
+        timeout=DEFAULT_TIMEOUT,
+        follow_redirects=True,  # RDAP servers may redirect (RFC 9224 section 5)
+    )
+
+
+# -- the cache --------------------------------------------------------------------------
+
+
+def ensure_cache(conn: sqlite3.Connection) -> None:
+    with conn:
+        conn.execute(_CACHE_DDL)
+
+
+def _ts(dt: datetime) -> str:
+    return iso_timestamp(dt.astimezone(timezone.utc).replace(microsecond=0))  # type: ignore[return-value]
+
+
+def cache_get(conn: sqlite3.Connection, kind: str, domain: str, *, now: datetime,
+              max_age: timedelta) -> tuple[str, str, Any] | None:  # fmt: skip
+    """(fetched_at, outcome, value) of a fresh entry, or None (missing or older than max_age)."""
+    row = conn.execute(
+        f"SELECT fetched_at, outcome, value FROM {CACHE_TABLE} WHERE kind = ? AND domain = ?", (kind, domain)
+    ).fetchone()
+    if not row:
+        return None
+    fetched = datetime.fromisoformat(row[0].replace("Z", "+00:00"))
+    if now - fetched >= max_age:
+        return None
+    return row[0], row[1], json.loads(row[2]) if row[2] else None
+
+
+def cache_put(conn: sqlite3.Connection, kind: str, domain: str, *, fetched_at: str, outcome: str, value: Any) -> None:
+    """Stored at once (its own transaction): an answer fetched is never fetched again
+    because the run stopped before its batch was written."""
+    with conn:
+        conn.execute(
+            f"INSERT INTO {CACHE_TABLE} (kind, domain, fetched_at, outcome, value) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(kind, domain) DO UPDATE SET fetched_at = excluded.fetched_at, outcome = excluded.outcome, "
+            "value = excluded.value",
+            (kind, domain, fetched_at, outcome, json.dumps(value, separators=(",", ":"))),
+        )
+
+
+# -- the report -------------------------------------------------------------------------
+
+
+@dataclass
+class EnrichReport:
+    selected: int = 0  # rows the filters chose, after the resume point
+    processed: int = 0
+    updated: int = 0  # rows written
+    resumed_after: int | None = None  # the id a previous run stopped after
+    finished: bool = False  # every selected row was processed (progress cleared)
+    wayback_fetched: int = 0
+    wayback_cached: int = 0
+    rdap_fetched: int = 0
+    rdap_cached: int = 0
+    bootstrap: str | None = None  # cached | fetched | stale
+    available: list[str] = field(default_factory=list)  # RDAP 404
+    pending: Counter = field(default_factory=Counter)  # pending-delete status -> rows
+    no_rdap: Counter = field(default_factory=Counter)  # ".de" -> rows
+    errors: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, domain, message)
+    messages: list[str] = field(default_factory=list)
+    traffic: Traffic = field(default_factory=Traffic)
+
+    def lines(self) -> list[str]:
+        t = self.traffic
+        out = [
+            f"enriched {self.updated} of {self.processed} rows"
+            + (f" (resumed after id {self.resumed_after})" if self.resumed_after is not None else "")
+            + ("" if self.finished else f"; {self.selected - self.processed} left for the next run"),
+            f"wayback: {self.wayback_fetched} fetched, {self.wayback_cached} from cache",
+            f"rdap: {self.rdap_fetched} fetched, {self.rdap_cached} from cache"
+            + (f", bootstrap {self.bootstrap}" if self.bootstrap else ""),
+            f"requests: {t.requests} ({t.throttled} throttled, {t.retried} retried, {t.waited:.0f} s waited)",
+        ]
+        if self.pending:
+            out.append("pending delete: " + ", ".join(f"{s} {n}" for s, n in sorted(self.pending.items())))
+        if self.available:
+            out.append(f"available (RDAP 404): {len(self.available)}: " + ", ".join(self.available[:10])
+                       + (" ..." if len(self.available) > 10 else ""))  # fmt: skip
+        for tld, n in sorted(self.no_rdap.items()):
+            out.append(f"no RDAP service for {tld}: {n} row{'' if n == 1 else 's'}")
+        out.extend(self.messages)
+        for kind, domain, message in self.errors[:20]:
+            out.append(f"error: {kind} {domain}: {message}")
+        if len(self.errors) > 20:
+            out.append(f"... and {len(self.errors) - 20} more errors")
+        return out
+
+
+# -- writing ----------------------------------------------------------------------------
+
+_SCORE_INPUTS = ("trust_flow", "citation_flow", "domain_authority", "referring_domains", "backlinks_count",
+                 "ref_domains_edu", "ref_domains_gov", "is_spammy", "age", "wayback_snapshots")  # fmt: skip
+
+
+def _write_batch(conn: sqlite3.Connection, updates: dict[int, dict[str, Any]], progress: dict[str, Any] | None) -> int:
+    """Write the enrichment columns of a batch, recompute each row's score, record progress:
+    one transaction.
+
+    Why an UPDATE and not `save_listings` (the writer of whole records): enrichment owns only
+    a few columns, and writing whole records back would (1) set `last_seen_at` to now
+    although the listing's source was not seen, (2) clear `closed_at`, reopening a closed
+    listing enriched with `include_closed=1`, and (3) put back prices and bids read before
+    the fetches, undoing a sync that ran meanwhile (and adding a false history row). So this
+    UPDATE sets only the enrichment columns and `score`, with values normalised by the
+    writer's own converters (`to_db`) and the writer's `age` rule, reads the score inputs
+    inside the same transaction, and bumps the generation as the writer does."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        ids = list(updates)
+        current: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            cursor = conn.execute(
+                f"SELECT id, {', '.join(_SCORE_INPUTS)} FROM listings WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            )
+            for row in cursor:
+                current[row[0]] = dict(zip(_SCORE_INPUTS, row[1:]))
+        written = 0
+        for row_id, values in updates.items():
+            if row_id not in current or not values:
+                continue  # deleted meanwhile, or nothing learnt
+            stored = {col: to_db(LISTING_FIELDS[col], value) for col, value in values.items()}
+            stored["score"] = quality_score(**{**current[row_id], **stored})
+            conn.execute(
+                f"UPDATE listings SET {', '.join(f'{c} = ?' for c in stored)} WHERE id = ?", [*stored.values(), row_id]
+            )
+            written += 1
+        if progress is not None:
+            conn.execute(
+                "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (PROGRESS_KEY, json.dumps(progress, separators=(",", ":"))),
+            )
+        bump_generation(conn)
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
+    return written
+
+
+def _signature(params: Mapping[str, Any] | None, wayback: bool, rdap: bool) -> str:
+    chosen = sorted((str(k), str(v)) for k, v in (params or {}).items())
+    return json.dumps({"params": chosen, "wayback": wayback, "rdap": rdap}, separators=(",", ":"))
+
+
+def _progress(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    row = conn.execute("SELECT value FROM mirror_meta WHERE key = ?", (PROGRESS_KEY,)).fetchone()
+    try:
+        return json.loads(row[0]) if row else None
+    except ValueError:
+        return None
+
+
+def _clear_progress(conn: sqlite3.Connection) -> None:
+    with conn:
+        conn.execute("DELETE FROM mirror_meta WHERE key = ?", (PROGRESS_KEY,))
+
+
+# -- the run ----------------------------------------------------------------------------
+
+
+class _Run:
+    """One enrichment run's state: the client, the bootstrap, the counters."""
+
+    def __init__(self, conn: sqlite3.Connection, client: httpx.Client, report: EnrichReport, *, now: datetime,
+                 max_age: Mapping[str, timedelta], cdx_output: str, cdx_url: str) -> None:  # fmt: skip
+        self.conn, self.client, self.report, self.now = conn, client, report, now
+        self.checked_at = _ts(now)
+        self.today: date = now.date()
+        self.max_age = max_age
+        self.cdx_output, self.cdx_url = cdx_output, cdx_url
+        self.bootstrap: Bootstrap | None = None
+        self.failures: Counter = Counter()  # consecutive failures per kind
+        self.enabled = {"wayback": True, "rdap": True}
+
+    def _failed(self, kind: str, domain: str, message: str) -> None:
+        self.report.errors.append((kind, domain, message))
+        self.failures[kind] += 1
+        if self.failures[kind] >= MAX_CONSECUTIVE_ERRORS:
+            self.enabled[kind] = False
+            self.report.messages.append(
+                f"{kind}: {MAX_CONSECUTIVE_ERRORS} failures in a row, left alone for the rest of this run"
+            )
+
+    def wayback(self, domain: str) -> dict[str, Any] | None:
+        cached = cache_get(self.conn, "wayback", domain, now=self.now, max_age=self.max_age["wayback"])
+        if cached:
+            self.report.wayback_cached += 1
+            return WaybackSummary.from_json(cached[2]).fields(self.today)
+        try:
+            summary = wayback_summary(self.client, domain, output=self.cdx_output, url=self.cdx_url)
+        except (WaybackError, httpx.HTTPError) as exc:
+            self._failed("wayback", domain, _describe(exc))
+            return None
+        self.failures["wayback"] = 0
+        self.report.wayback_fetched += 1
+        if not summary.complete:
+            self.report.messages.append(f"wayback: {domain} has more captures than were counted (a lower bound)")
+        cache_put(self.conn, "wayback", domain, fetched_at=self.checked_at, outcome="ok", value=summary.to_json())
+        return summary.fields(self.today)
+
+    def rdap(self, domain: str) -> dict[str, Any] | None:
+        assert self.bootstrap is not None
+        try:
+            self.bootstrap.entry_for(domain)
+        except NoRdapService as exc:
+            self.report.no_rdap[f".{exc.tld}"] += 1
+            return None
+        cached = cache_get(self.conn, "rdap", domain, now=self.now, max_age=self.max_age["rdap"])
+        if cached:
+            self.report.rdap_cached += 1
+            checked_at, result = cached[0], RdapDomain.from_json(cached[2])
+        else:
+            try:
+                result = rdap_lookup(self.client, self.bootstrap, domain)
+            except (RdapError, httpx.HTTPError) as exc:
+                self._failed("rdap", domain, _describe(exc))
+                return None
+            self.failures["rdap"] = 0
+            self.report.rdap_fetched += 1
+            checked_at = self.checked_at
+            cache_put(self.conn, "rdap", domain, fetched_at=checked_at,
+                      outcome="available" if result.available else "ok", value=result.to_json())  # fmt: skip
+        if result.available:
+            self.report.available.append(domain)
+        elif result.pending_status:
+            self.report.pending[result.pending_status] += 1
+        return result.fields(checked_at)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, httpx.HTTPError) and not str(exc):
+        return type(exc).__name__
+    return str(exc) if isinstance(exc, (WaybackError, RdapError)) else f"{type(exc).__name__}: {exc}"
+
+
+def _selected_rows(mirror: Any, params: Mapping[str, Any] | None) -> list[tuple[int, str]]:
+    frame = mirror.domains_df(dict(params or {}), columns=["id", "name"])
+    rows = sorted(zip(frame["id"].astype(int).tolist(), frame["name"].tolist()))
+    return [(int(i), str(n).strip().lower()) for i, n in rows]
+
+
+def enrich(
+    mirror: Any,
+    *,
+    wayback: bool = True,
+    rdap: bool = True,
+    limit: int | None = None,
+    params: Mapping[str, Any] | None = None,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Sleep = time.sleep,
+    clock: Clock = time.monotonic,
+    resume: bool = True,
+    batch_size: int = 25,
+    max_age: Mapping[str, timedelta] | None = None,
+    cdx_output: str = "json",
+    cdx_url: str = CDX_URL,
+    bootstrap_url: str = BOOTSTRAP_URL,
+    retries: int = 4,
+    user_agent: str | None = None,
+    on_batch: Callable[[EnrichReport], None] | None = None,
+) -> EnrichReport:
+    """Enrich the listings `params` selects (the `/api/domains` filters), in id order.
+
+    `wayback`: `wayback_snapshots`, `wayback_first_date`, `wayback_last_date`, `age`.
+    `rdap`: `whois_status` (EPP names; `["available"]` after a 404), `whois_registrar`,
+    `whois_registered_at`, `whois_expires_at`, `whois_last_changed_at`, `whois_nameservers`,
+    `whois_checked_at`. `score` is recomputed (`toolkit.enrich.score.quality_score`).
+    `limit`: at most this many rows this run (the next run resumes after them).
+    `transport`: the innermost httpx transport (tests: `httpx.MockTransport`); `sleep` and
+    `clock` serve the pacing and the retry waits. `on_batch` is called after each batch."""
+    if limit is not None and limit < 0:
+        raise ValueError("limit must be >= 0")
+    if batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    ages = {**MAX_AGE, **(max_age or {})}
+    report = EnrichReport()
+    conn = mirror.connection()
+    ensure_cache(conn)
+    rows = _selected_rows(mirror, params)
+    signature = _signature(params, wayback, rdap)
+    saved = _progress(conn)
+    if resume and saved and saved.get("signature") == signature and saved.get("after_id") is not None:
+        report.resumed_after = int(saved["after_id"])
+        rows = [r for r in rows if r[0] > report.resumed_after]
+    report.selected = len(rows)
+    todo = rows if limit is None else rows[:limit]
+    now = mirror.now()
+    with polite_client(transport, traffic=report.traffic, sleep=sleep, clock=clock, retries=retries,
+                       user_agent=user_agent) as client:  # fmt: skip
+        run = _Run(conn, client, report, now=now, max_age=ages, cdx_output=cdx_output, cdx_url=cdx_url)
+        run.enabled = {"wayback": wayback, "rdap": rdap}
+        if rdap and todo:
+            try:
+                run.bootstrap, report.bootstrap = load_bootstrap(conn, client, now=now, url=bootstrap_url,
+                                                                 max_age=BOOTSTRAP_MAX_AGE)  # fmt: skip
+                if report.bootstrap == "stale":
+                    report.messages.append("rdap: the IANA bootstrap could not be refreshed; an older copy was used")
+            except (RdapError, httpx.HTTPError) as exc:
+                run.enabled["rdap"] = False
+                report.messages.append(f"rdap: skipped, the IANA bootstrap is unavailable ({_describe(exc)})")
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            updates: dict[int, dict[str, Any]] = {}
+            for row_id, name in batch:
+                values: dict[str, Any] = {}
+                if run.enabled["wayback"]:
+                    values.update(run.wayback(name) or {})
+                if run.enabled["rdap"]:
+                    values.update(run.rdap(name) or {})
+                updates[row_id] = values
+            progress = {"signature": signature, "after_id": batch[-1][0], "updated_at": _ts(mirror.now())}
+            report.updated += _write_batch(conn, updates, progress)
+            report.processed += len(batch)
+            if on_batch:
+                on_batch(report)
+    if report.processed == report.selected:
+        _clear_progress(conn)
+        report.finished = True
+    return report
