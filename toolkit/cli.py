@@ -578,6 +578,77 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
         sys.exit(1)
 
 
+@cli.command(name="ingest")
+@_db_option
+@click.argument("feed", type=click.Choice(["godaddy", "bardate", "droplist", "zonediff"], case_sensitive=False))
+@click.option("--file", "file", type=click.Path(dir_okay=False), default=None, help="The feed file to load.")
+@click.option("--url", "url", default=None, help="Download the feed from this URL first (instead of --file).")
+@click.option("--previous", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="zonediff: the older zone file or name list (SOURCE is the newer).")
+@click.option("--status", default=None, metavar="STATUS",
+              help="droplist/zonediff: the names' WHOIS status (pendingDelete, serverHold, ...), which picks the "
+                   "lifecycle prediction (defaults: droplist pendingDelete, zonediff serverHold).")
+@click.option("--date", "day", default=None, metavar="YYYY-MM-DD",
+              help="droplist: the day the list covers; zonediff: the newer zone's day (default: from the file name).")
+@click.option("--observed-at", default=None, metavar="TIMESTAMP", help="When the rows were seen (default now, UTC).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--show", type=click.IntRange(0), default=20, show_default=True, metavar="N",
+              help="Print the first N skipped rows (file:line: reason) on stderr.")
+def ingest_command(db: str, feed: str, file: str | None, url: str | None, previous: str | None, status: str | None,
+                   day: str | None, observed_at: str | None, as_json: bool, show: int) -> None:  # fmt: skip
+    """Load a public feed file into the mirror: all of its good rows, or nothing.
+
+    \b
+    FEED       godaddy   GoDaddy Auctions inventory (.json.zip / .csv.zip)
+               bardate   Internetstiftelsen .se/.nu release list (JSON / TXT)
+               droplist  registry deletion list (a name a line, or CSV with dates)
+               zonediff  names gone between two zone files (--previous OLD --file NEW)
+    """
+    from .ingest import IngestError, ingest_file, ingest_url
+
+    feed = feed.lower()
+    if (file is None) == (url is None):
+        raise BadInput("give the feed as --file PATH or --url URL (one of them)")
+    source = file or url
+    options: dict[str, Any] = {}
+    if previous is not None:
+        if feed != "zonediff":
+            raise BadInput("--previous: only zonediff diffs two files")
+        options["previous"] = previous
+    elif feed == "zonediff":
+        raise BadInput("zonediff: pass --previous OLD (the older zone file) and the newer one as --file")
+    if status is not None:
+        if feed not in ("droplist", "zonediff"):
+            raise BadInput(f"--status: {feed} rows carry their own status")
+        options["status"] = status
+    if day is not None:
+        if feed not in ("droplist", "zonediff"):
+            raise BadInput(f"--date: {feed} rows carry their own dates")
+        options["list_date" if feed == "droplist" else "zone_date"] = day
+    if file is not None and not Path(file).is_file():
+        raise BadInput(f"--file {file}: no such file")
+    mirror = _open(db, must_exist=False)
+    try:
+        if url:
+            report = ingest_url(mirror, feed, source, observed_at=observed_at, **options)
+        else:
+            report = ingest_file(mirror, feed, source, observed_at=observed_at, **options)
+    except IngestError as exc:
+        raise BadInput(str(exc)) from None
+    except (ValueError, TypeError) as exc:  # a bad --status, --date or --observed-at
+        raise BadInput(str(exc)) from None
+    except OSError as exc:  # a download that failed
+        raise Failed(f"{source}: {exc}") from None
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(report.summary())
+    for problem in report.skipped[:show]:
+        click.echo(f"skipped {problem}", err=True)
+    if len(report.skipped) > show:
+        click.echo(f"... and {len(report.skipped) - show:,} more skipped rows (--show N, or --json for all)", err=True)
+
+
 @cli.command(name="app")
 @_db_option
 @click.option("--port", type=click.IntRange(1, 65535), default=8501, show_default=True)

@@ -49,7 +49,7 @@ TOP_CATEGORIES = (
 )  # fmt: skip
 USE_CASES = ("ecommerce", "local-biz", "news", "saas", "forum", "media", "developer")
 PENDING_STATUSES = ("pendingDelete", "redemptionPeriod", "serverHold", "clientHold", "transition", "quarantine")
-PENDING_SOURCES = ("oi-diff", "czds-daily")
+PENDING_SOURCES = ("oi-diff", "czds-daily", "bardate", "droplist", "zonediff")  # the service's two, then edt ingest's feeds
 DOMAIN_SORTS = tuple(SORT_COLUMNS)
 PENDING_SORTS = ("drop_date", "drop_date_desc", "domain")
 

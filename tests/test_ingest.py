@@ -1,0 +1,520 @@
+"""`toolkit.ingest`: public feed files into the mirror, all or nothing per file.
+
+The .pl deletion list is real (../shared/fixtures/real, read in place; those tests skip
+without it). The other feeds have no real copy there (SOURCES.md, "Not found"), so their
+files are written here in each feed's exact format."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import zipfile
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+import toolkit.ingest as ingest
+from toolkit import Mirror
+from toolkit.ingest import ADAPTERS, INGEST_ID_BASE, IngestError, ingest_file, ingest_id, ingest_url, parse_bardate
+from toolkit.lifecycle import predict_drop_date
+from toolkit.store.writer import save_pending
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+REAL = SHARED / "fixtures" / "real"
+PL_LIST = REAL / "registry_drop_lists" / "dnspl_deleted_domains_2025-08-19.txt"
+SCHEMAS = SHARED / "reference" / "catchdoms" / "json-schema"
+needs_real = pytest.mark.skipif(not PL_LIST.is_file(), reason="real fixtures (../shared/fixtures/real) not available")
+
+SEEN = "2026-01-10T12:00:00Z"  # a Saturday
+LATER = "2026-01-13T08:30:00Z"
+
+
+def clock() -> datetime:
+    return datetime(2026, 1, 10, 12, 0, 0, tzinfo=timezone.utc)  # SEEN: listings ending after it are live
+
+
+@pytest.fixture()
+def mirror(tmp_path):
+    m = Mirror(tmp_path / "m.db", clock=clock)
+    yield m
+    m.close()
+
+
+def rows(mirror: Mirror, sql: str, *args) -> list[dict]:
+    cursor = mirror.connection().execute(sql, args)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, r)) for r in cursor]
+
+
+def raw(mirror: Mirror, kind: str, row_id: int) -> dict:
+    (text,) = mirror.connection().execute("SELECT raw FROM raw_records WHERE kind = ? AND id = ?", [kind, row_id]).fetchone()
+    return json.loads(text)
+
+
+def count(mirror: Mirror, table: str) -> int:
+    return mirror.connection().execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def zipped(path: Path, member: str, text: str) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(member, text)
+    return path
+
+
+# -- GoDaddy inventory ------------------------------------------------------------------------
+
+GODADDY_ITEMS = [
+    {"domainName": "PPN57.COM", "link": "https://auctions.godaddy.com/trpItemListing.aspx?miid=575001",
+     "auctionType": "BuyNow", "auctionEndTime": "2026-01-14T16:00:00Z", "price": "$5", "numberOfBids": 0,
+     "domainAge": 7, "pageviews": 0, "valuation": "$1,067", "isAdult": False},
+    {"domainName": "GreenKettle.net", "link": "https://auctions.godaddy.com/trpItemListing.aspx?miid=575002",
+     "auctionType": "Bid", "auctionEndTime": "2026-01-15T09:30:00-08:00", "price": "$1,234", "numberOfBids": 7,
+     "domainAge": 16, "valuation": "$2,400", "majesticTf": 21, "majesticCf": 34},
+    {"domainName": "quietharbor.org", "link": "https://auctions.godaddy.com/trpItemListing.aspx?miid=575003",
+     "auctionType": "Bid", "auctionEndTime": "2026-01-16T18:05:00Z", "price": "$12", "numberOfBids": 0,
+     "domainAge": 3, "valuation": "$310", "majesticTf": 0, "majesticCf": 2},
+]  # fmt: skip
+
+
+def godaddy_zip(path: Path, items=GODADDY_ITEMS, meta=None) -> Path:
+    body = json.dumps({"meta": meta or {"generatedAt": "2026-01-10T11:00:00Z"}, "data": items}, indent=1)
+    return zipped(path, "all_listings.json", body)
+
+
+def test_godaddy_zipped_json_maps_every_field(mirror, tmp_path):
+    report = ingest_file(mirror, "godaddy", godaddy_zip(tmp_path / "all_listings.json.zip"), observed_at=SEEN)
+    assert (report.written, report.new, report.skipped) == (3, 3, [])
+    got = {r["name"]: r for r in rows(mirror, "SELECT * FROM listings")}
+    assert set(got) == {"ppn57.com", "greenkettle.net", "quietharbor.org"}
+
+    buy_now, bid, no_bids = got["ppn57.com"], got["greenkettle.net"], got["quietharbor.org"]
+    assert (buy_now["type"], buy_now["auction_type"], buy_now["price"], buy_now["max_bid"]) == ("closeout", "BuyNow", 5.0, None)
+    assert (bid["type"], bid["auction_type"], bid["price"], bid["max_bid"]) == ("auction", "Bid", None, 1234.0)
+    assert (bid["effective_price"], bid["bids_count"], bid["trust_flow"], bid["citation_flow"]) == (1234.0, 7, 21, 34)
+    assert (no_bids["price"], no_bids["max_bid"], no_bids["bids_count"]) == (12.0, None, 0)
+    assert bid["auction_end_date"] == "2026-01-15T17:30:00Z"  # -08:00 to UTC
+    assert buy_now["auction_end_date"] == "2026-01-14T16:00:00Z"
+    for row in got.values():
+        assert (row["source"], row["currency"], row["origin"]) == ("godaddy", "USD", "ingest:godaddy")
+        assert row["id"] == ingest_id("godaddy", row["name"]) and INGEST_ID_BASE <= row["id"] < 2**53
+        assert (row["first_seen_at"], row["created_at"], row["tld"]) == (SEEN, SEEN, "." + row["name"].split(".")[-1])
+    assert buy_now["purchase_url"] == "https://auctions.godaddy.com/trpItemListing.aspx?miid=575001"
+    kept = raw(mirror, "listing", bid["id"])["feed_record"]
+    assert kept == GODADDY_ITEMS[1]  # the original row, valuation and all
+    # the query layer sees them as live godaddy listings
+    page = mirror.search_domains({"source": "godaddy", "sort": "name"}, plan="enterprise")
+    assert [d["name"] for d in page["data"]] == ["greenkettle.net", "ppn57.com", "quietharbor.org"]
+
+
+def test_godaddy_csv_with_pacific_end_times_and_a_bad_row(mirror, tmp_path):
+    path = tmp_path / "tdnam_all_listings.csv"
+    path.write_text(
+        "Domain Name,Auction Type,Auction End Time (PDT),Price,Number of Bids,Domain Age,Valuation,Majestic TF,Majestic CF\n"
+        "SunnyLoft.com,Bid,08/20/2025 09:21 AM (PDT),\"$1,050\",4,12,\"$3,100\",18,27\n"
+        "brokenprice.com,Bid,08/20/2025 10:00 AM (PDT),about ten,0,2,$90,,\n"
+        "tinycart.io,BuyNow,08/21/2025 14:00,$25,0,1,$400,,\n",
+        encoding="utf-8",
+    )
+    report = ingest_file(mirror, "godaddy", path, observed_at=SEEN)
+    assert report.written == 2
+    assert [str(s) for s in report.skipped] == [f"{path}:3: price 'about ten' is not a US dollar amount like $1,234"]
+    got = {r["name"]: r for r in rows(mirror, "SELECT * FROM listings")}
+    assert set(got) == {"sunnyloft.com", "tinycart.io"}
+    assert got["sunnyloft.com"]["auction_end_date"] == "2025-08-20T16:21:00Z"  # 09:21 PDT
+    assert got["tinycart.io"]["auction_end_date"] == "2025-08-21T21:00:00Z"  # naive, the column says PDT
+    assert (got["sunnyloft.com"]["max_bid"], got["sunnyloft.com"]["trust_flow"], got["tinycart.io"]["trust_flow"]) == (1050.0, 18, None)
+    assert raw(mirror, "listing", got["tinycart.io"]["id"])["feed_record"]["Valuation"] == "$400"
+
+
+def test_reingesting_changes_nothing_and_a_new_price_adds_one_history_row(mirror, tmp_path):
+    path = godaddy_zip(tmp_path / "all_listings.json.zip")
+    ingest_file(mirror, "godaddy", path, observed_at=SEEN)
+    history = count(mirror, "listing_history")
+    before = rows(mirror, "SELECT * FROM listings ORDER BY id")
+    assert history == 3  # one per new listing
+
+    again = ingest_file(mirror, "godaddy", path, observed_at=LATER)
+    assert (again.written, again.new, again.updated, again.unchanged) == (3, 0, 0, 3)
+    assert count(mirror, "listing_history") == history
+    after = rows(mirror, "SELECT * FROM listings ORDER BY id")
+    for old, new in zip(before, after):
+        assert {k: v for k, v in old.items() if k != "last_seen_at"} == {k: v for k, v in new.items() if k != "last_seen_at"}
+        assert new["last_seen_at"] == LATER
+
+    changed = [dict(item) for item in GODADDY_ITEMS]
+    changed[2]["price"] = "$15"
+    third = ingest_file(mirror, "godaddy", godaddy_zip(tmp_path / "next.json.zip", changed), observed_at=LATER)
+    assert (third.new, third.updated, third.unchanged) == (0, 1, 2)
+    assert count(mirror, "listing_history") == history + 1
+    listing_id = ingest_id("godaddy", "quietharbor.org")
+    last = rows(mirror, "SELECT * FROM listing_history WHERE listing_id = ? ORDER BY id DESC LIMIT 1", listing_id)[0]
+    assert (last["price"], last["effective_price"], last["observed_at"]) == (15.0, 15.0, LATER)
+    stored = rows(mirror, "SELECT created_at, updated_at FROM listings WHERE id = ?", listing_id)[0]
+    assert (stored["created_at"], stored["updated_at"]) == (SEEN, LATER)
+
+
+# -- Internetstiftelsen release lists ----------------------------------------------------------
+
+
+def test_bardate_json_gives_the_official_release_day(mirror, tmp_path):
+    path = tmp_path / "bardate_domains.json"
+    path.write_text(json.dumps({"data": [
+        {"name": "fjallstuga.se", "release_at": "2026-01-20"},
+        {"name": "norrsken.nu", "release_at": "2026-01-21"},
+        {"name": "kanelbulle.se", "release_at": "2026-01-22T04:00:00Z"},
+    ]}, indent=2))  # fmt: skip
+    report = ingest_file(mirror, "bardate", path, observed_at=SEEN)
+    assert (report.pending.seen, report.skipped) == (3, [])
+    got = {r["domain"]: r for r in rows(mirror, "SELECT * FROM pending_delete")}
+    assert {d: r["estimated_drop_date"] for d, r in got.items()} == {
+        "fjallstuga.se": "2026-01-20", "norrsken.nu": "2026-01-21", "kanelbulle.se": "2026-01-22"}  # fmt: skip
+    row = got["norrsken.nu"]
+    assert (row["tld"], row["source"], row["whois_status"], row["origin"]) == ("nu", "bardate", "pendingDelete", "ingest:bardate")
+    assert (row["week_end"], row["sld_length"], row["created_at"]) == ("2026-01-05", 8, SEEN)
+    kept = raw(mirror, "pending_delete", row["id"])
+    assert kept["feed_record"] == {"name": "norrsken.nu", "release_at": "2026-01-21"}
+    assert "release date" in kept["drop_date_reason"]
+    page = mirror.search_pending_delete({"tld": "se", "sort": "domain"}, plan="enterprise")
+    assert [d["domain"] for d in page["data"]] == ["fjallstuga.se", "kanelbulle.se"]
+
+
+def test_bardate_txt_skips_foreign_and_malformed_lines(mirror, tmp_path):
+    path = tmp_path / "bardate_domains.txt"
+    path.write_text("fjallstuga.se\t2026-01-20\nexample.com\t2026-01-20\nnorrsken.nu\t2026-13-01\nsnokaos.nu\t2026-01-23\n")
+    report = ingest_file(mirror, "bardate", path, observed_at=SEEN)
+    assert report.pending.seen == 2
+    assert [(s.line, s.reason) for s in report.skipped] == [
+        (2, "example.com is not a .se or .nu name (Internetstiftelsen's lists hold only those)"),
+        (3, "'2026-13-01' is not a date (YYYY-MM-DD)"),
+    ]
+    got = {r["domain"]: r["estimated_drop_date"] for r in rows(mirror, "SELECT * FROM pending_delete")}
+    assert got == {"fjallstuga.se": "2026-01-20", "snokaos.nu": "2026-01-23"}
+    assert raw(mirror, "pending_delete", ingest_id("bardate", "snokaos.nu"))["feed_record"] == "snokaos.nu\t2026-01-23"
+    # the generator on its own yields the same records, and stops at a bad row unless told to skip
+    with pytest.raises(IngestError, match=r"bardate_domains.txt: line 2: example.com is not"):
+        list(parse_bardate(path, observed_at=SEEN))
+    assert [r["domain"] for r in parse_bardate(path, observed_at=SEEN, on_bad_row=lambda s: None)] == ["fjallstuga.se", "snokaos.nu"]
+
+
+# -- registry drop lists ----------------------------------------------------------------------
+
+
+@needs_real
+def test_real_pl_deletion_list(mirror):
+    lines = PL_LIST.read_text(encoding="utf-8").splitlines()
+    valid = [s.strip() for s in lines if re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", s.strip())]
+    report = ingest_file(mirror, "droplist", PL_LIST, observed_at="2025-08-19T10:00:00Z")
+    assert report.skipped == []
+    assert report.pending.seen == report.pending.new == len(valid) == len([s for s in lines if s.strip()])
+    stored = rows(mirror, "SELECT * FROM pending_delete")
+    assert len(stored) == len(valid) and {r["domain"] for r in stored} == set(valid)
+    # the list is the names NASK deleted on the day its file is named for
+    assert {r["estimated_drop_date"] for r in stored} == {"2025-08-19"}
+    assert {(r["origin"], r["source"], r["whois_status"]) for r in stored} == {("ingest:droplist", "droplist", "pendingDelete")}
+    by_name = {r["domain"]: r for r in stored}
+    assert by_name["0.edu.pl"]["tld"] == "edu.pl" and by_name["1by1.com.pl"]["tld"] == "com.pl"
+    assert sum(r["is_idn"] for r in stored) == sum("xn--" in v for v in valid) > 0
+    first = valid[0]
+    assert raw(mirror, "pending_delete", by_name[first]["id"]) == {"feed_record": first, "drop_date_reason": "from the file name"}
+    assert count(mirror, "raw_records") == len(valid)
+    again = ingest_file(mirror, "droplist", PL_LIST, observed_at="2025-08-26T10:00:00Z")
+    assert (again.new, again.updated, again.unchanged) == (0, 0, len(valid))
+    assert rows(mirror, "SELECT DISTINCT week_end FROM pending_delete") == [{"week_end": "2025-08-18"}]
+
+
+@needs_real
+def test_real_pl_names_without_a_date_get_the_lifecycle_prediction(mirror, tmp_path):
+    undated = tmp_path / "deleted_domains.txt"  # the same names, a name that carries no date
+    undated.write_bytes(PL_LIST.read_bytes())
+    report = ingest_file(mirror, "droplist", undated, observed_at="2025-08-19T10:00:00Z")
+    drop, reason = predict_drop_date("pl", "pendingDelete", date(2025, 8, 19))
+    assert drop == date(2025, 8, 24)
+    assert {r["estimated_drop_date"] for r in rows(mirror, "SELECT * FROM pending_delete")} == {drop.isoformat()}
+    assert raw(mirror, "pending_delete", ingest_id("droplist", "1982.pl"))["drop_date_reason"] == (
+        f"predicted from its first sighting in this feed (2025-08-19): {reason}"
+    )
+    # seen again three days later: the evidence is still the first sighting
+    again = ingest_file(mirror, "droplist", undated, observed_at="2025-08-22T10:00:00Z")
+    assert (again.updated, again.unchanged) == (0, report.written)
+    assert {r["estimated_drop_date"] for r in rows(mirror, "SELECT * FROM pending_delete")} == {"2025-08-24"}
+
+
+def test_auda_style_csv_takes_the_date_column(mirror, tmp_path):
+    path = tmp_path / "auda_purge_list.csv"
+    path.write_text(
+        "Date, Eligible purge time (UTC), Domain name\n"
+        "2019-11-10, 03:32:31, fastframeless.com.au\n"
+        "2019-11-10, 03:32:40, not a domain\n"
+        "2019-11-11, 04:01:02, wattlegrove.net.au\n"
+        "2019-11-12, 04:10:00, fastframeless.com.au\n"
+    )
+    report = ingest_file(mirror, "droplist", path, observed_at=SEEN)
+    assert report.pending.seen == 2
+    assert [str(s) for s in report.skipped] == [
+        f"{path}:3: 'not a domain' is not a domain name (it contains a space)",
+        f"{path}:5: fastframeless.com.au repeats line 2; the first is kept",
+    ]
+    got = {r["domain"]: r for r in rows(mirror, "SELECT * FROM pending_delete")}
+    assert {d: r["estimated_drop_date"] for d, r in got.items()} == {
+        "fastframeless.com.au": "2019-11-10", "wattlegrove.net.au": "2019-11-11"}  # fmt: skip
+    assert got["wattlegrove.net.au"]["tld"] == "net.au"
+    kept = raw(mirror, "pending_delete", got["wattlegrove.net.au"]["id"])
+    assert kept == {"feed_record": {"Date": "2019-11-11", "Eligible purge time (UTC)": "04:01:02",
+                                    "Domain name": "wattlegrove.net.au"},
+                    "drop_date_reason": "from the file: column 'Date'"}  # fmt: skip
+
+
+def test_undated_list_predicts_per_tld_and_says_why_not(mirror, tmp_path):
+    path = tmp_path / "drops.txt"
+    path.write_text("# names leaving redemption\nboekhandel.nl\nsonnenhof.de\n", encoding="utf-8")
+    ingest_file(mirror, "droplist", path, observed_at=SEEN, status="quarantine")
+    got = {r["domain"]: r for r in rows(mirror, "SELECT * FROM pending_delete")}
+    assert got["boekhandel.nl"]["estimated_drop_date"] == "2026-02-19"  # SIDN quarantine 40 days from 2026-01-10
+    assert got["sonnenhof.de"]["estimated_drop_date"] is None
+    why = raw(mirror, "pending_delete", got["sonnenhof.de"]["id"])["drop_date_reason"]
+    assert why == "predicted from its first sighting in this feed (2026-01-10): DENIC gives quarantine no fixed length for .de (TRANSIT has no fixed length)"
+    assert {r["whois_status"] for r in got.values()} == {"quarantine"}
+
+
+# -- zone diffs ---------------------------------------------------------------------------------
+
+OLD_ZONE = """$ORIGIN se.
+$TTL 3600
+@ IN SOA catcher-in-the-rye.nic.se. registry-default.nic.se. (
+        2026010900 ; serial
+        1800 ; refresh
+        1800 ; retry
+        864000 ; expire
+        7200 ) ; minimum
+@ IN NS a.ns.se.
+fjallstuga 86400 IN NS ns1.fjallstuga.se.
+fjallstuga 86400 IN NS ns2.example.net.
+ns1.fjallstuga 86400 IN A 192.0.2.10
+kanelbulle.se. 86400 IN NS ns.registrar.example.
+norrsken 86400 IN NS ns.host.example.
+         86400 IN DS 12345 13 2 ABCDEF
+aldrig 86400 IN NS ns.host.example.
+"""
+NEW_ZONE = """$ORIGIN se.
+@ IN SOA catcher-in-the-rye.nic.se. registry-default.nic.se. 2026011000 1800 1800 864000 7200
+kanelbulle 86400 IN NS ns.registrar.example.
+aldrig 86400 IN NS ns.host.example.
+nyregistrerad 86400 IN NS ns.host.example.
+"""
+
+
+def test_zonediff_yields_candidates_and_regfree_only_when_confirmed(mirror, tmp_path):
+    old, new = tmp_path / "se_2026-01-09.zone", tmp_path / "se_2026-01-10.zone"
+    old.write_text(OLD_ZONE)
+    new.write_text(NEW_ZONE)
+    report = ingest_file(mirror, "zonediff", new, previous=old, observed_at=SEEN)
+    assert (report.pending.seen, report.listings.seen, report.skipped) == (2, 0, [])
+    got = {r["domain"]: r for r in rows(mirror, "SELECT * FROM pending_delete")}
+    assert set(got) == {"fjallstuga.se", "norrsken.se"}  # glue (ns1.fjallstuga) and the apex are not names
+    drop, _ = predict_drop_date("se", "serverHold", date(2026, 1, 10))
+    for row in got.values():
+        assert (row["source"], row["whois_status"], row["dns_status"]) == ("zonediff", "serverHold", "NXDOMAIN")
+        assert (row["first_disappeared_at"], row["estimated_drop_date"]) == ("2026-01-10T00:00:00Z", drop.isoformat())
+    assert drop == date(2026, 1, 10) + timedelta(days=67)
+    assert raw(mirror, "pending_delete", got["norrsken.se"]["id"])["feed_record"] == {
+        "previous_file": old.name, "current_file": new.name, "previous_line": "norrsken 86400 IN NS ns.host.example."}
+    assert count(mirror, "listings") == 0  # nothing is regfree without an availability check
+
+    asked = []
+
+    def rdap(name: str) -> bool | None:
+        asked.append(name)
+        return {"fjallstuga.se": True, "norrsken.se": None}[name]
+
+    other = Mirror(tmp_path / "other.db", clock=clock)
+    report = ingest_file(other, "zonediff", new, previous=old, observed_at=SEEN, is_available=rdap)
+    assert sorted(asked) == ["fjallstuga.se", "norrsken.se"]
+    assert (report.listings.seen, report.pending.seen) == (1, 1)
+    (listing,) = rows(other, "SELECT * FROM listings")
+    assert (listing["name"], listing["source"], listing["tld"], listing["origin"]) == ("fjallstuga.se", "regfree", ".se", "ingest:zonediff")
+    assert listing["id"] == ingest_id("regfree", "fjallstuga.se") and listing["price"] is None
+    assert [r["domain"] for r in rows(other, "SELECT * FROM pending_delete")] == ["norrsken.se"]
+    assert other.search_domains({"source": "regfree"}, plan="enterprise")["meta"]["total"] == 1
+    other.close()
+
+
+def test_zonediff_of_name_lists_and_of_two_tlds(mirror, tmp_path):
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text("alpha.nl\nbravo.nl\ncharlie.nl\n")
+    new.write_text("alpha.nl\ncharlie.nl\ndelta.nl\n")
+    report = ingest_file(mirror, "zonediff", new, previous=old, observed_at=SEEN, status="quarantine")
+    assert [r["domain"] for r in rows(mirror, "SELECT * FROM pending_delete")] == ["bravo.nl"]
+    assert rows(mirror, "SELECT estimated_drop_date, first_disappeared_at FROM pending_delete") == [
+        {"estimated_drop_date": "2026-02-19", "first_disappeared_at": SEEN}]  # fmt: skip
+    assert report.written == 1
+    other = tmp_path / "other.txt"
+    other.write_text("alpha.be\n")
+    with pytest.raises(IngestError, match=r"other\.txt: this zone is \.be but .*old\.txt is \.nl; diff two files of the same TLD"):
+        ingest_file(mirror, "zonediff", other, previous=old)
+
+
+# -- bad input: nothing written, what was there stays ---------------------------------------------
+
+
+@pytest.fixture()
+def seeded(mirror, tmp_path):
+    """A mirror holding ingested rows of two feeds, and a snapshot of every table."""
+    ingest_file(mirror, "godaddy", godaddy_zip(tmp_path / "seed.json.zip"), observed_at=SEEN)
+    (tmp_path / "seed.txt").write_text("fjallstuga.se\t2026-01-20\n")
+    ingest_file(mirror, "bardate", tmp_path / "seed.txt", observed_at=SEEN)
+
+    def snapshot():
+        return {t: rows(mirror, f"SELECT * FROM {t} ORDER BY 1, 2")
+                for t in ("listings", "listing_history", "pending_delete", "raw_records")}  # fmt: skip
+
+    return snapshot
+
+
+def test_truncated_zip_is_refused_and_nothing_changes(mirror, tmp_path, seeded):
+    before = seeded()
+    whole = godaddy_zip(tmp_path / "full.json.zip", GODADDY_ITEMS + [dict(GODADDY_ITEMS[0], domainName="extra.com")])
+    cut = tmp_path / "cut.json.zip"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size * 2 // 3])
+    with pytest.raises(IngestError) as caught:
+        ingest_file(mirror, "godaddy", cut, observed_at=LATER)
+    assert str(cut) in str(caught.value) and "download the archive again" in str(caught.value)
+    assert seeded() == before
+
+
+def test_truncated_json_names_the_line(mirror, tmp_path, seeded):
+    before = seeded()
+    text = json.dumps({"meta": {}, "data": GODADDY_ITEMS}, indent=1)
+    cut = tmp_path / "all_listings.json"
+    cut.write_text(text[: len(text) - 60])
+    with pytest.raises(IngestError) as caught:
+        ingest_file(mirror, "godaddy", cut, observed_at=LATER)
+    error = caught.value
+    assert (error.file, error.line) == (str(cut), text[: len(text) - 60].count("\n") + 1)
+    assert str(error).startswith(f"{cut}: line {error.line}: the JSON stops before its end")
+    assert str(error).endswith("the file is truncated: download it again")
+    # a meta count that the data does not reach is a truncated file too
+    short = godaddy_zip(tmp_path / "short.json.zip", GODADDY_ITEMS[:2], meta={"totalRecords": 3})
+    with pytest.raises(IngestError, match="meta declares 3 records but data holds 2"):
+        ingest_file(mirror, "godaddy", short, observed_at=LATER)
+    assert seeded() == before
+
+
+def test_wrong_format_and_truncated_text_files(mirror, tmp_path, seeded):
+    before = seeded()
+    bardate_json = tmp_path / "bardate_domains.json"
+    bardate_json.write_text(json.dumps({"data": [{"name": "fjallstuga.se", "release_at": "2026-01-20"}]}))
+    with pytest.raises(IngestError, match=r"bardate_domains.json: line 1: no record has a domainName field; .*GoDaddy"):
+        ingest_file(mirror, "godaddy", bardate_json)
+    with pytest.raises(IngestError, match=r"auda.csv: line 1: no domain column in the header \(Date, Time\)"):
+        (tmp_path / "auda.csv").write_text("Date,Time\n2019-11-10,03:32:31\n")
+        ingest_file(mirror, "droplist", tmp_path / "auda.csv")
+    cut_csv = tmp_path / "cut.csv"
+    cut_csv.write_text("Date, Eligible purge time (UTC), Domain name\n2019-11-10, 03:32:31, fastframeless.com.au\n2019-11-1")
+    with pytest.raises(IngestError, match=r"cut.csv: line 3: the last row stops after 1 of 3 columns; the file is truncated"):
+        ingest_file(mirror, "droplist", cut_csv)
+    cut_txt = tmp_path / "bardate.txt"
+    cut_txt.write_text("fjallstuga.se\t2026-01-20\nnorrsken.nu\t2026-0")
+    with pytest.raises(IngestError, match=r"bardate.txt: line 2: the last line is incomplete"):
+        ingest_file(mirror, "bardate", cut_txt)
+    godaddy_csv = tmp_path / "inventory.csv"
+    godaddy_csv.write_text("domainName,auctionType,price\nalpha.com,Bid,$5\n")
+    with pytest.raises(IngestError, match=r"inventory.csv: line 1: no row of the file is a bardate row \(expected domain<TAB>YYYY-MM-DD, got .*\); check that it is a bardate file"):
+        ingest_file(mirror, "bardate", godaddy_csv)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(IngestError, match=r"empty.txt: line 1: the file is empty"):
+        ingest_file(mirror, "droplist", empty)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("abc.pl\nzażółć.pl\n".encode("latin-1", "replace").replace(b"?", b"\xbf"))
+    with pytest.raises(IngestError, match=r"latin.txt: line 2: not UTF-8 text"):
+        ingest_file(mirror, "droplist", latin)
+    assert seeded() == before
+
+
+def test_a_failure_while_writing_rolls_back_the_whole_file(mirror, tmp_path, seeded, monkeypatch):
+    before = seeded()
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text("alpha.se\nbravo.se\n")
+    new.write_text("charlie.se\n")
+
+    def broken(*args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(ingest, "save_pending", broken)  # the listing is written first, then this fails
+    with pytest.raises(sqlite3.OperationalError):
+        ingest_file(mirror, "zonediff", new, previous=old, is_available=lambda n: n == "alpha.se")
+    assert seeded() == before
+
+
+def test_id_collision_is_skipped_not_overwritten(mirror, tmp_path):
+    taken = ingest_id("bardate", "fjallstuga.se")
+    save_pending(mirror.connection(), [{"id": taken, "domain": "someone-else.se", "source": "oi-diff",
+                                        "whois_status": "quarantine"}], origin="sync", observed_at=SEEN)  # fmt: skip
+    path = tmp_path / "bardate_domains.txt"
+    path.write_text("fjallstuga.se\t2026-01-20\nsnokaos.nu\t2026-01-23\n")
+    report = ingest_file(mirror, "bardate", path, observed_at=SEEN)
+    assert report.written == 1
+    assert [s.line for s in report.skipped] == [1] and "hash collision" in report.skipped[0].reason
+    assert rows(mirror, "SELECT domain, origin FROM pending_delete WHERE id = ?", taken) == [
+        {"domain": "someone-else.se", "origin": "sync"}]  # fmt: skip
+
+
+# -- the surface ------------------------------------------------------------------------------
+
+
+def test_registry_options_and_ids(mirror, tmp_path):
+    assert set(ADAPTERS) == {"godaddy", "bardate", "droplist", "zonediff"}
+    assert set(ingest.__all__) <= set(dir(ingest))
+    with pytest.raises(ValueError, match="unknown feed 'namejet'; choose one of godaddy, bardate, droplist, zonediff"):
+        ingest_file(mirror, "namejet", tmp_path / "x.csv")
+    with pytest.raises(TypeError, match=r"godaddy: unknown option status"):
+        ingest_file(mirror, "godaddy", tmp_path / "x.csv", status="pendingDelete")
+    with pytest.raises(TypeError, match="zonediff: pass previous="):
+        ingest_file(mirror, "zonediff", tmp_path / "x.txt")
+    with pytest.raises(ValueError, match="status: 'gone'"):
+        ingest_file(mirror, "droplist", tmp_path / "x.txt", status="gone")
+    # stable, feed-scoped, above the remote's ids and exact in a JavaScript number
+    assert ingest_id("godaddy", "example.com") == ingest_id("godaddy", "example.com") != ingest_id("regfree", "example.com")
+    ids = [ingest_id("droplist", f"name{i}.pl") for i in range(2000)]
+    assert len(set(ids)) == 2000 and all(2**52 <= i <= 2**53 - 1 for i in ids)
+
+
+def test_ingest_url_downloads_then_ingests(mirror, tmp_path):
+    source = tmp_path / "served" / "bardate_domains.txt"
+    source.parent.mkdir()
+    source.write_text("fjallstuga.se\t2026-01-20\n")
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    report = ingest_url(mirror, "bardate", source.as_uri(), dest=downloads, observed_at=SEEN)
+    assert report.written == 1 and (downloads / "bardate_domains.txt").read_text() == source.read_text()
+    assert not list(downloads.glob("*.partial"))
+
+
+@pytest.mark.skipif(not SCHEMAS.is_dir(), reason="reference JSON schemas not available")
+def test_ingested_records_against_the_reference_schemas(mirror, tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    ingest_file(mirror, "godaddy", godaddy_zip(tmp_path / "all.json.zip"), observed_at=SEEN)
+    (tmp_path / "b.txt").write_text("fjallstuga.se\t2026-01-20\n")
+    ingest_file(mirror, "bardate", tmp_path / "b.txt", observed_at=SEEN)
+    domain = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "catchdoms-domain-schema.json").read_text()))
+    for record in mirror.search_domains({"source": "godaddy"}, plan="enterprise")["data"]:
+        assert not list(domain.iter_errors(record)), record["name"]
+    pending = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "catchdoms-pending-delete-domain-schema.json").read_text()))
+    (record,) = mirror.search_pending_delete({"include_past": "1"}, plan="enterprise")["data"]
+    # the one documented deviation: `source` names the feed, not one of the live service's pipelines
+    assert [list(e.path) for e in pending.iter_errors(record)] == [["source"]]
+    assert not list(pending.iter_errors({**record, "source": "oi-diff"}))
+
+
+def test_ingest_url_without_dest_removes_its_download(mirror, tmp_path, monkeypatch):
+    source = tmp_path / "deleted_domains.txt"
+    source.write_text("stary.pl\n")
+    monkeypatch.setattr(ingest.tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    report = ingest_url(mirror, "droplist", source.as_uri(), observed_at=SEEN, list_date="2026-01-11")
+    assert report.written == 1 and report.path.startswith(str(tmp_path / "tmp"))
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert rows(mirror, "SELECT domain, estimated_drop_date FROM pending_delete") == [
+        {"domain": "stary.pl", "estimated_drop_date": "2026-01-11"}]  # fmt: skip

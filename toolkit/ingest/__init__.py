@@ -1,0 +1,331 @@
+"""Public feed files into the mirror: `ingest_file(mirror, feed, path)`.
+
+Each adapter reads one kind of public file and yields records in the contract's shapes
+(listing, section 2; pending-delete, section 5); `ingest_file` is the one save step:
+
+    from toolkit import Mirror
+    from toolkit.ingest import ingest_file
+    report = ingest_file(Mirror("data/mirror.db"), "droplist", "deleted_domains_2025-08-19.txt")
+    print(report.summary())
+    for problem in report.skipped:      # file:line: reason
+        print(problem)
+
+| feed | file | records |
+|---|---|---|
+| `godaddy` | GoDaddy Auctions inventory, zipped JSON `{"meta", "data"}` or CSV | listings, source `godaddy`, USD |
+| `bardate` | Internetstiftelsen's .se/.nu release list, JSON or TXT | pending-delete, official drop date |
+| `droplist` | registry deletion / drop list: a name a line, or CSV with date columns | pending-delete, file date or lifecycle prediction |
+| `zonediff` | two zone files / name lists of one TLD (`previous=` the older) | pending-delete candidates; `regfree` listings only for names `is_available` confirms |
+
+A file is all or nothing: it is parsed whole first, then every good row is written in ONE
+transaction through `toolkit.store.writer` (origin `ingest:<feed>`, the feed's original
+row kept in `raw_records` as `feed_record`). A file that cannot be read as the feed
+(wrong format, truncated) raises `IngestError` naming the file, the line and the fix, and
+writes nothing. A bad row in a valid file is skipped and reported; every good row is kept.
+Re-ingesting an unchanged file changes nothing but `last_seen_at`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..query import Mirror
+from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, ensure_schema
+from ..store.writer import WriteCounts, listing_row, pending_row, save_listings, save_pending
+from .bardate import BARDATE_URL, bardate_rows, fetch_bardate, parse_bardate
+from .common import (
+    INGEST_ID_BASE,
+    LISTING,
+    PENDING,
+    IngestError,
+    Row,
+    Skipped,
+    fetch,
+    ingest_id,
+    observed,
+)
+from .droplist import NASK_DELETED_URL, droplist_rows, fetch_droplist, parse_droplist
+from .godaddy import GODADDY_URL, fetch_godaddy, godaddy_rows, parse_godaddy
+from .zonediff import parse_zonediff, zone_names, zonediff_rows
+
+__all__ = [
+    "ADAPTERS",
+    "Adapter",
+    "INGEST_ID_BASE",
+    "INGEST_PENDING_SOURCES",
+    "IngestError",
+    "IngestReport",
+    "Row",
+    "Skipped",
+    "fetch",
+    "fetch_bardate",
+    "fetch_droplist",
+    "fetch_godaddy",
+    "ingest_file",
+    "ingest_id",
+    "ingest_url",
+    "parse_bardate",
+    "parse_droplist",
+    "parse_godaddy",
+    "parse_zonediff",
+    "zone_names",
+]
+
+# The pending-delete `source` values ingested rows carry, beside the live service's
+# `oi-diff` and `czds-daily` (toolkit.params.PENDING_SOURCES): the feed, named as such.
+INGEST_PENDING_SOURCES = ("bardate", "droplist", "zonediff")
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One feed: how its file becomes records."""
+
+    name: str
+    description: str
+    kinds: tuple[str, ...]  # the record kinds it yields: "listing", "pending"
+    rows: Callable[..., Iterator[Row]]  # (path, *, observed_at, on_bad_row, **options) -> Row, ...
+    parse: Callable[..., Iterator[dict[str, Any]]]  # the same, records only
+    options: tuple[str, ...] = ()  # keyword options ingest_file passes on
+    url: str | None = None  # where the public file is, when there is one place
+
+
+ADAPTERS: dict[str, Adapter] = {
+    a.name: a
+    for a in (
+        Adapter("godaddy", "GoDaddy Auctions inventory (zipped JSON or CSV)", (LISTING,), godaddy_rows, parse_godaddy,
+                url=GODADDY_URL),
+        Adapter("bardate", "Internetstiftelsen .se/.nu release list (JSON or TXT)", (PENDING,), bardate_rows,
+                parse_bardate, url=BARDATE_URL),
+        Adapter("droplist", "registry deletion/drop list (a name a line, or CSV with dates)", (PENDING,),
+                droplist_rows, parse_droplist, options=("status", "list_date"), url=NASK_DELETED_URL),
+        Adapter("zonediff", "two zone files or name lists of one TLD (previous= the older)", (PENDING, LISTING),
+                zonediff_rows, parse_zonediff, options=("previous", "is_available", "status", "zone_date", "tld")),
+    )
+}  # fmt: skip
+
+
+@dataclass
+class IngestReport:
+    """What one `ingest_file` did."""
+
+    feed: str
+    path: str
+    origin: str
+    observed_at: str
+    listings: WriteCounts = field(default_factory=WriteCounts)
+    pending: WriteCounts = field(default_factory=WriteCounts)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def written(self) -> int:
+        """Rows written (new, changed or unchanged)."""
+        return self.listings.seen + self.pending.seen
+
+    @property
+    def new(self) -> int:
+        return self.listings.new + self.pending.new
+
+    @property
+    def updated(self) -> int:
+        return self.listings.updated + self.pending.updated
+
+    @property
+    def unchanged(self) -> int:
+        return self.written - self.new - self.updated
+
+    def summary(self) -> str:
+        kinds = [f"{c.seen:,} {label}" for c, label in ((self.listings, "listings"), (self.pending, "pending-delete"))
+                 if c.seen]  # fmt: skip
+        return (
+            f"{self.origin}: {self.path}: {' + '.join(kinds) or '0'} rows written "
+            f"({self.new:,} new, {self.updated:,} updated, {self.unchanged:,} unchanged), {len(self.skipped):,} skipped"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "feed": self.feed,
+            "path": self.path,
+            "origin": self.origin,
+            "observed_at": self.observed_at,
+            "written": self.written,
+            "new": self.new,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "listings": vars(self.listings),
+            "pending_delete": vars(self.pending),
+            "skipped": [str(s) for s in self.skipped],
+        }
+
+
+class _OneTransaction:
+    """The connection as the writer sees it inside `ingest_file`: its own `with conn:`
+    blocks do not commit, so every row of the file commits (or rolls back) together in
+    the transaction `ingest_file` holds."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+    def __enter__(self) -> "_OneTransaction":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def commit(self) -> None:
+        return None
+
+
+_KIND = {
+    LISTING: ("listings", LISTING_COLUMNS, listing_row, "name", "listing"),
+    PENDING: ("pending_delete", PENDING_COLUMNS, pending_row, "domain", "pending_delete"),
+}
+_NOT_COMPARED = {"first_seen_at", "last_seen_at", "updated_at"}
+_STICKY = {LISTING: ("created_at",), PENDING: ("created_at", "week_end")}
+
+
+def _stored(conn: sqlite3.Connection, kind: str, ids: list[int]) -> tuple[dict[int, dict], dict[int, Any]]:
+    """The stored rows (as dicts) and raw extras of those of `ids` already in the mirror."""
+    table, columns, _, _, raw_kind = _KIND[kind]
+    rows: dict[int, dict] = {}
+    raws: dict[int, Any] = {}
+    names = list(columns)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for values in conn.execute(f"SELECT {', '.join(names)} FROM {table} WHERE id IN ({marks})", chunk):
+            rows[values[0]] = dict(zip(names, values))
+        for row_id, raw in conn.execute(f"SELECT id, raw FROM raw_records WHERE kind = ? AND id IN ({marks})",
+                                        [raw_kind, *chunk]):  # fmt: skip
+            raws[row_id] = json.loads(raw) if raw else None
+    return rows, raws
+
+
+def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str, stamp: str,
+               skipped: list[Skipped]) -> list[dict[str, Any]]:  # fmt: skip
+    """The records to write: each checked by the writer's own normalisation (a record it
+    refuses is skipped), an id already held by another name skipped (a hash collision), and
+    `created_at` / `updated_at` kept from the stored row unless the row changed."""
+    _, columns, to_row, name_field, _ = _KIND[kind]
+    stored, raws = _stored(conn, kind, [r.record["id"] for r in rows])
+    out = []
+    for row in rows:
+        record = row.record
+        try:
+            new = to_row(record, origin=origin, observed_at=stamp)
+        except (ValueError, TypeError) as exc:
+            skipped.append(Skipped(row.file, row.line, str(exc)))
+            continue
+        old = stored.get(new["id"])
+        if old is None:
+            record = {**record, "created_at": record.get("created_at") or stamp, "updated_at": stamp}
+        else:
+            if old[name_field] != new[name_field]:
+                skipped.append(Skipped(row.file, row.line, f"{new[name_field]}: its id {new['id']} is held by "
+                                                           f"{old[name_field]} (a hash collision); not written"))
+                continue
+            # kept from the first ingest: when the row was created, the week it first appeared
+            record = {**record, **{f: old[f] for f in _STICKY[kind]}, "updated_at": old["updated_at"]}
+            new = to_row(record, origin=origin, observed_at=stamp)
+            extra = json.loads(json.dumps({k: v for k, v in record.items() if k not in columns}, ensure_ascii=False))
+            same = raws.get(new["id"]) == (extra or None) and all(
+                old[c] == new[c] for c in columns if c not in _NOT_COMPARED
+            )
+            if not same:
+                record["updated_at"] = stamp
+        out.append(record)
+    return out
+
+
+def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Connection, str | None]:
+    if isinstance(mirror_or_conn, Mirror):
+        if mirror_or_conn.readonly:
+            raise ValueError(f"{mirror_or_conn.path}: the mirror is open read-only; open it read-write to ingest")
+        return mirror_or_conn.connection(), observed(mirror_or_conn.now().replace(microsecond=0))
+    ensure_schema(mirror_or_conn)
+    return mirror_or_conn, None
+
+
+def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: str | Path, *,
+                observed_at: Any = None, **options: Any) -> IngestReport:  # fmt: skip
+    """Parse the whole `path` as `feed` (a key of `ADAPTERS`), then write every good row in
+    one transaction, origin `ingest:<feed>`; returns the `IngestReport`.
+
+    `observed_at` (default now, the mirror's clock) is when the rows were seen. `options`
+    go to the adapter (`ADAPTERS[feed].options`: droplist `status`, `list_date`; zonediff
+    `previous` (required), `is_available`, `status`, `zone_date`, `tld`).
+    Raises `IngestError` (nothing written) when the file cannot be read as `feed`."""
+    adapter = ADAPTERS.get(str(feed).strip().lower())
+    if adapter is None:
+        raise ValueError(f"feed: unknown feed {feed!r}; choose one of {', '.join(ADAPTERS)}")
+    unknown = sorted(set(options) - set(adapter.options))
+    if unknown:
+        allowed = ", ".join(adapter.options) or "none"
+        raise TypeError(f"{adapter.name}: unknown option {', '.join(unknown)} (options: {allowed})")
+    if adapter.name == "zonediff" and options.get("previous") is None:
+        raise TypeError("zonediff: pass previous= (the older zone file or name list)")
+    conn, now = _connection(mirror_or_conn)
+    stamp = observed(observed_at) if observed_at is not None else (now or observed(None))
+    origin = f"ingest:{adapter.name}"
+    report = IngestReport(adapter.name, str(path), origin, stamp)
+    if adapter.name == "droplist":
+        options["first_seen"] = lambda row_id: (
+            conn.execute("SELECT first_seen_at FROM pending_delete WHERE id = ?", [row_id]).fetchone() or [None]
+        )[0]
+
+    problems: list[Skipped] = []
+    rows = list(adapter.rows(path, observed_at=stamp, on_bad_row=problems.append, **options))
+    if not rows and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
+        first = problems[0]
+        raise IngestError(first.file, first.line, f"no row of the file is a {adapter.name} row ({first.reason})",
+                          f"check that it is a {adapter.name} file ({adapter.description}), or pick another feed "
+                          f"({', '.join(ADAPTERS)})")  # fmt: skip
+    by_kind: dict[str, list[Row]] = {LISTING: [], PENDING: []}
+    first_line: dict[tuple[str, int], Row] = {}
+    for row in rows:
+        key = (row.kind, row.record["id"])
+        if key in first_line:
+            kept = first_line[key]
+            name = row.record.get("name") or row.record.get("domain")
+            problems.append(Skipped(row.file, row.line, f"{name} repeats line {kept.line}; the first is kept"))
+            continue
+        first_line[key] = row
+        by_kind[row.kind].append(row)
+
+    listings = _reconcile(conn, LISTING, by_kind[LISTING], origin, stamp, problems)
+    pending = _reconcile(conn, PENDING, by_kind[PENDING], origin, stamp, problems)
+    writer = _OneTransaction(conn)
+    with conn:  # one transaction: the whole file or nothing
+        if listings:
+            report.listings = save_listings(writer, listings, origin=origin, observed_at=stamp, keep_raw=True,
+                                            batch_size=len(listings))  # fmt: skip
+        if pending:
+            report.pending = save_pending(writer, pending, origin=origin, observed_at=stamp, keep_raw=True,
+                                          batch_size=len(pending))  # fmt: skip
+    report.skipped = sorted(problems, key=lambda s: (s.file, s.line or 0))
+    return report
+
+
+def ingest_url(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, url: str | None = None, *,
+               dest: str | Path | None = None, observed_at: Any = None, **options: Any) -> IngestReport:  # fmt: skip
+    """Download `url` (default: the feed's public file) with `fetch`, then `ingest_file` it.
+    The download is kept in `dest` when given, else removed once ingested."""
+    adapter = ADAPTERS.get(str(feed).strip().lower())
+    if adapter is None:
+        raise ValueError(f"feed: unknown feed {feed!r}; choose one of {', '.join(ADAPTERS)}")
+    if url is None and adapter.url is None:
+        raise ValueError(f"{adapter.name}: no default URL; pass url=")
+    if dest is not None:
+        path = fetch(url or adapter.url, dest)
+        return ingest_file(mirror_or_conn, adapter.name, path, observed_at=observed_at, **options)
+    with tempfile.TemporaryDirectory(prefix="edt-ingest-") as folder:  # the download goes once ingested
+        path = fetch(url or adapter.url, folder)
+        return ingest_file(mirror_or_conn, adapter.name, path, observed_at=observed_at, **options)

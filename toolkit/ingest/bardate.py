@@ -1,0 +1,101 @@
+"""Internetstiftelsen's .se/.nu release lists ("bardate") -> pending-delete records.
+
+Internetstiftelsen publishes the .se and .nu names that will be released, with the day each
+becomes free (from 04:00 UTC), as JSON `{"data": [{"name": "example.se", "release_at":
+"2025-08-20"}, ...]}` and as TXT, one `domain<TAB>YYYY-MM-DD` a line.
+
+Each name becomes a pending-delete row: `whois_status` pendingDelete, `estimated_drop_date`
+the official release day (not a prediction: `drop_date_reason` says so), `source` "bardate"
+(the contract's `oi-diff`/`czds-daily` name the live service's own pipelines; see
+`pending_record`). Only .se and .nu names are accepted: anything else is a skipped row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    PENDING,
+    BadRow,
+    FeedText,
+    IngestError,
+    Row,
+    Skipped,
+    clean_domain,
+    fetch,
+    json_items,
+    observed,
+    parse_day,
+    pending_record,
+    read_feed,
+    strict,
+)
+
+__all__ = ["BARDATE_URL", "BARDATE_TLDS", "bardate_rows", "parse_bardate", "fetch_bardate"]
+
+BARDATE_URL = "https://data.internetstiftelsen.se/bardate_domains.json"
+BARDATE_TLDS = ("se", "nu")
+_REASON = "Internetstiftelsen's release date (bardate list)"
+
+
+def _record(name: Any, release_at: Any, original: Any, observed_at: str) -> dict[str, Any]:
+    domain = clean_domain(name)
+    if domain.rpartition(".")[2] not in BARDATE_TLDS:
+        raise BadRow(f"{domain} is not a .se or .nu name (Internetstiftelsen's lists hold only those)")
+    if release_at in (None, ""):
+        raise BadRow(f"{domain}: no release date")
+    return pending_record(domain, "bardate", observed_at=observed_at, status="pendingDelete",
+                          drop=parse_day(release_at), reason=_REASON, original=original)  # fmt: skip
+
+
+def _json_rows(feed: FeedText, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+    _, items = json_items(feed, "data")
+    if items and not any(isinstance(i, dict) and "name" in i and "release_at" in i for _, i in items):
+        raise IngestError(feed.name, items[0][0], 'no item has both "name" and "release_at"',
+                          "check that this is Internetstiftelsen's bardate JSON (or pick the right feed)")  # fmt: skip
+    for line, item in items:
+        try:
+            if not isinstance(item, dict):
+                raise BadRow(f"expected an object, got {type(item).__name__}")
+            yield Row(PENDING, feed.name, line, _record(item.get("name"), item.get("release_at"), item, observed_at))
+        except BadRow as exc:
+            on_bad_row(Skipped(feed.name, line, str(exc)))
+
+
+def _txt_rows(feed: FeedText, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+    for line, text, terminated in feed.lines():
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        try:
+            parts = text.split("\t") if "\t" in text else text.split()
+            if len(parts) != 2:
+                raise BadRow(f"expected domain<TAB>YYYY-MM-DD, got {text.strip()!r}")
+            yield Row(PENDING, feed.name, line, _record(parts[0], parts[1].strip(), text, observed_at))
+        except BadRow as exc:
+            if not terminated:
+                raise IngestError(feed.name, line, f"the last line is incomplete ({exc})",
+                                  "the file is truncated: download it again") from None  # fmt: skip
+            on_bad_row(Skipped(feed.name, line, str(exc)))
+
+
+def bardate_rows(path: str | Path, *, observed_at: Any = None,
+                 on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
+    """The pending-delete records of one release list (JSON or TXT), with their lines."""
+    stamp = observed(observed_at)
+    feed = read_feed(path)
+    start = feed.text.lstrip()[:1]
+    yield from (_json_rows if start in ("{", "[") else _txt_rows)(feed, stamp, on_bad_row)
+
+
+def parse_bardate(path: str | Path, *, observed_at: Any = None,
+                  on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[dict[str, Any]]:  # fmt: skip
+    """Pending-delete records (contract section 5) of a .se/.nu release list."""
+    for row in bardate_rows(path, observed_at=observed_at, on_bad_row=on_bad_row):
+        yield row.record
+
+
+def fetch_bardate(url: str = BARDATE_URL, dest: str | Path | None = None, **options: Any) -> Iterator[dict[str, Any]]:
+    """Download a release list (default: the .se/.nu JSON), then yield its records."""
+    yield from parse_bardate(fetch(url, dest), **options)

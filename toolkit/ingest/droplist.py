@@ -1,0 +1,192 @@
+"""Registry deletion / drop lists -> pending-delete records.
+
+Two shapes:
+- a name a line (NASK's `deleted_domains.txt` for .pl, registrar drop lists), optionally
+  with a timestamp header line and `#` comments;
+- CSV with a header naming a domain column and date columns, such as auDA's
+  `Date, Eligible purge time (UTC), Domain name`.
+
+The drop date of each name, first found wins:
+1. the row's own date column (`Date`, `Drop date`, `Purge date`, `Release date`, ...);
+2. `list_date=` given by the caller;
+3. a date or timestamp header line of a name-a-line list;
+4. a date in the file name (`deleted_domains_2025-08-19.txt`, `20250819.csv`): registries
+   name daily lists by the day they cover;
+5. otherwise `toolkit.lifecycle.predict_drop_date(tld, status, evidence)`, with `evidence`
+   the day this mirror first saw the name in this feed (so re-ingesting an undated list
+   later predicts the same day). A TLD without a published lifecycle gets no date.
+`drop_date_reason` (kept in `raw_records`) says which one, with the lifecycle's reason.
+A list's date is the day its names are (or were) deleted: the list of names deleted on
+2025-08-19 gives 2025-08-19, a past date (`include_past=1` shows such rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from ..lifecycle import predict_drop_date
+from ..names import split_domain
+from ..params import PENDING_STATUSES
+from .common import (
+    PENDING,
+    BadRow,
+    FeedText,
+    IngestError,
+    Row,
+    Skipped,
+    clean_domain,
+    csv_table,
+    day_in_name,
+    fetch,
+    header_key,
+    ingest_id,
+    observed,
+    parse_day,
+    pending_record,
+    read_feed,
+    strict,
+)
+
+__all__ = ["NASK_DELETED_URL", "droplist_rows", "parse_droplist", "fetch_droplist"]
+
+NASK_DELETED_URL = "https://dns.pl/deleted_domains.txt"
+_DOMAIN_COLUMNS = ("domainname", "domain", "name", "fqdn", "domena", "domeny")
+# date columns, most specific first (compared as header_key, by prefix)
+_DATE_COLUMNS = ("dropdate", "deletiondate", "deletedate", "deleteddate", "purgedate", "releasedate", "date")
+
+FirstSeen = Callable[[int], "str | None"]
+
+
+def _date_column(header: list[str]) -> int | None:
+    keys = [header_key(h) for h in header]
+    for wanted in _DATE_COLUMNS:
+        for index, key in enumerate(keys):
+            if key == wanted or (wanted != "date" and key.startswith(wanted)):
+                return index
+    return None
+
+
+def _predicted(domain: str, status: str, observed_at: str, first_seen: FirstSeen | None) -> tuple[str | None, str]:
+    seen = first_seen(ingest_id("droplist", domain)) if first_seen else None
+    evidence = date.fromisoformat((seen or observed_at)[:10])
+    drop, reason = predict_drop_date(split_domain(domain)[1], status, evidence)
+    why = f"predicted from its first sighting in this feed ({evidence}): {reason}"
+    return (drop.isoformat() if drop else None), why
+
+
+def _csv_rows(feed: FeedText, stamp: str, status: str, list_day: tuple[str, str] | None,
+              first_seen: FirstSeen | None, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:  # fmt: skip
+    header, rows = csv_table(feed)
+    keys = [header_key(h) for h in header]
+    domain_at = next((keys.index(k) for k in _DOMAIN_COLUMNS if k in keys), None)
+    if domain_at is None:
+        raise IngestError(feed.name, 1, f"no domain column in the header ({', '.join(header)})",
+                          "name the column Domain or Domain name (or pass a list of one name a line)")  # fmt: skip
+    date_at = _date_column(header)
+    for line, cells in rows:
+        try:
+            if len(cells) != len(header):
+                raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
+            domain = clean_domain(cells[domain_at])
+            original = dict(zip(header, cells))
+            if date_at is not None and cells[date_at].strip():
+                drop, reason = parse_day(cells[date_at]), f"from the file: column {header[date_at]!r}"
+            elif list_day:
+                drop, reason = list_day
+            else:
+                drop, reason = _predicted(domain, status, stamp, first_seen)
+            record = pending_record(domain, "droplist", observed_at=stamp, status=status, drop=drop,
+                                    reason=reason, original=original)  # fmt: skip
+            yield Row(PENDING, feed.name, line, record)
+        except BadRow as exc:
+            on_bad_row(Skipped(feed.name, line, str(exc)))
+
+
+def _header_day(text: str) -> str | None:
+    """The date of a timestamp header line (`2025-08-19 08:11:02`), if the line is one."""
+    if not text[:4].isdigit():
+        return None
+    try:
+        return parse_day(text)
+    except BadRow:
+        return None
+
+
+def _line_rows(feed: FeedText, stamp: str, status: str, list_day: tuple[str, str] | None, name_day: str | None,
+               first_seen: FirstSeen | None, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:  # fmt: skip
+    first = True
+    for line, text, terminated in feed.lines():
+        entry = text.strip()
+        if not entry or entry.startswith(("#", ";", "//")):
+            continue
+        if first:
+            first = False
+            day = _header_day(entry)
+            if day:
+                list_day = list_day or (day, f"from the file: header line {line}")
+                continue
+            if name_day and not list_day:
+                list_day = (name_day, "from the file name")
+        try:
+            domain = clean_domain(entry)
+        except BadRow as exc:
+            if not terminated:
+                raise IngestError(feed.name, line, f"the last line is incomplete ({exc})",
+                                  "the file is truncated: download it again") from None  # fmt: skip
+            on_bad_row(Skipped(feed.name, line, str(exc)))
+            continue
+        drop, reason = list_day or _predicted(domain, status, stamp, first_seen)
+        record = pending_record(domain, "droplist", observed_at=stamp, status=status, drop=drop, reason=reason,
+                                original=text)  # fmt: skip
+        yield Row(PENDING, feed.name, line, record)
+
+
+def _looks_delimited(feed: FeedText) -> bool:
+    first = next((t.strip() for _, t, _ in feed.lines() if t.strip() and not t.lstrip().startswith("#")), "")
+    return any(d in first for d in ",;\t|") and _header_day(first) is None
+
+
+def droplist_rows(path: str | Path, *, observed_at: Any = None, status: str = "pendingDelete",
+                  list_date: Any = None, first_seen: FirstSeen | None = None,
+                  on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
+    """The pending-delete records of one deletion / drop list, with their lines.
+
+    `status`: the WHOIS status the names are in (one of the contract's six; it also picks
+    the lifecycle prediction). `list_date`: the day the list covers, when neither its rows
+    nor its name say. `first_seen(id)`: when the mirror first saw that row (ingest_file
+    passes it), the evidence of a prediction."""
+    if status not in PENDING_STATUSES:
+        raise ValueError(f"status: {status!r} is not one of {', '.join(PENDING_STATUSES)}")
+    stamp = observed(observed_at)
+    list_day = None
+    if list_date is not None:
+        try:
+            list_day = (parse_day(list_date), "the list's date, given on import")
+        except BadRow as exc:
+            raise ValueError(f"list_date: {exc}") from None
+    feed = read_feed(path)
+    if feed.text.lstrip()[:1] in ("{", "["):
+        raise IngestError(feed.name, 1, "this is JSON; a drop list is text, a name a line, or CSV with a header",
+                          "ingest it with the feed it belongs to (godaddy, bardate)")  # fmt: skip
+    if _looks_delimited(feed):
+        if list_day is None and (name_day := day_in_name(path)):
+            list_day = (name_day, "from the file name")
+        yield from _csv_rows(feed, stamp, status, list_day, first_seen, on_bad_row)
+    else:
+        yield from _line_rows(feed, stamp, status, list_day, day_in_name(path), first_seen, on_bad_row)
+
+
+def parse_droplist(path: str | Path, **options: Any) -> Iterator[dict[str, Any]]:
+    """Pending-delete records (contract section 5) of a deletion / drop list (options as
+    `droplist_rows`)."""
+    for row in droplist_rows(path, **options):
+        yield row.record
+
+
+def fetch_droplist(url: str = NASK_DELETED_URL, dest: str | Path | None = None,
+                   **options: Any) -> Iterator[dict[str, Any]]:  # fmt: skip
+    """Download a drop list (default: NASK's names deleted today, .pl), then yield its records."""
+    yield from parse_droplist(fetch(url, dest), **options)

@@ -1,0 +1,198 @@
+"""GoDaddy Auctions' public inventory files -> listing records of source `godaddy`.
+
+GoDaddy publishes its auction inventory at https://inventory.auctions.godaddy.com/
+(`all_listings.json.zip`, `closeout_listings.json.zip`, ... and older `.csv.zip` files):
+zipped JSON `{"meta": {...}, "data": [{"domainName", "link", "auctionType", "price",
+"valuation", "numberOfBids", "auctionEndTime", "domainAge", "majesticTf", "majesticCf",
+...}]}`, or CSV with the same fields as columns (camelCase, or the older `Domain Name,
+Auction Type, Auction End Time (PDT), Price, ...` headers).
+
+Mapping (contract section 2):
+- `auctionType` -> `type` / `auction_type`: Bid -> auction/Bid, BuyNow -> closeout/BuyNow,
+  Offer -> closeout/Offer (a make-offer listing has no fixed price; the reference names only
+  Bid and BuyNow for GoDaddy). Any other value is a skipped row naming it (`GODADDY_TYPES`).
+- `price` ("$1,234") is the listing's current price in USD: for a Bid auction with bids it
+  is the highest bid (`max_bid`, `price` unknown: null), without bids the starting price
+  (`price`); for BuyNow/Offer the asking price (`price`).
+- `auctionEndTime` -> `auction_end_date`, UTC. A naive time is Pacific when its column says
+  so (`(PDT)`/`(PST)`), else UTC.
+- `majesticTf`/`majesticCf` -> `trust_flow`/`citation_flow` (0-100).
+- `link` -> `purchase_url` (else the platform's pattern in toolkit/sources.py).
+- `valuation` (GoDaddy's own GoValue, not Estibot), `domainAge`, `pageviews`, `isAdult` and
+  every other field have no column: the whole original row is kept as `feed_record`.
+- `id`: `ingest_id("godaddy", name)` (see common.py: stable, in [2**52, 2**53)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ..sources import source_by_slug
+from .common import (
+    LISTING,
+    BadRow,
+    FeedText,
+    IngestError,
+    Row,
+    Skipped,
+    clean_domain,
+    csv_table,
+    fetch,
+    header_key,
+    ingest_id,
+    json_items,
+    observed,
+    parse_money,
+    parse_timestamp,
+    read_feed,
+    strict,
+)
+
+__all__ = ["GODADDY_TYPES", "GODADDY_URL", "godaddy_rows", "parse_godaddy", "fetch_godaddy"]
+
+GODADDY_URL = "https://inventory.auctions.godaddy.com/all_listings.json.zip"
+_SOURCE = source_by_slug("godaddy")
+_PACIFIC = ZoneInfo("America/Los_Angeles")
+
+# auctionType (compared without case, spaces or punctuation) -> (type, auction_type)
+GODADDY_TYPES: dict[str, tuple[str, str]] = {
+    "bid": ("auction", "Bid"),
+    "auction": ("auction", "Bid"),
+    "expired": ("auction", "Bid"),
+    "expiredauction": ("auction", "Bid"),
+    "publicauction": ("auction", "Bid"),
+    "buynow": ("closeout", "BuyNow"),
+    "closeout": ("closeout", "BuyNow"),
+    "fixedprice": ("closeout", "BuyNow"),
+    "offer": ("closeout", "Offer"),
+    "makeoffer": ("closeout", "Offer"),
+    "offercounteroffer": ("closeout", "Offer"),
+}
+
+# CSV headers (compared as header_key) -> the JSON field they hold
+_CSV_FIELDS = {
+    "domainname": "domainName", "domain": "domainName", "name": "domainName",
+    "link": "link", "url": "link", "listingurl": "link",
+    "auctiontype": "auctionType", "type": "auctionType", "listingtype": "auctionType",
+    "price": "price", "currentprice": "price", "currentbid": "price", "buynowprice": "price",
+    "valuation": "valuation", "govalue": "valuation",
+    "numberofbids": "numberOfBids", "bids": "numberOfBids", "bidcount": "numberOfBids",
+    "auctionendtime": "auctionEndTime", "endtime": "auctionEndTime", "auctionenddate": "auctionEndTime",
+    "auctionendtimepdt": "auctionEndTime", "auctionendtimepst": "auctionEndTime", "auctionendtimeutc": "auctionEndTime",
+    "domainage": "domainAge",
+    "majestictf": "majesticTf", "tf": "majesticTf", "trustflow": "majesticTf",
+    "majesticcf": "majesticCf", "cf": "majesticCf", "citationflow": "majesticCf",
+}  # fmt: skip
+_COUNT_KEYS = ("totalRecords", "total_records", "total", "count", "recordCount", "numberOfRecords")
+
+
+def _int(value: Any, field: str, low: int = 0, high: int | None = None) -> int | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        number = float(str(value).replace(",", "").strip()) if not isinstance(value, (int, float)) else value
+    except ValueError:
+        raise BadRow(f"{field} {value!r} is not a number") from None
+    out_of_range = number < low or (high is not None and number > high)
+    if isinstance(value, bool) or not math.isfinite(number) or number != int(number) or out_of_range:
+        bounds = f"{low}-{high}" if high is not None else f">= {low}"
+        raise BadRow(f"{field} {value!r} is not a whole number {bounds}")
+    return int(number)
+
+
+def _record(fields: dict[str, Any], original: Any, end_zone: str | None) -> dict[str, Any]:
+    """A listing record from one inventory row (`fields` in the JSON's names)."""
+    name = clean_domain(fields.get("domainName"))
+    kind = fields.get("auctionType")
+    key = "".join(ch for ch in str(kind or "").lower() if ch.isalnum())
+    if key not in GODADDY_TYPES:
+        known = ", ".join(sorted({v[1] for v in GODADDY_TYPES.values()}))
+        raise BadRow(f"auctionType {kind!r} is not one this adapter maps ({known}); add it to GODADDY_TYPES")
+    listing_type, auction_type = GODADDY_TYPES[key]
+    amount = parse_money(fields.get("price"))
+    bids = _int(fields.get("numberOfBids"), "numberOfBids")
+    end = fields.get("auctionEndTime")
+    end_at = parse_timestamp(end, zone=end_zone, us_dates=True) if end not in (None, "") else None
+    link = fields.get("link")
+    with_bids = listing_type == "auction" and bool(bids)
+    return {
+        "id": ingest_id("godaddy", name),
+        "name": name,
+        "source": "godaddy",
+        "type": listing_type,
+        "auction_type": auction_type,
+        "price": None if with_bids else amount,
+        "max_bid": amount if with_bids else None,
+        "currency": _SOURCE.currency,
+        "bids_count": bids,
+        "auction_end_date": end_at,
+        "trust_flow": _int(fields.get("majesticTf"), "majesticTf", 0, 100),
+        "citation_flow": _int(fields.get("majesticCf"), "majesticCf", 0, 100),
+        "purchase_url": link.strip() if isinstance(link, str) and link.strip().startswith(("https://", "http://"))
+        else _SOURCE.purchase_url.format(name=name),
+        "purchase_platform": _SOURCE.name,
+        "feed_record": original,
+    }  # fmt: skip
+
+
+def _json_rows(feed: FeedText, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+    meta, items = json_items(feed, "data")
+    declared = next((meta["meta"][k] for k in _COUNT_KEYS if isinstance(meta.get("meta"), dict)
+                     and isinstance(meta["meta"].get(k), int)), None)  # fmt: skip
+    if declared is not None and declared != len(items):
+        raise IngestError(feed.name, None, f"meta declares {declared} records but data holds {len(items)}",
+                          "the file is incomplete: download it again")  # fmt: skip
+    if items and not any(isinstance(item, dict) and "domainName" in item for _, item in items):
+        raise IngestError(feed.name, items[0][0], "no record has a domainName field",
+                          "check that this is a GoDaddy Auctions inventory file (or pick the right feed)")  # fmt: skip
+    for line, item in items:
+        try:
+            if not isinstance(item, dict):
+                raise BadRow(f"expected an object, got {type(item).__name__}")
+            yield Row(LISTING, feed.name, line, _record(item, item, None))
+        except BadRow as exc:
+            on_bad_row(Skipped(feed.name, line, str(exc)))
+
+
+def _csv_rows(feed: FeedText, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+    header, rows = csv_table(feed)
+    fields = [_CSV_FIELDS.get(header_key(h)) for h in header]
+    if "domainName" not in fields:
+        raise IngestError(feed.name, 1, f"no domain column in the header ({', '.join(header)})",
+                          "check that this is a GoDaddy Auctions inventory CSV (a domainName column)")  # fmt: skip
+    end_header = next((h for h, f in zip(header, fields) if f == "auctionEndTime"), "")
+    zone = _PACIFIC if any(tag in end_header.upper() for tag in ("(PDT)", "(PST)", "(PT)")) else None
+    for line, cells in rows:
+        try:
+            if len(cells) != len(header):
+                raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
+            original = dict(zip(header, cells))
+            mapped = {f: v for f, v in zip(fields, cells) if f is not None}
+            yield Row(LISTING, feed.name, line, _record(mapped, original, zone))
+        except BadRow as exc:
+            on_bad_row(Skipped(feed.name, line, str(exc)))
+
+
+def godaddy_rows(path: str | Path, *, observed_at: Any = None,
+                 on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
+    """The listing records of one inventory file (JSON or CSV, zipped or not), with their lines."""
+    observed(observed_at)
+    feed = read_feed(path)
+    start = feed.text.lstrip()[:1]
+    yield from (_json_rows if start in ("{", "[") else _csv_rows)(feed, on_bad_row)
+
+
+def parse_godaddy(path: str | Path, *, observed_at: Any = None,
+                  on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[dict[str, Any]]:  # fmt: skip
+    """Listing records (contract section 2) of a GoDaddy Auctions inventory file."""
+    for row in godaddy_rows(path, observed_at=observed_at, on_bad_row=on_bad_row):
+        yield row.record
+
+
+def fetch_godaddy(url: str = GODADDY_URL, dest: str | Path | None = None, **options: Any) -> Iterator[dict[str, Any]]:
+    """Download an inventory file (default: all listings), then yield its records."""
+    yield from parse_godaddy(fetch(url, dest), **options)
