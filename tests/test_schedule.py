@@ -138,7 +138,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _new_bid_listings(remote: Path, specs: list[tuple[int, str]]) -> None:
+def _new_bid_listings(remote: Path, specs: list[tuple[int, str]], **extra) -> None:
     """Add auctions with bids to the remote (as a platform would)."""
     conn = connect(str(remote))
     cols = ", ".join(LISTING_FIELDS)
@@ -150,7 +150,7 @@ def _new_bid_listings(remote: Path, specs: list[tuple[int, str]]) -> None:
     end = (datetime.now(timezone.utc) + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     records = [{**template, "id": listing_id, "name": name, "tld": None, "created_at": now, "auction_end_date": end,
-                "bids_count": 3, "max_bid": 40.0} for listing_id, name in specs]  # fmt: skip
+                "bids_count": 3, "max_bid": 40.0, **extra} for listing_id, name in specs]  # fmt: skip
     save_listings(conn, records, origin="demo", observed_at=now, keep_raw=False)
     conn.close()
 
@@ -270,12 +270,15 @@ def test_edt_watch_add_list_show_rm(tmp_path, monkeypatch):
     assert run("watch", "add", "bad", "tf_min=lots").exit_code == 2
     time.sleep(1.1)
     _new_bid_listings(db, [(9_400_001, "soleilvert.fr"), (9_400_002, "grandvent.de")])
+    _new_bid_listings(db, [(9_400_003, "sansmetrique.fr")], trust_flow=None)  # a row without metrics prints too
     listed = run("watch", "list")
     expected = Mirror(db).search_domains({"tld": ".fr", "has_bids": "1", "seen_after": _saved_at(db), "per_page": "1"})
     new = expected["meta"]["total"]
-    assert f"fr strong: has_bids=1 tld=.fr ({new:,} new since last shown)" in listed.output and new == 1
+    assert f"fr strong: has_bids=1 tld=.fr ({new:,} new since last shown)" in listed.output and new == 2
     shown = run("watch", "show", "fr strong")
-    assert shown.exit_code == 0 and f"{new:,} new since" in shown.output and "soleilvert.fr" in shown.output
+    assert shown.exit_code == 0, shown.output
+    assert f"{new:,} new since" in shown.output and "soleilvert.fr" in shown.output
+    assert "sansmetrique.fr" in shown.output and "TF -" in shown.output
     assert "(0 new since last shown)" in run("watch", "list").output
     assert run("watch", "rm", "fr strong").exit_code == 0
     gone = run("watch", "rm", "fr strong")

@@ -532,9 +532,12 @@ def watch_show(db: str, name: str) -> None:
                              columns=["id", "name", "source", "effective_price", "currency", "trust_flow", "first_seen_at"])  # fmt: skip
     open_search(mirror, name)
     click.echo(f"{name}: {len(rows):,} new since {since}")
+    import pandas as pd
+
     for row in rows.itertuples(index=False):
-        price = "" if row.effective_price != row.effective_price or row.effective_price is None else f"{row.effective_price:g} {row.currency or ''}"
-        click.echo(f"  {row.id}  {row.name:<40} {row.source:<14} TF {row.trust_flow if row.trust_flow == row.trust_flow else '-'}  {price}")
+        price = "" if pd.isna(row.effective_price) else f"{row.effective_price:g} {row.currency or ''}"
+        trust = "-" if pd.isna(row.trust_flow) else row.trust_flow
+        click.echo(f"  {row.id}  {row.name:<40} {row.source:<14} TF {trust}  {price}")
 
 
 @cli.command(name="enrich")
