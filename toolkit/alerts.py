@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from httpx_retries import Retry, RetryTransport
+from httpx_retries import RetryTransport
 
-from .config import _config_file
+from .config import config_file
 from .query import Mirror
+from .remote import ContractRetry
 from .store.fields import iso_timestamp
 
 __all__ = ["AlertConfig", "AlertReport", "alert_config", "queue_alerts", "deliver_alerts", "run_alerts", "sign"]
@@ -50,7 +51,7 @@ class AlertConfig:
 def alert_config() -> AlertConfig:
     """From the config file's `[alerts]` table (`file`, `webhook_url`, `webhook_secret`) and the
     environment (`EDT_ALERT_FILE`, `EDT_WEBHOOK_URL`, `EDT_WEBHOOK_SECRET`, which win)."""
-    conf = _config_file().get("alerts", {})
+    conf = config_file().get("alerts", {})
     return AlertConfig(
         file=os.environ.get("EDT_ALERT_FILE") or conf.get("file"),
         webhook_url=os.environ.get("EDT_WEBHOOK_URL") or conf.get("webhook_url"),
@@ -128,10 +129,8 @@ def _append_file(path: str, payload: dict[str, Any]) -> None:
 
 
 def _webhook_client(retries: int, transport: httpx.BaseTransport | None, sleep: Callable[[float], None] | None) -> httpx.Client:
-    retry = Retry(total=retries, backoff_factor=0.5, allowed_methods=["POST"],
-                  status_forcelist=[429, 500, 502, 503, 504])  # fmt: skip
-    if sleep is not None:  # tests: no real waiting
-        retry.sleep = lambda response: sleep(0.0)  # type: ignore[method-assign]
+    # A receiver's 429/503 is waited out as its Retry-After says; without one, backoff.
+    retry = ContractRetry.policy(retries=retries, backoff=0.5, methods=["POST"], sync_sleep=sleep, default_wait=None)
     return httpx.Client(transport=RetryTransport(transport=transport or httpx.HTTPTransport(), retry=retry),
                         timeout=httpx.Timeout(10.0, connect=5.0))  # fmt: skip
 

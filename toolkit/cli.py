@@ -431,11 +431,11 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     """Run the sync jobs on the service's schedules (contract section 8), then alerts, until stopped."""
     from datetime import datetime
 
-    from .config import _config_file, load_settings
+    from .config import config_file, load_settings
     from .schedule import crontab, next_runs, schedules, serve, systemd_units
 
     try:
-        config = _config_file()
+        config = config_file()
         crons = schedules(config)
     except ValueError as exc:
         raise BadInput(str(exc)) from None

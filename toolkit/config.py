@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .plans import normalize_plan
 
-__all__ = ["Settings", "load_settings", "DEFAULT_DB", "LOCAL_PLAN"]
+__all__ = ["Settings", "load_settings", "config_file", "DEFAULT_DB", "LOCAL_PLAN"]
 
 DEFAULT_DB = "data/mirror.db"
 DEFAULT_BASE_URL = "https://catchdoms.com"
@@ -35,7 +35,7 @@ class Settings:
         return f"Settings(db={self.db!r}, base_url={self.base_url!r}, plan={self.plan!r}, api_key={key})"
 
 
-def _config_file() -> dict:
+def config_file() -> dict:
     path = Path(os.environ.get("EDT_CONFIG", Path.home() / ".config" / "edt" / "config.toml"))
     if not path.is_file():
         return {}
@@ -48,7 +48,7 @@ def _config_file() -> dict:
 
 def load_settings(*, db: str | None = None, base_url: str | None = None, plan: str | None = None,
                   api_key: str | None = None) -> Settings:  # fmt: skip
-    conf = _config_file()
+    conf = config_file()
     chosen_plan = plan or os.environ.get("EDT_PLAN") or conf.get("plan") or LOCAL_PLAN
     return Settings(
         db=db or os.environ.get("EDT_DB") or conf.get("db") or DEFAULT_DB,

@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import json
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,39 +114,72 @@ class PacedTransport(httpx.AsyncBaseTransport):
 
 
 Sleep = Callable[[float], Awaitable[None]]
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+RETRY_EXCEPTIONS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, MalformedBody)
 
 
 class ContractRetry(Retry):
-    """httpx-retries' policy with the contract's waits: `Retry-After` (60 s when absent)
-    after a 429 or 503, exponential backoff otherwise. `sleep` and `traffic` are injected
-    (tests pass a sleep that advances a fake clock)."""
+    """httpx-retries' policy with the contract's waits: `Retry-After` (else `default_wait`,
+    60 s) after a 429 or 503, exponential backoff otherwise. Serves async clients (`asleep`,
+    through `sleep_with`) and sync ones (`sleep`, through `sync_sleep`); both sleeps and the
+    `traffic` counters are injected (tests pass sleeps that do not wait)."""
 
     sleep_with: Sleep = staticmethod(asyncio.sleep)  # type: ignore[assignment]
+    sync_sleep: Callable[[float], None] = staticmethod(time.sleep)  # type: ignore[assignment]
     traffic: Traffic | None = None
+    default_wait: float | None = WAIT_WITHOUT_RETRY_AFTER  # None: backoff when Retry-After is absent
+
+    @classmethod
+    def policy(cls, *, retries: int, backoff: float, validate: Callable[[httpx.Response], Any] | None = None,
+               methods: list[str] | None = None, traffic: Traffic | None = None, sleep: Sleep | None = None,
+               sync_sleep: Callable[[float], None] | None = None,
+               default_wait: float | None = WAIT_WITHOUT_RETRY_AFTER) -> "ContractRetry":  # fmt: skip
+        """The project's retry policy, built once for every client (the API, RDAP and
+        Wayback, alert webhooks)."""
+        retry = cls(total=retries, backoff_factor=backoff, max_backoff_wait=120.0, allowed_methods=methods,
+                    status_forcelist=RETRY_STATUSES, retry_on_exceptions=RETRY_EXCEPTIONS,
+                    validate_response=validate)  # fmt: skip
+        retry.traffic, retry.default_wait = traffic, default_wait
+        if sleep is not None:
+            retry.sleep_with = sleep
+        if sync_sleep is not None:
+            retry.sync_sleep = sync_sleep
+        return retry
 
     def copy_with(self, **changes: Any) -> "ContractRetry":
         new = super().copy_with(**changes)
-        new.sleep_with, new.traffic = self.sleep_with, self.traffic
+        new.sleep_with, new.sync_sleep, new.traffic = self.sleep_with, self.sync_sleep, self.traffic
+        new.default_wait = self.default_wait
         return new  # type: ignore[return-value]
 
     def _wait_for(self, response: httpx.Response | Exception) -> float:
         if isinstance(response, httpx.Response) and response.status_code in (429, 503):
             header = response.headers.get("Retry-After", "").strip()
             try:
-                return max(0.0, self.parse_retry_after(header)) if header else WAIT_WITHOUT_RETRY_AFTER
+                if header:
+                    return max(0.0, self.parse_retry_after(header))
             except ValueError:
-                return WAIT_WITHOUT_RETRY_AFTER
+                pass
+            if self.default_wait is not None:
+                return self.default_wait
         return min(self.backoff_strategy(), self.max_backoff_wait)
 
-    async def asleep(self, response: httpx.Response | Exception) -> None:
+    def _account(self, response: httpx.Response | Exception) -> float:
+        """The wait before the next attempt, counted in `traffic` and `elapsed_sleep`."""
         seconds = self._wait_for(response)
         if self.traffic is not None:
             self.traffic.retried += 1
             self.traffic.waited += seconds
             if isinstance(response, httpx.Response) and response.status_code == 429:
                 self.traffic.throttled += 1
-        await self.sleep_with(seconds)
         self.elapsed_sleep += seconds
+        return seconds
+
+    async def asleep(self, response: httpx.Response | Exception) -> None:
+        await self.sleep_with(self._account(response))
+
+    def sleep(self, response: httpx.Response | Exception) -> None:
+        self.sync_sleep(self._account(response))
 
 
 async def _require_json_object(response: httpx.Response) -> None:
@@ -185,15 +219,8 @@ class RemoteClient:
         self.traffic = Traffic()
         if limiter == "shared":
             limiter = shared_limiter(api_key, self.per_minute)
-        retry = ContractRetry(
-            total=retries,
-            backoff_factor=backoff,
-            max_backoff_wait=120.0,
-            status_forcelist=[429, 500, 502, 503, 504],
-            retry_on_exceptions=[httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, MalformedBody],
-            validate_response=_require_json_object,
-        )
-        retry.sleep_with, retry.traffic = sleep, self.traffic
+        retry = ContractRetry.policy(retries=retries, backoff=backoff, validate=_require_json_object,
+                                     traffic=self.traffic, sleep=sleep)  # fmt: skip
         paced = PacedTransport(transport or httpx.AsyncHTTPTransport(), limiter, self.traffic)  # type: ignore[arg-type]
         self._client = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),

@@ -25,7 +25,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.util import undefined
 
-from .config import Settings, _config_file
+from .config import Settings, config_file
 from .plans import RATE_LIMITS, REQUIREMENTS, plan_allows
 
 __all__ = ["DEFAULT_SCHEDULES", "GRACE_SECONDS", "schedules", "triggers", "next_runs", "crontab", "systemd_units",
@@ -46,7 +46,7 @@ GRACE_SECONDS = 6 * 3600  # a run missed by less than this still happens (once) 
 
 def schedules(config: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The cron expression of each job: the config file's `[schedule]` over the defaults."""
-    table = (config if config is not None else _config_file()).get("schedule", {})
+    table = (config if config is not None else config_file()).get("schedule", {})
     chosen = {job: str(table.get(job, cron)) for job, cron in DEFAULT_SCHEDULES.items()}
     for job, cron in chosen.items():
         try:
@@ -185,7 +185,7 @@ def serve(settings: Settings, *, run_now: bool = False, say: Callable[[str], Non
     """Run until SIGTERM or Ctrl-C; a job being written stops after its current page."""
     import signal
 
-    config = _config_file()
+    config = config_file()
     crons = schedules(config)
     timezone = config.get("schedule", {}).get("timezone")
     stop = threading.Event()

@@ -66,7 +66,6 @@ __all__ = [
     "PROGRESS_KEY",
     "EnrichReport",
     "HostPacer",
-    "PoliteRetry",
     "polite_client",
     "ensure_cache",
     "cache_get",
@@ -134,28 +133,6 @@ class HostPacer(httpx.BaseTransport):
         self.inner.close()
 
 
-class PoliteRetry(ContractRetry):
-    """The project's retry policy (`ContractRetry`: Retry-After after 429/503, backoff
-    otherwise) for a synchronous client, with an injected `sync_sleep`."""
-
-    sync_sleep: Sleep = staticmethod(time.sleep)  # type: ignore[assignment]
-
-    def copy_with(self, **changes: Any) -> "PoliteRetry":
-        new = super().copy_with(**changes)
-        new.sync_sleep = self.sync_sleep  # type: ignore[attr-defined]
-        return new  # type: ignore[return-value]
-
-    def sleep(self, response: httpx.Response | Exception) -> None:
-        seconds = self._wait_for(response)
-        if self.traffic is not None:
-            self.traffic.retried += 1
-            self.traffic.waited += seconds
-            if isinstance(response, httpx.Response) and response.status_code == 429:
-                self.traffic.throttled += 1
-        self.sync_sleep(seconds)
-        self.elapsed_sleep += seconds
-
-
 def _check_body(response: httpx.Response) -> None:
     """A 200 cut off in transit is retried like a 5xx (`MalformedBody`)."""
     if response.status_code != 200:
@@ -178,17 +155,10 @@ def polite_client(transport: httpx.BaseTransport | None = None, *, traffic: Traf
 
     Transports, innermost first (as `toolkit.remote`): `transport` (default the network;
     tests pass `httpx.MockTransport`), `HostPacer`, httpx-retries' `RetryTransport` with
-    `PoliteRetry`. `sleep` serves both the pacing and the retry waits (tests pass a no-op)."""
+    `ContractRetry`. `sleep` serves both the pacing and the retry waits (tests pass a no-op)."""
     traffic = traffic if traffic is not None else Traffic()
-    retry = PoliteRetry(
-        total=retries,
-        backoff_factor=backoff,
-        max_backoff_wait=120.0,
-        status_forcelist=[429, 500, 502, 503, 504],
-        retry_on_exceptions=[httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, MalformedBody],
-        validate_response=_check_body,
-    )
-    retry.sync_sleep, retry.traffic = sleep, traffic
+    retry = ContractRetry.policy(retries=retries, backoff=backoff, validate=_check_body, traffic=traffic,
+                                 sync_sleep=sleep)  # fmt: skip
     paced = HostPacer(transport or httpx.HTTPTransport(), traffic, min_interval=min_interval, sleep=sleep, clock=clock)
     return httpx.Client(
         headers={"User-Agent": user_agent or os.environ.get("EDT_USER_AGENT") or USER_AGENT},

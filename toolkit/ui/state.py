@@ -15,7 +15,7 @@ import streamlit as st
 
 from ..config import DEFAULT_DB
 from ..params import DOMAIN_PARAMS
-from ..plans import PLANS, normalize_plan
+from ..plans import normalize_plan
 from ..query import Mirror
 
 __all__ = [
@@ -144,7 +144,3 @@ def set_filters(params: Mapping[str, str]) -> None:
     for name in list(st.session_state.keys()):
         if str(name).startswith("f:"):
             del st.session_state[name]
-
-
-def plans_from(lowest: str) -> list[str]:
-    return PLANS[PLANS.index(lowest):]
