@@ -40,6 +40,16 @@ SEEN = date(2026, 11, 2)  # a Monday
         ("com.au", "serverHold", 31), ("au", "pendingDelete", 1),
         # NASK: BLOCKED 30 days; DELETE_BLOCKED 5 days.
         ("pl", "serverHold", 30), ("pl", "pendingDelete", 5),
+        # NIXI: 30-day RGP + 5-day RHP.
+        ("in", "redemptionPeriod", 35), ("co.in", "redemptionPeriod", 35), ("in", "pendingDelete", 5),
+        # PANDI: 30 days redemption (shown as pendingDelete) + up to 7 days pending delete.
+        ("id", "redemptionPeriod", 37), ("co.id", "pendingDelete", 37),
+        # .us, .me, .io, .cc, .tv: 30 days redemption + 5 days pending delete.
+        ("us", "redemptionPeriod", 35), ("us", "pendingDelete", 5), ("me", "redemptionPeriod", 35),
+        ("io", "redemptionPeriod", 35), ("io", "pendingDelete", 5), ("cc", "redemptionPeriod", 35),
+        ("tv", "pendingDelete", 5),
+        # InternetNZ: 90 days of pending release.
+        ("nz", "pendingDelete", 90), ("co.nz", "pendingDelete", 90),
     ],
 )  # fmt: skip
 def test_worked_examples(tld, status, days):
@@ -60,10 +70,36 @@ def test_cira_releases_on_the_weekly_wednesday_session():
     assert predict_drop_date("ca", "pendingDelete", date(2026, 11, 29))[0] == date(2026, 12, 2)  # Sun + 3 = Wed
 
 
+def test_a_dot_in_name_in_redemption_drops_after_the_rgp_and_the_rhp():
+    # NIXI: 30-day RGP + 5-day RHP, released 35 days after the registrar's delete.
+    assert predict_drop_date("in", "redemptionPeriod", date(2026, 3, 1))[0] == date(2026, 4, 5)
+    # First seen in the RHP: 5 days.
+    assert predict_drop_date("in", "pendingDelete", date(2026, 3, 31))[0] == date(2026, 4, 5)
+
+
+def test_a_dot_id_name_drops_at_the_latest_37_days_after_its_delete():
+    # PANDI: 30 days of redemption, then at most 7 days pending delete.
+    assert predict_drop_date("id", "redemptionPeriod", date(2026, 5, 10))[0] == date(2026, 6, 16)
+    assert predict_drop_date("web.id", "pendingDelete", date(2026, 5, 10))[0] == date(2026, 6, 16)
+
+
+def test_us_me_io_cc_tv_follow_the_rgp_shape():
+    # Deleted 2026-02-01: restorable until 2026-03-03, released 2026-03-08.
+    for tld in ("us", "me", "io", "cc", "tv"):
+        assert predict_drop_date(tld, "redemptionPeriod", date(2026, 2, 1))[0] == date(2026, 3, 8), tld
+        assert predict_drop_date(tld, "pendingDelete", date(2026, 3, 3))[0] == date(2026, 3, 8), tld
+
+
+def test_a_dot_nz_name_is_released_90_days_after_cancellation():
+    assert predict_drop_date("co.nz", "pendingDelete", date(2026, 1, 15))[0] == date(2026, 4, 15)
+
+
 @pytest.mark.parametrize(
     ("tld", "status"),
     [("com", "clientHold"), ("org", "serverHold"), ("de", "transition"), ("uk", "quarantine"),
-     ("jp", "pendingDelete"), ("es", "redemptionPeriod"), ("co", "redemptionPeriod"), ("xn--p1ai", "pendingDelete")],
+     ("jp", "pendingDelete"), ("es", "redemptionPeriod"), ("co", "redemptionPeriod"), ("xn--p1ai", "pendingDelete"),
+     ("in", "serverHold"), ("id", "clientHold"), ("us", "quarantine"), ("nz", "redemptionPeriod"),
+     ("io", "serverHold")],
 )  # fmt: skip
 def test_no_fixed_timeline_gives_none_and_a_reason(tld, status):
     drop, reason = predict_drop_date(tld, status, SEEN)
@@ -101,7 +137,7 @@ def test_every_policy_row_cites_a_source():
     lines = source.splitlines()
     rows = [node for node in ast.walk(ast.parse(source))
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Policy"]  # fmt: skip
-    assert len(rows) >= 14
+    assert len(rows) >= 21
     for node in rows:
         above = []
         index = node.lineno - 2

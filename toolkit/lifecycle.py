@@ -59,8 +59,10 @@ _POLICY_ROWS: tuple[Policy, ...] = (
     # EURid .eu: deleted names are quarantined 40 days, then released.
     # Source: https://help.eurid.eu/hc/en-gb/articles/9731562911261-Why-is-my-domain-name-in-quarantine-How-can-I-restore-it
     Policy("EURid", {"quarantine": 40}, tlds=("eu",)),
-    # DNS Belgium .be: 40-day quarantine after deletion.
-    # Source: https://support.tppwholesale.com.au/hc/en-gb/articles/360009240798--BE ("Redemption Period 40 days")
+    # DNS Belgium .be: "On the day of the deletion, the domain name is put into a quarantine period
+    # of 40 days. After the quarantine period the domain name is released".
+    # Sources: https://docs.dnsbelgium.be/be/general/deletes.html (registry) ;
+    # https://support.tppwholesale.com.au/hc/en-gb/articles/360009240798--BE ("Redemption Period 40 days")
     Policy("DNS Belgium", {"quarantine": 40}, tlds=("be",)),
     # SIDN .nl: a cancelled name is in quarantine 40 days, then generally available.
     # Source: https://www.sidn.nl/en/about-nl/updating-your-registration/redeeming-a-quarantined-domain-name/
@@ -101,6 +103,40 @@ _POLICY_ROWS: tuple[Policy, ...] = (
     # SWITCH .ch/.li: deleted names wait 40 days before anyone may register them.
     # Source: https://politnet.ch/?p=1379
     Policy("SWITCH", {"quarantine": 40}, tlds=("ch", "li")),
+    # NIXI .in: "it must complete the 30-day RGP and the five-day RHP ... released for
+    # re-registration 35 days after it has been deleted by a registrar" (registrar's copy of the
+    # registry FAQ; NIXI's own page not found). Route 53: restorable 30-60 days after expiry,
+    # deleted from the registry on day 65. Sources: https://indomains.net/knowledge-base/domain/registration/ ;
+    # https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/in.html ; https://wiki.hexonet.net/wiki/IN
+    Policy("NIXI", {"redemptionPeriod": 35, "pendingDelete": 5}, tlds=("in",)),
+    # PANDI .id: redemption 30 days, whose WHOIS status is already "pendingDelete" (so both count
+    # from its start), then pending delete "1-7 days", then available; registrar pages (PANDI's own
+    # page not found). HEXONET lists a 5-day hold; 7 is the latest release.
+    # Sources: https://docs.rdash.id/en/domain/life-cycle ;
+    # https://websekolah.net/siklus-masa-aktif-domain/ ; https://wiki.hexonet.net/wiki/ID
+    Policy("PANDI", {"redemptionPeriod": 37, "pendingDelete": 37}, tlds=("id",)),
+    # .us (registrar page; registry's not found): restorable 30-60 days after expiry, deleted from
+    # the registry on day 65, i.e. 30 days redemption + 5 days pending delete.
+    # Source: https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/us.html
+    Policy(".us registry", {"redemptionPeriod": 35, "pendingDelete": 5}, tlds=("us",)),
+    # doMEn .me (registrar pages; registry's not found): restorable 30-60 days after expiry, deleted
+    # on day 65; RU-CENTER: "PendingDelete Restorable" 30 days, registry deletion takes 35 days.
+    # Sources: https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/me.html ;
+    # https://www.nic.ru/help/suspending-and-deleting-gtlds-new-gtlds-and-foreign-cctlds-domains_5651.html
+    Policy("doMEn", {"redemptionPeriod": 35, "pendingDelete": 5}, tlds=("me",)),
+    # NIC.IO .io (registrar page; registry's not found): restorable 45-75 days after expiry,
+    # deleted from the registry on day 80 (30 + 5). An older OpenSRS page gives a 30-day quarantine.
+    # Source: https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/io.html
+    Policy("NIC.IO", {"redemptionPeriod": 35, "pendingDelete": 5}, tlds=("io",)),
+    # Verisign .cc/.tv (registrar pages): RedemptionPeriod 30 days, registry deletion takes 35 days;
+    # Route 53 .cc: restorable 30-60 days after expiry, deleted on day 65.
+    # Sources: https://www.nic.ru/help/suspending-and-deleting-gtlds-new-gtlds-and-foreign-cctlds-domains_5651.html ;
+    # https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/cc.html
+    Policy("Verisign (.cc, .tv)", {"redemptionPeriod": 35, "pendingDelete": 5}, tlds=("cc", "tv")),
+    # InternetNZ .nz: "Pending release lasts 90 days from the date of cancellation", then the name
+    # is released first-come-first-served. Source (Domain Name Commission, the .nz regulator):
+    # https://dnc.org.nz/tools-and-services/how-do-i-2/register-a-domain-name-in-pending-release/
+    Policy("InternetNZ", {"pendingDelete": 90}, note="only the 90-day pending release is published", tlds=("nz",)),
 )
 
 
