@@ -50,6 +50,26 @@ def test_opening_an_older_mirror_upgrades_it_and_keeps_its_rows(tmp_path):
     assert [r["id"] for r in page["data"]] == [7]  # FTS was built over the old rows
 
 
+def test_v7_declares_the_enrichment_cache_and_keeps_a_v6_cache(tmp_path):
+    fresh = Mirror(tmp_path / "fresh.db").connection()
+    columns = [(r[1], r[5]) for r in fresh.execute("PRAGMA table_info(enrich_cache)")]
+    assert columns == [("kind", 1), ("domain", 2), ("fetched_at", 0), ("outcome", 0), ("value", 0)]
+    # A v6 mirror whose cache was created on first use by `edt enrich`, with an answer in it.
+    path = tmp_path / "v6.db"
+    Mirror(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE enrich_cache")
+    conn.execute("CREATE TABLE enrich_cache (kind TEXT NOT NULL, domain TEXT NOT NULL, fetched_at TEXT NOT NULL, "
+                 "outcome TEXT NOT NULL, value TEXT, PRIMARY KEY (kind, domain))")  # fmt: skip
+    conn.execute("INSERT INTO enrich_cache VALUES ('rdap', 'a.com', '2026-11-01T00:00:00Z', 'available', '{}')")
+    conn.execute("PRAGMA user_version = 6")
+    conn.commit()
+    conn.close()
+    upgraded = Mirror(path).connection()
+    assert upgraded.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+    assert upgraded.execute("SELECT kind, domain, outcome FROM enrich_cache").fetchall() == [("rdap", "a.com", "available")]
+
+
 def test_ensure_schema_is_idempotent(tmp_path):
     m = Mirror(tmp_path / "m.db")
     conn = m.connection()

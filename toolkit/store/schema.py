@@ -23,9 +23,9 @@ from .fields import (
     SQL_TYPES,
 )
 
-__all__ = ["SCHEMA_VERSION", "ensure_schema", "connect", "bulk_load", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
+__all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -93,6 +93,17 @@ ALERT_OUTBOX_COLUMNS = {
     "posted_at": str,
     "attempts": int,
     "last_error": str,
+}
+# The enrichment cache (toolkit/enrich/ reads and writes it): one answer per (kind, domain),
+# used instead of a request while younger than the kind's maximum age. kind: wayback | rdap
+# | language; outcome: ok | available (an RDAP 404) | undetermined; value: the parsed answer, JSON.
+ENRICH_CACHE_TABLE = "enrich_cache"
+ENRICH_CACHE_COLUMNS = {
+    "kind": str,
+    "domain": str,  # lower case
+    "fetched_at": str,  # UTC, ISO 8601 with Z
+    "outcome": str,
+    "value": str,
 }
 SHORTLIST_COLUMNS = {
     "listing_id": int,  # a listings id (not a foreign key: a shortlisted row may be pruned)
@@ -234,7 +245,8 @@ def _migrate_v2(db: sqlite_utils.Database) -> None:
 
 _DATA_MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {2: _migrate_v2}
 # v3 changed index declarations only: `_ensure_indexes` rebuilds them. v4 adds sync_state.
-# v5 adds the watchlist tables (saved_searches, shortlist); v6 the alerts (a column, a table).
+# v5 adds the watchlist tables (saved_searches, shortlist); v6 the alerts (a column, a table);
+# v7 the enrichment cache.
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -255,7 +267,7 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
 def _fingerprint() -> str:
     """Changes whenever a declared table, column or index changes."""
     declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, SYNC_STATE_COLUMNS,
-                SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS,
+                SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS, ENRICH_CACHE_COLUMNS,
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
@@ -291,6 +303,8 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
         _table(db, "shortlist", SHORTLIST_COLUMNS, "listing_id")
         # v6 adds alerts: saved_searches.alerted_until and the alert_outbox
         _table(db, "alert_outbox", ALERT_OUTBOX_COLUMNS, "id")
+        # v7 declares the enrichment cache (earlier toolkits created it on first use)
+        _table(db, ENRICH_CACHE_TABLE, ENRICH_CACHE_COLUMNS, ("kind", "domain"))
         for version in sorted(_DATA_MIGRATIONS):
             if before < version:
                 _DATA_MIGRATIONS[version](db)
