@@ -13,6 +13,7 @@ import zipfile
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
+import httpx
 import pytest
 
 import toolkit.ingest as ingest
@@ -518,3 +519,123 @@ def test_ingest_url_without_dest_removes_its_download(mirror, tmp_path, monkeypa
     assert list((tmp_path / "tmp").iterdir()) == []
     assert rows(mirror, "SELECT domain, estimated_drop_date FROM pending_delete") == [
         {"domain": "stary.pl", "estimated_drop_date": "2026-01-11"}]  # fmt: skip
+
+
+# -- zonediff with the RDAP check ----------------------------------------------------------------
+
+# IANA's bootstrap (RFC 9224) and an RFC 9083 domain answer, in their exact shapes.
+RDAP_BASE = "https://rdap.registry.example/se/"
+
+
+def bootstrap_json(base: str = RDAP_BASE) -> dict:
+    return {"version": "1.0", "publication": "2026-01-01T00:00:00Z", "description": "test bootstrap",
+            "services": [[["se", "nu"], [base]], [["cz"], ["https://rdap.nic.cz/"]]]}  # fmt: skip
+
+
+def rdap_domain_json(name: str) -> dict:
+    return {"objectClassName": "domain", "ldhName": name, "rdapConformance": ["rdap_level_0"],
+            "status": ["client hold"],
+            "events": [{"eventAction": "expiration", "eventDate": "2025-12-01T00:00:00Z"}]}  # fmt: skip
+
+
+def rdap_registry(answers: dict[str, list[int]], asked: list[str]):
+    """A MockTransport handler: the bootstrap, then per name its queued status codes."""
+
+    def handle(request):
+        if request.url.path.endswith("dns.json"):
+            return httpx.Response(200, json=bootstrap_json())
+        name = request.url.path.rsplit("/", 1)[1]
+        asked.append(name)
+        code = answers[name].pop(0) if len(answers[name]) > 1 else answers[name][0]
+        if code == 200:
+            return httpx.Response(200, json=rdap_domain_json(name))
+        return httpx.Response(code, headers={"Retry-After": "3"} if code == 503 else {})
+
+    return handle
+
+
+def test_zonediff_check_rdap_makes_only_404_names_regfree(mirror, tmp_path):
+    from toolkit.enrich.available import rdap_availability
+
+    old, new = tmp_path / "se_2026-01-09.zone", tmp_path / "se_2026-01-10.zone"
+    old.write_text(OLD_ZONE)
+    new.write_text(NEW_ZONE)
+    asked, waits = [], []
+    # fjallstuga.se: a 503 (Retry-After 3), then 404: free. norrsken.se: still registered.
+    handler = rdap_registry({"fjallstuga.se": [503, 404], "norrsken.se": [200]}, asked)
+    with rdap_availability(mirror, transport=httpx.MockTransport(handler), sleep=waits.append) as check:
+        report = ingest_file(mirror, "zonediff", new, previous=old, observed_at=SEEN, is_available=check)
+    assert sorted(asked) == ["fjallstuga.se", "fjallstuga.se", "norrsken.se"] and 3 in waits
+    assert (report.listings.seen, report.pending.seen) == (1, 1)
+    assert rows(mirror, "SELECT name, source FROM listings") == [{"name": "fjallstuga.se", "source": "regfree"}]
+    assert [r["domain"] for r in rows(mirror, "SELECT domain FROM pending_delete")] == ["norrsken.se"]
+    assert check.summary() == "rdap: 1 available (regfree), 1 still registered, 2 asked, 0 from the cache"
+    cached = rows(mirror, "SELECT domain, outcome FROM enrich_cache WHERE kind = 'rdap' ORDER BY domain")
+    assert cached == [{"domain": "fjallstuga.se", "outcome": "available"}, {"domain": "norrsken.se", "outcome": "ok"}]
+
+    # A re-run the same day asks nobody: the bootstrap and both answers come from the mirror.
+    asked.clear()
+    with rdap_availability(mirror, transport=httpx.MockTransport(handler), sleep=waits.append) as again:
+        ingest_file(mirror, "zonediff", new, previous=old, observed_at=SEEN, is_available=again)
+    assert asked == [] and again.traffic.requests == 0
+    assert again.summary().endswith("0 asked, 2 from the cache")
+
+
+def test_zonediff_check_rdap_never_guesses(mirror, tmp_path):
+    from toolkit.enrich.available import rdap_availability
+
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text("alpha.de\nbravo.de\n")
+    new.write_text("alpha.de\n")
+    asked: list[str] = []
+    with rdap_availability(mirror, transport=httpx.MockTransport(rdap_registry({}, asked)), sleep=lambda s: None) as check:
+        ingest_file(mirror, "zonediff", new, previous=old, observed_at=SEEN, is_available=check)
+    assert asked == [] and count(mirror, "listings") == 0  # .de is not in the bootstrap: no request, no guess
+    assert "no RDAP service for .de (1 names stay candidates)" in check.summary()
+
+    def down(request):
+        return httpx.Response(500)
+
+    other = Mirror(tmp_path / "other.db", clock=clock)
+    with rdap_availability(other, transport=httpx.MockTransport(down), sleep=lambda s: None, retries=1) as check:
+        ingest_file(other, "zonediff", new, previous=old, observed_at=SEEN, is_available=check)
+    assert count(other, "listings") == 0 and count(other, "pending_delete") == 1
+    assert check.problems and "bootstrap is unavailable" in check.problems[0]
+    other.close()
+
+
+def test_cli_zonediff_check_rdap_over_a_loopback_registry(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from toolkit.cli import cli
+    from toolkit.server import BackgroundServer
+
+    asked: list[str] = []
+
+    async def dns_json(request):
+        return JSONResponse(bootstrap_json(f"{request.base_url}rdap/"))
+
+    async def domain(request):
+        name = request.path_params["name"]
+        asked.append(name)
+        return Response(status_code=404) if name == "fjallstuga.se" else JSONResponse(rdap_domain_json(name))
+
+    app = Starlette(routes=[Route("/dns.json", dns_json), Route("/rdap/domain/{name}", domain)])
+    old, new = tmp_path / "se_2026-01-09.zone", tmp_path / "se_2026-01-10.zone"
+    old.write_text(OLD_ZONE)
+    new.write_text(NEW_ZONE)
+    db = tmp_path / "m.db"
+    with BackgroundServer(app) as server:
+        env = {"EDT_RDAP_BOOTSTRAP_URL": f"{server.url}/dns.json"}
+        result = CliRunner().invoke(cli, ["ingest", "zonediff", "--db", str(db), "--previous", str(old), "--file",
+                                          str(new), "--check-rdap"], env=env, catch_exceptions=False)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "rdap: 1 available (regfree), 1 still registered, 2 asked" in result.output
+    assert sorted(asked) == ["fjallstuga.se", "norrsken.se"]
+    with Mirror(db) as m:
+        assert [r["name"] for r in m.search_domains({"source": "regfree"}, plan="enterprise")["data"]] == ["fjallstuga.se"]
+    wrong = CliRunner().invoke(cli, ["ingest", "droplist", "--db", str(db), "--file", str(new), "--check-rdap"])
+    assert wrong.exit_code == 2 and "--check-rdap: only zonediff" in wrong.output

@@ -5,6 +5,7 @@ Exit status: 0 on success, 2 on bad arguments or bad input (one line on stderr),
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -593,12 +594,16 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
                    "lifecycle prediction (defaults: droplist pendingDelete, zonediff serverHold).")
 @click.option("--date", "day", default=None, metavar="YYYY-MM-DD",
               help="droplist: the day the list covers; zonediff: the newer zone's day (default: from the file name).")
+@click.option("--check-rdap", is_flag=True,
+              help="zonediff: ask each gone name's registry over RDAP; a 404 (not registered) makes it a regfree "
+                   "listing, the others stay pending-delete candidates.")
 @click.option("--observed-at", default=None, metavar="TIMESTAMP", help="When the rows were seen (default now, UTC).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--show", type=click.IntRange(0), default=20, show_default=True, metavar="N",
               help="Print the first N skipped rows (file:line: reason) on stderr.")
 def ingest_command(db: str, feed: str, file: str | None, url: str | None, previous: str | None, status: str | None,
-                   day: str | None, observed_at: str | None, as_json: bool, show: int) -> None:  # fmt: skip
+                   day: str | None, check_rdap: bool, observed_at: str | None, as_json: bool,
+                   show: int) -> None:  # fmt: skip
     """Load a public feed file into the mirror: all of its good rows, or nothing.
 
     \b
@@ -628,14 +633,22 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
         if feed not in ("droplist", "zonediff"):
             raise BadInput(f"--date: {feed} rows carry their own dates")
         options["list_date" if feed == "droplist" else "zone_date"] = day
+    if check_rdap and feed != "zonediff":
+        raise BadInput(f"--check-rdap: only zonediff names need the check ({feed} rows say what they are)")
     if file is not None and not Path(file).is_file():
         raise BadInput(f"--file {file}: no such file")
     mirror = _open(db, must_exist=False)
+    checker = None
     try:
-        if url:
-            report = ingest_url(mirror, feed, source, observed_at=observed_at, **options)
-        else:
-            report = ingest_file(mirror, feed, source, observed_at=observed_at, **options)
+        with contextlib.ExitStack() as stack:
+            if check_rdap:
+                from .enrich.available import rdap_availability
+
+                checker = options["is_available"] = stack.enter_context(rdap_availability(mirror))
+            if url:
+                report = ingest_url(mirror, feed, source, observed_at=observed_at, **options)
+            else:
+                report = ingest_file(mirror, feed, source, observed_at=observed_at, **options)
     except IngestError as exc:
         raise BadInput(str(exc)) from None
     except (ValueError, TypeError) as exc:  # a bad --status, --date or --observed-at
@@ -646,6 +659,10 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
         click.echo(report.summary())
+    if checker is not None:
+        click.echo(checker.summary(), err=as_json)
+        for problem in checker.problems[:show]:
+            click.echo(f"rdap: {problem}", err=True)
     for problem in report.skipped[:show]:
         click.echo(f"skipped {problem}", err=True)
     if len(report.skipped) > show:

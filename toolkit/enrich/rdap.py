@@ -30,6 +30,7 @@ Parsing (`parse_rdap_domain`, `Bootstrap.from_json`) is pure; fetching (`fetch_r
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -42,6 +43,8 @@ from ..store.fields import iso_timestamp
 
 __all__ = [
     "BOOTSTRAP_URL",
+    "BOOTSTRAP_URL_ENV",
+    "bootstrap_url",
     "BOOTSTRAP_META_KEY",
     "BOOTSTRAP_MAX_AGE",
     "AVAILABLE",
@@ -63,6 +66,7 @@ __all__ = [
 ]
 
 BOOTSTRAP_URL = "https://data.iana.org/rdap/dns.json"
+BOOTSTRAP_URL_ENV = "EDT_RDAP_BOOTSTRAP_URL"  # a local copy or mirror of IANA's file
 BOOTSTRAP_META_KEY = "rdap_bootstrap"
 BOOTSTRAP_MAX_AGE = timedelta(days=30)
 AVAILABLE = "available"  # the listing's whois_status marker after an RDAP 404
@@ -153,6 +157,11 @@ def _ascii(domain: str) -> str:
         return name.encode("idna").decode("ascii")
     except UnicodeError:
         return name
+
+
+def bootstrap_url() -> str:
+    """Where the IANA bootstrap is fetched from: `$EDT_RDAP_BOOTSTRAP_URL`, else IANA."""
+    return os.environ.get(BOOTSTRAP_URL_ENV) or BOOTSTRAP_URL
 
 
 def read_cached_bootstrap(conn: sqlite3.Connection) -> tuple[dict[str, Any], datetime] | None:
