@@ -381,7 +381,7 @@ def test_enrich_end_to_end(tmp_path):
     assert len(web.requests) == report.traffic.requests == 15
     assert report.traffic.throttled == 1 and report.traffic.retried == 4  # 429, 503, two cut-off bodies
     assert report.traffic.waited >= 10  # Retry-After 7 + 3 honoured
-    assert all(r.headers["User-Agent"].startswith("expired-domains-toolkit/0.1.0 (+https://") for r in web.requests)
+    assert all(r.headers["User-Agent"] == "expired-domains-toolkit/0.1.0" for r in web.requests)
     assert web.requests[1].url.params["output"] == "json" and web.requests[1].url.params["showResumeKey"] == "true"
 
     com = record(mirror, 1)
@@ -514,3 +514,15 @@ def test_persistent_throttling_is_reported_not_written(tmp_path):
     assert record(mirror, 1)["wayback_snapshots"] is None and record(mirror, 1)["score"] == 1
     assert record(mirror, 2)["wayback_snapshots"] == 3
     assert mirror.connection().execute("SELECT COUNT(*) FROM enrich_cache").fetchone()[0] == 1  # failures not cached
+
+
+def test_user_agent_names_the_toolkit_and_your_contact(monkeypatch):
+    from toolkit.enrich.run import user_agent_header
+
+    monkeypatch.delenv("EDT_USER_AGENT", raising=False)
+    monkeypatch.delenv("EDT_CONTACT", raising=False)
+    assert user_agent_header() == "expired-domains-toolkit/0.1.0"
+    monkeypatch.setenv("EDT_CONTACT", "mailto:me@example.org")
+    assert user_agent_header() == "expired-domains-toolkit/0.1.0 (+mailto:me@example.org)"
+    monkeypatch.setenv("EDT_USER_AGENT", "my-agent/1")
+    assert user_agent_header() == "my-agent/1"

@@ -548,21 +548,25 @@ def watch_show(db: str, name: str) -> None:
               help="Wayback Machine captures: wayback_snapshots, wayback_first_date, wayback_last_date, age.")
 @click.option("--rdap/--no-rdap", default=True, show_default=True,
               help="Registry RDAP: whois_status, whois_registrar, whois_expires_at, ... (a 404 marks available).")
+@click.option("--language", is_flag=True,
+              help="Language of the latest archived home page, detected offline (the `language` extra: py3langid).")
 @click.option("--limit", type=click.IntRange(min=0), default=None,
               help="At most N rows this run; the next run resumes after them.")
 @click.option("--restart", is_flag=True, help="Start again from the first row instead of resuming.")
 @click.option("--cdx-output", type=click.Choice(["json", "text"]), default="json", show_default=True,
               help="The CDX API's answer form.")
-def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, limit: int | None, restart: bool,
-                   cdx_output: str) -> None:
+def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, language: bool, limit: int | None,
+                   restart: bool, cdx_output: str) -> None:  # fmt: skip
     """Enrich the listings that match KEY=VALUE filters (the /api/domains parameters, e.g.
-    tld=.com score_min=20) from the Wayback Machine and RDAP, politely: paced per host,
-    retried after 429/503 as Retry-After says, cached (a re-run refetches nothing fresh),
-    resumable. The quality score is recomputed."""
+    tld=.com score_min=20) from the Wayback Machine and RDAP, and with --language the
+    archived home page's language, politely: paced per host, retried after 429/503 as
+    Retry-After says, cached (a re-run refetches nothing fresh), resumable. The quality
+    score is recomputed."""
+    from .enrich.language import LanguageUnavailable
     from .enrich.run import enrich
 
-    if not wayback and not rdap:
-        raise BadInput("nothing to do: --no-wayback and --no-rdap together")
+    if not (wayback or rdap or language):
+        raise BadInput("nothing to do: --no-wayback and --no-rdap without --language")
     filters = _pairs(params)
     mirror = _open(db)
 
@@ -570,8 +574,10 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
         click.echo(f"\r{report.processed}/{report.selected} rows", nl=False, err=True)
 
     try:
-        report = enrich(mirror, wayback=wayback, rdap=rdap, limit=limit, params=filters, resume=not restart,
-                        cdx_output=cdx_output, on_batch=progress if sys.stderr.isatty() else None)
+        report = enrich(mirror, wayback=wayback, rdap=rdap, language=language, limit=limit, params=filters,
+                        resume=not restart, cdx_output=cdx_output, on_batch=progress if sys.stderr.isatty() else None)
+    except LanguageUnavailable as exc:  # the optional extra is not installed
+        raise BadInput(f"--language: {exc}") from None
     except ApiError as exc:  # a malformed filter: exit status 2 naming the field
         raise _api_error(exc) from None
     if sys.stderr.isatty():

@@ -1,4 +1,4 @@
-"""`enrich(mirror)`: Wayback and RDAP figures for the mirror's listings, politely.
+"""`enrich(mirror)`: Wayback, RDAP and language figures for the mirror's listings, politely.
 
     from toolkit import Mirror
     from toolkit.enrich.run import enrich
@@ -8,9 +8,14 @@
 Rows are chosen through the query layer (`mirror.domains_df(params)`, the `/api/domains`
 filters: live listings unless `include_closed=1`) and processed in id order.
 
+`language=True` (the optional extra, `toolkit.enrich.language`) reads the latest archived
+home page the Wayback step's CDX rows name and writes the detected language; it uses the
+cached Wayback answer when it is fresh and names that page, else fetches the CDX rows (and
+caches them) even when `wayback=False`, whose columns are then left alone.
+
 Polite by default:
-- a User-Agent naming the toolkit (`USER_AGENT`; env `EDT_USER_AGENT` replaces it, e.g.
-  to add a contact address);
+- a User-Agent naming the toolkit and its version, with `(+$EDT_CONTACT)` when you set an
+  address the services can reach you at (`user_agent_header`; `EDT_USER_AGENT` replaces it);
 - per-host pacing: at least `MIN_INTERVAL[host]` seconds (`DEFAULT_MIN_INTERVAL` for other
   hosts) between two requests to one host; requests are sent one at a time;
 - httpx-retries with the project's retry policy (`toolkit.remote.ContractRetry`): after a
@@ -18,12 +23,13 @@ Polite by default:
   off in transit are retried with exponential backoff; after `retries` attempts the row's
   lookup is reported as an error and the run goes on (after `MAX_CONSECUTIVE_ERRORS`
   failures in a row a source is left alone for the rest of the run);
-- a cache, the `enrich_cache` table (created here, `CREATE TABLE IF NOT EXISTS`):
-  `(kind, domain) -> fetched_at, outcome, value` with kind `wayback` or `rdap`, outcome
-  `ok` or `available`, value the parsed answer as JSON. An entry younger than `MAX_AGE[kind]`
-  (Wayback 30 days, RDAP 2 days: registry statuses move daily near a drop) is used instead
-  of a request, so a re-run makes no request for fresh data, and a name listed by several
-  platforms is looked up once. Failures are not cached;
+- a cache, the `enrich_cache` table (`toolkit.enrich.cache`; declared in the schema):
+  `(kind, domain) -> fetched_at, outcome, value` with kind `wayback`, `rdap` or `language`,
+  outcome `ok`, `available` (RDAP 404) or `undetermined` (language), value the parsed answer
+  as JSON. An entry younger than `MAX_AGE[kind]` (Wayback 30 days, RDAP 2 days: registry
+  statuses move daily near a drop; language 90 days: an archived page does not change) is
+  used instead of a request, so a re-run makes no request for fresh data, and a name listed
+  by several platforms is looked up once. Failures are not cached;
 - resumable: after each batch (one transaction) the last id done is kept in `mirror_meta`
   under `enrich_progress` with the run's parameters; a run with the same parameters starts
   after it. A run that reaches the end of its rows clears it; `limit` stops early and keeps
@@ -41,7 +47,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -49,16 +55,20 @@ from httpx_retries import RetryTransport
 
 from .. import __version__
 from ..remote import DEFAULT_TIMEOUT, ContractRetry, MalformedBody, Traffic
-from ..store.fields import LISTING_FIELDS, iso_timestamp, to_db
+from ..store.fields import LISTING_FIELDS, to_db
 from ..store.writer import bump_generation
-from .rdap import (BOOTSTRAP_MAX_AGE, BOOTSTRAP_URL, Bootstrap, NoRdapService, RdapDomain, RdapError,
-                   check_rdap_body, load_bootstrap, rdap_lookup)  # fmt: skip
+from .cache import CACHE_TABLE, cache_get, cache_put, cached_rdap, timestamp
+from .language import (PAGE_KEY, ArchivedPage, ArchiveFetchError, Detection, check_page_body, load_detector,
+                       page_language, wayback_summary_with_page)  # fmt: skip
+from .rdap import BOOTSTRAP_MAX_AGE, Bootstrap, NoRdapService, RdapError, check_rdap_body, load_bootstrap
+from .rdap import bootstrap_url as configured_bootstrap_url
 from .score import quality_score
-from .wayback import CDX_URL, WaybackError, WaybackSummary, check_cdx_body, wayback_summary
+from .wayback import CDX_URL, WaybackError, WaybackSummary, check_cdx_body
 
 __all__ = [
     "USER_AGENT",
-    "PROJECT_URL",
+    "CONTACT_ENV",
+    "user_agent_header",
     "MIN_INTERVAL",
     "DEFAULT_MIN_INTERVAL",
     "MAX_AGE",
@@ -67,33 +77,23 @@ __all__ = [
     "EnrichReport",
     "HostPacer",
     "polite_client",
-    "ensure_cache",
     "cache_get",
     "cache_put",
     "enrich",
 ]
 
-PROJECT_URL = "https://github.com/expired-domains-toolkit/expired-domains-toolkit"  # the project's home page
-USER_AGENT = f"expired-domains-toolkit/{__version__} (+{PROJECT_URL})"
+USER_AGENT = f"expired-domains-toolkit/{__version__}"
+CONTACT_ENV = "EDT_CONTACT"  # an address or URL the services can reach you at, added to the User-Agent
 
 # Seconds between two requests to one host. The Wayback CDX API allows about 60 requests a
-# minute before it throttles; we stay well below. Registries' RDAP servers publish no
-# common limit: one a second each.
+# minute before it throttles; we stay well below (archived pages, same host, share the pace).
+# Registries' RDAP servers publish no common limit: one a second each.
 MIN_INTERVAL: dict[str, float] = {"web.archive.org": 1.5, "data.iana.org": 1.0}
 DEFAULT_MIN_INTERVAL = 1.0
-MAX_AGE: dict[str, timedelta] = {"wayback": timedelta(days=30), "rdap": timedelta(days=2)}
+MAX_AGE: dict[str, timedelta] = {"wayback": timedelta(days=30), "rdap": timedelta(days=2),
+                                  "language": timedelta(days=90)}
 MAX_CONSECUTIVE_ERRORS = 10
-CACHE_TABLE = "enrich_cache"
 PROGRESS_KEY = "enrich_progress"
-
-_CACHE_DDL = f"""CREATE TABLE IF NOT EXISTS {CACHE_TABLE} (
-    kind TEXT NOT NULL,        -- 'wayback' | 'rdap'
-    domain TEXT NOT NULL,      -- the listing's name, lower case
-    fetched_at TEXT NOT NULL,  -- UTC, ISO 8601 with Z
-    outcome TEXT NOT NULL,     -- 'ok' | 'available' (RDAP 404)
-    value TEXT,                -- the parsed answer, JSON
-    PRIMARY KEY (kind, domain)
-)"""
 
 Sleep = Callable[[float], None]
 Clock = Callable[[], float]
@@ -142,10 +142,18 @@ def _check_body(response: httpx.Response) -> None:
     try:
         if url.path.rstrip("/").endswith("/cdx/search/cdx"):
             check_cdx_body(response.content, "json" if url.params.get("output") == "json" else "text")
+        elif url.host == "web.archive.org" and url.path.startswith("/web/"):  # an archived page
+            check_page_body(response)
         else:  # RDAP answers and the bootstrap are JSON objects
             check_rdap_body(response.content)
     except ValueError as exc:
         raise MalformedBody(f"{url.host}: {exc}") from None
+
+
+def user_agent_header() -> str:
+    """`$EDT_USER_AGENT` when set, else `USER_AGENT` with `(+$EDT_CONTACT)` when that is set."""
+    contact = os.environ.get(CONTACT_ENV, "").strip()
+    return os.environ.get("EDT_USER_AGENT") or (f"{USER_AGENT} (+{contact})" if contact else USER_AGENT)
 
 
 def polite_client(transport: httpx.BaseTransport | None = None, *, traffic: Traffic | None = None,
@@ -161,7 +169,7 @@ def polite_client(transport: httpx.BaseTransport | None = None, *, traffic: Traf
                                  sync_sleep=sleep)  # fmt: skip
     paced = HostPacer(transport or httpx.HTTPTransport(), traffic, min_interval=min_interval, sleep=sleep, clock=clock)
     return httpx.Client(
-        headers={"User-Agent": user_agent or os.environ.get("EDT_USER_AGENT") or USER_AGENT},
+        headers={"User-Agent": user_agent or user_agent_header()},
         transport=RetryTransport(transport=paced, retry=retry),
         timeout=DEFAULT_TIMEOUT,
         follow_redirects=True,  # RDAP servers may redirect (RFC 9224 section 5)
@@ -169,41 +177,6 @@ def polite_client(transport: httpx.BaseTransport | None = None, *, traffic: Traf
 
 
 # -- the cache --------------------------------------------------------------------------
-
-
-def ensure_cache(conn: sqlite3.Connection) -> None:
-    with conn:
-        conn.execute(_CACHE_DDL)
-
-
-def _ts(dt: datetime) -> str:
-    return iso_timestamp(dt.astimezone(timezone.utc).replace(microsecond=0))  # type: ignore[return-value]
-
-
-def cache_get(conn: sqlite3.Connection, kind: str, domain: str, *, now: datetime,
-              max_age: timedelta) -> tuple[str, str, Any] | None:  # fmt: skip
-    """(fetched_at, outcome, value) of a fresh entry, or None (missing or older than max_age)."""
-    row = conn.execute(
-        f"SELECT fetched_at, outcome, value FROM {CACHE_TABLE} WHERE kind = ? AND domain = ?", (kind, domain)
-    ).fetchone()
-    if not row:
-        return None
-    fetched = datetime.fromisoformat(row[0].replace("Z", "+00:00"))
-    if now - fetched >= max_age:
-        return None
-    return row[0], row[1], json.loads(row[2]) if row[2] else None
-
-
-def cache_put(conn: sqlite3.Connection, kind: str, domain: str, *, fetched_at: str, outcome: str, value: Any) -> None:
-    """Stored at once (its own transaction): an answer fetched is never fetched again
-    because the run stopped before its batch was written."""
-    with conn:
-        conn.execute(
-            f"INSERT INTO {CACHE_TABLE} (kind, domain, fetched_at, outcome, value) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT(kind, domain) DO UPDATE SET fetched_at = excluded.fetched_at, outcome = excluded.outcome, "
-            "value = excluded.value",
-            (kind, domain, fetched_at, outcome, json.dumps(value, separators=(",", ":"))),
-        )
 
 
 # -- the report -------------------------------------------------------------------------
@@ -224,6 +197,11 @@ class EnrichReport:
     available: list[str] = field(default_factory=list)  # RDAP 404
     pending: Counter = field(default_factory=Counter)  # pending-delete status -> rows
     no_rdap: Counter = field(default_factory=Counter)  # ".de" -> rows
+    language: bool = False  # the language step ran
+    language_detected: Counter = field(default_factory=Counter)  # "EN" -> rows
+    language_undetermined: Counter = field(default_factory=Counter)  # reason -> rows
+    language_fetched: int = 0  # archived pages read
+    language_cached: int = 0
     errors: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, domain, message)
     messages: list[str] = field(default_factory=list)
     traffic: Traffic = field(default_factory=Traffic)
@@ -239,6 +217,8 @@ class EnrichReport:
             + (f", bootstrap {self.bootstrap}" if self.bootstrap else ""),
             f"requests: {t.requests} ({t.throttled} throttled, {t.retried} retried, {t.waited:.0f} s waited)",
         ]
+        if self.language:
+            out.insert(3, self.language_line())
         if self.pending:
             out.append("pending delete: " + ", ".join(f"{s} {n}" for s, n in sorted(self.pending.items())))
         if self.available:
@@ -252,6 +232,17 @@ class EnrichReport:
         if len(self.errors) > 20:
             out.append(f"... and {len(self.errors) - 20} more errors")
         return out
+
+    def language_line(self) -> str:
+        """`language: 5 detected (EN 3, FR 2), 2 undetermined (too short 1, ...); 6 fetched, 1 from cache`"""
+
+        def counts(counter: Counter) -> str:
+            return f" ({', '.join(f'{k} {n}' for k, n in sorted(counter.items()))})" if counter else ""
+
+        detected, undetermined = self.language_detected, self.language_undetermined
+        return (f"language: {sum(detected.values())} detected{counts(detected)}, "
+                f"{sum(undetermined.values())} undetermined{counts(undetermined)}; "
+                f"{self.language_fetched} fetched, {self.language_cached} from cache")  # fmt: skip
 
 
 # -- writing ----------------------------------------------------------------------------
@@ -271,7 +262,8 @@ def _write_batch(conn: sqlite3.Connection, updates: dict[int, dict[str, Any]], p
     the fetches, undoing a sync that ran meanwhile (and adding a false history row). So this
     UPDATE sets only the enrichment columns and `score`, with values normalised by the
     writer's own converters (`to_db`) and the writer's `age` rule, reads the score inputs
-    inside the same transaction, and bumps the generation as the writer does."""
+    inside the same transaction, and bumps the generation as the writer does. `language` is in
+    a row's values only when detected, so an undetermined page never clears a known one."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         ids = list(updates)
@@ -306,9 +298,12 @@ def _write_batch(conn: sqlite3.Connection, updates: dict[int, dict[str, Any]], p
     return written
 
 
-def _signature(params: Mapping[str, Any] | None, wayback: bool, rdap: bool) -> str:
+def _signature(params: Mapping[str, Any] | None, wayback: bool, rdap: bool, language: bool = False) -> str:
     chosen = sorted((str(k), str(v)) for k, v in (params or {}).items())
-    return json.dumps({"params": chosen, "wayback": wayback, "rdap": rdap}, separators=(",", ":"))
+    sign: dict[str, Any] = {"params": chosen, "wayback": wayback, "rdap": rdap}
+    if language:  # absent when off, so progress saved before the step existed still matches
+        sign["language"] = True
+    return json.dumps(sign, separators=(",", ":"))
 
 
 def _progress(conn: sqlite3.Connection) -> dict[str, Any] | None:
@@ -333,13 +328,13 @@ class _Run:
     def __init__(self, conn: sqlite3.Connection, client: httpx.Client, report: EnrichReport, *, now: datetime,
                  max_age: Mapping[str, timedelta], cdx_output: str, cdx_url: str) -> None:  # fmt: skip
         self.conn, self.client, self.report, self.now = conn, client, report, now
-        self.checked_at = _ts(now)
+        self.checked_at = timestamp(now)
         self.today: date = now.date()
         self.max_age = max_age
         self.cdx_output, self.cdx_url = cdx_output, cdx_url
         self.bootstrap: Bootstrap | None = None
         self.failures: Counter = Counter()  # consecutive failures per kind
-        self.enabled = {"wayback": True, "rdap": True}
+        self.enabled = {"wayback": True, "rdap": True, "language": False}
 
     def _failed(self, kind: str, domain: str, message: str) -> None:
         self.report.errors.append((kind, domain, message))
@@ -350,13 +345,17 @@ class _Run:
                 f"{kind}: {MAX_CONSECUTIVE_ERRORS} failures in a row, left alone for the rest of this run"
             )
 
-    def wayback(self, domain: str) -> dict[str, Any] | None:
+    def wayback(self, domain: str, *, need_page: bool = False) -> tuple[dict[str, Any], ArchivedPage | None] | None:
+        """(the listing's Wayback columns, the home page to read for its language), or None
+        when the CDX API failed. `need_page`: a cached entry from before pages were kept
+        (no `PAGE_KEY`) is not enough."""
         cached = cache_get(self.conn, "wayback", domain, now=self.now, max_age=self.max_age["wayback"])
-        if cached:
+        if cached and (not need_page or PAGE_KEY in cached[2]):
             self.report.wayback_cached += 1
-            return WaybackSummary.from_json(cached[2]).fields(self.today)
+            value = cached[2]
+            return WaybackSummary.from_json(value).fields(self.today), ArchivedPage.from_json(value.get(PAGE_KEY))
         try:
-            summary = wayback_summary(self.client, domain, output=self.cdx_output, url=self.cdx_url)
+            summary, page = wayback_summary_with_page(self.client, domain, output=self.cdx_output, url=self.cdx_url)
         except (WaybackError, httpx.HTTPError) as exc:
             self._failed("wayback", domain, _describe(exc))
             return None
@@ -364,31 +363,75 @@ class _Run:
         self.report.wayback_fetched += 1
         if not summary.complete:
             self.report.messages.append(f"wayback: {domain} has more captures than were counted (a lower bound)")
-        cache_put(self.conn, "wayback", domain, fetched_at=self.checked_at, outcome="ok", value=summary.to_json())
-        return summary.fields(self.today)
+        value = {**summary.to_json(), PAGE_KEY: page.to_json() if page else None}
+        cache_put(self.conn, "wayback", domain, fetched_at=self.checked_at, outcome="ok", value=value)
+        return summary.fields(self.today), page
+
+    def cached_language(self, domain: str) -> Detection | None:
+        cached = cache_get(self.conn, "language", domain, now=self.now, max_age=self.max_age["language"])
+        if not cached:
+            return None
+        self.report.language_cached += 1
+        return Detection.from_json(cached[2])
+
+    def language(self, domain: str, page: ArchivedPage | None) -> Detection | None:
+        """The language of `page` (None: no capture to read), cached; None when the archive failed."""
+        try:
+            detection = page_language(self.client, page)
+        except (ArchiveFetchError, httpx.HTTPError) as exc:
+            self._failed("language", domain, _describe(exc))
+            return None
+        self.failures["language"] = 0
+        if page is not None:
+            self.report.language_fetched += 1
+        value = {**detection.to_json(), "page": page.to_json() if page else None}
+        cache_put(self.conn, "language", domain, fetched_at=self.checked_at,
+                  outcome="ok" if detection.language else "undetermined", value=value)  # fmt: skip
+        return detection
+
+    def language_fields(self, detection: Detection) -> dict[str, Any]:
+        """Counted; only a detected language is written (an undetermined page never clears one)."""
+        if detection.language:
+            self.report.language_detected[detection.language] += 1
+            return {"language": detection.language}
+        self.report.language_undetermined[detection.reason or "unknown"] += 1
+        return {}
+
+    def row(self, domain: str, *, wayback: bool) -> dict[str, Any]:
+        """The columns learnt for one row. `wayback`: write the Wayback columns (the CDX
+        rows may be read for the language step alone)."""
+        values: dict[str, Any] = {}
+        detection = self.cached_language(domain) if self.enabled["language"] else None
+        need_page = self.enabled["language"] and detection is None
+        if self.enabled["wayback"] and (wayback or need_page):
+            got = self.wayback(domain, need_page=need_page)
+            if got is not None:
+                if wayback:
+                    values.update(got[0])
+                if need_page:
+                    detection = self.language(domain, got[1])
+        if self.enabled["rdap"]:
+            values.update(self.rdap(domain) or {})
+        if detection is not None:
+            values.update(self.language_fields(detection))
+        return values
 
     def rdap(self, domain: str) -> dict[str, Any] | None:
         assert self.bootstrap is not None
         try:
-            self.bootstrap.entry_for(domain)
+            checked_at, result, fetched = cached_rdap(self.conn, self.client, self.bootstrap, domain, now=self.now,
+                                                      max_age=self.max_age["rdap"])  # fmt: skip
         except NoRdapService as exc:
             self.report.no_rdap[f".{exc.tld}"] += 1
             return None
-        cached = cache_get(self.conn, "rdap", domain, now=self.now, max_age=self.max_age["rdap"])
-        if cached:
-            self.report.rdap_cached += 1
-            checked_at, result = cached[0], RdapDomain.from_json(cached[2])
-        else:
-            try:
-                result = rdap_lookup(self.client, self.bootstrap, domain)
-            except (RdapError, httpx.HTTPError) as exc:
-                self._failed("rdap", domain, _describe(exc))
-                return None
+        except (RdapError, httpx.HTTPError) as exc:
+            self._failed("rdap", domain, _describe(exc))
+            return None
+        if fetched:
             self.failures["rdap"] = 0
             self.report.rdap_fetched += 1
-            checked_at = self.checked_at
-            cache_put(self.conn, "rdap", domain, fetched_at=checked_at,
-                      outcome="available" if result.available else "ok", value=result.to_json())  # fmt: skip
+        else:
+            self.report.rdap_cached += 1
         if result.available:
             self.report.available.append(domain)
         elif result.pending_status:
@@ -399,7 +442,7 @@ class _Run:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, httpx.HTTPError) and not str(exc):
         return type(exc).__name__
-    return str(exc) if isinstance(exc, (WaybackError, RdapError)) else f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, (WaybackError, RdapError, ArchiveFetchError)) else f"{type(exc).__name__}: {exc}"
 
 
 def _selected_rows(mirror: Any, params: Mapping[str, Any] | None) -> list[tuple[int, str]]:
@@ -413,6 +456,7 @@ def enrich(
     *,
     wayback: bool = True,
     rdap: bool = True,
+    language: bool = False,
     limit: int | None = None,
     params: Mapping[str, Any] | None = None,
     transport: httpx.BaseTransport | None = None,
@@ -423,7 +467,7 @@ def enrich(
     max_age: Mapping[str, timedelta] | None = None,
     cdx_output: str = "json",
     cdx_url: str = CDX_URL,
-    bootstrap_url: str = BOOTSTRAP_URL,
+    bootstrap_url: str | None = None,
     retries: int = 4,
     user_agent: str | None = None,
     on_batch: Callable[[EnrichReport], None] | None = None,
@@ -433,7 +477,9 @@ def enrich(
     `wayback`: `wayback_snapshots`, `wayback_first_date`, `wayback_last_date`, `age`.
     `rdap`: `whois_status` (EPP names; `["available"]` after a 404), `whois_registrar`,
     `whois_registered_at`, `whois_expires_at`, `whois_last_changed_at`, `whois_nameservers`,
-    `whois_checked_at`. `score` is recomputed (`toolkit.enrich.score.quality_score`).
+    `whois_checked_at`. `language`: `language` (ISO 639-1, upper case) from the latest archived
+    home page, only when detected; needs the `language` extra (LanguageUnavailable, raised
+    before any request, names it). `score` is recomputed (`toolkit.enrich.score.quality_score`).
     `limit`: at most this many rows this run (the next run resumes after them).
     `transport`: the innermost httpx transport (tests: `httpx.MockTransport`); `sleep` and
     `clock` serve the pacing and the retry waits. `on_batch` is called after each batch."""
@@ -441,12 +487,13 @@ def enrich(
         raise ValueError("limit must be >= 0")
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
+    if language:
+        load_detector()  # fail before any request when the extra is missing
     ages = {**MAX_AGE, **(max_age or {})}
-    report = EnrichReport()
+    report = EnrichReport(language=language)
     conn = mirror.connection()
-    ensure_cache(conn)
     rows = _selected_rows(mirror, params)
-    signature = _signature(params, wayback, rdap)
+    signature = _signature(params, wayback, rdap, language)
     saved = _progress(conn)
     if resume and saved and saved.get("signature") == signature and saved.get("after_id") is not None:
         report.resumed_after = int(saved["after_id"])
@@ -457,10 +504,12 @@ def enrich(
     with polite_client(transport, traffic=report.traffic, sleep=sleep, clock=clock, retries=retries,
                        user_agent=user_agent) as client:  # fmt: skip
         run = _Run(conn, client, report, now=now, max_age=ages, cdx_output=cdx_output, cdx_url=cdx_url)
-        run.enabled = {"wayback": wayback, "rdap": rdap}
+        # "wayback": the CDX API is consulted (the language step needs its rows)
+        run.enabled = {"wayback": wayback or language, "rdap": rdap, "language": language}
         if rdap and todo:
             try:
-                run.bootstrap, report.bootstrap = load_bootstrap(conn, client, now=now, url=bootstrap_url,
+                url = bootstrap_url or configured_bootstrap_url()
+                run.bootstrap, report.bootstrap = load_bootstrap(conn, client, now=now, url=url,
                                                                  max_age=BOOTSTRAP_MAX_AGE)  # fmt: skip
                 if report.bootstrap == "stale":
                     report.messages.append("rdap: the IANA bootstrap could not be refreshed; an older copy was used")
@@ -471,13 +520,8 @@ def enrich(
             batch = todo[start : start + batch_size]
             updates: dict[int, dict[str, Any]] = {}
             for row_id, name in batch:
-                values: dict[str, Any] = {}
-                if run.enabled["wayback"]:
-                    values.update(run.wayback(name) or {})
-                if run.enabled["rdap"]:
-                    values.update(run.rdap(name) or {})
-                updates[row_id] = values
-            progress = {"signature": signature, "after_id": batch[-1][0], "updated_at": _ts(mirror.now())}
+                updates[row_id] = run.row(name, wayback=wayback)
+            progress = {"signature": signature, "after_id": batch[-1][0], "updated_at": timestamp(mirror.now())}
             report.updated += _write_batch(conn, updates, progress)
             report.processed += len(batch)
             if on_batch:

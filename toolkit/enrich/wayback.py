@@ -52,6 +52,7 @@ __all__ = [
     "check_cdx_body",
     "summarize",
     "fetch_cdx_pages",
+    "wayback_walk",
     "wayback_summary",
 ]
 
@@ -309,17 +310,25 @@ def fetch_cdx_pages(
         params = {**params, "resumeKey": unquote_plus(page.resume_key)}
 
 
-def wayback_summary(client: httpx.Client, domain: str, *, output: str = "json", page_size: int = PAGE_SIZE,
-                    max_pages: int | None = MAX_PAGES, url: str = CDX_URL) -> WaybackSummary:  # fmt: skip
-    """Fetch and summarize every capture of `domain`. When `max_pages` stops the walk, the
-    count is a lower bound (`complete` False) and the last capture is asked for on its own
-    (`limit=-1`), so `wayback_last_date` stays right."""
+def wayback_walk(client: httpx.Client, domain: str, *, output: str = "json", page_size: int = PAGE_SIZE,
+                 max_pages: int | None = MAX_PAGES, url: str = CDX_URL) -> tuple[WaybackSummary, list[Capture]]:  # fmt: skip
+    """The summary of every capture of `domain`, and the captures read. When `max_pages`
+    stops the walk, the count is a lower bound (`complete` False) and the last capture is
+    asked for on its own (`limit=-1`), so `wayback_last_date` stays right."""
     pages = list(fetch_cdx_pages(client, domain, output=output, page_size=page_size, max_pages=max_pages, url=url))
     summary = summarize(domain, pages)
+    captures = [c for page in pages for c in page.captures]
     if pages and pages[-1].resume_key:
         summary.complete = False
         params: dict[str, Any] = {"url": domain, "limit": -1, **({"output": "json"} if output == "json" else {})}
-        tail = summarize(domain, [_get(client, url, params, output)])
+        last_page = _get(client, url, params, output)
+        tail = summarize(domain, [last_page])
         if tail.last_date and (summary.last_date is None or tail.last_date > summary.last_date):
             summary.last_date = tail.last_date
-    return summary
+        captures += last_page.captures
+    return summary, captures
+
+
+def wayback_summary(client: httpx.Client, domain: str, **options: Any) -> WaybackSummary:
+    """`wayback_walk`'s summary (options as there)."""
+    return wayback_walk(client, domain, **options)[0]
