@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 
 from ..remote import Traffic
-from .rdap import BOOTSTRAP_MAX_AGE, Bootstrap, NoRdapService, RdapError, bootstrap_url, load_bootstrap
+from .rdap import Bootstrap, NoRdapService, RdapError, load_bootstrap
 from .cache import cached_rdap
 from .run import MAX_AGE, MAX_CONSECUTIVE_ERRORS, Clock, Sleep, polite_client
 
@@ -95,7 +95,7 @@ def rdap_availability(mirror_or_conn: Any, *, transport: httpx.BaseTransport | N
     traffic = Traffic()
     with polite_client(transport, traffic=traffic, sleep=sleep, clock=clock, retries=retries) as client:
         try:
-            bootstrap, _ = load_bootstrap(conn, client, now=now, url=url or bootstrap_url(), max_age=BOOTSTRAP_MAX_AGE)
+            bootstrap, _ = load_bootstrap(conn, client, now=now, url=url)
             problem = None
         except (RdapError, httpx.HTTPError) as exc:
             bootstrap, problem = None, f"the IANA RDAP bootstrap is unavailable ({exc or type(exc).__name__})"

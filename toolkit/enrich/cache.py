@@ -6,21 +6,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 
-from ..store.fields import iso_timestamp
+from ..store.fields import utc_seconds
 from ..store.schema import ENRICH_CACHE_TABLE as CACHE_TABLE
 from .rdap import Bootstrap, RdapDomain, rdap_lookup
 
-__all__ = ["CACHE_TABLE", "timestamp", "cache_get", "cache_put", "cached_rdap"]
-
-
-def timestamp(dt: datetime) -> str:
-    """UTC, to the second, with Z: the cache's and the listings' timestamp form."""
-    return iso_timestamp(dt.astimezone(timezone.utc).replace(microsecond=0))  # type: ignore[return-value]
+__all__ = ["CACHE_TABLE", "cache_get", "cache_put", "cached_rdap"]
 
 
 def cache_get(conn: sqlite3.Connection, kind: str, domain: str, *, now: datetime,
@@ -59,7 +54,7 @@ def cached_rdap(conn: sqlite3.Connection, client: httpx.Client, bootstrap: Boots
     if cached:
         return cached[0], RdapDomain.from_json(cached[2]), False
     answer = rdap_lookup(client, bootstrap, domain)
-    checked_at = timestamp(now)
+    checked_at = utc_seconds(now)
     cache_put(conn, "rdap", domain, fetched_at=checked_at, outcome="available" if answer.available else "ok",
               value=answer.to_json())  # fmt: skip
     return checked_at, answer, True

@@ -33,13 +33,13 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 
 from ..params import PENDING_STATUSES
-from ..store.fields import iso_timestamp
+from ..store.fields import iso_timestamp, utc_seconds
 
 __all__ = [
     "BOOTSTRAP_URL",
@@ -88,10 +88,6 @@ class NoRdapService(LookupError):
     def __init__(self, tld: str):
         super().__init__(f"no RDAP service for .{tld}")
         self.tld = tld
-
-
-def _utc(dt: datetime) -> str:
-    return iso_timestamp(dt.astimezone(timezone.utc).replace(microsecond=0))  # type: ignore[return-value]
 
 
 # -- bootstrap --------------------------------------------------------------------------
@@ -178,7 +174,7 @@ def read_cached_bootstrap(conn: sqlite3.Connection) -> tuple[dict[str, Any], dat
 
 
 def store_bootstrap(conn: sqlite3.Connection, data: dict[str, Any], fetched_at: datetime) -> None:
-    value = json.dumps({"fetched_at": _utc(fetched_at), "data": data}, separators=(",", ":"))
+    value = json.dumps({"fetched_at": utc_seconds(fetched_at), "data": data}, separators=(",", ":"))
     with conn:
         conn.execute(
             "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -199,8 +195,8 @@ def fetch_bootstrap(client: httpx.Client, url: str = BOOTSTRAP_URL) -> dict[str,
 
 
 def load_bootstrap(conn: sqlite3.Connection, client: httpx.Client, *, now: datetime,
-                   max_age: timedelta = BOOTSTRAP_MAX_AGE, url: str = BOOTSTRAP_URL) -> tuple[Bootstrap, str]:  # fmt: skip
-    """The bootstrap and where it came from: `cached` (younger than `max_age`), `fetched`
+                   max_age: timedelta = BOOTSTRAP_MAX_AGE, url: str | None = None) -> tuple[Bootstrap, str]:  # fmt: skip
+    """The bootstrap (from `url`, default `bootstrap_url()`) and where it came from: `cached` (younger than `max_age`), `fetched`
     (and cached), or `stale` (the fetch failed: the older copy is used). Raises RdapError
     (or an httpx error) when there is neither a copy nor an answer."""
     cached = read_cached_bootstrap(conn)
@@ -210,7 +206,7 @@ def load_bootstrap(conn: sqlite3.Connection, client: httpx.Client, *, now: datet
         except RdapError:
             pass
     try:
-        data = fetch_bootstrap(client, url)
+        data = fetch_bootstrap(client, url or bootstrap_url())
     except (RdapError, httpx.HTTPError):
         if cached:
             return Bootstrap.from_json(cached[0]), "stale"

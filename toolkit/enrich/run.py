@@ -55,13 +55,12 @@ from httpx_retries import RetryTransport
 
 from .. import __version__
 from ..remote import DEFAULT_TIMEOUT, ContractRetry, MalformedBody, Traffic
-from ..store.fields import LISTING_FIELDS, to_db
+from ..store.fields import LISTING_FIELDS, to_db, utc_seconds
 from ..store.writer import bump_generation
-from .cache import CACHE_TABLE, cache_get, cache_put, cached_rdap, timestamp
+from .cache import CACHE_TABLE, cache_get, cache_put, cached_rdap
 from .language import (PAGE_KEY, ArchivedPage, ArchiveFetchError, Detection, check_page_body, load_detector,
                        page_language, wayback_summary_with_page)  # fmt: skip
 from .rdap import BOOTSTRAP_MAX_AGE, Bootstrap, NoRdapService, RdapError, check_rdap_body, load_bootstrap
-from .rdap import bootstrap_url as configured_bootstrap_url
 from .score import quality_score
 from .wayback import CDX_URL, WaybackError, WaybackSummary, check_cdx_body
 
@@ -328,7 +327,7 @@ class _Run:
     def __init__(self, conn: sqlite3.Connection, client: httpx.Client, report: EnrichReport, *, now: datetime,
                  max_age: Mapping[str, timedelta], cdx_output: str, cdx_url: str) -> None:  # fmt: skip
         self.conn, self.client, self.report, self.now = conn, client, report, now
-        self.checked_at = timestamp(now)
+        self.checked_at = utc_seconds(now)
         self.today: date = now.date()
         self.max_age = max_age
         self.cdx_output, self.cdx_url = cdx_output, cdx_url
@@ -508,8 +507,7 @@ def enrich(
         run.enabled = {"wayback": wayback or language, "rdap": rdap, "language": language}
         if rdap and todo:
             try:
-                url = bootstrap_url or configured_bootstrap_url()
-                run.bootstrap, report.bootstrap = load_bootstrap(conn, client, now=now, url=url,
+                run.bootstrap, report.bootstrap = load_bootstrap(conn, client, now=now, url=bootstrap_url,
                                                                  max_age=BOOTSTRAP_MAX_AGE)  # fmt: skip
                 if report.bootstrap == "stale":
                     report.messages.append("rdap: the IANA bootstrap could not be refreshed; an older copy was used")
@@ -521,7 +519,7 @@ def enrich(
             updates: dict[int, dict[str, Any]] = {}
             for row_id, name in batch:
                 updates[row_id] = run.row(name, wayback=wayback)
-            progress = {"signature": signature, "after_id": batch[-1][0], "updated_at": timestamp(mirror.now())}
+            progress = {"signature": signature, "after_id": batch[-1][0], "updated_at": utc_seconds(mirror.now())}
             report.updated += _write_batch(conn, updates, progress)
             report.processed += len(batch)
             if on_batch:

@@ -24,6 +24,7 @@ __all__ = [
     "converters",
     "from_db",
     "iso_timestamp",
+    "utc_seconds",
     "iso_date",
 ]
 
@@ -170,6 +171,12 @@ def iso_timestamp(value: Any) -> str | None:
         dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
     fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if dt.microsecond else "%Y-%m-%dT%H:%M:%SZ"
     return dt.strftime(fmt)
+
+
+def utc_seconds(dt: datetime) -> str:
+    """A datetime as the mirror's UTC timestamp, to the second (naive: local time, as
+    `datetime.astimezone` reads it)."""
+    return iso_timestamp(dt.astimezone(timezone.utc).replace(microsecond=0))  # type: ignore[return-value]
 
 
 def iso_date(value: Any) -> str | None:
