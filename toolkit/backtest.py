@@ -40,6 +40,7 @@ from .params import PENDING_STATUSES
 __all__ = ["Sighting", "Outcome", "TldScore", "official_dates", "mirror_sightings", "read_sightings", "backtest", "main"]
 
 OFFICIAL_ORIGINS = ("ingest:bardate", "ingest:droplist")
+_ORIGIN_MARKS = ", ".join("?" * len(OFFICIAL_ORIGINS))  # the SQL placeholders for OFFICIAL_ORIGINS
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def official_dates(conn: sqlite3.Connection) -> dict[str, date]:
     rows = conn.execute(
         "SELECT p.domain, p.estimated_drop_date, r.raw FROM pending_delete p "
         "LEFT JOIN raw_records r ON r.kind = 'pending_delete' AND r.id = p.id "
-        f"WHERE p.origin IN ({', '.join('?' * len(OFFICIAL_ORIGINS))}) AND p.estimated_drop_date IS NOT NULL",
+        f"WHERE p.origin IN ({_ORIGIN_MARKS}) AND p.estimated_drop_date IS NOT NULL",
         OFFICIAL_ORIGINS,
     )
     found: dict[str, date] = {}
@@ -101,7 +102,7 @@ def mirror_sightings(conn: sqlite3.Connection) -> list[Sighting]:
     """Pending rows not from an official list, with the day their status was first seen."""
     rows = conn.execute(
         "SELECT domain, whois_status, COALESCE(first_disappeared_at, first_seen_at) FROM pending_delete "
-        f"WHERE (origin IS NULL OR origin NOT IN ({', '.join('?' * len(OFFICIAL_ORIGINS))})) "
+        f"WHERE (origin IS NULL OR origin NOT IN ({_ORIGIN_MARKS})) "
         "AND whois_status IS NOT NULL AND COALESCE(first_disappeared_at, first_seen_at) IS NOT NULL",
         OFFICIAL_ORIGINS,
     )
@@ -168,7 +169,7 @@ def report_lines(scores: Mapping[str, TldScore]) -> list[str]:
         lines.append(_row(score))
     if len(scores) > 1:
         lines.append(_row(totals))
-    for score in [*scores.values()]:
+    for score in scores.values():
         for reason, n in score.no_date_reasons().most_common(3):
             lines.append(f"  {score.tld}: {n:,} without a date: {reason}")
     return lines
