@@ -138,9 +138,11 @@ def synthetic_db(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture()
-def mirror(synthetic_db) -> Mirror:
-    m = Mirror(synthetic_db, clock=fixed_clock)
+@pytest.fixture(params=["columnar", "sqlite"])
+def mirror(synthetic_db, request) -> Mirror:
+    """The synthetic mirror, answered by each engine in turn: the columnar index (rebuilt
+    whenever a test writes) and the SQLite planner."""
+    m = Mirror(synthetic_db, clock=fixed_clock, engine=request.param)
     yield m
     m.close()
 

@@ -12,7 +12,6 @@ switches) are read by `query` itself.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from .conditions import Among, ArrayHoldsAny, Clause, Compare, Condition, Contains, Flag, TextTest
 from .errors import invalid
 from .names import normalize_tld
 from .sources import SOURCES
@@ -53,8 +53,6 @@ PENDING_SOURCES = ("oi-diff", "czds-daily", "bardate", "droplist", "zonediff")  
 DOMAIN_SORTS = tuple(SORT_COLUMNS)
 PENDING_SORTS = ("drop_date", "drop_date_desc", "domain")
 
-Clause = tuple[str, list[Any]]
-
 
 @dataclass(frozen=True)
 class Context:
@@ -77,7 +75,7 @@ class Param:
     max_length: int | None = None
     default: Any = None
     extension: bool = False  # not in the reference API
-    clause: Callable[[Any, Context], Clause] | None = field(default=None, compare=False, repr=False)
+    clause: Condition | Callable[[Any, Context], Clause | None] | None = field(default=None, compare=False, repr=False)
     normalize: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
     # -- parsing ---------------------------------------------------------------------
@@ -184,72 +182,42 @@ class Param:
         return tuple(dict.fromkeys(items))
 
 
-# -- SQL clauses ---------------------------------------------------------------------
+# -- conditions: SQL and columnar mask of each filter (toolkit/conditions.py) ----------
 
 
-def _ge(column: str) -> Callable[[Any, Context], Clause]:
-    return lambda value, ctx: (f"{column} >= ?", [value])
+def _ge(column: str) -> Compare:
+    return Compare(column, ">=")
 
 
-def _lt(column: str) -> Callable[[Any, Context], Clause]:
-    return lambda value, ctx: (f"{column} < ?", [value])
+def _gt(column: str) -> Compare:
+    return Compare(column, ">")
 
 
-def _le(column: str) -> Callable[[Any, Context], Clause]:
-    return lambda value, ctx: (f"{column} <= ?", [value])
+def _lt(column: str) -> Compare:
+    return Compare(column, "<")
 
 
-def _eq(column: str) -> Callable[[Any, Context], Clause]:
-    return lambda value, ctx: (f"{column} = ?", [value])
+def _le(column: str) -> Compare:
+    return Compare(column, "<=")
 
 
-def _in(column: str) -> Callable[[Any, Context], Clause]:
-    return lambda values, ctx: (f"{column} IN ({','.join('?' * len(values))})", list(values))
+def _eq(column: str) -> Compare:
+    return Compare(column, "=")
 
 
-def _when(sql: str) -> Callable[[Any, Context], Clause | None]:
-    """A flag: `1` applies the condition, `0` applies nothing."""
-    return lambda value, ctx: (sql, []) if value else None
+def _in(column: str) -> Among:
+    return Among(column)
 
 
-def _array_holds_any(column: str) -> Callable[[Any, Context], Clause]:
-    """The stored array holds any of the values. The writer stores arrays as compact JSON,
-    where an element v appears as the exact text json.dumps(v) (quotes inside an element are
-    escaped, so no other element can contain it): a substring test is exact, and much
-    cheaper than json_each over every row."""
-
-    def clause(values: tuple[str, ...], ctx: Context) -> Clause:
-        tests = " OR ".join(f"instr({column}, ?) > 0" for _ in values)
-        return f"({tests})", [json.dumps(v, ensure_ascii=False) for v in values]
-
-    return clause
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _fts_phrase(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
+def _nocase(text: str) -> str:
+    """SQLite's NOCASE collation: ASCII letters folded, nothing else."""
+    return text.translate(_ASCII_FOLD)
 
 
-def _contains(column: str) -> Callable[[Any, Context], Clause]:
-    """Any term as a case-insensitive substring. Terms of three characters or more use the
-    trigram index; shorter ones (which a trigram index cannot answer) compare directly."""
-
-    def clause(terms: tuple[str, ...], ctx: Context) -> Clause:
-        terms = tuple(dict.fromkeys(t.lower() for t in terms))
-        long_terms = [t for t in terms if len(t) >= 3]
-        parts, args = [], []
-        if long_terms:
-            parts.append(f"{ctx.table}.rowid IN (SELECT rowid FROM {ctx.table}_fts WHERE {ctx.table}_fts MATCH ?)")
-            args.append(" OR ".join(_fts_phrase(t) for t in long_terms))
-        for term in terms:
-            if len(term) < 3:
-                parts.append(f"instr({column}, ?) > 0")
-                args.append(term)
-        return "(" + " OR ".join(parts) + ")", args
-
-    return clause
-
-
-def _categories(values: tuple[str, ...], ctx: Context) -> Clause:
+def _categories_sql(values: tuple[str, ...], ctx: Context) -> Clause:
     # Whole path segments: `Health` matches `Health` and `Health/...`, never `Healthcare`.
     parts, args = [], []
     for value in values:
@@ -258,10 +226,26 @@ def _categories(values: tuple[str, ...], ctx: Context) -> Clause:
     return "(" + " OR ".join(parts) + ")", args
 
 
-def _age_min(years: int, ctx: Context) -> Clause:
+def _categories_test(values: tuple[str, ...]) -> Callable[[str], bool]:
+    bounds = [(_nocase(v), _nocase(v + "/"), _nocase(v + "0")) for v in values]
+
+    def test(topic: str) -> bool:
+        folded = _nocase(topic)
+        return any(folded == exact or low <= folded < high for exact, low, high in bounds)
+
+    return test
+
+
+_categories = TextTest("ttf_topic", _categories_sql, _categories_test)
+
+
+def _latest_first_snapshot(years: int, ctx: Context) -> str:
     # age >= N  <=>  first snapshot on or before today's month and day N years ago.
     today = ctx.today
-    return "wayback_first_date <= ?", [f"{today.year - years:04d}-{today.month:02d}-{today.day:02d}"]
+    return f"{today.year - years:04d}-{today.month:02d}-{today.day:02d}"
+
+
+_age_min = Compare("wayback_first_date", "<=", _latest_first_snapshot)
 
 
 def _drops_within(days: int, ctx: Context) -> Clause:
@@ -310,10 +294,6 @@ class _TimestampParam(Param):
         return value[:19] + "Z"
 
 
-def _gt(column: str) -> Callable[[Any, Context], Clause]:
-    return lambda value, ctx: (f"{column} > ?", [value])
-
-
 _SOURCE_SLUGS = tuple(s.slug for s in SOURCES)
 _FREE_SLUGS = tuple(s.slug for s in SOURCES if s.free_tier)
 
@@ -324,9 +304,9 @@ _SHARED_DOMAIN_FILTERS: tuple[Param, ...] = (
           normalize=normalize_tld, clause=_in("tld")),
     Param("type", "choice", "Type", "Listing type.", "source", choices=("auction", "closeout", "backorder"),
           clause=_eq("type")),
-    Param("has_bids", "flag", "Has bids", "Only listings with at least one bid.", "price", clause=_when("bids_count > 0")),
+    Param("has_bids", "flag", "Has bids", "Only listings with at least one bid.", "price", clause=Flag("bids_count", ">", 0)),
     Param("has_backlinks", "flag", "Has backlinks", "Only enriched listings with referring domains.", "seo",
-          clause=_when("referring_domains > 0")),
+          clause=Flag("referring_domains", ">", 0)),
     Param("score_min", "int", "Min score", "Minimum quality score (0-100).", "seo", 0, 100, clause=_ge("score")),
     Param("da_min", "int", "Min Domain Authority", "Minimum Domain Authority (0-100); enriched rows only.", "seo", 0, 100,
           clause=_ge("domain_authority")),
@@ -339,7 +319,7 @@ _SHARED_DOMAIN_FILTERS: tuple[Param, ...] = (
     Param("language", "text", "Language", "Detected content language code (EN, FR, DE, ...), any case.", "archive",
           max_length=5, normalize=str.upper, clause=_eq("language")),
     Param("contains", "list", "Name contains", "Comma-separated terms; names containing any of them (case-insensitive).",
-          "names", max_length=200, clause=_contains("name")),
+          "names", max_length=200, clause=Contains("name")),
     Param("price_min", "number", "Min price", "Minimum effective price (current bid, else price), native currency.",
           "price", 0, clause=_ge("effective_price")),
     Param("price_max", "number", "Max price", "Maximum effective price (current bid, else price), native currency.",
@@ -348,9 +328,9 @@ _SHARED_DOMAIN_FILTERS: tuple[Param, ...] = (
 
 _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
     Param("has_gmb", "flag", "Has Google Business", "Only domains with a Google Business Profile listing.", "seo",
-          clause=_when("has_gmb = 1")),
+          clause=Flag("has_gmb", "=", 1)),
     Param("has_edu_gov", "flag", "Has EDU/GOV links", "Only enriched domains with EDU or GOV referring domains.", "seo",
-          clause=_when("ref_domains_edu + ref_domains_gov > 0")),
+          clause=Flag("ref_domains_edu + ref_domains_gov", ">", 0)),
     Param("tf_min", "int", "Min Trust Flow", "Minimum Trust Flow (0-100); enriched rows only.", "seo", 0, 100,
           clause=_ge("trust_flow")),
     Param("cf_min", "int", "Min Citation Flow", "Minimum Citation Flow (0-100); enriched rows only.", "seo", 0, 100,
@@ -361,9 +341,9 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
                      "Comma-separated topics: a top category (Health) or a path (Recreation/Travel), any case.", "names",
                      clause=_categories),
     Param("techs", "list", "Historical tech", "Comma-separated tech labels (case-sensitive); any of them.", "archive",
-          max_length=500, clause=_array_holds_any("historical_tech")),
+          max_length=500, clause=ArrayHoldsAny("historical_tech")),
     Param("use_cases", "list", "Use cases", "Comma-separated buyer-intent categories; any of them.", "archive",
-          max_length=200, choices=USE_CASES, clause=_array_holds_any("use_cases")),
+          max_length=200, choices=USE_CASES, clause=ArrayHoldsAny("use_cases")),
     Param("created_after", "date", "Added on or after", "Listings added on or after this date (YYYY-MM-DD).", "dates",
           clause=_ge("created_at")),
     Param("created_before", "date", "Added before", "Listings added before this date (YYYY-MM-DD).", "dates",
@@ -412,11 +392,11 @@ PENDING_PARAMS: dict[str, Param] = {
         Param("drops_within", "int", "Drops within (days)", "Estimated drop within N days from today (never past).",
               "dates", 1, 60, clause=_drops_within),
         Param("contains", "list", "Name contains", "Substring of the domain name; comma-separated terms, any of them.",
-              "names", max_length=200, clause=_contains("domain")),
+              "names", max_length=200, clause=Contains("domain")),
         Param("no_dashes", "flag", "No hyphens", "Exclude names whose label has a hyphen.", "names",
-              clause=_when("hyphens = 0")),
+              clause=Flag("hyphens", "=", 0)),
         Param("no_numbers", "flag", "No digits", "Exclude names whose label has a digit.", "names",
-              clause=_when("digits = 0")),
+              clause=Flag("digits", "=", 0)),
         Param("include_past", "flag", "Include past drops", "With week_end=all, also rows whose drop date passed.", "dates"),
         Param("drop_date_from", "date", "Drops from", "Estimated drop date on or after (YYYY-MM-DD).", "dates",
               extension=True, clause=_ge("estimated_drop_date")),

@@ -1,229 +1,58 @@
-"""The query layer: validate -> SQL -> envelope, over the SQLite mirror.
+"""`Mirror`: the public Python API every shell uses (CLI, HTTP replica, MCP, app, notebooks).
 
-`Mirror` is the public Python API every shell uses (CLI, HTTP replica, MCP, app,
-notebooks). It knows nothing of HTTP: plan rules and errors come back as `ApiError`
-with the status and body the REST API answers (contract sections 3-7).
+It validates a request against the parameter tables, applies the plan rules, and answers
+from the columnar index (`columnar.py`) when the index is of the mirror's current
+generation, else through the SQLite planner (`sqlplan.py`); both give the same answers. It
+knows nothing of HTTP: plan rules and errors come back as `ApiError` with the status and
+body the REST API answers (contract sections 3-7).
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from contextlib import contextmanager
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
-from .config import load_settings
-from .errors import cursor_not_available, invalid, not_found
-from .params import (
-    DOMAIN_PARAMS,
-    FREE_PARAMS,
-    PENDING_PARAMS,
-    Context,
-    Param,
-    parse_params,
+from ..config import load_settings
+from ..errors import cursor_not_available, invalid, not_found
+from ..params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, Context, parse_params
+from ..plans import normalize_plan, require
+from ..sources import REGFREE
+from ..store.fields import iso_timestamp
+from ..store.schema import SCHEMA_VERSION, connect, ensure_schema
+from . import sqlplan
+from .envelope import envelope as _envelope
+from .envelope import query_string as _query_string
+from .records import (
+    FREE_FIELDS,
+    FREE_VISIBLE_NAMES,
+    LISTING_OUTPUT,
+    LISTING_SELECT,
+    PENDING_OUTPUT,
+    PENDING_SELECT,
+    listing_record,
+    pending_record,
+    select_columns,
 )
-from .plans import normalize_plan, require
-from .sources import REGFREE
-from .store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS, from_db, iso_timestamp
-from .store.schema import SCHEMA_VERSION, SORT_COLUMNS, SORT_INDEXES, connect, ensure_schema
-from .store.writer import age_in_years
 
-__all__ = ["Mirror", "LISTING_OUTPUT", "PENDING_OUTPUT", "FREE_FIELDS", "FREE_VISIBLE_NAMES"]
+__all__ = ["Mirror", "ENGINES"]
 
-# What a listing record carries: the reference fields plus the toolkit's own (not `raw`,
-# which lives in `raw_records`, nor the internal `live_until`).
-LISTING_OUTPUT: dict[str, str] = {
-    **LISTING_FIELDS,
-    **{k: v for k, v in LISTING_EXTRA_FIELDS.items() if k != "live_until"},
-}
-PENDING_OUTPUT: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
-FREE_FIELDS = (
-    "name", "tld", "source", "type", "price", "max_bid", "currency", "bids_count", "auction_end_date", "score", "age",
-    "domain_authority", "backlinks_count", "referring_domains", "language", "purchase_url",
-)  # fmt: skip
-FREE_VISIBLE_NAMES = 3
-_LISTING_SELECT = ", ".join(LISTING_OUTPUT)
-
-
-def _columns(asked: Iterable[str] | None, known: Mapping[str, str]) -> list[str]:
-    """The output fields asked for, checked (a wrong name is a bad argument, not SQL)."""
-    if asked is None:
-        return list(known)
-    chosen = list(dict.fromkeys(asked))
-    unknown = [c for c in chosen if c not in known]
-    if unknown:
-        raise ValueError(f"columns: unknown field {', '.join(unknown)}; choose from {', '.join(known)}")
-    return chosen
-_PENDING_SELECT = ", ".join(PENDING_OUTPUT)
-
-
-@dataclass(frozen=True)
-class _Sql:
-    where: str
-    args: list[Any]
-    order: str
-    walk_index: str | None  # an index that yields rows in `order`, if one does
-    covered: bool  # every condition can be checked inside that index (no table reads)
-    fts: bool  # `contains` is answered by the trigram index (every term >= 3 characters)
-    count_index: str | None  # the index that counts the matches without reading the table
-    walk_where: str = "1"  # the conditions a walk of walk_index checks by itself
-    walk_args: list[Any] = ()
-
-
-# A page walks its sort index when it should find its rows within this many index entries
-# (estimated from the exact count); beyond, the ids are sorted from the covering index.
-WALK_LIMIT = 20_000
-# Before the count is known, a page may try a walk of at most this many index entries.
-PROBE_LIMIT = 3_000
-_FILTERS_INDEX = "idx_listings_filters"
-
-
-def _where(clauses: list[tuple[str, list[Any]]]) -> tuple[str, list[Any]]:
-    sql = " AND ".join(f"({c})" for c, _ in clauses) or "1"
-    return sql, [a for _, args in clauses for a in args]
-
-
-def _filter_clauses(table: Mapping[str, Param], values: Mapping[str, Any], ctx: Context) -> dict[str, tuple[str, list[Any]]]:
-    """The SQL condition of each filter in force, by parameter name (a flag at 0 has none)."""
-    clauses = {}
-    for name, value in values.items():
-        clause = table[name].clause
-        if clause is not None and (built := clause(value, ctx)) is not None:
-            clauses[name] = built
-    return clauses
-
-
-def _query_string(raw: Mapping[str, Any] | None, **overrides: Any) -> str:
-    pairs = []
-    for key, value in (raw or {}).items():
-        if key in overrides or value is None:
-            continue
-        if isinstance(value, (list, tuple, set)):
-            value = ",".join(map(str, value))
-        elif isinstance(value, bool):
-            value = int(value)
-        pairs.append((key, str(value)))
-    pairs += [(k, str(v)) for k, v in overrides.items() if v is not None]
-    return urlencode(pairs)
-
-
-def _envelope(data: list, *, total: int, page: int, per_page: int, url: str, raw: Mapping[str, Any] | None) -> dict:
-    last_page = max(1, math.ceil(total / per_page))
-    offset = (page - 1) * per_page
-
-    def link(n: int) -> str:
-        return f"{url}?{_query_string(raw, page=n)}"
-
-    return {
-        "data": data,
-        "links": {
-            "first": link(1),
-            "last": link(last_page),
-            "prev": link(page - 1) if page > 1 else None,
-            "next": link(page + 1) if page < last_page else None,
-        },
-        "meta": {
-            "current_page": page,
-            "from": offset + 1 if data else None,
-            "last_page": last_page,
-            "path": url,
-            "per_page": per_page,
-            "to": offset + len(data) if data else None,
-            "total": total,
-        },
-    }
-
-
-_NEVER_NULL = {"name", "created_at", "first_seen_at"}  # the writer always sets them
-
-
-def _order_by(sort: str | None) -> str:
-    """ORDER BY for a contract sort: nulls last, ties by id (default: score descending)."""
-    sort = sort or "-score"
-    descending = sort.startswith("-")
-    column, reversed_ = SORT_COLUMNS[sort.lstrip("-")]
-    if column == "id":
-        return "id DESC" if descending else "id"
-    if descending != reversed_:
-        return f"{column} DESC, id"
-    return f"{column}, id" if column in _NEVER_NULL else f"({column} IS NULL), {column}, id"
-
-
-# The filters each index can check by itself (its leading column's filters; every index
-# also carries source and live_until). A query whose filters all fall in one index's set
-# is answered from that narrow index alone.
-_INDEX_CHECKS: dict[str, set[str]] = {
-    "idx_listings_source_score": {"score_min"},
-    "idx_listings_tld_score": {"tld", "score_min"},
-    "idx_listings_score": {"score_min"},
-    "idx_listings_ending": {"ends_after", "ends_before"},
-    "idx_listings_oldest": {"age_min"},
-    "idx_listings_cheapest": {"price_min", "price_max"},
-    "idx_listings_price": set(),
-    "idx_listings_newest": {"created_after", "created_before"},
-    "idx_listings_bids": {"has_bids"},
-    "idx_listings_trust_flow": {"tf_min"},
-    "idx_listings_referring": {"rd_min", "has_backlinks"},
-    "idx_listings_authority": {"da_min"},
-    "idx_listings_traffic": {"traffic_min"},
-    "idx_listings_name": {"contains"},
-    "idx_listings_gmb": {"has_gmb", "score_min"},
-    "idx_listings_edu_gov": {"has_edu_gov", "score_min", "snapshots_min"},
-    "idx_listings_tech": {"techs", "use_cases", "score_min"},
-    "idx_listings_topic": {"categories"},
-    "idx_listings_language": {"language", "age_min"},
-}
-# Partial indexes are used only when the query states their condition; these terms are
-# implied by the filters (a null array holds nothing) and are added as planner hints.
-_PARTIAL_HINTS = {
-    "techs": "historical_tech IS NOT NULL OR use_cases IS NOT NULL",
-    "use_cases": "historical_tech IS NOT NULL OR use_cases IS NOT NULL",
-}
-
-
-def _walk_index(order: str, values: Mapping[str, Any]) -> str | None:
-    """The index that yields rows in `order` (the narrowest when several do)."""
-    if order == "score DESC, id":
-        if len(values.get("tld", ())) == 1:
-            return "idx_listings_tld_score"
-        if "source" in values:
-            return "idx_listings_source_score"
-        if values.get("has_gmb"):
-            return "idx_listings_gmb"
-        if values.get("has_edu_gov"):
-            return "idx_listings_edu_gov"
-        if "techs" in values or "use_cases" in values:
-            return "idx_listings_tech"
-    for name, columns in SORT_INDEXES.items():
-        if columns.startswith(order + ","):
-            return name
-    return None
-
-
-# An index that holds only some rows (a partial index) or seeks on one key serves only
-# queries that state its filter.
-_INDEX_NEEDS: dict[str, set[str]] = {
-    "idx_listings_tld_score": {"tld"},
-    "idx_listings_gmb": {"has_gmb"},
-    "idx_listings_edu_gov": {"has_edu_gov"},
-    "idx_listings_tech": {"techs", "use_cases"},
-}
-
-
-def _count_index(filters: set[str]) -> str:
-    """The narrowest index that checks every filter by itself, else the covering one."""
-    for name, checks in _INDEX_CHECKS.items():
-        needs = _INDEX_NEEDS.get(name)
-        if filters <= checks | {"type"} and (needs is None or filters & needs):
-            return name
-    return _FILTERS_INDEX
+# How a Mirror answers `/api/domains` requests:
+#   auto        the columnar index when the one saved beside the mirror is current, else SQLite
+#   background  as auto, and a stale index is rebuilt in a background thread (long-lived
+#               processes: edt serve, the app)
+#   columnar    a stale index is rebuilt before answering (benchmarks, tests)
+#   sqlite      never the columnar index
+ENGINES = ("auto", "background", "columnar", "sqlite")
+# A background rebuild starts at most this often (a sync commits a page every few seconds).
+REBUILD_INTERVAL = 10.0
 
 
 class Mirror:
@@ -232,6 +61,8 @@ class Mirror:
     `plan` is the plan answers are given as when a call names none: `EDT_PLAN`, else the
     top plan (it is your own mirror). `clock` returns the current UTC time (tests freeze it).
     Connections are per thread; a `readonly` mirror never writes and never takes a lock.
+    `engine` says how `/api/domains` requests are answered (see ENGINES; default
+    `EDT_ENGINE`, else `auto`).
     """
 
     def __init__(
@@ -241,7 +72,17 @@ class Mirror:
         plan: str | None = None,
         readonly: bool = False,
         clock: Callable[[], datetime] | None = None,
+        engine: str | None = None,
     ):
+        engine = engine or os.environ.get("EDT_ENGINE") or "auto"
+        if engine not in ENGINES:
+            raise ValueError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
+        self.engine = engine
+        self._columnar: Any = None  # the ColumnarIndex in use, shared by this Mirror's threads
+        self._columnar_lock = threading.Lock()
+        self._columnar_seen: tuple[int, int] | None = None  # (mtime, size) of the index file last read
+        self._rebuilding: threading.Thread | None = None
+        self._rebuilt_at = 0.0
         settings = load_settings(db=os.fspath(path) if path is not None else None, plan=plan)
         self.path = settings.db
         self.plan = settings.plan
@@ -297,116 +138,112 @@ class Mirror:
         except ValueError as exc:
             raise invalid("plan", str(exc)) from None
 
-    # -- records -------------------------------------------------------------------------
-    def _listing_record(self, row: tuple, today: date, *, historical_traffic: bool = False) -> dict[str, Any]:
-        record = {name: from_db(kind, value) for (name, kind), value in zip(LISTING_OUTPUT.items(), row)}
-        record["age"] = age_in_years(record["wayback_first_date"], today)
-        if not historical_traffic:
-            del record["historical_traffic"]
-        return record
+    # -- the columnar index --------------------------------------------------------------
+    def refresh_index(self) -> Any:
+        """Build the columnar index of the mirror as it is now, save it beside the mirror
+        (kept in memory only where that folder cannot be written) and use it. Writers call
+        this after a load; long-lived readers rebuild by themselves (engine `background`)."""
+        from .columnar import build_index, index_path
+
+        index = build_index(self.path)
+        try:
+            index.save(index_path(self.path))
+        except OSError:
+            pass  # a read-only folder: this process keeps it in memory
+        with self._columnar_lock:
+            if self._columnar is None or self._columnar.generation <= index.generation:
+                self._columnar = index
+        return index
+
+    def _current_index(self, generation: int) -> Any:
+        """The columnar index of `generation` if there is one to use now, else None."""
+        if self.engine == "sqlite":
+            return None
+        index = self._columnar
+        if index is not None and index.generation == generation:
+            return index
+        from .columnar import index_path, load_index
+
+        with self._columnar_lock:
+            path = index_path(self.path)
+            try:
+                stat = path.stat()
+                seen = (stat.st_mtime_ns, stat.st_size)
+            except OSError:
+                seen = None
+            if seen is not None and seen != self._columnar_seen:
+                self._columnar_seen = seen
+                loaded = load_index(path)
+                if loaded is not None and (self._columnar is None or loaded.generation >= self._columnar.generation):
+                    self._columnar = loaded
+            index = self._columnar
+        if index is not None and index.generation == generation:
+            return index
+        if self.engine == "columnar":
+            index = self.refresh_index()
+            return index if index.generation == generation else None
+        if self.engine == "background":
+            self._rebuild_in_background()
+        return None
+
+    def _rebuild_in_background(self) -> None:
+        with self._columnar_lock:
+            running = self._rebuilding is not None and self._rebuilding.is_alive()
+            if running or time.monotonic() - self._rebuilt_at < REBUILD_INTERVAL:
+                return
+            self._rebuilt_at = time.monotonic()
+
+            def rebuild() -> None:
+                try:
+                    self.refresh_index()
+                except Exception:  # noqa: BLE001 - the SQLite planner keeps answering
+                    pass
+                finally:
+                    self._rebuilt_at = time.monotonic()
+
+            self._rebuilding = threading.Thread(target=rebuild, name="edt-columnar-rebuild", daemon=True)
+            self._rebuilding.start()
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection inside one read transaction: everything read in it
+        (the generation, the trigram matches, the page's rows) is of one generation."""
+        conn = self.connection()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
 
     @staticmethod
-    def _pending_record(row: tuple) -> dict[str, Any]:
-        return {name: from_db(kind, value) for (name, kind), value in zip(PENDING_OUTPUT.items(), row)}
+    def _trigram_ids(conn: sqlite3.Connection) -> Callable[[str, str], Any]:
+        import numpy as np
+
+        def ids(table: str, match: str) -> Any:
+            rows = conn.execute(f"SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ?", [match]).fetchall()
+            return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+        return ids
 
     # -- /api/domains --------------------------------------------------------------------
-    def _domain_sql(self, values: Mapping[str, Any], plan: str, *, cursor: bool = False) -> _Sql:
-        regfree = values.get("source") == REGFREE
-        if regfree and cursor:
-            raise cursor_not_available()
-        if regfree:
-            require(plan, "regfree")
-        now = self.now()
-        base: list[tuple[str, list[Any]]] = []
-        if not values.get("include_closed"):
-            base.append(("live_until > ?", [iso_timestamp(now)]))
-        # Regfree is a separate database: only ever returned when asked for by name.
-        base.append((f"source {'=' if regfree else '!='} '{REGFREE}'", []))
-        named = _filter_clauses(DOMAIN_PARAMS, values, Context(today=now.date(), table="listings"))
-        if "ends_before" in values and not values.get("include_closed"):
-            # Implied by "live"; gives the end-date index a lower bound.
-            named["ends_after_now"] = ("auction_end_date > ?", [iso_timestamp(now)])
-        hints = sorted({_PARTIAL_HINTS[name] for name in values if name in _PARTIAL_HINTS})
-        where, args = _where(base + list(named.values()) + [(hint, []) for hint in hints])
-        order = _order_by(values.get("sort"))
-        walk_index = _walk_index(order, values)
-        # Every index carries source; a filter the walk index cannot check means table reads.
-        filters = set(named) - {"source", "ends_after_now"}
-        if len(values.get("tld", ())) > 1:
-            filters.add("tld+")  # several TLDs: no single seek
-        checks = _INDEX_CHECKS.get(walk_index, set()) | {"source", "type"}
-        covered = walk_index is not None and filters <= checks
-        # What a walk of that index can check by itself (a partial index needs its condition).
-        walk_where, walk_args = _where(
-            base + [c for n, c in named.items() if n in checks] + [(h, []) for h in hints if walk_index == "idx_listings_tech"]
-        )
-        fts = "contains" in values and all(len(t) >= 3 for t in values["contains"])
-        count_index = None if fts else _count_index(filters)
-        return _Sql(where, args, order, walk_index, covered, fts, count_index, walk_where, walk_args)
-
-    def _count(self, conn: sqlite3.Connection, sql: _Sql) -> int:
-        # An index answers the count without reading the table; a trigram search is
-        # better driven by its own index.
-        hint = f"INDEXED BY {sql.count_index}" if sql.count_index else ""
-        return conn.execute(f"SELECT count(*) FROM listings {hint} WHERE {sql.where}", sql.args).fetchone()[0]
-
-    def _count_and_page(self, conn: sqlite3.Connection, sql: _Sql, limit: int, offset: int) -> tuple[int, list[tuple]]:
-        """The total and the page's rows."""
-        if sql.count_index != _FILTERS_INDEX:
-            total = self._count(conn, sql)
-            return total, self._page_rows(conn, sql, total, limit, offset)
-        if sql.walk_index and offset + limit <= PROBE_LIMIT:
-            # Dense matches fill the page from the first entries of the sort index: try a
-            # bounded walk, and pay for the count alone.
-            probe = conn.execute(
-                f"SELECT id FROM listings WHERE {sql.where} AND id IN (SELECT id FROM listings INDEXED BY "
-                f"{sql.walk_index} WHERE {sql.walk_where} ORDER BY {sql.order} LIMIT {PROBE_LIMIT}) "
-                f"ORDER BY {sql.order} LIMIT ? OFFSET ?",
-                [*sql.args, *sql.walk_args, limit, offset],
-            ).fetchall()
-            if len(probe) == limit:
-                return self._count(conn, sql), self._rows_by_id(conn, [r[0] for r in probe])
-        # Only the wide covering index checks these filters: one pass over it gathers the
-        # matches' ids and sort keys, then counts and orders just those.
-        key = sql.order.split(",")[-2].replace(" DESC", "").strip() if "," in sql.order else "id"
-        matches = f"SELECT id{', ' + key if key != 'id' else ''} FROM listings INDEXED BY {_FILTERS_INDEX} WHERE {sql.where}"
-        found = conn.execute(
-            f"WITH m AS MATERIALIZED ({matches}) SELECT (SELECT count(*) FROM m), id FROM m "
-            f"ORDER BY {sql.order} LIMIT ? OFFSET ?",
-            [*sql.args, limit, offset],
-        ).fetchall()
-        if not found:  # a page past the end still reports the total
-            return self._count(conn, sql), []
-        return found[0][0], self._rows_by_id(conn, [r[1] for r in found])
+    def answered_by(self) -> str | None:
+        """Which engine answered this thread's last `/api/domains` request: `columnar` or
+        `sqlite` (for benchmarks, tests and `edt query --explain`)."""
+        return getattr(self._local, "answered_by", None)
 
     @staticmethod
-    def _rows_by_id(conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
-        rows = conn.execute(f"SELECT {_LISTING_SELECT} FROM listings WHERE id IN ({','.join('?' * len(ids))})", ids)
-        by_id = {row[0]: row for row in rows}
-        return [by_id[i] for i in ids]
+    def _check_domain_plan(values: Mapping[str, Any], plan: str, *, cursor: bool = False) -> None:
+        if values.get("source") == REGFREE:
+            if cursor:
+                raise cursor_not_available()
+            require(plan, "regfree")
 
-    def _page_rows(self, conn: sqlite3.Connection, sql: _Sql, total: int, limit: int, offset: int) -> list[tuple]:
-        """The page's rows, by the cheapest of three plans, chosen with the exact count."""
-        if offset >= total:
-            return []
-        if sql.fts and total <= WALK_LIMIT:
-            plan = ""  # few matches: the trigram index drives, the matches are sorted
-        elif sql.walk_index and (sql.covered or (offset + limit) * self._scope_rows(conn) / total <= WALK_LIMIT):
-            plan = f"INDEXED BY {sql.walk_index}"  # dense enough: walk the sort index, stop at the page
-        else:
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    f"SELECT id FROM listings INDEXED BY {_FILTERS_INDEX} WHERE {sql.where} "
-                    f"ORDER BY {sql.order} LIMIT ? OFFSET ?",
-                    [*sql.args, limit, offset],
-                )
-            ]
-            return self._rows_by_id(conn, ids) if ids else []
-        return conn.execute(
-            f"SELECT {_LISTING_SELECT} FROM listings {plan} WHERE {sql.where} ORDER BY {sql.order} LIMIT ? OFFSET ?",
-            [*sql.args, limit, offset],
-        ).fetchall()
+    def _domain_sql(self, values: Mapping[str, Any], plan: str, *, cursor: bool = False) -> sqlplan.DomainSql:
+        self._check_domain_plan(values, plan, cursor=cursor)
+        return sqlplan.domain_sql(values, self.now())
 
     def _scope_rows(self, conn: sqlite3.Connection) -> int:
         cached = getattr(self._local, "scope", None)
@@ -415,6 +252,50 @@ class Mirror:
             cached = (generation, conn.execute("SELECT count(*) FROM listings").fetchone()[0] or 1)
             self._local.scope = cached
         return cached[1]
+
+    def _matches(self, conn: sqlite3.Connection, values: Mapping[str, Any], now: datetime) -> tuple[Any, Any]:
+        """(index, mask) of the request from the columnar index, or (None, None) when the
+        SQLite planner must answer (no current index, or a filter it cannot hold)."""
+        from .columnar import Unsupported
+
+        index = self._current_index(self.generation())
+        if index is None:
+            return None, None
+        try:
+            return index, index.mask(values, now, self._trigram_ids(conn))
+        except Unsupported:
+            return None, None
+
+    def _total_and_page(self, values: Mapping[str, Any], plan: str, limit: int, offset: int) -> tuple[int, list[tuple]]:
+        """The total of matches and the page's rows (LISTING_SELECT)."""
+        self._check_domain_plan(values, plan)
+        now = self.now()
+        with self._snapshot() as conn:
+            index, mask = self._matches(conn, values, now)
+            self._local.answered_by = "sqlite" if mask is None else "columnar"
+            if mask is not None:
+                ids = index.page(mask, values.get("sort"), offset, limit)
+                return int(mask.sum()), sqlplan.rows_by_id(conn, ids.tolist())
+            sql = sqlplan.domain_sql(values, now)
+            return sqlplan.count_and_page(conn, sql, limit, offset, lambda: self._scope_rows(conn))
+
+    def _cursor_page(self, values: Mapping[str, Any], plan: str, after_id: int, limit: int) -> tuple[int, list[tuple]]:
+        """The total of matches and up to `limit` rows with id > after_id, by id."""
+        self._check_domain_plan(values, plan, cursor=True)
+        now = self.now()
+        with self._snapshot() as conn:
+            index, mask = self._matches(conn, values, now)
+            self._local.answered_by = "sqlite" if mask is None else "columnar"
+            if mask is not None:
+                start = int(index.arrays["id"].searchsorted(after_id, side="right"))
+                ids = index.arrays["id"][start + mask[start:].nonzero()[0][:limit]]
+                return int(mask.sum()), sqlplan.rows_by_id(conn, ids.tolist())
+            sql = sqlplan.domain_sql(values, now)
+            rows = conn.execute(
+                f"SELECT {LISTING_SELECT} FROM listings WHERE {sql.where} AND id > ? ORDER BY id LIMIT ?",
+                [*sql.args, after_id, limit],
+            ).fetchall()
+            return sqlplan.count(conn, sql), rows
 
     def search_domains(
         self,
@@ -428,22 +309,15 @@ class Mirror:
         plan = self._plan(plan)
         require(plan, "domains")
         values = parse_params(DOMAIN_PARAMS, params, strict=strict)
-        cursor_mode = "after_id" in values
-        sql = self._domain_sql(values, plan, cursor=cursor_mode)
         per_page = values.get("per_page") or values.get("limit") or DOMAIN_PARAMS["per_page"].default
         page = values.get("page", 1)
-        conn = self.connection()
         today = self.now().date()
         ht = bool(values.get("include_historical_traffic"))
-        if cursor_mode:
-            total = self._count(conn, sql)
+        if "after_id" in values:
             after_id = values["after_id"]
-            rows = conn.execute(
-                f"SELECT {_LISTING_SELECT} FROM listings WHERE {sql.where} AND id > ? ORDER BY id LIMIT ?",
-                [*sql.args, after_id, per_page + 1],
-            ).fetchall()
+            total, rows = self._cursor_page(values, plan, after_id, per_page + 1)
             has_more = len(rows) > per_page
-            data = [self._listing_record(r, today, historical_traffic=ht) for r in rows[:per_page]]
+            data = [listing_record(r, today, historical_traffic=ht) for r in rows[:per_page]]
             envelope = _envelope(data, total=total, page=1, per_page=per_page, url=url, raw=params)
             next_after_id = data[-1]["id"] if data else None
             envelope["links"]["next"] = (
@@ -456,8 +330,8 @@ class Mirror:
                 "order": "id asc",
             }
             return envelope
-        total, rows = self._count_and_page(conn, sql, per_page, (page - 1) * per_page)
-        data = [self._listing_record(r, today, historical_traffic=ht) for r in rows]
+        total, rows = self._total_and_page(values, plan, per_page, (page - 1) * per_page)
+        data = [listing_record(r, today, historical_traffic=ht) for r in rows]
         return _envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)
 
     def get_domain(self, domain_id: int | str, plan: str | None = None) -> dict[str, Any]:
@@ -468,10 +342,10 @@ class Mirror:
         if not re.fullmatch(r"[0-9]{1,18}", text):  # ids are positive 64-bit integers
             raise not_found()
         key = int(text)
-        row = self.connection().execute(f"SELECT {_LISTING_SELECT} FROM listings WHERE id = ?", [key]).fetchone()
+        row = self.connection().execute(f"SELECT {LISTING_SELECT} FROM listings WHERE id = ?", [key]).fetchone()
         if row is None:
             raise not_found()
-        record = self._listing_record(row, self.now().date(), historical_traffic=True)
+        record = listing_record(row, self.now().date(), historical_traffic=True)
         if record["source"] == REGFREE:
             require(plan, "regfree")
         return {"data": record}
@@ -497,11 +371,11 @@ class Mirror:
         def rows() -> Iterator[dict[str, Any]]:
             try:
                 cursor = conn.execute(
-                    f"SELECT {_LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}", sql.args
+                    f"SELECT {LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}", sql.args
                 )
                 while batch := cursor.fetchmany(1000):
                     for row in batch:
-                        yield self._listing_record(row, today, historical_traffic=ht)
+                        yield listing_record(row, today, historical_traffic=ht)
             finally:
                 conn.close()
 
@@ -522,7 +396,7 @@ class Mirror:
         require(plan, "domains")
         values = parse_params(DOMAIN_PARAMS, {**(params or {}), **filters}, strict=True)
         sql = self._domain_sql(values, plan)
-        chosen = _columns(columns, LISTING_OUTPUT)
+        chosen = select_columns(columns, LISTING_OUTPUT)
         if "age" in chosen and "wayback_first_date" not in chosen:
             chosen.append("wayback_first_date")
         where, args = sql.where, list(sql.args)
@@ -561,12 +435,11 @@ class Mirror:
         limit = values.get("limit", FREE_PARAMS["limit"].default)
         # Every free filter is one of /api/domains' own (only the source list is shorter),
         # so the same SQL and plans serve; the free tier never reaches regfree rows.
-        sql = self._domain_sql(values, "enterprise")
-        total, rows = self._count_and_page(self.connection(), sql, limit, 0)
+        total, rows = self._total_and_page(values, "enterprise", limit, 0)
         now = self.now()
         data = []
         for index, row in enumerate(rows):
-            record = self._listing_record(row, now.date())
+            record = listing_record(row, now.date())
             free = {name: record[name] for name in FREE_FIELDS}
             if index >= FREE_VISIBLE_NAMES:
                 free["name"] = "••••••••" + (record["tld"] or "")
@@ -608,22 +481,22 @@ class Mirror:
         conn = self.connection()
         total = conn.execute(f"SELECT count(*) FROM pending_delete WHERE {where}", args).fetchone()[0]
         rows = conn.execute(
-            f"SELECT {_PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+            f"SELECT {PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
             [*args, per_page, (page - 1) * per_page],
         ).fetchall()
-        data = [self._pending_record(r) for r in rows]
+        data = [pending_record(r) for r in rows]
         return _envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)
 
     def _pending_sql(self, values: Mapping[str, Any]) -> tuple[str, list[Any], str]:
         """(where, args, order) of a pending-delete query: the one place its SQL is built."""
         today = self.now().date()
-        clauses = list(_filter_clauses(PENDING_PARAMS, values, Context(today=today, table="pending_delete")).values())
+        clauses = list(sqlplan.filter_clauses(PENDING_PARAMS, values, Context(today=today, table="pending_delete")).values())
         week = values.get("week_end", "all")
         if week != "all":
             clauses.append(("week_end = ?", [week]))
         elif not values.get("include_past"):
             clauses.append(("estimated_drop_date IS NULL OR estimated_drop_date >= ?", [today.isoformat()]))
-        where, args = _where(clauses)
+        where, args = sqlplan.where(clauses)
         order = {
             "drop_date": "(estimated_drop_date IS NULL), estimated_drop_date, id",
             "drop_date_desc": "(estimated_drop_date IS NOT NULL), estimated_drop_date DESC, id",
@@ -641,7 +514,7 @@ class Mirror:
         require(plan, "pending_delete")
         values = parse_params(PENDING_PARAMS, {**(params or {}), **filters}, strict=True)
         where, args, order = self._pending_sql(values)
-        chosen = _columns(columns, PENDING_OUTPUT)
+        chosen = select_columns(columns, PENDING_OUTPUT)
         return pd.read_sql_query(f"SELECT {', '.join(chosen)} FROM pending_delete WHERE {where} ORDER BY {order}",
                                  self.connection(), params=args)  # fmt: skip
 
@@ -713,13 +586,13 @@ class Mirror:
         require(plan, "pending_delete")
         today = self.now().date().isoformat()
         row = self.connection().execute(
-            f"SELECT {_PENDING_SELECT} FROM pending_delete WHERE domain = ? COLLATE NOCASE "
+            f"SELECT {PENDING_SELECT} FROM pending_delete WHERE domain = ? COLLATE NOCASE "
             "AND (estimated_drop_date IS NULL OR estimated_drop_date >= ?) ORDER BY week_end DESC, id DESC LIMIT 1",
             [str(domain).strip(), today],
         ).fetchone()
         if row is None:
             raise not_found()
-        return {"data": self._pending_record(row)}
+        return {"data": pending_record(row)}
 
     # -- about the mirror ----------------------------------------------------------------
     def status(self) -> dict[str, Any]:

@@ -1,0 +1,13 @@
+"""The query layer: every read of the mirror goes through here.
+
+- `mirror.py`    `Mirror`, the public API: validation, plan rules, the envelope
+- `sqlplan.py`   the SQLite planner: filters as SQL, the cheapest index plan per request
+- `columnar.py`  the columnar filter index: masks, counts and pages from NumPy arrays
+- `records.py`   output fields and how a stored row becomes a record
+- `envelope.py`  the paged envelope (contract section 4)
+"""
+
+from .mirror import ENGINES, Mirror
+from .records import FREE_FIELDS, FREE_VISIBLE_NAMES, LISTING_OUTPUT, PENDING_OUTPUT
+
+__all__ = ["Mirror", "ENGINES", "LISTING_OUTPUT", "PENDING_OUTPUT", "FREE_FIELDS", "FREE_VISIBLE_NAMES"]

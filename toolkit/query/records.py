@@ -1,0 +1,63 @@
+"""What the query layer returns: the output fields of each record kind and how a stored row
+becomes a record (contract sections 2 and 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import date
+from typing import Any
+
+from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS, from_db
+from ..store.writer import age_in_years
+
+__all__ = [
+    "FREE_FIELDS",
+    "FREE_VISIBLE_NAMES",
+    "LISTING_OUTPUT",
+    "LISTING_SELECT",
+    "PENDING_OUTPUT",
+    "PENDING_SELECT",
+    "listing_record",
+    "pending_record",
+    "select_columns",
+]
+
+# What a listing record carries: the reference fields plus the toolkit's own (not `raw`,
+# which lives in `raw_records`, nor the internal `live_until`).
+LISTING_OUTPUT: dict[str, str] = {
+    **LISTING_FIELDS,
+    **{k: v for k, v in LISTING_EXTRA_FIELDS.items() if k != "live_until"},
+}
+PENDING_OUTPUT: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
+FREE_FIELDS = (
+    "name", "tld", "source", "type", "price", "max_bid", "currency", "bids_count", "auction_end_date", "score", "age",
+    "domain_authority", "backlinks_count", "referring_domains", "language", "purchase_url",
+)  # fmt: skip
+FREE_VISIBLE_NAMES = 3
+LISTING_SELECT = ", ".join(LISTING_OUTPUT)
+PENDING_SELECT = ", ".join(PENDING_OUTPUT)
+
+
+def select_columns(asked: Iterable[str] | None, known: Mapping[str, str]) -> list[str]:
+    """The output fields asked for, checked (a wrong name is a bad argument, not SQL)."""
+    if asked is None:
+        return list(known)
+    chosen = list(dict.fromkeys(asked))
+    unknown = [c for c in chosen if c not in known]
+    if unknown:
+        raise ValueError(f"columns: unknown field {', '.join(unknown)}; choose from {', '.join(known)}")
+    return chosen
+
+
+def listing_record(row: tuple, today: date, *, historical_traffic: bool = False) -> dict[str, Any]:
+    """A `listings` row (selected as LISTING_SELECT) as the API's record; `age` as of `today`."""
+    record = {name: from_db(kind, value) for (name, kind), value in zip(LISTING_OUTPUT.items(), row)}
+    record["age"] = age_in_years(record["wayback_first_date"], today)
+    if not historical_traffic:
+        del record["historical_traffic"]
+    return record
+
+
+def pending_record(row: tuple) -> dict[str, Any]:
+    """A `pending_delete` row (selected as PENDING_SELECT) as the API's record."""
+    return {name: from_db(kind, value) for (name, kind), value in zip(PENDING_OUTPUT.items(), row)}
