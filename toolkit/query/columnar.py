@@ -48,7 +48,7 @@ from ..conditions import Condition, Unsupported
 from ..params import DOMAIN_PARAMS, Context
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
-from ..store.schema import SORT_COLUMNS, connect
+from ..store.schema import LISTING_COLUMNS, SORT_COLUMNS, connect
 
 __all__ = ["ColumnarIndex", "Unsupported", "index_path", "build_index", "load_index"]
 
@@ -57,7 +57,6 @@ _MAGIC = b"EDTCOLS1"
 _ALIGN = 64
 _TIMESTAMP_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
 _DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
-_EXACT_FLOAT32 = 2**24
 
 # How each column the filters and sorts read is held (see the module's docstring).
 TIME_COLUMNS = ("created_at", "auction_end_date", "first_seen_at", "live_until")
@@ -83,57 +82,73 @@ def index_path(mirror_path: str | os.PathLike[str]) -> Path:
 # -- building ------------------------------------------------------------------------
 
 
-def _csv(conn: sqlite3.Connection, expressions: list[str], source: str = "listings INDEXED BY idx_listings_filters") -> bytes:
-    """One scan of the covering index, the expressions as CSV text made inside SQLite (so
-    the scan runs without the GIL, in parallel with the other threads' scans)."""
-    row = " || ',' || ".join(expressions)
-    text = conn.execute(f"SELECT group_concat({row}, char(10)) FROM {source}").fetchone()[0]
-    return (text or "").encode()  # fmt: skip
+def _kind(column: str) -> str:
+    """How a column is read: int, real, time, day, code or name."""
+    if column in TIME_COLUMNS:
+        return "time"
+    if column in DAY_COLUMNS:
+        return "day"
+    if column in CODE_COLUMNS:
+        return "code"
+    if column == "name":
+        return "name"
+    return "real" if LISTING_COLUMNS.get(column) == "num" else "int"
 
 
-def _read_csv(data: bytes, names: list[str], types: Mapping[str, Any]) -> dict[str, np.ndarray]:
+def _aggregate(column: str) -> str:
+    """The SQL that gives one column of every row as text, a row a line (made inside
+    SQLite, so a scan runs without the GIL, in parallel with the other thread's). Reals are
+    written with 17 significant digits, which read back exactly."""
+    if _kind(column) == "real":
+        return f"group_concat(iif({column} IS NULL, '', printf('%!.17g', {column})), char(10))"
+    return f"group_concat(ifnull({column}, ''), char(10))"
+
+
+_ARROW_TYPES = {"int": "int64", "real": "float64", "day": "date32", "time": "timestamp", "code": "dictionary"}
+# The stored text forms that read back exactly: any other makes the column unusable here.
+_TEXT_LENGTHS = {"time": 20, "day": 10}
+
+
+def _read_column(text: str | None, kind: str, rows: int) -> Any:
+    """One column's lines as an Arrow array of its kind (a value of another form raises)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    if not data:
-        empty = {"text": object, "int": np.int64}
-        return {name: np.array([], dtype=empty.get(types[name], np.float64)) for name in names}
+    types = {"int": pa.int64(), "real": pa.float64(), "day": pa.date32(), "time": pa.timestamp("s", tz="UTC"),
+             "code": pa.dictionary(pa.int32(), pa.string()), "name": pa.string()}  # fmt: skip
+    if not rows:
+        return pa.array([], type=types[kind])
     table = pacsv.read_csv(
-        io.BytesIO(data),
-        read_options=pacsv.ReadOptions(column_names=names),
-        parse_options=pacsv.ParseOptions(quote_char="'", double_quote=True),
-        convert_options=pacsv.ConvertOptions(
-            column_types={n: {"text": pa.string(), "int": pa.int64()}.get(t, pa.float64()) for n, t in types.items()},
-            null_values=["", "NULL"],
-            strings_can_be_null=True,
-            quoted_strings_can_be_null=False,
-        ),
+        io.BytesIO(text.encode() + b"\n"),
+        read_options=pacsv.ReadOptions(column_names=["v"]),
+        parse_options=pacsv.ParseOptions(delimiter="\x1f", quote_char=False, ignore_empty_lines=False),
+        convert_options=pacsv.ConvertOptions(column_types={"v": types[kind]}, null_values=[""],
+                                             strings_can_be_null=kind != "name"),  # fmt: skip
     )
-    out = {}
-    for name in names:
-        column = table.column(name)
-        if types[name] in ("text", "int"):
-            out[name] = column.to_numpy(zero_copy_only=False)
-        else:
-            out[name] = column.fill_null(math.nan).to_numpy()
-    return out
+    column = table.column("v").combine_chunks()
+    if len(column) != rows:
+        raise ValueError(f"{len(column)} values for {rows} rows (a line break inside a value?)")
+    return column
 
 
-def _number_sql(column: str) -> str:
-    # Reals as 17 significant digits (they read back exactly); a text in a number column
-    # (the writer never stores one) fails the parse, and the build with it.
-    return (f"iif(typeof({column}) = 'real', printf('%!.17g', {column}), "
-            f"iif(typeof({column}) = 'integer' OR {column} IS NULL, ifnull({column}, ''), 'not-a-number'))")  # fmt: skip
-
-
-def _time_sql(column: str, glob: str, convert: str) -> str:
-    return f"iif({column} GLOB '{glob}', {convert}, iif({column} IS NULL, '', 'not-a-timestamp'))"
-
-
-def _snapshot(path: str) -> sqlite3.Connection:
+def _scan(path: str, columns: list[str], source: str = "listings INDEXED BY idx_listings_filters") -> tuple[int, dict[str, Any]]:
+    """One scan of the mirror, inside one read transaction: (generation, {column: text}),
+    with `len:<column>` the shortest and longest stored text of time and date columns."""
     conn = connect(path, readonly=True)
-    conn.execute("BEGIN")
-    return conn
+    try:
+        conn.execute("BEGIN")
+        generation = _generation(conn)
+        parts = ["count(*)"] + [_aggregate(c) for c in columns]
+        checked = [c for c in columns if _kind(c) in _TEXT_LENGTHS]
+        parts += [f"min(length({c})), max(length({c}))" for c in checked]
+        row = conn.execute(f"SELECT {', '.join(parts)} FROM {source}").fetchone()
+        out: dict[str, Any] = {"rows": row[0], **dict(zip(columns, row[1:]))}
+        lengths = row[1 + len(columns):]
+        for i, column in enumerate(checked):
+            out[f"len:{column}"] = (lengths[2 * i], lengths[2 * i + 1])
+        return generation, out
+    finally:
+        conn.close()
 
 
 def _generation(conn: sqlite3.Connection) -> int:
@@ -143,113 +158,123 @@ def _generation(conn: sqlite3.Connection) -> int:
 
 def build_index(mirror_path: str | os.PathLike[str]) -> ColumnarIndex:
     """Read the filter and sort columns of one generation of the mirror and build the index.
-    Three scans run at once on their own connections; the generation each saw must agree."""
-    import pandas as pd
 
+    Two workers each scan, parse and sort half of the columns, on their own connection
+    (forked processes where possible: SQLite's allocator makes threads wait on each other);
+    the generation and the listings each one saw must agree."""
     path = os.fspath(mirror_path)
     numbers = list(_number_columns())
-    number_names = ["id"] + [f"n{i}" for i in range(len(numbers))]
-    other = list(TIME_COLUMNS) + list(DAY_COLUMNS) + list(CODE_COLUMNS)
-    other_names = ["id"] + [f"o{i}" for i in range(len(other))]
+    texts = list(TIME_COLUMNS) + list(DAY_COLUMNS) + list(CODE_COLUMNS)
+    parts = [(path, numbers, False), (path, texts, True)]
+    if hasattr(os, "fork") and threading.active_count() == 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-    def scan_numbers() -> tuple[int, bytes]:
-        conn = _snapshot(path)
-        try:
-            return _generation(conn), _csv(conn, ["id"] + [_number_sql(c) for c in numbers])
-        finally:
-            conn.close()
-
-    def scan_others() -> tuple[int, bytes]:
-        exprs = ["id"]
-        exprs += [_time_sql(c, _TIMESTAMP_GLOB, f"unixepoch({c})") for c in TIME_COLUMNS]
-        exprs += [_time_sql(c, _DATE_GLOB, f"CAST(julianday({c}) - 2440587.5 AS INTEGER)") for c in DAY_COLUMNS]
-        exprs += [f"quote({c})" for c in CODE_COLUMNS]
-        conn = _snapshot(path)
-        try:
-            return _generation(conn), _csv(conn, exprs)
-        finally:
-            conn.close()
-
-    def scan_names() -> tuple[int, bytes]:
-        conn = _snapshot(path)
-        try:
-            return _generation(conn), _csv(conn, ["id", "quote(name)"], "(SELECT id, name FROM listings ORDER BY name, id)")
-        finally:
-            conn.close()
-
-    with ThreadPoolExecutor(3) as pool:
-        jobs = [pool.submit(scan_numbers), pool.submit(scan_others), pool.submit(scan_names)]
-        (g1, number_csv), (g2, other_csv), (g3, name_csv) = (job.result() for job in jobs)
-    if not g1 == g2 == g3:
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+            built = list(pool.map(_build_part, *zip(*parts)))
+    else:
+        with ThreadPoolExecutor(2) as pool:
+            built = list(pool.map(_build_part, *zip(*parts)))
+    (generation, arrays, meta), (other_generation, other_arrays, other_meta) = built
+    if generation != other_generation or not np.array_equal(arrays["id"], other_arrays["id"]):
         raise RuntimeError("the mirror changed while the index was read; build again")
+    arrays.update(other_arrays)
+    for key, value in other_meta.items():
+        meta[key] = value + meta[key] if isinstance(value, list) else {**meta[key], **value}
+    return ColumnarIndex(generation, arrays, meta)
 
-    num = _read_csv(number_csv, number_names, {"id": "int", **{n: "number" for n in number_names[1:]}})
-    oth = _read_csv(other_csv, other_names, {"id": "int", **{
-        n: ("text" if c in CODE_COLUMNS else "number") for n, c in zip(other_names[1:], other)}})  # fmt: skip
-    nam = _read_csv(name_csv, ["id", "name"], {"id": "int", "name": "text"})
 
-    ids = num["id"].astype(np.int64)
-    order = np.argsort(ids, kind="stable")
-    ids = ids[order]
-    other_order = np.argsort(oth["id"].astype(np.int64), kind="stable")
-    if not np.array_equal(oth["id"].astype(np.int64)[other_order], ids):
-        raise RuntimeError("the scans disagree on the listings; build again")
-
+def _build_part(path: str, columns: list[str], with_names: bool) -> tuple[int, dict[str, np.ndarray], dict[str, Any]]:
+    """Scan `columns` (and the name order), hold them in id order and sort the sortable ones."""
+    generation, scan = _scan(path, ["id"] + columns)
+    rows = scan["rows"]
+    scan_ids = _read_column(scan["id"], "int", rows).to_numpy()
+    order = np.argsort(scan_ids, kind="stable")
+    ids = scan_ids[order]
     arrays: dict[str, np.ndarray] = {"id": ids}
-    meta: dict[str, Any] = {"integral": {}, "codes": {}, "starts": {}}
-    for name, column in zip(number_names[1:], numbers):
-        _put_number(arrays, meta, column, num[name][order])
-    for name, column in zip(other_names[1:], other):
-        values = oth[name][other_order]
-        if column in CODE_COLUMNS:
-            codes, uniques = pd.factorize(values, use_na_sentinel=True)
-            width = np.int16 if len(uniques) < 2**15 - 1 else np.int32
-            codes = codes.astype(width)
-            codes[codes < 0] = len(uniques)  # NULL: the slot after the last text, never matched
-            arrays[column] = codes
-            meta["codes"][column] = [str(u) for u in uniques]
-        elif column in DAY_COLUMNS:
-            _put_number(arrays, meta, column, values)
-        else:
-            arrays[column] = values.astype(np.float64)
+    meta: dict[str, Any] = {"whole": {}, "codes": {}, "nonnull": {}, "unusable": []}
+    for column in columns:
+        kind = _kind(column)
+        if kind in _TEXT_LENGTHS and rows and scan[f"len:{column}"] not in ((None, None), (_TEXT_LENGTHS[kind],) * 2):
+            meta["unusable"].append(column)  # a stored form this index cannot compare as SQLite does
+            continue
+        _put(arrays, meta, column, kind, _read_column(scan[column], kind, rows), order)
+    del scan
+    for column in sorted({c for c, _ in SORT_COLUMNS.values() if c in columns and c in arrays}):
+        arrays[f"sort:{column}"], arrays[f"starts:{column}"], meta["nonnull"][column] = _sort_order(arrays[column])
+    if with_names:
+        name_generation, names = _scan(path, ["id", "name"], "(SELECT id, name FROM listings ORDER BY name, id)")
+        if name_generation != generation or names["rows"] != rows:
+            raise RuntimeError("the mirror changed while the index was read; build again")
+        _put_names(arrays, meta, names, rows)
+    return generation, arrays, meta
 
-    name_ids = nam["id"].astype(np.int64)
+
+def _sort_order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(order, starts of runs of equal values in it, non-null count): NULL last, ties by id."""
+    null = _null_of(values)
+    key = values
+    if null is not None:
+        key = values.astype(np.float64)
+        key[values == null] = np.nan
+    perm = np.argsort(key, kind="stable").astype(np.int32)
+    ordered = key[perm]
+    nonnull = int(np.count_nonzero(~np.isnan(ordered)))
+    head = ordered[:nonnull]
+    starts = np.flatnonzero(np.r_[True, head[1:] != head[:-1]]) if nonnull else np.array([], dtype=np.int64)
+    return perm, starts.astype(np.int32), nonnull
+
+
+def _put_names(arrays: dict[str, np.ndarray], meta: dict[str, Any], scan: dict[str, Any], rows: int) -> None:
+    """The name order (`ORDER BY name, id`), and the names joined in that order."""
+    import pyarrow.compute as pc
+
+    ids = arrays["id"]
+    name_ids = _read_column(scan["id"], "int", rows).to_numpy()
     positions = np.searchsorted(ids, name_ids)
-    if len(name_ids) != len(ids) or (len(ids) and not np.array_equal(ids[positions], name_ids)):
+    if rows and not np.array_equal(ids[np.minimum(positions, rows - 1)], name_ids):
         raise RuntimeError("the name scan disagrees with the others; build again")
     arrays["sort:name"] = positions.astype(np.int32)
-    names = [str(n) for n in nam["name"]]
-    if any("\n" in n for n in names):
+    arrays["name_text"] = np.frombuffer(((scan["name"] or "") + "\n").encode() if rows else b"", dtype=np.uint8)
+    arrays["name_ends"] = (np.flatnonzero(arrays["name_text"] == 10) + 1).astype(np.int32)
+    if len(arrays["name_ends"]) != rows:
         raise RuntimeError("a name holds a line break; the index cannot search names")
-    in_order = nam["name"]
-    same = np.r_[True, in_order[1:] != in_order[:-1]] if len(in_order) else np.array([], dtype=bool)
-    arrays["starts:name"] = np.flatnonzero(same).astype(np.int32)
-    meta["starts"]["name"] = len(names)
-    blob = ("\n".join(names) + "\n").encode()
-    lengths = np.fromiter((len(n.encode()) + 1 for n in names), dtype=np.int64, count=len(names))
-    arrays["name_text"] = np.frombuffer(blob, dtype=np.uint8)
-    arrays["name_ends"] = np.cumsum(lengths).astype(np.int64)
-
-    for field, (column, _) in SORT_COLUMNS.items():
-        if column in ("id", "name") or f"sort:{column}" in arrays:
-            continue
-        values = arrays[column]
-        perm = np.argsort(values, kind="stable").astype(np.int32)  # NaN (NULL) last, ties by id
-        ordered = values[perm]
-        nonnull = int(np.count_nonzero(~np.isnan(ordered)))
-        head = ordered[:nonnull]
-        starts = np.flatnonzero(np.r_[True, head[1:] != head[:-1]]) if nonnull else np.array([], dtype=np.int64)
-        arrays[f"sort:{column}"] = perm
-        arrays[f"starts:{column}"] = starts.astype(np.int32)
-        meta["starts"][column] = nonnull
-    return ColumnarIndex(g1, arrays, meta)
+    names = _read_column(scan["name"], "name", rows)
+    differs = pc.not_equal(names.slice(1), names.slice(0, max(rows - 1, 0))).to_numpy(zero_copy_only=False)
+    arrays["starts:name"] = np.flatnonzero(np.r_[True, differs]).astype(np.int32) if rows else np.array([], np.int32)
+    meta["nonnull"]["name"] = rows
 
 
-def _put_number(arrays: dict[str, np.ndarray], meta: dict[str, Any], column: str, values: np.ndarray) -> None:
-    present = values[~np.isnan(values)]
-    integral = bool(present.size == 0 or (np.all(present == np.floor(present)) and np.abs(present).max() < _EXACT_FLOAT32))
-    arrays[column] = values.astype(np.float32 if integral else np.float64)
-    meta["integral"][column] = integral
+def _null_of(values: np.ndarray) -> Any:
+    """The value that stands for NULL in an integer column (its type's minimum); None for floats."""
+    return np.iinfo(values.dtype).min if values.dtype.kind == "i" else None
+
+
+def _put(arrays: dict[str, np.ndarray], meta: dict[str, Any], column: str, kind: str, data: Any, order: np.ndarray) -> None:
+    """Hold one column in id order: codes for texts, the narrowest integer type for whole
+    numbers (seconds, days, counts), float64 for reals."""
+    import pyarrow.compute as pc
+
+    if kind == "code":
+        codes = data.indices.fill_null(len(data.dictionary)).to_numpy()[order]  # NULL: past the last text
+        arrays[column] = codes.astype(np.int16 if len(data.dictionary) < 2**15 - 1 else np.int32)
+        meta["codes"][column] = data.dictionary.to_pylist()
+        return
+    if kind == "real":
+        arrays[column] = data.fill_null(math.nan).to_numpy(zero_copy_only=False)[order]
+        return
+    if kind in ("time", "day"):
+        data = data.cast("int64") if kind == "time" else data.cast("int32")
+    low, high = pc.min(data).as_py(), pc.max(data).as_py()
+    width = np.int64
+    for candidate in (np.int8, np.int16, np.int32):
+        info = np.iinfo(candidate)
+        if low is None or (info.min < low and high <= info.max):
+            width = candidate
+            break
+    values = data.fill_null(np.iinfo(width).min).to_numpy(zero_copy_only=False)[order]
+    arrays[column] = values.astype(width)
+    meta["whole"][column] = True
 
 
 # -- the index -----------------------------------------------------------------------
@@ -298,7 +323,7 @@ class ColumnarIndex:
     # -- what the conditions' masks use --------------------------------------------------
     def compare(self, column: str, op: str, value: Any) -> np.ndarray:
         values = self.arrays.get(column)
-        if values is None:
+        if values is None or column in self.meta["unusable"]:
             raise Unsupported(column)
         if column in self.meta["codes"]:
             if op != "=":
@@ -312,7 +337,7 @@ class ColumnarIndex:
             target = float(value)
         else:
             raise Unsupported(f"{column} {op} {value!r}")
-        if self.meta["integral"].get(column):
+        if column in self.meta["whole"]:
             return _compare_whole(values, op, target)
         return _OPS[op](values, target)
 
@@ -371,7 +396,7 @@ class ColumnarIndex:
         source = self.among("source", (REGFREE,))
         mask = source if regfree else ~source
         if not values.get("include_closed"):
-            mask &= self.arrays["live_until"] > _timestamp_position(now)
+            mask &= self.compare("live_until", ">", now)
         view = _WithFts(self, fts)
         for name, value in values.items():
             clause = DOMAIN_PARAMS[name].clause
@@ -400,7 +425,7 @@ class ColumnarIndex:
         if not descending:
             return self.arrays["id"][perm[np.flatnonzero(hits)[offset:need]]]
         # Descending: the groups of equal values in reverse, ids ascending inside each.
-        nonnull = self.meta["starts"][column]
+        nonnull = self.meta["nonnull"][column]
         starts = self.arrays[f"starts:{column}"]
         ranked = np.array([], dtype=np.int64)
         if nonnull:
@@ -467,15 +492,26 @@ _OPS: dict[str, Callable[[np.ndarray, Any], np.ndarray]] = {
 
 
 def _compare_whole(values: np.ndarray, op: str, target: float) -> np.ndarray:
-    """`values op target` for whole numbers held as float32: the target is moved to the whole
-    number that gives the same answer, and clamped where float32 is still exact."""
+    """`values op target` for whole numbers held as integers, whose type's minimum stands
+    for NULL: the target is moved to the whole number that gives the same answer."""
+    info = np.iinfo(values.dtype)
+    low, high, null = info.min + 1, info.max, info.min
     if op == "=":
-        if target != math.floor(target) or abs(target) >= _EXACT_FLOAT32:
+        if target != math.floor(target) or not low <= target <= high:
             return np.zeros(values.shape, dtype=bool)
-        return values == np.float32(target)
+        return values == values.dtype.type(target)
     whole = math.ceil(target) if op in (">=", "<") else math.floor(target)
-    whole = max(-_EXACT_FLOAT32, min(_EXACT_FLOAT32, whole))
-    return _OPS[op](values, np.float32(whole))
+    if op == ">=":
+        return values >= values.dtype.type(max(whole, low)) if whole <= high else np.zeros(values.shape, dtype=bool)
+    if op == ">":
+        return values > values.dtype.type(max(whole, null)) if whole < high else np.zeros(values.shape, dtype=bool)
+    if op == "<":
+        if whole <= low:
+            return np.zeros(values.shape, dtype=bool)
+        return (values < values.dtype.type(whole)) & (values != null) if whole <= high else values != null
+    if whole < low:  # <=
+        return np.zeros(values.shape, dtype=bool)
+    return (values <= values.dtype.type(whole)) & (values != null) if whole < high else values != null
 
 
 _EPOCH = datetime(1970, 1, 1)
