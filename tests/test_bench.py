@@ -264,6 +264,31 @@ def test_main_prints_markdown(tmp_path, capsys):
     assert "| query |" in out and "p95" in out and "ql / duckdb" in out
 
 
+def test_random_requests_are_drawn_from_the_parameter_table_and_agree(tmp_path):
+    """`--random N --seed S`: the same seed draws the same requests, every filter of the
+    parameter table can be drawn, and the three engines agree on every one of them."""
+    from toolkit import bench
+    from toolkit.params import DOMAIN_PARAMS
+
+    db = synthetic_mirror(tmp_path / "bench.db", listings=400, regfree=80, pending=20)
+    frames = bench.load_frames(db, NOW)
+    first = bench.random_suite(frames.listings, NOW.date(), 300, seed=3)
+    again = bench.random_suite(frames.listings, NOW.date(), 300, seed=3)
+    other = bench.random_suite(frames.listings, NOW.date(), 300, seed=4)
+    assert [q.params for q in first] == [q.params for q in again]
+    assert [q.params for q in first] != [q.params for q in other]
+    drawn = {name for q in first for name in q.params}
+    filters = {n for n, p in DOMAIN_PARAMS.items() if p.clause is not None} - {"seen_after"}
+    assert filters <= drawn, filters - drawn
+    assert all(1 <= len(set(q.params) & filters) <= 4 for q in first)
+    report = bench.bench(db, repeat=1, now=NOW, random=40, seed=11)
+    assert len(report.timings) == 40 and report.suite == "40 random requests, seed 11"
+    assert report.answered_by == ["columnar"]
+    bad = [(t.name, t.mismatch) for t in report.timings if not t.agree]
+    assert not bad, bad
+    assert sum(t.total > 0 for t in report.timings) >= 10  # not a suite of empty answers
+
+
 def test_main_refuses_a_missing_database(tmp_path, capsys):
     from toolkit import bench
 

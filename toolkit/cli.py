@@ -89,6 +89,16 @@ def _open(db: str, *, must_exist: bool = True) -> Mirror:
 
 
 
+def _refresh_index(db: str | Mirror) -> None:
+    """After a write: rebuild the mirror's columnar index, so the next reader need not (a
+    failure only costs speed: queries are then answered by SQLite)."""
+    mirror = db if isinstance(db, Mirror) else Mirror(db)
+    try:
+        mirror.refresh_index()
+    except Exception as exc:  # noqa: BLE001
+        click.echo(f"edt: the columnar index was not rebuilt ({exc}); queries use SQLite until it is", err=True)
+
+
 def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], out) -> int:
     writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
     writer.writeheader()
@@ -164,6 +174,7 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
     conn = mirror.connection()
     if clear:
         removed = clear_demo(conn)
+        _refresh_index(mirror)
         click.echo(f"Removed demo rows from {db}: " + ", ".join(f"{n:,} {k}" for k, n in removed.items()))
         return
     from rich.progress import Progress
@@ -182,6 +193,8 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
             counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report)
         except DemoRefused as exc:
             raise BadInput(str(exc)) from None
+        progress.update(task, description=f"demo {scale}: columnar index", refresh=True)
+        _refresh_index(mirror)
     click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
 
 
@@ -243,9 +256,12 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
     except SyncBusy as exc:
         raise Failed(str(exc)) from None
     except SyncStopped as exc:
+        _refresh_index(db)
         for report in exc.reports:
             click.echo(report.line())
         raise Failed(f"sync stopped: {exc}. Pages already written are kept; run `edt sync` again to resume.") from None
+    if not dry_run:
+        _refresh_index(db)
     for result in results:
         click.echo(result.line())
     if not dry_run and any(r.status not in ("ok", "skipped") for r in results):
@@ -582,6 +598,8 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
         raise _api_error(exc) from None
     if sys.stderr.isatty():
         click.echo("", err=True)
+    if report.updated:
+        _refresh_index(mirror)
     for line in report.lines():
         click.echo(line)
     if report.errors and not report.updated:
@@ -661,6 +679,7 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
         raise BadInput(str(exc)) from None
     except OSError as exc:  # a download that failed
         raise Failed(f"{source}: {exc}") from None
+    _refresh_index(mirror)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
@@ -764,7 +783,7 @@ def mcp_command(db: str, plan: str | None) -> None:
     except ImportError as exc:  # an mcp this toolkit cannot use (1.x)
         raise Failed(f"the MCP server needs mcp>=2.3 ({exc}): pip install 'expired-domains-toolkit[mcp]'") from None
     try:
-        mirror = Mirror(db, readonly=True)
+        mirror = Mirror(db, readonly=True, engine=os.environ.get("EDT_ENGINE") or "background")
     except Exception as exc:  # not a mirror, or an older schema
         raise BadInput(f"{db}: cannot serve ({exc})") from None
     # Standard output carries the protocol only: every log line goes to standard error.

@@ -153,6 +153,10 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
         return reports
     mirror = Mirror(settings.db)
     try:
+        try:
+            mirror.refresh_index()  # the next reader need not rebuild it
+        except Exception as exc:  # noqa: BLE001 - queries are then answered by SQLite
+            say(f"{job}: the columnar index was not rebuilt ({exc})")
         say(run_alerts(mirror, job=job, **dict(alert_options or {})).line())
     finally:
         mirror.close()

@@ -395,7 +395,9 @@ def create_app(
     if isinstance(db_path, Mirror):
         mirror = db_path
     else:
-        mirror = Mirror(db_path, readonly=True, clock=clock)
+        # A long-lived reader: a write elsewhere (a sync) makes it rebuild the columnar index
+        # in the background, answering through SQLite meanwhile.
+        mirror = Mirror(db_path, readonly=True, clock=clock, engine=os.environ.get("EDT_ENGINE") or "background")
     store = keys if isinstance(keys, KeyStore) else KeyStore(keys or {})
     limits = effective_limits(rates)
     for plan, value in (rates or {}).items():

@@ -156,7 +156,23 @@ def _generation(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def build_index(mirror_path: str | os.PathLike[str]) -> ColumnarIndex:
+def build_index(mirror_path: str | os.PathLike[str], *, attempts: int = 3) -> ColumnarIndex:
+    """The index of the mirror as it is now; a build that a concurrent write spoiled (the
+    workers saw two generations) is tried again, up to `attempts` times."""
+    for attempt in range(attempts):
+        try:
+            return _build_once(mirror_path)
+        except _Moved:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+class _Moved(RuntimeError):
+    """The mirror changed while the index was read."""
+
+
+def _build_once(mirror_path: str | os.PathLike[str]) -> ColumnarIndex:
     """Read the filter and sort columns of one generation of the mirror and build the index.
 
     Two workers each scan, parse and sort half of the columns, on their own connection
@@ -177,7 +193,7 @@ def build_index(mirror_path: str | os.PathLike[str]) -> ColumnarIndex:
             built = list(pool.map(_build_part, *zip(*parts)))
     (generation, arrays, meta), (other_generation, other_arrays, other_meta) = built
     if generation != other_generation or not np.array_equal(arrays["id"], other_arrays["id"]):
-        raise RuntimeError("the mirror changed while the index was read; build again")
+        raise _Moved("the mirror changed while the index was read; build again")
     arrays.update(other_arrays)
     for key, value in other_meta.items():
         meta[key] = value + meta[key] if isinstance(value, list) else {**meta[key], **value}
@@ -205,7 +221,7 @@ def _build_part(path: str, columns: list[str], with_names: bool) -> tuple[int, d
     if with_names:
         name_generation, names = _scan(path, ["id", "name"], "(SELECT id, name FROM listings ORDER BY name, id)")
         if name_generation != generation or names["rows"] != rows:
-            raise RuntimeError("the mirror changed while the index was read; build again")
+            raise _Moved("the mirror changed while the index was read; build again")
         _put_names(arrays, meta, names, rows)
     return generation, arrays, meta
 

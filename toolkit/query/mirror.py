@@ -180,7 +180,10 @@ class Mirror:
         if index is not None and index.generation == generation:
             return index
         if self.engine == "columnar":
-            index = self.refresh_index()
+            try:
+                index = self.refresh_index()
+            except RuntimeError:  # the mirror kept changing while it was read: SQLite answers
+                return None
             return index if index.generation == generation else None
         if self.engine == "background":
             self._rebuild_in_background()
@@ -620,7 +623,7 @@ class Mirror:
         ):
             runs[job] = {"started_at": started, "finished_at": finished, "status": status, "rows_seen": rows_seen}
         meta = dict(conn.execute("SELECT key, value FROM mirror_meta").fetchall())
-        from .sync import freshness  # the jobs' schedules live with the sync
+        from ..sync import freshness  # the jobs' schedules live with the sync
 
         return {"path": self.path, "datasets": datasets, "origins": origins, "last_sync": runs, "meta": meta,
                 "freshness": freshness(conn, self.now())}  # fmt: skip

@@ -188,7 +188,7 @@ PENDING_INDEXES = {
     "idx_pending_soonest": "(estimated_drop_date IS NULL), estimated_drop_date, id",
     "idx_pending_latest": "(estimated_drop_date IS NOT NULL), estimated_drop_date DESC, id",
     "idx_pending_drop": "estimated_drop_date",
-    "idx_pending_tld_drop": "tld, estimated_drop_date",
+    "idx_pending_tld_drop": "tld, estimated_drop_date, hyphens, digits",  # counts name-shape filters per TLD
     "idx_pending_status_drop": "whois_status, estimated_drop_date",
     "idx_pending_source_drop": "source, estimated_drop_date",
     "idx_pending_week": "week_end",

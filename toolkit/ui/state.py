@@ -58,7 +58,8 @@ def writable_mirror(path: str) -> Mirror:
 
 @st.cache_resource
 def _reader(path: str) -> Mirror:
-    return Mirror(path, readonly=True)
+    # Long-lived: after a write it rebuilds the columnar index in the background.
+    return Mirror(path, readonly=True, engine=os.environ.get("EDT_ENGINE") or "background")
 
 
 def reader() -> Mirror:
