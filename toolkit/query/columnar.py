@@ -306,7 +306,6 @@ class ColumnarIndex:
         self.rows = len(arrays["id"])
         self._keep = keep  # the memory map the arrays are views of
         self._code_cache: dict[tuple[str, Any], np.ndarray] = {}
-        self._names: bytes | None = None
 
     @property
     def nbytes(self) -> int:
@@ -383,18 +382,25 @@ class ColumnarIndex:
         return table[self.arrays[column]]
 
     def name_contains(self, term: str) -> np.ndarray:
-        """Rows whose name holds `term` (as SQLite's instr: exact, case as stored)."""
-        if self._names is None:
-            self._names = self.arrays["name_text"].tobytes()
-        haystack, needle = self._names, term.encode()
-        hits, at = [], haystack.find(needle)
-        while at >= 0:
-            hits.append(at)
-            at = haystack.find(needle, at + 1)
+        """Rows whose name holds `term` (as SQLite's instr: exact, case as stored): the
+        term's bytes are compared at every offset of the joined names at once, and each
+        name's stretch is reduced to one answer (a match cannot cross the line breaks)."""
+        text, needle = self.arrays["name_text"], np.frombuffer(term.encode(), dtype=np.uint8)
         mask = np.zeros(self.rows, dtype=bool)
-        if hits:
-            ranks = np.searchsorted(self.arrays["name_ends"], np.asarray(hits, dtype=np.int64), side="right")
-            mask[self.arrays["sort:name"][ranks]] = True
+        span = len(text) - len(needle) + 1
+        if not self.rows or not len(needle) or span <= 0:
+            return mask if len(needle) else ~mask
+        found = text[:span] == needle[0]
+        for offset in range(1, len(needle)):
+            found &= text[offset : span + offset] == needle[offset]
+        ends = self.arrays["name_ends"]
+        at = np.flatnonzero(found)
+        if len(at) < self.rows // 4:  # few matches: find each one's name
+            mask[self.arrays["sort:name"][np.searchsorted(ends, at, side="right")]] = True
+            return mask
+        hit = np.zeros(len(text), dtype=bool)
+        hit[:span] = found
+        mask[self.arrays["sort:name"]] = np.logical_or.reduceat(hit, np.concatenate(([0], ends[:-1])))
         return mask
 
     def positions_of(self, ids: np.ndarray) -> np.ndarray:
