@@ -174,3 +174,29 @@ def test_a_query_while_another_process_writes_is_of_one_generation(tmp_path):
         writer.join(60)
     assert reader.search_domains({"tld": ".zz"})["meta"]["total"] == size * batches
     assert len(seen) > 2 and "columnar" in engines
+
+
+def test_the_commands_that_write_leave_a_current_index_behind(tmp_path):
+    """`edt demo` and `edt ingest` rebuild the index after writing, so the next one-shot
+    reader (the default engine, which never builds) answers from it, new rows included."""
+    from click.testing import CliRunner
+    from test_ingest import godaddy_zip
+
+    from toolkit.cli import cli
+
+    db = tmp_path / "m.db"
+    result = CliRunner().invoke(cli, ["demo", "--db", str(db), "--scale", "small"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    reader = Mirror(db)
+    assert load_index(index_path(db)).generation == reader.generation()
+    reader.search_domains({"tld": ".com", "sort": "-trust_flow"})
+    assert reader.answered_by() == "columnar"
+    before = reader.generation()
+    feed = godaddy_zip(tmp_path / "all_listings.json.zip")
+    result = CliRunner().invoke(cli, ["ingest", "godaddy", "--db", str(db), "--file", str(feed)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    fresh = Mirror(db)
+    assert load_index(index_path(db)).generation == fresh.generation() > before
+    found = fresh.search_domains({"contains": "kettle", "include_closed": 1})
+    assert fresh.answered_by() == "columnar"
+    assert "greenkettle.net" in [r["name"] for r in found["data"]]
