@@ -95,60 +95,48 @@ def _kind(column: str) -> str:
     return "real" if LISTING_COLUMNS.get(column) == "num" else "int"
 
 
-def _aggregate(column: str) -> str:
-    """The SQL that gives one column of every row as text, a row a line (made inside
-    SQLite, so a scan runs without the GIL, in parallel with the other thread's). Reals are
-    written with 17 significant digits, which read back exactly."""
+def _field(column: str) -> str:
+    """One column of a row as text for `printf('%s...')`: NULL is empty; reals are written
+    with 17 significant digits, which read back exactly."""
     if _kind(column) == "real":
-        return f"group_concat(iif({column} IS NULL, '', printf('%!.17g', {column})), char(10))"
-    return f"group_concat(ifnull({column}, ''), char(10))"
+        return f"iif({column} IS NULL, NULL, printf('%!.17g', {column}))"
+    return column
 
 
-_ARROW_TYPES = {"int": "int64", "real": "float64", "day": "date32", "time": "timestamp", "code": "dictionary"}
+_SEPARATOR = "\x1f"  # between fields (texts hold commas); rows end with a line break
 # The stored text forms that read back exactly: any other makes the column unusable here.
 _TEXT_LENGTHS = {"time": 20, "day": 10}
 
 
-def _read_column(text: str | None, kind: str, rows: int) -> Any:
-    """One column's lines as an Arrow array of its kind (a value of another form raises)."""
+def _scan(path: str, columns: list[str], source: str = "listings INDEXED BY idx_listings_filters") -> tuple[int, Any]:
+    """One scan of the mirror inside one read transaction: its generation and the columns
+    of every row as an Arrow table. SQLite writes each row as one line of text (one
+    `printf` a row: the scan runs without the GIL), Arrow's CSV reader parses them."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    types = {"int": pa.int64(), "real": pa.float64(), "day": pa.date32(), "time": pa.timestamp("s", tz="UTC"),
-             "code": pa.dictionary(pa.int32(), pa.string()), "name": pa.string()}  # fmt: skip
-    if not rows:
-        return pa.array([], type=types[kind])
-    table = pacsv.read_csv(
-        io.BytesIO(text.encode() + b"\n"),
-        read_options=pacsv.ReadOptions(column_names=["v"]),
-        parse_options=pacsv.ParseOptions(delimiter="\x1f", quote_char=False, ignore_empty_lines=False),
-        convert_options=pacsv.ConvertOptions(column_types={"v": types[kind]}, null_values=[""],
-                                             strings_can_be_null=kind != "name"),  # fmt: skip
-    )
-    column = table.column("v").combine_chunks()
-    if len(column) != rows:
-        raise ValueError(f"{len(column)} values for {rows} rows (a line break inside a value?)")
-    return column
-
-
-def _scan(path: str, columns: list[str], source: str = "listings INDEXED BY idx_listings_filters") -> tuple[int, dict[str, Any]]:
-    """One scan of the mirror, inside one read transaction: (generation, {column: text}),
-    with `len:<column>` the shortest and longest stored text of time and date columns."""
     conn = connect(path, readonly=True)
     try:
         conn.execute("BEGIN")
         generation = _generation(conn)
-        parts = ["count(*)"] + [_aggregate(c) for c in columns]
-        checked = [c for c in columns if _kind(c) in _TEXT_LENGTHS]
-        parts += [f"min(length({c})), max(length({c}))" for c in checked]
-        row = conn.execute(f"SELECT {', '.join(parts)} FROM {source}").fetchone()
-        out: dict[str, Any] = {"rows": row[0], **dict(zip(columns, row[1:]))}
-        lengths = row[1 + len(columns):]
-        for i, column in enumerate(checked):
-            out[f"len:{column}"] = (lengths[2 * i], lengths[2 * i + 1])
-        return generation, out
+        line = "printf('" + _SEPARATOR.join(["%s"] * len(columns)) + "', " + ", ".join(map(_field, columns)) + ")"
+        rows, text = conn.execute(f"SELECT count(*), group_concat({line}, char(10)) FROM {source}").fetchone()
     finally:
         conn.close()
+    types = {"int": pa.int64(), "real": pa.float64(), "day": pa.string(), "time": pa.string(),
+             "code": pa.dictionary(pa.int32(), pa.string()), "name": pa.string()}  # fmt: skip
+    column_types = {c: types[_kind(c)] for c in columns}
+    if not rows:
+        return generation, pa.table({c: pa.array([], type=t) for c, t in column_types.items()})
+    table = pacsv.read_csv(
+        io.BytesIO(text.encode() + b"\n"),
+        read_options=pacsv.ReadOptions(column_names=columns, block_size=1 << 24),
+        parse_options=pacsv.ParseOptions(delimiter=_SEPARATOR, quote_char=False, ignore_empty_lines=False),
+        convert_options=pacsv.ConvertOptions(column_types=column_types, null_values=[""], strings_can_be_null=True),
+    )
+    if table.num_rows != rows:
+        raise ValueError(f"{table.num_rows} lines for {rows} rows (a line break inside a value?)")
+    return generation, table.combine_chunks()
 
 
 def _generation(conn: sqlite3.Connection) -> int:
@@ -202,28 +190,77 @@ def _build_once(mirror_path: str | os.PathLike[str]) -> ColumnarIndex:
 
 def _build_part(path: str, columns: list[str], with_names: bool) -> tuple[int, dict[str, np.ndarray], dict[str, Any]]:
     """Scan `columns` (and the name order), hold them in id order and sort the sortable ones."""
-    generation, scan = _scan(path, ["id"] + columns)
-    rows = scan["rows"]
-    scan_ids = _read_column(scan["id"], "int", rows).to_numpy()
+    generation, table = _scan(path, ["id"] + columns)
+    rows = table.num_rows
+    scan_ids = table.column("id").to_numpy()
     order = np.argsort(scan_ids, kind="stable")
-    ids = scan_ids[order]
-    arrays: dict[str, np.ndarray] = {"id": ids}
+    arrays: dict[str, np.ndarray] = {"id": scan_ids[order]}
     meta: dict[str, Any] = {"whole": {}, "codes": {}, "nonnull": {}, "unusable": []}
     for column in columns:
         kind = _kind(column)
-        if kind in _TEXT_LENGTHS and rows and scan[f"len:{column}"] not in ((None, None), (_TEXT_LENGTHS[kind],) * 2):
-            meta["unusable"].append(column)  # a stored form this index cannot compare as SQLite does
-            continue
-        _put(arrays, meta, column, kind, _read_column(scan[column], kind, rows), order)
-    del scan
+        data = table.column(column).combine_chunks()
+        if kind in _TEXT_LENGTHS:
+            data = _as_whole_numbers(data, kind)
+            if data is None:
+                meta["unusable"].append(column)  # a stored form this index cannot compare as SQLite does
+                continue
+        _put(arrays, meta, column, kind, data, order)
+    del table
     for column in sorted({c for c, _ in SORT_COLUMNS.values() if c in columns and c in arrays}):
         arrays[f"sort:{column}"], arrays[f"starts:{column}"], meta["nonnull"][column] = _sort_order(arrays[column])
     if with_names:
         name_generation, names = _scan(path, ["id", "name"], "(SELECT id, name FROM listings ORDER BY name, id)")
-        if name_generation != generation or names["rows"] != rows:
+        if name_generation != generation or names.num_rows != rows:
             raise _Moved("the mirror changed while the index was read; build again")
         _put_names(arrays, meta, names, rows)
     return generation, arrays, meta
+
+
+def _as_whole_numbers(data: Any, kind: str) -> Any:
+    """Timestamps as seconds and dates as days since 1970, or None when a stored text is not
+    exactly `YYYY-MM-DDTHH:MM:SSZ` (or `YYYY-MM-DD`): other forms sort differently as text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if data.null_count < len(data):
+        lengths = pc.min_max(pc.utf8_length(data)).as_py()
+        if lengths["min"] != _TEXT_LENGTHS[kind] or lengths["max"] != _TEXT_LENGTHS[kind]:
+            return None
+    try:
+        if kind == "time":
+            return pc.strptime(data, format="%Y-%m-%dT%H:%M:%SZ", unit="s").cast(pa.int64())
+        return pc.strptime(data, format="%Y-%m-%d", unit="s").cast(pa.date32()).cast(pa.int32())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _sort_order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(order, starts of runs of equal values in it, non-null count): NULL last, ties by id."""
+    null = _null_of(values)
+    present = ~np.isnan(values) if null is None else values != null
+    where = np.flatnonzero(present)
+    perm = np.concatenate((where[np.argsort(values[where], kind="stable")], np.flatnonzero(~present)))
+    head = values[perm[: len(where)]]
+    starts = np.flatnonzero(np.r_[True, head[1:] != head[:-1]]) if len(where) else np.array([], dtype=np.int64)
+    return perm.astype(np.int32), starts.astype(np.int32), len(where)
+
+
+def _as_whole_numbers(data: Any, kind: str) -> Any:
+    """Timestamps as seconds and dates as days since 1970, or None when a stored text is not
+    exactly `YYYY-MM-DDTHH:MM:SSZ` (or `YYYY-MM-DD`): other forms sort differently as text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if data.null_count < len(data):
+        lengths = pc.min_max(pc.utf8_length(data)).as_py()
+        if lengths["min"] != _TEXT_LENGTHS[kind] or lengths["max"] != _TEXT_LENGTHS[kind]:
+            return None
+    try:
+        if kind == "time":
+            return pc.strptime(data, format="%Y-%m-%dT%H:%M:%SZ", unit="s").cast(pa.int64())
+        return pc.strptime(data, format="%Y-%m-%d", unit="s").cast(pa.date32()).cast(pa.int32())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
 
 
 def _sort_order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -241,21 +278,24 @@ def _sort_order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     return perm, starts.astype(np.int32), nonnull
 
 
-def _put_names(arrays: dict[str, np.ndarray], meta: dict[str, Any], scan: dict[str, Any], rows: int) -> None:
+def _put_names(arrays: dict[str, np.ndarray], meta: dict[str, Any], table: Any, rows: int) -> None:
     """The name order (`ORDER BY name, id`), and the names joined in that order."""
     import pyarrow.compute as pc
 
     ids = arrays["id"]
-    name_ids = _read_column(scan["id"], "int", rows).to_numpy()
+    name_ids = table.column("id").to_numpy()
     positions = np.searchsorted(ids, name_ids)
     if rows and not np.array_equal(ids[np.minimum(positions, rows - 1)], name_ids):
-        raise RuntimeError("the name scan disagrees with the others; build again")
+        raise _Moved("the name scan disagrees with the others; build again")
+    names = table.column("name").combine_chunks()
     arrays["sort:name"] = positions.astype(np.int32)
-    arrays["name_text"] = np.frombuffer(((scan["name"] or "") + "\n").encode() if rows else b"", dtype=np.uint8)
-    arrays["name_ends"] = (np.flatnonzero(arrays["name_text"] == 10) + 1).astype(np.int32)
-    if len(arrays["name_ends"]) != rows:
+    lines = pc.binary_join_element_wise(names, "", "\n")  # each name with a line break after it
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset : lines.offset + rows + 1]
+    text = np.frombuffer(lines.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]] if rows else np.zeros(0, np.uint8)
+    arrays["name_text"] = text
+    arrays["name_ends"] = (offsets[1:] - offsets[0]).astype(np.int32)
+    if int(np.count_nonzero(text == 10)) != rows:
         raise RuntimeError("a name holds a line break; the index cannot search names")
-    names = _read_column(scan["name"], "name", rows)
     differs = pc.not_equal(names.slice(1), names.slice(0, max(rows - 1, 0))).to_numpy(zero_copy_only=False)
     arrays["starts:name"] = np.flatnonzero(np.r_[True, differs]).astype(np.int32) if rows else np.array([], np.int32)
     meta["nonnull"]["name"] = rows
@@ -279,8 +319,6 @@ def _put(arrays: dict[str, np.ndarray], meta: dict[str, Any], column: str, kind:
     if kind == "real":
         arrays[column] = data.fill_null(math.nan).to_numpy(zero_copy_only=False)[order]
         return
-    if kind in ("time", "day"):
-        data = data.cast("int64") if kind == "time" else data.cast("int32")
     low, high = pc.min(data).as_py(), pc.max(data).as_py()
     width = np.int64
     for candidate in (np.int8, np.int16, np.int32):
