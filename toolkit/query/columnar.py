@@ -245,39 +245,6 @@ def _sort_order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     return perm.astype(np.int32), starts.astype(np.int32), len(where)
 
 
-def _as_whole_numbers(data: Any, kind: str) -> Any:
-    """Timestamps as seconds and dates as days since 1970, or None when a stored text is not
-    exactly `YYYY-MM-DDTHH:MM:SSZ` (or `YYYY-MM-DD`): other forms sort differently as text."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if data.null_count < len(data):
-        lengths = pc.min_max(pc.utf8_length(data)).as_py()
-        if lengths["min"] != _TEXT_LENGTHS[kind] or lengths["max"] != _TEXT_LENGTHS[kind]:
-            return None
-    try:
-        if kind == "time":
-            return pc.strptime(data, format="%Y-%m-%dT%H:%M:%SZ", unit="s").cast(pa.int64())
-        return pc.strptime(data, format="%Y-%m-%d", unit="s").cast(pa.date32()).cast(pa.int32())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-
-
-def _sort_order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """(order, starts of runs of equal values in it, non-null count): NULL last, ties by id."""
-    null = _null_of(values)
-    key = values
-    if null is not None:
-        key = values.astype(np.float64)
-        key[values == null] = np.nan
-    perm = np.argsort(key, kind="stable").astype(np.int32)
-    ordered = key[perm]
-    nonnull = int(np.count_nonzero(~np.isnan(ordered)))
-    head = ordered[:nonnull]
-    starts = np.flatnonzero(np.r_[True, head[1:] != head[:-1]]) if nonnull else np.array([], dtype=np.int64)
-    return perm, starts.astype(np.int32), nonnull
-
-
 def _put_names(arrays: dict[str, np.ndarray], meta: dict[str, Any], table: Any, rows: int) -> None:
     """The name order (`ORDER BY name, id`), and the names joined in that order."""
     import pyarrow.compute as pc
