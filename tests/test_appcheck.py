@@ -10,8 +10,8 @@ import pytest
 
 from conftest import small_demo
 
-from toolkit import appcheck
-from toolkit.appcheck import VIEWS, chromium_available, main, page_failure
+from toolkit.bench import browser as appcheck
+from toolkit.bench.browser import VIEWS, chromium_available, main, page_failure
 
 needs_chromium = pytest.mark.skipif(
     not chromium_available(),

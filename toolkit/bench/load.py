@@ -1,6 +1,6 @@
 """Load check: `edt serve` under concurrent keyed clients, next to Datasette on the same file.
 
-    python -m toolkit.loadcheck --db /path/to/full-demo.db [--clients 8] [--requests 250] [--markdown]
+    python -m toolkit.bench.load --db /path/to/full-demo.db [--clients 8] [--requests 250] [--markdown]
 
 A script, not a timed test. It starts `edt serve` (one uvicorn process) with one Business
 key per client, and Datasette (`datasette serve --immutable`, facet suggestions off and a
@@ -360,7 +360,7 @@ def _table(results: list[LoadResult], markdown: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.loadcheck", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.load", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", default=os.environ.get("EDT_DB", "data/mirror.db"), help="a (full demo) mirror; read only")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=250, help="requests per client")
@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     if not db.is_file():
         print(f"loadcheck: {db}: no mirror there (build one with `edt demo --scale full --db {db}`)", file=sys.stderr)
         return 2
-    from .plans import RATE_LIMITS
+    from ..plans import RATE_LIMITS
 
     limit = RATE_LIMITS["business"] or 300
     now = datetime.now(timezone.utc)

@@ -1,4 +1,4 @@
-"""The app's speed: `python -m toolkit.appbench --db FULL_MIRROR`.
+"""The app's speed: `python -m toolkit.bench.app --db FULL_MIRROR`.
 
 Each page of the Streamlit app is run through `streamlit.testing.v1.AppTest` (the same
 script the browser gets, without the browser): its first render with empty caches, then one
@@ -14,7 +14,7 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-APP = Path(__file__).resolve().parent / "ui" / "run.py"
+APP = Path(__file__).resolve().parents[1] / "ui" / "run.py"
 TARGET_S = 2.0
 
 
@@ -25,14 +25,14 @@ def _timed(run) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.appbench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.app", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True, help="the mirror (a full demo mirror for the README's figures)")
     args = parser.parse_args(argv)
     os.environ["EDT_DB"] = args.db
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from .query import Mirror
+    from ..query import Mirror
 
     Mirror(args.db).close()  # create or upgrade before the app opens it read-only
     some_id = str(Mirror(args.db, readonly=True).search_domains({"sort": "-bids_count", "per_page": 2})["data"][1]["id"])

@@ -1,4 +1,4 @@
-"""The sync benchmark: `python -m toolkit.syncbench [--remote DB] [--rate N] [--windows K] [--new N]`.
+"""The sync benchmark: `python -m toolkit.bench.sync [--remote DB] [--rate N] [--windows K] [--new N]`.
 
 Against the replica on a loopback socket (its limit raised to `--rate` requests a minute):
 
@@ -25,12 +25,12 @@ from pathlib import Path
 
 import httpx
 
-from .remote import RemoteClient, shared_limiter
-from .server import BackgroundServer, create_app
-from .store.fields import LISTING_FIELDS
-from .store.schema import connect
-from .store.writer import save_listings
-from .sync import sync
+from ..remote import RemoteClient, shared_limiter
+from ..server import BackgroundServer, create_app
+from ..store.fields import LISTING_FIELDS
+from ..store.schema import connect
+from ..store.writer import save_listings
+from ..sync import sync
 
 KEY = "syncbench-key"
 
@@ -75,7 +75,7 @@ def _add_listings(remote: Path, n: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.syncbench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.sync", description=__doc__.split("\n\n")[0])
     parser.add_argument("--remote", help="the replica's mirror (default: a fresh small demo)")
     parser.add_argument("--rate", type=int, default=20, help="requests per minute (replica limit and pacing)")
     parser.add_argument("--windows", type=int, default=2, help="whole pacing windows to measure over")
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="edt-syncbench-"))
     remote = Path(args.remote) if args.remote else work / "remote.db"
     if not args.remote:
-        from .demo import load_demo
+        from ..demo import load_demo
 
         conn = connect(str(remote))
         load_demo(conn, scale="small", seed=3)

@@ -1,4 +1,4 @@
-"""The app in a real browser: `python -m toolkit.appcheck --db PATH --out DIR [--port N] [--views v1,v2]`.
+"""The app in a real browser: `python -m toolkit.bench.browser --db PATH --out DIR [--port N] [--views v1,v2]`.
 
 Starts the Streamlit app (`streamlit run app.py`, headless, on 127.0.0.1) on the given
 mirror, opens each page (`?view=...`) in headless Chromium, waits until Streamlit has
@@ -275,7 +275,7 @@ def _log_tail(path: Path, lines: int = 20) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.appcheck", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.browser", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True, type=Path, help="the mirror the app opens (EDT_DB)")
     parser.add_argument("--out", required=True, type=Path, help="folder for VIEW.png screenshots and server.log")
     parser.add_argument("--port", type=int, default=0, help="the app's port (default: a free one)")

@@ -133,7 +133,7 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
     pages 1-50 and now and then the keyset cursor. The same seed draws the same requests."""
     import random
 
-    from .params import DOMAIN_PARAMS, DOMAIN_SORTS, TOP_CATEGORIES, USE_CASES
+    from ..params import DOMAIN_PARAMS, DOMAIN_SORTS, TOP_CATEGORIES, USE_CASES
 
     rnd = random.Random(seed)
     frame = listings[listings["source"] != "regfree"]
@@ -383,7 +383,7 @@ def load_frames(db_path: str | os.PathLike[str], now: datetime) -> Frames:
     raw records live in another table). Adds `age` as of `now` and parsed timestamps."""
     import pandas as pd
 
-    from .query import LISTING_OUTPUT, PENDING_OUTPUT
+    from ..query import LISTING_OUTPUT, PENDING_OUTPUT
 
     started = time.perf_counter()
     conn = sqlite3.connect(f"file:{os.fspath(db_path)}?mode=ro", uri=True)
@@ -421,7 +421,7 @@ class QueryLayerEngine:
     name = "query layer"
 
     def __init__(self, db_path: str | os.PathLike[str], now: datetime, engine: str = "columnar"):
-        from .query import Mirror
+        from ..query import Mirror
 
         self.mirror = Mirror(db_path, readonly=True, plan=PLAN, clock=lambda: now, engine=engine)
         self.answered_by: set[str] = set()
@@ -1023,7 +1023,7 @@ def format_report(report: BenchReport, *, markdown: bool = False) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .config import load_settings
+    from ..config import load_settings
 
     parser = argparse.ArgumentParser(prog="python -m toolkit.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", help="the mirror (default: EDT_DB or data/mirror.db)")

@@ -1,0 +1,45 @@
+"""The shape of the package: the measuring tools stand apart from the product."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import toolkit
+
+PACKAGE = Path(toolkit.__file__).resolve().parent
+
+
+def _imports(path: Path) -> set[str]:
+    """The toolkit modules a file imports, as absolute dotted names."""
+    module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package
+            for _ in range(max(node.level - 1, 0)):
+                base = base.rpartition(".")[0]
+            name = f"{base}.{node.module}" if node.level and node.module else (base if node.level else node.module)
+            found.add(name or "")
+            found.update(f"{name}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {n for n in found if n.startswith("toolkit")}
+
+
+def test_the_product_imports_nothing_from_the_measuring_tools():
+    offenders = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "bench" in path.relative_to(PACKAGE).parts or path.name == "cli.py":
+            continue  # the tools themselves; the CLI's `edt bench` starts them when asked
+        bad = {n for n in _imports(path) if n == "toolkit.bench" or n.startswith("toolkit.bench.")}
+        if bad:
+            offenders[str(path.relative_to(PACKAGE))] = sorted(bad)
+    assert not offenders, offenders
+    assert (PACKAGE / "bench" / "query.py").is_file() and not (PACKAGE / "bench.py").exists()
+
+
+def test_the_import_scan_sees_relative_imports():
+    seen = _imports(PACKAGE / "bench" / "sync.py")
+    assert "toolkit.server" in seen and "toolkit.sync" in seen

@@ -1,0 +1,7 @@
+"""`python -m toolkit.bench`: the query benchmark."""
+
+import sys
+
+from .query import main
+
+sys.exit(main())
