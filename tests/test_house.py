@@ -43,3 +43,20 @@ def test_the_product_imports_nothing_from_the_measuring_tools():
 def test_the_import_scan_sees_relative_imports():
     seen = _imports(PACKAGE / "bench" / "sync.py")
     assert "toolkit.server" in seen and "toolkit.sync" in seen
+
+
+def test_the_command_line_starts_without_the_heavy_libraries():
+    """`edt --help` and a query on an upgraded mirror import no library they do not use."""
+    import subprocess
+    import sys
+
+    heavy = ("pandas", "pyarrow", "plotly", "sqlite_utils", "tldextract", "httpx", "starlette", "mcp", "streamlit")
+    script = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from toolkit.cli import cli\n"
+        "assert CliRunner().invoke(cli, ['--help']).exit_code == 0\n"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "", f"edt --help imported {out}"

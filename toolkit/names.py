@@ -7,12 +7,20 @@ from the network (`suffix_list_urls=()`).
 from __future__ import annotations
 
 from functools import lru_cache
-
-import tldextract
+from typing import Any
 
 __all__ = ["split_domain", "label_stats", "normalize_tld"]
 
-_extract = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False)
+
+@lru_cache(maxsize=1)
+def _extractor() -> Any:
+    import tldextract  # imported when first needed: it brings requests, which a command may never use
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False)
+
+
+def _extract(name: str) -> Any:
+    return _extractor()(name)
 
 
 _PLACEHOLDER = "edt-placeholder-label"  # a label no suffix rule names

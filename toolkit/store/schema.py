@@ -12,8 +12,10 @@ import hashlib
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:  # sqlite_utils brings pandas: imported where the schema is applied, not to read it
+    import sqlite_utils
 
 from .fields import (
     LISTING_EXTRA_FIELDS,
@@ -199,7 +201,7 @@ HISTORY_INDEXES = {"idx_history_listing": "listing_id, observed_at"}
 SYNC_RUN_INDEXES = {"idx_sync_runs_job": "job, started_at"}
 
 
-def _table(db: sqlite_utils.Database, name: str, columns: dict[str, type], pk) -> None:
+def _table(db: "sqlite_utils.Database", name: str, columns: dict[str, type], pk) -> None:
     table = db[name]
     if not table.exists():
         table.create(columns, pk=pk)
@@ -235,7 +237,7 @@ def _index_sql(name: str, table: str, cols: str) -> str:
     return f"CREATE INDEX {name} ON {table} ({cols})"
 
 
-def _migrate_v2(db: sqlite_utils.Database) -> None:
+def _migrate_v2(db: "sqlite_utils.Database") -> None:
     # v2 derives live_until for rows written by v1.
     db.execute(
         "UPDATE listings SET live_until = COALESCE(closed_at, auction_end_date, '9999-12-31T23:59:59Z') "
@@ -243,7 +245,7 @@ def _migrate_v2(db: sqlite_utils.Database) -> None:
     )
 
 
-_DATA_MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {2: _migrate_v2}
+_DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _migrate_v2}
 # v3 changed index declarations only: `_ensure_indexes` rebuilds them. v4 adds sync_state.
 # v5 adds the watchlist tables (saved_searches, shortlist); v6 the alerts (a column, a table);
 # v7 the enrichment cache.
@@ -282,10 +284,12 @@ def _stored_fingerprint(conn: sqlite3.Connection) -> str | None:
 
 def ensure_schema(conn: sqlite3.Connection) -> int:
     """Create or upgrade the mirror's shape; returns the version it had before."""
-    db = sqlite_utils.Database(conn)
     before = conn.execute("PRAGMA user_version").fetchone()[0]
     if before == SCHEMA_VERSION and _stored_fingerprint(conn) == _fingerprint():
-        return before
+        return before  # the usual case, without importing sqlite_utils (and pandas with it)
+    import sqlite_utils
+
+    db = sqlite_utils.Database(conn)
     if before > SCHEMA_VERSION:
         raise RuntimeError(
             f"the mirror has schema version {before}, newer than this toolkit's {SCHEMA_VERSION}: upgrade the toolkit"
@@ -353,6 +357,8 @@ def bulk_load(conn: sqlite3.Connection, tables: tuple[str, ...] = ("listings", "
     try:
         yield
     finally:
+        import sqlite_utils
+
         db = sqlite_utils.Database(conn)
         # Index builds sort every row. SQLite's sorter is fastest with a small cache and temp
         # files: it then sorts runs of ~4 MB on a second thread and merges them, where one
