@@ -482,10 +482,16 @@ class _LazyAsgi:
         await self._app(scope, receive, send)
 
 
+# MCP paths: ours, then the live service's (its server card's) for the same endpoint
+# (`toolkit.mcp_server.MCP_PATH`, `MCP_FREE_PATH`, `MCP_ALIASES`; not imported: that imports mcp).
+MCP_PATHS = {False: ("/mcp/expired-domains", "/mcp/catchdoms"), True: ("/mcp/expired-domains/free", "/mcp/catchdoms/free")}
+
+
 def _mcp_routes(api: _Api) -> list[Route]:
-    """MCP over streamable HTTP (`toolkit.mcp_server`) at /mcp/expired-domains (the bearer key
-    decides the plan, as on the REST routes) and /mcp/expired-domains/free (no key), when the
-    optional `mcp` package is installed."""
+    """MCP (`toolkit.mcp_server`: streamable HTTP and legacy SSE) at /mcp/expired-domains (the
+    bearer key decides the plan, as on the REST routes) and /mcp/expired-domains/free (no key),
+    and the same endpoints at the live service's /mcp/catchdoms and /mcp/catchdoms/free, when
+    the optional `mcp` package is installed."""
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
@@ -499,10 +505,11 @@ def _mcp_routes(api: _Api) -> list[Route]:
 
         return build
 
-    return [
-        Route("/mcp/expired-domains", _LazyAsgi(endpoint(False))),
-        Route("/mcp/expired-domains/free", _LazyAsgi(endpoint(True))),
-    ]
+    routes = []
+    for free, paths in MCP_PATHS.items():
+        app = _LazyAsgi(endpoint(free))  # one endpoint (its servers, its SSE sessions) on every path
+        routes += [Route(path, app) for path in paths]
+    return routes
 
 
 # -- running it -----------------------------------------------------------------------------------
