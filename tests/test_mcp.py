@@ -678,7 +678,8 @@ def test_legacy_sse_transport_on_both_paths(mirror):
                                       ("search_pending_delete_domains", {"limit": 3}))  # fmt: skip
             assert names == list(TOOL_NAMES)
             found, detail, pending = map(ok, results)
-            assert found["meta"]["total"] == expected["meta"]["total"] > 0 and ids(found["data"]) == ids(expected["data"])
+            assert found["meta"]["total"] == expected["meta"]["total"] > 0
+            assert ids(found["data"]) == ids(expected["data"])
             assert detail["data"]["id"] == expected["data"][0]["id"] and len(pending["data"]) == 3
         _, (regfree,) = over_sse(server.url + MCP_PATH, "pro-key", ("search_domains", {"source": "regfree"}))
         assert refused(regfree)[0] == "Authority plan required to access source=regfree"

@@ -88,7 +88,8 @@ def app(mirror):
     return create_app(mirror, KEYS, {plan: 1_000_000 for plan in PLANS})
 
 
-def send(app, url: str, key: str | None = None, params: dict | None = None, address: str = "127.0.0.1") -> httpx.Response:
+def send(app, url: str, key: str | None = None, params: dict | None = None,
+         address: str = "127.0.0.1") -> httpx.Response:  # fmt: skip
     async def go():
         transport = httpx.ASGITransport(app=app, client=(address, 50000))
         async with httpx.AsyncClient(transport=transport) as client:
@@ -182,8 +183,8 @@ def _list_domains_200(app, mirror):
     page = conforms("listDomains", send(app, live_url("listDomains"), "pro-key", {"per_page": "100"}))
     assert len(page["data"]) == 100 and page["meta"]["total"] > 100
     first = conforms("listDomains", send(app, live_url("listDomains"), "pro-key", {"after_id": "0", "per_page": "5"}))
-    following = conforms("listDomains", send(app, live_url("listDomains"), "pro-key",
-                                             {"after_id": str(first["cursor"]["next_after_id"]), "per_page": "5"}))  # fmt: skip
+    step = {"after_id": str(first["cursor"]["next_after_id"]), "per_page": "5"}
+    following = conforms("listDomains", send(app, live_url("listDomains"), "pro-key", step))
     assert following["data"][0]["id"] > first["data"][-1]["id"]
 
 
@@ -258,6 +259,7 @@ def _list_pending_200(app, mirror):
 
 
 def _list_pending_401(app, mirror):
+    assert send(app, live_url("listPendingDeleteDomains")).status_code == 401
     conforms("listPendingDeleteDomains", send(app, live_url("listPendingDeleteDomains")))
 
 
@@ -285,12 +287,15 @@ def _pending_row(app) -> dict:
 def _get_pending_200(app, mirror):
     row = _pending_row(app)
     for name in (row["domain"], row["domain"].upper()):  # "Case-insensitive lookup by domain name"
-        body = conforms("getPendingDeleteDomain", send(app, live_url("getPendingDeleteDomain", domain=name), "aplus-key"))
+        response = send(app, live_url("getPendingDeleteDomain", domain=name), "aplus-key")
+        body = conforms("getPendingDeleteDomain", response, name)
         assert body["data"]["id"] == row["id"]
 
 
 def _get_pending_401(app, mirror):
-    conforms("getPendingDeleteDomain", send(app, live_url("getPendingDeleteDomain", domain=_pending_row(app)["domain"])))
+    url = live_url("getPendingDeleteDomain", domain=_pending_row(app)["domain"])
+    assert send(app, url).status_code == 401
+    conforms("getPendingDeleteDomain", send(app, url))
 
 
 def _get_pending_403(app, mirror):

@@ -484,7 +484,10 @@ class _LazyAsgi:
 
 # MCP paths: ours, then the live service's (its server card's) for the same endpoint
 # (`toolkit.mcp_server.MCP_PATH`, `MCP_FREE_PATH`, `MCP_ALIASES`; not imported: that imports mcp).
-MCP_PATHS = {False: ("/mcp/expired-domains", "/mcp/catchdoms"), True: ("/mcp/expired-domains/free", "/mcp/catchdoms/free")}
+MCP_PATHS = {
+    False: ("/mcp/expired-domains", "/mcp/catchdoms"),
+    True: ("/mcp/expired-domains/free", "/mcp/catchdoms/free"),
+}
 
 
 def _mcp_routes(api: _Api) -> list[Route]:
