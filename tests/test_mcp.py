@@ -30,7 +30,9 @@ from conftest import REFERENCE, small_demo  # noqa: E402
 from toolkit import ApiError, Mirror  # noqa: E402
 from toolkit.mcp_server import (  # noqa: E402
     COMPACT_FIELDS,
+    GET_DOMAIN_ALIASES,
     MAX_RESULT_WINDOW,
+    MCP_ALIASES,
     MCP_FREE_PATH,
     MCP_PATH,
     TOOL_NAMES,
@@ -546,17 +548,27 @@ def _leaves(error: BaseException) -> list[BaseException]:
 
 
 def test_http_is_stateless_get_and_delete_are_405(app):
+    """A streamable-HTTP client's GET (it names the protocol version or a session) and DELETE
+    are 405, as is a GET that does not ask for the legacy SSE stream; the body names the
+    settings of both transports."""
+
     async def go():
         transport = httpx2.ASGITransport(app=app)
         async with httpx2.AsyncClient(transport=transport, base_url="http://testserver", timeout=10) as http:
-            headers = {"Authorization": "Bearer pro-key", "Accept": "application/json, text/event-stream"}
-            return [await http.request(method, MCP_PATH, headers=headers) for method in ("GET", "DELETE")] + [
-                await http.get(MCP_FREE_PATH, headers={"Accept": "text/event-stream"})
+            streamable = {"Authorization": "Bearer pro-key", "Accept": "application/json, text/event-stream",
+                          "MCP-Protocol-Version": "2025-06-18"}  # fmt: skip
+            return [
+                await http.get(MCP_PATH, headers=streamable),
+                await http.get(MCP_FREE_PATH, headers={"Accept": "text/event-stream", "Mcp-Session-Id": "abc"}),
+                await http.delete(MCP_PATH, headers=streamable),
+                await http.get(MCP_FREE_PATH, headers={"Accept": "application/json"}),
+                await http.get(MCP_ALIASES[MCP_FREE_PATH]),
             ]
 
     for response in asyncio.run(asyncio.wait_for(go(), 30)):
-        assert response.status_code == 405 and response.headers["allow"] == "POST"
-        assert "stateless" in response.json()["message"]
+        assert response.status_code == 405 and response.headers["allow"] == "GET, POST"
+        message = response.json()["message"]
+        assert "stateless" in message and '"streamable-http"' in message and '"transport": "sse"' in message
 
 
 def test_http_free_endpoint_needs_no_key(app, mirror):
@@ -592,6 +604,119 @@ def test_http_on_a_real_loopback_port(mirror):
     expected = mirror.search_domains({"tld": ".nl"}, "authority")
     assert ok(result)["meta"]["total"] == expected["meta"]["total"] > 0
     assert ids(ok(result)["data"]) == ids(expected["data"])
+
+
+# -- the live service's paths, argument names and legacy SSE transport ---------------------------------------------
+
+
+def test_the_live_paths_are_the_same_endpoints(app, mirror):
+    from toolkit.server import MCP_PATHS
+
+    assert MCP_PATHS == {False: (MCP_PATH, MCP_ALIASES[MCP_PATH]), True: (MCP_FREE_PATH, MCP_ALIASES[MCP_FREE_PATH])}
+    card_file = REFERENCE / "well-known" / "catchdoms-mcp-server-card.json"
+    if card_file.exists():  # the live card's transports, their host changed: served here
+        card_paths = [httpx.URL(t["url"]).path for t in json.loads(card_file.read_text())["transports"]]
+        assert card_paths == list(MCP_ALIASES.values())
+    args = {"tld": ".de", "score_min": 20, "limit": 7}
+    (ours,) = over_http(app, MCP_PATH, "authority-key", ("search_domains", args))
+    (live,) = over_http(app, MCP_ALIASES[MCP_PATH], "authority-key", ("search_domains", args))
+    assert ok(live) == ok(ours) and ok(live)["meta"]["total"] > 7
+    (free,) = over_http(app, MCP_ALIASES[MCP_FREE_PATH], None, ("search_domains", {"limit": 5}))
+    assert ok(free) == mirror.free_domains({"limit": 5})
+    (refused_,) = over_http(app, MCP_ALIASES[MCP_PATH], "pro-key", ("search_domains", {"source": "regfree"}))
+    assert refused(refused_)[0] == "Authority plan required to access source=regfree"
+    with pytest.raises(Exception) as info:  # the same keys: no key, no session
+        over_http(app, MCP_ALIASES[MCP_PATH], None, ("get_stats", {}))
+    assert any(isinstance(e, MCPError) for e in _leaves(info.value))
+
+
+def test_get_domain_takes_the_live_argument_names(servers, mirror):
+    first = mirror.search_domains({"tld": ".fr", "per_page": 1}, "pro")["data"][0]
+    by_id, by_name, both, bad = session(
+        servers["pro"],
+        ("get_domain", {"domain_id": first["id"]}),
+        ("get_domain", {"domain_name": first["name"].upper()}),
+        ("get_domain", {"id": first["id"], "domain_id": first["id"]}),
+        ("get_domain", {"domain_id": "abc"}),
+    )
+    assert ok(by_id) == ok(by_name) == mirror.get_domain(first["id"], "pro")
+    message, body = refused(both)
+    assert body["status"] == 422 and list(body["errors"]) == ["id"] and "domain_id" in message
+    assert body["status"] == 422 and "id must be a whole number" in refused(bad)[0]
+    # the schema lists the canonical names and says which aliases it takes
+    tool = tools_of(servers["pro"])["get_domain"]
+    assert list(tool.input_schema["properties"]) == ["id", "name"]
+    assert all(alias in tool.description for alias in GET_DOMAIN_ALIASES)
+    for alias, name in GET_DOMAIN_ALIASES.items():
+        assert tool.input_schema["properties"][name]["description"].endswith(f"Alias: {alias}.")
+
+
+def over_sse(url: str, key: str | None, *calls: tuple[str, dict]) -> tuple[list[str], list]:
+    """Tool names and call results through the SDK's own (legacy) SSE client."""
+    from mcp.client.sse import sse_client
+
+    headers = {"Authorization": f"Bearer {key}"} if key else None
+
+    async def go():
+        async with Client(sse_client(url, headers=headers, timeout=30)) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            return names, [await client.call_tool(name, args) for name, args in calls]
+
+    return asyncio.run(asyncio.wait_for(go(), 60))
+
+
+def test_legacy_sse_transport_on_both_paths(mirror):
+    """Older public configs set "transport": "sse": the SDK's SSE client works on the live
+    path and on ours, the key deciding the plan and counting the calls, as over streamable HTTP."""
+    app = create_app(mirror, KEYS, {**NO_LIMITS, "authority": 3})
+    args = {"tld": ".nl", "sort": "-score"}
+    expected = mirror.search_domains(args, "authority")
+    with BackgroundServer(app) as server:
+        for path in (MCP_ALIASES[MCP_PATH], MCP_PATH):
+            names, results = over_sse(server.url + path, "aplus-key", ("search_domains", args),
+                                      ("get_domain", {"domain_name": expected["data"][0]["name"]}),
+                                      ("search_pending_delete_domains", {"limit": 3}))  # fmt: skip
+            assert names == list(TOOL_NAMES)
+            found, detail, pending = map(ok, results)
+            assert found["meta"]["total"] == expected["meta"]["total"] > 0
+            assert ids(found["data"]) == ids(expected["data"])
+            assert detail["data"]["id"] == expected["data"][0]["id"] and len(pending["data"]) == 3
+        _, (regfree,) = over_sse(server.url + MCP_PATH, "pro-key", ("search_domains", {"source": "regfree"}))
+        assert refused(regfree)[0] == "Authority plan required to access source=regfree"
+        # every call of the session counts against the key that opened it
+        _, results = over_sse(server.url + MCP_ALIASES[MCP_PATH], "authority-key", *[("get_stats", {})] * 4)
+        assert [r.is_error for r in results] == [False, False, False, True]
+        assert refused(results[3])[0] == "Too Many Attempts."
+        _, (free,) = over_sse(server.url + MCP_ALIASES[MCP_FREE_PATH], None, ("search_domains", {"limit": 4}))
+        assert ok(free) == mirror.free_domains({"limit": 4})
+        with pytest.raises(Exception) as info:  # no key: 401 before any stream
+            over_sse(server.url + MCP_ALIASES[MCP_PATH], None)
+        assert "401" in " ".join(str(e) for e in _leaves(info.value))
+
+
+def test_an_sse_session_takes_messages_only_from_its_key(mirror):
+    """The endpoint event names this path and a session; a POST there with another key, or
+    none, is refused; with the opener's key it is accepted (202) and answered on the stream."""
+    with BackgroundServer(create_app(mirror, KEYS, NO_LIMITS)) as server:
+
+        async def go():
+            url = server.url + MCP_ALIASES[MCP_PATH]
+            async with httpx2.AsyncClient(timeout=30) as http:
+                headers = {"Authorization": "Bearer pro-key", "Accept": "text/event-stream"}
+                async with http.stream("GET", url, headers=headers) as stream:
+                    lines = stream.aiter_lines()
+                    assert (await anext(lines)) == "event: endpoint"
+                    endpoint = (await anext(lines)).removeprefix("data: ").strip()
+                    target = server.url + endpoint
+                    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+                    other = await http.post(target, json=ping, headers={"Authorization": "Bearer authority-key"})
+                    nobody = await http.post(target, json=ping)
+                    mine = await http.post(target, json=ping, headers={"Authorization": "Bearer pro-key"})
+                    return endpoint, other.status_code, nobody.status_code, mine.status_code
+
+        endpoint, other, nobody, mine = asyncio.run(asyncio.wait_for(go(), 60))
+    assert endpoint.startswith(MCP_ALIASES[MCP_PATH] + "?session_id=")
+    assert (other, nobody, mine) == (404, 401, 202)
 
 
 # -- stdio: `python -m toolkit mcp` ------------------------------------------------------------------------------------------

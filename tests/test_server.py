@@ -198,7 +198,9 @@ def test_plan_required_is_the_query_layers_403(api, mirror, path, key, plan, cal
     with pytest.raises(ApiError) as expected:
         call(mirror, plan)
     assert response.status_code == 403 == expected.value.status
-    assert response.json() == expected.value.body and response.json()["error"] == "plan_required"
+    # the query layer's body, plus the link the live service's plan error carries
+    assert response.json() == {**expected.value.body, "upgrade_url": "http://testserver/#plans"}
+    assert response.json()["error"] == "plan_required"
     assert rate_headers(response)[0] == effective_limits()[plan]
 
 
@@ -212,7 +214,17 @@ def test_regfree_row_by_id_needs_authority(api, mirror):
 def test_cursor_with_regfree_is_403_cursor_not_available(api):
     response = api.get("/api/domains?after_id=0&source=regfree", "enterprise-key")
     assert response.status_code == 403 and response.json()["error"] == "cursor_not_available"
+    assert response.json()["docs"] == "http://testserver/#cursor"  # as the live body: error, message, docs
     assert "X-RateLimit-Remaining" in response.headers
+
+
+def test_the_403_links_point_at_sections_of_the_home_page(api):
+    home = api.get("/").text
+    for path, key, field in (("/api/pending-delete", "pro-key", "upgrade_url"),
+                             ("/api/domains?after_id=0&source=regfree", "enterprise-key", "docs")):  # fmt: skip
+        link = api.get(path, key).json()[field]
+        assert link.startswith("http://testserver/#") and f'id="{link.rsplit("#", 1)[1]}"' in home
+    assert "edt serve --key KEY=PLAN" in home and "access /api/pending-delete" in home
 
 
 # -- 404 -----------------------------------------------------------------------------------------
@@ -473,6 +485,11 @@ def test_a_locked_mirror_is_503_with_retry_after(app, monkeypatch):
     monkeypatch.setattr(app.state.mirror, "search_domains", locked)
     response = Client(app).get("/api/domains", "pro-key")
     assert response.status_code == 503 and response.headers["Retry-After"] == "60" and response.json()["error"] == "busy"
+    # the pending-delete routes answer with the live service's code for it
+    monkeypatch.setattr(app.state.mirror, "search_pending_delete", locked)
+    response = Client(app).get("/api/pending-delete", "enterprise-key")
+    assert response.status_code == 503 and response.headers["Retry-After"] == "60"
+    assert response.json()["error"] == "count_busy"
 
 
 # -- keys ----------------------------------------------------------------------------------------------------

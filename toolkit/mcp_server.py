@@ -15,9 +15,12 @@ whose text is the API's message and whose structured content is the API's body p
     server = build_server("data/mirror.db", plan="authority")   # an mcp MCPServer
     server.run("stdio")                                           # what `edt mcp` does
 
-Transports: stdio (`edt mcp`, `run_stdio`) and streamable HTTP (`http_endpoint`, which
-`toolkit.server.create_app` mounts at `/mcp/expired-domains`, where the bearer key decides
-the plan, and `/mcp/expired-domains/free`, no key, the free endpoint's semantics).
+Transports: stdio (`edt mcp`, `run_stdio`), and streamable HTTP and the legacy HTTP+SSE
+transport (`http_endpoint`, which `toolkit.server.create_app` mounts at `/mcp/expired-domains`,
+where the bearer key decides the plan, and `/mcp/expired-domains/free`, no key, the free
+endpoint's semantics; and at the live service's paths for them, `/mcp/catchdoms` and
+`/mcp/catchdoms/free`). `get_domain` also takes the live service's argument names
+`domain_id` and `domain_name`.
 """
 
 from __future__ import annotations
@@ -35,9 +38,12 @@ from contextlib import contextmanager
 from datetime import date, timedelta
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, create_model
@@ -69,6 +75,8 @@ __all__ = [
     "MAX_RESULT_WINDOW",
     "MCP_PATH",
     "MCP_FREE_PATH",
+    "MCP_ALIASES",
+    "GET_DOMAIN_ALIASES",
 ]
 
 log = logging.getLogger("toolkit.mcp")
@@ -76,6 +84,10 @@ log = logging.getLogger("toolkit.mcp")
 TOOL_NAMES = ("search_domains", "search_pending_delete_domains", "get_domain", "list_filters", "get_stats")
 MCP_PATH = "/mcp/expired-domains"
 MCP_FREE_PATH = MCP_PATH + "/free"
+# The live service's paths (its server card and public configs), served as the same endpoints.
+MCP_ALIASES = {MCP_PATH: "/mcp/catchdoms", MCP_FREE_PATH: "/mcp/catchdoms/free"}
+# get_domain's argument names in the live service's published configs and docs.
+GET_DOMAIN_ALIASES = {"domain_id": "id", "domain_name": "name"}
 # The live server's rule for search_domains: page x limit <= 2,000 (narrow the filters instead).
 MAX_RESULT_WINDOW = 2_000
 # `fields=compact`: what a shortlist needs (price, timing, quality, SEO metrics, where to buy).
@@ -118,15 +130,24 @@ def _describe(param: Param) -> str:
     return text
 
 
-def _schema(param: Param) -> dict[str, Any]:
+def _alias_note(aliases: Mapping[str, str]) -> str:
+    names = " and ".join(f"{alias} for {name}" for alias, name in aliases.items())
+    return f"The live service's argument names are accepted too ({names})."
+
+
+def _schema(param: Param, aliases: Mapping[str, str] | None = None) -> dict[str, Any]:
     """JSON schema of one tool argument: the OpenAPI document's schema of the parameter,
-    with its description (both from the one definition in `params.py`)."""
+    with its description (both from the one definition in `params.py`); an argument that
+    has an alias says so (the schema lists the canonical name only)."""
     schema = param_schema(param)
     if param.kind == "list":
         schema = {"anyOf": [schema, {"type": "array", "items": {"type": "string"}}]}
     elif param.kind == "text" and param.name == "seen_after":
         schema["format"] = "date-time"
     schema["description"] = _describe(param)
+    alias = next((a for a, name in (aliases or {}).items() if name == param.name), None)
+    if alias:
+        schema["description"] += f" Alias: {alias}."
     return schema
 
 
@@ -149,8 +170,15 @@ class _Spec:
     properties: dict[str, dict[str, Any]]
     output: dict[str, Any]
     run: Callable[..., dict[str, Any]]
+    aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)  # another name -> the argument
 
     def check(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        arguments = dict(arguments)
+        for alias, name in self.aliases.items():
+            if alias in arguments:
+                if name in arguments:
+                    raise invalid(name, f"give {name} or its alias {alias}, not both.")
+                arguments[name] = arguments.pop(alias)
         unknown = sorted(set(arguments) - set(self.properties))
         if unknown:
             known = ", ".join(self.properties) or "none"
@@ -524,10 +552,12 @@ def _specs(tools: _Tools) -> list[_Spec]:
             "get_domain",
             "Get a domain",
             "Get every detail of one listing by its id or its full domain name (give one of id or name). By name, "
-            "the live listing is preferred; other listings of the same name are listed in also_listed.",
-            {"id": _schema(p["id"]), "name": _schema(p["name"])},
+            "the live listing is preferred; other listings of the same name are listed in also_listed. "
+            + _alias_note(GET_DOMAIN_ALIASES),
+            {name: _schema(p[name], GET_DOMAIN_ALIASES) for name in ("id", "name")},
             outputs["domain"],
             tools.get_domain,
+            GET_DOMAIN_ALIASES,
         ),
         _Spec(
             "list_filters",
@@ -635,7 +665,7 @@ def _lowlevel(server: MCPServer) -> Any:
 
 
 class HttpEndpoint:
-    """One streamable-HTTP MCP endpoint (ASGI), over the REST replica's keys and rate limiter.
+    """One MCP endpoint over HTTP (ASGI), over the REST replica's keys and rate limiter.
 
     Keyed (`free=False`): `Authorization: Bearer KEY` is looked up in the same `KeyStore` as
     the REST routes; no or an unknown key answers 401 `{"message": "Unauthenticated."}`; the
@@ -643,10 +673,16 @@ class HttpEndpoint:
     search). Every tool call counts as one request against the key's (free: the client
     address's) per-minute limit; past it the call is a tool error "Too Many Attempts.".
 
-    Stateless, JSON responses: each POST is served by a fresh session manager, so the endpoint
-    needs no lifespan (uvicorn, Starlette's TestClient and an in-process ASGI transport all
-    serve it) and no session outlives its request; GET and DELETE answer 405 (no standalone
-    stream, no session to end), as the transport's specification allows.
+    Two transports on the one path:
+    - Streamable HTTP, stateless, JSON responses: each POST is served by a fresh session
+      manager, so it needs no lifespan (uvicorn, Starlette's TestClient and an in-process ASGI
+      transport all serve it) and no session outlives its request. A streamable-HTTP client's
+      GET (it carries `Mcp-Session-Id` or `MCP-Protocol-Version`) and DELETE answer 405: no
+      standalone stream, no session to end, as that transport's specification allows.
+    - The legacy HTTP+SSE transport (older configs' `"transport": "sse"`): a GET that accepts
+      `text/event-stream` opens the stream, whose `endpoint` event names this same path with a
+      `session_id`; the client POSTs its messages there. The session answers as the key that
+      opened it, counts against that key's limit, and takes messages only with that key.
     """
 
     def __init__(self, mirror: Mirror, *, keys: Any = None, limits: Mapping[str, int] | None = None,
@@ -657,6 +693,7 @@ class HttpEndpoint:
         self.limiter = limiter
         self.free = free
         self._servers: dict[str, MCPServer] = {}
+        self._sse: dict[str, SseServerTransport] = {}  # per path (the endpoint event names the path)
         self._lock = threading.Lock()
 
     def server(self, plan: str) -> MCPServer:
@@ -665,6 +702,12 @@ class HttpEndpoint:
             if plan not in self._servers:
                 self._servers[plan] = build_server(self.mirror, plan, free=self.free, before_call=self._count)
             return self._servers[plan]
+
+    def _sse_transport(self, path: str) -> SseServerTransport:
+        with self._lock:
+            if path not in self._sse:
+                self._sse[path] = SseServerTransport(path)
+            return self._sse[path]
 
     def _count(self, tool: str) -> None:
         caller = _CALLER.get()
@@ -691,24 +734,48 @@ class HttpEndpoint:
                 await _json(401, unauthenticated().body)(scope, receive, send)
                 return
             plan, bucket = identity.plan, identity.bucket
-        if request.method != "POST":
-            # Stateless: no standalone SSE stream (GET) and no session to end (DELETE); a client
-            # takes 405 to mean exactly that.
-            body = {"message": "Method not allowed: this MCP endpoint is stateless and answers POST."}
-            await _json(405, body, {"Allow": "POST"})(scope, receive, send)
-            return
-        server = await run_in_threadpool(self.server, plan)
-        manager = StreamableHTTPSessionManager(_lowlevel(server), json_response=True, stateless=True)
+            # The SSE transport binds a session to the credential that opened it (not the key itself).
+            scope = {**scope, "user": AuthenticatedUser(AccessToken(token=bucket, client_id=bucket, scopes=[]))}
+        method, path = request.method, scope["path"]
+        # Tool calls run in the context of the request that carries them (an SSE session's
+        # messages too: the SDK's streams pass the POST's context along), so they count here.
         token = _CALLER.set((bucket, self.limits.get(plan, 60)))
         try:
-            async with manager.run():
-                await manager.handle_request(scope, receive, send)
+            if method == "POST" and "session_id" in request.query_params:  # a message of an SSE session
+                await self._sse_transport(path).handle_post_message(scope, receive, send)
+            elif method == "GET" and _opens_sse(request):
+                lowlevel = _lowlevel(await run_in_threadpool(self.server, plan))
+                async with self._sse_transport(path).connect_sse(scope, receive, send) as (read, write):
+                    await lowlevel.run(read, write, lowlevel.create_initialization_options())
+            elif method == "POST":
+                server = await run_in_threadpool(self.server, plan)
+                manager = StreamableHTTPSessionManager(_lowlevel(server), json_response=True, stateless=True)
+                async with manager.run():
+                    await manager.handle_request(scope, receive, send)
+            else:
+                await _json(405, _NOT_ALLOWED, {"Allow": "GET, POST"})(scope, receive, send)
         finally:
             _CALLER.reset(token)
+
+
+_NOT_ALLOWED = {
+    "message": "Method not allowed. Streamable HTTP (set your client's transport to \"http\" / "
+    "\"streamable-http\"): POST here; this endpoint is stateless, so it has no standalone stream (GET) and no "
+    "session to end (DELETE). Legacy SSE (\"transport\": \"sse\"): GET here with Accept: text/event-stream."
+}
+
+
+def _opens_sse(request: Any) -> bool:
+    """A legacy SSE client's GET: it accepts an event stream and carries no streamable-HTTP
+    session or protocol header (a streamable-HTTP client's GET asks for its standalone stream)."""
+    headers = request.headers
+    if any(name in headers for name in ("mcp-session-id", "mcp-protocol-version", "last-event-id")):
+        return False
+    return "text/event-stream" in headers.get("accept", "").lower()
 
 
 def http_endpoint(mirror: Mirror, *, keys: Any = None, limits: Mapping[str, int] | None = None,
                   limiter: Any = None, free: bool = False) -> HttpEndpoint:  # fmt: skip
     """The ASGI app `toolkit.server.create_app` mounts at `MCP_PATH` (`free=False`) and
-    `MCP_FREE_PATH` (`free=True`)."""
+    `MCP_FREE_PATH` (`free=True`), and at their `MCP_ALIASES`."""
     return HttpEndpoint(mirror, keys=keys, limits=limits, limiter=limiter, free=free)

@@ -417,14 +417,22 @@ def _schemas() -> dict[str, Any]:
             "properties": {
                 "error": {"type": "string", "enum": ["plan_required", "cursor_not_available"]},
                 "message": {"type": "string"},
-                "required_plan": {"type": "string"},
+                "required_plan": {"type": "string", "description": "plan_required: the lowest plan that may."},
+                "upgrade_url": {"type": "string", "format": "uri",
+                                "description": "plan_required: this replica's page on plans and keys."},
+                "docs": {"type": "string", "format": "uri",
+                         "description": "cursor_not_available: this replica's page on the cursor."},
             },
         },
         "BusyError": {
             "type": "object",
             "required": ["error", "message"],
-            "properties": {"error": {"type": "string"}, "message": {"type": "string"}},
-        },
+            "properties": {
+                "error": {"type": "string", "examples": ["busy", "count_busy"],
+                          "description": "busy; count_busy on the pending-delete routes (the live service's code)."},
+                "message": {"type": "string"},
+            },
+        },  # fmt: skip
     }
 
 

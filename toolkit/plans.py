@@ -5,6 +5,7 @@ from __future__ import annotations
 from .errors import ApiError
 
 __all__ = [
+    "CAPABILITIES",
     "PLANS",
     "PLAN_LABELS",
     "RATE_LIMITS",
@@ -43,7 +44,8 @@ REQUIREMENTS: dict[str, str] = {
     "webhook": "enterprise",
 }
 
-_WHAT = {
+# What each capability lets a key do (the 403 message says it).
+CAPABILITIES = {
     "domains": "access /api/domains",
     "regfree": "access source=regfree",
     "pending_delete": "access /api/pending-delete",
@@ -73,7 +75,7 @@ def require(plan: str, capability: str) -> None:
             403,
             {
                 "error": "plan_required",
-                "message": f"{PLAN_LABELS[needed]} plan required to {_WHAT[capability]}",
+                "message": f"{PLAN_LABELS[needed]} plan required to {CAPABILITIES[capability]}",
                 "required_plan": needed,
             },
         )

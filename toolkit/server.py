@@ -44,7 +44,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .errors import ApiError, invalid, unauthenticated
 from .formats import csv_cell
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
-from .plans import PLANS, require
+from .params import DOMAIN_PARAMS
+from .plans import CAPABILITIES, PLANS, REQUIREMENTS, require
 from .query import Mirror
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
 
@@ -55,6 +56,13 @@ log = logging.getLogger("toolkit.server")
 TOO_MANY = {"message": "Too Many Attempts."}
 BAD_REQUEST = {"message": "The request could not be processed: check the path and the parameters."}
 BUSY = {"error": "busy", "message": "The mirror is busy (a long write is in progress); retry after Retry-After seconds."}
+# The pending-delete routes answer a 503 with one of the live service's codes (its OpenAPI lists
+# count_busy, count_timeout, rows_timeout there): a locked mirror is its "busy".
+PENDING_BUSY = {**BUSY, "error": "count_busy"}
+# The live service's 403 bodies carry a link (its OpenAPI): `upgrade_url` on a plan error,
+# `docs` on cursor_not_available. Here they point at the sections of this replica's own page
+# (`/`) that explain plans and keys, and the cursor.
+ERROR_LINKS = {"plan_required": ("upgrade_url", "/#plans"), "cursor_not_available": ("docs", "/#cursor")}
 CORS = {"Access-Control-Allow-Origin": "*"}
 _HOST = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*"
                    r"|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?")  # fmt: skip
@@ -78,6 +86,15 @@ def _base_url(request: Request) -> str:
         name = f"[{server[0]}]" if ":" in str(server[0]) else str(server[0])
         host = name if server[1] in (None, 80) else f"{name}:{server[1]}"
     return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
+
+
+def _with_link(body: Mapping[str, Any], request: Request) -> Mapping[str, Any]:
+    """`body` plus the link the live service's 403 of its kind carries (absolute, on this replica)."""
+    link = ERROR_LINKS.get(str(body.get("error")))
+    if link is None:
+        return body
+    name, target = link
+    return {**body, name: _base_url(request) + target}
 
 
 def _bearer(request: Request) -> str | None:
@@ -120,24 +137,26 @@ class _Api:
         self.limiter = limiter
 
     # -- the shared shell ----------------------------------------------------------------
-    async def _answer(self, request: Request, call: Callable[[], Response], headers: Mapping[str, str]) -> Response:
+    async def _answer(self, request: Request, call: Callable[[], Response], headers: Mapping[str, str],
+                      busy: Mapping[str, str] = BUSY) -> Response:  # fmt: skip
         """Run a query-layer call in the threadpool; turn its errors into the contract's answers."""
         try:
             return await run_in_threadpool(call)
         except ApiError as exc:
-            return _json(exc.status, exc.body, headers)
+            return _json(exc.status, _with_link(exc.body, request), headers)
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
-                return _json(503, BUSY, {**headers, "Retry-After": "60"})
+                return _json(503, busy, {**headers, "Retry-After": "60"})
             log.exception("query failed on %s", request.url.path)
             return _json(400, BAD_REQUEST, headers)
         except Exception:  # a bug or an input nobody foresaw: logged (never headers), a 400, never a trace
             log.exception("query failed on %s", request.url.path)
             return _json(400, BAD_REQUEST, headers)
 
-    async def _keyed(self, request: Request, call: Callable[[str], Response]) -> Response:
+    async def _keyed(self, request: Request, call: Callable[[str], Response],
+                     busy: Mapping[str, str] = BUSY) -> Response:  # fmt: skip
         """401 without a valid key; 429 past the plan's limit; else `call(plan)`, with the
-        X-RateLimit headers on every answer."""
+        X-RateLimit headers on every answer (`busy`: the 503 body of a locked mirror)."""
         identity = self.keys.lookup(_bearer(request))
         if identity is None:
             return _json(401, unauthenticated().body)
@@ -145,7 +164,7 @@ class _Api:
         headers = decision.headers()
         if not decision.allowed:
             return _json(429, TOO_MANY, headers)
-        response = await self._answer(request, partial(call, identity.plan), headers)
+        response = await self._answer(request, partial(call, identity.plan), headers, busy)
         for name, value in headers.items():
             response.headers.setdefault(name, value)
         return response
@@ -168,12 +187,16 @@ class _Api:
     async def pending(self, request: Request) -> Response:
         params, url = _params(request), _base_url(request) + "/api/pending-delete"
         return await self._keyed(
-            request, lambda plan: self._ok(self.mirror.search_pending_delete(params, plan, url=url, strict=False))
+            request,
+            lambda plan: self._ok(self.mirror.search_pending_delete(params, plan, url=url, strict=False)),
+            PENDING_BUSY,
         )
 
     async def pending_domain(self, request: Request) -> Response:
         domain = request.path_params["domain"]
-        return await self._keyed(request, lambda plan: self._ok(self.mirror.get_pending_delete(domain, plan)))
+        return await self._keyed(
+            request, lambda plan: self._ok(self.mirror.get_pending_delete(domain, plan)), PENDING_BUSY
+        )
 
     async def free(self, request: Request) -> Response:
         if request.method == "OPTIONS":  # CORS preflight
@@ -312,7 +335,11 @@ def _home_page(document: dict[str, Any], limits: Mapping[str, int]) -> str:
             f"<tr><td><code>GET {link}</code></td><td>{esc(op['summary'])}</td><td><details><summary>"
             f"{len(op.get('parameters', []))} parameters</summary><small>{names}</small></details></td></tr>"
         )
-    rates = ", ".join(f"{esc(p)} {limits[p]}" for p in PLANS)
+    plan_rows = []
+    for plan in PLANS:
+        unlocks = [CAPABILITIES[c] for c, lowest in REQUIREMENTS.items() if lowest == plan]
+        plan_rows.append(f"<tr><td><code>{esc(plan)}</code></td><td>{limits[plan]}</td>"
+                         f"<td>{esc('; '.join(unlocks)) or '-'}</td></tr>")  # fmt: skip
     base = document["servers"][0]["url"].rstrip("/")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Expired Domains Toolkit: local API</title>
@@ -321,10 +348,20 @@ td{{padding:.2rem .6rem;vertical-align:top;border-bottom:1px solid #ddd}}code{{f
 <body><h1>Expired Domains Toolkit: local API</h1>
 <p>This mirror, served as the live service's REST API. The OpenAPI document:
 <a href="/openapi.json">/openapi.json</a> (load it in any OpenAPI viewer or client generator).</p>
-<p>Keys: <code>Authorization: Bearer &lt;KEY&gt;</code>. Requests per minute per key:
-{rates} (free: per client address on <code>/api/free/domains</code>).</p>
+<p>Keys: <code>Authorization: Bearer &lt;KEY&gt;</code>.</p>
 <table>{"".join(rows)}</table>
 <p><code>curl -H "Authorization: Bearer $KEY" "{esc(base)}/api/domains?tld=.fr&amp;tf_min=20"</code></p>
+<h2 id="plans">Plans and keys</h2>
+<p>Each key has a plan, given by whoever runs this mirror (<code>edt serve --key KEY=PLAN</code>);
+a plan includes everything the plans above it unlock. A request beyond the key's plan is a 403
+<code>plan_required</code> naming the plan it needs: ask the mirror's operator for a key of that plan.</p>
+<table><tr><th>plan</th><th>requests per minute</th><th>unlocks</th></tr>{"".join(plan_rows)}</table>
+<p>Free: no key, {limits["free"]} requests a minute per client address on <code>/api/free/domains</code>.</p>
+<h2 id="cursor">The after_id cursor</h2>
+<p>{esc(DOMAIN_PARAMS["after_id"].description)} Each answer carries a <code>cursor</code> object; pass its
+<code>next_after_id</code> back as <code>after_id</code> while <code>has_more</code> is true. The cursor never
+returns regfree rows: <code>after_id</code> with <code>source=regfree</code> is a 403
+<code>cursor_not_available</code>; page through regfree with <code>page</code>/<code>per_page</code>.</p>
 </body></html>"""
 
 
@@ -447,10 +484,19 @@ class _LazyAsgi:
         await self._app(scope, receive, send)
 
 
+# MCP paths: ours, then the live service's (its server card's) for the same endpoint
+# (`toolkit.mcp_server.MCP_PATH`, `MCP_FREE_PATH`, `MCP_ALIASES`; not imported: that imports mcp).
+MCP_PATHS = {
+    False: ("/mcp/expired-domains", "/mcp/catchdoms"),
+    True: ("/mcp/expired-domains/free", "/mcp/catchdoms/free"),
+}
+
+
 def _mcp_routes(api: _Api) -> list[Route]:
-    """MCP over streamable HTTP (`toolkit.mcp_server`) at /mcp/expired-domains (the bearer key
-    decides the plan, as on the REST routes) and /mcp/expired-domains/free (no key), when the
-    optional `mcp` package is installed."""
+    """MCP (`toolkit.mcp_server`: streamable HTTP and legacy SSE) at /mcp/expired-domains (the
+    bearer key decides the plan, as on the REST routes) and /mcp/expired-domains/free (no key),
+    and the same endpoints at the live service's /mcp/catchdoms and /mcp/catchdoms/free, when
+    the optional `mcp` package is installed."""
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
@@ -464,10 +510,11 @@ def _mcp_routes(api: _Api) -> list[Route]:
 
         return build
 
-    return [
-        Route("/mcp/expired-domains", _LazyAsgi(endpoint(False))),
-        Route("/mcp/expired-domains/free", _LazyAsgi(endpoint(True))),
-    ]
+    routes = []
+    for free, paths in MCP_PATHS.items():
+        app = _LazyAsgi(endpoint(free))  # one endpoint (its servers, its SSE sessions) on every path
+        routes += [Route(path, app) for path in paths]
+    return routes
 
 
 # -- running it -----------------------------------------------------------------------------------
