@@ -64,6 +64,7 @@ from .params import (
 from .plans import PLAN_LABELS, REQUIREMENTS, normalize_plan, plan_allows, require
 from .query import FREE_VISIBLE_NAMES, Mirror
 from .sources import REGFREE, SOURCES
+from .web import bearer_key, client_address, json_response
 
 __all__ = [
     "build_server",
@@ -721,17 +722,16 @@ class HttpEndpoint:
         from starlette.concurrency import run_in_threadpool
         from starlette.requests import Request
 
-        from .server import _bearer, _client, _json  # the REST routes' own key and address reading
 
         if scope["type"] != "http":
             return
         request = Request(scope, receive)
         if self.free:
-            plan, bucket = "free", "addr:" + _client(request)
+            plan, bucket = "free", "addr:" + client_address(request)
         else:
-            identity = self.keys.lookup(_bearer(request)) if self.keys is not None else None
+            identity = self.keys.lookup(bearer_key(request)) if self.keys is not None else None
             if identity is None:
-                await _json(401, unauthenticated().body)(scope, receive, send)
+                await json_response(401, unauthenticated().body)(scope, receive, send)
                 return
             plan, bucket = identity.plan, identity.bucket
             # The SSE transport binds a session to the credential that opened it (not the key itself).
@@ -753,7 +753,7 @@ class HttpEndpoint:
                 async with manager.run():
                     await manager.handle_request(scope, receive, send)
             else:
-                await _json(405, _NOT_ALLOWED, {"Allow": "GET, POST"})(scope, receive, send)
+                await json_response(405, _NOT_ALLOWED, {"Allow": "GET, POST"})(scope, receive, send)
         finally:
             _CALLER.reset(token)
 

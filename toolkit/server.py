@@ -48,6 +48,9 @@ from .params import DOMAIN_PARAMS
 from .plans import CAPABILITIES, PLANS, REQUIREMENTS, require
 from .query import Mirror
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
+from .web import bearer_key as _bearer
+from .web import client_address as _client
+from .web import json_response as _json
 
 __all__ = ["create_app", "serve", "startup_lines", "is_loopback", "BackgroundServer"]
 
@@ -67,14 +70,6 @@ CORS = {"Access-Control-Allow-Origin": "*"}
 _HOST = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*"
                    r"|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?")  # fmt: skip
 _CHUNK = 64 * 1024
-
-
-def _dumps(body: Any) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-
-
-def _json(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Response:
-    return Response(_dumps(body), status_code=status, headers=dict(headers or {}), media_type="application/json")
 
 
 def _base_url(request: Request) -> str:
@@ -97,29 +92,9 @@ def _with_link(body: Mapping[str, Any], request: Request) -> Mapping[str, Any]:
     return {**body, name: _base_url(request) + target}
 
 
-def _bearer(request: Request) -> str | None:
-    """The key of `Authorization: Bearer <KEY>` (the seed's only scheme), else None."""
-    header = request.headers.get("authorization")
-    if not header:
-        return None
-    scheme, _, token = header.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    token = token.strip()
-    try:  # headers arrive as latin-1; keys are UTF-8 text
-        token = token.encode("latin-1").decode("utf-8")
-    except UnicodeError:
-        pass
-    return token or None
-
-
 def _params(request: Request) -> dict[str, str]:
     # The last value of a repeated name wins, as PHP (the live service) reads a query string.
     return dict(request.query_params)
-
-
-def _client(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
