@@ -218,7 +218,6 @@ def test_engines_agree_on_a_small_mirror(tmp_path):
     from toolkit.bench import build_suite, run_bench
 
     db = synthetic_mirror(tmp_path / "bench.db", listings=300, regfree=60, pending=120)
-    started = time.perf_counter()
     timings = run_bench(db, repeat=1, now=NOW)
     assert len(build_suite(NOW.date(), max_id=1000)) >= 30
     assert len(timings) >= 30
@@ -230,7 +229,6 @@ def test_engines_agree_on_a_small_mirror(tmp_path):
     assert sum(t.total > 0 for t in timings) >= 0.7 * len(timings)
     for t in timings:
         assert t.ql_ms >= 0 and t.duckdb_ms >= 0 and t.pandas_ms >= 0
-    assert time.perf_counter() - started < 60
 
 
 def test_a_mismatch_is_reported(tmp_path, monkeypatch):
