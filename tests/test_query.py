@@ -404,6 +404,11 @@ def test_a_fresh_mirror_answers_empty_pages(tmp_path):
     env = m.search_domains({})
     assert env["data"] == [] and env["meta"]["total"] == 0 and env["meta"]["last_page"] == 1
     assert m.search_pending_delete({})["meta"]["total"] == 0
+    assert m.is_empty()
+
+
+def test_a_mirror_with_rows_is_not_empty(mirror):
+    assert not mirror.is_empty()
 
 
 @pytest.mark.parametrize("walk_limit, probe_limit", [(0, 0), (0, 5), (0, 10**6), (10**9, 0), (10**9, 10**6)])

@@ -598,6 +598,13 @@ class Mirror:
         return {"data": pending_record(row)}
 
     # -- about the mirror ----------------------------------------------------------------
+    def is_empty(self) -> bool:
+        """True when the mirror holds no listing and no pending-delete row (a first run)."""
+        row = self.connection().execute(
+            "SELECT EXISTS (SELECT 1 FROM listings) OR EXISTS (SELECT 1 FROM pending_delete)"
+        ).fetchone()
+        return not row[0]
+
     def status(self) -> dict[str, Any]:
         """Row counts per dataset, demo or synced, the last sync of each job and each
         dataset's freshness against the service's schedule (contract section 8)."""

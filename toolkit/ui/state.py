@@ -121,12 +121,19 @@ def day_counts(params: Mapping[str, Any], *, pending: bool = False):
     return _day_counts(mirror.path, mirror.generation(), plan_in_force(), _key(params), pending)
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def _is_empty(path: str, generation: int) -> bool:
+    return _reader(path).is_empty()
+
+
 def is_empty() -> bool:
+    """A first run? Asked on every rerun, so two EXISTS probes cached by generation, never
+    whole-mirror counts."""
     path = db_path()
     if not os.path.isfile(path):
         return True
-    datasets = reader().status()["datasets"]
-    return not any(d["rows"] for name, d in datasets.items() if name != "listing_history")
+    mirror = reader()
+    return _is_empty(mirror.path, mirror.generation())
 
 
 def current_filters() -> dict[str, str]:
