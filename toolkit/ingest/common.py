@@ -274,6 +274,18 @@ def _unzip(path: Path, data: bytes) -> tuple[str, bytes]:
         raise IngestError(f"{path}!{member.filename}", None, problem, fix) from None
 
 
+def _gzip_break_line(data: bytes) -> int | None:
+    """The line a damaged gzip stream breaks in: one past the last line that decompresses."""
+    inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    recovered = b""
+    try:
+        for start in range(0, len(data), 1 << 16):
+            recovered += inflater.decompress(data[start : start + (1 << 16)])
+    except zlib.error:
+        pass
+    return recovered.count(b"\n") + 1 if data[:2] == b"\x1f\x8b" else None
+
+
 def read_feed(path: str | Path) -> FeedText:
     """A feed file's text: zip (one data member) and gzip are opened, UTF-8 (with or
     without BOM) decoded; an empty, truncated or undecodable file is an `IngestError`."""
@@ -290,7 +302,8 @@ def read_feed(path: str | Path) -> FeedText:
         try:
             data = gzip.decompress(data)
         except (EOFError, OSError, zlib.error) as exc:
-            raise IngestError(name, None, f"not a complete gzip file ({exc})", "download the file again") from None
+            raise IngestError(name, _gzip_break_line(data), f"not a complete gzip file ({exc})",
+                              "download the file again") from None  # fmt: skip
     if not data.strip():
         raise IngestError(name, 1, "the file is empty", "download it again (an empty feed file is a failed download)")
     try:
