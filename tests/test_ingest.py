@@ -233,9 +233,13 @@ def test_real_pl_names_without_a_date_get_the_lifecycle_prediction(mirror, tmp_p
     drop, reason = predict_drop_date("pl", "pendingDelete", date(2025, 8, 19))
     assert drop == date(2025, 8, 24)
     assert {r["estimated_drop_date"] for r in rows(mirror, "SELECT * FROM pending_delete")} == {drop.isoformat()}
-    assert raw(mirror, "pending_delete", ingest_id("droplist", "1982.pl"))["drop_date_reason"] == (
-        f"predicted from its first sighting in this feed (2025-08-19): {reason}"
+    assert raw(mirror, "pending_delete", ingest_id("droplist", "1982.pl"))["drop_date_reason"].startswith(
+        f"predicted from its first sighting in this feed (2025-08-19): {reason}; first seen 2025-08-19, it may have "
+        "begun up to 5 days earlier"
     )
+    # no earlier sighting: the status may have begun up to its length earlier, so the window spans it
+    assert rows(mirror, "SELECT DISTINCT drop_window_start, drop_window_end FROM pending_delete") == [
+        {"drop_window_start": "2025-08-19", "drop_window_end": "2025-08-24"}]  # fmt: skip
     # seen again three days later: the evidence is still the first sighting
     again = ingest_file(mirror, "droplist", undated, observed_at="2025-08-22T10:00:00Z")
     assert (again.updated, again.unchanged) == (0, report.written)

@@ -479,12 +479,14 @@ def csv_table(feed: FeedText, *, delimiters: str = ",;\t|") -> tuple[list[str], 
 
 
 def pending_record(domain: str, source: str, *, observed_at: str, status: str, drop: str | None, reason: str,
-                   original: Any, first_disappeared_at: str | None = None,
-                   dns_status: str | None = None) -> dict[str, Any]:  # fmt: skip
+                   original: Any, first_disappeared_at: str | None = None, dns_status: str | None = None,
+                   window: tuple[str | None, str | None] | None = None) -> dict[str, Any]:  # fmt: skip
     """A pending-delete record (contract section 5) from a feed row. `source` is the feed
     (`bardate`, `droplist`, `zonediff`: not the live service's `oi-diff`/`czds-daily`, which
     name its own pipelines); the id is `ingest_id(source, domain)`; `drop_date_reason` and
-    the original row (`feed_record`) have no column and are kept in `raw_records`."""
+    the original row (`feed_record`) have no column and are kept in `raw_records`.
+    `window` is (drop_window_start, drop_window_end); None means `drop` is a day the feed
+    gives (a window of one day), or no window when there is no day."""
     return {
         "id": ingest_id(source, domain),
         "domain": domain,
@@ -494,6 +496,8 @@ def pending_record(domain: str, source: str, *, observed_at: str, status: str, d
         "whois_status": status,
         "dns_status": dns_status,
         "estimated_drop_date": drop,
+        "drop_window_start": window[0] if window else drop,
+        "drop_window_end": window[1] if window else drop,
         "is_idn": any(label.startswith("xn--") for label in domain.split(".")),
         "feed_record": original,
         "drop_date_reason": reason,

@@ -230,9 +230,8 @@ def _gone_row(name: str, line: int, text: str, *, tld: str, status: str, last: d
     fields = window.as_fields() if window else {}
     record = pending_record(name, "zonediff", observed_at=gone_at, status=status,
                             drop=fields.get("estimated_drop_date"), reason=f"predicted from the zone ({where}): {reason}",
-                            original=original, first_disappeared_at=gone_at, dns_status="NXDOMAIN")  # fmt: skip
-    record["drop_window_start"] = fields.get("drop_window_start")
-    record["drop_window_end"] = fields.get("drop_window_end")
+                            original=original, first_disappeared_at=gone_at, dns_status="NXDOMAIN",
+                            window=(fields.get("drop_window_start"), fields.get("drop_window_end")))  # fmt: skip
     return Row(PENDING, feed_name, line, record)
 
 
