@@ -275,6 +275,12 @@ def zonediff_rows(path: str | Path, *, previous: str | Path | None = None, obser
                         stamp=stamp, feed_name=old_feed.name, original=original, is_available=is_available)  # fmt: skip
 
 
+def _snapshot_strict(problem: Skipped) -> None:
+    raise IngestError(problem.file, problem.line, problem.reason,
+                      "a snapshot is a zone file or a list of one name a line: check that this file is one, "
+                      "and undamaged (nothing was written)")  # fmt: skip
+
+
 def replay_rows(spec: str | Path, *, observed_at: Any = None, is_available: Callable[[str], bool | None] | None = None,
                 status: str = "serverHold", tld: str | None = None) -> Iterator[Row]:  # fmt: skip
     """Replay daily snapshots (a folder or a glob; `.gz` read as is; days may be missing):
@@ -293,7 +299,7 @@ def replay_rows(spec: str | Path, *, observed_at: Any = None, is_available: Call
     prev_day, prev_path = files[0]
     for day, path in files:
         feed = read_feed(path)
-        this_tld, names = zone_names(feed, strict, tld or zone_tld)
+        this_tld, names = zone_names(feed, _snapshot_strict, tld or zone_tld)
         del feed
         if zone_tld is None:
             zone_tld = this_tld
