@@ -299,6 +299,9 @@ def replay_rows(spec: str | Path, *, observed_at: Any = None, is_available: Call
     prev_day, prev_path = files[0]
     for day, path in files:
         feed = read_feed(path)
+        if not feed.text.endswith(("\n", "\r")):  # a whole snapshot ends with its line end
+            raise IngestError(feed.name, feed.text.count("\n") + 1, "the last line is incomplete (no line end)",
+                              "the file is truncated: download it again (nothing was written)")  # fmt: skip
         this_tld, names = zone_names(feed, _snapshot_strict, tld or zone_tld)
         del feed
         if zone_tld is None:
