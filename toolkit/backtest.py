@@ -447,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.backtest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", help="a mirror with official lists and sightings (default: a scratch mirror)")
     parser.add_argument("--official", action="append", default=[], metavar="FEED=PATH",
-                        help="a bardate or droplist file with official dates (repeatable)")
+                        help="a bardate or droplist file (or folder, or glob) with official dates (repeatable)")
     parser.add_argument("--evidence", action="append", default=[], metavar="PATH",
                         help="CSV domain,status,observed_at of earlier sightings (repeatable)")
     parser.add_argument("--zones", metavar="GLOB",

@@ -263,7 +263,8 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
 
     `observed_at` (default now, the mirror's clock) is when the rows were seen. `options`
     go to the adapter (`ADAPTERS[feed].options`: droplist `status`, `list_date`; zonediff
-    `previous` (required), `is_available`, `status`, `zone_date`, `tld`).
+    `previous` (required unless `path` is a folder or glob of daily snapshots: a replay),
+    `is_available`, `status`, `zone_date`, `tld`).
     Raises `IngestError` (nothing written) when the file cannot be read as `feed`."""
     adapter = ADAPTERS.get(str(feed).strip().lower())
     if adapter is None:
