@@ -310,6 +310,8 @@ def _day(text: str | None) -> date | None:
 
 def zone_pairs(conn: sqlite3.Connection, official: Mapping[str, date] | None = None) -> dict[str, WindowPair]:
     """{domain: WindowPair} for each official name that also has a zonediff window in the mirror."""
+    from .ingest.common import day_in_name
+
     official = official_dates(conn) if official is None else official
     rows = conn.execute(
         "SELECT p.domain, p.estimated_drop_date, p.drop_window_start, p.drop_window_end, p.first_disappeared_at, "
@@ -323,9 +325,7 @@ def zone_pairs(conn: sqlite3.Connection, official: Mapping[str, date] | None = N
             continue
         record = (json.loads(raw) if raw else {}).get("feed_record") or {}
         last = None
-        if isinstance(record, dict):
-            from .ingest.common import day_in_name
-
+        if isinstance(record, dict):  # the last snapshot that held the name
             last = _day(day_in_name(record.get("previous_file") or ""))
         pairs[domain] = WindowPair(domain, official[domain], _day(estimate), _day(start), _day(end), last, _day(gone_at))
     return pairs

@@ -1,12 +1,19 @@
-"""Two zone files (or name lists) of one TLD -> the names that disappeared.
+"""Zone files (or name lists) of one TLD -> the names that disappeared, with a drop window.
 
 A name delegated in the earlier zone and absent from the later one has left the zone: the
 registry holds it (expired, serverHold/clientHold), or it is in redemption, or it was
 deleted. That is a *candidate*, not a free name, so each is yielded as a pending-delete
 record (`source` "zonediff", `whois_status` the `status=` given, default serverHold: held
 out of the zone; `first_disappeared_at` the later zone's day; `dns_status` NXDOMAIN: not
-delegated in it; `estimated_drop_date` from `toolkit.lifecycle.predict_drop_date` for that
-status, null when the registry gives it no fixed length, e.g. gTLD serverHold).
+delegated in it). A zone says only that the name left *between* two snapshots, so the drop
+is a window: `toolkit.lifecycle.predict_drop_window` gives `drop_window_start`/`_end` and
+`estimated_drop_date`, the most likely day (null when the registry gives the status no fixed
+length, e.g. gTLD serverHold).
+
+Two files (`previous=` the older): the window runs from the older file's day (the date in
+its name; unknown without one) to the later one's. A replay (`path` a folder or a glob of
+daily snapshots, `replay_rows`): each name that leaves and does not come back gets its last
+day seen and first day absent; days may be missing (the window widens).
 
 Only a name the caller's `is_available(name)` hook confirms as available (an RDAP lookup
 answering 404, say) becomes a `regfree` listing. The hook returns True (available), False
@@ -16,7 +23,7 @@ Input: RFC 1035 master files (CZDS `.txt.gz`, `$ORIGIN`, relative and `@` owners
 records in parentheses; a name counts when it owns an NS record below the apex: glue and
 other records are not registrations) or lists of one name a line; the two may be mixed.
 The zone's day: `zone_date=`, else a date in the later file's name, else the observation
-time. The whole zones are held in memory as sets of names.
+time. The zones are held in memory as sets of names (a replay holds two at a time).
 """
 
 from __future__ import annotations
