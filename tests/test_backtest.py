@@ -207,3 +207,22 @@ def test_the_real_nu_backtest_meets_its_targets():
     assert (nu["exact_share"], nu["within_1_share"], nu["window_share"], nu["mean_abs_error"]) == (
         0.9171, 0.9971, 0.9979, 0.24)  # the README's figures
     assert [(o["count"], o["days_outside"]) for o in nu["outliers"]] == [(2, [7, 8])]
+
+
+def test_the_backtest_mirror_is_kept_only_in_a_new_file_and_only_on_success(tmp_path):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    zone, lists = _small_case(tmp_path)
+    kept = tmp_path / "kept.db"
+    args = ["backtest", "--zones", str(zone), "--official", f"bardate={lists}/*.csv", "--db", str(kept)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    with Mirror(kept) as m:
+        assert m.connection().execute("SELECT COUNT(*) FROM pending_delete WHERE origin = 'ingest:zonediff'").fetchone()[0] == 4
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 2 and "the file exists" in again.output
+    (lists / "2026-03-21.csv").write_text("domain,tld,release_date\nq.nu,nu,2026-03-21\nr.nu,nu,2026-02-30\n")
+    broken = tmp_path / "broken.db"
+    failed = CliRunner().invoke(cli, [*args[:-1], str(broken)])
+    assert failed.exit_code == 2 and not broken.exists()  # nothing committed

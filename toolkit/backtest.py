@@ -363,10 +363,14 @@ def _expand(spec: str) -> list[str]:
     return [spec]
 
 
-def run_zone_backtest(zones: str, official: list[str], tld: str | None = None) -> dict[str, WindowScore]:
+def run_zone_backtest(zones: str, official: list[str], tld: str | None = None,
+                      keep: str | Path | None = None) -> dict[str, WindowScore]:  # fmt: skip
     """Replay `zones` (a folder or a glob of daily snapshots) and ingest the `official` lists
     (`bardate=GLOB` or `droplist=GLOB`) into a scratch mirror, then score the windows.
-    Every file is read strictly: a bad row raises `IngestError`/`ValueError` naming file and line."""
+    Every file is read strictly: a bad row raises `IngestError`/`ValueError` naming file and line.
+    `keep`: a new file to copy the scratch mirror to, only once every file was read."""
+    if keep is not None and Path(keep).exists():
+        raise ValueError(f"--db {keep}: the file exists; the backtest keeps its mirror only in a new file")
     from . import Mirror
     from .ingest import IngestError, ingest_file, snapshot_files, zone_names
     from .ingest.common import read_feed
@@ -389,6 +393,11 @@ def run_zone_backtest(zones: str, official: list[str], tld: str | None = None) -
                                       "fix the list: a backtest reads official lists strictly")  # fmt: skip
             official_days = official_dates(mirror.connection())
             pairs = zone_pairs(mirror.connection(), official_days)
+            if keep is not None:
+                target = sqlite3.connect(keep)
+                with target:
+                    mirror.connection().backup(target)
+                target.close()
         finally:
             mirror.close()
     files = snapshot_files(zones)
@@ -454,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="a folder or glob of daily zone snapshots to replay (windows; a scratch mirror)")
     parser.add_argument("--tld", help="with --zones: report this TLD only (e.g. .nu)")
     parser.add_argument("--json", action="store_true", help="with --zones: print the scores as JSON")
+    parser.add_argument("--keep", metavar="PATH", help="with --zones: keep the scratch mirror in this new file")
     args = parser.parse_args(argv)
     if args.zones:
         if args.db or args.evidence:
@@ -463,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         from .ingest import IngestError
 
         try:
-            scores = run_zone_backtest(args.zones, args.official, args.tld)
+            scores = run_zone_backtest(args.zones, args.official, args.tld, args.keep)
         except (IngestError, ValueError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

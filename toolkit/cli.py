@@ -701,7 +701,10 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
 @click.option("--json", "as_json", is_flag=True,
               help="Print a list of objects: tld, official, pairs, one_day_pairs, exact_share, within_1_share, "
                    "window_share, mean_abs_error, outliers.")
-def backtest_command(zones: str, official: tuple[str, ...], tld: str | None, as_json: bool) -> None:
+@click.option("--db", "db", default=None, metavar="NEW_FILE",
+              help="Also keep the backtest's mirror (the replayed windows and the official days) in this new file, "
+                   "written only when every file was read. Never your mirror: the replay runs in a scratch one.")
+def backtest_command(zones: str, official: tuple[str, ...], tld: str | None, as_json: bool, db: str | None) -> None:
     """Measure predicted drop windows against the registry's official days.
 
     Replays the snapshots into a scratch mirror (nothing is written to yours), ingests the
@@ -714,7 +717,7 @@ def backtest_command(zones: str, official: tuple[str, ...], tld: str | None, as_
     from .ingest import IngestError
 
     try:
-        scores = run_zone_backtest(zones, list(official), tld)
+        scores = run_zone_backtest(zones, list(official), tld, keep=db)
     except (IngestError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     except OSError as exc:
