@@ -151,6 +151,34 @@ def test_drop_calendar_counts_the_months_pending_drops(demo_db):
     in_month = frame["estimated_drop_date"].dropna().str.startswith(month.strftime("%Y-%m")).sum()
     assert any(c.value.startswith(f"{in_month:,} domains in") for c in at.caption)
     assert at.get("download_button"), "the .ics download is offered"
+    assert any("window" in c.value and "most likely day" in c.value for c in at.caption)
+    table = at.dataframe[0].value  # the chosen day's drops, each with its window
+    assert list(table.columns) == ["domain", "most likely", "window", "days"]
+    assert (table["days"] >= 1).all()
+
+
+def test_the_ics_spans_each_window_and_names_the_most_likely_day():
+    from datetime import date
+
+    from icalendar import Calendar
+
+    from toolkit.ui.pages import ics_for_windows
+
+    drops = [("a.nu", date(2026, 3, 5), date(2026, 3, 4), date(2026, 3, 5)),
+             ("b.nu", date(2026, 3, 5), date(2026, 3, 4), date(2026, 3, 5)),
+             ("c.nu", date(2026, 3, 9), date(2026, 3, 8), date(2026, 3, 11)),
+             ("d.se", date(2026, 3, 6), date(2026, 3, 6), date(2026, 3, 6)),
+             ("e.com", date(2026, 3, 7), None, None)]  # fmt: skip
+    events = Calendar.from_ical(ics_for_windows(drops, "Pending-delete drops")).walk("VEVENT")
+    got = {(e.decoded("dtstart"), e.decoded("dtend")): str(e["summary"]) for e in events}
+    assert got == {
+        (date(2026, 3, 4), date(2026, 3, 6)): "Pending-delete drops: 2 domains, most likely Thu 05 Mar, window 04 Mar–05 Mar (2 days)",
+        (date(2026, 3, 8), date(2026, 3, 12)): "Pending-delete drops: 1 domain, most likely Mon 09 Mar, window 08 Mar–11 Mar (4 days)",
+        (date(2026, 3, 6), date(2026, 3, 7)): "Pending-delete drops: 1 domain, on Fri 06 Mar",
+        (date(2026, 3, 7), date(2026, 3, 8)): "Pending-delete drops: 1 domain, on Sat 07 Mar",
+    }  # fmt: skip
+    described = {str(e["summary"]): str(e["description"]) for e in events}
+    assert described[got[(date(2026, 3, 4), date(2026, 3, 6))]].endswith("a.nu\nb.nu")
 
 
 def test_a_saved_search_survives_a_rerun_and_a_new_session(demo_db):

@@ -100,3 +100,129 @@ def test_bad_input_exits_2_naming_file_and_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--official", "godaddy=x.zip"])
     assert exit_info.value.code == 2
+
+
+# -- windows from daily zone snapshots -------------------------------------------------------------
+
+NU_DROPS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real" / "nu_drops"
+JSON_KEYS = ["tld", "official", "pairs", "one_day_pairs", "exact_share", "within_1_share", "window_share",
+             "mean_abs_error", "outliers"]  # fmt: skip
+
+
+def _zone(folder: Path, days: dict[str, list[str]]) -> None:
+    folder.mkdir()
+    for day, names in days.items():
+        (folder / f"nu_domains_{day}.txt").write_text("".join(f"{n}\n" for n in sorted(names)))
+
+
+def _small_case(tmp_path: Path) -> tuple[Path, Path]:
+    zone, lists = tmp_path / "zone", tmp_path / "lists"
+    _zone(zone, {
+        "2025-12-26": ["a.nu", "b.nu", "c.nu", "d.nu", "e.nu"],
+        "2025-12-27": ["c.nu", "d.nu", "e.nu"],  # a, b leave (one-day window)
+        "2025-12-30": ["e.nu"],  # c, d leave in a gap: a 4-day window
+    })  # fmt: skip
+    lists.mkdir()
+    (lists / "2026-03-05.csv").write_text(
+        "domain,tld,release_date,available\n"
+        "a.nu,nu,2026-03-03,True\n"  # L + 67: one day before the estimate, inside the window
+        "b.nu,nu,2026-03-04,True\n"  # L + 1 + 67: exact
+        "never.nu,nu,2026-03-05,True\n"  # in no snapshot
+        "e.nu,nu,2026-03-05,True\n"  # still in the zone
+        "x.se,se,2026-03-05,True\n")  # fmt: skip
+    (lists / "2026-03-20.csv").write_text(
+        "domain,tld,release_date\nc.nu,nu,2026-03-06\nd.nu,nu,2026-03-20\n")  # d: far after its window
+    return zone, lists
+
+
+def test_zone_windows_are_scored_against_official_days(tmp_path, capsys):
+    from toolkit.backtest import run_zone_backtest, window_report_lines
+
+    zone, lists = _small_case(tmp_path)
+    scores = run_zone_backtest(str(zone), [f"bardate={lists}/*.csv"], ".nu")
+    assert list(scores) == [".nu"]
+    nu = scores[".nu"].to_dict()
+    assert list(nu) == JSON_KEYS
+    assert (nu["official"], nu["pairs"], nu["one_day_pairs"]) == (6, 4, 2)
+    assert (nu["exact_share"], nu["within_1_share"], nu["window_share"]) == (0.5, 1.0, 0.75)  # d is outside
+    assert nu["mean_abs_error"] == round((1 + 0 + 1 + 15) / 4, 3)  # c: estimate 03-05 (L+1+67) vs 03-06
+    (outlier,) = nu["outliers"]
+    assert outlier["count"] == 1 and outlier["reason"].startswith("official day after the window")
+    assert outlier["days_outside"] == [13] and outlier["examples"][0]["domain"] == "d.nu"
+    assert scores[".nu"].unpaired == {
+        "still in the zone in the last snapshot (deactivated later, or left and came back)": 1,
+        "in no snapshot: never in the zone during the replay (a name without nameservers is not in the zone file)": 1,
+    }
+    lines = window_report_lines(scores)
+    assert lines[1].split() == [".nu", "6", "4", "2", "50.0%", "100.0%", "75.0%", "4.25", "d"]
+    assert any("1 outlier, official day after the window" in line and "d.nu" in line for line in lines)
+    # without --tld every official TLD is a row: .se has no snapshots, so no pairs
+    every = run_zone_backtest(str(zone), [f"bardate={lists}/*.csv"])
+    assert every[".se"].to_dict()["pairs"] == 0 and every[".se"].unpaired == {
+        "no snapshot of its TLD (the snapshots are .nu)": 1}  # fmt: skip
+    # the module's command line, as JSON
+    assert main(["--zones", str(zone), "--official", f"bardate={lists}/*.csv", "--tld", ".nu", "--json"]) == 0
+    import json
+
+    printed = json.loads(capsys.readouterr().out)
+    assert [list(item) for item in printed] == [JSON_KEYS] and printed[0]["pairs"] == 4
+
+
+def test_zone_backtest_bad_input_exits_2_naming_file_and_line(tmp_path, capsys):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    zone, lists = _small_case(tmp_path)
+    (lists / "2026-03-21.csv").write_text("domain,tld,release_date\nq.nu,nu,2026-03-21\nr.nu,nu,2026-02-30\n")
+    assert main(["--zones", str(zone), "--official", f"bardate={lists}/*.csv"]) == 2
+    assert f"{lists / '2026-03-21.csv'}: line 3: '2026-02-30' is not a date" in capsys.readouterr().err
+    (lists / "2026-03-21.csv").unlink()
+    (zone / "nu_domains_2025-12-31.txt").write_bytes(b"e.nu\nf.n")  # cut in the middle of a line
+    result = CliRunner().invoke(cli, ["backtest", "--zones", str(zone), "--official", f"bardate={lists}/*.csv"])
+    assert result.exit_code == 2
+    assert "nu_domains_2025-12-31.txt: line 2: the last line is incomplete" in result.output
+    (zone / "nu_domains_2025-12-31.txt").write_bytes((lists / "2026-03-05.csv").read_bytes())  # the wrong feed
+    result = CliRunner().invoke(cli, ["backtest", "--zones", str(zone), "--official", f"bardate={lists}/*.csv"])
+    assert result.exit_code == 2 and "nu_domains_2025-12-31.txt: line 1: 'domain,tld,release_date,available'" in result.output
+    result = CliRunner().invoke(cli, ["backtest", "--zones", str(zone), "--official", "godaddy=x.zip"])
+    assert result.exit_code == 2 and "expected bardate=PATH or droplist=PATH" in result.output
+
+
+@pytest.mark.skipif(not (NU_DROPS / "zone").is_dir(), reason="real .nu fixtures not available")
+def test_the_real_nu_backtest_meets_its_targets():
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    result = CliRunner().invoke(cli, ["backtest", "--zones", str(NU_DROPS / "zone" / "*.txt.gz"),
+                                      "--official", f"bardate={NU_DROPS / 'release_lists'}/*.csv", "--tld", ".nu",
+                                      "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    import json
+
+    (nu,) = json.loads(result.output)
+    assert (nu["tld"], nu["official"], nu["pairs"], nu["one_day_pairs"]) == (".nu", 1000, 958, 700)
+    assert nu["exact_share"] >= 0.90 and nu["window_share"] >= 0.99
+    assert (nu["exact_share"], nu["within_1_share"], nu["window_share"], nu["mean_abs_error"]) == (
+        0.9171, 0.9971, 0.9979, 0.24)  # the README's figures
+    assert [(o["count"], o["days_outside"]) for o in nu["outliers"]] == [(2, [7, 8])]
+
+
+def test_the_backtest_mirror_is_kept_only_in_a_new_file_and_only_on_success(tmp_path):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    zone, lists = _small_case(tmp_path)
+    kept = tmp_path / "kept.db"
+    args = ["backtest", "--zones", str(zone), "--official", f"bardate={lists}/*.csv", "--db", str(kept)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    with Mirror(kept) as m:
+        assert m.connection().execute("SELECT COUNT(*) FROM pending_delete WHERE origin = 'ingest:zonediff'").fetchone()[0] == 4
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 2 and "the file exists" in again.output
+    (lists / "2026-03-21.csv").write_text("domain,tld,release_date\nq.nu,nu,2026-03-21\nr.nu,nu,2026-02-30\n")
+    broken = tmp_path / "broken.db"
+    failed = CliRunner().invoke(cli, [*args[:-1], str(broken)])
+    assert failed.exit_code == 2 and not broken.exists()  # nothing committed

@@ -174,10 +174,15 @@ def test_every_field_key_is_present_with_canonical_times(listings, pending):
             elif kind == "date":
                 assert DAY.match(value), (key, value)
     for p in pending:
-        assert tuple(p) == tuple(PENDING_FIELDS)
+        # the reference fields, then the toolkit's drop window (an extension field)
+        assert tuple(p) == (*PENDING_FIELDS, "drop_window_start", "drop_window_end")
         for key, kind in PENDING_FIELDS.items():
             if p[key] is not None and kind == "datetime":
                 assert TIMESTAMP.match(p[key]), (key, p[key])
+        if p["estimated_drop_date"] is None:
+            assert p["drop_window_start"] is p["drop_window_end"] is None
+        else:  # a daily sighting: the window is two days (one at a weekly release), its last the estimate
+            assert p["drop_window_start"] <= p["drop_window_end"] == p["estimated_drop_date"], p
 
 
 def test_ids_unique_and_in_created_order(listings, pending):

@@ -233,9 +233,13 @@ def test_real_pl_names_without_a_date_get_the_lifecycle_prediction(mirror, tmp_p
     drop, reason = predict_drop_date("pl", "pendingDelete", date(2025, 8, 19))
     assert drop == date(2025, 8, 24)
     assert {r["estimated_drop_date"] for r in rows(mirror, "SELECT * FROM pending_delete")} == {drop.isoformat()}
-    assert raw(mirror, "pending_delete", ingest_id("droplist", "1982.pl"))["drop_date_reason"] == (
-        f"predicted from its first sighting in this feed (2025-08-19): {reason}"
+    assert raw(mirror, "pending_delete", ingest_id("droplist", "1982.pl"))["drop_date_reason"].startswith(
+        f"predicted from its first sighting in this feed (2025-08-19): {reason}; first seen 2025-08-19, it may have "
+        "begun up to 5 days earlier"
     )
+    # no earlier sighting: the status may have begun up to its length earlier, so the window spans it
+    assert rows(mirror, "SELECT DISTINCT drop_window_start, drop_window_end FROM pending_delete") == [
+        {"drop_window_start": "2025-08-19", "drop_window_end": "2025-08-24"}]  # fmt: skip
     # seen again three days later: the evidence is still the first sighting
     again = ingest_file(mirror, "droplist", undated, observed_at="2025-08-22T10:00:00Z")
     assert (again.updated, again.unchanged) == (0, report.written)
@@ -639,3 +643,145 @@ def test_cli_zonediff_check_rdap_over_a_loopback_registry(tmp_path, monkeypatch)
         assert [r["name"] for r in m.search_domains({"source": "regfree"}, plan="enterprise")["data"]] == ["fjallstuga.se"]
     wrong = CliRunner().invoke(cli, ["ingest", "droplist", "--db", str(db), "--file", str(new), "--check-rdap"])
     assert wrong.exit_code == 2 and "--check-rdap: only zonediff" in wrong.output
+
+
+# -- zone replays: daily snapshots, windows ------------------------------------------------------
+
+NU_DROPS = REAL / "nu_drops"
+needs_nu = pytest.mark.skipif(not (NU_DROPS / "zone").is_dir(), reason="real .nu fixtures not available")
+
+
+def _snapshots(folder: Path, days: dict[str, list[str]], gz: bool = True) -> None:
+    import gzip
+
+    folder.mkdir(exist_ok=True)
+    for day, names in days.items():
+        text = "".join(f"{n}\n" for n in sorted(names)).encode()
+        if gz:
+            (folder / f"nu_domains_{day}.txt.gz").write_bytes(gzip.compress(text))
+        else:
+            (folder / f"nu_domains_{day}.txt").write_bytes(text)
+
+
+def test_a_replay_records_last_seen_and_first_absent_and_predicts_a_window(mirror, tmp_path):
+    zone = tmp_path / "zone"
+    _snapshots(zone, {
+        "2025-12-30": ["alfa.nu", "bravo.nu", "charlie.nu", "delta.nu", "echo.nu"],
+        "2025-12-31": ["alfa.nu", "charlie.nu", "delta.nu", "echo.nu"],  # bravo leaves
+        # 2026-01-01 and 02 missing: charlie leaves somewhere in the gap
+        "2026-01-03": ["alfa.nu", "delta.nu", "echo.nu", "foxtrot.nu"],
+        "2026-01-04": ["alfa.nu", "echo.nu", "foxtrot.nu"],  # delta leaves...
+        "2026-01-05": ["alfa.nu", "delta.nu", "foxtrot.nu"],  # ...and comes back (renewed); echo leaves
+    })  # fmt: skip
+    report = ingest_file(mirror, "zonediff", zone, observed_at=SEEN)  # a folder
+    assert (report.pending.seen, report.skipped) == (3, [])
+    got = {r["domain"]: r for r in rows(mirror, "SELECT * FROM pending_delete")}
+    assert set(got) == {"bravo.nu", "charlie.nu", "echo.nu"}
+    windows = {d: (r["drop_window_start"], r["estimated_drop_date"], r["drop_window_end"], r["first_disappeared_at"])
+               for d, r in got.items()}  # fmt: skip
+    assert windows == {
+        "bravo.nu": ("2026-03-07", "2026-03-08", "2026-03-08", "2025-12-31T00:00:00Z"),  # [L+67, A+67], L+1+67
+        "charlie.nu": ("2026-03-08", "2026-03-09", "2026-03-11", "2026-01-03T00:00:00Z"),  # a 4-day window
+        "echo.nu": ("2026-03-12", "2026-03-13", "2026-03-13", "2026-01-05T00:00:00Z"),
+    }
+    kept = raw(mirror, "pending_delete", got["charlie.nu"]["id"])
+    assert kept["feed_record"] == {"previous_file": "nu_domains_2025-12-31.txt.gz",
+                                   "current_file": "nu_domains_2026-01-03.txt.gz", "previous_line": "charlie.nu"}
+    assert kept["drop_date_reason"].startswith("predicted from the zone (last in the zone on 2025-12-31, gone on 2026-01-03)")
+    # the API returns the window with the record; drop_date_from/to still filter on the estimate
+    page = mirror.search_pending_delete({"drop_date_from": "2026-03-09", "drop_date_to": "2026-03-09",
+                                         "include_past": "1"}, plan="enterprise")  # fmt: skip
+    assert [(d["domain"], d["drop_window_start"], d["drop_window_end"]) for d in page["data"]] == [
+        ("charlie.nu", "2026-03-08", "2026-03-11")]  # fmt: skip
+    # a glob gives the same rows; re-running changes nothing
+    again = ingest_file(mirror, "zonediff", str(zone / "nu_domains_*.txt.gz"), observed_at=SEEN)
+    assert (again.new, again.updated, again.unchanged) == (0, 0, 3)
+
+
+def test_a_replay_refuses_bad_snapshots_naming_file_and_line_and_writes_nothing(mirror, tmp_path):
+    zone = tmp_path / "zone"
+    _snapshots(zone, {"2025-12-30": ["alfa.nu", "bravo.nu"], "2025-12-31": ["alfa.nu"]})
+    full = (zone / "nu_domains_2025-12-31.txt.gz").read_bytes()
+    import gzip
+
+    big = gzip.compress("".join(f"name{i:06d}.nu\n" for i in range(50_000)).encode())
+    (zone / "nu_domains_2026-01-01.txt.gz").write_bytes(big[: len(big) // 2])  # truncated download
+    with pytest.raises(IngestError, match=r"nu_domains_2026-01-01.txt.gz: line \d+: not a complete gzip file"):
+        ingest_file(mirror, "zonediff", zone, observed_at=SEEN)
+    assert count(mirror, "pending_delete") == 0
+    (zone / "nu_domains_2026-01-01.txt.gz").unlink()
+    (zone / "nu_domains_2026-01-01.csv").write_text("domain,tld,release_date\nalfa.nu,nu,2026-03-08\n")  # wrong feed
+    with pytest.raises(IngestError, match=r"nu_domains_2026-01-01.csv: line 1: 'domain,tld,release_date' is not a "
+                                          r"domain name .*a snapshot is a zone file or a list of one name a line"):
+        ingest_file(mirror, "zonediff", zone, observed_at=SEEN)
+    (zone / "nu_domains_2026-01-01.csv").write_text("alfa.nu\nbravo.se\n")  # another TLD's name
+    with pytest.raises(IngestError, match=r"nu_domains_2026-01-01.csv: line 2: bravo.se is not in .nu"):
+        ingest_file(mirror, "zonediff", zone, observed_at=SEEN)
+    (zone / "nu_domains_2026-01-01.csv").unlink()
+    (zone / "latest.txt").write_bytes(full)
+    with pytest.raises(IngestError, match=r"latest.txt: no date in the file name"):
+        ingest_file(mirror, "zonediff", zone, observed_at=SEEN)
+    with pytest.raises(IngestError, match=r"1 snapshot file\(s\) there; a replay needs two or more"):
+        ingest_file(mirror, "zonediff", str(zone / "*2025-12-30*"), observed_at=SEEN)
+    assert count(mirror, "pending_delete") == 0
+
+
+def test_bardate_reads_the_archived_csv_form(mirror, tmp_path):
+    path = tmp_path / "2026-03-01.csv"
+    path.write_text("domain,tld,release_date,available,indexed,estimated_pages,index_source,checked_at\n"
+                    "fjallstuga.se,se,2026-03-01,True,False,0,wayback,2026-02-28T10:22:35+00:00\n"
+                    "norrsken.nu,nu,2026-03-01,False,True,12,google,2026-02-28T10:22:35+00:00\n"
+                    "trasig.nu,nu,2026-03-41,True,False,0,wayback,2026-02-28T10:22:35+00:00\n")  # fmt: skip
+    report = ingest_file(mirror, "bardate", path, observed_at=SEEN)
+    assert report.pending.seen == 2
+    assert [(s.line, s.reason) for s in report.skipped] == [(4, "'2026-03-41' is not a date (YYYY-MM-DD)")]
+    got = {r["domain"]: r for r in rows(mirror, "SELECT * FROM pending_delete")}
+    assert {d: (r["estimated_drop_date"], r["drop_window_start"], r["drop_window_end"]) for d, r in got.items()} == {
+        "fjallstuga.se": ("2026-03-01",) * 3, "norrsken.nu": ("2026-03-01",) * 3}  # fmt: skip
+    assert raw(mirror, "pending_delete", got["norrsken.nu"]["id"])["feed_record"]["indexed"] == "True"
+
+
+@needs_nu
+def test_the_real_release_lists_in_csv(mirror):
+    lists = sorted((NU_DROPS / "release_lists").glob("*.csv"))
+    assert len(lists) == 18
+    report = ingest_file(mirror, "bardate", lists[0], observed_at=SEEN)
+    assert (report.pending.seen, report.skipped) == (600, [])
+    days = rows(mirror, "SELECT DISTINCT estimated_drop_date AS d FROM pending_delete")
+    assert days == [{"d": "2026-02-28"}]  # the list of a day holds that day's releases
+
+
+@needs_nu
+def test_the_real_nu_replay_is_fast_and_small(tmp_path):
+    import resource
+    import time
+
+    m = Mirror(tmp_path / "nu.db")
+    started = time.perf_counter()
+    report = ingest_file(m, "zonediff", NU_DROPS / "zone", observed_at=SEEN)
+    elapsed = time.perf_counter() - started
+    assert (report.pending.seen, report.skipped) == (2111, [])
+    assert elapsed < 30, elapsed
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 1024 * 1024  # KiB: under 1 GB (the whole test process)
+    row = rows(m, "SELECT * FROM pending_delete WHERE domain = '046.nu'")[0]
+    assert (row["drop_window_start"], row["estimated_drop_date"], row["drop_window_end"]) == (
+        "2026-03-04", "2026-03-05", "2026-03-05")  # fmt: skip
+    m.close()
+
+
+def test_cli_replays_snapshots_with_zones(tmp_path):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    zone = tmp_path / "zone"
+    _snapshots(zone, {"2025-12-30": ["alfa.nu", "bravo.nu"], "2025-12-31": ["alfa.nu"]}, gz=False)
+    db = tmp_path / "m.db"
+    result = CliRunner().invoke(cli, ["ingest", "zonediff", "--db", str(db), "--zones", str(zone / "*.txt")])
+    assert result.exit_code == 0, result.output
+    assert "1 pending-delete rows written" in result.output
+    (zone / "nu_domains_2026-01-01.txt").write_text("alfa.nu\nnot a name\n")
+    result = CliRunner().invoke(cli, ["ingest", "zonediff", "--db", str(db), "--zones", str(zone)])
+    assert result.exit_code == 2 and "nu_domains_2026-01-01.txt: line 2:" in result.output
+    wrong = CliRunner().invoke(cli, ["ingest", "bardate", "--db", str(db), "--zones", str(zone)])
+    assert wrong.exit_code == 2 and "--zones: only zonediff" in wrong.output

@@ -146,3 +146,40 @@ def test_every_policy_row_cites_a_source():
             index -= 1
         comment = " ".join(above)
         assert "Source" in comment and ("http" in comment or "RFC" in comment), lines[node.lineno - 1]
+
+
+# -- windows -------------------------------------------------------------------------------------
+
+
+def test_a_window_between_two_snapshots_and_its_most_likely_day():
+    from toolkit.lifecycle import predict_drop_window
+
+    # .nu: last in the zone on the 27th, gone on the 28th: deactivated on one of the two days,
+    # most likely the 28th (the registry deactivates before the 12:05 UTC snapshot)
+    window, reason = predict_drop_window("nu", "serverHold", date(2025, 12, 28), date(2025, 12, 27))
+    assert (window.start, window.end, window.estimate) == (date(2026, 3, 4), date(2026, 3, 5), date(2026, 3, 5))
+    assert window.days == 2 and window.reason == reason
+    assert "began between 2025-12-27 (last seen before) and 2025-12-28 (first seen), most likely 2025-12-28" in reason
+    assert window.estimate == predict_drop_date("nu", "serverHold", date(2025, 12, 28))[0]  # the point it replaces
+    # missing snapshot days widen the window; the estimate stays the first day unobserved
+    window, _ = predict_drop_window("nu", "serverHold", date(2026, 1, 3), date(2025, 12, 31))
+    assert (window.start, window.end, window.estimate, window.days) == (
+        date(2026, 3, 8), date(2026, 3, 11), date(2026, 3, 9), 4)  # fmt: skip
+    assert window.as_fields() == {"estimated_drop_date": "2026-03-09", "drop_window_start": "2026-03-08",
+                                  "drop_window_end": "2026-03-11"}  # fmt: skip
+
+
+def test_a_window_without_an_earlier_observation_spans_the_status():
+    from toolkit.lifecycle import predict_drop_window
+
+    window, reason = predict_drop_window("pl", "pendingDelete", SEEN)
+    assert (window.start, window.end, window.estimate) == (SEEN, SEEN + timedelta(days=5), SEEN + timedelta(days=5))
+    assert "may have begun up to 5 days earlier" in reason
+    # CIRA: every end moves to the weekly Wednesday release
+    window, reason = predict_drop_window("ca", "pendingDelete", SEEN, SEEN - timedelta(days=1))
+    assert {d.weekday() for d in (window.start, window.end, window.estimate)} == {2}
+    assert reason.endswith("then the next weekly release")
+    assert predict_drop_window("com", "clientHold", SEEN, SEEN - timedelta(days=1)) == (
+        None, "ICANN gTLD (RGP) gives clientHold no fixed length for .com")  # fmt: skip
+    assert predict_drop_window("nu", "serverHold", SEEN, SEEN)[0] is None  # last seen must come first
+    assert predict_drop_window("jp", "serverHold", SEEN)[0] is None

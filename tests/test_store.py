@@ -66,8 +66,43 @@ def test_v7_declares_the_enrichment_cache_and_keeps_a_v6_cache(tmp_path):
     conn.commit()
     conn.close()
     upgraded = Mirror(path).connection()
-    assert upgraded.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+    assert upgraded.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 7
     assert upgraded.execute("SELECT kind, domain, outcome FROM enrich_cache").fetchall() == [("rdap", "a.com", "available")]
+
+
+def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
+    """A v7 mirror (no drop window columns) with a pending row: opening it upgrades it, the row
+    is kept with a null window, and new rows carry theirs."""
+    path = tmp_path / "v7.db"
+    m = Mirror(path)
+    save_pending(m.connection(), [{"id": 1, "domain": "old.nu", "source": "oi-diff", "week_end": "2026-01-05",
+                                   "whois_status": "serverHold", "estimated_drop_date": "2026-03-10"}],
+                 origin="sync", observed_at="2026-01-05T00:00:00Z")  # fmt: skip
+    m.close()
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE pending_delete DROP COLUMN drop_window_start")
+    conn.execute("ALTER TABLE pending_delete DROP COLUMN drop_window_end")
+    conn.execute("PRAGMA user_version = 7")
+    conn.commit()
+    assert "drop_window_start" not in [r[1] for r in conn.execute("PRAGMA table_info(pending_delete)")]
+    conn.close()
+    upgraded = Mirror(path)
+    conn = upgraded.connection()
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    columns = {r[1]: r[2] for r in conn.execute("PRAGMA table_info(pending_delete)")}
+    assert (columns["drop_window_start"], columns["drop_window_end"]) == ("TEXT", "TEXT")
+    assert conn.execute("SELECT domain, estimated_drop_date, drop_window_start, drop_window_end FROM pending_delete"
+                        ).fetchall() == [("old.nu", "2026-03-10", None, None)]  # fmt: skip
+    save_pending(conn, [{"id": 2, "domain": "new.nu", "source": "oi-diff", "week_end": "2026-01-05",
+                         "whois_status": "serverHold", "estimated_drop_date": "2030-03-11",
+                         "drop_window_start": "2030-03-10", "drop_window_end": "2030-03-11"}],
+                 origin="sync", observed_at="2026-01-06T00:00:00Z")  # fmt: skip
+    got = upgraded.get_pending_delete("new.nu", plan="enterprise")["data"]
+    assert (got["drop_window_start"], got["drop_window_end"], got["estimated_drop_date"]) == (
+        "2030-03-10", "2030-03-11", "2030-03-11")  # fmt: skip
+    ensure_schema(conn)  # re-applied: nothing changes
+    assert conn.execute("SELECT COUNT(*) FROM pending_delete").fetchone()[0] == 2
+    upgraded.close()
 
 
 def test_ensure_schema_is_idempotent(tmp_path):

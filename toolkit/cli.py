@@ -613,6 +613,10 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
 @click.option("--url", "url", default=None, help="Download the feed from this URL first (instead of --file).")
 @click.option("--previous", type=click.Path(exists=True, dir_okay=False), default=None,
               help="zonediff: the older zone file or name list (SOURCE is the newer).")
+@click.option("--zones", default=None, metavar="FOLDER|GLOB",
+              help="zonediff: replay daily snapshots (a folder or a quoted glob, .gz read as is, days may be "
+                   "missing; each file's day from its name): every name that leaves the zone gets a drop window.")
+@click.option("--tld", default=None, metavar="TLD", help="zonediff: the zone's TLD (default: from the files).")
 @click.option("--status", default=None, metavar="STATUS",
               help="droplist/zonediff: the names' WHOIS status (pendingDelete, serverHold, ...), which picks the "
                    "lifecycle prediction (defaults: droplist pendingDelete, zonediff serverHold).")
@@ -625,30 +629,42 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--show", type=click.IntRange(0), default=20, show_default=True, metavar="N",
               help="Print the first N skipped rows (file:line: reason) on stderr.")
-def ingest_command(db: str, feed: str, file: str | None, url: str | None, previous: str | None, status: str | None,
-                   day: str | None, check_rdap: bool, observed_at: str | None, as_json: bool,
-                   show: int) -> None:  # fmt: skip
+def ingest_command(db: str, feed: str, file: str | None, url: str | None, previous: str | None, zones: str | None,
+                   tld: str | None, status: str | None, day: str | None, check_rdap: bool, observed_at: str | None,
+                   as_json: bool, show: int) -> None:  # fmt: skip
     """Load a public feed file into the mirror: all of its good rows, or nothing.
 
     \b
     FEED       godaddy   GoDaddy Auctions inventory (.json.zip / .csv.zip)
                bardate   Internetstiftelsen .se/.nu release list (JSON / TXT)
                droplist  registry deletion list (a name a line, or CSV with dates)
-               zonediff  names gone between two zone files (--previous OLD --file NEW)
+               zonediff  names gone between two zone files (--previous OLD --file NEW),
+                         or a replay of daily snapshots (--zones 'zone/nu_domains_*.txt.gz')
     """
     from .ingest import IngestError, ingest_file, ingest_url
 
     feed = feed.lower()
-    if (file is None) == (url is None):
-        raise BadInput("give the feed as --file PATH or --url URL (one of them)")
-    source = file or url
     options: dict[str, Any] = {}
+    if zones is not None:
+        if feed != "zonediff":
+            raise BadInput("--zones: only zonediff replays snapshots")
+        if file is not None or url is not None or previous is not None or day is not None:
+            raise BadInput("--zones: the snapshots are the input; drop --file, --url, --previous and --date")
+        file = zones
+    if tld is not None:
+        if feed != "zonediff":
+            raise BadInput(f"--tld: {feed} rows carry their own names")
+        options["tld"] = tld
+    if (file is None) == (url is None):
+        raise BadInput("give the feed as --file PATH or --url URL (one of them), or zonediff --zones")
+    source = file or url
     if previous is not None:
         if feed != "zonediff":
             raise BadInput("--previous: only zonediff diffs two files")
         options["previous"] = previous
-    elif feed == "zonediff":
-        raise BadInput("zonediff: pass --previous OLD (the older zone file) and the newer one as --file")
+    elif feed == "zonediff" and zones is None:
+        raise BadInput("zonediff: pass --previous OLD (the older zone file) and the newer one as --file, or "
+                       "--zones FOLDER|GLOB (a replay of daily snapshots)")
     if status is not None:
         if feed not in ("droplist", "zonediff"):
             raise BadInput(f"--status: {feed} rows carry their own status")
@@ -659,7 +675,7 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
         options["list_date" if feed == "droplist" else "zone_date"] = day
     if check_rdap and feed != "zonediff":
         raise BadInput(f"--check-rdap: only zonediff names need the check ({feed} rows say what they are)")
-    if file is not None and not Path(file).is_file():
+    if file is not None and zones is None and not Path(file).is_file():
         raise BadInput(f"--file {file}: no such file")
     mirror = _open(db, must_exist=False)
     checker = None
@@ -692,6 +708,43 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
         click.echo(f"skipped {problem}", err=True)
     if len(report.skipped) > show:
         click.echo(f"... and {len(report.skipped) - show:,} more skipped rows (--show N, or --json for all)", err=True)
+
+
+@cli.command(name="backtest")
+@click.option("--zones", required=True, metavar="FOLDER|GLOB",
+              help="Daily zone snapshots to replay (a folder or a quoted glob; .gz read as is; days may be missing).")
+@click.option("--official", "official", multiple=True, required=True, metavar="FEED=GLOB",
+              help="The registry's own days: bardate=GLOB (release lists: JSON, TXT or CSV) or droplist=GLOB. "
+                   "Repeatable.")
+@click.option("--tld", default=None, metavar="TLD", help="Report this TLD only (e.g. .nu).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a list of objects: tld, official, pairs, one_day_pairs, exact_share, within_1_share, "
+                   "window_share, mean_abs_error, outliers.")
+@click.option("--db", "db", default=None, metavar="NEW_FILE",
+              help="Also keep the backtest's mirror (the replayed windows and the official days) in this new file, "
+                   "written only when every file was read. Never your mirror: the replay runs in a scratch one.")
+def backtest_command(zones: str, official: tuple[str, ...], tld: str | None, as_json: bool, db: str | None) -> None:
+    """Measure predicted drop windows against the registry's official days.
+
+    Replays the snapshots into a scratch mirror (nothing is written to yours), ingests the
+    official lists, pairs them by name and prints per TLD: official names, pairs, pairs whose
+    snapshots are one day apart, the share of those predicted exactly and within one day, the
+    share of all pairs whose official day is inside the window, the mean absolute error, and
+    the outliers with their reason. A bad file or row exits 2 naming it (same as
+    `python -m toolkit.backtest --zones ...`)."""
+    from .backtest import run_zone_backtest, window_report_lines
+    from .ingest import IngestError
+
+    try:
+        scores = run_zone_backtest(zones, list(official), tld, keep=db)
+    except (IngestError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    except OSError as exc:
+        raise BadInput(f"{exc.filename or zones}: {exc.strerror or exc}") from None
+    if as_json:
+        click.echo(json.dumps([scores[t].to_dict() for t in sorted(scores)], indent=2))
+    else:
+        click.echo("\n".join(window_report_lines(scores)))
 
 
 @cli.command(name="app")

@@ -12,6 +12,16 @@ status, and adds the remaining days. A status the registry gives no fixed length
 registrar hold, DENIC's TRANSIT, a TLD missing from the table) yields `(None, reason)`: the
 reference schema's "null when the registry timeline is not computable".
 
+`predict_drop_window(tld, status, first_seen, last_before=...)` is the honest form: a status
+seen on a day began on that day *or earlier*. With `last_before`, the last day the name was
+seen before the status (the last daily zone snapshot that still held it), the status began
+between the two observations, so the release lies in `[last_before + days, first_seen +
+days]`; the most likely day is `last_before + 1 + days` (the first day the name was not
+observed). Measured on .nu (README, "Drop dates"): a name missing from the 12:05 UTC zone
+snapshot was deactivated that same morning in 92% of cases, the afternoon before in the rest.
+Without `last_before` the status may have begun up to `days` earlier: the window is
+`[first_seen, first_seen + days]` and the estimate its last day (the registry's full timeline).
+
 Every row cites where its numbers come from. The figures are the registries' published
 defaults; registries change them rarely, and a change is one edit here.
 """
@@ -25,7 +35,7 @@ from types import MappingProxyType
 
 from .params import PENDING_STATUSES as STATUSES
 
-__all__ = ["Policy", "POLICIES", "GTLD", "policy_for", "predict_drop_date", "is_gtld"]
+__all__ = ["Policy", "POLICIES", "GTLD", "DropWindow", "policy_for", "predict_drop_date", "predict_drop_window", "is_gtld"]
 
 
 @dataclass(frozen=True)
@@ -202,3 +212,62 @@ def predict_drop_date(tld: str, status: str, evidence: date | datetime) -> tuple
         drop += timedelta(days=(policy.release_weekday - drop.weekday()) % 7)
         reason += ", then the next weekly release"
     return drop, reason
+
+
+@dataclass(frozen=True)
+class DropWindow:
+    """The days a release can fall on (both ends included) and the most likely one."""
+
+    start: date
+    end: date
+    estimate: date
+    reason: str
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days + 1
+
+    def as_fields(self) -> dict[str, str]:
+        """The pending-delete record's fields."""
+        return {"estimated_drop_date": self.estimate.isoformat(), "drop_window_start": self.start.isoformat(),
+                "drop_window_end": self.end.isoformat()}  # fmt: skip
+
+
+def _next_weekday(day: date, weekday: int | None) -> date:
+    return day if weekday is None else day + timedelta(days=(weekday - day.weekday()) % 7)
+
+
+def predict_drop_window(tld: str, status: str, first_seen: date | datetime,
+                        last_before: date | datetime | None = None) -> tuple[DropWindow | None, str]:  # fmt: skip
+    """(the release window, reason), or (None, why it cannot be computed).
+
+    `first_seen`: the first day the name was observed in `status` (for a zone diff: the first
+    snapshot without it). `last_before`: the last earlier day it was observed *not* in that
+    status (the last snapshot still holding it); None when unknown."""
+    if status not in STATUSES:
+        return None, f"unknown status {status!r}; expected one of {', '.join(STATUSES)}"
+    policy = policy_for(tld)
+    bare = tld.strip().lower().lstrip(".")
+    if policy is None:
+        return None, f"no published lifecycle for .{bare} in toolkit.lifecycle.POLICIES"
+    days = policy.days.get(status)
+    if days is None:
+        extra = f" ({policy.note})" if policy.note else ""
+        return None, f"{policy.registry} gives {status} no fixed length for .{bare}{extra}"
+    seen = _as_date(first_seen)
+    step = timedelta(days=days)
+    if last_before is not None:
+        before = _as_date(last_before)
+        if before >= seen:
+            return None, f"last seen before ({before}) is not before first seen ({seen})"
+        start, end, likely = before + step, seen + step, before + timedelta(days=1) + step
+        reason = (f"{policy.registry}: {status} + {days} days; it began between {before} (last seen before) "
+                  f"and {seen} (first seen), most likely {before + timedelta(days=1)}")  # fmt: skip
+    else:
+        start, end, likely = seen, seen + step, seen + step
+        reason = (f"{policy.registry}: {status} + {days} days; first seen {seen}, it may have begun up to "
+                  f"{days} days earlier (no earlier observation): the latest day is given")  # fmt: skip
+    if policy.release_weekday is not None:
+        start, end, likely = (_next_weekday(d, policy.release_weekday) for d in (start, end, likely))
+        reason += ", then the next weekly release"
+    return DropWindow(start, end, likely, reason), reason

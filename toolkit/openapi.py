@@ -71,6 +71,12 @@ _EXTRA_DESCRIPTIONS = {
     "last_seen_at": "Toolkit: when this mirror last saw the record (UTC).",
     "closed_at": "Toolkit: when the listing left its source; null while live.",
     "origin": "Toolkit: where the row came from (sync, demo, ...).",
+    "drop_window_start": "Toolkit: the first day the release can fall on (inclusive). A daily zone snapshot only "
+                         "says a name left the zone between two snapshots, so a predicted drop is a window; "
+                         "estimated_drop_date is its most likely day. Equal to drop_window_end when the registry "
+                         "published the day (a release list). Null when the row's source gives no window.",
+    "drop_window_end": "Toolkit: the last day the release can fall on (inclusive); see drop_window_start. "
+                       "drop_date_from/drop_date_to filter on estimated_drop_date, not on the window.",
 }
 
 

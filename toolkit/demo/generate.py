@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..enrich.score import quality_score
-from ..lifecycle import policy_for, predict_drop_date
+from ..lifecycle import policy_for, predict_drop_window
 from ..sources import source_by_slug
 from ..store.fields import LISTING_FIELDS, PENDING_FIELDS
 from .catalog import COUNTRY_OF_TLD, PENDING_TLDS, PLATFORMS, REGFREE_TLDS, langs_for, regional_topic
@@ -936,7 +936,9 @@ def pending_chunks(scale: str | Scale, seed: int, today: date) -> Iterator[list[
             made = namer.make_idn(lang_key, theme, "." + tld) if idn[k] else None
             domain, _ = made or namer.make(lang_key, theme, "." + tld)
             label = domain[: -len(tld) - 1]
-            drop, _ = predict_drop_date(tld, status, date.fromordinal(evidence))
+            # the demo's sightings are daily: seen in the status on `evidence`, not the day before
+            window, _ = predict_drop_window(tld, status, date.fromordinal(evidence), date.fromordinal(evidence - 1))
+            drop = window.estimate if window else None
             checked = created + rnd.randint(0, max(1, anchor - created))
             if status == "transition":
                 dns = "NOERROR" if rnd.random() < 0.6 else "NXDOMAIN"
@@ -958,5 +960,8 @@ def pending_chunks(scale: str | Scale, seed: int, today: date) -> Iterator[list[
                 LANGS[lang_key].code if e and rnd.random() < 0.9 else None,
                 _iso(created), _iso(checked),
             )  # fmt: skip
-            out.append(dict(zip(PENDING_KEYS, values)))
+            record = dict(zip(PENDING_KEYS, values))
+            record["drop_window_start"] = window.start.isoformat() if window else None
+            record["drop_window_end"] = window.end.isoformat() if window else None
+            out.append(record)
         yield out

@@ -15,7 +15,7 @@ Each adapter reads one kind of public file and yields records in the contract's 
 | `godaddy` | GoDaddy Auctions inventory, zipped JSON `{"meta", "data"}` or CSV | listings, source `godaddy`, USD |
 | `bardate` | Internetstiftelsen's .se/.nu release list, JSON or TXT | pending-delete, official drop date |
 | `droplist` | registry deletion / drop list: a name a line, or CSV with date columns | pending-delete, file date or lifecycle prediction |
-| `zonediff` | two zone files / name lists of one TLD (`previous=` the older) | pending-delete candidates; `regfree` listings only for names `is_available` confirms |
+| `zonediff` | two zone files / name lists of one TLD (`previous=` the older), or a folder / glob of daily snapshots (a replay) | pending-delete candidates with a drop window; `regfree` listings only for names `is_available` confirms |
 
 A file is all or nothing: it is parsed whole first, then every good row is written in ONE
 transaction through `toolkit.store.writer` (origin `ingest:<feed>`, the feed's original
@@ -52,7 +52,7 @@ from .common import (
 )
 from .droplist import NASK_DELETED_URL, droplist_rows, fetch_droplist, parse_droplist
 from .godaddy import GODADDY_URL, fetch_godaddy, godaddy_rows, parse_godaddy
-from .zonediff import parse_zonediff, zone_names, zonediff_rows
+from .zonediff import is_replay, parse_zonediff, replay_rows, snapshot_files, zone_names, zonediff_rows
 
 __all__ = [
     "ADAPTERS",
@@ -74,6 +74,8 @@ __all__ = [
     "parse_droplist",
     "parse_godaddy",
     "parse_zonediff",
+    "replay_rows",
+    "snapshot_files",
     "zone_names",
 ]
 
@@ -261,7 +263,8 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
 
     `observed_at` (default now, the mirror's clock) is when the rows were seen. `options`
     go to the adapter (`ADAPTERS[feed].options`: droplist `status`, `list_date`; zonediff
-    `previous` (required), `is_available`, `status`, `zone_date`, `tld`).
+    `previous` (required unless `path` is a folder or glob of daily snapshots: a replay),
+    `is_available`, `status`, `zone_date`, `tld`).
     Raises `IngestError` (nothing written) when the file cannot be read as `feed`."""
     adapter = ADAPTERS.get(str(feed).strip().lower())
     if adapter is None:
@@ -270,8 +273,9 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
     if unknown:
         allowed = ", ".join(adapter.options) or "none"
         raise TypeError(f"{adapter.name}: unknown option {', '.join(unknown)} (options: {allowed})")
-    if adapter.name == "zonediff" and options.get("previous") is None:
-        raise TypeError("zonediff: pass previous= (the older zone file or name list)")
+    if adapter.name == "zonediff" and options.get("previous") is None and not is_replay(path):
+        raise TypeError("zonediff: pass previous= (the older zone file or name list), or a folder or glob of "
+                        "daily snapshots as the path (a replay)")
     conn, now = _connection(mirror_or_conn)
     stamp = observed(observed_at) if observed_at is not None else (now or observed(None))
     origin = f"ingest:{adapter.name}"

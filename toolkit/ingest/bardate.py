@@ -2,7 +2,10 @@
 
 Internetstiftelsen publishes the .se and .nu names that will be released, with the day each
 becomes free (from 04:00 UTC), as JSON `{"data": [{"name": "example.se", "release_at":
-"2025-08-20"}, ...]}` and as TXT, one `domain<TAB>YYYY-MM-DD` a line.
+"2025-08-20"}, ...]}` and as TXT, one `domain<TAB>YYYY-MM-DD` a line. Archived copies of
+those lists also come as CSV with a header `domain,tld,release_date,...` (the form of the
+real lists in the shared fixtures, `nu_drops/release_lists/`): `domain` (or `name`) and
+`release_date` (or `release_at`) are read, every other column is ignored.
 
 Each name becomes a pending-delete row: `whois_status` pendingDelete, `estimated_drop_date`
 the official release day (not a prediction: `drop_date_reason` says so), `source` "bardate"
@@ -24,7 +27,9 @@ from .common import (
     Row,
     Skipped,
     clean_domain,
+    csv_table,
     fetch,
+    header_key,
     json_items,
     observed,
     parse_day,
@@ -80,13 +85,39 @@ def _txt_rows(feed: FeedText, observed_at: str, on_bad_row: Callable[[Skipped], 
             on_bad_row(Skipped(feed.name, line, str(exc)))
 
 
+_CSV_DOMAIN = ("domain", "name", "domainname")
+_CSV_DAY = ("releasedate", "releaseat")
+
+
+def _csv_header(feed: FeedText) -> bool:
+    first = feed.text.lstrip("\r\n").split("\n", 1)[0]
+    keys = {header_key(cell) for cell in first.replace(";", ",").replace("\t", ",").split(",")}
+    return "," in first and bool(keys & set(_CSV_DOMAIN)) and bool(keys & set(_CSV_DAY))
+
+
+def _csv_rows(feed: FeedText, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+    header, rows = csv_table(feed)
+    keys = [header_key(h) for h in header]
+    at_name = next(keys.index(k) for k in _CSV_DOMAIN if k in keys)
+    at_day = next(keys.index(k) for k in _CSV_DAY if k in keys)
+    for line, cells in rows:
+        try:
+            if len(cells) <= max(at_name, at_day):
+                raise BadRow(f"{len(cells)} cells, the header has {len(header)}")
+            original = dict(zip(header, cells))
+            yield Row(PENDING, feed.name, line, _record(cells[at_name], cells[at_day].strip(), original, observed_at))
+        except BadRow as exc:
+            on_bad_row(Skipped(feed.name, line, str(exc)))
+
+
 def bardate_rows(path: str | Path, *, observed_at: Any = None,
                  on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
-    """The pending-delete records of one release list (JSON or TXT), with their lines."""
+    """The pending-delete records of one release list (JSON, TXT or an archived CSV), with their lines."""
     stamp = observed(observed_at)
     feed = read_feed(path)
     start = feed.text.lstrip()[:1]
-    yield from (_json_rows if start in ("{", "[") else _txt_rows)(feed, stamp, on_bad_row)
+    reader = _json_rows if start in ("{", "[") else _csv_rows if _csv_header(feed) else _txt_rows
+    yield from reader(feed, stamp, on_bad_row)
 
 
 def parse_bardate(path: str | Path, *, observed_at: Any = None,

@@ -274,6 +274,18 @@ def _unzip(path: Path, data: bytes) -> tuple[str, bytes]:
         raise IngestError(f"{path}!{member.filename}", None, problem, fix) from None
 
 
+def _gzip_break_line(data: bytes) -> int | None:
+    """The line a damaged gzip stream breaks in: one past the last line that decompresses."""
+    inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    recovered = b""
+    try:
+        for start in range(0, len(data), 1 << 16):
+            recovered += inflater.decompress(data[start : start + (1 << 16)])
+    except zlib.error:
+        pass
+    return recovered.count(b"\n") + 1 if data[:2] == b"\x1f\x8b" else None
+
+
 def read_feed(path: str | Path) -> FeedText:
     """A feed file's text: zip (one data member) and gzip are opened, UTF-8 (with or
     without BOM) decoded; an empty, truncated or undecodable file is an `IngestError`."""
@@ -290,7 +302,8 @@ def read_feed(path: str | Path) -> FeedText:
         try:
             data = gzip.decompress(data)
         except (EOFError, OSError, zlib.error) as exc:
-            raise IngestError(name, None, f"not a complete gzip file ({exc})", "download the file again") from None
+            raise IngestError(name, _gzip_break_line(data), f"not a complete gzip file ({exc})",
+                              "download the file again") from None  # fmt: skip
     if not data.strip():
         raise IngestError(name, 1, "the file is empty", "download it again (an empty feed file is a failed download)")
     try:
@@ -466,12 +479,14 @@ def csv_table(feed: FeedText, *, delimiters: str = ",;\t|") -> tuple[list[str], 
 
 
 def pending_record(domain: str, source: str, *, observed_at: str, status: str, drop: str | None, reason: str,
-                   original: Any, first_disappeared_at: str | None = None,
-                   dns_status: str | None = None) -> dict[str, Any]:  # fmt: skip
+                   original: Any, first_disappeared_at: str | None = None, dns_status: str | None = None,
+                   window: tuple[str | None, str | None] | None = None) -> dict[str, Any]:  # fmt: skip
     """A pending-delete record (contract section 5) from a feed row. `source` is the feed
     (`bardate`, `droplist`, `zonediff`: not the live service's `oi-diff`/`czds-daily`, which
     name its own pipelines); the id is `ingest_id(source, domain)`; `drop_date_reason` and
-    the original row (`feed_record`) have no column and are kept in `raw_records`."""
+    the original row (`feed_record`) have no column and are kept in `raw_records`.
+    `window` is (drop_window_start, drop_window_end); None means `drop` is a day the feed
+    gives (a window of one day), or no window when there is no day."""
     return {
         "id": ingest_id(source, domain),
         "domain": domain,
@@ -481,6 +496,8 @@ def pending_record(domain: str, source: str, *, observed_at: str, status: str, d
         "whois_status": status,
         "dns_status": dns_status,
         "estimated_drop_date": drop,
+        "drop_window_start": window[0] if window else drop,
+        "drop_window_end": window[1] if window else drop,
         "is_idn": any(label.startswith("xn--") for label in domain.split(".")),
         "feed_record": original,
         "drop_date_reason": reason,

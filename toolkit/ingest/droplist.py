@@ -27,7 +27,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..lifecycle import predict_drop_date
+from ..lifecycle import predict_drop_window
 from ..names import split_domain
 from ..params import PENDING_STATUSES
 from .common import (
@@ -69,12 +69,16 @@ def _date_column(header: list[str]) -> int | None:
     return None
 
 
-def _predicted(domain: str, status: str, observed_at: str, first_seen: FirstSeen | None) -> tuple[str | None, str]:
+def _predicted(domain: str, status: str, observed_at: str,
+               first_seen: FirstSeen | None) -> tuple[str | None, str, tuple[str | None, str | None]]:  # fmt: skip
+    """(estimate, reason, window): no earlier observation, so the window spans the status's length."""
     seen = first_seen(ingest_id("droplist", domain)) if first_seen else None
     evidence = date.fromisoformat((seen or observed_at)[:10])
-    drop, reason = predict_drop_date(split_domain(domain)[1], status, evidence)
+    window, reason = predict_drop_window(split_domain(domain)[1], status, evidence)
     why = f"predicted from its first sighting in this feed ({evidence}): {reason}"
-    return (drop.isoformat() if drop else None), why
+    if window is None:
+        return None, why, (None, None)
+    return window.estimate.isoformat(), why, (window.start.isoformat(), window.end.isoformat())
 
 
 def _csv_rows(feed: FeedText, stamp: str, status: str, list_day: tuple[str, str] | None,
@@ -92,14 +96,15 @@ def _csv_rows(feed: FeedText, stamp: str, status: str, list_day: tuple[str, str]
                 raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
             domain = clean_domain(cells[domain_at])
             original = dict(zip(header, cells))
+            window = None  # a day the file gives: a window of one day
             if date_at is not None and cells[date_at].strip():
                 drop, reason = parse_day(cells[date_at]), f"from the file: column {header[date_at]!r}"
             elif list_day:
                 drop, reason = list_day
             else:
-                drop, reason = _predicted(domain, status, stamp, first_seen)
+                drop, reason, window = _predicted(domain, status, stamp, first_seen)
             record = pending_record(domain, "droplist", observed_at=stamp, status=status, drop=drop,
-                                    reason=reason, original=original)  # fmt: skip
+                                    reason=reason, original=original, window=window)  # fmt: skip
             yield Row(PENDING, feed.name, line, record)
         except BadRow as exc:
             on_bad_row(Skipped(feed.name, line, str(exc)))
@@ -138,9 +143,9 @@ def _line_rows(feed: FeedText, stamp: str, status: str, list_day: tuple[str, str
                                   "the file is truncated: download it again") from None  # fmt: skip
             on_bad_row(Skipped(feed.name, line, str(exc)))
             continue
-        drop, reason = list_day or _predicted(domain, status, stamp, first_seen)
+        drop, reason, window = (*list_day, None) if list_day else _predicted(domain, status, stamp, first_seen)
         record = pending_record(domain, "droplist", observed_at=stamp, status=status, drop=drop, reason=reason,
-                                original=text)  # fmt: skip
+                                original=text, window=window)  # fmt: skip
         yield Row(PENDING, feed.name, line, record)
 
 

@@ -1,12 +1,19 @@
-"""Two zone files (or name lists) of one TLD -> the names that disappeared.
+"""Zone files (or name lists) of one TLD -> the names that disappeared, with a drop window.
 
 A name delegated in the earlier zone and absent from the later one has left the zone: the
 registry holds it (expired, serverHold/clientHold), or it is in redemption, or it was
 deleted. That is a *candidate*, not a free name, so each is yielded as a pending-delete
 record (`source` "zonediff", `whois_status` the `status=` given, default serverHold: held
 out of the zone; `first_disappeared_at` the later zone's day; `dns_status` NXDOMAIN: not
-delegated in it; `estimated_drop_date` from `toolkit.lifecycle.predict_drop_date` for that
-status, null when the registry gives it no fixed length, e.g. gTLD serverHold).
+delegated in it). A zone says only that the name left *between* two snapshots, so the drop
+is a window: `toolkit.lifecycle.predict_drop_window` gives `drop_window_start`/`_end` and
+`estimated_drop_date`, the most likely day (null when the registry gives the status no fixed
+length, e.g. gTLD serverHold).
+
+Two files (`previous=` the older): the window runs from the older file's day (the date in
+its name; unknown without one) to the later one's. A replay (`path` a folder or a glob of
+daily snapshots, `replay_rows`): each name that leaves and does not come back gets its last
+day seen and first day absent; days may be missing (the window widens).
 
 Only a name the caller's `is_available(name)` hook confirms as available (an RDAP lookup
 answering 404, say) becomes a `regfree` listing. The hook returns True (available), False
@@ -16,17 +23,19 @@ Input: RFC 1035 master files (CZDS `.txt.gz`, `$ORIGIN`, relative and `@` owners
 records in parentheses; a name counts when it owns an NS record below the apex: glue and
 other records are not registrations) or lists of one name a line; the two may be mixed.
 The zone's day: `zone_date=`, else a date in the later file's name, else the observation
-time. The whole zones are held in memory as sets of names.
+time. The zones are held in memory as sets of names (a replay holds two at a time).
 """
 
 from __future__ import annotations
 
+import glob as globbing
+import re
 from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..lifecycle import predict_drop_date
+from ..lifecycle import predict_drop_window
 from ..names import split_domain
 from ..params import PENDING_STATUSES
 from .common import (
@@ -47,9 +56,13 @@ from .common import (
     strict,
 )
 
-__all__ = ["zone_names", "zonediff_rows", "parse_zonediff"]
+__all__ = ["zone_names", "zonediff_rows", "replay_rows", "parse_zonediff", "snapshot_files", "is_replay"]
 
 _CLASSES = {"IN", "CH", "HS", "CS"}
+# A name list's line that `clean_domain` would return unchanged (lower case, ASCII, two
+# labels or more): taken as is, the per-character parse is for everything else.
+_LABEL_RE = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_PLAIN_NAME = re.compile(rf"(?:{_LABEL_RE}\.)+{_LABEL_RE}")
 
 
 def _strip_comment(text: str) -> str:
@@ -66,9 +79,34 @@ def _is_ttl(token: str) -> bool:
     return token[:1].isdigit() and token.rstrip("smhdwSMHDW").isdigit()
 
 
+def _clean_name_list(feed: FeedText, tld: str | None) -> tuple[str, dict[str, tuple[int, str]]] | None:
+    """A name list whose every line is a clean name of one TLD (a registry's daily list of
+    ~200,000 names), checked by one regular expression over the whole text; None for anything
+    else (the line-by-line parse then reads it and says what is wrong where)."""
+    text = feed.text
+    first = text[: text.find("\n")]
+    if not text.endswith("\n") or "\r" in text or not _PLAIN_NAME.fullmatch(first):
+        return None
+    apex = tld.strip(".").lower() if tld else first.rpartition(".")[2]
+    pattern = rf"(?:(?:{_LABEL_RE}\.)+{re.escape(apex)}\n)+"
+    if not re.fullmatch(pattern, text):
+        return None
+    lines = text[:-1].split("\n")
+    if max(map(len, lines)) > 253:
+        return None
+    names: dict[str, tuple[int, str]] = {}
+    for number, name in enumerate(lines, start=1):
+        if name not in names:
+            names[name] = (number, name)
+    return apex, names
+
+
 def zone_names(feed: FeedText, on_bad_row: Callable[[Skipped], None] = strict,
                tld: str | None = None) -> tuple[str, dict[str, tuple[int, str]]]:  # fmt: skip
     """(the zone's TLD, {name: (line, line text)}) of a zone file or a list of names."""
+    quick = _clean_name_list(feed, tld)
+    if quick is not None:
+        return quick
     origin: str | None = None
     apex: str | None = tld.strip(".").lower() if tld else None
     owner: str | None = None
@@ -88,8 +126,13 @@ def zone_names(feed: FeedText, on_bad_row: Callable[[Skipped], None] = strict,
             raise BadRow(f"relative name {token!r} before any $ORIGIN")
         return f"{token}.{origin}".lower()
 
+    fast = _PLAIN_NAME.fullmatch
     for line, text, terminated in feed.lines():
         last = (line, text, terminated)
+        if depth == 0 and fast(text) and len(text) <= 253:  # a name list's line, already clean
+            if text not in names:
+                names[text] = (line, text)
+            continue
         body = _strip_comment(text)
         if depth > 0:  # inside a multi-line record (an SOA's parentheses)
             depth += body.count("(") - body.count(")")
@@ -148,12 +191,69 @@ def zone_names(feed: FeedText, on_bad_row: Callable[[Skipped], None] = strict,
     return apex, names
 
 
-def zonediff_rows(path: str | Path, *, previous: str | Path, observed_at: Any = None,
+def is_replay(path: str | Path) -> bool:
+    """Whether `path` names a series of snapshots (a folder or a glob), not one file."""
+    text = str(path)
+    return Path(text).is_dir() or any(ch in text for ch in "*?[")
+
+
+def snapshot_files(spec: str | Path) -> list[tuple[date, Path]]:
+    """The snapshots a folder or a glob names, by day (the date in each file's name)."""
+    text = str(spec)
+    paths = sorted(p for p in Path(text).iterdir() if p.is_file()) if Path(text).is_dir() else \
+        sorted(Path(p) for p in globbing.glob(text) if Path(p).is_file())  # fmt: skip
+    if len(paths) < 2:
+        raise IngestError(text, None, f"{len(paths)} snapshot file(s) there; a replay needs two or more",
+                          "pass a folder of daily snapshots or a glob such as 'zone/nu_domains_*.txt.gz'")  # fmt: skip
+    days: dict[str, Path] = {}
+    for path in paths:
+        day = day_in_name(path)
+        if day is None:
+            raise IngestError(str(path), None, "no date in the file name, so its day is unknown",
+                              "name each snapshot with its day (nu_domains_2025-12-20.txt.gz)")  # fmt: skip
+        if day in days:
+            raise IngestError(str(path), None, f"a second snapshot of {day} (the first: {days[day].name})",
+                              "keep one snapshot a day")  # fmt: skip
+        days[day] = path
+    return [(date.fromisoformat(d), days[d]) for d in sorted(days)]
+
+
+def _gone_row(name: str, line: int, text: str, *, tld: str, status: str, last: date | None, first_absent: date,
+              gone_at: str, stamp: str, feed_name: str, original: dict[str, Any],
+              is_available: Callable[[str], bool | None] | None) -> Row:  # fmt: skip
+    if is_available is not None and is_available(name) is True:
+        return Row(LISTING, feed_name, line, {
+            "id": ingest_id("regfree", name),
+            "name": name,
+            "source": "regfree",
+            "type": "closeout",
+            "currency": None,
+            "whois_checked_at": stamp,
+            "feed_record": original,
+            "availability_check": f"gone from the .{tld} zone of {first_absent}; is_available() confirmed it",
+        })  # fmt: skip
+    window, reason = predict_drop_window(split_domain(name)[1], status, first_absent, last)
+    where = f"last in the zone on {last}, gone on {first_absent}" if last else f"gone from the zone on {first_absent}"
+    fields = window.as_fields() if window else {}
+    record = pending_record(name, "zonediff", observed_at=gone_at, status=status,
+                            drop=fields.get("estimated_drop_date"), reason=f"predicted from the zone ({where}): {reason}",
+                            original=original, first_disappeared_at=gone_at, dns_status="NXDOMAIN",
+                            window=(fields.get("drop_window_start"), fields.get("drop_window_end")))  # fmt: skip
+    return Row(PENDING, feed_name, line, record)
+
+
+def zonediff_rows(path: str | Path, *, previous: str | Path | None = None, observed_at: Any = None,
                   is_available: Callable[[str], bool | None] | None = None, status: str = "serverHold",
                   zone_date: Any = None, tld: str | None = None,
                   on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
     """The names in `previous` that are gone from `path` (the later zone): pending-delete
-    candidates, or regfree listings for those `is_available` confirms."""
+    candidates, or regfree listings for those `is_available` confirms. Without `previous`,
+    `path` is a folder or a glob of daily snapshots, replayed in order (`replay_rows`)."""
+    if previous is None:
+        if zone_date is not None:
+            raise ValueError("zone_date: a replay takes each snapshot's day from its file name")
+        yield from replay_rows(path, observed_at=observed_at, is_available=is_available, status=status, tld=tld)
+        return
     if status not in PENDING_STATUSES:
         raise ValueError(f"status: {status!r} is not one of {', '.join(PENDING_STATUSES)}")
     stamp = observed(observed_at)
@@ -172,28 +272,63 @@ def zonediff_rows(path: str | Path, *, previous: str | Path, observed_at: Any = 
     else:
         gone_at = stamp
     evidence = date.fromisoformat(gone_at[:10])
+    before = day_in_name(previous)
+    last = date.fromisoformat(before) if before and before < evidence.isoformat() else None
     for name, (line, text) in old.items():
         if name in new:
             continue
         original = {"previous_file": Path(previous).name, "current_file": Path(path).name, "previous_line": text}
-        if is_available is not None and is_available(name) is True:
-            yield Row(LISTING, old_feed.name, line, {
-                "id": ingest_id("regfree", name),
-                "name": name,
-                "source": "regfree",
-                "type": "closeout",
-                "currency": None,
-                "whois_checked_at": stamp,
-                "feed_record": original,
-                "availability_check": f"gone from the .{new_tld} zone of {evidence}; is_available() confirmed it",
-            })  # fmt: skip
-            continue
-        drop, reason = predict_drop_date(split_domain(name)[1], status, evidence)
-        record = pending_record(name, "zonediff", observed_at=gone_at, status=status,
-                                drop=drop.isoformat() if drop else None,
-                                reason=f"predicted from leaving the zone on {evidence}: {reason}",
-                                original=original, first_disappeared_at=gone_at, dns_status="NXDOMAIN")  # fmt: skip
-        yield Row(PENDING, old_feed.name, line, record)
+        yield _gone_row(name, line, text, tld=new_tld, status=status, last=last, first_absent=evidence, gone_at=gone_at,
+                        stamp=stamp, feed_name=old_feed.name, original=original, is_available=is_available)  # fmt: skip
+
+
+def _snapshot_strict(problem: Skipped) -> None:
+    raise IngestError(problem.file, problem.line, problem.reason,
+                      "a snapshot is a zone file or a list of one name a line: check that this file is one, "
+                      "and undamaged (nothing was written)")  # fmt: skip
+
+
+def replay_rows(spec: str | Path, *, observed_at: Any = None, is_available: Callable[[str], bool | None] | None = None,
+                status: str = "serverHold", tld: str | None = None) -> Iterator[Row]:  # fmt: skip
+    """Replay daily snapshots (a folder or a glob; `.gz` read as is; days may be missing):
+    each name that leaves the zone and does not come back is a candidate, with the last day
+    it was seen (L) and the first day it was absent (A), so its release window is
+    [L + days, A + days]. Every snapshot is read before anything is yielded, strictly: a
+    line that is not a name, a truncated file, or a file of another TLD is an `IngestError`
+    naming the file and the line. Two snapshots are held in memory at a time."""
+    if status not in PENDING_STATUSES:
+        raise ValueError(f"status: {status!r} is not one of {', '.join(PENDING_STATUSES)}")
+    stamp = observed(observed_at)
+    files = snapshot_files(spec)
+    gone: dict[str, tuple[date, date, Path, Path, int, str]] = {}  # name -> L, A, their files, L's line
+    zone_tld: str | None = None
+    prev: dict[str, tuple[int, str]] | None = None
+    prev_day, prev_path = files[0]
+    for day, path in files:
+        feed = read_feed(path)
+        if not feed.text.endswith(("\n", "\r")):  # a whole snapshot ends with its line end
+            raise IngestError(feed.name, feed.text.count("\n") + 1, "the last line is incomplete (no line end)",
+                              "the file is truncated: download it again (nothing was written)")  # fmt: skip
+        this_tld, names = zone_names(feed, _snapshot_strict, tld or zone_tld)
+        del feed
+        if zone_tld is None:
+            zone_tld = this_tld
+        elif this_tld != zone_tld:
+            raise IngestError(str(path), None, f"this zone is .{this_tld} but {files[0][1].name} is .{zone_tld}",
+                              "replay snapshots of one TLD")  # fmt: skip
+        if prev is not None:
+            for name in [n for n in gone if n in names]:  # back in the zone: renewed, not dropping
+                del gone[name]
+            for name in prev.keys() - names.keys():
+                line, _ = prev[name]
+                gone[name] = (prev_day, day, prev_path, path, line, prev[name][1])
+        prev, prev_day, prev_path = names, day, path
+    for name in sorted(gone):
+        last, absent, last_path, absent_path, line, text = gone[name]
+        original = {"previous_file": last_path.name, "current_file": absent_path.name, "previous_line": text}
+        yield _gone_row(name, line, text, tld=zone_tld or "", status=status, last=last, first_absent=absent,
+                        gone_at=f"{absent}T00:00:00Z", stamp=stamp, feed_name=str(last_path), original=original,
+                        is_available=is_available)  # fmt: skip
 
 
 def parse_zonediff(path: str | Path, **options: Any) -> Iterator[dict[str, Any]]:

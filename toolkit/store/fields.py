@@ -137,6 +137,10 @@ PENDING_EXTRA_FIELDS: dict[str, str] = {
     "first_seen_at": "datetime",
     "last_seen_at": "datetime",
     "origin": "str",
+    # The window the release day lies in (both ends included); estimated_drop_date is the
+    # most likely day inside it. Null when the row's source gives no window (the remote API).
+    "drop_window_start": "date",
+    "drop_window_end": "date",
 }
 
 SQL_TYPES = {

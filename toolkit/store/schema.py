@@ -27,7 +27,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -248,7 +248,8 @@ def _migrate_v2(db: "sqlite_utils.Database") -> None:
 _DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _migrate_v2}
 # v3 changed index declarations only: `_ensure_indexes` rebuilds them. v4 adds sync_state.
 # v5 adds the watchlist tables (saved_searches, shortlist); v6 the alerts (a column, a table);
-# v7 the enrichment cache.
+# v7 the enrichment cache; v8 the drop window (pending_delete.drop_window_start/_end,
+# null on older rows: `_table` adds the columns to an existing table).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:

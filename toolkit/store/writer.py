@@ -20,7 +20,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..names import label_stats, split_domain
-from .fields import LISTING_FIELDS, PENDING_FIELDS, converters, iso_timestamp
+from .fields import LISTING_FIELDS, PENDING_FIELDS, converters, iso_date, iso_timestamp
 from .schema import LISTING_COLUMNS, PENDING_COLUMNS
 
 __all__ = [
@@ -178,6 +178,11 @@ def pending_row(record: dict[str, Any], *, origin: str, observed_at: str, canoni
     if row["language"]:
         row["language"] = row["language"].strip().upper()
     row["origin"] = origin
+    row["drop_window_start"] = iso_date(get("drop_window_start"))
+    row["drop_window_end"] = iso_date(get("drop_window_end"))
+    if row["drop_window_start"] and row["drop_window_end"] and row["drop_window_start"] > row["drop_window_end"]:
+        raise ValueError(f"{row['domain']}: drop_window_start {row['drop_window_start']} is after "
+                         f"drop_window_end {row['drop_window_end']}")  # fmt: skip
     row["first_seen_at"] = observed_at
     row["last_seen_at"] = observed_at
     return row

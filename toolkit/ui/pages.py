@@ -187,6 +187,38 @@ def ics_for_days(days: dict[date, list[str]], title: str) -> bytes:
     return cal.to_ical()
 
 
+def ics_for_windows(drops: list[tuple[str, date, date | None, date | None]], title: str) -> bytes:
+    """An .ics calendar of pending-delete drops that shows their uncertainty: names sharing a
+    window are one all-day event spanning the whole window (DTEND is the day after its last
+    day), its summary naming the most likely day. A row without a window is a one-day event."""
+    from icalendar import Calendar, Event
+
+    groups: dict[tuple[date, date, date], list[str]] = {}
+    for name, likely, start, end in drops:
+        start, end = start or likely, end or likely
+        groups.setdefault((start, end, likely), []).append(name)
+    cal = Calendar()
+    cal.add("prodid", "-//Expired Domains Toolkit//edt//EN")
+    cal.add("version", "2.0")
+    for (start, end, likely), names in sorted(groups.items()):
+        event = Event()
+        span = (end - start).days + 1
+        event.add("uid", f"{start.isoformat()}-{end.isoformat()}-{likely.isoformat()}-{abs(hash(title)) % 10**8}@edt")
+        event.add("dtstamp", datetime.now(timezone.utc))
+        event.add("dtstart", start)
+        event.add("dtend", end + timedelta(days=1))
+        count = f"{len(names)} domain{'s' if len(names) != 1 else ''}"
+        when = (f"most likely {likely:%a %d %b}, window {start:%d %b}–{end:%d %b} ({span} days)" if span > 1
+                else f"on {likely:%a %d %b}")  # fmt: skip
+        event.add("summary", f"{title}: {count}, {when}")
+        note = ("The day each name is released lies in this window; a daily zone snapshot only says a name left "
+                "the zone between two snapshots." if span > 1 else "A one-day window (the registry published it).")
+        listed = "\n".join(names[:200]) + (f"\n… and {len(names) - 200} more" if len(names) > 200 else "")
+        event.add("description", f"{note}\n\n{listed}")
+        cal.add_component(event)
+    return cal.to_ical()
+
+
 def drop_calendar() -> None:
     st.header("Drop calendar")
     plan = state.plan_in_force()
@@ -212,18 +244,52 @@ def drop_calendar() -> None:
     st.plotly_chart(charts.drop_calendar(counts, month, title=f"{kind}, {month:%B %Y}"), key="calendar")
     in_month = {d: n for d, n in counts.items() if first <= d <= last and n}
     st.caption(f"{sum(in_month.values()):,} domains in {month:%B %Y}")
+    if pending:
+        st.caption("Each drop is counted on its most likely day. A drop predicted from a daily zone snapshot is a "
+                   "window (the name left the zone between two snapshots): the table and the .ics show it. On the "
+                   ".nu backtest the most likely day was exact for 92% of names and the window held the official "
+                   "day for 99.8% (README, \"Drop dates\").")  # fmt: skip
     if not in_month:
         return
     day = st.selectbox("Day", sorted(in_month), format_func=lambda d: f"{d:%a %d %b} ({in_month[d]:,})", key="cal_day")
-    st.dataframe(pd.DataFrame({"domain": _names_on(day, params, pending, limit=200)}), hide_index=True)
+    if pending:
+        st.dataframe(_window_table(_drops_on(day, params, limit=200)), hide_index=True)
+    else:
+        st.dataframe(pd.DataFrame({"domain": _names_on(day, params, pending, limit=200)}), hide_index=True)
     if in_month[day] > 200:
         st.caption(f"The first 200 of {in_month[day]:,}; the .ics file lists every one.")
 
     def calendar_file() -> bytes:
+        if pending:
+            return ics_for_windows([d for day in sorted(in_month) for d in _drops_on(day, params)], kind)
         return ics_for_days({d: _names_on(d, params, pending) for d in sorted(in_month)}, kind)
 
     st.download_button("Download the days (.ics)", calendar_file, file_name="drops.ics", mime="text/calendar",
                        on_click="ignore", key="ics")  # fmt: skip
+
+
+def _drops_on(day: date, params: dict[str, str],
+              limit: int | None = None) -> list[tuple[str, date, date | None, date | None]]:  # fmt: skip
+    """(domain, most likely day, window start, window end) of the pending drops counted on `day`."""
+    mirror, plan = state.reader(), state.plan_in_force()
+    rows = mirror.pending_df({**params, "drop_date_from": day.isoformat(), "drop_date_to": day.isoformat()}, plan=plan,
+                             columns=["domain", "drop_window_start", "drop_window_end"])  # fmt: skip
+    found = [(name, day, _as_day(start), _as_day(end))
+             for name, start, end in zip(rows["domain"], rows["drop_window_start"], rows["drop_window_end"])]  # fmt: skip
+    return found[:limit] if limit else found
+
+
+def _as_day(value: object) -> date | None:
+    return date.fromisoformat(str(value)[:10]) if isinstance(value, str) and value else None
+
+
+def _window_table(drops: list[tuple[str, date, date | None, date | None]]) -> pd.DataFrame:
+    return pd.DataFrame({
+        "domain": [d[0] for d in drops],
+        "most likely": [d[1] for d in drops],
+        "window": [f"{(d[2] or d[1]):%d %b} – {(d[3] or d[1]):%d %b}" for d in drops],
+        "days": [((d[3] or d[1]) - (d[2] or d[1])).days + 1 for d in drops],
+    })  # fmt: skip
 
 
 def _names_on(day: date, params: dict[str, str], pending: bool, limit: int | None = None) -> list[str]:
