@@ -62,13 +62,21 @@ def _check_plan(plan: str | None) -> str | None:
         raise BadInput(f"--plan: {exc}") from None
 
 
-def _pairs(items: Iterable[str]) -> dict[str, str]:
-    params: dict[str, str] = {}
+def _pairs(items: Iterable[str]) -> dict[str, Any]:
+    """KEY=VALUE arguments; a repeated KEY becomes a list, which the query layer merges into a
+    list filter's comma list (tld=.fr tld=.de is tld=.fr,.de) or refuses (exit 2) for a
+    one-value parameter, as the HTTP API and the MCP tools do."""
+    params: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise BadInput(f"expected KEY=VALUE (e.g. tld=.fr), got {item!r}")
-        params[key.strip()] = value
+        key = key.strip()
+        if key in params:
+            previous = params[key]
+            params[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            params[key] = value
     return params
 
 
@@ -123,7 +131,7 @@ def _parquet_schema(columns: dict[str, str]):
     return pa.schema([(name, types[kind]) for name, kind in columns.items()])
 
 
-def _write_parquet(rows: Iterator[dict[str, Any]], columns: dict[str, str], path: str) -> int:
+def _write_parquet(rows: Iterator[dict[str, Any]], columns: dict[str, str], path: Any) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -363,28 +371,46 @@ def _print_table(envelope: dict[str, Any], pending: bool) -> None:
 @_plan_option
 @click.argument("params", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), required=True)
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The file to write (replaced whole).")
+@click.option("--out", required=True,
+              help="The file to write, replaced whole and atomically; - writes to standard output. Only regular "
+                   "files: a device, FIFO or folder is refused; a symbolic link is followed (its target replaced).")
 def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: str) -> None:
     """Every matching listing (the /api/domains filters, no paging) to CSV, JSON Lines or Parquet."""
+    from .formats import OutputRefused, output_target, replace_atomically
+
     plan = _check_plan(plan)
     mirror = _open(db)
-    target = Path(out)
-    if not target.parent.is_dir():
-        raise BadInput(f"--out: folder {target.parent} does not exist; create it or choose another path")
+    try:
+        target, note = output_target(out)
+    except OutputRefused as exc:
+        raise BadInput(str(exc)) from None
+    if target is None and fmt == "parquet" and sys.stdout.isatty():
+        raise BadInput("--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)")
     try:
         rows = mirror.export_rows(_pairs(params), plan=plan)
     except ApiError as exc:
         raise _api_error(exc) from None
-    partial = target.with_name(f".{target.name}.partial")
-    try:
+    if note:
+        click.echo(f"edt: {note}", err=True)
+
+    def write(path: Path | None) -> int:
         if fmt == "parquet":
-            count = _write_parquet(rows, _export_columns(), str(partial))
-        else:
-            with partial.open("w", newline="", encoding="utf-8") as fh:
-                count = _write_csv(rows, list(_export_columns()), fh) if fmt == "csv" else _write_jsonl(rows, fh)
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
+            return _write_parquet(rows, _export_columns(), str(path) if path else sys.stdout.buffer)
+        if path is None:
+            stream = sys.stdout
+            return _write_csv(rows, list(_export_columns()), stream) if fmt == "csv" else _write_jsonl(rows, stream)
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            return _write_csv(rows, list(_export_columns()), fh) if fmt == "csv" else _write_jsonl(rows, fh)
+
+    if target is None:
+        count = write(None)
+        sys.stdout.flush()
+        click.echo(f"Wrote {count:,} listings to standard output", err=True)
+        return
+    try:
+        count = replace_atomically(target, write)
+    except OutputRefused as exc:
+        raise BadInput(str(exc)) from None
     click.echo(f"Wrote {count:,} listings to {out}")
 
 
@@ -478,23 +504,40 @@ def watch() -> None:
 @_db_option
 @click.argument("name")
 @click.argument("params", nargs=-1)
-def watch_add(db: str, name: str, params: tuple[str, ...]) -> None:
-    """Save a search: edt watch add "fr tf20" tld=.fr tf_min=20"""
-    from .watchlist import save_search
+@click.option("--replace", is_flag=True, help="Replace the saved search of that name (else an existing name is refused).")
+def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> None:
+    """Save a search: edt watch add "fr tf20" tld=.fr tf_min=20
 
+    Only listings first seen after the search is saved (then after each `edt watch show`)
+    count as new; `edt watch show NAME --all` lists every current match."""
+    from .watchlist import SearchExists, save_search, saved_searches
+
+    mirror = _open(db, must_exist=False)
     try:
-        save_search(_open(db, must_exist=False), name, _pairs(params))
+        save_search(mirror, name, _pairs(params), replace=replace)
     except ApiError as exc:
         raise _api_error(exc) from None
+    except SearchExists as exc:
+        raise BadInput(str(exc)) from None
     except ValueError as exc:
         raise BadInput(str(exc)) from None
-    click.echo(f"Saved {name.strip()!r}: " + (" ".join(params) or "all listings"))
+    entry = next((s for s in saved_searches(mirror) if s["name"] == name.strip()), None)
+    now = f"; it matches {entry['matches']:,} listings now" if entry else ""
+    click.echo(f"{'Replaced' if replace else 'Saved'} {name.strip()!r}: " + (" ".join(params) or "all listings") + now)
+    click.echo(f"New matches are listings first seen from now on (after each sync); "
+               f"`edt watch show {_quoted(name.strip())} --all` lists the current ones.")  # fmt: skip
+
+
+def _quoted(name: str) -> str:
+    import shlex
+
+    return shlex.quote(name)
 
 
 @watch.command(name="list")
 @_db_option
 def watch_list(db: str) -> None:
-    """Each saved search with its new matches since last shown."""
+    """Each saved search with its current matches and its new ones since saved or last shown."""
     from .watchlist import saved_searches
 
     searches = saved_searches(_open(db))
@@ -502,7 +545,12 @@ def watch_list(db: str) -> None:
         click.echo("No saved search: add one with `edt watch add NAME KEY=VALUE ...`")
     for entry in searches:
         params = " ".join(f"{k}={v}" for k, v in entry["params"].items()) or "all listings"
-        click.echo(f"{entry['name']}: {params} ({entry['new_matches']:,} new since last shown)")
+        since = entry["last_opened_at"] or entry["created_at"]
+        click.echo(f"{entry['name']}: {params} ({entry['matches']:,} matches now, {entry['new_matches']:,} new since "
+                   f"{'last shown' if entry['last_opened_at'] else 'saved'} {since})")  # fmt: skip
+    if searches:
+        click.echo("New: listings first seen after that time (a sync brings them); "
+                   "`edt watch show NAME` lists the new ones, `--all` every current match.")  # fmt: skip
 
 
 @watch.command(name="rm")
@@ -520,8 +568,9 @@ def watch_rm(db: str, name: str) -> None:
 @watch.command(name="show")
 @_db_option
 @click.argument("name")
-def watch_show(db: str, name: str) -> None:
-    """The search's new matches since it was last shown (then marks them shown)."""
+@click.option("--all", "show_all", is_flag=True, help="Every listing the search matches now, not only the new ones.")
+def watch_show(db: str, name: str, show_all: bool) -> None:
+    """The search's new matches since it was last shown (then marks them shown); --all: every current match."""
     from .watchlist import open_search, saved_searches
 
     mirror = _open(db)
@@ -529,10 +578,15 @@ def watch_show(db: str, name: str) -> None:
     if entry is None:
         raise BadInput(f"no saved search named {name!r} (see `edt watch list`)")
     since = entry["last_opened_at"] or entry["created_at"]
-    rows = mirror.domains_df({**entry["params"], "seen_after": since},
-                             columns=["id", "name", "source", "effective_price", "currency", "trust_flow", "first_seen_at"])  # fmt: skip
+    columns = ["id", "name", "source", "effective_price", "currency", "trust_flow", "first_seen_at"]
+    rows = mirror.domains_df(entry["params"] if show_all else {**entry["params"], "seen_after": since}, columns=columns)
     open_search(mirror, name)
-    click.echo(f"{name}: {len(rows):,} new since {since}")
+    if show_all:
+        click.echo(f"{name}: {len(rows):,} current matches ({entry['new_matches']:,} new since {since})")
+    else:
+        hint = "" if len(rows) else (f"; only listings first seen after then count (it matches {entry['matches']:,} "
+                                     "now: --all lists them)")  # fmt: skip
+        click.echo(f"{name}: {len(rows):,} new since {since}{hint}")
     import pandas as pd
 
     for row in rows.itertuples(index=False):

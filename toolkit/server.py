@@ -96,9 +96,17 @@ def _bearer(request: Request) -> str | None:
     return token or None
 
 
-def _params(request: Request) -> dict[str, str]:
-    # The last value of a repeated name wins, as PHP (the live service) reads a query string.
-    return dict(request.query_params)
+def _params(request: Request) -> dict[str, Any]:
+    # A repeated name arrives as a list: parse_params merges a list filter's values into its
+    # comma list and refuses (422) two values of a one-value parameter, as the CLI and MCP do.
+    params: dict[str, Any] = {}
+    for key, value in request.query_params.multi_items():
+        if key in params:
+            previous = params[key]
+            params[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            params[key] = value
+    return params
 
 
 def _client(request: Request) -> str:
