@@ -188,8 +188,13 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
 
         try:
             counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report)
-        except DemoRefused as exc:
-            raise BadInput(str(exc)) from None
+        except DemoRefused as exc:  # said with the command's own flags, not the Python arguments
+            held = getattr(exc, "held", None)
+            if held is None:
+                raise BadInput(str(exc)) from None
+            raise BadInput(f"{db} holds real data ({held}); loading the demo would mix invented listings with them. "
+                           "Use another mirror (--db PATH), or pass --force to add the demo beside them "
+                           "(`edt demo --clear` removes only the demo rows later).") from None
     click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
 
 
@@ -296,7 +301,22 @@ class _SyncProgress:
                                  detail=f"{report.status}: {report.seen:,} rows, {report.requests:,} requests")  # fmt: skip
 
 
-@cli.command()
+def _filters_help() -> str:
+    """The filters, from the one definition in params.py (what `edt query --help` lists)."""
+    from .params import DOMAIN_PARAMS, PENDING_PARAMS
+
+    def block(table) -> str:
+        return "\n".join(f"  {p.name:<24} {p.caption}{' (a comma list; repeats merge)' if takes_several(p) else ''}"
+                          for p in table.values())  # fmt: skip
+
+    from .params import takes_several
+
+    return ("\b\nFilters (KEY=VALUE, the /api/domains parameters; a list filter given twice merges, any other "
+            "is refused):\n" + block(DOMAIN_PARAMS) + "\n\n\b\nWith --pending (the /api/pending-delete "
+            "parameters):\n" + block(PENDING_PARAMS))  # fmt: skip
+
+
+@cli.command(epilog=_filters_help())
 @_db_option
 @_plan_option
 @click.argument("params", nargs=-1)
@@ -307,10 +327,12 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
     plan = _check_plan(plan)
     mirror = _open(db)
     try:
+        filters = _pairs(params)
         if pending:
-            envelope = mirror.search_pending_delete(_pairs(params), plan=plan)
+            envelope = mirror.search_pending_delete(filters, plan=plan)
         else:
-            envelope = mirror.search_domains(_pairs(params), plan=plan)
+            envelope = mirror.search_domains(filters, plan=plan)
+        hidden = _past_drops_hidden(mirror, filters, envelope, plan) if pending else 0
     except ApiError as exc:
         raise _api_error(exc) from None
     if fmt == "json":
@@ -319,6 +341,18 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
         _write_csv(envelope["data"], list(PENDING_OUTPUT if pending else LISTING_OUTPUT), sys.stdout)
     else:
         _print_table(envelope, pending)
+    if hidden:
+        click.echo(f"edt: {hidden:,} more rows match with include_past=1: their drop dates have passed (an ingested "
+                   "drop list's rows, for one); add include_past=1 to see them", err=True)  # fmt: skip
+
+
+def _past_drops_hidden(mirror: Mirror, filters: dict[str, Any], envelope: dict[str, Any], plan: str | None) -> int:
+    """Pending-delete rows the default view hides because their drop date passed (0 when none,
+    or when the query already asked for past drops or a week of its own)."""
+    if envelope["meta"]["total"] or any(filters.get(k) for k in ("include_past", "week_end", "page")):
+        return 0
+    wider = mirror.search_pending_delete({**filters, "include_past": "1", "per_page": "1"}, plan=plan)
+    return int(wider["meta"]["total"])
 
 
 def _listing_cells(row: dict[str, Any]) -> list[str]:
@@ -360,10 +394,17 @@ def _print_table(envelope: dict[str, Any], pending: bool) -> None:
     console = Console()
     console.print(table)
     meta = envelope["meta"]
-    console.print(
-        f"page {meta['current_page']} of {meta['last_page']} · rows {meta['from'] or 0}-{meta['to'] or 0} "
-        f"of {meta['total']:,}"
-    )
+    console.print(_page_line(meta), highlight=False)
+
+
+def _page_line(meta: dict[str, Any]) -> str:
+    """`page 2 of 96 · rows 51-100 of 4,786`, or what to ask for when the page is past the last."""
+    page, last, total = meta.get("current_page"), meta.get("last_page"), meta["total"]
+    if not meta.get("from"):
+        if total and page and last and page > last:
+            return f"page {page} is past the last page ({last}) of {total:,} rows: ask for page=1 to page={last}"
+        return f"no rows match{f' (page {page})' if page and page > 1 else ''}"
+    return f"page {page} of {last} · rows {meta['from']}-{meta['to']} of {total:,}"
 
 
 @cli.command()
@@ -467,11 +508,16 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     if as_crontab:
-        click.echo(crontab(crons, db=db, edt="edt"), nl=False)
+        click.echo(crontab(crons, db=db), nl=False)
         return
     if as_systemd:
-        click.echo(systemd_units(db=db, edt="edt"), nl=False)
+        click.echo(systemd_units(db=db), nl=False)
         return
+    if once:
+        from .sync import JOBS
+
+        if once not in JOBS:
+            raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}")
     timezone = config.get("schedule", {}).get("timezone")
     if show_next:
         now = datetime.now().astimezone()
@@ -484,10 +530,7 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
         raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file) for the scheduled syncs")
     if once:
         from .schedule import run_job
-        from .sync import JOBS
 
-        if once not in JOBS:
-            raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}")
         reports = run_job(once, settings, say=lambda line: click.echo(line))
         if not reports or any(r.status not in ("ok", "skipped") for r in reports):
             raise Failed(f"{once} did not finish (see above)")
@@ -648,7 +691,7 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
 @click.option("--file", "file", type=click.Path(dir_okay=False), default=None, help="The feed file to load.")
 @click.option("--url", "url", default=None, help="Download the feed from this URL first (instead of --file).")
 @click.option("--previous", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="zonediff: the older zone file or name list (SOURCE is the newer).")
+              help="zonediff: the older zone file or name list (--file is the newer).")
 @click.option("--status", default=None, metavar="STATUS",
               help="droplist/zonediff: the names' WHOIS status (pendingDelete, serverHold, ...), which picks the "
                    "lifecycle prediction (defaults: droplist pendingDelete, zonediff serverHold).")
@@ -729,17 +772,51 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
         click.echo(f"... and {len(report.skipped) - show:,} more skipped rows (--show N, or --json for all)", err=True)
 
 
+def _check_port(host: str, port: int, option: str = "--port") -> None:
+    """One line and exit status 2 when the address cannot be bound (in use, or not this machine's)."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise BadInput(f"--host {host}: not an address of this machine ({exc.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn and Streamlit bind
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise BadInput(f"{option} {port}: already in use on {host} (another `edt serve` or `edt app`?); "
+                               f"stop it or choose another port with {option}") from None  # fmt: skip
+            raise BadInput(f"--host {host} {option} {port}: cannot listen there ({exc.strerror})") from None
+
+
 @cli.command(name="app")
 @_db_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; the default lets only this machine connect (0.0.0.0: the network).")  # fmt: skip
 @click.option("--port", type=click.IntRange(1, 65535), default=8501, show_default=True)
-def app_command(db: str, port: int) -> None:
+def app_command(db: str, host: str, port: int) -> None:
     """Open the investors' app (Streamlit) on the mirror: explore, charts, drop calendar, watchlist, sync."""
     import subprocess
 
+    from .server import is_loopback
+
+    _check_port(host, port)
     script = Path(__file__).resolve().parent / "ui" / "run.py"
     env = {**os.environ, "EDT_DB": db}
-    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
-               "--browser.gatherUsageStats", "false"]  # fmt: skip
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"edt app: {db} at http://{shown}:{port}/", err=True)
+    if is_loopback(host):
+        click.echo(f"Bound to {host}: only this machine can connect (use --host 0.0.0.0 to share on the network).",
+                   err=True)  # fmt: skip
+    else:
+        click.echo(f"WARNING: bound to {host}: other machines can connect, with no key or password, to the app "
+                   "and its sync button; plain HTTP. Use it on a trusted network only.", err=True)  # fmt: skip
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.address", host,
+               "--server.port", str(port), "--browser.gatherUsageStats", "false"]  # fmt: skip
     raise SystemExit(subprocess.call(command, env=env))
 
 
@@ -790,6 +867,7 @@ def serve(db: str, host: str, port: int, keys: tuple[str, ...], keys_file: str |
         Mirror(db, readonly=True).close()
     except Exception as exc:  # not a mirror, or an older schema
         raise BadInput(f"{db}: cannot serve ({exc})") from None
+    _check_port(host, port)
     run_server(db, host=host, port=port, keys=store, rates=limits, echo=lambda line: click.echo(line, err=True))
 
 

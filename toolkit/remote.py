@@ -237,7 +237,11 @@ class RemoteClient:
             response = await self._client.get(path, params={k: v for k, v in params.items() if v is not None})
         except httpx.HTTPError as exc:
             raise RemoteFailed(f"GET {path}: {type(exc).__name__}: {exc} (after {self.traffic.retried} retries)") from None
-        if response.status_code in (401, 403):
+        if response.status_code == 401:
+            host = response.request.url.netloc.decode()
+            raise RemoteRefused(401, f"{_message(response).rstrip('.')}: {host} refused the API key; set the right one "
+                                     "in EDT_API_KEY (or --api-key, or api_key in the config file, see EDT_CONFIG)")
+        if response.status_code == 403:
             raise RemoteRefused(response.status_code, _message(response))
         if response.status_code >= 400:
             raise RemoteFailed(f"GET {path}: HTTP {response.status_code}: {_message(response)}")
