@@ -372,7 +372,15 @@ def _listing_cells(row: dict[str, Any]) -> list[str]:
     ]
 
 
+# Columns the CLI table drops first when the terminal is too narrow (last in the list first);
+# id and name are what people copy and are never dropped.
+_LISTING_PRIORITY = ["id", "name", "price", "score", "TF/CF", "age", "ends UTC", "source", "bids"]
+_PENDING_PRIORITY = ["id", "domain", "drops", "status", "pipeline", "week"]
+
+
 def _print_table(envelope: dict[str, Any], pending: bool) -> None:
+    """The page as a table that fits the terminal: no cell is cut; when the columns do not fit,
+    the least needed are left out (in `_LISTING_PRIORITY` order) and a line says which."""
     from rich.console import Console
     from rich.table import Table
 
@@ -380,21 +388,42 @@ def _print_table(envelope: dict[str, Any], pending: bool) -> None:
         headers = ["id", "domain", "status", "drops", "pipeline", "week"]
         rows = [[str(r["id"]), r["domain"], r["whois_status"], r["estimated_drop_date"] or "", r["source"],
                  r["week_end"] or ""] for r in envelope["data"]]  # fmt: skip
+        priority = _PENDING_PRIORITY
     else:
         headers = ["id", "name", "source", "price", "bids", "ends UTC", "score", "TF/CF", "age"]
         rows = [_listing_cells(r) for r in envelope["data"]]
-    table = Table(show_lines=False, pad_edge=False)
-    widths = [max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)]
-    for i, header in enumerate(headers):
-        # ids and names are what people copy: they keep their width, the rest shrink.
-        keep = widths[i] if i < 2 else None
-        table.add_column(header, no_wrap=True, overflow="ellipsis", min_width=min(keep, 40) if keep else None)
-    for row in rows:
-        table.add_row(*row)
+        priority = _LISTING_PRIORITY
     console = Console()
+    shown = list(headers)
+
+    def build() -> Table:
+        table = Table(show_lines=False, pad_edge=False)
+        for header in shown:
+            table.add_column(header, no_wrap=True)
+        for row in rows:
+            table.add_row(*(cell for header, cell in zip(headers, row) if header in shown))
+        return table
+
+    def width(table: Table) -> int:  # the width it needs, uncut
+        return console.measure(table, options=console.options.update_width(100_000)).maximum
+
+    table = build()
+    droppable = [h for h in reversed(priority) if h not in ("id", "name", "domain")]
+    while width(table) > console.width and droppable:
+        shown.remove(droppable.pop(0))
+        table = build()
+    if width(table) > console.width:  # even id and name do not fit: let names wrap
+        table = build()
+        for column in table.columns:
+            column.no_wrap = False
+            column.overflow = "fold"
     console.print(table)
     meta = envelope["meta"]
     console.print(_page_line(meta), highlight=False)
+    hidden = [h for h in headers if h not in shown]
+    if hidden:
+        console.print(f"Hidden to fit {console.width} columns: {', '.join(hidden)} (a wider terminal, or --format "
+                      "csv/json for every field)", highlight=False)  # fmt: skip
 
 
 def _page_line(meta: dict[str, Any]) -> str:
