@@ -198,6 +198,27 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
     click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
 
 
+def _timeout_option(func):
+    return click.option(
+        "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+        help="Give up on a host that stays unreachable (refused, no DNS, timeouts) this long, with one line "
+             "(env EDT_TIMEOUT; default 60). Retries are printed as they happen.",
+    )(func)  # fmt: skip
+
+
+def _bound(timeout: float | None) -> float:
+    from .remote import network_bound
+
+    try:
+        return network_bound(timeout)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _say_retry(line: str) -> None:
+    click.echo(f"edt: {line}", err=True)
+
+
 class Failed(click.ClickException):
     """A run that could not finish (exit status 1), in one line."""
 
@@ -217,8 +238,9 @@ class Failed(click.ClickException):
 @click.option("--dry-run", is_flag=True, help="Print what would run (rows, requests, time per job) from one count each.")
 @click.option("--rate", type=click.IntRange(1, 100_000), default=None, metavar="N",
               help="Requests per minute to pace at (default: the plan's limit; enterprise 300).")  # fmt: skip
+@_timeout_option
 def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str | None, jobs: str | None, full: bool,
-                 dry_run: bool, rate: int | None) -> None:  # fmt: skip
+                 dry_run: bool, rate: int | None, timeout: float | None) -> None:  # fmt: skip
     """Mirror the remote API into the database, within the plan's rate limit, resumable."""
     import asyncio
 
@@ -241,7 +263,8 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
     if not plan_given:
         click.echo(f"Assuming the {settings.plan} plan (set EDT_PLAN or --plan to use more of yours).", err=True)
     per_minute = rate or RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
-    client = RemoteClient(settings.base_url, settings.api_key, plan=settings.plan, per_minute=per_minute)
+    client = RemoteClient(settings.base_url, settings.api_key, plan=settings.plan, per_minute=per_minute,
+                          give_up_after=_bound(timeout), say=_say_retry)  # fmt: skip
 
     async def run() -> list:
         async with client:
@@ -256,6 +279,8 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
     except SyncBusy as exc:
         raise Failed(str(exc)) from None
     except SyncStopped as exc:
+        if exc.unreachable:
+            raise Failed(f"sync stopped: {exc}; pages already written are kept, `edt sync` resumes") from None
         for report in exc.reports:
             click.echo(report.line())
         raise Failed(f"sync stopped: {exc}. Pages already written are kept; run `edt sync` again to resume.") from None
@@ -681,8 +706,9 @@ def watch_show(db: str, name: str, show_all: bool) -> None:
 @click.option("--restart", is_flag=True, help="Start again from the first row instead of resuming.")
 @click.option("--cdx-output", type=click.Choice(["json", "text"]), default="json", show_default=True,
               help="The CDX API's answer form.")
+@_timeout_option
 def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, language: bool, limit: int | None,
-                   restart: bool, cdx_output: str) -> None:  # fmt: skip
+                   restart: bool, cdx_output: str, timeout: float | None) -> None:  # fmt: skip
     """Enrich the listings that match KEY=VALUE filters (the /api/domains parameters, e.g.
     tld=.com score_min=20) from the Wayback Machine and RDAP, and with --language the
     archived home page's language, politely: paced per host, retried after 429/503 as
@@ -690,6 +716,7 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
     score is recomputed."""
     from .enrich.language import LanguageUnavailable
     from .enrich.run import enrich
+    from .remote import HostUnreachable
 
     if not (wayback or rdap or language):
         raise BadInput("nothing to do: --no-wayback and --no-rdap without --language")
@@ -701,7 +728,10 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
 
     try:
         report = enrich(mirror, wayback=wayback, rdap=rdap, language=language, limit=limit, params=filters,
-                        resume=not restart, cdx_output=cdx_output, on_batch=progress if sys.stderr.isatty() else None)
+                        resume=not restart, cdx_output=cdx_output, on_batch=progress if sys.stderr.isatty() else None,
+                        give_up_after=_bound(timeout), say=_say_retry)  # fmt: skip
+    except HostUnreachable as exc:
+        raise Failed(f"enrich stopped: {exc}; rows already written are kept, the next run resumes") from None
     except LanguageUnavailable as exc:  # the optional extra is not installed
         raise BadInput(f"--language: {exc}") from None
     except ApiError as exc:  # a malformed filter: exit status 2 naming the field
