@@ -86,15 +86,33 @@ def _api_error(exc: ApiError) -> BadInput:
     return BadInput(f"{field}: {message}" if field and field not in message else message)
 
 
-def _open(db: str, *, must_exist: bool = True) -> Mirror:
+_OPENED: list[str] = []  # the mirror this run opened, for a lock's one-line message in main()
+
+
+def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mirror:
+    """The mirror at `db`. `writes`: the command, when it writes to the mirror, which is then
+    refused with one line (exit 2) if the file is in a read-only place (a reading command
+    opens it read-only instead, saying so)."""
     if must_exist and not Path(db).is_file():
         raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
+    if writes:
+        _check_writable(db, writes)
+    _OPENED.append(db)
     try:
         return Mirror(db)
     except Exception as exc:  # a file that is not a mirror
         raise BadInput(f"{db}: cannot open as a mirror ({exc})") from None
 
 
+
+
+def _check_writable(db: str, command: str) -> None:
+    from .store.access import read_only_place
+
+    why = read_only_place(db)
+    if why:
+        raise BadInput(f"{db} is {why}: `edt {command}` writes to the mirror; copy it to a writable place and pass "
+                       "--db PATH (reading commands work on it as it is)")  # fmt: skip
 
 
 def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], out) -> int:
@@ -168,7 +186,7 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
     """Fill the mirror from the built-in demo source (no API key needed)."""
     from .demo import DemoRefused, clear_demo, load_demo
 
-    mirror = _open(db, must_exist=False)
+    mirror = _open(db, must_exist=False, writes="demo")
     conn = mirror.connection()
     if clear:
         removed = clear_demo(conn)
@@ -257,6 +275,9 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
         settings = load_settings(db=db, base_url=base_url, plan=plan_given or "pro", api_key=api_key)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
+    if not dry_run:
+        _check_writable(db, "sync")
+    _OPENED.append(db)
     if not settings.api_key:
         raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file, or --api-key); "
                        "without one, `edt demo` fills the mirror with demo data")  # fmt: skip
@@ -609,7 +630,7 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
     count as new; `edt watch show NAME --all` lists every current match."""
     from .watchlist import SearchExists, save_search, saved_searches
 
-    mirror = _open(db, must_exist=False)
+    mirror = _open(db, must_exist=False, writes="watch add")
     try:
         save_search(mirror, name, _pairs(params), replace=replace)
     except ApiError as exc:
@@ -657,7 +678,7 @@ def watch_rm(db: str, name: str) -> None:
     """Forget a saved search."""
     from .watchlist import delete_search
 
-    if not delete_search(_open(db), name):
+    if not delete_search(_open(db, writes="watch rm"), name):
         raise BadInput(f"no saved search named {name!r} (see `edt watch list`)")
     click.echo(f"Removed {name!r}")
 
@@ -677,7 +698,10 @@ def watch_show(db: str, name: str, show_all: bool) -> None:
     since = entry["last_opened_at"] or entry["created_at"]
     columns = ["id", "name", "source", "effective_price", "currency", "trust_flow", "first_seen_at"]
     rows = mirror.domains_df(entry["params"] if show_all else {**entry["params"], "seen_after": since}, columns=columns)
-    open_search(mirror, name)
+    if mirror.readonly:
+        click.echo("edt: a read-only mirror: these matches stay new (they cannot be marked as shown)", err=True)
+    else:
+        open_search(mirror, name)
     if show_all:
         click.echo(f"{name}: {len(rows):,} current matches ({entry['new_matches']:,} new since {since})")
     else:
@@ -721,7 +745,7 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
     if not (wayback or rdap or language):
         raise BadInput("nothing to do: --no-wayback and --no-rdap without --language")
     filters = _pairs(params)
-    mirror = _open(db)
+    mirror = _open(db, writes="enrich")
 
     def progress(report) -> None:
         click.echo(f"\r{report.processed}/{report.selected} rows", nl=False, err=True)
@@ -799,7 +823,7 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
         raise BadInput(f"--check-rdap: only zonediff names need the check ({feed} rows say what they are)")
     if file is not None and not Path(file).is_file():
         raise BadInput(f"--file {file}: no such file")
-    mirror = _open(db, must_exist=False)
+    mirror = _open(db, must_exist=False, writes="ingest")
     checker = None
     try:
         with contextlib.ExitStack() as stack:
@@ -964,5 +988,23 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001 - the one place that turns a failure into exit 1
         if os.environ.get("EDT_DEBUG"):
             raise
-        click.echo(f"edt: {exc}", err=True)
+        click.echo(f"edt: {_failure_line(exc)}", err=True)
         raise SystemExit(1) from None
+
+
+def _failure_line(exc: Exception) -> str:
+    """One line for an unexpected failure; a lock that outlasted the busy timeout names who
+    holds the mirror and the fix."""
+    import sqlite3
+
+    from .store.access import locked_message, read_only_place
+
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and _OPENED:
+        db = _OPENED[-1]
+        if "locked" in text or "busy" in text:
+            return locked_message(db)
+        if "readonly database" in text:
+            why = read_only_place(db) or "read-only"
+            return f"{db} is {why}: this command writes to the mirror; copy it to a writable place (--db PATH)"
+    return text

@@ -32,6 +32,7 @@ from .params import (
 from .plans import normalize_plan, require
 from .sources import REGFREE
 from .store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS, from_db, iso_timestamp
+from .store.access import opens_read_only
 from .store.schema import SCHEMA_VERSION, SORT_COLUMNS, SORT_INDEXES, connect, ensure_schema
 from .store.writer import age_in_years
 
@@ -245,7 +246,7 @@ class Mirror:
         settings = load_settings(db=os.fspath(path) if path is not None else None, plan=plan)
         self.path = settings.db
         self.plan = settings.plan
-        self.readonly = readonly
+        readonly = self.readonly = opens_read_only(self.path, readonly)  # a read-only place opens read-only, said once
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._local = threading.local()
         if readonly:
