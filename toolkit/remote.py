@@ -297,6 +297,8 @@ class RemoteClient:
 
     `transport`: the innermost transport (default: the network). `limiter`: default a
     `shared_limiter` for this key at `per_minute`; pass None to send unpaced (tests).
+    `give_up_after`: seconds an unreachable host is retried before `HostUnreachable` (default
+    EDT_TIMEOUT, else 60); `say` hears each retry (host, which retry, the wait).
     """
 
     def __init__(
@@ -312,7 +314,7 @@ class RemoteClient:
         retries: int = 8,
         backoff: float = 1.0,
         timeout: httpx.Timeout | None = None,
-        give_up_after: float | None = DEFAULT_GIVE_UP,
+        give_up_after: float | None = None,
         say: Callable[[str], None] | None = None,
     ):
         if not api_key:
@@ -321,6 +323,7 @@ class RemoteClient:
         self.traffic = Traffic()
         if limiter == "shared":
             limiter = shared_limiter(api_key, self.per_minute)
+        give_up_after = network_bound(give_up_after)  # None: EDT_TIMEOUT, else 60 s
         retry = ContractRetry.policy(retries=retries, backoff=backoff, validate=_require_json_object,
                                      traffic=self.traffic, sleep=sleep, give_up_after=give_up_after, say=say)  # fmt: skip
         paced = PacedTransport(transport or httpx.AsyncHTTPTransport(), limiter, self.traffic)  # type: ignore[arg-type]

@@ -136,7 +136,8 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
 
     def make_client() -> Any:
         per_minute = RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
-        return RemoteClient(settings.base_url, settings.api_key or "", plan=settings.plan, per_minute=per_minute)
+        return RemoteClient(settings.base_url, settings.api_key or "", plan=settings.plan, per_minute=per_minute,
+                            say=say)  # retries said as they happen; gives up after EDT_TIMEOUT (60 s)
 
     async def go() -> list:
         # A stop request cancels the sync at its next await (an HTTP call or a pacing wait);

@@ -54,7 +54,7 @@ import httpx
 from httpx_retries import RetryTransport
 
 from .. import __version__
-from ..remote import DEFAULT_GIVE_UP, ContractRetry, MalformedBody, Traffic, attach_request, request_timeout
+from ..remote import ContractRetry, MalformedBody, Traffic, attach_request, network_bound, request_timeout
 from ..store.fields import LISTING_FIELDS, to_db, utc_seconds
 from ..store.writer import bump_generation
 from .cache import CACHE_TABLE, cache_get, cache_put, cached_rdap
@@ -166,15 +166,17 @@ def user_agent_header() -> str:
 def polite_client(transport: httpx.BaseTransport | None = None, *, traffic: Traffic | None = None,
                   sleep: Sleep = time.sleep, clock: Clock = time.monotonic, retries: int = 4, backoff: float = 2.0,
                   min_interval: Mapping[str, float] | None = None, user_agent: str | None = None,
-                  give_up_after: float | None = DEFAULT_GIVE_UP, say: Callable[[str], None] | None = None) -> httpx.Client:  # fmt: skip
+                  give_up_after: float | None = None, say: Callable[[str], None] | None = None) -> httpx.Client:  # fmt: skip
     """An httpx client for third-party services: user agent, per-host pacing, retries.
 
     Transports, innermost first (as `toolkit.remote`): `transport` (default the network;
     tests pass `httpx.MockTransport`), `HostPacer`, httpx-retries' `RetryTransport` with
     `ContractRetry`. `sleep` serves both the pacing and the retry waits (tests pass a no-op).
-    A host unreachable for `give_up_after` seconds raises `HostUnreachable` (the run stops);
+    A host unreachable for `give_up_after` seconds (default EDT_TIMEOUT, else 60) raises
+    `HostUnreachable` (the run stops);
     `say` is told of each retry (host, which retry, the wait)."""
     traffic = traffic if traffic is not None else Traffic()
+    give_up_after = network_bound(give_up_after)
     retry = ContractRetry.policy(retries=retries, backoff=backoff, validate=_check_body, traffic=traffic,
                                  sync_sleep=sleep, give_up_after=give_up_after, say=say)  # fmt: skip
     retry.clock = clock
@@ -482,7 +484,7 @@ def enrich(
     retries: int = 4,
     user_agent: str | None = None,
     on_batch: Callable[[EnrichReport], None] | None = None,
-    give_up_after: float | None = DEFAULT_GIVE_UP,
+    give_up_after: float | None = None,
     say: Callable[[str], None] | None = None,
 ) -> EnrichReport:
     """Enrich the listings `params` selects (the `/api/domains` filters), in id order.
