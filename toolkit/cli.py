@@ -631,6 +631,8 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
     from .watchlist import SearchExists, save_search, saved_searches
 
     mirror = _open(db, must_exist=False, writes="watch add")
+    existed = replace and mirror.connection().execute(
+        "SELECT 1 FROM saved_searches WHERE name = ?", [name.strip()]).fetchone() is not None  # fmt: skip
     try:
         save_search(mirror, name, _pairs(params), replace=replace)
     except ApiError as exc:
@@ -641,7 +643,7 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
         raise BadInput(str(exc)) from None
     entry = next((s for s in saved_searches(mirror) if s["name"] == name.strip()), None)
     now = f"; it matches {entry['matches']:,} listings now" if entry else ""
-    click.echo(f"{'Replaced' if replace else 'Saved'} {name.strip()!r}: " + (" ".join(params) or "all listings") + now)
+    click.echo(f"{'Replaced' if existed else 'Saved'} {name.strip()!r}: " + (" ".join(params) or "all listings") + now)
     click.echo(f"New matches are listings first seen from now on (after each sync); "
                f"`edt watch show {_quoted(name.strip())} --all` lists the current ones.")  # fmt: skip
 
@@ -830,7 +832,7 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
             if check_rdap:
                 from .enrich.available import rdap_availability
 
-                checker = options["is_available"] = stack.enter_context(rdap_availability(mirror))
+                checker = options["is_available"] = stack.enter_context(rdap_availability(mirror, say=_say_retry))
             if url:
                 report = ingest_url(mirror, feed, source, observed_at=observed_at, **options)
             else:
