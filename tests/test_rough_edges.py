@@ -335,6 +335,8 @@ def test_repeats_in_http_merge_or_are_refused_alike(db):
         assert both["meta"]["total"] == comma["meta"]["total"] > 0
         refused = client.get("/api/domains?tf_min=20&tf_min=30", headers=headers)
         assert refused.status_code == 422 and "tf_min was given 2 times" in refused.json()["message"]
+        export = client.get("/api/export?format=csv&format=ndjson", headers=headers)
+        assert export.status_code == 422 and "format was given 2 times" in export.json()["message"]
 
 
 def test_repeats_in_mcp_merge_or_are_refused_alike(db):

@@ -44,6 +44,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .errors import ApiError, invalid, unauthenticated
 from .formats import csv_cell
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
+from .params import merge_repeated
 from .plans import PLANS, require
 from .query import Mirror
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
@@ -202,7 +203,9 @@ class _Api:
         params = _params(request)
 
         def call(plan: str) -> Response:
-            raw_format = params.get("format", "")
+            raw_format = params.get("format") or ""
+            if isinstance(raw_format, list):  # format=csv&format=ndjson: refused as any one-value parameter
+                raw_format = merge_repeated(EXPORT_FORMAT, raw_format) or ""
             fmt = EXPORT_FORMAT.parse(raw_format) if raw_format.strip() else EXPORT_FORMAT.default
             rows = self.mirror.export_rows(params, plan, strict=False)  # plan and filter errors raise here
             chunks = _csv_chunks(rows) if fmt == "csv" else _ndjson_chunks(rows)
