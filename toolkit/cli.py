@@ -62,13 +62,21 @@ def _check_plan(plan: str | None) -> str | None:
         raise BadInput(f"--plan: {exc}") from None
 
 
-def _pairs(items: Iterable[str]) -> dict[str, str]:
-    params: dict[str, str] = {}
+def _pairs(items: Iterable[str]) -> dict[str, Any]:
+    """KEY=VALUE arguments; a repeated KEY becomes a list, which the query layer merges into a
+    list filter's comma list (tld=.fr tld=.de is tld=.fr,.de) or refuses (exit 2) for a
+    one-value parameter, as the HTTP API and the MCP tools do."""
+    params: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise BadInput(f"expected KEY=VALUE (e.g. tld=.fr), got {item!r}")
-        params[key.strip()] = value
+        key = key.strip()
+        if key in params:
+            previous = params[key]
+            params[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            params[key] = value
     return params
 
 
@@ -78,9 +86,18 @@ def _api_error(exc: ApiError) -> BadInput:
     return BadInput(f"{field}: {message}" if field and field not in message else message)
 
 
-def _open(db: str, *, must_exist: bool = True) -> Mirror:
+_OPENED: list[str] = []  # the mirror this run opened, for a lock's one-line message in main()
+
+
+def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mirror:
+    """The mirror at `db`. `writes`: the command, when it writes to the mirror, which is then
+    refused with one line (exit 2) if the file is in a read-only place (a reading command
+    opens it read-only instead, saying so)."""
     if must_exist and not Path(db).is_file():
         raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
+    if writes:
+        _check_writable(db, writes)
+    _OPENED.append(db)
     try:
         return Mirror(db)
     except Exception as exc:  # a file that is not a mirror
@@ -97,6 +114,14 @@ def _refresh_index(db: str | Mirror) -> None:
         mirror.refresh_index()
     except Exception as exc:  # noqa: BLE001
         click.echo(f"edt: the columnar index was not rebuilt ({exc}); queries use SQLite until it is", err=True)
+
+def _check_writable(db: str, command: str) -> None:
+    from .store.access import read_only_place
+
+    why = read_only_place(db)
+    if why:
+        raise BadInput(f"{db} is {why}: `edt {command}` writes to the mirror; copy it to a writable place and pass "
+                       "--db PATH (reading commands work on it as it is)")  # fmt: skip
 
 
 def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], out) -> int:
@@ -133,7 +158,7 @@ def _parquet_schema(columns: dict[str, str]):
     return pa.schema([(name, types[kind]) for name, kind in columns.items()])
 
 
-def _write_parquet(rows: Iterator[dict[str, Any]], columns: dict[str, str], path: str) -> int:
+def _write_parquet(rows: Iterator[dict[str, Any]], columns: dict[str, str], path: Any) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -170,7 +195,7 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
     """Fill the mirror from the built-in demo source (no API key needed)."""
     from .demo import DemoRefused, clear_demo, load_demo
 
-    mirror = _open(db, must_exist=False)
+    mirror = _open(db, must_exist=False, writes="demo")
     conn = mirror.connection()
     if clear:
         removed = clear_demo(conn)
@@ -191,11 +216,37 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
 
         try:
             counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report)
-        except DemoRefused as exc:
-            raise BadInput(str(exc)) from None
+        except DemoRefused as exc:  # said with the command's own flags, not the Python arguments
+            held = getattr(exc, "held", None)
+            if held is None:
+                raise BadInput(str(exc)) from None
+            raise BadInput(f"{db} holds real data ({held}); loading the demo would mix invented listings with them. "
+                           "Use another mirror (--db PATH), or pass --force to add the demo beside them "
+                           "(`edt demo --clear` removes only the demo rows later).") from None
         progress.update(task, description=f"demo {scale}: columnar index", refresh=True)
         _refresh_index(mirror)
     click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+
+
+def _timeout_option(func):
+    return click.option(
+        "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+        help="Give up on a host that stays unreachable (refused, no DNS, timeouts) this long, with one line "
+             "(env EDT_TIMEOUT; default 60). Retries are printed as they happen.",
+    )(func)  # fmt: skip
+
+
+def _bound(timeout: float | None) -> float:
+    from .remote import network_bound
+
+    try:
+        return network_bound(timeout)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _say_retry(line: str) -> None:
+    click.echo(f"edt: {line}", err=True)
 
 
 class Failed(click.ClickException):
@@ -217,8 +268,9 @@ class Failed(click.ClickException):
 @click.option("--dry-run", is_flag=True, help="Print what would run (rows, requests, time per job) from one count each.")
 @click.option("--rate", type=click.IntRange(1, 100_000), default=None, metavar="N",
               help="Requests per minute to pace at (default: the plan's limit; enterprise 300).")  # fmt: skip
+@_timeout_option
 def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str | None, jobs: str | None, full: bool,
-                 dry_run: bool, rate: int | None) -> None:  # fmt: skip
+                 dry_run: bool, rate: int | None, timeout: float | None) -> None:  # fmt: skip
     """Mirror the remote API into the database, within the plan's rate limit, resumable."""
     import asyncio
 
@@ -235,13 +287,17 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
         settings = load_settings(db=db, base_url=base_url, plan=plan_given or "pro", api_key=api_key)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
+    if not dry_run:
+        _check_writable(db, "sync")
+    _OPENED.append(db)
     if not settings.api_key:
         raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file, or --api-key); "
                        "without one, `edt demo` fills the mirror with demo data")  # fmt: skip
     if not plan_given:
         click.echo(f"Assuming the {settings.plan} plan (set EDT_PLAN or --plan to use more of yours).", err=True)
     per_minute = rate or RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
-    client = RemoteClient(settings.base_url, settings.api_key, plan=settings.plan, per_minute=per_minute)
+    client = RemoteClient(settings.base_url, settings.api_key, plan=settings.plan, per_minute=per_minute,
+                          give_up_after=_bound(timeout), say=_say_retry)  # fmt: skip
 
     async def run() -> list:
         async with client:
@@ -257,6 +313,8 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
         raise Failed(str(exc)) from None
     except SyncStopped as exc:
         _refresh_index(db)
+        if exc.unreachable:
+            raise Failed(f"sync stopped: {exc}; pages already written are kept, `edt sync` resumes") from None
         for report in exc.reports:
             click.echo(report.line())
         raise Failed(f"sync stopped: {exc}. Pages already written are kept; run `edt sync` again to resume.") from None
@@ -304,7 +362,22 @@ class _SyncProgress:
                                  detail=f"{report.status}: {report.seen:,} rows, {report.requests:,} requests")  # fmt: skip
 
 
-@cli.command()
+def _filters_help() -> str:
+    """The filters, from the one definition in params.py (what `edt query --help` lists)."""
+    from .params import DOMAIN_PARAMS, PENDING_PARAMS
+
+    def block(table) -> str:
+        return "\n".join(f"  {p.name:<24} {p.caption}{' (a comma list; repeats merge)' if takes_several(p) else ''}"
+                          for p in table.values())  # fmt: skip
+
+    from .params import takes_several
+
+    return ("\b\nFilters (KEY=VALUE, the /api/domains parameters; a list filter given twice merges, any other "
+            "is refused):\n" + block(DOMAIN_PARAMS) + "\n\n\b\nWith --pending (the /api/pending-delete "
+            "parameters):\n" + block(PENDING_PARAMS))  # fmt: skip
+
+
+@cli.command(epilog=_filters_help())
 @_db_option
 @_plan_option
 @click.argument("params", nargs=-1)
@@ -315,10 +388,12 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
     plan = _check_plan(plan)
     mirror = _open(db)
     try:
+        filters = _pairs(params)
         if pending:
-            envelope = mirror.search_pending_delete(_pairs(params), plan=plan)
+            envelope = mirror.search_pending_delete(filters, plan=plan)
         else:
-            envelope = mirror.search_domains(_pairs(params), plan=plan)
+            envelope = mirror.search_domains(filters, plan=plan)
+        hidden = _past_drops_hidden(mirror, filters, envelope, plan) if pending else 0
     except ApiError as exc:
         raise _api_error(exc) from None
     if fmt == "json":
@@ -327,6 +402,18 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
         _write_csv(envelope["data"], list(PENDING_OUTPUT if pending else LISTING_OUTPUT), sys.stdout)
     else:
         _print_table(envelope, pending)
+    if hidden:
+        click.echo(f"edt: {hidden:,} more rows match with include_past=1: their drop dates have passed (an ingested "
+                   "drop list's rows, for one); add include_past=1 to see them", err=True)  # fmt: skip
+
+
+def _past_drops_hidden(mirror: Mirror, filters: dict[str, Any], envelope: dict[str, Any], plan: str | None) -> int:
+    """Pending-delete rows the default view hides because their drop date passed (0 when none,
+    or when the query already asked for past drops or a week of its own)."""
+    if envelope["meta"]["total"] or any(filters.get(k) for k in ("include_past", "week_end", "page")):
+        return 0
+    wider = mirror.search_pending_delete({**filters, "include_past": "1", "per_page": "1"}, plan=plan)
+    return int(wider["meta"]["total"])
 
 
 def _listing_cells(row: dict[str, Any]) -> list[str]:
@@ -346,7 +433,15 @@ def _listing_cells(row: dict[str, Any]) -> list[str]:
     ]
 
 
+# Columns the CLI table drops first when the terminal is too narrow (last in the list first);
+# id and name are what people copy and are never dropped.
+_LISTING_PRIORITY = ["id", "name", "price", "score", "TF/CF", "age", "ends UTC", "source", "bids"]
+_PENDING_PRIORITY = ["id", "domain", "drops", "status", "pipeline", "week"]
+
+
 def _print_table(envelope: dict[str, Any], pending: bool) -> None:
+    """The page as a table that fits the terminal: no cell is cut; when the columns do not fit,
+    the least needed are left out (in `_LISTING_PRIORITY` order) and a line says which."""
     from rich.console import Console
     from rich.table import Table
 
@@ -354,24 +449,52 @@ def _print_table(envelope: dict[str, Any], pending: bool) -> None:
         headers = ["id", "domain", "status", "drops", "pipeline", "week"]
         rows = [[str(r["id"]), r["domain"], r["whois_status"], r["estimated_drop_date"] or "", r["source"],
                  r["week_end"] or ""] for r in envelope["data"]]  # fmt: skip
+        priority = _PENDING_PRIORITY
     else:
         headers = ["id", "name", "source", "price", "bids", "ends UTC", "score", "TF/CF", "age"]
         rows = [_listing_cells(r) for r in envelope["data"]]
-    table = Table(show_lines=False, pad_edge=False)
-    widths = [max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)]
-    for i, header in enumerate(headers):
-        # ids and names are what people copy: they keep their width, the rest shrink.
-        keep = widths[i] if i < 2 else None
-        table.add_column(header, no_wrap=True, overflow="ellipsis", min_width=min(keep, 40) if keep else None)
-    for row in rows:
-        table.add_row(*row)
+        priority = _LISTING_PRIORITY
     console = Console()
+    shown = list(headers)
+
+    def build() -> Table:
+        table = Table(show_lines=False, pad_edge=False)
+        for header in shown:
+            table.add_column(header, no_wrap=True)
+        for row in rows:
+            table.add_row(*(cell for header, cell in zip(headers, row) if header in shown))
+        return table
+
+    def width(table: Table) -> int:  # the width it needs, uncut
+        return console.measure(table, options=console.options.update_width(100_000)).maximum
+
+    table = build()
+    droppable = [h for h in reversed(priority) if h not in ("id", "name", "domain")]
+    while width(table) > console.width and droppable:
+        shown.remove(droppable.pop(0))
+        table = build()
+    if width(table) > console.width:  # even id and name do not fit: let names wrap
+        table = build()
+        for column in table.columns:
+            column.no_wrap = False
+            column.overflow = "fold"
     console.print(table)
     meta = envelope["meta"]
-    console.print(
-        f"page {meta['current_page']} of {meta['last_page']} · rows {meta['from'] or 0}-{meta['to'] or 0} "
-        f"of {meta['total']:,}"
-    )
+    console.print(_page_line(meta), highlight=False)
+    hidden = [h for h in headers if h not in shown]
+    if hidden:
+        console.print(f"Hidden to fit {console.width} columns: {', '.join(hidden)} (a wider terminal, or --format "
+                      "csv/json for every field)", highlight=False)  # fmt: skip
+
+
+def _page_line(meta: dict[str, Any]) -> str:
+    """`page 2 of 96 · rows 51-100 of 4,786`, or what to ask for when the page is past the last."""
+    page, last, total = meta.get("current_page"), meta.get("last_page"), meta["total"]
+    if not meta.get("from"):
+        if total and page and last and page > last:
+            return f"page {page} is past the last page ({last}) of {total:,} rows: ask for page=1 to page={last}"
+        return f"no rows match{f' (page {page})' if page and page > 1 else ''}"
+    return f"page {page} of {last} · rows {meta['from']}-{meta['to']} of {total:,}"
 
 
 @cli.command()
@@ -379,28 +502,46 @@ def _print_table(envelope: dict[str, Any], pending: bool) -> None:
 @_plan_option
 @click.argument("params", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), required=True)
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The file to write (replaced whole).")
+@click.option("--out", required=True,
+              help="The file to write, replaced whole and atomically; - writes to standard output. Only regular "
+                   "files: a device, FIFO or folder is refused; a symbolic link is followed (its target replaced).")
 def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: str) -> None:
     """Every matching listing (the /api/domains filters, no paging) to CSV, JSON Lines or Parquet."""
+    from .formats import OutputRefused, output_target, replace_atomically
+
     plan = _check_plan(plan)
     mirror = _open(db)
-    target = Path(out)
-    if not target.parent.is_dir():
-        raise BadInput(f"--out: folder {target.parent} does not exist; create it or choose another path")
+    try:
+        target, note = output_target(out)
+    except OutputRefused as exc:
+        raise BadInput(str(exc)) from None
+    if target is None and fmt == "parquet" and sys.stdout.isatty():
+        raise BadInput("--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)")
     try:
         rows = mirror.export_rows(_pairs(params), plan=plan)
     except ApiError as exc:
         raise _api_error(exc) from None
-    partial = target.with_name(f".{target.name}.partial")
-    try:
+    if note:
+        click.echo(f"edt: {note}", err=True)
+
+    def write(path: Path | None) -> int:
         if fmt == "parquet":
-            count = _write_parquet(rows, _export_columns(), str(partial))
-        else:
-            with partial.open("w", newline="", encoding="utf-8") as fh:
-                count = _write_csv(rows, list(_export_columns()), fh) if fmt == "csv" else _write_jsonl(rows, fh)
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
+            return _write_parquet(rows, _export_columns(), str(path) if path else sys.stdout.buffer)
+        if path is None:
+            stream = sys.stdout
+            return _write_csv(rows, list(_export_columns()), stream) if fmt == "csv" else _write_jsonl(rows, stream)
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            return _write_csv(rows, list(_export_columns()), fh) if fmt == "csv" else _write_jsonl(rows, fh)
+
+    if target is None:
+        count = write(None)
+        sys.stdout.flush()
+        click.echo(f"Wrote {count:,} listings to standard output", err=True)
+        return
+    try:
+        count = replace_atomically(target, write)
+    except OutputRefused as exc:
+        raise BadInput(str(exc)) from None
     click.echo(f"Wrote {count:,} listings to {out}")
 
 
@@ -457,11 +598,16 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     if as_crontab:
-        click.echo(crontab(crons, db=db, edt="edt"), nl=False)
+        click.echo(crontab(crons, db=db), nl=False)
         return
     if as_systemd:
-        click.echo(systemd_units(db=db, edt="edt"), nl=False)
+        click.echo(systemd_units(db=db), nl=False)
         return
+    if once:
+        from .sync import JOBS
+
+        if once not in JOBS:
+            raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}")
     timezone = config.get("schedule", {}).get("timezone")
     if show_next:
         now = datetime.now().astimezone()
@@ -474,10 +620,7 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
         raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file) for the scheduled syncs")
     if once:
         from .schedule import run_job
-        from .sync import JOBS
 
-        if once not in JOBS:
-            raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}")
         reports = run_job(once, settings, say=lambda line: click.echo(line))
         if not reports or any(r.status not in ("ok", "skipped") for r in reports):
             raise Failed(f"{once} did not finish (see above)")
@@ -494,23 +637,42 @@ def watch() -> None:
 @_db_option
 @click.argument("name")
 @click.argument("params", nargs=-1)
-def watch_add(db: str, name: str, params: tuple[str, ...]) -> None:
-    """Save a search: edt watch add "fr tf20" tld=.fr tf_min=20"""
-    from .watchlist import save_search
+@click.option("--replace", is_flag=True, help="Replace the saved search of that name (else an existing name is refused).")
+def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> None:
+    """Save a search: edt watch add "fr tf20" tld=.fr tf_min=20
 
+    Only listings first seen after the search is saved (then after each `edt watch show`)
+    count as new; `edt watch show NAME --all` lists every current match."""
+    from .watchlist import SearchExists, save_search, saved_searches
+
+    mirror = _open(db, must_exist=False, writes="watch add")
+    existed = replace and mirror.connection().execute(
+        "SELECT 1 FROM saved_searches WHERE name = ?", [name.strip()]).fetchone() is not None  # fmt: skip
     try:
-        save_search(_open(db, must_exist=False), name, _pairs(params))
+        save_search(mirror, name, _pairs(params), replace=replace)
     except ApiError as exc:
         raise _api_error(exc) from None
+    except SearchExists as exc:
+        raise BadInput(str(exc)) from None
     except ValueError as exc:
         raise BadInput(str(exc)) from None
-    click.echo(f"Saved {name.strip()!r}: " + (" ".join(params) or "all listings"))
+    entry = next((s for s in saved_searches(mirror) if s["name"] == name.strip()), None)
+    now = f"; it matches {entry['matches']:,} listings now" if entry else ""
+    click.echo(f"{'Replaced' if existed else 'Saved'} {name.strip()!r}: " + (" ".join(params) or "all listings") + now)
+    click.echo(f"New matches are listings first seen from now on (after each sync); "
+               f"`edt watch show {_quoted(name.strip())} --all` lists the current ones.")  # fmt: skip
+
+
+def _quoted(name: str) -> str:
+    import shlex
+
+    return shlex.quote(name)
 
 
 @watch.command(name="list")
 @_db_option
 def watch_list(db: str) -> None:
-    """Each saved search with its new matches since last shown."""
+    """Each saved search with its current matches and its new ones since saved or last shown."""
     from .watchlist import saved_searches
 
     searches = saved_searches(_open(db))
@@ -518,7 +680,12 @@ def watch_list(db: str) -> None:
         click.echo("No saved search: add one with `edt watch add NAME KEY=VALUE ...`")
     for entry in searches:
         params = " ".join(f"{k}={v}" for k, v in entry["params"].items()) or "all listings"
-        click.echo(f"{entry['name']}: {params} ({entry['new_matches']:,} new since last shown)")
+        since = entry["last_opened_at"] or entry["created_at"]
+        click.echo(f"{entry['name']}: {params} ({entry['matches']:,} matches now, {entry['new_matches']:,} new since "
+                   f"{'last shown' if entry['last_opened_at'] else 'saved'} {since})")  # fmt: skip
+    if searches:
+        click.echo("New: listings first seen after that time (a sync brings them); "
+                   "`edt watch show NAME` lists the new ones, `--all` every current match.")  # fmt: skip
 
 
 @watch.command(name="rm")
@@ -528,7 +695,7 @@ def watch_rm(db: str, name: str) -> None:
     """Forget a saved search."""
     from .watchlist import delete_search
 
-    if not delete_search(_open(db), name):
+    if not delete_search(_open(db, writes="watch rm"), name):
         raise BadInput(f"no saved search named {name!r} (see `edt watch list`)")
     click.echo(f"Removed {name!r}")
 
@@ -536,8 +703,9 @@ def watch_rm(db: str, name: str) -> None:
 @watch.command(name="show")
 @_db_option
 @click.argument("name")
-def watch_show(db: str, name: str) -> None:
-    """The search's new matches since it was last shown (then marks them shown)."""
+@click.option("--all", "show_all", is_flag=True, help="Every listing the search matches now, not only the new ones.")
+def watch_show(db: str, name: str, show_all: bool) -> None:
+    """The search's new matches since it was last shown (then marks them shown); --all: every current match."""
     from .watchlist import open_search, saved_searches
 
     mirror = _open(db)
@@ -545,10 +713,18 @@ def watch_show(db: str, name: str) -> None:
     if entry is None:
         raise BadInput(f"no saved search named {name!r} (see `edt watch list`)")
     since = entry["last_opened_at"] or entry["created_at"]
-    rows = mirror.domains_df({**entry["params"], "seen_after": since},
-                             columns=["id", "name", "source", "effective_price", "currency", "trust_flow", "first_seen_at"])  # fmt: skip
-    open_search(mirror, name)
-    click.echo(f"{name}: {len(rows):,} new since {since}")
+    columns = ["id", "name", "source", "effective_price", "currency", "trust_flow", "first_seen_at"]
+    rows = mirror.domains_df(entry["params"] if show_all else {**entry["params"], "seen_after": since}, columns=columns)
+    if mirror.readonly:
+        click.echo("edt: a read-only mirror: these matches stay new (they cannot be marked as shown)", err=True)
+    else:
+        open_search(mirror, name)
+    if show_all:
+        click.echo(f"{name}: {len(rows):,} current matches ({entry['new_matches']:,} new since {since})")
+    else:
+        hint = "" if len(rows) else (f"; only listings first seen after then count (it matches {entry['matches']:,} "
+                                     "now: --all lists them)")  # fmt: skip
+        click.echo(f"{name}: {len(rows):,} new since {since}{hint}")
     import pandas as pd
 
     for row in rows.itertuples(index=False):
@@ -571,8 +747,9 @@ def watch_show(db: str, name: str) -> None:
 @click.option("--restart", is_flag=True, help="Start again from the first row instead of resuming.")
 @click.option("--cdx-output", type=click.Choice(["json", "text"]), default="json", show_default=True,
               help="The CDX API's answer form.")
+@_timeout_option
 def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, language: bool, limit: int | None,
-                   restart: bool, cdx_output: str) -> None:  # fmt: skip
+                   restart: bool, cdx_output: str, timeout: float | None) -> None:  # fmt: skip
     """Enrich the listings that match KEY=VALUE filters (the /api/domains parameters, e.g.
     tld=.com score_min=20) from the Wayback Machine and RDAP, and with --language the
     archived home page's language, politely: paced per host, retried after 429/503 as
@@ -580,18 +757,22 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
     score is recomputed."""
     from .enrich.language import LanguageUnavailable
     from .enrich.run import enrich
+    from .remote import HostUnreachable
 
     if not (wayback or rdap or language):
         raise BadInput("nothing to do: --no-wayback and --no-rdap without --language")
     filters = _pairs(params)
-    mirror = _open(db)
+    mirror = _open(db, writes="enrich")
 
     def progress(report) -> None:
         click.echo(f"\r{report.processed}/{report.selected} rows", nl=False, err=True)
 
     try:
         report = enrich(mirror, wayback=wayback, rdap=rdap, language=language, limit=limit, params=filters,
-                        resume=not restart, cdx_output=cdx_output, on_batch=progress if sys.stderr.isatty() else None)
+                        resume=not restart, cdx_output=cdx_output, on_batch=progress if sys.stderr.isatty() else None,
+                        give_up_after=_bound(timeout), say=_say_retry)  # fmt: skip
+    except HostUnreachable as exc:
+        raise Failed(f"enrich stopped: {exc}; rows already written are kept, the next run resumes") from None
     except LanguageUnavailable as exc:  # the optional extra is not installed
         raise BadInput(f"--language: {exc}") from None
     except ApiError as exc:  # a malformed filter: exit status 2 naming the field
@@ -612,7 +793,7 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
 @click.option("--file", "file", type=click.Path(dir_okay=False), default=None, help="The feed file to load.")
 @click.option("--url", "url", default=None, help="Download the feed from this URL first (instead of --file).")
 @click.option("--previous", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="zonediff: the older zone file or name list (SOURCE is the newer).")
+              help="zonediff: the older zone file or name list (--file is the newer).")
 @click.option("--zones", default=None, metavar="FOLDER|GLOB",
               help="zonediff: replay daily snapshots (a folder or a quoted glob, .gz read as is, days may be "
                    "missing; each file's day from its name): every name that leaves the zone gets a drop window.")
@@ -677,14 +858,14 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
         raise BadInput(f"--check-rdap: only zonediff names need the check ({feed} rows say what they are)")
     if file is not None and zones is None and not Path(file).is_file():
         raise BadInput(f"--file {file}: no such file")
-    mirror = _open(db, must_exist=False)
+    mirror = _open(db, must_exist=False, writes="ingest")
     checker = None
     try:
         with contextlib.ExitStack() as stack:
             if check_rdap:
                 from .enrich.available import rdap_availability
 
-                checker = options["is_available"] = stack.enter_context(rdap_availability(mirror))
+                checker = options["is_available"] = stack.enter_context(rdap_availability(mirror, say=_say_retry))
             if url:
                 report = ingest_url(mirror, feed, source, observed_at=observed_at, **options)
             else:
@@ -747,17 +928,51 @@ def backtest_command(zones: str, official: tuple[str, ...], tld: str | None, as_
         click.echo("\n".join(window_report_lines(scores)))
 
 
+def _check_port(host: str, port: int, option: str = "--port") -> None:
+    """One line and exit status 2 when the address cannot be bound (in use, or not this machine's)."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise BadInput(f"--host {host}: not an address of this machine ({exc.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn and Streamlit bind
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise BadInput(f"{option} {port}: already in use on {host} (another `edt serve` or `edt app`?); "
+                               f"stop it or choose another port with {option}") from None  # fmt: skip
+            raise BadInput(f"--host {host} {option} {port}: cannot listen there ({exc.strerror})") from None
+
+
 @cli.command(name="app")
 @_db_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; the default lets only this machine connect (0.0.0.0: the network).")  # fmt: skip
 @click.option("--port", type=click.IntRange(1, 65535), default=8501, show_default=True)
-def app_command(db: str, port: int) -> None:
+def app_command(db: str, host: str, port: int) -> None:
     """Open the investors' app (Streamlit) on the mirror: explore, charts, drop calendar, watchlist, sync."""
     import subprocess
 
+    from .server import is_loopback
+
+    _check_port(host, port)
     script = Path(__file__).resolve().parent / "ui" / "run.py"
     env = {**os.environ, "EDT_DB": db}
-    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
-               "--browser.gatherUsageStats", "false"]  # fmt: skip
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"edt app: {db} at http://{shown}:{port}/", err=True)
+    if is_loopback(host):
+        click.echo(f"Bound to {host}: only this machine can connect (use --host 0.0.0.0 to share on the network).",
+                   err=True)  # fmt: skip
+    else:
+        click.echo(f"WARNING: bound to {host}: other machines can connect, with no key or password, to the app "
+                   "and its sync button; plain HTTP. Use it on a trusted network only.", err=True)  # fmt: skip
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.address", host,
+               "--server.port", str(port), "--browser.gatherUsageStats", "false"]  # fmt: skip
     raise SystemExit(subprocess.call(command, env=env))
 
 
@@ -815,6 +1030,7 @@ def serve(db: str, host: str, port: int, keys: tuple[str, ...], keys_file: str |
         Mirror(db, readonly=True).close()
     except Exception as exc:  # not a mirror, or an older schema
         raise BadInput(f"{db}: cannot serve ({exc})") from None
+    _check_port(host, port)
     run_server(db, host=host, port=port, keys=store, rates=limits, echo=lambda line: click.echo(line, err=True))
 
 
@@ -852,5 +1068,23 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001 - the one place that turns a failure into exit 1
         if os.environ.get("EDT_DEBUG"):
             raise
-        click.echo(f"edt: {exc}", err=True)
+        click.echo(f"edt: {_failure_line(exc)}", err=True)
         raise SystemExit(1) from None
+
+
+def _failure_line(exc: Exception) -> str:
+    """One line for an unexpected failure; a lock that outlasted the busy timeout names who
+    holds the mirror and the fix."""
+    import sqlite3
+
+    from .store.access import locked_message, read_only_place
+
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and _OPENED:
+        db = _OPENED[-1]
+        if "locked" in text or "busy" in text:
+            return locked_message(db)
+        if "readonly database" in text:
+            why = read_only_place(db) or "read-only"
+            return f"{db} is {why}: this command writes to the mirror; copy it to a writable place (--db PATH)"
+    return text

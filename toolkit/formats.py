@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-__all__ = ["csv_cell"]
+__all__ = ["csv_cell", "OutputRefused", "output_target", "replace_atomically"]
 
 
 def csv_cell(value: Any) -> Any:
@@ -13,3 +18,59 @@ def csv_cell(value: Any) -> Any:
     if isinstance(value, (list, dict)):
         return json.dumps(value, ensure_ascii=False)
     return value
+
+
+class OutputRefused(ValueError):
+    """`--out` names something export must not replace (a device, a FIFO, a folder...)."""
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
+
+
+def output_target(out: str) -> tuple[Path | None, str | None]:
+    """Where `--out OUT` writes: (None, None) for `-` (standard output), else the regular file
+    to replace atomically and, when OUT is a symbolic link, a note saying it was followed.
+
+    Only regular files are written: a device, FIFO, socket or folder at OUT (or at the end of
+    the link) raises `OutputRefused`, as does a missing folder. A link is followed (its target
+    is replaced, the link stays), never replaced by a file."""
+    if out == "-":
+        return None, None
+    path = Path(out)
+    note = None
+    if path.is_symlink():
+        target = Path(os.path.realpath(path))
+        note = f"--out {out} is a symbolic link: writing to its target {target}"
+        path = target
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise OutputRefused(f"--out {out}: {kind}; export writes regular files only (--out - streams to standard output)")
+    if not path.parent.is_dir():
+        raise OutputRefused(f"--out {out}: folder {path.parent} does not exist; create it or choose another path")
+    return path, note
+
+
+def replace_atomically(target: Path, write: Callable[[Path], int]) -> int:
+    """Calls `write(partial)` on a hidden file beside `target`, then renames it over `target`
+    (keeping the replaced file's permissions): readers see the old file or the new one, never
+    half of one. An unwritable folder raises `OutputRefused` saying so."""
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        partial.touch()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise OutputRefused(f"--out {target}: cannot write in folder {target.parent} ({reason}); "
+                            "choose a writable folder, or --out - for standard output") from None  # fmt: skip
+    try:
+        count = write(partial)
+        if target.exists():
+            shutil.copymode(target, partial)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return count

@@ -425,10 +425,32 @@ def parse_params(
                 known = ", ".join(sorted(table))
                 raise invalid(name, f"unknown parameter {name!r}: use one of {known}.")
             continue
+        if isinstance(value, (list, tuple)):
+            value = merge_repeated(param, value)
         if value is None or (isinstance(value, str) and not value.strip()):
             continue
         values[name] = param.parse(value)
     return values
+
+
+def takes_several(param: Param) -> bool:
+    """Whether the parameter takes a comma list (tld, source, topic, ...)."""
+    return param.kind == "list" or isinstance(param, _CategoriesParam)
+
+
+def merge_repeated(param: Param, values: list[Any] | tuple[Any, ...]) -> Any:
+    """A parameter given more than once (`tld=.fr&tld=.de`, `edt query tld=.fr tld=.de`, or a
+    list in a tool call): a list filter gets the values merged as its comma list (`.fr,.de`);
+    any other parameter must be given once (the same value repeated is accepted), else 422.
+    One rule for the CLI, the HTTP API and the MCP tools."""
+    given = [v for v in values if v is not None and str(v).strip()]
+    if takes_several(param):
+        return ",".join(str(v).strip() for v in given) or None
+    distinct = list(dict.fromkeys(str(v).strip() for v in given))
+    if len(distinct) > 1:
+        raise invalid(param.name, f"{param.name} was given {len(given)} times ({', '.join(distinct)}); it takes one "
+                                  "value (only list filters such as tld or source merge repeats into a comma list).")
+    return given[0] if given else None
 
 
 def caption(table: Mapping[str, Param], values: Mapping[str, Any]) -> str:

@@ -22,7 +22,7 @@ import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,38 @@ from pyrate_limiter import Limiter, Rate, SQLiteBucket
 
 from .plans import RATE_LIMITS
 
-__all__ = ["RemoteClient", "RemoteRefused", "RemoteFailed", "Traffic", "shared_limiter", "budget_path"]
+__all__ = ["RemoteClient", "RemoteRefused", "RemoteFailed", "HostUnreachable", "Traffic", "shared_limiter", "budget_path",
+           "network_bound", "DEFAULT_GIVE_UP"]
 
 # The pacing window is a little longer than the service's minute, so that network jitter can
 # never put one request too many into the service's own window (costs 1.6% of the ceiling).
 PACING_WINDOW_MS = 61_000
 WAIT_WITHOUT_RETRY_AFTER = 60.0  # contract section 7
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+# How long a host may fail at the network level (refused, no DNS, timeouts) before a run gives
+# up on it: `--timeout` / EDT_TIMEOUT, in seconds. Throttling (429/503) is never cut short.
+DEFAULT_GIVE_UP = 60.0
+TIMEOUT_ENV = "EDT_TIMEOUT"
+
+
+def network_bound(value: float | None = None) -> float:
+    """The give-up bound in seconds: `value`, else EDT_TIMEOUT, else 60 (ValueError when not a
+    positive number)."""
+    raw: Any = value if value is not None else os.environ.get(TIMEOUT_ENV) or DEFAULT_GIVE_UP
+    try:
+        seconds = float(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{TIMEOUT_ENV}: expected seconds, got {raw!r}") from None
+    if not seconds > 0:
+        raise ValueError(f"--timeout / {TIMEOUT_ENV}: must be more than 0 seconds, got {raw!r}")
+    return seconds
+
+
+def request_timeout(bound: float | None) -> httpx.Timeout:
+    """httpx timeouts within the give-up bound (a connect never outlasts it)."""
+    if bound is None:
+        return DEFAULT_TIMEOUT
+    return httpx.Timeout(min(30.0, bound), connect=min(10.0, max(bound / 4, 0.5)))
 
 
 class RemoteRefused(Exception):
@@ -53,6 +78,16 @@ class RemoteFailed(Exception):
     """The remote kept failing (5xx, timeouts, unreadable answers) after every retry."""
 
 
+class HostUnreachable(RemoteFailed):
+    """A host failed at the network level (connection refused, no DNS answer, timeouts) for
+    longer than the give-up bound: the run stops with one line naming the host."""
+
+    def __init__(self, host: str, cause: str, seconds: float, attempts: int, bound: float):
+        super().__init__(f"{host} unreachable ({cause}); gave up after {seconds:.0f} s and {attempts} attempts "
+                         f"(--timeout {bound:g} s; check the network or the address)")  # fmt: skip
+        self.host = host
+
+
 class MalformedBody(httpx.DecodingError):
     """A 200 whose body is not the JSON object it should be (e.g. cut off in transit)."""
 
@@ -65,9 +100,42 @@ class Traffic:
     throttled: int = 0  # 429 answers
     retried: int = 0
     waited: float = 0.0  # seconds spent waiting before retries
+    # host -> (monotonic time of its first network failure in a row, seconds waited since):
+    # cleared by any answer from the host; the give-up bound is measured from there.
+    down: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def snapshot(self) -> "Traffic":
         return Traffic(self.requests, self.throttled, self.retried, self.waited)
+
+    def failed(self, host: str, started: float) -> None:
+        """A request to `host` begun at `started` (monotonic) failed at the network level."""
+        self.down.setdefault(host, (started, 0.0))
+
+    def answered(self, host: str) -> None:
+        """The host answered (any HTTP status): it is reachable again."""
+        self.down.pop(host, None)
+
+
+def attach_request(exc: httpx.RequestError, request: httpx.Request) -> None:
+    """A transport's exception names its request (httpx adds it only later), so that a retry
+    line can say which host failed."""
+    if getattr(exc, "_request", None) is None:
+        exc.request = request
+
+
+def _host(response: httpx.Response | Exception) -> str:
+    try:
+        request = response.request
+    except (AttributeError, RuntimeError):  # an exception raised without its request
+        return "the remote"
+    return request.url.netloc.decode() if request is not None else "the remote"
+
+
+def _cause(response: httpx.Response | Exception) -> str:
+    if isinstance(response, httpx.Response):
+        return f"HTTP {response.status_code}"
+    text = str(response).strip()
+    return f"{type(response).__name__}: {text}" if text else type(response).__name__
 
 
 def budget_path() -> Path:
@@ -107,7 +175,15 @@ class PacedTransport(httpx.AsyncBaseTransport):
         if self.limiter is not None:
             await self.limiter.try_acquire_async("requests")
         self.traffic.requests += 1
-        return await self.inner.handle_async_request(request)
+        started = time.monotonic()
+        try:
+            response = await self.inner.handle_async_request(request)
+        except httpx.RequestError as exc:
+            attach_request(exc, request)
+            self.traffic.failed(request.url.netloc.decode(), started)
+            raise
+        self.traffic.answered(request.url.netloc.decode())
+        return response
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -128,18 +204,25 @@ class ContractRetry(Retry):
     sync_sleep: Callable[[float], None] = staticmethod(time.sleep)  # type: ignore[assignment]
     traffic: Traffic | None = None
     default_wait: float | None = WAIT_WITHOUT_RETRY_AFTER  # None: backoff when Retry-After is absent
+    give_up_after: float | None = None  # seconds a host may stay unreachable (None: only the retry count)
+    say: Callable[[str], None] | None = None  # told of each retry as it is decided
+    clock: Callable[[], float] = staticmethod(time.monotonic)  # type: ignore[assignment]
 
     @classmethod
     def policy(cls, *, retries: int, backoff: float, validate: Callable[[httpx.Response], Any] | None = None,
                methods: list[str] | None = None, traffic: Traffic | None = None, sleep: Sleep | None = None,
                sync_sleep: Callable[[float], None] | None = None,
-               default_wait: float | None = WAIT_WITHOUT_RETRY_AFTER) -> "ContractRetry":  # fmt: skip
+               default_wait: float | None = WAIT_WITHOUT_RETRY_AFTER, give_up_after: float | None = None,
+               say: Callable[[str], None] | None = None) -> "ContractRetry":  # fmt: skip
         """The project's retry policy, built once for every client (the API, RDAP and
-        Wayback, alert webhooks)."""
+        Wayback, alert webhooks). `give_up_after`: a host that has failed at the network
+        level for that long (across requests, until it answers) raises `HostUnreachable`
+        instead of another retry; `say` gets one line per retry (host, which retry, wait)."""
         retry = cls(total=retries, backoff_factor=backoff, max_backoff_wait=120.0, allowed_methods=methods,
                     status_forcelist=RETRY_STATUSES, retry_on_exceptions=RETRY_EXCEPTIONS,
                     validate_response=validate)  # fmt: skip
-        retry.traffic, retry.default_wait = traffic, default_wait
+        retry.traffic, retry.default_wait = traffic if traffic is not None else Traffic(), default_wait
+        retry.give_up_after, retry.say = give_up_after, say
         if sleep is not None:
             retry.sleep_with = sleep
         if sync_sleep is not None:
@@ -149,7 +232,7 @@ class ContractRetry(Retry):
     def copy_with(self, **changes: Any) -> "ContractRetry":
         new = super().copy_with(**changes)
         new.sleep_with, new.sync_sleep, new.traffic = self.sleep_with, self.sync_sleep, self.traffic
-        new.default_wait = self.default_wait
+        new.default_wait, new.give_up_after, new.say, new.clock = self.default_wait, self.give_up_after, self.say, self.clock
         return new  # type: ignore[return-value]
 
     def _wait_for(self, response: httpx.Response | Exception) -> float:
@@ -165,8 +248,25 @@ class ContractRetry(Retry):
         return min(self.backoff_strategy(), self.max_backoff_wait)
 
     def _account(self, response: httpx.Response | Exception) -> float:
-        """The wait before the next attempt, counted in `traffic` and `elapsed_sleep`."""
+        """The wait before the next attempt, counted in `traffic` and `elapsed_sleep`; said
+        through `say`; `HostUnreachable` when the host has been down past `give_up_after`."""
         seconds = self._wait_for(response)
+        host = _host(response)
+        network = isinstance(response, Exception) and not isinstance(response, MalformedBody)
+        until = ""
+        if network and self.traffic is not None and self.give_up_after is not None:
+            now = self.clock()
+            since, waited = self.traffic.down.get(host, (now, 0.0))
+            spent = max(now - since, waited)
+            if spent + seconds > self.give_up_after:
+                self.traffic.down.pop(host, None)
+                raise HostUnreachable(host, _cause(response), spent, self.attempts_made, self.give_up_after)
+            self.traffic.down[host] = (since, waited + seconds)
+            until = f"; giving up {self.give_up_after - spent:.0f} s from now (--timeout)"
+        if self.say is not None:
+            why = "Retry-After" if isinstance(response, httpx.Response) and response.status_code in (429, 503) else "backoff"
+            self.say(f"{host}: {_cause(response)}; retry {self.attempts_made} of {self.total} in {seconds:.0f} s "
+                     f"({why}){until}")  # fmt: skip
         if self.traffic is not None:
             self.traffic.retried += 1
             self.traffic.waited += seconds
@@ -197,6 +297,8 @@ class RemoteClient:
 
     `transport`: the innermost transport (default: the network). `limiter`: default a
     `shared_limiter` for this key at `per_minute`; pass None to send unpaced (tests).
+    `give_up_after`: seconds an unreachable host is retried before `HostUnreachable` (default
+    EDT_TIMEOUT, else 60); `say` hears each retry (host, which retry, the wait).
     """
 
     def __init__(
@@ -211,7 +313,9 @@ class RemoteClient:
         sleep: Sleep = asyncio.sleep,
         retries: int = 8,
         backoff: float = 1.0,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        timeout: httpx.Timeout | None = None,
+        give_up_after: float | None = None,
+        say: Callable[[str], None] | None = None,
     ):
         if not api_key:
             raise ValueError("an API key is needed: set EDT_API_KEY or pass --api-key")
@@ -219,14 +323,15 @@ class RemoteClient:
         self.traffic = Traffic()
         if limiter == "shared":
             limiter = shared_limiter(api_key, self.per_minute)
+        give_up_after = network_bound(give_up_after)  # None: EDT_TIMEOUT, else 60 s
         retry = ContractRetry.policy(retries=retries, backoff=backoff, validate=_require_json_object,
-                                     traffic=self.traffic, sleep=sleep)  # fmt: skip
+                                     traffic=self.traffic, sleep=sleep, give_up_after=give_up_after, say=say)  # fmt: skip
         paced = PacedTransport(transport or httpx.AsyncHTTPTransport(), limiter, self.traffic)  # type: ignore[arg-type]
         self._client = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
             headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
             transport=RetryTransport(transport=paced, retry=retry),
-            timeout=timeout,
+            timeout=timeout or request_timeout(give_up_after),
         )
 
     def __repr__(self) -> str:  # never the key
@@ -237,7 +342,11 @@ class RemoteClient:
             response = await self._client.get(path, params={k: v for k, v in params.items() if v is not None})
         except httpx.HTTPError as exc:
             raise RemoteFailed(f"GET {path}: {type(exc).__name__}: {exc} (after {self.traffic.retried} retries)") from None
-        if response.status_code in (401, 403):
+        if response.status_code == 401:
+            host = response.request.url.netloc.decode()
+            raise RemoteRefused(401, f"{_message(response).rstrip('.')}: {host} refused the API key; set the right one "
+                                     "in EDT_API_KEY (or --api-key, or api_key in the config file, see EDT_CONFIG)")
+        if response.status_code == 403:
             raise RemoteRefused(response.status_code, _message(response))
         if response.status_code >= 400:
             raise RemoteFailed(f"GET {path}: HTTP {response.status_code}: {_message(response)}")

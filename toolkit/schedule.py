@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 import shlex
 import sys
 import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -78,25 +80,42 @@ def next_runs(crons: Mapping[str, str], now: datetime, timezone: Any = None) -> 
     return {job: trigger.get_next_fire_time(None, after) for job, trigger in triggers(crons, timezone).items()}
 
 
-def crontab(crons: Mapping[str, str], *, db: str, edt: str | None = None) -> str:
-    """Equivalent crontab lines, for those who prefer cron to a resident scheduler."""
-    command = edt or f"{shlex.quote(sys.executable)} -m toolkit"
-    lines = ["# Expired Domains Toolkit: the sync jobs of contract section 8 (EDT_API_KEY and EDT_PLAN in the environment)"]
+def edt_command() -> str:
+    """The running interpreter's `edt` by its absolute path (cron and systemd do not see a
+    virtual environment's PATH), else `python -m toolkit` with the interpreter's path."""
+    beside = Path(sys.executable).parent / "edt"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return shlex.quote(str(beside))
+    return f"{shlex.quote(sys.executable)} -m toolkit"
+
+
+def crontab(crons: Mapping[str, str], *, db: str, edt: str | None = None, workdir: str | None = None) -> str:
+    """Equivalent crontab lines, for those who prefer cron to a resident scheduler: each runs
+    from `workdir` (default the current folder) with absolute paths only, as pasted."""
+    command = edt or edt_command()
+    folder = shlex.quote(os.path.abspath(workdir or os.getcwd()))
+    mirror = os.path.abspath(db)
+    lines = ["# Expired Domains Toolkit: the sync jobs of contract section 8 (EDT_API_KEY and EDT_PLAN in the "
+             "environment, e.g. lines KEY=value above these)"]  # fmt: skip
     for job, cron in crons.items():
-        lines.append(f"{cron} {command} schedule --db {shlex.quote(db)} --once {job} >> {shlex.quote(db)}.sync.log 2>&1")
+        lines.append(f"{cron} cd {folder} && {command} schedule --db {shlex.quote(mirror)} --once {job} "
+                     f">> {shlex.quote(mirror + '.sync.log')} 2>&1")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
-def systemd_units(*, db: str, edt: str | None = None) -> str:
-    """A user service that runs `edt schedule` (it keeps the schedules itself)."""
-    command = edt or f"{sys.executable} -m toolkit"
+def systemd_units(*, db: str, edt: str | None = None, workdir: str | None = None) -> str:
+    """A user service that runs `edt schedule` (it keeps the schedules itself), with absolute
+    paths and a working folder (default the current one)."""
+    command = edt or edt_command()
+    folder = os.path.abspath(workdir or os.getcwd())
     return f"""# ~/.config/systemd/user/edt-schedule.service  (then: systemctl --user enable --now edt-schedule)
 [Unit]
 Description=Expired Domains Toolkit: scheduled syncs and alerts
 After=network-online.target
 
 [Service]
-ExecStart={command} schedule --db {db}
+WorkingDirectory={folder}
+ExecStart={command} schedule --db {shlex.quote(os.path.abspath(db))}
 EnvironmentFile=%h/.config/edt/env
 Restart=on-failure
 KillSignal=SIGTERM
@@ -117,7 +136,8 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
 
     def make_client() -> Any:
         per_minute = RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
-        return RemoteClient(settings.base_url, settings.api_key or "", plan=settings.plan, per_minute=per_minute)
+        return RemoteClient(settings.base_url, settings.api_key or "", plan=settings.plan, per_minute=per_minute,
+                            say=say)  # retries said as they happen; gives up after EDT_TIMEOUT (60 s)
 
     async def go() -> list:
         # A stop request cancels the sync at its next await (an HTTP call or a pacing wait);

@@ -44,7 +44,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .errors import ApiError, invalid, unauthenticated
 from .formats import csv_cell
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
-from .params import DOMAIN_PARAMS
+from .params import DOMAIN_PARAMS, merge_repeated
 from .plans import CAPABILITIES, PLANS, REQUIREMENTS, require
 from .query import Mirror
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
@@ -92,9 +92,17 @@ def _with_link(body: Mapping[str, Any], request: Request) -> Mapping[str, Any]:
     return {**body, name: _base_url(request) + target}
 
 
-def _params(request: Request) -> dict[str, str]:
-    # The last value of a repeated name wins, as PHP (the live service) reads a query string.
-    return dict(request.query_params)
+def _params(request: Request) -> dict[str, Any]:
+    # A repeated name arrives as a list: parse_params merges a list filter's values into its
+    # comma list and refuses (422) two values of a one-value parameter, as the CLI and MCP do.
+    params: dict[str, Any] = {}
+    for key, value in request.query_params.multi_items():
+        if key in params:
+            previous = params[key]
+            params[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            params[key] = value
+    return params
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -192,7 +200,9 @@ class _Api:
         params = _params(request)
 
         def call(plan: str) -> Response:
-            raw_format = params.get("format", "")
+            raw_format = params.get("format") or ""
+            if isinstance(raw_format, list):  # format=csv&format=ndjson: refused as any one-value parameter
+                raw_format = merge_repeated(EXPORT_FORMAT, raw_format) or ""
             fmt = EXPORT_FORMAT.parse(raw_format) if raw_format.strip() else EXPORT_FORMAT.default
             rows = self.mirror.export_rows(params, plan, strict=False)  # plan and filter errors raise here
             chunks = _csv_chunks(rows) if fmt == "csv" else _ndjson_chunks(rows)

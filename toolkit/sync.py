@@ -27,7 +27,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from .plans import REQUIREMENTS, normalize_plan, plan_allows
-from .remote import RemoteClient, RemoteFailed, RemoteRefused
+from .remote import HostUnreachable, RemoteClient, RemoteFailed, RemoteRefused
 from .store.schema import connect, ensure_schema
 from .store.writer import WriteCounts, bump_generation, close_listings, save_listings, save_pending, utc_now
 
@@ -96,6 +96,7 @@ class SyncStopped(Exception):
     def __init__(self, message: str, reports: list["JobReport"] | None = None):
         super().__init__(message)
         self.reports = reports or []
+        self.unreachable = False  # a host the network could not reach (HostUnreachable)
 
 
 # -- paginators ------------------------------------------------------------------------------
@@ -406,7 +407,9 @@ async def sync_job(conn: sqlite3.Connection, client: RemoteClient, job: Job, *, 
         notify("end", {"job": job.name, "report": report})
         if isinstance(exc, RemoteRefused) and exc.status == 403:
             return report  # this job is refused to the key's plan; the others may still run
-        raise SyncStopped(f"{job.name}: {report.message}", [report]) from None
+        stopped = SyncStopped(f"{job.name}: {report.message}", [report])
+        stopped.unreachable = isinstance(exc, HostUnreachable)  # the network, not the service: one line says it
+        raise stopped from None
     notify("end", {"job": job.name, "report": report})
     return report
 
@@ -451,7 +454,9 @@ async def sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: It
                     reports.append(await sync_job(conn, client, job, plan=plan, full=full, progress=progress,
                                                   should_stop=should_stop))  # fmt: skip
                 except SyncStopped as exc:
-                    raise SyncStopped(str(exc), reports + exc.reports) from None
+                    stopped = SyncStopped(str(exc), reports + exc.reports)
+                    stopped.unreachable = exc.unreachable
+                    raise stopped from None
             return reports
         finally:
             conn.close()

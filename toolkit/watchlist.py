@@ -84,19 +84,31 @@ def _note(note: Any) -> str:
 # -- saved searches -------------------------------------------------------------------
 
 
-def save_search(mirror: Mirror, name: str, params: Mapping[str, str]) -> None:
+class SearchExists(ValueError):
+    """`save_search(..., replace=False)` on a name already saved."""
+
+
+def save_search(mirror: Mirror, name: str, params: Mapping[str, str], *, replace: bool = True) -> None:
     """Save `params` (`/api/domains` query parameters) under `name`.
 
     The name is stripped and must have 1 to 80 characters (else ValueError). The
     parameters are checked by running the search first, so a bad filter raises the query
     layer's ApiError (422 naming the field) and nothing is saved. Saving an existing name
-    replaces its parameters and keeps its `created_at` and `last_opened_at`.
+    replaces its parameters and keeps its `created_at` and `last_opened_at`; with
+    `replace=False` it raises `SearchExists` instead (what `edt watch add` does without
+    `--replace`).
     """
     name = _name(name)
+    mirror.search_domains({**params, "per_page": "1"})  # a bad filter (or one given twice) raises here
     stored = {str(k): _as_text(v) for k, v in params.items() if v is not None and _as_text(v).strip()}
-    mirror.search_domains({**stored, "per_page": "1"})
     conn = mirror.connection()
     with conn:
+        if not replace:
+            row = conn.execute("SELECT params FROM saved_searches WHERE name = ?", [name]).fetchone()
+            if row is not None:
+                saved = " ".join(f"{k}={v}" for k, v in json.loads(row[0]).items()) or "all listings"
+                raise SearchExists(f"a saved search is already named {name!r} ({saved}); "
+                                   "pass --replace to replace it, or choose another name")  # fmt: skip
         conn.execute(
             "INSERT INTO saved_searches (name, params, created_at, last_opened_at) VALUES (?, ?, ?, NULL) "
             "ON CONFLICT(name) DO UPDATE SET params = excluded.params",
@@ -106,8 +118,9 @@ def save_search(mirror: Mirror, name: str, params: Mapping[str, str]) -> None:
 
 def saved_searches(mirror: Mirror) -> list[dict[str, Any]]:
     """Every saved search by name: `name`, `params` (a dict), `created_at`,
-    `last_opened_at` (None until opened) and `new_matches`, the listings it matches
-    that were first seen after it was last opened (else saved).
+    `last_opened_at` (None until opened), `new_matches`, the listings it matches
+    that were first seen after it was last opened (else saved), and `matches`, every
+    listing it matches now.
 
     A saved filter the query layer no longer accepts raises its ApiError."""
     rows = mirror.connection().execute(
@@ -118,6 +131,7 @@ def saved_searches(mirror: Mirror) -> list[dict[str, Any]]:
         params = json.loads(params_json)
         since = last_opened_at or created_at
         total = mirror.search_domains({**params, "seen_after": since, "per_page": "1"})["meta"]["total"]
+        matches = mirror.search_domains({**params, "per_page": "1"})["meta"]["total"]
         out.append(
             {
                 "name": name,
@@ -125,6 +139,7 @@ def saved_searches(mirror: Mirror) -> list[dict[str, Any]]:
                 "created_at": created_at,
                 "last_opened_at": last_opened_at,
                 "new_matches": int(total),
+                "matches": int(matches),  # every live listing it matches now, new or not
             }
         )
     return out

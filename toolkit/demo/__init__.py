@@ -288,11 +288,13 @@ def load_demo(
     foreign = _foreign_rows(conn)
     if foreign and not force:
         what = ", ".join(f"{n:,} {where}" for where, n in foreign.items())
-        raise DemoRefused(
+        refused = DemoRefused(
             f"this mirror holds real data ({what}); loading the demo would mix invented listings with them. "
-            "Use another database (--db PATH), or pass force=True (edt demo --force) to add the demo beside them "
+            "Use another database, or pass force=True to add the demo beside them "
             "(clear_demo removes only demo rows later)."
         )
+        refused.held = what
+        raise refused
     report = progress or (lambda stage, done: None)
     counts = {"listings": 0, "regfree": 0, "pending_delete": 0, "history": 0}
     started = time.perf_counter()

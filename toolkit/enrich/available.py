@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -85,7 +85,8 @@ class AvailabilityCheck:
 @contextmanager
 def rdap_availability(mirror_or_conn: Any, *, transport: httpx.BaseTransport | None = None,
                       sleep: Sleep = time.sleep, clock: Clock = time.monotonic, retries: int = 4,
-                      url: str | None = None, now: datetime | None = None) -> Iterator[AvailabilityCheck]:  # fmt: skip
+                      url: str | None = None, now: datetime | None = None,
+                      say: Callable[[str], None] | None = None) -> Iterator[AvailabilityCheck]:  # fmt: skip
     """An `AvailabilityCheck` over a polite client, with the IANA bootstrap loaded (cached in
     the mirror, as `edt enrich` does). When the bootstrap cannot be had, every answer is
     None and `problems` says why. `transport`: tests pass `httpx.MockTransport`."""
@@ -93,7 +94,7 @@ def rdap_availability(mirror_or_conn: Any, *, transport: httpx.BaseTransport | N
     if now is None:
         now = mirror_or_conn.now() if hasattr(mirror_or_conn, "now") else datetime.now().astimezone()
     traffic = Traffic()
-    with polite_client(transport, traffic=traffic, sleep=sleep, clock=clock, retries=retries) as client:
+    with polite_client(transport, traffic=traffic, sleep=sleep, clock=clock, retries=retries, say=say) as client:
         try:
             bootstrap, _ = load_bootstrap(conn, client, now=now, url=url)
             problem = None

@@ -54,7 +54,7 @@ import httpx
 from httpx_retries import RetryTransport
 
 from .. import __version__
-from ..remote import DEFAULT_TIMEOUT, ContractRetry, MalformedBody, Traffic
+from ..remote import ContractRetry, MalformedBody, Traffic, attach_request, network_bound, request_timeout
 from ..store.fields import LISTING_FIELDS, to_db, utc_seconds
 from ..store.writer import bump_generation
 from .cache import CACHE_TABLE, cache_get, cache_put, cached_rdap
@@ -126,7 +126,15 @@ class HostPacer(httpx.BaseTransport):
                 self.sleep(wait)
         self._last[host] = self.clock()
         self.traffic.requests += 1
-        return self.inner.handle_request(request)
+        started = self.clock()
+        try:
+            response = self.inner.handle_request(request)
+        except httpx.RequestError as exc:
+            attach_request(exc, request)
+            self.traffic.failed(request.url.netloc.decode(), started)
+            raise
+        self.traffic.answered(request.url.netloc.decode())
+        return response
 
     def close(self) -> None:
         self.inner.close()
@@ -157,20 +165,26 @@ def user_agent_header() -> str:
 
 def polite_client(transport: httpx.BaseTransport | None = None, *, traffic: Traffic | None = None,
                   sleep: Sleep = time.sleep, clock: Clock = time.monotonic, retries: int = 4, backoff: float = 2.0,
-                  min_interval: Mapping[str, float] | None = None, user_agent: str | None = None) -> httpx.Client:  # fmt: skip
+                  min_interval: Mapping[str, float] | None = None, user_agent: str | None = None,
+                  give_up_after: float | None = None, say: Callable[[str], None] | None = None) -> httpx.Client:  # fmt: skip
     """An httpx client for third-party services: user agent, per-host pacing, retries.
 
     Transports, innermost first (as `toolkit.remote`): `transport` (default the network;
     tests pass `httpx.MockTransport`), `HostPacer`, httpx-retries' `RetryTransport` with
-    `ContractRetry`. `sleep` serves both the pacing and the retry waits (tests pass a no-op)."""
+    `ContractRetry`. `sleep` serves both the pacing and the retry waits (tests pass a no-op).
+    A host unreachable for `give_up_after` seconds (default EDT_TIMEOUT, else 60) raises
+    `HostUnreachable` (the run stops);
+    `say` is told of each retry (host, which retry, the wait)."""
     traffic = traffic if traffic is not None else Traffic()
+    give_up_after = network_bound(give_up_after)
     retry = ContractRetry.policy(retries=retries, backoff=backoff, validate=_check_body, traffic=traffic,
-                                 sync_sleep=sleep)  # fmt: skip
+                                 sync_sleep=sleep, give_up_after=give_up_after, say=say)  # fmt: skip
+    retry.clock = clock
     paced = HostPacer(transport or httpx.HTTPTransport(), traffic, min_interval=min_interval, sleep=sleep, clock=clock)
     return httpx.Client(
         headers={"User-Agent": user_agent or user_agent_header()},
         transport=RetryTransport(transport=paced, retry=retry),
-        timeout=DEFAULT_TIMEOUT,
+        timeout=request_timeout(give_up_after),
         follow_redirects=True,  # RDAP servers may redirect (RFC 9224 section 5)
     )
 
@@ -470,6 +484,8 @@ def enrich(
     retries: int = 4,
     user_agent: str | None = None,
     on_batch: Callable[[EnrichReport], None] | None = None,
+    give_up_after: float | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> EnrichReport:
     """Enrich the listings `params` selects (the `/api/domains` filters), in id order.
 
@@ -481,7 +497,9 @@ def enrich(
     before any request, names it). `score` is recomputed (`toolkit.enrich.score.quality_score`).
     `limit`: at most this many rows this run (the next run resumes after them).
     `transport`: the innermost httpx transport (tests: `httpx.MockTransport`); `sleep` and
-    `clock` serve the pacing and the retry waits. `on_batch` is called after each batch."""
+    `clock` serve the pacing and the retry waits. `on_batch` is called after each batch.
+    A host that stays unreachable for `give_up_after` seconds raises `HostUnreachable`
+    (the batches already written are kept; the next run resumes); `say` hears each retry."""
     if limit is not None and limit < 0:
         raise ValueError("limit must be >= 0")
     if batch_size < 1:
@@ -501,7 +519,7 @@ def enrich(
     todo = rows if limit is None else rows[:limit]
     now = mirror.now()
     with polite_client(transport, traffic=report.traffic, sleep=sleep, clock=clock, retries=retries,
-                       user_agent=user_agent) as client:  # fmt: skip
+                       user_agent=user_agent, give_up_after=give_up_after, say=say) as client:  # fmt: skip
         run = _Run(conn, client, report, now=now, max_age=ages, cdx_output=cdx_output, cdx_url=cdx_url)
         # "wayback": the CDX API is consulted (the language step needs its rows)
         run.enabled = {"wayback": wayback or language, "rdap": rdap, "language": language}

@@ -41,6 +41,7 @@ from .records import (
     pending_record,
     select_columns,
 )
+from ..store.access import opens_read_only
 
 __all__ = ["Mirror", "ENGINES"]
 
@@ -86,7 +87,7 @@ class Mirror:
         settings = load_settings(db=os.fspath(path) if path is not None else None, plan=plan)
         self.path = settings.db
         self.plan = settings.plan
-        self.readonly = readonly
+        readonly = self.readonly = opens_read_only(self.path, readonly)  # a read-only place opens read-only, said once
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._local = threading.local()
         if readonly:

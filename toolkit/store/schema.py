@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # sqlite_utils brings pandas: imported where the schema is applied, not to read it
     import sqlite_utils
 
+from .access import BUSY_TIMEOUT_MS, read_only_uri
 from .fields import (
     LISTING_EXTRA_FIELDS,
     LISTING_FIELDS,
@@ -254,13 +255,14 @@ _DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _mi
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
     """A connection with the mirror's pragmas. Read-only connections never take a write lock."""
-    if readonly:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    if readonly:  # mode=ro, or immutable=1 in a read-only place (store/access.py)
+        conn = sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False)
     else:
         conn = sqlite3.connect(path, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # wait for another writer, never fail at once
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=10000")
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA cache_size=-65536")
     conn.execute("PRAGMA mmap_size=1073741824")
     conn.execute("PRAGMA temp_store=MEMORY")
@@ -345,7 +347,13 @@ def bulk_load(conn: sqlite3.Connection, tables: tuple[str, ...] = ("listings", "
     then rebuilt in one pass each (far cheaper than maintaining them row by row)."""
     # A bulk load writes each page once: no WAL copy, no fsync (a crash can only cost the
     # rows being loaded, never the file's consistency as far as the OS has written it).
-    conn.execute("PRAGMA journal_mode=DELETE")
+    # Leaving WAL needs the file to itself: while another process has it open (`edt serve`,
+    # the app, a notebook) the load stays in WAL, a little slower, and its readers go on.
+    try:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
     conn.execute("PRAGMA synchronous=OFF")
     with conn:
         for table in tables:
