@@ -167,9 +167,10 @@ def _build_once(mirror_path: str | os.PathLike[str]) -> ColumnarIndex:
     (forked processes where possible: SQLite's allocator makes threads wait on each other);
     the generation and the listings each one saw must agree."""
     path = os.fspath(mirror_path)
-    numbers = list(_number_columns())
-    texts = list(TIME_COLUMNS) + list(DAY_COLUMNS) + list(CODE_COLUMNS)
-    parts = [(path, numbers, False), (path, texts, True)]
+    # Two halves of about equal cost (the second also reads the name order).
+    first = list(_number_columns()) + ["created_at", "first_seen_at"]
+    second = [c for c in TIME_COLUMNS + DAY_COLUMNS + CODE_COLUMNS if c not in first]
+    parts = [(path, first, False), (path, second, True)]
     if hasattr(os, "fork") and threading.active_count() == 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
