@@ -1,0 +1,16 @@
+"""`edt`: the command line, a thin shell over the toolkit's Python API.
+
+- `shell.py`  the `edt` group, the shared options and checks, failures as one line
+- `load.py`   bringing rows in: demo, sync, ingest, enrich (and backtest, which measures them)
+- `read.py`   reading the mirror: query, export, status
+- `watch.py`  keeping watch: watch (saved searches), schedule
+- `serve.py`  serving it: serve, mcp, app
+- `tools.py`  the measuring tools: bench
+
+Each command imports what it needs when it runs, so `edt --help` starts at once.
+"""
+
+from . import load, read, serve, tools, watch  # noqa: F401  (each registers its commands on the group)
+from .shell import cli, main
+
+__all__ = ["main", "cli"]

@@ -1,0 +1,376 @@
+"""Commands that bring rows in: `edt demo`, `edt sync`, `edt ingest`, `edt enrich`, and
+`edt backtest`, which measures the drop dates they predict."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import ApiError
+from ..plans import PLANS, RATE_LIMITS
+from .shell import (
+    _OPENED,
+    BadInput,
+    Failed,
+    _api_error,
+    _bound,
+    _check_plan,
+    _check_writable,
+    _db_option,
+    _open,
+    _pairs,
+    _refresh_index,
+    _say_retry,
+    _timeout_option,
+    cli,
+)
+
+
+@cli.command()
+@_db_option
+@click.option("--scale", type=click.Choice(["small", "full"]), default="small", show_default=True,
+              help="small: ~5,000 listings; full: the service's scale (~563,000 listings).")  # fmt: skip
+@click.option("--seed", type=int, default=42, show_default=True, help="Same seed, same data (dates relative to today).")
+@click.option("--clear", is_flag=True, help="Remove the demo rows and stop.")
+@click.option("--force", is_flag=True, help="Load demo rows even beside synced data (they stay marked as demo).")
+def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
+    """Fill the mirror from the built-in demo source (no API key needed)."""
+    from ..demo import DemoRefused, clear_demo, load_demo
+
+    mirror = _open(db, must_exist=False, writes="demo")
+    conn = mirror.connection()
+    if clear:
+        removed = clear_demo(conn)
+        _refresh_index(mirror)
+        click.echo(f"Removed demo rows from {db}: " + ", ".join(f"{n:,} {k}" for k, n in removed.items()))
+        return
+    from rich.progress import Progress
+
+    # No refresh thread: a load in a single-threaded process can fork its generator worker.
+    with Progress(transient=True, auto_refresh=False) as progress:
+        task = progress.add_task(f"demo {scale}", total=None)
+        shown = [0.0]
+
+        def report(stage: str, done: int) -> None:
+            now = time.monotonic()
+            progress.update(task, description=f"demo {scale}: {stage}", completed=done, refresh=now - shown[0] > 0.2)
+            shown[0] = now if now - shown[0] > 0.2 else shown[0]
+
+        try:
+            counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report)
+        except DemoRefused as exc:  # said with the command's own flags, not the Python arguments
+            held = getattr(exc, "held", None)
+            if held is None:
+                raise BadInput(str(exc)) from None
+            raise BadInput(f"{db} holds real data ({held}); loading the demo would mix invented listings with them. "
+                           "Use another mirror (--db PATH), or pass --force to add the demo beside them "
+                           "(`edt demo --clear` removes only the demo rows later).") from None
+        progress.update(task, description=f"demo {scale}: columnar index", refresh=True)
+        _refresh_index(mirror)
+    click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+
+
+@cli.command(name="sync")
+@_db_option
+@click.option("--base-url", default=None, help="The remote API (env EDT_BASE_URL; default https://catchdoms.com).")
+@click.option("--api-key", default=None, help="Your API key (env EDT_API_KEY or the config file; never stored or printed).")
+@click.option("--plan", default=None, help=f"Your subscription ({', '.join(PLANS)}); default EDT_PLAN, else pro.")
+@click.option("--jobs", default=None, metavar="LIST", help="Comma-separated jobs: listings,bids,regfree,pending (default all).")
+@click.option("--full", is_flag=True, help="A full listings pass (finds listings that left their source) even if recent.")
+@click.option("--dry-run", is_flag=True, help="Print what would run (rows, requests, time per job) from one count each.")
+@click.option("--rate", type=click.IntRange(1, 100_000), default=None, metavar="N",
+              help="Requests per minute to pace at (default: the plan's limit; enterprise 300).")  # fmt: skip
+@_timeout_option
+def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str | None, jobs: str | None, full: bool,
+                 dry_run: bool, rate: int | None, timeout: float | None) -> None:  # fmt: skip
+    """Mirror the remote API into the database, within the plan's rate limit, resumable."""
+    import asyncio
+
+    from ..config import load_settings
+    from ..remote import RemoteClient
+    from ..sync import JOBS, SyncBusy, SyncStopped, plan_sync, sync
+
+    chosen = [j.strip() for j in jobs.split(",") if j.strip()] if jobs else None
+    unknown = [j for j in chosen or [] if j not in JOBS]
+    if unknown:
+        raise BadInput(f"--jobs: unknown job {', '.join(unknown)}; choose from {', '.join(JOBS)}")
+    plan_given = _check_plan(plan) or _check_plan(os.environ.get("EDT_PLAN"))
+    try:
+        settings = load_settings(db=db, base_url=base_url, plan=plan_given or "pro", api_key=api_key)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    if not dry_run:
+        _check_writable(db, "sync")
+    _OPENED.append(db)
+    if not settings.api_key:
+        raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file, or --api-key); "
+                       "without one, `edt demo` fills the mirror with demo data")  # fmt: skip
+    if not plan_given:
+        click.echo(f"Assuming the {settings.plan} plan (set EDT_PLAN or --plan to use more of yours).", err=True)
+    per_minute = rate or RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
+    client = RemoteClient(settings.base_url, settings.api_key, plan=settings.plan, per_minute=per_minute,
+                          give_up_after=_bound(timeout), say=_say_retry)  # fmt: skip
+
+    async def run() -> list:
+        async with client:
+            if dry_run:
+                return await plan_sync(db, client, plan=settings.plan, jobs=chosen, full=full)
+            with _SyncProgress() as shown:
+                return await sync(db, client, plan=settings.plan, jobs=chosen, full=full, progress=shown.update)
+
+    click.echo(f"Remote {settings.base_url}, {settings.plan} plan, {per_minute} requests/minute, into {db}")
+    try:
+        results = asyncio.run(run())
+    except SyncBusy as exc:
+        raise Failed(str(exc)) from None
+    except SyncStopped as exc:
+        _refresh_index(db)
+        if exc.unreachable:
+            raise Failed(f"sync stopped: {exc}; pages already written are kept, `edt sync` resumes") from None
+        for report in exc.reports:
+            click.echo(report.line())
+        raise Failed(f"sync stopped: {exc}. Pages already written are kept; run `edt sync` again to resume.") from None
+    if not dry_run:
+        _refresh_index(db)
+    for result in results:
+        click.echo(result.line())
+    if not dry_run and any(r.status not in ("ok", "skipped") for r in results):
+        raise Failed("some jobs did not finish (see above)")
+
+
+class _SyncProgress:
+    """A rich progress bar per job: rows, requests and the time left at the paced rate."""
+
+    def __enter__(self) -> "_SyncProgress":
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
+            transient=False,
+        )  # fmt: skip
+        self.progress.__enter__()
+        self.tasks: dict[str, Any] = {}
+        self.per_minute = 15
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def update(self, event: str, info: dict[str, Any]) -> None:
+        job = info["job"]
+        if event == "start":
+            self.per_minute = info["per_minute"]
+            label = f"{job} ({info['mode']}{', resumed' if info['resumed'] else ''})"
+            self.tasks[job] = self.progress.add_task(label, total=None, detail="starting")
+        elif event == "page":
+            left = info["left"]
+            total = None if left is None else info["requests"] + left
+            eta = "" if left is None else f", ~{left / self.per_minute:.1f} min left at {self.per_minute}/min"
+            detail = f"{info['rows']:,} rows, {info['requests']:,} requests{eta}"
+            self.progress.update(self.tasks[job], completed=info["requests"], total=total, detail=detail)
+        elif event == "end":
+            report = info["report"]
+            self.progress.update(self.tasks[job], total=max(report.requests, 1), completed=max(report.requests, 1),
+                                 detail=f"{report.status}: {report.seen:,} rows, {report.requests:,} requests")  # fmt: skip
+
+
+@cli.command(name="enrich")
+@_db_option
+@click.argument("params", nargs=-1)
+@click.option("--wayback/--no-wayback", default=True, show_default=True,
+              help="Wayback Machine captures: wayback_snapshots, wayback_first_date, wayback_last_date, age.")
+@click.option("--rdap/--no-rdap", default=True, show_default=True,
+              help="Registry RDAP: whois_status, whois_registrar, whois_expires_at, ... (a 404 marks available).")
+@click.option("--language", is_flag=True,
+              help="Language of the latest archived home page, detected offline (the `language` extra: py3langid).")
+@click.option("--limit", type=click.IntRange(min=0), default=None,
+              help="At most N rows this run; the next run resumes after them.")
+@click.option("--restart", is_flag=True, help="Start again from the first row instead of resuming.")
+@click.option("--cdx-output", type=click.Choice(["json", "text"]), default="json", show_default=True,
+              help="The CDX API's answer form.")
+@_timeout_option
+def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, language: bool, limit: int | None,
+                   restart: bool, cdx_output: str, timeout: float | None) -> None:  # fmt: skip
+    """Enrich the listings that match KEY=VALUE filters (the /api/domains parameters, e.g.
+    tld=.com score_min=20) from the Wayback Machine and RDAP, and with --language the
+    archived home page's language, politely: paced per host, retried after 429/503 as
+    Retry-After says, cached (a re-run refetches nothing fresh), resumable. The quality
+    score is recomputed."""
+    from ..enrich.language import LanguageUnavailable
+    from ..enrich.run import enrich
+    from ..remote import HostUnreachable
+
+    if not (wayback or rdap or language):
+        raise BadInput("nothing to do: --no-wayback and --no-rdap without --language")
+    filters = _pairs(params)
+    mirror = _open(db, writes="enrich")
+
+    def progress(report) -> None:
+        click.echo(f"\r{report.processed}/{report.selected} rows", nl=False, err=True)
+
+    try:
+        report = enrich(mirror, wayback=wayback, rdap=rdap, language=language, limit=limit, params=filters,
+                        resume=not restart, cdx_output=cdx_output, on_batch=progress if sys.stderr.isatty() else None,
+                        give_up_after=_bound(timeout), say=_say_retry)  # fmt: skip
+    except HostUnreachable as exc:
+        raise Failed(f"enrich stopped: {exc}; rows already written are kept, the next run resumes") from None
+    except LanguageUnavailable as exc:  # the optional extra is not installed
+        raise BadInput(f"--language: {exc}") from None
+    except ApiError as exc:  # a malformed filter: exit status 2 naming the field
+        raise _api_error(exc) from None
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    if report.updated:
+        _refresh_index(mirror)
+    for line in report.lines():
+        click.echo(line)
+    if report.errors and not report.updated:
+        sys.exit(1)
+
+
+@cli.command(name="ingest")
+@_db_option
+@click.argument("feed", type=click.Choice(["godaddy", "bardate", "droplist", "zonediff"], case_sensitive=False))
+@click.option("--file", "file", type=click.Path(dir_okay=False), default=None, help="The feed file to load.")
+@click.option("--url", "url", default=None, help="Download the feed from this URL first (instead of --file).")
+@click.option("--previous", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="zonediff: the older zone file or name list (--file is the newer).")
+@click.option("--zones", default=None, metavar="FOLDER|GLOB",
+              help="zonediff: replay daily snapshots (a folder or a quoted glob, .gz read as is, days may be "
+                   "missing; each file's day from its name): every name that leaves the zone gets a drop window.")
+@click.option("--tld", default=None, metavar="TLD", help="zonediff: the zone's TLD (default: from the files).")
+@click.option("--status", default=None, metavar="STATUS",
+              help="droplist/zonediff: the names' WHOIS status (pendingDelete, serverHold, ...), which picks the "
+                   "lifecycle prediction (defaults: droplist pendingDelete, zonediff serverHold).")
+@click.option("--date", "day", default=None, metavar="YYYY-MM-DD",
+              help="droplist: the day the list covers; zonediff: the newer zone's day (default: from the file name).")
+@click.option("--check-rdap", is_flag=True,
+              help="zonediff: ask each gone name's registry over RDAP; a 404 (not registered) makes it a regfree "
+                   "listing, the others stay pending-delete candidates.")
+@click.option("--observed-at", default=None, metavar="TIMESTAMP", help="When the rows were seen (default now, UTC).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--show", type=click.IntRange(0), default=20, show_default=True, metavar="N",
+              help="Print the first N skipped rows (file:line: reason) on stderr.")
+def ingest_command(db: str, feed: str, file: str | None, url: str | None, previous: str | None, zones: str | None,
+                   tld: str | None, status: str | None, day: str | None, check_rdap: bool, observed_at: str | None,
+                   as_json: bool, show: int) -> None:  # fmt: skip
+    """Load a public feed file into the mirror: all of its good rows, or nothing.
+
+    \b
+    FEED       godaddy   GoDaddy Auctions inventory (.json.zip / .csv.zip)
+               bardate   Internetstiftelsen .se/.nu release list (JSON / TXT)
+               droplist  registry deletion list (a name a line, or CSV with dates)
+               zonediff  names gone between two zone files (--previous OLD --file NEW),
+                         or a replay of daily snapshots (--zones 'zone/nu_domains_*.txt.gz')
+    """
+    from ..ingest import IngestError, ingest_file, ingest_url
+
+    feed = feed.lower()
+    options: dict[str, Any] = {}
+    if zones is not None:
+        if feed != "zonediff":
+            raise BadInput("--zones: only zonediff replays snapshots")
+        if file is not None or url is not None or previous is not None or day is not None:
+            raise BadInput("--zones: the snapshots are the input; drop --file, --url, --previous and --date")
+        file = zones
+    if tld is not None:
+        if feed != "zonediff":
+            raise BadInput(f"--tld: {feed} rows carry their own names")
+        options["tld"] = tld
+    if (file is None) == (url is None):
+        raise BadInput("give the feed as --file PATH or --url URL (one of them), or zonediff --zones")
+    source = file or url
+    if previous is not None:
+        if feed != "zonediff":
+            raise BadInput("--previous: only zonediff diffs two files")
+        options["previous"] = previous
+    elif feed == "zonediff" and zones is None:
+        raise BadInput("zonediff: pass --previous OLD (the older zone file) and the newer one as --file, or "
+                       "--zones FOLDER|GLOB (a replay of daily snapshots)")
+    if status is not None:
+        if feed not in ("droplist", "zonediff"):
+            raise BadInput(f"--status: {feed} rows carry their own status")
+        options["status"] = status
+    if day is not None:
+        if feed not in ("droplist", "zonediff"):
+            raise BadInput(f"--date: {feed} rows carry their own dates")
+        options["list_date" if feed == "droplist" else "zone_date"] = day
+    if check_rdap and feed != "zonediff":
+        raise BadInput(f"--check-rdap: only zonediff names need the check ({feed} rows say what they are)")
+    if file is not None and zones is None and not Path(file).is_file():
+        raise BadInput(f"--file {file}: no such file")
+    mirror = _open(db, must_exist=False, writes="ingest")
+    checker = None
+    try:
+        with contextlib.ExitStack() as stack:
+            if check_rdap:
+                from ..enrich.available import rdap_availability
+
+                checker = options["is_available"] = stack.enter_context(rdap_availability(mirror, say=_say_retry))
+            if url:
+                report = ingest_url(mirror, feed, source, observed_at=observed_at, **options)
+            else:
+                report = ingest_file(mirror, feed, source, observed_at=observed_at, **options)
+    except IngestError as exc:
+        raise BadInput(str(exc)) from None
+    except (ValueError, TypeError) as exc:  # a bad --status, --date or --observed-at
+        raise BadInput(str(exc)) from None
+    except OSError as exc:  # a download that failed
+        raise Failed(f"{source}: {exc}") from None
+    _refresh_index(mirror)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(report.summary())
+    if checker is not None:
+        click.echo(checker.summary(), err=as_json)
+        for problem in checker.problems[:show]:
+            click.echo(f"rdap: {problem}", err=True)
+    for problem in report.skipped[:show]:
+        click.echo(f"skipped {problem}", err=True)
+    if len(report.skipped) > show:
+        click.echo(f"... and {len(report.skipped) - show:,} more skipped rows (--show N, or --json for all)", err=True)
+
+
+@cli.command(name="backtest")
+@click.option("--zones", required=True, metavar="FOLDER|GLOB",
+              help="Daily zone snapshots to replay (a folder or a quoted glob; .gz read as is; days may be missing).")
+@click.option("--official", "official", multiple=True, required=True, metavar="FEED=GLOB",
+              help="The registry's own days: bardate=GLOB (release lists: JSON, TXT or CSV) or droplist=GLOB. "
+                   "Repeatable.")
+@click.option("--tld", default=None, metavar="TLD", help="Report this TLD only (e.g. .nu).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a list of objects: tld, official, pairs, one_day_pairs, exact_share, within_1_share, "
+                   "window_share, mean_abs_error, outliers.")
+@click.option("--db", "db", default=None, metavar="NEW_FILE",
+              help="Also keep the backtest's mirror (the replayed windows and the official days) in this new file, "
+                   "written only when every file was read. Never your mirror: the replay runs in a scratch one.")
+def backtest_command(zones: str, official: tuple[str, ...], tld: str | None, as_json: bool, db: str | None) -> None:
+    """Measure predicted drop windows against the registry's official days.
+
+    Replays the snapshots into a scratch mirror (nothing is written to yours), ingests the
+    official lists, pairs them by name and prints per TLD: official names, pairs, pairs whose
+    snapshots are one day apart, the share of those predicted exactly and within one day, the
+    share of all pairs whose official day is inside the window, the mean absolute error, and
+    the outliers with their reason. A bad file or row exits 2 naming it (same as
+    `python -m toolkit.backtest --zones ...`)."""
+    from ..backtest import run_zone_backtest, window_report_lines
+    from ..ingest import IngestError
+
+    try:
+        scores = run_zone_backtest(zones, list(official), tld, keep=db)
+    except (IngestError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    except OSError as exc:
+        raise BadInput(f"{exc.filename or zones}: {exc.strerror or exc}") from None
+    if as_json:
+        click.echo(json.dumps([scores[t].to_dict() for t in sorted(scores)], indent=2))
+    else:
+        click.echo("\n".join(window_report_lines(scores)))

@@ -1,0 +1,294 @@
+"""Commands that read the mirror: `edt query` (one page, as a table, JSON or CSV), `edt export`
+(every matching row, to a file or standard output) and `edt status`."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import ApiError
+from ..formats import csv_cell
+from ..query import LISTING_OUTPUT, PENDING_OUTPUT, Mirror
+from .shell import BadInput, _api_error, _check_plan, _db_option, _open, _pairs, _plan_option, cli
+
+
+def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], out) -> int:
+    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    count = 0
+    for row in rows:
+        writer.writerow({k: csv_cell(row.get(k)) for k in columns})
+        count += 1
+    return count
+
+
+def _write_jsonl(rows: Iterable[dict[str, Any]], out) -> int:
+    count = 0
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def _parquet_schema(columns: dict[str, str]):
+    import pyarrow as pa
+
+    types = {
+        "int": pa.int64(),
+        "num": pa.float64(),
+        "str": pa.string(),
+        "bool": pa.bool_(),
+        "date": pa.string(),
+        "datetime": pa.string(),
+        "array": pa.string(),
+        "object": pa.string(),
+    }
+    return pa.schema([(name, types[kind]) for name, kind in columns.items()])
+
+
+def _write_parquet(rows: Iterator[dict[str, Any]], columns: dict[str, str], path: Any) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _parquet_schema(columns)
+    count = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append({k: csv_cell(row.get(k)) for k in columns})
+            if len(batch) == 10000:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                count += len(batch)
+                batch = []
+        if batch or count == 0:
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            count += len(batch)
+    return count
+
+
+def _filters_help() -> str:
+    """The filters, from the one definition in params.py (what `edt query --help` lists)."""
+    from ..params import DOMAIN_PARAMS, PENDING_PARAMS
+
+    def block(table) -> str:
+        return "\n".join(f"  {p.name:<24} {p.caption}{' (a comma list; repeats merge)' if takes_several(p) else ''}"
+                          for p in table.values())  # fmt: skip
+
+    from ..params import takes_several
+
+    return ("\b\nFilters (KEY=VALUE, the /api/domains parameters; a list filter given twice merges, any other "
+            "is refused):\n" + block(DOMAIN_PARAMS) + "\n\n\b\nWith --pending (the /api/pending-delete "
+            "parameters):\n" + block(PENDING_PARAMS))  # fmt: skip
+
+
+@cli.command(epilog=_filters_help())
+@_db_option
+@_plan_option
+@click.argument("params", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@click.option("--pending", is_flag=True, help="Query the pending-delete inventory (/api/pending-delete) instead.")
+def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending: bool) -> None:
+    """One page of listings with /api/domains semantics: edt query tld=.fr tf_min=20 sort=-trust_flow"""
+    plan = _check_plan(plan)
+    mirror = _open(db)
+    try:
+        filters = _pairs(params)
+        if pending:
+            envelope = mirror.search_pending_delete(filters, plan=plan)
+        else:
+            envelope = mirror.search_domains(filters, plan=plan)
+        hidden = _past_drops_hidden(mirror, filters, envelope, plan) if pending else 0
+    except ApiError as exc:
+        raise _api_error(exc) from None
+    if fmt == "json":
+        click.echo(json.dumps(envelope, ensure_ascii=False, indent=2))
+    elif fmt == "csv":
+        _write_csv(envelope["data"], list(PENDING_OUTPUT if pending else LISTING_OUTPUT), sys.stdout)
+    else:
+        _print_table(envelope, pending)
+    if hidden:
+        click.echo(f"edt: {hidden:,} more rows match with include_past=1: their drop dates have passed (an ingested "
+                   "drop list's rows, for one); add include_past=1 to see them", err=True)  # fmt: skip
+
+
+def _past_drops_hidden(mirror: Mirror, filters: dict[str, Any], envelope: dict[str, Any], plan: str | None) -> int:
+    """Pending-delete rows the default view hides because their drop date passed (0 when none,
+    or when the query already asked for past drops or a week of its own)."""
+    if envelope["meta"]["total"] or any(filters.get(k) for k in ("include_past", "week_end", "page")):
+        return 0
+    wider = mirror.search_pending_delete({**filters, "include_past": "1", "per_page": "1"}, plan=plan)
+    return int(wider["meta"]["total"])
+
+
+def _listing_cells(row: dict[str, Any]) -> list[str]:
+    price = row.get("effective_price")
+    price_text = "" if price is None else f"{price:,.0f} {row.get('currency') or ''}".strip()
+    flows = "" if row.get("trust_flow") is None else f"{row['trust_flow']}/{row['citation_flow']}"
+    return [
+        str(row["id"]),
+        row["name"],
+        row["source"],
+        price_text,
+        "" if row.get("bids_count") is None else str(row["bids_count"]),
+        (row.get("auction_end_date") or "")[5:16].replace("T", " "),
+        "" if row.get("score") is None else str(row["score"]),
+        flows,
+        "" if row.get("age") is None else str(row["age"]),
+    ]
+
+
+# Columns the CLI table drops first when the terminal is too narrow (last in the list first);
+# id and name are what people copy and are never dropped.
+_LISTING_PRIORITY = ["id", "name", "price", "score", "TF/CF", "age", "ends UTC", "source", "bids"]
+
+
+_PENDING_PRIORITY = ["id", "domain", "drops", "status", "pipeline", "week"]
+
+
+def _print_table(envelope: dict[str, Any], pending: bool) -> None:
+    """The page as a table that fits the terminal: no cell is cut; when the columns do not fit,
+    the least needed are left out (in `_LISTING_PRIORITY` order) and a line says which."""
+    from rich.cells import cell_len
+    from rich.console import Console
+    from rich.table import Table
+
+    if pending:
+        headers = ["id", "domain", "status", "drops", "pipeline", "week"]
+        rows = [[str(r["id"]), r["domain"], r["whois_status"], r["estimated_drop_date"] or "", r["source"],
+                 r["week_end"] or ""] for r in envelope["data"]]  # fmt: skip
+        priority = _PENDING_PRIORITY
+    else:
+        headers = ["id", "name", "source", "price", "bids", "ends UTC", "score", "TF/CF", "age"]
+        rows = [_listing_cells(r) for r in envelope["data"]]
+        priority = _LISTING_PRIORITY
+    console = Console()
+    shown = list(headers)
+
+    def build() -> Table:
+        table = Table(show_lines=False, pad_edge=False)
+        for header in shown:
+            table.add_column(header, no_wrap=True)
+        for row in rows:
+            table.add_row(*(cell for header, cell in zip(headers, row) if header in shown))
+        return table
+
+    widest = {h: max([cell_len(h)] + [cell_len(row[i]) for row in rows]) for i, h in enumerate(headers)}
+
+    def width() -> int:
+        # What the table needs uncut, counted as rich draws it (measuring the table itself
+        # costs more than the query): the cells, one space each side inside the edges
+        # (pad_edge=False), and a rule at each edge and between columns.
+        return sum(widest[h] for h in shown) + 2 * len(shown) - 2 + len(shown) + 1
+
+    droppable = [h for h in reversed(priority) if h not in ("id", "name", "domain")]
+    while width() > console.width and droppable:
+        shown.remove(droppable.pop(0))
+    table = build()
+    if width() > console.width:  # even id and name do not fit: let names wrap
+        table = build()
+        for column in table.columns:
+            column.no_wrap = False
+            column.overflow = "fold"
+    console.print(table)
+    meta = envelope["meta"]
+    console.print(_page_line(meta), highlight=False)
+    hidden = [h for h in headers if h not in shown]
+    if hidden:
+        console.print(f"Hidden to fit {console.width} columns: {', '.join(hidden)} (a wider terminal, or --format "
+                      "csv/json for every field)", highlight=False)  # fmt: skip
+
+
+def _page_line(meta: dict[str, Any]) -> str:
+    """`page 2 of 96 · rows 51-100 of 4,786`, or what to ask for when the page is past the last."""
+    page, last, total = meta.get("current_page"), meta.get("last_page"), meta["total"]
+    if not meta.get("from"):
+        if total and page and last and page > last:
+            return f"page {page} is past the last page ({last}) of {total:,} rows: ask for page=1 to page={last}"
+        return f"no rows match{f' (page {page})' if page and page > 1 else ''}"
+    return f"page {page} of {last} · rows {meta['from']}-{meta['to']} of {total:,}"
+
+
+@cli.command()
+@_db_option
+@_plan_option
+@click.argument("params", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), required=True)
+@click.option("--out", required=True,
+              help="The file to write, replaced whole and atomically; - writes to standard output. Only regular "
+                   "files: a device, FIFO or folder is refused; a symbolic link is followed (its target replaced).")
+def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: str) -> None:
+    """Every matching listing (the /api/domains filters, no paging) to CSV, JSON Lines or Parquet."""
+    from ..formats import OutputRefused, output_target, replace_atomically
+
+    plan = _check_plan(plan)
+    mirror = _open(db)
+    try:
+        target, note = output_target(out)
+    except OutputRefused as exc:
+        raise BadInput(str(exc)) from None
+    if target is None and fmt == "parquet" and sys.stdout.isatty():
+        raise BadInput("--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)")
+    try:
+        rows = mirror.export_rows(_pairs(params), plan=plan)
+    except ApiError as exc:
+        raise _api_error(exc) from None
+    if note:
+        click.echo(f"edt: {note}", err=True)
+
+    def write(path: Path | None) -> int:
+        if fmt == "parquet":
+            return _write_parquet(rows, _export_columns(), str(path) if path else sys.stdout.buffer)
+        if path is None:
+            stream = sys.stdout
+            return _write_csv(rows, list(_export_columns()), stream) if fmt == "csv" else _write_jsonl(rows, stream)
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            return _write_csv(rows, list(_export_columns()), fh) if fmt == "csv" else _write_jsonl(rows, fh)
+
+    if target is None:
+        count = write(None)
+        sys.stdout.flush()
+        click.echo(f"Wrote {count:,} listings to standard output", err=True)
+        return
+    try:
+        count = replace_atomically(target, write)
+    except OutputRefused as exc:
+        raise BadInput(str(exc)) from None
+    click.echo(f"Wrote {count:,} listings to {out}")
+
+
+def _export_columns() -> dict[str, str]:
+    return {k: v for k, v in LISTING_OUTPUT.items() if k != "historical_traffic"}
+
+
+@cli.command()
+@_db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(db: str, as_json: bool) -> None:
+    """Row counts per dataset, the last sync of each job and its freshness (contract section 8)."""
+    info = _open(db).status()
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    click.echo(f"Mirror: {info['path']}")
+    for name, counts in info["datasets"].items():
+        click.echo(f"  {name:<16}" + "  ".join(f"{k} {v:,}" for k, v in counts.items()))
+    if info["origins"]:
+        click.echo("  origin          " + "  ".join(f"{k} {v:,}" for k, v in sorted(info["origins"].items())))
+    if info["last_sync"]:
+        for job, run in info["last_sync"].items():
+            click.echo(f"  sync {job:<11}{run['status']} at {run['finished_at'] or run['started_at']} ({run['rows_seen']} rows)")
+    else:
+        click.echo("  sync            never (run `edt sync` with an API key)")
+    click.echo("Freshness (the service refreshes each dataset on this schedule):")
+    for job in info["freshness"]:
+        if job["last_ok"] is None:
+            state = "never synced"
+        else:
+            state = f"{'fresh' if job['fresh'] else 'STALE'}: last synced {job['age_hours']} h ago ({job['last_ok']})"
+        click.echo(f"  {job['job']:<10}{job['schedule']:<20}{state}")

@@ -1,0 +1,202 @@
+"""The command line's shell: the `edt` group, the options and checks every command shares,
+and how a failure becomes one line and an exit status."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import ApiError
+from ..plans import PLANS, normalize_plan
+from ..query import Mirror
+
+__all__ = ["main", "cli"]
+
+
+class BadInput(click.ClickException):
+    """Bad arguments or input: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"edt: {self.format_message()}", err=True)
+
+
+def _db_option(func):
+    return click.option(
+        "--db",
+        "db",
+        envvar="EDT_DB",
+        default="data/mirror.db",
+        show_default=True,
+        help="The mirror's SQLite file (env EDT_DB).",
+    )(func)
+
+
+def _plan_option(func):
+    return click.option(
+        "--plan",
+        default=None,
+        help=f"Answer as this plan ({', '.join(PLANS)}); default EDT_PLAN, else enterprise (your own mirror).",
+    )(func)
+
+
+def _check_plan(plan: str | None) -> str | None:
+    if plan is None:
+        return None
+    try:
+        return normalize_plan(plan)
+    except ValueError as exc:
+        raise BadInput(f"--plan: {exc}") from None
+
+
+def _pairs(items: Iterable[str]) -> dict[str, Any]:
+    """KEY=VALUE arguments; a repeated KEY becomes a list, which the query layer merges into a
+    list filter's comma list (tld=.fr tld=.de is tld=.fr,.de) or refuses (exit 2) for a
+    one-value parameter, as the HTTP API and the MCP tools do."""
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise BadInput(f"expected KEY=VALUE (e.g. tld=.fr), got {item!r}")
+        key = key.strip()
+        if key in params:
+            previous = params[key]
+            params[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            params[key] = value
+    return params
+
+
+def _api_error(exc: ApiError) -> BadInput:
+    field = exc.field
+    message = exc.body.get("message", str(exc))
+    return BadInput(f"{field}: {message}" if field and field not in message else message)
+
+
+_OPENED: list[str] = []  # the mirror this run opened, for a lock's one-line message in main()
+
+
+def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mirror:
+    """The mirror at `db`. `writes`: the command, when it writes to the mirror, which is then
+    refused with one line (exit 2) if the file is in a read-only place (a reading command
+    opens it read-only instead, saying so)."""
+    if must_exist and not Path(db).is_file():
+        raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
+    if writes:
+        _check_writable(db, writes)
+    _OPENED.append(db)
+    try:
+        return Mirror(db)
+    except Exception as exc:  # a file that is not a mirror
+        raise BadInput(f"{db}: cannot open as a mirror ({exc})") from None
+
+
+def _refresh_index(db: str | Mirror) -> None:
+    """After a write: rebuild the mirror's columnar index, so the next reader need not (a
+    failure only costs speed: queries are then answered by SQLite)."""
+    mirror = db if isinstance(db, Mirror) else Mirror(db)
+    try:
+        mirror.refresh_index()
+    except Exception as exc:  # noqa: BLE001
+        click.echo(f"edt: the columnar index was not rebuilt ({exc}); queries use SQLite until it is", err=True)
+
+
+def _check_writable(db: str, command: str) -> None:
+    from ..store.access import read_only_place
+
+    why = read_only_place(db)
+    if why:
+        raise BadInput(f"{db} is {why}: `edt {command}` writes to the mirror; copy it to a writable place and pass "
+                       "--db PATH (reading commands work on it as it is)")  # fmt: skip
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="expired-domains-toolkit")
+def cli() -> None:
+    """Expired Domains Toolkit: a local mirror of expired, deleted and pending-delete domains."""
+
+
+def _timeout_option(func):
+    return click.option(
+        "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+        help="Give up on a host that stays unreachable (refused, no DNS, timeouts) this long, with one line "
+             "(env EDT_TIMEOUT; default 60). Retries are printed as they happen.",
+    )(func)  # fmt: skip
+
+
+def _bound(timeout: float | None) -> float:
+    from ..remote import network_bound
+
+    try:
+        return network_bound(timeout)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _say_retry(line: str) -> None:
+    click.echo(f"edt: {line}", err=True)
+
+
+class Failed(click.ClickException):
+    """A run that could not finish (exit status 1), in one line."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"edt: {self.format_message()}", err=True)
+
+
+def _check_port(host: str, port: int, option: str = "--port") -> None:
+    """One line and exit status 2 when the address cannot be bound (in use, or not this machine's)."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise BadInput(f"--host {host}: not an address of this machine ({exc.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn and Streamlit bind
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise BadInput(f"{option} {port}: already in use on {host} (another `edt serve` or `edt app`?); "
+                               f"stop it or choose another port with {option}") from None  # fmt: skip
+            raise BadInput(f"--host {host} {option} {port}: cannot listen there ({exc.strerror})") from None
+
+
+def main() -> None:
+    try:
+        cli.main(prog_name="edt", standalone_mode=True)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the one place that turns a failure into exit 1
+        if os.environ.get("EDT_DEBUG"):
+            raise
+        click.echo(f"edt: {_failure_line(exc)}", err=True)
+        raise SystemExit(1) from None
+
+
+def _failure_line(exc: Exception) -> str:
+    """One line for an unexpected failure; a lock that outlasted the busy timeout names who
+    holds the mirror and the fix."""
+    import sqlite3
+
+    from ..store.access import locked_message, read_only_place
+
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and _OPENED:
+        db = _OPENED[-1]
+        if "locked" in text or "busy" in text:
+            return locked_message(db)
+        if "readonly database" in text:
+            why = read_only_place(db) or "read-only"
+            return f"{db} is {why}: this command writes to the mirror; copy it to a writable place (--db PATH)"
+    return text
