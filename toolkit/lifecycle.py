@@ -189,6 +189,22 @@ def _as_date(evidence: date | datetime) -> date:
     return evidence
 
 
+def _timeline(tld: str, status: str) -> tuple[Policy, int] | str:
+    """(the registry's policy, the days from the first day of `status` to the release), or
+    why there is no fixed timeline."""
+    if status not in STATUSES:
+        return f"unknown status {status!r}; expected one of {', '.join(STATUSES)}"
+    policy = policy_for(tld)
+    bare = tld.strip().lower().lstrip(".")
+    if policy is None:
+        return f"no published lifecycle for .{bare} in toolkit.lifecycle.POLICIES"
+    days = policy.days.get(status)
+    if days is None:
+        extra = f" ({policy.note})" if policy.note else ""
+        return f"{policy.registry} gives {status} no fixed length for .{bare}{extra}"
+    return policy, days
+
+
 def predict_drop_date(tld: str, status: str, evidence: date | datetime) -> tuple[date | None, str]:
     """(predicted release day, reason), or (None, why it cannot be computed).
 
@@ -196,16 +212,10 @@ def predict_drop_date(tld: str, status: str, evidence: date | datetime) -> tuple
     status: the prediction is then the latest day the registry's timeline allows (a domain
     first seen in the middle of its redemption period drops earlier).
     """
-    if status not in STATUSES:
-        return None, f"unknown status {status!r}; expected one of {', '.join(STATUSES)}"
-    policy = policy_for(tld)
-    bare = tld.strip().lower().lstrip(".")
-    if policy is None:
-        return None, f"no published lifecycle for .{bare} in toolkit.lifecycle.POLICIES"
-    days = policy.days.get(status)
-    if days is None:
-        extra = f" ({policy.note})" if policy.note else ""
-        return None, f"{policy.registry} gives {status} no fixed length for .{bare}{extra}"
+    timeline = _timeline(tld, status)
+    if isinstance(timeline, str):
+        return None, timeline
+    policy, days = timeline
     drop = _as_date(evidence) + timedelta(days=days)
     reason = f"{policy.registry}: {status} + {days} days"
     if policy.release_weekday is not None and drop.weekday() != policy.release_weekday:
@@ -244,16 +254,10 @@ def predict_drop_window(tld: str, status: str, first_seen: date | datetime,
     `first_seen`: the first day the name was observed in `status` (for a zone diff: the first
     snapshot without it). `last_before`: the last earlier day it was observed *not* in that
     status (the last snapshot still holding it); None when unknown."""
-    if status not in STATUSES:
-        return None, f"unknown status {status!r}; expected one of {', '.join(STATUSES)}"
-    policy = policy_for(tld)
-    bare = tld.strip().lower().lstrip(".")
-    if policy is None:
-        return None, f"no published lifecycle for .{bare} in toolkit.lifecycle.POLICIES"
-    days = policy.days.get(status)
-    if days is None:
-        extra = f" ({policy.note})" if policy.note else ""
-        return None, f"{policy.registry} gives {status} no fixed length for .{bare}{extra}"
+    timeline = _timeline(tld, status)
+    if isinstance(timeline, str):
+        return None, timeline
+    policy, days = timeline
     seen = _as_date(first_seen)
     step = timedelta(days=days)
     if last_before is not None:

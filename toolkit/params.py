@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -40,6 +40,7 @@ __all__ = [
     "DOMAIN_SORTS",
     "PENDING_SORTS",
     "parse_params",
+    "gather",
     "caption",
 ]
 
@@ -436,6 +437,19 @@ def parse_params(
 def takes_several(param: Param) -> bool:
     """Whether the parameter takes a comma list (tld, source, topic, ...)."""
     return param.kind == "list" or isinstance(param, _CategoriesParam)
+
+
+def gather(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """Name/value pairs (a query string, KEY=VALUE arguments) as a mapping; a repeated name
+    becomes a list, which `parse_params` merges or refuses (`merge_repeated`)."""
+    params: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in params:
+            previous = params[key]
+            params[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            params[key] = value
+    return params
 
 
 def merge_repeated(param: Param, values: list[Any] | tuple[Any, ...]) -> Any:

@@ -44,7 +44,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .errors import ApiError, invalid, unauthenticated
 from .formats import csv_cell
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
-from .params import DOMAIN_PARAMS, merge_repeated
+from .params import DOMAIN_PARAMS, gather, merge_repeated
 from .plans import CAPABILITIES, PLANS, REQUIREMENTS, require
 from .query import Mirror
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
@@ -95,14 +95,7 @@ def _with_link(body: Mapping[str, Any], request: Request) -> Mapping[str, Any]:
 def _params(request: Request) -> dict[str, Any]:
     # A repeated name arrives as a list: parse_params merges a list filter's values into its
     # comma list and refuses (422) two values of a one-value parameter, as the CLI and MCP do.
-    params: dict[str, Any] = {}
-    for key, value in request.query_params.multi_items():
-        if key in params:
-            previous = params[key]
-            params[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
-        else:
-            params[key] = value
-    return params
+    return gather(request.query_params.multi_items())
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

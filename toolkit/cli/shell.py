@@ -58,18 +58,15 @@ def _pairs(items: Iterable[str]) -> dict[str, Any]:
     """KEY=VALUE arguments; a repeated KEY becomes a list, which the query layer merges into a
     list filter's comma list (tld=.fr tld=.de is tld=.fr,.de) or refuses (exit 2) for a
     one-value parameter, as the HTTP API and the MCP tools do."""
-    params: dict[str, Any] = {}
+    from ..params import gather
+
+    pairs = []
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise BadInput(f"expected KEY=VALUE (e.g. tld=.fr), got {item!r}")
-        key = key.strip()
-        if key in params:
-            previous = params[key]
-            params[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
-        else:
-            params[key] = value
-    return params
+        pairs.append((key.strip(), value))
+    return gather(pairs)
 
 
 def _api_error(exc: ApiError) -> BadInput:
