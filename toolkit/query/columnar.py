@@ -13,18 +13,19 @@ every committed write). It is built inside one read transaction, saved beside th
 the SQLite planner instead (`sqlplan.py`), which gives the same answers.
 
 How values are held, so that every comparison gives exactly SQLite's answer:
-- numbers: float64, NULL as NaN (NaN compares false, as NULL does); whole numbers below
-  2**24 as float32, with the compared value rounded to the whole number that keeps `>=`,
-  `<`, ... exact;
-- timestamps (`YYYY-MM-DDTHH:MM:SSZ`): seconds since 1970 as float64; the value compared
-  is placed where its text would sort (a bare date just before its midnight);
+- whole numbers (counts, metrics, seconds, days) in the narrowest integer type, with the
+  type's minimum for NULL (kept out of every comparison); the compared value is moved to
+  the whole number that gives the same answer for `>=`, `<`, ...;
+- reals (prices, traffic): float64, NULL as NaN (NaN compares false, as NULL does);
+- timestamps (`YYYY-MM-DDTHH:MM:SSZ`): seconds since 1970; the value compared is placed
+  where its text would sort (a bare date just before its midnight);
 - dates (`YYYY-MM-DD`): days since 1970;
 - short texts (source, TLD, type, language, topic, tech and use-case arrays): a code per
   distinct text; a filter tests each distinct text once and looks the codes up;
 - names: the order of `ORDER BY name, id`, and the names joined in that order, searched
   for terms too short for the trigram index.
-A column whose stored values are not in these forms makes the build fail, and every
-request is answered by SQLite.
+A timestamp or date column holding another text form is left out (its filters and sorts
+go to SQLite); a number column holding text fails the build, and SQLite answers all.
 """
 
 from __future__ import annotations
@@ -362,30 +363,31 @@ class ColumnarIndex:
             return _compare_whole(values, op, target)
         return _OPS[op](values, target)
 
+    def _truth(self, column: str, test: Callable[[str], bool]) -> np.ndarray:
+        """`test` of each distinct text of a code column, by code (the last slot is NULL:
+        never matches)."""
+        if column not in self.meta["codes"]:
+            raise Unsupported(column)
+        uniques = self.meta["codes"][column]
+        table = np.zeros(len(uniques) + 1, dtype=bool)
+        table[: len(uniques)] = [test(u) for u in uniques]
+        return table
+
     def _lookup(self, column: str, key: Any, test: Callable[[str], bool]) -> np.ndarray:
         table = self._code_cache.get((column, key))
         if table is None:
-            uniques = self.meta["codes"][column]
-            table = np.zeros(len(uniques) + 1, dtype=bool)  # the last slot is NULL: never matches
-            table[: len(uniques)] = [test(u) for u in uniques]
+            table = self._truth(column, test)
             if len(self._code_cache) > 256:
                 self._code_cache.clear()
             self._code_cache[(column, key)] = table
         return table[self.arrays[column]]
 
     def among(self, column: str, values: tuple[str, ...]) -> np.ndarray:
-        if column not in self.meta["codes"]:
-            raise Unsupported(column)
         wanted = set(values)
         return self._lookup(column, ("in", tuple(sorted(wanted))), wanted.__contains__)
 
     def where_text(self, column: str, test: Callable[[str], bool]) -> np.ndarray:
-        if column not in self.meta["codes"]:
-            raise Unsupported(column)
-        uniques = self.meta["codes"][column]
-        table = np.zeros(len(uniques) + 1, dtype=bool)
-        table[: len(uniques)] = [test(u) for u in uniques]
-        return table[self.arrays[column]]
+        return self._truth(column, test)[self.arrays[column]]
 
     def name_contains(self, term: str) -> np.ndarray:
         """Rows whose name holds `term` (as SQLite's instr: exact, case as stored): the
@@ -418,7 +420,10 @@ class ColumnarIndex:
 
     # -- answering -----------------------------------------------------------------------
     def mask(self, values: Mapping[str, Any], now: datetime, fts: Callable[[str, str], np.ndarray]) -> np.ndarray:
-        """The rows an `/api/domains` request matches (validated `values`), as of `now`."""
+        """The rows an `/api/domains` request matches (validated `values`), as of `now`;
+        Unsupported when the index cannot answer it (a filter, or the sort, it does not hold)."""
+        if "after_id" not in values:
+            self._sort_column(values.get("sort"))
         ctx = Context(today=now.date(), table="listings")
         regfree = values.get("source") == REGFREE
         source = self.among("source", (REGFREE,))
@@ -437,12 +442,19 @@ class ColumnarIndex:
                 mask &= found
         return mask
 
+    def _sort_column(self, sort: str | None) -> tuple[str, bool]:
+        """(the column a contract sort orders by, descending?): Unsupported when the index
+        holds no order for it (a column left out of the build)."""
+        sort = sort or "-score"
+        column, reversed_ = SORT_COLUMNS[sort.lstrip("-")]
+        if column != "id" and f"sort:{column}" not in self.arrays:
+            raise Unsupported(f"sort by {column}")
+        return column, sort.startswith("-") != reversed_
+
     def page(self, mask: np.ndarray, sort: str | None, offset: int, limit: int) -> np.ndarray:
         """The ids of the page: matches `offset` to `offset + limit` in the sort's order
         (nulls last, ties by id, as `sqlplan.order_by`)."""
-        sort = sort or "-score"
-        column, reversed_ = SORT_COLUMNS[sort.lstrip("-")]
-        descending = sort.startswith("-") != reversed_
+        column, descending = self._sort_column(sort)
         need = offset + limit
         if column == "id":
             hits = np.flatnonzero(mask)
