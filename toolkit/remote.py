@@ -21,7 +21,8 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,20 @@ class Traffic:
         """The host answered (any HTTP status): it is reachable again."""
         self.down.pop(host, None)
 
+    @contextmanager
+    def exchange(self, request: httpx.Request, started: float) -> Iterator[None]:
+        """Counts one request sent by a transport, and whether its host answered or failed
+        at the network level (the failure then names its request)."""
+        self.requests += 1
+        host = request.url.netloc.decode()
+        try:
+            yield
+        except httpx.RequestError as exc:
+            attach_request(exc, request)
+            self.failed(host, started)
+            raise
+        self.answered(host)
+
 
 def attach_request(exc: httpx.RequestError, request: httpx.Request) -> None:
     """A transport's exception names its request (httpx adds it only later), so that a retry
@@ -174,16 +189,8 @@ class PacedTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self.limiter is not None:
             await self.limiter.try_acquire_async("requests")
-        self.traffic.requests += 1
-        started = time.monotonic()
-        try:
-            response = await self.inner.handle_async_request(request)
-        except httpx.RequestError as exc:
-            attach_request(exc, request)
-            self.traffic.failed(request.url.netloc.decode(), started)
-            raise
-        self.traffic.answered(request.url.netloc.decode())
-        return response
+        with self.traffic.exchange(request, time.monotonic()):
+            return await self.inner.handle_async_request(request)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -54,7 +54,7 @@ import httpx
 from httpx_retries import RetryTransport
 
 from .. import __version__
-from ..remote import ContractRetry, MalformedBody, Traffic, attach_request, network_bound, request_timeout
+from ..remote import ContractRetry, MalformedBody, Traffic, network_bound, request_timeout
 from ..store.fields import LISTING_FIELDS, to_db, utc_seconds
 from ..store.writer import bump_generation
 from .cache import CACHE_TABLE, cache_get, cache_put, cached_rdap
@@ -125,16 +125,8 @@ class HostPacer(httpx.BaseTransport):
                 self.paced += wait
                 self.sleep(wait)
         self._last[host] = self.clock()
-        self.traffic.requests += 1
-        started = self.clock()
-        try:
-            response = self.inner.handle_request(request)
-        except httpx.RequestError as exc:
-            attach_request(exc, request)
-            self.traffic.failed(request.url.netloc.decode(), started)
-            raise
-        self.traffic.answered(request.url.netloc.decode())
-        return response
+        with self.traffic.exchange(request, self.clock()):
+            return self.inner.handle_request(request)
 
     def close(self) -> None:
         self.inner.close()

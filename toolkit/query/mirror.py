@@ -235,7 +235,7 @@ class Mirror:
     # -- /api/domains --------------------------------------------------------------------
     def answered_by(self) -> str | None:
         """Which engine answered this thread's last `/api/domains` request: `columnar` or
-        `sqlite` (for benchmarks, tests and `edt query --explain`)."""
+        `sqlite` (for benchmarks and tests)."""
         return getattr(self._local, "answered_by", None)
 
     @staticmethod
