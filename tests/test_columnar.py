@@ -87,6 +87,8 @@ def test_the_saved_index_is_used_by_a_new_reader_and_a_stale_one_is_not(tmp_path
     built = writer.refresh_index()
     saved = load_index(index_path(path))
     assert saved is not None and saved.generation == built.generation == writer.generation()
+    stamp = index_path(path).stat().st_mtime_ns
+    assert writer.refresh_index() is built and index_path(path).stat().st_mtime_ns == stamp  # current: not rebuilt
     one_shot = Mirror(path, clock=fixed_clock)  # the default engine: uses a current saved index, never builds
     one_shot.search_domains({"tld": ".fr"})
     assert one_shot.answered_by() == "columnar"

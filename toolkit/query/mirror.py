@@ -9,6 +9,7 @@ body the REST API answers (contract sections 3-7).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -141,28 +142,32 @@ class Mirror:
 
     # -- the columnar index --------------------------------------------------------------
     def refresh_index(self) -> Any:
-        """Build the columnar index of the mirror as it is now, save it beside the mirror
-        (kept in memory only where that folder cannot be written) and use it. Writers call
-        this after a load; long-lived readers rebuild by themselves (engine `background`)."""
+        """The columnar index of the mirror as it is now: the one in use or saved beside the
+        mirror when it is current, else built, saved (kept in memory only where that folder
+        cannot be written) and used. Writers call this after a load; long-lived readers
+        rebuild by themselves (engine `background`)."""
         from .columnar import build_index, index_path
 
-        index = build_index(self.path)
+        generation = self.generation()
+        current = self._known_index()
+        if current is not None and current.generation == generation:
+            return current
+        index, path = build_index(self.path), index_path(self.path)
         try:
-            index.save(index_path(self.path))
+            index.save(path)
         except OSError:
             pass  # a read-only folder: this process keeps it in memory
         with self._columnar_lock:
             if self._columnar is None or self._columnar.generation <= index.generation:
                 self._columnar = index
+                with contextlib.suppress(OSError):  # the file just written need not be read back
+                    stat = path.stat()
+                    self._columnar_seen = (stat.st_mtime_ns, stat.st_size)
         return index
 
-    def _current_index(self, generation: int) -> Any:
-        """The columnar index of `generation` if there is one to use now, else None."""
-        if self.engine == "sqlite":
-            return None
-        index = self._columnar
-        if index is not None and index.generation == generation:
-            return index
+    def _known_index(self) -> Any:
+        """The newest index this Mirror knows: the one in use, or the saved one when the file
+        changed since it was last read."""
         from .columnar import index_path, load_index
 
         with self._columnar_lock:
@@ -177,7 +182,15 @@ class Mirror:
                 loaded = load_index(path)
                 if loaded is not None and (self._columnar is None or loaded.generation >= self._columnar.generation):
                     self._columnar = loaded
-            index = self._columnar
+            return self._columnar
+
+    def _current_index(self, generation: int) -> Any:
+        """The columnar index of `generation` if there is one to use now, else None."""
+        if self.engine == "sqlite":
+            return None
+        index = self._columnar
+        if index is None or index.generation != generation:
+            index = self._known_index()
         if index is not None and index.generation == generation:
             return index
         if self.engine == "columnar":
