@@ -203,3 +203,145 @@ def test_the_commands_that_write_leave_a_current_index_behind(tmp_path):
     found = fresh.search_domains({"contains": "kettle", "include_closed": 1})
     assert fresh.answered_by() == "columnar"
     assert "greenkettle.net" in [r["name"] for r in found["data"]]
+
+
+# -- refreshing only the rows a write touched -------------------------------------------
+
+
+def _held(index) -> dict:
+    """What an index says, in plain values: each column by id (texts for codes, None for
+    NULL), each sort order, the name order and the joined names."""
+    import numpy as np
+
+    said = {"id": index.arrays["id"].tolist(), "nonnull": index.meta["nonnull"], "unusable": index.meta["unusable"]}
+    for name, values in index.arrays.items():
+        if name in index.meta["codes"]:
+            texts = index.meta["codes"][name] + [None]
+            said[name] = [texts[c] for c in values.tolist()]
+        elif name in index.meta["whole"]:
+            null = np.iinfo(values.dtype).min
+            said[name] = [None if v == null else v for v in values.tolist()]
+        elif values.dtype.kind == "f":
+            said[name] = [None if v != v else v for v in values.tolist()]
+        else:  # orders, run starts, the joined names
+            said[name] = values.tolist()
+    return said
+
+
+def _refreshed(path, previous):
+    from toolkit.query import columnar
+
+    index = columnar._refresh(str(path), previous)
+    assert index is not None, "the change log should have allowed a refresh"
+    return index
+
+
+def test_a_refreshed_index_holds_exactly_what_a_whole_build_holds(tmp_path):
+    """Random writes of every kind (new ids between old ones, updates that change metrics,
+    texts never seen, names, types; closes; deletes), each followed by a refresh of the
+    previous index from the change log, compared with a whole build of the same mirror."""
+    path = tmp_path / "m.db"
+    mirror = Mirror(path, clock=fixed_clock)
+    conn = mirror.connection()
+    records = listing_records(400, seed=11)
+    save_listings(conn, records[::2], origin="sync", observed_at=ts(NOW - timedelta(days=3)))
+    index = build_index(path)
+    rnd = random.Random(5)
+    pool = records[1::2]
+    for step in range(12):
+        kind = step % 4
+        if kind == 0 and pool:  # new listings, ids between the held ones
+            batch, pool = pool[:25], pool[25:]
+            save_listings(conn, batch, origin="sync", observed_at=ts(NOW - timedelta(days=2, hours=-step)))
+        elif kind == 1:  # a sync page that changes metrics, a never-seen TLD, a new name
+            ids = [r[0] for r in conn.execute("SELECT id FROM listings ORDER BY random() LIMIT 30")]
+            with conn:
+                for n, listing_id in enumerate(ids):
+                    conn.execute(
+                        "UPDATE listings SET trust_flow = ?, price = ?, effective_price = ?, tld = ?, language = ?, "
+                        "name = CASE WHEN ? THEN 'zz' || name ELSE name END, wayback_snapshots = ? WHERE id = ?",
+                        [rnd.choice([None, 0, 55, 99]), rnd.choice([None, 1.5, 2e6]), rnd.choice([None, 3.25]),
+                         rnd.choice([".fr", f".new{step}"]), rnd.choice([None, "EN", f"X{step}"]), n % 3 == 0,
+                         rnd.choice([None, 7, 3_000_000_000]), listing_id],
+                    )  # fmt: skip
+                conn.execute("UPDATE mirror_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+        elif kind == 2:  # closes
+            ids = [r[0] for r in conn.execute("SELECT id FROM listings ORDER BY random() LIMIT 5")]
+            close_listings(conn, ids, closed_at=ts(NOW - timedelta(minutes=step)))
+        else:  # deletes (e.g. `edt demo --clear` below the bulk threshold)
+            with conn:
+                conn.execute("DELETE FROM listings WHERE id IN (SELECT id FROM listings ORDER BY random() LIMIT 7)")
+                conn.execute("UPDATE mirror_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+        index = _refreshed(path, index)
+        whole = build_index(path)
+        assert index.generation == whole.generation == mirror.generation()
+        assert _held(index) == _held(whole), f"step {step}"
+    mirror.close()
+
+
+def test_a_refreshed_index_answers_as_sqlite(tmp_path):
+    path = tmp_path / "m.db"
+    mirror = Mirror(path, clock=fixed_clock, engine="columnar")
+    sqlite = Mirror(path, clock=fixed_clock, engine="sqlite")
+    records = listing_records(300, seed=4)
+    save_listings(mirror.connection(), records[:200], origin="sync", observed_at=ts(NOW - timedelta(days=2)))
+    mirror.refresh_index()
+    save_listings(mirror.connection(), records[200:], origin="sync", observed_at=ts(NOW))
+    refreshed = mirror.refresh_index()
+    assert load_index(index_path(path)).generation == refreshed.generation == mirror.generation()
+    rnd = random.Random(2)
+    for _ in range(60):
+        names = rnd.sample(FILTERS, rnd.randint(1, 3))
+        params = {name: rnd.choice(POOLS[name]) for name in names}
+        params.update(sort=rnd.choice(SORTS), page=rnd.randint(1, 4), per_page=rnd.choice([5, 50]))
+        assert _answer(mirror, params) == _answer(sqlite, params), params
+    mirror.close()
+    sqlite.close()
+
+
+def test_after_a_bulk_load_the_index_is_built_whole(tmp_path):
+    """A bulk load writes without the change log: the log then starts after it, and an
+    index older than that is never patched from it."""
+    from toolkit.query import columnar
+    from toolkit.store.schema import bulk_load
+
+    path = tmp_path / "m.db"
+    mirror = Mirror(path, clock=fixed_clock)
+    conn = mirror.connection()
+    records = listing_records(120, seed=8)
+    save_listings(conn, records[:60], origin="sync", observed_at=ts(NOW - timedelta(days=2)))
+    before = build_index(path)
+    with bulk_load(conn):
+        save_listings(conn, records[60:], origin="sync", observed_at=ts(NOW))
+    assert columnar._refresh(str(path), before) is None
+    whole = columnar.update_index(path, before)
+    assert len(whole.arrays["id"]) == 120 and whole.generation == mirror.generation()
+    save_listings(conn, [{**records[0], "price": 1.0}], origin="sync", observed_at=ts(NOW))
+    assert _held(_refreshed(path, whole)) == _held(build_index(path))
+    mirror.close()
+
+
+def test_building_and_refreshing_the_index_leave_pandas_out(tmp_path):
+    """pyarrow's to_numpy imports pandas (over half a second in a fresh process, which
+    `edt sync` or `edt ingest` would pay after every run): the index reads Arrow's buffers."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.db"
+    mirror = Mirror(path, clock=fixed_clock)
+    records = listing_records(50, seed=2)
+    save_listings(mirror.connection(), records[:25], origin="sync", observed_at=ts(NOW))
+    build_index(path).save(index_path(path))
+    save_listings(mirror.connection(), records[25:], origin="sync", observed_at=ts(NOW))
+    mirror.close()
+    script = (
+        "import sys\n"
+        "from toolkit.query import columnar\n"
+        f"path = {str(path)!r}\n"
+        "old = columnar.load_index(columnar.index_path(path))\n"
+        "new = columnar._refresh(path, old)\n"
+        "whole = columnar.build_index(path)\n"
+        "print(new is not None, new.rows, whole.rows, 'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "50", "50", "False"]

@@ -51,7 +51,7 @@ from ..sources import REGFREE
 from ..store.fields import iso_timestamp
 from ..store.schema import LISTING_COLUMNS, SORT_COLUMNS, connect
 
-__all__ = ["ColumnarIndex", "Unsupported", "index_path", "build_index", "load_index"]
+__all__ = ["ColumnarIndex", "Unsupported", "index_path", "build_index", "update_index", "load_index"]
 
 FORMAT = 1
 _MAGIC = b"EDTCOLS1"
@@ -111,24 +111,29 @@ _TEXT_LENGTHS = {"time": 20, "day": 10}
 
 def _scan(path: str, columns: list[str], source: str = "listings INDEXED BY idx_listings_filters") -> tuple[int, Any]:
     """One scan of the mirror inside one read transaction: its generation and the columns
-    of every row as an Arrow table. SQLite writes each row as one line of text (one
-    `printf` a row: the scan runs without the GIL), Arrow's CSV reader parses them."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
+    of every row as an Arrow table."""
     conn = connect(path, readonly=True)
     try:
         conn.execute("BEGIN")
-        generation = _generation(conn)
-        line = "printf('" + _SEPARATOR.join(["%s"] * len(columns)) + "', " + ", ".join(map(_field, columns)) + ")"
-        rows, text = conn.execute(f"SELECT count(*), group_concat({line}, char(10)) FROM {source}").fetchone()
+        return _generation(conn), _read_rows(conn, columns, source)
     finally:
         conn.close()
+
+
+def _read_rows(conn: sqlite3.Connection, columns: list[str], source: str, args: tuple = ()) -> Any:
+    """`columns` of the rows of `source` as an Arrow table. SQLite writes each row as one
+    line of text (one `printf` a row: the scan runs without the GIL), Arrow's CSV reader
+    parses them."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    line = "printf('" + _SEPARATOR.join(["%s"] * len(columns)) + "', " + ", ".join(map(_field, columns)) + ")"
+    rows, text = conn.execute(f"SELECT count(*), group_concat({line}, char(10)) FROM {source}", args).fetchone()
     types = {"int": pa.int64(), "real": pa.float64(), "day": pa.string(), "time": pa.string(),
              "code": pa.dictionary(pa.int32(), pa.string()), "name": pa.string()}  # fmt: skip
     column_types = {c: types[_kind(c)] for c in columns}
     if not rows:
-        return generation, pa.table({c: pa.array([], type=t) for c, t in column_types.items()})
+        return pa.table({c: pa.array([], type=t) for c, t in column_types.items()})
     table = pacsv.read_csv(
         io.BytesIO(text.encode() + b"\n"),
         read_options=pacsv.ReadOptions(column_names=columns, block_size=1 << 24),
@@ -137,7 +142,7 @@ def _scan(path: str, columns: list[str], source: str = "listings INDEXED BY idx_
     )
     if table.num_rows != rows:
         raise ValueError(f"{table.num_rows} lines for {rows} rows (a line break inside a value?)")
-    return generation, table.combine_chunks()
+    return table.combine_chunks()
 
 
 def _generation(conn: sqlite3.Connection) -> int:
@@ -194,7 +199,7 @@ def _build_part(path: str, columns: list[str], with_names: bool) -> tuple[int, d
     """Scan `columns` (and the name order), hold them in id order and sort the sortable ones."""
     generation, table = _scan(path, ["id"] + columns)
     rows = table.num_rows
-    scan_ids = table.column("id").to_numpy()
+    scan_ids = _numpy(table.column("id"))
     order = np.argsort(scan_ids, kind="stable")
     arrays: dict[str, np.ndarray] = {"id": scan_ids[order]}
     meta: dict[str, Any] = {"whole": {}, "codes": {}, "nonnull": {}, "unusable": []}
@@ -216,6 +221,39 @@ def _build_part(path: str, columns: list[str], with_names: bool) -> tuple[int, d
             raise _Moved("the mirror changed while the index was read; build again")
         _put_names(arrays, meta, names, rows)
     return generation, arrays, meta
+
+
+def _numpy(data: Any, fill: Any = None) -> np.ndarray:
+    """An Arrow array of numbers or booleans as NumPy, its nulls set to `fill`, read from
+    its buffers: pyarrow's `to_numpy` and `fill_null` import pandas (over half a second in
+    a fresh process, and in each build worker)."""
+    import pyarrow as pa
+
+    if isinstance(data, pa.ChunkedArray):
+        data = data.combine_chunks()
+    dtype = {pa.int64(): np.int64, pa.int32(): np.int32, pa.float64(): np.float64, pa.bool_(): bool}[data.type]
+    if not len(data):
+        return np.zeros(0, dtype=dtype)
+    buffers = data.buffers()
+    values = _bits(buffers[1], data) if dtype is bool else np.frombuffer(buffers[1], dtype=dtype)[data.offset : data.offset + len(data)]
+    if data.null_count:
+        if fill is None:
+            raise ValueError("an array with nulls and nothing to fill them with")
+        values = np.where(_bits(buffers[0], data), values, fill)
+    return values
+
+
+def _bits(buffer: Any, data: Any) -> np.ndarray:
+    """One bit a value (Arrow's validity bitmaps and booleans) as a NumPy bool array."""
+    bits = np.unpackbits(np.frombuffer(buffer, dtype=np.uint8), bitorder="little")
+    return bits[data.offset : data.offset + len(data)].astype(bool)
+
+
+def _nulls(data: Any) -> np.ndarray:
+    """Where an Arrow array holds NULL."""
+    if not data.null_count:
+        return np.zeros(len(data), dtype=bool)
+    return ~_bits(data.buffers()[0], data)
 
 
 def _as_whole_numbers(data: Any, kind: str) -> Any:
@@ -252,20 +290,23 @@ def _put_names(arrays: dict[str, np.ndarray], meta: dict[str, Any], table: Any, 
     import pyarrow.compute as pc
 
     ids = arrays["id"]
-    name_ids = table.column("id").to_numpy()
+    name_ids = _numpy(table.column("id"))
     positions = np.searchsorted(ids, name_ids)
     if rows and not np.array_equal(ids[np.minimum(positions, rows - 1)], name_ids):
         raise _Moved("the name scan disagrees with the others; build again")
     names = table.column("name").combine_chunks()
     arrays["sort:name"] = positions.astype(np.int32)
-    lines = pc.binary_join_element_wise(names, "", "\n")  # each name with a line break after it
-    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset : lines.offset + rows + 1]
-    text = np.frombuffer(lines.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]] if rows else np.zeros(0, np.uint8)
+    if rows:  # each name with a line break after it, from the string array's buffers
+        offsets = np.frombuffer(names.buffers()[1], dtype=np.int32)[names.offset : names.offset + rows + 1]
+        body = np.frombuffer(names.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+        text = np.insert(body, offsets[1:] - offsets[0], 10)
+    else:
+        text, offsets = np.zeros(0, np.uint8), np.zeros(1, np.int32)
     arrays["name_text"] = text
-    arrays["name_ends"] = (offsets[1:] - offsets[0]).astype(np.int32)
+    arrays["name_ends"] = (offsets[1:] - offsets[0] + np.arange(1, rows + 1)).astype(np.int32)
     if int(np.count_nonzero(text == 10)) != rows:
         raise RuntimeError("a name holds a line break; the index cannot search names")
-    differs = pc.not_equal(names.slice(1), names.slice(0, max(rows - 1, 0))).to_numpy(zero_copy_only=False)
+    differs = _numpy(pc.not_equal(names.slice(1), names.slice(0, max(rows - 1, 0))))
     arrays["starts:name"] = np.flatnonzero(np.r_[True, differs]).astype(np.int32) if rows else np.array([], np.int32)
     meta["nonnull"]["name"] = rows
 
@@ -281,12 +322,12 @@ def _put(arrays: dict[str, np.ndarray], meta: dict[str, Any], column: str, kind:
     import pyarrow.compute as pc
 
     if kind == "code":
-        codes = data.indices.fill_null(len(data.dictionary)).to_numpy()[order]  # NULL: past the last text
+        codes = _numpy(data.indices, fill=len(data.dictionary))[order]  # NULL: past the last text
         arrays[column] = codes.astype(np.int16 if len(data.dictionary) < 2**15 - 1 else np.int32)
         meta["codes"][column] = data.dictionary.to_pylist()
         return
     if kind == "real":
-        arrays[column] = data.fill_null(math.nan).to_numpy(zero_copy_only=False)[order]
+        arrays[column] = _numpy(data, fill=math.nan)[order]
         return
     low, high = pc.min(data).as_py(), pc.max(data).as_py()
     width = np.int64
@@ -295,9 +336,220 @@ def _put(arrays: dict[str, np.ndarray], meta: dict[str, Any], column: str, kind:
         if low is None or (info.min < low and high <= info.max):
             width = candidate
             break
-    values = data.fill_null(np.iinfo(width).min).to_numpy(zero_copy_only=False)[order]
+    values = _numpy(data, fill=np.iinfo(width).min)[order]
     arrays[column] = values.astype(width)
     meta["whole"][column] = True
+
+
+# -- refreshing: only the rows a write touched ----------------------------------------
+
+# Past this share of changed rows, building the whole index again costs about the same.
+_REFRESH_SHARE = 0.2
+
+
+def update_index(mirror_path: str | os.PathLike[str], previous: "ColumnarIndex | None" = None) -> "ColumnarIndex":
+    """The index of the mirror as it is now: `previous` with the rows written since its
+    generation read again (the mirror's change log, `listing_changes`), or, when that log
+    cannot say (a bulk load since, too many changes, a held form that changed), built whole."""
+    if previous is not None:
+        try:
+            refreshed = _refresh(os.fspath(mirror_path), previous)
+        except _Moved:
+            refreshed = None
+        if refreshed is not None:
+            return refreshed
+    return build_index(mirror_path)
+
+
+def _held_columns() -> list[str]:
+    return [*_number_columns(), *TIME_COLUMNS, *DAY_COLUMNS, *CODE_COLUMNS]
+
+
+def _refresh(path: str, previous: "ColumnarIndex") -> "ColumnarIndex | None":
+    """`previous` patched with the rows the change log names since its generation, all read
+    in one read transaction; None when only a whole build can give the current index."""
+    columns = _held_columns()
+    if previous.meta["unusable"] or any(c not in previous.arrays for c in columns) or "sort:name" not in previous.arrays:
+        return None
+    conn = connect(path, readonly=True)
+    try:
+        conn.execute("BEGIN")
+        generation = _generation(conn)
+        if generation == previous.generation:
+            return previous
+        start = conn.execute("SELECT value FROM mirror_meta WHERE key = 'changes_from'").fetchone()
+        if start is None or generation < previous.generation or previous.generation < int(start[0]):
+            return None  # the log does not cover every write since `previous`
+        since = (previous.generation,)
+        changed = np.array(
+            [i for (i,) in conn.execute("SELECT id FROM listing_changes WHERE generation >= ? ORDER BY id", since)],
+            dtype=np.int64,
+        )
+        if len(changed) > max(previous.rows * _REFRESH_SHARE, 1000):
+            return None
+        table = _read_rows(conn, ["id", *columns, "name"],
+                           "listings WHERE id IN (SELECT id FROM listing_changes WHERE generation >= ?)", since)  # fmt: skip
+    finally:
+        conn.close()
+    try:
+        return _patched(previous, generation, changed, table, columns)
+    except _Unpatchable:
+        return None
+
+
+class _Unpatchable(Exception):
+    """A changed row holds a value the previous index's form cannot take (a new text form)."""
+
+
+def _patched(previous: "ColumnarIndex", generation: int, changed: np.ndarray, table: Any,
+             columns: list[str]) -> "ColumnarIndex":  # fmt: skip
+    """The arrays of `previous` with the rows of `table` written over, added or (ids of
+    `changed` no longer in the mirror) removed; the sort orders of changed columns again."""
+    import copy
+
+    scanned = _numpy(table.column("id"))
+    order = np.argsort(scanned, kind="stable")
+    ids = scanned[order]
+    old_ids, rows = previous.arrays["id"], previous.rows
+    found = _positions(old_ids, ids)
+    updated, added = found >= 0, found < 0
+    gone = changed[~np.isin(changed, ids)]
+    removed = _positions(old_ids, gone)
+    removed = removed[removed >= 0]
+    kept_ids = np.delete(old_ids, removed) if len(removed) else old_ids
+    insert_at = np.searchsorted(kept_ids, ids[added])
+    reshaped = bool(len(removed) or added.any())
+
+    def patch(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        values = np.array(old)
+        values[found[updated]] = new[updated]
+        if reshaped:
+            values = np.insert(np.delete(values, removed), insert_at, new[added])
+        return values
+
+    meta = copy.deepcopy(previous.meta)
+    arrays = dict(previous.arrays)
+    arrays["id"] = patch(old_ids, ids)
+    resort = []
+    for column in columns:
+        old, new = _changed_values(previous.arrays[column], meta, column, table.column(column).combine_chunks(), order)
+        arrays[column] = patch(old, new)
+        same = np.array_equal(old[found[updated]], new[updated], equal_nan=new.dtype.kind == "f")
+        if f"sort:{column}" in arrays and (reshaped or not same):
+            resort.append(column)
+    with ThreadPoolExecutor(2) as pool:  # NumPy sorts without the GIL
+        for column, (perm, starts, nonnull) in zip(resort, pool.map(lambda c: _sort_order(arrays[c]), resort)):
+            arrays[f"sort:{column}"], arrays[f"starts:{column}"], meta["nonnull"][column] = perm, starts, nonnull
+    scanned_names = table.column("name").to_pylist()
+    names = [scanned_names[i] for i in order]
+    _patch_names(previous, arrays, meta, found, removed, ids, names)
+    return ColumnarIndex(generation, arrays, meta, keep=previous._keep)
+
+
+def _positions(held: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """The position of each of `ids` in the sorted `held`, -1 where it is not there."""
+    at = np.searchsorted(held, ids)
+    inside = at < len(held)
+    hit = np.zeros(len(ids), dtype=bool)
+    hit[inside] = held[at[inside]] == ids[inside]
+    return np.where(hit, at, -1)
+
+
+def _changed_values(old: np.ndarray, meta: dict[str, Any], column: str, data: Any,
+                    order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(the old column, in a type that also holds the new values; the new values in it, in
+    `order`). Arrow arrays are turned into NumPy before being reordered: Arrow's `take`
+    with a NumPy index imports pandas."""
+    kind = _kind(column)
+    if kind == "code":
+        old, codes = _changed_codes(old, meta["codes"][column], data)
+        return old, codes[order]
+    if kind == "real":
+        return old, _numpy(data, fill=math.nan).astype(np.float64)[order]
+    if kind in _TEXT_LENGTHS:
+        data = _as_whole_numbers(data, kind)
+        if data is None:
+            raise _Unpatchable(column)
+    nulls = _nulls(data)[order]
+    values = _numpy(data, fill=0).astype(np.int64)[order]
+    info = np.iinfo(old.dtype)
+    present = values[~nulls]
+    if len(present) and (present.min() <= info.min or present.max() > info.max):
+        held = old[old != info.min]
+        low = min(int(present.min()), int(held.min()) if len(held) else int(present.min()))
+        high = max(int(present.max()), int(held.max()) if len(held) else int(present.max()))
+        wider = next((t for t in (np.int8, np.int16, np.int32) if np.iinfo(t).min < low and high <= np.iinfo(t).max),
+                     np.int64)  # fmt: skip
+        widened = old.astype(wider)
+        widened[old == info.min] = np.iinfo(wider).min
+        old, info = widened, np.iinfo(wider)
+    return old, np.where(nulls, info.min, values).astype(old.dtype)
+
+
+def _changed_codes(old: np.ndarray, texts_held: list[str], data: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of the new texts; a text not seen before gets the next code (the NULL code,
+    one past the last text, moves up with it)."""
+    null_before = len(texts_held)
+    code_of = {text: code for code, text in enumerate(texts_held)}
+    codes = []
+    for text in data.to_pylist():
+        if text is None:
+            codes.append(-1)
+            continue
+        code = code_of.get(text)
+        if code is None:
+            code = code_of[text] = len(texts_held)
+            texts_held.append(text)
+        codes.append(code)
+    null = len(texts_held)
+    dtype = np.int16 if null < 2**15 - 1 else np.int32
+    if null != null_before:
+        moved = old.astype(dtype)
+        moved[old == null_before] = null
+        old = moved
+    new = np.array(codes, dtype=np.int64)
+    return old, np.where(new < 0, null, new).astype(old.dtype)
+
+
+def _patch_names(previous: "ColumnarIndex", arrays: dict[str, np.ndarray], meta: dict[str, Any], found: np.ndarray,
+                 removed: np.ndarray, ids: np.ndarray, names: list[str]) -> None:  # fmt: skip
+    """The name order and the joined names after the change: unchanged when no name changed
+    and no row came or went, else the changed names placed into the old order (`ORDER BY
+    name, id`: bytes, ties by id)."""
+    rows = previous.rows
+    order = previous.arrays["sort:name"]
+    in_order = previous.arrays["name_text"].tobytes().split(b"\n")[:-1]  # names in the old name order
+    rank = np.empty(rows, dtype=np.int64)
+    rank[order] = np.arange(rows)
+    encoded = [name.encode() for name in names]
+    renamed = [i for i in np.flatnonzero(found >= 0) if in_order[rank[found[i]]] != encoded[i]]
+    added = np.flatnonzero(found < 0)
+    if not renamed and not len(added) and not len(removed):
+        return
+    moving = np.concatenate((removed, found[renamed])).astype(np.int64)
+    stay = np.ones(rows, dtype=bool)
+    stay[rank[moving]] = False
+    new_ids = arrays["id"]
+    kept_positions = np.searchsorted(new_ids, previous.arrays["id"][order[stay]])
+    incoming = sorted((encoded[i], int(ids[i])) for i in [*renamed, *added])
+    width = max([len(n) for n in in_order] + [len(n) for n, _ in incoming] + [1])
+    kept_names = np.array(in_order, dtype=f"S{width}")[stay]
+    incoming_names = np.array([n for n, _ in incoming], dtype=f"S{width}")
+    incoming_ids = np.array([i for _, i in incoming], dtype=np.int64)
+    at = np.searchsorted(kept_names, incoming_names, side="left")
+    tied = np.flatnonzero(np.searchsorted(kept_names, incoming_names, side="right") > at)
+    for i in tied:  # equal names: by id
+        low = int(at[i])
+        high = int(np.searchsorted(kept_names, incoming_names[i], side="right"))
+        at[i] = low + int(np.searchsorted(new_ids[kept_positions[low:high]], incoming_ids[i]))
+    final_names = np.insert(kept_names, at, incoming_names)
+    arrays["sort:name"] = np.insert(kept_positions, at, np.searchsorted(new_ids, incoming_ids)).astype(np.int32)
+    listed = final_names.tolist()
+    arrays["name_text"] = np.frombuffer(b"\n".join(listed) + b"\n", dtype=np.uint8) if listed else np.zeros(0, np.uint8)
+    arrays["name_ends"] = np.cumsum(np.char.str_len(final_names) + 1).astype(np.int32)
+    differs = final_names[1:] != final_names[:-1]
+    arrays["starts:name"] = np.flatnonzero(np.r_[True, differs]).astype(np.int32) if listed else np.array([], np.int32)
+    meta["nonnull"]["name"] = len(listed)
 
 
 # -- the index -----------------------------------------------------------------------

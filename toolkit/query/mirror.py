@@ -53,8 +53,9 @@ __all__ = ["Mirror", "ENGINES"]
 #   columnar    a stale index is rebuilt before answering (benchmarks, tests)
 #   sqlite      never the columnar index
 ENGINES = ("auto", "background", "columnar", "sqlite")
-# A background rebuild starts at most this often (a sync commits a page every few seconds).
-REBUILD_INTERVAL = 10.0
+# A background refresh starts at most this often. It reads only the rows written since
+# (about half a second at full scale); a sync commits a page every few seconds.
+REBUILD_INTERVAL = 2.0
 
 
 class Mirror:
@@ -143,16 +144,17 @@ class Mirror:
     # -- the columnar index --------------------------------------------------------------
     def refresh_index(self) -> Any:
         """The columnar index of the mirror as it is now: the one in use or saved beside the
-        mirror when it is current, else built, saved (kept in memory only where that folder
+        mirror when it is current, else refreshed from it (only the rows written since are
+        read again) or built whole, saved (kept in memory only where that folder
         cannot be written) and used. Writers call this after a load; long-lived readers
         rebuild by themselves (engine `background`)."""
-        from .columnar import build_index, index_path
+        from .columnar import index_path, update_index
 
         generation = self.generation()
         current = self._known_index()
         if current is not None and current.generation == generation:
             return current
-        index, path = build_index(self.path), index_path(self.path)
+        index, path = update_index(self.path, current), index_path(self.path)
         try:
             index.save(path)
         except OSError:

@@ -199,6 +199,28 @@ PENDING_INDEXES = {
     "idx_pending_domain": "domain, id, estimated_drop_date",
 }
 HISTORY_INDEXES = {"idx_history_listing": "listing_id, observed_at"}
+CHANGE_INDEXES = {"idx_listing_changes_generation": "generation"}
+
+# The change log: every insert, update or delete of a listing notes its id with the mirror's
+# generation at that moment, so the columnar index can re-read only the rows a write
+# touched (`toolkit/query/columnar.py`). One row per listing id: the log never outgrows
+# the table. `mirror_meta.changes_from` is the first generation the log is complete from:
+# a bulk load drops these triggers, and re-creating them starts a new generation after it.
+_GENERATION_NOW = "(SELECT COALESCE(CAST(value AS INTEGER), 0) FROM mirror_meta WHERE key = 'generation')"
+
+
+def _note_change(row: str) -> str:
+    # An upsert, not INSERT OR REPLACE: an outer statement's conflict policy would override that.
+    return (f"INSERT INTO listing_changes (id, generation) VALUES ({row}.id, {_GENERATION_NOW}) "
+            "ON CONFLICT(id) DO UPDATE SET generation = excluded.generation; END")  # fmt: skip
+
+
+CHANGE_TRIGGERS = {
+    "listings_changes_insert": "AFTER INSERT ON listings BEGIN " + _note_change("new"),
+    "listings_changes_update": "AFTER UPDATE ON listings BEGIN " + _note_change("new"),
+    "listings_changes_rekey": "AFTER UPDATE OF id ON listings WHEN old.id IS NOT new.id BEGIN " + _note_change("old"),
+    "listings_changes_delete": "AFTER DELETE ON listings BEGIN " + _note_change("old"),
+}
 SYNC_RUN_INDEXES = {"idx_sync_runs_job": "job, started_at"}
 
 
@@ -273,7 +295,8 @@ def _fingerprint() -> str:
     """Changes whenever a declared table, column or index changes."""
     declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, SYNC_STATE_COLUMNS,
                 SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS, ENRICH_CACHE_COLUMNS,
-                LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES)  # fmt: skip
+                LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES, CHANGE_INDEXES,
+                CHANGE_TRIGGERS)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
 
@@ -312,6 +335,7 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
         _table(db, "alert_outbox", ALERT_OUTBOX_COLUMNS, "id")
         # v7 declares the enrichment cache (earlier toolkits created it on first use)
         _table(db, ENRICH_CACHE_TABLE, ENRICH_CACHE_COLUMNS, ("kind", "domain"))
+        _table(db, "listing_changes", {"id": int, "generation": int}, "id")
         for version in sorted(_DATA_MIGRATIONS):
             if before < version:
                 _DATA_MIGRATIONS[version](db)
@@ -319,6 +343,8 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
         _ensure_indexes(conn, "pending_delete", PENDING_INDEXES)
         _ensure_indexes(conn, "listing_history", HISTORY_INDEXES)
         _ensure_indexes(conn, "sync_runs", SYNC_RUN_INDEXES)
+        _ensure_indexes(conn, "listing_changes", CHANGE_INDEXES)
+        _ensure_change_triggers(conn)
         for table in ("listings", "pending_delete"):
             column = "name" if table == "listings" else "domain"
             if not db[f"{table}_fts"].exists():
@@ -330,6 +356,31 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
         )
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return before
+
+
+def _ensure_change_triggers(conn: sqlite3.Connection) -> None:
+    """Create the change log's triggers as declared. When any had to be (re)created, writes
+    may have gone unlogged (a bulk load, an older toolkit): the log restarts, complete from
+    a new generation on."""
+    existing = dict(
+        conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'listings'").fetchall()
+    )
+    missing = [name for name, body in CHANGE_TRIGGERS.items() if existing.get(name) != f"CREATE TRIGGER {name} {body}"]
+    if not missing:
+        return
+    for name in missing:
+        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+        conn.execute(f"CREATE TRIGGER {name} {CHANGE_TRIGGERS[name]}")
+    # A new generation, from which the log is complete: an index of an older one is built whole.
+    conn.execute("DELETE FROM listing_changes")
+    conn.execute(
+        "INSERT INTO mirror_meta (key, value) VALUES ('generation', '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    )
+    conn.execute(
+        "INSERT INTO mirror_meta (key, value) SELECT 'changes_from', value FROM mirror_meta WHERE key = 'generation' "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+    )
 
 
 def _index_names(conn: sqlite3.Connection, table: str) -> list[str]:
