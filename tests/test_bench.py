@@ -299,3 +299,24 @@ if __name__ == "__main__":  # build a synthetic mirror for profiling
     t0 = time.perf_counter()
     synthetic_mirror(out, n, r, p, now=datetime.now(timezone.utc).replace(microsecond=0), bulk=True)
     print(f"{out}: {n} listings, {r} regfree, {p} pending in {time.perf_counter() - t0:.0f} s")
+
+
+def test_the_refresh_bench_refreshes_every_round_and_matches_a_whole_build(tmp_path, capsys):
+    from toolkit.bench import refresh
+
+    db = synthetic_mirror(tmp_path / "bench.db", listings=600, regfree=60, pending=10)
+    code = refresh.main(["--db", str(db), "--rounds", "8", "--seed", "3", "--markdown"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "refreshes that fell back to a whole build: 0" in out
+    assert "refreshed index identical to the whole build: yes" in out
+    assert "| whole build (the peer) | 3 |" in out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "rounds" not in line and "peer" not in line]
+    assert sum(int(line.split("|")[2]) for line in rows) == 8  # each round lands in its write's row
+
+
+def test_the_refresh_bench_names_a_missing_mirror(tmp_path, capsys):
+    from toolkit.bench import refresh
+
+    assert refresh.main(["--db", str(tmp_path / "none.db")]) == 2
+    assert "--db" in capsys.readouterr().err

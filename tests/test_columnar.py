@@ -236,10 +236,14 @@ def _refreshed(path, previous):
     return index
 
 
-def test_a_refreshed_index_holds_exactly_what_a_whole_build_holds(tmp_path):
-    """Random writes of every kind (new ids between old ones, updates that change metrics,
-    texts never seen, names, types; closes; deletes), each followed by a refresh of the
-    previous index from the change log, compared with a whole build of the same mirror."""
+@pytest.mark.parametrize("few_names", [2000, 0], ids=["names-by-bisect", "names-by-numpy"])
+def test_a_refreshed_index_holds_exactly_what_a_whole_build_holds(tmp_path, monkeypatch, few_names):
+    """Random writes of every kind (new ids between old ones, names equal to held ones,
+    updates that change metrics, texts never seen, renames; closes; deletes), each followed
+    by a refresh of the previous index from the change log, compared with a whole build."""
+    from toolkit.query import columnar
+
+    monkeypatch.setattr(columnar, "_FEW_NAMES", few_names)
     path = tmp_path / "m.db"
     mirror = Mirror(path, clock=fixed_clock)
     conn = mirror.connection()
@@ -250,8 +254,10 @@ def test_a_refreshed_index_holds_exactly_what_a_whole_build_holds(tmp_path):
     pool = records[1::2]
     for step in range(12):
         kind = step % 4
-        if kind == 0 and pool:  # new listings, ids between the held ones
+        if kind == 0 and pool:  # new listings, ids between the held ones, some named as held ones
             batch, pool = pool[:25], pool[25:]
+            held = [r[0] for r in conn.execute("SELECT name FROM listings ORDER BY random() LIMIT 8")]
+            batch = [{**r, "name": held[n]} if n < len(held) else r for n, r in enumerate(batch)]
             save_listings(conn, batch, origin="sync", observed_at=ts(NOW - timedelta(days=2, hours=-step)))
         elif kind == 1:  # a sync page that changes metrics, a never-seen TLD, a new name
             ids = [r[0] for r in conn.execute("SELECT id FROM listings ORDER BY random() LIMIT 30")]

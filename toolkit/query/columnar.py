@@ -345,6 +345,8 @@ def _put(arrays: dict[str, np.ndarray], meta: dict[str, Any], column: str, kind:
 
 # Past this share of changed rows, building the whole index again costs about the same.
 _REFRESH_SHARE = 0.2
+# Up to this many incoming names are placed by a binary search each, more by one NumPy search.
+_FEW_NAMES = 2000
 
 
 def update_index(mirror_path: str | os.PathLike[str], previous: "ColumnarIndex | None" = None) -> "ColumnarIndex":
@@ -514,42 +516,89 @@ def _changed_codes(old: np.ndarray, texts_held: list[str], data: Any) -> tuple[n
 def _patch_names(previous: "ColumnarIndex", arrays: dict[str, np.ndarray], meta: dict[str, Any], found: np.ndarray,
                  removed: np.ndarray, ids: np.ndarray, names: list[str]) -> None:  # fmt: skip
     """The name order and the joined names after the change: unchanged when no name changed
-    and no row came or went, else the changed names placed into the old order (`ORDER BY
-    name, id`: bytes, ties by id)."""
-    rows = previous.rows
-    order = previous.arrays["sort:name"]
-    in_order = previous.arrays["name_text"].tobytes().split(b"\n")[:-1]  # names in the old name order
+    and no row came or went; else the old order (`ORDER BY name, id`: bytes, ties by id)
+    with the leaving names cut out and the incoming ones spliced in where they sort."""
+    rows, order, old_ids = previous.rows, previous.arrays["sort:name"], previous.arrays["id"]
+    ends = previous.arrays["name_ends"].astype(np.int64)
+    begins = np.r_[0, ends[:-1]] if rows else ends
+    blob = previous.arrays["name_text"].tobytes()
     rank = np.empty(rows, dtype=np.int64)
     rank[order] = np.arange(rows)
+
+    def name_at(r: int) -> bytes:
+        return blob[begins[r] : ends[r] - 1]
+
     encoded = [name.encode() for name in names]
-    renamed = [i for i in np.flatnonzero(found >= 0) if in_order[rank[found[i]]] != encoded[i]]
+    renamed = [i for i in np.flatnonzero(found >= 0) if name_at(rank[found[i]]) != encoded[i]]
     added = np.flatnonzero(found < 0)
     if not renamed and not len(added) and not len(removed):
         return
-    moving = np.concatenate((removed, found[renamed])).astype(np.int64)
-    stay = np.ones(rows, dtype=bool)
-    stay[rank[moving]] = False
-    new_ids = arrays["id"]
-    kept_positions = np.searchsorted(new_ids, previous.arrays["id"][order[stay]])
+    leaving = np.sort(rank[np.concatenate((removed, found[renamed])).astype(np.int64)])
     incoming = sorted((encoded[i], int(ids[i])) for i in [*renamed, *added])
-    width = max([len(n) for n in in_order] + [len(n) for n, _ in incoming] + [1])
-    kept_names = np.array(in_order, dtype=f"S{width}")[stay]
-    incoming_names = np.array([n for n, _ in incoming], dtype=f"S{width}")
-    incoming_ids = np.array([i for _, i in incoming], dtype=np.int64)
-    at = np.searchsorted(kept_names, incoming_names, side="left")
-    tied = np.flatnonzero(np.searchsorted(kept_names, incoming_names, side="right") > at)
-    for i in tied:  # equal names: by id
-        low = int(at[i])
-        high = int(np.searchsorted(kept_names, incoming_names[i], side="right"))
-        at[i] = low + int(np.searchsorted(new_ids[kept_positions[low:high]], incoming_ids[i]))
-    final_names = np.insert(kept_names, at, incoming_names)
-    arrays["sort:name"] = np.insert(kept_positions, at, np.searchsorted(new_ids, incoming_ids)).astype(np.int32)
-    listed = final_names.tolist()
-    arrays["name_text"] = np.frombuffer(b"\n".join(listed) + b"\n", dtype=np.uint8) if listed else np.zeros(0, np.uint8)
-    arrays["name_ends"] = np.cumsum(np.char.str_len(final_names) + 1).astype(np.int32)
-    differs = final_names[1:] != final_names[:-1]
-    arrays["starts:name"] = np.flatnonzero(np.r_[True, differs]).astype(np.int32) if listed else np.array([], np.int32)
-    meta["nonnull"]["name"] = len(listed)
+    # Where each incoming name sorts in the old order, and then among the names that stay.
+    before_old = _name_positions(incoming, blob, old_ids[order], name_at)
+    at = before_old - np.searchsorted(leaving, before_old)
+    # The joined names: the old text with the leaving names cut out and the incoming spliced in.
+    pieces, cursor, cut = [], 0, 0
+    for (name, _), position in zip(incoming, before_old):
+        while cut < len(leaving) and leaving[cut] < position:
+            pieces.append(blob[cursor : begins[leaving[cut]]])
+            cursor, cut = int(ends[leaving[cut]]), cut + 1
+        start = int(begins[position]) if position < rows else len(blob)
+        pieces += [blob[cursor:start], name, b"\n"]
+        cursor = start
+    for r in leaving[cut:]:
+        pieces.append(blob[cursor : begins[r]])
+        cursor = int(ends[r])
+    pieces.append(blob[cursor:])
+    text = b"".join(pieces)
+    lengths = np.insert(np.delete(np.diff(np.r_[0, ends]), leaving), at, [len(n) + 1 for n, _ in incoming])
+    # Row positions: the staying rows' positions move by the rows removed before them and
+    # the rows added before them (by id).
+    new_ids = arrays["id"]
+    deleted, added_ids = np.sort(removed), np.sort(ids[added])
+    staying = order[np.setdiff1d(np.arange(rows), leaving, assume_unique=True)].astype(np.int64)
+    moved = staying - np.searchsorted(deleted, staying) + np.searchsorted(added_ids, old_ids[staying])
+    arrays["sort:name"] = np.insert(moved, at, np.searchsorted(new_ids, [i for _, i in incoming])).astype(np.int32)
+    arrays["name_text"] = np.frombuffer(text, dtype=np.uint8)
+    arrays["name_ends"] = np.cumsum(lengths).astype(np.int32)
+    # Runs of equal names: only next to a cut or a splice can a run start or end.
+    same = np.ones(rows, dtype=bool)
+    same[previous.arrays["starts:name"]] = False
+    same = np.insert(np.delete(same, leaving), at, False)
+    total = len(same)
+    new_ends = arrays["name_ends"].astype(np.int64)
+    after_cut = leaving - np.arange(len(leaving))  # the kept index that follows each cut
+    touched = np.concatenate((at + np.arange(len(at)), at + np.arange(len(at)) + 1,
+                              after_cut + np.searchsorted(at, after_cut, side="right")))  # fmt: skip
+    for f in np.unique(touched):
+        if 0 < f < total:
+            same[f] = text[(new_ends[f - 2] if f > 1 else 0) : new_ends[f - 1] - 1] == text[new_ends[f - 1] : new_ends[f] - 1]
+    if total:
+        same[0] = False
+    arrays["starts:name"] = np.flatnonzero(~same).astype(np.int32)
+    meta["nonnull"]["name"] = total
+
+
+def _name_positions(incoming: list[tuple[bytes, int]], blob: bytes, ids_in_order: np.ndarray,
+                    name_at: Callable[[int], bytes]) -> np.ndarray:  # fmt: skip
+    """For each (name, id) of the sorted `incoming`, the old rank it goes before (`ORDER BY
+    name, id`): a binary search each for a few, one vectorised search for many."""
+    import bisect
+
+    rows = len(ids_in_order)
+    if len(incoming) <= _FEW_NAMES:
+        key = lambda r: (name_at(r), int(ids_in_order[r]))  # noqa: E731
+        return np.array([bisect.bisect_left(range(rows), item, key=key) for item in incoming], dtype=np.int64)
+    old = blob.split(b"\n")[:-1]
+    width = max(len(n) for n in [*old, *(name for name, _ in incoming), b"-"])
+    old_names = np.array(old, dtype=f"S{width}")
+    wanted = np.array([name for name, _ in incoming], dtype=f"S{width}")
+    low = np.searchsorted(old_names, wanted, side="left")
+    high = np.searchsorted(old_names, wanted, side="right")
+    for i in np.flatnonzero(high > low):  # equal names: by id
+        low[i] += np.searchsorted(ids_in_order[low[i] : high[i]], incoming[i][1])
+    return low.astype(np.int64)
 
 
 # -- the index -----------------------------------------------------------------------
