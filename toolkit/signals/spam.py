@@ -54,7 +54,7 @@ MATCHER_VERSION = "1"  # part of the fingerprint: a change of the matching rule 
 # ("coach", "nike") are left out on purpose: add them in your own file if you want them.
 DEFAULT_TERMS: tuple[str, ...] = (
     "casino", "casinos", "poker", "slots", "roulette", "blackjack", "betting", "gambling", "bookmaker", "sportsbook",
-    "viagra", "cialis", "levitra", "pharmacy", "pharma", "pills", "xanax", "tramadol", "steroids",
+    "viagra", "cialis", "levitra", "pharmacy", "pills", "xanax", "tramadol", "steroids",
     "porn", "porno", "xxx", "sex", "sexy", "escort", "escorts", "camgirl", "hentai", "nude", "nudes",
     "payday", "loans", "cashadvance",
     "replica", "replicas", "counterfeit", "fake",
