@@ -86,6 +86,9 @@ def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mir
         raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
     if writes:
         _check_writable(db, writes)
+        from .signals import check_signal_inputs
+
+        check_signal_inputs()
     _OPENED.append(db)
     try:
         return Mirror(db)
