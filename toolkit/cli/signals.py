@@ -9,23 +9,7 @@ import click
 
 from .shell import BadInput, _db_option, _open, _refresh_index, cli
 
-__all__ = ["spam", "fx", "check_signal_inputs"]
-
-
-def check_signal_inputs() -> None:
-    """Bad input for a command that writes listings: a spam list or an ECB file that cannot
-    be read is one line and exit 2, before anything is written."""
-    from ..signals.fx import fx_table
-    from ..signals.spam import SpamDictionaryError, current_dictionary
-
-    try:
-        current_dictionary()
-    except SpamDictionaryError as exc:
-        raise BadInput(str(exc)) from None
-    try:
-        fx_table()
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
+__all__ = ["spam", "fx"]
 
 
 @cli.group()
@@ -55,18 +39,28 @@ def spam_show(db: str) -> None:
 
 
 @spam.command("check")
+@_db_option
 @click.argument("names", nargs=-1, required=True)
-def spam_check(names: tuple[str, ...]) -> None:
-    """How NAMES are read (their words) and which terms they match."""
+def spam_check(db: str, names: tuple[str, ...]) -> None:
+    """How NAMES are read (their words) and which terms they match; for names the mirror
+    lists, the terms stored with them too."""
+    from pathlib import Path
+
     from ..names import split_domain
     from ..signals.spam import _LETTERS, _segment
 
     dictionary = _dictionary()
+    conn = _open(db).connection() if Path(db).is_file() else None
     for name in names:
-        label = split_domain(name.strip().lower())[0] or name.strip().lower()
+        folded = name.strip().lower()
+        label = split_domain(folded)[0] or folded
         words = [w for run in _LETTERS.findall(label) for w in _segment(run)]
         terms = dictionary.match(label)
-        click.echo(f"{name}: words {' '.join(words) or '-'}; " + (f"spam: {', '.join(terms)}" if terms else "no spam term"))
+        line = f"{name}: words {' '.join(words) or '-'}; " + (f"spam: {', '.join(terms)}" if terms else "no spam term")
+        stored = conn.execute("SELECT spam_terms FROM listings WHERE name = ? LIMIT 1", [folded]).fetchone() if conn else None
+        if stored:
+            line += f" (in the mirror: {', '.join(json.loads(stored[0] or '[]')) or 'none'})"
+        click.echo(line)
 
 
 @spam.command("reflag")

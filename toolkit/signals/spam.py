@@ -286,7 +286,7 @@ def _candidates(conn: sqlite3.Connection, dictionary: SpamDictionary) -> set[int
 def reflag(conn: sqlite3.Connection, dictionary: SpamDictionary | None = None, *, force: bool = False) -> ReflagReport:
     """Re-flag every listing with `dictionary` (default: the one in use) unless the mirror is
     already flagged with it (`force` re-flags anyway). One transaction; returns what changed."""
-    from ..store.writer import bump_generation
+    from ..store.meta import bump_generation
 
     dictionary = dictionary or current_dictionary()
     report = ReflagReport(dictionary)

@@ -24,6 +24,7 @@ from ..signals.archive import ARCHIVE_FIELDS
 from ..signals.fx import to_eur
 from ..signals.inflation import METRICS, flag_metric_jumps
 from ..signals.spam import current_dictionary, record_fingerprint, reflag, stored_fingerprint
+from .meta import bump_generation
 from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_FIELDS, converters, iso_date, iso_timestamp
 from .schema import LISTING_COLUMNS, PENDING_COLUMNS
 
@@ -214,14 +215,6 @@ def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
         yield batch
-
-
-def bump_generation(conn: sqlite3.Connection) -> None:
-    """Readers cache by this number: it changes with every committed write."""
-    conn.execute(
-        "INSERT INTO mirror_meta (key, value) VALUES ('generation', '1') "
-        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-    )
 
 
 def _existing(conn: sqlite3.Connection, kind: "_Kind", ids: list[int]) -> dict[int, tuple]:
