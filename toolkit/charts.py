@@ -323,13 +323,20 @@ def _day_text(day: datetime.date, count: int | None) -> str:
 # ---------------------------------------------------------------- price history
 
 
+def _by_observation(history: pd.DataFrame) -> pd.DataFrame:
+    """`listing_history` rows with a parsed `_at` (from `observed_at`), oldest first."""
+    if history.empty:
+        return history
+    when = pd.to_datetime(history["observed_at"], utc=True, errors="coerce", format="ISO8601")
+    return history.assign(_at=when).dropna(subset=["_at"]).sort_values("_at", kind="stable")
+
+
 def price_history(history: pd.DataFrame) -> go.Figure:
     """Step lines of price and max bid over `observed_at`, bids count as markers on a right axis."""
     title = "Price history"
-    if history.empty:
+    frame = _by_observation(history)
+    if frame.empty:
         return _empty_figure(title)
-    when = pd.to_datetime(history["observed_at"], utc=True, errors="coerce", format="ISO8601")
-    frame = history.assign(_at=when).dropna(subset=["_at"]).sort_values("_at", kind="stable")
     fig = go.Figure()
     for column, label in (("price", "Price"), ("max_bid", "Max bid")):
         if column not in frame.columns:
@@ -369,10 +376,9 @@ def metric_history(history: pd.DataFrame, jump_at: str | None = None) -> go.Figu
     log scale) over `observed_at`, as steps; `jump_at` (an ISO time) marks where a flagged
     rise peaked."""
     title = "Metric history"
-    if history.empty:
+    frame = _by_observation(history)
+    if frame.empty:
         return _empty_figure(title)
-    when = pd.to_datetime(history["observed_at"], utc=True, errors="coerce", format="ISO8601")
-    frame = history.assign(_at=when).dropna(subset=["_at"]).sort_values("_at", kind="stable")
     fig = go.Figure()
     for column, label, axis in _METRIC_LINES:
         if column not in frame.columns:

@@ -41,9 +41,14 @@ __all__ = [
     "utc_now",
     "bump_generation",
     "FAR_FUTURE",
+    "SIGNAL_COLUMNS",
 ]
 
 FAR_FUTURE = "9999-12-31T23:59:59Z"
+# Listing columns the writer derives (from price, currency, name) or keeps from the stored
+# row (metric jump, archive signals): a record never changes them by itself.
+SIGNAL_COLUMNS = ("price_eur", "effective_price_eur", "spam_terms", "spam_count", "metrics_jumped", "metrics_jump",
+                  *ARCHIVE_FIELDS)  # fmt: skip
 HISTORY_FIELDS = ("price", "max_bid", "bids_count", "effective_price", "auction_end_date", *METRICS)
 
 
