@@ -381,3 +381,34 @@ def test_the_domain_page_shows_flags_with_reasons_and_the_metric_chart(demo, mon
     metric_chart = next(c for c in charts if c["layout"]["title"]["text"] == "Metric history")
     tf = next(t for t in metric_chart["data"] if t["name"] == "Trust Flow")
     assert tf["y"] == demo.listing_history(record["id"])["trust_flow"].dropna().tolist() and tf["y"][-1] > tf["y"][0]
+
+
+def test_the_metric_chart_draws_each_metric_on_its_axis_and_nothing_from_nothing():
+    import pandas as pd
+
+    from toolkit.charts import metric_history
+
+    history = pd.DataFrame({"observed_at": ["2026-11-01T07:00:00Z", "2026-11-20T07:00:00Z"], "trust_flow": [8, 31],
+                            "citation_flow": [20, 22], "domain_authority": [None, None], "referring_domains": [30, 95],
+                            "backlinks_count": [400, 900]})  # fmt: skip
+    fig = metric_history(history, jump_at="2026-11-20T07:00:00Z").to_dict()
+    axes = {t["name"]: (t["yaxis"], list(t["y"])) for t in fig["data"]}
+    assert axes == {"Trust Flow": ("y", [8, 31]), "Citation Flow": ("y", [20, 22]),
+                    "Referring domains": ("y2", [30, 95]), "Backlinks": ("y2", [400, 900])}  # no DA: never observed
+    assert str(fig["layout"]["shapes"][0]["x0"]).startswith("2026-11-20")
+    empty = metric_history(history.iloc[0:0]).to_dict()
+    assert empty["data"] == [] and empty["layout"]["title"]["text"] == "Metric history"
+
+
+def test_edt_spam_show_and_check(tmp_path):
+    db = tmp_path / "m.db"
+    save_listings(Mirror(db).connection(), [listing(1, "bestcasinoshop.com"), listing(2, "garden.com")], origin="sync")
+    shown = CliRunner().invoke(cli, ["spam", "show", "--db", str(db)])
+    assert shown.exit_code == 0
+    assert "built-in" in shown.output and "1 of 2 listings flagged; flags follow this dictionary" in shown.output
+    assert "most matched: casino 1" in shown.output
+    checked = CliRunner().invoke(cli, ["spam", "check", "bestcasinoshop.com", "therapist.de", "--db", str(db)])
+    assert checked.output.splitlines() == [
+        "bestcasinoshop.com: words best casino shop; spam: casino (in the mirror: casino)",
+        "therapist.de: words therapist; no spam term",
+    ]
