@@ -53,15 +53,21 @@ def archive_columns(rng: np.random.Generator, first_ord: np.ndarray, last_ord: n
                     has_wb: np.ndarray, nameservers: list[Any]) -> dict[str, list[Any]]:  # fmt: skip
     """The six archive columns (None where `has_wb` is False)."""
     n = len(first_ord)
-    first_year = np.array([datetime.fromordinal(int(o)).year for o in first_ord]) if n else np.zeros(0, np.int64)
-    last_year = np.array([datetime.fromordinal(int(o)).year for o in last_ord]) if n else np.zeros(0, np.int64)
+    first_year = _years(first_ord)
+    last_year = _years(last_ord)
     span = np.maximum(last_year - first_year + 1, 1)
     coverage = np.clip(0.62 + 0.16 * authority + rng.normal(0, 0.2, n), 0.08, 1.0)
     years = np.clip(np.round(span * coverage), np.minimum(span, 2), span).astype(np.int64)
     missing = span - years
     gap = np.where(missing > 0, np.ceil(missing * rng.uniform(0.25, 1.0, n)), 0).astype(np.int64)
     redirect = np.where(rng.random(n) < 0.08, rng.uniform(0.55, 1.0, n), rng.beta(0.7, 7.0, n))
-    on_parking = np.array([parking_service(ns) is not None for ns in nameservers], dtype=bool)
+    services: dict[tuple[str, ...], str | None] = {}  # few distinct nameserver sets: look each up once
+    for ns in nameservers:
+        key = tuple(ns or ())
+        if key not in services:
+            services[key] = parking_service(key)
+    service_of = [services[tuple(ns or ())] for ns in nameservers]
+    on_parking = np.array([s is not None for s in service_of], dtype=bool)
     parked_digest = rng.random(n) < np.where(on_parking, 0.55, 0.05)
     parked_share = np.where(parked_digest, rng.uniform(0.8, 1.0, n), 0.0)
     content_years = np.round(years * (1 - redirect * rng.uniform(0.5, 1.0, n)))
@@ -70,17 +76,18 @@ def archive_columns(rng: np.random.Generator, first_ord: np.ndarray, last_ord: n
     out: dict[str, list[Any]] = {k: [None] * n for k in ("archive_years", "archive_longest_gap", "archive_redirect_share",
                                                           "archive_parked", "archive_parked_reason",
                                                           "archive_continuity")}  # fmt: skip
+    first_years, last_years = first_year.tolist(), last_year.tolist()
     for i in np.flatnonzero(has_wb).tolist():
         reasons = []
-        service = parking_service(nameservers[i])
+        service = service_of[i]
         if service:
             reasons.append(f"nameservers at {service}")
         if parked_digest[i]:
             total = int(captures[i])
             same = max(10, int(round(total * parked_share[i])))
-            start = max(int(first_year[i]), int(last_year[i]) - int(rng.integers(1, 6)))
+            start = max(first_years[i], last_years[i] - int(rng.integers(1, 6)))
             digest = "".join(rng.choice(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"), 8))
-            reasons.append(f"the same page (digest {digest}) in {same} of {total} captures from {start} to {last_year[i]}")
+            reasons.append(f"the same page (digest {digest}) in {same} of {total} captures from {start} to {last_years[i]}")
         out["archive_years"][i] = int(years[i])
         out["archive_longest_gap"][i] = int(gap[i])
         out["archive_redirect_share"][i] = round(float(redirect[i]), 3)
@@ -88,6 +95,12 @@ def archive_columns(rng: np.random.Generator, first_ord: np.ndarray, last_ord: n
         out["archive_parked_reason"][i] = "; ".join(reasons) or None
         out["archive_continuity"][i] = int(continuity[i])
     return out
+
+
+def _years(ordinals: np.ndarray) -> np.ndarray:
+    """Calendar years of proleptic Gregorian ordinals (`date.toordinal()`)."""
+    days = np.asarray(ordinals, dtype=np.int64) - 719_163  # 1970-01-01
+    return days.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
 
 
 def _iso(seconds: int) -> str:
