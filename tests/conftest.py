@@ -110,10 +110,10 @@ def _archive_fields(rnd: random.Random, first: str | None) -> dict:
             "archive_continuity": rnd.randint(0, 100)}  # fmt: skip
 
 
-def inflated_earlier_states(records: list[dict]) -> list[dict]:
-    """An earlier state of every 11th enriched listing, Trust Flow 15 lower: those whose TF is
-    at most 45 (a rise of x1.5 or more) and whose auction had not ended are flagged."""
-    return [{**r, "trust_flow": r["trust_flow"] - 15} for r in records[::11] if (r["trust_flow"] or 0) >= 15]
+def inflated_later_states(records: list[dict]) -> list[dict]:
+    """A later state of every 11th enriched listing, Trust Flow 15 higher: those whose TF was
+    at most 30 (a rise of x1.5 or more) and whose auction had not ended are flagged."""
+    return [{**r, "trust_flow": r["trust_flow"] + 15} for r in records[::11] if r["trust_flow"] is not None]
 
 
 STATUSES = ["pendingDelete", "redemptionPeriod", "serverHold", "clientHold", "transition", "quarantine"]
@@ -155,8 +155,8 @@ def synthetic_db(tmp_path_factory) -> Path:
     mirror = Mirror(path, clock=fixed_clock)
     conn = mirror.connection()
     records = listing_records()
-    save_listings(conn, inflated_earlier_states(records), origin="sync", observed_at=ts(NOW - timedelta(days=2, hours=1)))
     save_listings(conn, records, origin="sync", observed_at=ts(NOW - timedelta(days=2)))
+    save_listings(conn, inflated_later_states(records), origin="sync", observed_at=ts(NOW - timedelta(days=2) + timedelta(hours=1)))
     close_listings(conn, [30, 60, 93, 150], closed_at=ts(NOW - timedelta(days=1)))
     save_pending(conn, pending_records(), origin="sync", observed_at=ts(NOW - timedelta(days=2)))
     mirror.close()

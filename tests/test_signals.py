@@ -412,3 +412,17 @@ def test_edt_spam_show_and_check(tmp_path):
         "bestcasinoshop.com: words best casino shop; spam: casino (in the mirror: casino)",
         "therapist.de: words therapist; no spam term",
     ]
+
+
+def test_the_oracle_tests_meet_every_new_filter_with_rows_on_both_sides(synthetic_db):
+    """The synthetic mirror the oracle and engine tests run on holds rows each new filter
+    keeps and rows it drops."""
+    m = Mirror(synthetic_db, clock=fixed_clock, engine="sqlite")
+    everything = m.search_domains({"include_closed": "1"})["meta"]["total"]
+    for name, value in (("exclude_spam", "1"), ("exclude_inflated", "1"), ("exclude_parked", "1"),
+                        ("archive_gap_max", "1"), ("continuity_min", "50"), ("price_eur_max", "300"),
+                        ("price_eur_min", "300")):  # fmt: skip
+        kept = m.search_domains({"include_closed": "1", name: value})["meta"]["total"]
+        assert 0 < kept < everything, name
+    jumped = m.connection().execute("SELECT count(*) FROM listings WHERE metrics_jumped = 1").fetchone()[0]
+    assert jumped >= 5
