@@ -41,6 +41,8 @@ def listing_records(n: int = 700, seed: int = 7) -> list[dict]:
         source = "regfree" if i % 9 == 0 else rnd.choice(PLATFORM_SLUGS)
         tld = rnd.choice(TLDS)
         name = f"{rnd.choice(WORDS)}{rnd.choice(['', '-', ''])}{rnd.choice(WORDS)}{i}{tld}".replace("%", "%") 
+        if i % 23 == 0:  # a spam word (the built-in list) between words of the name
+            name = name.replace(str(i), f"poker{i}", 1)
         enriched = rnd.random() < 0.7
         tf = rnd.randint(0, 60) if enriched else None
         cf = min(100, tf + rnd.randint(-5, 40)) if enriched else None
@@ -88,9 +90,30 @@ def listing_records(n: int = 700, seed: int = 7) -> list[dict]:
                 "purchase_url": f"https://example.test/{name}",
                 "created_at": ts(NOW - timedelta(days=rnd.randint(0, 60), minutes=rnd.randint(0, 1440))),
                 "updated_at": ts(NOW - timedelta(days=rnd.randint(0, 3))),
+                **_archive_fields(random.Random(seed * 1009 + i), first),
             }
         )
     return records
+
+
+def _archive_fields(rnd: random.Random, first: str | None) -> dict:
+    """The archive signals `edt enrich` writes, for rows with a first snapshot (its own random
+    stream, so the fields above are those they always were)."""
+    if not first or rnd.random() < 0.2:
+        return {}
+    span = NOW.year - int(first[:4]) + 1
+    years = rnd.randint(1, span)
+    parked = rnd.random() < 0.15
+    return {"archive_years": years, "archive_longest_gap": rnd.choice([0, 0, 1, 3, max(0, span - years)]),
+            "archive_redirect_share": rnd.choice([0.0, 0.1, 0.5, 1.0]), "archive_parked": parked,
+            "archive_parked_reason": "the same page in 40 of 44 captures" if parked else None,
+            "archive_continuity": rnd.randint(0, 100)}  # fmt: skip
+
+
+def inflated_later_states(records: list[dict]) -> list[dict]:
+    """A later state of every 11th enriched listing, Trust Flow 15 higher: those whose TF was
+    at most 30 (a rise of x1.5 or more) and whose auction had not ended are flagged."""
+    return [{**r, "trust_flow": r["trust_flow"] + 15} for r in records[::11] if r["trust_flow"] is not None]
 
 
 STATUSES = ["pendingDelete", "redemptionPeriod", "serverHold", "clientHold", "transition", "quarantine"]
@@ -131,7 +154,9 @@ def synthetic_db(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("mirror") / "synthetic.db"
     mirror = Mirror(path, clock=fixed_clock)
     conn = mirror.connection()
-    save_listings(conn, listing_records(), origin="sync", observed_at=ts(NOW - timedelta(days=2)))
+    records = listing_records()
+    save_listings(conn, records, origin="sync", observed_at=ts(NOW - timedelta(days=2)))
+    save_listings(conn, inflated_later_states(records), origin="sync", observed_at=ts(NOW - timedelta(days=2) + timedelta(hours=1)))
     close_listings(conn, [30, 60, 93, 150], closed_at=ts(NOW - timedelta(days=1)))
     save_pending(conn, pending_records(), origin="sync", observed_at=ts(NOW - timedelta(days=2)))
     mirror.close()
@@ -216,6 +241,25 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
         if "price_min" in p and not (r["effective_price"] is not None and r["effective_price"] >= float(p["price_min"])):
             return False
         if "price_max" in p and not (r["effective_price"] is not None and r["effective_price"] <= float(p["price_max"])):
+            return False
+        eur = r["effective_price_eur"]
+        if "price_eur_min" in p and not (eur is not None and eur >= float(p["price_eur_min"])):
+            return False
+        if "price_eur_max" in p and not (eur is not None and eur <= float(p["price_eur_max"])):
+            return False
+        if flag("exclude_spam") and json.loads(r["spam_terms"]):
+            return False
+        if flag("exclude_inflated") and r["metrics_jumped"]:
+            return False
+        if "archive_gap_max" in p and not (
+            r["archive_longest_gap"] is not None and r["archive_longest_gap"] <= int(p["archive_gap_max"])
+        ):
+            return False
+        if "continuity_min" in p and not (
+            r["archive_continuity"] is not None and r["archive_continuity"] >= int(p["continuity_min"])
+        ):
+            return False
+        if flag("exclude_parked") and r["archive_parked"] != 0:
             return False
         if "categories" in p:
             topic = (r["ttf_topic"] or "").lower()

@@ -120,7 +120,9 @@ def test_cdx_empty_and_broken_bodies():
     assert parse_cdx_json(b"[]").captures == [] and parse_cdx_json(b"").captures == []
     assert parse_cdx_text(b"").captures == []
     assert summarize("x.com", [parse_cdx_json(b"[]")]).fields() == {
-        "wayback_snapshots": 0, "wayback_first_date": None, "wayback_last_date": None, "age": None}  # fmt: skip
+        "wayback_snapshots": 0, "wayback_first_date": None, "wayback_last_date": None, "age": None,
+        "archive_years": None, "archive_longest_gap": None, "archive_redirect_share": None, "archive_parked": None,
+        "archive_parked_reason": None, "archive_continuity": None}  # fmt: skip
     body = cdx("archive.org_output-json_limit3.json")
     with pytest.raises(WaybackError):
         parse_cdx_json(body[: len(body) // 2])

@@ -22,9 +22,10 @@ def demo_mirror(tmp_path_factory) -> Path:
     return path
 
 
-def test_the_five_notebooks_are_there():
+def test_the_six_notebooks_are_there():
     assert [p.name for p in NOTEBOOKS] == ["01_quickstart.ipynb", "02_trust_flow_citation_flow.ipynb",
-                                           "03_archive_age.ipynb", "04_drop_calendar.ipynb", "05_history.ipynb"]  # fmt: skip
+                                           "03_archive_age.ipynb", "04_drop_calendar.ipynb", "05_history.ipynb",
+                                           "06_judging_a_name.ipynb"]  # fmt: skip
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

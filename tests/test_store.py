@@ -29,7 +29,8 @@ def test_a_new_mirror_has_every_table_in_wal_mode(tmp_path):
                          "rows_updated", "rows_closed", "throttled", "error"]  # fmt: skip
     history_cols = [r[1] for r in conn.execute("PRAGMA table_info(listing_history)")]
     assert history_cols == ["id", "listing_id", "observed_at", "price", "max_bid", "bids_count", "effective_price",
-                            "auction_end_date"]  # fmt: skip
+                            "auction_end_date", "trust_flow", "citation_flow", "domain_authority", "referring_domains",
+                            "backlinks_count"]  # fmt: skip
 
 
 def test_opening_an_older_mirror_upgrades_it_and_keeps_its_rows(tmp_path):
@@ -88,7 +89,7 @@ def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
     conn.close()
     upgraded = Mirror(path)
     conn = upgraded.connection()
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 8
     columns = {r[1]: r[2] for r in conn.execute("PRAGMA table_info(pending_delete)")}
     assert (columns["drop_window_start"], columns["drop_window_end"]) == ("TEXT", "TEXT")
     assert conn.execute("SELECT domain, estimated_drop_date, drop_window_start, drop_window_end FROM pending_delete"

@@ -32,6 +32,9 @@ __all__ = [
     "bid_trajectories",
     "closed_listings",
     "first_seen_cohorts",
+    "SIGNAL_FLAGS",
+    "flagged_buys",
+    "currency_mistakes",
 ]
 
 METRICS = ["id", "name", "source", "tld", "type", "currency", "effective_price", "score", "trust_flow",
@@ -190,3 +193,45 @@ def first_seen_cohorts(mirror: Mirror) -> pd.DataFrame:
         mirror.connection(),
         params=[now],
     )
+
+
+# ---------------------------------------------------------------- judging signals
+
+# The exclusion filters of the signals (toolkit/signals/) and the column each reads.
+SIGNAL_FLAGS = {"exclude_inflated": "metrics_jumped", "exclude_spam": "spam_count", "exclude_parked": "archive_parked"}
+_SIGNAL_COLUMNS = ["id", "name", "source", "currency", "effective_price", "effective_price_eur", "trust_flow",
+                   "metrics_jumped", "metrics_jump", "spam_count", "spam_terms", "archive_parked",
+                   "archive_parked_reason", "archive_continuity"]  # fmt: skip
+
+
+def flagged_buys(mirror: Mirror, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """What a shortlist (`params`) holds that a flag would have left out: one row per flag
+    (inflated metrics, spam words, a parked page: known flags only, an unchecked archive is
+    not counted as parked) and one for any of them, with the listings and their value in
+    EUR; `kept` is the rest of the shortlist."""
+    frame = _listings(mirror, params, _SIGNAL_COLUMNS)
+    hits = {
+        "exclude_inflated": frame["metrics_jumped"].fillna(False).astype(bool),
+        "exclude_spam": frame["spam_count"].fillna(0).astype(int) > 0,
+        "exclude_parked": frame["archive_parked"].fillna(False).astype(bool),
+    }
+    hits["any flag"] = hits["exclude_inflated"] | hits["exclude_spam"] | hits["exclude_parked"]
+    value = frame["effective_price_eur"].astype("Float64")
+    rows = [{"flag": name, "listings": int(hit.sum()), "eur": float(value[hit].sum())} for name, hit in hits.items()]
+    rows.append({"flag": "kept", "listings": int((~hits["any flag"]).sum()), "eur": float(value[~hits["any flag"]].sum())})
+    return pd.DataFrame(rows).set_index("flag")
+
+
+def currency_mistakes(mirror: Mirror, limit: float, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Per currency: listings `price_max=limit` returns (native prices) against those
+    `price_eur_max=limit` returns, and the listings only one of the two includes."""
+    native = _listings(mirror, {**(params or {}), "price_max": limit}, ["id", "currency"])
+    euro = _listings(mirror, {**(params or {}), "price_eur_max": limit}, ["id", "currency"])
+    a = native.groupby(native["currency"].fillna("none")).id.apply(set)
+    b = euro.groupby(euro["currency"].fillna("none")).id.apply(set)
+    rows = []
+    for currency in sorted(set(a.index) | set(b.index)):
+        ids_a, ids_b = a.get(currency, set()), b.get(currency, set())
+        rows.append({"currency": currency, "price_max": len(ids_a), "price_eur_max": len(ids_b),
+                     "wrongly_in": len(ids_a - ids_b), "wrongly_out": len(ids_b - ids_a)})  # fmt: skip
+    return pd.DataFrame(rows).set_index("currency")

@@ -31,6 +31,7 @@ __all__ = [
     "first_snapshot_year_histogram",
     "frame_ids",
     "language_breakdown",
+    "metric_history",
     "price_history",
     "snapshots_vs_age",
     "tf_cf_ratio_histogram",
@@ -322,13 +323,20 @@ def _day_text(day: datetime.date, count: int | None) -> str:
 # ---------------------------------------------------------------- price history
 
 
+def _by_observation(history: pd.DataFrame) -> pd.DataFrame:
+    """`listing_history` rows with a parsed `_at` (from `observed_at`), oldest first."""
+    if history.empty:
+        return history
+    when = pd.to_datetime(history["observed_at"], utc=True, errors="coerce", format="ISO8601")
+    return history.assign(_at=when).dropna(subset=["_at"]).sort_values("_at", kind="stable")
+
+
 def price_history(history: pd.DataFrame) -> go.Figure:
     """Step lines of price and max bid over `observed_at`, bids count as markers on a right axis."""
     title = "Price history"
-    if history.empty:
+    frame = _by_observation(history)
+    if frame.empty:
         return _empty_figure(title)
-    when = pd.to_datetime(history["observed_at"], utc=True, errors="coerce", format="ISO8601")
-    frame = history.assign(_at=when).dropna(subset=["_at"]).sort_values("_at", kind="stable")
     fig = go.Figure()
     for column, label in (("price", "Price"), ("max_bid", "Max bid")):
         if column not in frame.columns:
@@ -351,6 +359,48 @@ def price_history(history: pd.DataFrame) -> go.Figure:
         xaxis={"title": {"text": "Observed at"}},
         yaxis={"title": {"text": "Price"}, "rangemode": "tozero"},
         yaxis2={"title": {"text": "Bids"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
+                "showgrid": False},
+    )
+    return fig
+
+
+# ---------------------------------------------------------------- metric history
+
+_METRIC_LINES = (("trust_flow", "Trust Flow", "y"), ("citation_flow", "Citation Flow", "y"),
+                 ("domain_authority", "Domain Authority", "y"), ("referring_domains", "Referring domains", "y2"),
+                 ("backlinks_count", "Backlinks", "y2"))  # fmt: skip
+
+
+def metric_history(history: pd.DataFrame, jump_at: str | None = None) -> go.Figure:
+    """TF, CF and DA (0-100, left axis) and referring domains and backlinks (right axis,
+    log scale) over `observed_at`, as steps; `jump_at` (an ISO time) marks where a flagged
+    rise peaked."""
+    title = "Metric history"
+    frame = _by_observation(history)
+    if frame.empty:
+        return _empty_figure(title)
+    fig = go.Figure()
+    for column, label, axis in _METRIC_LINES:
+        if column not in frame.columns:
+            continue
+        values = _numeric(frame[column])
+        keep = values.notna()
+        if keep.any():
+            fig.add_trace(go.Scatter(x=frame.loc[keep, "_at"].tolist(), y=values[keep].tolist(), mode="lines+markers",
+                                     line={"shape": "hv", "dash": "dot" if axis == "y2" else "solid"}, name=label,
+                                     yaxis=axis))  # fmt: skip
+    if not fig.data:
+        return _empty_figure(title)
+    if jump_at:
+        peak = pd.to_datetime(jump_at, utc=True, errors="coerce")
+        if pd.notna(peak):
+            fig.add_vline(x=peak, line={"color": "crimson", "dash": "dash"})
+            fig.add_annotation(x=peak, y=1, yref="paper", text="sharp rise", showarrow=False, font={"color": "crimson"})
+    fig.update_layout(
+        title=title, hovermode="x unified",
+        xaxis={"title": {"text": "Observed at"}},
+        yaxis={"title": {"text": "TF / CF / DA"}, "range": [0, 100]},
+        yaxis2={"title": {"text": "Referring domains, backlinks"}, "overlaying": "y", "side": "right", "type": "log",
                 "showgrid": False},
     )
     return fig

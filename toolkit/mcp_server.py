@@ -417,6 +417,13 @@ class _Tools:
             "types": list(DOMAIN_PARAMS["type"].choices or ()),
             "use_cases": list(USE_CASES),
             "sorts": list(DOMAIN_PARAMS["sort"].choices or ()),
+            # every filter search_domains takes, from the parameter table (extensions included)
+            "filters": [
+                {"name": p.name, "kind": p.kind, "caption": p.caption, "description": p.description,
+                 **({"minimum": p.minimum} if p.minimum is not None else {}),
+                 **({"maximum": p.maximum} if p.maximum is not None else {}), "extension": p.extension}
+                for p in DOMAIN_PARAMS.values() if p.clause is not None
+            ],  # fmt: skip
             "pending_delete": {
                 "available": plan_allows(self.plan, "pending_delete"),
                 "statuses": list(PENDING_STATUSES),

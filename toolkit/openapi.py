@@ -77,6 +77,22 @@ _EXTRA_DESCRIPTIONS = {
                          "published the day (a release list). Null when the row's source gives no window.",
     "drop_window_end": "Toolkit: the last day the release can fall on (inclusive); see drop_window_start. "
                        "drop_date_from/drop_date_to filter on estimated_drop_date, not on the window.",
+    "price_eur": "Toolkit: price in EUR at the ECB reference rate of the day it was seen; null without a "
+                 "currency or an ECB rate for it.",
+    "effective_price_eur": "Toolkit: effective_price in EUR at the ECB reference rate of the day it was seen; "
+                           "price_eur_min/price_eur_max filter on it.",
+    "spam_terms": "Toolkit: the spam dictionary's terms among the name's words (exclude_spam=1 leaves these out).",
+    "spam_count": "Toolkit: how many spam terms the name holds.",
+    "metrics_jumped": "Toolkit: TF, CF, DA, referring domains or backlinks rose sharply within 30 days before the "
+                      "auction end (exclude_inflated=1 leaves these out).",
+    "metrics_jump": "Toolkit: the sharpest rise: metric, before, after, rise, before_at, after_at, reason.",
+    "archive_years": "Toolkit: calendar years with a web-archive capture.",
+    "archive_longest_gap": "Toolkit: the longest run of years without a capture (archive_gap_max filters on it).",
+    "archive_redirect_share": "Toolkit: share of captures answered with a redirect (3xx).",
+    "archive_parked": "Toolkit: a parked-page signal (one page across many captures, or parking nameservers).",
+    "archive_parked_reason": "Toolkit: why archive_parked is set.",
+    "archive_continuity": "Toolkit: 0-100, years with archived content over the archived span, less parked pages "
+                          "(continuity_min filters on it).",
 }
 
 

@@ -325,6 +325,15 @@ _SHARED_DOMAIN_FILTERS: tuple[Param, ...] = (
           "price", 0, clause=_ge("effective_price")),
     Param("price_max", "number", "Max price", "Maximum effective price (current bid, else price), native currency.",
           "price", 0, clause=_le("effective_price")),
+    Param("price_eur_min", "number", "Min price (EUR)",
+          "Minimum effective price in EUR (ECB rate of the day it was seen); rows without a EUR price never match.",
+          "price", 0, extension=True, clause=_ge("effective_price_eur")),
+    Param("price_eur_max", "number", "Max price (EUR)",
+          "Maximum effective price in EUR (ECB rate of the day it was seen); rows without a EUR price never match.",
+          "price", 0, extension=True, clause=_le("effective_price_eur")),
+    Param("exclude_spam", "flag", "Exclude spam words",
+          "Leave out names whose words match the spam dictionary (built-in list plus your own file).", "names",
+          extension=True, clause=Flag("spam_count", "=", 0)),
 )  # fmt: skip
 
 _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
@@ -345,6 +354,18 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
           max_length=500, clause=ArrayHoldsAny("historical_tech")),
     Param("use_cases", "list", "Use cases", "Comma-separated buyer-intent categories; any of them.", "archive",
           max_length=200, choices=USE_CASES, clause=ArrayHoldsAny("use_cases")),
+    Param("exclude_inflated", "flag", "Exclude inflated metrics",
+          "Leave out listings whose TF, CF, DA, referring domains or backlinks rose sharply within 30 days before "
+          "the auction end.", "seo", extension=True, clause=Flag("metrics_jumped", "=", 0)),
+    Param("archive_gap_max", "int", "Max archive gap (years)",
+          "Longest run of years without a web-archive capture, at most this; archive-enriched rows only.", "archive", 0,
+          extension=True, clause=_le("archive_longest_gap")),
+    Param("continuity_min", "int", "Min archive continuity",
+          "Minimum archive continuity score (0-100: years archived over the span, less redirects and parked pages); "
+          "archive-enriched rows only.", "archive", 0, 100, extension=True, clause=_ge("archive_continuity")),
+    Param("exclude_parked", "flag", "Exclude parked",
+          "Only archive-enriched domains without a parked-page signal (one page across many captures, or parking "
+          "nameservers).", "archive", extension=True, clause=Flag("archive_parked", "=", 0)),
     Param("created_after", "date", "Added on or after", "Listings added on or after this date (YYYY-MM-DD).", "dates",
           clause=_ge("created_at")),
     Param("created_before", "date", "Added before", "Listings added before this date (YYYY-MM-DD).", "dates",

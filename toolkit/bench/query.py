@@ -178,6 +178,10 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
         "ends_after": lambda: (today + timedelta(days=rnd.randint(0, 10))).isoformat(),
         "ends_before": lambda: (today + timedelta(days=rnd.randint(1, 14))).isoformat(),
         "include_closed": lambda: 1,
+        "price_eur_min": lambda: round(rnd.choice((1, 5, 10, 50, 100, 500)) * rnd.uniform(0.5, 2), 2),
+        "price_eur_max": lambda: round(rnd.choice((10, 50, 100, 500, 2000)) * rnd.uniform(0.5, 2), 2),
+        "exclude_spam": lambda: 1, "exclude_inflated": lambda: 1, "exclude_parked": lambda: 1,
+        "archive_gap_max": lambda: rnd.choice((0, 1, 2, 5)), "continuity_min": lambda: quantile("archive_continuity"),
     }  # fmt: skip
     filters = sorted(name for name, param in DOMAIN_PARAMS.items() if param.clause is not None and name in draw)
     missing = {n for n, p in DOMAIN_PARAMS.items() if p.clause is not None} - set(draw) - {"seen_after"}
@@ -216,13 +220,14 @@ _MINIMUMS = {"score_min": "score", "tf_min": "trust_flow", "cf_min": "citation_f
 _SORTS = {name: (name, False) for name in (
     "id", "name", "score", "price", "max_bid", "bids_count", "auction_end_date", "trust_flow", "citation_flow",
     "domain_authority", "referring_domains", "backlinks_count", "wayback_snapshots", "historical_traffic_etv",
-    "created_at", "first_seen_at")}  # fmt: skip
+    "created_at", "first_seen_at", "price_eur", "effective_price_eur")}  # fmt: skip
 _SORTS["age"] = ("wayback_first_date", True)
 _SORTS["effective_price"] = ("@effective_price", False)
 _DOMAIN_KEYS = {"source", "tld", "type", "has_bids", "has_backlinks", "has_gmb", "has_edu_gov", "price_min",
                 "price_max", "categories", "contains", "language", "techs", "use_cases", "created_after",
                 "created_before", "ends_after", "ends_before", "after_id", "per_page", "limit", "page", "sort",
-                "include_closed", *_MINIMUMS}  # fmt: skip
+                "include_closed", "price_eur_min", "price_eur_max", "exclude_spam", "exclude_inflated",
+                "exclude_parked", "archive_gap_max", "continuity_min", *_MINIMUMS}  # fmt: skip
 _PENDING_KEYS = {"tld", "status", "source", "week_end", "drops_within", "contains", "no_dashes", "no_numbers",
                  "include_past", "drop_date_from", "drop_date_to", "sort", "per_page", "page"}  # fmt: skip
 
@@ -287,6 +292,19 @@ def domain_spec(params: Mapping[str, Any], now: datetime) -> Spec:
         preds.append(("ge", "@effective_price", float(p["price_min"])))
     if "price_max" in p:
         preds.append(("le", "@effective_price", float(p["price_max"])))
+    # The signals (README, "Judging a name"): EUR prices, spam words, metric jumps, archive.
+    if "price_eur_min" in p:
+        preds.append(("ge", "effective_price_eur", float(p["price_eur_min"])))
+    if "price_eur_max" in p:
+        preds.append(("le", "effective_price_eur", float(p["price_eur_max"])))
+    for param, column in (("exclude_spam", "spam_count"), ("exclude_inflated", "metrics_jumped"),
+                          ("exclude_parked", "archive_parked")):  # fmt: skip
+        if _flag(p.get(param, 0)):
+            preds.append(("eq", column, 0))
+    if "archive_gap_max" in p:
+        preds.append(("le", "archive_longest_gap", int(p["archive_gap_max"])))
+    if "continuity_min" in p:
+        preds.append(("ge", "archive_continuity", int(p["continuity_min"])))
     if "categories" in p:
         tops = {c.lower() for c in _TOP_CATEGORIES}
         cats = [c.lower() for c in _terms(p["categories"])]

@@ -5,12 +5,13 @@
 - `read.py`   reading the mirror: query, export, status
 - `watch.py`  keeping watch: watch (saved searches), schedule
 - `serve.py`  serving it: serve, mcp, app
+- `signals.py` judging signals: spam (the spam dictionary), fx (the ECB table)
 - `tools.py`  the measuring tools: bench
 
 Each command imports what it needs when it runs, so `edt --help` starts at once.
 """
 
-from . import load, read, serve, tools, watch  # noqa: F401  (each registers its commands on the group)
+from . import load, read, serve, signals, tools, watch  # noqa: F401  (each registers its commands on the group)
 from .shell import cli, main
 
 __all__ = ["main", "cli"]

@@ -86,6 +86,7 @@ def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mir
         raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
     if writes:
         _check_writable(db, writes)
+        _check_signal_inputs()
     _OPENED.append(db)
     try:
         return Mirror(db)
@@ -101,6 +102,22 @@ def _refresh_index(db: str | Mirror) -> None:
         mirror.refresh_index()
     except Exception as exc:  # noqa: BLE001
         click.echo(f"edt: the columnar index was not rebuilt ({exc}); queries use SQLite until it is", err=True)
+
+
+def _check_signal_inputs() -> None:
+    """Bad input for a command that writes listings: a spam word list or an ECB file that
+    cannot be read is one line and exit 2, before anything is written."""
+    from ..signals.fx import fx_table
+    from ..signals.spam import SpamDictionaryError, current_dictionary
+
+    try:
+        current_dictionary()
+    except SpamDictionaryError as exc:
+        raise BadInput(str(exc)) from None
+    try:
+        fx_table()
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _check_writable(db: str, command: str) -> None:

@@ -44,6 +44,7 @@ from ..store.writer import (
     save_pending,
     utc_now,
 )
+from ..signals.inflation import flag_metric_jumps
 from .generate import (
     SCALES,
     Scale,
@@ -54,6 +55,7 @@ from .generate import (
     plan_listings,
     platform_counts,
 )
+from .signals import metric_history_states
 
 __all__ = [
     "DemoRefused",
@@ -121,7 +123,11 @@ def _produce(scale: Scale, seed: int, today: date) -> Iterator[Item]:
     plan = plan_listings(scale, seed, today)
     for observed_at, records in history_states(plan, seed):
         yield "history", observed_at, [listing_values(listing_row(r, origin=DEMO, observed_at=observed_at, canonical=True)) for r in records]
-    for chunk in listing_chunks(plan, seed):
+    bid_history = set(plan.ids[plan.history].tolist())
+    anchor = int(anchor_of(today).timestamp())
+    for number, chunk in enumerate(listing_chunks(plan, seed)):
+        for observed_at, records in metric_history_states(chunk, bid_history, anchor, seed, number):
+            yield "history", observed_at, [listing_values(listing_row(r, origin=DEMO, observed_at=observed_at, canonical=True)) for r in records]
         yield "listings", None, [listing_values(listing_row(r, origin=DEMO, observed_at=final, canonical=True)) for r in chunk]
     del plan
     for chunk in pending_chunks(scale, seed, today):
@@ -345,13 +351,15 @@ def _load(
             phase = started
             for kind, observed, records in items:
                 if kind == "history":
-                    save_listings(conn, records, origin=DEMO, observed_at=observed, keep_raw=False, normalized=True)
+                    save_listings(conn, records, origin=DEMO, observed_at=observed, keep_raw=False, normalized=True,
+                                  flag_jumps=False)  # fmt: skip
                     seen_history += len(records)
                     report("history", seen_history)
                 elif kind == "listings":
                     if "history" not in timings:
                         timings["history"], phase = time.perf_counter() - phase, time.perf_counter()
-                    save_listings(conn, records, origin=DEMO, observed_at=observed_at, keep_raw=False, normalized=True)
+                    save_listings(conn, records, origin=DEMO, observed_at=observed_at, keep_raw=False, normalized=True,
+                                  flag_jumps=False)  # fmt: skip
                     regfree = sum(1 for r in records if r[_SOURCE] == "regfree")
                     counts["regfree"] += regfree
                     counts["listings"] += len(records) - regfree
@@ -365,5 +373,8 @@ def _load(
             timings["pending_delete"], phase = time.perf_counter() - phase, time.perf_counter()
             report("indexes", 0)
     timings["indexes"] = time.perf_counter() - phase
+    with conn:  # the metric jumps, once over the whole history (its index is back)
+        flag_metric_jumps(conn)
+    timings["signals"] = time.perf_counter() - phase - timings["indexes"]
     counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
     return timings

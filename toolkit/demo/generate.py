@@ -27,6 +27,7 @@ from ..sources import source_by_slug
 from ..store.fields import LISTING_FIELDS, PENDING_FIELDS
 from .catalog import COUNTRY_OF_TLD, PENDING_TLDS, PLATFORMS, REGFREE_TLDS, langs_for, regional_topic
 from .names import NameMaker
+from .signals import archive_columns, spam_names
 from .words import LANGS, THEME_TOPICS, THEMES
 
 __all__ = [
@@ -45,6 +46,8 @@ CHUNK = 4096
 DAY = 86_400
 HOUR = 3_600
 LISTING_KEYS = tuple(LISTING_FIELDS)
+ARCHIVE_KEYS = ("archive_years", "archive_longest_gap", "archive_redirect_share", "archive_parked",
+                "archive_parked_reason", "archive_continuity")  # what `edt enrich` adds (toolkit.signals.archive)
 PENDING_KEYS = tuple(PENDING_FIELDS)
 LANG_KEYS = tuple(LANGS)
 _EPOCH_ORD = date(1970, 1, 1).toordinal()
@@ -653,6 +656,8 @@ def _listing_chunk(plan: ListingPlan, start: int, stop: int, seed: int, chunk: i
 
     enriched = rng.random(n) < _ENRICHED[src]
     m = _seo(rng, n, enriched, today)
+    fixed = {i for i in range(n) if (start + i) in plan.names}
+    spam_names(names, parts, m["spam"].tolist(), fixed, seed, chunk)
     has_wb = enriched & (rng.random(n) < 0.88)
     has_pr = enriched & (rng.random(n) < 0.7)
     has_indexed = enriched & (rng.random(n) < 0.3)
@@ -835,8 +840,11 @@ def _listing_chunk(plan: ListingPlan, start: int, stop: int, seed: int, chunk: i
         "created_at": _ts(created),
         "updated_at": _ts(updated),
     }
-    values = [columns[key] for key in LISTING_KEYS]
-    return [dict(zip(LISTING_KEYS, row)) for row in zip(*values)]
+    columns.update(archive_columns(np.random.default_rng([seed, 18, chunk]), m["first_ord"], m["last_ord"],
+                                   m["authority"], has_wb, nameservers))  # fmt: skip
+    keys = LISTING_KEYS + ARCHIVE_KEYS
+    values = [columns[key] for key in keys]
+    return [dict(zip(keys, row)) for row in zip(*values)]
 
 
 def listing_chunks(plan: ListingPlan, seed: int) -> Iterator[list[dict[str, Any]]]:

@@ -55,7 +55,8 @@ from httpx_retries import RetryTransport
 
 from .. import __version__
 from ..remote import ContractRetry, MalformedBody, Traffic, network_bound, request_timeout
-from ..store.fields import LISTING_FIELDS, to_db, utc_seconds
+from ..signals.archive import parking_service
+from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, to_db, utc_seconds
 from ..store.writer import bump_generation
 from .cache import CACHE_TABLE, cache_get, cache_put, cached_rdap
 from .language import (PAGE_KEY, ArchivedPage, ArchiveFetchError, Detection, check_page_body, load_detector,
@@ -256,6 +257,9 @@ _SCORE_INPUTS = ("trust_flow", "citation_flow", "domain_authority", "referring_d
                  "ref_domains_edu", "ref_domains_gov", "is_spammy", "age", "wayback_snapshots")  # fmt: skip
 
 
+_KINDS = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
+
+
 def _write_batch(conn: sqlite3.Connection, updates: dict[int, dict[str, Any]], progress: dict[str, Any] | None) -> int:
     """Write the enrichment columns of a batch, recompute each row's score, record progress:
     one transaction.
@@ -284,7 +288,7 @@ def _write_batch(conn: sqlite3.Connection, updates: dict[int, dict[str, Any]], p
         for row_id, values in updates.items():
             if row_id not in current or not values:
                 continue  # deleted meanwhile, or nothing learnt
-            stored = {col: to_db(LISTING_FIELDS[col], value) for col, value in values.items()}
+            stored = {col: to_db(_KINDS[col], value) for col, value in values.items()}
             stored["score"] = quality_score(**{**current[row_id], **stored})
             conn.execute(
                 f"UPDATE listings SET {', '.join(f'{c} = ?' for c in stored)} WHERE id = ?", [*stored.values(), row_id]
@@ -417,6 +421,8 @@ class _Run:
                     detection = self.language(domain, got[1])
         if self.enabled["rdap"]:
             values.update(self.rdap(domain) or {})
+        if values.get("archive_years") is not None or "archive_parked" in values:
+            _mark_parking(values)
         if detection is not None:
             values.update(self.language_fields(detection))
         return values
@@ -442,6 +448,16 @@ class _Run:
         elif result.pending_status:
             self.report.pending[result.pending_status] += 1
         return result.fields(checked_at)
+
+
+def _mark_parking(values: dict[str, Any]) -> None:
+    """Nameservers at a parking service (RDAP) make the archive's parked signal too."""
+    service = parking_service(values.get("whois_nameservers"))
+    if service and not values.get("archive_parked"):
+        values["archive_parked"] = 1
+        values["archive_parked_reason"] = f"nameservers at {service}"
+    elif service and f"nameservers at {service}" not in (values.get("archive_parked_reason") or ""):
+        values["archive_parked_reason"] = f"nameservers at {service}; {values['archive_parked_reason']}"
 
 
 def _describe(exc: BaseException) -> str:

@@ -20,6 +20,9 @@ scheme and `www.`, so http, https and www captures all count):
 - `wayback_first_date` / `wayback_last_date`: the earliest and latest valid timestamps
   (`YYYY-MM-DD`, UTC). Bad timestamps are never repaired or guessed.
 - `age`: whole years from `wayback_first_date` (contract section 2), via the writer's rule.
+- the archive signals (`archive_years`, `archive_longest_gap`, `archive_redirect_share`,
+  `archive_parked`, `archive_parked_reason`, `archive_continuity`) of the distinct captures:
+  `toolkit.signals.archive` says how each is computed.
 - Malformed rows are skipped and counted (`malformed`): a wrong number of fields, a
   timestamp that is not 4-14 digits, a `data:` URL glued into the key, an e-mail or
   `mailto:` address with `http://` pasted in front, an "original" that is not a URL.
@@ -37,6 +40,7 @@ from urllib.parse import unquote_plus
 
 import httpx
 
+from ..signals.archive import archive_signals
 from ..store.writer import age_in_years
 
 __all__ = [
@@ -105,6 +109,7 @@ class WaybackSummary:
     bad_timestamps: int = 0
     duplicates: int = 0
     complete: bool = True  # False: MAX_PAGES stopped the walk, `snapshots` is a lower bound
+    archive: dict[str, Any] | None = None  # the archive signals (toolkit.signals.archive); None in older cache entries
 
     def age(self, today: date | None = None) -> int | None:
         return age_in_years(self.first_date, today)
@@ -116,6 +121,7 @@ class WaybackSummary:
             "wayback_first_date": self.first_date,
             "wayback_last_date": self.last_date,
             "age": self.age(today),
+            **(self.archive or {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -251,6 +257,7 @@ def summarize(domain: str, pages: Iterable[CdxPage]) -> WaybackSummary:
     """Fold parsed pages into the listing's figures (see the module's docstring)."""
     summary = WaybackSummary(domain=domain)
     seen: set[tuple[str, ...]] = set()
+    unique: list[Capture] = []
     first: datetime | None = None
     last: datetime | None = None
     for page in pages:
@@ -263,12 +270,14 @@ def summarize(domain: str, pages: Iterable[CdxPage]) -> WaybackSummary:
                 summary.duplicates += 1
                 continue
             seen.add(identity)
+            unique.append(capture)
             summary.snapshots += 1
             if capture.when is not None:
                 first = capture.when if first is None or capture.when < first else first
                 last = capture.when if last is None or capture.when > last else last
     summary.first_date = first.date().isoformat() if first else None
     summary.last_date = last.date().isoformat() if last else None
+    summary.archive = archive_signals(unique).fields()
     return summary
 
 

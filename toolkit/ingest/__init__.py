@@ -37,7 +37,7 @@ from typing import Any
 
 from ..query import Mirror
 from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, ensure_schema
-from ..store.writer import WriteCounts, listing_row, pending_row, save_listings, save_pending
+from ..store.writer import SIGNAL_COLUMNS, WriteCounts, listing_row, pending_row, save_listings, save_pending
 from .bardate import BARDATE_URL, bardate_rows, fetch_bardate, parse_bardate
 from .common import (
     INGEST_ID_BASE,
@@ -190,7 +190,7 @@ _KIND = {
     LISTING: ("listings", LISTING_COLUMNS, listing_row, "name", "listing"),
     PENDING: ("pending_delete", PENDING_COLUMNS, pending_row, "domain", "pending_delete"),
 }
-_NOT_COMPARED = {"first_seen_at", "last_seen_at", "updated_at"}
+_NOT_COMPARED = {"first_seen_at", "last_seen_at", "updated_at", *SIGNAL_COLUMNS}  # signals: the writer's own
 _STICKY = {LISTING: ("created_at",), PENDING: ("created_at", "week_end")}
 
 

@@ -588,12 +588,13 @@ class Mirror:
         return [(r[0], r[1], bool(r[2])) for r in rows]
 
     def listing_history(self, listing_id: int | str, plan: str | None = None):
-        """A listing's price and bid history (`listing_history`), oldest first, as a DataFrame."""
+        """A listing's price, bid and metric history (`listing_history`), oldest first, as a DataFrame."""
         import pandas as pd
 
         self.get_domain(listing_id, plan)  # 404 / 403 as the API
         return pd.read_sql_query(
-            "SELECT observed_at, price, max_bid, bids_count, effective_price, auction_end_date FROM listing_history "
+            "SELECT observed_at, price, max_bid, bids_count, effective_price, auction_end_date, trust_flow, "
+            "citation_flow, domain_authority, referring_domains, backlinks_count FROM listing_history "
             "WHERE listing_id = ? ORDER BY observed_at, id",
             self.connection(),
             params=[int(listing_id)],

@@ -100,6 +100,20 @@ LISTING_EXTRA_FIELDS: dict[str, str] = {
     "last_seen_at": "datetime",
     "closed_at": "datetime",
     "origin": "str",
+    # Signals (toolkit/signals/): prices in EUR at the ECB rate of the day they were seen,
+    # spam words of the name, a metric inflated before the auction end, archive content.
+    "price_eur": "num",
+    "effective_price_eur": "num",
+    "spam_terms": "array",
+    "spam_count": "int",
+    "metrics_jumped": "bool",
+    "metrics_jump": "object",
+    "archive_years": "int",
+    "archive_longest_gap": "int",
+    "archive_redirect_share": "num",
+    "archive_parked": "bool",
+    "archive_parked_reason": "str",
+    "archive_continuity": "int",
     "live_until": "str",
 }
 

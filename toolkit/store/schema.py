@@ -9,6 +9,7 @@ missing" goes into `_DATA_MIGRATIONS` under the version that introduces it.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -42,6 +43,12 @@ HISTORY_COLUMNS = {
     "bids_count": int,
     "effective_price": float,
     "auction_end_date": str,
+    # v9: the metrics too, so a rise just before the auction end can be seen (signals/inflation.py)
+    "trust_flow": int,
+    "citation_flow": int,
+    "domain_authority": int,
+    "referring_domains": int,
+    "backlinks_count": int,
 }
 
 SYNC_RUN_COLUMNS = {
@@ -125,6 +132,8 @@ SORT_COLUMNS: dict[str, tuple[str, bool]] = {
     "age": ("wayback_first_date", True),
     "price": ("price", False),
     "effective_price": ("effective_price", False),
+    "price_eur": ("price_eur", False),
+    "effective_price_eur": ("effective_price_eur", False),
     "max_bid": ("max_bid", False),
     "bids_count": ("bids_count", False),
     "auction_end_date": ("auction_end_date", False),
@@ -268,11 +277,50 @@ def _migrate_v2(db: "sqlite_utils.Database") -> None:
     )
 
 
-_DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _migrate_v2}
+def _migrate_v9(db: "sqlite_utils.Database") -> None:
+    # v9 derives the signals of rows written before them: EUR prices at the ECB rate of the
+    # day each row was last seen, spam words with the dictionary in use, no metric jump
+    # (older rows have no metric history). Only rows still without them: cheap to run again.
+    # A broken ECB file or spam list leaves its columns null here (opening the mirror must
+    # not fail on them); `edt fx` and `edt spam reflag` name the problem and fill them.
+    from ..signals.fx import fx_table
+    from ..signals.spam import SpamDictionaryError, current_dictionary, record_fingerprint
+
+    conn = db.conn
+    try:
+        table = fx_table()
+    except ValueError:
+        table = None
+    if table is not None:
+        rows = conn.execute(
+            "SELECT id, price, effective_price, currency, last_seen_at FROM listings WHERE price_eur IS NULL "
+            "AND effective_price_eur IS NULL AND currency IS NOT NULL AND effective_price IS NOT NULL "
+            "AND last_seen_at IS NOT NULL"
+        ).fetchall()
+        prices = [(table.to_eur(price, currency, seen[:10]), table.to_eur(effective, currency, seen[:10]), row_id)
+                  for row_id, price, effective, currency, seen in rows]  # fmt: skip
+        conn.executemany("UPDATE listings SET price_eur = ?, effective_price_eur = ? WHERE id = ?", prices)
+    try:
+        dictionary = current_dictionary()
+    except SpamDictionaryError:
+        dictionary = None
+    if dictionary is not None:
+        spam = []
+        for row_id, sld, name in conn.execute("SELECT id, sld, name FROM listings WHERE spam_count IS NULL").fetchall():
+            terms = dictionary.match(sld if sld is not None else name)
+            spam.append((json.dumps(terms, ensure_ascii=False, separators=(",", ":")), len(terms), row_id))
+        conn.executemany("UPDATE listings SET spam_terms = ?, spam_count = ? WHERE id = ?", spam)
+        if spam:
+            record_fingerprint(conn, dictionary)
+    conn.execute("UPDATE listings SET metrics_jumped = 0 WHERE metrics_jumped IS NULL")
+
+
+_DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _migrate_v2, 9: _migrate_v9}
 # v3 changed index declarations only: `_ensure_indexes` rebuilds them. v4 adds sync_state.
 # v5 adds the watchlist tables (saved_searches, shortlist); v6 the alerts (a column, a table);
 # v7 the enrichment cache; v8 the drop window (pending_delete.drop_window_start/_end,
-# null on older rows: `_table` adds the columns to an existing table).
+# null on older rows: `_table` adds the columns to an existing table); v9 the signals
+# (listings' EUR prices, spam words, metric jump, archive signals; listing_history's metrics).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:

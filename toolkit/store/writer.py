@@ -20,7 +20,12 @@ from operator import itemgetter
 from typing import Any
 
 from ..names import label_stats, split_domain
-from .fields import LISTING_FIELDS, PENDING_FIELDS, converters, iso_date, iso_timestamp
+from ..signals.archive import ARCHIVE_FIELDS
+from ..signals.fx import to_eur
+from ..signals.inflation import METRICS, flag_metric_jumps
+from ..signals.spam import current_dictionary, record_fingerprint, reflag, stored_fingerprint
+from .meta import bump_generation
+from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_FIELDS, converters, iso_date, iso_timestamp
 from .schema import LISTING_COLUMNS, PENDING_COLUMNS
 
 __all__ = [
@@ -36,10 +41,15 @@ __all__ = [
     "utc_now",
     "bump_generation",
     "FAR_FUTURE",
+    "SIGNAL_COLUMNS",
 ]
 
 FAR_FUTURE = "9999-12-31T23:59:59Z"
-HISTORY_FIELDS = ("price", "max_bid", "bids_count", "effective_price", "auction_end_date")
+# Listing columns the writer derives (from price, currency, name) or keeps from the stored
+# row (metric jump, archive signals): a record never changes them by itself.
+SIGNAL_COLUMNS = ("price_eur", "effective_price_eur", "spam_terms", "spam_count", "metrics_jumped", "metrics_jump",
+                  *ARCHIVE_FIELDS)  # fmt: skip
+HISTORY_FIELDS = ("price", "max_bid", "bids_count", "effective_price", "auction_end_date", *METRICS)
 
 
 @dataclass
@@ -71,6 +81,9 @@ def age_in_years(first_date: str | None, today: date | None = None) -> int | Non
 
 
 _LISTING_CONVERTERS = converters(LISTING_FIELDS)
+# Archive signals come from `edt enrich`; a record may carry them (the demo source, or a
+# mirror of our own replica), and a record without them never clears stored ones (`_save`).
+_ARCHIVE_CONVERTERS = converters({f: LISTING_EXTRA_FIELDS[f] for f in ARCHIVE_FIELDS})
 _PENDING_CONVERTERS = converters(PENDING_FIELDS)
 
 
@@ -146,6 +159,21 @@ def listing_row(record: dict[str, Any], *, origin: str, observed_at: str, canoni
     if row["language"]:
         row["language"] = row["language"].strip().upper()
     row["effective_price"] = row["max_bid"] if row["max_bid"] is not None else row["price"]
+    day = observed_at[:10]  # the ECB rate of the day the price was seen (signals/fx.py)
+    row["price_eur"] = to_eur(row["price"], row["currency"], day)
+    row["effective_price_eur"] = to_eur(row["effective_price"], row["currency"], day)
+    terms = current_dictionary(max_staleness=1.0).match(sld)
+    row["spam_terms"] = _compact_json(terms)
+    row["spam_count"] = len(terms)
+    row["metrics_jumped"], row["metrics_jump"] = 0, None  # a stored row keeps its own (`_save`)
+    if not canonical:
+        for field, convert in _ARCHIVE_CONVERTERS:
+            row[field] = convert(get(field))
+    else:
+        for field in ARCHIVE_FIELDS:
+            row.setdefault(field, None)
+        if row["archive_parked"] is not None:
+            row["archive_parked"] = int(row["archive_parked"])
     row["age"] = age_in_years(row["wayback_first_date"])
     for flag in ("is_spammy", "has_gmb"):  # booleans the schema does not allow to be null
         row[flag] = row[flag] or 0
@@ -194,14 +222,6 @@ def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def bump_generation(conn: sqlite3.Connection) -> None:
-    """Readers cache by this number: it changes with every committed write."""
-    conn.execute(
-        "INSERT INTO mirror_meta (key, value) VALUES ('generation', '1') "
-        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-    )
-
-
 def _existing(conn: sqlite3.Connection, kind: "_Kind", ids: list[int]) -> dict[int, tuple]:
     """The stored values (in `kind.names` order) of those of `ids` already in the table."""
     found: dict[int, tuple] = {}
@@ -226,6 +246,11 @@ class _Kind:
     upsert: str
     raw_kind: str
     to_row: Callable[..., dict[str, Any]]
+    kept: tuple[str, ...] = ()  # columns a stored row keeps (derived after the write)
+    kept_unless_given: tuple[str, ...] = ()  # columns a stored row keeps when the record has none
+    # (column, the columns it derives from): a stored row keeps its value while they are the
+    # same (a EUR price keeps the rate of the day its price was first seen)
+    kept_while_same: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -235,7 +260,10 @@ class _Kind:
         return self.names.index(name)
 
 
-_LISTINGS = _Kind("listings", LISTING_COLUMNS, _LISTING_UPSERT, "listing", listing_row)
+_LISTINGS = _Kind("listings", LISTING_COLUMNS, _LISTING_UPSERT, "listing", listing_row,
+                  kept=("metrics_jumped", "metrics_jump"), kept_unless_given=ARCHIVE_FIELDS,
+                  kept_while_same=(("price_eur", ("price", "currency")),
+                                   ("effective_price_eur", ("effective_price", "currency"))))  # fmt: skip
 _PENDING = _Kind("pending_delete", PENDING_COLUMNS, _PENDING_UPSERT, "pending_delete", pending_row)
 listing_values = itemgetter(*_LISTINGS.names)  # a listing_row dict -> the tuple the writer takes
 pending_values = itemgetter(*_PENDING.names)
@@ -258,6 +286,9 @@ def _save(
     counts = WriteCounts(seen=len(rows))
     if before:
         first_seen, last_seen = kind.position("first_seen_at"), kind.position("last_seen_at")
+        kept = [kind.position(c) for c in kind.kept]
+        kept_unless_given = [kind.position(c) for c in kind.kept_unless_given]
+        kept_while_same = [(kind.position(c), [kind.position(s) for s in sources]) for c, sources in kind.kept_while_same]
         for row_id, row in rows.items():
             old = before.get(row_id)
             if old is None:
@@ -265,6 +296,17 @@ def _save(
                 continue
             if old[first_seen]:
                 row = rows[row_id] = (*row[:first_seen], old[first_seen], *row[first_seen + 1 :])
+            if kept or kept_unless_given or kept_while_same:
+                values = list(row)
+                for i, sources in kept_while_same:
+                    if old[i] is not None and all(old[j] == values[j] for j in sources):
+                        values[i] = old[i]
+                for i in kept:
+                    values[i] = old[i] if old[i] is not None else values[i]
+                for i in kept_unless_given:
+                    if values[i] is None:
+                        values[i] = old[i]
+                row = rows[row_id] = tuple(values)
             if any(a != b for i, (a, b) in enumerate(zip(old, row)) if i not in (first_seen, last_seen)):
                 counts.updated += 1
     else:
@@ -327,6 +369,12 @@ def _save_all(
 
 _HISTORY_POSITIONS = tuple(_LISTINGS.position(f) for f in HISTORY_FIELDS)
 _history_values = itemgetter(*_HISTORY_POSITIONS)
+_metric_values = itemgetter(*(_LISTINGS.position(f) for f in METRICS))
+
+
+def _metric_rose(old: tuple, new: tuple) -> bool:
+    """A metric went up (a first value, null -> n, is not a rise)."""
+    return any(a is not None and b is not None and b > a for a, b in zip(old, new))
 
 
 def save_listings(
@@ -339,23 +387,42 @@ def save_listings(
     batch_size: int = 1000,
     normalized: bool = False,
     commit_with: Callable[[sqlite3.Connection], None] | None = None,
+    flag_jumps: bool = True,
 ) -> WriteCounts:
-    """Upsert listing records; a history row for each new listing and each price change.
-    `commit_with(conn)` runs inside each batch's transaction (a sync's checkpoint: pass a
-    page's rows in one batch and they commit together with it)."""
+    """Upsert listing records; a history row for each new listing and each change of a price
+    field or a metric. `commit_with(conn)` runs inside each batch's transaction (a sync's
+    checkpoint: pass a page's rows in one batch and they commit together with it).
+
+    A listing whose metric rose gets its `metrics_jumped` flag re-computed in the same
+    transaction (`toolkit.signals.inflation`); `flag_jumps=False` leaves that to the caller
+    (a bulk load calls `flag_metric_jumps` once at its end). Spam flags follow the
+    dictionary in use: when it changed since the mirror was flagged, every listing is
+    re-flagged first (`toolkit.signals.spam.reflag`)."""
+    dictionary = current_dictionary()  # a broken file fails here, before anything is written
+    if stored_fingerprint(conn) != dictionary.fingerprint:
+        if conn.execute("SELECT 1 FROM listings LIMIT 1").fetchone():
+            reflag(conn, dictionary)
+        else:
+            with conn:
+                record_fingerprint(conn, dictionary)
 
     def write_history(rows: list[tuple], before: dict[int, tuple], observed: str) -> None:
         history = []
+        rising = []
         for row in rows:
             now = _history_values(row)
             old = before.get(row[0])
             if old is None or _history_values(old) != now:
                 history.append((row[0], observed, *now))
+                if old is not None and _metric_rose(_metric_values(old), _metric_values(row)):
+                    rising.append(row[0])
         conn.executemany(
-            "INSERT INTO listing_history (listing_id, observed_at, price, max_bid, bids_count, effective_price, "
-            "auction_end_date) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO listing_history (listing_id, observed_at, {', '.join(HISTORY_FIELDS)}) "
+            f"VALUES (?, ?, {', '.join('?' * len(HISTORY_FIELDS))})",
             history,
         )
+        if rising and flag_jumps:
+            flag_metric_jumps(conn, rising)
 
     return _save_all(conn, _LISTINGS, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
                      batch_size=batch_size, normalized=normalized, in_batch=write_history,

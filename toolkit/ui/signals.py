@@ -1,0 +1,66 @@
+"""The domain page's judging signals: the price in EUR, the flags with their reasons, and
+the metric history chart. `signal_flags` is plain Python (the app and tests read it);
+`show_signals` draws it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from .. import charts
+
+__all__ = ["signal_flags", "eur_price_text", "show_signals"]
+
+
+def eur_price_text(record: dict[str, Any]) -> str:
+    """`€ 91.37` (the effective price in EUR), or why there is none."""
+    eur = record.get("effective_price_eur")
+    if eur is not None:
+        return f"€ {eur:,.2f}"
+    if record.get("effective_price") is None:
+        return "-"
+    currency = record.get("currency")
+    return "no EUR price (no currency given)" if not currency else f"no EUR price (no ECB rate for {currency})"
+
+
+def signal_flags(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """(flag, reason) for each warning the listing's signals raise, most serious first."""
+    flags: list[tuple[str, str]] = []
+    jump = record.get("metrics_jump")
+    if record.get("metrics_jumped") and isinstance(jump, dict):
+        flags.append(("Inflated metrics", jump.get("reason") or f"{jump.get('metric')} rose by {jump.get('rise')}"))
+    terms = record.get("spam_terms") or []
+    if terms:
+        flags.append(("Spam words", "the name reads as " + ", ".join(f"'{t}'" for t in terms)
+                      + " (your spam dictionary: edt spam show)"))  # fmt: skip
+    if record.get("archive_parked"):
+        flags.append(("Parked", record.get("archive_parked_reason") or "parked-page signal in the archive"))
+    share = record.get("archive_redirect_share")
+    if share is not None and share >= 0.5:
+        flags.append(("Redirected", f"{share:.0%} of its archived captures were redirects (to another site)"))
+    gap = record.get("archive_longest_gap")
+    if gap:
+        flags.append(("Archive gap", f"{gap} year{'s' if gap > 1 else ''} in a row without any capture"))
+    return flags
+
+
+def show_signals(record: dict[str, Any], history: pd.DataFrame) -> None:
+    """The signals section of the domain page."""
+    st.subheader("Before you buy")
+    cols = st.columns(3)
+    cols[0].metric("Price in EUR", eur_price_text(record),
+                   help="Effective price at the ECB reference rate of the day it was seen (edt fx)")  # fmt: skip
+    continuity = record.get("archive_continuity")
+    cols[1].metric("Archive continuity", "-" if continuity is None else f"{continuity}/100",
+                   help="Years with archived content over the archived span, less parked pages")  # fmt: skip
+    years = record.get("archive_years")
+    cols[2].metric("Years archived", "-" if years is None else years)
+    flags = signal_flags(record)
+    for flag, reason in flags:
+        st.warning(f"**{flag}**: {reason}")
+    if not flags:
+        st.success("No spam word, metric jump, parked page or archive gap flagged.")
+    jump = record.get("metrics_jump") if record.get("metrics_jumped") else None
+    st.plotly_chart(charts.metric_history(history, jump_at=(jump or {}).get("after_at")), key="metric_history_chart")
