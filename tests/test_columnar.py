@@ -203,3 +203,24 @@ def test_the_commands_that_write_leave_a_current_index_behind(tmp_path):
     found = fresh.search_domains({"contains": "kettle", "include_closed": 1})
     assert fresh.answered_by() == "columnar"
     assert "greenkettle.net" in [r["name"] for r in found["data"]]
+
+
+def test_an_index_saved_before_a_filter_column_existed_is_built_again(tmp_path, monkeypatch):
+    """A `.colidx` written by an older toolkit lacks the columns of filters added since: it is
+    not used (SQLite answers, then a rebuild holds them), never half-used."""
+    import toolkit.query.columnar as columnar
+
+    path = tmp_path / "m.db"
+    save_listings(Mirror(path, clock=fixed_clock).connection(), listing_records(60), origin="sync", observed_at=ts(NOW))
+    older = [c for c in columnar._number_columns() if c != "length"]
+    monkeypatch.setattr(columnar, "_number_columns", lambda: tuple(older))
+    build_index(path).save(index_path(path))
+    monkeypatch.undo()
+    assert load_index(index_path(path)) is None
+    reader = Mirror(path, clock=fixed_clock, engine="auto")
+    reader.search_domains({"length_min": "5"})
+    assert reader.answered_by() == "sqlite"
+    Mirror(path, clock=fixed_clock).refresh_index()
+    assert "length" in load_index(index_path(path)).arrays
+    reader.search_domains({"length_min": "5"})
+    assert reader.answered_by() == "columnar"
