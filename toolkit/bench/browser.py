@@ -148,9 +148,11 @@ def _free_port() -> int:
 
 
 def _start_server(app: Path, db: Path, port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
+    from ..ui import streamlit_flags
+
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-               "--server.fileWatcherType", "none"]  # fmt: skip
+               "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+               *streamlit_flags()]  # fmt: skip
     env = {**os.environ, "EDT_DB": str(db)}
     return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             cwd=str(app.parent))  # fmt: skip

@@ -12,7 +12,17 @@ import streamlit as st
 from . import state
 from .pages import PAGES, first_run
 
-__all__ = ["main"]
+__all__ = ["main", "STREAMLIT_OPTIONS", "streamlit_flags"]
+
+# Streamlit's options for users (also in the repository's .streamlit/config.toml, which
+# `streamlit run app.py` reads; `edt app` and the browser check pass them as flags).
+STREAMLIT_OPTIONS: dict[str, object] = {"client.toolbarMode": "viewer", "browser.gatherUsageStats": False}
+
+
+def streamlit_flags() -> list[str]:
+    """STREAMLIT_OPTIONS as `streamlit run` flags."""
+    return [f"--{name}={str(value).lower() if isinstance(value, bool) else value}"
+            for name, value in STREAMLIT_OPTIONS.items()]  # fmt: skip
 
 
 def main() -> None:
@@ -22,6 +32,8 @@ def main() -> None:
         return
     views = list(PAGES)
     current = st.query_params.get("view", "explore")
+    if current not in views:
+        current = "explore"
     if current in views and st.session_state.get("_view_in_url") != current:
         st.session_state["view"] = current  # a link or a page's button changed the URL
     view = st.sidebar.radio("Page", views, format_func=lambda v: PAGES[v][0], key="view")
