@@ -7,11 +7,6 @@ cached) and draw with `toolkit.charts`.
 
 from __future__ import annotations
 
-import streamlit as st
-
-from . import state
-from .pages import PAGES, first_run
-
 __all__ = ["main", "STREAMLIT_OPTIONS", "streamlit_flags"]
 
 # Streamlit's options for users (also in the repository's .streamlit/config.toml, which
@@ -26,6 +21,12 @@ def streamlit_flags() -> list[str]:
 
 
 def main() -> None:
+    """The app's script: the page chosen in the sidebar (kept in the URL as `?view=`)."""
+    import streamlit as st  # here, so the options above are read without loading Streamlit
+
+    from . import state
+    from .pages import PAGES, first_run
+
     st.set_page_config(page_title="Expired Domains Toolkit", page_icon="🔎", layout="wide")
     if state.is_empty():
         first_run()
