@@ -443,8 +443,11 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
         for _ in range(repeat):
             with serve_app(app, db, log_path) as base, browser() as driver:  # a fresh server: cold caches
                 url = f"{base}/?view={view}{extra.format(name=name)}"
-                row["cold"].seconds.append(_open(driver, url, timeout))
-                row["reload"].seconds.append(_open(driver, url, timeout))
+                for kind in ("cold", "reload"):
+                    try:
+                        row[kind].seconds.append(_open(driver, url, timeout))
+                    except AppCheckError as exc:
+                        raise AppCheckError(f"{view}, {kind} open: {exc}") from None
                 if view == "detail":
                     change = _type_into("Domain name", other, sidebar=False)
                 try:
