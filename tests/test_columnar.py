@@ -224,3 +224,16 @@ def test_an_index_saved_before_a_filter_column_existed_is_built_again(tmp_path, 
     assert "length" in load_index(index_path(path)).arrays
     reader.search_domains({"length_min": "5"})
     assert reader.answered_by() == "columnar"
+
+
+@pytest.mark.parametrize("params", [{}, {"tld": ".com,.fr"}, {"tf_min": "10", "sort": "-trust_flow"},
+                                    {"contains": "shop", "sort": "name"}, {"no_numbers": "1", "sort": "-age"}])  # fmt: skip
+def test_a_sampled_frame_is_the_same_rows_in_the_same_order_on_both_engines(engines, params):
+    """`domains_df(sample=N)` picks its rows from the columnar index when it can (the rows
+    `id % step = 0` keeps, in the query's order), which must be exactly what SQLite picks."""
+    columnar, sqlite = engines
+    columns = ["name", "source", "trust_flow", "age", "effective_price"]
+    got = columnar.domains_df(params, columns=columns, sample=20)
+    expected = sqlite.domains_df(params, columns=columns, sample=20)
+    assert 0 < len(got) < columnar.search_domains({**params, "per_page": 1})["meta"]["total"]  # sampling happened
+    assert got.equals(expected), params
