@@ -490,3 +490,17 @@ def test_the_sync_button_runs_a_job_against_the_remote(demo_db, demo_template, t
     assert any(s.value.startswith("pending: ok") and f"{rows:,} rows seen" in s.value for s in at.success)
     runs = connect(str(demo_db)).execute("SELECT job, status FROM sync_runs").fetchall()
     assert runs == [("pending", "ok")]
+
+
+def test_a_pending_delete_name_opens_its_own_detail(demo_db):
+    mirror = Mirror(demo_db)
+    row = mirror.search_pending_delete({"per_page": "1"})["data"][0]
+    assert not mirror.listings_named(row["domain"])  # listed nowhere: only the inventory knows it
+    at = app("pending")
+    no_exception(at)
+    assert names_listed(at)[0] == row["domain"]
+    detail = app("detail", name=row["domain"])
+    no_exception(detail)
+    assert detail.subheader[0].value == row["domain"]
+    assert detail.metric[1].value == row["whois_status"]
+    assert detail.metric[2].value.startswith("—") or detail.metric[2].value.split(" / ")[0].isdigit()

@@ -272,6 +272,9 @@ def detail() -> None:
         st.info("Type a domain name (or part of one), or open a name from Explore or Pending-delete.")
         return
     listings = mirror.listings_named(typed)
+    if not listings and _pending_detail(typed, plan):
+        st.query_params["name"] = st.session_state["_name_in_url"] = typed
+        return
     if not listings:
         try:
             options = _suggestions(mirror.path, mirror.generation(), plan, typed) if len(typed) >= 2 else []
@@ -333,6 +336,27 @@ def _field_text(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return f"{value:.0f}"
     return str(value)
+
+
+def _pending_detail(name: str, plan: str) -> bool:
+    """A name that is pending delete and listed nowhere: its drop, status and metrics."""
+    if not plan_allows(plan, "pending_delete"):
+        return False
+    try:
+        row = state.reader().get_pending_delete(name, plan=plan)["data"]
+    except ApiError:
+        return False
+    st.subheader(row["domain"])
+    st.caption("Pending delete: not listed on any platform this mirror follows.")
+    cols = st.columns(4)
+    cols[0].metric("Drops", _dash(row.get("estimated_drop_date")))
+    cols[1].metric("Status", row["whois_status"])
+    cols[2].metric("TF / CF", f"{_dash(row.get('trust_flow'))} / {_dash(row.get('citation_flow'))}")
+    cols[3].metric("Referring domains", _dash(row.get("referring_domains")))
+    st.markdown(f"[Wayback calendar](https://web.archive.org/web/*/{row['domain']})")
+    st.dataframe(pd.DataFrame({"field": list(row), "value": [_field_text(v) for v in row.values()]}),
+                 hide_index=True, key="pending_fields")  # fmt: skip
+    return True
 
 
 def _pending_note(name: str, plan: str) -> None:
