@@ -237,3 +237,12 @@ def test_a_sampled_frame_is_the_same_rows_in_the_same_order_on_both_engines(engi
     expected = sqlite.domains_df(params, columns=columns, sample=20)
     assert 0 < len(got) < columnar.search_domains({**params, "per_page": 1})["meta"]["total"]  # sampling happened
     assert got.equals(expected), params
+
+
+@pytest.mark.parametrize("params", [{}, {"tld": ".com,.fr"}, {"ends_after": "2026-11-23", "ends_before": "2026-11-26"},
+                                    {"include_closed": "1"}, {"source": "regfree"}])  # fmt: skip
+def test_auction_end_days_are_counted_alike_on_both_engines(engines, params):
+    columnar, sqlite = engines
+    got, expected = columnar.day_counts(params), sqlite.day_counts(params)
+    assert got == expected and (sum(expected.values()) > 0 or params.get("source") == "regfree"), params
+    assert columnar.answered_by() == "columnar"

@@ -455,6 +455,8 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
                 except AppCheckError as exc:
                     raise AppCheckError(f"{view}, {what}: {exc}") from None
         pages[view] = row
+        print(f"  {view}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in row.items()), file=sys.stderr,
+              flush=True)  # fmt: skip
     steps = [
         ("next page", _click_button("Next ›")),
         ("sort by a column title (Price)", _click_link('th a[href*="effective_price"]')),
@@ -466,21 +468,24 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
     interactions = [Timing(label, []) for label, _ in steps]
     for _ in range(repeat):
         with serve_app(app, db, log_path) as base, browser() as driver:
-            _open(driver, f"{base}/?view=explore", timeout)
+            try:
+                _open(driver, f"{base}/?view=explore", timeout)
+            except AppCheckError as exc:
+                raise AppCheckError(f"Explore, first open: {exc}") from None
             for timing, (label, step) in zip(interactions, steps):
                 if label == "categories Business":
                     _expand("Names")(driver)
                 if label == "min Trust Flow 20":
                     _expand("SEO metrics")(driver)
                 link = label.startswith(("sort by", "open a domain"))
+                table_url = driver.current_url
                 try:
                     timing.seconds.append(_act(driver, step, timeout, navigates=link))
                 except AppCheckError as exc:
                     raise AppCheckError(f"Explore, {label}: {exc}") from None
-                if label.startswith("open a domain"):  # back to the sorted table (not timed)
-                    driver.execute_script("window.__edtOld = true;")
-                    driver.back()
-                    _wait_rendered(driver, time.monotonic(), timeout, rerun=False, new_document=True)
+                print(f"  Explore, {label}: {timing.seconds[-1]:.2f} s", file=sys.stderr, flush=True)
+                if label.startswith("open a domain"):  # back to the sorted table (not timed; no
+                    _open(driver, table_url, timeout)  # history.back: its cache keeps the old page)
     return pages, interactions
 
 

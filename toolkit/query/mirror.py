@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -565,13 +565,36 @@ class Mirror:
             table, column = "pending_delete", "estimated_drop_date"
         else:
             require(plan, "domains")
-            sql = self._domain_sql(parse_params(DOMAIN_PARAMS, params, strict=True), plan)
+            values = parse_params(DOMAIN_PARAMS, params, strict=True)
+            counted = self._end_day_counts(values, plan)
+            if counted is not None:
+                return counted
+            sql = self._domain_sql(values, plan)
             where, args, table, column = sql.where, sql.args, "listings", "auction_end_date"
         rows = self.connection().execute(
             f"SELECT substr({column}, 1, 10), count(*) FROM {table} WHERE ({where}) AND {column} IS NOT NULL GROUP BY 1",
             list(args),
         )
         return {date.fromisoformat(day): n for day, n in rows}
+
+    def _end_day_counts(self, values: Mapping[str, Any], plan: str) -> dict[date, int] | None:
+        """Matching listings per auction-end day (UTC, as `substr(auction_end_date, 1, 10)`)
+        from the columnar index, or None when SQLite must answer."""
+        import numpy as np
+
+        self._check_domain_plan(values, plan)
+        with self._snapshot() as conn:
+            index, mask = self._matches(conn, values, self.now())
+        ends = None if index is None else index.arrays.get("auction_end_date")
+        usable = mask is not None and ends is not None and "auction_end_date" not in index.meta["unusable"]
+        self._local.answered_by = "columnar" if usable else "sqlite"
+        if not usable:
+            return None
+        seconds = ends[mask]
+        seconds = seconds[seconds != np.iinfo(seconds.dtype).min].astype(np.int64)  # NULL: no end date
+        days, counts = np.unique(seconds // 86400, return_counts=True)
+        epoch = date(1970, 1, 1)
+        return {epoch + timedelta(days=int(d)): int(n) for d, n in zip(days, counts)}
 
     def live_counts(self) -> dict[str, Any]:
         """Live listings counted per source, TLD (platforms and regfree apart), language and
