@@ -248,10 +248,11 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             if age is None or age > int(p["age_max"]):
                 return False
         tf, cf = r["trust_flow"], r["citation_flow"]
-        if "tf_cf_ratio_min" in p and not (tf is not None and cf and Fraction(tf, cf) >= Fraction(p["tf_cf_ratio_min"])):
+        has_ratio = tf is not None and cf is not None and cf > 0  # a CF of 0 or below has no ratio
+        if "tf_cf_ratio_min" in p and not (has_ratio and Fraction(tf, cf) >= Fraction(p["tf_cf_ratio_min"])):
             return False
         if "tf_cf_ratio_max" in p and not (  # the ratio cut to two decimals
-            tf is not None and cf and Fraction(100 * tf // cf, 100) <= Fraction(p["tf_cf_ratio_max"])
+            has_ratio and Fraction(100 * tf // cf, 100) <= Fraction(p["tf_cf_ratio_max"])
         ):
             return False
         if "techs" in p and not set(_terms(p["techs"])) & set(json.loads(r["historical_tech"] or "[]")):

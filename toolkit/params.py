@@ -263,8 +263,8 @@ _age_min = Compare("wayback_first_date", "<=", _latest_first_snapshot)
 _age_max = Compare("wayback_first_date", ">", lambda years, ctx: _latest_first_snapshot(years + 1, ctx))
 # TF/CF in hundredths, as SQLite computes it for both engines: whole-number division, so
 # `floor(100 TF / CF) >= 100 r` is exactly `TF / CF >= r` for a ratio of two decimals;
-# CF = 0 gives NULL (no ratio), which never passes.
-_TF_CF_PERCENT = "100 * trust_flow / citation_flow"
+# a CF of 0 (or below, which no source should send) has no ratio: NULL, which never passes.
+_TF_CF_PERCENT = "iif(citation_flow > 0, 100 * trust_flow / citation_flow, NULL)"
 
 
 def _hundredths(ratio: float, ctx: Context) -> float:

@@ -133,8 +133,8 @@ def results_page(pending: bool) -> None:
     signature = (pending, tuple(sorted(filters.items())), sort, per_page, state.plan_in_force())
     page_key = "_page"
     if page_key not in st.session_state:
-        st.session_state[page_key] = max(1, int(st.query_params.get("page", "1") or 1) if
-                                         str(st.query_params.get("page", "1")).isdigit() else 1)  # fmt: skip
+        in_url = str(st.query_params.get("page", "1"))
+        st.session_state[page_key] = max(1, int(in_url)) if in_url.isdigit() else 1
     elif st.session_state.get("_search") != signature:
         st.session_state[page_key] = 1
     st.session_state["_search"] = signature
