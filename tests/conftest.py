@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from datetime import date, datetime, timedelta, timezone
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -40,9 +41,10 @@ def listing_records(n: int = 700, seed: int = 7) -> list[dict]:
     for i in range(1, n + 1):
         source = "regfree" if i % 9 == 0 else rnd.choice(PLATFORM_SLUGS)
         tld = rnd.choice(TLDS)
-        name = f"{rnd.choice(WORDS)}{rnd.choice(['', '-', ''])}{rnd.choice(WORDS)}{i}{tld}".replace("%", "%") 
+        serial = str(i) if i % 3 else "q" + "".join(chr(97 + int(d)) for d in str(i))  # every third label digit-free
+        name = f"{rnd.choice(WORDS)}{rnd.choice(['', '-', ''])}{rnd.choice(WORDS)}{serial}{tld}"
         if i % 23 == 0:  # a spam word (the built-in list) between words of the name
-            name = name.replace(str(i), f"poker{i}", 1)
+            name = name.replace(serial, f"poker{serial}", 1)
         enriched = rnd.random() < 0.7
         tf = rnd.randint(0, 60) if enriched else None
         cf = min(100, tf + rnd.randint(-5, 40)) if enriched else None
@@ -271,6 +273,32 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             return False
         if "language" in p and r["language"] != p["language"].upper():
             return False
+        label = r["name"][: len(r["name"]) - len(r["tld"] or "")].rpartition(".")[2]
+        if "length_min" in p and not len(label) >= int(p["length_min"]):
+            return False
+        if "length_max" in p and not len(label) <= int(p["length_max"]):
+            return False
+        if flag("no_dashes") and "-" in label:
+            return False
+        if flag("no_numbers") and any(c.isdigit() for c in label):
+            return False
+        if "not_contains" in p and any(t.lower() in r["name"].lower() for t in _terms(p["not_contains"])):
+            return False
+        for param, column in {"tf_max": "trust_flow", "da_max": "domain_authority"}.items():
+            if param in p and not (r[column] is not None and r[column] <= int(p[param])):
+                return False
+        if "age_max" in p:
+            age = whole_years(r["wayback_first_date"], today)
+            if age is None or age > int(p["age_max"]):
+                return False
+        tf, cf = r["trust_flow"], r["citation_flow"]
+        has_ratio = tf is not None and cf is not None and cf > 0  # a CF of 0 or below has no ratio
+        if "tf_cf_ratio_min" in p and not (has_ratio and Fraction(tf, cf) >= Fraction(p["tf_cf_ratio_min"])):
+            return False
+        if "tf_cf_ratio_max" in p and not (  # the ratio cut to two decimals
+            has_ratio and Fraction(100 * tf // cf, 100) <= Fraction(p["tf_cf_ratio_max"])
+        ):
+            return False
         if "techs" in p and not set(_terms(p["techs"])) & set(json.loads(r["historical_tech"] or "[]")):
             return False
         if "use_cases" in p and not set(_terms(p["use_cases"])) & set(json.loads(r["use_cases"] or "[]")):
@@ -331,7 +359,8 @@ def oracle_pending(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
                 return False
         elif not flag("include_past") and drop is not None and drop < today.isoformat():
             return False
-        if "tld" in p and r["tld"] not in {t.lower().lstrip(".") for t in _terms(p["tld"])}:
+        families = {t.lower().lstrip(".") for t in _terms(p.get("tld", ""))}  # uk: uk, co.uk, org.uk, ...
+        if "tld" in p and not any(r["tld"] == t or r["tld"].endswith("." + t) for t in families):
             return False
         if "status" in p and r["whois_status"] not in _terms(p["status"]):
             return False

@@ -3,9 +3,12 @@ widgets, checked against the query layer (the app must show what the API would a
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 from pathlib import Path
+from urllib.parse import parse_qsl, unquote
 
 import pytest
 
@@ -58,6 +61,33 @@ def url_value(at: AppTest, key: str) -> str:
     return value[-1] if isinstance(value, list) else value
 
 
+def results_html(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if 'class="edt-table"' in m.value)
+
+
+def names_listed(at: AppTest) -> list[str]:
+    """The domain names of the results table, in order (each links to its detail page)."""
+    return [unquote(n) for n in re.findall(r'href="\?view=detail&amp;name=([^"]+)"', results_html(at))]
+
+
+def headers(at: AppTest) -> list[str]:
+    return [re.sub(r"<[^>]+>|[▲▼]", "", h).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", results_html(at))]
+
+
+def header_link(at: AppTest, title: str) -> dict[str, str]:
+    """The query of the link behind a column title."""
+    for head in re.findall(r"<th[^>]*>(.*?)</th>", results_html(at)):
+        if re.sub(r"<[^>]+>|[▲▼]", "", head).strip() == title:
+            href = html.unescape(re.search(r'href="\?([^"]*)"', head).group(1))
+            return dict(parse_qsl(href))
+    raise AssertionError(f"no column titled {title}")
+
+
+def cells(at: AppTest) -> list[list[str]]:
+    rows = re.findall(r"<tr>(.*?)</tr>", results_html(at).split("<tbody>", 1)[1])
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in rows]
+
+
 def figure(at: AppTest, n: int = 0) -> dict:
     return json.loads(at.get("plotly_chart")[n].proto.spec)
 
@@ -85,8 +115,42 @@ def test_explore_filters_through_the_widgets_match_the_query_layer(demo_db):
     expected = Mirror(demo_db).search_domains({"tf_min": "20", "type": "auction"})
     assert total_shown(at) == expected["meta"]["total"] > 0
     assert url_value(at, "tf_min") == "20" and url_value(at, "type") == "auction"  # a bookmarkable URL
-    table = at.dataframe[0].value
-    assert list(table["id"]) == [r["id"] for r in expected["data"]]
+    assert names_listed(at) == [r["name"] for r in expected["data"]]
+
+
+def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
+    at = app(sort="-effective_price")
+    no_exception(at)
+    assert headers(at) == ["Domain", "Price", "Bids", "Ends in", "TF", "CF", "DA", "RD", "Age", "Score", "Source",
+                           "TLD", "Buy"]  # fmt: skip
+    expected = Mirror(demo_db).search_domains({"sort": "-effective_price"})["data"]
+    rows = cells(at)
+    first = expected[0]
+    assert rows[0][0] == first["name"]  # whole, never cut
+    assert rows[0][1] == f"{first['effective_price']:,.0f} {first['currency']}" or rows[0][1] == (
+        f"{first['effective_price']:,.2f} {first['currency']}")
+    assert not {"None", "nan", "NaN", "<NA>"} & {cell for row in rows for cell in row}
+    blank_tf = [row for row, record in zip(rows, expected) if record["trust_flow"] is None]
+    assert blank_tf and all(row[4] == "" for row in blank_tf)  # an absent metric is a blank cell
+    ends = [row[3] for row, record in zip(rows, expected) if record["auction_end_date"]]
+    assert ends and all(re.fullmatch(r"\d+d \d+h|\d+h \d+m|\d+m", e) for e in ends)  # a countdown, not a stamp
+
+
+def test_a_column_title_sorts_every_result_not_the_page(demo_db):
+    at = app(tld=".fr,.de")
+    no_exception(at)
+    query = header_link(at, "Price")
+    assert query["sort"] == "-effective_price" and query["tld"] == ".fr,.de" and "page" not in query
+    sorted_at = app(**{k: v for k, v in query.items()})
+    no_exception(sorted_at)
+    top = Mirror(demo_db).search_domains({"tld": ".fr,.de", "sort": "-effective_price", "per_page": "100"})["data"]
+    assert names_listed(sorted_at) == [r["name"] for r in top[:50]]
+    highest = max(r["effective_price"] for r in Mirror(demo_db).export_rows({"tld": ".fr,.de"})
+                  if r["effective_price"] is not None)  # fmt: skip
+    assert top[0]["effective_price"] == highest  # the mirror's highest, not the page's
+    assert header_link(sorted_at, "Price")["sort"] == "effective_price"  # a second click turns it around
+    assert sorted_at.selectbox(key="sort").value == "-effective_price"
+    assert "Price, highest first" in sorted_at.selectbox(key="sort").format_func("-effective_price")
 
 
 def test_a_bookmarked_search_reopens_with_its_filters_sort_and_page(demo_db):
@@ -95,7 +159,88 @@ def test_a_bookmarked_search_reopens_with_its_filters_sort_and_page(demo_db):
     expected = Mirror(demo_db).search_domains({"tld": ".fr,.de", "sort": "-trust_flow", "page": "2", "per_page": "50"})
     assert total_shown(at) == expected["meta"]["total"]
     assert at.sidebar.text_input(key="f:tld").value == ".fr,.de"
-    assert list(at.dataframe[0].value["id"]) == [r["id"] for r in expected["data"]]
+    assert names_listed(at) == [r["name"] for r in expected["data"]]
+
+
+def test_a_filter_change_goes_back_to_page_one(demo_db):
+    at = app(page="5")
+    no_exception(at)
+    assert at.caption[0].value.startswith("Page 5 of")
+    at.sidebar.text_input(key="f:tld").set_value(".fr").run()
+    no_exception(at)
+    expected = Mirror(demo_db).search_domains({"tld": ".fr"})
+    assert at.caption[0].value.startswith(f"Page 1 of {expected['meta']['last_page']}")
+    assert names_listed(at) == [r["name"] for r in expected["data"]]
+    assert "page" not in at.query_params
+    at.button(key="to:Next ›").click().run()
+    assert at.caption[0].value.startswith("Page 2 of") and url_value(at, "page") == "2"
+
+
+def test_a_bookmark_past_the_last_page_opens_the_last_page(demo_db):
+    at = app(tld=".fr", page="999")
+    no_exception(at)
+    last = Mirror(demo_db).search_domains({"tld": ".fr"})["meta"]["last_page"]
+    assert at.caption[0].value.startswith(f"Page {last} of {last}") and names_listed(at)
+
+
+def test_the_column_chooser_is_kept_in_the_url(demo_db):
+    at = app()
+    at.multiselect(key="cols").set_value(["name", "tf", "language"]).run()
+    no_exception(at)
+    assert headers(at) == ["Domain", "TF", "Lang"]
+    assert url_value(at, "cols") == "name,tf,language"
+    again = app(cols="name,tf,language")
+    assert headers(again) == ["Domain", "TF", "Lang"]
+
+
+def test_the_listing_extension_filters_reach_the_sidebar_and_the_query_layer(demo_db):
+    at = app()
+    at.sidebar.checkbox(key="f:no_numbers").check().run()
+    at.sidebar.checkbox(key="f:no_dashes").check().run()
+    at.sidebar.number_input(key="f:length_max").set_value(8).run()
+    at.sidebar.text_input(key="f:not_contains").set_value("shop,online").run()
+    at.sidebar.number_input(key="f:tf_cf_ratio_min").set_value(0.5).run()
+    no_exception(at)
+    params = {"no_numbers": "1", "no_dashes": "1", "length_max": "8", "not_contains": "shop,online",
+              "tf_cf_ratio_min": "0.5"}  # fmt: skip
+    expected = Mirror(demo_db).search_domains(params)
+    assert 0 < total_shown(at) == expected["meta"]["total"] < Mirror(demo_db).search_domains({})["meta"]["total"]
+    for name in names_listed(at):
+        label = name.split(".")[0]
+        assert len(label) <= 8 and "-" not in label and not any(c.isdigit() for c in label)
+        assert "shop" not in name and "online" not in name
+
+
+def test_the_csv_holds_exactly_the_rows_the_button_counts(demo_db):
+    from toolkit.ui import pages
+
+    at = app(tld=".fr")
+    no_exception(at)
+    button = at.get("download_button")[0]
+    total = Mirror(demo_db).search_domains({"tld": ".fr"})["meta"]["total"]
+    assert f"Download all {total:,} rows (CSV)" in button.proto.label
+    mirror = Mirror(demo_db, readonly=True)
+    data = pages.csv_of_all({"tld": ".fr"}, mirror=mirror, plan="enterprise", pending=False)
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(data.decode())))
+    assert len(rows) == total and {r["tld"] for r in rows} == {".fr"}
+    assert rows[0]["name"] and "historical_traffic" not in rows[0]
+
+
+def test_a_rerun_never_counts_the_whole_mirror(demo_db, monkeypatch):
+    """Mirror.status() is six counts over every row (a second on the full demo): no page but
+    Sync may call it, and a rerun asks emptiness from the cache."""
+    calls = []
+    original = Mirror.status
+    monkeypatch.setattr(Mirror, "status", lambda self: calls.append(1) or original(self))
+    at = app()
+    at.sidebar.number_input(key="f:tf_min").set_value(10).run()
+    no_exception(at)
+    assert calls == []
+    app("sync")
+    assert len(calls) == 1
 
 
 def test_regfree_is_offered_only_from_authority(demo_db):
@@ -113,14 +258,102 @@ def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
         "SELECT listing_id, name, count(*) FROM listing_history JOIN listings ON listings.id = listing_id "
         "GROUP BY listing_id ORDER BY count(*) DESC LIMIT 1"
     ).fetchone()
-    at = app("detail", id=str(listing_id))
+    at = app("detail", name=name)
     no_exception(at)
     assert at.subheader[0].value == name
     assert changes > 1
-    traces = figure(at)["data"]
+    chart = figure(at)
+    traces = chart["data"]
     assert max(len(t.get("x", [])) for t in traces) == changes  # every history row is charted
+    assert chart["layout"]["yaxis2"]["tickformat"] == ",d" and chart["layout"]["yaxis2"]["dtick"] >= 1  # whole bids
     fields = at.dataframe[0].value
     assert "first_seen_at" in set(fields["field"]) and "web.archive.org/web/*/" + name in at.markdown[0].value
+    assert "None" not in set(fields["value"]) and "—" in set(fields["value"])  # absent values are dashes
+    old = app("detail", id=str(listing_id))  # a bookmark by listing id still opens
+    no_exception(old)
+    assert old.subheader[0].value == name and url_value(old, "name") == name
+
+
+def test_domain_detail_finds_a_name_by_part_and_shows_every_listing_of_it(demo_db):
+    from toolkit.store.writer import save_listings
+
+    mirror = Mirror(demo_db)
+    record = mirror.search_domains({"has_bids": "1", "per_page": "1"})["data"][0]
+    other = {**record, "id": 99_000_001, "source": "sedo" if record["source"] != "sedo" else "dynadot",
+             "price": 777.0, "max_bid": None, "effective_price": 777.0, "trust_flow": None}  # fmt: skip
+    save_listings(mirror.connection(), [other], origin="sync")
+    label = record["name"].split(".")[0]
+    at = app("detail", name=label[: max(3, len(label) - 2)])
+    no_exception(at)
+    picker = at.selectbox(key="detail_pick")
+    assert record["name"] in picker.options
+    picker.set_value(record["name"]).run()
+    no_exception(at)
+    assert url_value(at, "name") == record["name"]
+    assert len(at.dataframe) == 2  # the listings side by side, then the chosen one's fields
+    side = at.dataframe[0].value
+    assert list(side.columns) == [f"{r['source']} #{r['id']}" for r in
+                                  (Mirror(demo_db).get_domain(i)["data"] for i, _, _ in
+                                   Mirror(demo_db).listings_named(record["name"]))]  # fmt: skip
+    assert side.loc["Price", f"{other['source']} #{other['id']}"] == f"777 {other['currency']}"
+    assert side.loc["Trust Flow", f"{other['source']} #{other['id']}"] == "—"
+
+
+def test_pending_delete_names_are_explorable_with_filters_and_suffix_families(demo_db):
+    at = app("pending")
+    no_exception(at)
+    mirror = Mirror(demo_db)
+    assert total_shown(at) == mirror.search_pending_delete({})["meta"]["total"] > 0
+    assert headers(at)[:3] == ["Domain", "Drops", "Status"] and "TF" in headers(at)
+    at.sidebar.text_input(key="p:tld").set_value("uk").run()
+    no_exception(at)
+    expected = mirror.search_pending_delete({"tld": "uk"})
+    tlds = {r["tld"] for r in mirror.search_pending_delete({"tld": "uk", "per_page": "200"})["data"]}
+    assert "co.uk" in tlds and all(t == "uk" or t.endswith(".uk") for t in tlds)  # uk: every .uk suffix
+    assert total_shown(at) == expected["meta"]["total"] > 0
+    assert names_listed(at) == [r["domain"] for r in expected["data"]]
+    at.sidebar.multiselect(key="p:status").set_value(["pendingDelete"]).run()
+    no_exception(at)
+    assert total_shown(at) == mirror.search_pending_delete({"tld": "uk", "status": "pendingDelete"})["meta"]["total"]
+    query = header_link(at, "Domain")
+    assert query["sort"] == "domain" and query["view"] == "pending"
+
+
+def test_moving_from_pending_delete_to_explore_drops_the_filters_explore_refuses(demo_db):
+    at = app("pending", source="czds-daily", tld="uk", status="pendingDelete")
+    no_exception(at)
+    at.sidebar.radio(key="view").set_value("explore").run()
+    no_exception(at)
+    assert not at.error
+    assert "source" not in at.query_params and "status" not in at.query_params
+    assert total_shown(at) == Mirror(demo_db).search_domains({"tld": "uk"})["meta"]["total"]
+
+
+def test_the_calendar_reopens_from_its_url_and_its_day_menu_follows_the_filter(demo_db):
+    mirror = Mirror(demo_db)
+    month = mirror.now().date().replace(day=1)
+    at = app("calendar", dates="drops", cal_tld="uk", month=f"{month:%Y-%m}")
+    no_exception(at)
+    assert at.radio(key="cal_kind").value == "drops" and at.text_input(key="cal_tld").value == "uk"
+    frame = mirror.pending_df({"include_past": "1", "tld": "uk"}, columns=["estimated_drop_date"])
+    in_month = frame["estimated_drop_date"].dropna().str.startswith(month.strftime("%Y-%m"))
+    assert any(c.value.startswith(f"{int(in_month.sum()):,} domains in") for c in at.caption)
+    day_menu = next(s for s in at.selectbox if str(s.key).startswith("cal_day"))
+    counts = frame["estimated_drop_date"].dropna().value_counts()
+    for option in day_menu.options:  # every label counts the filtered drops of its day
+        day, shown = re.match(r"\w{3} (\d{2}) \w{3} \(([\d,]+)\)", option).groups()
+        assert int(shown.replace(",", "")) == counts[f"{month:%Y-%m}-{day}"]
+
+
+def test_the_streamlit_config_hides_the_developer_toolbar_for_every_way_of_starting():
+    import tomllib
+
+    from toolkit.ui import STREAMLIT_OPTIONS, streamlit_flags
+
+    config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
+    flat = {f"{section}.{key}": value for section, values in config.items() for key, value in values.items()}
+    assert flat == STREAMLIT_OPTIONS and flat["client.toolbarMode"] == "viewer"
+    assert "--client.toolbarMode=viewer" in streamlit_flags()
 
 
 def test_trust_flow_page_charts_the_filtered_rows(demo_db):
@@ -143,8 +376,9 @@ def test_archive_page_draws_four_charts_of_the_filtered_rows(demo_db):
 def test_drop_calendar_counts_the_months_pending_drops(demo_db):
     at = app("calendar")
     no_exception(at)
-    at.radio(key="cal_kind").set_value("Pending-delete drops").run()
+    at.radio(key="cal_kind").set_value("drops").run()
     no_exception(at)
+    assert url_value(at, "dates") == "drops"  # the calendar's settings are in the URL
     mirror = Mirror(demo_db)
     month = mirror.now().date().replace(day=1)
     frame = mirror.pending_df({"include_past": "1"}, columns=["estimated_drop_date"])
@@ -193,6 +427,34 @@ def test_a_saved_search_survives_a_rerun_and_a_new_session(demo_db):
     assert any("strong links" in m.value and "tf_min=15" in m.value for m in again.markdown)
 
 
+def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(demo_db):
+    from datetime import timedelta
+
+    from toolkit import watchlist as saved
+
+    mirror = Mirror(demo_db)
+    saved.save_search(mirror, "french", {"tld": ".fr"})
+    conn = mirror.connection()
+    with conn:  # the search was saved a day before the demo's latest arrivals
+        conn.execute("UPDATE saved_searches SET created_at = ?",
+                     [(mirror.now() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")])  # fmt: skip
+    entry = saved.saved_searches(mirror)[0]
+    new = entry["new_matches"]
+    assert new > 0
+    at = app("watchlist")
+    no_exception(at)
+    expected = mirror.search_domains({**saved.new_matches_params(entry), "sort": "-first_seen_at", "per_page": "100"})
+    assert names_listed(at) == [r["name"] for r in expected["data"]]  # the new names themselves
+    at.button(key="open:french").click().run()
+    no_exception(at)
+    assert url_value(at, "tld") == ".fr"
+    assert saved.saved_searches(mirror)[0]["new_matches"] == new  # opening them did not mark them seen
+    at = app("watchlist")
+    at.button(key="seen:french").click().run()
+    no_exception(at)
+    assert saved.saved_searches(mirror)[0]["new_matches"] == 0
+
+
 def test_sync_page_shows_each_datasets_freshness(demo_db):
     at = app("sync")
     no_exception(at)
@@ -228,3 +490,17 @@ def test_the_sync_button_runs_a_job_against_the_remote(demo_db, demo_template, t
     assert any(s.value.startswith("pending: ok") and f"{rows:,} rows seen" in s.value for s in at.success)
     runs = connect(str(demo_db)).execute("SELECT job, status FROM sync_runs").fetchall()
     assert runs == [("pending", "ok")]
+
+
+def test_a_pending_delete_name_opens_its_own_detail(demo_db):
+    mirror = Mirror(demo_db)
+    row = mirror.search_pending_delete({"per_page": "1"})["data"][0]
+    assert not mirror.listings_named(row["domain"])  # listed nowhere: only the inventory knows it
+    at = app("pending")
+    no_exception(at)
+    assert names_listed(at)[0] == row["domain"]
+    detail = app("detail", name=row["domain"])
+    no_exception(detail)
+    assert detail.subheader[0].value == row["domain"]
+    assert detail.metric[1].value == row["whois_status"]
+    assert detail.metric[2].value.startswith("—") or detail.metric[2].value.split(" / ")[0].isdigit()

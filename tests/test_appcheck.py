@@ -105,3 +105,33 @@ def test_an_exception_on_a_page_is_reported(tmp_path, app_env):
     assert result.failure == "EXCEPTION: ValueError: boom from the page"
     assert result.line() == "explore: EXCEPTION: ValueError: boom from the page"
     assert result.screenshot and result.screenshot.read_bytes().startswith(b"\x89PNG")
+
+
+# -- the timing script -----------------------------------------------------------------------
+
+
+def test_a_timing_is_the_median_of_its_runs_and_the_table_prints_every_row():
+    from toolkit.bench.browser import Timing, timing_table
+
+    assert Timing("x", [3.0, 1.0, 2.0]).median == 2.0
+    assert Timing("x", [4.0, 1.0]).median == 2.5
+    pages = {"explore": {"cold": Timing("cold", [2.0]), "reload": Timing("reload", [1.0]),
+                         "change": Timing("sidebar: TLD .com", [0.25])}}  # fmt: skip
+    text = timing_table(pages, [Timing("next page", [0.5, 0.7, 0.6])])
+    assert "| explore | 2.00 s | 1.00 s | 0.25 s | sidebar: TLD .com |" in text
+    assert "| next page | 0.60 s | 0.50, 0.70, 0.60 |" in text
+
+
+@needs_chromium
+def test_the_timing_script_measures_every_page_and_explore_interaction(tmp_path, app_env, capsys):
+    db = demo_mirror(tmp_path / "mirror.db")
+    assert main(["--db", str(db), "--out", str(tmp_path / "t"), "--timings", "--repeat", "1",
+                 "--views", "explore,pending,detail"]) == 0, capsys.readouterr().err  # fmt: skip
+    printed = capsys.readouterr().out
+    rows = {line.split("|")[1].strip(): line for line in printed.splitlines() if line.startswith("| ")}
+    for view in ("explore", "pending", "detail"):
+        seconds = [float(cell.strip().removesuffix(" s")) for cell in rows[view].split("|")[2:5]]
+        assert all(0 < s < 120 for s in seconds), rows[view]
+    for step in ("next page", "sort by a column title (Price)", "open a domain from the table", "TLD .fr,.de",
+                 "min Trust Flow 20", "categories Business"):  # fmt: skip
+        assert float(rows[step].split("|")[2].strip().removesuffix(" s")) > 0, rows[step]

@@ -162,3 +162,11 @@ def test_a_file_that_is_not_a_mirror_is_refused_and_left_alone(tmp_path):
         assert result.exit_code == 2, args
         assert str(notes) in result.stderr and "cannot open as a mirror" in result.stderr
     assert notes.read_text() == "my notes, not a database\n"
+
+
+def test_a_pending_delete_tld_is_its_suffix_family_on_the_command_line(synthetic_db):
+    result = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "--pending", "--format", "json", "tld=uk",
+                                      "include_past=1", "per_page=200"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.output)
+    assert body["meta"]["total"] > 0 and {r["tld"] for r in body["data"]} == {"co.uk"}

@@ -49,6 +49,16 @@ POOLS = {
     # the synthetic mirror first saw every listing 2 days before NOW: before, at (strictly after: none), offsets, a date
     "seen_after": ["2026-11-19T12:00:00Z", "2026-11-20T12:00:00Z", "2026-11-20T13:59:59+02:00", "2026-11-20"],
     "include_closed": ["1", "0"],
+    "length_min": ["3", "8", "12"],
+    "length_max": ["5", "9", "63"],
+    "no_dashes": ["1", "0", "true"],
+    "no_numbers": ["1", "0"],
+    "not_contains": ["shop", "a,e", "xyz,car", "ai", "100%"],
+    "tf_max": ["0", "10", "30"],
+    "da_max": ["15", "50"],
+    "tf_cf_ratio_min": ["0.5", "1", "0.33", "1.2"],
+    "tf_cf_ratio_max": ["0.5", "0.8", "1.25"],
+    "age_max": ["0", "5", "15"],
     "sort": list(DOMAIN_SORTS) + ["-" + s for s in DOMAIN_SORTS],
     "per_page": ["1", "7", "100"],
     "limit": ["3", "25"],
@@ -351,7 +361,7 @@ def test_free_endpoint_refuses_what_it_does_not_offer(mirror, params, field):
 # -- pending-delete -----------------------------------------------------------------------
 
 PENDING_POOLS = {
-    "tld": ["fr", ".DE", "com,net", "co.uk"],
+    "tld": ["fr", ".DE", "com,net", "co.uk", "uk", ".UK,au"],
     "status": ["pendingDelete", "redemptionPeriod,serverHold", "quarantine"],
     "source": ["oi-diff", "czds-daily"],
     "week_end": ["all", (NOW.date() - timedelta(days=NOW.weekday())).isoformat(),
@@ -449,3 +459,26 @@ def test_captions_describe_the_filters_in_force():
     )
     # a flag switched off and a sort are not filters
     assert say({"has_gmb": "0", "categories": "health", "sort": "-score", "language": "fr"}) == "categories Health; language FR"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"length_min": "8"}, {"length_max": "9"}, {"no_dashes": "1"}, {"no_numbers": "1"}, {"not_contains": "a,e"},
+     {"tf_max": "10"}, {"da_max": "15"}, {"tf_cf_ratio_min": "1"}, {"tf_cf_ratio_max": "0.5"}, {"age_max": "5"}],
+)  # fmt: skip
+def test_each_listing_extension_filter_narrows_without_emptying(mirror, params):
+    """The oracle comparisons above are only worth something if each new filter keeps some
+    listings and drops others on the synthetic mirror."""
+    everything = mirror.search_domains({})["meta"]["total"]
+    kept = mirror.search_domains(params)["meta"]["total"]
+    assert 0 < kept < everything, (params, kept, everything)
+    assert mirror.answered_by() == mirror.engine  # the columnar index holds every one of them
+
+
+def test_a_pending_tld_matches_its_suffix_family_only(mirror):
+    family = mirror.search_pending_delete({"tld": "uk", "include_past": "1", "per_page": "200"})
+    assert family["meta"]["total"] > 0 and {r["tld"] for r in family["data"]} == {"co.uk"}
+    exact = mirror.search_pending_delete({"tld": ".CO.UK", "include_past": "1"})["meta"]["total"]
+    assert family["meta"]["total"] == exact
+    # "k" is not a family of "uk": a suffix matches whole labels only
+    assert mirror.search_pending_delete({"tld": "k", "include_past": "1"})["meta"]["total"] == 0

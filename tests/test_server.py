@@ -595,3 +595,11 @@ def test_edt_serve_subprocess_on_loopback(synthetic_db, tmp_path):
     output = log_path.read_text()
     assert "only this machine" in output and "OVERRIDDEN" in output
     assert "Bearer" not in output and "k=pro" not in output  # the key is never logged
+
+
+def test_a_pending_delete_tld_is_its_suffix_family_over_http(api, mirror):
+    """`uk` means every .uk suffix in the HTTP API as in the query layer (and so the CLI and app)."""
+    body = api.get("/api/pending-delete?tld=uk&include_past=1&per_page=200", "aplus-key").json()
+    assert body["meta"]["total"] > 0 and {r["tld"] for r in body["data"]} == {"co.uk"}
+    exact = mirror.search_pending_delete({"tld": "co.uk", "include_past": "1"})["meta"]["total"]
+    assert body["meta"]["total"] == exact

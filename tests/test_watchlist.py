@@ -17,7 +17,10 @@ from toolkit.store.schema import SCHEMA_VERSION, ensure_schema
 from toolkit.store.writer import save_listings
 from toolkit.watchlist import (
     delete_search,
+    mark_seen,
+    new_matches_params,
     open_search,
+    search_params,
     save_search,
     saved_searches,
     shortlist,
@@ -294,6 +297,27 @@ def test_new_matches_count_listings_first_seen_after_the_last_open(wm, clock):
     save_listings(wm.connection(), [_listing(90_002, "cloudnine.io", price=25.0)], origin="sync",
                   observed_at=ts(clock.now))  # fmt: skip
     assert saved_searches(wm)[0]["new_matches"] == 0
+
+
+def test_new_matches_stay_new_until_marked_seen_up_to_when_they_were_listed(wm, clock):
+    params = {"tld": ".io", "contains": "cloud"}
+    save_search(wm, "io clouds", params)
+    clock.now = NOW + timedelta(hours=1)
+    save_listings(wm.connection(), [_listing(90_011, "cloudone.io")], origin="sync", observed_at=ts(clock.now))
+    assert search_params(wm, "io clouds") == params  # reading the filters marks nothing
+    [entry] = saved_searches(wm)
+    assert entry["new_matches"] == 1
+    listed = wm.search_domains(new_matches_params(entry))["data"]
+    assert [r["name"] for r in listed] == ["cloudone.io"]  # the new names themselves
+    listed_at = clock.now + timedelta(minutes=5)
+    clock.now = NOW + timedelta(hours=2)  # another arrives while the user reads the list
+    save_listings(wm.connection(), [_listing(90_012, "cloudtwo.io")], origin="sync", observed_at=ts(clock.now))
+    mark_seen(wm, "io clouds", upto=listed_at.isoformat())
+    [entry] = saved_searches(wm)
+    assert entry["new_matches"] == 1  # only what was listed is seen; the later arrival stays new
+    assert [r["name"] for r in wm.search_domains(new_matches_params(entry))["data"]] == ["cloudtwo.io"]
+    with pytest.raises(KeyError):
+        mark_seen(wm, "nobody")
 
 
 # -- shortlist ------------------------------------------------------------------------------------

@@ -354,12 +354,16 @@ def price_history(history: pd.DataFrame) -> go.Figure:
                                      name="Bids", yaxis="y2", marker={"symbol": "diamond", "size": 8}))
     if not fig.data:
         return _empty_figure(title)
+    most_bids = int(_numeric(frame["bids_count"]).max()) if "bids_count" in frame.columns and \
+        _numeric(frame["bids_count"]).notna().any() else 1  # fmt: skip
     fig.update_layout(
         title=title, hovermode="x unified",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},  # clear of the axes
         xaxis={"title": {"text": "Observed at"}},
         yaxis={"title": {"text": "Price"}, "rangemode": "tozero"},
+        # bids are counted: whole ticks only (a step of at least 1), never 2.05
         yaxis2={"title": {"text": "Bids"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
-                "showgrid": False},
+                "showgrid": False, "tickformat": ",d", "dtick": max(1, -(-most_bids // 5))},
     )
     return fig
 

@@ -26,6 +26,8 @@ __all__ = [
     "Flag",
     "TextTest",
     "Contains",
+    "ContainsNone",
+    "SuffixFamily",
     "ArrayHoldsAny",
     "fts_phrase",
 ]
@@ -176,3 +178,36 @@ class Contains(Condition):
             hit = cols.name_contains(term)
             found = hit if found is None else found | hit
         return found
+
+
+class ContainsNone(Contains):
+    """No term as a case-insensitive substring (excluded words): the negation of `Contains`.
+    A NULL name cannot occur (names are required), so NOT is exact on both sides."""
+
+    def __call__(self, terms: tuple[str, ...], ctx: Any) -> Clause:
+        sql, args = super().__call__(terms, ctx)
+        return f"NOT {sql}", args
+
+    def mask(self, terms: tuple[str, ...], ctx: Any, cols: Columns) -> Any:
+        return ~super().mask(terms, ctx, cols)
+
+
+class SuffixFamily(Condition):
+    """A suffix and every suffix under it: `uk` is `uk`, `co.uk`, `org.uk`, ... (stored
+    without a leading dot, as the pending-delete table keeps them). Compared with `substr`,
+    so no value can act as a pattern."""
+
+    def __init__(self, column: str):
+        self.column = column
+        self.columns = (column,)
+
+    def __call__(self, values: tuple[str, ...], ctx: Any) -> Clause:
+        parts, args = [f"{self.column} IN ({','.join('?' * len(values))})"], list(values)
+        for value in values:
+            parts.append(f"substr({self.column}, -?) = ?")
+            args += [len(value) + 1, "." + value]
+        return "(" + " OR ".join(parts) + ")", args
+
+    def mask(self, values: tuple[str, ...], ctx: Any, cols: Columns) -> Any:
+        family = set(values)
+        return cols.where_text(self.column, lambda t: t in family or any(t.endswith("." + v) for v in family))

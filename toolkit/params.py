@@ -19,7 +19,18 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from .conditions import Among, ArrayHoldsAny, Clause, Compare, Condition, Contains, Flag, TextTest
+from .conditions import (
+    Among,
+    ArrayHoldsAny,
+    Clause,
+    Compare,
+    Condition,
+    Contains,
+    ContainsNone,
+    Flag,
+    SuffixFamily,
+    TextTest,
+)
 from .errors import invalid
 from .names import normalize_tld
 from .sources import SOURCES
@@ -76,6 +87,7 @@ class Param:
     max_length: int | None = None
     default: Any = None
     extension: bool = False  # not in the reference API
+    step: float | None = None  # the app's number input step (default 1)
     clause: Condition | Callable[[Any, Context], Clause | None] | None = field(default=None, compare=False, repr=False)
     normalize: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
@@ -247,6 +259,16 @@ def _latest_first_snapshot(years: int, ctx: Context) -> str:
 
 
 _age_min = Compare("wayback_first_date", "<=", _latest_first_snapshot)
+# age <= N  <=>  not age >= N + 1  <=>  first snapshot after that day N + 1 years ago.
+_age_max = Compare("wayback_first_date", ">", lambda years, ctx: _latest_first_snapshot(years + 1, ctx))
+# TF/CF in hundredths, as SQLite computes it for both engines: whole-number division, so
+# `floor(100 TF / CF) >= 100 r` is exactly `TF / CF >= r` for a ratio of two decimals;
+# a CF of 0 (or below, which no source should send) has no ratio: NULL, which never passes.
+_TF_CF_PERCENT = "iif(citation_flow > 0, 100 * trust_flow / citation_flow, NULL)"
+
+
+def _hundredths(ratio: float, ctx: Context) -> float:
+    return round(ratio * 100, 6)
 
 
 def _drops_within(days: int, ctx: Context) -> Clause:
@@ -366,6 +388,30 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
     Param("exclude_parked", "flag", "Exclude parked",
           "Only archive-enriched domains without a parked-page signal (one page across many captures, or parking "
           "nameservers).", "archive", extension=True, clause=Flag("archive_parked", "=", 0)),
+    # Extensions that list-readers expect (ExpiredDomains.net's filters), on plain columns
+    # the columnar index holds: the label's shape, excluded words, metric maxima, TF/CF.
+    Param("length_min", "int", "Min length", "Minimum length of the label left of the public suffix.", "names", 1, 63,
+          extension=True, clause=_ge("length")),
+    Param("length_max", "int", "Max length", "Maximum length of the label left of the public suffix.", "names", 1, 63,
+          extension=True, clause=_le("length")),
+    Param("no_dashes", "flag", "No hyphens", "Exclude names whose label has a hyphen.", "names", extension=True,
+          clause=Flag("hyphens", "=", 0)),
+    Param("no_numbers", "flag", "No digits", "Exclude names whose label has a digit.", "names", extension=True,
+          clause=Flag("digits", "=", 0)),
+    Param("not_contains", "list", "Name excludes", "Comma-separated terms; names containing none of them "
+          "(case-insensitive).", "names", max_length=200, extension=True, clause=ContainsNone("name")),
+    Param("tf_max", "int", "Max Trust Flow", "Maximum Trust Flow (0-100); enriched rows only.", "seo", 0, 100,
+          extension=True, clause=_le("trust_flow")),
+    Param("da_max", "int", "Max Domain Authority", "Maximum Domain Authority (0-100); enriched rows only.", "seo", 0,
+          100, extension=True, clause=_le("domain_authority")),
+    Param("tf_cf_ratio_min", "number", "Min TF/CF ratio", "Minimum Trust Flow / Citation Flow, two decimals "
+          "(0.5: TF at least half of CF); enriched rows with CF > 0 only.", "seo", 0, 100, extension=True, step=0.05,
+          clause=Compare(_TF_CF_PERCENT, ">=", _hundredths)),
+    Param("tf_cf_ratio_max", "number", "Max TF/CF ratio", "Maximum Trust Flow / Citation Flow, cut to two "
+          "decimals (0.505 counts as 0.50); enriched rows with CF > 0 only.", "seo", 0, 100, extension=True, step=0.05,
+          clause=Compare(_TF_CF_PERCENT, "<=", _hundredths)),
+    Param("age_max", "int", "Max age (years)", "Maximum whole years since the first web-archive snapshot.",
+          "archive", 0, extension=True, clause=_age_max),
     Param("created_after", "date", "Added on or after", "Listings added on or after this date (YYYY-MM-DD).", "dates",
           clause=_ge("created_at")),
     Param("created_before", "date", "Added before", "Listings added before this date (YYYY-MM-DD).", "dates",
@@ -403,8 +449,9 @@ FREE_PARAMS: dict[str, Param] = {
 PENDING_PARAMS: dict[str, Param] = {
     p.name: p
     for p in (
-        Param("tld", "list", "TLDs", "Comma-separated TLDs, with or without the leading dot.", "source",
-              normalize=lambda t: normalize_tld(t, dot=False), clause=_in("tld")),
+        Param("tld", "list", "TLDs", "Comma-separated TLDs, with or without the leading dot; a suffix also "
+              "matches the suffixes under it (uk: .uk, .co.uk, .org.uk, ...).", "source",
+              normalize=lambda t: normalize_tld(t, dot=False), clause=SuffixFamily("tld")),
         Param("status", "list", "Status", "Comma-separated WHOIS statuses.", "source", choices=PENDING_STATUSES,
               clause=_in("whois_status")),
         Param("source", "choice", "Pipeline", "oi-diff (ccTLDs, weekly) or czds-daily (gTLDs).", "source",

@@ -28,6 +28,9 @@ __all__ = [
     "save_search",
     "saved_searches",
     "open_search",
+    "search_params",
+    "new_matches_params",
+    "mark_seen",
     "delete_search",
     "shortlist_add",
     "shortlist_note",
@@ -145,17 +148,41 @@ def saved_searches(mirror: Mirror) -> list[dict[str, Any]]:
     return out
 
 
-def open_search(mirror: Mirror, name: str) -> dict[str, str]:
-    """The saved parameters of `name`, stamping it opened now (its new matches restart
-    from zero). KeyError if no search has that name."""
+def search_params(mirror: Mirror, name: str) -> dict[str, str]:
+    """The saved parameters of `name`, changing nothing. KeyError if no search has that name."""
+    row = mirror.connection().execute("SELECT params FROM saved_searches WHERE name = ?", [_name(name)]).fetchone()
+    if row is None:
+        raise KeyError(f"no saved search named {name!r}")
+    return json.loads(row[0])
+
+
+def new_matches_params(entry: Mapping[str, Any]) -> dict[str, str]:
+    """The `/api/domains` parameters of a saved search's new matches (an entry of
+    `saved_searches`): its filters, first seen after it was last marked seen (else saved)."""
+    return {**entry["params"], "seen_after": entry["last_opened_at"] or entry["created_at"]}
+
+
+def mark_seen(mirror: Mirror, name: str, upto: str | None = None) -> None:
+    """Mark the new matches of `name` seen: those first seen up to `upto` (an ISO timestamp,
+    default now) stop counting as new. The app passes the moment it listed them, so a listing
+    that arrived after the user looked stays new. KeyError if no search has that name."""
     name = _name(name)
+    stamp = _stamp(mirror) if upto is None else iso_timestamp(upto)
+    if stamp is None:
+        raise ValueError(f"upto must be an ISO 8601 timestamp (got {upto!r})")
+    stamp = stamp[:19] + "Z"
     conn = mirror.connection()
     with conn:
-        row = conn.execute("SELECT params FROM saved_searches WHERE name = ?", [name]).fetchone()
-        if row is None:
+        if not conn.execute("UPDATE saved_searches SET last_opened_at = ? WHERE name = ?", [stamp, name]).rowcount:
             raise KeyError(f"no saved search named {name!r}")
-        conn.execute("UPDATE saved_searches SET last_opened_at = ? WHERE name = ?", [_stamp(mirror), name])
-    return json.loads(row[0])
+
+
+def open_search(mirror: Mirror, name: str) -> dict[str, str]:
+    """The saved parameters of `name`, marking its new matches seen now (what `edt watch
+    show` does once it has printed them). KeyError if no search has that name."""
+    params = search_params(mirror, name)
+    mark_seen(mirror, name)
+    return params
 
 
 def delete_search(mirror: Mirror, name: str) -> bool:

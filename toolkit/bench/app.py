@@ -35,14 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     from ..query import Mirror
 
     Mirror(args.db).close()  # create or upgrade before the app opens it read-only
-    some_id = str(Mirror(args.db, readonly=True).search_domains({"sort": "-bids_count", "per_page": 2})["data"][1]["id"])
-    other_id = str(Mirror(args.db, readonly=True).search_domains({"per_page": 1})["data"][0]["id"])
+    some_name = Mirror(args.db, readonly=True).search_domains({"sort": "-bids_count", "per_page": 2})["data"][1]["name"]
+    other_name = Mirror(args.db, readonly=True).search_domains({"per_page": 1})["data"][0]["name"]
     changes = {
         "explore": ("tf_min = 20", lambda at: at.sidebar.number_input(key="f:tf_min").set_value(20)),
-        "detail": ("another id", lambda at: at.text_input(key="detail_id").set_value(other_id)),
+        "pending": ("tld = uk", lambda at: at.sidebar.text_input(key="p:tld").set_value("uk")),
+        "detail": ("another name", lambda at: at.text_input(key="detail_name").set_value(other_name)),
         "trust-flow": ("tf_min = 20", lambda at: at.sidebar.number_input(key="f:tf_min").set_value(20)),
         "archive": ("language = FR", lambda at: at.sidebar.text_input(key="f:language").set_value("FR")),
-        "calendar": ("pending drops", lambda at: at.radio(key="cal_kind").set_value("Pending-delete drops")),
+        "calendar": ("pending drops", lambda at: at.radio(key="cal_kind").set_value("drops")),
         "watchlist": ("rerun", lambda at: at),
         "sync": ("rerun", lambda at: at),
     }
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         at = AppTest.from_file(str(APP), default_timeout=120)
         at.query_params["view"] = view
         if view == "detail":
-            at.query_params["id"] = some_id
+            at.query_params["name"] = some_name
         first = _timed(at.run)
         failed = [e.value for e in at.exception]
         change(at)

@@ -1,10 +1,17 @@
-"""The app in a real browser: `python -m toolkit.bench.browser --db PATH --out DIR [--port N] [--views v1,v2]`.
+"""The app in a real browser: `python -m toolkit.bench.browser --db PATH --out DIR [--port N] [--views v1,v2] [--timings]`.
 
 Starts the Streamlit app (`streamlit run app.py`, headless, on 127.0.0.1) on the given
 mirror, opens each page (`?view=...`) in headless Chromium, waits until Streamlit has
 finished running the script, saves a screenshot `DIR/VIEW.png` and fails the page if it
 shows an exception. Prints one line per page, writes the server's output to
 `DIR/server.log`, and exits 1 if any page failed (2 if the check could not run at all).
+
+With `--timings` it measures instead what an investor waits for, in headless Chromium at
+1400x1000, medians of `--repeat` runs (3): per page the *cold* open (a freshly started app,
+empty caches), a *reload* (a new session on the warm server) and a *change* (a sidebar or
+page filter, the script's rerun until the page has drawn); then on Explore each filter
+change (TLD, min TF, categories, next page, a column title) and opening a domain from the
+table. It prints the table the README reports.
 
 Needs Debian's `chromium` and `chromium-driver` (/usr/bin/chromium, /usr/bin/chromedriver)
 and the `selenium` package; nothing is downloaded (Selenium Manager is never asked).
@@ -21,7 +28,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,10 +48,13 @@ __all__ = [
     "browser",
     "check_view",
     "page_failure",
+    "Timing",
+    "measure",
+    "timing_table",
     "main",
 ]
 
-VIEWS: tuple[str, ...] = ("explore", "detail", "trust-flow", "archive", "calendar", "watchlist", "sync")
+VIEWS: tuple[str, ...] = ("explore", "pending", "detail", "trust-flow", "archive", "calendar", "watchlist", "sync")
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 HEALTH_TIMEOUT_S = 60.0
@@ -148,9 +158,11 @@ def _free_port() -> int:
 
 
 def _start_server(app: Path, db: Path, port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
+    from ..ui import streamlit_flags
+
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-               "--server.fileWatcherType", "none"]  # fmt: skip
+               "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+               *streamlit_flags()]  # fmt: skip
     env = {**os.environ, "EDT_DB": str(db)}
     return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             cwd=str(app.parent))  # fmt: skip
@@ -267,6 +279,229 @@ def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PA
     return ViewResult(view=view, seconds=seconds, screenshot=shot, failure=failure)
 
 
+# -- timings ----------------------------------------------------------------------------------
+
+# Watches the script state from before an action: a rerun is done when the state went to
+# "running" and came back to "notRunning" with the page drawn.
+_WATCH_JS = """
+const app = document.querySelector('[data-testid="stApp"]');
+window.__edtRuns = [];
+if (window.__edtObserver) { window.__edtObserver.disconnect(); }
+window.__edtObserver = new MutationObserver(() => window.__edtRuns.push(app.getAttribute('data-test-script-state')));
+window.__edtObserver.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+"""
+_RERAN_JS = "return (window.__edtRuns || []).join(',');"
+
+
+def _wait_rendered(driver: Any, started: float, timeout: float, *, rerun: bool, new_document: bool = False) -> float:
+    """Seconds from `started` until the page has drawn (after a rerun, when `rerun`; in a
+    document loaded after `started`, when `new_document`)."""
+    deadline = started + timeout
+    done_twice = 0
+    finished = None
+    while time.monotonic() < deadline:
+        if new_document and driver.execute_script("return window.__edtOld === true;"):
+            time.sleep(0.05)
+            continue
+        ran = (driver.execute_script(_RERAN_JS) or "") if rerun else "running,notRunning"
+        state = driver.execute_script(_PAGE_STATE_JS) or {}
+        if "running" in ran.split(",") and _rendered(state):
+            if done_twice == 0:
+                finished = time.monotonic()
+            done_twice += 1
+            if done_twice >= 2:
+                return (finished or time.monotonic()) - started
+        else:
+            done_twice = 0
+        time.sleep(0.05)
+    raise AppCheckError(f"not drawn within {timeout:.0f} s")
+
+
+def _open(driver: Any, url: str, timeout: float) -> float:
+    started = time.monotonic()
+    driver.get(url)
+    return _wait_rendered(driver, started, timeout, rerun=False)
+
+
+def _act(driver: Any, action: Any, timeout: float, *, navigates: bool = False) -> float:
+    """Seconds from the user's gesture (a key or a click) until the page has drawn the answer.
+    `action(driver)` finds and readies the element (not timed) and returns the gesture."""
+    gesture = action(driver)
+    if navigates:  # a link: a new document
+        driver.execute_script("window.__edtOld = true;")
+    else:
+        driver.execute_script(_WATCH_JS)
+    started = time.monotonic()
+    gesture()
+    return _wait_rendered(driver, started, timeout, rerun=not navigates, new_document=navigates)
+
+
+def _center(driver: Any, element: Any) -> None:
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+
+
+def _type_into(label: str, text: str, sidebar: bool = True) -> Any:
+    """Type `text` into the input labelled `label`; the gesture is the Enter key."""
+
+    def action(driver: Any) -> Any:
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.common.keys import Keys
+
+        scope = '[data-testid="stSidebar"] ' if sidebar else ""
+        field = driver.find_element(By.CSS_SELECTOR, f'{scope}input[aria-label="{label}"]')
+        _center(driver, field)
+        field.click()
+        field.send_keys(Keys.CONTROL, "a")
+        field.send_keys(text)
+        return lambda: field.send_keys(Keys.ENTER)
+
+    return action
+
+
+def _expand(title: str) -> Any:
+    def action(driver: Any) -> None:
+        from selenium.webdriver.common.by import By
+
+        for summary in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebar"] summary'):
+            if title in summary.text:
+                if summary.find_element(By.XPATH, "..").get_attribute("open") is None:
+                    _center(driver, summary)
+                    summary.click()
+                    time.sleep(0.5)  # the expander's animation (not timed: no rerun)
+                return
+        raise AppCheckError(f"no sidebar group {title!r}")
+
+    return action
+
+
+def _click_button(text: str) -> Any:
+    def action(driver: Any) -> Any:
+        from selenium.webdriver.common.by import By
+
+        for button in driver.find_elements(By.CSS_SELECTOR, "button"):
+            if button.text.strip() == text:
+                _center(driver, button)
+                return button.click
+        raise AppCheckError(f"no button {text!r}")
+
+    return action
+
+
+def _click_link(css: str) -> Any:
+    def action(driver: Any) -> Any:
+        from selenium.webdriver.common.by import By
+
+        link = driver.find_element(By.CSS_SELECTOR, css)
+        _center(driver, link)
+        return link.click
+
+    return action
+
+
+# Per page: the URL's extra query, and the change a user makes (what it is, how it is made).
+_PAGE_CHANGES: dict[str, tuple[str, str, Any]] = {
+    "explore": ("", "sidebar: TLD .com", _type_into("TLDs", ".com")),
+    "pending": ("", "sidebar: TLD uk", _type_into("TLDs", "uk")),
+    "detail": ("&name={name}", "another name", _type_into("Domain name", "{other}", sidebar=False)),
+    "trust-flow": ("", "sidebar: TLD .com", _type_into("TLDs", ".com")),
+    "archive": ("", "sidebar: TLD .com", _type_into("TLDs", ".com")),
+    "calendar": ("", "TLD .de", _type_into("TLD (comma-separated)", ".de", sidebar=False)),
+}
+
+
+@dataclass
+class Timing:
+    """One measured row: what, and the seconds of each repetition."""
+
+    what: str
+    seconds: list[float]
+
+    @property
+    def median(self) -> float:
+        ordered = sorted(self.seconds)
+        middle = len(ordered) // 2
+        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _names(db: Path) -> tuple[str, str]:
+    from ..query import Mirror
+
+    mirror = Mirror(db, readonly=True, engine="auto")
+    data = mirror.search_domains({"has_bids": "1", "sort": "-bids_count", "per_page": "2"})["data"]
+    return data[0]["name"], data[1]["name"]
+
+
+def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] = tuple(_PAGE_CHANGES),
+            timeout: float = 120.0) -> tuple[dict[str, dict[str, Timing]], list[Timing]]:  # fmt: skip
+    """Page timings ({view: {"cold", "reload", "change"}}) and Explore's interactions."""
+    name, other = _names(db)
+    app = find_app()
+    pages: dict[str, dict[str, Timing]] = {}
+    for view in views:
+        extra, what, change = _PAGE_CHANGES[view]
+        row = {"cold": Timing("cold", []), "reload": Timing("reload", []), "change": Timing(what, [])}
+        for _ in range(repeat):
+            with serve_app(app, db, log_path) as base, browser() as driver:  # a fresh server: cold caches
+                url = f"{base}/?view={view}{extra.format(name=name)}"
+                for kind in ("cold", "reload"):
+                    try:
+                        row[kind].seconds.append(_open(driver, url, timeout))
+                    except AppCheckError as exc:
+                        raise AppCheckError(f"{view}, {kind} open: {exc}") from None
+                if view == "detail":
+                    change = _type_into("Domain name", other, sidebar=False)
+                try:
+                    row["change"].seconds.append(_act(driver, change, timeout))
+                except AppCheckError as exc:
+                    raise AppCheckError(f"{view}, {what}: {exc}") from None
+        pages[view] = row
+        print(f"  {view}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in row.items()), file=sys.stderr,
+              flush=True)  # fmt: skip
+    steps = [
+        ("next page", _click_button("Next ›")),
+        ("sort by a column title (Price)", _click_link('th a[href*="effective_price"]')),
+        ("open a domain from the table", _click_link("a.edt-name")),
+        ("TLD .fr,.de", _type_into("TLDs", ".fr,.de")),
+        ("min Trust Flow 20", _type_into("Min Trust Flow", "20")),
+        ("categories Business", _type_into("Categories", "Business")),
+    ]
+    interactions = [Timing(label, []) for label, _ in steps]
+    for _ in range(repeat):
+        with serve_app(app, db, log_path) as base, browser() as driver:
+            try:
+                _open(driver, f"{base}/?view=explore", timeout)
+            except AppCheckError as exc:
+                raise AppCheckError(f"Explore, first open: {exc}") from None
+            for timing, (label, step) in zip(interactions, steps):
+                if label == "categories Business":
+                    _expand("Names")(driver)
+                if label == "min Trust Flow 20":
+                    _expand("SEO metrics")(driver)
+                link = label.startswith(("sort by", "open a domain"))
+                table_url = driver.current_url
+                try:
+                    timing.seconds.append(_act(driver, step, timeout, navigates=link))
+                except AppCheckError as exc:
+                    raise AppCheckError(f"Explore, {label}: {exc}") from None
+                print(f"  Explore, {label}: {timing.seconds[-1]:.2f} s", file=sys.stderr, flush=True)
+                if label.startswith("open a domain"):  # back to the sorted table (not timed; no
+                    _open(driver, table_url, timeout)  # history.back: its cache keeps the old page)
+    return pages, interactions
+
+
+def timing_table(pages: Mapping[str, Mapping[str, Timing]], interactions: Sequence[Timing]) -> str:
+    """The figures as the README's Markdown tables (medians, seconds)."""
+    lines = ["| page | cold | reload | change | (the change) |", "|---|---:|---:|---:|---|"]
+    for view, row in pages.items():
+        lines.append(f"| {view} | {row['cold'].median:.2f} s | {row['reload'].median:.2f} s | "
+                     f"{row['change'].median:.2f} s | {row['change'].what} |")  # fmt: skip
+    lines += ["", "| on Explore | median | runs |", "|---|---:|---|"]
+    for timing in interactions:
+        runs = ", ".join(f"{s:.2f}" for s in timing.seconds)
+        lines.append(f"| {timing.what} | {timing.median:.2f} s | {runs} |")
+    return "\n".join(lines)
+
+
 def _log_tail(path: Path, lines: int = 20) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -281,6 +516,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="the app's port (default: a free one)")
     parser.add_argument("--views", default=",".join(VIEWS), help=f"comma-separated, of: {', '.join(VIEWS)}")
     parser.add_argument("--timeout", type=float, default=PAGE_TIMEOUT_S, help="seconds each page may take")
+    parser.add_argument("--timings", action="store_true", help="measure cold / reload / change per page instead")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per timing (the median is printed)")
     args = parser.parse_args(list(argv) if argv is not None else None)
 
     views = [v.strip() for v in args.views.split(",") if v.strip()]
@@ -304,6 +541,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / "server.log"
+    if args.timings:
+        measured = [v for v in views if v in _PAGE_CHANGES]
+        try:
+            pages, interactions = measure(args.db, log_path, repeat=max(1, args.repeat), views=measured,
+                                          timeout=max(args.timeout, 60.0))  # fmt: skip
+        except AppCheckError as exc:
+            print(f"appcheck: {exc}; server output in {log_path}", file=sys.stderr)
+            return 1
+        print(timing_table(pages, interactions))
+        return 0
     results: list[ViewResult] = []
     try:
         with serve_app(app, args.db, log_path, port=args.port) as base, browser() as driver:

@@ -182,6 +182,11 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
         "price_eur_max": lambda: round(rnd.choice((10, 50, 100, 500, 2000)) * rnd.uniform(0.5, 2), 2),
         "exclude_spam": lambda: 1, "exclude_inflated": lambda: 1, "exclude_parked": lambda: 1,
         "archive_gap_max": lambda: rnd.choice((0, 1, 2, 5)), "continuity_min": lambda: quantile("archive_continuity"),
+        "length_min": lambda: rnd.randint(3, 12), "length_max": lambda: rnd.randint(4, 20),
+        "no_dashes": lambda: 1, "no_numbers": lambda: 1, "not_contains": substring,
+        "tf_max": lambda: quantile("trust_flow"), "da_max": lambda: quantile("domain_authority"),
+        "age_max": lambda: rnd.randint(1, 20), "tf_cf_ratio_min": lambda: rnd.choice((0.3, 0.5, 0.75, 1, 1.2)),
+        "tf_cf_ratio_max": lambda: rnd.choice((0.5, 0.8, 1, 1.5)),
     }  # fmt: skip
     filters = sorted(name for name, param in DOMAIN_PARAMS.items() if param.clause is not None and name in draw)
     missing = {n for n, p in DOMAIN_PARAMS.items() if p.clause is not None} - set(draw) - {"seen_after"}
@@ -227,7 +232,10 @@ _DOMAIN_KEYS = {"source", "tld", "type", "has_bids", "has_backlinks", "has_gmb",
                 "price_max", "categories", "contains", "language", "techs", "use_cases", "created_after",
                 "created_before", "ends_after", "ends_before", "after_id", "per_page", "limit", "page", "sort",
                 "include_closed", "price_eur_min", "price_eur_max", "exclude_spam", "exclude_inflated",
-                "exclude_parked", "archive_gap_max", "continuity_min", *_MINIMUMS}  # fmt: skip
+                "exclude_parked", "archive_gap_max", "continuity_min", "length_min", "length_max", "no_dashes",
+                "no_numbers", "not_contains", "tf_max", "da_max", "age_max", "tf_cf_ratio_min", "tf_cf_ratio_max",
+                *_MINIMUMS}  # fmt: skip
+_MAXIMUMS = {"tf_max": "trust_flow", "da_max": "domain_authority", "age_max": "age"}
 _PENDING_KEYS = {"tld", "status", "source", "week_end", "drops_within", "contains", "no_dashes", "no_numbers",
                  "include_past", "drop_date_from", "drop_date_to", "sort", "per_page", "page"}  # fmt: skip
 
@@ -288,6 +296,26 @@ def domain_spec(params: Mapping[str, Any], now: datetime) -> Spec:
     for param, column in _MINIMUMS.items():
         if param in p:
             preds.append(("ge", column, int(p[param])))
+    for param, column in _MAXIMUMS.items():
+        if param in p:
+            preds.append(("le", column, int(p[param])))
+    # The label's shape, read from `sld` itself (not the stored counts the query layer uses).
+    if "length_min" in p:
+        preds.append(("length_ge", "sld", int(p["length_min"])))
+    if "length_max" in p:
+        preds.append(("length_le", "sld", int(p["length_max"])))
+    if _flag(p.get("no_dashes", 0)):
+        preds.append(("lacks", "sld", "-"))
+    if _flag(p.get("no_numbers", 0)):
+        preds.append(("no_digit", "sld"))
+    if "not_contains" in p:
+        preds.append(("contains_none", "name", [t.lower() for t in _terms(p["not_contains"])]))
+    # TF / CF in two decimals: r = k / 100, so TF / CF >= r is 100 TF >= k CF (CF > 0), and the
+    # ratio cut to two decimals is <= r when 100 TF < (k + 1) CF.
+    if "tf_cf_ratio_min" in p:
+        preds.append(("ratio_ge", "trust_flow", "citation_flow", round(float(p["tf_cf_ratio_min"]) * 100)))
+    if "tf_cf_ratio_max" in p:
+        preds.append(("ratio_lt", "trust_flow", "citation_flow", round(float(p["tf_cf_ratio_max"]) * 100) + 1))
     if "price_min" in p:
         preds.append(("ge", "@effective_price", float(p["price_min"])))
     if "price_max" in p:
@@ -346,8 +374,8 @@ def pending_spec(params: Mapping[str, Any], now: datetime) -> Spec:
         preds.append(("eq", "week_end", date.fromisoformat(week).isoformat()))
     elif not _flag(p.get("include_past", 0)):  # upcoming drops only (undated rows stay)
         preds.append(("null_or_ge", "estimated_drop_date", today.isoformat()))
-    if "tld" in p:
-        preds.append(("in", "tld", [t.lower().lstrip(".") for t in _terms(p["tld"])]))
+    if "tld" in p:  # a suffix and the suffixes under it: uk is uk, co.uk, org.uk, ...
+        preds.append(("suffix_in", "tld", [t.lower().lstrip(".") for t in _terms(p["tld"])]))
     if "status" in p:
         folded = {s.lower(): s for s in _STATUSES}
         preds.append(("in", "whois_status", [folded[s.lower()] for s in _terms(p["status"])]))
@@ -549,6 +577,21 @@ class DuckDBEngine:
             return f"NOT contains({col}, ?)"
         if op == "no_digit":
             return f"NOT regexp_matches({col}, '[0-9]')"
+        if op in ("length_ge", "length_le"):
+            args.append(values[0])
+            return f"length({col}) {'>=' if op == 'length_ge' else '<='} ?"
+        if op == "contains_none":
+            args.extend(values[0])
+            return "NOT (" + " OR ".join(f"contains(lower({col}), ?)" for _ in values[0]) + ")"
+        if op in ("ratio_ge", "ratio_lt"):
+            args.append(values[1])
+            other = self._column(values[0])
+            return f"({other} > 0 AND 100 * {col} {'>=' if op == 'ratio_ge' else '<'} ? * {other})"
+        if op == "suffix_in":
+            args.extend(values[0])
+            ends = " OR ".join(f"ends_with({col}, ?)" for _ in values[0])
+            args.extend("." + v for v in values[0])
+            return f"({col} IN ({', '.join('?' * len(values[0]))}) OR {ends})"
         raise ValueError(f"unknown predicate {op}")
 
     def sql(self, spec: Spec) -> tuple[str, list[Any], str, list[Any]]:
@@ -646,6 +689,25 @@ class PandasEngine:
             return (~s.str.contains(values[0], regex=False, na=False)).to_numpy(dtype=bool)
         if op == "no_digit":
             return (~s.str.contains(r"[0-9]", regex=True, na=False)).to_numpy(dtype=bool)
+        if op in ("length_ge", "length_le"):
+            lengths = s.str.len()
+            return (lengths >= values[0] if op == "length_ge" else lengths <= values[0]).to_numpy(dtype=bool,
+                                                                                                 na_value=False)  # fmt: skip
+        if op == "contains_none":
+            lower = s.str.lower()
+            mask = np.ones(len(df), dtype=bool)
+            for term in values[0]:
+                mask &= ~lower.str.contains(term, regex=False, na=False).to_numpy(dtype=bool)
+            return mask
+        if op in ("ratio_ge", "ratio_lt"):
+            other = df[values[0]]
+            scaled = 100 * s
+            hit = scaled >= values[1] * other if op == "ratio_ge" else scaled < values[1] * other
+            return (other.gt(0) & hit).to_numpy(dtype=bool, na_value=False)
+        if op == "suffix_in":
+            wanted = set(values[0])
+            return s.map(lambda t: isinstance(t, str) and (t in wanted or any(t.endswith("." + v) for v in wanted)),
+                         na_action="ignore").fillna(False).to_numpy(dtype=bool)  # fmt: skip
         raise ValueError(f"unknown predicate {op}")
 
     def run(self, query: BenchQuery) -> Result:

@@ -35,8 +35,10 @@ def app_command(db: str, host: str, port: int) -> None:
     else:
         click.echo(f"WARNING: bound to {host}: other machines can connect, with no key or password, to the app "
                    "and its sync button; plain HTTP. Use it on a trusted network only.", err=True)  # fmt: skip
+    from ..ui import streamlit_flags  # the users' options (no developer toolbar), as in .streamlit/config.toml
+
     command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.address", host,
-               "--server.port", str(port), "--browser.gatherUsageStats", "false"]  # fmt: skip
+               "--server.port", str(port), *streamlit_flags()]  # fmt: skip
     raise SystemExit(subprocess.call(command, env=env))
 
 

@@ -802,7 +802,7 @@ class _WithFts:
 
 def load_index(path: str | os.PathLike[str]) -> ColumnarIndex | None:
     """The index saved at `path`, memory-mapped, or None when there is none (or it is of
-    another format)."""
+    another format, or lacks a column the parameter table's filters now read)."""
     try:
         with open(path, "rb") as f:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -815,6 +815,8 @@ def load_index(path: str | os.PathLike[str]) -> ColumnarIndex | None:
         header = json.loads(mapped[len(_MAGIC) + 8 : len(_MAGIC) + 8 + size])
         if header.get("format") != FORMAT:
             return None
+        if not set(_number_columns()) <= set(header["layout"]):
+            return None  # built before a filter's column joined the parameter table: build it again
         start = -(-(len(_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
         arrays = {
             name: np.frombuffer(mapped, dtype=np.dtype(dtype), count=count, offset=start + offset)

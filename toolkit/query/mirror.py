@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -419,14 +419,20 @@ class Mirror:
         if "age" in chosen and "wayback_first_date" not in chosen:
             chosen.append("wayback_first_date")
         where, args = sql.where, list(sql.args)
-        if sample:
-            total = self.search_domains({**(params or {}), **filters, "per_page": 1}, plan)["meta"]["total"]
-            step = -(-total // sample)
-            if step > 1:
-                where, args = f"({where}) AND id % ? = 0", [*args, step]
-        frame = pd.read_sql_query(
-            f"SELECT {', '.join(chosen)} FROM listings WHERE {where} ORDER BY {sql.order}", self.connection(), params=args
-        )
+        sampled = self._sampled_ids(values, sample) if sample else None
+        if sampled is not None:  # the columnar index picked (and ordered) the rows `id % step = 0` keeps
+            read = chosen if "id" in chosen else ["id", *chosen]
+            frame = pd.read_sql_query(f"SELECT {', '.join(read)} FROM listings WHERE id IN (SELECT value FROM "
+                                      "json_each(?))", self.connection(), params=[json.dumps(sampled)])  # fmt: skip
+            frame = frame.set_index("id", drop=False).loc[sampled].reset_index(drop=True)[chosen]
+        else:
+            if sample:
+                total = self.search_domains({**(params or {}), **filters, "per_page": 1}, plan)["meta"]["total"]
+                step = -(-total // sample)
+                if step > 1:
+                    where, args = f"({where}) AND id % ? = 0", [*args, step]
+            frame = pd.read_sql_query(f"SELECT {', '.join(chosen)} FROM listings WHERE {where} ORDER BY {sql.order}",
+                                      self.connection(), params=args)  # fmt: skip
         today = self.now().date()
         for name, kind in LISTING_OUTPUT.items():
             if name not in frame.columns:
@@ -444,6 +450,19 @@ class Mirror:
         if not values.get("include_historical_traffic") and "historical_traffic" in frame.columns and columns is None:
             frame = frame.drop(columns=["historical_traffic"])
         return frame
+
+    def _sampled_ids(self, values: Mapping[str, Any], sample: int) -> list[int] | None:
+        """The ids `domains_df(sample=...)` keeps (matches with `id % step = 0`, step =
+        ceil(total / sample)) in the query's order, from the columnar index; None when SQLite
+        must answer. Reading those rows by id then costs milliseconds, not a scan of the mirror."""
+        with self._snapshot() as conn:
+            index, mask = self._matches(conn, values, self.now())
+        if mask is None:
+            return None
+        step = max(1, -(-int(mask.sum()) // sample))
+        if step > 1:
+            mask = mask & (index.arrays["id"] % step == 0)
+        return index.page(mask, values.get("sort"), 0, int(mask.sum())).tolist()
 
     # -- /api/free/domains ---------------------------------------------------------------
     def free_domains(
@@ -548,13 +567,36 @@ class Mirror:
             table, column = "pending_delete", "estimated_drop_date"
         else:
             require(plan, "domains")
-            sql = self._domain_sql(parse_params(DOMAIN_PARAMS, params, strict=True), plan)
+            values = parse_params(DOMAIN_PARAMS, params, strict=True)
+            counted = self._end_day_counts(values, plan)
+            if counted is not None:
+                return counted
+            sql = self._domain_sql(values, plan)
             where, args, table, column = sql.where, sql.args, "listings", "auction_end_date"
         rows = self.connection().execute(
             f"SELECT substr({column}, 1, 10), count(*) FROM {table} WHERE ({where}) AND {column} IS NOT NULL GROUP BY 1",
             list(args),
         )
         return {date.fromisoformat(day): n for day, n in rows}
+
+    def _end_day_counts(self, values: Mapping[str, Any], plan: str) -> dict[date, int] | None:
+        """Matching listings per auction-end day (UTC, as `substr(auction_end_date, 1, 10)`)
+        from the columnar index, or None when SQLite must answer."""
+        import numpy as np
+
+        self._check_domain_plan(values, plan)
+        with self._snapshot() as conn:
+            index, mask = self._matches(conn, values, self.now())
+        ends = None if index is None else index.arrays.get("auction_end_date")
+        usable = mask is not None and ends is not None and "auction_end_date" not in index.meta["unusable"]
+        self._local.answered_by = "columnar" if usable else "sqlite"
+        if not usable:
+            return None
+        seconds = ends[mask]
+        seconds = seconds[seconds != np.iinfo(seconds.dtype).min].astype(np.int64)  # NULL: no end date
+        days, counts = np.unique(seconds // 86400, return_counts=True)
+        epoch = date(1970, 1, 1)
+        return {epoch + timedelta(days=int(d)): int(n) for d, n in zip(days, counts)}
 
     def live_counts(self) -> dict[str, Any]:
         """Live listings counted per source, TLD (platforms and regfree apart), language and

@@ -7,21 +7,34 @@ cached) and draw with `toolkit.charts`.
 
 from __future__ import annotations
 
-import streamlit as st
+__all__ = ["main", "STREAMLIT_OPTIONS", "streamlit_flags"]
 
-from . import state
-from .pages import PAGES, first_run
+# Streamlit's options for users (also in the repository's .streamlit/config.toml, which
+# `streamlit run app.py` reads; `edt app` and the browser check pass them as flags).
+STREAMLIT_OPTIONS: dict[str, object] = {"client.toolbarMode": "viewer", "browser.gatherUsageStats": False}
 
-__all__ = ["main"]
+
+def streamlit_flags() -> list[str]:
+    """STREAMLIT_OPTIONS as `streamlit run` flags."""
+    return [f"--{name}={str(value).lower() if isinstance(value, bool) else value}"
+            for name, value in STREAMLIT_OPTIONS.items()]  # fmt: skip
 
 
 def main() -> None:
+    """The app's script: the page chosen in the sidebar (kept in the URL as `?view=`)."""
+    import streamlit as st  # here, so the options above are read without loading Streamlit
+
+    from . import state
+    from .pages import PAGES, first_run
+
     st.set_page_config(page_title="Expired Domains Toolkit", page_icon="🔎", layout="wide")
     if state.is_empty():
         first_run()
         return
     views = list(PAGES)
     current = st.query_params.get("view", "explore")
+    if current not in views:
+        current = "explore"
     if current in views and st.session_state.get("_view_in_url") != current:
         st.session_state["view"] = current  # a link or a page's button changed the URL
     view = st.sidebar.radio("Page", views, format_func=lambda v: PAGES[v][0], key="view")

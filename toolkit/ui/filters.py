@@ -8,10 +8,12 @@ from typing import Any
 
 import streamlit as st
 
-from ..params import DOMAIN_PARAMS, Param
+from collections.abc import Mapping
+
+from ..params import DOMAIN_PARAMS, PENDING_PARAMS, Param
 from ..plans import PLANS, plan_allows
 from ..sources import REGFREE
-from .state import FILTER_GROUPS, NOT_FILTERS, current_filters, plan_in_force
+from .state import FILTER_GROUPS, NOT_FILTERS, current_filters, keep_filters_of, plan_in_force
 
 __all__ = ["sidebar_filters", "plan_picker"]
 
@@ -27,8 +29,8 @@ def plan_picker() -> str:
     return chosen
 
 
-def _widget(param: Param, value: str | None, plan: str) -> Any:
-    key = f"f:{param.name}"
+def _widget(param: Param, value: str | None, plan: str, prefix: str) -> Any:
+    key = f"{prefix}{param.name}"
     label, help_text = param.caption, param.description
     if param.kind == "flag":
         return st.checkbox(label, value=value in ("1", "true", "True"), key=key, help=help_text)
@@ -40,7 +42,7 @@ def _widget(param: Param, value: str | None, plan: str) -> Any:
             number = None
         bound = lambda b: None if b is None else cast(b)  # noqa: E731
         return st.number_input(label, value=number, min_value=bound(param.minimum), max_value=bound(param.maximum),
-                               step=cast(1), key=key, help=help_text)  # fmt: skip
+                               step=cast(param.step or 1), key=key, help=help_text)  # fmt: skip
     if param.kind == "choice":
         choices = [c for c in (param.choices or ()) if param.name != "source" or c != REGFREE or
                    plan_allows(plan, "regfree")]  # fmt: skip
@@ -75,22 +77,24 @@ def _as_text(param: Param, value: Any) -> str:
     return str(value)
 
 
-def sidebar_filters() -> dict[str, str]:
-    """Draw the filters (values from the URL), write the chosen ones back to the URL and
-    return them as API parameters."""
+def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str]:
+    """Draw the filters of `table` (the listing or the pending-delete parameters; values from
+    the URL), write the chosen ones back to the URL and return them as API parameters."""
+    keep_filters_of(table)
     plan = plan_picker()
-    in_url = current_filters()
+    prefix = "p:" if table is PENDING_PARAMS else "f:"
+    in_url = current_filters(table)
     chosen: dict[str, str] = {}
     st.sidebar.caption(f"Answers as the **{plan}** plan" + ("" if plan_allows(plan, "regfree") else
                                                           " (regfree needs Authority)"))  # fmt: skip
     for group, title in FILTER_GROUPS.items():
-        params = [p for p in DOMAIN_PARAMS.values() if p.group == group and p.name not in NOT_FILTERS]
+        params = [p for p in table.values() if p.group == group and p.name not in NOT_FILTERS]
         if not params:
             continue
         opened = any(p.name in in_url for p in params) or group == "source"
         with st.sidebar.expander(title, expanded=opened):
             for param in params:
-                text = _as_text(param, _widget(param, in_url.get(param.name), plan))
+                text = _as_text(param, _widget(param, in_url.get(param.name), plan, prefix))
                 if text:
                     chosen[param.name] = text
     if chosen != in_url:

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import calendar as calendar_module
+import csv
+import io
+import json
 import os
+import shlex
+import tempfile
 from datetime import date, datetime, timedelta, timezone
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -13,23 +19,15 @@ import streamlit as st
 
 from .. import charts
 from ..errors import ApiError
-from ..params import DOMAIN_SORTS, PENDING_STATUSES
+from ..formats import csv_cell
+from ..params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS, PENDING_STATUSES
 from ..plans import plan_allows
-from . import state
+from ..query import LISTING_OUTPUT, PENDING_OUTPUT
+from . import state, table
 from .filters import sidebar_filters
 from .signals import show_signals
 
-__all__ = ["PAGES", "first_run"]
-
-TABLE_COLUMNS = ["id", "name", "source", "type", "price", "max_bid", "effective_price_eur", "bids_count", "auction_end_date", "score",
-                 "trust_flow", "citation_flow", "referring_domains", "age", "language", "purchase_url"]  # fmt: skip
-COLUMN_CONFIG = {
-    "purchase_url": st.column_config.LinkColumn("Buy", display_text="open"),
-    "effective_price_eur": st.column_config.NumberColumn("Price (EUR)", format="€ %.2f"),
-    "score": st.column_config.ProgressColumn("Score", min_value=0, max_value=100, format="%d"),
-    "trust_flow": st.column_config.ProgressColumn("TF", min_value=0, max_value=100, format="%d"),
-    "citation_flow": st.column_config.ProgressColumn("CF", min_value=0, max_value=100, format="%d"),
-}
+__all__ = ["PAGES", "first_run", "results_page", "sort_label", "csv_of_all", "ics_for_days", "ics_for_windows"]
 
 
 def _show_error(exc: ApiError) -> None:
@@ -37,89 +35,341 @@ def _show_error(exc: ApiError) -> None:
     st.error(f"{field + ': ' if field else ''}{exc.body.get('message', exc)}")
 
 
-def _sort_options() -> list[str]:
-    return ["", *[f"-{s}" for s in DOMAIN_SORTS], *DOMAIN_SORTS]
+def _dash(value: Any, unit: str = "") -> str:
+    """A metric for display: a dash when absent, thousands separated, whole floats as integers."""
+    if value is None or value == "":
+        return "—"
+    text = table.blank(value)
+    return f"{text} {unit}".strip() if unit else text
 
 
-# -- Explore ---------------------------------------------------------------------------------
+# -- Explore and Pending-delete: one results page over either table ---------------------------
+
+_SORT_NAMES = {
+    "id": "Listing id", "name": "Domain", "score": "Score", "age": "Age", "price": "Price", "effective_price": "Price",
+    "max_bid": "Max bid", "bids_count": "Bids", "auction_end_date": "Ends", "trust_flow": "Trust Flow",
+    "citation_flow": "Citation Flow", "domain_authority": "Domain Authority", "referring_domains": "Referring domains",
+    "backlinks_count": "Backlinks", "wayback_snapshots": "Snapshots", "historical_traffic_etv": "Traffic",
+    "created_at": "Added", "first_seen_at": "First seen",
+}  # fmt: skip
+_ASCENDING_FIRST = {"id", "name", "auction_end_date"}
 
 
-def explore() -> None:
-    st.header("Explore listings")
-    filters = sidebar_filters()
-    left, middle, right = st.columns([2, 1, 1])
-    sort_options = _sort_options()
-    in_url = st.query_params.get("sort", "")
-    sort = left.selectbox("Sort", sort_options, index=sort_options.index(in_url) if in_url in sort_options else 0,
-                          format_func=lambda s: s or "default (best score first)", key="sort")  # fmt: skip
-    per_page = middle.selectbox("Per page", [25, 50, 100], index=1, key="per_page")
-    page = right.number_input("Page", min_value=1, value=int(st.query_params.get("page", 1) or 1), key="page")
-    for name, value in (("sort", sort), ("page", str(page) if page > 1 else "")):
-        if value:
-            st.query_params[name] = value
-        elif name in st.query_params:
-            del st.query_params[name]
-    params = {**filters, "per_page": str(per_page), "page": str(page), **({"sort": sort} if sort else {})}
+def sort_label(sort: str) -> str:
+    """`-trust_flow` -> `Trust Flow, highest first`; `name` -> `Domain, A to Z`."""
+    if not sort:
+        return "Best score first (default)"
+    if sort in PENDING_SORTS:
+        return {"drop_date": "Drop date, soonest first", "drop_date_desc": "Drop date, latest first",
+                "domain": "Domain, A to Z"}[sort]  # fmt: skip
+    field, descending = sort.lstrip("-"), sort.startswith("-")
+    label = _SORT_NAMES.get(field, field)
+    if field == "name":
+        return f"{label}, {'Z to A' if descending else 'A to Z'}"
+    if field in ("auction_end_date", "created_at", "first_seen_at"):
+        return f"{label}, {'latest' if descending else 'soonest' if field == 'auction_end_date' else 'earliest'} first"
+    return f"{label}, {'highest' if descending else 'lowest'} first"
+
+
+def _sort_options(pending: bool) -> list[str]:
+    if pending:
+        return list(PENDING_SORTS)
+    ordered = sorted(DOMAIN_SORTS, key=lambda s: (s == "id", _SORT_NAMES.get(s, s)))
+    return ["", *[s if s in _ASCENDING_FIRST else f"-{s}" for s in ordered],
+            *[f"-{s}" if s in _ASCENDING_FIRST else s for s in ordered]]  # fmt: skip
+
+
+def _url_choice(name: str, options: list[Any], default: Any) -> Any:
+    value = st.query_params.get(name, default)
+    return value if value in options else default
+
+
+def _set_url(name: str, value: Any, default: Any = "") -> None:
+    if value in (None, "", default):
+        st.query_params.pop(name, None)
+    else:
+        st.query_params[name] = str(value)
+
+
+def _turn_page(key: str, page: int) -> None:
+    st.session_state[key] = page
+
+
+def results_page(pending: bool) -> None:
+    """The searchable table of listings (`/api/domains`) or of pending-delete names
+    (`/api/pending-delete`): sidebar filters, header sorting over all results, a column
+    chooser, paging that restarts at page 1 when the search changes, and the CSV of all."""
+    params_table = PENDING_PARAMS if pending else DOMAIN_PARAMS
+    columns_table = table.PENDING_TABLE if pending else table.LISTING_TABLE
+    st.header("Pending-delete names" if pending else "Explore listings")
+    filters = sidebar_filters(params_table)
+    plan = state.plan_in_force()
+    if pending and not plan_allows(plan, "pending_delete"):
+        st.warning(f"The pending-delete inventory needs the Authority+ plan; the plan in force is {plan}.")
+        return
+    sorts = _sort_options(pending)
+    left, middle, right = st.columns([3, 1, 4])
+    url_sort = _url_choice("sort", sorts, sorts[0])
+    if st.session_state.get("_sort_in_url") != url_sort or st.session_state.get("sort") not in sorts:
+        st.session_state["sort"] = url_sort  # a header link (or a bookmark) changed the URL
+    sort = left.selectbox("Sort", sorts, key="sort", format_func=sort_label)
+    _set_url("sort", sort, sorts[0])
+    st.session_state["_sort_in_url"] = sort
+    sizes = [25, 50, 100] + ([200] if pending else [])
+    url_size = st.query_params.get("per_page", "50")
+    per_page = middle.selectbox("Per page", sizes, key="per_page",
+                                index=sizes.index(int(url_size)) if url_size in [str(n) for n in sizes] else 1)
+    _set_url("per_page", per_page, 50)
+    keys = [c.key for c in columns_table]
+    titles = {c.key: c.title for c in columns_table}
+    in_url = [k for k in st.query_params.get("cols", "").split(",") if k in keys] or table.default_keys(columns_table)
+    if "cols" not in st.session_state or st.session_state.get("_cols_in_url") != in_url:
+        st.session_state["cols"] = in_url
+    shown = right.multiselect("Columns", keys, key="cols", format_func=titles.get)
+    chosen = table.chosen_columns(columns_table, shown)
+    st.session_state["_cols_in_url"] = [c.key for c in chosen]
+    _set_url("cols", ",".join(c.key for c in chosen), ",".join(table.default_keys(columns_table)))
+
+    # The page: from the URL on a new session, back to 1 whenever the search itself changes.
+    signature = (pending, tuple(sorted(filters.items())), sort, per_page, state.plan_in_force())
+    page_key = "_page"
+    if page_key not in st.session_state:
+        in_url = str(st.query_params.get("page", "1"))
+        st.session_state[page_key] = max(1, int(in_url)) if in_url.isdigit() else 1
+    elif st.session_state.get("_search") != signature:
+        st.session_state[page_key] = 1
+    st.session_state["_search"] = signature
+    params = {**filters, "per_page": str(per_page), **({"sort": sort} if sort else {})}
     try:
-        envelope = state.search(params)
+        envelope = state.search({**params, "page": str(st.session_state[page_key])}, pending=pending)
+        last = envelope["meta"]["last_page"]
+        if st.session_state[page_key] > last:  # a bookmark past the end: its last page
+            st.session_state[page_key] = last
+            envelope = state.search({**params, "page": str(last)}, pending=pending)
     except ApiError as exc:
         _show_error(exc)
         return
+    page = st.session_state[page_key]
+    _set_url("page", page, 1)
     meta = envelope["meta"]
-    st.metric("Matching listings", f"{meta['total']:,}")
-    st.caption(f"Page {meta['current_page']} of {meta['last_page']}" if meta["total"] else "No listing matches.")
-    rows = pd.DataFrame(envelope["data"], columns=TABLE_COLUMNS) if envelope["data"] else pd.DataFrame(columns=TABLE_COLUMNS)
-    st.dataframe(rows[TABLE_COLUMNS], hide_index=True, column_config=COLUMN_CONFIG, key="results")
-    if envelope["data"]:
-        names = {r["id"]: r["name"] for r in envelope["data"]}
-        chosen = st.selectbox("Open a domain", ["", *names], format_func=lambda i: names.get(i, "choose…"), key="open")
-        if chosen:
-            st.query_params["id"] = str(chosen)
-            st.query_params["view"] = "detail"
-            st.rerun()
+    noun = "names" if pending else "listings"
+    st.metric(f"Matching {noun}", f"{meta['total']:,}")
+    if not meta["total"]:
+        st.caption(f"No {noun[:-1]} matches: loosen a filter in the sidebar.")
+    else:
+        st.caption(f"Page {page:,} of {meta['last_page']:,} · rows {meta['from']:,}–{meta['to']:,} · "
+                   f"{sort_label(sort)} · click a column title to sort all {meta['total']:,} by it")  # fmt: skip
+    url_params = {k: (v[-1] if isinstance(v, list) else v) for k, v in st.query_params.to_dict().items()}
+    html_table = table.render(columns_table, chosen, envelope["data"], url_params, state.reader().now(), pending=pending)
+    st.markdown(html_table, unsafe_allow_html=True)
+    if meta["last_page"] > 1:
+        buttons = st.columns([1, 1, 1, 1, 6])
+        for column, (label, target, enabled) in zip(buttons, (
+                ("« First", 1, page > 1), ("‹ Previous", page - 1, page > 1),
+                ("Next ›", page + 1, page < meta["last_page"]), ("Last »", meta["last_page"], page < meta["last_page"]))):
+            column.button(label, disabled=not enabled, on_click=_turn_page, args=(page_key, target), key=f"to:{label}")
     if meta["total"]:
-        csv_params = {k: v for k, v in params.items() if k not in ("page", "per_page")}
+        _download_all(params, pending)
 
-        def all_rows_csv() -> bytes:
-            table = state.reader().domains_df(csv_params, plan=state.plan_in_force())
-            return table.to_csv(index=False).encode()
 
-        st.download_button(f"Download all {meta['total']:,} rows (CSV)", all_rows_csv, file_name="listings.csv",
-                           mime="text/csv", on_click="ignore", key="csv")  # fmt: skip
+def _download_all(params: dict[str, str], pending: bool) -> None:
+    """Every matching row as CSV, written row by row from the query layer's streams (no
+    DataFrame), with exactly the rows the count above says: the export reads the mirror with
+    its clock stopped at the moment that count was taken."""
+    search = {k: v for k, v in params.items() if k not in ("page", "per_page")}
+    total = state.search(params, pending=pending)["meta"]["total"]
+    at = state.searched_at(params, pending=pending)
+    plan = state.plan_in_force()
+    if not pending and not plan_allows(plan, "export"):
+        st.caption(f"The CSV of all {total:,} rows needs the Business plan (the plan in force is {plan}).")
+        return
+
+    def all_rows_csv() -> bytes:
+        return csv_of_all(search, mirror=state.exporter(at), plan=plan, pending=pending)
+
+    name = "pending-delete.csv" if pending else "listings.csv"
+    st.download_button(f"Download all {total:,} rows (CSV)", all_rows_csv, file_name=name, mime="text/csv",
+                       on_click="ignore", key="csv")  # fmt: skip
+    command = "edt export --format csv --out listings.csv" if not pending else None
+    if command:
+        args = " ".join(shlex.quote(f"{k}={v}") for k, v in search.items())
+        st.caption(f"Or from a terminal, streamed to disk: `{command}{' ' + args if args else ''}`")
+
+
+def csv_of_all(search: dict[str, str], *, mirror: Any, plan: str, pending: bool) -> bytes:
+    """Every row of a search as CSV bytes: listings streamed from `export_rows` through a
+    temporary file (no DataFrame; the bytes are read once at the end, as Streamlit sends
+    a download from memory), pending-delete rows (at most the inventory) from one frame."""
+    if pending:
+        frame = mirror.pending_df(search, plan=plan)
+        for name, kind in PENDING_OUTPUT.items():
+            if kind == "int" and name in frame.columns:
+                frame[name] = frame[name].astype("Int64")
+        return frame.to_csv(index=False).encode()
+    columns = [c for c in LISTING_OUTPUT if c != "historical_traffic"]
+    with tempfile.TemporaryFile("w+b") as spool:
+        text = io.TextIOWrapper(spool, encoding="utf-8", newline="")
+        writer = csv.DictWriter(text, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        for row in mirror.export_rows(search, plan=plan):
+            writer.writerow({k: csv_cell(row.get(k)) for k in columns})
+        text.flush()
+        spool.seek(0)
+        data = spool.read()
+        text.detach()
+    return data
+
+
+def explore() -> None:
+    results_page(pending=False)
+
+
+def pending_delete() -> None:
+    results_page(pending=True)
 
 
 # -- Domain detail ---------------------------------------------------------------------------
 
+_SIDE_BY_SIDE = (
+    ("Source", lambda r: r["source"]), ("Type", lambda r: r.get("type")),
+    ("Price", lambda r: _dash(table.money(r.get("effective_price"), r.get("currency")) or None)),
+    ("Bids", lambda r: _dash(r.get("bids_count"))),
+    ("Ends", lambda r: _dash((r.get("auction_end_date") or "")[:16].replace("T", " ") or None)),
+    ("Live", lambda r: "no (closed)" if r.get("closed_at") else "yes"),
+    ("Trust Flow", lambda r: _dash(r.get("trust_flow"))), ("Citation Flow", lambda r: _dash(r.get("citation_flow"))),
+    ("Domain Authority", lambda r: _dash(r.get("domain_authority"))),
+    ("Referring domains", lambda r: _dash(r.get("referring_domains"))),
+    ("Age (years)", lambda r: _dash(r.get("age"))), ("Score", lambda r: _dash(r.get("score"))),
+    ("First seen", lambda r: _dash((r.get("first_seen_at") or "")[:10] or None)),
+    ("Listing id", lambda r: str(r["id"])),
+)  # fmt: skip
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _suggestions(path: str, generation: int, plan: str, text: str) -> list[str]:
+    """Up to 20 live names containing `text`, best score first (through the query layer)."""
+    found = state.reader().search_domains({"contains": text, "per_page": "20"}, plan=plan)["data"]
+    return list(dict.fromkeys(r["name"] for r in found))
+
 
 def detail() -> None:
     st.header("Domain detail")
-    given = st.text_input("Listing id", value=st.query_params.get("id", ""), key="detail_id")
-    if not given:
-        st.info("Open a domain from Explore, or type its id.")
+    plan = state.plan_in_force()
+    mirror = state.reader()
+    legacy_id = st.query_params.get("id", "")
+    if legacy_id and not st.query_params.get("name"):  # an older bookmark by listing id
+        try:
+            st.query_params["name"] = mirror.get_domain(legacy_id, plan=plan)["data"]["name"]
+        except ApiError as exc:
+            _show_error(exc)
+            return
+    in_url = st.query_params.get("name", "")
+    if st.session_state.get("_name_in_url") != in_url:
+        st.session_state["detail_name"] = in_url
+        st.session_state["_name_in_url"] = in_url
+    typed = st.text_input("Domain name", key="detail_name", placeholder="a name, or part of one (e.g. travel)")
+    typed = typed.strip().lower().rstrip(".")
+    if not typed:
+        st.info("Type a domain name (or part of one), or open a name from Explore or Pending-delete.")
         return
-    try:
-        record = state.reader().get_domain(given, plan=state.plan_in_force())["data"]
-        history = state.reader().listing_history(given, plan=state.plan_in_force())
-    except ApiError as exc:
-        _show_error(exc)
+    listings = mirror.listings_named(typed)
+    if not listings and _pending_detail(typed, plan):
+        st.query_params["name"] = st.session_state["_name_in_url"] = typed
         return
-    st.query_params["id"] = str(record["id"])
+    if not listings:
+        try:
+            options = _suggestions(mirror.path, mirror.generation(), plan, typed) if len(typed) >= 2 else []
+        except ApiError as exc:
+            _show_error(exc)
+            return
+        if not options:
+            st.warning(f"No listing is named or contains “{typed}”.")
+            return
+        picked = st.selectbox(f"{len(options)} names contain “{typed}”", ["", *options], key="detail_pick",
+                              format_func=lambda n: n or "choose one…")  # fmt: skip
+        if not picked:
+            return
+        typed = picked
+        listings = mirror.listings_named(typed)
+    st.query_params["name"] = st.session_state["_name_in_url"] = typed
+    st.query_params.pop("id", None)
+    records = []
+    for listing_id, _source, _live in listings:
+        try:
+            records.append(mirror.get_domain(listing_id, plan=plan)["data"])
+        except ApiError:
+            continue  # a regfree row below the plan in force
+    _pending_note(typed, plan)
+    if not records:
+        st.warning(f"{typed}: no listing the {plan} plan may read.")
+        return
+    wanted = legacy_id if legacy_id.isdigit() else None
+    record = next((r for r in records if str(r["id"]) == wanted), records[0])
     st.subheader(record["name"])
     cols = st.columns(4)
-    cols[0].metric("Score", record.get("score"))
-    cols[1].metric("TF / CF", f"{record.get('trust_flow')} / {record.get('citation_flow')}")
-    cols[2].metric("Price", f"{record.get('effective_price') or '-'} {record.get('currency') or ''}")
-    cols[3].metric("Bids", record.get("bids_count") or 0)
+    cols[0].metric("Score", _dash(record.get("score")))
+    cols[1].metric("TF / CF", f"{_dash(record.get('trust_flow'))} / {_dash(record.get('citation_flow'))}")
+    cols[2].metric("Price", _dash(table.money(record.get("effective_price"), record.get("currency")) or None))
+    cols[3].metric("Bids", _dash(record.get("bids_count") or 0))
     st.caption(f"First seen {record.get('first_seen_at')}, last seen {record.get('last_seen_at')}"
                + (f", left its source {record['closed_at']}" if record.get("closed_at") else ""))  # fmt: skip
     links = [f"[Wayback calendar](https://web.archive.org/web/*/{record['name']})"]
     if record.get("purchase_url"):
         links.append(f"[Purchase page]({record['purchase_url']})")
     st.markdown(" · ".join(links))
+    if len(records) > 1:
+        st.subheader(f"Listed {len(records)} times")
+        side = pd.DataFrame({f"{r['source']} #{r['id']}": [cell(r) or "—" for _, cell in _SIDE_BY_SIDE]
+                             for r in records}, index=[label for label, _ in _SIDE_BY_SIDE])  # fmt: skip
+        st.dataframe(side, key="listings_side_by_side")
+    history = mirror.listing_history(record["id"], plan=plan)
     st.plotly_chart(charts.price_history(history), key="history_chart")
     show_signals(record, history)
-    st.dataframe(pd.DataFrame({"field": list(record), "value": [str(v) for v in record.values()]}), hide_index=True,
-                 key="fields")  # fmt: skip
+    fields = [(k, v) for k, v in record.items() if k != "historical_traffic"]
+    st.dataframe(pd.DataFrame({"field": [k for k, _ in fields], "value": [_field_text(v) for _, v in fields]}),
+                 hide_index=True, key="fields")  # fmt: skip
+
+
+def _field_text(value: Any) -> str:
+    if value is None or value == "" or value == []:
+        return "—"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:.0f}"
+    return str(value)
+
+
+def _pending_detail(name: str, plan: str) -> bool:
+    """A name that is pending delete and listed nowhere: its drop, status and metrics."""
+    if not plan_allows(plan, "pending_delete"):
+        return False
+    try:
+        row = state.reader().get_pending_delete(name, plan=plan)["data"]
+    except ApiError:
+        return False
+    st.subheader(row["domain"])
+    st.caption("Pending delete: not listed on any platform this mirror follows.")
+    cols = st.columns(4)
+    cols[0].metric("Drops", _dash(row.get("estimated_drop_date")))
+    cols[1].metric("Status", row["whois_status"])
+    cols[2].metric("TF / CF", f"{_dash(row.get('trust_flow'))} / {_dash(row.get('citation_flow'))}")
+    cols[3].metric("Referring domains", _dash(row.get("referring_domains")))
+    st.markdown(f"[Wayback calendar](https://web.archive.org/web/*/{row['domain']})")
+    st.dataframe(pd.DataFrame({"field": list(row), "value": [_field_text(v) for v in row.values()]}),
+                 hide_index=True, key="pending_fields")  # fmt: skip
+    return True
+
+
+def _pending_note(name: str, plan: str) -> None:
+    if not plan_allows(plan, "pending_delete"):
+        return
+    try:
+        row = state.reader().get_pending_delete(name, plan=plan)["data"]
+    except ApiError:
+        return
+    st.info(f"{name} is also pending delete: {row['whois_status']}, estimated drop "
+            f"{row.get('estimated_drop_date') or 'unknown'} ({row['source']}).")  # fmt: skip
 
 
 # -- Trust Flow / Citation Flow --------------------------------------------------------------
@@ -222,18 +472,52 @@ def ics_for_windows(drops: list[tuple[str, date, date | None, date | None]], tit
     return cal.to_ical()
 
 
+def _from_url(key: str, name: str, parse: Callable[[str], Any], default: Any) -> None:
+    """Before widget `key` is drawn: take its value from the URL's `name` on a new session or
+    when the URL changed under it (a bookmark, a link); a value that does not parse is the default."""
+    raw = st.query_params.get(name, "")
+    if key not in st.session_state or st.session_state.get(f"_url:{name}") != raw:
+        try:
+            st.session_state[key] = parse(raw) if raw else default
+        except (ValueError, KeyError):
+            st.session_state[key] = default
+        st.session_state[f"_url:{name}"] = raw
+
+
+def _to_url(name: str, text: str) -> None:
+    _set_url(name, text)
+    st.session_state[f"_url:{name}"] = text
+
+
+_CALENDAR_KINDS = {"ends": "Auction ends", "drops": "Pending-delete drops"}
+
+
 def drop_calendar() -> None:
+    """Auction ends or pending-delete drops per day of a month; every setting is in the URL
+    (`dates`, `month`, `cal_tld`, `cal_status`, `day`), so a calendar is a bookmark."""
     st.header("Drop calendar")
     plan = state.plan_in_force()
-    kinds = ["Auction ends"] + (["Pending-delete drops"] if plan_allows(plan, "pending_delete") else [])
-    kind = st.radio("Dates", kinds, horizontal=True, key="cal_kind")
-    pending = kind == "Pending-delete drops"
+    kinds = ["ends"] + (["drops"] if plan_allows(plan, "pending_delete") else [])
+    _from_url("cal_kind", "dates", lambda t: t if t in kinds else kinds[0], kinds[0])
+    if st.session_state["cal_kind"] not in kinds:
+        st.session_state["cal_kind"] = kinds[0]
+    kind = st.radio("Dates", kinds, horizontal=True, key="cal_kind", format_func=_CALENDAR_KINDS.get)
+    _to_url("dates", "" if kind == "ends" else kind)
+    pending = kind == "drops"
     today = state.reader().now().date()
-    month = st.date_input("Month", value=today.replace(day=1), key="cal_month").replace(day=1)
+    this_month = today.replace(day=1)
+    _from_url("cal_month", "month", lambda t: date.fromisoformat(f"{t}-01"), this_month)
+    month = st.date_input("Month", key="cal_month").replace(day=1)
+    _to_url("month", "" if month == this_month else f"{month:%Y-%m}")
     first, last = _month_bounds(month)
-    tld = st.text_input("TLD (comma-separated)", key="cal_tld")
+    _from_url("cal_tld", "cal_tld", str, "")
+    tld = st.text_input("TLD (comma-separated; uk also means .co.uk, .org.uk, ...)" if pending
+                        else "TLD (comma-separated)", key="cal_tld").strip()  # fmt: skip
+    _to_url("cal_tld", tld)
     if pending:
+        _from_url("cal_status", "cal_status", lambda t: [v for v in t.split(",") if v in PENDING_STATUSES], [])
         statuses = st.multiselect("Status", list(PENDING_STATUSES), key="cal_status")
+        _to_url("cal_status", ",".join(statuses))
         params = {"drop_date_from": first.isoformat(), "drop_date_to": last.isoformat(), "include_past": "1"}
         params |= {"status": ",".join(statuses)} if statuses else {}
     else:
@@ -244,7 +528,8 @@ def drop_calendar() -> None:
     except ApiError as exc:
         _show_error(exc)
         return
-    st.plotly_chart(charts.drop_calendar(counts, month, title=f"{kind}, {month:%B %Y}"), key="calendar")
+    title = _CALENDAR_KINDS[kind]
+    st.plotly_chart(charts.drop_calendar(counts, month, title=f"{title}, {month:%B %Y}"), key="calendar")
     in_month = {d: n for d, n in counts.items() if first <= d <= last and n}
     st.caption(f"{sum(in_month.values()):,} domains in {month:%B %Y}")
     if pending:
@@ -254,7 +539,14 @@ def drop_calendar() -> None:
                    "day for 99.8% (README, \"Drop dates\").")  # fmt: skip
     if not in_month:
         return
-    day = st.selectbox("Day", sorted(in_month), format_func=lambda d: f"{d:%a %d %b} ({in_month[d]:,})", key="cal_day")
+    days = sorted(in_month)
+    # The menu's key names its search: after a filter change its counts are the new ones.
+    menu = f"cal_day:{kind}:{month:%Y-%m}:{tld}:{params.get('status', '')}"
+    _from_url(menu, "day", lambda t: date.fromisoformat(t) if date.fromisoformat(t) in in_month else days[0], days[0])
+    if st.session_state[menu] not in in_month:
+        st.session_state[menu] = days[0]
+    day = st.selectbox("Day", days, format_func=lambda d: f"{d:%a %d %b} ({in_month[d]:,})", key=menu)
+    _to_url("day", day.isoformat())
     if pending:
         st.dataframe(_window_table(_drops_on(day, params, limit=200)), hide_index=True)
     else:
@@ -264,8 +556,8 @@ def drop_calendar() -> None:
 
     def calendar_file() -> bytes:
         if pending:
-            return ics_for_windows([d for day in sorted(in_month) for d in _drops_on(day, params)], kind)
-        return ics_for_days({d: _names_on(d, params, pending) for d in sorted(in_month)}, kind)
+            return ics_for_windows([d for day in sorted(in_month) for d in _drops_on(day, params)], title)
+        return ics_for_days({d: _names_on(d, params, pending) for d in sorted(in_month)}, title)
 
     st.download_button("Download the days (.ics)", calendar_file, file_name="drops.ics", mime="text/calendar",
                        on_click="ignore", key="ics")  # fmt: skip
@@ -337,17 +629,21 @@ def watchlist() -> None:
     if not searches:
         st.caption("No saved search yet: set filters on Explore, then save them here.")
     for entry in searches:
-        cols = st.columns([3, 2, 1, 1])
-        cols[0].markdown(f"**{entry['name']}**  \n" + ", ".join(f"{k}={v}" for k, v in entry["params"].items()))
-        cols[1].metric("New since last opened", entry["new_matches"])
-        if cols[2].button("Open", key=f"open:{entry['name']}"):
-            params = saved.open_search(mirror, entry["name"])
-            state.set_filters(params)
+        cols = st.columns([3, 1, 1, 1, 1])
+        cols[0].markdown(f"**{entry['name']}**  \n" + (", ".join(f"{k}={v}" for k, v in entry["params"].items())
+                                                       or "all listings"))  # fmt: skip
+        cols[1].metric("New", f"{entry['new_matches']:,}", help="first seen since you last marked them seen")
+        cols[2].metric("Matches now", f"{entry['matches']:,}")
+        if cols[3].button("Open in Explore", key=f"open:{entry['name']}"):
+            state.set_filters(saved.search_params(mirror, entry["name"]))  # its new matches stay new
             st.query_params["view"] = "explore"
             st.rerun()
-        if cols[3].button("Delete", key=f"delete:{entry['name']}"):
+        if cols[4].button("Delete", key=f"delete:{entry['name']}"):
             saved.delete_search(mirror, entry["name"])
             st.rerun()
+        if entry["new_matches"]:
+            with st.expander(f"The {entry['new_matches']:,} new matches of “{entry['name']}”"):
+                _new_matches(mirror, entry)
     st.subheader("Shortlist")
     with st.form("shortlist_add"):
         listing_id = st.text_input("Listing id", key="short_id")
@@ -362,6 +658,27 @@ def watchlist() -> None:
         st.dataframe(pd.DataFrame(items), hide_index=True, key="shortlist")
 
 
+def _new_matches(mirror: Any, entry: dict[str, Any]) -> None:
+    """The new matches as a table (the first 100 by first-seen time), and the one action that
+    marks them seen: up to the moment they were listed, so later arrivals stay new."""
+    from .. import watchlist as saved
+
+    listed_at = mirror.now().replace(microsecond=0).isoformat()
+    params = {**saved.new_matches_params(entry), "sort": "-first_seen_at", "per_page": "100"}
+    try:
+        found = mirror.search_domains(params)
+    except ApiError as exc:
+        _show_error(exc)
+        return
+    st.markdown(table.render(table.LISTING_TABLE, table.chosen_columns(table.LISTING_TABLE, None), found["data"],
+                             {}, mirror.now(), sortable=False), unsafe_allow_html=True)  # fmt: skip
+    if found["meta"]["total"] > len(found["data"]):
+        st.caption(f"The 100 most recent of {found['meta']['total']:,}.")
+    if st.button(f"Mark these {found['meta']['total']:,} seen", key=f"seen:{entry['name']}"):
+        saved.mark_seen(mirror, entry["name"], upto=listed_at)
+        st.rerun()
+
+
 # -- Sync ------------------------------------------------------------------------------------
 
 
@@ -369,7 +686,7 @@ def sync_page() -> None:
     from ..sync import JOBS
 
     st.header("Sync")
-    info = state.reader().status()
+    info = state.status()
     table = pd.DataFrame(info["freshness"])
     table["state"] = ["never synced" if r["last_ok"] is None else ("fresh" if r["fresh"] else "stale")
                       for r in info["freshness"]]  # fmt: skip
@@ -448,6 +765,7 @@ def first_run() -> None:
 
 PAGES: dict[str, tuple[str, Any]] = {
     "explore": ("Explore", explore),
+    "pending": ("Pending-delete", pending_delete),
     "detail": ("Domain detail", detail),
     "trust-flow": ("Trust Flow / Citation Flow", trust_flow),
     "archive": ("Archive age", archive),

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import streamlit as st
 
 from ..config import DEFAULT_DB
-from ..params import DOMAIN_PARAMS
+from ..params import DOMAIN_PARAMS, PENDING_PARAMS, Param
 from ..plans import normalize_plan
 from ..query import Mirror
 
@@ -24,12 +25,17 @@ __all__ = [
     "reader",
     "plan_in_force",
     "search",
+    "searched_at",
     "frame",
+    "status",
+    "exporter",
     "day_counts",
     "is_empty",
     "current_filters",
     "set_filters",
+    "keep_filters_of",
     "FILTER_GROUPS",
+    "NOT_FILTERS",
 ]
 
 # Sidebar groups, in the order an investor narrows a search (names as params.py's `group`).
@@ -44,6 +50,8 @@ FILTER_GROUPS = {
 }
 # Parameters the sidebar does not show: paging and sorting live beside the table.
 NOT_FILTERS = {"sort", "after_id", "per_page", "limit", "page", "include_historical_traffic"}
+# The pending-delete filters are in the URL under their own names, which some share with the
+# listing filters (tld, source, contains); a page keeps only the ones its table accepts.
 
 
 def db_path() -> str:
@@ -83,16 +91,45 @@ def _key(params: Mapping[str, Any]) -> tuple:
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def _search(path: str, generation: int, plan: str, key: tuple, pending: bool) -> dict[str, Any]:
+def _search(path: str, generation: int, plan: str, key: tuple, pending: bool) -> tuple[dict[str, Any], str]:
     mirror = _reader(path)
     params = dict(key)
-    return mirror.search_pending_delete(params, plan=plan) if pending else mirror.search_domains(params, plan=plan)
+    at = mirror.now().isoformat()
+    found = mirror.search_pending_delete(params, plan=plan) if pending else mirror.search_domains(params, plan=plan)
+    return found, at
 
 
 def search(params: Mapping[str, Any], *, pending: bool = False) -> dict[str, Any]:
     """One page of results (the API envelope), cached by filters, plan and mirror version."""
+    return _searched(params, pending)[0]
+
+
+def searched_at(params: Mapping[str, Any], *, pending: bool = False) -> datetime:
+    """When the cached answer of `search(params)` was computed: its live set is as of then."""
+    return datetime.fromisoformat(_searched(params, pending)[1])
+
+
+def _searched(params: Mapping[str, Any], pending: bool) -> tuple[dict[str, Any], str]:
     mirror = reader()
     return _search(mirror.path, mirror.generation(), plan_in_force(), _key(params), pending)
+
+
+def exporter(at: datetime) -> Mirror:
+    """A reader whose clock stands at `at`: an export from it holds exactly the rows a search
+    answered at `at` counted (same generation, same live set)."""
+    return Mirror(db_path(), readonly=True, engine="sqlite", clock=lambda: at)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _status(path: str, generation: int) -> dict[str, Any]:
+    return _reader(path).status()
+
+
+def status() -> dict[str, Any]:
+    """`Mirror.status()` (whole-mirror counts: about a second on the full demo), once per
+    mirror generation; the sync page is the only one that shows it."""
+    mirror = reader()
+    return _status(mirror.path, mirror.generation())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -104,8 +141,15 @@ def _frame(path: str, generation: int, plan: str, key: tuple, columns: tuple[str
     return mirror.domains_df(dict(key), plan=plan, columns=list(columns), sample=sample)
 
 
-def frame(params: Mapping[str, Any], columns: list[str], *, sample: int | None = 20_000, pending: bool = False):
-    """The matching rows' chosen columns as a DataFrame (about `sample` rows at most)."""
+# Rows a chart draws at most: TF, CF and ages are whole numbers, so 5,000 points already show
+# every shape of the distribution, and a browser draws them in a fraction of the time 20,000
+# take (WebGL without a GPU is slow; the figure's JSON is a quarter of the size).
+CHART_SAMPLE = 5_000
+
+
+def frame(params: Mapping[str, Any], columns: list[str], *, sample: int | None = CHART_SAMPLE, pending: bool = False):
+    """The matching rows' chosen columns as a DataFrame (about `sample` rows at most, an even
+    sample by id picked through the columnar index)."""
     mirror = reader()
     return _frame(mirror.path, mirror.generation(), plan_in_force(), _key(params), tuple(columns), sample, pending)
 
@@ -136,9 +180,28 @@ def is_empty() -> bool:
     return _is_empty(mirror.path, mirror.generation())
 
 
-def current_filters() -> dict[str, str]:
+def current_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str]:
     """The filters in the URL (`st.query_params`): what the sidebar shows and a bookmark keeps."""
-    return {k: v for k, v in st.query_params.to_dict().items() if k in DOMAIN_PARAMS and k not in NOT_FILTERS and v}
+    return {k: v for k, v in st.query_params.to_dict().items() if k in table and k not in NOT_FILTERS and v}
+
+
+def keep_filters_of(table: Mapping[str, Param]) -> None:
+    """Drop from the URL the filters this page's table does not take, or takes with another
+    meaning (a listing's `source=dynadot` on the pending-delete page): moving between the
+    listing and pending-delete pages never carries a filter that would refuse the query."""
+    others = (set(DOMAIN_PARAMS) | set(PENDING_PARAMS)) - NOT_FILTERS
+    for name, value in list(st.query_params.to_dict().items()):
+        if name not in others:
+            continue
+        param = table.get(name)
+        try:
+            if param is None or name in NOT_FILTERS:
+                raise ValueError(name)
+            param.parse(value)
+        except Exception:  # noqa: BLE001 - ApiError or ValueError: not a filter of this page
+            del st.query_params[name]
+            for prefix in ("f:", "p:"):
+                st.session_state.pop(prefix + name, None)
 
 
 def set_filters(params: Mapping[str, str]) -> None:
