@@ -121,18 +121,20 @@ def test_explore_filters_through_the_widgets_match_the_query_layer(demo_db):
 def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
     at = app(sort="-effective_price")
     no_exception(at)
-    assert headers(at) == ["Domain", "Price", "Bids", "Ends in", "TF", "CF", "DA", "RD", "Age", "Score", "Source",
-                           "TLD", "Buy"]  # fmt: skip
+    assert headers(at) == ["Domain", "Price", "EUR", "Bids", "Ends in", "TF", "CF", "DA", "RD", "Age", "Score",
+                           "Source", "TLD", "Buy"]  # fmt: skip
     expected = Mirror(demo_db).search_domains({"sort": "-effective_price"})["data"]
     rows = cells(at)
     first = expected[0]
     assert rows[0][0] == first["name"]  # whole, never cut
     assert rows[0][1] == f"{first['effective_price']:,.0f} {first['currency']}" or rows[0][1] == (
         f"{first['effective_price']:,.2f} {first['currency']}")
+    eur = first["effective_price_eur"]
+    assert eur is not None and rows[0][2] in (f"{eur:,.0f} EUR", f"{eur:,.2f} EUR")  # beside the native price
     assert not {"None", "nan", "NaN", "<NA>"} & {cell for row in rows for cell in row}
     blank_tf = [row for row, record in zip(rows, expected) if record["trust_flow"] is None]
-    assert blank_tf and all(row[4] == "" for row in blank_tf)  # an absent metric is a blank cell
-    ends = [row[3] for row, record in zip(rows, expected) if record["auction_end_date"]]
+    assert blank_tf and all(row[5] == "" for row in blank_tf)  # an absent metric is a blank cell
+    ends = [row[4] for row, record in zip(rows, expected) if record["auction_end_date"]]
     assert ends and all(re.fullmatch(r"\d+d \d+h|\d+h \d+m|\d+m", e) for e in ends)  # a countdown, not a stamp
 
 
