@@ -16,7 +16,9 @@ How values are held, so that every comparison gives exactly SQLite's answer:
 - whole numbers (counts, metrics, seconds, days) in the narrowest integer type, with the
   type's minimum for NULL (kept out of every comparison); the compared value is moved to
   the whole number that gives the same answer for `>=`, `<`, ...;
-- reals (prices, traffic): float64, NULL as NaN (NaN compares false, as NULL does);
+- reals (prices): the rank of each value among the column's distinct values (kept beside
+  it, sorted, as `values:<column>`), a whole number as above: a compared value becomes the
+  rank it would take, so the answer is the reals' own, in a quarter of float64's room;
 - timestamps (`YYYY-MM-DDTHH:MM:SSZ`): seconds since 1970; the value compared is placed
   where its text would sort (a bare date just before its midnight);
 - dates (`YYYY-MM-DD`): days since 1970;
@@ -53,7 +55,7 @@ from ..store.schema import LISTING_COLUMNS, SORT_COLUMNS, connect
 
 __all__ = ["ColumnarIndex", "Unsupported", "index_path", "build_index", "update_index", "load_index"]
 
-FORMAT = 1
+FORMAT = 2  # 2: reals held as ranks among their distinct values
 _MAGIC = b"EDTCOLS1"
 _ALIGN = 64
 _TIMESTAMP_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
@@ -327,7 +329,10 @@ def _put(arrays: dict[str, np.ndarray], meta: dict[str, Any], column: str, kind:
         meta["codes"][column] = data.dictionary.to_pylist()
         return
     if kind == "real":
-        arrays[column] = _numpy(data, fill=math.nan)[order]
+        values = _numpy(data, fill=math.nan)[order]
+        distinct = np.unique(values[~np.isnan(values)])
+        arrays[column], arrays[f"values:{column}"] = _ranks(values, distinct, _rank_type(len(distinct))), distinct
+        meta["whole"][column] = True
         return
     low, high = pc.min(data).as_py(), pc.max(data).as_py()
     width = np.int64
@@ -434,7 +439,8 @@ def _patched(previous: "ColumnarIndex", generation: int, changed: np.ndarray, ta
     arrays["id"] = patch(old_ids, ids)
     resort = []
     for column in columns:
-        old, new = _changed_values(previous.arrays[column], meta, column, table.column(column).combine_chunks(), order)
+        old, new = _changed_values(previous.arrays[column], meta, column, table.column(column).combine_chunks(), order,
+                                   arrays)
         arrays[column] = patch(old, new)
         same = np.array_equal(old[found[updated]], new[updated], equal_nan=new.dtype.kind == "f")
         if f"sort:{column}" in arrays and (reshaped or not same):
@@ -457,17 +463,17 @@ def _positions(held: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return np.where(hit, at, -1)
 
 
-def _changed_values(old: np.ndarray, meta: dict[str, Any], column: str, data: Any,
-                    order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def _changed_values(old: np.ndarray, meta: dict[str, Any], column: str, data: Any, order: np.ndarray,
+                    arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(the old column, in a type that also holds the new values; the new values in it, in
     `order`). Arrow arrays are turned into NumPy before being reordered: Arrow's `take`
-    with a NumPy index imports pandas."""
+    with a NumPy index imports pandas. A real's distinct values in `arrays` grow as needed."""
     kind = _kind(column)
     if kind == "code":
         old, codes = _changed_codes(old, meta["codes"][column], data)
         return old, codes[order]
     if kind == "real":
-        return old, _numpy(data, fill=math.nan).astype(np.float64)[order]
+        return _changed_reals(old, arrays, column, _numpy(data, fill=math.nan)[order])
     if kind in _TEXT_LENGTHS:
         data = _as_whole_numbers(data, kind)
         if data is None:
@@ -486,6 +492,34 @@ def _changed_values(old: np.ndarray, meta: dict[str, Any], column: str, data: An
         widened[old == info.min] = np.iinfo(wider).min
         old, info = widened, np.iinfo(wider)
     return old, np.where(nulls, info.min, values).astype(old.dtype)
+
+
+def _changed_reals(old: np.ndarray, arrays: dict[str, np.ndarray], column: str,
+                   values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Ranks of new real values; values never held join the distinct ones, and the old
+    ranks move to their places among them (the order, and so every sort, is unchanged)."""
+    held = arrays[f"values:{column}"]
+    fresh = np.setdiff1d(values[~np.isnan(values)], held)
+    if len(fresh):
+        distinct = np.union1d(held, fresh)
+        width = np.promote_types(old.dtype, _rank_type(len(distinct)))
+        moved = np.full(len(old), np.iinfo(width).min, dtype=width)
+        present = old != np.iinfo(old.dtype).min
+        moved[present] = np.searchsorted(distinct, held)[old[present]]
+        old, held = moved, distinct
+        arrays[f"values:{column}"] = distinct
+    return old, _ranks(values, held, old.dtype)
+
+
+def _rank_type(distinct: int) -> Any:
+    return np.int16 if distinct < 2**15 - 1 else np.int32
+
+
+def _ranks(values: np.ndarray, distinct: np.ndarray, dtype: Any) -> np.ndarray:
+    """Each real's rank among the sorted distinct values; NULL (NaN) as the type's minimum."""
+    ranks = np.searchsorted(distinct, values).astype(dtype)
+    ranks[np.isnan(values)] = np.iinfo(dtype).min
+    return ranks
 
 
 def _changed_codes(old: np.ndarray, texts_held: list[str], data: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -660,6 +694,9 @@ class ColumnarIndex:
             target = float(value)
         else:
             raise Unsupported(f"{column} {op} {value!r}")
+        distinct = self.arrays.get(f"values:{column}")
+        if distinct is not None:  # a real, held as its rank among the distinct values
+            op, target = _rank_target(distinct, op, target)
         if column in self.meta["whole"]:
             return _compare_whole(values, op, target)
         return _OPS[op](values, target)
@@ -855,6 +892,16 @@ def _compare_whole(values: np.ndarray, op: str, target: float) -> np.ndarray:
     if whole < low:  # <=
         return np.zeros(values.shape, dtype=bool)
     return (values <= values.dtype.type(whole)) & (values != null) if whole < high else values != null
+
+
+def _rank_target(distinct: np.ndarray, op: str, value: float) -> tuple[str, float]:
+    """`real op value` as a comparison of ranks among the sorted distinct reals: exact, as
+    the reals themselves would compare (a value between two held ones falls between ranks)."""
+    if op == "=":
+        at = int(np.searchsorted(distinct, value))
+        return "=", float(at) if at < len(distinct) and distinct[at] == value else 0.5  # 0.5: no rank equals it
+    side = "left" if op in (">=", "<") else "right"
+    return (">=" if op in (">=", ">") else "<"), float(np.searchsorted(distinct, value, side=side))
 
 
 _EPOCH = datetime(1970, 1, 1)
