@@ -554,9 +554,10 @@ class DuckDBEngine:
             return f"{col} <> 0"
         if op == "sum_gt0":
             return f"({col} + {self._column(values[0])}) > 0"
-        if op == "contains_any":
+        if op in ("contains_any", "contains_none"):
             args.extend(values[0])
-            return "(" + " OR ".join(f"contains(lower({col}), ?)" for _ in values[0]) + ")"
+            found = "(" + " OR ".join(f"contains(lower({col}), ?)" for _ in values[0]) + ")"
+            return found if op == "contains_any" else f"NOT {found}"
         if op == "segment_any":
             parts = []
             for value in values[0]:
@@ -580,9 +581,6 @@ class DuckDBEngine:
         if op in ("length_ge", "length_le"):
             args.append(values[0])
             return f"length({col}) {'>=' if op == 'length_ge' else '<='} ?"
-        if op == "contains_none":
-            args.extend(values[0])
-            return "NOT (" + " OR ".join(f"contains(lower({col}), ?)" for _ in values[0]) + ")"
         if op in ("ratio_ge", "ratio_lt"):
             args.append(values[1])
             other = self._column(values[0])
@@ -661,12 +659,12 @@ class PandasEngine:
             return (s.fillna(0) != 0).to_numpy()
         if op == "sum_gt0":
             return (s + df[values[0]]).gt(0).to_numpy(dtype=bool, na_value=False)
-        if op == "contains_any":
+        if op in ("contains_any", "contains_none"):
             lower = s.str.lower()
             mask = np.zeros(len(df), dtype=bool)
             for term in values[0]:
                 mask |= lower.str.contains(term, regex=False, na=False).to_numpy(dtype=bool)
-            return mask
+            return mask if op == "contains_any" else ~mask
         if op == "segment_any":
             lower = s.str.lower()
             mask = np.zeros(len(df), dtype=bool)
@@ -693,12 +691,6 @@ class PandasEngine:
             lengths = s.str.len()
             return (lengths >= values[0] if op == "length_ge" else lengths <= values[0]).to_numpy(dtype=bool,
                                                                                                  na_value=False)  # fmt: skip
-        if op == "contains_none":
-            lower = s.str.lower()
-            mask = np.ones(len(df), dtype=bool)
-            for term in values[0]:
-                mask &= ~lower.str.contains(term, regex=False, na=False).to_numpy(dtype=bool)
-            return mask
         if op in ("ratio_ge", "ratio_lt"):
             other = df[values[0]]
             scaled = 100 * s

@@ -325,22 +325,16 @@ def _put(arrays: dict[str, np.ndarray], meta: dict[str, Any], column: str, kind:
 
     if kind == "code":
         codes = _numpy(data.indices, fill=len(data.dictionary))[order]  # NULL: past the last text
-        arrays[column] = codes.astype(np.int16 if len(data.dictionary) < 2**15 - 1 else np.int32)
+        arrays[column] = codes.astype(_index_type(len(data.dictionary) + 1))
         meta["codes"][column] = data.dictionary.to_pylist()
         return
     if kind == "real":
         values = _numpy(data, fill=math.nan)[order]
         distinct = np.unique(values[~np.isnan(values)])
-        arrays[column], arrays[f"values:{column}"] = _ranks(values, distinct, _rank_type(len(distinct))), distinct
+        arrays[column], arrays[f"values:{column}"] = _ranks(values, distinct, _index_type(len(distinct) + 1)), distinct
         meta["whole"][column] = True
         return
-    low, high = pc.min(data).as_py(), pc.max(data).as_py()
-    width = np.int64
-    for candidate in (np.int8, np.int16, np.int32):
-        info = np.iinfo(candidate)
-        if low is None or (info.min < low and high <= info.max):
-            width = candidate
-            break
+    width = _whole_type(pc.min(data).as_py(), pc.max(data).as_py())
     values = _numpy(data, fill=np.iinfo(width).min)[order]
     arrays[column] = values.astype(width)
     meta["whole"][column] = True
@@ -486,8 +480,7 @@ def _changed_values(old: np.ndarray, meta: dict[str, Any], column: str, data: An
         held = old[old != info.min]
         low = min(int(present.min()), int(held.min()) if len(held) else int(present.min()))
         high = max(int(present.max()), int(held.max()) if len(held) else int(present.max()))
-        wider = next((t for t in (np.int8, np.int16, np.int32) if np.iinfo(t).min < low and high <= np.iinfo(t).max),
-                     np.int64)  # fmt: skip
+        wider = _whole_type(low, high)
         widened = old.astype(wider)
         widened[old == info.min] = np.iinfo(wider).min
         old, info = widened, np.iinfo(wider)
@@ -502,7 +495,7 @@ def _changed_reals(old: np.ndarray, arrays: dict[str, np.ndarray], column: str,
     fresh = np.setdiff1d(values[~np.isnan(values)], held)
     if len(fresh):
         distinct = np.union1d(held, fresh)
-        width = np.promote_types(old.dtype, _rank_type(len(distinct)))
+        width = np.promote_types(old.dtype, _index_type(len(distinct) + 1))
         moved = np.full(len(old), np.iinfo(width).min, dtype=width)
         present = old != np.iinfo(old.dtype).min
         moved[present] = np.searchsorted(distinct, held)[old[present]]
@@ -511,8 +504,19 @@ def _changed_reals(old: np.ndarray, arrays: dict[str, np.ndarray], column: str,
     return old, _ranks(values, held, old.dtype)
 
 
-def _rank_type(distinct: int) -> Any:
-    return np.int16 if distinct < 2**15 - 1 else np.int32
+def _index_type(count: int) -> Any:
+    """The integer type for codes or ranks below `count` (NULL is kept apart: a code past the
+    last text, or the type's minimum)."""
+    return np.int16 if count < 2**15 else np.int32
+
+
+def _whole_type(low: int | None, high: int | None) -> Any:
+    """The narrowest integer type holding `low .. high` with its minimum left for NULL."""
+    for candidate in (np.int8, np.int16, np.int32):
+        info = np.iinfo(candidate)
+        if low is None or (info.min < low and high <= info.max):
+            return candidate
+    return np.int64
 
 
 def _ranks(values: np.ndarray, distinct: np.ndarray, dtype: Any) -> np.ndarray:
@@ -538,7 +542,7 @@ def _changed_codes(old: np.ndarray, texts_held: list[str], data: Any) -> tuple[n
             texts_held.append(text)
         codes.append(code)
     null = len(texts_held)
-    dtype = np.int16 if null < 2**15 - 1 else np.int32
+    dtype = np.promote_types(old.dtype, _index_type(null + 1))
     if null != null_before:
         moved = old.astype(dtype)
         moved[old == null_before] = null
