@@ -1,6 +1,10 @@
 """The investors' app: `streamlit run app.py` (or `edt app`). It opens the mirror in EDT_DB,
-else data/mirror.db; everything it shows comes through the toolkit's query layer."""
+else data/mirror.db; everything it shows comes through the toolkit's query layer. The page
+script is `toolkit/ui/run.py`; this file serves it with the CSV download routes
+(`toolkit/ui/asgi.py`)."""
 
-from toolkit.ui import main
+import streamlit as st
 
-main()
+from toolkit.ui.asgi import ROUTES, SCRIPT, lifespan
+
+app = st.App(SCRIPT, routes=ROUTES, lifespan=lifespan)

@@ -18,7 +18,8 @@ from streamlit.testing.v1 import AppTest
 from toolkit import Mirror
 from toolkit.store.schema import connect
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "toolkit" / "ui" / "run.py")  # the page script app.py serves
 
 
 @pytest.fixture(scope="session")
@@ -61,8 +62,13 @@ def url_value(at: AppTest, key: str) -> str:
     return value[-1] if isinstance(value, list) else value
 
 
+def drawn_html(at: AppTest) -> list[str]:
+    """The HTML drawn through `navigation.show_html` (the results tables), in page order."""
+    return [json.loads(e.proto.json)["html"] for e in at.get("bidi_component") if e.proto.component_name == "edt_html"]
+
+
 def results_html(at: AppTest) -> str:
-    return next(m.value for m in at.markdown if 'class="edt-table"' in m.value)
+    return next(h for h in drawn_html(at) if 'class="edt-table"' in h)
 
 
 def names_listed(at: AppTest) -> list[str]:
@@ -352,7 +358,7 @@ def test_the_streamlit_config_hides_the_developer_toolbar_for_every_way_of_start
 
     from toolkit.ui import STREAMLIT_OPTIONS, streamlit_flags
 
-    config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     flat = {f"{section}.{key}": value for section, values in config.items() for key, value in values.items()}
     assert flat == STREAMLIT_OPTIONS and flat["client.toolbarMode"] == "viewer"
     assert "--client.toolbarMode=viewer" in streamlit_flags()

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import logging
 import os
 import shutil
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["csv_cell", "OutputRefused", "output_target", "replace_atomically"]
+__all__ = ["csv_cell", "csv_chunks", "OutputRefused", "output_target", "replace_atomically"]
+
+log = logging.getLogger("toolkit.export")
 
 
 def csv_cell(value: Any) -> Any:
@@ -18,6 +23,38 @@ def csv_cell(value: Any) -> Any:
     if isinstance(value, (list, dict)):
         return json.dumps(value, ensure_ascii=False)
     return value
+
+
+def csv_chunks(rows: Iterator[Mapping[str, Any]], empty_header: Sequence[str], *,
+               chunk_bytes: int = 64 * 1024) -> Iterator[bytes]:  # fmt: skip
+    """Records as UTF-8 CSV in pieces of about `chunk_bytes`, for a response or a file
+    streamed in constant memory. The header is the first record's fields (`empty_header`
+    when there is none). An error while reading is logged and raised again, so the
+    connection is cut: a client never mistakes a truncated export for a whole one. The
+    rows' iterator is closed at the end (its connection with it)."""
+    buffer = io.StringIO()
+    writer: csv.DictWriter | None = None
+    try:
+        for row in rows:
+            if writer is None:
+                writer = csv.DictWriter(buffer, fieldnames=list(row), extrasaction="ignore")
+                writer.writeheader()
+            writer.writerow({k: csv_cell(v) for k, v in row.items()})
+            if buffer.tell() >= chunk_bytes:
+                yield buffer.getvalue().encode("utf-8")
+                buffer.seek(0)
+                buffer.truncate()
+        if writer is None:
+            csv.writer(buffer).writerow(empty_header)
+        if buffer.tell():
+            yield buffer.getvalue().encode("utf-8")
+    except Exception:
+        log.exception("export stream failed")
+        raise
+    finally:
+        close = getattr(rows, "close", None)
+        if close:
+            close()
 
 
 class OutputRefused(ValueError):

@@ -17,9 +17,7 @@ answered 400 with a message, never a stack trace.
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import ipaddress
 import json
 import logging
@@ -42,7 +40,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .errors import ApiError, invalid, unauthenticated
-from .formats import csv_cell
+from .formats import csv_chunks
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
 from .params import DOMAIN_PARAMS, gather, merge_repeated
 from .plans import CAPABILITIES, PLANS, REQUIREMENTS, require
@@ -273,30 +271,7 @@ def _ndjson_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
 def _csv_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
     from .query import LISTING_OUTPUT
 
-    buffer = io.StringIO()
-    writer: csv.DictWriter | None = None
-    try:
-        for row in rows:
-            if writer is None:  # the columns of the records themselves (historical_traffic only when asked)
-                writer = csv.DictWriter(buffer, fieldnames=list(row), extrasaction="ignore")
-                writer.writeheader()
-            writer.writerow({k: csv_cell(v) for k, v in row.items()})
-            if buffer.tell() >= _CHUNK:
-                yield buffer.getvalue().encode("utf-8")
-                buffer.seek(0)
-                buffer.truncate()
-        if writer is None:
-            columns = [c for c in LISTING_OUTPUT if c != "historical_traffic"]
-            csv.writer(buffer).writerow(columns)
-        if buffer.tell():
-            yield buffer.getvalue().encode("utf-8")
-    except Exception:
-        log.exception("export stream failed")
-        raise
-    finally:
-        close = getattr(rows, "close", None)
-        if close:
-            close()
+    return csv_chunks(rows, [c for c in LISTING_OUTPUT if c != "historical_traffic"], chunk_bytes=_CHUNK)
 
 
 # -- the home page ----------------------------------------------------------------------------

@@ -293,16 +293,12 @@ window.__edtObserver.observe(app, {attributes: true, attributeFilter: ['data-tes
 _RERAN_JS = "return (window.__edtRuns || []).join(',');"
 
 
-def _wait_rendered(driver: Any, started: float, timeout: float, *, rerun: bool, new_document: bool = False) -> float:
-    """Seconds from `started` until the page has drawn (after a rerun, when `rerun`; in a
-    document loaded after `started`, when `new_document`)."""
+def _wait_rendered(driver: Any, started: float, timeout: float, *, rerun: bool) -> float:
+    """Seconds from `started` until the page has drawn (after a rerun, when `rerun`)."""
     deadline = started + timeout
     done_twice = 0
     finished = None
     while time.monotonic() < deadline:
-        if new_document and driver.execute_script("return window.__edtOld === true;"):
-            time.sleep(0.05)
-            continue
         ran = (driver.execute_script(_RERAN_JS) or "") if rerun else "running,notRunning"
         state = driver.execute_script(_PAGE_STATE_JS) or {}
         if "running" in ran.split(",") and _rendered(state):
@@ -323,17 +319,14 @@ def _open(driver: Any, url: str, timeout: float) -> float:
     return _wait_rendered(driver, started, timeout, rerun=False)
 
 
-def _act(driver: Any, action: Any, timeout: float, *, navigates: bool = False) -> float:
-    """Seconds from the user's gesture (a key or a click) until the page has drawn the answer.
+def _act(driver: Any, action: Any, timeout: float) -> float:
+    """Seconds from the user's gesture (a key or a click) until the rerun has drawn the answer.
     `action(driver)` finds and readies the element (not timed) and returns the gesture."""
     gesture = action(driver)
-    if navigates:  # a link: a new document
-        driver.execute_script("window.__edtOld = true;")
-    else:
-        driver.execute_script(_WATCH_JS)
+    driver.execute_script(_WATCH_JS)
     started = time.monotonic()
     gesture()
-    return _wait_rendered(driver, started, timeout, rerun=not navigates, new_document=navigates)
+    return _wait_rendered(driver, started, timeout, rerun=True)
 
 
 def _center(driver: Any, element: Any) -> None:
@@ -409,6 +402,11 @@ _PAGE_CHANGES: dict[str, tuple[str, str, Any]] = {
 }
 
 
+# Links of the results table that change the page in place (a rerun, not a new document),
+# and what the URL then holds.
+_IN_PLACE = {"sort by a column title (Price)": "sort=-effective_price", "open a domain from the table": "view=detail"}
+
+
 @dataclass
 class Timing:
     """One measured row: what, and the seconds of each repetition."""
@@ -477,12 +475,17 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
                     _expand("Names")(driver)
                 if label == "min Trust Flow 20":
                     _expand("SEO metrics")(driver)
-                link = label.startswith(("sort by", "open a domain"))
+                expected = _IN_PLACE.get(label)
                 table_url = driver.current_url
+                driver.execute_script("window.__edtSameDocument = true;")
                 try:
-                    timing.seconds.append(_act(driver, step, timeout, navigates=link))
+                    timing.seconds.append(_act(driver, step, timeout))
                 except AppCheckError as exc:
                     raise AppCheckError(f"Explore, {label}: {exc}") from None
+                if expected and (expected not in driver.current_url
+                                 or not driver.execute_script("return window.__edtSameDocument === true;")):
+                    raise AppCheckError(f"Explore, {label}: the link did not change the page in place "
+                                        f"(now {driver.current_url})")  # fmt: skip
                 print(f"  Explore, {label}: {timing.seconds[-1]:.2f} s", file=sys.stderr, flush=True)
                 if label.startswith("open a domain"):  # back to the sorted table (not timed; no
                     _open(driver, table_url, timeout)  # history.back: its cache keeps the old page)

@@ -25,7 +25,7 @@ def app_command(db: str, host: str, port: int) -> None:
     from ..server import is_loopback
 
     _check_port(host, port)
-    script = Path(__file__).resolve().parents[1] / "ui" / "run.py"
+    script = Path(__file__).resolve().parents[1] / "ui" / "launch.py"
     env = {**os.environ, "EDT_DB": db}
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"edt app: {db} at http://{shown}:{port}/", err=True)

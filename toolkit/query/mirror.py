@@ -382,23 +382,8 @@ class Mirror:
         sql = self._domain_sql(values, plan)
         today = self.now().date()
         ht = bool(values.get("include_historical_traffic"))
-        # A connection of its own, so a slow consumer never holds this thread's connection;
-        # a sort with no index spills to disk there, so memory stays flat for any export.
-        conn = connect(self.path, readonly=True)
-        conn.execute("PRAGMA temp_store=FILE")
-
-        def rows() -> Iterator[dict[str, Any]]:
-            try:
-                cursor = conn.execute(
-                    f"SELECT {LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}", sql.args
-                )
-                while batch := cursor.fetchmany(1000):
-                    for row in batch:
-                        yield listing_record(row, today, historical_traffic=ht)
-            finally:
-                conn.close()
-
-        return rows()
+        return self._stream(f"SELECT {LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}", sql.args,
+                            lambda row: listing_record(row, today, historical_traffic=ht))  # fmt: skip
 
     def domains_df(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
                    columns: Iterable[str] | None = None, sample: int | None = None, **filters: Any):  # fmt: skip
@@ -541,6 +526,33 @@ class Mirror:
             "domain": "domain, id",
         }[values.get("sort", "drop_date")]
         return where, args, order
+
+    def export_pending_rows(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
+                            strict: bool = True) -> Iterator[dict[str, Any]]:  # fmt: skip
+        """Every matching pending-delete row (its filters, no paging), streamed (Authority+):
+        the records `search_pending_delete` pages through, in its order."""
+        plan = self._plan(plan)
+        require(plan, "pending_delete")
+        where, args, order = self._pending_sql(parse_params(PENDING_PARAMS, params, strict=strict))
+        return self._stream(f"SELECT {PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order}", args,
+                            pending_record)  # fmt: skip
+
+    def _stream(self, sql: str, args: Any, record: Callable[[tuple], dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        # A connection of its own, so a slow consumer never holds this thread's connection;
+        # a sort with no index spills to disk there, so memory stays flat for any export.
+        conn = connect(self.path, readonly=True)
+        conn.execute("PRAGMA temp_store=FILE")
+
+        def rows() -> Iterator[dict[str, Any]]:
+            try:
+                cursor = conn.execute(sql, args)
+                while batch := cursor.fetchmany(1000):
+                    for row in batch:
+                        yield record(row)
+            finally:
+                conn.close()
+
+        return rows()
 
     def pending_df(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
                    columns: Iterable[str] | None = None, **filters: Any):  # fmt: skip

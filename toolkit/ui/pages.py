@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import calendar as calendar_module
-import csv
-import io
 import json
 import os
 import shlex
-import tempfile
 from datetime import date, datetime, timedelta, timezone
 from collections.abc import Callable
 from typing import Any
@@ -19,11 +16,11 @@ import streamlit as st
 
 from .. import charts
 from ..errors import ApiError
-from ..formats import csv_cell
+from ..formats import csv_chunks
 from ..params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS, PENDING_STATUSES
 from ..plans import plan_allows
 from ..query import LISTING_OUTPUT, PENDING_OUTPUT
-from . import state, table
+from . import asgi, navigation, state, table
 from .filters import sidebar_filters
 from .signals import show_signals
 
@@ -161,7 +158,7 @@ def results_page(pending: bool) -> None:
                    f"{sort_label(sort)} · click a column title to sort all {meta['total']:,} by it")  # fmt: skip
     url_params = {k: (v[-1] if isinstance(v, list) else v) for k, v in st.query_params.to_dict().items()}
     html_table = table.render(columns_table, chosen, envelope["data"], url_params, state.reader().now(), pending=pending)
-    st.markdown(html_table, unsafe_allow_html=True)
+    navigation.show_html(html_table, key="pending_table" if pending else "explore_table")
     if meta["last_page"] > 1:
         buttons = st.columns([1, 1, 1, 1, 6])
         for column, (label, target, enabled) in zip(buttons, (
@@ -173,9 +170,11 @@ def results_page(pending: bool) -> None:
 
 
 def _download_all(params: dict[str, str], pending: bool) -> None:
-    """Every matching row as CSV, written row by row from the query layer's streams (no
-    DataFrame), with exactly the rows the count above says: the export reads the mirror with
-    its clock stopped at the moment that count was taken."""
+    """Every matching row as CSV, with exactly the rows the count above says (the export
+    reads the mirror with its clock stopped at the moment that count was taken). Served by
+    `app.py`, a link to a route that streams the file from the query layer in constant
+    memory; run without it (AppTest, `streamlit run toolkit/ui/run.py`), Streamlit's download
+    button, which holds the file in memory."""
     search = {k: v for k, v in params.items() if k not in ("page", "per_page")}
     total = state.search(params, pending=pending)["meta"]["total"]
     at = state.searched_at(params, pending=pending)
@@ -183,13 +182,16 @@ def _download_all(params: dict[str, str], pending: bool) -> None:
     if not pending and not plan_allows(plan, "export"):
         st.caption(f"The CSV of all {total:,} rows needs the Business plan (the plan in force is {plan}).")
         return
+    label = f"Download all {total:,} rows (CSV)"
+    if asgi.exports_served():
+        st.link_button(label, asgi.export_url(search, plan=plan, at=at, pending=pending), key="csv")
+        return
 
     def all_rows_csv() -> bytes:
         return csv_of_all(search, mirror=state.exporter(at), plan=plan, pending=pending)
 
     name = "pending-delete.csv" if pending else "listings.csv"
-    st.download_button(f"Download all {total:,} rows (CSV)", all_rows_csv, file_name=name, mime="text/csv",
-                       on_click="ignore", key="csv")  # fmt: skip
+    st.download_button(label, all_rows_csv, file_name=name, mime="text/csv", on_click="ignore", key="csv")
     command = "edt export --format csv --out listings.csv" if not pending else None
     if command:
         args = " ".join(shlex.quote(f"{k}={v}") for k, v in search.items())
@@ -197,27 +199,10 @@ def _download_all(params: dict[str, str], pending: bool) -> None:
 
 
 def csv_of_all(search: dict[str, str], *, mirror: Any, plan: str, pending: bool) -> bytes:
-    """Every row of a search as CSV bytes: listings streamed from `export_rows` through a
-    temporary file (no DataFrame; the bytes are read once at the end, as Streamlit sends
-    a download from memory), pending-delete rows (at most the inventory) from one frame."""
-    if pending:
-        frame = mirror.pending_df(search, plan=plan)
-        for name, kind in PENDING_OUTPUT.items():
-            if kind == "int" and name in frame.columns:
-                frame[name] = frame[name].astype("Int64")
-        return frame.to_csv(index=False).encode()
-    columns = [c for c in LISTING_OUTPUT if c != "historical_traffic"]
-    with tempfile.TemporaryFile("w+b") as spool:
-        text = io.TextIOWrapper(spool, encoding="utf-8", newline="")
-        writer = csv.DictWriter(text, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        for row in mirror.export_rows(search, plan=plan):
-            writer.writerow({k: csv_cell(row.get(k)) for k in columns})
-        text.flush()
-        spool.seek(0)
-        data = spool.read()
-        text.detach()
-    return data
+    """Every row of a search as CSV bytes, the same file the export routes stream."""
+    rows = mirror.export_pending_rows(search, plan=plan) if pending else mirror.export_rows(search, plan=plan)
+    header = list(PENDING_OUTPUT) if pending else [c for c in LISTING_OUTPUT if c != "historical_traffic"]
+    return b"".join(csv_chunks(rows, header))
 
 
 def explore() -> None:
@@ -670,8 +655,8 @@ def _new_matches(mirror: Any, entry: dict[str, Any]) -> None:
     except ApiError as exc:
         _show_error(exc)
         return
-    st.markdown(table.render(table.LISTING_TABLE, table.chosen_columns(table.LISTING_TABLE, None), found["data"],
-                             {}, mirror.now(), sortable=False), unsafe_allow_html=True)  # fmt: skip
+    navigation.show_html(table.render(table.LISTING_TABLE, table.chosen_columns(table.LISTING_TABLE, None),
+                                      found["data"], {}, mirror.now(), sortable=False), key=f"new_matches:{entry['name']}")  # fmt: skip
     if found["meta"]["total"] > len(found["data"]):
         st.caption(f"The 100 most recent of {found['meta']['total']:,}.")
     if st.button(f"Mark these {found['meta']['total']:,} seen", key=f"seen:{entry['name']}"):

@@ -1,4 +1,5 @@
-"""The script `edt app` hands to `streamlit run` (the repository's app.py does the same)."""
+"""The app's page script: Streamlit runs it for every visitor and rerun (`app.py` and `edt app`
+serve it through `toolkit/ui/asgi.py`; `AppTest` and `streamlit run toolkit/ui/run.py` run it alone)."""
 
 from toolkit.ui import main
 

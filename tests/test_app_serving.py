@@ -1,0 +1,163 @@
+"""What `app.py` serves besides the page script: the CSV routes that stream every matching
+row from the query layer, and the in-place links of the results tables."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import shutil
+import urllib.request
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from streamlit.testing.v1 import AppTest
+
+from conftest import small_demo
+from toolkit import Mirror
+from toolkit.ui import asgi
+from toolkit.ui.navigation import follow_link
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory) -> Path:
+    return small_demo(tmp_path_factory.mktemp("serving") / "demo.db", 9)
+
+
+@pytest.fixture()
+def demo_db(demo_template, tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "mirror.db"
+    shutil.copy(demo_template, path)
+    monkeypatch.setenv("EDT_DB", str(path))
+    monkeypatch.delenv("EDT_PLAN", raising=False)
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    return path
+
+
+def csv_rows(body: bytes) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
+
+
+def get(url: str) -> httpx.Response:
+    """A request to the export routes in-process, through httpx's ASGI transport."""
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=Starlette(routes=asgi.ROUTES))
+        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            return await client.get(url)
+
+    return asyncio.run(go())
+
+
+# -- the CSV routes ---------------------------------------------------------------------------
+
+
+def test_the_listing_csv_holds_exactly_the_rows_counted_at_its_moment(demo_db):
+    mirror = Mirror(demo_db, readonly=True)
+    at = mirror.now()
+    counted = mirror.search_domains({"tld": ".fr", "tf_min": "5", "sort": "-trust_flow"})["meta"]["total"]
+    assert counted > 0
+    response = get(asgi.export_url({"tld": ".fr", "tf_min": "5", "sort": "-trust_flow", "page": "3"},
+                                          plan="enterprise", at=at, pending=False))  # fmt: skip
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
+    assert 'filename="listings.csv"' in response.headers["content-disposition"]
+    rows = csv_rows(response.content)
+    assert len(rows) == counted  # every page, not the third
+    assert {r["tld"] for r in rows} == {".fr"} and min(int(r["trust_flow"]) for r in rows) >= 5
+    flows = [int(r["trust_flow"]) for r in rows]
+    assert flows == sorted(flows, reverse=True)
+    # The same file the REST replica's /api/export streams (one encoder for both).
+    replica = list(mirror.export_rows({"tld": ".fr", "tf_min": "5", "sort": "-trust_flow"}, plan="enterprise"))
+    assert [r["name"] for r in rows] == [r["name"] for r in replica]
+
+
+def test_the_clock_of_the_export_stands_at_the_count(demo_db):
+    """An auction that ends after the count is still in the file counted before it ended."""
+    mirror = Mirror(demo_db, readonly=True)
+    ending = mirror.search_domains({"sort": "auction_end_date", "per_page": "1"})["data"][0]
+    end = ending["auction_end_date"]
+    before_end = datetime.fromisoformat(end.replace("Z", "+00:00")) - timedelta(minutes=1)
+    after_end = before_end + timedelta(minutes=2)
+    names = {}
+    for label, moment in (("before", before_end), ("after", after_end)):
+        response = get(asgi.export_url({"tld": ending["tld"]}, plan="enterprise", at=moment, pending=False))
+        names[label] = {r["name"] for r in csv_rows(response.content)}
+        counted = Mirror(demo_db, readonly=True, clock=lambda m=moment: m).search_domains({"tld": ending["tld"]})
+        assert len(names[label]) == counted["meta"]["total"]
+    assert ending["name"] in names["before"] and ending["name"] not in names["after"]
+
+
+def test_the_pending_delete_csv_streams_its_filters(demo_db):
+    mirror = Mirror(demo_db, readonly=True)
+    counted = mirror.search_pending_delete({"tld": "uk"})["meta"]["total"]
+    assert counted > 0
+    response = get(asgi.export_url({"tld": "uk"}, plan="enterprise", at=mirror.now(), pending=True))
+    rows = csv_rows(response.content)
+    assert response.status_code == 200 and len(rows) == counted
+    assert all(r["domain"].endswith(".uk") for r in rows)
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ("tf_min=lots", "tf_min"), ("at=yesterday", "at"), ("at=2026-11-23T10:00:00", "at"), ("plan=gold", "plan"),
+    ("no_such_filter=1", "no_such_filter"),
+])  # fmt: skip
+def test_a_bad_export_request_is_a_422_naming_the_field(demo_db, query, field):
+    response = get(f"/export/listings.csv?{query}")
+    assert response.status_code == 422, response.text
+    assert field in response.json()["errors"], response.json()
+
+
+def test_an_export_beyond_the_plan_is_refused_as_the_api_refuses_it(demo_db):
+    response = get("/export/listings.csv?plan=pro")
+    assert response.status_code == 403 and "Business" in response.json()["message"]
+    response = get("/export/pending-delete.csv?plan=authority")
+    assert response.status_code == 403
+
+
+def test_served_by_app_py_the_page_links_to_the_streamed_csv(demo_db, monkeypatch):
+    """With the routes served (the app started from app.py), the button is a link to them."""
+    monkeypatch.setattr(asgi, "exports_served", lambda: True)
+    at = AppTest.from_file(asgi.SCRIPT, default_timeout=60)
+    at.query_params["view"] = "explore"
+    at.query_params["tld"] = ".de"
+    at.run()
+    assert not at.exception
+    button = at.get("link_button")[0].proto
+    total = Mirror(demo_db, readonly=True).search_domains({"tld": ".de"})["meta"]["total"]
+    assert button.label == f"Download all {total:,} rows (CSV)"
+    assert button.url.startswith("/export/listings.csv?") and "tld=.de" in button.url and "at=" in button.url
+    assert not at.get("download_button")
+
+
+def test_app_py_serves_the_script_and_the_csv_over_a_real_socket(demo_db, tmp_path):
+    """`streamlit run app.py` finds the st.App, serves the page and the export route."""
+    from toolkit.bench.browser import serve_app
+
+    with serve_app(ROOT / "app.py", demo_db, tmp_path / "server.log") as base:
+        with urllib.request.urlopen(f"{base}/export/listings.csv?tld=.fr") as response:
+            body = response.read()
+            disposition = response.headers["Content-Disposition"]
+        with urllib.request.urlopen(f"{base}/") as response:
+            page = response.read().decode()
+    counted = Mirror(demo_db, readonly=True).search_domains({"tld": ".fr"})["meta"]["total"]
+    assert len(csv_rows(body)) == counted and 'filename="listings.csv"' in disposition
+    assert "<div id=\"root\"" in page or "id=\"root\"" in page
+
+
+# -- in-place links ---------------------------------------------------------------------------
+
+
+def test_a_link_followed_in_place_writes_its_query_over_the_url():
+    current = {"view": "explore", "tld": ".fr", "sort": "-trust_flow", "page": "4", "cols": "name,tf"}
+    # A column title: the next sort, back to page 1, the rest kept.
+    assert follow_link("?view=explore&tld=.fr&sort=-effective_price&cols=name%2Ctf", current) == {
+        "view": "explore", "tld": ".fr", "sort": "-effective_price", "cols": "name,tf"}
+    # A name: its page, the search kept in the URL for the way back (and the page with it).
+    assert follow_link("?view=detail&name=caf%C3%A9.fr", current) == {**current, "view": "detail", "name": "café.fr"}
+    # A blank value removes its key.
+    assert follow_link("?sort=&view=explore", current) == {"view": "explore", "tld": ".fr", "cols": "name,tf"}

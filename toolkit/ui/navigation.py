@@ -1,0 +1,73 @@
+"""HTML whose links change the page in place.
+
+A plain link in a Streamlit page loads the page anew: a new session, the script run from
+the start, every widget rebuilt (1-2 s on the full demo). The results tables' links (a
+column title sorts, a name opens its detail page) are drawn through one small component
+(`st.components.v2`, no iframe) that turns a plain left click into a rerun carrying the
+link's query; `follow_link` writes that query into the URL, and the pages read the URL as
+they do for a bookmark. A middle or modified click still opens the link itself, so "open in a
+new tab" and copying a link work as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+import streamlit as st
+
+__all__ = ["show_html", "follow_link"]
+
+# Plain left clicks on the drawn HTML's `?query` links become the trigger `navigate`.
+_JS = """
+export default function ({ parentElement, data, setTriggerValue }) {
+  const root = parentElement.querySelector(".edt-html");
+  root.innerHTML = data.html;
+  const onClick = (event) => {
+    const link = event.target.closest("a[href^='?']");
+    if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    setTriggerValue("navigate", link.getAttribute("href"));
+  };
+  root.addEventListener("click", onClick);
+  return () => root.removeEventListener("click", onClick);
+}
+"""
+
+_component: Any = None
+
+
+def _html_component() -> Any:
+    global _component
+    if _component is None:
+        _component = st.components.v2.component("edt_html", html='<div class="edt-html"></div>', js=_JS,
+                                                isolate_styles=False)  # fmt: skip
+    return _component
+
+
+def follow_link(href: str, current: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The URL's query after following `href` (`?sort=-tf&view=explore`) in place: the link's
+    keys over the current ones (a blank value removes its key); a link that changes the sort
+    restarts at page 1 unless it names a page."""
+    query = dict(current if current is not None else st.query_params.to_dict())
+    link = dict(parse_qsl(href.lstrip("?"), keep_blank_values=True))
+    if "sort" in link and "page" not in link:
+        query.pop("page", None)
+    for name, value in link.items():
+        if value:
+            query[name] = value
+        else:
+            query.pop(name, None)
+    return query
+
+
+def _navigate(key: str) -> None:
+    href = (st.session_state.get(key) or {}).get("navigate")
+    if href:
+        st.query_params.from_dict(follow_link(href))
+
+
+def show_html(html: str, *, key: str) -> None:
+    """Draw `html`; its `?query` links change the page in place (see the module's docstring)."""
+    _html_component()(data={"html": html}, key=key, on_navigate_change=lambda: _navigate(key))
