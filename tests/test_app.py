@@ -274,7 +274,7 @@ def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
     traces = chart["data"]
     assert max(len(t.get("x", [])) for t in traces) == changes  # every history row is charted
     assert chart["layout"]["yaxis2"]["tickformat"] == ",d" and chart["layout"]["yaxis2"]["dtick"] >= 1  # whole bids
-    fields = at.dataframe[0].value
+    fields = at.table[-1].value
     assert "first_seen_at" in set(fields["field"]) and "web.archive.org/web/*/" + name in at.markdown[0].value
     assert "None" not in set(fields["value"]) and "—" in set(fields["value"])  # absent values are dashes
     old = app("detail", id=str(listing_id))  # a bookmark by listing id still opens
@@ -298,8 +298,8 @@ def test_domain_detail_finds_a_name_by_part_and_shows_every_listing_of_it(demo_d
     picker.set_value(record["name"]).run()
     no_exception(at)
     assert url_value(at, "name") == record["name"]
-    assert len(at.dataframe) == 2  # the listings side by side, then the chosen one's fields
-    side = at.dataframe[0].value
+    assert len(at.table) == 2  # the listings side by side, then the chosen one's fields
+    side = at.table[0].value
     assert list(side.columns) == [f"{r['source']} #{r['id']}" for r in
                                   (Mirror(demo_db).get_domain(i)["data"] for i, _, _ in
                                    Mirror(demo_db).listings_named(record["name"]))]  # fmt: skip

@@ -24,7 +24,7 @@ def main() -> None:
     """The app's script: the page chosen in the sidebar (kept in the URL as `?view=`)."""
     import streamlit as st  # here, so the options above are read without loading Streamlit
 
-    from . import state
+    from . import navigation, state
     from .pages import PAGES, first_run
 
     st.set_page_config(page_title="Expired Domains Toolkit", page_icon="🔎", layout="wide")
@@ -41,3 +41,5 @@ def main() -> None:
     st.query_params["view"] = st.session_state["_view_in_url"] = view
     st.sidebar.caption(f"Mirror: `{state.db_path()}`")
     PAGES[view][1]()
+    with st.sidebar:
+        navigation.preload_charts()

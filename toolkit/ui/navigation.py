@@ -12,12 +12,13 @@ new tab" and copying a link work as before.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
 import streamlit as st
 
-__all__ = ["show_html", "follow_link"]
+__all__ = ["show_html", "follow_link", "preload_charts"]
 
 # Plain left clicks on the drawn HTML's `?query` links become the trigger `navigate`.
 _JS = """
@@ -35,7 +36,21 @@ export default function ({ parentElement, data, setTriggerValue }) {
 }
 """
 
+# Once per document, when the browser is idle: load the chart library's code (Streamlit
+# loads it only when a page first draws a chart), so opening a domain or a chart page from a
+# table does not wait for it. The URL is the one Streamlit's own lazy import resolves to, so
+# both share one module.
+_PRELOAD_JS = """
+export default function ({ data }) {
+  if (window.__edtPreloaded) return;
+  window.__edtPreloaded = true;
+  const load = () => data.modules.forEach((path) => import(new URL(path, document.baseURI).href).catch(() => {}));
+  (window.requestIdleCallback || ((f) => setTimeout(f, 1000)))(load, { timeout: 4000 });
+}
+"""
+
 _component: Any = None
+_preloader: Any = None
 
 
 def _html_component() -> Any:
@@ -44,6 +59,24 @@ def _html_component() -> Any:
         _component = st.components.v2.component("edt_html", html='<div class="edt-html"></div>', js=_JS,
                                                 isolate_styles=False)  # fmt: skip
     return _component
+
+
+def _chart_modules() -> list[str]:
+    """The paths of the front end's Plotly chunk in the installed Streamlit (none if its
+    layout changes: the preload is then skipped, nothing else)."""
+    static = Path(st.__file__).parent / "static"
+    return sorted(str(p.relative_to(static)) for p in (static / "static" / "js").glob("PlotlyChart.*.js"))
+
+
+def preload_charts() -> None:
+    """Have the browser load the chart library's code while idle (see `_PRELOAD_JS`)."""
+    global _preloader
+    modules = _chart_modules()
+    if not modules:
+        return
+    if _preloader is None:
+        _preloader = st.components.v2.component("edt_preload", js=_PRELOAD_JS)
+    _preloader(data={"modules": modules}, key="edt_preload")
 
 
 def follow_link(href: str, current: Mapping[str, str] | None = None) -> dict[str, str]:

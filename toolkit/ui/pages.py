@@ -306,13 +306,20 @@ def detail() -> None:
         st.subheader(f"Listed {len(records)} times")
         side = pd.DataFrame({f"{r['source']} #{r['id']}": [cell(r) or "—" for _, cell in _SIDE_BY_SIDE]
                              for r in records}, index=[label for label, _ in _SIDE_BY_SIDE])  # fmt: skip
-        st.dataframe(side, key="listings_side_by_side")
+        st.table(side, border="horizontal")
     history = mirror.listing_history(record["id"], plan=plan)
     st.plotly_chart(charts.price_history(history), key="history_chart")
     show_signals(record, history)
     fields = [(k, v) for k, v in record.items() if k != "historical_traffic"]
-    st.dataframe(pd.DataFrame({"field": [k for k, _ in fields], "value": [_field_text(v) for _, v in fields]}),
-                 hide_index=True, key="fields")  # fmt: skip
+    _fields_table(fields)
+
+
+def _fields_table(fields: list[tuple[str, Any]]) -> None:
+    """Every field of a record, a dash for an absent value. A static table (`st.table`): the
+    browser draws it at once, where an interactive grid loads and lays out a canvas first."""
+    st.subheader("Every field")
+    st.table(pd.DataFrame({"field": [k for k, _ in fields], "value": [_field_text(v) for _, v in fields]}),
+             hide_index=True, border="horizontal")  # fmt: skip
 
 
 def _field_text(value: Any) -> str:
@@ -341,8 +348,7 @@ def _pending_detail(name: str, plan: str) -> bool:
     cols[2].metric("TF / CF", f"{_dash(row.get('trust_flow'))} / {_dash(row.get('citation_flow'))}")
     cols[3].metric("Referring domains", _dash(row.get("referring_domains")))
     st.markdown(f"[Wayback calendar](https://web.archive.org/web/*/{row['domain']})")
-    st.dataframe(pd.DataFrame({"field": list(row), "value": [_field_text(v) for v in row.values()]}),
-                 hide_index=True, key="pending_fields")  # fmt: skip
+    _fields_table(list(row.items()))
     return True
 
 
