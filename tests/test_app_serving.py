@@ -161,3 +161,16 @@ def test_a_link_followed_in_place_writes_its_query_over_the_url():
     assert follow_link("?view=detail&name=caf%C3%A9.fr", current) == {**current, "view": "detail", "name": "café.fr"}
     # A blank value removes its key.
     assert follow_link("?sort=&view=explore", current) == {"view": "explore", "tld": ".fr", "cols": "name,tf"}
+
+
+def test_every_page_has_the_browser_load_the_chart_code_while_idle(demo_db):
+    import json
+
+    import streamlit
+
+    at = AppTest.from_file(asgi.SCRIPT, default_timeout=60).run()
+    assert not at.exception
+    preload = [e for e in at.get("bidi_component") if e.proto.component_name == "edt_preload"]
+    modules = json.loads(preload[0].proto.json)["modules"]
+    static = Path(streamlit.__file__).parent / "static"
+    assert modules and all("PlotlyChart" in m and (static / m).is_file() for m in modules)
