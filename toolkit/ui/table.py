@@ -26,6 +26,7 @@ __all__ = [
     "ends_in",
     "blank",
     "next_sort",
+    "fields_html",
 ]
 
 Cell = Callable[[Mapping[str, Any], datetime], str]  # a record and now -> the cell's HTML
@@ -210,6 +211,7 @@ _STYLE = """<style>
 .edt-table a.edt-name {font-weight: 600;}
 .edt-dim {opacity: 0.6;}
 .edt-wrap {overflow-x: auto;}
+.edt-fields td {white-space: normal; word-break: break-word;}
 </style>"""
 
 
@@ -236,3 +238,10 @@ def render(table: Sequence[Column], columns: Sequence[Column], records: Sequence
         rows.append(f"<tr>{cells}</tr>")
     return (f'{_STYLE}<div class="edt-wrap"><table class="edt-table"><thead><tr>{"".join(heads)}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>')  # fmt: skip
+
+
+def fields_html(rows: Sequence[tuple[str, str]], header: Sequence[str] = ("field", "value")) -> str:
+    """A plain two-column table (a record's fields): static HTML the browser lays out at once."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows)
+    return f'{_STYLE}<div class="edt-wrap"><table class="edt-table edt-fields"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
