@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
-import shutil
 import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -16,27 +15,12 @@ import pytest
 from starlette.applications import Starlette
 from streamlit.testing.v1 import AppTest
 
-from conftest import small_demo
+from test_app import demo_db, demo_template  # noqa: F401 - the app tests' mirror (a small demo, copied per test)
 from toolkit import Mirror
 from toolkit.ui import asgi
 from toolkit.ui.navigation import follow_link
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory) -> Path:
-    return small_demo(tmp_path_factory.mktemp("serving") / "demo.db", 9)
-
-
-@pytest.fixture()
-def demo_db(demo_template, tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "mirror.db"
-    shutil.copy(demo_template, path)
-    monkeypatch.setenv("EDT_DB", str(path))
-    monkeypatch.delenv("EDT_PLAN", raising=False)
-    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
-    return path
 
 
 def csv_rows(body: bytes) -> list[dict[str, str]]:
