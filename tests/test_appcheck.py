@@ -10,6 +10,7 @@ import pytest
 
 from conftest import small_demo
 
+from toolkit import Mirror
 from toolkit.bench import browser as appcheck
 from toolkit.bench.browser import VIEWS, chromium_available, main, page_failure
 
@@ -135,3 +136,32 @@ def test_the_timing_script_measures_every_page_and_explore_interaction(tmp_path,
     for step in ("next page", "sort by a column title (Price)", "open a domain from the table", "TLD .fr,.de",
                  "min Trust Flow 20", "categories Business"):  # fmt: skip
         assert float(rows[step].split("|")[2].strip().removesuffix(" s")) > 0, rows[step]
+
+
+@needs_chromium
+def test_a_tables_links_change_the_page_in_place_and_back_returns_to_the_search(tmp_path, app_env):
+    """A column title and a name rerun the page in the same document (no new session), each a
+    step of the browser's history: Back returns to the sorted search, then to the one before."""
+    import time
+
+    from selenium.webdriver.common.by import By
+
+    db = demo_mirror(tmp_path / "mirror.db")
+    with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
+        appcheck._open(driver, f"{base}/?view=explore&tld=.com", 60)
+        driver.execute_script("window.__sameDocument = true;")
+        appcheck._act(driver, appcheck._click_link('th a[href*="effective_price"]'), 60)
+        assert driver.current_url.endswith("?view=explore&tld=.com&sort=-effective_price")
+        first = driver.find_element(By.CSS_SELECTOR, "a.edt-name").text
+        prices = Mirror(db, readonly=True).search_domains({"tld": ".com", "sort": "-effective_price", "per_page": "1"})
+        assert first == prices["data"][0]["name"]  # sorted over every result
+        appcheck._act(driver, appcheck._click_link("a.edt-name"), 60)
+        assert "view=detail" in driver.current_url and f"name={first}" in driver.current_url
+        assert driver.execute_script("return window.__sameDocument === true;")  # never a new page load
+        driver.back()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "view=explore" not in driver.current_url:
+            time.sleep(0.1)
+        appcheck._wait_rendered(driver, time.monotonic(), 60, rerun=False)
+        assert driver.current_url.endswith("?view=explore&tld=.com&sort=-effective_price")
+        assert driver.find_element(By.CSS_SELECTOR, "a.edt-name").text == first
