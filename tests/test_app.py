@@ -406,6 +406,20 @@ def test_a_tf_cf_region_lists_its_domains_and_opens_in_explore(demo_db):
     assert again.slider(key="region_tf").value == (0, 30) and again.slider(key="region_cf").value == (20, 60)
 
 
+def test_the_zone_share_is_by_topic_or_by_source(demo_db):
+    at = app("trust-flow", source="dynadot")
+    counts = Mirror(demo_db).chart_counts({"source": "dynadot"})
+    topics = next(f for f in (figure(at, n) for n in range(3)) if f["layout"]["title"]["text"].startswith("CF far"))
+    shares = dict(zip(topics["data"][0]["y"], topics["data"][0]["x"]))
+    inside, outside = counts.zone_by_topic["Business"]
+    assert shares["Business"] == pytest.approx(100 * inside / (inside + outside))
+    at.radio(key="zone_by").set_value("source").run()
+    no_exception(at)
+    assert url_value(at, "zone_by") == "source"
+    by_source = next(f for f in (figure(at, n) for n in range(3)) if f["layout"]["title"]["text"].startswith("CF far"))
+    assert list(by_source["data"][0]["y"]) == ["dynadot"]
+
+
 def test_the_sampled_points_to_lasso_are_opt_in(demo_db):
     at = app("trust-flow", source="dynadot")
     at.toggle(key="tf_points").set_value(True).run()

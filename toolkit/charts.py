@@ -318,8 +318,10 @@ def tf_cf_heatmap(counts: ChartCounts) -> go.Figure:
     title = "Trust Flow vs Citation Flow"
     if not counts.tf_cf:
         return _empty_figure(title)
-    axis = list(range(101))
-    fig = go.Figure(_log_heatmap(counts.tf_cf_grid(), axis, axis,
+    # Only up to the highest TF and CF held (the axes still show 0-100): a smaller figure to send and draw.
+    grid = counts.tf_cf_grid()
+    tf_top, cf_top = (int(np.flatnonzero(grid.any(axis=a)).max()) for a in (1, 0))
+    fig = go.Figure(_log_heatmap(grid[: tf_top + 1, : cf_top + 1], list(range(cf_top + 1)), list(range(tf_top + 1)),
                                  "CF %{x} · TF %{y}<br>%{customdata:,} listings"))  # fmt: skip
     _add_zone_and_diagonal(fig, filled=False)
     fig.add_annotation(x=78, y=12, text=ZONE_NAME, showarrow=False, font={"size": 11, "color": "#b22222"})
@@ -348,7 +350,7 @@ def tf_cf_ratio_bars(counts: ChartCounts, step: float = 0.05, top: float = 2.0) 
     fig = go.Figure(go.Bar(x=[low + step / 2 for low in lows], y=per_bin.tolist(), width=step * 0.95, customdata=labels,
                            name="TF / CF", hovertemplate="TF / CF %{customdata}: %{y:,} listings<extra></extra>"))
     fig.add_vline(x=1.0, line_dash="dash", line_color="#555", annotation_text="TF = CF")
-    fig.update_layout(title=f"{title} ({int(weights.sum()):,} listings with CF > 0)", bargap=0.05)
+    fig.update_layout(title=f"{title} ({int(weights.sum()):,} with CF > 0)", bargap=0.05)
     fig.update_xaxes(title_text=f"TF / CF (the last bar: {top:g} or more)", range=[0, top + step])
     fig.update_yaxes(title_text="Listings")
     return fig

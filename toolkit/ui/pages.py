@@ -392,10 +392,12 @@ def trust_flow() -> None:
     left, right = st.columns([3, 2])
     left.plotly_chart(charts.tf_cf_heatmap(counts), key="tfcf")
     right.plotly_chart(charts.tf_cf_ratio_bars(counts), key="ratio")
-    _tf_cf_region(filters)
-    left, right = st.columns(2)
-    left.plotly_chart(charts.zone_share_bars(counts, "topic"), key="zone_topic")
-    right.plotly_chart(charts.zone_share_bars(counts, "source"), key="zone_source")
+    left, right = st.columns([2, 3])
+    _from_url("zone_by", "zone_by", lambda v: {"topic": "topic", "source": "source"}[v], "topic")
+    zone_by = left.radio("Share in the zone by", ["topic", "source"], horizontal=True, key="zone_by")
+    _to_url("zone_by", "" if zone_by == "topic" else zone_by)
+    left.plotly_chart(charts.zone_share_bars(counts, zone_by), key="zone_share")
+    _tf_cf_region(filters, right)
     _tf_cf_points(filters)
 
 
@@ -419,19 +421,19 @@ def _region_filters(filters: dict[str, str], tf: tuple[int, int], cf: tuple[int,
     return region
 
 
-def _tf_cf_region(filters: dict[str, str]) -> None:
-    """Sliders that pick a TF x CF region (in the URL as `tf_range`, `cf_range`) and the first
-    matching listings in it, highest TF first, with a link that opens all of them in Explore."""
+def _tf_cf_region(filters: dict[str, str], where: Any) -> None:
+    """Sliders (in `where`) that pick a TF x CF region (in the URL as `tf_range`, `cf_range`),
+    and below, the first matching listings in it, highest TF first, with a link that opens all
+    of them in Explore."""
     import html
     from urllib.parse import urlencode
 
-    st.subheader("List the domains of a region")
-    sliders = st.columns(2)
+    where.subheader("List the domains of a region")
     chosen = {}
-    for column, (metric, label) in zip(sliders, (("tf", "Trust Flow"), ("cf", "Citation Flow"))):
+    for metric, label in (("tf", "Trust Flow"), ("cf", "Citation Flow")):
         key, name = f"region_{metric}", f"{metric}_range"
         _from_url(key, name, _range, _FULL_RANGE)
-        chosen[metric] = column.slider(label, *_FULL_RANGE, key=key)
+        chosen[metric] = where.slider(label, *_FULL_RANGE, key=key)
         _to_url(name, "" if chosen[metric] == _FULL_RANGE else "-".join(map(str, chosen[metric])))
     region = _region_filters(filters, chosen["tf"], chosen["cf"])
     try:
@@ -440,12 +442,12 @@ def _tf_cf_region(filters: dict[str, str]) -> None:
         _show_error(exc)
         return
     total = found["meta"]["total"]
-    where = f"TF {region['tf_min']}–{region['tf_max']}, CF {region['cf_min']}–{region['cf_max']}"
+    bounds = f"TF {region['tf_min']}–{region['tf_max']}, CF {region['cf_min']}–{region['cf_max']}"
     link = {k: v for k, v in st.query_params.to_dict().items() if k == "plan"} | {"view": "explore", **region,
                                                                                   "sort": "-trust_flow"}  # fmt: skip
-    st.markdown(f"**{total:,}** matching listings in {where} (enriched ones only) · "
-                f'<a href="?{html.escape(urlencode(link))}" target="_self">open them all in Explore →</a>',
-                unsafe_allow_html=True)  # fmt: skip
+    where.markdown(f"**{total:,}** matching listings in {bounds} (enriched ones only) · "
+                   f'<a href="?{html.escape(urlencode(link))}" target="_self">open them all in Explore →</a>',
+                   unsafe_allow_html=True)  # fmt: skip
     if total:
         columns = table.chosen_columns(table.LISTING_TABLE, None)
         st.markdown(table.render(table.LISTING_TABLE, columns, found["data"], {}, state.reader().now(), sortable=False),
