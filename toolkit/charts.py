@@ -11,11 +11,11 @@ no Streamlit. The Streamlit app and the notebooks share them:
 Every function returns a figure with the annotation "No rows match" for an empty input and
 drops, per chart, the rows whose plotted values are null (NaN, None or pd.NA).
 
-The app's chart pages draw from counts instead of rows: `Mirror.chart_counts` counts every
-matching listing (a `ChartCounts`), and the `*_from_counts`-style functions below
-(`tf_cf_heatmap`, `tf_cf_ratio_bars`, `zone_share_bars`, `age_bars`, `first_year_bars`,
-`snapshots_age_heatmap`, `language_bars`) draw them: no WebGL, a figure of a few thousand
-cells whatever the number of listings.
+The app's chart pages draw counts instead of rows: `Mirror.chart_counts` counts every
+matching listing (a `ChartCounts`), and `tf_cf_heatmap`, `tf_cf_ratio_bars`,
+`zone_share_bars`, `age_bars`, `first_year_bars`, `snapshots_age_heatmap` and
+`language_bars` draw them: no WebGL, a figure of a few thousand cells whatever the number
+of listings.
 """
 
 from __future__ import annotations
