@@ -370,9 +370,9 @@ def zone_share_bars(counts: ChartCounts, by: str = "topic") -> go.Figure:
                   key=lambda r: (-r[1] / (r[1] + r[2]), r[0]))  # fmt: skip
     shares = [100 * inside / (inside + outside) for _, inside, outside in rows]
     fig = go.Figure(go.Bar(
+        # No bar labels: every text is measured by the browser on each redraw; the hover says it.
         x=shares, y=[label for label, _, _ in rows], orientation="h", name="In the zone",
-        text=[f"{share:.0f}% of {inside + outside:,}" for share, (_, inside, outside) in zip(shares, rows)],
-        textposition="auto", customdata=[[inside, inside + outside] for _, inside, outside in rows],
+        customdata=[[inside, inside + outside] for _, inside, outside in rows],
         marker={"color": "#d62728"},
         hovertemplate="%{y}: %{customdata[0]:,} of %{customdata[1]:,} in the zone (%{x:.1f}%)<extra></extra>",
     ))
