@@ -284,7 +284,7 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             return False
         if "not_contains" in p and any(t.lower() in r["name"].lower() for t in _terms(p["not_contains"])):
             return False
-        for param, column in {"tf_max": "trust_flow", "da_max": "domain_authority"}.items():
+        for param, column in {"tf_max": "trust_flow", "cf_max": "citation_flow", "da_max": "domain_authority"}.items():
             if param in p and not (r[column] is not None and r[column] <= int(p[param])):
                 return False
         if "age_max" in p:

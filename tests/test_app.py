@@ -3,6 +3,7 @@ widgets, checked against the query layer (the app must show what the API would a
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -10,6 +11,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote
 
+import numpy as np
 import pytest
 
 from conftest import small_demo
@@ -371,21 +373,90 @@ def test_the_streamlit_config_hides_the_developer_toolbar_for_every_way_of_start
     assert "--client.toolbarMode=viewer" in streamlit_flags()
 
 
-def test_trust_flow_page_charts_the_filtered_rows(demo_db):
+def _array(value) -> np.ndarray:
+    """A figure's array as Streamlit sends it: a list, or a typed array (`bdata`, base64)."""
+    if isinstance(value, dict) and "bdata" in value:
+        shape = [int(n) for n in str(value.get("shape", "-1")).split(",")]
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape)
+    return np.array(value)
+
+
+def test_trust_flow_page_counts_all_the_filtered_rows_without_webgl(demo_db):
     at = app("trust-flow", source="dynadot")
     no_exception(at)
     rows = Mirror(demo_db).domains_df({"source": "dynadot"}, columns=["trust_flow", "citation_flow"])
-    plotted = sum(len(t.get("x", [])) for t in figure(at)["data"] if t["type"] == "scattergl")
-    assert plotted == int((rows["trust_flow"].notna() & rows["citation_flow"].notna()).sum()) > 0
+    both = rows.dropna()
+    in_grid = both[both["trust_flow"].between(0, 100) & both["citation_flow"].between(0, 100)]
+    heatmap = figure(at)["data"][0]
+    assert heatmap["type"] == "heatmap"
+    cells = _array(heatmap["customdata"])
+    assert cells.sum() == len(in_grid) > 0  # every matching row with both, not a sample
+    tf, cf = in_grid.iloc[0]
+    assert cells[int(tf), int(cf)] == ((in_grid["trust_flow"] == tf) & (in_grid["citation_flow"] == cf)).sum()
+    traces = [t for n in range(len(at.get("plotly_chart"))) for t in figure(at, n)["data"]]
+    assert not [t for t in traces if t["type"].endswith("gl")]  # nothing WebGL by default
     assert any(t.get("name") == "TF = CF" for t in figure(at)["data"])
+    assert at.caption[0].value.startswith(f"Counts over all {len(rows):,} matching listings (not a sample); "
+                                          f"{len(rows) - len(in_grid):,} without both")  # fmt: skip
 
 
-def test_archive_page_draws_four_charts_of_the_filtered_rows(demo_db):
+def test_a_tf_cf_region_lists_its_domains_and_opens_in_explore(demo_db):
+    at = app("trust-flow", source="dynadot", tf_min="5")
+    at.slider(key="region_tf").set_value((0, 30)).run()
+    at.slider(key="region_cf").set_value((20, 60)).run()
+    no_exception(at)
+    assert url_value(at, "tf_range") == "0-30" and url_value(at, "cf_range") == "20-60"  # a bookmark keeps it
+    region = {"source": "dynadot", "tf_min": "5", "tf_max": "30", "cf_min": "20", "cf_max": "60"}
+    expected = Mirror(demo_db).search_domains({**region, "sort": "-trust_flow", "per_page": "25"})
+    said = next(m.value for m in at.markdown if "matching listings in" in m.value)
+    assert said.startswith(f"**{expected['meta']['total']:,}** matching listings in TF 5–30, CF 20–60")
+    link = dict(parse_qsl(html.unescape(re.search(r'href="\?([^"]+)"', said).group(1))))
+    assert link == {"view": "explore", **region, "sort": "-trust_flow"}
+    shown = [m.value for m in at.markdown if "edt-table" in m.value][0]
+    assert [html.unescape(n) for n in re.findall(r'class="edt-name">([^<]+)<', shown)] == \
+        [r["name"] for r in expected["data"]]  # fmt: skip
+    again = app("trust-flow", source="dynadot", tf_min="5", tf_range="0-30", cf_range="20-60")
+    assert again.slider(key="region_tf").value == (0, 30) and again.slider(key="region_cf").value == (20, 60)
+
+
+def test_the_zone_share_is_by_topic_or_by_source(demo_db):
+    at = app("trust-flow", source="dynadot")
+    counts = Mirror(demo_db).chart_counts({"source": "dynadot"})
+    topics = next(f for f in (figure(at, n) for n in range(3)) if f["layout"]["title"]["text"].startswith("CF far"))
+    shares = dict(zip(topics["data"][0]["y"], topics["data"][0]["x"]))
+    inside, outside = counts.zone_by_topic["Business"]
+    assert shares["Business"] == pytest.approx(100 * inside / (inside + outside))
+    at.radio(key="zone_by").set_value("source").run()
+    no_exception(at)
+    assert url_value(at, "zone_by") == "source"
+    by_source = next(f for f in (figure(at, n) for n in range(3)) if f["layout"]["title"]["text"].startswith("CF far"))
+    assert list(by_source["data"][0]["y"]) == ["dynadot"]
+
+
+def test_the_sampled_points_to_lasso_are_opt_in(demo_db):
+    at = app("trust-flow", source="dynadot")
+    at.toggle(key="tf_points").set_value(True).run()
+    no_exception(at)
+    assert url_value(at, "points") == "1"
+    rows = Mirror(demo_db).domains_df({"source": "dynadot"}, columns=["trust_flow", "citation_flow"])
+    scatter = [t for n in range(len(at.get("plotly_chart"))) for t in figure(at, n)["data"] if t["type"] == "scattergl"]
+    assert sum(len(t.get("x", [])) for t in scatter) == int(rows.notna().all(axis=1).sum()) > 0
+
+
+def test_archive_page_counts_all_the_filtered_rows(demo_db):
     at = app("archive", language="FR")
     no_exception(at)
     assert len(at.get("plotly_chart")) == 4
-    total = Mirror(demo_db).search_domains({"language": "FR"})["meta"]["total"]
-    assert at.caption[0].value.startswith(f"{total:,} rows drawn")
+    rows = Mirror(demo_db).domains_df({"language": "FR"}, columns=["age", "wayback_snapshots"])
+    assert at.caption[0].value.startswith(f"Counts over all {len(rows):,} matching listings (not a sample)")
+    titled = {figure(at, n)["layout"]["title"]["text"].split(" (")[0]: figure(at, n) for n in range(4)}
+    assert set(titled) == {"Domain age", "First Wayback snapshot", "Wayback snapshots vs age", "Language"}
+    ages = titled["Domain age"]["data"][0]
+    per_age = dict(zip(_array(ages["x"]).tolist(), _array(ages["y"]).tolist()))
+    expected = rows["age"].dropna().astype(int).value_counts()
+    assert {a: n for a, n in per_age.items() if n} == expected.to_dict()
+    snapshots = _array(titled["Wayback snapshots vs age"]["data"][0]["customdata"])
+    assert snapshots.sum() == int(rows.notna().all(axis=1).sum())
 
 
 def test_drop_calendar_counts_the_months_pending_drops(demo_db):

@@ -12,17 +12,25 @@ import pytest
 
 from toolkit import charts
 from toolkit.charts import (
+    age_bars,
     age_histogram,
     calendar_counts,
     drop_calendar,
     first_snapshot_year_histogram,
+    first_year_bars,
     frame_ids,
+    language_bars,
     language_breakdown,
     price_history,
+    snapshots_age_heatmap,
     snapshots_vs_age,
+    tf_cf_heatmap,
+    tf_cf_ratio_bars,
     tf_cf_ratio_histogram,
     tf_cf_scatter,
+    zone_share_bars,
 )
+from toolkit.query.aggregates import ChartCounts
 
 
 def listings(n: int = 6) -> pd.DataFrame:
@@ -221,6 +229,75 @@ def test_language_breakdown_top_and_other():
     assert counts == {"FR": 2, "Unknown": 2, "Other": 2}
     assert list(narrow.data[0].y)[-1] == "Other"
     assert has_empty_annotation(language_breakdown(listings().iloc[0:0]))
+
+
+# ---------------------------------------------------------------- from counts (Mirror.chart_counts)
+
+# 10 listings: 7 with TF and CF (one at CF 0), ages of 3 (twice) and 5, four languages.
+COUNTS = ChartCounts(
+    total=10, tf_cf={(10, 30): 3, (20, 20): 2, (0, 0): 1, (40, 20): 1},
+    zone_by_topic={"Health": (3, 1), None: (0, 3)}, zone_by_source={"sedo": (3, 2), "dynadot": (0, 2)},
+    ages={3: 2, 5: 1}, first_years={2014: 2, 2021: 1}, snapshots_by_age={(3, 5): 2, (5, 3): 1},
+    languages={"FR": 4, None: 3, "EN": 2, "DE": 1},
+)  # fmt: skip
+NONE = ChartCounts(total=4, tf_cf={}, zone_by_topic={}, zone_by_source={}, ages={}, first_years={},
+                   snapshots_by_age={}, languages={None: 4})  # fmt: skip
+
+
+def test_heatmap_counts_each_tf_cf_cell_on_a_log_colour_scale():
+    fig = tf_cf_heatmap(COUNTS)
+    heat = fig.data[0]
+    assert heat.type == "heatmap" and not [t for t in fig.data if t.type.endswith("gl")]
+    cells = np.asarray(heat.customdata)
+    assert cells.shape == (41, 31) and cells[10, 30] == 3 and cells[40, 20] == 1 and cells.sum() == 7
+    z = np.asarray(heat.z, dtype=float)
+    assert z[10, 30] == pytest.approx(np.log10(3), abs=1e-6) and np.isnan(z[30, 25])  # empty cells are blank
+    assert "%{customdata:,} listings" in heat.hovertemplate and "TF %{y}" in heat.hovertemplate
+    zone = [t for t in fig.data if t.name == charts.ZONE_NAME][0]
+    assert all(cf >= 2 * tf + 10 for cf, tf in zip(zone.x, zone.y)) and max(zone.y) == 45
+    assert [t for t in fig.data if t.name == "TF = CF"] and "7 listings with both" in fig.layout.title.text
+    assert has_empty_annotation(tf_cf_heatmap(NONE))
+
+
+def test_ratio_bars_weight_each_cell_by_its_count():
+    fig = tf_cf_ratio_bars(COUNTS)
+    bars = dict(zip(fig.data[0].customdata, fig.data[0].y))
+    # 10/30 -> 0.30-0.35 (three), 20/20 -> 1.00-1.05 (two), 40/20 = 2 -> the last bar; CF 0 has no ratio
+    assert bars["0.30–0.35"] == 3 and bars["1.00–1.05"] == 2 and bars["2.00 or more"] == 1 and sum(bars.values()) == 6
+    assert "6 with CF > 0" in fig.layout.title.text
+    assert has_empty_annotation(tf_cf_ratio_bars(NONE))
+
+
+def test_zone_share_bars_per_topic_and_source():
+    topics = zone_share_bars(COUNTS, "topic").data[0]
+    assert list(topics.y) == ["Health", "Unknown"] and list(topics.x) == [75.0, 0.0]
+    assert [list(c) for c in topics.customdata] == [[3, 4], [0, 3]]
+    sources = zone_share_bars(COUNTS, "source").data[0]
+    assert list(sources.y) == ["sedo", "dynadot"] and sources.x[0] == pytest.approx(60.0)
+    with pytest.raises(ValueError):
+        zone_share_bars(COUNTS, "tld")
+    assert has_empty_annotation(zone_share_bars(NONE))
+
+
+def test_age_year_and_language_bars_from_counts():
+    ages = age_bars(COUNTS).data[0]
+    assert list(ages.x) == [3, 4, 5] and list(ages.y) == [2, 0, 1]  # the empty year shows as a gap
+    years = first_year_bars(COUNTS).data[0]
+    assert len(years.x) == 8 and sum(years.y) == 3
+    languages = language_bars(COUNTS).data[0]
+    assert dict(zip(languages.y, languages.x)) == {"FR": 4, "Unknown": 3, "EN": 2, "DE": 1}
+    narrow = language_bars(COUNTS, top=2).data[0]
+    assert dict(zip(narrow.y, narrow.x)) == {"FR": 4, "Unknown": 3, "Other": 3}
+    assert has_empty_annotation(age_bars(NONE)) and has_empty_annotation(first_year_bars(NONE))
+    assert dict(zip(language_bars(NONE).data[0].y, language_bars(NONE).data[0].x)) == {"Unknown": 4}
+
+
+def test_snapshots_age_heatmap_has_log_spaced_bins():
+    heat = snapshots_age_heatmap(COUNTS).data[0]
+    assert list(heat.x) == [3, 4, 5] and list(heat.y) == ["5–9", "10–19", "20–49"]
+    cells = np.asarray(heat.customdata)
+    assert cells[2, 0] == 2 and cells[0, 2] == 1 and cells.sum() == 3
+    assert has_empty_annotation(snapshots_age_heatmap(NONE))
 
 
 # ---------------------------------------------------------------- calendar

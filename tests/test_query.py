@@ -55,6 +55,7 @@ POOLS = {
     "no_numbers": ["1", "0"],
     "not_contains": ["shop", "a,e", "xyz,car", "ai", "100%"],
     "tf_max": ["0", "10", "30"],
+    "cf_max": ["5", "25", "60"],
     "da_max": ["15", "50"],
     "tf_cf_ratio_min": ["0.5", "1", "0.33", "1.2"],
     "tf_cf_ratio_max": ["0.5", "0.8", "1.25"],
@@ -464,7 +465,7 @@ def test_captions_describe_the_filters_in_force():
 @pytest.mark.parametrize(
     "params",
     [{"length_min": "8"}, {"length_max": "9"}, {"no_dashes": "1"}, {"no_numbers": "1"}, {"not_contains": "a,e"},
-     {"tf_max": "10"}, {"da_max": "15"}, {"tf_cf_ratio_min": "1"}, {"tf_cf_ratio_max": "0.5"}, {"age_max": "5"}],
+     {"tf_max": "10"}, {"cf_max": "25"}, {"da_max": "15"}, {"tf_cf_ratio_min": "1"}, {"tf_cf_ratio_max": "0.5"}, {"age_max": "5"}],
 )  # fmt: skip
 def test_each_listing_extension_filter_narrows_without_emptying(mirror, params):
     """The oracle comparisons above are only worth something if each new filter keeps some

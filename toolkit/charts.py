@@ -10,6 +10,12 @@ no Streamlit. The Streamlit app and the notebooks share them:
 
 Every function returns a figure with the annotation "No rows match" for an empty input and
 drops, per chart, the rows whose plotted values are null (NaN, None or pd.NA).
+
+The app's chart pages draw counts instead of rows: `Mirror.chart_counts` counts every
+matching listing (a `ChartCounts`), and `tf_cf_heatmap`, `tf_cf_ratio_bars`,
+`zone_share_bars`, `age_bars`, `first_year_bars`, `snapshots_age_heatmap` and
+`language_bars` draw them: no WebGL, a figure of a few thousand cells whatever the number
+of listings.
 """
 
 from __future__ import annotations
@@ -19,23 +25,33 @@ import datetime
 import math
 from collections.abc import Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from .query.aggregates import SNAPSHOT_EDGES, ZONE_OFFSET, ZONE_SLOPE, ChartCounts, snapshot_bin_label
+
 __all__ = [
     "EMPTY_TEXT",
+    "age_bars",
     "age_histogram",
     "calendar_counts",
     "drop_calendar",
     "first_snapshot_year_histogram",
+    "first_year_bars",
     "frame_ids",
+    "language_bars",
     "language_breakdown",
     "metric_history",
     "price_history",
+    "snapshots_age_heatmap",
     "snapshots_vs_age",
+    "tf_cf_heatmap",
+    "tf_cf_ratio_bars",
     "tf_cf_ratio_histogram",
     "tf_cf_scatter",
+    "zone_share_bars",
 ]
 
 EMPTY_TEXT = "No rows match"
@@ -82,6 +98,35 @@ def _subsample(df: pd.DataFrame, max_points: int) -> tuple[pd.DataFrame, str]:
     step = math.ceil(total / max_points)
     kept = df.sort_values("id", kind="stable").iloc[::step]
     return kept, f" (showing {len(kept)} of {total})"
+
+
+def _add_zone_and_diagonal(fig: go.Figure, filled: bool) -> None:
+    """The "CF far above TF" zone (CF >= ZONE_SLOPE TF + ZONE_OFFSET, clipped to the 0-100
+    square; x is CF, y is TF) and the TF = CF line, as two traces."""
+    top = (100 - ZONE_OFFSET) / ZONE_SLOPE
+    zone = {"fill": "toself", "fillcolor": "rgba(214, 39, 40, 0.12)", "line": {"width": 0}} if filled else \
+        {"line": {"color": "#b22222", "width": 2, "dash": "dot"}}  # fmt: skip
+    fig.add_trace(go.Scatter(x=[ZONE_OFFSET, 100, 100, ZONE_OFFSET], y=[0, 0, top, 0], mode="lines", name=ZONE_NAME,
+                             hoverinfo="skip", **zone))  # fmt: skip
+    fig.add_trace(go.Scatter(x=[0, 100], y=[0, 100], mode="lines", name=DIAGONAL_NAME,
+                             line={"color": "#555", "dash": "dash", "width": 1}, hoverinfo="skip"))
+
+
+def _log_colorbar(most: int) -> dict:
+    """A colour bar for log10(count) whose ticks read as counts (1, 10, 100, ...)."""
+    powers = range(0, max(1, math.ceil(math.log10(max(most, 1)))) + 1)
+    return {"title": {"text": "Listings"}, "tickvals": list(powers), "ticktext": [f"{10 ** p:,}" for p in powers]}
+
+
+def _log_heatmap(counts: np.ndarray, x: list, y: list, hover: str) -> go.Heatmap:
+    """A heatmap of counts coloured by log10(count) so sparse cells show beside dense ones;
+    empty cells are blank; `hover` reads the count as %{customdata}."""
+    present = counts > 0
+    z = np.where(present, np.log10(np.where(present, counts, 1)), np.nan).astype(np.float32)
+    return go.Heatmap(  # NumPy arrays: validated at once and sent as typed arrays, not lists of numbers
+        z=z, x=x, y=y, customdata=counts.astype(np.int32), colorscale="Viridis", zmin=0, colorbar=_log_colorbar(int(counts.max(initial=0))),
+        hoverongaps=False, hovertemplate=hover + "<extra></extra>",
+    )
 
 
 def _customdata(df: pd.DataFrame) -> list[list]:
@@ -144,12 +189,7 @@ def tf_cf_scatter(df: pd.DataFrame, color_by: str = "topic", max_points: int = 2
     points, shown = _subsample(points, max_points)
 
     fig = go.Figure()
-    # The zone: below TF = (CF - 10) / 2, i.e. CF >= 2 TF + 10, clipped to the 0-100 square.
-    fig.add_trace(go.Scatter(x=[10, 100, 100, 10], y=[0, 0, 45, 0], mode="lines", fill="toself",
-                             name=ZONE_NAME, line={"width": 0}, fillcolor="rgba(214, 39, 40, 0.12)",
-                             hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=[0, 100], y=[0, 100], mode="lines", name=DIAGONAL_NAME,
-                             line={"color": "#555", "dash": "dash", "width": 1}, hoverinfo="skip"))
+    _add_zone_and_diagonal(fig, filled=True)
     order = points["group"].value_counts()
     ordered = sorted(order.index, key=lambda g: (g in _MUTED, -order[g], str(g)))
     for i, group in enumerate(ordered):
@@ -188,16 +228,18 @@ def tf_cf_ratio_histogram(df: pd.DataFrame, bins: int = 40) -> go.Figure:
 # ---------------------------------------------------------------- age and history
 
 
-def _year_bars(years: pd.Series, title: str, x_title: str) -> go.Figure:
-    """One bar per whole year from min to max, zero-count years included so gaps show."""
-    counts = years.astype("int64").value_counts()
-    span = range(int(counts.index.min()), int(counts.index.max()) + 1)
-    counts = counts.reindex(span, fill_value=0)
-    fig = go.Figure(go.Bar(x=list(span), y=counts.tolist(), name=x_title))
+def _year_bars(counts: Mapping[int, int], title: str, x_title: str) -> go.Figure:
+    """One bar per whole year from min to max ({year: domains}), zero-count years included so gaps show."""
+    span = range(min(counts), max(counts) + 1)
+    fig = go.Figure(go.Bar(x=list(span), y=[int(counts.get(year, 0)) for year in span], name=x_title))
     fig.update_layout(title=title, bargap=0.1)
     fig.update_xaxes(title_text=x_title, dtick=1 if len(span) <= 30 else None)
     fig.update_yaxes(title_text="Domains")
     return fig
+
+
+def _tally(values: pd.Series) -> dict[int, int]:
+    return {int(v): int(n) for v, n in values.astype("int64").value_counts().items()}
 
 
 def age_histogram(df: pd.DataFrame) -> go.Figure:
@@ -208,7 +250,7 @@ def age_histogram(df: pd.DataFrame) -> go.Figure:
     ages = _numeric(df["age"]).dropna()
     if ages.empty:
         return _empty_figure(title)
-    return _year_bars(ages.round(), f"{title} ({len(ages)} domains)", "Age (years)")
+    return _year_bars(_tally(ages.round()), f"{title} ({len(ages)} domains)", "Age (years)")
 
 
 def first_snapshot_year_histogram(df: pd.DataFrame) -> go.Figure:
@@ -219,7 +261,7 @@ def first_snapshot_year_histogram(df: pd.DataFrame) -> go.Figure:
     years = _as_dates(df["wayback_first_date"]).dropna().dt.year
     if years.empty:
         return _empty_figure(title)
-    return _year_bars(years, f"{title} ({len(years)} domains)", "Year of first snapshot")
+    return _year_bars(_tally(years), f"{title} ({len(years)} domains)", "Year of first snapshot")
 
 
 def snapshots_vs_age(df: pd.DataFrame, max_points: int = 20_000) -> go.Figure:
@@ -249,16 +291,148 @@ def language_breakdown(df: pd.DataFrame, top: int = 15) -> go.Figure:
     title = "Language"
     if df.empty:
         return _empty_figure(title)
-    labels = _top_with_other(_label(df["language"]), top)
-    counts = labels.value_counts()
-    ranked = sorted(counts.items(), key=lambda kv: (kv[0] == "Other", -kv[1], str(kv[0])))
-    fig = go.Figure(go.Bar(x=[n for _, n in ranked], y=[str(lang) for lang, _ in ranked], orientation="h",
+    counts = _label(df["language"]).value_counts()
+    return _label_bars({str(k): int(n) for k, n in counts.items()}, title, top)
+
+
+def _label_bars(counts: Mapping[str, int], title: str, top: int) -> go.Figure:
+    """Horizontal bars of domains per label, the largest on top, the tail beyond `top` as "Other"."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    rest = sum(n for _, n in ranked[top:])
+    ranked = ranked[:top] + ([("Other", rest)] if rest else [])
+    fig = go.Figure(go.Bar(x=[n for _, n in ranked], y=[str(label) for label, _ in ranked], orientation="h",
                            name="Domains"))
-    fig.update_layout(title=f"{title} ({len(labels)} domains)", height=max(300, 28 * len(ranked) + 120))
+    fig.update_layout(title=f"{title} ({sum(counts.values()):,} domains)", height=max(300, 28 * len(ranked) + 120))
     fig.update_xaxes(title_text="Domains")
     # Categories are drawn bottom-up: reverse so the largest language sits on top.
     fig.update_yaxes(autorange="reversed")
     return fig
+
+
+# ---------------------------------------------------------------- from counts (Mirror.chart_counts)
+
+
+def tf_cf_heatmap(counts: ChartCounts) -> go.Figure:
+    """Listings per (CF, TF) cell over all matches, coloured by log10(count) so a lone cell
+    shows beside thousands; the TF = CF line and the "CF far above TF" zone outlined."""
+    title = "Trust Flow vs Citation Flow"
+    if not counts.tf_cf:
+        return _empty_figure(title)
+    # Only up to the highest TF and CF held (the axes still show 0-100): a smaller figure to send and draw.
+    grid = counts.tf_cf_grid()
+    tf_top, cf_top = (int(np.flatnonzero(grid.any(axis=a)).max()) for a in (1, 0))
+    fig = go.Figure(_log_heatmap(grid[: tf_top + 1, : cf_top + 1], list(range(cf_top + 1)), list(range(tf_top + 1)),
+                                 "CF %{x} · TF %{y}<br>%{customdata:,} listings"))  # fmt: skip
+    _add_zone_and_diagonal(fig, filled=False)
+    fig.add_annotation(x=78, y=12, text=ZONE_NAME, showarrow=False, font={"size": 11, "color": "#b22222"})
+    shown = sum(counts.tf_cf.values())
+    fig.update_layout(title=f"{title} ({shown:,} listings with both)",
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1})  # fmt: skip
+    fig.update_xaxes(title_text="Citation Flow", range=[-0.5, 100.5])
+    fig.update_yaxes(title_text="Trust Flow", range=[-0.5, 100.5])
+    return fig
+
+
+def tf_cf_ratio_bars(counts: ChartCounts, step: float = 0.05, top: float = 2.0) -> go.Figure:
+    """Listings per TF / CF ratio (bins of `step`; `top` and above in the last bar) over the
+    TF x CF cells with CF > 0, each cell weighted by its count; a line at 1.0."""
+    title = "Trust Flow / Citation Flow"
+    cells = [(tf / cf, n) for (tf, cf), n in counts.tf_cf.items() if cf > 0]
+    if not cells:
+        return _empty_figure(title)
+    bins = int(round(top / step))
+    ratios, weights = np.array([r for r, _ in cells]), np.array([n for _, n in cells])
+    # A whole-number bin per ratio (rounded first, so 0.3 / 0.05 lands in bin 6, not 5.999...).
+    slot = np.minimum(np.floor(np.round(ratios / step, 9)).astype(int), bins)
+    per_bin = np.bincount(slot, weights=weights, minlength=bins + 1).astype(int)
+    lows = [round(i * step, 6) for i in range(bins + 1)]
+    labels = [f"{low:.2f}–{low + step:.2f}" for low in lows[:-1]] + [f"{top:.2f} or more"]
+    fig = go.Figure(go.Bar(x=[low + step / 2 for low in lows], y=per_bin.tolist(), width=step * 0.95, customdata=labels,
+                           name="TF / CF", hovertemplate="TF / CF %{customdata}: %{y:,} listings<extra></extra>"))
+    fig.add_vline(x=1.0, line_dash="dash", line_color="#555", annotation_text="TF = CF")
+    fig.update_layout(title=f"{title} ({int(weights.sum()):,} with CF > 0)", bargap=0.05)
+    fig.update_xaxes(title_text=f"TF / CF (the last bar: {top:g} or more)", range=[0, top + step])
+    fig.update_yaxes(title_text="Listings")
+    return fig
+
+
+def zone_share_bars(counts: ChartCounts, by: str = "topic") -> go.Figure:
+    """Per topic (first segment of `ttf_topic`) or per source: the share of its listings
+    with TF and CF that lie in the "CF far above TF" zone, highest first; a line at the share
+    over all of them."""
+    if by not in ("topic", "source"):
+        raise ValueError("by must be 'topic' or 'source'")
+    title = f"{ZONE_NAME} by {by}"
+    groups = counts.zone_by_topic if by == "topic" else counts.zone_by_source
+    if not groups:
+        return _empty_figure(title)
+    rows = sorted(((label or "Unknown", inside, outside) for label, (inside, outside) in groups.items()),
+                  key=lambda r: (-r[1] / (r[1] + r[2]), r[0]))  # fmt: skip
+    shares = [100 * inside / (inside + outside) for _, inside, outside in rows]
+    fig = go.Figure(go.Bar(
+        # No bar labels: every text is measured by the browser on each redraw; the hover says it.
+        x=shares, y=[label for label, _, _ in rows], orientation="h", name="In the zone",
+        customdata=[[inside, inside + outside] for _, inside, outside in rows],
+        marker={"color": "#d62728"},
+        hovertemplate="%{y}: %{customdata[0]:,} of %{customdata[1]:,} in the zone (%{x:.1f}%)<extra></extra>",
+    ))
+    inside_all = sum(inside for _, inside, _ in rows)
+    overall = 100 * inside_all / sum(inside + outside for _, inside, outside in rows)
+    fig.add_vline(x=overall, line_dash="dash", line_color="#555", annotation_text=f"all: {overall:.0f}%")
+    fig.update_layout(title=title, height=max(300, 26 * len(rows) + 120))
+    fig.update_xaxes(title_text="Share in the zone (%)", range=[0, max(shares) * 1.1 + 1])
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def age_bars(counts: ChartCounts) -> go.Figure:
+    """Listings per age in whole years (as the API's `age`), one bar per year."""
+    title = "Domain age"
+    if not counts.ages:
+        return _empty_figure(title)
+    return _year_bars(counts.ages, f"{title} ({sum(counts.ages.values()):,} domains)", "Age (years)")
+
+
+def first_year_bars(counts: ChartCounts) -> go.Figure:
+    """Listings per year of their first Wayback Machine snapshot."""
+    title = "First Wayback snapshot"
+    if not counts.first_years:
+        return _empty_figure(title)
+    return _year_bars(counts.first_years, f"{title} ({sum(counts.first_years.values()):,} domains)",
+                      "Year of first snapshot")  # fmt: skip
+
+
+def snapshots_age_heatmap(counts: ChartCounts) -> go.Figure:
+    """Listings per (age, snapshot-count bin): bins 1-2-5 per decade (log-spaced), coloured
+    by log10(count)."""
+    title = "Wayback snapshots vs age"
+    if not counts.snapshots_by_age:
+        return _empty_figure(title)
+    ages = [a for a, _ in counts.snapshots_by_age]
+    bins = [k for _, k in counts.snapshots_by_age]
+    x = list(range(min(ages), max(ages) + 1))
+    y = list(range(min(bins), max(bins) + 1))
+    grid = np.zeros((len(y), len(x)), dtype=np.int64)
+    for (age, k), n in counts.snapshots_by_age.items():
+        grid[k - y[0], age - x[0]] = n
+    labels = [snapshot_bin_label(k) for k in y]
+    fig = go.Figure(_log_heatmap(grid, x, labels, "age %{x} · %{y} snapshots<br>%{customdata:,} listings"))
+    fig.update_layout(title=f"{title} ({int(grid.sum()):,} domains)")
+    fig.update_xaxes(title_text="Age (years)")
+    fig.update_yaxes(title_text="Wayback snapshots", type="category")
+    return fig
+
+
+def language_bars(counts: ChartCounts, top: int = 15) -> go.Figure:
+    """Horizontal bars of listings per language (none known: "Unknown"), the tail beyond `top` as "Other"."""
+    title = "Language"
+    if not counts.languages:
+        return _empty_figure(title)
+    labels: dict[str, int] = {}
+    for language, n in counts.languages.items():
+        label = str(language).strip() if language is not None and str(language).strip() else "Unknown"
+        labels[label] = labels.get(label, 0) + n
+    return _label_bars(labels, title, top)
 
 
 # ---------------------------------------------------------------- calendar

@@ -402,6 +402,8 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
           "(case-insensitive).", "names", max_length=200, extension=True, clause=ContainsNone("name")),
     Param("tf_max", "int", "Max Trust Flow", "Maximum Trust Flow (0-100); enriched rows only.", "seo", 0, 100,
           extension=True, clause=_le("trust_flow")),
+    Param("cf_max", "int", "Max Citation Flow", "Maximum Citation Flow (0-100); enriched rows only.", "seo", 0,
+          100, extension=True, clause=_le("citation_flow")),
     Param("da_max", "int", "Max Domain Authority", "Maximum Domain Authority (0-100); enriched rows only.", "seo", 0,
           100, extension=True, clause=_le("domain_authority")),
     Param("tf_cf_ratio_min", "number", "Min TF/CF ratio", "Minimum Trust Flow / Citation Flow, two decimals "

@@ -184,7 +184,8 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
         "archive_gap_max": lambda: rnd.choice((0, 1, 2, 5)), "continuity_min": lambda: quantile("archive_continuity"),
         "length_min": lambda: rnd.randint(3, 12), "length_max": lambda: rnd.randint(4, 20),
         "no_dashes": lambda: 1, "no_numbers": lambda: 1, "not_contains": substring,
-        "tf_max": lambda: quantile("trust_flow"), "da_max": lambda: quantile("domain_authority"),
+        "tf_max": lambda: quantile("trust_flow"), "cf_max": lambda: quantile("citation_flow"),
+        "da_max": lambda: quantile("domain_authority"),
         "age_max": lambda: rnd.randint(1, 20), "tf_cf_ratio_min": lambda: rnd.choice((0.3, 0.5, 0.75, 1, 1.2)),
         "tf_cf_ratio_max": lambda: rnd.choice((0.5, 0.8, 1, 1.5)),
     }  # fmt: skip
@@ -233,9 +234,10 @@ _DOMAIN_KEYS = {"source", "tld", "type", "has_bids", "has_backlinks", "has_gmb",
                 "created_before", "ends_after", "ends_before", "after_id", "per_page", "limit", "page", "sort",
                 "include_closed", "price_eur_min", "price_eur_max", "exclude_spam", "exclude_inflated",
                 "exclude_parked", "archive_gap_max", "continuity_min", "length_min", "length_max", "no_dashes",
-                "no_numbers", "not_contains", "tf_max", "da_max", "age_max", "tf_cf_ratio_min", "tf_cf_ratio_max",
+                "no_numbers", "not_contains", "tf_max", "cf_max", "da_max", "age_max", "tf_cf_ratio_min",
+                "tf_cf_ratio_max",
                 *_MINIMUMS}  # fmt: skip
-_MAXIMUMS = {"tf_max": "trust_flow", "da_max": "domain_authority", "age_max": "age"}
+_MAXIMUMS = {"tf_max": "trust_flow", "cf_max": "citation_flow", "da_max": "domain_authority", "age_max": "age"}
 _PENDING_KEYS = {"tld", "status", "source", "week_end", "drops_within", "contains", "no_dashes", "no_numbers",
                  "include_past", "drop_date_from", "drop_date_to", "sort", "per_page", "page"}  # fmt: skip
 

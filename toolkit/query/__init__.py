@@ -3,6 +3,7 @@
 - `mirror.py`    `Mirror`, the public API: validation, plan rules, the envelope
 - `sqlplan.py`   the SQLite planner: filters as SQL, the cheapest index plan per request
 - `columnar.py`  the columnar filter index: masks, counts and pages from NumPy arrays
+- `aggregates.py` the chart pages' counts over every match (`Mirror.chart_counts`), from either engine
 - `records.py`   output fields and how a stored row becomes a record
 - `envelope.py`  the paged envelope (contract section 4)
 """

@@ -28,7 +28,8 @@ from ..plans import normalize_plan, require
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
 from ..store.schema import SCHEMA_VERSION, connect, ensure_schema
-from . import sqlplan
+from . import aggregates, sqlplan
+from .aggregates import ChartCounts
 from .envelope import envelope as _envelope
 from .envelope import query_string as _query_string
 from .records import (
@@ -56,6 +57,8 @@ ENGINES = ("auto", "background", "columnar", "sqlite")
 # A background refresh starts at most this often. It reads only the rows written since
 # (about half a second at full scale); a sync commits a page every few seconds.
 REBUILD_INTERVAL = 2.0
+# Parameters that page or order an answer; aggregates count every match whatever they say.
+_PAGING = ("sort", "page", "per_page", "limit", "after_id")
 
 
 class Mirror:
@@ -609,6 +612,27 @@ class Mirror:
         days, counts = np.unique(seconds // 86400, return_counts=True)
         epoch = date(1970, 1, 1)
         return {epoch + timedelta(days=int(d)): int(n) for d, n in zip(days, counts)}
+
+    def chart_counts(self, params: Mapping[str, Any] | None = None, plan: str | None = None) -> ChartCounts:
+        """What the TF/CF and archive charts draw, counted over every listing an `/api/domains`
+        request matches (paging and sort are ignored): TF x CF cells, the "CF far above TF"
+        zone per topic and per source, ages, first-snapshot years, snapshots x age and
+        languages (see `aggregates.ChartCounts`). From the columnar index when it is current,
+        else by `GROUP BY` in SQLite; both give the same counts."""
+        plan = self._plan(plan)
+        require(plan, "domains")
+        values = parse_params(DOMAIN_PARAMS, params, strict=True)
+        values = {k: v for k, v in values.items() if k not in _PAGING}
+        self._check_domain_plan(values, plan)
+        now = self.now()
+        with self._snapshot() as conn:
+            index, mask = self._matches(conn, values, now)
+            if mask is not None and aggregates.index_holds(index):
+                self._local.answered_by = "columnar"
+                return aggregates.from_index(index, mask, now.date())
+            self._local.answered_by = "sqlite"
+            sql = sqlplan.domain_sql(values, now)
+            return aggregates.from_sql(conn, sql.where, list(sql.args), now.date())
 
     def live_counts(self) -> dict[str, Any]:
         """Live listings counted per source, TLD (platforms and regfree apart), language and

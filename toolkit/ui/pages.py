@@ -367,9 +367,97 @@ def _pending_note(name: str, plan: str) -> None:
 
 
 def trust_flow() -> None:
+    """Counts of ALL matching listings (`state.chart_counts`): the TF x CF density, the TF / CF
+    ratio, the "CF far above TF" share per topic and per source; a TF x CF region (sliders
+    kept in the URL) lists its domains through the query layer and opens in Explore. The
+    sampled point cloud (to lasso any shape) is opt-in: WebGL without a GPU is slow."""
     st.header("Trust Flow / Citation Flow")
     filters = sidebar_filters()
+    try:
+        counts = state.chart_counts(filters)
+    except ApiError as exc:
+        _show_error(exc)
+        return
+    st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
+               f"{counts.without_tf_cf:,} without both Trust Flow and Citation Flow are left out.")  # fmt: skip
+    left, right = st.columns([3, 2])
+    left.plotly_chart(charts.tf_cf_heatmap(counts), key="tfcf")
+    right.plotly_chart(charts.tf_cf_ratio_bars(counts), key="ratio")
+    left, right = st.columns([2, 3])
+    _from_url("zone_by", "zone_by", lambda v: {"topic": "topic", "source": "source"}[v], "topic")
+    zone_by = left.radio("Share in the zone by", ["topic", "source"], horizontal=True, key="zone_by")
+    _to_url("zone_by", "" if zone_by == "topic" else zone_by)
+    left.plotly_chart(charts.zone_share_bars(counts, zone_by), key="zone_share")
+    _tf_cf_region(filters, right)
+    _tf_cf_points(filters)
+
+
+_FULL_RANGE = (0, 100)
+
+
+def _range(text: str) -> tuple[int, int]:
+    """`10-40` as (10, 40), within 0-100; ValueError otherwise."""
+    low, high = (int(part) for part in text.split("-"))
+    if not _FULL_RANGE[0] <= low <= high <= _FULL_RANGE[1]:
+        raise ValueError(text)
+    return low, high
+
+
+def _region_filters(filters: dict[str, str], tf: tuple[int, int], cf: tuple[int, int]) -> dict[str, str]:
+    """The sidebar's filters narrowed to a TF x CF region (the tighter of each bound)."""
+    region = dict(filters)
+    for metric, (low, high) in (("tf", tf), ("cf", cf)):
+        region[f"{metric}_min"] = str(max(low, int(float(filters.get(f"{metric}_min") or 0))))
+        region[f"{metric}_max"] = str(min(high, int(float(filters.get(f"{metric}_max") or 100))))
+    return region
+
+
+def _tf_cf_region(filters: dict[str, str], where: Any) -> None:
+    """Sliders (in `where`) that pick a TF x CF region (in the URL as `tf_range`, `cf_range`),
+    and below, the first matching listings in it, highest TF first, with a link that opens all
+    of them in Explore."""
+    import html
+    from urllib.parse import urlencode
+
+    where.subheader("List the domains of a region")
+    chosen = {}
+    for metric, label in (("tf", "Trust Flow"), ("cf", "Citation Flow")):
+        key, name = f"region_{metric}", f"{metric}_range"
+        _from_url(key, name, _range, _FULL_RANGE)
+        chosen[metric] = where.slider(label, *_FULL_RANGE, key=key)
+        _to_url(name, "" if chosen[metric] == _FULL_RANGE else "-".join(map(str, chosen[metric])))
+    region = _region_filters(filters, chosen["tf"], chosen["cf"])
+    try:
+        found = state.search({**region, "sort": "-trust_flow", "per_page": "25"})
+    except ApiError as exc:
+        _show_error(exc)
+        return
+    total = found["meta"]["total"]
+    bounds = f"TF {region['tf_min']}–{region['tf_max']}, CF {region['cf_min']}–{region['cf_max']}"
+    link = {k: v for k, v in st.query_params.to_dict().items() if k == "plan"} | {"view": "explore", **region,
+                                                                                  "sort": "-trust_flow"}  # fmt: skip
+    where.markdown(f"**{total:,}** matching listings in {bounds} (enriched ones only) · "
+                   f'<a href="?{html.escape(urlencode(link))}" target="_self">open them all in Explore →</a>',
+                   unsafe_allow_html=True)  # fmt: skip
+    if total:
+        columns = table.chosen_columns(table.LISTING_TABLE, None)
+        st.markdown(table.render(table.LISTING_TABLE, columns, found["data"], {}, state.reader().now(), sortable=False),
+                    unsafe_allow_html=True)  # fmt: skip
+        if total > len(found["data"]):
+            st.caption(f"The {len(found['data'])} highest Trust Flow of {total:,}; Explore pages through all of them.")
+
+
+def _tf_cf_points(filters: dict[str, str]) -> None:
+    """Opt-in: an even sample of the matching rows as points (WebGL), to lasso any shape."""
+    _from_url("tf_points", "points", lambda v: v == "1", False)
+    shown = st.toggle(f"Show a sample of {state.CHART_SAMPLE:,} listings as points, to lasso any shape (slow "
+                      "without a GPU)", key="tf_points")  # fmt: skip
+    _to_url("points", "1" if shown else "")
+    if not shown:
+        return
+    _from_url("color_by", "color_by", lambda v: {"topic": "topic", "source": "source"}[v], "topic")
     color_by = st.radio("Colour by", ["topic", "source"], horizontal=True, key="color_by")
+    _to_url("color_by", "" if color_by == "topic" else color_by)
     columns = ["id", "name", "source", "trust_flow", "citation_flow", "ttf_topic", "score"]
     try:
         rows = state.frame(filters, columns)
@@ -378,8 +466,7 @@ def trust_flow() -> None:
         return
     st.caption(f"{len(rows):,} rows drawn (an even sample by id when more match).")
     event = st.plotly_chart(charts.tf_cf_scatter(rows, color_by=color_by), on_select="rerun",
-                            selection_mode=("points", "box", "lasso"), key="tfcf")  # fmt: skip
-    st.plotly_chart(charts.tf_cf_ratio_histogram(rows), key="ratio")
+                            selection_mode=("points", "box", "lasso"), key="tfcf_points")  # fmt: skip
     picked = charts.frame_ids(list(event.selection.get("points", []))) if event and event.selection else []
     if picked:
         st.subheader(f"{len(picked)} selected")
@@ -390,19 +477,23 @@ def trust_flow() -> None:
 
 
 def archive() -> None:
+    """Counts of ALL matching listings (`state.chart_counts`): ages, first-snapshot years,
+    snapshots x age and languages."""
     st.header("Archive age")
     filters = sidebar_filters()
     try:
-        rows = state.frame(filters, ["id", "age", "wayback_first_date", "wayback_snapshots", "language"])
+        counts = state.chart_counts(filters)
     except ApiError as exc:
         _show_error(exc)
         return
-    st.caption(f"{len(rows):,} rows drawn (an even sample by id when more match).")
+    st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
+               f"{counts.without_first_date:,} without a first web-archive snapshot date are left out of the age "
+               "charts.")  # fmt: skip
     left, right = st.columns(2)
-    left.plotly_chart(charts.age_histogram(rows), key="age")
-    right.plotly_chart(charts.first_snapshot_year_histogram(rows), key="first_year")
-    left.plotly_chart(charts.snapshots_vs_age(rows), key="snapshots")
-    right.plotly_chart(charts.language_breakdown(rows), key="languages")
+    left.plotly_chart(charts.age_bars(counts), key="age")
+    right.plotly_chart(charts.first_year_bars(counts), key="first_year")
+    left.plotly_chart(charts.snapshots_age_heatmap(counts), key="snapshots")
+    right.plotly_chart(charts.language_bars(counts), key="languages")
 
 
 # -- Drop calendar ---------------------------------------------------------------------------

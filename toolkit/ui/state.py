@@ -27,6 +27,7 @@ __all__ = [
     "search",
     "searched_at",
     "frame",
+    "chart_counts",
     "status",
     "exporter",
     "day_counts",
@@ -141,9 +142,10 @@ def _frame(path: str, generation: int, plan: str, key: tuple, columns: tuple[str
     return mirror.domains_df(dict(key), plan=plan, columns=list(columns), sample=sample)
 
 
-# Rows a chart draws at most: TF, CF and ages are whole numbers, so 5,000 points already show
-# every shape of the distribution, and a browser draws them in a fraction of the time 20,000
-# take (WebGL without a GPU is slow; the figure's JSON is a quarter of the size).
+# Rows a point chart draws at most (the chart pages draw counts of all matches, `chart_counts`;
+# only the TF/CF page's opt-in "points to lasso" reads a sample): TF, CF and ages are whole
+# numbers, so 5,000 points already show every shape of the distribution, and a browser draws
+# them in a fraction of the time 20,000 take (WebGL without a GPU is slow).
 CHART_SAMPLE = 5_000
 
 
@@ -152,6 +154,18 @@ def frame(params: Mapping[str, Any], columns: list[str], *, sample: int | None =
     sample by id picked through the columnar index)."""
     mirror = reader()
     return _frame(mirror.path, mirror.generation(), plan_in_force(), _key(params), tuple(columns), sample, pending)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _chart_counts(path: str, generation: int, plan: str, key: tuple):
+    return _reader(path).chart_counts(dict(key), plan=plan)
+
+
+def chart_counts(params: Mapping[str, Any]):
+    """The chart pages' counts over ALL matching listings (`Mirror.chart_counts`: TF x CF
+    cells, zone shares, ages, first years, snapshots x age, languages), cached like `search`."""
+    mirror = reader()
+    return _chart_counts(mirror.path, mirror.generation(), plan_in_force(), _key(params))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
