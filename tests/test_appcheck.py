@@ -165,3 +165,20 @@ def test_a_tables_links_change_the_page_in_place_and_back_returns_to_the_search(
         appcheck._wait_rendered(driver, time.monotonic(), 60, rerun=False)
         assert driver.current_url.endswith("?view=explore&tld=.com&sort=-effective_price")
         assert driver.find_element(By.CSS_SELECTOR, "a.edt-name").text == first
+
+
+@needs_chromium
+def test_a_link_that_changes_filters_in_place_redraws_the_sidebar_from_it(tmp_path, app_env):
+    """A TF x CF region's "open them all in Explore" sets filters the sidebar already holds
+    widgets for: Explore must search the link's filters, not the widgets' old values."""
+    from selenium.webdriver.common.by import By
+
+    db = demo_mirror(tmp_path / "mirror.db")
+    region = {"tf_min": "10", "tf_max": "30", "cf_min": "20", "cf_max": "60"}
+    expected = Mirror(db, readonly=True).search_domains({**region, "per_page": "1"})["meta"]["total"]
+    with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
+        appcheck._open(driver, f"{base}/?view=trust-flow&tf_min=10&tf_range=0-30&cf_range=20-60", 60)
+        appcheck._act(driver, appcheck._click_link('a[href*="view=explore"]'), 60)
+        assert all(f"{k}={v}" in driver.current_url for k, v in region.items()), driver.current_url
+        shown = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMetricValue"]').text
+        assert int(shown.replace(",", "")) == expected

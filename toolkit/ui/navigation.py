@@ -96,9 +96,15 @@ def follow_link(href: str, current: Mapping[str, str] | None = None) -> dict[str
 
 
 def _navigate(key: str) -> None:
+    from .state import redraw_filters
+
     href = (st.session_state.get(key) or {}).get("navigate")
-    if href:
-        st.query_params.from_dict(follow_link(href))
+    if not href:
+        return
+    before = st.query_params.to_dict()
+    after = follow_link(href, before)
+    redraw_filters(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    st.query_params.from_dict(after)
 
 
 def show_html(html: str, *, key: str) -> None:

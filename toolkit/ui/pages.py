@@ -436,13 +436,14 @@ def _tf_cf_region(filters: dict[str, str], where: Any) -> None:
     bounds = f"TF {region['tf_min']}–{region['tf_max']}, CF {region['cf_min']}–{region['cf_max']}"
     link = {k: v for k, v in st.query_params.to_dict().items() if k == "plan"} | {"view": "explore", **region,
                                                                                   "sort": "-trust_flow"}  # fmt: skip
-    where.markdown(f"**{total:,}** matching listings in {bounds} (enriched ones only) · "
-                   f'<a href="?{html.escape(urlencode(link))}" target="_self">open them all in Explore →</a>',
-                   unsafe_allow_html=True)  # fmt: skip
+    with where:
+        navigation.show_html(f"<p><b>{total:,}</b> matching listings in {bounds} (enriched ones only) · "
+                             f'<a href="?{html.escape(urlencode(link))}">open them all in Explore →</a></p>',
+                             key="region_summary")  # fmt: skip
     if total:
         columns = table.chosen_columns(table.LISTING_TABLE, None)
-        st.markdown(table.render(table.LISTING_TABLE, columns, found["data"], {}, state.reader().now(), sortable=False),
-                    unsafe_allow_html=True)  # fmt: skip
+        navigation.show_html(table.render(table.LISTING_TABLE, columns, found["data"], {}, state.reader().now(),
+                                          sortable=False), key="region_table")  # fmt: skip
         if total > len(found["data"]):
             st.caption(f"The {len(found['data'])} highest Trust Flow of {total:,}; Explore pages through all of them.")
 

@@ -35,6 +35,7 @@ __all__ = [
     "current_filters",
     "set_filters",
     "keep_filters_of",
+    "redraw_filters",
     "FILTER_GROUPS",
     "NOT_FILTERS",
 ]
@@ -214,8 +215,15 @@ def keep_filters_of(table: Mapping[str, Param]) -> None:
             param.parse(value)
         except Exception:  # noqa: BLE001 - ApiError or ValueError: not a filter of this page
             del st.query_params[name]
-            for prefix in ("f:", "p:"):
-                st.session_state.pop(prefix + name, None)
+            redraw_filters([name])
+
+
+def redraw_filters(names: Any) -> None:
+    """Forget the sidebar widgets of these filters (listing and pending-delete), so the next
+    run draws them anew from the URL: a widget keeps its own value over the URL's otherwise."""
+    for name in names:
+        for prefix in ("f:", "p:"):
+            st.session_state.pop(prefix + name, None)
 
 
 def set_filters(params: Mapping[str, str]) -> None:
@@ -226,6 +234,4 @@ def set_filters(params: Mapping[str, str]) -> None:
     for name, value in params.items():
         if value not in (None, "") and name in DOMAIN_PARAMS:
             st.query_params[name] = str(value)
-    for name in list(st.session_state.keys()):
-        if str(name).startswith("f:"):
-            del st.session_state[name]
+    redraw_filters([str(n)[2:] for n in st.session_state.keys() if str(n).startswith("f:")])
