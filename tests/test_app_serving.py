@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from test_app import demo_db, demo_template  # noqa: F401 - the app tests' mirror (a small demo, copied per test)
 from toolkit import Mirror
-from toolkit.ui import asgi
+from toolkit.ui import asgi, exports
 from toolkit.ui.navigation import follow_link
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ def get(url: str) -> httpx.Response:
     """A request to the export routes in-process, through httpx's ASGI transport."""
 
     async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=Starlette(routes=asgi.ROUTES))
+        transport = httpx.ASGITransport(app=Starlette(routes=exports.ROUTES))
         async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
             return await client.get(url)
 
@@ -46,7 +46,7 @@ def test_the_listing_csv_holds_exactly_the_rows_counted_at_its_moment(demo_db):
     at = mirror.now()
     counted = mirror.search_domains({"tld": ".fr", "tf_min": "5", "sort": "-trust_flow"})["meta"]["total"]
     assert counted > 0
-    response = get(asgi.export_url({"tld": ".fr", "tf_min": "5", "sort": "-trust_flow", "page": "3"},
+    response = get(exports.export_url({"tld": ".fr", "tf_min": "5", "sort": "-trust_flow", "page": "3"},
                                           plan="enterprise", at=at, pending=False))  # fmt: skip
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
     assert 'filename="listings.csv"' in response.headers["content-disposition"]
@@ -69,7 +69,7 @@ def test_the_clock_of_the_export_stands_at_the_count(demo_db):
     after_end = before_end + timedelta(minutes=2)
     names = {}
     for label, moment in (("before", before_end), ("after", after_end)):
-        response = get(asgi.export_url({"tld": ending["tld"]}, plan="enterprise", at=moment, pending=False))
+        response = get(exports.export_url({"tld": ending["tld"]}, plan="enterprise", at=moment, pending=False))
         names[label] = {r["name"] for r in csv_rows(response.content)}
         counted = Mirror(demo_db, readonly=True, clock=lambda m=moment: m).search_domains({"tld": ending["tld"]})
         assert len(names[label]) == counted["meta"]["total"]
@@ -80,7 +80,7 @@ def test_the_pending_delete_csv_streams_its_filters(demo_db):
     mirror = Mirror(demo_db, readonly=True)
     counted = mirror.search_pending_delete({"tld": "uk"})["meta"]["total"]
     assert counted > 0
-    response = get(asgi.export_url({"tld": "uk"}, plan="enterprise", at=mirror.now(), pending=True))
+    response = get(exports.export_url({"tld": "uk"}, plan="enterprise", at=mirror.now(), pending=True))
     rows = csv_rows(response.content)
     assert response.status_code == 200 and len(rows) == counted
     assert all(r["domain"].endswith(".uk") for r in rows)
@@ -105,7 +105,7 @@ def test_an_export_beyond_the_plan_is_refused_as_the_api_refuses_it(demo_db):
 
 def test_served_by_app_py_the_page_links_to_the_streamed_csv(demo_db, monkeypatch):
     """With the routes served (the app started from app.py), the button is a link to them."""
-    monkeypatch.setattr(asgi, "exports_served", lambda: True)
+    monkeypatch.setattr(exports, "exports_served", lambda: True)
     at = AppTest.from_file(asgi.SCRIPT, default_timeout=60)
     at.query_params["view"] = "explore"
     at.query_params["tld"] = ".de"

@@ -20,7 +20,7 @@ from ..formats import csv_chunks
 from ..params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS, PENDING_STATUSES
 from ..plans import plan_allows
 from ..query import LISTING_OUTPUT, PENDING_OUTPUT
-from . import asgi, navigation, state, table
+from . import exports, navigation, state, table
 from .filters import sidebar_filters
 from .signals import show_signals
 
@@ -183,8 +183,8 @@ def _download_all(params: dict[str, str], pending: bool) -> None:
         st.caption(f"The CSV of all {total:,} rows needs the Business plan (the plan in force is {plan}).")
         return
     label = f"Download all {total:,} rows (CSV)"
-    if asgi.exports_served():
-        st.link_button(label, asgi.export_url(search, plan=plan, at=at, pending=pending), key="csv")
+    if exports.exports_served():
+        st.link_button(label, exports.export_url(search, plan=plan, at=at, pending=pending), key="csv")
         return
 
     def all_rows_csv() -> bytes:
