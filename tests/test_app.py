@@ -395,7 +395,7 @@ def test_trust_flow_page_counts_all_the_filtered_rows_without_webgl(demo_db):
     assert cells[int(tf), int(cf)] == ((in_grid["trust_flow"] == tf) & (in_grid["citation_flow"] == cf)).sum()
     traces = [t for n in range(len(at.get("plotly_chart"))) for t in figure(at, n)["data"]]
     assert not [t for t in traces if t["type"].endswith("gl")]  # nothing WebGL by default
-    assert any(t.get("name") == "TF = CF" for t in figure(at)["data"])
+    assert any(s.get("name") == "TF = CF" for s in figure(at)["layout"]["shapes"])
     assert at.caption[0].value.startswith(f"Counts over all {len(rows):,} matching listings (not a sample); "
                                           f"{len(rows) - len(in_grid):,} without both")  # fmt: skip
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import calendar
 import datetime
+import re
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+
 import pytest
 
 from toolkit import charts
@@ -253,9 +255,15 @@ def test_heatmap_counts_each_tf_cf_cell_on_a_log_colour_scale():
     z = np.asarray(heat.z, dtype=float)
     assert z[10, 30] == pytest.approx(np.log10(3), abs=1e-6) and np.isnan(z[30, 25])  # empty cells are blank
     assert "%{customdata:,} listings" in heat.hovertemplate and "TF %{y}" in heat.hovertemplate
-    zone = [t for t in fig.data if t.name == charts.ZONE_NAME][0]
-    assert all(cf >= 2 * tf + 10 for cf, tf in zip(zone.x, zone.y)) and max(zone.y) == 45
-    assert [t for t in fig.data if t.name == "TF = CF"] and "7 listings with both" in fig.layout.title.text
+    assert len(fig.data) == 1  # the zone and the diagonal are shapes, not traces
+    shapes = {shape.name: shape for shape in fig.layout.shapes}
+    corners = [tuple(float(v) for v in point.split(",")) for point in re.findall(r"[\d.]+,[\d.]+",
+                                                                                shapes[charts.ZONE_NAME].path)]
+    assert all(cf >= 2 * tf + 10 for cf, tf in corners) and max(tf for _, tf in corners) == 45
+    diagonal = shapes["TF = CF"]
+    assert (diagonal.x0, diagonal.y0, diagonal.x1, diagonal.y1) == (0, 0, 100, 100)
+    assert {a.text for a in fig.layout.annotations} >= {charts.ZONE_NAME, "TF = CF"}
+    assert "7 listings with both" in fig.layout.title.text
     assert has_empty_annotation(tf_cf_heatmap(NONE))
 
 
