@@ -150,6 +150,16 @@ def pending_records(n: int = 300, seed: int = 11) -> list[dict]:
     return out
 
 
+@pytest.fixture(scope="module")
+def engines(synthetic_db):
+    """The synthetic mirror read by the columnar index and by SQLite, to compare answers."""
+    columnar = Mirror(synthetic_db, clock=fixed_clock, engine="columnar")
+    sqlite = Mirror(synthetic_db, clock=fixed_clock, engine="sqlite")
+    yield columnar, sqlite
+    columnar.close()
+    sqlite.close()
+
+
 @pytest.fixture(scope="session")
 def synthetic_db(tmp_path_factory) -> Path:
     """A mirror of synthetic records; a few listings closed (left their source)."""

@@ -21,15 +21,6 @@ from toolkit.store.writer import save_listings
 FILTERS = sorted(set(POOLS) - {"page", "per_page", "limit", "sort", "after_id"})
 
 
-@pytest.fixture(scope="module")
-def engines(synthetic_db):
-    columnar = Mirror(synthetic_db, clock=fixed_clock, engine="columnar")
-    sqlite = Mirror(synthetic_db, clock=fixed_clock, engine="sqlite")
-    yield columnar, sqlite
-    columnar.close()
-    sqlite.close()
-
-
 def _counts(mirror: Mirror, params: dict):
     try:
         return mirror.chart_counts(params)

@@ -24,15 +24,6 @@ FILTERS = sorted(set(POOLS) - {"page", "per_page", "limit", "sort", "after_id"})
 SORTS = list(DOMAIN_SORTS) + ["-" + s for s in DOMAIN_SORTS]
 
 
-@pytest.fixture(scope="module")
-def engines(synthetic_db):
-    columnar = Mirror(synthetic_db, clock=fixed_clock, engine="columnar")
-    sqlite = Mirror(synthetic_db, clock=fixed_clock, engine="sqlite")
-    yield columnar, sqlite
-    columnar.close()
-    sqlite.close()
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_random_filter_sets_give_the_same_answer_on_both_engines(engines, data):

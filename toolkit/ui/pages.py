@@ -366,17 +366,25 @@ def _pending_note(name: str, plan: str) -> None:
 # -- Trust Flow / Citation Flow --------------------------------------------------------------
 
 
+def _chart_page(title: str) -> tuple[dict[str, str], Any]:
+    """A chart page's header, its sidebar filters and the counts of every match (None, with
+    the error shown, when a filter is refused)."""
+    st.header(title)
+    filters = sidebar_filters()
+    try:
+        return filters, state.chart_counts(filters)
+    except ApiError as exc:
+        _show_error(exc)
+        return filters, None
+
+
 def trust_flow() -> None:
     """Counts of ALL matching listings (`state.chart_counts`): the TF x CF density, the TF / CF
     ratio, the "CF far above TF" share per topic and per source; a TF x CF region (sliders
     kept in the URL) lists its domains through the query layer and opens in Explore. The
     sampled point cloud (to lasso any shape) is opt-in: WebGL without a GPU is slow."""
-    st.header("Trust Flow / Citation Flow")
-    filters = sidebar_filters()
-    try:
-        counts = state.chart_counts(filters)
-    except ApiError as exc:
-        _show_error(exc)
+    filters, counts = _chart_page("Trust Flow / Citation Flow")
+    if counts is None:
         return
     st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
                f"{counts.without_tf_cf:,} without both Trust Flow and Citation Flow are left out.")  # fmt: skip
@@ -480,12 +488,8 @@ def _tf_cf_points(filters: dict[str, str]) -> None:
 def archive() -> None:
     """Counts of ALL matching listings (`state.chart_counts`): ages, first-snapshot years,
     snapshots x age and languages."""
-    st.header("Archive age")
-    filters = sidebar_filters()
-    try:
-        counts = state.chart_counts(filters)
-    except ApiError as exc:
-        _show_error(exc)
+    _, counts = _chart_page("Archive age")
+    if counts is None:
         return
     st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
                f"{counts.without_first_date:,} without a first web-archive snapshot date are left out of the age "
