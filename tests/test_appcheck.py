@@ -121,6 +121,11 @@ def test_a_timing_is_the_median_of_its_runs_and_the_table_prints_every_row():
     text = timing_table(pages, [Timing("next page", [0.5, 0.7, 0.6])])
     assert "| explore | 2.00 s | 1.00 s | 0.25 s | sidebar: TLD .com |" in text
     assert "| next page | 0.60 s | 0.50, 0.70, 0.60 |" in text
+    # With the blank-page peer measured in the same run, cold and reload read as multiples of it.
+    peer = {"cold": Timing("cold", [0.8, 1.0, 1.2]), "reload": Timing("reload", [0.25]), "change": Timing("", [])}
+    text = timing_table({"(peer) a blank Streamlit page": peer, **pages}, [])
+    assert "| (peer) a blank Streamlit page | 1.00 s (1.0x) | 0.25 s (1.0x) | — |  |" in text
+    assert "| explore | 2.00 s (2.0x) | 1.00 s (4.0x) | 0.25 s | sidebar: TLD .com |" in text
 
 
 @needs_chromium
@@ -130,9 +135,11 @@ def test_the_timing_script_measures_every_page_and_explore_interaction(tmp_path,
                  "--views", "explore,pending,detail"]) == 0, capsys.readouterr().err  # fmt: skip
     printed = capsys.readouterr().out
     rows = {line.split("|")[1].strip(): line for line in printed.splitlines() if line.startswith("| ")}
-    for view in ("explore", "pending", "detail"):
-        seconds = [float(cell.strip().removesuffix(" s")) for cell in rows[view].split("|")[2:5]]
+    for view in ("explore", "pending", "detail", "(peer) a blank Streamlit page", "(peer) one small Plotly chart"):
+        cells = rows[view].split("|")[2:5] if not view.startswith("(peer)") else rows[view].split("|")[2:4]
+        seconds = [float(cell.strip().split(" s")[0]) for cell in cells]
         assert all(0 < s < 120 for s in seconds), rows[view]
+    assert "(1.0x)" in rows["(peer) a blank Streamlit page"]
     for step in ("next page", "sort by a column title (Price)", "open a domain from the table", "TLD .fr,.de",
                  "min Trust Flow 20", "categories Business"):  # fmt: skip
         assert float(rows[step].split("|")[2].strip().removesuffix(" s")) > 0, rows[step]

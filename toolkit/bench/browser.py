@@ -11,7 +11,10 @@ With `--timings` it measures instead what an investor waits for, in headless Chr
 empty caches), a *reload* (a new session on the warm server) and a *change* (a sidebar or
 page filter, the script's rerun until the page has drawn); then on Explore each filter
 change (TLD, min TF, categories, next page, a column title) and opening a domain from the
-table. It prints the table the README reports.
+table. Two peers are measured in the same run, cold and reload: a blank Streamlit page and a
+page with one small Plotly chart (what Streamlit itself costs on this machine at this
+moment); each page's cold and reload are also printed as a multiple of the blank page's. It
+prints the table the README reports.
 
 Needs Debian's `chromium` and `chromium-driver` (/usr/bin/chromium, /usr/bin/chromedriver)
 and the `selenium` package; nothing is downloaded (Selenium Manager is never asked).
@@ -20,6 +23,7 @@ and the `selenium` package; nothing is downloaded (Selenium Manager is never ask
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import socket
@@ -416,6 +420,8 @@ class Timing:
 
     @property
     def median(self) -> float:
+        if not self.seconds:
+            return math.nan
         ordered = sorted(self.seconds)
         middle = len(ordered) // 2
         return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
@@ -429,12 +435,39 @@ def _names(db: Path) -> tuple[str, str]:
     return data[0]["name"], data[1]["name"]
 
 
+# Peers measured in the same run, so the app's figures read against what Streamlit itself
+# costs on this machine at this moment: a page with nothing, and one with a single small
+# Plotly chart (Streamlit loads Plotly's code the first time a page draws a chart).
+PEERS: dict[str, str] = {
+    "(peer) a blank Streamlit page": 'import streamlit as st\n\nst.write("hello")\n',
+    "(peer) one small Plotly chart": ('import plotly.graph_objects as go\nimport streamlit as st\n\nst.write("hello")\n'
+                                      "st.plotly_chart(go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 3, 2])))\n"),
+}  # fmt: skip
+
+
+def _peer_timings(db: Path, log_path: Path, repeat: int, timeout: float) -> dict[str, dict[str, Timing]]:
+    import tempfile
+
+    timings: dict[str, dict[str, Timing]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for label, script in PEERS.items():
+            path = Path(folder) / f"peer{len(timings)}.py"
+            path.write_text(script)
+            row = {"cold": Timing("cold", []), "reload": Timing("reload", []), "change": Timing("", [])}
+            for _ in range(repeat):
+                with serve_app(path, db, log_path) as base, browser() as driver:
+                    for kind in ("cold", "reload"):
+                        row[kind].seconds.append(_open(driver, f"{base}/", timeout))
+            timings[label] = row
+    return timings
+
+
 def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] = tuple(_PAGE_CHANGES),
             timeout: float = 120.0) -> tuple[dict[str, dict[str, Timing]], list[Timing]]:  # fmt: skip
     """Page timings ({view: {"cold", "reload", "change"}}) and Explore's interactions."""
     name, other = _names(db)
     app = find_app()
-    pages: dict[str, dict[str, Timing]] = {}
+    pages: dict[str, dict[str, Timing]] = _peer_timings(db, log_path, repeat, timeout)
     for view in views:
         extra, what, change = _PAGE_CHANGES[view]
         row = {"cold": Timing("cold", []), "reload": Timing("reload", []), "change": Timing(what, [])}
@@ -493,11 +526,20 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
 
 
 def timing_table(pages: Mapping[str, Mapping[str, Timing]], interactions: Sequence[Timing]) -> str:
-    """The figures as the README's Markdown tables (medians, seconds)."""
+    """The figures as the README's Markdown tables (medians, seconds); with the blank page's
+    peer row, each page's cold and reload also as a multiple of that page's."""
+    blank = next((row for view, row in pages.items() if view.startswith("(peer) a blank")), None)
+
+    def times(timing: Timing, peer: Timing | None) -> str:
+        if math.isnan(timing.median):
+            return "—"
+        ratio = f" ({timing.median / peer.median:.1f}x)" if peer and peer.median > 0 else ""
+        return f"{timing.median:.2f} s{ratio}"
+
     lines = ["| page | cold | reload | change | (the change) |", "|---|---:|---:|---:|---|"]
     for view, row in pages.items():
-        lines.append(f"| {view} | {row['cold'].median:.2f} s | {row['reload'].median:.2f} s | "
-                     f"{row['change'].median:.2f} s | {row['change'].what} |")  # fmt: skip
+        cold, reload = (times(row[k], blank[k] if blank else None) for k in ("cold", "reload"))
+        lines.append(f"| {view} | {cold} | {reload} | {times(row['change'], None)} | {row['change'].what} |")
     lines += ["", "| on Explore | median | runs |", "|---|---:|---|"]
     for timing in interactions:
         runs = ", ".join(f"{s:.2f}" for s in timing.seconds)
