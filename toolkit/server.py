@@ -269,9 +269,9 @@ def _ndjson_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
 
 
 def _csv_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
-    from .query import LISTING_OUTPUT
+    from .query import LISTING_EXPORT
 
-    return csv_chunks(rows, [c for c in LISTING_OUTPUT if c != "historical_traffic"], chunk_bytes=_CHUNK)
+    return csv_chunks(rows, list(LISTING_EXPORT), chunk_bytes=_CHUNK)
 
 
 # -- the home page ----------------------------------------------------------------------------

@@ -431,7 +431,7 @@ def load_frames(db_path: str | os.PathLike[str], now: datetime) -> Frames:
     raw records live in another table). Adds `age` as of `now` and parsed timestamps."""
     import pandas as pd
 
-    from ..query import LISTING_OUTPUT, PENDING_OUTPUT
+    from ..query import LISTING_EXPORT, PENDING_OUTPUT
 
     started = time.perf_counter()
     conn = sqlite3.connect(f"file:{os.fspath(db_path)}?mode=ro", uri=True)
@@ -456,7 +456,7 @@ def load_frames(db_path: str | os.PathLike[str], now: datetime) -> Frames:
             values = frame[column]
             if values.dtype == object and values.map(lambda v: v is None or isinstance(v, (int, float))).all():
                 frame[column] = pd.to_numeric(values)
-    listing_columns = [c for c in LISTING_OUTPUT if c != "historical_traffic"]
+    listing_columns = list(LISTING_EXPORT)
     return Frames(listings, pending, listing_columns, list(PENDING_OUTPUT), time.perf_counter() - started)
 
 

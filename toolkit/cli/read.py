@@ -14,7 +14,7 @@ import click
 
 from ..errors import ApiError
 from ..formats import csv_cell
-from ..query import LISTING_OUTPUT, PENDING_OUTPUT, Mirror
+from ..query import LISTING_EXPORT, LISTING_OUTPUT, PENDING_OUTPUT, Mirror
 from .shell import BadInput, _api_error, _check_plan, _db_option, _open, _pairs, _plan_option, cli
 
 
@@ -243,12 +243,12 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: st
 
     def write(path: Path | None) -> int:
         if fmt == "parquet":
-            return _write_parquet(rows, _export_columns(), str(path) if path else sys.stdout.buffer)
+            return _write_parquet(rows, LISTING_EXPORT, str(path) if path else sys.stdout.buffer)
         if path is None:
             stream = sys.stdout
-            return _write_csv(rows, list(_export_columns()), stream) if fmt == "csv" else _write_jsonl(rows, stream)
+            return _write_csv(rows, list(LISTING_EXPORT), stream) if fmt == "csv" else _write_jsonl(rows, stream)
         with path.open("w", newline="", encoding="utf-8") as fh:
-            return _write_csv(rows, list(_export_columns()), fh) if fmt == "csv" else _write_jsonl(rows, fh)
+            return _write_csv(rows, list(LISTING_EXPORT), fh) if fmt == "csv" else _write_jsonl(rows, fh)
 
     if target is None:
         count = write(None)
@@ -260,10 +260,6 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: st
     except OutputRefused as exc:
         raise BadInput(str(exc)) from None
     click.echo(f"Wrote {count:,} listings to {out}")
-
-
-def _export_columns() -> dict[str, str]:
-    return {k: v for k, v in LISTING_OUTPUT.items() if k != "historical_traffic"}
 
 
 @cli.command()

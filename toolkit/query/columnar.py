@@ -411,7 +411,7 @@ def _patched(previous: "ColumnarIndex", generation: int, changed: np.ndarray, ta
     scanned = _numpy(table.column("id"))
     order = np.argsort(scanned, kind="stable")
     ids = scanned[order]
-    old_ids, rows = previous.arrays["id"], previous.rows
+    old_ids = previous.arrays["id"]
     found = _positions(old_ids, ids)
     updated, added = found >= 0, found < 0
     gone = changed[~np.isin(changed, ids)]

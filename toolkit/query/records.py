@@ -14,6 +14,7 @@ __all__ = [
     "FREE_FIELDS",
     "FREE_VISIBLE_NAMES",
     "LISTING_OUTPUT",
+    "LISTING_EXPORT",
     "LISTING_SELECT",
     "PENDING_OUTPUT",
     "PENDING_SELECT",
@@ -28,6 +29,8 @@ LISTING_OUTPUT: dict[str, str] = {
     **LISTING_FIELDS,
     **{k: v for k, v in LISTING_EXTRA_FIELDS.items() if k != "live_until"},
 }
+# The columns of an export of listings (`historical_traffic`, a monthly series, only on request).
+LISTING_EXPORT: dict[str, str] = {k: v for k, v in LISTING_OUTPUT.items() if k != "historical_traffic"}
 PENDING_OUTPUT: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
 FREE_FIELDS = (
     "name", "tld", "source", "type", "price", "max_bid", "currency", "bids_count", "auction_end_date", "score", "age",

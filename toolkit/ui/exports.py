@@ -14,15 +14,16 @@ when they are served (`exports_served`), else it offers Streamlit's in-memory do
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-__all__ = ["ROUTES", "exports_served", "mark_served", "export_url"]
+__all__ = ["ROUTES", "exports_served", "mark_served", "export_url", "csv_name", "search_csv"]
 
 _served = threading.Event()
 
@@ -37,20 +38,33 @@ def exports_served() -> bool:
     return _served.is_set()
 
 
+def csv_name(pending: bool) -> str:
+    """The file a download of listings, or of pending-delete names, is saved as."""
+    return "pending-delete.csv" if pending else "listings.csv"
+
+
 def export_url(params: Mapping[str, str], *, plan: str, at: datetime, pending: bool) -> str:
     """The link that downloads every row of a search (its filters, no paging) as counted at `at`."""
-    name = "pending-delete.csv" if pending else "listings.csv"
     query = {**{k: v for k, v in params.items() if k not in ("page", "per_page")}, "plan": plan, "at": at.isoformat()}
-    return f"/export/{name}?{urlencode(query)}"
+    return f"/export/{csv_name(pending)}?{urlencode(query)}"
+
+
+def search_csv(mirror: Any, params: Mapping[str, Any], *, plan: str, pending: bool) -> Iterator[bytes]:
+    """Every row of a search (listings, or pending-delete names) as CSV pieces, streamed from
+    the query layer. The filters and the plan are checked at once (ApiError), before any piece."""
+    from ..formats import csv_chunks
+    from ..query import LISTING_EXPORT, PENDING_OUTPUT
+
+    if pending:
+        return csv_chunks(mirror.export_pending_rows(params, plan=plan), list(PENDING_OUTPUT))
+    return csv_chunks(mirror.export_rows(params, plan=plan), list(LISTING_EXPORT))
 
 
 def _export(request: Request, *, pending: bool) -> Response:
     from ..errors import ApiError, invalid
-    from ..formats import csv_chunks
     from ..plans import normalize_plan
-    from ..query import LISTING_OUTPUT, PENDING_OUTPUT, Mirror
     from ..web import json_response
-    from .state import db_path
+    from .state import exporter
 
     params = dict(request.query_params)
     try:
@@ -61,21 +75,17 @@ def _export(request: Request, *, pending: bool) -> Response:
             raise invalid("at", "at: an ISO timestamp (2026-11-23T15:00:00+00:00), or leave it out") from None
         if at is not None and at.tzinfo is None:
             raise invalid("at", "at: give the timestamp's UTC offset (2026-11-23T15:00:00+00:00)")
-        mirror = Mirror(db_path(), readonly=True, engine="sqlite", clock=(lambda: at) if at else None)
+        mirror = exporter(at)
         plan_text = params.pop("plan", "") or mirror.plan
         try:
             plan = normalize_plan(plan_text)
         except ValueError as exc:
             raise invalid("plan", f"plan: {exc}") from None
-        if pending:
-            rows, header = mirror.export_pending_rows(params, plan=plan), list(PENDING_OUTPUT)
-        else:
-            rows, header = mirror.export_rows(params, plan=plan), [c for c in LISTING_OUTPUT if c != "historical_traffic"]
+        chunks = search_csv(mirror, params, plan=plan, pending=pending)
     except ApiError as exc:
         return json_response(exc.status, exc.body)
-    name = "pending-delete.csv" if pending else "listings.csv"
-    return StreamingResponse(csv_chunks(rows, header), media_type="text/csv; charset=utf-8",
-                             headers={"Content-Disposition": f'attachment; filename="{name}"'})  # fmt: skip
+    return StreamingResponse(chunks, media_type="text/csv; charset=utf-8",
+                             headers={"Content-Disposition": f'attachment; filename="{csv_name(pending)}"'})  # fmt: skip
 
 
 async def _listings_csv(request: Request) -> Response:

@@ -16,10 +16,8 @@ import streamlit as st
 
 from .. import charts
 from ..errors import ApiError
-from ..formats import csv_chunks
 from ..params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS, PENDING_STATUSES
 from ..plans import plan_allows
-from ..query import LISTING_OUTPUT, PENDING_OUTPUT
 from . import exports, navigation, state, table
 from .filters import sidebar_filters
 from .signals import show_signals
@@ -190,8 +188,8 @@ def _download_all(params: dict[str, str], pending: bool) -> None:
     def all_rows_csv() -> bytes:
         return csv_of_all(search, mirror=state.exporter(at), plan=plan, pending=pending)
 
-    name = "pending-delete.csv" if pending else "listings.csv"
-    st.download_button(label, all_rows_csv, file_name=name, mime="text/csv", on_click="ignore", key="csv")
+    st.download_button(label, all_rows_csv, file_name=exports.csv_name(pending), mime="text/csv", on_click="ignore",
+                       key="csv")  # fmt: skip
     command = "edt export --format csv --out listings.csv" if not pending else None
     if command:
         args = " ".join(shlex.quote(f"{k}={v}") for k, v in search.items())
@@ -200,9 +198,7 @@ def _download_all(params: dict[str, str], pending: bool) -> None:
 
 def csv_of_all(search: dict[str, str], *, mirror: Any, plan: str, pending: bool) -> bytes:
     """Every row of a search as CSV bytes, the same file the export routes stream."""
-    rows = mirror.export_pending_rows(search, plan=plan) if pending else mirror.export_rows(search, plan=plan)
-    header = list(PENDING_OUTPUT) if pending else [c for c in LISTING_OUTPUT if c != "historical_traffic"]
-    return b"".join(csv_chunks(rows, header))
+    return b"".join(exports.search_csv(mirror, search, plan=plan, pending=pending))
 
 
 def explore() -> None:

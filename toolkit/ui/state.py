@@ -8,7 +8,7 @@ generation, so a page never shows rows older than the mirror. The app has no SQL
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -116,10 +116,10 @@ def _searched(params: Mapping[str, Any], pending: bool) -> tuple[dict[str, Any],
     return _search(mirror.path, mirror.generation(), plan_in_force(), _key(params), pending)
 
 
-def exporter(at: datetime) -> Mirror:
+def exporter(at: datetime | None) -> Mirror:
     """A reader whose clock stands at `at`: an export from it holds exactly the rows a search
-    answered at `at` counted (same generation, same live set)."""
-    return Mirror(db_path(), readonly=True, engine="sqlite", clock=lambda: at)
+    answered at `at` counted (same generation, same live set); with None, the real clock."""
+    return Mirror(db_path(), readonly=True, engine="sqlite", clock=(lambda: at) if at else None)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -218,7 +218,7 @@ def keep_filters_of(table: Mapping[str, Param]) -> None:
             redraw_filters([name])
 
 
-def redraw_filters(names: Any) -> None:
+def redraw_filters(names: Iterable[str]) -> None:
     """Forget the sidebar widgets of these filters (listing and pending-delete), so the next
     run draws them anew from the URL: a widget keeps its own value over the URL's otherwise."""
     for name in names:
