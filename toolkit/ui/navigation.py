@@ -11,6 +11,7 @@ new tab" and copying a link work as before.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,34 +50,29 @@ export default function ({ data }) {
 }
 """
 
-_component: Any = None
-_preloader: Any = None
+# name -> (html, js): registered with Streamlit once, on first use.
+_COMPONENTS = {"edt_html": ('<div class="edt-html"></div>', _JS), "edt_preload": (None, _PRELOAD_JS)}
 
 
-def _html_component() -> Any:
-    global _component
-    if _component is None:
-        _component = st.components.v2.component("edt_html", html='<div class="edt-html"></div>', js=_JS,
-                                                isolate_styles=False)  # fmt: skip
-    return _component
+@functools.cache
+def _component(name: str) -> Any:
+    html, js = _COMPONENTS[name]
+    return st.components.v2.component(name, html=html, js=js, isolate_styles=False)
 
 
-def _chart_modules() -> list[str]:
+@functools.cache
+def _chart_modules() -> tuple[str, ...]:
     """The paths of the front end's Plotly chunk in the installed Streamlit (none if its
-    layout changes: the preload is then skipped, nothing else)."""
+    layout changes: the preload is then skipped, nothing else). Read once per process."""
     static = Path(st.__file__).parent / "static"
-    return sorted(str(p.relative_to(static)) for p in (static / "static" / "js").glob("PlotlyChart.*.js"))
+    return tuple(sorted(str(p.relative_to(static)) for p in (static / "static" / "js").glob("PlotlyChart.*.js")))
 
 
 def preload_charts() -> None:
     """Have the browser load the chart library's code while idle (see `_PRELOAD_JS`)."""
-    global _preloader
     modules = _chart_modules()
-    if not modules:
-        return
-    if _preloader is None:
-        _preloader = st.components.v2.component("edt_preload", js=_PRELOAD_JS)
-    _preloader(data={"modules": modules}, key="edt_preload")
+    if modules:
+        _component("edt_preload")(data={"modules": list(modules)}, key="edt_preload")
 
 
 def follow_link(href: str, current: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -109,4 +105,4 @@ def _navigate(key: str) -> None:
 
 def show_html(html: str, *, key: str) -> None:
     """Draw `html`; its `?query` links change the page in place (see the module's docstring)."""
-    _html_component()(data={"html": html}, key=key, on_navigate_change=lambda: _navigate(key))
+    _component("edt_html")(data={"html": html}, key=key, on_navigate_change=lambda: _navigate(key))
