@@ -445,6 +445,15 @@ PEERS: dict[str, str] = {
 }  # fmt: skip
 
 
+def _open_cold_then_reload(driver: Any, url: str, row: Mapping[str, Timing], timeout: float, what: str) -> None:
+    """Open `url` in a fresh browser on a fresh server (cold), then again (reload), adding both times to `row`."""
+    for kind in ("cold", "reload"):
+        try:
+            row[kind].seconds.append(_open(driver, url, timeout))
+        except AppCheckError as exc:
+            raise AppCheckError(f"{what}, {kind} open: {exc}") from None
+
+
 def _peer_timings(db: Path, log_path: Path, repeat: int, timeout: float) -> dict[str, dict[str, Timing]]:
     import tempfile
 
@@ -456,8 +465,7 @@ def _peer_timings(db: Path, log_path: Path, repeat: int, timeout: float) -> dict
             row = {"cold": Timing("cold", []), "reload": Timing("reload", []), "change": Timing("", [])}
             for _ in range(repeat):
                 with serve_app(path, db, log_path) as base, browser() as driver:
-                    for kind in ("cold", "reload"):
-                        row[kind].seconds.append(_open(driver, f"{base}/", timeout))
+                    _open_cold_then_reload(driver, f"{base}/", row, timeout, label)
             timings[label] = row
     return timings
 
@@ -473,12 +481,7 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
         row = {"cold": Timing("cold", []), "reload": Timing("reload", []), "change": Timing(what, [])}
         for _ in range(repeat):
             with serve_app(app, db, log_path) as base, browser() as driver:  # a fresh server: cold caches
-                url = f"{base}/?view={view}{extra.format(name=name)}"
-                for kind in ("cold", "reload"):
-                    try:
-                        row[kind].seconds.append(_open(driver, url, timeout))
-                    except AppCheckError as exc:
-                        raise AppCheckError(f"{view}, {kind} open: {exc}") from None
+                _open_cold_then_reload(driver, f"{base}/?view={view}{extra.format(name=name)}", row, timeout, view)
                 if view == "detail":
                     change = _type_into("Domain name", other, sidebar=False)
                 try:
