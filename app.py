@@ -5,6 +5,7 @@ script is `toolkit/ui/run.py`; this file serves it with the CSV download routes
 
 import streamlit as st
 
-from toolkit.ui.asgi import ROUTES, SCRIPT, lifespan
+from toolkit.ui.asgi import MIDDLEWARE, ROUTES, SCRIPT, lifespan
 
-app = st.App(SCRIPT, routes=ROUTES, lifespan=lifespan)
+# Spelled out: `streamlit run` finds the app by reading this line, not by running the file.
+app = st.App(SCRIPT, routes=ROUTES, middleware=MIDDLEWARE, lifespan=lifespan)

@@ -1,10 +1,10 @@
 """What `streamlit run app.py` and `edt app` serve (Streamlit's `st.App`, an ASGI app): the
-app's script (`run.py`), and beside it the CSV download routes (`exports.py`), plus a warm-up
-when the server starts.
+app's script (`run.py`), and beside it the CSV download routes (`exports.py`), the page's
+front-end code named in its HTML (`assets.PagePreload`), plus a warm-up when the server starts.
 
 The warm-up (a background thread, so the server answers at once) imports the pages'
-libraries and opens the mirror with its columnar index, which the first visitor would
-otherwise wait for.
+libraries, pays Streamlit's own once-per-process costs of a first run, and opens the mirror
+with its columnar index, all of which the first visitor would otherwise wait for.
 
 `streamlit run toolkit/ui/run.py` (and `AppTest`) runs the script alone: the pages then
 offer the CSV through Streamlit's own download button, held in memory.
@@ -19,12 +19,26 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from starlette.middleware import Middleware
+
+from .assets import PagePreload
 from .exports import ROUTES, mark_served
 
-__all__ = ["SCRIPT", "ROUTES", "lifespan", "warm_up"]
+__all__ = ["SCRIPT", "ROUTES", "MIDDLEWARE", "lifespan", "warm_up"]
 
 SCRIPT = str(Path(__file__).with_name("run.py"))
 log = logging.getLogger("toolkit.ui")
+MIDDLEWARE = [Middleware(PagePreload)]
+
+
+def _streamlit_first_run() -> None:
+    """What Streamlit does once per process, in the first script run of the first visitor:
+    compile its emoji pattern for the page icon (0.3 s) and look whether it runs in a REPL
+    (a walk of the stack, 0.15 s). Private names, so each is skipped if it has moved."""
+    from streamlit import delta_generator, string_util
+
+    string_util.is_emoji("🔎")
+    getattr(delta_generator, "_maybe_print_use_warning", lambda: None)()
 
 
 def warm_up() -> None:
@@ -33,6 +47,8 @@ def warm_up() -> None:
     try:
         from . import pages  # noqa: F401 - pandas, plotly and the pages' modules
         from .state import db_path, reader
+
+        _streamlit_first_run()
 
         if Path(db_path()).is_file():
             mirror = reader()
@@ -46,3 +62,4 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     mark_served()
     threading.Thread(target=warm_up, name="edt-warm-up", daemon=True).start()
     yield None
+

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
 import streamlit as st
+
+from .assets import CHART_ELEMENT, chunk
 
 __all__ = ["show_html", "follow_link", "preload_charts"]
 
@@ -37,15 +38,21 @@ export default function ({ parentElement, data, setTriggerValue }) {
 }
 """
 
-# Once per document, when the browser is idle: load the chart library's code (Streamlit
-# loads it only when a page first draws a chart), so opening a domain or a chart page from a
-# table does not wait for it. The URL is the one Streamlit's own lazy import resolves to, so
-# both share one module.
+# Once per document, when the browser is idle: fetch and compile the chart library's code
+# (Streamlit loads it only when a page first draws a chart), so opening a domain or a chart
+# page from a table does not wait for it. A `modulepreload` of the URL Streamlit's own lazy
+# import resolves to, so both share one module; the HTML of a chart page names it already
+# (`assets.PagePreload`).
 _PRELOAD_JS = """
 export default function ({ data }) {
   if (window.__edtPreloaded) return;
   window.__edtPreloaded = true;
-  const load = () => data.modules.forEach((path) => import(new URL(path, document.baseURI).href).catch(() => {}));
+  const load = () => data.modules.forEach((path) => {
+    const href = new URL(path, document.baseURI).href;
+    if (Array.from(document.querySelectorAll('link[rel="modulepreload"]')).some((l) => l.href === href)) return;
+    const link = Object.assign(document.createElement("link"), { rel: "modulepreload", href, crossOrigin: "" });
+    document.head.appendChild(link);
+  });
   (window.requestIdleCallback || ((f) => setTimeout(f, 1000)))(load, { timeout: 4000 });
 }
 """
@@ -60,19 +67,11 @@ def _component(name: str) -> Any:
     return st.components.v2.component(name, html=html, js=js, isolate_styles=False)
 
 
-@functools.cache
-def _chart_modules() -> tuple[str, ...]:
-    """The paths of the front end's Plotly chunk in the installed Streamlit (none if its
-    layout changes: the preload is then skipped, nothing else). Read once per process."""
-    static = Path(st.__file__).parent / "static"
-    return tuple(sorted(str(p.relative_to(static)) for p in (static / "static" / "js").glob("PlotlyChart.*.js")))
-
-
 def preload_charts() -> None:
     """Have the browser load the chart library's code while idle (see `_PRELOAD_JS`)."""
-    modules = _chart_modules()
-    if modules:
-        _component("edt_preload")(data={"modules": list(modules)}, key="edt_preload")
+    path = chunk(CHART_ELEMENT)
+    if path:  # none if Streamlit's layout changes: the preload is then skipped, nothing else
+        _component("edt_preload")(data={"modules": [path]}, key="edt_preload")
 
 
 def follow_link(href: str, current: Mapping[str, str] | None = None) -> dict[str, str]:

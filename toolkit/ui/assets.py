@@ -1,0 +1,162 @@
+"""The front end's code each page needs, named in the page's first response.
+
+Streamlit's front end loads an element's code (a JavaScript chunk: the multiselect, the
+metric, Plotly's 4.7 MB) only when the script's first message draws that element. In a
+browser that has not opened the app before, the chunks are then fetched and compiled after
+the script has run: 0.6 s on Explore, 1.5-2 s more on a page with Plotly charts.
+
+`PagePreload`, an ASGI middleware of `app.py`, writes the chunks of the page asked for
+(`?view=`) into Streamlit's HTML page as `<link rel="modulepreload">`, so the browser fetches
+and compiles them while it starts the app and the script runs. Streamlit's own lazy imports
+then find them in the browser's module map.
+
+`ELEMENTS` says which Streamlit elements each page draws, by the name of their chunk; a
+browser test (`tests/test_appcheck.py`) fails when a page loads one its row does not name,
+and `tests/test_app_serving.py` when a name is not in the installed Streamlit.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+__all__ = ["CHART_ELEMENT", "ELEMENTS", "PagePreload", "chunk", "lazy_chunks", "page_chunks", "preload_links"]
+
+CHART_ELEMENT = "PlotlyChart"
+
+_SIDEBAR = ("Radio", "BidiComponent")  # the page menu; our components (tables' links, the preload)
+_FILTERS = ("TextInput", "Multiselect", "NumberInput", "Checkbox", "DateInput", "Selectbox")  # filters.py
+_RESULTS = ("Metric", "Button", "LinkButton")  # the count, the pager, the CSV link
+
+# view -> the chunks of the elements its first render draws (view as in pages.PAGES).
+ELEMENTS: dict[str, tuple[str, ...]] = {
+    "explore": _SIDEBAR + _FILTERS + _RESULTS,
+    "pending": _SIDEBAR + _FILTERS + _RESULTS,
+    "detail": _SIDEBAR + ("TextInput", "Metric", "lib", CHART_ELEMENT),  # lib: emoji names
+    "trust-flow": _SIDEBAR + _FILTERS + ("Slider", CHART_ELEMENT),
+    "archive": _SIDEBAR + _FILTERS + (CHART_ELEMENT,),
+    "calendar": _SIDEBAR + ("TextInput", "DateInput", "Selectbox", "DataFrame", "DownloadButton", CHART_ELEMENT),
+    "watchlist": _SIDEBAR + ("TextInput",),
+    "sync": _SIDEBAR + ("DataFrame",),
+}
+DEFAULT_VIEW = "explore"
+
+_LAZY_IMPORT = re.compile(r"import\(`\./(([A-Za-z]+)\.[A-Za-z0-9_-]+\.js)`\)")
+_STATIC_IMPORT = re.compile(r'(?:from|import)\s*"\./([A-Za-z0-9_.-]+\.js)"')
+_HTML_MODULE = re.compile(r'(?:src|href)="\./static/js/([A-Za-z0-9_.-]+\.js)"')
+
+
+def _js() -> Path:
+    import streamlit
+
+    return Path(streamlit.__file__).parent / "static" / "static" / "js"
+
+
+@functools.cache
+def lazy_chunks() -> dict[str, str]:
+    """Chunk name -> file of every element Streamlit's front end loads on demand (read from
+    its entry script; empty if the installed Streamlit is laid out otherwise)."""
+    found: dict[str, str] = {}
+    for entry in _js().glob("index.*.js"):
+        for file, name in _LAZY_IMPORT.findall(entry.read_text(encoding="utf-8")):
+            found.setdefault(name, file)
+    return found
+
+
+@functools.cache
+def _imports(file: str) -> tuple[str, ...]:
+    path = _js() / file
+    return tuple(_STATIC_IMPORT.findall(path.read_text(encoding="utf-8"))) if path.is_file() else ()
+
+
+@functools.cache
+def _in_html() -> frozenset[str]:
+    """The modules Streamlit's HTML page already loads or preloads."""
+    html = _js().parent.parent / "index.html"
+    return frozenset(_HTML_MODULE.findall(html.read_text(encoding="utf-8"))) if html.is_file() else frozenset()
+
+
+def chunk(name: str) -> str | None:
+    """The path (under Streamlit's static folder) of element chunk `name`, or None."""
+    file = lazy_chunks().get(name)
+    return f"static/js/{file}" if file else None
+
+
+def _closure(names: Iterable[str]) -> list[str]:
+    """The files of the named chunks and of everything they import, minus what the HTML loads."""
+    todo = [lazy_chunks()[n] for n in names if n in lazy_chunks()]
+    seen: dict[str, None] = {}
+    while todo:
+        file = todo.pop(0)
+        if file in seen or file in _in_html():
+            continue
+        seen[file] = None
+        todo.extend(_imports(file))
+    return list(seen)
+
+
+@functools.cache
+def page_chunks(view: str) -> tuple[str, ...]:
+    """The chunk files (`static/js/...`) page `view` needs beyond Streamlit's HTML, in load order."""
+    return tuple(f"static/js/{file}" for file in _closure(ELEMENTS.get(view, ELEMENTS[DEFAULT_VIEW])))
+
+
+@functools.cache
+def preload_links(view: str) -> bytes:
+    """`<link rel="modulepreload">` tags for `page_chunks(view)`."""
+    return "".join(f'<link rel="modulepreload" crossorigin href="./{path}">' for path in page_chunks(view)).encode()
+
+
+class PagePreload:
+    """ASGI middleware: Streamlit's HTML page, for any GET, with the requested page's chunks
+    preloaded (see the module's docstring). Every other response passes untouched."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "GET":
+            await self.app(scope, receive, send)
+            return
+        # The HTML page is a file: without this, a server that can send files by path
+        # (ASGI's "pathsend") would not hand the body to `rewrite`.
+        extensions = {k: v for k, v in (scope.get("extensions") or {}).items() if k != "http.response.pathsend"}
+        scope = {**scope, "extensions": extensions}
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        links = preload_links((query.get("view") or [DEFAULT_VIEW])[0])
+        start: dict | None = None
+        body: list[bytes] = []
+
+        async def rewrite(message: dict) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                headers = dict(message.get("headers") or [])
+                if (not links or message.get("status") != 200 or b"content-encoding" in headers
+                        or not headers.get(b"content-type", b"").startswith(b"text/html")):
+                    start = None
+                    await send(message)
+                    return
+                start = message
+                return
+            if start is None:
+                await send(message)
+                return
+            if message["type"] != "http.response.body":  # not a body after all: pass it on as it is
+                await send(start)
+                start = None
+                await send(message)
+                return
+            body.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            html = b"".join(body).replace(b"</head>", links + b"</head>", 1)
+            # The body changed: a new length, and no validator for the old body.
+            headers = [(k, v) for k, v in start.get("headers") or [] if k not in (b"content-length", b"etag")]
+            await send({**start, "headers": headers + [(b"content-length", str(len(html)).encode())]})
+            await send({"type": "http.response.body", "body": html})
+
+        await self.app(scope, receive, rewrite)
