@@ -51,6 +51,13 @@ def app(view: str | None = None, **query: str) -> AppTest:
     return at.run()
 
 
+def open_groups(at: AppTest, *groups: str, prefix: str = "f:") -> AppTest:
+    """Open sidebar groups as a click on their titles does (their widgets are drawn only while open)."""
+    for group in groups:
+        at.session_state[f"{prefix}group:{group}"] = True
+    return at.run()
+
+
 def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
@@ -123,6 +130,7 @@ def test_explore_filters_through_the_widgets_match_the_query_layer(demo_db):
     at = app()
     no_exception(at)
     assert total_shown(at) == Mirror(demo_db).search_domains({})["meta"]["total"]
+    open_groups(at, "seo")
     at.sidebar.number_input(key="f:tf_min").set_value(20).run()
     at.sidebar.selectbox(key="f:type").set_value("auction").run()
     no_exception(at)
@@ -130,6 +138,27 @@ def test_explore_filters_through_the_widgets_match_the_query_layer(demo_db):
     assert total_shown(at) == expected["meta"]["total"] > 0
     assert url_value(at, "tf_min") == "20" and url_value(at, "type") == "auction"  # a bookmarkable URL
     assert names_listed(at) == [r["name"] for r in expected["data"]]
+
+
+def test_a_closed_filter_group_draws_no_widgets_and_keeps_its_filters_in_force(demo_db):
+    mirror = Mirror(demo_db)
+    at = app()
+    no_exception(at)
+    opened = {e.label: e.proto.expanded for e in at.sidebar.expander}
+    assert opened["Source and type"] and not opened["SEO metrics"] and not opened["Price"]
+    assert len(at.sidebar.number_input) == 0  # TF, CF, DA, price, age...: all in closed groups, none built
+    bookmark = app(tf_min="20")  # a filter arriving from outside opens its group
+    assert {e.label: e.proto.expanded for e in bookmark.sidebar.expander}["SEO metrics"]
+    assert bookmark.sidebar.number_input(key="f:tf_min").value == 20
+    bookmark.session_state["f:group:seo"] = False  # the user closes the group
+    bookmark.run()
+    with pytest.raises(KeyError):
+        bookmark.sidebar.number_input(key="f:tf_min")
+    expected = mirror.search_domains({"tf_min": "20", "tld": ".com"})["meta"]["total"]
+    bookmark.sidebar.text_input(key="f:tld").set_value(".com").run()  # a change elsewhere
+    no_exception(bookmark)
+    assert url_value(bookmark, "tf_min") == "20" and total_shown(bookmark) == expected > 0
+    assert not {e.label: e.proto.expanded for e in bookmark.sidebar.expander}["SEO metrics"]  # stays closed
 
 
 def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
@@ -210,7 +239,7 @@ def test_the_column_chooser_is_kept_in_the_url(demo_db):
 
 
 def test_the_listing_extension_filters_reach_the_sidebar_and_the_query_layer(demo_db):
-    at = app()
+    at = open_groups(app(), "names", "seo")
     at.sidebar.checkbox(key="f:no_numbers").check().run()
     at.sidebar.checkbox(key="f:no_dashes").check().run()
     at.sidebar.number_input(key="f:length_max").set_value(8).run()
@@ -251,7 +280,7 @@ def test_a_rerun_never_counts_the_whole_mirror(demo_db, monkeypatch):
     calls = []
     original = Mirror.status
     monkeypatch.setattr(Mirror, "status", lambda self: calls.append(1) or original(self))
-    at = app()
+    at = open_groups(app(), "seo")
     at.sidebar.number_input(key="f:tf_min").set_value(10).run()
     no_exception(at)
     assert calls == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import re
 import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -13,11 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 from starlette.applications import Starlette
+from starlette.routing import Route
 from streamlit.testing.v1 import AppTest
 
 from test_app import demo_db, demo_template  # noqa: F401 - the app tests' mirror (a small demo, copied per test)
 from toolkit import Mirror
-from toolkit.ui import asgi, exports
+from toolkit.ui import asgi, assets, exports
 from toolkit.ui.navigation import follow_link
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,9 +130,57 @@ def test_app_py_serves_the_script_and_the_csv_over_a_real_socket(demo_db, tmp_pa
             disposition = response.headers["Content-Disposition"]
         with urllib.request.urlopen(f"{base}/") as response:
             page = response.read().decode()
+            length = int(response.headers["Content-Length"])
     counted = Mirror(demo_db, readonly=True).search_domains({"tld": ".fr"})["meta"]["total"]
     assert len(csv_rows(body)) == counted and 'filename="listings.csv"' in disposition
     assert "<div id=\"root\"" in page or "id=\"root\"" in page
+    # The page's element chunks named in its HTML (assets.PagePreload), the length told right.
+    assert all(f'href="./{path}"' in page for path in assets.page_chunks("explore")) and length == len(page.encode())
+
+
+def html_of(url: str) -> httpx.Response:
+    """Streamlit's HTML page through app.py's middleware, in-process (httpx's ASGI transport)."""
+
+    async def go() -> httpx.Response:
+        app = Starlette(routes=[Route("/", StaticPage())], middleware=asgi.MIDDLEWARE)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://app") as client:
+            return await client.get(url)
+
+    return asyncio.run(go())
+
+
+class StaticPage:
+    """Streamlit's own index.html, sent as its server sends it (a file response)."""
+
+    async def __call__(self, scope, receive, send):  # noqa: ANN001 - the ASGI signature
+        import streamlit
+        from starlette.responses import FileResponse
+
+        await FileResponse(Path(streamlit.__file__).parent / "static" / "index.html")(scope, receive, send)
+
+
+def test_each_page_gets_its_element_chunks_named_in_its_html():
+    import streamlit
+
+    static = Path(streamlit.__file__).parent / "static"
+    explore, charts = html_of("/?view=explore"), html_of("/?view=trust-flow&tld=.fr")
+    for response, view in ((explore, "explore"), (charts, "trust-flow")):
+        assert response.status_code == 200 and int(response.headers["content-length"]) == len(response.content)
+        links = re.findall(r'<link rel="modulepreload" crossorigin href="\./(static/js/[^"]+)">', response.text)
+        assert set(assets.page_chunks(view)) <= set(links) and all((static / link).is_file() for link in links)
+        assert response.text.index(assets.page_chunks(view)[0]) < response.text.index("</head>")
+    chart = f"static/js/{assets.lazy_chunks()[assets.CHART_ELEMENT]}"
+    assert chart in charts.text and chart not in explore.text  # Plotly's 4.7 MB only where a chart is drawn
+    assert "etag" not in explore.headers  # the body changed: no validator of the file's
+    assert html_of("/?view=nonsense").text.count("modulepreload") == explore.text.count("modulepreload")
+
+
+def test_every_name_in_the_pages_elements_is_a_chunk_of_the_installed_streamlit():
+    from toolkit.ui.pages import PAGES
+
+    assert set(assets.ELEMENTS) == set(PAGES)
+    names = {n for row in assets.ELEMENTS.values() for n in row} | set(assets.LATER)
+    assert names <= set(assets.lazy_chunks()), names - set(assets.lazy_chunks())
 
 
 # -- in-place links ---------------------------------------------------------------------------
@@ -147,14 +197,22 @@ def test_a_link_followed_in_place_writes_its_query_over_the_url():
     assert follow_link("?sort=&view=explore", current) == {"view": "explore", "tld": ".fr", "cols": "name,tf"}
 
 
-def test_every_page_has_the_browser_load_the_chart_code_while_idle(demo_db):
+def test_every_page_has_the_browser_load_what_it_did_not_draw_while_idle(demo_db):
     import json
 
     import streamlit
 
-    at = AppTest.from_file(asgi.SCRIPT, default_timeout=60).run()
-    assert not at.exception
-    preload = [e for e in at.get("bidi_component") if e.proto.component_name == "edt_preload"]
-    modules = json.loads(preload[0].proto.json)["modules"]
     static = Path(streamlit.__file__).parent / "static"
-    assert modules and all("PlotlyChart" in m and (static / m).is_file() for m in modules)
+    later = {}
+    for view in ("explore", "trust-flow"):
+        at = AppTest.from_file(asgi.SCRIPT, default_timeout=60)
+        at.query_params["view"] = view
+        at.run()
+        assert not at.exception
+        preload = [e for e in at.get("bidi_component") if e.proto.component_name == "edt_preload"]
+        later[view] = json.loads(preload[0].proto.json)["modules"]
+        assert later[view] and all((static / m).is_file() for m in later[view])
+        assert not set(later[view]) & set(assets.page_chunks(view))  # what the HTML named is not fetched twice
+    names = lambda modules: {m.rsplit("/", 1)[-1].split(".")[0] for m in modules}  # noqa: E731
+    assert {"NumberInput", "PlotlyChart"} <= names(later["explore"])  # closed groups' widgets, the charts
+    assert "PlotlyChart" not in names(later["trust-flow"])

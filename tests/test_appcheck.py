@@ -141,7 +141,8 @@ def test_the_timing_script_measures_every_page_and_explore_interaction(tmp_path,
         assert all(0 < s < 120 for s in seconds), rows[view]
     assert "(1.0x)" in rows["(peer) a blank Streamlit page"]
     for step in ("next page", "sort by a column title (Price)", "open a domain from the table", "TLD .fr,.de",
-                 "min Trust Flow 20", "categories Business"):  # fmt: skip
+                 "open the SEO metrics group", "min Trust Flow 20", "open the Names group",
+                 "categories Business"):  # fmt: skip
         assert float(rows[step].split("|")[2].strip().removesuffix(" s")) > 0, rows[step]
 
 
@@ -189,3 +190,22 @@ def test_a_link_that_changes_filters_in_place_redraws_the_sidebar_from_it(tmp_pa
         assert all(f"{k}={v}" in driver.current_url for k, v in region.items()), driver.current_url
         shown = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMetricValue"]').text
         assert int(shown.replace(",", "")) == expected
+
+
+@needs_chromium
+def test_each_pages_html_names_every_element_chunk_it_draws(tmp_path, app_env):
+    """`assets.PagePreload` writes each page's chunks into its HTML: a page that draws an
+    element its `assets.ELEMENTS` row does not name fetches that chunk late, after its script ran.
+    (Once drawn, a page fetches what it did not draw itself, when idle: `navigation.preload_later`.)"""
+    from toolkit.ui.assets import ELEMENTS, LATER
+
+    db = demo_mirror(tmp_path / "mirror.db")
+    name = Mirror(db, readonly=True).search_domains({"per_page": "1"})["data"][0]["name"]
+    with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base:
+        for view in ELEMENTS:
+            extra = f"&name={name}" if view == "detail" else ""
+            with appcheck.browser() as driver:  # a fresh one: nothing cached by the page before
+                appcheck._open(driver, f"{base}/?view={view}{extra}", 60)
+                idle_preload = set(LATER) - set(ELEMENTS[view])
+                assert set(appcheck.chunks_not_preloaded(driver)) <= idle_preload, view
+

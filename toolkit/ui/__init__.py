@@ -42,4 +42,4 @@ def main() -> None:
     st.sidebar.caption(f"Mirror: `{state.db_path()}`")
     PAGES[view][1]()
     with st.sidebar:
-        navigation.preload_charts()
+        navigation.preload_later(view)

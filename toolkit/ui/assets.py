@@ -24,25 +24,28 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-__all__ = ["CHART_ELEMENT", "ELEMENTS", "PagePreload", "chunk", "lazy_chunks", "page_chunks", "preload_links"]
+__all__ = ["CHART_ELEMENT", "ELEMENTS", "LATER", "PagePreload", "later_chunks", "lazy_chunks", "page_chunks", "preload_links"]
 
 CHART_ELEMENT = "PlotlyChart"
 
-_SIDEBAR = ("Radio", "BidiComponent")  # the page menu; our components (tables' links, the preload)
-_FILTERS = ("TextInput", "Multiselect", "NumberInput", "Checkbox", "DateInput", "Selectbox")  # filters.py
-_RESULTS = ("Metric", "Button", "LinkButton")  # the count, the pager, the CSV link
+_MENU = ("Radio", "BidiComponent")  # the page menu; our components (the tables' links, the preload)
+_FIRST_FILTERS = ("Selectbox", "TextInput")  # the plan, and the "Source and type" group (open at first)
+_RESULTS = ("Multiselect", "Metric", "Button", "LinkButton")  # the column chooser, the count, pager, CSV link
 
-# view -> the chunks of the elements its first render draws (view as in pages.PAGES).
+# view -> the chunks of the elements its first render draws (views as in pages.PAGES).
 ELEMENTS: dict[str, tuple[str, ...]] = {
-    "explore": _SIDEBAR + _FILTERS + _RESULTS,
-    "pending": _SIDEBAR + _FILTERS + _RESULTS,
-    "detail": _SIDEBAR + ("TextInput", "Metric", "lib", CHART_ELEMENT),  # lib: emoji names
-    "trust-flow": _SIDEBAR + _FILTERS + ("Slider", CHART_ELEMENT),
-    "archive": _SIDEBAR + _FILTERS + (CHART_ELEMENT,),
-    "calendar": _SIDEBAR + ("TextInput", "DateInput", "Selectbox", "DataFrame", "DownloadButton", CHART_ELEMENT),
-    "watchlist": _SIDEBAR + ("TextInput",),
-    "sync": _SIDEBAR + ("DataFrame",),
+    "explore": _MENU + _FIRST_FILTERS + _RESULTS,
+    "pending": _MENU + _FIRST_FILTERS + _RESULTS,
+    "detail": _MENU + ("TextInput", "Metric", "lib", CHART_ELEMENT),  # lib: emoji names
+    "trust-flow": _MENU + _FIRST_FILTERS + ("Checkbox", "Slider", CHART_ELEMENT),
+    "archive": _MENU + _FIRST_FILTERS + (CHART_ELEMENT,),
+    "calendar": _MENU + ("TextInput", "DateInput", "Selectbox", "DataFrame", "DownloadButton", CHART_ELEMENT),
+    "watchlist": _MENU + ("TextInput",),
+    "sync": _MENU + ("DataFrame",),
 }
+# Fetched once the page is drawn and the browser idle (`navigation.preload_later`): the
+# widgets of the closed filter groups, and the charts another page draws.
+LATER = ("Multiselect", "NumberInput", "Checkbox", "DateInput", CHART_ELEMENT)
 DEFAULT_VIEW = "explore"
 
 _LAZY_IMPORT = re.compile(r"import\(`\./(([A-Za-z]+)\.[A-Za-z0-9_-]+\.js)`\)")
@@ -80,12 +83,6 @@ def _in_html() -> frozenset[str]:
     return frozenset(_HTML_MODULE.findall(html.read_text(encoding="utf-8"))) if html.is_file() else frozenset()
 
 
-def chunk(name: str) -> str | None:
-    """The path (under Streamlit's static folder) of element chunk `name`, or None."""
-    file = lazy_chunks().get(name)
-    return f"static/js/{file}" if file else None
-
-
 def _closure(names: Iterable[str]) -> list[str]:
     """The files of the named chunks and of everything they import, minus what the HTML loads."""
     todo = [lazy_chunks()[n] for n in names if n in lazy_chunks()]
@@ -103,6 +100,13 @@ def _closure(names: Iterable[str]) -> list[str]:
 def page_chunks(view: str) -> tuple[str, ...]:
     """The chunk files (`static/js/...`) page `view` needs beyond Streamlit's HTML, in load order."""
     return tuple(f"static/js/{file}" for file in _closure(ELEMENTS.get(view, ELEMENTS[DEFAULT_VIEW])))
+
+
+@functools.cache
+def later_chunks(view: str) -> tuple[str, ...]:
+    """The chunk files of `LATER` (with what they import) that page `view` does not load itself."""
+    own = set(page_chunks(view))
+    return tuple(path for path in (f"static/js/{file}" for file in _closure(LATER)) if path not in own)
 
 
 @functools.cache

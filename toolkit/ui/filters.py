@@ -15,7 +15,7 @@ from ..plans import PLANS, plan_allows
 from ..sources import REGFREE
 from .state import FILTER_GROUPS, NOT_FILTERS, current_filters, keep_filters_of, plan_in_force
 
-__all__ = ["sidebar_filters", "plan_picker"]
+__all__ = ["group_key", "sidebar_filters", "plan_picker"]
 
 
 def plan_picker() -> str:
@@ -79,11 +79,19 @@ def _as_text(param: Param, value: Any) -> str:
 
 def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str]:
     """Draw the filters of `table` (the listing or the pending-delete parameters; values from
-    the URL), write the chosen ones back to the URL and return them as API parameters."""
+    the URL), write the chosen ones back to the URL and return them as API parameters.
+
+    Each group's widgets are drawn only while its expander is open (its open state is a
+    widget: opening it reruns the page): a browser builds ~45 widgets slowly, and a closed
+    group's filters stay in force from the URL. A group opens by itself when a filter of it
+    arrives from outside the sidebar (a bookmark, a link)."""
     keep_filters_of(table)
     plan = plan_picker()
     prefix = "p:" if table is PENDING_PARAMS else "f:"
     in_url = current_filters(table)
+    seen_key = f"{prefix}filters_seen"
+    seen = st.session_state.get(seen_key, {})
+    arrived = {name for name, value in in_url.items() if seen.get(name) != value}
     chosen: dict[str, str] = {}
     st.sidebar.caption(f"Answers as the **{plan}** plan" + ("" if plan_allows(plan, "regfree") else
                                                           " (regfree needs Authority)"))  # fmt: skip
@@ -91,8 +99,14 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
         params = [p for p in table.values() if p.group == group and p.name not in NOT_FILTERS]
         if not params:
             continue
-        opened = any(p.name in in_url for p in params) or group == "source"
-        with st.sidebar.expander(title, expanded=opened):
+        key = group_key(table, group)
+        if any(p.name in arrived for p in params):
+            st.session_state[key] = True
+        box = st.sidebar.expander(title, expanded=group == "source", key=key, on_change="rerun")
+        if not box.open:
+            chosen.update({p.name: in_url[p.name] for p in params if p.name in in_url})
+            continue
+        with box:
             for param in params:
                 text = _as_text(param, _widget(param, in_url.get(param.name), plan, prefix))
                 if text:
@@ -102,4 +116,10 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
             del st.query_params[name]
         for name, value in chosen.items():
             st.query_params[name] = value
+    st.session_state[seen_key] = chosen
     return chosen
+
+
+def group_key(table: Mapping[str, Param], group: str) -> str:
+    """The session-state key of a sidebar group's open state (True opens it on the next run)."""
+    return f"{'p:' if table is PENDING_PARAMS else 'f:'}group:{group}"

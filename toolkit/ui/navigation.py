@@ -18,9 +18,9 @@ from urllib.parse import parse_qsl
 
 import streamlit as st
 
-from .assets import CHART_ELEMENT, chunk
+from .assets import later_chunks
 
-__all__ = ["show_html", "follow_link", "preload_charts"]
+__all__ = ["show_html", "follow_link", "preload_later"]
 
 # Plain left clicks on the drawn HTML's `?query` links become the trigger `navigate`.
 _JS = """
@@ -38,11 +38,11 @@ export default function ({ parentElement, data, setTriggerValue }) {
 }
 """
 
-# Once per document, when the browser is idle: fetch and compile the chart library's code
-# (Streamlit loads it only when a page first draws a chart), so opening a domain or a chart
-# page from a table does not wait for it. A `modulepreload` of the URL Streamlit's own lazy
-# import resolves to, so both share one module; the HTML of a chart page names it already
-# (`assets.PagePreload`).
+# Once per document, when the browser is idle: fetch and compile the code of what this page
+# did not draw yet (a closed filter group's widgets, the charts; Streamlit loads an
+# element's code only when a page first draws it), so opening a group, a domain or a chart
+# page does not wait for it. A `modulepreload` of the URL Streamlit's own lazy import
+# resolves to, so both share one module; what the page's HTML named is skipped.
 _PRELOAD_JS = """
 export default function ({ data }) {
   if (window.__edtPreloaded) return;
@@ -67,11 +67,11 @@ def _component(name: str) -> Any:
     return st.components.v2.component(name, html=html, js=js, isolate_styles=False)
 
 
-def preload_charts() -> None:
-    """Have the browser load the chart library's code while idle (see `_PRELOAD_JS`)."""
-    path = chunk(CHART_ELEMENT)
-    if path:  # none if Streamlit's layout changes: the preload is then skipped, nothing else
-        _component("edt_preload")(data={"modules": [path]}, key="edt_preload")
+def preload_later(view: str) -> None:
+    """Have the browser fetch, while idle, the code page `view` has not drawn (see `_PRELOAD_JS`)."""
+    modules = later_chunks(view)
+    if modules:  # none if Streamlit's layout changes: the preload is then skipped, nothing else
+        _component("edt_preload")(data={"modules": list(modules)}, key="edt_preload")
 
 
 def follow_link(href: str, current: Mapping[str, str] | None = None) -> dict[str, str]:
