@@ -38,21 +38,16 @@ export default function ({ parentElement, data, setTriggerValue }) {
 }
 """
 
-# Once per document, when the browser is idle: fetch and compile the code of what this page
-# did not draw yet (a closed filter group's widgets, the charts; Streamlit loads an
-# element's code only when a page first draws it), so opening a group, a domain or a chart
-# page does not wait for it. A `modulepreload` of the URL Streamlit's own lazy import
-# resolves to, so both share one module; what the page's HTML named is skipped.
+# Once per document, when the browser is idle: load the code of what this page did not draw
+# (a closed filter group's widgets, the charts; Streamlit loads an element's code only when a
+# page first draws it), so opening a group, a domain or a chart page does not wait for it.
+# An import (fetched, compiled and run: Plotly's takes a second to run) of the URL Streamlit's
+# own lazy import resolves to, so both share one module.
 _PRELOAD_JS = """
 export default function ({ data }) {
   if (window.__edtPreloaded) return;
   window.__edtPreloaded = true;
-  const load = () => data.modules.forEach((path) => {
-    const href = new URL(path, document.baseURI).href;
-    if (Array.from(document.querySelectorAll('link[rel="modulepreload"]')).some((l) => l.href === href)) return;
-    const link = Object.assign(document.createElement("link"), { rel: "modulepreload", href, crossOrigin: "" });
-    document.head.appendChild(link);
-  });
+  const load = () => data.modules.forEach((path) => import(new URL(path, document.baseURI).href).catch(() => {}));
   (window.requestIdleCallback || ((f) => setTimeout(f, 1000)))(load, { timeout: 4000 });
 }
 """
