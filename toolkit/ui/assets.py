@@ -104,11 +104,10 @@ def page_chunks(view: str) -> tuple[str, ...]:
 
 @functools.cache
 def later_chunks(view: str) -> tuple[str, ...]:
-    """The chunk files of the `LATER` elements that page `view` does not load itself (what they
-    import comes with them)."""
+    """The chunk files of the `LATER` elements, and of what they import, that page `view` does
+    not load itself."""
     own = set(page_chunks(view))
-    files = (f"static/js/{lazy_chunks()[name]}" for name in LATER if name in lazy_chunks())
-    return tuple(path for path in files if path not in own)
+    return tuple(path for path in (f"static/js/{file}" for file in _closure(LATER)) if path not in own)
 
 
 @functools.cache

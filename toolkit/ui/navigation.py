@@ -38,16 +38,21 @@ export default function ({ parentElement, data, setTriggerValue }) {
 }
 """
 
-# Once per document, when the browser is idle: load the code of what this page did not draw
-# (a closed filter group's widgets, the charts; Streamlit loads an element's code only when a
-# page first draws it), so opening a group, a domain or a chart page does not wait for it.
-# An import (fetched, compiled and run: Plotly's takes a second to run) of the URL Streamlit's
-# own lazy import resolves to, so both share one module.
+# Once per document, when the browser is idle: fetch and compile the code of what this page
+# did not draw (a closed filter group's widgets, the charts; Streamlit loads an element's
+# code only when a page first draws it), so opening a group, a domain or a chart page does
+# not wait for it. A `modulepreload` of the URL Streamlit's own lazy import resolves to, so
+# both share one module; not an import, which would also run it: a long task (Plotly's takes
+# a second) that would hold up the user's next click.
 _PRELOAD_JS = """
 export default function ({ data }) {
   if (window.__edtPreloaded) return;
   window.__edtPreloaded = true;
-  const load = () => data.modules.forEach((path) => import(new URL(path, document.baseURI).href).catch(() => {}));
+  const load = () => data.modules.forEach((path) => {
+    const href = new URL(path, document.baseURI).href;
+    if (document.querySelector(`link[rel="modulepreload"][href="${CSS.escape(href)}"]`)) return;
+    document.head.appendChild(Object.assign(document.createElement("link"), { rel: "modulepreload", href }));
+  });
   (window.requestIdleCallback || ((f) => setTimeout(f, 1000)))(load, { timeout: 4000 });
 }
 """
