@@ -83,7 +83,7 @@ return {
   statusWidget: !!document.querySelector('[data-testid="stStatusWidget"]'),
   elements: main ? main.querySelectorAll('[data-testid="stElementContainer"]').length : 0,
   skeletons: document.querySelectorAll('[data-testid="stSkeleton"]').length,
-  chartsPending: charts.filter(c => !c.querySelector('.main-svg')).length,
+  chartsPending: charts.filter(c => !c.querySelector('.main-svg')).length + Array.from(document.querySelectorAll('[data-testid="stEChartsChart"]')).filter(c => !c.querySelector('canvas')).length,
   exceptions: Array.from(document.querySelectorAll('[data-testid="stException"]')).map(e => e.innerText),
   text: document.body ? document.body.innerText : '',
 };

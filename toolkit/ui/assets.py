@@ -26,7 +26,7 @@ from urllib.parse import parse_qs
 
 __all__ = ["CHART_ELEMENT", "ELEMENTS", "PagePreload", "chunk", "lazy_chunks", "page_chunks", "preload_links"]
 
-CHART_ELEMENT = "PlotlyChart"
+CHART_ELEMENT = "EChartsChart"
 
 _SIDEBAR = ("Radio", "BidiComponent")  # the page menu; our components (tables' links, the preload)
 _FILTERS = ("TextInput", "Multiselect", "NumberInput", "Checkbox", "DateInput", "Selectbox")  # filters.py
