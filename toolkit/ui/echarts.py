@@ -55,6 +55,8 @@ _DASHES = {"dash": "dashed", "longdash": "dashed", "dashdot": "dashed", "longdas
 _STEPS = {"hv": "end", "vh": "start", "hvh": "middle", "vhv": "middle"}
 _SYMBOLS = {"circle": "circle", "diamond": "diamond", "square": "rect", "triangle-up": "triangle"}
 _PAPER = ("paper", "x domain", "y domain")
+_TIME_LABELS = {"year": "{yyyy}", "month": "{MMM} {yyyy}", "day": "{MMM} {d}", "hour": "{HH}:{mm}", "minute": "{HH}:{mm}",
+                "second": "{HH}:{mm}:{ss}"}  # fmt: skip
 
 
 def show(fig: go.Figure, *, key: str, where: Any = st) -> None:
@@ -94,10 +96,10 @@ def option(fig: go.Figure) -> dict:
     show_legend = len(legend_names) > 1 and layout.showlegend is not False
     out: dict[str, Any] = {
         "animation": False,  # Plotly draws at once; an entry animation only delays the final picture
-        "title": {"text": title, "left": 0, "top": 0},
+        "title": {"text": title, "left": 0, "top": 4},
         "tooltip": {"trigger": "axis" if unified else "item", "confine": True},
-        "grid": {"left": 8, "right": 96 if visual_maps else 24, "top": 64 if show_legend else 48, "bottom": 8,
-                 "containLabel": True},  # fmt: skip
+        # ECharts 6 keeps axis labels and names inside the chart ("outerBounds"); these are the margins.
+        "grid": {"left": 8, "right": 104 if visual_maps else 16, "top": 72 if show_legend else 48, "bottom": 8},
         "xAxis": x_axis.echarts(),
         "yAxis": [axis.echarts() for axis in y_axes],
         "series": series,
@@ -227,6 +229,8 @@ class _Axis:
                 axis["axisTick"] = {"interval": _nice_step(len(self.categories)) - 1}
             elif spec.dtick == 1 or not numbered:
                 axis["axisLabel"] = {"interval": 0}
+        if self.type == "time":  # dates as Plotly writes them ("Nov 16"), not bare day numbers
+            axis["axisLabel"] = {"formatter": _TIME_LABELS}
         if spec.title.text:
             axis.update(name=spec.title.text, nameLocation="middle", nameGap=self._name_gap())
         if spec.visible is False:
@@ -275,12 +279,12 @@ def _format(value: Any, spec: str) -> str:
         value = value.item()
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if spec and _is_number(value):
         if spec.endswith("d"):
             return format(int(round(value)), spec)
         return format(value, spec)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
     if _is_date(value):
         return pd.Timestamp(value).isoformat()
     return str(value)
@@ -357,7 +361,7 @@ def _heatmap(trace: go.Heatmap, x_axis: _Axis, y_axis: _Axis, index: int) -> tup
     one: dict[str, Any] = {"type": "heatmap", "name": trace.name or "", "data": data, "tooltip": hover.tooltip(),
                            "encode": {"x": 0, "y": 1, "value": 2}}  # fmt: skip
     if label:
-        one["label"] = {"show": True, "formatter": f"{{@[{label_dim}]}}", "fontSize": 11}
+        one["label"] = {"show": True, "formatter": f"{{@[{label_dim}]}}", "fontSize": 11, "lineHeight": 14}
     gap = max(trace.xgap or 0, trace.ygap or 0)
     if gap:
         one["itemStyle"] = {"borderColor": "#ffffff", "borderWidth": gap}
@@ -499,6 +503,7 @@ def _add_shapes(out: dict, fig: go.Figure, x_axis: _Axis, y_axis: _Axis) -> None
             points = _path_points(shape.path)
             lines.extend(_segment(pair, x_axis, y_axis, name, style) for pair in zip(points, points[1:]))
     points, texts = [], []
+    top = "start" if y_axis.spec.autorange == "reversed" else "end"  # a vertical line's label at the top, as Plotly's
     for note in fig.layout.annotations:
         font = {"color": note.font.color} if note.font and note.font.color else {}
         if note.font and note.font.size:
@@ -510,10 +515,10 @@ def _add_shapes(out: dict, fig: go.Figure, x_axis: _Axis, y_axis: _Axis) -> None
                                               **({"fill": font["color"]} if "color" in font else {}),
                                               **({"fontSize": font["fontSize"]} if "fontSize" in font else {})}})  # fmt: skip
         elif note.yref in _PAPER and _key(note.x) in vlines:
-            vlines[_key(note.x)]["label"] = {"show": True, "formatter": note.text, "position": "end", **font}
+            vlines[_key(note.x)]["label"] = {"show": True, "formatter": note.text, "position": top, **font}
         elif note.yref in _PAPER:
             lines.append({"xAxis": x_axis.coord(note.x), "lineStyle": {"opacity": 0},
-                          "label": {"show": True, "formatter": note.text, "position": "end", **font}})  # fmt: skip
+                          "label": {"show": True, "formatter": note.text, "position": top, **font}})  # fmt: skip
         else:
             points.append({"coord": [x_axis.coord(note.x), y_axis.coord(note.y)], "value": note.text,
                            "symbol": "circle", "symbolSize": 0,
