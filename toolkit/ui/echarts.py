@@ -71,9 +71,10 @@ def option(fig: go.Figure) -> dict:
     layout = fig.layout
     traces = list(fig.data)
     x_axis = _Axis(layout.xaxis, [t for t in traces], "x")
-    y_names = ["y"] + (["y2"] if any(_y_of(t) == "y2" for t in traces) else [])
-    y_axes = [_Axis(layout.yaxis if name == "y" else layout.yaxis2, [t for t in traces if _y_of(t) == name], "y")
-              for name in y_names]  # fmt: skip
+    # A right axis the layout defines is drawn even when no trace uses it (as Plotly does).
+    y_names = ["y"] + (["y2"] if any(_y_of(t) == "y2" for t in traces) or _defines(layout, "yaxis2") else [])
+    y_specs = {"y": layout.yaxis, "y2": layout.yaxis2 if _defines(layout, "yaxis2") else go.layout.YAxis()}
+    y_axes = [_Axis(y_specs[name], [t for t in traces if _y_of(t) == name], "y") for name in y_names]
     unified = layout.hovermode in ("x unified", "x", "y unified", "y")
     series: list[dict] = []
     visual_maps: list[dict] = []
@@ -115,6 +116,10 @@ def option(fig: go.Figure) -> dict:
 
 
 # ---------------------------------------------------------------- axes
+
+
+def _defines(layout: Any, axis: str) -> bool:
+    return axis in layout.to_plotly_json()
 
 
 def _y_of(trace: Any) -> str:
