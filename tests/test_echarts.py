@@ -119,6 +119,9 @@ def test_the_ratio_bars_stand_at_their_bin_centres_on_a_value_axis(counts):
     assert bars["barWidth"] == "95%"  # width 0.95 x step, the step being the gap between centres
     (vline,) = mark_lines(bars)
     assert vline["xAxis"] == 1.0 and vline["label"]["formatter"] == "TF = CF" and vline["lineStyle"]["type"] == "dashed"
+    # A bar's hover shows anywhere in its column (an axis tooltip), its template at the top level.
+    assert out["tooltip"] == {"trigger": "axis", "confine": True, "axisPointer": {"type": "shadow"},
+                              "formatter": bars["tooltip"]["formatter"]}  # fmt: skip
     biggest = max(range(len(trace.y)), key=lambda i: trace.y[i])
     assert tooltip(bars, bars["data"][biggest]) == f"TF / CF {trace.customdata[biggest]}: {trace.y[biggest]:,} listings"
     assert out["xAxis"]["name"] == "TF / CF (the last bar: 2 or more)" and out["yAxis"][0]["name"] == "Listings"

@@ -98,7 +98,7 @@ def option(fig: go.Figure) -> dict:
     out: dict[str, Any] = {
         "animation": False,  # Plotly draws at once; an entry animation only delays the final picture
         "title": {"text": title, "left": 0, "top": 4},
-        "tooltip": {"trigger": "axis" if unified else "item", "confine": True},
+        "tooltip": _tooltip(traces, series, unified),
         # ECharts 6 keeps axis labels and names inside the chart ("outerBounds"); these are the margins.
         "grid": {"left": 8, "right": 104 if visual_maps else 16, "top": 72 if show_legend else 48, "bottom": 8},
         "xAxis": x_axis.echarts(),
@@ -113,6 +113,19 @@ def option(fig: go.Figure) -> dict:
         out["useUTC"] = True
     _add_shapes(out, fig, x_axis, y_axes[0])
     return _jsonable(out)
+
+
+def _tooltip(traces: Sequence[Any], series: list[dict], unified: bool) -> dict:
+    """Plotly shows a bar's hover anywhere in its column: bars get an axis tooltip (the
+    column shaded), which reads the series' template from the top level."""
+    bars = bool(traces) and all(t.type == "bar" for t in traces)
+    tooltip: dict[str, Any] = {"trigger": "axis" if unified or bars else "item", "confine": True}
+    if bars:
+        tooltip["axisPointer"] = {"type": "shadow"}
+        templates = [s["tooltip"]["formatter"] for s in series if s["tooltip"].get("formatter")]
+        if len(series) == 1 and templates:
+            tooltip["formatter"] = templates[0]
+    return tooltip
 
 
 # ---------------------------------------------------------------- axes
