@@ -55,8 +55,8 @@ _DASHES = {"dash": "dashed", "longdash": "dashed", "dashdot": "dashed", "longdas
 _STEPS = {"hv": "end", "vh": "start", "hvh": "middle", "vhv": "middle"}
 _SYMBOLS = {"circle": "circle", "diamond": "diamond", "square": "rect", "triangle-up": "triangle"}
 _PAPER = ("paper", "x domain", "y domain")
-_TIME_LABELS = {"year": "{yyyy}", "month": "{MMM} {yyyy}", "day": "{MMM} {d}", "hour": "{HH}:{mm}", "minute": "{HH}:{mm}",
-                "second": "{HH}:{mm}:{ss}"}  # fmt: skip
+_TIME_LABELS = {"year": "{yyyy}", "month": "{MMM} {yyyy}", "day": "{MMM} {d}", "hour": "{HH}:{mm}",
+                "minute": "{HH}:{mm}", "second": "{HH}:{mm}:{ss}"}  # fmt: skip
 
 
 def show(fig: go.Figure, *, key: str, where: Any = st) -> None:
@@ -70,7 +70,7 @@ def option(fig: go.Figure) -> dict:
     """The ECharts option (JSON-ready: plain Python values only) that draws `fig`."""
     layout = fig.layout
     traces = list(fig.data)
-    x_axis = _Axis(layout.xaxis, [t for t in traces], "x")
+    x_axis = _Axis(layout.xaxis, traces, "x")
     # A right axis the layout defines is drawn even when no trace uses it (as Plotly does).
     y_names = ["y"] + (["y2"] if any(_y_of(t) == "y2" for t in traces) or _defines(layout, "yaxis2") else [])
     y_specs = {"y": layout.yaxis, "y2": layout.yaxis2 if _defines(layout, "yaxis2") else go.layout.YAxis()}
@@ -332,7 +332,9 @@ class _Hover:
             self.formatter = "".join(part for pair in zip(literals, slots + [""]) for part in pair)
 
     def dims(self, point: dict[str, Any]) -> list[str]:
-        return [_format(_lookup(expression, point), spec) for expression, spec in self.holders] if self.formatter else []
+        if not self.formatter:
+            return []
+        return [_format(_lookup(expression, point), spec) for expression, spec in self.holders]
 
     def tooltip(self) -> dict:
         return {"formatter": self.formatter} if self.formatter else {}
@@ -343,6 +345,12 @@ def _plain_text(template: str, point: dict[str, Any]) -> str:
     literals, holders = _template(template)
     text = literals[0] + "".join(_format(_lookup(e, point), s) + lit for (e, s), lit in zip(holders, literals[1:]))
     return _TAG.sub("", text.replace("<br>", "\n"))
+
+
+def _point(trace: Any, at: tuple[int, ...], **values: Any) -> dict[str, Any]:
+    """What a hovertemplate can name at one point: `values` (x, y, z) and the trace's
+    customdata, text and name at index `at`."""
+    return {"customdata": _at(trace.customdata, *at), "text": _at(trace.text, *at), "name": trace.name, **values}
 
 
 def _at(seq: Any, *index: int) -> Any:
@@ -364,14 +372,12 @@ def _heatmap(trace: go.Heatmap, x_axis: _Axis, y_axis: _Axis, index: int) -> tup
     z = np.asarray(pd.DataFrame(_values(trace.z)).apply(pd.to_numeric, errors="coerce"), dtype="float64")
     xs = _values(trace.x) or list(range(z.shape[1]))
     ys = _values(trace.y) or list(range(z.shape[0]))
-    custom, text = trace.customdata, trace.text
     hover = _Hover(trace.hovertemplate, 3)
     label = trace.texttemplate if trace.texttemplate else None
     label_dim = 3 + len(hover.holders)
     data = []
     for i, j in zip(*np.nonzero(np.isfinite(z))):
-        point = {"x": xs[j], "y": ys[i], "z": z[i, j], "customdata": _at(custom, i, j), "text": _at(text, i, j),
-                 "name": trace.name}  # fmt: skip
+        point = _point(trace, (i, j), x=xs[j], y=ys[i], z=z[i, j])
         item = [x_axis.index(xs[j]), y_axis.index(ys[i]), round(float(z[i, j]), 4), *hover.dims(point)]
         if label:
             item.append(_plain_text(label, point))
@@ -423,8 +429,7 @@ def _bar(trace: go.Bar, x_axis: _Axis, y_axis: _Axis, layout: Any) -> dict:
     hover = _Hover(trace.hovertemplate, 2)
     data = []
     for n, (x, y) in enumerate(zip(xs, ys)):
-        point = {"x": x, "y": y, "customdata": _at(trace.customdata, n), "text": _at(trace.text, n), "name": trace.name}
-        data.append([_value_on(x_axis, x), _value_on(y_axis, y), *hover.dims(point)])
+        data.append([_value_on(x_axis, x), _value_on(y_axis, y), *hover.dims(_point(trace, (n,), x=x, y=y))])
     one: dict[str, Any] = {"type": "bar", "name": trace.name or "", "data": data, "tooltip": hover.tooltip(),
                            "encode": {"x": 0, "y": 1}}  # fmt: skip
     if isinstance(trace.marker.color, str):
@@ -454,8 +459,7 @@ def _scatter(trace: go.Scatter, x_axis: _Axis, y_axis: _Axis) -> dict:
     for n, (x, y) in enumerate(zip(_values(trace.x), _values(trace.y))):
         if y_axis.type == "log" and (y is None or y <= 0):
             y = None  # a log axis cannot place it; Plotly leaves it out too
-        point = {"x": x, "y": y, "customdata": _at(trace.customdata, n), "text": _at(trace.text, n), "name": trace.name}
-        data.append([_value_on(x_axis, x), y, *hover.dims(point)])
+        data.append([_value_on(x_axis, x), y, *hover.dims(_point(trace, (n,), x=x, y=y))])
     one: dict[str, Any] = {"name": trace.name or "", "data": data, "tooltip": hover.tooltip()}
     if "lines" in mode:
         one.update(type="line", showSymbol="markers" in mode)
@@ -527,11 +531,7 @@ def _add_shapes(out: dict, fig: go.Figure, x_axis: _Axis, y_axis: _Axis) -> None
         if note.font and note.font.size:
             font["fontSize"] = note.font.size
         if note.xref in _PAPER and note.yref in _PAPER:
-            texts.append({"type": "text", "left": "center" if note.x == 0.5 else f"{100 * note.x:g}%",
-                          "top": "middle" if note.y == 0.5 else f"{max(0.0, min(100.0, 100 * (1 - note.y))):g}%",
-                          "z": 100, "style": {"text": _TAG.sub("", note.text or ""), "fontSize": 14, "fill": "#555",
-                                              **({"fill": font["color"]} if "color" in font else {}),
-                                              **({"fontSize": font["fontSize"]} if "fontSize" in font else {})}})  # fmt: skip
+            texts.append(_paper_text(note, font))
         elif note.yref in _PAPER and _key(note.x) in vlines:
             vlines[_key(note.x)]["label"] = {"show": True, "formatter": note.text, "position": top, **font}
         elif note.yref in _PAPER:
@@ -550,6 +550,15 @@ def _add_shapes(out: dict, fig: go.Figure, x_axis: _Axis, y_axis: _Axis) -> None
         first["markLine"] = {"silent": True, "symbol": ["none", "none"], "animation": False, "data": lines}
     if points:
         first["markPoint"] = {"silent": True, "animation": False, "data": points}
+
+
+def _paper_text(note: Any, font: dict) -> dict:
+    """An annotation placed on the figure (paper coordinates) as text on the chart."""
+    top = 100 * (1 - note.y)  # above the plot (y > 1) is the chart's top edge
+    style = {"text": _TAG.sub("", note.text or ""), "fill": font.get("color", "#555"),
+             "fontSize": font.get("fontSize", 14)}  # fmt: skip
+    return {"type": "text", "z": 100, "style": style, "left": "center" if note.x == 0.5 else f"{100 * note.x:g}%",
+            "top": "middle" if note.y == 0.5 else f"{max(0.0, min(100.0, top)):g}%"}  # fmt: skip
 
 
 def _segment(ends: Iterable[tuple[Any, Any]], x_axis: _Axis, y_axis: _Axis, name: str, style: dict) -> list[dict]:
