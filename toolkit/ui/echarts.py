@@ -293,6 +293,8 @@ def _template(template: str | None) -> tuple[list[str], list[tuple[str, str]]]:
 
 def _format(value: Any, spec: str) -> str:
     """A value formatted as Plotly's d3 format `spec` would (the subset our charts use)."""
+    if type(value) is int:  # the common case (counts, whole TF and CF), first
+        return format(value, spec) if spec else str(value)
     if isinstance(value, np.generic):
         value = value.item()
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -308,80 +310,132 @@ def _format(value: Any, spec: str) -> str:
     return str(value)
 
 
-def _lookup(expression: str, point: dict[str, Any]) -> Any:
+def _formatted(values: Iterable[Any], spec: str) -> list[str]:
+    """`_format` over a column, each distinct value formatted once (a heatmap repeats its
+    x and y labels across thousands of cells)."""
+    done: dict[Any, str] = {}
+    out = []
+    for value in values:
+        try:
+            text = done.get(value)
+            if text is None:
+                text = done[value] = _format(value, spec)
+        except TypeError:  # unhashable (a customdata row)
+            text = _format(value, spec)
+        out.append(text)
+    return out
+
+
+class _Template:
+    """A hovertemplate or texttemplate, evaluated column-wise: `columns` gives each distinct
+    placeholder's formatted text at every point, from `points` (what a template can name:
+    x, y, z, customdata, text as sequences over the points, and the trace's name)."""
+
+    def __init__(self, template: str | None) -> None:
+        self.template = template or ""
+        self.literals, holders = _template(template)
+        self.order = holders
+        self.holders = list(dict.fromkeys(holders))
+
+    def __bool__(self) -> bool:
+        return bool(self.template)
+
+    def columns(self, points: dict[str, Any], count: int) -> list[list[str]]:
+        return [_formatted(_column(expression, points, count), spec) for expression, spec in self.holders]
+
+    def formatter(self, first: int) -> str:
+        """The template with ECharts' `{@[k]}` for each placeholder, the columns from dimension `first`."""
+        slots = [f"{{@[{first + self.holders.index(h)}]}}" for h in self.order]
+        return "".join(part for pair in zip(self.literals, slots + [""]) for part in pair)
+
+    def texts(self, columns: list[list[str]]) -> list[str]:
+        """The template filled in at every point, as plain text with line breaks (labels)."""
+        slots = [columns[self.holders.index(h)] for h in self.order]
+        rows = zip(*slots) if slots else ([] for _ in range(len(columns[0]) if columns else 0))
+        filled = ["".join(part for pair in zip(self.literals, [*row, ""]) for part in pair) for row in rows]
+        return [_TAG.sub("", text.replace("<br>", "\n")) for text in filled]
+
+
+def _column(expression: str, points: dict[str, Any], count: int) -> list:
+    """A placeholder's raw value at every point: `x`, `customdata`, `customdata[1]`, `fullData.name`."""
     if expression == "fullData.name":
-        return point["name"]
+        return [points.get("name")] * count
     name, _, rest = expression.partition("[")
-    value = point.get(name)
+    values = points.get(name)
+    if values is None:
+        return [None] * count
     if rest:
         index = int(rest.rstrip("]"))
-        value = value[index] if value is not None and index < len(value) else None
-    return value
+        return [_at(value, index) for value in values]
+    return list(values)
+
+
+def _per_point(seq: Any, count: int) -> Any:
+    """A trace's customdata or text over its points (a scalar repeated), or None."""
+    if seq is None:
+        return None
+    if isinstance(seq, str):
+        return [seq] * count
+    return np.asarray(seq, dtype=object) if not isinstance(seq, np.ndarray) else seq
+
+
+def _at(seq: Any, index: int) -> Any:
+    try:
+        return seq[index]
+    except (IndexError, TypeError, KeyError):
+        return None
 
 
 class _Hover:
     """A trace's hovertemplate as an ECharts tooltip formatter over extra data dimensions
-    (from `first`), and each point's values of those dimensions."""
+    (from `first`) and those dimensions' columns."""
 
     def __init__(self, template: str | None, first: int) -> None:
-        literals, holders = _template(template)
-        self.holders = list(dict.fromkeys(holders))
-        self.formatter = None
-        if template:
-            slots = [f"{{@[{first + self.holders.index(h)}]}}" for h in holders]
-            self.formatter = "".join(part for pair in zip(literals, slots + [""]) for part in pair)
+        self.template = _Template(template)
+        self.first = first
+        self.holders = self.template.holders if self.template else []
 
-    def dims(self, point: dict[str, Any]) -> list[str]:
-        if not self.formatter:
-            return []
-        return [_format(_lookup(expression, point), spec) for expression, spec in self.holders]
+    def columns(self, points: dict[str, Any], count: int) -> list[list[str]]:
+        return self.template.columns(points, count) if self.template else []
 
     def tooltip(self) -> dict:
-        return {"formatter": self.formatter} if self.formatter else {}
+        return {"formatter": self.template.formatter(self.first)} if self.template else {}
 
 
-def _plain_text(template: str, point: dict[str, Any]) -> str:
-    """A texttemplate evaluated for one point, as plain text with line breaks (a label)."""
-    literals, holders = _template(template)
-    text = literals[0] + "".join(_format(_lookup(e, point), s) + lit for (e, s), lit in zip(holders, literals[1:]))
-    return _TAG.sub("", text.replace("<br>", "\n"))
+class _Data(list):
+    """A series' data items, already plain JSON values (`_rows` makes them): `_jsonable`
+    passes them through instead of visiting each of thousands of cells again."""
 
 
-def _point(trace: Any, at: tuple[int, ...], **values: Any) -> dict[str, Any]:
-    """What a hovertemplate can name at one point: `values` (x, y, z) and the trace's
-    customdata, text and name at index `at`."""
-    return {"customdata": _at(trace.customdata, *at), "text": _at(trace.text, *at), "name": trace.name, **values}
-
-
-def _at(seq: Any, *index: int) -> Any:
-    if seq is None:
-        return None
-    try:
-        value = seq
-        for i in index:
-            value = value[i]
-        return value
-    except (IndexError, TypeError, KeyError):
-        return None
+def _rows(*columns: Sequence[Any]) -> _Data:
+    """Data items from columns, each value made plain JSON."""
+    plain = [[v if type(v) in _PLAIN or v is None or (type(v) is float and math.isfinite(v)) else _jsonable(v)
+              for v in (column.tolist() if isinstance(column, np.ndarray) else column)] for column in columns]  # fmt: skip
+    return _Data(list(row) for row in zip(*plain))
 
 
 # ---------------------------------------------------------------- series
 
 
 def _heatmap(trace: go.Heatmap, x_axis: _Axis, y_axis: _Axis, index: int) -> tuple[dict, dict]:
-    z = np.asarray(pd.DataFrame(_values(trace.z)).apply(pd.to_numeric, errors="coerce"), dtype="float64")
+    z = _grid(trace.z)
     xs = _values(trace.x) or list(range(z.shape[1]))
     ys = _values(trace.y) or list(range(z.shape[0]))
+    cell_rows, cell_columns = np.nonzero(np.isfinite(z))  # sparse: only the cells with a value
+    count = len(cell_rows)
+    points = {"x": np.asarray(xs, dtype=object)[cell_columns].tolist(),
+              "y": np.asarray(ys, dtype=object)[cell_rows].tolist(),
+              "z": z[cell_rows, cell_columns].tolist(), "name": trace.name,
+              "customdata": _cells(trace.customdata, z.shape, cell_rows, cell_columns),
+              "text": _cells(trace.text, z.shape, cell_rows, cell_columns)}  # fmt: skip
     hover = _Hover(trace.hovertemplate, 3)
-    label = trace.texttemplate if trace.texttemplate else None
+    label = _Template(trace.texttemplate)
     label_dim = 3 + len(hover.holders)
-    data = []
-    for i, j in zip(*np.nonzero(np.isfinite(z))):
-        point = _point(trace, (i, j), x=xs[j], y=ys[i], z=z[i, j])
-        item = [x_axis.index(xs[j]), y_axis.index(ys[i]), round(float(z[i, j]), 4), *hover.dims(point)]
-        if label:
-            item.append(_plain_text(label, point))
-        data.append(item)
+    x_index = np.array([x_axis.index(x) for x in xs])[cell_columns].tolist()
+    y_index = np.array([y_axis.index(y) for y in ys])[cell_rows].tolist()
+    labels = [label.texts(label.columns(points, count))] if label else []
+    data = _rows(x_index, y_index, np.round(z[cell_rows, cell_columns], 4).tolist(), *hover.columns(points, count),
+                 *labels)  # fmt: skip
     one: dict[str, Any] = {"type": "heatmap", "name": trace.name or "", "data": data, "tooltip": hover.tooltip(),
                            "encode": {"x": 0, "y": 1, "value": 2}}  # fmt: skip
     if label:
@@ -390,6 +444,21 @@ def _heatmap(trace: go.Heatmap, x_axis: _Axis, y_axis: _Axis, index: int) -> tup
     if gap:
         one["itemStyle"] = {"borderColor": "#ffffff", "borderWidth": gap}
     return one, _visual_map(trace, z, index)
+
+
+def _grid(z: Any) -> np.ndarray:
+    """z as floats, NaN for an empty cell (None in a list of lists)."""
+    if isinstance(z, np.ndarray) and np.issubdtype(z.dtype, np.number):
+        return z.astype("float64")
+    return np.asarray(pd.DataFrame(list(z)).apply(pd.to_numeric, errors="coerce"), dtype="float64")
+
+
+def _cells(seq: Any, shape: tuple[int, ...], rows: np.ndarray, columns: np.ndarray) -> list | None:
+    """A heatmap's customdata or text at the given cells (None unless it is a grid like z)."""
+    if seq is None:
+        return None
+    grid = seq if isinstance(seq, np.ndarray) else np.array(seq, dtype=object)
+    return grid[rows, columns].tolist() if grid.shape[:2] == shape else None
 
 
 def _visual_map(trace: go.Heatmap, z: np.ndarray, series_index: int) -> dict:
@@ -427,9 +496,10 @@ def _bar(trace: go.Bar, x_axis: _Axis, y_axis: _Axis, layout: Any) -> dict:
     horizontal = trace.orientation == "h"
     xs, ys = _values(trace.x), _values(trace.y)
     hover = _Hover(trace.hovertemplate, 2)
-    data = []
-    for n, (x, y) in enumerate(zip(xs, ys)):
-        data.append([_value_on(x_axis, x), _value_on(y_axis, y), *hover.dims(_point(trace, (n,), x=x, y=y))])
+    count = min(len(xs), len(ys))
+    points = {"x": xs, "y": ys, "customdata": _per_point(trace.customdata, count),
+              "text": _per_point(trace.text, count), "name": trace.name}  # fmt: skip
+    data = _rows([_value_on(x_axis, x) for x in xs], [_value_on(y_axis, y) for y in ys], *hover.columns(points, count))
     one: dict[str, Any] = {"type": "bar", "name": trace.name or "", "data": data, "tooltip": hover.tooltip(),
                            "encode": {"x": 0, "y": 1}}  # fmt: skip
     if isinstance(trace.marker.color, str):
@@ -455,11 +525,13 @@ def _value_on(axis: _Axis, value: Any) -> Any:
 def _scatter(trace: go.Scatter, x_axis: _Axis, y_axis: _Axis) -> dict:
     mode = trace.mode or "lines+markers"
     hover = _Hover(trace.hovertemplate, 2)
-    data = []
-    for n, (x, y) in enumerate(zip(_values(trace.x), _values(trace.y))):
-        if y_axis.type == "log" and (y is None or y <= 0):
-            y = None  # a log axis cannot place it; Plotly leaves it out too
-        data.append([_value_on(x_axis, x), y, *hover.dims(_point(trace, (n,), x=x, y=y))])
+    xs = _values(trace.x)
+    # A log axis cannot place zero or less; Plotly leaves such points out too.
+    ys = [None if y_axis.type == "log" and (y is None or y <= 0) else y for y in _values(trace.y)]
+    count = min(len(xs), len(ys))
+    points = {"x": xs, "y": ys, "customdata": _per_point(trace.customdata, count),
+              "text": _per_point(trace.text, count), "name": trace.name}  # fmt: skip
+    data = _rows([_value_on(x_axis, x) for x in xs], ys, *hover.columns(points, count))
     one: dict[str, Any] = {"name": trace.name or "", "data": data, "tooltip": hover.tooltip()}
     if "lines" in mode:
         one.update(type="line", showSymbol="markers" in mode)
@@ -574,9 +646,17 @@ def _key(value: Any) -> Any:
 # ---------------------------------------------------------------- JSON
 
 
+_PLAIN = (str, int, bool)
+
+
 def _jsonable(value: Any) -> Any:
     """Plain Python values only (Streamlit's option must be JSON): NumPy scalars as Python
     numbers, NaN as null, times as ISO strings."""
+    kind = type(value)
+    if kind in _PLAIN or value is None:
+        return value
+    if kind is _Data:  # built plain by `_rows`
+        return list(value)
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
