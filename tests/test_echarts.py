@@ -10,7 +10,6 @@ import json
 import math
 import re
 from datetime import date
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

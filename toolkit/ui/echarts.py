@@ -348,6 +348,10 @@ class _Template:
         slots = [f"{{@[{first + self.holders.index(h)}]}}" for h in self.order]
         return "".join(part for pair in zip(self.literals, slots + [""]) for part in pair)
 
+    def tooltip(self, first: int) -> dict:
+        """A series' tooltip showing the template (ECharts' default tooltip without one)."""
+        return {"formatter": self.formatter(first)} if self else {}
+
     def texts(self, columns: list[list[str]]) -> list[str]:
         """The template filled in at every point, as plain text with line breaks (labels)."""
         slots = [columns[self.holders.index(h)] for h in self.order]
@@ -386,22 +390,6 @@ def _at(seq: Any, index: int) -> Any:
         return None
 
 
-class _Hover:
-    """A trace's hovertemplate as an ECharts tooltip formatter over extra data dimensions
-    (from `first`) and those dimensions' columns."""
-
-    def __init__(self, template: str | None, first: int) -> None:
-        self.template = _Template(template)
-        self.first = first
-        self.holders = self.template.holders if self.template else []
-
-    def columns(self, points: dict[str, Any], count: int) -> list[list[str]]:
-        return self.template.columns(points, count) if self.template else []
-
-    def tooltip(self) -> dict:
-        return {"formatter": self.template.formatter(self.first)} if self.template else {}
-
-
 class _Data(list):
     """A series' data items, already plain JSON values (`_rows` makes them): `_jsonable`
     passes them through instead of visiting each of thousands of cells again."""
@@ -428,7 +416,7 @@ def _heatmap(trace: go.Heatmap, x_axis: _Axis, y_axis: _Axis, index: int) -> tup
               "z": z[cell_rows, cell_columns].tolist(), "name": trace.name,
               "customdata": _cells(trace.customdata, z.shape, cell_rows, cell_columns),
               "text": _cells(trace.text, z.shape, cell_rows, cell_columns)}  # fmt: skip
-    hover = _Hover(trace.hovertemplate, 3)
+    hover = _Template(trace.hovertemplate)
     label = _Template(trace.texttemplate)
     label_dim = 3 + len(hover.holders)
     x_index = np.array([x_axis.index(x) for x in xs])[cell_columns].tolist()
@@ -436,7 +424,7 @@ def _heatmap(trace: go.Heatmap, x_axis: _Axis, y_axis: _Axis, index: int) -> tup
     labels = [label.texts(label.columns(points, count))] if label else []
     data = _rows(x_index, y_index, np.round(z[cell_rows, cell_columns], 4).tolist(), *hover.columns(points, count),
                  *labels)  # fmt: skip
-    one: dict[str, Any] = {"type": "heatmap", "name": trace.name or "", "data": data, "tooltip": hover.tooltip(),
+    one: dict[str, Any] = {"type": "heatmap", "name": trace.name or "", "data": data, "tooltip": hover.tooltip(3),
                            "encode": {"x": 0, "y": 1, "value": 2}}  # fmt: skip
     if label:
         one["label"] = {"show": True, "formatter": f"{{@[{label_dim}]}}", "fontSize": 11, "lineHeight": 14}
@@ -495,12 +483,12 @@ def _end_label(trace: go.Heatmap, z: np.ndarray, value: float, lowest: bool) -> 
 def _bar(trace: go.Bar, x_axis: _Axis, y_axis: _Axis, layout: Any) -> dict:
     horizontal = trace.orientation == "h"
     xs, ys = _values(trace.x), _values(trace.y)
-    hover = _Hover(trace.hovertemplate, 2)
+    hover = _Template(trace.hovertemplate)
     count = min(len(xs), len(ys))
     points = {"x": xs, "y": ys, "customdata": _per_point(trace.customdata, count),
               "text": _per_point(trace.text, count), "name": trace.name}  # fmt: skip
     data = _rows([_value_on(x_axis, x) for x in xs], [_value_on(y_axis, y) for y in ys], *hover.columns(points, count))
-    one: dict[str, Any] = {"type": "bar", "name": trace.name or "", "data": data, "tooltip": hover.tooltip(),
+    one: dict[str, Any] = {"type": "bar", "name": trace.name or "", "data": data, "tooltip": hover.tooltip(2),
                            "encode": {"x": 0, "y": 1}}  # fmt: skip
     if isinstance(trace.marker.color, str):
         one["itemStyle"] = {"color": trace.marker.color}
@@ -524,7 +512,7 @@ def _value_on(axis: _Axis, value: Any) -> Any:
 
 def _scatter(trace: go.Scatter, x_axis: _Axis, y_axis: _Axis) -> dict:
     mode = trace.mode or "lines+markers"
-    hover = _Hover(trace.hovertemplate, 2)
+    hover = _Template(trace.hovertemplate)
     xs = _values(trace.x)
     # A log axis cannot place zero or less; Plotly leaves such points out too.
     ys = [None if y_axis.type == "log" and (y is None or y <= 0) else y for y in _values(trace.y)]
@@ -532,18 +520,10 @@ def _scatter(trace: go.Scatter, x_axis: _Axis, y_axis: _Axis) -> dict:
     points = {"x": xs, "y": ys, "customdata": _per_point(trace.customdata, count),
               "text": _per_point(trace.text, count), "name": trace.name}  # fmt: skip
     data = _rows([_value_on(x_axis, x) for x in xs], ys, *hover.columns(points, count))
-    one: dict[str, Any] = {"name": trace.name or "", "data": data, "tooltip": hover.tooltip()}
+    one: dict[str, Any] = {"name": trace.name or "", "data": data, "tooltip": hover.tooltip(2)}
     if "lines" in mode:
         one.update(type="line", showSymbol="markers" in mode)
-        line: dict[str, Any] = {}
-        if trace.line.dash:
-            line["type"] = _DASHES.get(trace.line.dash, "dashed")
-        if trace.line.color:
-            line["color"] = trace.line.color
-        if trace.line.width is not None:
-            line["width"] = trace.line.width
-        if line:
-            one["lineStyle"] = line
+        one["lineStyle"] = _line_style(trace.line)
         if trace.line.shape in _STEPS:
             one["step"] = _STEPS[trace.line.shape]
     else:
