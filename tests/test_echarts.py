@@ -166,8 +166,8 @@ def test_the_snapshots_heatmap_has_its_bins_as_labelled_rows(counts):
     out = option(fig)
     heat = out["series"][0]
     rows = out["yAxis"][0]["data"]
-    assert rows == [snapshot_bin_label(k) for k in range(min(k for _, k in counts.snapshots_by_age),
-                                                             max(k for _, k in counts.snapshots_by_age) + 1)]  # fmt: skip
+    bins = [k for _, k in counts.snapshots_by_age]
+    assert rows == [snapshot_bin_label(k) for k in range(min(bins), max(bins) + 1)]
     ages = out["xAxis"]["data"]
     cells = {}
     for item in heat["data"]:
@@ -220,7 +220,8 @@ def test_an_empty_month_still_draws_its_days_and_says_why_it_is_blank():
 def _history() -> pd.DataFrame:
     return pd.DataFrame({"observed_at": ["2026-11-01T07:00:00Z", "2026-11-05T07:00:00Z", "2026-11-20T07:00:00Z"],
                          "price": [10.0, 12.0, 30.0], "max_bid": [None, 11.0, 25.0], "bids_count": [0, 1, 7],
-                         "trust_flow": [8, 9, 31], "citation_flow": [20, 22, 22], "domain_authority": [None, None, None],
+                         "trust_flow": [8, 9, 31], "citation_flow": [20, 22, 22],
+                         "domain_authority": [None, None, None],
                          "referring_domains": [0, 95, 120], "backlinks_count": [400, 900, 4000]})  # fmt: skip
 
 
@@ -280,7 +281,8 @@ def test_numpy_values_become_python_values():
     import plotly.graph_objects as go
 
     fig = go.Figure(go.Bar(x=np.array([0.5, 1.5]), y=np.array([3, 4], dtype=np.int64), width=0.9,
-                           customdata=np.array([7, 8], dtype=np.int32), hovertemplate="%{customdata:,d} at %{x:.1f}"))  # fmt: skip
+                           customdata=np.array([7, 8], dtype=np.int32),
+                           hovertemplate="%{customdata:,d} at %{x:.1f}"))  # fmt: skip
     out = option(fig)
     assert out["series"][0]["data"] == [[0.5, 3, "7", "0.5"], [1.5, 4, "8", "1.5"]]
     assert all(type(v) in (float, int, str) for item in out["series"][0]["data"] for v in item)

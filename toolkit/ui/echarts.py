@@ -397,8 +397,9 @@ class _Data(list):
 
 def _rows(*columns: Sequence[Any]) -> _Data:
     """Data items from columns, each value made plain JSON."""
+    listed = [column.tolist() if isinstance(column, np.ndarray) else column for column in columns]
     plain = [[v if type(v) in _PLAIN or v is None or (type(v) is float and math.isfinite(v)) else _jsonable(v)
-              for v in (column.tolist() if isinstance(column, np.ndarray) else column)] for column in columns]  # fmt: skip
+              for v in column] for column in listed]  # fmt: skip
     return _Data(list(row) for row in zip(*plain))
 
 
