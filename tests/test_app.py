@@ -3,7 +3,6 @@ widgets, checked against the query layer (the app must show what the API would a
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import re
@@ -11,7 +10,6 @@ import shutil
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote
 
-import numpy as np
 import pytest
 
 from conftest import small_demo
@@ -110,7 +108,25 @@ def cells(at: AppTest) -> list[list[str]]:
 
 
 def figure(at: AppTest, n: int = 0) -> dict:
+    """The n-th Plotly figure drawn (only the opt-in point cloud is Plotly)."""
     return json.loads(at.get("plotly_chart")[n].proto.spec)
+
+
+def chart(at: AppTest, n: int = 0) -> dict:
+    """The n-th chart drawn, as its ECharts option."""
+    return json.loads(at.get("echarts_chart")[n].proto.spec)
+
+
+def charts_titled(at: AppTest) -> dict[str, dict]:
+    """Every ECharts option drawn, by its title up to " (" (the counts in it vary)."""
+    drawn = [chart(at, n) for n in range(len(at.get("echarts_chart")))]
+    return {c["title"]["text"].split(" (")[0]: c for c in drawn}
+
+
+def heatmap_cells(option: dict) -> dict[tuple[str, str], int]:
+    """A heatmap's {(x label, y label): count} from its sparse cells (the count: the tooltip's last value)."""
+    x, y = option["xAxis"]["data"], option["yAxis"][0]["data"]
+    return {(x[item[0]], y[item[1]]): int(item[-1].replace(",", "")) for item in option["series"][0]["data"]}
 
 
 def test_an_empty_mirror_opens_on_the_first_run_panel_and_loads_the_demo(tmp_path, monkeypatch):
@@ -307,10 +323,10 @@ def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
     no_exception(at)
     assert at.subheader[0].value == name
     assert changes > 1
-    chart = figure(at)
-    traces = chart["data"]
-    assert max(len(t.get("x", [])) for t in traces) == changes  # every history row is charted
-    assert chart["layout"]["yaxis2"]["tickformat"] == ",d" and chart["layout"]["yaxis2"]["dtick"] >= 1  # whole bids
+    history = charts_titled(at)["Price history"]
+    assert max(len(s["data"]) for s in history["series"]) == changes  # every history row is charted
+    assert history["xAxis"]["type"] == "time"
+    assert history["yAxis"][1]["minInterval"] == 1 and history["yAxis"][1]["interval"] >= 1  # whole bids
     fields = record_fields(at)
     assert "first_seen_at" in fields and "web.archive.org/web/*/" + name in at.markdown[0].value
     assert "None" not in fields.values() and "—" in fields.values()  # absent values are dashes
@@ -402,29 +418,21 @@ def test_the_streamlit_config_hides_the_developer_toolbar_for_every_way_of_start
     assert "--client.toolbarMode=viewer" in streamlit_flags()
 
 
-def _array(value) -> np.ndarray:
-    """A figure's array as Streamlit sends it: a list, or a typed array (`bdata`, base64)."""
-    if isinstance(value, dict) and "bdata" in value:
-        shape = [int(n) for n in str(value.get("shape", "-1")).split(",")]
-        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape)
-    return np.array(value)
-
-
 def test_trust_flow_page_counts_all_the_filtered_rows_without_webgl(demo_db):
     at = app("trust-flow", source="dynadot")
     no_exception(at)
     rows = Mirror(demo_db).domains_df({"source": "dynadot"}, columns=["trust_flow", "citation_flow"])
     both = rows.dropna()
     in_grid = both[both["trust_flow"].between(0, 100) & both["citation_flow"].between(0, 100)]
-    heatmap = figure(at)["data"][0]
-    assert heatmap["type"] == "heatmap"
-    cells = _array(heatmap["customdata"])
-    assert cells.sum() == len(in_grid) > 0  # every matching row with both, not a sample
+    heatmap = charts_titled(at)["Trust Flow vs Citation Flow"]
+    assert heatmap["series"][0]["type"] == "heatmap"
+    cells = heatmap_cells(heatmap)  # (CF, TF) -> listings
+    assert sum(cells.values()) == len(in_grid) > 0  # every matching row with both, not a sample
     tf, cf = in_grid.iloc[0]
-    assert cells[int(tf), int(cf)] == ((in_grid["trust_flow"] == tf) & (in_grid["citation_flow"] == cf)).sum()
-    traces = [t for n in range(len(at.get("plotly_chart"))) for t in figure(at, n)["data"]]
-    assert not [t for t in traces if t["type"].endswith("gl")]  # nothing WebGL by default
-    assert any(s.get("name") == "TF = CF" for s in figure(at)["layout"]["shapes"])
+    assert cells[(str(int(cf)), str(int(tf)))] == ((in_grid["trust_flow"] == tf) & (in_grid["citation_flow"] == cf)).sum()
+    assert not at.get("plotly_chart")  # no Plotly (nor WebGL) by default: the point cloud is opt-in
+    lines = [m[0] if isinstance(m, list) else m for m in heatmap["series"][0]["markLine"]["data"]]
+    assert any(m.get("name") == "TF = CF" for m in lines)
     assert at.caption[0].value.startswith(f"Counts over all {len(rows):,} matching listings (not a sample); "
                                           f"{len(rows) - len(in_grid):,} without both")  # fmt: skip
 
@@ -451,15 +459,15 @@ def test_a_tf_cf_region_lists_its_domains_and_opens_in_explore(demo_db):
 def test_the_zone_share_is_by_topic_or_by_source(demo_db):
     at = app("trust-flow", source="dynadot")
     counts = Mirror(demo_db).chart_counts({"source": "dynadot"})
-    topics = next(f for f in (figure(at, n) for n in range(3)) if f["layout"]["title"]["text"].startswith("CF far"))
-    shares = dict(zip(topics["data"][0]["y"], topics["data"][0]["x"]))
+    topics = next(c for title, c in charts_titled(at).items() if title.startswith("CF far"))
+    shares = {label: share for share, label, *_ in topics["series"][0]["data"]}
     inside, outside = counts.zone_by_topic["Business"]
     assert shares["Business"] == pytest.approx(100 * inside / (inside + outside))
     at.radio(key="zone_by").set_value("source").run()
     no_exception(at)
     assert url_value(at, "zone_by") == "source"
-    by_source = next(f for f in (figure(at, n) for n in range(3)) if f["layout"]["title"]["text"].startswith("CF far"))
-    assert list(by_source["data"][0]["y"]) == ["dynadot"]
+    by_source = next(c for title, c in charts_titled(at).items() if title.startswith("CF far"))
+    assert by_source["yAxis"][0]["data"] == ["dynadot"] and [i[1] for i in by_source["series"][0]["data"]] == ["dynadot"]
 
 
 def test_the_sampled_points_to_lasso_are_opt_in(demo_db):
@@ -475,17 +483,16 @@ def test_the_sampled_points_to_lasso_are_opt_in(demo_db):
 def test_archive_page_counts_all_the_filtered_rows(demo_db):
     at = app("archive", language="FR")
     no_exception(at)
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("echarts_chart")) == 4 and not at.get("plotly_chart")
     rows = Mirror(demo_db).domains_df({"language": "FR"}, columns=["age", "wayback_snapshots"])
     assert at.caption[0].value.startswith(f"Counts over all {len(rows):,} matching listings (not a sample)")
-    titled = {figure(at, n)["layout"]["title"]["text"].split(" (")[0]: figure(at, n) for n in range(4)}
+    titled = charts_titled(at)
     assert set(titled) == {"Domain age", "First Wayback snapshot", "Wayback snapshots vs age", "Language"}
-    ages = titled["Domain age"]["data"][0]
-    per_age = dict(zip(_array(ages["x"]).tolist(), _array(ages["y"]).tolist()))
+    per_age = {int(age): n for age, n in titled["Domain age"]["series"][0]["data"]}
     expected = rows["age"].dropna().astype(int).value_counts()
     assert {a: n for a, n in per_age.items() if n} == expected.to_dict()
-    snapshots = _array(titled["Wayback snapshots vs age"]["data"][0]["customdata"])
-    assert snapshots.sum() == int(rows.notna().all(axis=1).sum())
+    snapshots = heatmap_cells(titled["Wayback snapshots vs age"])
+    assert sum(snapshots.values()) == int(rows.notna().all(axis=1).sum())
 
 
 def test_drop_calendar_counts_the_months_pending_drops(demo_db):

@@ -170,7 +170,7 @@ def test_each_page_gets_its_element_chunks_named_in_its_html():
         assert set(assets.page_chunks(view)) <= set(links) and all((static / link).is_file() for link in links)
         assert response.text.index(assets.page_chunks(view)[0]) < response.text.index("</head>")
     chart = f"static/js/{assets.lazy_chunks()[assets.CHART_ELEMENT]}"
-    assert chart in charts.text and chart not in explore.text  # Plotly's 4.7 MB only where a chart is drawn
+    assert chart in charts.text and chart not in explore.text  # the chart library only where a chart is drawn
     assert "etag" not in explore.headers  # the body changed: no validator of the file's
     assert html_of("/?view=nonsense").text.count("modulepreload") == explore.text.count("modulepreload")
 
@@ -214,5 +214,5 @@ def test_every_page_has_the_browser_load_what_it_did_not_draw_while_idle(demo_db
         assert later[view] and all((static / m).is_file() for m in later[view])
         assert not set(later[view]) & set(assets.page_chunks(view))  # what the HTML named is not fetched twice
     names = lambda modules: {m.rsplit("/", 1)[-1].split(".")[0] for m in modules}  # noqa: E731
-    assert {"NumberInput", "PlotlyChart"} <= names(later["explore"])  # closed groups' widgets, the charts
-    assert "PlotlyChart" not in names(later["trust-flow"])
+    assert {"NumberInput", assets.CHART_ELEMENT} <= names(later["explore"])  # closed groups' widgets, the charts
+    assert assets.CHART_ELEMENT not in names(later["trust-flow"])

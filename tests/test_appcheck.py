@@ -135,7 +135,8 @@ def test_the_timing_script_measures_every_page_and_explore_interaction(tmp_path,
                  "--views", "explore,pending,detail"]) == 0, capsys.readouterr().err  # fmt: skip
     printed = capsys.readouterr().out
     rows = {line.split("|")[1].strip(): line for line in printed.splitlines() if line.startswith("| ")}
-    for view in ("explore", "pending", "detail", "(peer) a blank Streamlit page", "(peer) one small Plotly chart"):
+    for view in ("explore", "pending", "detail", "(peer) a blank Streamlit page", "(peer) one small ECharts chart",
+                 "(peer) one small Plotly chart"):
         cells = rows[view].split("|")[2:5] if not view.startswith("(peer)") else rows[view].split("|")[2:4]
         seconds = [float(cell.strip().split(" s")[0]) for cell in cells]
         assert all(0 < s < 120 for s in seconds), rows[view]

@@ -377,10 +377,10 @@ def test_the_domain_page_shows_flags_with_reasons_and_the_metric_chart(demo, mon
     assert not at.exception
     assert any(record["metrics_jump"]["reason"] in w.value for w in at.warning)
     assert any(m.label == "Price in EUR" and m.value == f"€ {record['effective_price_eur']:,.2f}" for m in at.metric)
-    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    metric_chart = next(c for c in charts if c["layout"]["title"]["text"] == "Metric history")
-    tf = next(t for t in metric_chart["data"] if t["name"] == "Trust Flow")
-    assert tf["y"] == demo.listing_history(record["id"])["trust_flow"].dropna().tolist() and tf["y"][-1] > tf["y"][0]
+    charts = [json.loads(c.proto.spec) for c in at.get("echarts_chart")]
+    metric_chart = next(c for c in charts if c["title"]["text"] == "Metric history")
+    tf = [value for _, value in next(s for s in metric_chart["series"] if s["name"] == "Trust Flow")["data"]]
+    assert tf == demo.listing_history(record["id"])["trust_flow"].dropna().tolist() and tf[-1] > tf[0]
 
 
 def test_the_metric_chart_draws_each_metric_on_its_axis_and_nothing_from_nothing():

@@ -1,11 +1,15 @@
 """Plotly figures built from listings, pending-delete and history DataFrames.
 
 Pure functions: a DataFrame (or a list of dates) in, a ``go.Figure`` out; no I/O, no SQL,
-no Streamlit. The Streamlit app and the notebooks share them:
+no Streamlit. They are the one definition of every chart, shared by the notebooks and the
+Streamlit app. The notebooks show the Plotly figures as they are; the app converts each into
+an ECharts option and draws it with Streamlit's built-in ECharts element
+(`toolkit.ui.echarts.show`: a smaller front-end chunk, drawn on a canvas), except the opt-in
+point cloud, which needs Plotly's lasso:
 
-    from toolkit.charts import tf_cf_scatter, frame_ids
-    fig = tf_cf_scatter(df, color_by="source")
-    event = st.plotly_chart(fig, on_select="rerun")
+    from toolkit.charts import tf_cf_heatmap, tf_cf_scatter, frame_ids
+    echarts.show(tf_cf_heatmap(counts), key="tfcf")             # the app's charts
+    event = st.plotly_chart(tf_cf_scatter(df), on_select="rerun")  # the point cloud
     ids = frame_ids(event.selection["points"])
 
 Every function returns a figure with the annotation "No rows match" for an empty input and

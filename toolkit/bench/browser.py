@@ -83,7 +83,7 @@ return {
   statusWidget: !!document.querySelector('[data-testid="stStatusWidget"]'),
   elements: main ? main.querySelectorAll('[data-testid="stElementContainer"]').length : 0,
   skeletons: document.querySelectorAll('[data-testid="stSkeleton"]').length,
-  chartsPending: charts.filter(c => !c.querySelector('.main-svg')).length,
+  chartsPending: charts.filter(c => !c.querySelector('.main-svg')).length + Array.from(document.querySelectorAll('[data-testid="stEChartsChart"]')).filter(c => !c.querySelector('canvas')).length,
   exceptions: Array.from(document.querySelectorAll('[data-testid="stException"]')).map(e => e.innerText),
   text: document.body ? document.body.innerText : '',
 };
@@ -459,9 +459,13 @@ def chunks_not_preloaded(driver: Any) -> list[str]:
 
 # Peers measured in the same run, so the app's figures read against what Streamlit itself
 # costs on this machine at this moment: a page with nothing, and one with a single small
-# Plotly chart (Streamlit loads Plotly's code the first time a page draws a chart).
+# chart, drawn by ECharts (the app's charts) and by Plotly (the notebooks'; the app's until
+# session 7): Streamlit loads a chart library's code the first time a page draws a chart.
 PEERS: dict[str, str] = {
     "(peer) a blank Streamlit page": 'import streamlit as st\n\nst.write("hello")\n',
+    "(peer) one small ECharts chart": ('import streamlit as st\n\nst.write("hello")\nst.echarts_chart({"xAxis": {"type": '
+                                       '"category", "data": ["a", "b", "c"]}, "yAxis": {}, "series": [{"type": "line", '
+                                       '"data": [1, 3, 2]}]})\n'),
     "(peer) one small Plotly chart": ('import plotly.graph_objects as go\nimport streamlit as st\n\nst.write("hello")\n'
                                       "st.plotly_chart(go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 3, 2])))\n"),
 }  # fmt: skip

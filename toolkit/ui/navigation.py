@@ -42,7 +42,7 @@ export default function ({ parentElement, data, setTriggerValue }) {
 # did not draw (a closed filter group's widgets, the charts; Streamlit loads an element's
 # code only when a page first draws it), so opening a group, a domain or a chart page does
 # not wait for it. A `modulepreload` of the URL Streamlit's own lazy import resolves to, so
-# both share one module; not an import, which would also run it: a long task (Plotly's takes
+# both share one module; not an import, which would also run it: a long task (Plotly's took
 # a second) that would hold up the user's next click.
 _PRELOAD_JS = """
 export default function ({ data }) {

@@ -18,7 +18,7 @@ from .. import charts
 from ..errors import ApiError
 from ..params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS, PENDING_STATUSES
 from ..plans import plan_allows
-from . import exports, navigation, state, table
+from . import echarts, exports, navigation, state, table
 from .filters import sidebar_filters
 from .signals import show_signals
 
@@ -304,7 +304,7 @@ def detail() -> None:
                              for r in records}, index=[label for label, _ in _SIDE_BY_SIDE])  # fmt: skip
         st.table(side, border="horizontal")
     history = mirror.listing_history(record["id"], plan=plan)
-    st.plotly_chart(charts.price_history(history), key="history_chart")
+    echarts.show(charts.price_history(history), key="history_chart")
     show_signals(record, history)
     fields = [(k, v) for k, v in record.items() if k != "historical_traffic"]
     _fields_table(fields)
@@ -385,13 +385,13 @@ def trust_flow() -> None:
     st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
                f"{counts.without_tf_cf:,} without both Trust Flow and Citation Flow are left out.")  # fmt: skip
     left, right = st.columns([3, 2])
-    left.plotly_chart(charts.tf_cf_heatmap(counts), key="tfcf")
-    right.plotly_chart(charts.tf_cf_ratio_bars(counts), key="ratio")
+    echarts.show(charts.tf_cf_heatmap(counts), key="tfcf", where=left)
+    echarts.show(charts.tf_cf_ratio_bars(counts), key="ratio", where=right)
     left, right = st.columns([2, 3])
     _from_url("zone_by", "zone_by", lambda v: {"topic": "topic", "source": "source"}[v], "topic")
     zone_by = left.radio("Share in the zone by", ["topic", "source"], horizontal=True, key="zone_by")
     _to_url("zone_by", "" if zone_by == "topic" else zone_by)
-    left.plotly_chart(charts.zone_share_bars(counts, zone_by), key="zone_share")
+    echarts.show(charts.zone_share_bars(counts, zone_by), key="zone_share", where=left)
     _tf_cf_region(filters, right)
     _tf_cf_points(filters)
 
@@ -491,10 +491,10 @@ def archive() -> None:
                f"{counts.without_first_date:,} without a first web-archive snapshot date are left out of the age "
                "charts.")  # fmt: skip
     left, right = st.columns(2)
-    left.plotly_chart(charts.age_bars(counts), key="age")
-    right.plotly_chart(charts.first_year_bars(counts), key="first_year")
-    left.plotly_chart(charts.snapshots_age_heatmap(counts), key="snapshots")
-    right.plotly_chart(charts.language_bars(counts), key="languages")
+    echarts.show(charts.age_bars(counts), key="age", where=left)
+    echarts.show(charts.first_year_bars(counts), key="first_year", where=right)
+    echarts.show(charts.snapshots_age_heatmap(counts), key="snapshots", where=left)
+    echarts.show(charts.language_bars(counts), key="languages", where=right)
 
 
 # -- Drop calendar ---------------------------------------------------------------------------
@@ -612,7 +612,7 @@ def drop_calendar() -> None:
         _show_error(exc)
         return
     title = _CALENDAR_KINDS[kind]
-    st.plotly_chart(charts.drop_calendar(counts, month, title=f"{title}, {month:%B %Y}"), key="calendar")
+    echarts.show(charts.drop_calendar(counts, month, title=f"{title}, {month:%B %Y}"), key="calendar")
     in_month = {d: n for d, n in counts.items() if first <= d <= last and n}
     st.caption(f"{sum(in_month.values()):,} domains in {month:%B %Y}")
     if pending:

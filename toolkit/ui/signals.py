@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from .. import charts
+from . import echarts
 
 __all__ = ["signal_flags", "eur_price_text", "show_signals"]
 
@@ -63,4 +64,4 @@ def show_signals(record: dict[str, Any], history: pd.DataFrame) -> None:
     if not flags:
         st.success("No spam word, metric jump, parked page or archive gap flagged.")
     jump = record.get("metrics_jump") if record.get("metrics_jumped") else None
-    st.plotly_chart(charts.metric_history(history, jump_at=(jump or {}).get("after_at")), key="metric_history_chart")
+    echarts.show(charts.metric_history(history, jump_at=(jump or {}).get("after_at")), key="metric_history_chart")
