@@ -170,6 +170,7 @@ def test_a_closed_filter_group_draws_no_widgets_and_keeps_its_filters_in_force(d
     bookmark.run()
     with pytest.raises(KeyError):
         bookmark.sidebar.number_input(key="f:tf_min")
+    assert "Min Trust Flow: 20" in [c.value for c in bookmark.sidebar.caption]  # said under the closed group
     expected = mirror.search_domains({"tf_min": "20", "tld": ".com"})["meta"]["total"]
     bookmark.sidebar.text_input(key="f:tld").set_value(".com").run()  # a change elsewhere
     no_exception(bookmark)

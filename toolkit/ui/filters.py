@@ -104,7 +104,10 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
             st.session_state[key] = True
         box = st.sidebar.expander(title, expanded=group == "source", key=key, on_change="rerun")
         if not box.open:
-            chosen.update({p.name: in_url[p.name] for p in params if p.name in in_url})
+            kept = {p.name: in_url[p.name] for p in params if p.name in in_url}
+            chosen.update(kept)
+            if kept:  # what the closed group holds, said under its title
+                st.sidebar.caption(" · ".join(f"{table[name].caption}: {value}" for name, value in kept.items()))
             continue
         with box:
             for param in params:
