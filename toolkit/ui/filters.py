@@ -87,7 +87,7 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
     arrives from outside the sidebar (a bookmark, a link)."""
     keep_filters_of(table)
     plan = plan_picker()
-    prefix = "p:" if table is PENDING_PARAMS else "f:"
+    prefix = _prefix(table)
     in_url = current_filters(table)
     seen_key = f"{prefix}filters_seen"
     seen = st.session_state.get(seen_key, {})
@@ -125,4 +125,9 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
 
 def group_key(table: Mapping[str, Param], group: str) -> str:
     """The session-state key of a sidebar group's open state (True opens it on the next run)."""
-    return f"{'p:' if table is PENDING_PARAMS else 'f:'}group:{group}"
+    return f"{_prefix(table)}group:{group}"
+
+
+def _prefix(table: Mapping[str, Param]) -> str:
+    """The session-state prefix of a table's sidebar: its widgets, groups and last filters."""
+    return "p:" if table is PENDING_PARAMS else "f:"
