@@ -37,7 +37,7 @@ def _streamlit_first_run() -> None:
     (a walk of the stack, 0.15 s). Private names, so each is skipped if it has moved."""
     from streamlit import delta_generator, string_util
 
-    string_util.is_emoji("🔎")
+    getattr(string_util, "is_emoji", lambda text: None)("🔎")
     getattr(delta_generator, "_maybe_print_use_warning", lambda: None)()
 
 
