@@ -72,8 +72,9 @@ def option(fig: go.Figure) -> dict:
     traces = list(fig.data)
     x_axis = _Axis(layout.xaxis, traces, "x")
     # A right axis the layout defines is drawn even when no trace uses it (as Plotly does).
-    y_names = ["y"] + (["y2"] if any(_y_of(t) == "y2" for t in traces) or _defines(layout, "yaxis2") else [])
-    y_specs = {"y": layout.yaxis, "y2": layout.yaxis2 if _defines(layout, "yaxis2") else go.layout.YAxis()}
+    right_defined = _defines(layout, "yaxis2")
+    y_names = ["y"] + (["y2"] if any(_y_of(t) == "y2" for t in traces) or right_defined else [])
+    y_specs = {"y": layout.yaxis, "y2": layout.yaxis2 if right_defined else go.layout.YAxis()}
     y_axes = [_Axis(y_specs[name], [t for t in traces if _y_of(t) == name], "y") for name in y_names]
     unified = layout.hovermode in ("x unified", "x", "y unified", "y")
     series: list[dict] = []
