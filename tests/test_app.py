@@ -56,6 +56,11 @@ def open_groups(at: AppTest, *groups: str, prefix: str = "f:") -> AppTest:
     return at.run()
 
 
+def groups_open(at: AppTest) -> dict[str, bool]:
+    """Sidebar group title -> whether it is drawn open."""
+    return {e.label: e.proto.expanded for e in at.sidebar.expander}
+
+
 def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
@@ -160,11 +165,11 @@ def test_a_closed_filter_group_draws_no_widgets_and_keeps_its_filters_in_force(d
     mirror = Mirror(demo_db)
     at = app()
     no_exception(at)
-    opened = {e.label: e.proto.expanded for e in at.sidebar.expander}
+    opened = groups_open(at)
     assert opened["Source and type"] and not opened["SEO metrics"] and not opened["Price"]
     assert len(at.sidebar.number_input) == 0  # TF, CF, DA, price, age...: all in closed groups, none built
     bookmark = app(tf_min="20")  # a filter arriving from outside opens its group
-    assert {e.label: e.proto.expanded for e in bookmark.sidebar.expander}["SEO metrics"]
+    assert groups_open(bookmark)["SEO metrics"]
     assert bookmark.sidebar.number_input(key="f:tf_min").value == 20
     bookmark.session_state["f:group:seo"] = False  # the user closes the group
     bookmark.run()
@@ -175,7 +180,7 @@ def test_a_closed_filter_group_draws_no_widgets_and_keeps_its_filters_in_force(d
     bookmark.sidebar.text_input(key="f:tld").set_value(".com").run()  # a change elsewhere
     no_exception(bookmark)
     assert url_value(bookmark, "tf_min") == "20" and total_shown(bookmark) == expected > 0
-    assert not {e.label: e.proto.expanded for e in bookmark.sidebar.expander}["SEO metrics"]  # stays closed
+    assert not groups_open(bookmark)["SEO metrics"]  # stays closed
 
 
 def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):

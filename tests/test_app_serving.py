@@ -29,11 +29,11 @@ def csv_rows(body: bytes) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
 
 
-def get(url: str) -> httpx.Response:
-    """A request to the export routes in-process, through httpx's ASGI transport."""
+def get(url: str, app: Starlette | None = None) -> httpx.Response:
+    """A request in-process, through httpx's ASGI transport: to the export routes, or `app`."""
 
     async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=Starlette(routes=exports.ROUTES))
+        transport = httpx.ASGITransport(app=app or Starlette(routes=exports.ROUTES))
         async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
             return await client.get(url)
 
@@ -139,14 +139,8 @@ def test_app_py_serves_the_script_and_the_csv_over_a_real_socket(demo_db, tmp_pa
 
 
 def html_of(url: str) -> httpx.Response:
-    """Streamlit's HTML page through app.py's middleware, in-process (httpx's ASGI transport)."""
-
-    async def go() -> httpx.Response:
-        app = Starlette(routes=[Route("/", StaticPage())], middleware=asgi.MIDDLEWARE)
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://app") as client:
-            return await client.get(url)
-
-    return asyncio.run(go())
+    """Streamlit's HTML page through app.py's middleware, in-process."""
+    return get(url, Starlette(routes=[Route("/", StaticPage())], middleware=asgi.MIDDLEWARE))
 
 
 class StaticPage:
