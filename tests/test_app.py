@@ -7,6 +7,7 @@ import html
 import json
 import re
 import shutil
+from datetime import date, timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote
 
@@ -110,6 +111,15 @@ def header_link(at: AppTest, title: str) -> dict[str, str]:
 def cells(at: AppTest) -> list[list[str]]:
     rows = re.findall(r"<tr>(.*?)</tr>", results_html(at).split("<tbody>", 1)[1])
     return [[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in rows]
+
+
+def all_link(at: AppTest) -> dict[str, str]:
+    """The query of a table's "open them all in ..." link."""
+    return dict(parse_qsl(html.unescape(re.search(r'href="\?([^"]*)">open them all', results_html(at)).group(1))))
+
+
+def without_view(query: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in query.items() if k not in ("view", "plan")}
 
 
 def figure(at: AppTest, n: int = 0) -> dict:
@@ -514,9 +524,36 @@ def test_drop_calendar_counts_the_months_pending_drops(demo_db):
     assert any(c.value.startswith(f"{in_month:,} domains in") for c in at.caption)
     assert at.get("download_button"), "the .ics download is offered"
     assert any("window" in c.value and "most likely day" in c.value for c in at.caption)
-    table = at.dataframe[0].value  # the chosen day's drops, each with its window
-    assert list(table.columns) == ["domain", "most likely", "window", "days"]
-    assert (table["days"] >= 1).all()
+    assert not at.dataframe  # the day's drops are Pending-delete's table, not a grid
+    day = url_value(at, "day")
+    on_day = {"include_past": "1", "drop_date_from": day, "drop_date_to": day}
+    expected = mirror.search_pending_delete({**on_day, "per_page": "100"})
+    assert names_listed(at) == [r["domain"] for r in expected["data"]] and names_listed(at)
+    assert headers(at)[:3] == ["Domain", "Drops", "Window"]
+    for row, record in zip(cells(at), expected["data"]):  # each drop's window, from the record's own bounds
+        start, end = (date.fromisoformat(record[k]) for k in ("drop_window_start", "drop_window_end"))
+        assert row[2] == (f"{start:%d %b}" if start == end else f"{start:%d %b} – {end:%d %b} ({(end - start).days + 1} days)")
+    link = all_link(at)
+    assert link["view"] == "pending" and (link["drop_date_from"], link["drop_date_to"]) == (day, day)
+    assert mirror.search_pending_delete(without_view(link))["meta"]["total"] == expected["meta"]["total"]
+
+
+def test_the_calendar_lists_the_days_auctions_as_explores_table_soonest_first(demo_db):
+    mirror = Mirror(demo_db)
+    at = app("calendar")
+    no_exception(at)
+    day = url_value(at, "day")
+    ends = {"ends_after": day, "ends_before": (date.fromisoformat(day) + timedelta(days=1)).isoformat()}
+    expected = mirror.search_domains({**ends, "sort": "auction_end_date", "per_page": "100"})
+    assert expected["meta"]["total"] > 0
+    assert names_listed(at) == [r["name"] for r in expected["data"]]
+    assert headers(at)[:2] == ["Domain", "Price"] and "TF" in headers(at)
+    shown = len(expected["data"])
+    summary = "All" if expected["meta"]["total"] == shown else f"The first {shown} of {expected['meta']['total']:,}"
+    assert summary in results_html(at)
+    link = all_link(at)  # opens every one of them in Explore, soonest first
+    assert link["view"] == "explore" and link["sort"] == "auction_end_date"
+    assert mirror.search_domains(without_view(link))["meta"]["total"] == expected["meta"]["total"]
 
 
 def test_the_ics_spans_each_window_and_names_the_most_likely_day():

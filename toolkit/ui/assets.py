@@ -39,7 +39,7 @@ ELEMENTS: dict[str, tuple[str, ...]] = {
     "detail": _MENU + ("TextInput", "Metric", "lib", CHART_ELEMENT),  # lib: emoji names
     "trust-flow": _MENU + _FIRST_FILTERS + ("Checkbox", "Slider", CHART_ELEMENT),
     "archive": _MENU + _FIRST_FILTERS + (CHART_ELEMENT,),
-    "calendar": _MENU + ("TextInput", "DateInput", "Selectbox", "DataFrame", "DownloadButton", CHART_ELEMENT),
+    "calendar": _MENU + ("TextInput", "DateInput", "Selectbox", "DownloadButton", CHART_ELEMENT),
     "watchlist": _MENU + ("TextInput",),
     "sync": _MENU + ("DataFrame",),
 }

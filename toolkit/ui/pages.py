@@ -420,9 +420,6 @@ def _tf_cf_region(filters: dict[str, str], where: Any) -> None:
     """Sliders (in `where`) that pick a TF x CF region (in the URL as `tf_range`, `cf_range`),
     and below, the first matching listings in it, highest TF first, with a link that opens all
     of them in Explore."""
-    import html
-    from urllib.parse import urlencode
-
     where.subheader("List the domains of a region")
     chosen = {}
     for metric, label in (("tf", "Trust Flow"), ("cf", "Citation Flow")):
@@ -438,11 +435,9 @@ def _tf_cf_region(filters: dict[str, str], where: Any) -> None:
         return
     total = found["meta"]["total"]
     bounds = f"TF {region['tf_min']}–{region['tf_max']}, CF {region['cf_min']}–{region['cf_max']}"
-    link = {k: v for k, v in st.query_params.to_dict().items() if k == "plan"} | {"view": "explore", **region,
-                                                                                  "sort": "-trust_flow"}  # fmt: skip
     with where:
         navigation.show_html(f"<p><b>{total:,}</b> matching listings in {bounds} (enriched ones only) · "
-                             f'<a href="?{html.escape(urlencode(link))}">open them all in Explore →</a></p>',
+                             f"{_open_all_link('explore', {**region, 'sort': '-trust_flow'})}</p>",
                              key="region_summary")  # fmt: skip
     if total:
         columns = table.chosen_columns(table.LISTING_TABLE, None)
@@ -573,6 +568,7 @@ def _to_url(name: str, text: str) -> None:
 
 
 _CALENDAR_KINDS = {"ends": "Auction ends", "drops": "Pending-delete drops"}
+DAY_ROWS = 100  # a calendar day's names listed on the page; its link opens all of them
 
 
 def drop_calendar() -> None:
@@ -630,59 +626,71 @@ def drop_calendar() -> None:
         st.session_state[menu] = days[0]
     day = st.selectbox("Day", days, format_func=lambda d: f"{d:%a %d %b} ({in_month[d]:,})", key=menu)
     _to_url("day", day.isoformat())
-    if pending:
-        st.dataframe(_window_table(_drops_on(day, params, limit=200)), hide_index=True)
-    else:
-        st.dataframe(pd.DataFrame({"domain": _names_on(day, params, pending, limit=200)}), hide_index=True)
-    if in_month[day] > 200:
-        st.caption(f"The first 200 of {in_month[day]:,}; the .ics file lists every one.")
+    _day_table(day, params, pending)
 
     def calendar_file() -> bytes:
         if pending:
             return ics_for_windows([d for day in sorted(in_month) for d in _drops_on(day, params)], title)
-        return ics_for_days({d: _names_on(d, params, pending) for d in sorted(in_month)}, title)
+        return ics_for_days({d: _names_on(d, params) for d in sorted(in_month)}, title)
 
     st.download_button("Download the days (.ics)", calendar_file, file_name="drops.ics", mime="text/calendar",
                        on_click="ignore", key="ics")  # fmt: skip
 
 
-def _drops_on(day: date, params: dict[str, str],
-              limit: int | None = None) -> list[tuple[str, date, date | None, date | None]]:  # fmt: skip
+def _on_day(day: date, params: dict[str, str], pending: bool) -> dict[str, str]:
+    """The calendar's search narrowed to one day: its drops, or the auctions ending that day."""
+    if pending:
+        return {**params, "drop_date_from": day.isoformat(), "drop_date_to": day.isoformat()}
+    return {**params, "ends_after": day.isoformat(), "ends_before": (day + timedelta(days=1)).isoformat()}
+
+
+def _day_table(day: date, params: dict[str, str], pending: bool) -> None:
+    """The day's names as Pending-delete's table (with each drop window) or Explore's (the
+    auctions ending that day, soonest first): the first page, and a link that opens them all there."""
+    search = _on_day(day, params, pending)
+    if pending:
+        columns_table, keys, view = table.PENDING_TABLE, [*table.default_keys(table.PENDING_TABLE), "window"], "pending"
+    else:
+        search["sort"] = "auction_end_date"
+        columns_table, keys, view = table.LISTING_TABLE, table.default_keys(table.LISTING_TABLE), "explore"
+    try:
+        found = state.search({**search, "per_page": str(DAY_ROWS)}, pending=pending)
+    except ApiError as exc:
+        _show_error(exc)
+        return
+    total, shown = found["meta"]["total"], len(found["data"])
+    what = f"The first {shown} of {total:,}" if total > shown else f"All {total:,}"
+    rows = table.render(columns_table, table.chosen_columns(columns_table, keys), found["data"], {},
+                        state.reader().now(), pending=pending, sortable=False)  # fmt: skip
+    navigation.show_html(f"<p>{what} · {_open_all_link(view, search)}</p>{rows}", key="day_table")
+
+
+def _open_all_link(view: str, search: dict[str, str]) -> str:
+    """A link that opens `search` in page `view` (Explore, Pending-delete), the plan kept."""
+    import html
+    from urllib.parse import urlencode
+
+    query = {k: v for k, v in st.query_params.to_dict().items() if k == "plan"} | {"view": view, **search}
+    page = "Explore" if view == "explore" else "Pending-delete"
+    return f'<a href="?{html.escape(urlencode(query))}">open them all in {page} →</a>'
+
+
+def _drops_on(day: date, params: dict[str, str]) -> list[tuple[str, date, date | None, date | None]]:
     """(domain, most likely day, window start, window end) of the pending drops counted on `day`."""
-    mirror, plan = state.reader(), state.plan_in_force()
-    rows = mirror.pending_df({**params, "drop_date_from": day.isoformat(), "drop_date_to": day.isoformat()}, plan=plan,
-                             columns=["domain", "drop_window_start", "drop_window_end"])  # fmt: skip
-    found = [(name, day, _as_day(start), _as_day(end))
-             for name, start, end in zip(rows["domain"], rows["drop_window_start"], rows["drop_window_end"])]  # fmt: skip
-    return found[:limit] if limit else found
+    rows = state.reader().pending_df(_on_day(day, params, True), plan=state.plan_in_force(),
+                                     columns=["domain", "drop_window_start", "drop_window_end"])  # fmt: skip
+    return [(name, day, _as_day(start), _as_day(end))
+            for name, start, end in zip(rows["domain"], rows["drop_window_start"], rows["drop_window_end"])]  # fmt: skip
 
 
 def _as_day(value: object) -> date | None:
     return date.fromisoformat(str(value)[:10]) if isinstance(value, str) and value else None
 
 
-def _window_table(drops: list[tuple[str, date, date | None, date | None]]) -> pd.DataFrame:
-    return pd.DataFrame({
-        "domain": [d[0] for d in drops],
-        "most likely": [d[1] for d in drops],
-        "window": [f"{(d[2] or d[1]):%d %b} – {(d[3] or d[1]):%d %b}" for d in drops],
-        "days": [((d[3] or d[1]) - (d[2] or d[1])).days + 1 for d in drops],
-    })  # fmt: skip
-
-
-def _names_on(day: date, params: dict[str, str], pending: bool, limit: int | None = None) -> list[str]:
-    """The domains of one calendar day (through the query layer, as the counts were)."""
-    mirror, plan = state.reader(), state.plan_in_force()
-    if pending:
-        rows = mirror.pending_df({**params, "drop_date_from": day.isoformat(), "drop_date_to": day.isoformat()},
-                                 plan=plan, columns=["domain"])  # fmt: skip
-        names = list(rows["domain"])
-    else:
-        rows = mirror.domains_df({**params, "ends_after": day.isoformat(),
-                                  "ends_before": (day + timedelta(days=1)).isoformat()}, plan=plan,
-                                 columns=["name"])  # fmt: skip
-        names = list(rows["name"])
-    return names[:limit] if limit else names
+def _names_on(day: date, params: dict[str, str]) -> list[str]:
+    """The domains whose auction ends on `day` (through the query layer, as the counts were)."""
+    rows = state.reader().domains_df(_on_day(day, params, False), plan=state.plan_in_force(), columns=["name"])
+    return list(rows["name"])
 
 
 # -- Watchlist -------------------------------------------------------------------------------

@@ -100,6 +100,17 @@ def _drops(value: Any, now: datetime) -> str:
     return f'{day:%a %d %b} <span class="edt-dim">({when})</span>'
 
 
+def _window(record: Mapping[str, Any], now: datetime) -> str:
+    """The days a pending name may drop (`24 Nov – 26 Nov (3 days)`); one day when the date is known."""
+    ends = (record.get("drop_window_start"), record.get("drop_window_end"))
+    try:
+        start, end = (datetime.fromisoformat(str(day)[:10]).date() for day in ends)
+    except ValueError:
+        return ""
+    days = (end - start).days + 1
+    return f"{start:%d %b}" if days <= 1 else f'{start:%d %b} – {end:%d %b} <span class="edt-dim">({days} days)</span>'
+
+
 def _link(view: str, name: str) -> str:
     href = f"?view={view}&name={quote(name)}"
     return f'<a href="{html.escape(href)}" target="_self" class="edt-name">{html.escape(name)}</a>'
@@ -149,6 +160,8 @@ PENDING_TABLE: tuple[Column, ...] = (
     Column("domain", "Domain", lambda r, now: _link("detail", r["domain"]), "domain", descending_first=False),
     Column("drops", "Drops", lambda r, now: _drops(r.get("estimated_drop_date"), now), "drop_date",
            descending_first=False),
+    Column("window", "Window", _window, default=False,
+           help="the days it may drop: one when the registry lists it, else between two zone snapshots"),
     Column("status", "Status", _field("whois_status")),
     Column("tld", "TLD", lambda r, now: blank("." + r["tld"] if r.get("tld") else None)),
     Column("length", "Length", _field("sld_length"), numeric=True),
