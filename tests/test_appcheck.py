@@ -126,6 +126,14 @@ def test_a_timing_is_the_median_of_its_runs_and_the_table_prints_every_row():
     text = timing_table({"(peer) a blank Streamlit page": peer, **pages}, [])
     assert "| (peer) a blank Streamlit page | 1.00 s (1.0x) | 0.25 s (1.0x) | — |  |" in text
     assert "| explore | 2.00 s (2.0x) | 1.00 s (4.0x) | 0.25 s | sidebar: TLD .com |" in text
+    # Measured in the same rounds, a multiple is the median of each round's: a slow round
+    # (the machine busy for both) does not skew it as the ratio of the medians would.
+    rounds = {"cold": Timing("cold", [2.0, 2.6, 4.0]), "reload": Timing("reload", [0.5, 0.5, 0.5]),
+              "change": Timing("", [])}  # fmt: skip
+    page = {"cold": Timing("cold", [2.4, 3.9, 4.4]), "reload": Timing("reload", [1.0, 1.0, 1.0]),
+            "change": Timing("sidebar: TLD .com", [0.3])}  # fmt: skip
+    text = timing_table({"(peer) a blank Streamlit page": rounds, "explore": page}, [])
+    assert "| explore | 3.90 s (1.2x) | 1.00 s (2.0x) |" in text  # rounds 1.2x, 1.5x, 1.1x; medians' ratio 1.5x
 
 
 @needs_chromium

@@ -7,14 +7,15 @@ shows an exception. Prints one line per page, writes the server's output to
 `DIR/server.log`, and exits 1 if any page failed (2 if the check could not run at all).
 
 With `--timings` it measures instead what an investor waits for, in headless Chromium at
-1400x1000, medians of `--repeat` runs (3): per page the *cold* open (a freshly started app,
+1400x1000, medians of `--repeat` rounds (3): per page the *cold* open (a freshly started app,
 empty caches), a *reload* (a new session on the warm server) and a *change* (a sidebar or
 page filter, the script's rerun until the page has drawn); then on Explore each filter
 change (TLD, min TF, categories, next page, a column title) and opening a domain from the
-table. Two peers are measured in the same run, cold and reload: a blank Streamlit page and a
-page with one small Plotly chart (what Streamlit itself costs on this machine at this
-moment); each page's cold and reload are also printed as a multiple of the blank page's. It
-prints the table the README reports.
+table. Peers are measured in the same rounds, cold and reload: a blank Streamlit page, and a
+page with one small chart drawn by ECharts and by Plotly (what Streamlit itself costs on
+this machine at this moment); each page's cold and reload are also printed as a multiple of
+the blank page's, the median of each round's ratio (a round opens every peer and page once,
+so the machine's drifting speed touches both alike). It prints the table the README reports.
 
 Needs Debian's `chromium` and `chromium-driver` (/usr/bin/chromium, /usr/bin/chromedriver)
 and the `selenium` package; nothing is downloaded (Selenium Manager is never asked).
@@ -480,43 +481,42 @@ def _open_cold_then_reload(driver: Any, url: str, row: Mapping[str, Timing], tim
             raise AppCheckError(f"{what}, {kind} open: {exc}") from None
 
 
-def _peer_timings(db: Path, log_path: Path, repeat: int, timeout: float) -> dict[str, dict[str, Timing]]:
-    import tempfile
-
-    timings: dict[str, dict[str, Timing]] = {}
-    with tempfile.TemporaryDirectory() as folder:
-        for label, script in PEERS.items():
-            path = Path(folder) / f"peer{len(timings)}.py"
-            path.write_text(script)
-            row = {"cold": Timing("cold", []), "reload": Timing("reload", []), "change": Timing("", [])}
-            for _ in range(repeat):
-                with serve_app(path, db, log_path) as base, browser() as driver:
-                    _open_cold_then_reload(driver, f"{base}/", row, timeout, label)
-            timings[label] = row
-    return timings
+def _row(what: str = "") -> dict[str, Timing]:
+    return {"cold": Timing("cold", []), "reload": Timing("reload", []), "change": Timing(what, [])}
 
 
 def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] = tuple(_PAGE_CHANGES),
             timeout: float = 120.0) -> tuple[dict[str, dict[str, Timing]], list[Timing]]:  # fmt: skip
-    """Page timings ({view: {"cold", "reload", "change"}}) and Explore's interactions."""
+    """Page timings ({view: {"cold", "reload", "change"}}, the peers first) and Explore's
+    interactions. Measured in rounds: each round opens every peer and every page once, so a
+    drift of the machine's speed during the run touches the peers and the pages alike."""
+    import tempfile
+
     name, other = _names(db)
     app = find_app()
-    pages: dict[str, dict[str, Timing]] = _peer_timings(db, log_path, repeat, timeout)
-    for view in views:
-        extra, what, change = _PAGE_CHANGES[view]
-        row = {"cold": Timing("cold", []), "reload": Timing("reload", []), "change": Timing(what, [])}
+    pages: dict[str, dict[str, Timing]] = {label: _row() for label in PEERS}
+    pages |= {view: _row(_PAGE_CHANGES[view][1]) for view in views}
+    with tempfile.TemporaryDirectory() as folder:
+        peers = {label: Path(folder) / f"peer{i}.py" for i, label in enumerate(PEERS)}
+        for label, path in peers.items():
+            path.write_text(PEERS[label])
         for _ in range(repeat):
-            with serve_app(app, db, log_path) as base, browser() as driver:  # a fresh server: cold caches
-                _open_cold_then_reload(driver, f"{base}/?view={view}{extra.format(name=name)}", row, timeout, view)
-                if view == "detail":
-                    change = _type_into("Domain name", other, sidebar=False)
-                try:
-                    row["change"].seconds.append(_act(driver, change, timeout))
-                except AppCheckError as exc:
-                    raise AppCheckError(f"{view}, {what}: {exc}") from None
-        pages[view] = row
-        print(f"  {view}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in row.items()), file=sys.stderr,
-              flush=True)  # fmt: skip
+            for label, path in peers.items():
+                with serve_app(path, db, log_path) as base, browser() as driver:
+                    _open_cold_then_reload(driver, f"{base}/", pages[label], timeout, label)
+            for view in views:
+                extra, what, change = _PAGE_CHANGES[view]
+                row = pages[view]
+                with serve_app(app, db, log_path) as base, browser() as driver:  # a fresh server: cold caches
+                    _open_cold_then_reload(driver, f"{base}/?view={view}{extra.format(name=name)}", row, timeout, view)
+                    if view == "detail":
+                        change = _type_into("Domain name", other, sidebar=False)
+                    try:
+                        row["change"].seconds.append(_act(driver, change, timeout))
+                    except AppCheckError as exc:
+                        raise AppCheckError(f"{view}, {what}: {exc}") from None
+                print(f"  {view}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in row.items()), file=sys.stderr,
+                      flush=True)  # fmt: skip
     steps = [
         ("next page", _click_button("Next ›")),
         ("sort by a column title (Price)", _click_link('th a[href*="effective_price"]')),
@@ -554,13 +554,18 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
 
 def timing_table(pages: Mapping[str, Mapping[str, Timing]], interactions: Sequence[Timing]) -> str:
     """The figures as the README's Markdown tables (medians, seconds); with the blank page's
-    peer row, each page's cold and reload also as a multiple of that page's."""
+    peer row, each page's cold and reload also as a multiple of that page's: the median of
+    each round's ratio when both were measured in the same rounds, else the medians' ratio."""
     blank = next((row for view, row in pages.items() if view.startswith("(peer) a blank")), None)
 
     def times(timing: Timing, peer: Timing | None) -> str:
         if math.isnan(timing.median):
             return "—"
-        ratio = f" ({timing.median / peer.median:.1f}x)" if peer and peer.median > 0 else ""
+        ratio = ""
+        if peer and len(peer.seconds) == len(timing.seconds) and all(peer.seconds):
+            ratio = f" ({Timing('', [t / p for t, p in zip(timing.seconds, peer.seconds)]).median:.1f}x)"
+        elif peer and peer.median > 0:
+            ratio = f" ({timing.median / peer.median:.1f}x)"
         return f"{timing.median:.2f} s{ratio}"
 
     lines = ["| page | cold | reload | change | (the change) |", "|---|---:|---:|---:|---|"]
