@@ -7,7 +7,7 @@ import html
 import json
 import re
 import shutil
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote
 
@@ -91,7 +91,7 @@ def names_listed(at: AppTest) -> list[str]:
 
 def record_fields(at: AppTest) -> dict[str, str]:
     """The domain page's "Every field" table, field -> shown text."""
-    drawn = next(m.value for m in at.markdown if "edt-fields" in m.value)
+    drawn = next(h for h in drawn_html(at) if "edt-fields" in h)
     return {html.unescape(k): html.unescape(v) for k, v in re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", drawn)}
 
 
@@ -347,6 +347,12 @@ def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
     assert "first_seen_at" in fields and "web.archive.org/web/*/" + name in at.markdown[0].value
     assert "None" not in fields.values() and "—" in fields.values()  # absent values are dashes
     assert fields["name"] == name
+    # First and last seen as people read them, with no "T07:00:00Z" for Markdown to take for
+    # an emoji name (Streamlit would load its emoji code for the page).
+    seen = next(c.value for c in at.caption if c.value.startswith("First seen"))
+    first = datetime.fromisoformat(fields["first_seen_at"].replace("Z", "+00:00"))
+    assert seen.startswith(f"First seen {first:%d %b %Y %H:%M} UTC, last seen ")
+    assert not re.search(r":\w+:", " ".join(e.value for e in [*at.caption, *at.markdown]))
     old = app("detail", id=str(listing_id))  # a bookmark by listing id still opens
     no_exception(old)
     assert old.subheader[0].value == name and url_value(old, "name") == name

@@ -36,7 +36,7 @@ _RESULTS = ("Multiselect", "Metric", "Button", "LinkButton")  # the column choos
 ELEMENTS: dict[str, tuple[str, ...]] = {
     "explore": _MENU + _FIRST_FILTERS + _RESULTS,
     "pending": _MENU + _FIRST_FILTERS + _RESULTS,
-    "detail": _MENU + ("TextInput", "Metric", "lib", CHART_ELEMENT),  # lib: emoji names
+    "detail": _MENU + ("TextInput", "Metric", CHART_ELEMENT),
     "trust-flow": _MENU + _FIRST_FILTERS + ("Checkbox", "Slider", CHART_ELEMENT),
     "archive": _MENU + _FIRST_FILTERS + (CHART_ELEMENT,),
     "calendar": _MENU + ("TextInput", "DateInput", "Selectbox", "DownloadButton", CHART_ELEMENT),

@@ -292,8 +292,11 @@ def detail() -> None:
     cols[1].metric("TF / CF", f"{_dash(record.get('trust_flow'))} / {_dash(record.get('citation_flow'))}")
     cols[2].metric("Price", _dash(table.money(record.get("effective_price"), record.get("currency")) or None))
     cols[3].metric("Bids", _dash(record.get("bids_count") or 0))
-    st.caption(f"First seen {record.get('first_seen_at')}, last seen {record.get('last_seen_at')}"
-               + (f", left its source {record['closed_at']}" if record.get("closed_at") else ""))  # fmt: skip
+    # Readable times, and no "T07:00:00Z" in Markdown: Streamlit reads ":00:" as an emoji
+    # name and loads its emoji code (260 kB) to look it up.
+    st.caption(f"First seen {table.moment(record.get('first_seen_at'))}, last seen "
+               f"{table.moment(record.get('last_seen_at'))}"
+               + (f", left its source {table.moment(record['closed_at'])}" if record.get("closed_at") else ""))  # fmt: skip
     links = [f"[Wayback calendar](https://web.archive.org/web/*/{record['name']})"]
     if record.get("purchase_url"):
         links.append(f"[Purchase page]({record['purchase_url']})")
@@ -313,9 +316,9 @@ def detail() -> None:
 def _fields_table(fields: list[tuple[str, Any]]) -> None:
     """Every field of a record, a dash for an absent value, as static HTML: the browser lays
     it out at once (an interactive grid, or `st.table`'s cells, take about a second more on
-    the full page)."""
+    the full page). Not Markdown: its timestamps would load Streamlit's emoji code."""
     st.subheader("Every field")
-    st.markdown(table.fields_html([(k, _field_text(v)) for k, v in fields]), unsafe_allow_html=True)
+    navigation.show_html(table.fields_html([(k, _field_text(v)) for k, v in fields]), key="fields")
 
 
 def _field_text(value: Any) -> str:

@@ -24,6 +24,7 @@ __all__ = [
     "render",
     "money",
     "ends_in",
+    "moment",
     "blank",
     "next_sort",
     "fields_html",
@@ -71,6 +72,12 @@ def _when(value: Any) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def moment(value: Any) -> str:
+    """An ISO timestamp as people read it, `23 Nov 2026 07:00 UTC`; blank without one."""
+    when = _when(value)
+    return f"{when.astimezone(timezone.utc):%d %b %Y %H:%M} UTC" if when else blank(value)
 
 
 def ends_in(value: Any, now: datetime) -> str:
