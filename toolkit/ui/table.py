@@ -1,4 +1,5 @@
-"""The results tables of Explore and Pending-delete: columns declared once, drawn as HTML.
+"""The results tables of Explore and Pending-delete (also the drop calendar's day and TF / CF's
+region): columns declared once, drawn as HTML.
 
 Each table is one list of `Column`s: what it shows, how a cell reads (blank when the value is
 absent, prices with their currency, "ends in" as a countdown) and which API `sort` its header
