@@ -642,6 +642,19 @@ def test_every_page_renders_without_an_exception(demo_db, view):
     assert at.sidebar.radio(key="view").value == view
 
 
+@pytest.mark.parametrize("view", ["explore", "pending", "detail", "trust-flow", "archive", "calendar", "watchlist",
+                                  "sync"])  # fmt: skip
+def test_no_page_writes_what_markdown_takes_for_an_emoji_name(demo_db, view):
+    """`:00:` (as in `T07:00:00Z`) reads as an emoji shortcode: Streamlit then loads its emoji
+    code (260 kB) for the page. Text of every Markdown element, the sidebar's too."""
+    name = Mirror(demo_db).search_domains({"has_bids": "1", "per_page": "1"})["data"][0]["name"]
+    at = app(view, **({"name": name} if view == "detail" else {}))
+    no_exception(at)
+    kinds = ("markdown", "caption", "header", "subheader", "title", "info", "warning", "success", "error")
+    texts = [e.value for kind in kinds for e in at.get(kind)]
+    assert texts and not [t for t in texts if re.search(r":[\w+-]+:", t)]
+
+
 def test_the_sync_button_runs_a_job_against_the_remote(demo_db, demo_template, tmp_path, monkeypatch):
     from toolkit.server import BackgroundServer, create_app
 
