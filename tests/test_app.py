@@ -542,6 +542,9 @@ def test_drop_calendar_counts_the_months_pending_drops(demo_db):
     link = all_link(at)
     assert link["view"] == "pending" and (link["drop_date_from"], link["drop_date_to"]) == (day, day)
     assert mirror.search_pending_delete(without_view(link))["meta"]["total"] == expected["meta"]["total"]
+    opened = app("pending", **without_view(link))  # the page it opens counts the same drops
+    no_exception(opened)
+    assert total_shown(opened) == expected["meta"]["total"]
 
 
 def test_the_calendar_lists_the_days_auctions_as_explores_table_soonest_first(demo_db):
@@ -560,6 +563,9 @@ def test_the_calendar_lists_the_days_auctions_as_explores_table_soonest_first(de
     link = all_link(at)  # opens every one of them in Explore, soonest first
     assert link["view"] == "explore" and link["sort"] == "auction_end_date"
     assert mirror.search_domains(without_view(link))["meta"]["total"] == expected["meta"]["total"]
+    opened = app("explore", **without_view(link))
+    no_exception(opened)
+    assert total_shown(opened) == expected["meta"]["total"] and names_listed(opened)[0] == expected["data"][0]["name"]
 
 
 def test_the_ics_spans_each_window_and_names_the_most_likely_day():
