@@ -119,13 +119,15 @@ def test_a_timing_is_the_median_of_its_runs_and_the_table_prints_every_row():
     pages = {"explore": {"cold": Timing("cold", [2.0]), "reload": Timing("reload", [1.0]),
                          "change": Timing("sidebar: TLD .com", [0.25])}}  # fmt: skip
     text = timing_table(pages, [Timing("next page", [0.5, 0.7, 0.6])])
-    assert "| explore | 2.00 s | 1.00 s | 0.25 s | sidebar: TLD .com |" in text
+    assert "| explore | 2.00 s | 1.00 s | — | 0.25 s | sidebar: TLD .com |" in text  # no restart measured
     assert "| next page | 0.60 s | 0.50, 0.70, 0.60 |" in text
     # With the blank-page peer measured in the same run, cold and reload read as multiples of it.
-    peer = {"cold": Timing("cold", [0.8, 1.0, 1.2]), "reload": Timing("reload", [0.25]), "change": Timing("", [])}
+    peer = {"cold": Timing("cold", [0.8, 1.0, 1.2]), "reload": Timing("reload", [0.25]),
+            "restart": Timing("restart", [0.5]), "change": Timing("", [])}  # fmt: skip
+    pages["explore"]["restart"] = Timing("restart", [1.5])
     text = timing_table({"(peer) a blank Streamlit page": peer, **pages}, [])
-    assert "| (peer) a blank Streamlit page | 1.00 s (1.0x) | 0.25 s (1.0x) | — |  |" in text
-    assert "| explore | 2.00 s (2.0x) | 1.00 s (4.0x) | 0.25 s | sidebar: TLD .com |" in text
+    assert "| (peer) a blank Streamlit page | 1.00 s (1.0x) | 0.25 s (1.0x) | 0.50 s (1.0x) | — |  |" in text
+    assert "| explore | 2.00 s (2.0x) | 1.00 s (4.0x) | 1.50 s (3.0x) | 0.25 s | sidebar: TLD .com |" in text
     # Measured in the same rounds, a multiple is the median of each round's: a slow round
     # (the machine busy for both) does not skew it as the ratio of the medians would.
     rounds = {"cold": Timing("cold", [2.0, 2.6, 4.0]), "reload": Timing("reload", [0.5, 0.5, 0.5]),
@@ -145,10 +147,10 @@ def test_the_timing_script_measures_every_page_and_explore_interaction(tmp_path,
     rows = {line.split("|")[1].strip(): line for line in printed.splitlines() if line.startswith("| ")}
     for view in ("explore", "pending", "detail", "(peer) a blank Streamlit page", "(peer) one small ECharts chart",
                  "(peer) one small Plotly chart"):
-        cells = rows[view].split("|")[2:5] if not view.startswith("(peer)") else rows[view].split("|")[2:4]
+        cells = rows[view].split("|")[2:6] if not view.startswith("(peer)") else rows[view].split("|")[2:5]
         seconds = [float(cell.strip().split(" s")[0]) for cell in cells]
         assert all(0 < s < 120 for s in seconds), rows[view]
-    assert "(1.0x)" in rows["(peer) a blank Streamlit page"]
+    assert rows["(peer) a blank Streamlit page"].count("(1.0x)") == 3  # cold, reload, restart
     for step in ("next page", "sort by a column title (Price)", "open a domain from the table", "TLD .fr,.de",
                  "open the SEO metrics group", "min Trust Flow 20", "open the Names group",
                  "categories Business"):  # fmt: skip

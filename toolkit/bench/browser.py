@@ -8,12 +8,14 @@ shows an exception. Prints one line per page, writes the server's output to
 
 With `--timings` it measures instead what an investor waits for, in headless Chromium at
 1400x1000, medians of `--repeat` rounds (3): per page the *cold* open (a freshly started app,
-empty caches), a *reload* (a new session on the warm server) and a *change* (a sidebar or
-page filter, the script's rerun until the page has drawn); then on Explore each filter
+empty caches), a *reload* (a new session on the warm server), a *change* (a sidebar or
+page filter, the script's rerun until the page has drawn) and a *restart* (the server
+started again on the same address, the page opened in the same browser: a returning
+investor's first page of the day, Streamlit's code in the browser's cache); then on Explore each filter
 change (TLD, min TF, categories, next page, a column title) and opening a domain from the
-table. Peers are measured in the same rounds, cold and reload: a blank Streamlit page, and a
+table. Peers are measured in the same rounds, cold, reload and restart: a blank Streamlit page, and a
 page with one small chart drawn by ECharts and by Plotly (what Streamlit itself costs on
-this machine at this moment); each page's cold and reload are also printed as a multiple of
+this machine at this moment); each page's cold, reload and restart are also printed as a multiple of
 the blank page's, the median of each round's ratio (a round opens every peer and page once,
 so the machine's drifting speed touches both alike). It prints the table the README reports.
 
@@ -34,7 +36,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -472,24 +474,46 @@ PEERS: dict[str, str] = {
 }  # fmt: skip
 
 
-def _open_cold_then_reload(driver: Any, url: str, row: Mapping[str, Timing], timeout: float, what: str) -> None:
-    """Open `url` in a fresh browser on a fresh server (cold), then again (reload), adding both times to `row`."""
-    for kind in ("cold", "reload"):
-        try:
-            row[kind].seconds.append(_open(driver, url, timeout))
-        except AppCheckError as exc:
-            raise AppCheckError(f"{what}, {kind} open: {exc}") from None
+def _open_page(driver: Any, url: str, row: Mapping[str, Timing], kind: str, what: str, timeout: float) -> None:
+    try:
+        row[kind].seconds.append(_open(driver, url, timeout))
+    except AppCheckError as exc:
+        raise AppCheckError(f"{what}, {kind} open: {exc}") from None
+
+
+def _one_round(app: Path, db: Path, log_path: Path, path: str, row: Mapping[str, Timing], timeout: float,
+               what: str, change: Any = None) -> None:  # fmt: skip
+    """Open `path` in a fresh browser on a fresh server (cold), then again (reload), then time
+    `change` if given; then stop the server, start it again on the same address and open the
+    page in the same browser (restart: an investor's next morning, Streamlit's code cached)."""
+    port = _free_port()
+    with ExitStack() as session:
+        server = ExitStack()
+        session.callback(server.close)
+        base = server.enter_context(serve_app(app, db, log_path, port))
+        driver = session.enter_context(browser())  # started once the server answers, as before
+        for kind in ("cold", "reload"):
+            _open_page(driver, f"{base}{path}", row, kind, what, timeout)
+        if change is not None:
+            try:
+                row["change"].seconds.append(_act(driver, change, timeout))
+            except AppCheckError as exc:
+                raise AppCheckError(f"{what}, {row['change'].what}: {exc}") from None
+        server.close()
+        with serve_app(app, db, log_path, port) as base:
+            _open_page(driver, f"{base}{path}", row, "restart", what, timeout)
 
 
 def _row(what: str = "") -> dict[str, Timing]:
-    return {"cold": Timing("cold", []), "reload": Timing("reload", []), "change": Timing(what, [])}
+    return {"cold": Timing("cold", []), "reload": Timing("reload", []), "restart": Timing("restart", []),
+            "change": Timing(what, [])}  # fmt: skip
 
 
 def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] = tuple(_PAGE_CHANGES),
             timeout: float = 120.0) -> tuple[dict[str, dict[str, Timing]], list[Timing]]:  # fmt: skip
-    """Page timings ({view: {"cold", "reload", "change"}}, the peers first) and Explore's
-    interactions. Measured in rounds: each round opens every peer and every page once, so a
-    drift of the machine's speed during the run touches the peers and the pages alike."""
+    """Page timings ({view: {"cold", "reload", "restart", "change"}}, the peers first) and
+    Explore's interactions. Measured in rounds: each round opens every peer and every page
+    once, so a drift of the machine's speed during the run touches the peers and the pages alike."""
     import tempfile
 
     name, other = _names(db)
@@ -502,19 +526,13 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
             path.write_text(PEERS[label])
         for _ in range(repeat):
             for label, path in peers.items():
-                with serve_app(path, db, log_path) as base, browser() as driver:
-                    _open_cold_then_reload(driver, f"{base}/", pages[label], timeout, label)
+                _one_round(path, db, log_path, "/", pages[label], timeout, label)
             for view in views:
-                extra, what, change = _PAGE_CHANGES[view]
+                extra, _what, change = _PAGE_CHANGES[view]
+                if view == "detail":
+                    change = _type_into("Domain name", other, sidebar=False)
                 row = pages[view]
-                with serve_app(app, db, log_path) as base, browser() as driver:  # a fresh server: cold caches
-                    _open_cold_then_reload(driver, f"{base}/?view={view}{extra.format(name=name)}", row, timeout, view)
-                    if view == "detail":
-                        change = _type_into("Domain name", other, sidebar=False)
-                    try:
-                        row["change"].seconds.append(_act(driver, change, timeout))
-                    except AppCheckError as exc:
-                        raise AppCheckError(f"{view}, {what}: {exc}") from None
+                _one_round(app, db, log_path, f"/?view={view}{extra.format(name=name)}", row, timeout, view, change)
                 print(f"  {view}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in row.items()), file=sys.stderr,
                       flush=True)  # fmt: skip
     steps = [
@@ -554,7 +572,7 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
 
 def timing_table(pages: Mapping[str, Mapping[str, Timing]], interactions: Sequence[Timing]) -> str:
     """The figures as the README's Markdown tables (medians, seconds); with the blank page's
-    peer row, each page's cold and reload also as a multiple of that page's: the median of
+    peer row, each page's cold, reload and restart also as a multiple of that page's: the median of
     each round's ratio when both were measured in the same rounds, else the medians' ratio."""
     blank = next((row for view, row in pages.items() if view.startswith("(peer) a blank")), None)
 
@@ -568,10 +586,11 @@ def timing_table(pages: Mapping[str, Mapping[str, Timing]], interactions: Sequen
             ratio = f" ({timing.median / peer.median:.1f}x)"
         return f"{timing.median:.2f} s{ratio}"
 
-    lines = ["| page | cold | reload | change | (the change) |", "|---|---:|---:|---:|---|"]
+    lines = ["| page | cold | reload | restart | change | (the change) |", "|---|---:|---:|---:|---:|---|"]
     for view, row in pages.items():
-        cold, reload = (times(row[k], blank[k] if blank else None) for k in ("cold", "reload"))
-        lines.append(f"| {view} | {cold} | {reload} | {times(row['change'], None)} | {row['change'].what} |")
+        cold, reload, restart = (times(row.get(k) or Timing(k, []), (blank.get(k) if blank else None))
+                                 for k in ("cold", "reload", "restart"))  # fmt: skip
+        lines.append(f"| {view} | {cold} | {reload} | {restart} | {times(row['change'], None)} | {row['change'].what} |")
     lines += ["", "| on Explore | median | runs |", "|---|---:|---|"]
     for timing in interactions:
         runs = ", ".join(f"{s:.2f}" for s in timing.seconds)
