@@ -118,8 +118,9 @@ def all_link(at: AppTest) -> dict[str, str]:
     return dict(parse_qsl(html.unescape(re.search(r'href="\?([^"]*)">open them all', results_html(at)).group(1))))
 
 
-def without_view(query: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in query.items() if k not in ("view", "plan")}
+def search_of(link: dict[str, str]) -> dict[str, str]:
+    """A link's search: its query without the page it opens and the plan."""
+    return {k: v for k, v in link.items() if k not in ("view", "plan")}
 
 
 def figure(at: AppTest, n: int = 0) -> dict:
@@ -541,8 +542,8 @@ def test_drop_calendar_counts_the_months_pending_drops(demo_db):
         assert row[2] == (f"{start:%d %b}" if start == end else f"{start:%d %b} – {end:%d %b} ({(end - start).days + 1} days)")
     link = all_link(at)
     assert link["view"] == "pending" and (link["drop_date_from"], link["drop_date_to"]) == (day, day)
-    assert mirror.search_pending_delete(without_view(link))["meta"]["total"] == expected["meta"]["total"]
-    opened = app("pending", **without_view(link))  # the page it opens counts the same drops
+    assert mirror.search_pending_delete(search_of(link))["meta"]["total"] == expected["meta"]["total"]
+    opened = app("pending", **search_of(link))  # the page it opens counts the same drops
     no_exception(opened)
     assert total_shown(opened) == expected["meta"]["total"]
 
@@ -562,8 +563,8 @@ def test_the_calendar_lists_the_days_auctions_as_explores_table_soonest_first(de
     assert summary in results_html(at)
     link = all_link(at)  # opens every one of them in Explore, soonest first
     assert link["view"] == "explore" and link["sort"] == "auction_end_date"
-    assert mirror.search_domains(without_view(link))["meta"]["total"] == expected["meta"]["total"]
-    opened = app("explore", **without_view(link))
+    assert mirror.search_domains(search_of(link))["meta"]["total"] == expected["meta"]["total"]
+    opened = app("explore", **search_of(link))
     no_exception(opened)
     assert total_shown(opened) == expected["meta"]["total"] and names_listed(opened)[0] == expected["data"][0]["name"]
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import calendar as calendar_module
+import html
 import json
 import os
 import shlex
 from datetime import date, datetime, timedelta, timezone
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -670,9 +672,6 @@ def _day_table(day: date, params: dict[str, str], pending: bool) -> None:
 
 def _open_all_link(view: str, search: dict[str, str]) -> str:
     """A link that opens `search` in page `view` (Explore, Pending-delete), the plan kept."""
-    import html
-    from urllib.parse import urlencode
-
     query = {k: v for k, v in st.query_params.to_dict().items() if k == "plan"} | {"view": view, **search}
     page = "Explore" if view == "explore" else "Pending-delete"
     return f'<a href="?{html.escape(urlencode(query))}">open them all in {page} →</a>'

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -96,13 +96,18 @@ def ends_in(value: Any, now: datetime) -> str:
     return f'<span title="{html.escape(end.strftime("%Y-%m-%d %H:%M UTC"))}">{text}</span>'
 
 
-def _drops(value: Any, now: datetime) -> str:
-    if not value:
-        return ""
+def _day(value: Any) -> date | None:
+    """The date of an ISO date or timestamp; None for a blank or anything else."""
     try:
-        day = datetime.fromisoformat(str(value)[:10]).date()
+        return datetime.fromisoformat(str(value)[:10]).date() if value else None
     except ValueError:
-        return blank(value)
+        return None
+
+
+def _drops(value: Any, now: datetime) -> str:
+    day = _day(value)
+    if day is None:
+        return blank(value) if value else ""
     days = (day - now.date()).days
     when = "today" if days == 0 else (f"in {days} d" if days > 0 else f"{-days} d ago")
     return f'{day:%a %d %b} <span class="edt-dim">({when})</span>'
@@ -110,10 +115,8 @@ def _drops(value: Any, now: datetime) -> str:
 
 def _window(record: Mapping[str, Any], now: datetime) -> str:
     """The days a pending name may drop (`24 Nov – 26 Nov (3 days)`); one day when the date is known."""
-    ends = (record.get("drop_window_start"), record.get("drop_window_end"))
-    try:
-        start, end = (datetime.fromisoformat(str(day)[:10]).date() for day in ends)
-    except ValueError:
+    start, end = _day(record.get("drop_window_start")), _day(record.get("drop_window_end"))
+    if start is None or end is None:
         return ""
     days = (end - start).days + 1
     return f"{start:%d %b}" if days <= 1 else f'{start:%d %b} – {end:%d %b} <span class="edt-dim">({days} days)</span>'
