@@ -528,3 +528,17 @@ def test_a_failing_generator_process_fails_the_load_and_keeps_the_mirror_usable(
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # bulk_load restored the mirror
     assert m.search_domains({"per_page": 1}, plan="enterprise")["meta"]["total"] > 0
     m.close()
+
+
+@pytest.mark.parametrize(("clock", "day"), [
+    (datetime(2026, 11, 24, 0, 10, tzinfo=timezone.utc), date(2026, 11, 23)),  # before the 07:00 fetch: yesterday
+    (datetime(2026, 11, 24, 6, 59, tzinfo=timezone.utc), date(2026, 11, 23)),
+    (datetime(2026, 11, 24, 7, 0, tzinfo=timezone.utc), date(2026, 11, 24)),
+    (datetime(2026, 11, 24, 23, 59, tzinfo=timezone.utc), date(2026, 11, 24)),
+])
+def test_without_a_day_the_demo_never_stamps_a_row_after_the_clock(clock, day):
+    """A demo loaded at 00:10 UTC once stamped its rows 07:00 that day, in the future: a saved
+    search then counted every match as new since it was saved."""
+    assert demo._today(None, now=clock) == day
+    assert anchor_of(demo._today(None, now=clock)) <= clock
+    assert demo._today(date(2026, 1, 5), now=clock) == date(2026, 1, 5)  # a day given is kept

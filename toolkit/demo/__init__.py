@@ -13,7 +13,8 @@ closeouts, backorders), TLD mix, native currency, purchase links and believable 
 the deleted-ccTLD database over 83 TLDs; the pending-delete inventory over 125 TLDs with
 drop dates from `toolkit.lifecycle`; correlated SEO metrics (`generate.py`); names made of
 words of the TLD's language (`words.py`, `names.py`). Time is relative to `today`: the
-demo's "now" is 07:00 UTC that day (after the morning fetch of every platform).
+demo's "now" is 07:00 UTC that day (after the morning fetch of every platform); without a
+`today`, the demo's day is the last one whose 07:00 UTC has passed.
 
 A demo load never mixes with real data silently: `load_demo` refuses a mirror holding
 synced or ingested rows unless `force=True`; `clear_demo` removes only demo rows.
@@ -30,7 +31,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from ..store.schema import LISTING_COLUMNS, bulk_load, ensure_schema
@@ -46,6 +47,7 @@ from ..store.writer import (
 )
 from ..signals.inflation import flag_metric_jumps
 from .generate import (
+    ANCHOR_HOUR,
     SCALES,
     Scale,
     anchor_of,
@@ -81,9 +83,11 @@ class DemoRefused(ValueError):
     """The mirror holds real (synced or ingested) rows: a demo load would mix with them."""
 
 
-def _today(today: date | datetime | None) -> date:
+def _today(today: date | datetime | None, now: datetime | None = None) -> date:
+    """The demo's day: `today`, else the last day whose 07:00 UTC fetch has happened by `now`
+    (the clock; before 07:00 UTC, yesterday), so no demo row is stamped later than the clock."""
     if today is None:
-        return datetime.now(timezone.utc).date()
+        return ((now or datetime.now(timezone.utc)) - timedelta(hours=ANCHOR_HOUR)).date()
     if isinstance(today, datetime):
         return (today.astimezone(timezone.utc) if today.tzinfo else today).date()
     return today

@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 CHUNK = 4096
+ANCHOR_HOUR = 7  # the demo's "now": this hour UTC, after the morning fetch of every platform
 DAY = 86_400
 HOUR = 3_600
 LISTING_KEYS = tuple(LISTING_FIELDS)
@@ -73,7 +74,7 @@ SCALES: dict[str, Scale] = {
 
 def anchor_of(today: date) -> datetime:
     """The demo's "now": 07:00 UTC on `today`, after the morning fetch of every platform."""
-    return datetime.combine(today, time(7, 0), tzinfo=timezone.utc)
+    return datetime.combine(today, time(ANCHOR_HOUR, 0), tzinfo=timezone.utc)
 
 
 def _scale(scale: str | Scale) -> Scale:
