@@ -107,7 +107,7 @@ def test_an_export_beyond_the_plan_is_refused_as_the_api_refuses_it(demo_db):
 
 def test_served_by_app_py_the_page_links_to_the_streamed_csv(demo_db, monkeypatch):
     """With the routes served (the app started from app.py), the button is a link to them."""
-    monkeypatch.setattr(exports, "exports_served", lambda: True)
+    monkeypatch.setattr(assets, "served", lambda: True)
     at = AppTest.from_file(asgi.SCRIPT, default_timeout=60)
     at.query_params["view"] = "explore"
     at.query_params["tld"] = ".de"
@@ -153,28 +153,51 @@ class StaticPage:
         await FileResponse(Path(streamlit.__file__).parent / "static" / "index.html")(scope, receive, send)
 
 
-def test_each_page_gets_its_element_chunks_named_in_its_html():
+def module_file(path: str) -> Path:
+    """The file behind a module path of a page: Streamlit's chunk, or ours (`assets.OWN_MODULES`)."""
     import streamlit
 
-    static = Path(streamlit.__file__).parent / "static"
+    ours = {url: assets.ECHARTS_FILE for url in assets.OWN_MODULES.values()}
+    return ours.get(path) or Path(streamlit.__file__).parent / "static" / path
+
+
+def test_each_page_gets_its_element_chunks_named_in_its_html():
     explore, charts = html_of("/?view=explore"), html_of("/?view=trust-flow&tld=.fr")
     for response, view in ((explore, "explore"), (charts, "trust-flow")):
         assert response.status_code == 200 and int(response.headers["content-length"]) == len(response.content)
-        links = re.findall(r'<link rel="modulepreload" crossorigin href="\./(static/js/[^"]+)">', response.text)
-        assert set(assets.page_chunks(view)) <= set(links) and all((static / link).is_file() for link in links)
+        links = re.findall(r'<link rel="modulepreload" crossorigin href="\./([^"]+)">', response.text)
+        assert set(assets.page_chunks(view)) <= set(links) and all(module_file(link).is_file() for link in links)
         assert response.text.index(assets.page_chunks(view)[0]) < response.text.index("</head>")
-    chart = f"static/js/{assets.lazy_chunks()[assets.CHART_ELEMENT]}"
-    assert chart in charts.text and chart not in explore.text  # the chart library only where a chart is drawn
+    # The chart library only where a chart is drawn: ours, not Streamlit's ECharts element.
+    assert assets.ECHARTS_URL in charts.text and assets.ECHARTS_URL not in explore.text
+    assert assets.lazy_chunks()["EChartsChart"] not in charts.text
     assert "etag" not in explore.headers  # the body changed: no validator of the file's
     assert html_of("/?view=nonsense").text.count("modulepreload") == explore.text.count("modulepreload")
 
 
-def test_every_name_in_the_pages_elements_is_a_chunk_of_the_installed_streamlit():
+def test_every_name_in_the_pages_elements_is_a_chunk_of_the_installed_streamlit_or_ours():
     from toolkit.ui.pages import PAGES
 
     assert set(assets.ELEMENTS) == set(PAGES)
     names = {n for row in assets.ELEMENTS.values() for n in row} | set(assets.LATER)
-    assert names <= set(assets.lazy_chunks()), names - set(assets.lazy_chunks())
+    known = set(assets.lazy_chunks()) | set(assets.OWN_MODULES)
+    assert names <= known, names - known
+
+
+def test_app_py_serves_the_vendored_echarts_module_for_good():
+    """The chart library is Apache ECharts' own ES module, unmodified, under a name that
+    carries its version (so a browser may keep it: `immutable`)."""
+    response = get(f"/{assets.ECHARTS_URL}", Starlette(routes=asgi.ROUTES))
+    assert response.status_code == 200 and response.content == assets.ECHARTS_FILE.read_bytes()
+    assert response.headers["content-type"].startswith("text/javascript")  # a module script needs a JS type
+    assert "immutable" in response.headers["cache-control"]
+    version = re.search(r"echarts-(\d+\.\d+\.\d+)\.esm\.min\.js$", assets.ECHARTS_URL).group(1)
+    text = response.text
+    assert f'version:"{version}"' in text.replace(" ", "")  # the name says the version the file is
+    exported = re.search(r"export\s*\{([^}]*)\}\s*;?\s*$", text).group(1)
+    assert {"init", "getInstanceByDom"} <= {part.split(" as ")[-1].strip() for part in exported.split(",")}
+    license_text = (assets.ECHARTS_FILE.parent / "echarts-LICENSE.txt").read_text()
+    assert "Apache License" in license_text and "Apache ECharts" in license_text
 
 
 # -- in-place links ---------------------------------------------------------------------------
@@ -191,12 +214,10 @@ def test_a_link_followed_in_place_writes_its_query_over_the_url():
     assert follow_link("?sort=&view=explore", current) == {"view": "explore", "tld": ".fr", "cols": "name,tf"}
 
 
-def test_every_page_has_the_browser_load_what_it_did_not_draw_while_idle(demo_db):
+def test_every_page_has_the_browser_load_what_it_did_not_draw_while_idle(demo_db, monkeypatch):
     import json
 
-    import streamlit
-
-    static = Path(streamlit.__file__).parent / "static"
+    monkeypatch.setattr(assets, "served", lambda: True)  # as app.py serves it: our chart module too
     later = {}
     for view in ("explore", "trust-flow"):
         at = AppTest.from_file(asgi.SCRIPT, default_timeout=60)
@@ -205,8 +226,38 @@ def test_every_page_has_the_browser_load_what_it_did_not_draw_while_idle(demo_db
         assert not at.exception
         preload = [e for e in at.get("bidi_component") if e.proto.component_name == "edt_preload"]
         later[view] = json.loads(preload[0].proto.json)["modules"]
-        assert later[view] and all((static / m).is_file() for m in later[view])
+        assert later[view] and all(module_file(m).is_file() for m in later[view])
         assert not set(later[view]) & set(assets.page_chunks(view))  # what the HTML named is not fetched twice
     names = lambda modules: {m.rsplit("/", 1)[-1].split(".")[0] for m in modules}  # noqa: E731
-    assert {"NumberInput", assets.CHART_ELEMENT} <= names(later["explore"])  # closed groups' widgets, the charts
-    assert assets.CHART_ELEMENT not in names(later["trust-flow"])
+    assert "NumberInput" in names(later["explore"])  # the closed groups' widgets
+    assert assets.ECHARTS_URL in later["explore"] and assets.ECHARTS_URL not in later["trust-flow"]  # the charts
+
+
+# -- the charts, served ------------------------------------------------------------------------
+
+
+def drawn_charts(at: AppTest) -> tuple[list[dict], list[dict]]:
+    """What a run drew: Streamlit's ECharts elements' options, and our chart component's data."""
+    import json
+
+    streamlit_charts = [json.loads(e.proto.spec) for e in at.get("echarts_chart")]
+    ours = [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == "edt_chart"]
+    return streamlit_charts, ours
+
+
+@pytest.mark.parametrize("view", ["trust-flow", "archive", "calendar"])
+def test_served_by_app_py_the_charts_are_drawn_by_our_component_with_the_same_options(demo_db, monkeypatch, view):
+    def run() -> AppTest:
+        at = AppTest.from_file(asgi.SCRIPT, default_timeout=60)
+        at.query_params["view"] = view
+        at.query_params["tld"] = ".com,.de"
+        at.run()
+        assert not at.exception
+        return at
+
+    alone, none = drawn_charts(run())  # AppTest alone: no app.py routes, Streamlit's element
+    monkeypatch.setattr(assets, "served", lambda: True)
+    no_element, ours = drawn_charts(run())
+    assert alone and not none and not no_element
+    assert [chart["option"] for chart in ours] == alone  # the same option, whoever draws it
+    assert all(chart["module"] == assets.ECHARTS_URL and chart["height"] >= 300 for chart in ours)

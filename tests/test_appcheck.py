@@ -220,3 +220,74 @@ def test_each_pages_html_names_every_element_chunk_it_draws(tmp_path, app_env):
                 idle_preload = set(LATER) - set(ELEMENTS[view])
                 assert set(appcheck.chunks_not_preloaded(driver)) <= idle_preload, view
 
+
+
+# The charts as the browser drew them: each `.edt-chart`'s ECharts instance, read through the
+# module the page imported (`arguments[0]`: its path).
+_DRAWN_TITLES_JS = """
+const done = arguments[arguments.length - 1];
+import(new URL(arguments[0], document.baseURI).href).then((echarts) => done(
+  Array.from(document.querySelectorAll('.edt-chart')).map((el) => {
+    const chart = echarts.getInstanceByDom(el);
+    return chart ? chart.getOption().title[0].text : null;
+  })));
+"""
+# The tooltip chart `arguments[1]` shows for its first series' data item `arguments[2]`.
+_TOOLTIP_JS = """
+const done = arguments[arguments.length - 1];
+import(new URL(arguments[0], document.baseURI).href).then((echarts) => {
+  const el = document.querySelectorAll('.edt-chart')[arguments[1]];
+  echarts.getInstanceByDom(el).dispatchAction({type: 'showTip', seriesIndex: 0, dataIndex: arguments[2]});
+  setTimeout(() => done(Array.from(el.querySelectorAll('div')).map((d) => d.innerText).filter(Boolean).pop()), 300);
+});
+"""
+
+
+@needs_chromium
+def test_the_charts_are_drawn_from_our_echarts_module_redrawn_on_a_change_and_their_tooltips_filled(
+        tmp_path, app_env, monkeypatch):  # fmt: skip
+    """Served by app.py, each chart is our component drawing what the script sent with the
+    vendored ECharts module (not Streamlit's element); a filter change redraws it; a heatmap
+    cell's tooltip is its template filled with that cell's values, which the mirror confirms."""
+    import json
+    import re
+    from urllib.parse import parse_qsl, urlparse
+
+    from selenium.webdriver.common.by import By
+    from streamlit.testing.v1 import AppTest
+
+    from toolkit.ui import asgi, assets
+
+    db = demo_mirror(tmp_path / "mirror.db")
+    monkeypatch.setenv("EDT_DB", str(db))
+    monkeypatch.setattr(assets, "served", lambda: True)
+
+    def titles_sent(url: str) -> list[str]:
+        """The charts' titles the script sends for the page at `url` (run by AppTest)."""
+        at = AppTest.from_file(asgi.SCRIPT, default_timeout=60)
+        for name, value in parse_qsl(urlparse(url).query):
+            at.query_params[name] = value
+        at.run()
+        assert not at.exception
+        drawn = [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == "edt_chart"]
+        return [chart["option"]["title"]["text"] for chart in drawn]
+
+    with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
+        appcheck._open(driver, f"{base}/?view=trust-flow", 60)
+        assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stEChartsChart"]')
+        first = driver.execute_async_script(_DRAWN_TITLES_JS, assets.ECHARTS_URL)
+        assert len(first) == 3 and first == titles_sent(driver.current_url)
+
+        appcheck._act(driver, appcheck._type_into("TLDs", ".com"), 60)
+        assert "tld=.com" in driver.current_url
+        redrawn = driver.execute_async_script(_DRAWN_TITLES_JS, assets.ECHARTS_URL)
+        assert redrawn == titles_sent(driver.current_url) and redrawn[0] != first[0]
+
+        mirror = Mirror(db, readonly=True)
+        for item in (0, 5, 20):
+            tip = driver.execute_async_script(_TOOLTIP_JS, assets.ECHARTS_URL, 0, item)
+            cell = re.fullmatch(r"CF (\d+) · TF (\d+)\n([\d,]+) listings", tip or "")
+            assert cell, tip
+            cf, tf, shown = cell.group(1), cell.group(2), int(cell.group(3).replace(",", ""))
+            search = {"tld": ".com", "tf_min": tf, "tf_max": tf, "cf_min": cf, "cf_max": cf, "per_page": "1"}
+            assert shown == mirror.search_domains(search)["meta"]["total"] > 0

@@ -86,7 +86,7 @@ return {
   statusWidget: !!document.querySelector('[data-testid="stStatusWidget"]'),
   elements: main ? main.querySelectorAll('[data-testid="stElementContainer"]').length : 0,
   skeletons: document.querySelectorAll('[data-testid="stSkeleton"]').length,
-  chartsPending: charts.filter(c => !c.querySelector('.main-svg')).length + Array.from(document.querySelectorAll('[data-testid="stEChartsChart"]')).filter(c => !c.querySelector('canvas')).length,
+  chartsPending: charts.filter(c => !c.querySelector('.main-svg')).length + Array.from(document.querySelectorAll('[data-testid="stEChartsChart"], .edt-chart')).filter(c => !c.querySelector('canvas')).length,
   exceptions: Array.from(document.querySelectorAll('[data-testid="stException"]')).map(e => e.innerText),
   text: document.body ? document.body.innerText : '',
 };
@@ -450,11 +450,12 @@ return performance.getEntriesByType('resource').map(e => [e.name, e.startTime > 
 
 
 def chunks_not_preloaded(driver: Any) -> list[str]:
-    """Names of the element chunks (`assets.lazy_chunks`) this document fetched on demand:
-    none when the page's HTML named every element the page drew."""
-    from ..ui.assets import lazy_chunks
+    """Names of the element chunks (`assets.lazy_chunks`, and our `assets.OWN_MODULES`) this
+    document fetched on demand: none when the page's HTML named every element the page drew."""
+    from ..ui.assets import OWN_MODULES, lazy_chunks
 
     names = {file: name for name, file in lazy_chunks().items()}
+    names.update({path.rsplit("/", 1)[-1]: name for name, path in OWN_MODULES.items()})
     fetched = [(url.rsplit("/", 1)[-1], late) for url, late in driver.execute_script(_FETCHED_JS) or []]
     early = {file for file, late in fetched if not late}
     return sorted({names[file] for file, late in fetched if late and file in names and file not in early})
@@ -462,8 +463,9 @@ def chunks_not_preloaded(driver: Any) -> list[str]:
 
 # Peers measured in the same run, so the app's figures read against what Streamlit itself
 # costs on this machine at this moment: a page with nothing, and one with a single small
-# chart, drawn by ECharts (the app's charts) and by Plotly (the notebooks'; the app's until
-# session 7): Streamlit loads a chart library's code the first time a page draws a chart.
+# chart, drawn by Streamlit's ECharts element (the app's charts until session 9; now the same
+# library through our component) and by Plotly (the notebooks'; the app's until session 7):
+# Streamlit loads a chart library's code the first time a page draws a chart.
 PEERS: dict[str, str] = {
     "(peer) a blank Streamlit page": 'import streamlit as st\n\nst.write("hello")\n',
     "(peer) one small ECharts chart": ('import streamlit as st\n\nst.write("hello")\nst.echarts_chart({"xAxis": {"type": '

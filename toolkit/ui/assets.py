@@ -10,7 +10,8 @@ compiled after the script has run: 0.6 s on Explore, measured before this preloa
 and compiles them while it starts the app and the script runs. Streamlit's own lazy imports
 then find them in the browser's module map.
 
-`ELEMENTS` says which Streamlit elements each page draws, by the name of their chunk; a
+`ELEMENTS` says which Streamlit elements each page draws, by the name of their chunk (and
+`CHART_ELEMENT`, the chart library our chart component imports: `OWN_MODULES`); a
 browser test (`tests/test_appcheck.py`) fails when a page loads one its row does not name,
 and `tests/test_app_serving.py` when a name is not in the installed Streamlit.
 """
@@ -19,14 +20,38 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-__all__ = ["CHART_ELEMENT", "ELEMENTS", "LATER", "PagePreload", "later_chunks", "lazy_chunks", "page_chunks", "preload_links"]
+__all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", "OWN_MODULES", "PagePreload",
+           "later_chunks", "lazy_chunks", "mark_served", "page_chunks", "preload_links", "served"]
 
-CHART_ELEMENT = "EChartsChart"
+# Apache ECharts as its npm package ships it (`dist/echarts.esm.min.js`, see static/README.md),
+# which app.py serves (`asgi.ROUTES`) for the charts (`echarts.show`): without the 1 MB of
+# Arrow and number formatting Streamlit's own ECharts element loads with it.
+ECHARTS_FILE = Path(__file__).with_name("static") / "echarts-6.1.0.esm.min.js"
+ECHARTS_URL = f"edt/static/{ECHARTS_FILE.name}"  # relative to the app's address
+CHART_ELEMENT = "edt-echarts"
+# Modules of ours a page may need, by the name its `ELEMENTS` row uses: their paths.
+OWN_MODULES = {CHART_ELEMENT: ECHARTS_URL}
+
+_served = threading.Event()
+
+
+def mark_served() -> None:
+    """Called when app.py's server starts: its routes (the CSV exports, the chart library) and
+    its HTML rewrite (`PagePreload`) are then in place."""
+    _served.set()
+
+
+def served() -> bool:
+    """True when this process is app.py's server (`st.App`); false under AppTest and
+    `streamlit run toolkit/ui/run.py`, where the pages use Streamlit's own elements instead."""
+    return _served.is_set()
+
 
 _MENU = ("Radio", "BidiComponent")  # the page menu; our components (the tables' links, the preload)
 _FIRST_FILTERS = ("Selectbox", "TextInput")  # the plan, and the "Source and type" group (open at first)
@@ -84,7 +109,10 @@ def _in_html() -> frozenset[str]:
 
 
 def _closure(names: Iterable[str]) -> list[str]:
-    """The files of the named chunks and of everything they import, minus what the HTML loads."""
+    """The paths of the named modules (ours and Streamlit's chunks) and of everything they
+    import, minus what the HTML loads."""
+    names = list(names)
+    own = [OWN_MODULES[n] for n in names if n in OWN_MODULES]
     todo = [lazy_chunks()[n] for n in names if n in lazy_chunks()]
     seen: dict[str, None] = {}
     while todo:
@@ -93,13 +121,14 @@ def _closure(names: Iterable[str]) -> list[str]:
             continue
         seen[file] = None
         todo.extend(_imports(file))
-    return list(seen)
+    return [f"static/js/{file}" for file in seen] + own
 
 
 @functools.cache
 def page_chunks(view: str) -> tuple[str, ...]:
-    """The chunk files (`static/js/...`) page `view` needs beyond Streamlit's HTML, in load order."""
-    return tuple(f"static/js/{file}" for file in _closure(ELEMENTS.get(view, ELEMENTS[DEFAULT_VIEW])))
+    """The modules (`static/js/...`, ours under `edt/static/`) page `view` needs beyond
+    Streamlit's HTML, in load order."""
+    return tuple(_closure(ELEMENTS.get(view, ELEMENTS[DEFAULT_VIEW])))
 
 
 @functools.cache
@@ -107,7 +136,7 @@ def later_chunks(view: str) -> tuple[str, ...]:
     """The chunk files of the `LATER` elements, and of what they import, that page `view` does
     not load itself."""
     own = set(page_chunks(view))
-    return tuple(path for path in (f"static/js/{file}" for file in _closure(LATER)) if path not in own)
+    return tuple(path for path in _closure(LATER) if path not in own)
 
 
 @functools.cache

@@ -1,10 +1,17 @@
-"""The app's charts: the Plotly figures of `toolkit.charts` drawn by Streamlit's built-in
-ECharts element (`st.echarts_chart`).
+"""The app's charts: the Plotly figures of `toolkit.charts` drawn by Apache ECharts.
 
 `toolkit.charts` stays the one definition of every chart (the notebooks show its Plotly
 figures as they are); `option(fig)` converts a figure into an ECharts option and `show`
 draws it. Plotly's element is a 4.7 MB chunk whose evaluation and drawing block the browser;
-ECharts is a 1.2 MB chunk drawing on a canvas, so the chart pages open and redraw sooner.
+ECharts draws on a canvas from a 1.1 MB module, so the chart pages open and redraw sooner.
+
+Served by app.py, `show` draws the option with a small component of ours (`_CHART_JS`,
+no iframe) that imports ECharts' own module (`assets.ECHARTS_URL`); Streamlit's ECharts
+element (`st.echarts_chart`, used where app.py's routes are not served: AppTest,
+`streamlit run toolkit/ui/run.py`) brings 1 MB of Arrow and number-formatting code with it,
+0.2-0.3 s of a chart page's first render. The component gives the charts Streamlit's look
+(`themeFor` in `_CHART_JS`) and reads tooltip templates as Streamlit's element does (`{@[k]}`: dimension k of
+the point, as escaped text).
 
 The conversion covers what our figures use, nothing more:
 
@@ -31,7 +38,9 @@ formatted text, and the tooltip formatter is the template with `{@[k]}` in its p
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -41,6 +50,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+
+from . import assets
 
 __all__ = ["DEFAULT_HEIGHT", "option", "show"]
 
@@ -59,11 +70,84 @@ _TIME_LABELS = {"year": "{yyyy}", "month": "{MMM} {yyyy}", "day": "{MMM} {d}", "
                 "minute": "{HH}:{mm}", "second": "{HH}:{mm}:{ss}"}  # fmt: skip
 
 
+_CHART_JS = """
+const escape = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+// A tooltip template's {@[k]}: dimension k of the (first) point, as escaped text.
+const fill = (template) => (params) => {
+  const point = Array.isArray(params) ? params[0] : params;
+  if (!point) return "";
+  return template.replace(/\\{@\\[(\\d+)\\]\\}/g, (_, k) => {
+    const value = Array.isArray(point.value) ? point.value[Number(k)] : point.value;
+    return value === undefined || value === null ? "" : escape(value);
+  });
+};
+const withTemplates = (tooltip) =>
+  tooltip && typeof tooltip.formatter === "string" && tooltip.formatter.includes("{@")
+    ? { ...tooltip, formatter: fill(tooltip.formatter) } : tooltip;
+
+// Streamlit's light theme for ECharts, the parts our charts show (its element builds it in the browser).
+let theme;
+const themeFor = (element) => {
+  if (theme) return theme;
+  const font = getComputedStyle(element).fontFamily;
+  const line = { lineStyle: { color: "#e6eaf1" } };
+  const axis = { axisLine: line, axisTick: line, splitLine: line,
+                 axisLabel: { color: "#808495", fontFamily: font, fontSize: 12, hideOverlap: true },
+                 nameTextStyle: { color: "#808495", fontFamily: font, fontSize: 12 } };
+  return (theme = {
+    color: ["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a", "#6d3fc0", "#d5dae5"],
+    backgroundColor: "transparent",
+    textStyle: { fontFamily: font, color: "#808495", fontSize: 12 },
+    title: { padding: [0, 0, 24, 0], textStyle: { fontFamily: font, color: "#31333f", fontSize: 14, fontWeight: "normal" } },
+    legend: { textStyle: { color: "#808495", fontFamily: font, fontSize: 12 } },
+    categoryAxis: axis, valueAxis: axis, logAxis: axis, timeAxis: axis,
+  });
+};
+
+export default function ({ parentElement, data }) {
+  const root = parentElement.querySelector(".edt-chart");
+  root.style.height = `${data.height}px`;
+  let observer;
+  import(new URL(data.module, document.baseURI).href).then((echarts) => {
+    if (!root.isConnected) return;
+    const chart = echarts.getInstanceByDom(root) || echarts.init(root, themeFor(root));
+    const option = { ...data.option, tooltip: withTemplates(data.option.tooltip),
+                     series: (data.option.series || []).map((s) => ({ ...s, tooltip: withTemplates(s.tooltip) })) };
+    chart.setOption(option, true);
+    // A ResizeObserver reports the size it starts with: redraw only when the width changed.
+    let width = root.clientWidth;
+    observer = new ResizeObserver(() => {
+      if (root.clientWidth !== width) { width = root.clientWidth; chart.resize(); }
+    });
+    observer.observe(root);
+  });
+  return () => {
+    if (observer) observer.disconnect();
+    // Called before each redraw too: the chart is kept unless its element has left the page.
+    setTimeout(() => { if (!root.isConnected) import(new URL(data.module, document.baseURI).href)
+      .then((echarts) => echarts.getInstanceByDom(root)?.dispose()); });
+  };
+}
+"""
+
+
+@functools.cache
+def _chart_component() -> Any:
+    return st.components.v2.component("edt_chart", html='<div class="edt-chart" style="width: 100%"></div>',
+                                      js=_CHART_JS, isolate_styles=False)  # fmt: skip
+
+
 def show(fig: go.Figure, *, key: str, where: Any = st) -> None:
-    """Draw `fig` with Streamlit's ECharts element in `where` (a column, a container or `st`),
-    as tall as the figure's `layout.height` (else `DEFAULT_HEIGHT`)."""
+    """Draw `fig` in `where` (a column, a container or `st`), as tall as the figure's
+    `layout.height` (else `DEFAULT_HEIGHT`): by our component when app.py serves the page,
+    else by Streamlit's ECharts element (see the module's docstring)."""
     height = int(fig.layout.height) if fig.layout.height else DEFAULT_HEIGHT
-    where.echarts_chart(option(fig), key=key, height=height)
+    if not assets.served():
+        where.echarts_chart(option(fig), key=key, height=height)
+        return
+    with contextlib.nullcontext() if where is st else where:
+        _chart_component()(data={"option": option(fig), "height": height, "module": assets.ECHARTS_URL}, key=key)
 
 
 def option(fig: go.Figure) -> dict:

@@ -8,12 +8,11 @@
   REST API answers; never a 500.
 
 `app.py` serves them beside the page script (`toolkit/ui/asgi.py`); a page links to them only
-when they are served (`exports_served`), else it offers Streamlit's in-memory download.
+when they are served (`assets.served`), else it offers Streamlit's in-memory download.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
@@ -23,20 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-__all__ = ["ROUTES", "exports_served", "mark_served", "export_url", "csv_name", "search_csv"]
-
-_served = threading.Event()
-
-
-def mark_served() -> None:
-    """Called when the server that serves ROUTES starts."""
-    _served.set()
-
-
-def exports_served() -> bool:
-    """True when this process serves the CSV routes (the app started through `st.App`)."""
-    return _served.is_set()
-
+__all__ = ["ROUTES", "export_url", "csv_name", "search_csv"]
 
 def csv_name(pending: bool) -> str:
     """The file a download of listings, or of pending-delete names, is saved as."""

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 
 import streamlit as st
 
-from .assets import later_chunks
+from . import assets
 
 __all__ = ["show_html", "follow_link", "preload_later"]
 
@@ -69,7 +69,8 @@ def _component(name: str) -> Any:
 
 def preload_later(view: str) -> None:
     """Have the browser fetch, while idle, the code page `view` has not drawn (see `_PRELOAD_JS`)."""
-    modules = later_chunks(view)
+    # Our own modules (the chart library) come from app.py's routes: only where they are served.
+    modules = [m for m in assets.later_chunks(view) if assets.served() or m not in assets.OWN_MODULES.values()]
     if modules:  # none if Streamlit's layout changes: the preload is then skipped, nothing else
         _component("edt_preload")(data={"modules": list(modules)}, key="edt_preload")
 

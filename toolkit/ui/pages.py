@@ -20,7 +20,7 @@ from .. import charts
 from ..errors import ApiError
 from ..params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS, PENDING_STATUSES
 from ..plans import plan_allows
-from . import echarts, exports, navigation, state, table
+from . import assets, echarts, exports, navigation, state, table
 from .filters import sidebar_filters
 from .signals import show_signals
 
@@ -183,7 +183,7 @@ def _download_all(params: dict[str, str], pending: bool) -> None:
         st.caption(f"The CSV of all {total:,} rows needs the Business plan (the plan in force is {plan}).")
         return
     label = f"Download all {total:,} rows (CSV)"
-    if exports.exports_served():
+    if assets.served():
         st.link_button(label, exports.export_url(search, plan=plan, at=at, pending=pending), key="csv")
         return
 
