@@ -539,6 +539,6 @@ def test_a_failing_generator_process_fails_the_load_and_keeps_the_mirror_usable(
 def test_without_a_day_the_demo_never_stamps_a_row_after_the_clock(clock, day):
     """A demo loaded at 00:10 UTC once stamped its rows 07:00 that day, in the future: a saved
     search then counted every match as new since it was saved."""
-    assert demo._today(None, now=clock) == day
-    assert anchor_of(demo._today(None, now=clock)) <= clock
+    assert demo._today(None, now=clock) == demo.demo_day(clock) == day
+    assert anchor_of(demo.demo_day(clock)) <= clock
     assert demo._today(date(2026, 1, 5), now=clock) == date(2026, 1, 5)  # a day given is kept

@@ -13,7 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -28,6 +28,8 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from conftest import REFERENCE, small_demo  # noqa: E402
 from toolkit import ApiError, Mirror  # noqa: E402
+from toolkit.demo import demo_day  # noqa: E402
+from toolkit.demo.generate import anchor_of  # noqa: E402
 from toolkit.mcp_server import (  # noqa: E402
     COMPACT_FIELDS,
     GET_DOMAIN_ALIASES,
@@ -43,7 +45,9 @@ from toolkit.plans import PLANS  # noqa: E402
 from toolkit.server import BackgroundServer, create_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-NOW = datetime.now(timezone.utc).replace(microsecond=0)  # one frozen "now" for the tools and the oracle
+# One frozen "now" for the tools and the oracle: on the demo's day (`demo_day`: yesterday before
+# 07:00 UTC), an hour after its morning fetch, so "today" holds the demo's newest listings.
+NOW = anchor_of(demo_day()) + timedelta(hours=1)
 KEYS = {"pro-key": "pro", "authority-key": "authority", "aplus-key": "authority_plus", "free-key": "free"}
 NO_LIMITS = {plan: 1_000_000 for plan in PLANS}
 JSON_TYPES = {"int": "integer", "number": "number", "flag": "boolean", "choice": "string", "date": "string",

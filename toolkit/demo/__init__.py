@@ -67,6 +67,7 @@ __all__ = [
     "generate_pending",
     "load_demo",
     "clear_demo",
+    "demo_day",
     "platform_counts",
 ]
 
@@ -83,11 +84,16 @@ class DemoRefused(ValueError):
     """The mirror holds real (synced or ingested) rows: a demo load would mix with them."""
 
 
+def demo_day(now: datetime | None = None) -> date:
+    """The day a demo loaded at `now` (the clock) is of: the last day whose 07:00 UTC fetch has
+    happened (before 07:00 UTC, yesterday), so no demo row is stamped later than the clock."""
+    return ((now or datetime.now(timezone.utc)) - timedelta(hours=ANCHOR_HOUR)).date()
+
+
 def _today(today: date | datetime | None, now: datetime | None = None) -> date:
-    """The demo's day: `today`, else the last day whose 07:00 UTC fetch has happened by `now`
-    (the clock; before 07:00 UTC, yesterday), so no demo row is stamped later than the clock."""
+    """The demo's day: `today`, else `demo_day(now)`."""
     if today is None:
-        return ((now or datetime.now(timezone.utc)) - timedelta(hours=ANCHOR_HOUR)).date()
+        return demo_day(now)
     if isinstance(today, datetime):
         return (today.astimezone(timezone.utc) if today.tzinfo else today).date()
     return today
