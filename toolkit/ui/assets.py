@@ -13,7 +13,8 @@ then find them in the browser's module map.
 `ELEMENTS` says which Streamlit elements each page draws, by the name of their chunk (and
 `CHART_ELEMENT`, the chart library our chart component imports: `OWN_MODULES`); a
 browser test (`tests/test_appcheck.py`) fails when a page loads one its row does not name,
-and `tests/test_app_serving.py` when a name is not in the installed Streamlit.
+and `tests/test_app_serving.py` when a name is neither a chunk of the installed Streamlit nor
+one of ours.
 """
 
 from __future__ import annotations
