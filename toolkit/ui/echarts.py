@@ -108,9 +108,9 @@ const themeFor = (element) => {
 export default function ({ parentElement, data }) {
   const root = parentElement.querySelector(".edt-chart");
   root.style.height = `${data.height}px`;
-  let observer;
+  let observer, current = true;
   import(new URL(data.module, document.baseURI).href).then((echarts) => {
-    if (!root.isConnected) return;
+    if (!current || !root.isConnected) return;  // newer data came first: that call draws
     const chart = echarts.getInstanceByDom(root) || echarts.init(root, themeFor(root));
     const option = { ...data.option, tooltip: withTemplates(data.option.tooltip),
                      series: (data.option.series || []).map((s) => ({ ...s, tooltip: withTemplates(s.tooltip) })) };
@@ -123,6 +123,7 @@ export default function ({ parentElement, data }) {
     observer.observe(root);
   });
   return () => {
+    current = false;
     if (observer) observer.disconnect();
     // Called before each redraw too: the chart is kept unless its element has left the page.
     setTimeout(() => { if (!root.isConnected) import(new URL(data.module, document.baseURI).href)
