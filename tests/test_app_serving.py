@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Route
 from streamlit.testing.v1 import AppTest
 
@@ -132,11 +133,16 @@ def test_app_py_serves_the_script_and_the_csv_over_a_real_socket(demo_db, tmp_pa
         with urllib.request.urlopen(f"{base}/") as response:
             page = response.read().decode()
             length = int(response.headers["Content-Length"])
+        chunk = assets.page_chunks("explore")[0]
+        with urllib.request.urlopen(f"{base}/{chunk}") as response:
+            chunk_body, chunk_type = response.read(), response.headers["Content-Type"]
     counted = Mirror(demo_db, readonly=True).search_domains({"tld": ".fr"})["meta"]["total"]
     assert len(csv_rows(body)) == counted and 'filename="listings.csv"' in disposition
     assert "<div id=\"root\"" in page or "id=\"root\"" in page
     # The page's element chunks named in its HTML (assets.PagePreload), the length told right.
     assert all(f'href="./{path}"' in page for path in assets.page_chunks("explore")) and length == len(page.encode())
+    # Streamlit's front end from memory (assets.FromMemory), byte for byte, as JavaScript.
+    assert chunk_body == module_file(chunk).read_bytes() and "javascript" in chunk_type
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="uvloop is not made for Windows")
@@ -204,9 +210,9 @@ def test_every_name_in_the_pages_elements_is_a_chunk_of_the_installed_streamlit_
 def test_app_py_serves_the_vendored_echarts_module_for_good():
     """The chart library is Apache ECharts' own ES module, unmodified, under a name that
     carries its version (so a browser may keep it: `immutable`)."""
-    response = get(f"/{assets.ECHARTS_URL}", Starlette(routes=asgi.ROUTES))
+    response = get(f"/{assets.ECHARTS_URL}", Starlette(routes=asgi.ROUTES, middleware=asgi.MIDDLEWARE))
     assert response.status_code == 200 and response.content == assets.ECHARTS_FILE.read_bytes()
-    assert response.headers["content-type"].startswith("text/javascript")  # a module script needs a JS type
+    assert "javascript" in response.headers["content-type"]  # a module script needs a JS type
     assert "immutable" in response.headers["cache-control"]
     version = re.search(r"echarts-(\d+\.\d+\.\d+)\.esm\.min\.js$", assets.ECHARTS_URL).group(1)
     text = response.text
@@ -215,6 +221,42 @@ def test_app_py_serves_the_vendored_echarts_module_for_good():
     assert {"init", "getInstanceByDom"} <= {part.split(" as ")[-1].strip() for part in exported.split(",")}
     license_text = (assets.ECHARTS_FILE.parent / "echarts-LICENSE.txt").read_text()
     assert "Apache License" in license_text and "Apache ECharts" in license_text
+
+
+def test_streamlits_front_end_is_sent_from_memory_as_its_own_handler_sends_it():
+    """`assets.FromMemory` answers every file under Streamlit's /static/ with the body, type and
+    caching Streamlit's handler gives it; anything else reaches the app behind it."""
+    routes = pytest.importorskip("streamlit.web.server.starlette.starlette_static_routes")
+    from streamlit import file_util
+
+    streamlits = routes.create_streamlit_static_handler(file_util.get_static_dir(), None)
+    ours = Starlette(routes=[Route("/{path:path}", Fallback())], middleware=[Middleware(assets.FromMemory)])
+    paths = [path for path in assets.static_files() if path.startswith("/static/")]
+    assert len(paths) > 100 and any(path.endswith(".woff2") for path in paths)
+
+    async def both() -> list[tuple[str, httpx.Response, httpx.Response]]:
+        clients = [httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://app")
+                   for app in (ours, streamlits)]  # fmt: skip
+        async with clients[0] as mine, clients[1] as theirs:
+            return [(path, await mine.get(path), await theirs.get(path)) for path in paths]
+
+    for path, mine, theirs in asyncio.run(both()):
+        assert (mine.status_code, theirs.status_code) == (200, 200), path
+        assert mine.content == theirs.content, path
+        for header in ("content-type", "content-length", "cache-control"):
+            assert mine.headers[header] == theirs.headers[header], (path, header)
+    # Not a file of the table: the app behind answers (here a plain 404 of the fallback route).
+    for path in ("/static/js/nonexistent.js", "/static/js/../../index.html", "/index.html", "/static/js"):
+        assert get(path, ours).text.startswith("fallback /"), path
+
+
+class Fallback:
+    """A route that says it was reached."""
+
+    async def __call__(self, scope, receive, send):  # noqa: ANN001 - the ASGI signature
+        from starlette.responses import PlainTextResponse
+
+        await PlainTextResponse(f"fallback {scope['path']}", status_code=404)(scope, receive, send)
 
 
 # -- in-place links ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """What `streamlit run app.py` and `edt app` serve (Streamlit's `st.App`, an ASGI app): the
 app's script (`run.py`), and beside it the CSV download routes (`exports.py`), the page's
-front-end code named in its HTML (`assets.PagePreload`) and the charts' library
-(`assets.ECHARTS_FILE`), plus a warm-up when the server starts.
+front-end code named in its HTML (`assets.PagePreload`), Streamlit's front end and the
+charts' library (`assets.ECHARTS_FILE`) sent from memory (`assets.FromMemory`), plus a
+warm-up when the server starts.
 
 The warm-up (a background thread, so the server answers at once) imports the pages'
 libraries, pays Streamlit's own once-per-process costs of a first run, and opens the mirror
@@ -21,27 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import FileResponse
-from starlette.routing import Route
 
 from . import exports
-from .assets import ECHARTS_FILE, ECHARTS_URL, PagePreload, mark_served
+from .assets import FromMemory, PagePreload, mark_served
 
 __all__ = ["SCRIPT", "ROUTES", "MIDDLEWARE", "lifespan", "warm_up"]
 
 SCRIPT = str(Path(__file__).with_name("run.py"))
 log = logging.getLogger("toolkit.ui")
-MIDDLEWARE = [Middleware(PagePreload)]
-
-
-async def _echarts_script(request: Request) -> FileResponse:
-    # The file's name carries its version: a browser may keep it for good.
-    return FileResponse(ECHARTS_FILE, media_type="text/javascript",
-                        headers={"Cache-Control": "public, max-age=31536000, immutable"})  # fmt: skip
-
-
-ROUTES = [*exports.ROUTES, Route(f"/{ECHARTS_URL}", _echarts_script, methods=["GET"])]
+MIDDLEWARE = [Middleware(FromMemory), Middleware(PagePreload)]
+ROUTES = exports.ROUTES
 
 
 def _streamlit_first_run() -> None:

@@ -15,11 +15,17 @@ then find them in the browser's module map.
 browser test (`tests/test_appcheck.py`) fails when a page loads one its row does not name,
 and `tests/test_app_serving.py` when a name is neither a chunk of the installed Streamlit nor
 one of ours.
+
+`FromMemory`, the other middleware of `app.py`, sends those files (Streamlit's `/static/`
+bundles and our chart library) from memory: Streamlit's own handler stats, opens and reads
+every file through a worker thread, about a hundred on a first visit, while the server is
+also importing the pages for the visitor's first run.
 """
 
 from __future__ import annotations
 
 import functools
+import mimetypes
 import re
 import threading
 from collections.abc import Iterable
@@ -27,11 +33,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-__all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", "OWN_MODULES", "PagePreload",
-           "later_chunks", "lazy_chunks", "mark_served", "page_chunks", "preload_links", "served"]
+__all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", "OWN_MODULES", "FromMemory",
+           "PagePreload", "later_chunks", "lazy_chunks", "mark_served", "page_chunks", "preload_links", "served",
+           "static_files"]
 
 # Apache ECharts as its npm package ships it (`dist/echarts.esm.min.js`, see static/README.md),
-# which app.py serves (`asgi.ROUTES`) for the charts (`echarts.show`): without the 1 MB of
+# which app.py serves (`FromMemory`) for the charts (`echarts.show`): without the 1 MB of
 # Arrow and number formatting Streamlit's own ECharts element loads with it.
 ECHARTS_FILE = Path(__file__).with_name("static") / "echarts-6.1.0.esm.min.js"
 ECHARTS_URL = f"edt/static/{ECHARTS_FILE.name}"  # relative to the app's address
@@ -195,3 +202,48 @@ class PagePreload:
             await send({"type": "http.response.body", "body": html})
 
         await self.app(scope, receive, rewrite)
+
+
+# The files' names carry a hash (Streamlit's) or a version (ours): a browser may keep them for good.
+_IMMUTABLE = b"public, immutable, max-age=31536000"
+
+
+@functools.cache
+def static_files() -> dict[str, Path]:
+    """URL path -> file, for every file `FromMemory` sends: Streamlit's front end under
+    `/static/` (all of it served `immutable` by Streamlit's own handler) and `OWN_MODULES`."""
+    root = _js().parent.parent  # Streamlit's static folder, whose static/ holds js/, css/, media/
+    found = {f"/{path.relative_to(root).as_posix()}": path for path in (root / "static").rglob("*") if path.is_file()}
+    found.update({f"/{url}": ECHARTS_FILE for url in OWN_MODULES.values()})
+    return found
+
+
+@functools.cache
+def _response(path: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The headers and body `FromMemory` sends for `path`, read once. The headers are those
+    of Streamlit's handler (Starlette's file response): the type guessed from the name, text
+    in UTF-8; no compression, as Streamlit sends its bundles (it gzips no `/static/` file)."""
+    body = static_files()[path].read_bytes()
+    kind = mimetypes.guess_type(path)[0] or "text/plain"  # Streamlit's server registers a JavaScript type for .js
+    if kind.startswith("text/"):
+        kind += "; charset=utf-8"
+    headers = [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode()),
+               (b"cache-control", _IMMUTABLE)]  # fmt: skip
+    return headers, body
+
+
+class FromMemory:
+    """ASGI middleware: a GET of one of `static_files()` answered from memory, each file read
+    on its first request; every other request passes on (see the module's docstring)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        path = scope.get("path")
+        if scope["type"] != "http" or scope.get("method") != "GET" or path not in static_files():
+            await self.app(scope, receive, send)
+            return
+        headers, body = _response(path)
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
