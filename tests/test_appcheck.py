@@ -138,6 +138,45 @@ def test_a_timing_is_the_median_of_its_runs_and_the_table_prints_every_row():
     assert "| explore | 3.90 s (1.2x) | 1.00 s (2.0x) |" in text  # rounds 1.2x, 1.5x, 1.1x; medians' ratio 1.5x
 
 
+def test_random_bookmarks_are_drawn_from_the_mirror_by_their_seed(tmp_path):
+    """`--random SEED`: the same seed opens the same bookmarks, another seed others; each
+    bookmark's filters are ones the query layer takes, its domain one the mirror holds."""
+    import random
+    from urllib.parse import parse_qsl
+
+    from toolkit.bench.browser import RANDOM_VIEWS, random_bookmarks
+
+    db = demo_mirror(tmp_path / "mirror.db")
+    draw = lambda seed: [random_bookmarks(db, rng) for rng in [random.Random(seed)] for _ in range(3)]  # noqa: E731
+    rounds = draw(11)
+    assert rounds == draw(11) and rounds != draw(12)
+    assert len({tuple(r.values()) for r in rounds}) == 3  # each round draws anew
+    mirror = Mirror(db, readonly=True)
+    for bookmarks in rounds:
+        assert list(bookmarks) == list(RANDOM_VIEWS)
+        query = {view: dict(parse_qsl(text)) for view, text in bookmarks.items()}
+        assert all(q.pop("view") == view for view, q in query.items())
+        for view in ("explore", "trust-flow", "archive"):
+            assert mirror.search_domains({**query[view], "per_page": "1"})["meta"]["total"] >= 0
+            assert 1 <= len(query[view]["tld"].split(",")) <= 3
+        mirror.search_pending_delete({**query["pending"], "per_page": "1"})
+        assert mirror.listings_named(query["detail"]["name"])
+        assert set(query["calendar"]) == {"cal_tld"}
+
+
+@needs_chromium
+def test_the_timing_script_opens_random_bookmarks_against_the_blank_page(tmp_path, app_env, capsys, monkeypatch):
+    monkeypatch.setattr(appcheck, "RANDOM_VIEWS", ("trust-flow",))  # one page keeps the test short
+    db = demo_mirror(tmp_path / "mirror.db")
+    assert main(["--db", str(db), "--out", str(tmp_path / "t"), "--timings", "--random", "5", "--repeat", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("Random bookmarks, seed 5:\n- `/?view=trust-flow&tld=")
+    rows = {line.split("|")[1].strip(): line for line in printed.splitlines() if line.startswith("| ")}
+    assert set(rows) == {"page", "(peer) a blank Streamlit page", "trust-flow"}
+    cold = rows["trust-flow"].split("|")[2].strip()
+    assert 0 < float(cold.split(" s")[0]) < 120 and cold.endswith("x)")  # a multiple of the blank page's
+
+
 @needs_chromium
 def test_the_timing_script_measures_every_page_and_explore_interaction(tmp_path, app_env, capsys):
     db = demo_mirror(tmp_path / "mirror.db")

@@ -7,8 +7,10 @@ shows an exception. Prints one line per page, writes the server's output to
 `DIR/server.log`, and exits 1 if any page failed (2 if the check could not run at all).
 
 With `--timings` it measures instead what an investor waits for, in headless Chromium at
-1400x1000, medians of `--repeat` rounds (3): per page the *cold* open (a freshly started app,
-empty caches), a *reload* (a new session on the warm server), a *change* (a sidebar or
+1400x1000, medians of `--repeat` rounds (3): per page the *cold* open (a browser already
+running but with empty caches, then the app started, the page opened the moment the server
+answers, as `edt app` opens it: the server's warm-up is timed, Chromium's own start-up is
+not), a *reload* (a new session on the warm server), a *change* (a sidebar or
 page filter, the script's rerun until the page has drawn) and a *restart* (the server
 started again on the same address, the page opened in the same browser: a returning
 investor's first page of the day, Streamlit's code in the browser's cache); then on Explore each filter
@@ -19,6 +21,11 @@ this machine at this moment); each page's cold, reload and restart are also prin
 the blank page's, the median of each round's ratio (a round opens every peer and page once,
 so the machine's drifting speed touches both alike). It prints the table the README reports.
 
+With `--timings --random SEED` the pages are bookmarks nobody chose: per round, one per page
+of `RANDOM_VIEWS` with filters drawn from the mirror by a seeded generator (1-3 of its TLDs,
+a minimum Trust Flow, a sort, a listing's name), each opened cold, reloaded and restarted
+against the blank page of the same round. The seed and the URLs are printed.
+
 Needs Debian's `chromium` and `chromium-driver` (/usr/bin/chromium, /usr/bin/chromedriver)
 and the `selenium` package; nothing is downloaded (Selenium Manager is never asked).
 """
@@ -28,8 +35,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import random
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -487,13 +496,17 @@ def _one_round(app: Path, db: Path, log_path: Path, path: str, row: Mapping[str,
                what: str, change: Any = None) -> None:  # fmt: skip
     """Open `path` in a fresh browser on a fresh server (cold), then again (reload), then time
     `change` if given; then stop the server, start it again on the same address and open the
-    page in the same browser (restart: an investor's next morning, Streamlit's code cached)."""
+    page in the same browser (restart: an investor's next morning, Streamlit's code cached).
+
+    The browser starts first, as an investor's is already running: Chromium's own start-up
+    (a second of background work on two cores) overlapped the cold open until session 10."""
     port = _free_port()
     with ExitStack() as session:
+        driver = session.enter_context(browser())
+        driver.get("about:blank")
         server = ExitStack()
         session.callback(server.close)
-        base = server.enter_context(serve_app(app, db, log_path, port))
-        driver = session.enter_context(browser())  # started once the server answers, as before
+        base = server.enter_context(serve_app(app, db, log_path, port))  # the page opens as soon as it answers
         for kind in ("cold", "reload"):
             _open_page(driver, f"{base}{path}", row, kind, what, timeout)
         if change is not None:
@@ -572,6 +585,63 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
     return pages, interactions
 
 
+RANDOM_VIEWS = ("explore", "pending", "detail", "trust-flow", "archive", "calendar")
+
+
+def random_bookmarks(db: Path, rng: random.Random) -> dict[str, str]:
+    """One bookmark (its query string) per page of `RANDOM_VIEWS`, the filters drawn by `rng`
+    from the mirror: 1-3 of its TLDs holding 50 listings or more, a minimum Trust Flow, a sort
+    of the API's, and for the domain page a listing's name."""
+    from urllib.parse import urlencode
+
+    from ..params import DOMAIN_SORTS, PENDING_SORTS
+
+    with sqlite3.connect(f"file:{db.resolve()}?mode=ro", uri=True) as con:
+        tlds = [t for (t,) in con.execute("SELECT tld FROM listings GROUP BY tld HAVING count(*) >= 50 ORDER BY tld")]
+        count = con.execute("SELECT count(*) FROM listings").fetchone()[0]
+        name = con.execute("SELECT name FROM listings ORDER BY id LIMIT 1 OFFSET ?", (rng.randrange(count),)).fetchone()[0]
+
+    def some_tlds() -> str:
+        return ",".join("." + t.lstrip(".") for t in rng.sample(tlds, rng.randint(1, min(3, len(tlds)))))
+
+    def tf_min() -> str:
+        return str(rng.choice([0, 5, 10, 20, 30]))
+
+    queries = {
+        "explore": {"tld": some_tlds(), "tf_min": tf_min(), "sort": rng.choice(["", "-"]) + rng.choice(DOMAIN_SORTS)},
+        "pending": {"tld": some_tlds(), "sort": rng.choice(PENDING_SORTS)},
+        "detail": {"name": name},
+        "trust-flow": {"tld": some_tlds(), "tf_min": tf_min()},
+        "archive": {"tld": some_tlds(), "tf_min": tf_min()},
+        "calendar": {"cal_tld": some_tlds()},
+    }
+    return {view: urlencode({"view": view, **queries[view]}) for view in RANDOM_VIEWS}
+
+
+def measure_random(db: Path, log_path: Path, seed: int, *, repeat: int = 3,
+                   timeout: float = 120.0) -> tuple[dict[str, dict[str, Timing]], list[str]]:  # fmt: skip
+    """Cold, reload and restart of `repeat` rounds of `random_bookmarks(seed)`, each round
+    with the blank page's peer first; returns the rows (as `measure`) and the URLs opened."""
+    import tempfile
+
+    rng = random.Random(seed)
+    app = find_app()
+    blank = next(label for label in PEERS if label.startswith("(peer) a blank"))
+    pages: dict[str, dict[str, Timing]] = {blank: _row(), **{view: _row() for view in RANDOM_VIEWS}}
+    urls: list[str] = []
+    with tempfile.TemporaryDirectory() as folder:
+        peer = Path(folder) / "peer.py"
+        peer.write_text(PEERS[blank])
+        for _ in range(repeat):
+            _one_round(peer, db, log_path, "/", pages[blank], timeout, blank)
+            for view, query in random_bookmarks(db, rng).items():
+                urls.append(f"/?{query}")
+                _one_round(app, db, log_path, urls[-1], pages[view], timeout, urls[-1])
+                print(f"  {urls[-1]}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in pages[view].items()
+                                                   if k != "change"), file=sys.stderr, flush=True)  # fmt: skip
+    return pages, urls
+
+
 def timing_table(pages: Mapping[str, Mapping[str, Timing]], interactions: Sequence[Timing]) -> str:
     """The figures as the README's Markdown tables (medians, seconds); with the blank page's
     peer row, each page's cold, reload and restart also as a multiple of that page's: the median of
@@ -593,7 +663,8 @@ def timing_table(pages: Mapping[str, Mapping[str, Timing]], interactions: Sequen
         cold, reload, restart = (times(row.get(k) or Timing(k, []), (blank.get(k) if blank else None))
                                  for k in ("cold", "reload", "restart"))  # fmt: skip
         lines.append(f"| {view} | {cold} | {reload} | {restart} | {times(row['change'], None)} | {row['change'].what} |")
-    lines += ["", "| on Explore | median | runs |", "|---|---:|---|"]
+    if interactions:
+        lines += ["", "| on Explore | median | runs |", "|---|---:|---|"]
     for timing in interactions:
         runs = ", ".join(f"{s:.2f}" for s in timing.seconds)
         lines.append(f"| {timing.what} | {timing.median:.2f} s | {runs} |")
@@ -616,6 +687,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=PAGE_TIMEOUT_S, help="seconds each page may take")
     parser.add_argument("--timings", action="store_true", help="measure cold / reload / change per page instead")
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing (the median is printed)")
+    parser.add_argument("--random", type=int, metavar="SEED", default=None,
+                        help="with --timings: bookmarks with filters drawn by this seed instead of the fixed pages")
     args = parser.parse_args(list(argv) if argv is not None else None)
 
     views = [v.strip() for v in args.views.split(",") if v.strip()]
@@ -639,6 +712,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / "server.log"
+    if args.timings and args.random is not None:
+        try:
+            pages, urls = measure_random(args.db, log_path, args.random, repeat=max(1, args.repeat),
+                                         timeout=max(args.timeout, 60.0))  # fmt: skip
+        except AppCheckError as exc:
+            print(f"appcheck: {exc}; server output in {log_path}", file=sys.stderr)
+            return 1
+        print(f"Random bookmarks, seed {args.random}:\n" + "\n".join(f"- `{url}`" for url in urls) + "\n")
+        print(timing_table(pages, []))
+        return 0
     if args.timings:
         measured = [v for v in views if v in _PAGE_CHANGES]
         try:
