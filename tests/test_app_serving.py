@@ -277,7 +277,7 @@ def test_every_page_has_the_browser_load_what_it_did_not_draw_while_idle(demo_db
     import json
 
     monkeypatch.setattr(assets, "served", lambda: True)  # as app.py serves it: our chart module too
-    later = {}
+    later, warm = {}, {}
     for view in ("explore", "trust-flow"):
         at = AppTest.from_file(asgi.SCRIPT, default_timeout=60)
         at.query_params["view"] = view
@@ -285,11 +285,18 @@ def test_every_page_has_the_browser_load_what_it_did_not_draw_while_idle(demo_db
         assert not at.exception
         preload = [e for e in at.get("bidi_component") if e.proto.component_name == "edt_preload"]
         later[view] = json.loads(preload[0].proto.json)["modules"]
+        warm[view] = [json.loads(e.proto.json) for e in at.get("bidi_component")
+                      if e.proto.component_name == "edt_charts_warm"]  # fmt: skip
         assert later[view] and all(module_file(m).is_file() for m in later[view])
         assert not set(later[view]) & set(assets.page_chunks(view))  # what the HTML named is not fetched twice
     names = lambda modules: {m.rsplit("/", 1)[-1].split(".")[0] for m in modules}  # noqa: E731
     assert "NumberInput" in names(later["explore"])  # the closed groups' widgets
     assert assets.ECHARTS_URL in later["explore"] and assets.ECHARTS_URL not in later["trust-flow"]  # the charts
+    # A page without charts has the browser run ECharts and draw the kinds of chart the pages
+    # draw, out of sight; a chart page draws its own.
+    assert not warm["trust-flow"] and len(warm["explore"]) == 1 and warm["explore"][0]["module"] == assets.ECHARTS_URL
+    kinds = {series["type"] for option in warm["explore"][0]["options"] for series in option["series"]}
+    assert {"line", "bar", "heatmap"} <= kinds
 
 
 # -- the charts, served ------------------------------------------------------------------------

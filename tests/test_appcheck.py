@@ -207,6 +207,13 @@ def test_a_tables_links_change_the_page_in_place_and_back_returns_to_the_search(
     db = demo_mirror(tmp_path / "mirror.db")
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
         appcheck._open(driver, f"{base}/?view=explore&tld=.com", 60)
+        # Once idle, the browser has run the chart library and drawn its small charts out of
+        # sight (echarts.warm_later), and left none behind.
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not driver.execute_script("return window.__edtChartsWarmed === true;"):
+            time.sleep(0.1)
+        assert driver.execute_script("return window.__edtChartsWarmed === true;")
+        assert driver.execute_script("return document.querySelectorAll('canvas').length;") == 0
         driver.execute_script("window.__sameDocument = true;")
         appcheck._act(driver, appcheck._click_link('th a[href*="effective_price"]'), 60)
         assert driver.current_url.endswith("?view=explore&tld=.com&sort=-effective_price")

@@ -10,16 +10,18 @@ With `--timings` it measures instead what an investor waits for, in headless Chr
 1400x1000, medians of `--repeat` rounds (3): per page the *cold* open (a browser already
 running but with empty caches, then the app started, the page opened the moment the server
 answers, as `edt app` opens it: the server's warm-up is timed, Chromium's own start-up is
-not), a *reload* (a new session on the warm server), a *change* (a sidebar or
-page filter, the script's rerun until the page has drawn) and a *restart* (the server
-started again on the same address, the page opened in the same browser: a returning
-investor's first page of the day, Streamlit's code in the browser's cache); then on Explore each filter
-change (TLD, min TF, categories, next page, a column title) and opening a domain from the
-table. Peers are measured in the same rounds, cold, reload and restart: a blank Streamlit page, and a
-page with one small chart drawn by ECharts and by Plotly (what Streamlit itself costs on
-this machine at this moment); each page's cold, reload and restart are also printed as a multiple of
-the blank page's, the median of each round's ratio (a round opens every peer and page once,
-so the machine's drifting speed touches both alike). It prints the table the README reports.
+not), a *reload* (a new session on the warm server), a *change* (a sidebar or page filter, a
+second after the page was drawn, timed from the input until the page has drawn again) and a
+*restart* (the server started again on the same address, the page opened in the same
+browser: a returning investor's first page of the day, Streamlit's code in the browser's
+cache); then on Explore, a second after it was drawn, each filter change (TLD, min TF,
+categories, next page, a column title) and opening a domain from the table, one after the
+other. Peers are measured in the same rounds, cold, reload and restart: a blank Streamlit
+page, and a page with one small chart drawn by ECharts and by Plotly (what Streamlit itself
+costs on this machine at this moment); each page's cold, reload and restart are also printed
+as a multiple of the blank page's, the median of each round's ratio (a round opens every
+peer and page once, so the machine's drifting speed touches both alike). It prints the table
+the README reports.
 
 With `--timings --random SEED` the pages are bookmarks nobody chose: per round, one per page
 of `RANDOM_VIEWS` with filters drawn from the mirror by a seeded generator (1-3 of its TLDs,
@@ -485,6 +487,12 @@ PEERS: dict[str, str] = {
 }  # fmt: skip
 
 
+# Before the first change on a page just drawn: an investor reads it first. Without it the
+# change would meet the work a page leaves for the browser's idle time (`navigation.preload_later`,
+# `echarts.warm_later`), which no one clicking by hand ever meets.
+THINK_S = 1.0
+
+
 def _open_page(driver: Any, url: str, row: Mapping[str, Timing], kind: str, what: str, timeout: float) -> None:
     try:
         row[kind].seconds.append(_open(driver, url, timeout))
@@ -510,6 +518,7 @@ def _one_round(app: Path, db: Path, log_path: Path, path: str, row: Mapping[str,
         for kind in ("cold", "reload"):
             _open_page(driver, f"{base}{path}", row, kind, what, timeout)
         if change is not None:
+            time.sleep(THINK_S)
             try:
                 row["change"].seconds.append(_act(driver, change, timeout))
             except AppCheckError as exc:
@@ -567,6 +576,7 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
                 _open(driver, f"{base}/?view=explore", timeout)
             except AppCheckError as exc:
                 raise AppCheckError(f"Explore, first open: {exc}") from None
+            time.sleep(THINK_S)
             for timing, (label, step) in zip(interactions, steps):
                 expected = _IN_PLACE.get(label)
                 table_url = driver.current_url

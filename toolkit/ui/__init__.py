@@ -24,7 +24,7 @@ def main() -> None:
     """The app's script: the page chosen in the sidebar (kept in the URL as `?view=`)."""
     import streamlit as st  # here, so the options above are read without loading Streamlit
 
-    from . import navigation, state
+    from . import echarts, navigation, state
     from .pages import PAGES, first_run
 
     st.set_page_config(page_title="Expired Domains Toolkit", page_icon="🔎", layout="wide")
@@ -43,3 +43,4 @@ def main() -> None:
     PAGES[view][1]()
     with st.sidebar:
         navigation.preload_later(view)
+        echarts.warm_later(view)

@@ -53,7 +53,7 @@ import streamlit as st
 
 from . import assets
 
-__all__ = ["DEFAULT_HEIGHT", "option", "show"]
+__all__ = ["DEFAULT_HEIGHT", "option", "show", "warm_later"]
 
 DEFAULT_HEIGHT = 450  # Plotly's default figure height
 
@@ -131,6 +131,62 @@ export default function ({ parentElement, data }) {
   };
 }
 """
+
+
+# Once per document, on a page that drew no chart, when the browser is idle: run ECharts'
+# module and draw each `_warm_options()` chart out of sight, then drop it. The first chart a
+# user then opens (a domain's price history, a chart page) does not wait for the module to
+# run nor for its first drawing, which is slower than any later one (the browser compiles
+# the drawing code then): about 0.1 s of opening a domain from Explore. Two idle steps, so
+# neither is a long task in the way of a click.
+_WARM_JS = """
+export default function ({ data }) {
+  if (window.__edtChartsWarm) return;
+  window.__edtChartsWarm = true;
+  const idle = (f) => (window.requestIdleCallback || ((g) => setTimeout(g, 1000)))(f, { timeout: 5000 });
+  idle(() => import(new URL(data.module, document.baseURI).href).then((echarts) => idle(() => {
+    const box = document.createElement("div");
+    box.style.cssText = "position: absolute; left: -10000px; top: 0; width: 480px; height: 320px";
+    document.body.appendChild(box);
+    for (const option of data.options) {
+      const chart = echarts.init(box);
+      chart.setOption(option);
+      chart.dispose();
+    }
+    box.remove();
+    window.__edtChartsWarmed = true;
+  })));
+}
+"""
+
+
+@functools.cache
+def _warm_options() -> list[dict]:
+    """Small charts of the kinds the pages draw: the price history's step lines on a time
+    axis with a second axis, and bars beside a heatmap with its colour scale."""
+    from .. import charts
+
+    days = pd.date_range("2026-01-01", periods=4, freq="D", tz="UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
+    history = pd.DataFrame({"observed_at": days, "price": [10, 12, 12, 15], "max_bid": [5, 8, 9, 9],
+                            "bids_count": [1, 2, 2, 3]})  # fmt: skip
+    bars = go.Figure(go.Bar(x=["a", "b", "c"], y=[3, 1, 2], hovertemplate="%{x}: %{y:,}<extra></extra>"))
+    bars.add_vline(x=1, line_dash="dash", annotation_text="line")
+    heat = go.Figure(go.Heatmap(z=[[1, 2, 0], [3, 0, 4]], x=[0, 1, 2], y=[0, 1], colorscale="Viridis",
+                                hovertemplate="%{x} · %{y}: %{z}<extra></extra>"))  # fmt: skip
+    return [option(charts.price_history(history)), option(bars), option(heat)]
+
+
+def warm_later(view: str) -> None:
+    """On a page that draws no chart, served by app.py: have the browser run the chart
+    library and draw small charts out of sight once it is idle (see `_WARM_JS`)."""
+    if not assets.served() or assets.CHART_ELEMENT in assets.ELEMENTS.get(view, ()):
+        return
+    _warm_component()(data={"module": assets.ECHARTS_URL, "options": _warm_options()}, key="edt_charts_warm")
+
+
+@functools.cache
+def _warm_component() -> Any:
+    return st.components.v2.component("edt_charts_warm", js=_WARM_JS, isolate_styles=False)
 
 
 @functools.cache
