@@ -54,7 +54,7 @@ def segments(series: dict, name: str) -> list[tuple[tuple, tuple]]:
 
 
 def test_the_module_exports_exactly_its_api():
-    assert sorted(echarts.__all__) == ["DEFAULT_HEIGHT", "option", "show"]
+    assert sorted(echarts.__all__) == ["DEFAULT_HEIGHT", "option", "show", "warm_later"]
     assert all(getattr(echarts, name) is not None for name in echarts.__all__)
 
 
