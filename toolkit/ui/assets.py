@@ -50,8 +50,8 @@ _served = threading.Event()
 
 
 def mark_served() -> None:
-    """Called when app.py's server starts: its routes (the CSV exports, the chart library) and
-    its HTML rewrite (`PagePreload`) are then in place."""
+    """Called when app.py's server starts: its routes (the CSV exports) and its middleware
+    (the chart library and Streamlit's files from memory, the HTML rewrite) are then in place."""
     _served.set()
 
 

@@ -137,7 +137,7 @@ export default function ({ parentElement, data }) {
 # module and draw each `_warm_options()` chart out of sight, then drop it. The first chart a
 # user then opens (a domain's price history, a chart page) does not wait for the module to
 # run nor for its first drawing, which is slower than any later one (the browser compiles
-# the drawing code then): about 0.1 s of opening a domain from Explore. Two idle steps, so
+# the drawing code then): 0.1-0.15 s of opening a domain from Explore. Two idle steps, so
 # neither is a long task in the way of a click.
 _WARM_JS = """
 export default function ({ data }) {
@@ -179,8 +179,8 @@ def _warm_options() -> list[dict]:
 def warm_later(view: str) -> None:
     """On a page that draws no chart, served by app.py: have the browser run the chart
     library and draw small charts out of sight once it is idle (see `_WARM_JS`)."""
-    if not assets.served() or assets.CHART_ELEMENT in assets.ELEMENTS.get(view, ()):
-        return
+    if not assets.served() or assets.ECHARTS_URL not in assets.later_chunks(view):
+        return  # not served, or the page loads the chart library itself
     _warm_component()(data={"module": assets.ECHARTS_URL, "options": _warm_options()}, key="edt_charts_warm")
 
 

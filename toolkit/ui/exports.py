@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 __all__ = ["ROUTES", "export_url", "csv_name", "search_csv"]
 
+
 def csv_name(pending: bool) -> str:
     """The file a download of listings, or of pending-delete names, is saved as."""
     return "pending-delete.csv" if pending else "listings.csv"

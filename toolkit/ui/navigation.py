@@ -69,7 +69,7 @@ def _component(name: str) -> Any:
 
 def preload_later(view: str) -> None:
     """Have the browser fetch, while idle, the code page `view` has not drawn (see `_PRELOAD_JS`)."""
-    # Our own modules (the chart library) come from app.py's routes: only where they are served.
+    # Our own modules (the chart library) come from app.py's server (`assets.FromMemory`): only where it serves.
     modules = [m for m in assets.later_chunks(view) if assets.served() or m not in assets.OWN_MODULES.values()]
     if modules:  # none if Streamlit's layout changes: the preload is then skipped, nothing else
         _component("edt_preload")(data={"modules": list(modules)}, key="edt_preload")
