@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from fractions import Fraction
 from pathlib import Path
@@ -417,3 +418,45 @@ def small_demo(path: Path, seed: int, today: date | None = None) -> Path:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return path
+
+
+@contextmanager
+def writer_lock_held(path: Path, command: str = "edt sync"):
+    """Another process holding the mirror's writer lock (as a running load does) for the block."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from toolkit.store.lock import writer_lock\n"
+            "with writer_lock(sys.argv[1], sys.argv[2]):\n    print('held', flush=True); sys.stdin.read()")  # fmt: skip
+    holder = subprocess.Popen([sys.executable, "-c", code, str(path), command], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield holder.pid
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+
+
+def mirror_digest(path: Path) -> dict[str, str]:
+    """What a mirror holds, table by table (a digest of every row in key order), and its shape
+    (every index and trigger): equal digests, the same mirror. Read-only."""
+    import hashlib
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        out = {}
+        tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                             "'%_fts%' AND name NOT LIKE 'sqlite_%' ORDER BY name")]  # fmt: skip
+        for table in tables:
+            digest = hashlib.sha256()
+            for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
+                digest.update(repr(row).encode())
+            out[table] = digest.hexdigest()[:16]
+        out["shape"] = repr(conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') "
+                                         "ORDER BY name").fetchall())  # fmt: skip
+        out["fts"] = repr([conn.execute(f"SELECT count(*) FROM {t}_fts").fetchone() for t in ("listings", "pending_delete")])
+        return out
+    finally:
+        conn.close()

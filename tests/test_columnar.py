@@ -146,11 +146,33 @@ def _write_batches(path: str, batches: int, size: int) -> None:
     mirror.close()
 
 
-def test_a_query_while_another_process_writes_is_of_one_generation(tmp_path):
+def _write_batches_plainly(path: str, batches: int, size: int) -> None:
+    """The same transactions through Python's own sqlite3 (a notebook's SQL): copies of a row."""
+    import sqlite3
+
+    conn = sqlite3.connect(path, timeout=30)
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(listings)")]
+    template = conn.execute("SELECT id FROM listings WHERE source != 'regfree' LIMIT 1").fetchone()[0]
+    values = {"id": "?", "name": "?", "tld": "'.zz'", "source": "'sedo'", "type": "'closeout'", "auction_end_date": "NULL",
+              "closed_at": "NULL", "live_until": "'9999-12-31T23:59:59Z'"}  # fmt: skip
+    select = ", ".join(values.get(c, c) for c in columns)
+    for b in range(batches):
+        for i in range(size):
+            conn.execute(f"INSERT INTO listings ({', '.join(columns)}) SELECT {select} FROM listings WHERE id = ?",
+                         [100_000 + b * size + i, f"batch{b}x{i}.zz", template])  # fmt: skip
+        conn.commit()
+        time.sleep(0.01)
+    conn.close()
+
+
+@pytest.mark.parametrize("write", [_write_batches, _write_batches_plainly], ids=["toolkit writer", "plain sqlite3"])
+def test_a_query_while_another_process_writes_is_of_one_generation(tmp_path, write):
     path = tmp_path / "m.db"
-    Mirror(path, clock=fixed_clock).close()
+    seeded = Mirror(path, clock=fixed_clock)
+    save_listings(seeded.connection(), listing_records(20, seed=2), origin="sync", observed_at=ts(NOW))
+    seeded.close()
     size, batches = 37, 40
-    writer = multiprocessing.get_context("spawn").Process(target=_write_batches, args=(str(path), batches, size))
+    writer = multiprocessing.get_context("spawn").Process(target=write, args=(str(path), batches, size))
     writer.start()
     reader = Mirror(path, clock=fixed_clock, engine="columnar")
     seen, engines = set(), set()

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import toolkit.demo as demo
+from conftest import mirror_digest, small_demo
 from toolkit import Mirror
 from toolkit.demo import DemoRefused, SCALES, clear_demo, generate_listings, generate_pending, load_demo
 from toolkit.demo.catalog import PENDING_TLDS, PLATFORMS, REGFREE_TLDS
@@ -509,23 +510,26 @@ def test_the_worker_process_path_writes_the_same_mirror(loaded, tmp_path, monkey
     m.close()
 
 
-def test_a_failing_generator_process_fails_the_load_and_keeps_the_mirror_usable(tmp_path, monkeypatch):
+def test_a_failing_generator_process_fails_the_load_and_leaves_the_mirror_as_it_was(tmp_path, monkeypatch):
     import multiprocessing
 
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("needs fork to inject the failure into the worker")
+    path = small_demo(tmp_path / "broken.db", seed=3, today=TODAY)
+    before = mirror_digest(path)
     monkeypatch.setattr(demo, "WORKER_MIN_RECORDS", 0)
     monkeypatch.setattr(demo, "_start_method", lambda: "fork")
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("injected")
 
-    monkeypatch.setattr(demo, "pending_chunks", broken)
-    m = Mirror(tmp_path / "broken.db", clock=clock)
+    monkeypatch.setattr(demo, "pending_chunks", broken)  # fails after every listing was written
+    m = Mirror(path, clock=clock)
     with pytest.raises(RuntimeError, match="injected"):
         load_demo(m.connection(), scale="small", seed=42, today=TODAY)
     conn = m.connection()
-    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # bulk_load restored the mirror
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert mirror_digest(path) == before  # the seed-3 demo, whole: rows, indexes, triggers, FTS
     assert m.search_domains({"per_page": 1}, plan="enterprise")["meta"]["total"] > 0
     m.close()
 

@@ -215,11 +215,24 @@ def test_the_default_sort_and_common_filters_read_an_index(mirror):
 
 
 def test_generation_changes_with_every_write(tmp_path):
+    """Whoever writes: the toolkit's writer, or plain SQL on another connection, to any table
+    a reader caches (listings, pending-delete, history). Other tables leave it alone."""
     m = Mirror(tmp_path / "m.db", clock=fixed_clock)
-    before = m.generation()
+    seen = [m.generation()]
     save_listings(m.connection(), [_listing()], origin="sync")
-    assert m.generation() == before + 1
-    assert NOW.year == 2026
+    seen.append(m.generation())
+    other = sqlite3.connect(tmp_path / "m.db")
+    for sql in ("UPDATE listings SET trust_flow = 33", "INSERT INTO listing_history (listing_id, observed_at) VALUES (1, 'x')",
+                "UPDATE listing_history SET price = 2", "DELETE FROM listing_history WHERE observed_at = 'x'",
+                "INSERT INTO pending_delete (id, domain) VALUES (9, 'a.fr')", "UPDATE pending_delete SET tld = '.fr'",
+                "DELETE FROM pending_delete", "DELETE FROM listings"):
+        other.execute(sql)
+        other.commit()
+        seen.append(m.generation())
+    assert all(a < b for a, b in zip(seen, seen[1:])), seen
+    other.execute("INSERT INTO saved_searches (name, params) VALUES ('s', '{}')")
+    other.commit()
+    assert m.generation() == seen[-1]
 
 
 def test_the_canonical_shortcut_writes_what_the_checked_path_writes():

@@ -8,6 +8,7 @@ import asyncio
 import json
 import math
 import os
+import random
 import shutil
 import signal
 import sqlite3
@@ -20,14 +21,14 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from conftest import NOW, fixed_clock, small_demo
+from conftest import NOW, fixed_clock, small_demo, writer_lock_held
 from toolkit.cli import cli
 from toolkit.remote import RemoteClient, shared_limiter
 from toolkit.server import BackgroundServer, create_app
 from toolkit.store.fields import LISTING_FIELDS, PENDING_FIELDS
 from toolkit.store.schema import connect
 from toolkit.store.writer import close_listings, save_listings
-from toolkit.sync import JOBS, SyncBusy, SyncStopped, _lock, plan_sync, sync
+from toolkit.sync import JOBS, SyncBusy, SyncStopped, plan_sync, sync
 
 KEY = "test-sync-key-5f2c9a"
 NOW_TEXT = NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -304,8 +305,8 @@ def test_a_401_stops_the_run_with_the_services_message(remote, tmp_path):
 
 def test_two_syncs_never_run_on_one_mirror(remote, tmp_path):
     local = tmp_path / "local.db"
-    with _lock(local):
-        with pytest.raises(SyncBusy, match="another sync is running"):
+    with writer_lock_held(local, "edt sync") as pid:
+        with pytest.raises(SyncBusy, match=rf"another load is writing to this mirror \(pid {pid} \(edt sync, since "):
             run_sync(local, make_client(replica(remote)))
 
 
@@ -374,8 +375,11 @@ def _sync_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_a_sync_killed_at_any_moment_resumes_to_the_same_rows(remote, tmp_path):
+@pytest.mark.parametrize(("stop", "seed"), [(signal.SIGKILL, 1), (signal.SIGINT, 2), (signal.SIGTERM, 3)])
+def test_a_sync_killed_at_any_moment_resumes_to_the_same_rows(remote, tmp_path, stop, seed):
+    """kill -9, Ctrl-C or a plain kill, at a moment drawn from the seed after the first page."""
     local, reference = tmp_path / "killed.db", tmp_path / "uninterrupted.db"
+    delay = random.Random(seed).uniform(0, 0.6)
     with LoopbackReplica(remote) as server:
         args = [sys.executable, "-m", "toolkit", "sync", "--db", str(local), "--base-url", server.url,
                 "--plan", "business", "--rate", "900"]  # fmt: skip
@@ -390,12 +394,20 @@ def test_a_sync_killed_at_any_moment_resumes_to_the_same_rows(remote, tmp_path):
             except sqlite3.Error:
                 continue
             if row and json.loads(row[0]).get("after_id", 0) > 0:
-                child.send_signal(signal.SIGKILL)
-                killed_at = json.loads(row[0])["after_id"]
+                time.sleep(delay)
+                if child.poll() is None:
+                    child.send_signal(stop)
+                    killed_at = json.loads(row[0])["after_id"]
                 break
         child.wait(timeout=10)
-        assert killed_at, f"the sync ended before it could be killed: {child.stdout.read().decode()[-500:]}"
-        assert child.returncode == -signal.SIGKILL
+        said = child.stdout.read().decode()
+        assert killed_at, f"the sync ended before it could be killed: {said[-500:]}"
+        if stop == signal.SIGKILL:
+            assert child.returncode == -signal.SIGKILL
+        else:  # one line saying what was kept, exit 130
+            assert child.returncode == 130, said
+            assert said.strip().splitlines()[-1] == (f"edt: interrupted: the pages already written are kept in {local}; "
+                                                     "run `edt sync` again to resume")  # fmt: skip
 
         resumed = CliRunner().invoke(cli, ["sync", "--db", str(local), "--base-url", server.url, "--plan", "business",
                                            "--rate", "6000"], env=_sync_env(tmp_path))  # fmt: skip

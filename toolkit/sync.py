@@ -24,10 +24,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
 
 from .plans import REQUIREMENTS, normalize_plan, plan_allows
 from .remote import HostUnreachable, RemoteClient, RemoteFailed, RemoteRefused
+from .store.lock import MirrorBusy, writer_lock
 from .store.schema import connect, ensure_schema
 from .store.writer import WriteCounts, bump_generation, close_listings, save_listings, save_pending, utc_now
 
@@ -86,8 +86,8 @@ JOBS: dict[str, Job] = {
 }  # fmt: skip
 
 
-class SyncBusy(Exception):
-    """Another sync holds this mirror."""
+class SyncBusy(MirrorBusy):
+    """Another load (a sync, a demo load, an ingest...) holds this mirror."""
 
 
 class SyncStopped(Exception):
@@ -422,46 +422,44 @@ def _chosen(jobs: Iterable[str] | None) -> list[Job]:
     return [JOBS[n] for n in JOBS if n in names]
 
 
-def _lock(db_path: str | Path) -> FileLock:
-    return FileLock(f"{db_path}.sync-lock", timeout=0)
-
-
 async def sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: Iterable[str] | None = None,
                full: bool = False, progress: Progress | None = None,
                should_stop: Callable[[], bool] | None = None) -> list[JobReport]:  # fmt: skip
     """Run the chosen jobs (default: all of section 8, in order) against `client`.
 
-    Holds a lock on the mirror for the whole run (`SyncBusy` if another sync has it). A job
+    Holds the mirror's writer lock for the whole run (`SyncBusy` if another load has it). A job
     the plan cannot use is skipped with its reason; one the remote refuses (403) is reported
     `stopped` and the others still run. A 401 or a remote that keeps failing stops the run
     with `SyncStopped`; what was committed stays, and the next run resumes from it."""
     chosen = _chosen(jobs)
     plan = normalize_plan(plan)
-    lock = _lock(db_path)
     try:
-        lock.acquire()
-    except Timeout:
-        raise SyncBusy(f"another sync is running on {db_path}; wait for it to end (or stop it) and try again") from None
+        with writer_lock(db_path, "edt sync"):
+            return await _run_jobs(db_path, client, chosen, plan=plan, full=full, progress=progress,
+                                   should_stop=should_stop)  # fmt: skip
+    except MirrorBusy as exc:
+        raise SyncBusy(str(exc)) from None
+
+
+async def _run_jobs(db_path: str | Path, client: RemoteClient, chosen: list[Job], *, plan: str, full: bool,
+                    progress: Progress | None, should_stop: Callable[[], bool] | None) -> list[JobReport]:  # fmt: skip
+    conn = connect(str(db_path))
     try:
-        conn = connect(str(db_path))
-        try:
-            ensure_schema(conn)
-            reports: list[JobReport] = []
-            for job in chosen:
-                if should_stop is not None and should_stop():
-                    break
-                try:
-                    reports.append(await sync_job(conn, client, job, plan=plan, full=full, progress=progress,
-                                                  should_stop=should_stop))  # fmt: skip
-                except SyncStopped as exc:
-                    stopped = SyncStopped(str(exc), reports + exc.reports)
-                    stopped.unreachable = exc.unreachable
-                    raise stopped from None
-            return reports
-        finally:
-            conn.close()
+        ensure_schema(conn)
+        reports: list[JobReport] = []
+        for job in chosen:
+            if should_stop is not None and should_stop():
+                break
+            try:
+                reports.append(await sync_job(conn, client, job, plan=plan, full=full, progress=progress,
+                                              should_stop=should_stop))  # fmt: skip
+            except SyncStopped as exc:
+                stopped = SyncStopped(str(exc), reports + exc.reports)
+                stopped.unreachable = exc.unreachable
+                raise stopped from None
+        return reports
     finally:
-        lock.release()
+        conn.close()
 
 
 @dataclass

@@ -33,6 +33,43 @@ from .shell import (
 )
 
 
+def _hold_load_lock(db: str, command: str) -> None:
+    """Hold the mirror's writer lock (toolkit/store/lock.py) for the rest of this command, taken
+    before the mirror is opened: a second load is refused at once, naming this one, instead of
+    meeting its SQLite lock. A mirror that does not exist yet is created by the load."""
+    from ..store.lock import writer_lock
+
+    _check_writable(db, command.removeprefix("edt "))
+    Path(db).parent.mkdir(parents=True, exist_ok=True)
+    click.get_current_context().with_resource(writer_lock(db, command))
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C (or SIGTERM) during a load: one line saying what was kept, exit status 130."""
+
+    exit_code = 130
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"edt: interrupted: {self.format_message()}", err=True)
+
+
+@contextlib.contextmanager
+def _on_interrupt(kept: str) -> Any:
+    """A load stopped by Ctrl-C or SIGTERM says `kept` (what of it stays in the mirror)."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)  # a `kill` rolls back as Ctrl-C does
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise Interrupted(kept) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 @cli.command()
 @_db_option
 @click.option("--scale", type=click.Choice(["small", "full"]), default="small", show_default=True,
@@ -44,10 +81,12 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
     """Fill the mirror from the built-in demo source (no API key needed)."""
     from ..demo import DemoRefused, clear_demo, load_demo
 
+    _hold_load_lock(db, "edt demo --clear" if clear else "edt demo")
     mirror = _open(db, must_exist=False, writes="demo")
     conn = mirror.connection()
     if clear:
-        removed = clear_demo(conn)
+        with _on_interrupt(f"nothing was removed; {db} is as it was"):
+            removed = clear_demo(conn)
         _refresh_index(mirror)
         click.echo(f"Removed demo rows from {db}: " + ", ".join(f"{n:,} {k}" for k, n in removed.items()))
         return
@@ -64,7 +103,8 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
             shown[0] = now if now - shown[0] > 0.2 else shown[0]
 
         try:
-            counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report)
+            with _on_interrupt(f"nothing of this load was written; {db} is as it was"):
+                counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report)
         except DemoRefused as exc:  # said with the command's own flags, not the Python arguments
             held = getattr(exc, "held", None)
             if held is None:
@@ -127,7 +167,8 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
 
     click.echo(f"Remote {settings.base_url}, {settings.plan} plan, {per_minute} requests/minute, into {db}")
     try:
-        results = asyncio.run(run())
+        with _on_interrupt(f"the pages already written are kept in {db}; run `edt sync` again to resume"):
+            results = asyncio.run(run())
     except SyncBusy as exc:
         raise Failed(str(exc)) from None
     except SyncStopped as exc:
@@ -210,15 +251,19 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
     if not (wayback or rdap or language):
         raise BadInput("nothing to do: --no-wayback and --no-rdap without --language")
     filters = _pairs(params)
+    if Path(db).is_file():  # else `_open` says there is no mirror
+        _hold_load_lock(db, "edt enrich")
     mirror = _open(db, writes="enrich")
 
     def progress(report) -> None:
         click.echo(f"\r{report.processed}/{report.selected} rows", nl=False, err=True)
 
     try:
-        report = enrich(mirror, wayback=wayback, rdap=rdap, language=language, limit=limit, params=filters,
-                        resume=not restart, cdx_output=cdx_output, on_batch=progress if sys.stderr.isatty() else None,
-                        give_up_after=_bound(timeout), say=_say_retry)  # fmt: skip
+        with _on_interrupt(f"the batches already written are kept in {db}; run this again to resume"):
+            report = enrich(mirror, wayback=wayback, rdap=rdap, language=language, limit=limit, params=filters,
+                            resume=not restart, cdx_output=cdx_output,
+                            on_batch=progress if sys.stderr.isatty() else None, give_up_after=_bound(timeout),
+                            say=_say_retry)  # fmt: skip
     except HostUnreachable as exc:
         raise Failed(f"enrich stopped: {exc}; rows already written are kept, the next run resumes") from None
     except LanguageUnavailable as exc:  # the optional extra is not installed
@@ -306,6 +351,7 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
         raise BadInput(f"--check-rdap: only zonediff names need the check ({feed} rows say what they are)")
     if file is not None and zones is None and not Path(file).is_file():
         raise BadInput(f"--file {file}: no such file")
+    _hold_load_lock(db, f"edt ingest {feed}")
     mirror = _open(db, must_exist=False, writes="ingest")
     checker = None
     try:
@@ -314,6 +360,7 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
                 from ..enrich.available import rdap_availability
 
                 checker = options["is_available"] = stack.enter_context(rdap_availability(mirror, say=_say_retry))
+            stack.enter_context(_on_interrupt(f"nothing of this feed was written; {db} is as it was"))
             if url:
                 report = ingest_url(mirror, feed, source, observed_at=observed_at, **options)
             else:

@@ -4,6 +4,7 @@ and `edt fx` (the ECB table in use and the prices it could not convert)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -72,6 +73,10 @@ def spam_reflag(db: str, force: bool) -> None:
     from ..signals.spam import reflag
 
     dictionary = _dictionary()
+    from ..store.lock import writer_lock
+
+    if Path(db).is_file():  # taken before the mirror is opened: another load refuses this at once
+        click.get_current_context().with_resource(writer_lock(db, "edt spam reflag"))
     mirror = _open(db, writes="spam reflag")
     report = reflag(mirror.connection(), dictionary, force=force)
     click.echo(report.line())

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
 import queue as queue_module
 import sqlite3
 import threading
@@ -34,7 +35,9 @@ from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from ..store.schema import LISTING_COLUMNS, bulk_load, ensure_schema
+from ..store.lock import writer_lock
+from ..store.schema import LISTING_COLUMNS, bulk_load, ensure_schema, without_indexes
+from ..store.transaction import one_transaction
 from ..store.writer import (
     bump_generation,
     listing_row,
@@ -146,12 +149,22 @@ def _produce(scale: Scale, seed: int, today: date) -> Iterator[Item]:
 
 def _worker(out: Any, scale: Scale, seed: int, today: date) -> None:
     gc.disable()  # the generator makes no reference cycles; collections would only cost time
+    parent = os.getppid()
+
+    def put(item: Item) -> None:
+        while True:  # a loader killed outright (kill -9) cannot stop this process: it stops itself
+            try:
+                return out.put(item, timeout=1)
+            except queue_module.Full:
+                if os.getppid() != parent:
+                    os._exit(1)
+
     try:
         for item in _produce(scale, seed, today):
-            out.put(item)
-        out.put(("done", None, []))
+            put(item)
+        put(("done", None, []))
     except BaseException:  # report, then let the process end
-        out.put(("error", traceback.format_exc(), []))
+        put(("error", traceback.format_exc(), []))
 
 
 def _start_method() -> str:
@@ -260,23 +273,24 @@ def _delete_demo_rows(conn: sqlite3.Connection, *, everything: bool) -> dict[str
 
 def clear_demo(conn: sqlite3.Connection) -> dict[str, int]:
     """Delete every demo row (listings, regfree, pending-delete, their history and raw
-    records) and the demo's notes in `mirror_meta`; rows of any other origin stay.
+    records) and the demo's notes in `mirror_meta`; rows of any other origin stay. All or
+    nothing: an interrupted clear leaves every row in place.
 
     Returns the counts removed: listings (platform), regfree, pending_delete, history,
     raw_records.
     """
     ensure_schema(conn)
-    everything = not _foreign_rows(conn)
-    demo = _demo_counts(conn)
-    if sum(demo.values()) >= _BULK_CLEAR_MIN_ROWS:
-        with bulk_load(conn):
-            with conn:
-                counts = _delete_demo_rows(conn, everything=everything)
-                bump_generation(conn)
-    else:
-        with conn:
-            counts = _delete_demo_rows(conn, everything=everything)
-            bump_generation(conn)
+    with writer_lock(conn, "edt demo --clear"):
+        everything = not _foreign_rows(conn)
+        demo = _demo_counts(conn)
+        if sum(demo.values()) >= _BULK_CLEAR_MIN_ROWS:
+            with bulk_load(conn) as writer:
+                counts = _delete_demo_rows(writer, everything=everything)
+                bump_generation(writer)
+        else:
+            with one_transaction(conn) as writer:
+                counts = _delete_demo_rows(writer, everything=everything)
+                bump_generation(writer)
     return counts
 
 
@@ -294,44 +308,38 @@ def load_demo(
 
     Refuses (`DemoRefused`) when the mirror holds rows of another origin (synced or
     ingested data) unless `force=True`, in which case the demo is loaded beside them.
-    Previous demo rows are replaced. `today` (default: today, UTC) anchors every date;
+    Previous demo rows are replaced, in one transaction: a load stopped anywhere (Ctrl-C,
+    a kill, an error) leaves the mirror as it was. A second load of the same mirror is
+    refused at once (`toolkit.store.lock.MirrorBusy`, naming the one at work).
+    `today` (default: today, UTC) anchors every date;
     `progress(stage, rows_done)` is called as the load advances (stages: history,
     listings, pending_delete, indexes, done).
     """
     sc = _scale(scale)
     day = _today(today)
     ensure_schema(conn)
-    foreign = _foreign_rows(conn)
-    if foreign and not force:
-        what = ", ".join(f"{n:,} {where}" for where, n in foreign.items())
-        refused = DemoRefused(
-            f"this mirror holds real data ({what}); loading the demo would mix invented listings with them. "
-            "Use another database, or pass force=True to add the demo beside them "
-            "(clear_demo removes only demo rows later)."
-        )
-        refused.held = what
-        raise refused
-    report = progress or (lambda stage, done: None)
-    counts = {"listings": 0, "regfree": 0, "pending_delete": 0, "history": 0}
-    started = time.perf_counter()
-    collecting = gc.isenabled()
-    gc.disable()  # neither the generator nor the writer makes reference cycles
-    try:
-        timings = _load(conn, sc, seed, day, everything=not foreign, counts=counts, report=report)
-    finally:
-        if collecting:
-            gc.enable()
-    with conn:
-        conn.executemany(
-            "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [
-                ("demo_scale", str(scale).strip().lower()),
-                ("demo_seed", str(seed)),
-                ("demo_generated_at", utc_now()),
-                ("demo_today", day.isoformat()),
-            ],
-        )
-        bump_generation(conn)
+    with writer_lock(conn, "edt demo"):
+        foreign = _foreign_rows(conn)
+        if foreign and not force:
+            what = ", ".join(f"{n:,} {where}" for where, n in foreign.items())
+            refused = DemoRefused(
+                f"this mirror holds real data ({what}); loading the demo would mix invented listings with them. "
+                "Use another database, or pass force=True to add the demo beside them "
+                "(clear_demo removes only demo rows later)."
+            )
+            refused.held = what
+            raise refused
+        report = progress or (lambda stage, done: None)
+        counts = {"listings": 0, "regfree": 0, "pending_delete": 0, "history": 0}
+        started = time.perf_counter()
+        collecting = gc.isenabled()
+        gc.disable()  # neither the generator nor the writer makes reference cycles
+        try:
+            timings = _load(conn, sc, seed, day, scale_name=str(scale).strip().lower(), everything=not foreign,
+                            counts=counts, report=report)  # fmt: skip
+        finally:
+            if collecting:
+                gc.enable()
     timings["total"] = time.perf_counter() - started
     load_demo.last_timings = timings  # type: ignore[attr-defined]
     report("done", counts["listings"] + counts["regfree"] + counts["pending_delete"])
@@ -344,32 +352,33 @@ def _load(
     seed: int,
     day: date,
     *,
+    scale_name: str = "",
     everything: bool,
     counts: dict[str, int],
     report: Callable[[str, int], None],
 ) -> dict[str, float]:
-    """Replace the demo rows inside one bulk load; fills `counts`, returns phase timings."""
+    """Replace the demo rows in one transaction, with the indexes dropped for the load; fills
+    `counts`, returns phase timings."""
     observed_at = anchor_of(day).strftime("%Y-%m-%dT%H:%M:%SZ")
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    with _records(scale, seed, day) as items:
-        with bulk_load(conn):
-            with conn:
-                _delete_demo_rows(conn, everything=everything)
+    with _records(scale, seed, day) as items, one_transaction(conn, bulk=True) as writer:
+        with without_indexes(conn):
+            _delete_demo_rows(writer, everything=everything)
             history_before = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0]
             seen_history = 0
             phase = started
             for kind, observed, records in items:
                 if kind == "history":
-                    save_listings(conn, records, origin=DEMO, observed_at=observed, keep_raw=False, normalized=True,
+                    save_listings(writer, records, origin=DEMO, observed_at=observed, keep_raw=False, normalized=True,
                                   flag_jumps=False)  # fmt: skip
                     seen_history += len(records)
                     report("history", seen_history)
                 elif kind == "listings":
                     if "history" not in timings:
                         timings["history"], phase = time.perf_counter() - phase, time.perf_counter()
-                    save_listings(conn, records, origin=DEMO, observed_at=observed_at, keep_raw=False, normalized=True,
-                                  flag_jumps=False)  # fmt: skip
+                    save_listings(writer, records, origin=DEMO, observed_at=observed_at, keep_raw=False,
+                                  normalized=True, flag_jumps=False)  # fmt: skip
                     regfree = sum(1 for r in records if r[_SOURCE] == "regfree")
                     counts["regfree"] += regfree
                     counts["listings"] += len(records) - regfree
@@ -377,14 +386,20 @@ def _load(
                 else:
                     if "listings" not in timings:
                         timings["listings"], phase = time.perf_counter() - phase, time.perf_counter()
-                    save_pending(conn, records, origin=DEMO, observed_at=observed_at, keep_raw=False, normalized=True)
+                    save_pending(writer, records, origin=DEMO, observed_at=observed_at, keep_raw=False,
+                                 normalized=True)  # fmt: skip
                     counts["pending_delete"] += len(records)
                     report("pending_delete", counts["pending_delete"])
             timings["pending_delete"], phase = time.perf_counter() - phase, time.perf_counter()
+            flag_metric_jumps(writer)  # once over the whole history (its index was kept)
+            timings["signals"], phase = time.perf_counter() - phase, time.perf_counter()
             report("indexes", 0)
-    timings["indexes"] = time.perf_counter() - phase
-    with conn:  # the metric jumps, once over the whole history (its index is back)
-        flag_metric_jumps(conn)
-    timings["signals"] = time.perf_counter() - phase - timings["indexes"]
-    counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
+        timings["indexes"] = time.perf_counter() - phase
+        counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
+        writer.executemany(
+            "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [("demo_scale", scale_name), ("demo_seed", str(seed)), ("demo_generated_at", utc_now()),
+             ("demo_today", day.isoformat())],
+        )  # fmt: skip
+        bump_generation(writer)
     return timings

@@ -57,6 +57,7 @@ from .. import __version__
 from ..remote import ContractRetry, MalformedBody, Traffic, network_bound, request_timeout
 from ..signals.archive import parking_service
 from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, to_db, utc_seconds
+from ..store.lock import writer_lock
 from ..store.writer import bump_generation
 from .cache import CACHE_TABLE, cache_get, cache_put, cached_rdap
 from .language import (PAGE_KEY, ArchivedPage, ArchiveFetchError, Detection, check_page_body, load_detector,
@@ -517,40 +518,41 @@ def enrich(
     ages = {**MAX_AGE, **(max_age or {})}
     report = EnrichReport(language=language)
     conn = mirror.connection()
-    rows = _selected_rows(mirror, params)
-    signature = _signature(params, wayback, rdap, language)
-    saved = _progress(conn)
-    if resume and saved and saved.get("signature") == signature and saved.get("after_id") is not None:
-        report.resumed_after = int(saved["after_id"])
-        rows = [r for r in rows if r[0] > report.resumed_after]
-    report.selected = len(rows)
-    todo = rows if limit is None else rows[:limit]
-    now = mirror.now()
-    with polite_client(transport, traffic=report.traffic, sleep=sleep, clock=clock, retries=retries,
-                       user_agent=user_agent, give_up_after=give_up_after, say=say) as client:  # fmt: skip
-        run = _Run(conn, client, report, now=now, max_age=ages, cdx_output=cdx_output, cdx_url=cdx_url)
-        # "wayback": the CDX API is consulted (the language step needs its rows)
-        run.enabled = {"wayback": wayback or language, "rdap": rdap, "language": language}
-        if rdap and todo:
-            try:
-                run.bootstrap, report.bootstrap = load_bootstrap(conn, client, now=now, url=bootstrap_url,
-                                                                 max_age=BOOTSTRAP_MAX_AGE)  # fmt: skip
-                if report.bootstrap == "stale":
-                    report.messages.append("rdap: the IANA bootstrap could not be refreshed; an older copy was used")
-            except (RdapError, httpx.HTTPError) as exc:
-                run.enabled["rdap"] = False
-                report.messages.append(f"rdap: skipped, the IANA bootstrap is unavailable ({_describe(exc)})")
-        for start in range(0, len(todo), batch_size):
-            batch = todo[start : start + batch_size]
-            updates: dict[int, dict[str, Any]] = {}
-            for row_id, name in batch:
-                updates[row_id] = run.row(name, wayback=wayback)
-            progress = {"signature": signature, "after_id": batch[-1][0], "updated_at": utc_seconds(mirror.now())}
-            report.updated += _write_batch(conn, updates, progress)
-            report.processed += len(batch)
-            if on_batch:
-                on_batch(report)
-    if report.processed == report.selected:
-        _clear_progress(conn)
-        report.finished = True
-    return report
+    with writer_lock(conn, "edt enrich"):  # one load at a time (store/lock.py)
+        rows = _selected_rows(mirror, params)
+        signature = _signature(params, wayback, rdap, language)
+        saved = _progress(conn)
+        if resume and saved and saved.get("signature") == signature and saved.get("after_id") is not None:
+            report.resumed_after = int(saved["after_id"])
+            rows = [r for r in rows if r[0] > report.resumed_after]
+        report.selected = len(rows)
+        todo = rows if limit is None else rows[:limit]
+        now = mirror.now()
+        with polite_client(transport, traffic=report.traffic, sleep=sleep, clock=clock, retries=retries,
+                           user_agent=user_agent, give_up_after=give_up_after, say=say) as client:  # fmt: skip
+            run = _Run(conn, client, report, now=now, max_age=ages, cdx_output=cdx_output, cdx_url=cdx_url)
+            # "wayback": the CDX API is consulted (the language step needs its rows)
+            run.enabled = {"wayback": wayback or language, "rdap": rdap, "language": language}
+            if rdap and todo:
+                try:
+                    run.bootstrap, report.bootstrap = load_bootstrap(conn, client, now=now, url=bootstrap_url,
+                                                                     max_age=BOOTSTRAP_MAX_AGE)  # fmt: skip
+                    if report.bootstrap == "stale":
+                        report.messages.append("rdap: the IANA bootstrap could not be refreshed; an older copy was used")
+                except (RdapError, httpx.HTTPError) as exc:
+                    run.enabled["rdap"] = False
+                    report.messages.append(f"rdap: skipped, the IANA bootstrap is unavailable ({_describe(exc)})")
+            for start in range(0, len(todo), batch_size):
+                batch = todo[start : start + batch_size]
+                updates: dict[int, dict[str, Any]] = {}
+                for row_id, name in batch:
+                    updates[row_id] = run.row(name, wayback=wayback)
+                progress = {"signature": signature, "after_id": batch[-1][0], "updated_at": utc_seconds(mirror.now())}
+                report.updated += _write_batch(conn, updates, progress)
+                report.processed += len(batch)
+                if on_batch:
+                    on_batch(report)
+        if report.processed == report.selected:
+            _clear_progress(conn)
+            report.finished = True
+        return report

@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from ..query import Mirror
+from ..store.lock import writer_lock
 from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, ensure_schema
+from ..store.transaction import one_transaction
 from ..store.writer import SIGNAL_COLUMNS, WriteCounts, listing_row, pending_row, save_listings, save_pending
 from .bardate import BARDATE_URL, bardate_rows, fetch_bardate, parse_bardate
 from .common import (
@@ -165,27 +167,6 @@ class IngestReport:
         }
 
 
-class _OneTransaction:
-    """The connection as the writer sees it inside `ingest_file`: its own `with conn:`
-    blocks do not commit, so every row of the file commits (or rolls back) together in
-    the transaction `ingest_file` holds."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self._conn = conn
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._conn, name)
-
-    def __enter__(self) -> "_OneTransaction":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def commit(self) -> None:
-        return None
-
-
 _KIND = {
     LISTING: ("listings", LISTING_COLUMNS, listing_row, "name", "listing"),
     PENDING: ("pending_delete", PENDING_COLUMNS, pending_row, "domain", "pending_delete"),
@@ -304,16 +285,16 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
         first_line[key] = row
         by_kind[row.kind].append(row)
 
-    listings = _reconcile(conn, LISTING, by_kind[LISTING], origin, stamp, problems)
-    pending = _reconcile(conn, PENDING, by_kind[PENDING], origin, stamp, problems)
-    writer = _OneTransaction(conn)
-    with conn:  # one transaction: the whole file or nothing
-        if listings:
-            report.listings = save_listings(writer, listings, origin=origin, observed_at=stamp, keep_raw=True,
-                                            batch_size=len(listings))  # fmt: skip
-        if pending:
-            report.pending = save_pending(writer, pending, origin=origin, observed_at=stamp, keep_raw=True,
-                                          batch_size=len(pending))  # fmt: skip
+    with writer_lock(conn, f"edt ingest {adapter.name}"):  # one load at a time: what it compares with stays put
+        listings = _reconcile(conn, LISTING, by_kind[LISTING], origin, stamp, problems)
+        pending = _reconcile(conn, PENDING, by_kind[PENDING], origin, stamp, problems)
+        with one_transaction(conn) as writer:  # the whole file or nothing
+            if listings:
+                report.listings = save_listings(writer, listings, origin=origin, observed_at=stamp, keep_raw=True,
+                                                batch_size=len(listings))  # fmt: skip
+            if pending:
+                report.pending = save_pending(writer, pending, origin=origin, observed_at=stamp, keep_raw=True,
+                                              batch_size=len(pending))  # fmt: skip
     report.skipped = sorted(problems, key=lambda s: (s.file, s.line or 0))
     return report
 
