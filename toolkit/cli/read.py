@@ -288,3 +288,9 @@ def status(db: str, as_json: bool) -> None:
         else:
             state = f"{'fresh' if job['fresh'] else 'STALE'}: last synced {job['age_hours']} h ago ({job['last_ok']})"
         click.echo(f"  {job['job']:<10}{job['schedule']:<20}{state}")
+    if info["problems"]:
+        click.echo("Incomplete:")
+        for problem in info["problems"]:
+            click.echo(f"  {problem}")
+    else:
+        click.echo("Complete: no load at work or stopped midway, every index in place.")

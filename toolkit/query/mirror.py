@@ -728,6 +728,33 @@ class Mirror:
         from ..sync import freshness  # the jobs' schedules live with the sync
 
         return {"path": self.path, "datasets": datasets, "origins": origins, "last_sync": runs, "meta": meta,
-                "freshness": freshness(conn, self.now())}  # fmt: skip
+                "freshness": freshness(conn, self.now()), "problems": self._problems(conn, runs, meta)}  # fmt: skip
+
+    def _problems(self, conn: sqlite3.Connection, runs: Mapping[str, Any], meta: Mapping[str, str]) -> list[str]:
+        """What is incomplete in the mirror, each with its fix: a load at work now, a sync or an
+        enrichment that stopped midway, demo rows without a finished demo load, missing indexes."""
+        from ..store.lock import current_holder
+        from ..store.schema import missing_parts
+
+        problems = []
+        holder = current_holder(self.path)
+        if holder:
+            problems.append(f"a load is writing to this mirror now ({holder}); these counts are from before it")
+        for job, run in runs.items():
+            if run["status"] in ("running", "interrupted") and not holder:
+                problems.append(f"sync job {job} stopped midway (started {run['started_at']}); the pages it wrote are "
+                                "kept: `edt sync` resumes it")  # fmt: skip
+        if "enrich_progress" in meta and not holder:
+            problems.append("an enrichment stopped midway; `edt enrich` with the same filters resumes it")
+        if "demo_scale" not in meta and conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM listings WHERE origin = 'demo')").fetchone()[0]:  # fmt: skip
+            problems.append("demo rows without a finished demo load (an older toolkit's load was stopped midway): "
+                            "`edt demo` loads it whole, `edt demo --clear` removes them")  # fmt: skip
+        missing = missing_parts(conn)
+        if missing:
+            fix = ("open it once read-write (any edt command) to rebuild them" if self.readonly
+                   else "`edt doctor --repair` rebuilds them")  # fmt: skip
+            problems.append(f"missing: {', '.join(missing)}; {fix}")
+        return problems
 
 
