@@ -453,6 +453,12 @@ def test_past_drops_are_hinted(db, tmp_path):
 
 def test_app_binds_loopback_unless_told(db, monkeypatch):
     calls = []
+
+    def run_streamlit(program, command, env=None):  # os.execve, where Streamlit would take the process's place
+        calls.append(command)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execve", run_streamlit)
     monkeypatch.setattr(subprocess, "call", lambda command, env=None: calls.append(command) or 0)
     local = run("app", "--port", "18501")
     assert local.exit_code == 0

@@ -39,6 +39,12 @@ def app_command(db: str, host: str, port: int) -> None:
 
     command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.address", host,
                "--server.port", str(port), *streamlit_flags()]  # fmt: skip
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        # Streamlit takes this process's place: stopping `edt app` by its process id (a
+        # supervisor, systemd, a container stop, kill) stops the server, never orphans it.
+        os.execve(sys.executable, command, env)
     raise SystemExit(subprocess.call(command, env=env))
 
 

@@ -79,7 +79,7 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
     count as new; `edt watch show NAME --all` lists every current match."""
     from ..watchlist import SearchExists, save_search, saved_searches
 
-    mirror = _open(db, must_exist=False, writes="watch add")
+    mirror = _open(db, writes="watch add")  # as `watch list`: a mistyped --db is refused, not created
     existed = replace and mirror.connection().execute(
         "SELECT 1 FROM saved_searches WHERE name = ?", [name.strip()]).fetchone() is not None  # fmt: skip
     try:
