@@ -9,7 +9,8 @@ are described from `DOMAIN_PARAMS` / `PENDING_PARAMS` / `FREE_PARAMS` (the same
 definitions the OpenAPI document reads) and validated by them, so a bad value gets the REST
 API's 422 message. Plan rules are the API's: an `ApiError` becomes a tool error (`isError`)
 whose text is the API's message and whose structured content is the API's body plus its
-`status`. A tool never crashes the session.
+`status`. A tool never crashes the session; a damaged mirror's file is a 503 tool error
+saying so (the log names the file and `edt doctor`).
 
     from toolkit.mcp_server import build_server
     server = build_server("data/mirror.db", plan="authority")   # an mcp MCPServer
@@ -64,6 +65,7 @@ from .params import (
 from .plans import PLAN_LABELS, REQUIREMENTS, normalize_plan, plan_allows, require
 from .query import FREE_VISIBLE_NAMES, Mirror
 from .sources import REGFREE, SOURCES
+from .store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
 from .web import bearer_key, client_address, json_response
 
 __all__ = [
@@ -102,6 +104,7 @@ COMPACT_FIELDS = (
 _TOO_MANY = {"message": "Too Many Attempts."}
 _BUSY = {"error": "busy", "message": "The mirror is busy (a long write is in progress); retry in a minute."}
 _BAD_REQUEST = {"message": "The request could not be processed: check the arguments."}
+_DAMAGED = {"error": "damaged", "message": DAMAGED_MESSAGE}
 
 # Parameters of /api/domains that are not search_domains arguments: paging is page x limit
 # here (`per_page` is `limit`; the after_id cursor is the REST API's bulk mode).
@@ -324,11 +327,20 @@ class _Tools:
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 return _failure(503, _BUSY)
+            if damage_in(exc) is not None:
+                return self._damaged(name, exc)
             log.exception("MCP tool %s failed", name)
             return _failure(400, _BAD_REQUEST)
-        except Exception:  # a bug or an input nobody foresaw: logged, an error result, never a crash
+        except Exception as exc:  # a bug or an input nobody foresaw: logged, an error result, never a crash
+            if damage_in(exc) is not None:
+                return self._damaged(name, exc)
             log.exception("MCP tool %s failed", name)
             return _failure(400, _BAD_REQUEST)
+
+    def _damaged(self, name: str, exc: BaseException) -> CallToolResult:
+        """A damaged mirror: a 503 tool error saying so (no path), one warning line naming the file."""
+        log.warning("%s (MCP tool %s: 503)", damaged_line(self.mirror.path, damage_words(damage_in(exc) or exc)), name)
+        return _failure(503, _DAMAGED)
 
     # -- search_domains --------------------------------------------------------------------------
     def search_domains(self, *, page: Any = None, limit: Any = None, fields: Any = None, added_on: Any = None,

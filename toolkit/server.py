@@ -11,7 +11,8 @@ document (`toolkit.openapi`, generated from the same parameter definitions).
 Routes: `GET /api/domains`, `/api/domains/{id}`, `/api/pending-delete`,
 `/api/pending-delete/{domain}`, `/api/free/domains`, `/api/export`, `/openapi.json`, `/`.
 Every answer is JSON with a 2xx or 4xx status (503 when the mirror is locked by a long
-write); an unexpected error is logged (never with headers: the key is a secret) and
+write, or its file is damaged: then one warning line in the log names the file and `edt
+doctor`); an unexpected error is logged (never with headers: the key is a secret) and
 answered 400 with a message, never a stack trace.
 """
 
@@ -46,6 +47,7 @@ from .params import DOMAIN_PARAMS, gather, merge_repeated
 from .plans import CAPABILITIES, PLANS, REQUIREMENTS, require
 from .query import Mirror
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
+from .store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
 from .web import bearer_key as _bearer
 from .web import client_address as _client
 from .web import json_response as _json
@@ -57,6 +59,7 @@ log = logging.getLogger("toolkit.server")
 TOO_MANY = {"message": "Too Many Attempts."}
 BAD_REQUEST = {"message": "The request could not be processed: check the path and the parameters."}
 BUSY = {"error": "busy", "message": "The mirror is busy (a long write is in progress); retry after Retry-After seconds."}
+DAMAGED = {"error": "damaged", "message": DAMAGED_MESSAGE}
 # The pending-delete routes answer a 503 with one of the live service's codes (its OpenAPI lists
 # count_busy, count_timeout, rows_timeout there): a locked mirror is its "busy".
 PENDING_BUSY = {**BUSY, "error": "count_busy"}
@@ -101,6 +104,13 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
+def _damaged(path: Any, where: str, exc: BaseException, headers: Mapping[str, str] | None = None) -> Response:
+    """A damaged mirror: 503 saying so (no path: the file is the operator's business), and
+    one warning line in the log naming the file and `edt doctor` (no traceback)."""
+    log.warning("%s (answering %s: 503)", damaged_line(path, damage_words(damage_in(exc) or exc)), where)
+    return _json(503, DAMAGED, headers)
+
+
 class _Api:
     """The endpoints, over one read-only Mirror, one key store and one rate limiter."""
 
@@ -121,9 +131,13 @@ class _Api:
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 return _json(503, busy, {**headers, "Retry-After": "60"})
-            log.exception("query failed on %s", request.url.path)
-            return _json(400, BAD_REQUEST, headers)
-        except Exception:  # a bug or an input nobody foresaw: logged (never headers), a 400, never a trace
+            if damage_in(exc) is None:
+                log.exception("query failed on %s", request.url.path)
+                return _json(400, BAD_REQUEST, headers)
+            return _damaged(self.mirror.path, request.url.path, exc, headers)
+        except Exception as exc:  # a bug or an input nobody foresaw: logged (never headers), a 400, never a trace
+            if damage_in(exc) is not None:  # the file, not the request: 503, and one line for the operator
+                return _damaged(self.mirror.path, request.url.path, exc, headers)
             log.exception("query failed on %s", request.url.path)
             return _json(400, BAD_REQUEST, headers)
 
@@ -196,6 +210,7 @@ class _Api:
                 raw_format = merge_repeated(EXPORT_FORMAT, raw_format) or ""
             fmt = EXPORT_FORMAT.parse(raw_format) if raw_format.strip() else EXPORT_FORMAT.default
             rows = self.mirror.export_rows(params, plan, strict=False)  # plan and filter errors raise here
+            rows = _primed(rows)  # and a damaged mirror: a 503 before the stream starts, not a cut one
             chunks = _csv_chunks(rows) if fmt == "csv" else _ndjson_chunks(rows)
             stamp = self.mirror.now().strftime("%Y%m%dT%H%M%SZ")
             return StreamingResponse(
@@ -246,6 +261,24 @@ class _Api:
 
 
 
+def _primed(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """`rows` with its first row read now (in the request's own call, where an error is still
+    an answer), closed with it."""
+    first = next(rows, None)
+
+    def all_rows() -> Iterator[dict[str, Any]]:
+        try:
+            if first is not None:
+                yield first
+                yield from rows
+        finally:
+            close = getattr(rows, "close", None)
+            if close:
+                close()
+
+    return all_rows()
+
+
 def _ndjson_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
     parts: list[str] = []
     size = 0
@@ -259,8 +292,9 @@ def _ndjson_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
                 parts, size = [], 0
         if parts:
             yield "".join(parts).encode("utf-8")
-    except Exception:
-        log.exception("export stream failed")
+    except Exception as exc:
+        if damage_in(exc) is None:  # a damaged file is logged once, in one line, by the guard
+            log.exception("export stream failed")
         raise  # the connection is cut: a client never mistakes a truncated export for a whole one
     finally:
         close = getattr(rows, "close", None)
@@ -344,7 +378,13 @@ class _Guard:
 
         try:
             await self.app(scope, receive, guarded)
-        except Exception:
+        except Exception as exc:
+            if damage_in(exc) is not None:  # a damaged mirror met outside a route's own answer (a stream)
+                mirror = getattr(getattr(scope.get("app"), "state", None), "mirror", None)  # Starlette sets scope["app"]
+                answer = _damaged(getattr(mirror, "path", "the mirror"), str(scope.get("path")), exc)
+                if not started:
+                    await answer(scope, receive, send)
+                return  # a stream already started is cut short (its client sees it incomplete), no traceback
             if started:
                 raise
             log.exception("unexpected error on %s %s", scope.get("method"), scope.get("path"))

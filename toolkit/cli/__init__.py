@@ -7,11 +7,12 @@
 - `serve.py`  serving it: serve, mcp, app
 - `signals.py` judging signals: spam (the spam dictionary), fx (the ECB table)
 - `tools.py`  the measuring tools: bench
+- `doctor.py` a damaged mirror's file: doctor (what is sound, repair, salvage)
 
 Each command imports what it needs when it runs, so `edt --help` starts at once.
 """
 
-from . import load, read, serve, signals, tools, watch  # noqa: F401  (each registers its commands on the group)
+from . import doctor, load, read, serve, signals, tools, watch  # noqa: F401  (each registers its commands on the group)
 from .shell import cli, main
 
 __all__ = ["main", "cli"]
