@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from conftest import NOW, fixed_clock, listing_records
 from toolkit import Mirror
-from toolkit.store.schema import SCHEMA_VERSION, ensure_schema
+from toolkit.store.schema import _BUMP, CHANGE_TRIGGERS, SCHEMA_VERSION, ensure_schema
 from toolkit.store.writer import close_listings, save_listings, save_pending
 
 
@@ -263,3 +263,38 @@ def test_compact_json_matches_json_dumps(value):
     from toolkit.store.writer import _compact_json
 
     assert _compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
+    """A v9 mirror's triggers logged a listing's change without changing the generation: the
+    upgrade re-creates them (a new generation), rows kept, and plain writes count from then."""
+    path = tmp_path / "v9.db"
+    m = Mirror(path, clock=fixed_clock)
+    save_listings(m.connection(), [_listing()], origin="sync")
+    m.close()
+    conn = sqlite3.connect(path)
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_writes_%'").fetchall():
+        conn.execute(f"DROP TRIGGER {name}")  # v9 had no triggers on pending_delete and listing_history
+    for name, (_, body) in CHANGE_TRIGGERS.items():
+        if name.startswith("listings_"):
+            conn.execute(f"DROP TRIGGER {name}")
+            conn.execute(f"CREATE TRIGGER {name} {body.replace(_BUMP, '')}")
+    conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
+    conn.execute("PRAGMA user_version = 9")
+    conn.commit()
+    conn.execute("UPDATE listings SET trust_flow = 1")
+    conn.commit()
+    generation = conn.execute("SELECT value FROM mirror_meta WHERE key = 'generation'").fetchone()[0]
+    conn.execute("UPDATE listings SET trust_flow = 2")
+    conn.commit()
+    assert conn.execute("SELECT value FROM mirror_meta WHERE key = 'generation'").fetchone()[0] == generation  # unseen
+
+    upgraded = Mirror(path, clock=fixed_clock)
+    assert upgraded.connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+    start = upgraded.generation()
+    assert start > int(generation)
+    assert upgraded.search_domains({"include_closed": "1"})["meta"]["total"] == 1
+    conn.execute("UPDATE listings SET trust_flow = 3")
+    conn.commit()
+    assert upgraded.generation() > start
+    assert upgraded.search_domains({"tf_min": "3", "include_closed": "1"})["meta"]["total"] == 1

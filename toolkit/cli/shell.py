@@ -156,6 +156,8 @@ def _refresh_index(db: str | Mirror) -> None:
     try:
         mirror.refresh_index()
     except Exception as exc:  # noqa: BLE001
+        if _damage_of(exc) is not None:  # not a matter of speed: the file is damaged
+            raise _damaged(mirror.path, _damage_of(exc)) from None
         click.echo(f"edt: the columnar index was not rebuilt ({exc}); queries use SQLite until it is", err=True)
 
 

@@ -390,6 +390,10 @@ def ensure_schema(conn: sqlite3.Connection) -> int:
         raise RuntimeError(
             f"the mirror has schema version {before}, newer than this toolkit's {SCHEMA_VERSION}: upgrade the toolkit"
         )
+    if before:  # an upgrade rewrites much of an existing mirror: never around damage (edt doctor says what to do)
+        found = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
+        if found != ["ok"]:
+            raise sqlite3.DatabaseError(f"database disk image is malformed ({'; '.join(found)})")
     with conn:
         apply_schema(conn, before)
     return before
