@@ -320,3 +320,23 @@ def test_the_refresh_bench_names_a_missing_mirror(tmp_path, capsys):
 
     assert refresh.main(["--db", str(tmp_path / "none.db")]) == 2
     assert "--db" in capsys.readouterr().err
+
+
+def test_the_seen_bench_sees_every_write_through_both_readers(tmp_path, capsys):
+    """The bench of another program's writes: every seeded write seen by `edt serve` and the
+    app's state layer (real processes), each row of its table a lag that could be missing."""
+    from conftest import small_demo
+
+    from toolkit.bench import seen
+
+    db = small_demo(tmp_path / "seen.db", seed=4)
+    code = seen.main(["--db", str(db), "--writes", "5", "--seed", "2", "--markdown"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "5 writes (seed 2)" in out
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ") and "median" not in line}
+    assert set(rows) == {"edt serve", "the app's state", "index current"}
+    for line in rows.values():
+        median, p95, top = (float(cell.strip().removesuffix(" ms")) for cell in line.split("|")[2:5])
+        assert 0 <= median <= p95 <= top < 30_000
+    assert seen.main(["--db", str(tmp_path / "none.db")]) == 2

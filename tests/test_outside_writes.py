@@ -21,6 +21,7 @@ import pytest
 from conftest import NOW, fixed_clock, listing_records, small_demo, ts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_columnar import _answer
 from test_query import POOLS
 
 from toolkit import Mirror
@@ -348,15 +349,6 @@ def test_random_outside_writes_and_queries_agree_on_every_engine(plain_template,
             expected = _answer(readers["sqlite"], params)
             for engine in ("columnar", "auto"):
                 assert _answer(readers[engine], params) == expected, (engine, params)
-
-
-def _answer(mirror: Mirror, params: dict) -> dict:
-    from toolkit import ApiError
-
-    try:
-        return mirror.search_domains(params)
-    except ApiError as exc:
-        return {"status": exc.status, "body": exc.body}
 
 
 def test_edt_serve_sees_an_outside_commit_on_its_next_request(demo):

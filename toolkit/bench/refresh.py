@@ -31,10 +31,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["main", "WRITES"]
+__all__ = ["main", "WRITES", "copy_mirror"]
 
 
-def _copy(source: str, target: str) -> None:
+def copy_mirror(source: str, target: str) -> None:
+    """A copy of the mirror at `source` (SQLite's backup API: consistent while it is written)."""
     src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
     dst = sqlite3.connect(target)
     try:
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="edt-refresh-") as scratch:
         path = os.path.join(scratch, "mirror.db")
         started = time.perf_counter()
-        _copy(args.db, path)
+        copy_mirror(args.db, path)
         conn = connect(path)
         ensure_schema(conn)  # the change log's triggers, on a mirror from an older toolkit
         print(f"copied {args.db} in {time.perf_counter() - started:.1f} s", file=sys.stderr)

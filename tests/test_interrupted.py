@@ -1,0 +1,277 @@
+"""Nothing lost, nothing left behind: a load stopped at any moment (Ctrl-C, kill, kill -9)
+leaves the mirror as it was before or as it is after, never between; a second load is
+refused at once naming the first; `edt status` says what is incomplete; `edt app` stopped
+by its process id frees its port. (A sync stopped at any moment: tests/test_sync.py.)"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from conftest import mirror_digest, small_demo
+
+from toolkit.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+# What a finished load of the demo writes, whenever it runs (mirror_meta holds its time).
+LOADED = ("listings", "pending_delete", "listing_history", "raw_records", "saved_searches", "shortlist")
+
+
+def edt(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "toolkit", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def before(tmp_path_factory) -> Path:
+    """The mirror a user has: a small demo (seed 3) and a saved search of theirs."""
+    path = small_demo(tmp_path_factory.mktemp("before") / "m.db", seed=3)
+    assert edt("watch", "add", "mine", "tld=.fr", "--db", str(path)).returncode == 0
+    sqlite3.connect(path).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def after(before, tmp_path_factory) -> Path:
+    """The same mirror after a whole `edt demo --seed 5`."""
+    path = tmp_path_factory.mktemp("after") / "m.db"
+    shutil.copy(before, path)
+    done = edt("demo", "--db", str(path), "--seed", "5")
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def _copy(source: Path, folder: Path) -> Path:
+    folder.mkdir()
+    shutil.copy(source, folder / "m.db")
+    return folder / "m.db"
+
+
+def _wait_for_load(path: Path, child: subprocess.Popen, deadline: float = 60) -> None:
+    """Until the load's transaction has begun writing (its journal is there)."""
+    journal, wal = Path(f"{path}-journal"), Path(f"{path}-wal")
+    end = time.monotonic() + deadline
+    while time.monotonic() < end and child.poll() is None:
+        if journal.exists() or (wal.exists() and wal.stat().st_size > 1 << 20):
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"the load never started writing: {child.communicate()}")
+
+
+def _state(path: Path, before: Path, after: Path) -> str:
+    digest = mirror_digest(path)
+    if digest == mirror_digest(before):
+        return "before"
+    reference = mirror_digest(after)
+    if all(digest[t] == reference[t] for t in LOADED) and digest["shape"] == reference["shape"]:
+        return "after"
+    return "between"
+
+
+@pytest.mark.parametrize(("stop", "seed"), [(signal.SIGINT, 1), (signal.SIGINT, 2), (signal.SIGTERM, 3),
+                                            (signal.SIGTERM, 4), (signal.SIGKILL, 5), (signal.SIGKILL, 6)])  # fmt: skip
+def test_a_demo_load_stopped_at_any_moment_leaves_the_mirror_before_or_after(before, after, tmp_path, stop, seed):
+    path = _copy(before, tmp_path / "m")
+    child = start("demo", "--db", str(path), "--seed", "5")
+    _wait_for_load(path, child)
+    time.sleep(random.Random(seed).uniform(0, 0.8))  # a moment of the load, drawn from the seed
+    child.send_signal(stop)
+    out, err = child.communicate(timeout=60)
+    status = edt("status", "--db", str(path))  # the first opener rolls back what a kill -9 left
+    assert status.returncode == 0, status.stderr
+    assert "Complete: no load at work or stopped midway" in status.stdout, status.stdout
+    state = _state(path, before, after)
+    if child.returncode == 130:  # stopped within the load: said in one line, nothing written
+        assert state == "before"
+        assert err.strip().splitlines()[-1] == f"edt: interrupted: nothing of this load was written; {path} is as it was"
+    elif child.returncode == 0:  # it had finished
+        assert state == "after"
+    else:
+        assert child.returncode == -signal.SIGKILL and state in ("before", "after"), (child.returncode, err)
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    rerun = edt("demo", "--db", str(path), "--seed", "5")  # and the next load completes it
+    assert rerun.returncode == 0, rerun.stderr
+    assert _state(path, before, after) == "after"
+
+
+def test_a_demo_clear_stopped_midway_removes_nothing(after, tmp_path):
+    path = _copy(after, tmp_path / "m")
+    child = start("demo", "--db", str(path), "--clear")
+    _wait_for_load(path, child)
+    child.send_signal(signal.SIGKILL)
+    child.wait(30)
+    assert edt("status", "--db", str(path)).returncode == 0
+    assert mirror_digest(path) == mirror_digest(after)
+
+
+def test_stopped_demo_loads_keep_the_mirror_every_time(before, after, tmp_path):
+    """Random moments over the whole run (start-up included), one kill each, then a check."""
+    rnd = random.Random(20261125)
+    for attempt in range(4):
+        path = _copy(before, tmp_path / f"m{attempt}")
+        child = start("demo", "--db", str(path), "--seed", "5")
+        time.sleep(rnd.uniform(0.2, 2.5))
+        child.send_signal(rnd.choice([signal.SIGINT, signal.SIGKILL]))
+        child.communicate(timeout=60)
+        assert edt("status", "--db", str(path)).returncode == 0
+        assert _state(path, before, after) in ("before", "after"), attempt
+
+
+def test_two_demo_loads_at_once_one_is_refused_naming_the_other(before, after, tmp_path):
+    """Started in the same instant: one loads, the other is refused at once with one line
+    naming it (or, when the first was already done, loads after it): never both at once,
+    never an observation stored twice. Rounds until a refusal was seen."""
+    history = "SELECT count(*), count(DISTINCT listing_id || observed_at) FROM listing_history"
+    expected = sqlite3.connect(after).execute(history).fetchone()
+    refusals = 0
+    for attempt in range(6):
+        path = _copy(before, tmp_path / f"m{attempt}")
+        children = [start("demo", "--db", str(path), "--seed", "5") for _ in range(2)]
+        results = [(child, *child.communicate(timeout=120)) for child in children]
+        codes = sorted(child.returncode for child, _, _ in results)
+        assert codes in ([0, 0], [0, 1]), [(c.returncode, err) for c, _, err in results]
+        for child, _, err in results:
+            if child.returncode == 1:
+                refusals += 1
+                winner = next(c for c, _, _ in results if c is not child)
+                assert re.fullmatch(rf"edt: {re.escape(str(path))}: another load is writing to this mirror "
+                                    rf"\(pid {winner.pid} \(edt demo, since [0-9-]+ [0-9:]+ UTC\)\); wait for it to "
+                                    r"finish or stop it, then run this again", err.strip()), err  # fmt: skip
+        assert _state(path, before, after) == "after"
+        assert sqlite3.connect(path).execute(history).fetchone() == expected
+        if refusals:
+            break
+    assert refusals, "the two loads never overlapped in six rounds"
+
+
+def test_every_load_is_refused_at_once_while_another_runs(before, tmp_path):
+    from conftest import writer_lock_held
+
+    path = _copy(before, tmp_path / "m")
+    digest = mirror_digest(path)
+    (tmp_path / "deleted.txt").write_text("kotwica.pl\nzagiel.pl\n")  # a registry's deletion list
+    with writer_lock_held(path, "edt demo") as pid:
+        for command in (["demo", "--seed", "5"], ["demo", "--clear"], ["spam", "reflag", "--force"],
+                        ["enrich", "--limit", "1", "--timeout", "1"],
+                        ["ingest", "droplist", "--file", str(tmp_path / "deleted.txt")],
+                        ["sync", "--api-key", "k", "--base-url", "http://127.0.0.1:9", "--plan", "pro"]):  # fmt: skip
+            started = time.monotonic()
+            second = edt(*command, "--db", str(path))
+            assert second.returncode == 1, (command, second.stderr)
+            assert f"{path}: another load is writing to this mirror (pid {pid} (edt demo, since " in second.stderr, \
+                (command, second.stderr)  # fmt: skip
+            assert "wait for it to finish or stop it" in second.stderr.strip().splitlines()[-1]
+            assert time.monotonic() - started < 5, command  # at once, not after a busy timeout
+    assert mirror_digest(path) == digest
+
+
+def test_a_load_in_progress_is_said_by_status(before, tmp_path):
+    from conftest import writer_lock_held
+
+    path = _copy(before, tmp_path / "m")
+    with writer_lock_held(path, "edt demo") as pid:
+        status = edt("status", "--db", str(path))
+    assert status.returncode == 0
+    assert f"a load is writing to this mirror now (pid {pid} (edt demo, since" in status.stdout
+    assert "Complete:" in edt("status", "--db", str(path)).stdout
+
+
+def test_status_flags_what_an_older_toolkits_stopped_load_left(before, tmp_path):
+    """As `edt demo` of the previous toolkit left a mirror when stopped (its loads dropped the
+    indexes and triggers, committed part of the rows, and died): demo rows without a finished
+    load, no indexes, a full-text index that missed rows."""
+    path = _copy(before, tmp_path / "m")
+    conn = sqlite3.connect(path)
+    for kind, name in conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') "
+                                   "AND tbl_name IN ('listings', 'pending_delete') AND sql IS NOT NULL").fetchall():  # fmt: skip
+        conn.execute(f"DROP {kind} {name}")
+    conn.execute("DELETE FROM listings WHERE id % 3 = 0")  # rows the FTS index still lists
+    conn.execute("DELETE FROM pending_delete")
+    conn.execute("DELETE FROM mirror_meta WHERE key LIKE 'demo_%'")
+    conn.commit()
+    conn.close()
+    from toolkit import Mirror
+
+    problems = Mirror(path, readonly=True).status()["problems"]  # a read-only reader reports, repairs nothing
+    assert problems[0].startswith("demo rows without a finished demo load") and "`edt demo`" in problems[0]
+    assert "missing: index idx_listings_filters" in problems[1] and "trigger listings_changes_insert" in problems[1]
+    assert "full-text index of listings" in problems[1] and "open it once read-write" in problems[1]
+    repaired = edt("status", "--db", str(path))  # read-write: the indexes, triggers and FTS come back
+    assert repaired.returncode == 0, repaired.stderr
+    assert repaired.stdout.split("Incomplete:\n")[1].strip().startswith("demo rows without a finished demo load")
+    assert "missing:" not in repaired.stdout
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT count(*) FROM listings_fts WHERE listings_fts MATCH 'zzz'").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM listings_fts_docsize").fetchone() == \
+        conn.execute("SELECT count(*) FROM listings").fetchone()  # fmt: skip
+
+
+def test_watch_add_on_a_mistyped_path_is_refused_and_creates_nothing(tmp_path):
+    typo = tmp_path / "typo" / "x.db"
+    added = CliRunner().invoke(cli, ["watch", "add", "fr", "tld=.fr", "--db", str(typo)])
+    listed = CliRunner().invoke(cli, ["watch", "list", "--db", str(typo)])
+    assert added.exit_code == listed.exit_code == 2
+    assert added.output == listed.output == f"edt: {typo}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db\n"
+    assert not typo.parent.exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_edt_app_by_its_pid_frees_the_port(before, tmp_path, stop):
+    port = _free_port()
+    app = start("app", "--db", str(before), "--port", str(port))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            pytest.fail(f"the app did not start: {app.poll()}")
+        app.send_signal(stop)  # as a supervisor, systemd or `kill` would: the pid edt app was started as
+        stopped = time.monotonic()
+        app.wait(10)
+        while _port_open(port) and time.monotonic() - stopped < 5:
+            time.sleep(0.05)
+        assert not _port_open(port), "the server still listens: orphaned"
+        assert time.monotonic() - stopped < 5
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait()
+    again = start("app", "--db", str(before), "--port", str(port))  # the next `edt app` gets the port
+    try:
+        time.sleep(3)
+        assert again.poll() is None, again.communicate()
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(10)
