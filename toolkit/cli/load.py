@@ -54,18 +54,22 @@ class Interrupted(click.ClickException):
 
 
 @contextlib.contextmanager
-def _on_interrupt(kept: str) -> Any:
-    """A load stopped by Ctrl-C or SIGTERM says `kept` (what of it stays in the mirror)."""
+def _on_interrupt(kept: str, *, mirror: Any = None, written: str = "") -> Any:
+    """A load stopped by Ctrl-C or SIGTERM says `kept` (what of it stays in the mirror), or,
+    when `mirror`'s generation shows that the load had committed before the stop came (its
+    last instants: the index refresh), `written`."""
     import signal
 
     def stop(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
+    before = mirror.generation() if mirror is not None else None
     previous = signal.signal(signal.SIGTERM, stop)  # a `kill` rolls back as Ctrl-C does
     try:
         yield
     except KeyboardInterrupt:
-        raise Interrupted(kept) from None
+        committed = mirror is not None and mirror.generation() != before
+        raise Interrupted(written if committed else kept) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -85,9 +89,10 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
     mirror = _open(db, must_exist=False, writes="demo")
     conn = mirror.connection()
     if clear:
-        with _on_interrupt(f"nothing was removed; {db} is as it was"):
+        with _on_interrupt(f"nothing was removed; {db} is as it was", mirror=mirror,
+                           written=f"after the demo rows were removed from {db}"):  # fmt: skip
             removed = clear_demo(conn)
-        _refresh_index(mirror)
+            _refresh_index(mirror)
         click.echo(f"Removed demo rows from {db}: " + ", ".join(f"{n:,} {k}" for k, n in removed.items()))
         return
     from rich.progress import Progress
@@ -103,8 +108,11 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
             shown[0] = now if now - shown[0] > 0.2 else shown[0]
 
         try:
-            with _on_interrupt(f"nothing of this load was written; {db} is as it was"):
+            with _on_interrupt(f"nothing of this load was written; {db} is as it was", mirror=mirror,
+                               written=f"after the load was written: {db} holds the new demo"):  # fmt: skip
                 counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report)
+                progress.update(task, description=f"demo {scale}: columnar index", refresh=True)
+                _refresh_index(mirror)
         except DemoRefused as exc:  # said with the command's own flags, not the Python arguments
             held = getattr(exc, "held", None)
             if held is None:
@@ -112,8 +120,6 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
             raise BadInput(f"{db} holds real data ({held}); loading the demo would mix invented listings with them. "
                            "Use another mirror (--db PATH), or pass --force to add the demo beside them "
                            "(`edt demo --clear` removes only the demo rows later).") from None
-        progress.update(task, description=f"demo {scale}: columnar index", refresh=True)
-        _refresh_index(mirror)
     click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
 
 
@@ -360,7 +366,8 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
                 from ..enrich.available import rdap_availability
 
                 checker = options["is_available"] = stack.enter_context(rdap_availability(mirror, say=_say_retry))
-            stack.enter_context(_on_interrupt(f"nothing of this feed was written; {db} is as it was"))
+            stack.enter_context(_on_interrupt(f"nothing of this feed was written; {db} is as it was", mirror=mirror,
+                                              written=f"after the feed was written to {db}"))  # fmt: skip
             if url:
                 report = ingest_url(mirror, feed, source, observed_at=observed_at, **options)
             else:

@@ -26,6 +26,7 @@ import gc
 import multiprocessing
 import os
 import queue as queue_module
+import signal
 import sqlite3
 import threading
 import time
@@ -148,6 +149,10 @@ def _produce(scale: Scale, seed: int, today: date) -> Iterator[Item]:
 
 
 def _worker(out: Any, scale: Scale, seed: int, today: date) -> None:
+    # The loader decides how a load stops (Ctrl-C and kill roll it back, then end this process):
+    # a forked worker must not run the loader's handlers, nor stop on the terminal's Ctrl-C.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.disable()  # the generator makes no reference cycles; collections would only cost time
     parent = os.getppid()
 
