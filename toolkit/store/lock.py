@@ -19,6 +19,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -66,18 +67,25 @@ def current_holder(mirror: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def _holder(mirror: str | os.PathLike[str]) -> str | None:
+def _holder(mirror: str | os.PathLike[str], wait: float = 0.5) -> str | None:
+    """The holder's note, read again for up to `wait` seconds when it is not there yet (the
+    holder writes it just after it took the lock); else the processes with the lock file open."""
     note = Path(f"{lock_path(mirror)}.holder")
-    try:
-        held = json.loads(note.read_text())
-        pid = int(held["pid"])
-        os.kill(pid, 0)  # still running?
-        return f"pid {pid} ({held['command']}, since {held['started']})"
-    except (OSError, ValueError, KeyError, TypeError):
-        from .access import lock_holders
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            held = json.loads(note.read_text())
+            pid = int(held["pid"])
+            os.kill(pid, 0)  # still running?
+            return f"pid {pid} ({held['command']}, since {held['started']})"
+        except (OSError, ValueError, KeyError, TypeError):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+    from .access import lock_holders
 
-        holders = lock_holders(lock_path(mirror))
-        return ", ".join(holders) if holders else None
+    holders = lock_holders(lock_path(mirror))
+    return ", ".join(holders) if holders else None
 
 
 def _busy(shown: str, who: str) -> MirrorBusy:
