@@ -7,7 +7,7 @@ import html
 import json
 import re
 import shutil
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote
 
@@ -34,6 +34,9 @@ def demo_template(tmp_path_factory) -> Path:
 def demo_db(demo_template, tmp_path, monkeypatch) -> Path:
     path = tmp_path / "mirror.db"
     shutil.copy(demo_template, path)
+    # The app and every Mirror of the test answer as of one moment: auctions ending while a
+    # test runs (several end on the same minute) would make two counts a second apart differ.
+    monkeypatch.setenv("EDT_NOW", datetime.now(timezone.utc).replace(microsecond=0).isoformat())
     monkeypatch.setenv("EDT_DB", str(path))
     monkeypatch.delenv("EDT_PLAN", raising=False)
     monkeypatch.delenv("EDT_API_KEY", raising=False)
@@ -149,6 +152,7 @@ def test_an_empty_mirror_opens_on_the_first_run_panel_and_loads_the_demo(tmp_pat
     path = tmp_path / "fresh" / "mirror.db"
     monkeypatch.setenv("EDT_DB", str(path))
     monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("EDT_NOW", datetime.now(timezone.utc).replace(microsecond=0).isoformat())  # as demo_db
     at = app()
     no_exception(at)
     assert "the mirror is empty" in at.header[0].value

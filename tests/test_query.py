@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -483,3 +483,16 @@ def test_a_pending_tld_matches_its_suffix_family_only(mirror):
     assert family["meta"]["total"] == exact
     # "k" is not a family of "uk": a suffix matches whole labels only
     assert mirror.search_pending_delete({"tld": "k", "include_past": "1"})["meta"]["total"] == 0
+
+
+def test_edt_now_answers_as_of_that_moment(synthetic_db, monkeypatch):
+    """EDT_NOW: what was live then, as a Mirror with that clock answers; a bad value names it."""
+    monkeypatch.setenv("EDT_NOW", "2026-11-22T12:00:00Z")
+    assert Mirror(synthetic_db).now() == datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
+    for moment in ("2026-11-20T00:00:00+00:00", "2026-11-25T12:00:00Z"):
+        monkeypatch.setenv("EDT_NOW", moment)
+        at = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+        assert Mirror(synthetic_db).search_domains({}) == Mirror(synthetic_db, clock=lambda: at).search_domains({})
+    monkeypatch.setenv("EDT_NOW", "yesterday")
+    with pytest.raises(ValueError, match=r"EDT_NOW: 'yesterday' is not an ISO 8601 moment"):
+        Mirror(synthetic_db)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import tomllib
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .plans import normalize_plan
 
-__all__ = ["Settings", "load_settings", "config_file", "DEFAULT_DB", "LOCAL_PLAN"]
+__all__ = ["Settings", "load_settings", "config_file", "frozen_now", "DEFAULT_DB", "LOCAL_PLAN"]
 
 DEFAULT_DB = "data/mirror.db"
 DEFAULT_BASE_URL = "https://catchdoms.com"
@@ -56,3 +57,17 @@ def load_settings(*, db: str | None = None, base_url: str | None = None, plan: s
         plan=normalize_plan(chosen_plan),
         api_key=api_key or os.environ.get("EDT_API_KEY") or conf.get("api_key") or None,
     )
+
+
+def frozen_now() -> datetime | None:
+    """The moment `EDT_NOW` names (ISO 8601; UTC when it has no offset), or None for the real
+    clock. Readers then answer as of that moment: what was live then, dates relative to it
+    (reproduce what a page showed; tests whose live set must not move while they run)."""
+    text = os.environ.get("EDT_NOW")
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"EDT_NOW: {text!r} is not an ISO 8601 moment (e.g. 2026-11-20T12:00:00Z)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -91,6 +91,7 @@ def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mir
         _check_writable(db, writes)
         _check_signal_inputs()
     _OPENED.append(db)
+    _check_now()
     if writes == "demo":
         _check_sound(db)
     try:
@@ -100,6 +101,16 @@ def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mir
         if damage is not None:
             raise _damaged(db, damage) from None
         raise BadInput(f"{db}: cannot open as a mirror ({exc})") from None
+
+
+def _check_now() -> None:
+    """A bad `EDT_NOW` is one line (exit 2), before the mirror is opened."""
+    from ..config import frozen_now
+
+    try:
+        frozen_now()
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _check_sound(db: str) -> None:

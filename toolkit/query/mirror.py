@@ -61,6 +61,14 @@ REBUILD_INTERVAL = 2.0
 _PAGING = ("sort", "page", "per_page", "limit", "after_id")
 
 
+def _clock_from_env() -> Callable[[], datetime]:
+    """The real clock, or the moment `EDT_NOW` names (`config.frozen_now`)."""
+    from ..config import frozen_now
+
+    moment = frozen_now()
+    return (lambda: moment) if moment is not None else (lambda: datetime.now(timezone.utc))
+
+
 class Mirror:
     """The local mirror: opens (and creates or upgrades) a SQLite database.
 
@@ -68,7 +76,8 @@ class Mirror:
     top plan (it is your own mirror). `clock` returns the current UTC time (tests freeze it).
     Connections are per thread; a `readonly` mirror never writes and never takes a lock.
     `engine` says how `/api/domains` requests are answered (see ENGINES; default
-    `EDT_ENGINE`, else `auto`).
+    `EDT_ENGINE`, else `auto`). Without a `clock`, `EDT_NOW` (an ISO 8601 moment) answers as
+    of that moment: what was live then, dates relative to it.
     """
 
     def __init__(
@@ -93,7 +102,7 @@ class Mirror:
         self.path = settings.db
         self.plan = settings.plan
         readonly = self.readonly = opens_read_only(self.path, readonly)  # a read-only place opens read-only, said once
-        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._clock = clock or _clock_from_env()
         self._local = threading.local()
         if readonly:
             if not Path(self.path).is_file():
