@@ -18,6 +18,7 @@ import json
 import math
 import sqlite3
 import time
+from contextvars import ContextVar
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
@@ -29,7 +30,8 @@ from .plans import REQUIREMENTS, normalize_plan, plan_allows
 from .remote import HostUnreachable, RemoteClient, RemoteFailed, RemoteRefused
 from .store.lock import MirrorBusy, writer_lock
 from .store.schema import connect, ensure_schema
-from .store.writer import WriteCounts, bump_generation, close_listings, save_listings, save_pending, utc_now
+from .store.fields import iso_timestamp
+from .store.writer import WriteCounts, bump_generation, close_listings, save_listings, save_pending
 
 __all__ = [
     "JOBS",
@@ -52,6 +54,21 @@ INCREMENTAL_OVERLAP = timedelta(days=1)
 # Incremental runs cannot see listings that left their source: a full pass runs when the
 # last one is older than this (or with --full).
 FULL_PASS_EVERY = timedelta(days=7)
+
+
+# The sync's clock: the real one, or the one `sync(clock=...)` runs under (a replay of past
+# runs: every stamp is the run's moment, and no pass waits for the next second).
+_CLOCK: ContextVar[Callable[[], datetime] | None] = ContextVar("edt_sync_clock", default=None)
+
+
+def _now() -> datetime:
+    clock = _CLOCK.get()
+    return clock() if clock is not None else datetime.now(timezone.utc)
+
+
+def utc_now() -> str:
+    """Now on the sync's clock, as the mirror stores timestamps (UTC, whole seconds)."""
+    return iso_timestamp(_now().replace(microsecond=0))
 
 
 @dataclass(frozen=True)
@@ -298,6 +315,8 @@ def _update_run(conn: sqlite3.Connection, report: JobReport, run_id: int, *, fin
 
 async def _next_second(conn: sqlite3.Connection, job: Job) -> None:
     """A new pass must start after every earlier sighting (timestamps have whole seconds)."""
+    if _CLOCK.get() is not None:
+        return  # a replay's clock stands still within a run
     seen = conn.execute(f"SELECT max(last_seen_at) FROM {job.table} WHERE origin = ?", [ORIGIN]).fetchone()[0]
     while seen and utc_now() <= seen:
         await asyncio.sleep(1.02 - (time.time() % 1))
@@ -326,7 +345,7 @@ async def sync_job(conn: sqlite3.Connection, client: RemoteClient, job: Job, *, 
                          [utc_now(), state.run_id])  # fmt: skip
         else:
             stale = state.last_full_at is None or (
-                datetime.now(timezone.utc) - datetime.fromisoformat(state.last_full_at.replace("Z", "+00:00"))
+                _now() - datetime.fromisoformat(state.last_full_at.replace("Z", "+00:00"))
                 > FULL_PASS_EVERY
             )
             state.mode = "full" if (full or stale or not state.high_water or job.name != "listings") else "incremental"
@@ -423,22 +442,27 @@ def _chosen(jobs: Iterable[str] | None) -> list[Job]:
 
 
 async def sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: Iterable[str] | None = None,
-               full: bool = False, progress: Progress | None = None,
-               should_stop: Callable[[], bool] | None = None) -> list[JobReport]:  # fmt: skip
+               full: bool = False, progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
+               clock: Callable[[], datetime] | None = None) -> list[JobReport]:  # fmt: skip
     """Run the chosen jobs (default: all of section 8, in order) against `client`.
 
     Holds the mirror's writer lock for the whole run (`SyncBusy` if another load has it). A job
     the plan cannot use is skipped with its reason; one the remote refuses (403) is reported
     `stopped` and the others still run. A 401 or a remote that keeps failing stops the run
-    with `SyncStopped`; what was committed stays, and the next run resumes from it."""
+    with `SyncStopped`; what was committed stays, and the next run resumes from it.
+    `clock` (default: the real one) stamps every sighting: a replay of scheduled runs (tests,
+    a time-lapse) runs each under its own moment."""
     chosen = _chosen(jobs)
     plan = normalize_plan(plan)
+    token = _CLOCK.set(clock)
     try:
         with writer_lock(db_path, "edt sync"):
             return await _run_jobs(db_path, client, chosen, plan=plan, full=full, progress=progress,
                                    should_stop=should_stop)  # fmt: skip
     except MirrorBusy as exc:
         raise SyncBusy(str(exc)) from None
+    finally:
+        _CLOCK.reset(token)
 
 
 async def _run_jobs(db_path: str | Path, client: RemoteClient, chosen: list[Job], *, plan: str, full: bool,
