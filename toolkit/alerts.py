@@ -18,6 +18,7 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ from .query import Mirror
 from .remote import ContractRetry
 from .store.fields import iso_timestamp
 
-__all__ = ["AlertConfig", "AlertReport", "alert_config", "queue_alerts", "deliver_alerts", "run_alerts", "sign"]
+__all__ = ["AlertConfig", "AlertReport", "alert_config", "queue_alerts", "replay_alerts", "deliver_alerts", "run_alerts",
+           "sign"]
 
 log = logging.getLogger("toolkit.alerts")
 SIGNATURE_HEADER = "X-EDT-Signature-256"
@@ -81,34 +83,48 @@ class AlertReport:
 
 def queue_alerts(mirror: Mirror, *, job: str = "") -> AlertReport:
     """For each saved search, the listings first seen since it last alerted: queued in the
-    outbox with the search's watermark moved, in one transaction per search."""
+    outbox with the search's watermark moved, in one transaction per search. The mirror's
+    clock is the moment of the run: listings first seen after it are not news yet."""
     report = AlertReport()
     conn = mirror.connection()
-    searches = conn.execute("SELECT name, params, created_at, alerted_until FROM saved_searches ORDER BY name").fetchall()
-    for name, params_json, created_at, alerted_until in searches:
-        params = json.loads(params_json)
-        since = alerted_until or created_at
+    until = iso_timestamp(mirror.now().replace(microsecond=0))  # stored timestamps have whole seconds
+    for name, params, since in _searches(conn):
+        if since >= until:
+            continue
         try:
             frame = mirror.domains_df({**params, "seen_after": since}, columns=MATCH_FIELDS)
         except Exception as exc:  # a search saved under older rules: report it, alert the others
             report.errors.append(f"saved search {name!r}: {exc}")
             continue
-        if frame.empty:
-            continue
-        matches = json.loads(frame.sort_values("id").to_json(orient="records"))
-        newest = max(m["first_seen_at"] for m in matches)
-        now = iso_timestamp(mirror.now())
-        payload = {"event": "new_domains", "search": name, "params": params, "job": job, "since": since,
-                   "until": newest, "created_at": now, "matches": matches}  # fmt: skip
-        with conn:
-            conn.execute(
-                "INSERT INTO alert_outbox (search, created_at, matches, payload, attempts) VALUES (?, ?, ?, ?, 0)",
-                [name, now, len(matches), json.dumps(payload, ensure_ascii=False, sort_keys=True)],
-            )
-            conn.execute("UPDATE saved_searches SET alerted_until = ? WHERE name = ?", [newest, name])
-        report.queued += 1
-        report.matches += len(matches)
+        _queue(conn, report, name, params, since, frame[frame["first_seen_at"] <= until], job, until)
     return report
+
+
+def _searches(conn: Any) -> list[tuple[str, dict[str, Any], str]]:
+    """Each saved search: its name, parameters and the moment its news start after."""
+    rows = conn.execute("SELECT name, params, created_at, alerted_until FROM saved_searches ORDER BY name").fetchall()
+    return [(name, json.loads(params), alerted_until or created_at) for name, params, created_at, alerted_until in rows]
+
+
+def _queue(conn: Any, report: AlertReport, name: str, params: dict[str, Any], since: str, frame: Any, job: str,
+           now: str) -> str:  # fmt: skip
+    """One outbox row for `frame`'s matches and the search's watermark moved to the newest,
+    in one transaction; returns the watermark (`since` when there was nothing)."""
+    if frame.empty:
+        return since
+    matches = json.loads(frame[MATCH_FIELDS].sort_values("id").to_json(orient="records"))
+    newest = max(m["first_seen_at"] for m in matches)
+    payload = {"event": "new_domains", "search": name, "params": params, "job": job, "since": since,
+               "until": newest, "created_at": now, "matches": matches}  # fmt: skip
+    with conn:
+        conn.execute(
+            "INSERT INTO alert_outbox (search, created_at, matches, payload, attempts) VALUES (?, ?, ?, ?, 0)",
+            [name, now, len(matches), json.dumps(payload, ensure_ascii=False, sort_keys=True)],
+        )
+        conn.execute("UPDATE saved_searches SET alerted_until = ? WHERE name = ?", [newest, name])
+    report.queued += 1
+    report.matches += len(matches)
+    return newest
 
 
 def _append_file(path: str, payload: dict[str, Any]) -> None:
@@ -194,6 +210,38 @@ def deliver_alerts(mirror: Mirror, config: AlertConfig, *, transport: httpx.Base
         "WHERE (? AND o.filed_at IS NULL) OR (o.posted_at IS NULL AND coalesce(s.webhook_url, ?) IS NOT NULL)",
         [bool(config.file), config.webhook_url],
     ).fetchone()[0]
+    return report
+
+
+def replay_alerts(path: str, runs: list[tuple[str, str]]) -> AlertReport:
+    """Queue the alerts as they would have been queued after each of `runs`, (moment as
+    ISO 8601 UTC, job) oldest first: a mirror filled at once with what several runs would
+    have brought (`edt demo --days N`) gets the outbox of those runs. Each run's news are
+    the matches first seen since the search's last alert and live at the run (on the rows'
+    values now). Nothing is delivered: `edt watch show` lists them, the next run sends them."""
+    report = AlertReport()
+    if not runs:
+        return report
+    last = datetime.fromisoformat(runs[-1][0].replace("Z", "+00:00"))
+    mirror = Mirror(path, clock=lambda: last)
+    try:
+        conn = mirror.connection()
+        for name, params, since in _searches(conn):
+            try:  # every match since, once (closed ones too): each run then takes its own
+                frame = mirror.domains_df({**params, "seen_after": since, "include_closed": "1"},
+                                          columns=[*MATCH_FIELDS, "closed_at"])  # fmt: skip
+            except Exception as exc:  # noqa: BLE001
+                report.errors.append(f"saved search {name!r}: {exc}")
+                continue
+            live_until = frame["closed_at"].fillna(frame["auction_end_date"]).fillna("9999-12-31T23:59:59Z")
+            for moment, job in runs:
+                if since >= moment:
+                    continue
+                seen = frame["first_seen_at"]
+                chosen = frame[(seen > since) & (seen <= moment) & (live_until > moment)]
+                since = _queue(conn, report, name, params, since, chosen, job, moment)
+    finally:
+        mirror.close()
     return report
 
 

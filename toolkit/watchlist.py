@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from .errors import ApiError
@@ -26,6 +27,7 @@ __all__ = [
     "register_webhook",
     "NAME_MAX_LENGTH",
     "save_search",
+    "save_searches_at",
     "saved_searches",
     "open_search",
     "search_params",
@@ -117,6 +119,20 @@ def save_search(mirror: Mirror, name: str, params: Mapping[str, str], *, replace
             "ON CONFLICT(name) DO UPDATE SET params = excluded.params",
             [name, json.dumps(stored, ensure_ascii=False, sort_keys=True), _stamp(mirror)],
         )
+
+
+def save_searches_at(path: str, searches: Mapping[str, Mapping[str, str]], at: datetime) -> None:
+    """Save `searches` ({name: params}) as if saved at `at` (a mirror filled with several
+    days at once, `edt demo --days N`): new matches are those first seen after it. A search
+    of the same name is replaced whole, its creation moved to `at`."""
+    mirror = Mirror(path, clock=lambda: at)
+    try:
+        for name in searches:
+            delete_search(mirror, name)
+        for name, params in searches.items():
+            save_search(mirror, name, params)
+    finally:
+        mirror.close()
 
 
 def saved_searches(mirror: Mirror) -> list[dict[str, Any]]:
