@@ -79,12 +79,20 @@ def _on_interrupt(kept: str, *, mirror: Any = None, written: str = "") -> Any:
 @click.option("--scale", type=click.Choice(["small", "full"]), default="small", show_default=True,
               help="small: ~5,000 listings; full: the service's scale (~563,000 listings).")  # fmt: skip
 @click.option("--seed", type=int, default=42, show_default=True, help="Same seed, same data (dates relative to today).")
+@click.option("--days", type=click.IntRange(0, 400), default=0, show_default=True, metavar="N",
+              help="Live the N days ending today: one scheduled sync after another (bids closing, prices cut, "
+                   "new listings every morning), so history, closed listings and alerts have something to show.")  # fmt: skip
+@click.option("--searches-day", type=click.IntRange(0, 400), default=1, show_default=True, metavar="K",
+              help="With --days: the demo's saved searches are saved on day K (0: the first sync); their new matches "
+                   "and alerts are the listings first seen after it.")  # fmt: skip
 @click.option("--clear", is_flag=True, help="Remove the demo rows and stop.")
 @click.option("--force", is_flag=True, help="Load demo rows even beside synced data (they stay marked as demo).")
-def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
+def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bool, force: bool) -> None:
     """Fill the mirror from the built-in demo source (no API key needed)."""
     from ..demo import DemoRefused, clear_demo, load_demo
 
+    if searches_day > days and days:
+        raise BadInput(f"--searches-day {searches_day}: must be a day of the window, 0 to --days {days}")
     _hold_load_lock(db, "edt demo --clear" if clear else "edt demo")
     mirror = _open(db, must_exist=False, writes="demo")
     conn = mirror.connection()
@@ -104,13 +112,15 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
 
         def report(stage: str, done: int) -> None:
             now = time.monotonic()
+            if stage == "day":  # one line per simulated day, kept
+                progress.console.print(f"demo {scale}: day {done} of {days}" + (" (the first sync)" if not done else ""))
             progress.update(task, description=f"demo {scale}: {stage}", completed=done, refresh=now - shown[0] > 0.2)
             shown[0] = now if now - shown[0] > 0.2 else shown[0]
 
         try:
             with _on_interrupt(f"nothing of this load was written; {db} is as it was", mirror=mirror,
                                written=f"after the load was written: {db} holds the new demo"):  # fmt: skip
-                counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report)
+                counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report, days=days)
                 progress.update(task, description=f"demo {scale}: columnar index", refresh=True)
                 _refresh_index(mirror)
         except DemoRefused as exc:  # said with the command's own flags, not the Python arguments
@@ -121,6 +131,26 @@ def demo(db: str, scale: str, seed: int, clear: bool, force: bool) -> None:
                            "Use another mirror (--db PATH), or pass --force to add the demo beside them "
                            "(`edt demo --clear` removes only the demo rows later).") from None
     click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+    if days:
+        _demo_watch(mirror, days, searches_day)
+
+
+def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
+    """The time-lapse's saved searches, saved on day `searches_day`, and the alerts every
+    scheduled run after it would have queued (none is sent: `edt watch show` lists them)."""
+    from datetime import date
+
+    from ..alerts import replay_alerts
+    from ..demo.timelapse import DEMO_SEARCHES, searches_and_runs
+    from ..watchlist import save_searches_at
+
+    today = date.fromisoformat(mirror.connection().execute(
+        "SELECT value FROM mirror_meta WHERE key = 'demo_today'").fetchone()[0])  # fmt: skip
+    saved_at, runs = searches_and_runs(today, days, searches_day)
+    save_searches_at(mirror.path, DEMO_SEARCHES, saved_at)
+    report = replay_alerts(mirror.path, runs)
+    click.echo(f"{len(DEMO_SEARCHES)} demo saved searches (saved {saved_at:%Y-%m-%d %H:%M} UTC): {report.queued} alerts "
+               f"queued for {report.matches:,} new matches over {len(runs)} scheduled runs; `edt watch list` shows them")
 
 
 @cli.command(name="sync")

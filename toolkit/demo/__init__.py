@@ -76,7 +76,8 @@ __all__ = [
 ]
 
 DEMO = "demo"
-META_KEYS = ("demo_scale", "demo_seed", "demo_generated_at", "demo_today")
+META_KEYS = ("demo_scale", "demo_seed", "demo_generated_at", "demo_today", "demo_days")
+MAX_DAYS = 400  # a time-lapse of more than a year and a month is not a demo
 # Loads of at least this many records generate in a worker process while this one writes.
 WORKER_MIN_RECORDS = 50_000
 # Above this many demo rows, clear_demo drops and rebuilds the indexes instead of
@@ -273,6 +274,9 @@ def _delete_demo_rows(conn: sqlite3.Connection, *, everything: bool) -> dict[str
         conn.execute("DELETE FROM listings WHERE origin = ?", [DEMO])
         conn.execute("DELETE FROM pending_delete WHERE origin = ?", [DEMO])
     conn.execute(f"DELETE FROM mirror_meta WHERE key IN ({', '.join('?' * len(META_KEYS))})", META_KEYS)
+    # the time-lapse's saved searches and their alerts (toolkit.demo.timelapse.DEMO_SEARCHES)
+    conn.execute("DELETE FROM alert_outbox WHERE search LIKE 'demo: %'")
+    conn.execute("DELETE FROM saved_searches WHERE name LIKE 'demo: %'")
     return counts
 
 
@@ -307,9 +311,14 @@ def load_demo(
     today: date | None = None,
     force: bool = False,
     progress: Callable[[str, int], None] | None = None,
+    days: int = 0,
 ) -> dict[str, int]:
     """Fill the mirror with the demo source; returns the rows written
     `{"listings": platform listings, "regfree": n, "pending_delete": n, "history": n}`.
+
+    `days` > 0: the demo lives the `days` days ending today, one scheduled sync after
+    another (`toolkit.demo.timelapse`): the mirror then holds what a mirror synced on
+    schedule since then holds, closed listings, history and alerts included.
 
     Refuses (`DemoRefused`) when the mirror holds rows of another origin (synced or
     ingested data) unless `force=True`, in which case the demo is loaded beside them.
@@ -322,6 +331,8 @@ def load_demo(
     """
     sc = _scale(scale)
     day = _today(today)
+    if not isinstance(days, int) or isinstance(days, bool) or not 0 <= days <= MAX_DAYS:
+        raise ValueError(f"days must be a whole number from 0 to {MAX_DAYS} (got {days!r})")
     ensure_schema(conn)
     with writer_lock(conn, "edt demo"):
         foreign = _foreign_rows(conn)
@@ -340,8 +351,12 @@ def load_demo(
         collecting = gc.isenabled()
         gc.disable()  # neither the generator nor the writer makes reference cycles
         try:
-            timings = _load(conn, sc, seed, day, scale_name=str(scale).strip().lower(), everything=not foreign,
-                            counts=counts, report=report)  # fmt: skip
+            if days:
+                timings = _load_days(conn, sc, seed, day, days, scale_name=str(scale).strip().lower(),
+                                     everything=not foreign, counts=counts, report=report)  # fmt: skip
+            else:
+                timings = _load(conn, sc, seed, day, scale_name=str(scale).strip().lower(), everything=not foreign,
+                                counts=counts, report=report)  # fmt: skip
         finally:
             if collecting:
                 gc.enable()
@@ -405,6 +420,42 @@ def _load(
             "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [("demo_scale", scale_name), ("demo_seed", str(seed)), ("demo_generated_at", utc_now()),
              ("demo_today", day.isoformat())],
+        )  # fmt: skip
+        bump_generation(writer)
+    return timings
+
+
+def _load_days(conn: sqlite3.Connection, scale: Scale, seed: int, day: date, days: int, *, scale_name: str,
+               everything: bool, counts: dict[str, int], report: Callable[[str, int], None]) -> dict[str, float]:  # fmt: skip
+    """The time-lapse load: the window planned, then played run after run, in one transaction
+    with the indexes dropped; fills `counts`, returns phase timings."""
+    from .timelapse import plan_world, run_days
+
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    world = plan_world(scale, seed, day - timedelta(days=days), day)
+    timings["plan"] = time.perf_counter() - started
+    with one_transaction(conn, bulk=True) as writer:
+        with without_indexes(conn):
+            _delete_demo_rows(writer, everything=everything)
+            history_before = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0]
+            phase = time.perf_counter()
+            run_days(writer, world, seed, origin=DEMO, report=report)
+            timings["days"], phase = time.perf_counter() - phase, time.perf_counter()
+            flag_metric_jumps(writer)
+            timings["signals"], phase = time.perf_counter() - phase, time.perf_counter()
+            report("indexes", 0)
+        timings["indexes"] = time.perf_counter() - phase
+        regfree, platform, pending = conn.execute(
+            "SELECT (SELECT count(*) FROM listings WHERE origin = ?1 AND source = 'regfree'), "
+            "(SELECT count(*) FROM listings WHERE origin = ?1 AND source != 'regfree'), "
+            "(SELECT count(*) FROM pending_delete WHERE origin = ?1)", [DEMO]).fetchone()  # fmt: skip
+        counts.update(listings=platform, regfree=regfree, pending_delete=pending)
+        counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
+        writer.executemany(
+            "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [("demo_scale", scale_name), ("demo_seed", str(seed)), ("demo_generated_at", utc_now()),
+             ("demo_today", day.isoformat()), ("demo_days", str(days))],
         )  # fmt: skip
         bump_generation(writer)
     return timings

@@ -21,6 +21,8 @@ __all__ = [
     "TLD_LANGS",
     "langs_for",
     "COUNTRY_OF_TLD",
+    "TimeLapse",
+    "TIMELAPSE",
 ]
 
 
@@ -237,3 +239,46 @@ def regional_topic(tld: str) -> str | None:
     if country is None:
         return None
     return f"Regional/{_REGION[country]}/{country}"
+
+
+@dataclass(frozen=True)
+class TimeLapse:
+    """How the demo source changes from one day to the next (`edt demo --days N`): the realism
+    parameters of the time-lapse, from the specification (section 1: 30,000-40,000 new
+    listings a day, bids several times a day, new listings every morning with one large
+    platform about two hours later, the deleted-ccTLD database monthly, the pending-delete
+    inventory in weekly batches) and, where it is silent, the live platforms' own rules."""
+
+    new_per_day: int = 35_000  # new platform listings a day at full scale (the seed: 30,000-40,000)
+    delayed_platform: str = "dropcatch"  # the large platform whose feed lands about 2 hours late
+    delay_hours: float = 2.0
+    # An auction's bids: share of auctions with a bid by their end, as a multiple of the
+    # share a snapshot finds (`Kind.bid_share` counts live auctions, most not yet ended).
+    bids_at_end_factor: float = 3.5
+    bid_timing: tuple[float, float] = (0.6, 2.2)  # bids(t) = final x (elapsed share)^g: late bidding
+    # What an auction that ends without a bid becomes: a closeout on the same platform, a
+    # listing on another one, or nothing (back to its owner or the registry).
+    unsold_to_closeout: float = 0.25
+    unsold_elsewhere: float = 0.10
+    relist_after_days: tuple[float, float] = (0.5, 3.0)
+    cutting_share: float = 0.5  # closeouts whose seller cuts the price...
+    closeout_step_days: int = 7  # ... every week...
+    closeout_step: float = 0.85  # ... to 85% ...
+    closeout_floor: float = 0.4  # ... never below 40% of the first price
+    # Metrics are re-measured every week: each listing drifts a little; a few auctions get a
+    # sharp rise in their last days before the end (bought links: the inflation signal).
+    metric_drift: float = 0.08  # the largest share a metric moves over a listing's life...
+    drifting_share: float = 0.3  # ... for this share of listings (the others' metrics hold still)
+    jump_share: float = 0.03  # of auctions (the jump takes where Trust Flow ends at 15 or more)
+    jump_days_before_end: tuple[float, float] = (2.0, 6.0)
+    # Pending-delete: names enter the inventory at the weekly batch after they are seen in
+    # a pre-drop status, and leave it at the first batch after their drop date.
+    pending_weeks_listed: int = 6  # cohorts in one inventory: drop dates 5-45 days ahead
+    # Dropped names of a ccTLD the deleted-ccTLD database covers appear there at its next
+    # monthly refresh; the others were registered again at the drop.
+    dropped_to_regfree: float = 0.5
+    regfree_taken_per_month: float = 0.08  # regfree rows registered by someone each month
+    warmup_days: int = 120  # listings created this long before the window may still be live in it
+
+
+TIMELAPSE = TimeLapse()

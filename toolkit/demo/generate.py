@@ -40,6 +40,7 @@ __all__ = [
     "history_states",
     "listing_chunks",
     "pending_chunks",
+    "pending_records",
 ]
 
 CHUNK = 4096
@@ -933,44 +934,53 @@ def pending_chunks(scale: str | Scale, seed: int, today: date) -> Iterator[list[
     ids = _ID_BASE_PENDING + np.cumsum(rng.geometric(0.8, n))
     namer = NameMaker(rnd)
     for chunk, start in enumerate(range(0, n, CHUNK)):
-        crng = np.random.default_rng([seed, 22, chunk])
         stop = min(n, start + CHUNK)
-        m = stop - start
-        enriched = crng.random(m) < 0.1
-        metrics = _seo(crng, m, enriched, today, spam_share=0.0)
-        idn = crng.random(m) < 0.015
-        out = []
-        for k in range(m):
-            tld, status, evidence, seconds, lang_key, theme, week, created = prepared[order[start + k]]
-            made = namer.make_idn(lang_key, theme, "." + tld) if idn[k] else None
-            domain, _ = made or namer.make(lang_key, theme, "." + tld)
-            label = domain[: -len(tld) - 1]
-            # the demo's sightings are daily: seen in the status on `evidence`, not the day before
-            window, _ = predict_drop_window(tld, status, date.fromordinal(evidence), date.fromordinal(evidence - 1))
-            drop = window.estimate if window else None
-            checked = created + rnd.randint(0, max(1, anchor - created))
-            if status == "transition":
-                dns = "NOERROR" if rnd.random() < 0.6 else "NXDOMAIN"
-            else:
-                dns = rnd.choices(_DNS, (0.8, 0.08, 0.05, 0.07))[0]
-            e = bool(enriched[k])
-            tf, cf = int(metrics["tf"][k]), int(metrics["cf"][k])
-            rd, bl, da = int(metrics["rd"][k]), int(metrics["backlinks"][k]), int(metrics["da"][k])
-            snaps = int(metrics["snapshots"][k])
-            values = (
-                int(ids[start + k]), domain, tld, "czds-daily" if len(tld.rpartition(".")[2]) > 2 else "oi-diff",
-                date.fromordinal(week).isoformat(), _iso(seconds), status, dns,
-                drop.isoformat() if drop else None, _iso(checked), label.startswith("xn--"), len(label),
-                quality_score(trust_flow=tf, citation_flow=cf, domain_authority=da, referring_domains=rd,
-                              backlinks_count=bl, ref_domains_edu=0, ref_domains_gov=0, age=None,
-                              wayback_snapshots=snaps, is_spammy=False) if e else None,
-                da if e else None, tf if e else None, cf if e else None, bl if e else None, rd if e else None,
-                snaps if e else None, int(metrics["pagerank"][k]) if e and rnd.random() < 0.6 else None,
-                LANGS[lang_key].code if e and rnd.random() < 0.9 else None,
-                _iso(created), _iso(checked),
-            )  # fmt: skip
-            record = dict(zip(PENDING_KEYS, values))
-            record["drop_window_start"] = window.start.isoformat() if window else None
-            record["drop_window_end"] = window.end.isoformat() if window else None
-            out.append(record)
-        yield out
+        yield pending_records([prepared[i] for i in order[start:stop].tolist()], ids[start:stop].tolist(), seed, chunk,
+                              today, anchor, rnd, namer)  # fmt: skip
+
+
+def pending_records(prepared: list[tuple], ids: list[int], seed: int, chunk: int, today: date, anchor: int,
+                    rnd: random.Random, namer: NameMaker) -> list[dict[str, Any]]:  # fmt: skip
+    """Pending-delete records of `prepared` rows `(tld, status, evidence day (ordinal), seen at
+    (seconds), language key, theme, week (ordinal of its Monday), created (seconds))`:
+    names, metrics, DNS, the drop window from the registry's lifecycle; checked before `anchor`."""
+    crng = np.random.default_rng([seed, 22, chunk])
+    m = len(prepared)
+    enriched = crng.random(m) < 0.1
+    metrics = _seo(crng, m, enriched, today, spam_share=0.0)
+    idn = crng.random(m) < 0.015
+    out = []
+    for k in range(m):
+        tld, status, evidence, seconds, lang_key, theme, week, created = prepared[k]
+        made = namer.make_idn(lang_key, theme, "." + tld) if idn[k] else None
+        domain, _ = made or namer.make(lang_key, theme, "." + tld)
+        label = domain[: -len(tld) - 1]
+        # the demo's sightings are daily: seen in the status on `evidence`, not the day before
+        window, _ = predict_drop_window(tld, status, date.fromordinal(evidence), date.fromordinal(evidence - 1))
+        drop = window.estimate if window else None
+        checked = created + rnd.randint(0, max(1, anchor - created))
+        if status == "transition":
+            dns = "NOERROR" if rnd.random() < 0.6 else "NXDOMAIN"
+        else:
+            dns = rnd.choices(_DNS, (0.8, 0.08, 0.05, 0.07))[0]
+        e = bool(enriched[k])
+        tf, cf = int(metrics["tf"][k]), int(metrics["cf"][k])
+        rd, bl, da = int(metrics["rd"][k]), int(metrics["backlinks"][k]), int(metrics["da"][k])
+        snaps = int(metrics["snapshots"][k])
+        values = (
+            int(ids[k]), domain, tld, "czds-daily" if len(tld.rpartition(".")[2]) > 2 else "oi-diff",
+            date.fromordinal(week).isoformat(), _iso(seconds), status, dns,
+            drop.isoformat() if drop else None, _iso(checked), label.startswith("xn--"), len(label),
+            quality_score(trust_flow=tf, citation_flow=cf, domain_authority=da, referring_domains=rd,
+                          backlinks_count=bl, ref_domains_edu=0, ref_domains_gov=0, age=None,
+                          wayback_snapshots=snaps, is_spammy=False) if e else None,
+            da if e else None, tf if e else None, cf if e else None, bl if e else None, rd if e else None,
+            snaps if e else None, int(metrics["pagerank"][k]) if e and rnd.random() < 0.6 else None,
+            LANGS[lang_key].code if e and rnd.random() < 0.9 else None,
+            _iso(created), _iso(checked),
+        )  # fmt: skip
+        record = dict(zip(PENDING_KEYS, values))
+        record["drop_window_start"] = window.start.isoformat() if window else None
+        record["drop_window_end"] = window.end.isoformat() if window else None
+        out.append(record)
+    return out
