@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import mirror_digest
+from test_notebooks import NOTEBOOKS
 
 from toolkit import Mirror
 from toolkit.cli import cli
@@ -207,12 +208,12 @@ def test_the_app_draws_an_auction_s_bids_through_time(lapse, monkeypatch, tmp_pa
     no_exception(explore)
 
 
-def test_a_notebook_runs_on_a_time_lapse_mirror(lapse, monkeypatch, tmp_path):
-    from test_notebooks import NOTEBOOKS, test_notebook_runs_top_to_bottom_and_its_checks_hold
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_notebooks_run_on_a_time_lapse_mirror(notebook, lapse, monkeypatch, tmp_path):
+    from test_notebooks import test_notebook_runs_top_to_bottom_and_its_checks_hold
 
     monkeypatch.setenv("EDT_NOW", NOW.isoformat())
-    history = next(p for p in NOTEBOOKS if p.stem == "05_history")
-    test_notebook_runs_top_to_bottom_and_its_checks_hold(history, lapse, tmp_path, monkeypatch)
+    test_notebook_runs_top_to_bottom_and_its_checks_hold(notebook, lapse, tmp_path, monkeypatch)
 
 
 # -- the same days through the real path: a replica advanced run by run, `edt sync` on schedule ----

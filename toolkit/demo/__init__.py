@@ -252,7 +252,7 @@ def _delete_demo_rows(conn: sqlite3.Connection, *, everything: bool) -> dict[str
     if everything:
         counts["history"] = conn.execute("DELETE FROM listing_history").rowcount
         counts["raw_records"] = conn.execute(
-            "DELETE FROM raw_records WHERE kind IN ('listing', 'pending_delete')"
+            "DELETE FROM raw_records WHERE kind IN ('listing', 'pending_delete', 'demo_truth')"
         ).rowcount
         conn.execute("DELETE FROM listings")
         conn.execute("DELETE FROM pending_delete")
@@ -274,6 +274,7 @@ def _delete_demo_rows(conn: sqlite3.Connection, *, everything: bool) -> dict[str
         conn.execute("DELETE FROM listings WHERE origin = ?", [DEMO])
         conn.execute("DELETE FROM pending_delete WHERE origin = ?", [DEMO])
     conn.execute(f"DELETE FROM mirror_meta WHERE key IN ({', '.join('?' * len(META_KEYS))})", META_KEYS)
+    conn.execute("DELETE FROM raw_records WHERE kind = 'demo_truth'")  # what the time-lapse made happen
     # the time-lapse's saved searches and their alerts (toolkit.demo.timelapse.DEMO_SEARCHES)
     conn.execute("DELETE FROM alert_outbox WHERE search LIKE 'demo: %'")
     conn.execute("DELETE FROM saved_searches WHERE name LIKE 'demo: %'")
