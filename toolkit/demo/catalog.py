@@ -8,7 +8,8 @@ about 11 to about 189,000 each; 164,000 regfree over 83 TLDs; 120,000 pending-de
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from ..sources import PLATFORM_SLUGS
 
@@ -23,6 +24,7 @@ __all__ = [
     "COUNTRY_OF_TLD",
     "TimeLapse",
     "TIMELAPSE",
+    "timelapse_table",
 ]
 
 
@@ -241,44 +243,58 @@ def regional_topic(tld: str) -> str | None:
     return f"Regional/{_REGION[country]}/{country}"
 
 
+def _doc(value: Any, doc: str) -> Any:
+    return field(default=value, metadata={"doc": doc})
+
+
 @dataclass(frozen=True)
 class TimeLapse:
     """How the demo source changes from one day to the next (`edt demo --days N`): the realism
     parameters of the time-lapse, from the specification (section 1: 30,000-40,000 new
     listings a day, bids several times a day, new listings every morning with one large
     platform about two hours later, the deleted-ccTLD database monthly, the pending-delete
-    inventory in weekly batches) and, where it is silent, the live platforms' own rules."""
+    inventory in weekly batches) and, where it is silent, the platforms' usual rules.
+    `timelapse_table()` is the README's table of them."""
 
-    new_per_day: int = 35_000  # new platform listings a day at full scale (the seed: 30,000-40,000)
-    delayed_platform: str = "dropcatch"  # the large platform whose feed lands about 2 hours late
-    delay_hours: float = 2.0
-    # An auction's bids: share of auctions with a bid by their end, as a multiple of the
-    # share a snapshot finds (`Kind.bid_share` counts live auctions, most not yet ended).
-    bids_at_end_factor: float = 3.5
-    bid_timing: tuple[float, float] = (0.6, 2.2)  # bids(t) = final x (elapsed share)^g: late bidding
-    # What an auction that ends without a bid becomes: a closeout on the same platform, a
-    # listing on another one, or nothing (back to its owner or the registry).
-    unsold_to_closeout: float = 0.25
-    unsold_elsewhere: float = 0.10
-    relist_after_days: tuple[float, float] = (0.5, 3.0)
-    cutting_share: float = 0.5  # closeouts whose seller cuts the price...
-    closeout_step_days: int = 7  # ... every week...
-    closeout_step: float = 0.85  # ... to 85% ...
-    closeout_floor: float = 0.4  # ... never below 40% of the first price
-    # Metrics are re-measured every week: each listing drifts a little; a few auctions get a
-    # sharp rise in their last days before the end (bought links: the inflation signal).
-    metric_drift: float = 0.08  # the largest share a metric moves over a listing's life...
-    drifting_share: float = 0.3  # ... for this share of listings (the others' metrics hold still)
-    jump_share: float = 0.03  # of auctions (the jump takes where Trust Flow ends at 15 or more)
-    jump_days_before_end: tuple[float, float] = (2.0, 6.0)
-    # Pending-delete: names enter the inventory at the weekly batch after they are seen in
-    # a pre-drop status, and leave it at the first batch after their drop date.
-    pending_weeks_listed: int = 6  # cohorts in one inventory: drop dates 5-45 days ahead
-    # Dropped names of a ccTLD the deleted-ccTLD database covers appear there at its next
-    # monthly refresh; the others were registered again at the drop.
-    dropped_to_regfree: float = 0.5
-    regfree_taken_per_month: float = 0.08  # regfree rows registered by someone each month
-    warmup_days: int = 120  # listings created this long before the window may still be live in it
+    new_per_day: int = _doc(35_000, "new platform listings a day at full scale (the seed: 30,000-40,000)")
+    delayed_platform: str = _doc("dropcatch", "the large platform whose feed lands late...")
+    delay_hours: float = _doc(2.0, "... by this many hours (seen at the next morning's run)")
+    bids_at_end_factor: float = _doc(3.5, "share of auctions with a bid by their end, as a multiple of the share a "
+                                          "snapshot finds (`Kind.bid_share`, most auctions not yet ended); at most 0.9")
+    bid_timing: tuple[float, float] = _doc((0.6, 2.2), "bids at a moment = final bids x (share of the bidding time "
+                                                       "gone)^g, g drawn in this range: bids come late")
+    unsold_to_closeout: float = _doc(0.25, "share of auctions ending without a bid that come back as a closeout on "
+                                           "the same platform (at 80% of the price)...")
+    unsold_elsewhere: float = _doc(0.10, "... or as an auction on another platform (the rest: nothing)")
+    relist_after_days: tuple[float, float] = _doc((0.5, 3.0), "days from the end to the relisting")
+    cutting_share: float = _doc(0.5, "share of closeouts whose seller cuts the price...")
+    closeout_step_days: int = _doc(7, "... every this many days...")
+    closeout_step: float = _doc(0.85, "... to this share of the price...")
+    closeout_floor: float = _doc(0.4, "... never below this share of the first price")
+    metric_drift: float = _doc(0.08, "the largest share a metric moves over a listing's life (re-measured "
+                                     "weekly, nearer the final value each week)...")
+    drifting_share: float = _doc(0.3, "... for this share of listings (the others' metrics hold still)")
+    jump_share: float = _doc(0.03, "share of auctions with bids whose metrics jump before the end (where Trust "
+                                   "Flow ends at 15 or more: 0.3x before, Trust Flow and referring domains)")
+    jump_days_before_end: tuple[float, float] = _doc((2.0, 6.0), "days before the end the jump comes (a bids run "
+                                                                 "sees it)")
+    pending_weeks_listed: int = _doc(6, "weekly cohorts of pending-delete names in one inventory (drop dates 5-45 "
+                                        "days ahead); a name leaves at the first batch after its drop day")
+    dropped_to_regfree: float = _doc(0.5, "share of dropped names of a ccTLD the deleted-ccTLD database covers that "
+                                          "appear there at its next monthly refresh (the others: registered again)")
+    regfree_taken_per_month: float = _doc(0.08, "share of regfree rows registered by someone each month")
+    warmup_days: int = _doc(120, "listings created up to this long before the window may still be live in it")
+
+
+def timelapse_table(parameters: "TimeLapse | None" = None) -> str:
+    """The time-lapse's parameters as a Markdown table (the README's, tested to be current)."""
+    chosen = parameters or TIMELAPSE
+    lines = ["| parameter | value | what it sets |", "|---|---:|---|"]
+    for item in fields(TimeLapse):
+        value = getattr(chosen, item.name)
+        shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+        lines.append(f"| `{item.name}` | {shown} | {item.metadata['doc']} |")
+    return "\n".join(lines)
 
 
 TIMELAPSE = TimeLapse()
