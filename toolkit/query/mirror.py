@@ -9,12 +9,14 @@ body the REST API answers (contract sections 3-7).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
@@ -59,6 +61,18 @@ ENGINES = ("auto", "background", "columnar", "sqlite")
 REBUILD_INTERVAL = 2.0
 # Parameters that page or order an answer; aggregates count every match whatever they say.
 _PAGING = ("sort", "page", "per_page", "limit", "after_id")
+
+
+# Background rebuilds still running (a process may end during one: `edt mcp` when its client
+# hangs up, a server stopped): waited for at exit, so the interpreter's shutdown never cuts
+# their native code (Arrow, NumPy) off mid-call, which aborts the process.
+_REBUILDS: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
+
+
+@atexit.register
+def _finish_rebuilds() -> None:
+    for thread in list(_REBUILDS):
+        thread.join(timeout=60)
 
 
 def _clock_from_env() -> Callable[[], datetime]:
@@ -234,6 +248,7 @@ class Mirror:
 
             self._rebuilding = threading.Thread(target=rebuild, name="edt-columnar-rebuild", daemon=True)
             self._rebuilding.start()
+            _REBUILDS.add(self._rebuilding)
 
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
