@@ -41,6 +41,7 @@ __all__ = [
     "listing_chunks",
     "pending_chunks",
     "pending_records",
+    "TldCodes",
 ]
 
 CHUNK = 4096
@@ -218,19 +219,27 @@ def _choose_themes(rng: np.random.Generator, n: int, tilt: tuple[tuple[str, floa
     return rng.choice(len(THEMES), n, p=weights / weights.sum()).astype(np.int8)
 
 
+class TldCodes:
+    """TLD names as small codes, numbered as first asked (`names[code]` is the name)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._codes: dict[str, int] = {}
+
+    def __call__(self, name: str) -> int:
+        if name not in self._codes:
+            self._codes[name] = len(self.names)
+            self.names.append(name)
+        return self._codes[name]
+
+
 def plan_listings(scale: str | Scale, seed: int, today: date) -> ListingPlan:
     """Sources, kinds, TLDs, dates, prices and bids of every listing; ids in created order."""
     sc = _scale(scale)
     rng = np.random.default_rng([seed, 11])
     anchor = int(anchor_of(today).timestamp())
-    tlds: list[str] = []
-    tld_index: dict[str, int] = {}
-
-    def tld_id(name: str) -> int:
-        if name not in tld_index:
-            tld_index[name] = len(tlds)
-            tlds.append(name)
-        return tld_index[name]
+    tld_id = TldCodes()
+    tlds = tld_id.names
 
     parts: list[dict[str, np.ndarray]] = []
     counts = platform_counts(sc)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..signals.archive import PARKING_SERVICES, parking_service
+from ..signals.archive import parking_service
 
 __all__ = ["SPAM_WORDS", "spam_names", "archive_columns", "metric_history_states"]
 

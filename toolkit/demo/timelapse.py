@@ -48,6 +48,7 @@ from .generate import (
     SCALES,
     ListingPlan,
     Scale,
+    TldCodes,
     _REGFREE_INDEX,
     _TYPE,
     _choose_langs,
@@ -210,14 +211,8 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
             base = 15.0 if spec.type == "backorder" else (lo + hi) / 2 if spec.ends else min(lo + (hi - lo) / 3, hi)
             kinds.append((si, ki, spec, held, held / max(base, 0.5)))
     total_share = sum(k[4] for k in kinds)
-    tlds: list[str] = []
-    tld_index: dict[str, int] = {}
-
-    def tld_id(name: str) -> int:
-        if name not in tld_index:
-            tld_index[name] = len(tlds)
-            tlds.append(name)
-        return tld_index[name]
+    tld_id = TldCodes()
+    tlds = tld_id.names
 
     parts: list[dict[str, np.ndarray]] = []
     for si, ki, spec, held, share in kinds:
