@@ -340,3 +340,29 @@ def test_the_seen_bench_sees_every_write_through_both_readers(tmp_path, capsys):
         median, p95, top = (float(cell.strip().removesuffix(" ms")) for cell in line.split("|")[2:5])
         assert 0 <= median <= p95 <= top < 30_000
     assert seen.main(["--db", str(tmp_path / "none.db")]) == 2
+
+
+def test_the_age_bench_ages_a_copy_and_measures_each_stage_and_the_archive(tmp_path, capsys):
+    """The bench of age: a copy aged by a month of closings, each stage's figures, and the
+    archive's; the mirror given is never written, and the engines agree at every stage."""
+    import re
+
+    from conftest import mirror_digest, small_demo
+
+    from toolkit.bench import age
+
+    db = small_demo(tmp_path / "fresh.db", seed=6)
+    before = mirror_digest(db)
+    code = age.main(["--db", str(db), "--months", "0,1", "--per-day", "60", "--random", "6", "--repeat", "1",
+                     "--archive", "10d", "--work", str(tmp_path)])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    rows = {line.split("  ")[0]: line.split("  ") for line in out.splitlines()[2:]}
+    assert set(rows) == {"fresh", "1 months", "1 months, archive 10d"}
+    fresh, aged, archived = (int(rows[k][2].replace(",", "")) for k in ("fresh", "1 months", "1 months, archive 10d"))
+    assert aged - fresh >= 30 * 60 * 0.9  # a month of closings (and a day's more)
+    assert archived < aged and float(rows["1 months, archive 10d"][4]) >= 0
+    assert all(r[-1] == "yes" for r in rows.values())
+    assert re.search(r"\d+\.\d / \d+\.\d / \d+\.\d", rows["1 months"][9])
+    assert mirror_digest(db) == before and not list(tmp_path.glob("edt-age-*"))
+    assert age.main(["--db", str(tmp_path / "none.db")]) == 2

@@ -135,6 +135,7 @@ def demo(demo_template, tmp_path) -> Path:
     path = tmp_path / "m.db"
     shutil.copy(demo_template, path)
     Mirror(path).refresh_index()  # a current index saved beside it, as `edt demo` leaves it
+    Mirror(path).refresh_index("all")  # and its `all` part, as an earlier include_closed=1 query leaves it
     return path
 
 

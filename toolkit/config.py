@@ -47,6 +47,16 @@ def config_file() -> dict:
             raise ValueError(f"{path}: not valid TOML ({exc}); fix or remove the file") from None
 
 
+ARCHIVE_CLOSED_BEFORE = "180d"  # `edt archive`'s cut when neither --closed-before nor the config says
+
+
+def archive_setting() -> str | None:
+    """The config file's `[archive] closed_before` (e.g. "180d"): when set, `edt schedule`
+    archives daily what closed before it; None when unset."""
+    value = config_file().get("archive", {}).get("closed_before")
+    return None if value is None else str(value)
+
+
 def load_settings(*, db: str | None = None, base_url: str | None = None, plan: str | None = None,
                   api_key: str | None = None) -> Settings:  # fmt: skip
     conf = config_file()

@@ -174,13 +174,35 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
     mirror = Mirror(settings.db)
     try:
         try:
-            mirror.refresh_index()  # the next reader need not rebuild it
+            mirror.refresh_indexes()  # the next reader need not rebuild it
         except Exception as exc:  # noqa: BLE001 - queries are then answered by SQLite
             say(f"{job}: the columnar index was not rebuilt ({exc})")
         say(run_alerts(mirror, job=job, **dict(alert_options or {})).line())
+        if job == "listings":
+            _archive_after(mirror, say)
     finally:
         mirror.close()
     return reports
+
+
+def _archive_after(mirror: Any, say: Callable[[str], None]) -> None:
+    """After the daily listings run: the config's `[archive] closed_before`, when set, moves
+    what closed before it to the archive (`edt archive`)."""
+    from . import archive
+    from .config import archive_setting
+
+    age = archive_setting()
+    if age is None:
+        return
+    try:
+        cut = mirror.now() - archive.parse_age(age)
+        report = archive.archive_closed(mirror.path, cut)
+    except (ValueError, archive.ArchiveError) as exc:
+        say(f"archive: {exc}")
+        return
+    if report.moved:
+        mirror.refresh_indexes()
+    say(f"archive: {report.moved:,} listings closed before {report.cut} moved to the archive")
 
 
 def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threading.Event,

@@ -8,11 +8,12 @@
 - `signals.py` judging signals: spam (the spam dictionary), fx (the ECB table)
 - `tools.py`  the measuring tools: bench
 - `doctor.py` a damaged mirror's file: doctor (what is sound, repair, salvage)
+- `archive.py` listings closed long ago: archive (to Parquet beside the mirror, and back)
 
 Each command imports what it needs when it runs, so `edt --help` starts at once.
 """
 
-from . import doctor, load, read, serve, signals, tools, watch  # noqa: F401  (each registers its commands on the group)
+from . import archive, doctor, load, read, serve, signals, tools, watch  # noqa: F401  (each registers its commands on the group)
 from .shell import cli, main
 
 __all__ = ["main", "cli"]

@@ -165,7 +165,7 @@ def _refresh_index(db: str | Mirror) -> None:
     failure only costs speed: queries are then answered by SQLite)."""
     mirror = db if isinstance(db, Mirror) else Mirror(db)
     try:
-        mirror.refresh_index()
+        mirror.refresh_indexes()
     except Exception as exc:  # noqa: BLE001
         if _damage_of(exc) is not None:  # not a matter of speed: the file is damaged
             raise _damaged(mirror.path, _damage_of(exc)) from None

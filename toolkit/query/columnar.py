@@ -1,5 +1,11 @@
 """The columnar filter index: what every `/api/domains` filter and sort reads, held as
-compact NumPy arrays, one row per listing (live, closed and regfree) in id order.
+compact NumPy arrays, one row per listing in id order.
+
+It comes in two parts, each a file beside the mirror:
+- `live` (`<mirror>.colidx`): the open listings, platforms' and regfree (`closed_at` null).
+  Every live request reads this part only, so a year of closed listings costs it nothing;
+- `all` (`<mirror>.colidx-all`): every listing, closed and archived ones too, built when
+  first asked for (`include_closed=1`, or a clock set before the newest closing).
 
 A request becomes a boolean mask (one per filter, through the conditions of
 `toolkit/conditions.py`), the count is the mask's sum, and the page is the first matches in
@@ -37,6 +43,7 @@ import json
 import math
 import mmap
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
@@ -55,7 +62,7 @@ from ..store.schema import LISTING_COLUMNS, SORT_COLUMNS, connect
 
 __all__ = ["ColumnarIndex", "Unsupported", "index_path", "build_index", "update_index", "load_index"]
 
-FORMAT = 2  # 2: reals held as ranks among their distinct values
+FORMAT = 3  # 2: reals held as ranks among their distinct values; 3: parts (live, all)
 _MAGIC = b"EDTCOLS1"
 _ALIGN = 64
 _TIMESTAMP_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
@@ -77,9 +84,20 @@ def _number_columns() -> tuple[str, ...]:
     return tuple(sorted(wanted - held))
 
 
-def index_path(mirror_path: str | os.PathLike[str]) -> Path:
-    """Where a mirror's columnar index lives: beside it."""
-    return Path(f"{os.fspath(mirror_path)}.colidx")
+# Which listings each part holds, as the condition its scans add.
+PARTS = {"live": "closed_at IS NULL", "all": None}
+
+
+def index_path(mirror_path: str | os.PathLike[str], part: str = "live") -> Path:
+    """Where a part of a mirror's columnar index lives: beside it."""
+    return Path(f"{os.fspath(mirror_path)}.colidx" + ("" if part == "live" else f"-{part}"))
+
+
+def _source(part: str) -> str:
+    """The rows a part reads: the live part from the covering index (open listings only)."""
+    if part == "live":
+        return f"listings INDEXED BY idx_listings_filters WHERE {PARTS['live']}"
+    return "listings"
 
 
 # -- building ------------------------------------------------------------------------
@@ -111,15 +129,55 @@ _SEPARATOR = "\x1f"  # between fields (texts hold commas); rows end with a line 
 _TEXT_LENGTHS = {"time": 20, "day": 10}
 
 
-def _scan(path: str, columns: list[str], source: str = "listings INDEXED BY idx_listings_filters") -> tuple[int, Any]:
+def _scan(path: str, columns: list[str], part: str) -> tuple[int, Any]:
     """One scan of the mirror inside one read transaction: its generation and the columns
-    of every row as an Arrow table."""
+    of every row of the part as an Arrow table (the `all` part: the archive's rows too)."""
     conn = connect(path, readonly=True)
     try:
         conn.execute("BEGIN")
-        return _generation(conn), _read_rows(conn, columns, source)
+        rows = _read_rows(conn, columns, _source(part))
+        if part == "all":
+            rows = _with_archive(conn, path, rows, columns)
+        return _generation(conn), rows
     finally:
         conn.close()
+
+
+def _with_archive(conn: sqlite3.Connection, path: str, rows: Any, columns: list[str]) -> Any:
+    """The scanned rows and the archived listings' (the files the manifest lists in this
+    read transaction), in the scan's types."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..archive import archive_table
+
+    plain = [c for c in columns if c in LISTING_COLUMNS]
+    # A filter's expression (a ratio, a sum) is computed by SQLite, as the scan computes it.
+    expressions = [c for c in columns if c not in LISTING_COLUMNS]
+    inputs = sorted({w for c in expressions for w in re.findall(r"[a-z_]+", c) if w in LISTING_COLUMNS})
+    archived = archive_table(path, "listings", columns=sorted(set(plain) | set(inputs)), conn=conn)
+    if archived is None or not archived.num_rows:
+        return rows
+    if expressions:
+        scratch = sqlite3.connect(":memory:")
+        try:
+            scratch.execute(f"CREATE TABLE t ({', '.join(inputs)})")
+            scratch.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(inputs))})",
+                                zip(*(archived.column(c).to_pylist() for c in inputs)))  # fmt: skip
+            computed = _read_rows(scratch, expressions, "t")
+        finally:
+            scratch.close()
+        for column in expressions:
+            archived = archived.append_column(column, computed.column(column))
+    merged = {}
+    for column in columns:
+        kind, mine, theirs = _kind(column), rows.column(column), archived.column(column)
+        if kind == "code":
+            both = pa.chunked_array([mine.cast(pa.string()), theirs.cast(pa.string())])
+            merged[column] = pc.dictionary_encode(both.combine_chunks()).cast(pa.dictionary(pa.int32(), pa.string()))
+        else:
+            merged[column] = pa.chunked_array([mine, theirs.cast(mine.type)]).combine_chunks()
+    return pa.table(merged)
 
 
 def _read_rows(conn: sqlite3.Connection, columns: list[str], source: str, args: tuple = ()) -> Any:
@@ -152,12 +210,14 @@ def _generation(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def build_index(mirror_path: str | os.PathLike[str], *, attempts: int = 3) -> ColumnarIndex:
-    """The index of the mirror as it is now; a build that a concurrent write spoiled (the
-    workers saw two generations) is tried again, up to `attempts` times."""
+def build_index(mirror_path: str | os.PathLike[str], *, part: str = "live", attempts: int = 3) -> ColumnarIndex:
+    """A part of the index of the mirror as it is now; a build that a concurrent write
+    spoiled (the workers saw two generations) is tried again, up to `attempts` times."""
+    if part not in PARTS:
+        raise ValueError(f"part: {part!r} is not one of {', '.join(PARTS)}")
     for attempt in range(attempts):
         try:
-            return _build_once(mirror_path)
+            return _build_once(mirror_path, part)
         except _Moved:
             if attempt == attempts - 1:
                 raise
@@ -168,7 +228,7 @@ class _Moved(RuntimeError):
     """The mirror changed while the index was read."""
 
 
-def _build_once(mirror_path: str | os.PathLike[str]) -> ColumnarIndex:
+def _build_once(mirror_path: str | os.PathLike[str], part: str) -> ColumnarIndex:
     """Read the filter and sort columns of one generation of the mirror and build the index.
 
     Two workers each scan, parse and sort half of the columns, on their own connection
@@ -178,7 +238,7 @@ def _build_once(mirror_path: str | os.PathLike[str]) -> ColumnarIndex:
     # Two halves of about equal cost (the second also reads the name order).
     first = list(_number_columns()) + ["created_at", "first_seen_at"]
     second = [c for c in TIME_COLUMNS + DAY_COLUMNS + CODE_COLUMNS if c not in first]
-    parts = [(path, first, False), (path, second, True)]
+    parts = [(path, first, False, part), (path, second, True, part)]
     if hasattr(os, "fork") and threading.active_count() == 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -194,12 +254,29 @@ def _build_once(mirror_path: str | os.PathLike[str]) -> ColumnarIndex:
     arrays.update(other_arrays)
     for key, value in other_meta.items():
         meta[key] = value + meta[key] if isinstance(value, list) else {**meta[key], **value}
+    meta["part"] = part
+    if part == "all":  # the archive's version as of the rows read (an archive batch changes the generation too)
+        conn = connect(path, readonly=True)
+        try:
+            conn.execute("BEGIN")
+            if _generation(conn) != generation:
+                raise _Moved("the mirror changed while the index was read; build again")
+            meta["archive"] = _archive_version(conn)
+        finally:
+            conn.close()
     return ColumnarIndex(generation, arrays, meta)
 
 
-def _build_part(path: str, columns: list[str], with_names: bool) -> tuple[int, dict[str, np.ndarray], dict[str, Any]]:
+def _archive_version(conn: sqlite3.Connection) -> str:
+    from ..archive import archive_version
+
+    return archive_version(conn)
+
+
+def _build_part(path: str, columns: list[str], with_names: bool,
+                part: str) -> tuple[int, dict[str, np.ndarray], dict[str, Any]]:  # fmt: skip
     """Scan `columns` (and the name order), hold them in id order and sort the sortable ones."""
-    generation, table = _scan(path, ["id"] + columns)
+    generation, table = _scan(path, ["id"] + columns, part)
     rows = table.num_rows
     scan_ids = _numpy(table.column("id"))
     order = np.argsort(scan_ids, kind="stable")
@@ -218,11 +295,19 @@ def _build_part(path: str, columns: list[str], with_names: bool) -> tuple[int, d
     for column in sorted({c for c, _ in SORT_COLUMNS.values() if c in columns and c in arrays}):
         arrays[f"sort:{column}"], arrays[f"starts:{column}"], meta["nonnull"][column] = _sort_order(arrays[column])
     if with_names:
-        name_generation, names = _scan(path, ["id", "name"], "(SELECT id, name FROM listings ORDER BY name, id)")
+        name_generation, names = _scan(path, ["id", "name"], part)
         if name_generation != generation or names.num_rows != rows:
             raise _Moved("the mirror changed while the index was read; build again")
-        _put_names(arrays, meta, names, rows)
+        _put_names(arrays, meta, _by_name(names), rows)
     return generation, arrays, meta
+
+
+def _by_name(table: Any) -> Any:
+    """(id, name) rows in `ORDER BY name, id` order: Arrow compares texts byte by byte, as
+    SQLite's BINARY collation."""
+    import pyarrow.compute as pc
+
+    return table.take(pc.sort_indices(table, sort_keys=[("name", "ascending"), ("id", "ascending")]))
 
 
 def _numpy(data: Any, fill: Any = None) -> np.ndarray:
@@ -348,10 +433,13 @@ _REFRESH_SHARE = 0.2
 _FEW_NAMES = 2000
 
 
-def update_index(mirror_path: str | os.PathLike[str], previous: "ColumnarIndex | None" = None) -> "ColumnarIndex":
-    """The index of the mirror as it is now: `previous` with the rows written since its
-    generation read again (the mirror's change log, `listing_changes`), or, when that log
+def update_index(mirror_path: str | os.PathLike[str], previous: "ColumnarIndex | None" = None, *,
+                 part: str = "live") -> "ColumnarIndex":  # fmt: skip
+    """A part of the index of the mirror as it is now: `previous` with the rows written since
+    its generation read again (the mirror's change log, `listing_changes`), or, when that log
     cannot say (a bulk load since, too many changes, a held form that changed), built whole."""
+    if previous is not None and previous.part != part:
+        raise ValueError(f"an index of part {previous.part!r} cannot be refreshed as {part!r}")
     if previous is not None:
         try:
             refreshed = _refresh(os.fspath(mirror_path), previous)
@@ -359,7 +447,7 @@ def update_index(mirror_path: str | os.PathLike[str], previous: "ColumnarIndex |
             refreshed = None
         if refreshed is not None:
             return refreshed
-    return build_index(mirror_path)
+    return build_index(mirror_path, part=part)
 
 
 def _held_columns() -> list[str]:
@@ -381,6 +469,8 @@ def _refresh(path: str, previous: "ColumnarIndex") -> "ColumnarIndex | None":
         start = conn.execute("SELECT value FROM mirror_meta WHERE key = 'changes_from'").fetchone()
         if start is None or generation < previous.generation or previous.generation < int(start[0]):
             return None  # the log does not cover every write since `previous`
+        if previous.part == "all" and previous.meta.get("archive") != _archive_version(conn):
+            return None  # files joined or left the archive
         since = (previous.generation,)
         changed = np.array(
             [i for (i,) in conn.execute("SELECT id FROM listing_changes WHERE generation >= ? ORDER BY id", since)],
@@ -388,8 +478,9 @@ def _refresh(path: str, previous: "ColumnarIndex") -> "ColumnarIndex | None":
         )
         if len(changed) > max(previous.rows * _REFRESH_SHARE, 1000):
             return None
+        held = f" AND {PARTS[previous.part]}" if PARTS[previous.part] else ""  # a row that left the part is gone from it
         table = _read_rows(conn, ["id", *columns, "name"],
-                           "listings WHERE id IN (SELECT id FROM listing_changes WHERE generation >= ?)", since)  # fmt: skip
+                           f"listings WHERE id IN (SELECT id FROM listing_changes WHERE generation >= ?){held}", since)  # fmt: skip
     finally:
         conn.close()
     try:
@@ -650,6 +741,7 @@ class ColumnarIndex:
         self.arrays = arrays
         self.meta = meta
         self.rows = len(arrays["id"])
+        self.part: str = meta.get("part", "live")
         self._keep = keep  # the memory map the arrays are views of
         self._code_cache: dict[tuple[str, Any], np.ndarray] = {}
 
@@ -841,9 +933,9 @@ class _WithFts:
         return mask
 
 
-def load_index(path: str | os.PathLike[str]) -> ColumnarIndex | None:
-    """The index saved at `path`, memory-mapped, or None when there is none (or it is of
-    another format, or lacks a column the parameter table's filters now read)."""
+def load_index(path: str | os.PathLike[str], part: str = "live") -> ColumnarIndex | None:
+    """The index part saved at `path`, memory-mapped, or None when there is none (or it is of
+    another format or part, or lacks a column the parameter table's filters now read)."""
     try:
         with open(path, "rb") as f:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -854,7 +946,7 @@ def load_index(path: str | os.PathLike[str]) -> ColumnarIndex | None:
             return None
         size = int.from_bytes(mapped[len(_MAGIC) : len(_MAGIC) + 8], "little")
         header = json.loads(mapped[len(_MAGIC) + 8 : len(_MAGIC) + 8 + size])
-        if header.get("format") != FORMAT:
+        if header.get("format") != FORMAT or header["meta"].get("part") != part:
             return None
         if not set(_number_columns()) <= set(header["layout"]):
             return None  # built before a filter's column joined the parameter table: build it again

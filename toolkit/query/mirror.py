@@ -75,6 +75,11 @@ def _finish_rebuilds() -> None:
         thread.join(timeout=60)
 
 
+def _descending(text: str) -> tuple[int, ...]:
+    """A sort key that orders texts from the last to the first."""
+    return tuple(-b for b in text.encode()) + (0,)
+
+
 def _clock_from_env() -> Callable[[], datetime]:
     """The real clock, or the moment `EDT_NOW` names (`config.frozen_now`)."""
     from ..config import frozen_now
@@ -107,11 +112,14 @@ class Mirror:
         if engine not in ENGINES:
             raise ValueError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
         self.engine = engine
-        self._columnar: Any = None  # the ColumnarIndex in use, shared by this Mirror's threads
+        # The columnar index in use, by part (`columnar.PARTS`), shared by this Mirror's threads,
+        # and the (mtime, size) of each part's file when it was last read.
+        self._columnar: dict[str, Any] = {}
         self._columnar_lock = threading.Lock()
-        self._columnar_seen: tuple[int, int] | None = None  # (mtime, size) of the index file last read
-        self._rebuilding: threading.Thread | None = None
-        self._rebuilt_at = 0.0
+        self._columnar_seen: dict[str, tuple[int, int] | None] = {}
+        # Background rebuilds, one at a time per part (a slow `all` never holds the live one up).
+        self._rebuilding: dict[str, threading.Thread] = {}
+        self._rebuilt_at: dict[str, float] = {}
         settings = load_settings(db=os.fspath(path) if path is not None else None, plan=plan)
         self.path = settings.db
         self.plan = settings.plan
@@ -168,87 +176,101 @@ class Mirror:
             raise invalid("plan", str(exc)) from None
 
     # -- the columnar index --------------------------------------------------------------
-    def refresh_index(self) -> Any:
-        """The columnar index of the mirror as it is now: the one in use or saved beside the
-        mirror when it is current, else refreshed from it (only the rows written since are
-        read again) or built whole, saved (kept in memory only where that folder
-        cannot be written) and used. Writers call this after a load; long-lived readers
-        rebuild by themselves (engine `background`)."""
+    def refresh_index(self, part: str = "live") -> Any:
+        """A part of the columnar index of the mirror as it is now (`live` unless asked): the
+        one in use or saved beside the mirror when it is current, else refreshed from it (only
+        the rows written since are read again) or built whole, saved (kept in memory only
+        where that folder cannot be written) and used. Writers call this after a load;
+        long-lived readers rebuild by themselves (engine `background`)."""
         from .columnar import index_path, update_index
 
         generation = self.generation()
-        current = self._known_index()
+        current = self._known_index(part)
         if current is not None and current.generation == generation:
             return current
-        index, path = update_index(self.path, current), index_path(self.path)
+        index, path = update_index(self.path, current, part=part), index_path(self.path, part)
         try:
             index.save(path)
         except OSError:
             pass  # a read-only folder: this process keeps it in memory
         with self._columnar_lock:
-            if self._columnar is None or self._columnar.generation <= index.generation:
-                self._columnar = index
+            held = self._columnar.get(part)
+            if held is None or held.generation <= index.generation:
+                self._columnar[part] = index
                 with contextlib.suppress(OSError):  # the file just written need not be read back
                     stat = path.stat()
-                    self._columnar_seen = (stat.st_mtime_ns, stat.st_size)
+                    self._columnar_seen[part] = (stat.st_mtime_ns, stat.st_size)
         return index
 
-    def _known_index(self) -> Any:
-        """The newest index this Mirror knows: the one in use, or the saved one when the file
-        changed since it was last read."""
+    def refresh_indexes(self) -> Any:
+        """After a write: the live part of the columnar index, and the `all` part when one is
+        saved beside the mirror (someone asked for closed rows: it stays current for them).
+        Returns the live part."""
+        from .columnar import index_path
+
+        live = self.refresh_index()
+        if index_path(self.path, "all").exists():
+            self.refresh_index("all")
+        return live
+
+    def _known_index(self, part: str) -> Any:
+        """The newest index part this Mirror knows: the one in use, or the saved one when the
+        file changed since it was last read."""
         from .columnar import index_path, load_index
 
         with self._columnar_lock:
-            path = index_path(self.path)
+            path = index_path(self.path, part)
             try:
                 stat = path.stat()
                 seen = (stat.st_mtime_ns, stat.st_size)
             except OSError:
                 seen = None
-            if seen is not None and seen != self._columnar_seen:
-                self._columnar_seen = seen
-                loaded = load_index(path)
-                if loaded is not None and (self._columnar is None or loaded.generation >= self._columnar.generation):
-                    self._columnar = loaded
-            return self._columnar
+            if seen is not None and seen != self._columnar_seen.get(part):
+                self._columnar_seen[part] = seen
+                loaded = load_index(path, part)
+                held = self._columnar.get(part)
+                if loaded is not None and (held is None or loaded.generation >= held.generation):
+                    self._columnar[part] = loaded
+            return self._columnar.get(part)
 
-    def _current_index(self, generation: int) -> Any:
-        """The columnar index of `generation` if there is one to use now, else None."""
+    def _current_index(self, generation: int, part: str = "live") -> Any:
+        """The columnar index part of `generation` if there is one to use now, else None."""
         if self.engine == "sqlite":
             return None
-        index = self._columnar
+        index = self._columnar.get(part)
         if index is None or index.generation != generation:
-            index = self._known_index()
+            index = self._known_index(part)
         if index is not None and index.generation == generation:
             return index
         if self.engine == "columnar":
             try:
-                index = self.refresh_index()
+                index = self.refresh_index(part)
             except RuntimeError:  # the mirror kept changing while it was read: SQLite answers
                 return None
             return index if index.generation == generation else None
         if self.engine == "background":
-            self._rebuild_in_background()
+            self._rebuild_in_background(part)
         return None
 
-    def _rebuild_in_background(self) -> None:
+    def _rebuild_in_background(self, part: str) -> None:
         with self._columnar_lock:
-            running = self._rebuilding is not None and self._rebuilding.is_alive()
-            if running or time.monotonic() - self._rebuilt_at < REBUILD_INTERVAL:
+            running = part in self._rebuilding and self._rebuilding[part].is_alive()
+            if running or time.monotonic() - self._rebuilt_at.get(part, 0.0) < REBUILD_INTERVAL:
                 return
-            self._rebuilt_at = time.monotonic()
+            self._rebuilt_at[part] = time.monotonic()
 
             def rebuild() -> None:
                 try:
-                    self.refresh_index()
+                    self.refresh_index(part)
                 except Exception:  # noqa: BLE001 - the SQLite planner keeps answering
                     pass
                 finally:
-                    self._rebuilt_at = time.monotonic()
+                    self._rebuilt_at[part] = time.monotonic()
 
-            self._rebuilding = threading.Thread(target=rebuild, name="edt-columnar-rebuild", daemon=True)
-            self._rebuilding.start()
-            _REBUILDS.add(self._rebuilding)
+            thread = self._rebuilding[part] = threading.Thread(target=rebuild, name=f"edt-columnar-rebuild-{part}",
+                                                               daemon=True)  # fmt: skip
+            thread.start()
+            _REBUILDS.add(thread)
 
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -289,7 +311,21 @@ class Mirror:
 
     def _domain_sql(self, values: Mapping[str, Any], plan: str, *, cursor: bool = False) -> sqlplan.DomainSql:
         self._check_domain_plan(values, plan, cursor=cursor)
-        return sqlplan.domain_sql(values, self.now())
+        return self._sql(values, self.now())
+
+    def _sql(self, values: Mapping[str, Any], now: datetime) -> sqlplan.DomainSql:
+        return sqlplan.domain_sql(values, now, closed_after_now=self._closed_after(now))
+
+    def _closed_after(self, now: datetime) -> bool:
+        """Whether a listing closed after `now` (a clock set in the past): then a live request
+        may match closed rows, and neither the live part nor the open-only index serve it."""
+        row = self.connection().execute(
+            "SELECT 1 FROM listings WHERE closed_at > ? LIMIT 1", [iso_timestamp(now)]).fetchone()  # fmt: skip
+        return row is not None
+
+    def _part(self, values: Mapping[str, Any], now: datetime) -> str:
+        """The index part a request reads: `live` unless closed rows may match it."""
+        return "all" if values.get("include_closed") or self._closed_after(now) else "live"
 
     def _scope_rows(self, conn: sqlite3.Connection) -> int:
         cached = getattr(self._local, "scope", None)
@@ -304,13 +340,36 @@ class Mirror:
         SQLite planner must answer (no current index, or a filter it cannot hold)."""
         from .columnar import Unsupported
 
-        index = self._current_index(self.generation())
+        part = self._part(values, now)
+        index = self._current_index(self.generation(), part)
+        if index is None and part == "all" and self._archived(conn):
+            index = self.refresh_index("all")  # SQLite alone no longer holds every closed row
         if index is None:
             return None, None
         try:
             return index, index.mask(values, now, self._trigram_ids(conn))
         except Unsupported:
             return None, None
+
+    # -- the archive (toolkit/archive.py): closed listings moved out, read back as one ---------
+    def _archived(self, conn: sqlite3.Connection) -> bool:
+        """Whether listings have been moved to the archive (then closed rows are read from both)."""
+        return conn.execute("SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings')").fetchone()[0] == 1
+
+    def _rows_by_id(self, conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
+        """The listings of these ids (LISTING_SELECT), in the order given: from SQLite, and
+        from the archive those it no longer holds."""
+        if not ids:
+            return []
+        rows = conn.execute(f"SELECT {LISTING_SELECT} FROM listings WHERE id IN ({','.join('?' * len(ids))})", ids)
+        by_id = {row[0]: row for row in rows}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            from ..archive import archived_rows
+
+            for row in archived_rows(self.path, "listings", "id", missing, list(LISTING_OUTPUT), conn=conn):
+                by_id[row[0]] = row
+        return [by_id[i] for i in ids if i in by_id]
 
     def _total_and_page(self, values: Mapping[str, Any], plan: str, limit: int, offset: int) -> tuple[int, list[tuple]]:
         """The total of matches and the page's rows (LISTING_SELECT)."""
@@ -321,8 +380,8 @@ class Mirror:
             self._local.answered_by = "sqlite" if mask is None else "columnar"
             if mask is not None:
                 ids = index.page(mask, values.get("sort"), offset, limit)
-                return int(mask.sum()), sqlplan.rows_by_id(conn, ids.tolist())
-            sql = sqlplan.domain_sql(values, now)
+                return int(mask.sum()), self._rows_by_id(conn, ids.tolist())
+            sql = self._sql(values, now)
             return sqlplan.count_and_page(conn, sql, limit, offset, lambda: self._scope_rows(conn))
 
     def _cursor_page(self, values: Mapping[str, Any], plan: str, after_id: int, limit: int) -> tuple[int, list[tuple]]:
@@ -335,8 +394,8 @@ class Mirror:
             if mask is not None:
                 start = int(index.arrays["id"].searchsorted(after_id, side="right"))
                 ids = index.arrays["id"][start + mask[start:].nonzero()[0][:limit]]
-                return int(mask.sum()), sqlplan.rows_by_id(conn, ids.tolist())
-            sql = sqlplan.domain_sql(values, now)
+                return int(mask.sum()), self._rows_by_id(conn, ids.tolist())
+            sql = self._sql(values, now)
             rows = conn.execute(
                 f"SELECT {LISTING_SELECT} FROM listings WHERE {sql.where} AND id > ? ORDER BY id LIMIT ?",
                 [*sql.args, after_id, limit],
@@ -388,9 +447,11 @@ class Mirror:
         if not re.fullmatch(r"[0-9]{1,18}", text):  # ids are positive 64-bit integers
             raise not_found()
         key = int(text)
-        row = self.connection().execute(f"SELECT {LISTING_SELECT} FROM listings WHERE id = ?", [key]).fetchone()
-        if row is None:
+        with self._snapshot() as conn:
+            found = self._rows_by_id(conn, [key])
+        if not found:
             raise not_found()
+        row = found[0]
         record = listing_record(row, self.now().date(), historical_traffic=True)
         if record["source"] == REGFREE:
             require(plan, "regfree")
@@ -409,6 +470,8 @@ class Mirror:
         sql = self._domain_sql(values, plan)
         today = self.now().date()
         ht = bool(values.get("include_historical_traffic"))
+        if sql.filters_where is None and self._archived(self.connection()):
+            return self._iter_with_archive(values, lambda row: listing_record(row, today, historical_traffic=ht))
         return self._stream(f"SELECT {LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}", sql.args,
                             lambda row: listing_record(row, today, historical_traffic=ht))  # fmt: skip
 
@@ -564,6 +627,20 @@ class Mirror:
         return self._stream(f"SELECT {PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order}", args,
                             pending_record)  # fmt: skip
 
+    def _iter_with_archive(self, values: Mapping[str, Any], record: Callable[[tuple], dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Every match, closed ones in the archive too, in the request's order: the order from
+        the `all` index, the rows read a thousand at a time."""
+        with self._snapshot() as conn:
+            index, mask = self._matches(conn, values, self.now())
+            ids = index.page(mask, values.get("sort"), 0, int(mask.sum())).tolist()
+
+        def rows() -> Iterator[dict[str, Any]]:
+            for start in range(0, len(ids), 1000):
+                with self._snapshot() as conn:
+                    yield from map(record, self._rows_by_id(conn, ids[start : start + 1000]))
+
+        return rows()
+
     def _stream(self, sql: str, args: Any, record: Callable[[tuple], dict[str, Any]]) -> Iterator[dict[str, Any]]:
         # A connection of its own, so a slow consumer never holds this thread's connection;
         # a sort with no index spills to disk there, so memory stays flat for any export.
@@ -655,7 +732,7 @@ class Mirror:
                 self._local.answered_by = "columnar"
                 return aggregates.from_index(index, mask, now.date())
             self._local.answered_by = "sqlite"
-            sql = sqlplan.domain_sql(values, now)
+            sql = self._sql(values, now)
             return aggregates.from_sql(conn, sql.where, list(sql.args), now.date())
 
     def live_counts(self) -> dict[str, Any]:
@@ -682,25 +759,42 @@ class Mirror:
     def listings_named(self, name: str) -> list[tuple[int, str, bool]]:
         """(id, source, live) of every listing of this exact name: live first, platforms before
         regfree, most recently seen first (a name can be listed on several platforms)."""
-        rows = self.connection().execute(
-            "SELECT id, source, live_until > ? AS live FROM listings WHERE name = ? "
-            "ORDER BY live DESC, source = ?, last_seen_at DESC, id DESC LIMIT 20",
-            [iso_timestamp(self.now()), str(name).strip().lower().rstrip("."), REGFREE],
-        ).fetchall()
-        return [(r[0], r[1], bool(r[2])) for r in rows]
+        name = str(name).strip().lower().rstrip(".")
+        with self._snapshot() as conn:
+            rows = conn.execute(
+                "SELECT id, source, live_until > ? AS live, last_seen_at FROM listings WHERE name = ? "
+                "ORDER BY live DESC, source = ?, last_seen_at DESC, id DESC LIMIT 20",
+                [iso_timestamp(self.now()), name, REGFREE],
+            ).fetchall()
+            if self._archived(conn):  # archived listings closed long ago: never live
+                from ..archive import archived_rows
+
+                closed = archived_rows(self.path, "listings", "name", [name], ["id", "source", "last_seen_at"], conn=conn)
+                rows += [(i, source, 0, seen) for i, source, seen in closed]
+        rows.sort(key=lambda r: (-r[2], r[1] == REGFREE, _descending(r[3] or ""), -r[0]))
+        return [(r[0], r[1], bool(r[2])) for r in rows[:20]]
 
     def listing_history(self, listing_id: int | str, plan: str | None = None):
         """A listing's price, bid and metric history (`listing_history`), oldest first, as a DataFrame."""
         import pandas as pd
 
         self.get_domain(listing_id, plan)  # 404 / 403 as the API
-        return pd.read_sql_query(
-            "SELECT observed_at, price, max_bid, bids_count, effective_price, auction_end_date, trust_flow, "
-            "citation_flow, domain_authority, referring_domains, backlinks_count FROM listing_history "
-            "WHERE listing_id = ? ORDER BY observed_at, id",
-            self.connection(),
-            params=[int(listing_id)],
-        )
+        columns = ["observed_at", "price", "max_bid", "bids_count", "effective_price", "auction_end_date", "trust_flow",
+                   "citation_flow", "domain_authority", "referring_domains", "backlinks_count"]  # fmt: skip
+        with self._snapshot() as conn:
+            frame = pd.read_sql_query(
+                f"SELECT {', '.join(columns)} FROM listing_history WHERE listing_id = ? ORDER BY observed_at, id",
+                conn, params=[int(listing_id)],
+            )  # fmt: skip
+            held = conn.execute("SELECT 1 FROM listings WHERE id = ?", [int(listing_id)]).fetchone()
+            if held is None and self._archived(conn):  # an archived listing: its history went with it
+                from ..archive import archived_rows
+
+                rows = archived_rows(self.path, "listing_history", "listing_id", [int(listing_id)], ["id", *columns],
+                                     conn=conn)  # fmt: skip
+                rows.sort(key=lambda r: (r[1], r[0]))
+                frame = pd.DataFrame([r[1:] for r in rows], columns=columns)
+        return frame
 
     def get_pending_delete(self, domain: str, plan: str | None = None) -> dict[str, Any]:
         """The most recent snapshot row of a domain still in an actionable state, or a 404."""

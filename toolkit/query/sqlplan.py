@@ -34,6 +34,9 @@ class DomainSql:
     count_index: str | None  # the index that counts the matches without reading the table
     walk_where: str = "1"  # the conditions a walk of walk_index checks by itself
     walk_args: list[Any] = ()
+    # `where` for a scan of the covering index, which holds open listings only (closed ones
+    # would make every live query read past them); None when closed rows may match.
+    filters_where: str | None = None
 
 
 # A page walks its sort index when it should find its rows within this many index entries
@@ -146,8 +149,9 @@ def _count_index(filters: set[str]) -> str:
 
 
 
-def domain_sql(values: Mapping[str, Any], now: datetime) -> DomainSql:
-    """The SQL of an `/api/domains` request (plan checks are the caller's)."""
+def domain_sql(values: Mapping[str, Any], now: datetime, *, closed_after_now: bool = False) -> DomainSql:
+    """The SQL of an `/api/domains` request (plan checks are the caller's). `closed_after_now`:
+    some listing closed after `now` (a clock set in the past), so "live" may hold closed rows."""
     regfree = values.get("source") == REGFREE
     base: list[tuple[str, list[Any]]] = []
     if not values.get("include_closed"):
@@ -174,14 +178,26 @@ def domain_sql(values: Mapping[str, Any], now: datetime) -> DomainSql:
     )
     fts = "contains" in values and all(len(t) >= 3 for t in values["contains"])
     count_index = None if fts else _count_index(filters)
-    return DomainSql(where_sql, args, order, walk_index, covered, fts, count_index, walk_where, walk_args)
+    # A live row is open whenever no listing closed after `now`: then the covering index serves.
+    open_only = not values.get("include_closed") and not closed_after_now
+    filters_where = f"(closed_at IS NULL) AND {where_sql}" if open_only else None
+    return DomainSql(where_sql, args, order, walk_index, covered, fts, count_index, walk_where, walk_args, filters_where)
+
+
+def _covering_scan(sql: DomainSql) -> tuple[str, str]:
+    """(hint, where) of a scan of the covering index; of the table when closed rows may match."""
+    if sql.filters_where is None:
+        return "", sql.where
+    return f"INDEXED BY {FILTERS_INDEX}", sql.filters_where
 
 
 def count(conn: sqlite3.Connection, sql: DomainSql) -> int:
     # An index answers the count without reading the table; a trigram search is
     # better driven by its own index.
-    hint = f"INDEXED BY {sql.count_index}" if sql.count_index else ""
-    return conn.execute(f"SELECT count(*) FROM listings {hint} WHERE {sql.where}", sql.args).fetchone()[0]
+    hint, where_sql = f"INDEXED BY {sql.count_index}" if sql.count_index else "", sql.where
+    if sql.count_index == FILTERS_INDEX:
+        hint, where_sql = _covering_scan(sql)
+    return conn.execute(f"SELECT count(*) FROM listings {hint} WHERE {where_sql}", sql.args).fetchone()[0]
 
 
 def count_and_page(
@@ -205,7 +221,8 @@ def count_and_page(
     # Only the wide covering index checks these filters: one pass over it gathers the
     # matches' ids and sort keys, then counts and orders just those.
     key = sql.order.split(",")[-2].replace(" DESC", "").strip() if "," in sql.order else "id"
-    matches = f"SELECT id{', ' + key if key != 'id' else ''} FROM listings INDEXED BY {FILTERS_INDEX} WHERE {sql.where}"
+    hint, where_sql = _covering_scan(sql)
+    matches = f"SELECT id{', ' + key if key != 'id' else ''} FROM listings {hint} WHERE {where_sql}"
     found = conn.execute(
         f"WITH m AS MATERIALIZED ({matches}) SELECT (SELECT count(*) FROM m), id FROM m "
         f"ORDER BY {sql.order} LIMIT ? OFFSET ?",
@@ -236,10 +253,11 @@ def _page_rows(
     elif sql.walk_index and (sql.covered or (offset + limit) * scope_rows() / total <= WALK_LIMIT):
         plan = f"INDEXED BY {sql.walk_index}"  # dense enough: walk the sort index, stop at the page
     else:
+        hint, where_sql = _covering_scan(sql)
         ids = [
             r[0]
             for r in conn.execute(
-                f"SELECT id FROM listings INDEXED BY {FILTERS_INDEX} WHERE {sql.where} "
+                f"SELECT id FROM listings {hint} WHERE {where_sql} "
                 f"ORDER BY {sql.order} LIMIT ? OFFSET ?",
                 [*sql.args, limit, offset],
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "without_indexes", "apply_schema", "missing_parts", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -115,6 +116,20 @@ ENRICH_CACHE_COLUMNS = {
     "outcome": str,
     "value": str,
 }
+# The archive's manifest (toolkit/archive.py): one row per Parquet file of `<mirror>.archive/`,
+# written in the same transaction that deletes its rows from the mirror. A file it does not
+# list is what a stopped archive left, and is removed.
+ARCHIVE_PART_COLUMNS = {
+    "path": str,  # relative to the archive folder: <table>/month=YYYY-MM/part-<batch>.parquet
+    "tbl": str,
+    "month": str,  # the month its listings closed in
+    "rows": int,
+    "checksum": str,  # SHA-256 of its rows as CSV, in primary-key order
+    "first_id": int,
+    "last_id": int,
+    "batch": str,
+    "archived_at": str,
+}
 SHORTLIST_COLUMNS = {
     "listing_id": int,  # a listings id (not a foreign key: a shortlisted row may be pruned)
     "note": str,
@@ -189,7 +204,11 @@ FILTER_INDEXES = {
 }
 
 LISTING_INDEXES = {
-    "idx_listings_filters": ", ".join(FILTER_COLUMNS),
+    # Open listings only: the live scans (the columnar index's build, a count no narrower
+    # index serves) then never read past the closed ones, however many a year leaves.
+    "idx_listings_filters": ", ".join(FILTER_COLUMNS) + ") WHERE (closed_at IS NULL",
+    # The closed ones by closing time: the archive's cut, and the newest closing.
+    "idx_listings_closed": "closed_at) WHERE (closed_at IS NOT NULL",
     "idx_listings_source_score": "source, score DESC, id, live_until, type",
     "idx_listings_tld_score": f"tld, score DESC, {_BASE}",
     **SORT_INDEXES,
@@ -338,7 +357,9 @@ _DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _mi
 # null on older rows: `_table` adds the columns to an existing table); v9 the signals
 # (listings' EUR prices, spam words, metric jump, archive signals; listing_history's metrics); v10 the
 # triggers that bump the generation on every write, whoever writes (a v9 mirror read read-only
-# would not see another program's writes: it is upgraded by opening it once read-write).
+# would not see another program's writes: it is upgraded by opening it once read-write);
+# v11 the covering index holds open listings only, closings are indexed by time, and the
+# archive's manifest (`archive_parts`).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -346,7 +367,10 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
     if readonly:  # mode=ro, or immutable=1 in a read-only place (store/access.py)
         conn = sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False)
     else:
+        new = path == ":memory:" or not os.path.exists(path) or os.path.getsize(path) == 0
         conn = sqlite3.connect(path, check_same_thread=False)
+        if new:  # a new file gives pages back as they free (an archive): settable only before WAL and tables
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # wait for another writer, never fail at once
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -360,7 +384,7 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
 def _fingerprint() -> str:
     """Changes whenever a declared table, column or index changes."""
     declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, SYNC_STATE_COLUMNS,
-                SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS, ENRICH_CACHE_COLUMNS,
+                SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS, ENRICH_CACHE_COLUMNS, ARCHIVE_PART_COLUMNS,
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES, CHANGE_INDEXES,
                 CHANGE_TRIGGERS)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
@@ -423,6 +447,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     # v7 declares the enrichment cache (earlier toolkits created it on first use)
     _table(db, ENRICH_CACHE_TABLE, ENRICH_CACHE_COLUMNS, ("kind", "domain"))
     _table(db, "listing_changes", {"id": int, "generation": int}, "id")
+    _table(db, "archive_parts", ARCHIVE_PART_COLUMNS, "path")  # v11
     for version in sorted(_DATA_MIGRATIONS):
         if before < version:
             _DATA_MIGRATIONS[version](db)

@@ -63,5 +63,7 @@ def one_transaction(conn: sqlite3.Connection, *, bulk: bool = False) -> Iterator
         conn.commit()
     finally:
         if bulk:
+            if conn.in_transaction:  # a stop came between the error and its rollback: nothing is kept
+                conn.rollback()
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")

@@ -1,0 +1,331 @@
+"""`edt archive`: closed listings past a cut leave SQLite for a Parquet dataset beside the
+mirror, with their history and raw records; every reader answers as before (from the
+archive), a month restored is exact, a stop or a full disk leaves nothing half done, and a
+write made meanwhile is kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_query import POOLS
+
+from toolkit import Mirror, archive
+from toolkit.cli import cli
+from toolkit.demo import load_demo
+from toolkit.demo.generate import anchor_of
+from toolkit.store.schema import connect
+
+TODAY = date(2026, 12, 10)  # the window, Nov 19 - Dec 10: closings in two months
+DAYS = 21
+NOW = anchor_of(TODAY) + timedelta(hours=2)
+CUT = NOW - timedelta(days=6)  # `--closed-before 6d` as of NOW (EDT_NOW)
+AGE = "6d"
+TABLES = ("listings", "listing_history", "raw_records")
+
+
+@pytest.fixture(scope="module")
+def aged(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("aged") / "m.db"
+    conn = connect(str(path))
+    load_demo(conn, scale="small", seed=3, today=TODAY, days=DAYS)
+    # Raw records as a sync keeps them, for some closed listings: they must travel too.
+    conn.executemany("INSERT INTO raw_records (kind, id, raw) VALUES ('listing', ?, ?)",
+                     [(i, json.dumps({"extra": i})) for (i,) in conn.execute(
+                         "SELECT id FROM listings WHERE closed_at IS NOT NULL ORDER BY id LIMIT 300")])  # fmt: skip
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return path
+
+
+@pytest.fixture
+def copy(aged, tmp_path) -> Path:
+    path = tmp_path / "m.db"
+    shutil.copy(aged, path)
+    return path
+
+
+def _mirror(path: Path) -> Mirror:
+    return Mirror(path, clock=lambda: NOW)
+
+
+def _rows(path: Path, table: str, where: str = "1") -> list[tuple]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(f"SELECT * FROM {table} WHERE {where} ORDER BY 1, 2").fetchall()
+    finally:
+        conn.close()
+
+
+def _closed_ids(path: Path) -> list[int]:
+    return [r[0] for r in _rows(path, "listings", f"closed_at < '{CUT:%Y-%m-%dT%H:%M:%SZ}'")]
+
+
+def _frame(frame) -> list[dict]:
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+
+
+def _what_readers_say(path: Path, ids: list[int]) -> dict:
+    """Every reader of closed rows, on seeded requests and on the archived listings' ids."""
+    mirror = _mirror(path)
+    rnd = random.Random(11)
+    said: dict = {}
+    filters = ["tld", "type", "has_bids", "source", "has_backlinks"]
+    for n in range(14):
+        params = {"include_closed": "1", "per_page": "100", "page": str(1 + n % 3),
+                  "sort": rnd.choice(["-score", "name", "-bids_count", "price", "-auction_end_date", "id"])}  # fmt: skip
+        for name in rnd.sample(filters, rnd.randint(0, 2)):
+            params[name] = rnd.choice(POOLS[name])
+        said[json.dumps(params, sort_keys=True)] = mirror.search_domains(params)
+    said["cursor"] = mirror.search_domains({"include_closed": "1", "after_id": str(ids[len(ids) // 2]), "per_page": 100})
+    chosen = rnd.sample(ids, 25)
+    said["domains"] = {i: mirror.get_domain(i) for i in chosen}
+    said["history"] = {i: _frame(mirror.listing_history(i)) for i in chosen}
+    names = [mirror.get_domain(i)["data"]["name"] for i in chosen]
+    said["named"] = {name: mirror.listings_named(name) for name in names}
+    said["export"] = list(mirror.export_rows({"include_closed": "1", "tld": ".com", "sort": "-score"}))
+    said["live"] = mirror.search_domains({"per_page": 100, "sort": "-score"})
+    return said
+
+
+def test_archived_rows_leave_sqlite_and_every_reader_answers_as_before(copy):
+    ids = _closed_ids(copy)
+    assert len(ids) > 1000
+    before = _what_readers_say(copy, ids)
+    assert any(before["history"][i] for i in before["history"])  # archived listings with history
+    counts = {t: len(_rows(copy, t)) for t in TABLES}
+
+    report = archive.archive_closed(copy, CUT, batch=700)
+    assert report.moved == len(ids) and report.batches == -(-len(ids) // 700)
+    assert set(report.listings) == {"2026-11", "2026-12"}
+    assert _closed_ids(copy) == []  # nothing closed before the cut is left in SQLite
+    left = {t: len(_rows(copy, t)) for t in TABLES}
+    conn = connect(str(copy), readonly=True)
+    months = archive.months(conn)
+    conn.close()
+    for table in TABLES:
+        assert counts[table] - left[table] == sum(m[table] for m in months.values()) > 0
+    assert report.history == counts["listing_history"] - left["listing_history"]
+
+    after = _what_readers_say(copy, ids)
+    assert after == before
+    assert archive.verify(copy) == []
+
+
+def test_the_archive_reads_alone_with_pyarrow_and_as_one_with_the_mirror_in_duckdb(copy):
+    import pyarrow.dataset as ds
+
+    counts = {t: len(_rows(copy, t)) for t in TABLES}
+    listing_ids = sorted(r[0] for r in _rows(copy, "listings"))
+    archive.archive_closed(copy, CUT)
+    folder = archive.archive_dir(copy)
+    # pyarrow alone, as Spark or any Parquet reader would: the folder, Hive partitioning
+    alone = ds.dataset(folder / "listings", format="parquet", partitioning="hive").to_table()
+    assert sorted(alone.column("month").unique().to_pylist()) == ["2026-11", "2026-12"]
+    assert alone.num_rows + len(_rows(copy, "listings")) == counts["listings"]
+    assert all(c.startswith("2026-11") or c.startswith("2026-12") for c in alone.column("closed_at").to_pylist())
+    # DuckDB: the mirror's rows and the archive's as one table
+    duck = archive.open_duckdb(copy)
+    for table in TABLES:
+        assert duck.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == counts[table]
+    assert [r[0] for r in duck.execute("SELECT id FROM listings ORDER BY id").fetchall()] == listing_ids
+    archived = duck.execute("SELECT count(*) FROM listings WHERE month IS NOT NULL").fetchone()[0]
+    assert archived == alone.num_rows
+    duck.close()
+
+
+def test_a_restored_month_is_exactly_what_was_archived(copy):
+    month_rows = {}
+    november = "closed_at >= '2026-11' AND closed_at < '2026-12'"
+    ids = [r[0] for r in _rows(copy, "listings", november)]
+    id_list = ",".join(map(str, ids))
+    wheres = {"listings": f"id IN ({id_list})", "listing_history": f"listing_id IN ({id_list})",
+              "raw_records": f"kind = 'listing' AND id IN ({id_list})"}  # fmt: skip
+    for table, where in wheres.items():
+        month_rows[table] = _rows(copy, table, where)
+    assert month_rows["raw_records"] and month_rows["listing_history"]
+    archive.archive_closed(copy, CUT)
+    assert all(not _rows(copy, table, where) for table, where in wheres.items())
+
+    restored = archive.restore_month(copy, "2026-11")
+    assert restored == {table: len(rows) for table, rows in month_rows.items()}
+    for table, where in wheres.items():
+        assert _rows(copy, table, where) == month_rows[table]
+    assert not list((archive.archive_dir(copy) / "listings").glob("month=2026-11/*"))
+    conn = connect(str(copy), readonly=True)
+    assert list(archive.months(conn)) == ["2026-12"]
+    conn.close()
+    with pytest.raises(archive.ArchiveError, match="no archived month 2026-11"):
+        archive.restore_month(copy, "2026-11")
+
+
+def test_a_mirror_made_now_gives_the_space_back(copy, tmp_path):
+    conn = connect(str(copy), readonly=True)
+    assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental, from its creation
+    conn.close()
+    report = archive.archive_closed(copy, CUT)
+    assert report.file_bytes_after < report.file_bytes_before
+    assert 0 < report.archive_bytes < (report.file_bytes_before - report.file_bytes_after)
+
+
+def _archive_process(path: Path, *extra: str, **popen) -> subprocess.Popen:
+    env = {**os.environ, "EDT_NOW": NOW.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    return subprocess.Popen([sys.executable, "-m", "toolkit", "archive", "--db", str(path), "--closed-before", AGE,
+                             *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen)  # fmt: skip
+
+
+def _archived_ids(path: Path) -> list[int]:
+    """The listing ids the archive's manifest lists, read from the files themselves."""
+    import pyarrow.parquet as pq
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    files = [p for (p,) in conn.execute("SELECT path FROM archive_parts WHERE tbl = 'listings'")]
+    conn.close()
+    return sorted(i for f in files for i in pq.read_table(archive.archive_dir(path) / f).column("id").to_pylist())
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_an_archive_killed_midway_loses_and_doubles_nothing_and_a_rerun_finishes(copy, seed):
+    everything = sorted(r[0] for r in _rows(copy, "listings"))
+    history = len(_rows(copy, "listing_history"))
+    wanted = _closed_ids(copy)
+    process = _archive_process(copy, "--batch", "200")
+    time.sleep(random.Random(seed).uniform(0.8, 2.5))
+    process.send_signal(signal.SIGKILL)
+    process.wait(30)
+    held = sorted(r[0] for r in _rows(copy, "listings"))
+    moved = _archived_ids(copy)
+    assert not set(held) & set(moved)  # nothing in both
+    assert sorted(held + moved) == everything  # nothing lost
+    # A rerun cleans what the stop left and finishes.
+    rerun = _archive_process(copy, "--batch", "200")
+    out, err = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, err
+    assert _archived_ids(copy) == wanted and _closed_ids(copy) == []
+    assert not archive.archive_dir(copy).with_name(f"{copy.name}.archive-staging").exists()
+    listed = {p["path"] for p in _manifest(copy)}
+    on_disk = {p.relative_to(archive.archive_dir(copy)).as_posix() for p in archive.archive_dir(copy).rglob("*.parquet")}
+    assert on_disk == listed
+    assert archive.verify(copy) == []
+    conn = connect(str(copy), readonly=True)
+    assert len(_rows(copy, "listing_history")) + sum(m["listing_history"] for m in archive.months(conn).values()) == history
+    conn.close()
+
+
+def _manifest(path: Path) -> list[dict]:
+    conn = connect(str(path), readonly=True)
+    try:
+        return archive.manifest(conn)
+    finally:
+        conn.close()
+
+
+_WRITER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], timeout=60)
+columns = [r[1] for r in conn.execute("PRAGMA table_info(listings)")]
+select = ", ".join("id + 90000000" if c == "id" else ("'zzkept' || name" if c == "name" else c) for c in columns)
+done = 0
+for (source,) in conn.execute("SELECT id FROM listings WHERE closed_at IS NULL AND source != 'regfree' ORDER BY id LIMIT 40").fetchall():
+    conn.execute(f"INSERT INTO listings ({', '.join(columns)}) SELECT {select} FROM listings WHERE id = ?", [source])
+    conn.execute("UPDATE listings SET trust_flow = 77 WHERE id = ?", [source])
+    conn.commit()
+    done += 1
+    time.sleep(0.03)
+print(done, flush=True)
+"""
+
+
+def test_a_write_during_an_archive_is_kept(copy):
+    live = [r[0] for r in _rows(copy, "listings", "closed_at IS NULL AND source != 'regfree'")][:40]
+    wanted = _closed_ids(copy)
+    archiving = _archive_process(copy, "--batch", "150")
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(copy)], stdout=subprocess.PIPE, text=True)
+    assert writer.communicate(timeout=120)[0].strip() == "40"
+    out, err = archiving.communicate(timeout=120)
+    assert archiving.returncode == 0, err
+    assert _archived_ids(copy) == wanted
+    copies = _rows(copy, "listings", "id >= 90000000")
+    assert len(copies) == 40 and all(r[1].startswith("zzkept") for r in copies)
+    assert {r[0] for r in _rows(copy, "listings", "trust_flow = 77")} >= set(live)
+    assert Mirror(copy, clock=lambda: NOW).search_domains({"contains": "zzkept", "include_closed": "1"})["meta"]["total"] == 40
+
+
+def test_an_archive_to_a_full_disk_is_one_line_and_removes_nothing(copy):
+    before = {t: _rows(copy, t) for t in TABLES}
+
+    def small_disk() -> None:  # files of this process cannot grow past 64 KiB: the disk is full for them
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    process = _archive_process(copy, preexec_fn=small_disk)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "the disk is full" in lines[0] and "nothing was removed" in lines[0], err
+    assert {t: _rows(copy, t) for t in TABLES} == before
+    assert _manifest(copy) == [] and not list(archive.archive_dir(copy).rglob("*.parquet"))
+
+
+def test_a_value_of_another_type_stops_the_archive_naming_it(copy):
+    conn = sqlite3.connect(copy)
+    victim = conn.execute(f"SELECT id FROM listings WHERE closed_at < '{CUT:%Y-%m-%d}' LIMIT 1").fetchone()[0]
+    conn.execute("UPDATE listings SET trust_flow = 'lots' WHERE id = ?", [victim])
+    conn.commit()
+    conn.close()
+    before = _rows(copy, "listings")
+    with pytest.raises(archive.ArchiveError, match=r"listings\.trust_flow holds 'lots'"):
+        archive.archive_closed(copy, CUT)
+    assert _rows(copy, "listings") == before and _manifest(copy) == []
+
+
+def test_the_command_lists_verifies_restores_and_refuses_bad_input(copy):
+    runner = CliRunner()
+    runner = CliRunner(env={"EDT_NOW": NOW.strftime("%Y-%m-%dT%H:%M:%SZ")})
+    done = runner.invoke(cli, ["archive", "--db", str(copy), "--closed-before", AGE, "--json"])
+    assert done.exit_code == 0, done.output
+    moved = json.loads(done.stdout)
+    assert sum(moved["listings"].values()) > 1000 and moved["archive_bytes"] > 0
+    listed = runner.invoke(cli, ["archive", "--db", str(copy), "--list"])
+    assert listed.exit_code == 0 and "2026-11" in listed.output and "2026-12" in listed.output
+    assert f"{moved['listings']['2026-11']:,}" in listed.output
+    assert runner.invoke(cli, ["archive", "--db", str(copy), "--verify"]).output.strip() == "the archive is whole"
+    bad = runner.invoke(cli, ["archive", "--db", str(copy), "--closed-before", "soon"])
+    assert bad.exit_code == 2 and "--closed-before" in bad.output and "180d" in bad.output
+    month = runner.invoke(cli, ["archive", "--db", str(copy), "--restore", "Nov"])
+    assert month.exit_code == 2 and "YYYY-MM" in month.output
+    back = runner.invoke(cli, ["archive", "--db", str(copy), "--restore", "2026-12"])
+    assert back.exit_code == 0 and f"{moved['listings']['2026-12']:,} listings" in back.output
+    # a damaged archive file is found by --verify (exit 1, the file named)
+    part = next(archive.archive_dir(copy).rglob("listings/*/*.parquet"))
+    part.write_bytes(part.read_bytes()[:-100])
+    broken = runner.invoke(cli, ["archive", "--db", str(copy), "--verify"])
+    assert broken.exit_code == 1 and part.name in broken.output
+
+
+def test_the_scheduler_archives_after_the_listings_run_when_the_config_says(copy, tmp_path, monkeypatch):
+    from toolkit.schedule import _archive_after
+
+    said: list[str] = []
+    mirror = _mirror(copy)
+    _archive_after(mirror, said.append)
+    assert said == [] and _manifest(copy) == []  # no [archive] in the config: nothing moves
+    config = tmp_path / "config.toml"
+    config.write_text(f'[archive]\nclosed_before = "{AGE}"\n')
+    monkeypatch.setenv("EDT_CONFIG", str(config))
+    _archive_after(mirror, said.append)
+    assert len(said) == 1 and said[0].startswith(f"archive: {len(_archived_ids(copy)):,} listings closed before")
+    assert _closed_ids(copy) == []

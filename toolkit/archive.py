@@ -1,0 +1,525 @@
+"""The archive: closed listings past a cut, with their history and raw records, moved out of
+SQLite into a Parquet dataset beside the mirror, and read back as one with it.
+
+Layout (plain Hive-partitioned Parquet, which pyarrow, DuckDB, Polars and Spark read as is):
+
+    <mirror>.archive/listings/month=2026-05/part-<batch>.parquet
+    <mirror>.archive/listing_history/month=2026-05/part-<batch>.parquet
+    <mirror>.archive/raw_records/month=2026-05/part-<batch>.parquet
+
+`month` is the month the listing closed in; its history and raw records go with it. Each
+batch of listings is one SQLite transaction: its files are written to a staging folder and
+checked, the rows are deleted, the files' rows and checksums are recorded in
+`archive_parts`, the files are moved into place, and the transaction commits. So a stop at
+any moment leaves each batch either in SQLite or in the archive: a file in the dataset that
+`archive_parts` does not list is what a stopped run left, and the next run (or any reader
+of this module) ignores it and removes it. A file is never changed once listed.
+
+The checksum of a file is SHA-256 over its rows written as CSV in primary-key order: the
+same rows give the same checksum in SQLite, in Parquet and back in SQLite (`restore`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import io
+import os
+import re
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from .store.fields import iso_timestamp
+from .store.schema import connect
+
+__all__ = [
+    "ARCHIVED_TABLES",
+    "ArchiveError",
+    "ArchiveReport",
+    "archive_closed",
+    "archive_dir",
+    "archived_rows",
+    "archive_table",
+    "manifest",
+    "months",
+    "open_duckdb",
+    "parse_age",
+    "recover",
+    "restore_month",
+    "verify",
+]
+
+# Each archived table: its primary key (the order of its rows in a file and in the
+# checksum) and how its rows are chosen from a batch of listing ids.
+ARCHIVED_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
+    "listings": (("id",), "id IN (SELECT id FROM temp.archive_batch)"),
+    "listing_history": (("id",), "listing_id IN (SELECT id FROM temp.archive_batch)"),
+    "raw_records": (("kind", "id"), "kind = 'listing' AND id IN (SELECT id FROM temp.archive_batch)"),
+}
+BATCH = 50_000  # listings per transaction: a few seconds of writer lock at full scale
+_PART = re.compile(r"^part-[0-9A-Za-z_-]+\.parquet$")
+_ARROW_TYPES = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
+
+
+class ArchiveError(RuntimeError):
+    """An archive or restore that could not be done; the mirror and the archive are as they were."""
+
+
+@dataclass
+class ArchiveReport:
+    """What one `archive_closed` moved, per month, and the mirror's bytes before and after."""
+
+    cut: str
+    listings: dict[str, int] = field(default_factory=dict)  # month -> listings moved
+    history: int = 0
+    raw_records: int = 0
+    batches: int = 0
+    file_bytes_before: int = 0
+    file_bytes_after: int = 0
+    archive_bytes: int = 0
+    seconds: float = 0.0
+
+    @property
+    def moved(self) -> int:
+        return sum(self.listings.values())
+
+
+def archive_dir(mirror_path: str | os.PathLike[str]) -> Path:
+    """Where a mirror's archive lives: beside it."""
+    return Path(f"{os.fspath(mirror_path)}.archive")
+
+
+def _staging(mirror_path: str | os.PathLike[str]) -> Path:
+    # Beside the dataset (same file system, so a move is a rename), outside it (readers of the
+    # dataset alone never see a half-written file).
+    return Path(f"{os.fspath(mirror_path)}.archive-staging")
+
+
+def parse_age(text: str) -> timedelta:
+    """`180d`, `26w`, `6m` (30-day months) or a bare number of days, as a timedelta."""
+    found = re.fullmatch(r"\s*(\d+)\s*([dwm]?)\s*", str(text))
+    if not found:
+        raise ValueError(f"{text!r} is not an age: write days as 180d (or 26w, 6m)")
+    count, unit = int(found[1]), found[2] or "d"
+    return timedelta(days=count * {"d": 1, "w": 7, "m": 30}[unit])
+
+
+# -- the manifest ---------------------------------------------------------------------
+
+
+def manifest(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every archived file as recorded: path (relative to the archive), table, month, rows,
+    checksum, first and last id, batch and when."""
+    rows = conn.execute(
+        "SELECT path, tbl, month, rows, checksum, first_id, last_id, batch, archived_at FROM archive_parts "
+        "ORDER BY tbl, month, path"
+    ).fetchall()
+    keys = ("path", "table", "month", "rows", "checksum", "first_id", "last_id", "batch", "archived_at")
+    return [dict(zip(keys, row)) for row in rows]
+
+
+def months(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """Per month: rows per table and one checksum over the month's files (in path order)."""
+    found: dict[str, dict[str, Any]] = {}
+    for part in manifest(conn):
+        month = found.setdefault(part["month"], {"listings": 0, "listing_history": 0, "raw_records": 0, "files": 0,
+                                                 "_sums": []})  # fmt: skip
+        month[part["table"]] += part["rows"]
+        month["files"] += 1
+        month["_sums"].append(f"{part['path']}:{part['checksum']}")
+    for month in found.values():
+        month["checksum"] = hashlib.sha256("\n".join(sorted(month.pop("_sums"))).encode()).hexdigest()
+    return dict(sorted(found.items()))
+
+
+def archive_version(conn: sqlite3.Connection) -> str:
+    """Changes whenever a file joins or leaves the archive (readers' caches key on it)."""
+    row = conn.execute("SELECT count(*), max(rowid), total(rows) FROM archive_parts").fetchone()
+    return f"{row[0]}:{row[1]}:{int(row[2])}"
+
+
+def _files(conn: sqlite3.Connection, mirror_path: str, table: str) -> list[str]:
+    base = archive_dir(mirror_path)
+    return [str(base / p) for (p,) in conn.execute("SELECT path FROM archive_parts WHERE tbl = ? ORDER BY path", [table])]
+
+
+# -- moving closed listings out -------------------------------------------------------
+
+
+def archive_closed(
+    mirror_path: str | os.PathLike[str],
+    closed_before: datetime,
+    *,
+    batch: int = BATCH,
+    progress: Callable[[ArchiveReport], None] | None = None,
+    reclaim: bool = True,
+) -> ArchiveReport:
+    """Move the listings closed before `closed_before`, with their history and raw records,
+    into the archive, a batch per transaction, and give their space back to the file system
+    (when the mirror reclaims incrementally; else later writes reuse it)."""
+    path = os.fspath(mirror_path)
+    cut = iso_timestamp(closed_before.astimezone(timezone.utc))
+    report = ArchiveReport(cut=cut, file_bytes_before=_file_bytes(path))
+    started = time.monotonic()
+    conn = connect(path)
+    try:
+        recover(path, conn)
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS archive_batch (id INTEGER PRIMARY KEY, month TEXT)")
+        while True:
+            if not _archive_batch(path, conn, cut, batch, report):
+                break
+            report.batches += 1
+            if progress is not None:
+                progress(report)
+            if reclaim:
+                _reclaim(conn)
+        if reclaim:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+        shutil.rmtree(_staging(path), ignore_errors=True)
+    report.file_bytes_after = _file_bytes(path)
+    report.archive_bytes = _tree_bytes(archive_dir(path))
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, report: ArchiveReport) -> bool:
+    """One batch, all or nothing; False when nothing is left before the cut."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    staging = _staging(path) / stamp
+    conn.execute("BEGIN IMMEDIATE")  # other writers wait (busy timeout); readers read on
+    try:
+        conn.execute("DELETE FROM temp.archive_batch")
+        conn.execute(
+            "INSERT INTO temp.archive_batch (id, month) SELECT id, substr(closed_at, 1, 7) FROM listings "
+            "WHERE closed_at IS NOT NULL AND closed_at < ? ORDER BY closed_at, id LIMIT ?",
+            [cut, batch],
+        )
+        chosen = dict(conn.execute("SELECT month, count(*) FROM temp.archive_batch GROUP BY month").fetchall())
+        if not chosen:
+            conn.execute("ROLLBACK")
+            return False
+        parts = []
+        for month in sorted(chosen):
+            for table, (key, rows_of_batch) in ARCHIVED_TABLES.items():
+                where = f"({rows_of_batch.replace('temp.archive_batch', f'temp.archive_batch WHERE month = {_quote(month)}')})"
+                rows = _table_rows(conn, table, where, key)
+                if not rows.num_rows:
+                    continue
+                relative = f"{table}/month={month}/part-{stamp}.parquet"
+                _write_file(rows, staging / relative)
+                parts.append((relative, table, month, rows, key))
+        _delete_batch(conn)
+        now = iso_timestamp(datetime.now(timezone.utc))
+        conn.executemany(
+            "INSERT INTO archive_parts (path, tbl, month, rows, checksum, first_id, last_id, batch, archived_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(rel, table, month, rows.num_rows, checksum(rows), _first_id(rows), _last_id(rows), stamp, now)
+             for rel, table, month, rows, _ in parts],
+        )  # fmt: skip
+        for rel, *_ in parts:  # into place: from here the files are the rows, once the commit lands
+            target = archive_dir(path) / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / rel, target)
+            _sync_dir(target.parent)
+        conn.execute("COMMIT")
+    except BaseException as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        for rel, *_ in locals().get("parts", []):
+            (archive_dir(path) / rel).unlink(missing_ok=True)  # moved before a failed commit
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise ArchiveError(
+                f"{archive_dir(path)}: the disk is full ({exc.strerror}); nothing was removed from {path}. "
+                "Free some space (the archive needs about a quarter of what the listings take in SQLite) "
+                "and run this again"
+            ) from None
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
+    for month, count in chosen.items():
+        report.listings[month] = report.listings.get(month, 0) + count
+    report.history += sum(p[3].num_rows for p in parts if p[1] == "listing_history")
+    report.raw_records += sum(p[3].num_rows for p in parts if p[1] == "raw_records")
+    return True
+
+
+def _delete_batch(conn: sqlite3.Connection) -> None:
+    """Delete the batch's rows, and their lines in the change log: the live index never held
+    these (they were closed), and `changes_from` moves on, so an index older than this
+    write is built whole rather than refreshed from a log that no longer names them."""
+    for table, (_, rows_of_batch) in reversed(list(ARCHIVED_TABLES.items())):
+        conn.execute(f"DELETE FROM {table} WHERE {rows_of_batch}")
+    conn.execute("DELETE FROM listing_changes WHERE id IN (SELECT id FROM temp.archive_batch)")
+    conn.execute(
+        "INSERT INTO mirror_meta (key, value) SELECT 'changes_from', value FROM mirror_meta WHERE key = 'generation' "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+    )
+
+
+def _reclaim(conn: sqlite3.Connection, pages_per_step: int = 2048) -> None:
+    """Give freed pages back to the file system a few MB at a time (each step a short write)."""
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+        return
+    while conn.execute("PRAGMA freelist_count").fetchone()[0]:
+        conn.execute(f"PRAGMA incremental_vacuum({pages_per_step})").fetchall()
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+# -- rows as Arrow, checksums, files ---------------------------------------------------
+
+
+def _declared(conn: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
+    """(column, Arrow type name) of a table, from its declared SQL types."""
+    return [(row[1], _ARROW_TYPES.get(str(row[2]).upper(), "string")) for row in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def _table_rows(conn: sqlite3.Connection, table: str, where: str, key: tuple[str, ...]) -> Any:
+    """The rows of `table` matching `where`, in key order, as an Arrow table typed by the
+    declared column types; a value of another type stops the archive, naming it."""
+    import pyarrow as pa
+
+    columns = _declared(conn, table)
+    names = [c for c, _ in columns]
+    data = conn.execute(f"SELECT {', '.join(names)} FROM {table} WHERE {where} ORDER BY {', '.join(key)}").fetchall()
+    arrays = []
+    for position, (column, kind) in enumerate(columns):
+        values = [row[position] for row in data]
+        try:
+            arrays.append(pa.array(values, type=getattr(pa, kind)()))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            bad = next(v for v in values if v is not None and not _fits(v, kind))
+            raise ArchiveError(f"{table}.{column} holds {bad!r}, not of its declared type {kind}: "
+                               "nothing was archived; correct that value and run this again") from None  # fmt: skip
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if kind == "int64":
+        return isinstance(value, int) and -(2**63) <= value < 2**63
+    if kind == "float64":
+        return isinstance(value, (int, float))
+    return isinstance(value, str)
+
+
+def checksum(rows: Any) -> str:
+    """SHA-256 over the rows written as CSV (header, one line a row, in the order given)."""
+    import pyarrow.csv as pacsv
+
+    out = io.BytesIO()
+    pacsv.write_csv(rows, out)
+    return hashlib.sha256(out.getvalue()).hexdigest()
+
+
+def _first_id(rows: Any) -> int:
+    return int(rows.column("id")[0].as_py())
+
+
+def _last_id(rows: Any) -> int:
+    return int(rows.column("id")[-1].as_py())
+
+
+def _write_file(rows: Any, target: Path) -> None:
+    """Write a Parquet file and make it durable; read it back and compare before it counts."""
+    import pyarrow.parquet as pq
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(rows, target, compression="zstd", row_group_size=64 * 1024)
+    with open(target, "rb") as f:
+        os.fsync(f.fileno())
+    if checksum(pq.read_table(target)) != checksum(rows):
+        raise ArchiveError(f"{target}: the file read back differs from the rows written; nothing was archived")
+
+
+def _sync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _file_bytes(path: str) -> int:
+    return sum(os.path.getsize(p) for p in (path, f"{path}-wal") if os.path.exists(p))
+
+
+def _tree_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*.parquet")) if folder.exists() else 0
+
+
+# -- after a stop ---------------------------------------------------------------------
+
+
+def recover(mirror_path: str | os.PathLike[str], conn: sqlite3.Connection | None = None) -> list[Path]:
+    """Remove what a stopped archive or restore left: files in the dataset that the manifest
+    does not list, and the staging folder. Returns the files removed."""
+    path = os.fspath(mirror_path)
+    shutil.rmtree(_staging(path), ignore_errors=True)
+    base = archive_dir(path)
+    if not base.exists():
+        return []
+    own = conn or connect(path, readonly=True)
+    try:
+        listed = {p["path"] for p in manifest(own)}
+    finally:
+        if conn is None:
+            own.close()
+    removed = []
+    for file in sorted(base.rglob("*.parquet")):
+        if file.relative_to(base).as_posix() not in listed and _PART.match(file.name):
+            file.unlink()
+            removed.append(file)
+    return removed
+
+
+# -- reading the archive --------------------------------------------------------------
+
+
+def archive_table(mirror_path: str | os.PathLike[str], table: str, *, columns: list[str] | None = None,
+                  filter: Any = None, conn: sqlite3.Connection | None = None) -> Any:  # fmt: skip
+    """An archived table as one Arrow table (the files the manifest lists, with their `month`),
+    optionally only `columns` and the rows a pyarrow `filter` keeps; None when nothing is
+    archived. `conn` reads the manifest inside the caller's transaction."""
+    import pyarrow.dataset as ds
+
+    path = os.fspath(mirror_path)
+    own = conn or connect(path, readonly=True)
+    try:
+        files = _files(own, path, table)
+    finally:
+        if conn is None:
+            own.close()
+    if not files:
+        return None
+    dataset = ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(archive_dir(path)))
+    return dataset.to_table(columns=columns, filter=filter)
+
+
+def archived_rows(mirror_path: str | os.PathLike[str], table: str, column: str, values: Iterable[Any],
+                  columns: list[str], conn: sqlite3.Connection | None = None) -> list[tuple]:  # fmt: skip
+    """Archived rows of `table` whose `column` is one of `values`, as tuples of `columns`."""
+    import pyarrow.compute as pc
+
+    wanted = list(values)
+    if not wanted:
+        return []
+    found = archive_table(mirror_path, table, columns=columns, filter=pc.field(column).isin(wanted), conn=conn)
+    if found is None:
+        return []
+    return list(zip(*(found.column(c).to_pylist() for c in columns))) if found.num_rows else []
+
+
+def verify(mirror_path: str | os.PathLike[str]) -> list[str]:
+    """Each listed file read back and compared with its recorded rows and checksum: the
+    problems found (empty when the archive is whole)."""
+    import pyarrow.parquet as pq
+
+    path = os.fspath(mirror_path)
+    conn = connect(path, readonly=True)
+    try:
+        parts = manifest(conn)
+    finally:
+        conn.close()
+    problems = []
+    for part in parts:
+        file = archive_dir(path) / part["path"]
+        try:
+            rows = pq.read_table(file)
+        except (OSError, ValueError) as exc:
+            problems.append(f"{file}: cannot be read ({exc})")
+            continue
+        if rows.num_rows != part["rows"] or checksum(rows) != part["checksum"]:
+            problems.append(f"{file}: holds {rows.num_rows} rows with another checksum than recorded ({part['rows']})")
+    return problems
+
+
+# -- putting a month back -------------------------------------------------------------
+
+
+def restore_month(mirror_path: str | os.PathLike[str], month: str) -> dict[str, int]:
+    """Put an archived month back into SQLite, checked against its checksums, in one
+    transaction; its files leave the archive. Returns the rows restored per table."""
+    import pyarrow.parquet as pq
+
+    path = os.fspath(mirror_path)
+    if not re.fullmatch(r"\d{4}-\d{2}", month):
+        raise ArchiveError(f"--restore {month!r}: write the month as YYYY-MM")
+    conn = connect(path)
+    restored: dict[str, int] = {}
+    try:
+        recover(path, conn)
+        parts = [p for p in manifest(conn) if p["month"] == month]
+        if not parts:
+            raise ArchiveError(f"--restore {month}: no archived month {month} (`edt archive --list` lists them)")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for table in ARCHIVED_TABLES:  # listings first: history rows follow their listing
+                for part in (p for p in parts if p["table"] == table):
+                    rows = pq.read_table(archive_dir(path) / part["path"])
+                    if rows.num_rows != part["rows"] or checksum(rows) != part["checksum"]:
+                        raise ArchiveError(f"{archive_dir(path) / part['path']}: its rows differ from those recorded; "
+                                           "nothing was restored")  # fmt: skip
+                    names = rows.column_names
+                    conn.executemany(
+                        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                        zip(*(rows.column(c).to_pylist() for c in names)),
+                    )
+                    restored[table] = restored.get(table, 0) + rows.num_rows
+            conn.executemany("DELETE FROM archive_parts WHERE path = ?", [(p["path"],) for p in parts])
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        for part in parts:  # no longer listed: a stop here leaves files the next run removes
+            (archive_dir(path) / part["path"]).unlink(missing_ok=True)
+    finally:
+        conn.close()
+    return restored
+
+
+# -- mirror and archive as one, for analysts -------------------------------------------
+
+
+def open_duckdb(mirror_path: str | os.PathLike[str], *, tables: Iterable[str] = ARCHIVED_TABLES) -> Any:
+    """A DuckDB connection in which `listings`, `listing_history` and `raw_records` are the
+    mirror's rows and the archive's as one (views over Arrow tables read from SQLite, in
+    one read transaction, and the archive's Parquet files), each row with its `month`
+    (null for rows still in SQLite). DuckDB reads SQLite only through an extension it
+    downloads, so the rows are handed to it as Arrow."""
+    try:
+        import duckdb
+    except ImportError:
+        raise ArchiveError("DuckDB is not installed: pip install duckdb") from None
+    path = os.fspath(mirror_path)
+    db = duckdb.connect()
+    conn = connect(path, readonly=True)
+    try:
+        conn.execute("BEGIN")
+        for table in tables:
+            live = _table_rows(conn, table, "1", ARCHIVED_TABLES[table][0])
+            db.register(f"_{table}_mirror", live)
+            files = _files(conn, path, table)
+            if files:
+                listed = ", ".join(_quote(f) for f in files)
+                db.execute(f"CREATE VIEW {table} AS SELECT *, CAST(NULL AS VARCHAR) AS month FROM _{table}_mirror "
+                           f"UNION ALL BY NAME SELECT * FROM read_parquet([{listed}], hive_partitioning = true)")  # fmt: skip
+            else:
+                db.execute(f"CREATE VIEW {table} AS SELECT *, CAST(NULL AS VARCHAR) AS month FROM _{table}_mirror")
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return db
+

@@ -1,0 +1,249 @@
+"""Age check: the mirror after months of daily syncs, against the same mirror fresh.
+
+    python -m toolkit.bench.age --db full-demo.db [--months 0,6,12] [--per-day 35000]
+        [--random 40] [--seed 1] [--archive 180d] [--work DIR] [--markdown]
+
+A script, not a timed test. It copies the mirror (SQLite's backup API) and, stage after
+stage, ages the copy: each simulated month adds `--per-day` x 30 closed listings (copies
+of the mirror's own platform listings with new ids and names, closed on each day of that
+month, three history rows each), written in one bulk transaction as `edt demo` writes
+(indexes rebuilt after). At each stage it prints:
+- the file's size, and the live columnar index's size and whole-build time;
+- a simulated day's writes through plain SQL with every trigger on (new listings in sync
+  pages of 100, bid updates, closings), and the index refresh after them;
+- live `/api/domains` requests drawn at random (`--random`, `--seed`) answered by the
+  query layer and by DuckDB over the same rows (`edt bench --random`), p50 / p95 / max.
+After the last stage, with `--archive AGE`, the listings closed before the cut move to the
+archive (`edt archive`) and the figures are taken again, with the archive's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import sqlite3
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "add_closed_months", "day_of_writes"]
+
+HISTORY_PER_LISTING = 3
+
+
+def add_closed_months(path: str, first_month: int, months: int, per_day: int, now: datetime) -> int:
+    """Add `months` months of closed listings (`per_day` a day), the newest month ending
+    `first_month` months before `now`: copies of platform listings, new ids and names,
+    closed on each day, with their history. One bulk transaction. Returns rows added."""
+    from ..store.schema import bulk_load, connect
+
+    conn = connect(path)
+    added = 0
+    try:
+        columns = [d[0] for d in conn.execute("SELECT * FROM listings LIMIT 0").description]
+        templates = conn.execute("SELECT count(*) FROM listings WHERE source != 'regfree'").fetchone()[0]
+        with bulk_load(conn, ("listings",)) as writer:
+            for month in range(first_month, first_month + months):
+                for day in range(30):
+                    closed = now - timedelta(days=30 * month + day + 1)
+                    added += _one_day(writer, columns, templates, per_day, closed)
+    finally:
+        conn.close()
+    return added
+
+
+def _one_day(conn: Any, columns: list[str], templates: int, count: int, closed: datetime) -> int:
+    """`count` closed copies of platform listings, closed at `closed`, with their history."""
+    stamp = closed.strftime("%Y-%m-%dT%H:%M:%SZ")
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM listings").fetchone()[0]
+    shifted = {
+        "id": f"{top} + row_number() OVER ()",
+        "name": f"'o{closed:%y%m%d}' || name",
+        "closed_at": f"'{stamp}'",
+        "live_until": f"'{stamp}'",
+        "auction_end_date": f"CASE WHEN auction_end_date IS NULL THEN NULL ELSE '{stamp}' END",
+        "first_seen_at": f"'{(closed - timedelta(days=12)):%Y-%m-%dT%H:%M:%SZ}'",
+        "last_seen_at": f"'{stamp}'",
+        "created_at": f"'{(closed - timedelta(days=12)):%Y-%m-%dT%H:%M:%SZ}'",
+    }
+    select = ", ".join(shifted.get(c, c) for c in columns)
+    offset = random.Random(stamp).randrange(max(templates - count, 1))
+    conn.execute(
+        f"INSERT INTO listings ({', '.join(columns)}) SELECT {select} FROM (SELECT * FROM listings "
+        f"WHERE source != 'regfree' AND closed_at IS NULL LIMIT {count} OFFSET {offset})"
+    )
+    made = conn.execute("SELECT count(*) FROM listings WHERE id > ?", [top]).fetchone()[0]
+    conn.execute(
+        "INSERT INTO listing_history (listing_id, observed_at, price, max_bid, bids_count, effective_price, "
+        "auction_end_date, trust_flow, citation_flow, domain_authority, referring_domains, backlinks_count) "
+        "SELECT id, strftime('%Y-%m-%dT%H:%M:%SZ', first_seen_at, '+' || (k * 4) || ' days'), price, max_bid, "
+        "bids_count, effective_price, auction_end_date, trust_flow, citation_flow, domain_authority, "
+        f"referring_domains, backlinks_count FROM listings, ({' UNION ALL '.join(f'SELECT {k} AS k' for k in range(HISTORY_PER_LISTING))}) "
+        "WHERE id > ?",
+        [top],
+    )
+    return made
+
+
+def day_of_writes(path: str, per_day: int, seed: int) -> dict[str, float]:
+    """A simulated day's writes through plain SQL, every trigger on, a transaction per sync
+    page of 100: `per_day` new listings (copies of live ones), bid updates on a third as
+    many, and as many closings (the writer's `close_listings`). Seconds per kind."""
+    from ..store.writer import close_listings
+
+    rnd = random.Random(seed)
+    conn = sqlite3.connect(path, timeout=60)
+    spent: dict[str, float] = {}
+    try:
+        columns = [d[0] for d in conn.execute("SELECT * FROM listings LIMIT 0").description]
+        low, high = conn.execute("SELECT min(id), max(id) FROM listings").fetchone()
+
+        def live_page() -> list[tuple]:  # 100 live platform listings from a random place (a seek, not a scan)
+            return conn.execute("SELECT * FROM listings WHERE id >= ? AND closed_at IS NULL AND source != 'regfree' "
+                                "LIMIT 100", [rnd.randint(low, high)]).fetchall()  # fmt: skip
+
+        started = time.perf_counter()
+        top = high
+        for _ in range(0, per_day, 100):
+            page = [list(row) for row in live_page()]
+            for row in page:
+                top += 1
+                row[0], row[1] = top, f"n{top}{row[1]}"
+            conn.executemany(f"INSERT INTO listings ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", page)
+            conn.commit()
+        spent["new listings"] = time.perf_counter() - started
+        started = time.perf_counter()
+        for _ in range(0, per_day // 3, 100):
+            conn.executemany("UPDATE listings SET bids_count = coalesce(bids_count, 0) + 1, max_bid = coalesce(max_bid, "
+                             "price, 1) * 1.1, effective_price = coalesce(max_bid, price, 1) * 1.1 WHERE id = ?",
+                             [(row[0],) for row in live_page()])  # fmt: skip
+            conn.commit()
+        spent["bid updates"] = time.perf_counter() - started
+        started = time.perf_counter()
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for _ in range(0, per_day, 100):
+            close_listings(conn, [row[0] for row in live_page()], closed_at=stamp)
+        spent["closings"] = time.perf_counter() - started
+    finally:
+        conn.close()
+    return spent
+
+
+def _stage(path: str, label: str, args: argparse.Namespace, now: datetime, say: Any) -> dict[str, Any]:
+    from ..query.columnar import build_index, index_path, update_index
+    from .query import bench, summarize
+
+    figures: dict[str, Any] = {"stage": label}
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    figures["rows"], figures["closed"] = conn.execute("SELECT count(*), count(closed_at) FROM listings").fetchone()
+    conn.close()
+    figures["file_mb"] = _size(path) / 1e6
+    say(f"{label}: building the live index ...")
+    started = time.perf_counter()
+    index = build_index(path)
+    figures["build_s"] = time.perf_counter() - started
+    index.save(index_path(path))
+    figures["index_mb"] = index_path(path).stat().st_size / 1e6
+    if args.per_day:
+        say(f"{label}: a day's writes ...")
+        writes = day_of_writes(path, args.per_day, args.seed)
+        figures["writes_s"] = sum(writes.values())
+        started = time.perf_counter()
+        update_index(path, index).save(index_path(path))
+        figures["refresh_s"] = time.perf_counter() - started
+    say(f"{label}: {args.random} random requests against DuckDB ...")
+    # Asked after the day's writes (its closings are in the past then), as a user would.
+    asked = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(seconds=1)
+    report = bench(path, repeat=args.repeat, random=args.random, seed=args.seed, now=asked)
+    ql, duck, _ = summarize(report.timings).rows
+    figures["layer"], figures["duckdb"] = ql[1:4], duck[1:4]
+    figures["agree"] = all(t.agree for t in report.timings)
+    for timing in report.timings:
+        if not timing.agree:
+            say(f"  {label}: {timing.name}: {timing.mismatch}")
+    return figures
+
+
+def _size(path: str) -> int:
+    return sum(os.path.getsize(p) for p in (path, f"{path}-wal") if os.path.exists(p))
+
+
+def _table(rows: list[dict[str, Any]], markdown: bool) -> str:
+    head = ["stage", "rows", "closed", "file MB", "archive MB", "index MB", "build s", "day's writes s", "refresh s",
+            "layer p50/p95/max ms", "DuckDB p50/p95/max ms", "p50 ratio", "same answers"]  # fmt: skip
+    lines = []
+    for r in rows:
+        layer, duck = r["layer"], r["duckdb"]
+        lines.append([r["stage"], f"{r['rows']:,}", f"{r['closed']:,}", f"{r['file_mb']:,.0f}",
+                      f"{r.get('archive_mb', 0):,.0f}", f"{r['index_mb']:,.0f}", f"{r['build_s']:.1f}",
+                      f"{r.get('writes_s', 0):.1f}", f"{r.get('refresh_s', 0):.2f}",
+                      f"{layer[0]:.1f} / {layer[1]:.1f} / {layer[2]:.1f}", f"{duck[0]:.1f} / {duck[1]:.1f} / {duck[2]:.1f}",
+                      f"{layer[0] / duck[0]:.2f}x", "yes" if r["agree"] else "NO"])  # fmt: skip
+    if markdown:
+        return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(x) + " |" for x in lines])
+    return "\n".join("  ".join(x) for x in [head, *lines])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.age", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", required=True, help="a fresh mirror to age (it is copied, never written)")
+    parser.add_argument("--months", default="0,6,12", help="the stages, in months of closings (default 0,6,12)")
+    parser.add_argument("--per-day", type=int, default=35_000, help="listings closed (and new) a day (default 35,000)")
+    parser.add_argument("--random", type=int, default=40, help="random live requests per stage (default 40)")
+    parser.add_argument("--repeat", type=int, default=3, help="timings per request (median; default 3)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--archive", default="180d", help="after the last stage, archive what closed before this (none: skip)")
+    parser.add_argument("--work", default=None, help="the folder for the aged copy (default: a temporary one)")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args(argv)
+    if not Path(args.db).is_file():
+        print(f"{args.db}: no mirror there; build one with `edt demo --scale full` first", file=sys.stderr)
+        return 2
+    try:
+        stages = sorted({int(m) for m in args.months.split(",")})
+    except ValueError:
+        print(f"--months {args.months!r}: write months as 0,6,12", file=sys.stderr)
+        return 2
+    say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
+    from ..archive import archive_closed, archive_dir, parse_age
+    from .refresh import copy_mirror
+
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="edt-age-", dir=args.work) as scratch:
+        path = os.path.join(scratch, "aged.db")
+        copy_mirror(args.db, path)
+        from ..query import Mirror
+
+        Mirror(path).close()  # brought to this toolkit's schema
+        aged = 0
+        for months in stages:
+            if months > aged:
+                say(f"adding months {aged + 1}-{months} of closings ...")
+                started = time.perf_counter()
+                add_closed_months(path, aged, months - aged, args.per_day, now)
+                say(f"  added in {time.perf_counter() - started:.0f} s")
+                aged = months
+            rows.append(_stage(path, "fresh" if months == 0 else f"{months} months", args, now, say))
+            print(_table(rows[-1:], False), file=sys.stderr, flush=True)
+        if args.archive != "none":
+            say(f"archiving what closed before {args.archive} ...")
+            report = archive_closed(path, now - parse_age(args.archive))
+            say(f"  {report.moved:,} listings in {report.seconds:.0f} s")
+            figures = _stage(path, f"{aged} months, archive {args.archive}", args, now, say)
+            figures["archive_mb"] = sum(p.stat().st_size for p in archive_dir(path).rglob("*.parquet")) / 1e6
+            figures["archive_s"] = report.seconds
+            rows.append(figures)
+    print(f"{platform.machine()}, {os.cpu_count()} cores; {args.per_day:,} closings a day; {args.random} random live "
+          f"requests (seed {args.seed}), median of {args.repeat} each")  # fmt: skip
+    print(_table(rows, args.markdown))
+    return 0 if all(r["agree"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,105 @@
+"""`edt archive`: move listings closed long ago, with their history, into the Parquet archive
+beside the mirror; list, check and restore its months (a thin shell over `toolkit/archive.py`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .shell import BadInput, Failed, _db_option, _open, _refresh_index, cli
+
+__all__ = ["archive"]
+
+
+@cli.command()
+@_db_option
+@click.option("--closed-before", "closed_before", default=None, metavar="AGE",
+              help="Archive the listings closed more than AGE ago: 180d, 26w, 6m (default: the config's "
+                   "[archive] closed_before, else 180d).")  # fmt: skip
+@click.option("--list", "list_months", is_flag=True, help="List the archived months: rows per table and a checksum.")
+@click.option("--verify", is_flag=True, help="Read every archived file back and compare it with its recorded rows.")
+@click.option("--restore", metavar="YYYY-MM", default=None, help="Put an archived month back into the mirror.")
+@click.option("--batch", type=click.IntRange(1), default=None, metavar="N",
+              help="Listings per transaction (default 50,000: a few seconds of writer lock at full scale).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def archive(db: str, closed_before: str | None, list_months: bool, verify: bool, restore: str | None,
+            batch: int | None, as_json: bool) -> None:  # fmt: skip
+    """Move the listings closed before a cut, with their history and raw records, out of the
+    mirror into `<mirror>.archive/` (Parquet, a folder per month: pyarrow, DuckDB, Polars
+    and Spark read it as is), then give the space back. The API, the app and the notebooks
+    read mirror and archive as one. A batch at a time, each all or nothing: a stop leaves
+    nothing half done, and running it again finishes it."""
+    from .. import archive as archiving
+    from ..config import ARCHIVE_CLOSED_BEFORE, archive_setting
+
+    if sum(map(bool, (closed_before, list_months, verify, restore))) > 1:
+        raise BadInput("--closed-before, --list, --verify and --restore: choose one")
+    if list_months or verify:
+        mirror = _open(db)
+        if verify:
+            problems = archiving.verify(db)
+            _say({"problems": problems} if as_json else "\n".join(problems) or "the archive is whole", as_json)
+            if problems:
+                raise Failed(f"{len(problems)} archived file(s) differ from what was recorded")
+            return
+        months = archiving.months(mirror.connection())
+        if as_json:
+            _say(months, True)
+        elif not months:
+            click.echo(f"nothing archived yet beside {db}")
+        else:
+            click.echo(f"{'month':8} {'listings':>10} {'history':>10} {'raw':>8} {'files':>5}  checksum")
+            for month, row in months.items():
+                click.echo(f"{month:8} {row['listings']:>10,} {row['listing_history']:>10,} {row['raw_records']:>8,} "
+                           f"{row['files']:>5}  {row['checksum'][:16]}")  # fmt: skip
+        return
+    from .load import _hold_load_lock
+
+    _hold_load_lock(db, "edt archive")
+    mirror = _open(db, writes="archive")
+    try:
+        if restore:
+            restored = archiving.restore_month(db, restore)
+            _say({"restored": restored} if as_json else
+                 f"{restore}: {restored.get('listings', 0):,} listings and {restored.get('listing_history', 0):,} "
+                 f"history rows back in {db}", as_json)  # fmt: skip
+        else:
+            age = closed_before or archive_setting() or ARCHIVE_CLOSED_BEFORE
+            try:
+                cut = mirror.now() - archiving.parse_age(age)  # EDT_NOW, when set, is now
+            except ValueError as exc:
+                raise BadInput(f"--closed-before: {exc}") from None
+            report = archiving.archive_closed(db, cut, batch=batch or archiving.BATCH, progress=_progress(as_json))
+            _say(_summary(db, report, as_json), as_json)
+    except archiving.ArchiveError as exc:
+        raise BadInput(str(exc)) from None
+    _refresh_index(mirror)
+
+
+def _progress(quiet: bool):
+    def show(report) -> None:
+        if not quiet:
+            click.echo(f"  {report.moved:,} listings archived ...", err=True)
+
+    return show
+
+
+def _summary(db: str, report, as_json: bool):
+    if as_json:
+        return {"cut": report.cut, "listings": report.listings, "history": report.history,
+                "raw_records": report.raw_records, "file_bytes_before": report.file_bytes_before,
+                "file_bytes_after": report.file_bytes_after, "archive_bytes": report.archive_bytes,
+                "seconds": round(report.seconds, 1)}  # fmt: skip
+    if not report.moved:
+        return f"nothing closed before {report.cut} left in {db}"
+    months = ", ".join(f"{m} {n:,}" for m, n in sorted(report.listings.items()))
+    return (f"archived {report.moved:,} listings closed before {report.cut} ({months}) and {report.history:,} history "
+            f"rows into {Path(db).name}.archive/ in {report.seconds:.1f} s; {db}: "
+            f"{report.file_bytes_before / 1e6:,.1f} MB -> {report.file_bytes_after / 1e6:,.1f} MB, archive "
+            f"{report.archive_bytes / 1e6:,.1f} MB")  # fmt: skip
+
+
+def _say(value, as_json: bool) -> None:
+    click.echo(json.dumps(value, indent=2) if as_json else value)
