@@ -329,3 +329,22 @@ def test_the_scheduler_archives_after_the_listings_run_when_the_config_says(copy
     _archive_after(mirror, said.append)
     assert len(said) == 1 and said[0].startswith(f"archive: {len(_archived_ids(copy)):,} listings closed before")
     assert _closed_ids(copy) == []
+
+
+def test_a_mirror_made_before_gives_the_space_back_once_vacuumed(copy):
+    conn = sqlite3.connect(copy)  # as a mirror made by an older toolkit: no incremental reclaiming
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.execute("PRAGMA auto_vacuum=NONE")
+    conn.execute("VACUUM")
+    conn.close()
+    report = archive.archive_closed(copy, CUT)
+    assert report.moved and report.file_bytes_after >= report.file_bytes_before  # freed pages kept for later writes
+    before = {t: _rows(copy, t) for t in TABLES}
+    done = CliRunner().invoke(cli, ["archive", "--db", str(copy), "--vacuum", "--json"])
+    assert done.exit_code == 0, done.output
+    sizes = json.loads(done.stdout)
+    assert sizes["file_bytes_after"] < report.file_bytes_before - report.archive_bytes
+    conn = connect(str(copy), readonly=True)
+    assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    conn.close()
+    assert {t: _rows(copy, t) for t in TABLES} == before

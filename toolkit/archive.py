@@ -51,6 +51,7 @@ __all__ = [
     "months",
     "open_duckdb",
     "parse_age",
+    "reclaim_space",
     "recover",
     "restore_month",
     "verify",
@@ -271,6 +272,25 @@ def _reclaim(conn: sqlite3.Connection, pages_per_step: int = 2048) -> None:
         return
     while conn.execute("PRAGMA freelist_count").fetchone()[0]:
         conn.execute(f"PRAGMA incremental_vacuum({pages_per_step})").fetchall()
+
+
+def reclaim_space(mirror_path: str | os.PathLike[str]) -> tuple[int, int]:
+    """Once, for a mirror made before it gave space back as it went: switch it to incremental
+    reclaiming and rewrite it without its free pages (SQLite's VACUUM: minutes at full scale,
+    other writers wait, readers read on). (bytes before, bytes after)."""
+    path = os.fspath(mirror_path)
+    before = _file_bytes(path)
+    conn = connect(path)
+    try:
+        if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            conn.execute("VACUUM")
+        else:
+            _reclaim(conn)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    return before, _file_bytes(path)
 
 
 def _quote(text: str) -> str:

@@ -21,11 +21,14 @@ __all__ = ["archive"]
 @click.option("--list", "list_months", is_flag=True, help="List the archived months: rows per table and a checksum.")
 @click.option("--verify", is_flag=True, help="Read every archived file back and compare it with its recorded rows.")
 @click.option("--restore", metavar="YYYY-MM", default=None, help="Put an archived month back into the mirror.")
+@click.option("--vacuum", is_flag=True,
+              help="Once, for a mirror made before this toolkit version: give the space archived rows left back to "
+                   "the file system, and from then on as it frees (rewrites the file: minutes at full scale).")  # fmt: skip
 @click.option("--batch", type=click.IntRange(1), default=None, metavar="N",
               help="Listings per transaction (default 50,000: a few seconds of writer lock at full scale).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def archive(db: str, closed_before: str | None, list_months: bool, verify: bool, restore: str | None,
-            batch: int | None, as_json: bool) -> None:  # fmt: skip
+            vacuum: bool, batch: int | None, as_json: bool) -> None:  # fmt: skip
     """Move the listings closed before a cut, with their history and raw records, out of the
     mirror into `<mirror>.archive/` (Parquet, a folder per month: pyarrow, DuckDB, Polars
     and Spark read it as is), then give the space back. The API, the app and the notebooks
@@ -34,8 +37,8 @@ def archive(db: str, closed_before: str | None, list_months: bool, verify: bool,
     from .. import archive as archiving
     from ..config import ARCHIVE_CLOSED_BEFORE, archive_setting
 
-    if sum(map(bool, (closed_before, list_months, verify, restore))) > 1:
-        raise BadInput("--closed-before, --list, --verify and --restore: choose one")
+    if sum(map(bool, (closed_before, list_months, verify, restore, vacuum))) > 1:
+        raise BadInput("--closed-before, --list, --verify, --restore and --vacuum: choose one")
     if list_months or verify:
         mirror = _open(db)
         if verify:
@@ -60,7 +63,12 @@ def archive(db: str, closed_before: str | None, list_months: bool, verify: bool,
     _hold_load_lock(db, "edt archive")
     mirror = _open(db, writes="archive")
     try:
-        if restore:
+        if vacuum:
+            before, after = archiving.reclaim_space(db)
+            _say({"file_bytes_before": before, "file_bytes_after": after} if as_json else
+                 f"{db}: {before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB; from now on it gives space back as it frees",
+                 as_json)  # fmt: skip
+        elif restore:
             restored = archiving.restore_month(db, restore)
             _say({"restored": restored} if as_json else
                  f"{restore}: {restored.get('listings', 0):,} listings and {restored.get('listing_history', 0):,} "

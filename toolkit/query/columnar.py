@@ -853,7 +853,8 @@ class ColumnarIndex:
         return at[self.arrays["id"][at] == ids]
 
     # -- answering -----------------------------------------------------------------------
-    def mask(self, values: Mapping[str, Any], now: datetime, fts: Callable[[str, str], np.ndarray]) -> np.ndarray:
+    def mask(self, values: Mapping[str, Any], now: datetime,
+             fts: Callable[[str, str, int, int], np.ndarray]) -> np.ndarray:  # fmt: skip
         """The rows an `/api/domains` request matches (validated `values`), as of `now`;
         Unsupported when the index cannot answer it (a filter, or the sort, it does not hold)."""
         if "after_id" not in values:
@@ -919,7 +920,7 @@ class _WithFts:
     """The index as the conditions see it during one request: plus the trigram search,
     which reads SQLite's FTS table inside the request's read transaction."""
 
-    def __init__(self, index: ColumnarIndex, fts: Callable[[str, str], np.ndarray]):
+    def __init__(self, index: ColumnarIndex, fts: Callable[[str, str, int, int], np.ndarray]):
         self._index, self._fts = index, fts
 
     def __getattr__(self, name: str) -> Any:
@@ -929,7 +930,9 @@ class _WithFts:
         if table != "listings":
             raise Unsupported(table)
         mask = np.zeros(self._index.rows, dtype=bool)
-        mask[self._index.positions_of(self._fts(table, match))] = True
+        if self._index.rows:  # only the part's id range: the matches of closed listings (older ids) are not read
+            ids = self._index.arrays["id"]
+            mask[self._index.positions_of(self._fts(table, match, int(ids[0]), int(ids[-1])))] = True
         return mask
 
 

@@ -29,7 +29,7 @@ from ..params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, Context, parse_
 from ..plans import normalize_plan, require
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
-from ..store.schema import SCHEMA_VERSION, connect, ensure_schema
+from ..store.schema import OPEN, SCHEMA_VERSION, connect, ensure_schema
 from . import aggregates, sqlplan
 from .aggregates import ChartCounts
 from .envelope import envelope as _envelope
@@ -287,11 +287,12 @@ class Mirror:
             conn.execute("COMMIT")
 
     @staticmethod
-    def _trigram_ids(conn: sqlite3.Connection) -> Callable[[str, str], Any]:
+    def _trigram_ids(conn: sqlite3.Connection) -> Callable[[str, str, int, int], Any]:
         import numpy as np
 
-        def ids(table: str, match: str) -> Any:
-            rows = conn.execute(f"SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ?", [match]).fetchall()
+        def ids(table: str, match: str, low: int, high: int) -> Any:
+            rows = conn.execute(f"SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ? AND rowid BETWEEN ? AND ?",
+                                [match, low, high]).fetchall()  # fmt: skip
             return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
         return ids
@@ -322,6 +323,11 @@ class Mirror:
         row = self.connection().execute(
             "SELECT 1 FROM listings WHERE closed_at > ? LIMIT 1", [iso_timestamp(now)]).fetchone()  # fmt: skip
         return row is not None
+
+    def _open_term(self, now: datetime) -> str:
+        """`closed_at IS NULL AND ` when it is implied by "live" (no listing closed after
+        `now`): stated, it lets the listing indexes (open listings only) serve."""
+        return "" if self._closed_after(now) else f"{OPEN} AND "
 
     def _part(self, values: Mapping[str, Any], now: datetime) -> str:
         """The index part a request reads: `live` unless closed rows may match it."""
@@ -470,7 +476,7 @@ class Mirror:
         sql = self._domain_sql(values, plan)
         today = self.now().date()
         ht = bool(values.get("include_historical_traffic"))
-        if sql.filters_where is None and self._archived(self.connection()):
+        if not sql.open_only and self._archived(self.connection()):
             return self._iter_with_archive(values, lambda row: listing_record(row, today, historical_traffic=ht))
         return self._stream(f"SELECT {LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}", sql.args,
                             lambda row: listing_record(row, today, historical_traffic=ht))  # fmt: skip
@@ -740,7 +746,7 @@ class Mirror:
         topic: what a filter picker or an assistant's `list_filters` shows beside each value."""
         conn = self.connection()
         now = iso_timestamp(self.now())
-        live = "FROM listings WHERE live_until > ?"
+        live = f"FROM listings WHERE {self._open_term(self.now())}live_until > ?"
 
         def pairs(sql: str, *args: Any) -> list[tuple[Any, int]]:
             return conn.execute(sql, [now, *args]).fetchall()
@@ -827,7 +833,8 @@ class Mirror:
         datasets = {
             "listings": {
                 "rows": count("SELECT count(*) FROM listings WHERE source != ?", REGFREE),
-                "live": count("SELECT count(*) FROM listings WHERE source != ? AND live_until > ?", REGFREE, now),
+                "live": count(f"SELECT count(*) FROM listings WHERE {self._open_term(self.now())}source != ? "
+                              "AND live_until > ?", REGFREE, now),
             },
             "regfree": {"rows": count("SELECT count(*) FROM listings WHERE source = ?", REGFREE)},
             "pending_delete": {"rows": count("SELECT count(*) FROM pending_delete")},

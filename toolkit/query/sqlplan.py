@@ -17,7 +17,7 @@ from typing import Any
 from ..params import DOMAIN_PARAMS, Context, Param
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
-from ..store.schema import SORT_COLUMNS, SORT_INDEXES
+from ..store.schema import OPEN, SORT_COLUMNS, SORT_INDEXES
 from .records import LISTING_SELECT
 
 __all__ = ["DomainSql", "domain_sql", "filter_clauses", "where", "order_by", "count", "count_and_page", "rows_by_id"]
@@ -34,9 +34,9 @@ class DomainSql:
     count_index: str | None  # the index that counts the matches without reading the table
     walk_where: str = "1"  # the conditions a walk of walk_index checks by itself
     walk_args: list[Any] = ()
-    # `where` for a scan of the covering index, which holds open listings only (closed ones
-    # would make every live query read past them); None when closed rows may match.
-    filters_where: str | None = None
+    # Only open listings can match (`closed_at IS NULL` is in `where`): the listing indexes,
+    # which hold open listings only, serve; else none does (the table is read).
+    open_only: bool = True
 
 
 # A page walks its sort index when it should find its rows within this many index entries
@@ -153,7 +153,10 @@ def domain_sql(values: Mapping[str, Any], now: datetime, *, closed_after_now: bo
     """The SQL of an `/api/domains` request (plan checks are the caller's). `closed_after_now`:
     some listing closed after `now` (a clock set in the past), so "live" may hold closed rows."""
     regfree = values.get("source") == REGFREE
-    base: list[tuple[str, list[Any]]] = []
+    # A live row is open whenever no listing closed after `now`: then the condition every
+    # listing index is declared with is stated, and they serve.
+    open_only = not values.get("include_closed") and not closed_after_now
+    base: list[tuple[str, list[Any]]] = [(OPEN, [])] if open_only else []
     if not values.get("include_closed"):
         base.append(("live_until > ?", [iso_timestamp(now)]))
     # Regfree is a separate database: only ever returned when asked for by name.
@@ -165,7 +168,7 @@ def domain_sql(values: Mapping[str, Any], now: datetime, *, closed_after_now: bo
     hints = sorted({_PARTIAL_HINTS[name] for name in values if name in _PARTIAL_HINTS})
     where_sql, args = where(base + list(named.values()) + [(hint, []) for hint in hints])
     order = order_by(values.get("sort"))
-    walk_index = _walk_index(order, values)
+    walk_index = _walk_index(order, values) if open_only else None
     # Every index carries source; a filter the walk index cannot check means table reads.
     filters = set(named) - {"source", "ends_after_now"}
     if len(values.get("tld", ())) > 1:
@@ -177,18 +180,13 @@ def domain_sql(values: Mapping[str, Any], now: datetime, *, closed_after_now: bo
         base + [c for n, c in named.items() if n in checks] + [(h, []) for h in hints if walk_index == "idx_listings_tech"]
     )
     fts = "contains" in values and all(len(t) >= 3 for t in values["contains"])
-    count_index = None if fts else _count_index(filters)
-    # A live row is open whenever no listing closed after `now`: then the covering index serves.
-    open_only = not values.get("include_closed") and not closed_after_now
-    filters_where = f"(closed_at IS NULL) AND {where_sql}" if open_only else None
-    return DomainSql(where_sql, args, order, walk_index, covered, fts, count_index, walk_where, walk_args, filters_where)
+    count_index = None if fts or not open_only else _count_index(filters)
+    return DomainSql(where_sql, args, order, walk_index, covered, fts, count_index, walk_where, walk_args, open_only)
 
 
 def _covering_scan(sql: DomainSql) -> tuple[str, str]:
     """(hint, where) of a scan of the covering index; of the table when closed rows may match."""
-    if sql.filters_where is None:
-        return "", sql.where
-    return f"INDEXED BY {FILTERS_INDEX}", sql.filters_where
+    return (f"INDEXED BY {FILTERS_INDEX}" if sql.open_only else ""), sql.where
 
 
 def count(conn: sqlite3.Connection, sql: DomainSql) -> int:

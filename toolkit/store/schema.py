@@ -177,42 +177,52 @@ FILTER_COLUMNS = (
 # (Each costs ~1.4 s to build at full scale; other sorts take a top-N over the covering index.)
 # Every index ends with what every query checks (id for ties, live_until, source) and the
 # listing type, so walking it never reads the table unless another filter asks for more.
-_BASE = "id, live_until, source, type"
+#
+# Every one holds the open listings only (partial: `closed_at IS NULL`, a column of each so
+# that the condition is checked inside it): a live query, which states the condition,
+# never walks past closed rows, and a year of closings neither grows them nor slows each
+# write. Requests that may match closed rows (`include_closed`, a clock set in the past)
+# state no such condition and use none of them: the columnar index's `all` part answers them.
+OPEN = "closed_at IS NULL"
+_BASE = "id, live_until, source, type, closed_at"
+_ONLY_OPEN = f") WHERE ({OPEN}"
 SORT_INDEXES = {
-    "idx_listings_score": f"score DESC, {_BASE}",
-    "idx_listings_ending": f"(auction_end_date IS NULL), auction_end_date, {_BASE}",
-    "idx_listings_oldest": f"(wayback_first_date IS NULL), wayback_first_date, {_BASE}",
-    "idx_listings_cheapest": f"(effective_price IS NULL), effective_price, {_BASE}",
-    "idx_listings_price": f"(price IS NULL), price, {_BASE}",
-    "idx_listings_newest": f"created_at DESC, {_BASE}",
-    "idx_listings_bids": f"bids_count DESC, {_BASE}",
-    "idx_listings_trust_flow": f"trust_flow DESC, {_BASE}",
-    "idx_listings_referring": f"referring_domains DESC, {_BASE}",
-    "idx_listings_authority": f"domain_authority DESC, {_BASE}",
-    "idx_listings_traffic": f"historical_traffic_etv DESC, {_BASE}",
-    "idx_listings_name": f"name, {_BASE}",
+    "idx_listings_score": f"score DESC, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_ending": f"(auction_end_date IS NULL), auction_end_date, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_oldest": f"(wayback_first_date IS NULL), wayback_first_date, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_cheapest": f"(effective_price IS NULL), effective_price, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_price": f"(price IS NULL), price, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_newest": f"created_at DESC, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_bids": f"bids_count DESC, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_trust_flow": f"trust_flow DESC, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_referring": f"referring_domains DESC, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_authority": f"domain_authority DESC, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_traffic": f"historical_traffic_etv DESC, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_name": f"name, {_BASE}{_ONLY_OPEN}",
 }
 
 # Filters that only the wide covering index could check get a small index of their own:
 # rare flags as partial indexes in score order, topics and languages as seekable keys.
 FILTER_INDEXES = {
-    "idx_listings_gmb": f"score DESC, {_BASE}) WHERE (has_gmb = 1",
-    "idx_listings_edu_gov": f"score DESC, {_BASE}, wayback_snapshots) WHERE (ref_domains_edu + ref_domains_gov > 0",
-    "idx_listings_tech": f"score DESC, {_BASE}, historical_tech, use_cases) WHERE (historical_tech IS NOT NULL OR use_cases IS NOT NULL",
-    "idx_listings_topic": f"ttf_topic COLLATE NOCASE, {_BASE}",
-    "idx_listings_language": f"language, wayback_first_date, {_BASE}",
+    "idx_listings_gmb": f"score DESC, {_BASE}) WHERE (has_gmb = 1) AND ({OPEN}",
+    "idx_listings_edu_gov": f"score DESC, {_BASE}, wayback_snapshots) WHERE (ref_domains_edu + ref_domains_gov > 0) AND ({OPEN}",
+    "idx_listings_tech": f"score DESC, {_BASE}, historical_tech, use_cases) WHERE (historical_tech IS NOT NULL OR use_cases IS NOT NULL) AND ({OPEN}",
+    "idx_listings_topic": f"ttf_topic COLLATE NOCASE, {_BASE}{_ONLY_OPEN}",
+    "idx_listings_language": f"language, wayback_first_date, {_BASE}{_ONLY_OPEN}",
 }
 
 LISTING_INDEXES = {
-    # Open listings only: the live scans (the columnar index's build, a count no narrower
-    # index serves) then never read past the closed ones, however many a year leaves.
-    "idx_listings_filters": ", ".join(FILTER_COLUMNS) + ") WHERE (closed_at IS NULL",
-    # The closed ones by closing time: the archive's cut, and the newest closing.
-    "idx_listings_closed": "closed_at) WHERE (closed_at IS NOT NULL",
-    "idx_listings_source_score": "source, score DESC, id, live_until, type",
-    "idx_listings_tld_score": f"tld, score DESC, {_BASE}",
+    # The covering index: every filter's column, open listings only. The live scans (the
+    # columnar index's build, a count no narrower index serves) read it and nothing else.
+    "idx_listings_filters": ", ".join(FILTER_COLUMNS) + f", closed_at{_ONLY_OPEN}",
+    "idx_listings_source_score": f"source, score DESC, id, live_until, type, closed_at{_ONLY_OPEN}",
+    "idx_listings_tld_score": f"tld, score DESC, {_BASE}{_ONLY_OPEN}",
     **SORT_INDEXES,
     **FILTER_INDEXES,
+    # Every listing, closed ones too: by closing time (the archive's cut, the newest
+    # closing) and by name (a domain's listings, its page).
+    "idx_listings_closed": "closed_at) WHERE (closed_at IS NOT NULL",
+    "idx_listings_lookup": "name",
 }
 
 PENDING_INDEXES = {
