@@ -196,6 +196,7 @@ def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, re
     """One batch, all or nothing; False when nothing is left before the cut."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
     staging = _staging(path) / stamp
+    parts: list[tuple[str, str, str, Any, tuple[str, ...]]] = []  # (relative path, table, month, rows, key)
     conn.execute("BEGIN IMMEDIATE")  # other writers wait (busy timeout); readers read on
     try:
         conn.execute("DELETE FROM temp.archive_batch")
@@ -208,7 +209,6 @@ def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, re
         if not chosen:
             conn.execute("ROLLBACK")
             return False
-        parts = []
         for month in sorted(chosen):
             for table, (key, rows_of_batch) in ARCHIVED_TABLES.items():
                 where = f"({rows_of_batch.replace('temp.archive_batch', f'temp.archive_batch WHERE month = {_quote(month)}')})"
@@ -235,7 +235,7 @@ def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, re
     except BaseException as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        for rel, *_ in locals().get("parts", []):
+        for rel, *_ in parts:
             (archive_dir(path) / rel).unlink(missing_ok=True)  # moved before a failed commit
         shutil.rmtree(staging, ignore_errors=True)
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):

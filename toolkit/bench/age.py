@@ -150,6 +150,7 @@ def day_of_writes(path: str, per_day: int, seed: int, live_from: int = 0) -> dic
 
 
 def _stage(path: str, label: str, args: argparse.Namespace, say: Any, live_from: int) -> dict[str, Any]:
+    from ..archive import _file_bytes
     from ..query.columnar import build_index, index_path, update_index
     from .query import bench, summarize
 
@@ -157,7 +158,7 @@ def _stage(path: str, label: str, args: argparse.Namespace, say: Any, live_from:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     figures["rows"], figures["closed"] = conn.execute("SELECT count(*), count(closed_at) FROM listings").fetchone()
     conn.close()
-    figures["file_mb"] = _size(path) / 1e6
+    figures["file_mb"] = _file_bytes(path) / 1e6
     say(f"{label}: building the live index ...")
     started = time.perf_counter()
     index = build_index(path)
@@ -182,10 +183,6 @@ def _stage(path: str, label: str, args: argparse.Namespace, say: Any, live_from:
         if not timing.agree:
             say(f"  {label}: {timing.name}: {timing.mismatch}")
     return figures
-
-
-def _size(path: str) -> int:
-    return sum(os.path.getsize(p) for p in (path, f"{path}-wal") if os.path.exists(p))
 
 
 def _table(rows: list[dict[str, Any]], markdown: bool) -> str:
@@ -225,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--months {args.months!r}: write months as 0,6,12", file=sys.stderr)
         return 2
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
-    from ..archive import archive_closed, archive_dir, parse_age
+    from ..archive import archive_closed, parse_age
     from .refresh import copy_mirror
 
     now = datetime.now(timezone.utc).replace(microsecond=0)
@@ -254,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             report = archive_closed(path, now - parse_age(args.archive))
             say(f"  {report.moved:,} listings in {report.seconds:.0f} s")
             figures = _stage(path, f"{aged} months, archive {args.archive}", args, say, live_from)
-            figures["archive_mb"] = sum(p.stat().st_size for p in archive_dir(path).rglob("*.parquet")) / 1e6
+            figures["archive_mb"] = report.archive_bytes / 1e6
             figures["archive_s"] = report.seconds
             rows.append(figures)
     print(f"{platform.machine()}, {os.cpu_count()} cores; {args.per_day:,} closings a day; {args.random} random live "

@@ -58,7 +58,7 @@ from ..conditions import Condition, Unsupported
 from ..params import DOMAIN_PARAMS, Context
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
-from ..store.schema import LISTING_COLUMNS, SORT_COLUMNS, connect
+from ..store.schema import LISTING_COLUMNS, OPEN, SORT_COLUMNS, connect
 
 __all__ = ["ColumnarIndex", "Unsupported", "index_path", "build_index", "update_index", "load_index"]
 
@@ -85,7 +85,7 @@ def _number_columns() -> tuple[str, ...]:
 
 
 # Which listings each part holds, as the condition its scans add.
-PARTS = {"live": "closed_at IS NULL", "all": None}
+PARTS = {"live": OPEN, "all": None}
 
 
 def index_path(mirror_path: str | os.PathLike[str], part: str = "live") -> Path:

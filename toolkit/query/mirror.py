@@ -75,11 +75,6 @@ def _finish_rebuilds() -> None:
         thread.join(timeout=60)
 
 
-def _descending(text: str) -> tuple[int, ...]:
-    """A sort key that orders texts from the last to the first."""
-    return tuple(-b for b in text.encode()) + (0,)
-
-
 def _clock_from_env() -> Callable[[], datetime]:
     """The real clock, or the moment `EDT_NOW` names (`config.frozen_now`)."""
     from ..config import frozen_now
@@ -365,17 +360,10 @@ class Mirror:
     def _rows_by_id(self, conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
         """The listings of these ids (LISTING_SELECT), in the order given: from SQLite, and
         from the archive those it no longer holds."""
-        if not ids:
-            return []
-        rows = conn.execute(f"SELECT {LISTING_SELECT} FROM listings WHERE id IN ({','.join('?' * len(ids))})", ids)
-        by_id = {row[0]: row for row in rows}
-        missing = [i for i in ids if i not in by_id]
-        if missing:
-            from ..archive import archived_rows
+        from ..archive import archived_rows
 
-            for row in archived_rows(self.path, "listings", "id", missing, list(LISTING_OUTPUT), conn=conn):
-                by_id[row[0]] = row
-        return [by_id[i] for i in ids if i in by_id]
+        return sqlplan.rows_by_id(conn, ids, lambda missing: archived_rows(self.path, "listings", "id", missing,
+                                                                           list(LISTING_OUTPUT), conn=conn))  # fmt: skip
 
     def _total_and_page(self, values: Mapping[str, Any], plan: str, limit: int, offset: int) -> tuple[int, list[tuple]]:
         """The total of matches and the page's rows (LISTING_SELECT)."""
@@ -777,7 +765,10 @@ class Mirror:
 
                 closed = archived_rows(self.path, "listings", "name", [name], ["id", "source", "last_seen_at"], conn=conn)
                 rows += [(i, source, 0, seen) for i, source, seen in closed]
-        rows.sort(key=lambda r: (-r[2], r[1] == REGFREE, _descending(r[3] or ""), -r[0]))
+        # The SQL's order over both: stable sorts, the last key first.
+        rows.sort(key=lambda r: r[0], reverse=True)
+        rows.sort(key=lambda r: r[3] or "", reverse=True)
+        rows.sort(key=lambda r: (-r[2], r[1] == REGFREE))
         return [(r[0], r[1], bool(r[2])) for r in rows[:20]]
 
     def listing_history(self, listing_id: int | str, plan: str | None = None):

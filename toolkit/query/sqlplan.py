@@ -9,7 +9,7 @@ README's "How queries stay fast" tells the plan choices.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -231,13 +231,20 @@ def count_and_page(
     return found[0][0], rows_by_id(conn, [r[1] for r in found])
 
 
-def rows_by_id(conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
-    """The listings of these ids (LISTING_SELECT), in the order given."""
+def rows_by_id(conn: sqlite3.Connection, ids: list[int],
+               elsewhere: Callable[[list[int]], Iterable[tuple]] | None = None) -> list[tuple]:  # fmt: skip
+    """The listings of these ids (LISTING_SELECT), in the order given; those the mirror no
+    longer holds from `elsewhere` (the archive), when given (an id found nowhere is left out)."""
     if not ids:
         return []
     rows = conn.execute(f"SELECT {LISTING_SELECT} FROM listings WHERE id IN ({','.join('?' * len(ids))})", ids)
     by_id = {row[0]: row for row in rows}
-    return [by_id[i] for i in ids]
+    if elsewhere is None:
+        return [by_id[i] for i in ids]
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        by_id.update((row[0], row) for row in elsewhere(missing))
+    return [by_id[i] for i in ids if i in by_id]
 
 
 def _page_rows(
