@@ -4,7 +4,9 @@ and a plain-Python oracle of the contract's filter semantics."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import sys
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from fractions import Fraction
@@ -17,8 +19,71 @@ from toolkit.sources import PLATFORM_SLUGS, source_by_slug
 from toolkit.store.writer import close_listings, save_listings, save_pending
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-REFERENCE = SHARED / "reference" / "catchdoms"
+# Real files the tests read, kept in the repository (each folder's SOURCES.md: where from, licence).
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REAL = FIXTURES / "real"
+REFERENCE = FIXTURES / "reference" / "catchdoms"
+
+
+# -- a repository that stands alone, and skips only for a missing browser -----------------------
+# The tests read real files from tests/fixtures only. A folder beside the checkout (`shared`) once
+# held them; any file opened under it during the run fails the run (an audit hook sees every open
+# of this process; tests/test_fixtures.py greps the sources, for the processes tests start). And a
+# test may skip for one reason only: the real-browser check (tests/test_appcheck.py) without
+# Debian's chromium and chromedriver, or selenium. Any other skip fails the run, named.
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTSIDE = ROOT.parent / "shared"
+BROWSER_SKIP_REASON = ("needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver) "
+                       "and selenium")  # fmt: skip
+_outside_opened: list[str] = []
+_unexpected_skips: list[str] = []
+
+
+def _watch_opens(event: str, args: tuple) -> None:
+    if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.path.abspath(os.fsdecode(args[0]))
+        if path == str(OUTSIDE) or path.startswith(str(OUTSIDE) + os.sep):
+            _outside_opened.append(path)
+
+
+sys.addaudithook(_watch_opens)
+
+
+def _note_skip(report) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        if BROWSER_SKIP_REASON not in reason:
+            _unexpected_skips.append(f"{report.nodeid or report.fspath}: {reason}")
+
+
+def pytest_collectreport(report) -> None:
+    _note_skip(report)
+
+
+def pytest_runtest_logreport(report) -> None:
+    _note_skip(report)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    passed = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+    if passed and (_unexpected_skips or _outside_opened):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _unexpected_skips:
+        terminalreporter.section("skipped, and only the browser check may skip", red=True)
+        for line in _unexpected_skips:
+            terminalreporter.line(line, red=True)
+        terminalreporter.line(f"{len(_unexpected_skips)} skipped for another reason than a missing browser: "
+                              "the run fails. Install the [dev] extras (pip install -e '.[dev]'); the data the "
+                              "tests read is in tests/fixtures.", red=True)  # fmt: skip
+    if _outside_opened:
+        terminalreporter.section(f"files opened outside the repository, under {OUTSIDE}", red=True)
+        for path in sorted(set(_outside_opened)):
+            terminalreporter.line(path, red=True)
+        terminalreporter.line("the tests read their files from tests/fixtures only: the run fails.", red=True)
 
 
 def fixed_clock() -> datetime:

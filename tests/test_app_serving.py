@@ -7,7 +7,6 @@ import asyncio
 import csv
 import io
 import re
-import sys
 import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -145,7 +144,6 @@ def test_app_py_serves_the_script_and_the_csv_over_a_real_socket(demo_db, tmp_pa
     assert chunk_body == module_file(chunk).read_bytes() and "javascript" in chunk_type
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="uvloop is not made for Windows")
 def test_the_servers_run_on_uvloop_and_httptools():
     """Streamlit's server (app.py) and `edt serve` leave uvicorn its "auto" loop and HTTP
     parser, which take uvloop and httptools when they are installed (pyproject): on asyncio's
@@ -226,8 +224,8 @@ def test_app_py_serves_the_vendored_echarts_module_for_good():
 def test_streamlits_front_end_is_sent_from_memory_as_its_own_handler_sends_it():
     """`assets.FromMemory` answers every file under Streamlit's /static/ with the body, type and
     caching Streamlit's handler gives it; anything else reaches the app behind it."""
-    routes = pytest.importorskip("streamlit.web.server.starlette.starlette_static_routes")
     from streamlit import file_util
+    from streamlit.web.server.starlette import starlette_static_routes as routes
 
     streamlits = routes.create_streamlit_static_handler(file_util.get_static_dir(), None)
     ours = Starlette(routes=[Route("/{path:path}", Fallback())], middleware=[Middleware(assets.FromMemory)])

@@ -8,16 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import small_demo
+from conftest import BROWSER_SKIP_REASON, small_demo
 
 from toolkit import Mirror
 from toolkit.bench import browser as appcheck
 from toolkit.bench.browser import VIEWS, chromium_available, main, page_failure
 
-needs_chromium = pytest.mark.skipif(
-    not chromium_available(),
-    reason="needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver) and selenium",
-)
+needs_chromium = pytest.mark.skipif(not chromium_available(), reason=BROWSER_SKIP_REASON)  # the one skip allowed
 
 
 @pytest.fixture()

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REAL
 from toolkit import Mirror
 from toolkit.backtest import Sighting, backtest, main, mirror_sightings, official_dates, read_sightings
 from toolkit.ingest import ingest_file
 from toolkit.lifecycle import predict_drop_date
 from toolkit.store.writer import save_pending
 
-PL_LIST = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real" / "registry_drop_lists" / "dnspl_deleted_domains_2025-08-19.txt"
+PL_LIST = REAL / "registry_drop_lists" / "dnspl_deleted_domains_2025-08-19.txt"
 SEEN = "2026-01-10T12:00:00Z"
 
 
@@ -63,7 +64,6 @@ def test_scores_exact_near_and_undated():
     assert com.no_date_reasons() == {undated.reason: 1}
 
 
-@pytest.mark.skipif(not PL_LIST.is_file(), reason="real fixtures (../shared/fixtures/real) not available")
 def test_the_real_pl_list_against_a_sightings_log(tmp_path, capsys):
     names = [n for n in PL_LIST.read_text().split() if n][:4]
     deleted = date(2025, 8, 19)
@@ -104,7 +104,7 @@ def test_bad_input_exits_2_naming_file_and_line(tmp_path, capsys):
 
 # -- windows from daily zone snapshots -------------------------------------------------------------
 
-NU_DROPS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real" / "nu_drops"
+NU_DROPS = REAL / "nu_drops"
 JSON_KEYS = ["tld", "official", "pairs", "one_day_pairs", "exact_share", "within_1_share", "window_share",
              "mean_abs_error", "outliers"]  # fmt: skip
 
@@ -189,7 +189,6 @@ def test_zone_backtest_bad_input_exits_2_naming_file_and_line(tmp_path, capsys):
     assert result.exit_code == 2 and "expected bardate=PATH or droplist=PATH" in result.output
 
 
-@pytest.mark.skipif(not (NU_DROPS / "zone").is_dir(), reason="real .nu fixtures not available")
 def test_the_real_nu_backtest_meets_its_targets():
     from click.testing import CliRunner
 

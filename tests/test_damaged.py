@@ -370,7 +370,6 @@ def test_an_export_cut_by_damage_is_cut_and_logged_once(files, tmp_path, caplog)
 
 
 def test_the_mcp_tools_answer_503(files, tmp_path, caplog):
-    pytest.importorskip("mcp")
     from mcp import Client
 
     from toolkit.mcp_server import build_server

@@ -11,12 +11,11 @@ import json
 import re
 import statistics
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
 import toolkit.demo as demo
-from conftest import mirror_digest, small_demo
+from conftest import REFERENCE, mirror_digest, small_demo
 from toolkit import Mirror
 from toolkit.demo import DemoRefused, SCALES, clear_demo, generate_listings, generate_pending, load_demo
 from toolkit.demo.catalog import PENDING_TLDS, PLATFORMS, REGFREE_TLDS
@@ -32,7 +31,7 @@ from toolkit.store.writer import save_listings
 TODAY = date(2026, 11, 22)
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
 ANCHOR = anchor_of(TODAY)
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "catchdoms" / "json-schema"
+SCHEMAS = REFERENCE / "json-schema"
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 SEO_FIELDS = ("trust_flow", "citation_flow", "domain_authority", "referring_domains", "backlinks_count", "score",
@@ -380,15 +379,15 @@ def _format_checker():
     return checker
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason="reference JSON schemas not available")
 def test_every_record_from_the_mirror_validates_against_the_reference(mirror, listings, pending):
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
+
     checker = _format_checker()
     domain = jsonschema.Draft202012Validator(
-        json.loads((REFERENCE / "catchdoms-domain-schema.json").read_text()), format_checker=checker
+        json.loads((SCHEMAS / "catchdoms-domain-schema.json").read_text()), format_checker=checker
     )
     pending_schema = jsonschema.Draft202012Validator(
-        json.loads((REFERENCE / "catchdoms-pending-delete-domain-schema.json").read_text()), format_checker=checker
+        json.loads((SCHEMAS / "catchdoms-pending-delete-domain-schema.json").read_text()), format_checker=checker
     )
     seen = 0
     for source in (None, "regfree"):
@@ -493,8 +492,7 @@ def test_clear_demo_on_a_demo_only_mirror_empties_it(tmp_path):
 def test_the_worker_process_path_writes_the_same_mirror(loaded, tmp_path, monkeypatch, method):
     import multiprocessing
 
-    if method not in multiprocessing.get_all_start_methods():
-        pytest.skip(f"no {method} start method here")
+    assert method in multiprocessing.get_all_start_methods(), f"no {method} start method here"
     monkeypatch.setattr(demo, "WORKER_MIN_RECORDS", 0)
     monkeypatch.setattr(demo, "_start_method", lambda: method)
     m = Mirror(tmp_path / "worker.db", clock=clock)
@@ -513,8 +511,7 @@ def test_the_worker_process_path_writes_the_same_mirror(loaded, tmp_path, monkey
 def test_a_failing_generator_process_fails_the_load_and_leaves_the_mirror_as_it_was(tmp_path, monkeypatch):
     import multiprocessing
 
-    if "fork" not in multiprocessing.get_all_start_methods():
-        pytest.skip("needs fork to inject the failure into the worker")
+    assert "fork" in multiprocessing.get_all_start_methods(), "needs fork to inject the failure into the worker"
     path = small_demo(tmp_path / "broken.db", seed=3, today=TODAY)
     before = mirror_digest(path)
     monkeypatch.setattr(demo, "WORKER_MIN_RECORDS", 0)

@@ -1,7 +1,7 @@
 """Enrichment: Wayback CDX and RDAP parsers on recorded real answers, and `enrich()` end to
 end through httpx.MockTransport serving those answers (with throttling, outages and a
-cut-off body among them). Fixture files are read in place from ../shared/fixtures/real;
-tests that need them skip when it is absent."""
+cut-off body among them). The recorded answers are in tests/fixtures/real (its SOURCES.md
+says where each came from)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from conftest import REAL
 from toolkit import Mirror
 from toolkit.enrich.rdap import (AVAILABLE, BOOTSTRAP_META_KEY, Bootstrap, NoRdapService, RdapError, epp_status,
                                  load_bootstrap, parse_rdap_domain, pending_status)  # fmt: skip
@@ -22,16 +23,12 @@ from toolkit.enrich.wayback import (CDX_FIELDS, WaybackError, check_cdx_body, fe
 from toolkit.remote import Traffic
 from toolkit.store.writer import close_listings, save_listings
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real"
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 NOW_TS = "2026-11-22T12:00:00Z"
 
 
 def real(relative: str) -> bytes:
-    path = REAL / relative
-    if not path.is_file():
-        pytest.skip(f"real fixture {relative} absent ({REAL})")
-    return path.read_bytes()
+    return (REAL / relative).read_bytes()
 
 
 def cdx(name: str) -> bytes:

@@ -1,8 +1,8 @@
 """`toolkit.ingest`: public feed files into the mirror, all or nothing per file.
 
-The .pl deletion list is real (../shared/fixtures/real, read in place; those tests skip
-without it). The other feeds have no real copy there (SOURCES.md, "Not found"), so their
-files are written here in each feed's exact format."""
+The .pl deletion list and the .nu zones and release lists are real (tests/fixtures/real, with
+their SOURCES.md). The other feeds have no real public copy that was found, so their files are
+written here in each feed's exact format."""
 
 from __future__ import annotations
 
@@ -17,16 +17,14 @@ import httpx
 import pytest
 
 import toolkit.ingest as ingest
+from conftest import REAL, REFERENCE
 from toolkit import Mirror
 from toolkit.ingest import ADAPTERS, INGEST_ID_BASE, IngestError, ingest_file, ingest_id, ingest_url, parse_bardate
 from toolkit.lifecycle import predict_drop_date
 from toolkit.store.writer import save_pending
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-REAL = SHARED / "fixtures" / "real"
 PL_LIST = REAL / "registry_drop_lists" / "dnspl_deleted_domains_2025-08-19.txt"
-SCHEMAS = SHARED / "reference" / "catchdoms" / "json-schema"
-needs_real = pytest.mark.skipif(not PL_LIST.is_file(), reason="real fixtures (../shared/fixtures/real) not available")
+SCHEMAS = REFERENCE / "json-schema"
 
 SEEN = "2026-01-10T12:00:00Z"  # a Saturday
 LATER = "2026-01-13T08:30:00Z"
@@ -202,7 +200,6 @@ def test_bardate_txt_skips_foreign_and_malformed_lines(mirror, tmp_path):
 # -- registry drop lists ----------------------------------------------------------------------
 
 
-@needs_real
 def test_real_pl_deletion_list(mirror):
     lines = PL_LIST.read_text(encoding="utf-8").splitlines()
     valid = [s.strip() for s in lines if re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", s.strip())]
@@ -225,7 +222,6 @@ def test_real_pl_deletion_list(mirror):
     assert rows(mirror, "SELECT DISTINCT week_end FROM pending_delete") == [{"week_end": "2025-08-18"}]
 
 
-@needs_real
 def test_real_pl_names_without_a_date_get_the_lifecycle_prediction(mirror, tmp_path):
     undated = tmp_path / "deleted_domains.txt"  # the same names, a name that carries no date
     undated.write_bytes(PL_LIST.read_bytes())
@@ -497,9 +493,9 @@ def test_ingest_url_downloads_then_ingests(mirror, tmp_path):
     assert not list(downloads.glob("*.partial"))
 
 
-@pytest.mark.skipif(not SCHEMAS.is_dir(), reason="reference JSON schemas not available")
 def test_ingested_records_against_the_reference_schemas(mirror, tmp_path):
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
+
     ingest_file(mirror, "godaddy", godaddy_zip(tmp_path / "all.json.zip"), observed_at=SEEN)
     (tmp_path / "b.txt").write_text("fjallstuga.se\t2026-01-20\n")
     ingest_file(mirror, "bardate", tmp_path / "b.txt", observed_at=SEEN)
@@ -648,7 +644,6 @@ def test_cli_zonediff_check_rdap_over_a_loopback_registry(tmp_path, monkeypatch)
 # -- zone replays: daily snapshots, windows ------------------------------------------------------
 
 NU_DROPS = REAL / "nu_drops"
-needs_nu = pytest.mark.skipif(not (NU_DROPS / "zone").is_dir(), reason="real .nu fixtures not available")
 
 
 def _snapshots(folder: Path, days: dict[str, list[str]], gz: bool = True) -> None:
@@ -741,7 +736,6 @@ def test_bardate_reads_the_archived_csv_form(mirror, tmp_path):
     assert raw(mirror, "pending_delete", got["norrsken.nu"]["id"])["feed_record"]["indexed"] == "True"
 
 
-@needs_nu
 def test_the_real_release_lists_in_csv(mirror):
     lists = sorted((NU_DROPS / "release_lists").glob("*.csv"))
     assert len(lists) == 18
@@ -751,7 +745,6 @@ def test_the_real_release_lists_in_csv(mirror):
     assert days == [{"d": "2026-02-28"}]  # the list of a day holds that day's releases
 
 
-@needs_nu
 def test_the_real_nu_replay_is_fast_and_small(tmp_path):
     import resource
     import time

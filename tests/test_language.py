@@ -5,7 +5,6 @@ detection (py3langid), and `enrich(language=True)` end to end through httpx.Mock
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import sys
 from collections import Counter
@@ -17,15 +16,12 @@ import pytest
 from conftest import NOW, small_demo
 from toolkit import Mirror
 from toolkit.enrich import language as lang
-from toolkit.enrich.language import (INSTALL_HINT, LOW_CONFIDENCE, NO_CAPTURE, PAGE_KEY, TOO_SHORT, ArchivedPage,
+from toolkit.enrich.language import (LOW_CONFIDENCE, NO_CAPTURE, PAGE_KEY, TOO_SHORT, ArchivedPage,
                                      LanguageUnavailable, check_page_body, decode_html, detect_language,
                                      latest_home_page, page_text)  # fmt: skip
 from toolkit.enrich.run import MIN_INTERVAL, PROGRESS_KEY, cache_put, enrich
 from toolkit.enrich.wayback import CDX_FIELDS, WaybackSummary, parse_cdx_json
 from toolkit.store.writer import close_listings, save_listings
-
-needs_langid = pytest.mark.skipif(importlib.util.find_spec("py3langid") is None,
-                                  reason=f"py3langid absent ({INSTALL_HINT})")  # fmt: skip
 
 EN = ("Welcome to our family bakery. Since 1987 we have baked fresh bread every morning with flour from local mills, "
       "and our small team still shapes every loaf by hand. Visit the shop on the market square, order a birthday cake "
@@ -96,7 +92,6 @@ def test_charset_from_header_meta_bom_or_utf8():
 # -- detection --------------------------------------------------------------------------
 
 
-@needs_langid
 @pytest.mark.parametrize("text, code", [(EN, "EN"), (FR, "FR"), (DE, "DE"), (SV, "SV"), (PL, "PL"), (ES, "ES"),
                                         (NL, "NL")])  # fmt: skip
 def test_detects_paragraphs(text, code):
@@ -105,7 +100,6 @@ def test_detects_paragraphs(text, code):
     assert found.label == code.lower() and found.probability >= lang.MIN_PROBABILITY and found.letters >= 200
 
 
-@needs_langid
 def test_short_or_mixed_text_is_undetermined():
     short = detect_language("Under construction. Coming soon!")
     assert (short.language, short.reason, short.letters) == (None, TOO_SHORT, 27)
@@ -242,7 +236,6 @@ def languages(mirror: Mirror, ids: list[int]) -> list[str | None]:
     return [conn.execute("SELECT language FROM listings WHERE id = ?", (i,)).fetchone()[0] for i in ids]
 
 
-@needs_langid
 def test_enrich_language_end_to_end(tmp_path):
     mirror, rows = demo_selection(tmp_path, 7)
     ids = [i for i, _ in rows]
@@ -319,7 +312,6 @@ def test_enrich_language_end_to_end(tmp_path):
         assert languages(mirror, ids) == ["EN", "FR", "DE", "SV", "PL", "DE", "IT"]
 
 
-@needs_langid
 def test_language_reads_cdx_when_the_cached_summary_has_no_page(tmp_path):
     mirror = tiny_mirror(tmp_path)
     conn = mirror.connection()
@@ -346,7 +338,6 @@ def test_language_reads_cdx_when_the_cached_summary_has_no_page(tmp_path):
     assert value[PAGE_KEY] == {"timestamp": "20160203040506", "original": "http://example.com/"}
 
 
-@needs_langid
 def test_archive_failures_are_reported_not_cached(tmp_path):
     mirror = tiny_mirror(tmp_path)
     archive = FakeArchive(

@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp")
-
 import httpx  # noqa: E402  - the toolkit's own HTTP client, for the REST side only
 import httpx2  # noqa: E402  - the SDK's HTTP client, for the MCP side only
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -123,10 +121,9 @@ def ids(rows: list[dict]) -> list[int]:
 
 def test_tools_are_the_live_server_cards(servers):
     card_file = REFERENCE / "well-known" / "catchdoms-mcp-server-card.json"
-    # The live card when ../shared is beside the checkout; else the names contract section 9 gives.
-    expected = ([tool["name"] for tool in json.loads(card_file.read_text())["capabilities"]["tools"]]
-                if card_file.exists() else
-                ["search_domains", "search_pending_delete_domains", "get_domain", "list_filters", "get_stats"])  # fmt: skip
+    # The live card's tools: the names contract section 9 gives.
+    expected = [tool["name"] for tool in json.loads(card_file.read_text())["capabilities"]["tools"]]
+    assert expected == ["search_domains", "search_pending_delete_domains", "get_domain", "list_filters", "get_stats"]
     assert list(TOOL_NAMES) == expected
     for server in servers.values():
         tools = tools_of(server)
@@ -618,9 +615,9 @@ def test_the_live_paths_are_the_same_endpoints(app, mirror):
 
     assert MCP_PATHS == {False: (MCP_PATH, MCP_ALIASES[MCP_PATH]), True: (MCP_FREE_PATH, MCP_ALIASES[MCP_FREE_PATH])}
     card_file = REFERENCE / "well-known" / "catchdoms-mcp-server-card.json"
-    if card_file.exists():  # the live card's transports, their host changed: served here
-        card_paths = [httpx.URL(t["url"]).path for t in json.loads(card_file.read_text())["transports"]]
-        assert card_paths == list(MCP_ALIASES.values())
+    # the live card's transports, their host changed: served here
+    card_paths = [httpx.URL(t["url"]).path for t in json.loads(card_file.read_text())["transports"]]
+    assert card_paths == list(MCP_ALIASES.values())
     args = {"tld": ".de", "score_min": 20, "limit": 7}
     (ours,) = over_http(app, MCP_PATH, "authority-key", ("search_domains", args))
     (live,) = over_http(app, MCP_ALIASES[MCP_PATH], "authority-key", ("search_domains", args))

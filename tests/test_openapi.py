@@ -7,10 +7,10 @@ import asyncio
 import json
 import logging
 
+import httpx
+import jsonschema
 import pytest
-
-pytest.importorskip("starlette")
-httpx = pytest.importorskip("httpx")
+import yaml
 
 from conftest import REFERENCE, fixed_clock  # noqa: E402
 from toolkit.openapi import EXPORT_PARAMS, build_openapi, param_schema  # noqa: E402
@@ -33,7 +33,6 @@ REFERENCE_OPERATIONS = {  # reference file, path -> our operation
     ("pending-delete", "/pending-delete/{domain}"): "getPendingDeleteDomain",
     ("free", "/free/domains"): "freeDomains",
 }
-needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason="../shared/reference is not beside this checkout")
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +45,6 @@ def operations(doc: dict) -> dict[str, dict]:
 
 
 def _reference(name: str) -> dict:
-    yaml = pytest.importorskip("yaml")
     return yaml.safe_load((REFERENCE / "openapi" / f"catchdoms-{name}-api-openapi.yml").read_text())
 
 
@@ -59,8 +57,8 @@ def _types(schema: dict) -> set[str]:
 
 
 def test_document_is_valid_openapi_3_1(doc):
-    definitions = pytest.importorskip("schemathesis.specs.openapi.definitions")
-    jsonschema = pytest.importorskip("jsonschema")
+    from schemathesis.specs.openapi import definitions
+
     validator = jsonschema.Draft202012Validator(definitions.OPENAPI_31)
     assert doc["openapi"].startswith("3.1.")
     assert [e.message for e in validator.iter_errors(doc)] == []
@@ -107,7 +105,6 @@ def test_the_document_follows_a_changed_definition(monkeypatch):
     monkeypatch.setattr(openapi, "_DOCUMENT", None)
 
 
-@needs_reference
 def test_every_reference_parameter_is_documented_compatibly(doc):
     ops = operations(doc)
     for (file, path), op_id in REFERENCE_OPERATIONS.items():
@@ -133,7 +130,6 @@ def test_every_reference_parameter_is_documented_compatibly(doc):
                 assert mine.get("default") == ref["schema"]["default"], (op_id, ref["name"])
 
 
-@needs_reference
 @pytest.mark.parametrize("name, schema", [("domain", "Domain"), ("pending-delete-domain", "PendingDeleteDomain"),
                                           ("free-domain", "FreeDomain")])  # fmt: skip
 def test_record_schemas_carry_every_reference_field_with_its_type(doc, name, schema):
@@ -190,7 +186,6 @@ def test_served_document_is_the_generated_one(app, doc):
      ("/api/export?tld=.fr", "p", 403), ("/api/export?per_page=0", "k", 422)],
 )  # fmt: skip
 def test_answers_validate_against_the_document(app, doc, url, key, status):
-    jsonschema = pytest.importorskip("jsonschema")
     response = _get(app, url, key)
     assert response.status_code == status
     path = url.split("?")[0]
@@ -212,7 +207,7 @@ def test_answers_validate_against_the_document(app, doc, url, key, status):
 def test_schemathesis_finds_no_server_error_and_no_broken_response(app, mode, examples):
     """Every operation, a bounded number of generated requests each: no 5xx; with valid
     input, every status, content type, header and body as the document says."""
-    schemathesis = pytest.importorskip("schemathesis")
+    import schemathesis
     from hypothesis import HealthCheck, given, settings
     from schemathesis import GenerationMode
     from schemathesis.checks import not_a_server_error

@@ -175,7 +175,6 @@ def _mcp(server, params: dict) -> dict:
 
 @pytest.mark.parametrize("write", list(WRITES))
 def test_an_outside_write_is_seen_by_every_engine_and_reader(demo, write, monkeypatch):
-    pytest.importorskip("mcp")
     from toolkit.mcp_server import build_server
     from toolkit.ui import state
 

@@ -16,10 +16,8 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
+import httpx
 import pytest
-
-httpx = pytest.importorskip("httpx")
-pytest.importorskip("starlette")
 
 from conftest import fixed_clock  # noqa: E402
 from toolkit import ApiError, Mirror  # noqa: E402

@@ -161,8 +161,8 @@ def test_a_bad_seen_after_is_a_422_naming_it(wm, value):
 
 
 def test_a_bad_seen_after_over_http_is_the_same_422(synthetic_db):
-    pytest.importorskip("starlette")
-    httpx = pytest.importorskip("httpx")
+    import httpx
+
     from toolkit.server import create_app
 
     app = create_app(synthetic_db, {"pro-key": "pro"}, clock=fixed_clock)

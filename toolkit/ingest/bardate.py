@@ -4,7 +4,7 @@ Internetstiftelsen publishes the .se and .nu names that will be released, with t
 becomes free (from 04:00 UTC), as JSON `{"data": [{"name": "example.se", "release_at":
 "2025-08-20"}, ...]}` and as TXT, one `domain<TAB>YYYY-MM-DD` a line. Archived copies of
 those lists also come as CSV with a header `domain,tld,release_date,...` (the form of the
-real lists in the shared fixtures, `nu_drops/release_lists/`): `domain` (or `name`) and
+real lists in `tests/fixtures/real/nu_drops/release_lists/`): `domain` (or `name`) and
 `release_date` (or `release_at`) are read, every other column is ignored.
 
 Each name becomes a pending-delete row: `whois_status` pendingDelete, `estimated_drop_date`

@@ -1,7 +1,7 @@
 """Every field of the two record kinds, its type, and how it crosses the SQLite boundary.
 
 The reference `Domain` and `PendingDeleteDomain` schemas are the source of these lists
-(a test compares them with `../shared/reference/catchdoms/json-schema/`). SQLite stores
+(a test compares them with `tests/fixtures/reference/catchdoms/json-schema/`). SQLite stores
 booleans as 0/1 and arrays/objects as JSON text; `to_db` brings any incoming value (type
 drift included: "12" for 12, `+00:00` for `Z`) to the stored form, `from_db` gives the
 schema type back.
