@@ -612,7 +612,7 @@ def test_a_saved_search_survives_a_rerun_and_a_new_session(demo_db):
 def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(demo_db):
     from datetime import timedelta
 
-    from toolkit import watchlist as saved
+    from toolkit.sync import watchlist as saved
 
     mirror = Mirror(demo_db)
     saved.save_search(mirror, "french", {"tld": ".fr"})
@@ -667,7 +667,7 @@ def test_no_page_writes_what_markdown_takes_for_an_emoji_name(demo_db, view):
 
 
 def test_the_sync_button_runs_a_job_against_the_remote(demo_db, demo_template, tmp_path, monkeypatch):
-    from toolkit.server import BackgroundServer, create_app
+    from toolkit.serve.server import BackgroundServer, create_app
 
     remote = tmp_path / "remote.db"
     shutil.copy(demo_template, remote)

@@ -55,9 +55,9 @@ def test_an_exception_box_with_no_text_still_fails():
 
 
 def test_a_printed_traceback_fails_with_the_line_that_ends_it():
-    text = ("Sync\nTraceback (most recent call last):\n  File \"toolkit/sync.py\", line 9, in run\n"
-            "    raise SyncBusy('another sync')\ntoolkit.sync.SyncBusy: another sync\nmore text")  # fmt: skip
-    assert page_failure([], text) == "EXCEPTION: toolkit.sync.SyncBusy: another sync"
+    text = ("Sync\nTraceback (most recent call last):\n  File \"toolkit/sync/run.py\", line 9, in run\n"
+            "    raise SyncBusy('another sync')\ntoolkit.sync.run.SyncBusy: another sync\nmore text")  # fmt: skip
+    assert page_failure([], text) == "EXCEPTION: toolkit.sync.run.SyncBusy: another sync"
     cut_short = "Traceback (most recent call last):\n  (cut)"
     assert page_failure([], cut_short) == "EXCEPTION: Traceback (most recent call last):"
 

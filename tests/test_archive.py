@@ -22,7 +22,8 @@ import pytest
 from click.testing import CliRunner
 from test_query import POOLS
 
-from toolkit import Mirror, archive
+from toolkit import Mirror
+from toolkit.store import archive
 from toolkit.cli import cli
 from toolkit.demo import load_demo
 from toolkit.demo.generate import anchor_of
@@ -317,7 +318,7 @@ def test_the_command_lists_verifies_restores_and_refuses_bad_input(copy):
 
 
 def test_the_scheduler_archives_after_the_listings_run_when_the_config_says(copy, tmp_path, monkeypatch):
-    from toolkit.schedule import _archive_after
+    from toolkit.sync.schedule import _archive_after
 
     said: list[str] = []
     mirror = _mirror(copy)

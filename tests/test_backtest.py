@@ -1,4 +1,4 @@
-"""`toolkit.backtest`: predictions from earlier sightings against official release days."""
+"""`toolkit.analysis.backtest`: predictions from earlier sightings against official release days."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 from conftest import REAL
 from toolkit import Mirror
-from toolkit.backtest import Sighting, backtest, main, mirror_sightings, official_dates, read_sightings
+from toolkit.analysis.backtest import Sighting, backtest, main, mirror_sightings, official_dates, read_sightings
 from toolkit.ingest import ingest_file
-from toolkit.lifecycle import predict_drop_date
+from toolkit.ingest.lifecycle import predict_drop_date
 from toolkit.store.writer import save_pending
 
 PL_LIST = REAL / "registry_drop_lists" / "dnspl_deleted_domains_2025-08-19.txt"
@@ -136,7 +136,7 @@ def _small_case(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_zone_windows_are_scored_against_official_days(tmp_path, capsys):
-    from toolkit.backtest import run_zone_backtest, window_report_lines
+    from toolkit.analysis.backtest import run_zone_backtest, window_report_lines
 
     zone, lists = _small_case(tmp_path)
     scores = run_zone_backtest(str(zone), [f"bardate={lists}/*.csv"], ".nu")

@@ -266,7 +266,7 @@ def test_random_requests_are_drawn_from_the_parameter_table_and_agree(tmp_path):
     """`--random N --seed S`: the same seed draws the same requests, every filter of the
     parameter table can be drawn, and the three engines agree on every one of them."""
     from toolkit import bench
-    from toolkit.params import DOMAIN_PARAMS
+    from toolkit.query.params import DOMAIN_PARAMS
 
     db = synthetic_mirror(tmp_path / "bench.db", listings=400, regfree=80, pending=20)
     frames = bench.load_frames(db, NOW)

@@ -1,4 +1,4 @@
-"""`toolkit.charts`: figures built from small hand-made frames with nulls, empty frames and selections."""
+"""`toolkit.analysis.charts`: figures built from small hand-made frames with nulls, empty frames and selections."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 
 import pytest
 
-from toolkit import charts
-from toolkit.charts import (
+from toolkit.analysis import charts
+from toolkit.analysis.charts import (
     age_bars,
     age_histogram,
     calendar_counts,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from test_query import POOLS
 
 from toolkit import ApiError, Mirror
-from toolkit.params import DOMAIN_PARAMS, DOMAIN_SORTS
+from toolkit.query.params import DOMAIN_PARAMS, DOMAIN_SORTS
 from toolkit.query.columnar import build_index, index_path, load_index
 from toolkit.store.writer import close_listings, save_listings
 

@@ -93,7 +93,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("damaged")
     sound = small_demo(folder / "sound.db", 5)
     mirror = Mirror(sound)
-    from toolkit.watchlist import save_search
+    from toolkit.sync.watchlist import save_search
 
     save_search(mirror, "fr", {"tld": ".fr"})
     mirror.close()
@@ -251,7 +251,7 @@ def test_main_keeps_clicks_own_exits(tmp_path):
 
 
 def test_a_sync_that_meets_damage_mid_page_keeps_no_part_of_it(files, tmp_path):
-    from toolkit.server import BackgroundServer, create_app
+    from toolkit.serve.server import BackgroundServer, create_app
 
     db = _copy(files["filters_index"], tmp_path)
     before = {t: _rows(db, t) for t in ("listings", "listing_history", "pending_delete")}
@@ -307,7 +307,7 @@ def _warnings(caplog, logger: str) -> list[logging.LogRecord]:
 
 
 def test_the_server_answers_503_and_logs_one_line(files, tmp_path, caplog):
-    from toolkit.server import create_app
+    from toolkit.serve.server import create_app
 
     db = _copy(files["tables"], tmp_path)
     with _conn(files["sound"]) as conn:
@@ -327,14 +327,14 @@ def test_the_server_answers_503_and_logs_one_line(files, tmp_path, caplog):
         assert response.status_code == 503, (route, response.text)
         assert response.json() == {"error": "damaged", "message": DAMAGED_MESSAGE}
         assert "edt doctor" in response.text and str(db) not in response.text and db.name not in response.text
-        logged = _warnings(caplog, "toolkit.server")
+        logged = _warnings(caplog, "toolkit.serve.server")
         assert [r.levelno for r in logged] == [logging.WARNING], (route, [r.getMessage() for r in logged])
         assert logged[0].getMessage().startswith(damaged_line(db, "database disk image is malformed"))
         assert all(r.exc_info is None for r in caplog.records) and "Traceback" not in caplog.text
 
 
 def test_the_server_answers_503_over_a_real_socket(files, tmp_path, caplog):
-    from toolkit.server import BackgroundServer, create_app
+    from toolkit.serve.server import BackgroundServer, create_app
 
     db = _copy(files["tables"], tmp_path)
     with BackgroundServer(create_app(db, {KEY: "business"})) as server, caplog.at_level(logging.INFO):
@@ -342,13 +342,13 @@ def test_the_server_answers_503_over_a_real_socket(files, tmp_path, caplog):
         again = httpx.get(f"{server.url}/api/export", headers={"Authorization": f"Bearer {KEY}"})
     assert response.status_code == again.status_code == 503
     assert response.json()["message"] == DAMAGED_MESSAGE
-    assert len(_warnings(caplog, "toolkit.server")) == 2 and "Traceback" not in caplog.text
+    assert len(_warnings(caplog, "toolkit.serve.server")) == 2 and "Traceback" not in caplog.text
 
 
 def test_an_export_cut_by_damage_is_cut_and_logged_once(files, tmp_path, caplog):
     """Damage met after the first rows went out: the stream is cut (the client cannot take
     it for a whole export), one warning line, no traceback."""
-    from toolkit.server import BackgroundServer, create_app
+    from toolkit.serve.server import BackgroundServer, create_app
 
     app = create_app(_copy(files["sound"], tmp_path), {KEY: "business"})
     mirror = app.state.mirror
@@ -365,14 +365,14 @@ def test_an_export_cut_by_damage_is_cut_and_logged_once(files, tmp_path, caplog)
             httpx.stream("GET", f"{server.url}/api/export", headers={"Authorization": f"Bearer {KEY}"}) as answer:
         assert answer.status_code == 200
         answer.read()
-    assert len(_warnings(caplog, "toolkit.server")) == 1
+    assert len(_warnings(caplog, "toolkit.serve.server")) == 1
     assert all(r.exc_info is None for r in caplog.records) and "Traceback" not in caplog.text
 
 
 def test_the_mcp_tools_answer_503(files, tmp_path, caplog):
     from mcp import Client
 
-    from toolkit.mcp_server import build_server
+    from toolkit.serve.mcp_server import build_server
 
     db = _copy(files["tables"], tmp_path)
     server = build_server(Mirror(db, readonly=True), "business")

@@ -21,9 +21,9 @@ from toolkit.demo import DemoRefused, SCALES, clear_demo, generate_listings, gen
 from toolkit.demo.catalog import PENDING_TLDS, PLATFORMS, REGFREE_TLDS
 from toolkit.demo.generate import allocate, anchor_of, platform_counts
 from toolkit.enrich.score import quality_score
-from toolkit.lifecycle import predict_drop_date
+from toolkit.ingest.lifecycle import predict_drop_date
 from toolkit.names import split_domain
-from toolkit.params import PENDING_STATUSES, TOP_CATEGORIES, USE_CASES
+from toolkit.query.params import PENDING_STATUSES, TOP_CATEGORIES, USE_CASES
 from toolkit.sources import PLATFORM_SLUGS, source_by_slug
 from toolkit.store.fields import LISTING_FIELDS, PENDING_FIELDS
 from toolkit.store.writer import save_listings

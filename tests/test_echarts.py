@@ -1,5 +1,5 @@
 """`toolkit.ui.echarts`: the app's ECharts options carry each Plotly figure of
-`toolkit.charts` exactly (data, labels, order, axes, shapes) and say in their tooltips what
+`toolkit.analysis.charts` exactly (data, labels, order, axes, shapes) and say in their tooltips what
 Plotly's hover says. Counts come from a small demo mirror, as the app's pages draw them."""
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import plotly.colors
 import pytest
 from conftest import small_demo
 
-from toolkit import Mirror, charts
+from toolkit import Mirror
+from toolkit.analysis import charts
 from toolkit.query.aggregates import ZONE_OFFSET, ZONE_SLOPE, ChartCounts, snapshot_bin_label
 from toolkit.ui import echarts
 from toolkit.ui.echarts import option

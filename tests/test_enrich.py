@@ -20,7 +20,7 @@ from toolkit.enrich.run import MIN_INTERVAL, PROGRESS_KEY, HostPacer, enrich, po
 from toolkit.enrich.score import quality_score
 from toolkit.enrich.wayback import (CDX_FIELDS, WaybackError, check_cdx_body, fetch_cdx_pages, parse_cdx_json,
                                     parse_cdx_text, summarize)  # fmt: skip
-from toolkit.remote import Traffic
+from toolkit.sync.remote import Traffic
 from toolkit.store.writer import close_listings, save_listings
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)

@@ -1,31 +1,130 @@
-"""The shape of the package: the measuring tools stand apart from the product."""
+"""The shape of the package: a few shared facts at the root, rooms that import one way only,
+and the measuring tools standing apart from the product."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import toolkit
 
 PACKAGE = Path(toolkit.__file__).resolve().parent
 
+# What the root of toolkit/ holds: the public API's door (`__init__`, lazy), `python -m
+# toolkit`, and the small facts every room shares. Everything else lives in a room.
+ROOT_MODULES = {"__init__", "__main__", "config", "errors", "formats", "names", "plans", "sources"}
+
+# The rooms, lowest first. A module imports from its own room and from rooms on earlier lines
+# only (imports inside functions count too); rooms on one line stand side by side and import
+# nothing from each other. The shells (serve, ui, cli) and the measuring tools are on top.
+ROOMS: list[tuple[str, ...]] = [
+    ("root",),  # ROOT_MODULES: settings, errors, names, sources, formats, plans
+    ("signals",),  # judging signals derived from a record (fx, spam words, inflation, archive)
+    ("store",),  # the mirror's file: schema, the one write path, locks, archive, the sync jobs' declaration
+    ("query",),  # every read: Mirror, parameters and conditions, the planners
+    ("sync",),  # the remote API brought in on schedule: client, sync, schedule, alerts, watchlist
+    ("ingest", "enrich"),  # public feed files; outside lookups (enrich uses the sync's client)
+    ("demo",),  # the demo source (it plays the sync's schedules and uses ingest's lifecycle, enrich's score)
+    ("analysis",),  # frames, charts and the backtest (the backtest reads feed files through ingest)
+    ("serve",),  # the REST replica and the MCP server
+    ("ui",),  # the app (its CSV routes answer as the replica does)
+    ("bench",),  # the measuring tools
+    ("cli",),  # `edt` (`edt bench` starts the tools)
+]
+RANK = {room: rank for rank, line in enumerate(ROOMS) for room in line}
+
+
+def _module_of(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _lazy_table(tree: ast.Module) -> dict[str, str]:
+    """A package's `_LAZY` table (public name -> relative module it is imported from when first used)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_LAZY"]:
+            return ast.literal_eval(node.value)
+    return {}
+
 
 def _imports(path: Path) -> set[str]:
-    """The toolkit modules a file imports, as absolute dotted names."""
-    module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    """The toolkit modules a file imports, as absolute dotted names (a package's lazy names too)."""
+    module = _module_of(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+    def absolute(level: int, name: str | None) -> str:
+        base = package
+        for _ in range(max(level - 1, 0)):
+            base = base.rpartition(".")[0]
+        return f"{base}.{name}" if level and name else (base if level else name or "")
+
+    tree = ast.parse(path.read_text())
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            base = package
-            for _ in range(max(node.level - 1, 0)):
-                base = base.rpartition(".")[0]
-            name = f"{base}.{node.module}" if node.level and node.module else (base if node.level else node.module)
-            found.add(name or "")
+            name = absolute(node.level, node.module)
+            found.add(name)
             found.update(f"{name}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-    return {n for n in found if n.startswith("toolkit")}
+    for name, target in _lazy_table(tree).items():
+        dots = len(target) - len(target.lstrip("."))
+        found.add(f"{absolute(dots, target[dots:])}.{name}")
+    return {n for n in found if n == "toolkit" or n.startswith("toolkit.")}
+
+
+def _room(dotted: str) -> str | None:
+    """The room of a toolkit module (or of a name imported from one); None for the public
+    API's door and `python -m toolkit`, which stand outside the rooms."""
+    parts = dotted.split(".")[1:]
+    if parts and parts[0] in _FACADE:  # `from toolkit import Mirror`: where the name comes from
+        return _room(_FACADE[parts[0]])
+    if not parts or parts[0] == "__version__":
+        return "root"
+    if parts[0] in ("__init__", "__main__"):
+        return None
+    return parts[0] if (PACKAGE / parts[0]).is_dir() else "root"
+
+
+_FACADE = {name: importlib.util.resolve_name(target, "toolkit")
+           for name, target in _lazy_table(ast.parse((PACKAGE / "__init__.py").read_text())).items()}  # fmt: skip
+
+
+def test_the_root_holds_only_the_small_shared_facts():
+    modules = {p.stem for p in PACKAGE.glob("*.py")}
+    assert modules == ROOT_MODULES, f"move {sorted(modules - ROOT_MODULES)} into a room"
+    rooms = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert rooms == set(RANK) - {"root"}, "every room has its place in ROOMS, and every place a room"
+
+
+def test_no_room_imports_a_higher_one():
+    modules = {_module_of(p) for p in PACKAGE.rglob("*.py")}
+    offenders = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.parent == PACKAGE and path.stem in ("__init__", "__main__"):
+            continue  # the door and `python -m toolkit` stand outside the rooms
+        room = "root" if path.parent == PACKAGE else path.relative_to(PACKAGE).parts[0]
+        for imported in _imports(path):
+            target = _room(imported)
+            if target is not None and target != room and RANK[target] >= RANK[room]:
+                while imported not in modules and "." in imported:  # the module, not each name from it
+                    imported = imported.rpartition(".")[0]
+                offenders.add(f"{path.relative_to(PACKAGE)} ({room}) imports {imported} ({target})")
+    assert not offenders, "\n".join(sorted(offenders))
+
+
+def test_the_room_check_sees_a_climb():
+    assert _room("toolkit.config") == "root" and _room("toolkit.Mirror") == "query"
+    assert _room("toolkit.sync.run.sync") == "sync" and _room("toolkit.__version__") == "root"
+    assert RANK["query"] < RANK["sync"] < RANK["serve"] < RANK["cli"]
+    # store/jobs.py holds the jobs because Mirror.status (query) reports their freshness: the sync
+    # itself is a higher room, which the query layer may not import
+    assert "toolkit.store.jobs.freshness" in _imports(PACKAGE / "query" / "mirror.py")
+    assert not any(n.startswith("toolkit.sync") for n in _imports(PACKAGE / "query" / "mirror.py"))
 
 
 def test_the_product_imports_nothing_from_the_measuring_tools():
@@ -42,15 +141,37 @@ def test_the_product_imports_nothing_from_the_measuring_tools():
 
 def test_the_import_scan_sees_relative_imports():
     seen = _imports(PACKAGE / "bench" / "sync.py")
-    assert "toolkit.server" in seen and "toolkit.sync" in seen
+    assert "toolkit.serve.server" in seen and "toolkit.sync.run" in seen
+    seen = _imports(PACKAGE / "ingest" / "__init__.py")  # a package's own relative imports
+    assert "toolkit.query" in seen and "toolkit.ingest.droplist" in seen
+    seen = _imports(PACKAGE / "sync" / "__init__.py")  # names imported when first used
+    assert "toolkit.store.jobs.JOBS" in seen and "toolkit.sync.run.sync" in seen
+
+
+def test_the_lazy_names_resolve():
+    """Each package that imports its names when first used offers every name in `__all__`,
+    and `toolkit.analysis` offers what `frames.py` does (`from toolkit.analysis import X`)."""
+    import toolkit.analysis.frames
+
+    assert toolkit.analysis.__all__ == toolkit.analysis.frames.__all__
+    for name in ("toolkit", "toolkit.query", "toolkit.sync", "toolkit.analysis"):
+        package = importlib.import_module(name)
+        assert sorted(package.__all__) == sorted(package._LAZY), name
+        for attribute in package.__all__:
+            assert getattr(package, attribute) is not None, f"{name}.{attribute}"
+        assert set(package.__all__) <= set(dir(package))
+
+
+def test_importing_the_toolkit_loads_nothing_else():
+    script = "import sys, toolkit\nprint(sorted(m for m in sys.modules if m.startswith('toolkit')))\n"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "['toolkit']"
 
 
 def test_the_command_line_starts_without_the_heavy_libraries():
     """`edt --help` and a query on an upgraded mirror import no library they do not use."""
-    import subprocess
-    import sys
-
-    heavy = ("pandas", "pyarrow", "plotly", "sqlite_utils", "tldextract", "httpx", "starlette", "mcp", "streamlit")
+    heavy = ("pandas", "pyarrow", "plotly", "sqlite_utils", "tldextract", "httpx", "starlette", "mcp", "streamlit",
+             "numpy")  # fmt: skip
     script = (
         "import sys\n"
         "from click.testing import CliRunner\n"
@@ -60,11 +181,6 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "", f"edt --help imported {out}"
-
-
-def _module_of(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def test_no_import_cycles_between_modules():

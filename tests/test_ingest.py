@@ -20,7 +20,7 @@ import toolkit.ingest as ingest
 from conftest import REAL, REFERENCE
 from toolkit import Mirror
 from toolkit.ingest import ADAPTERS, INGEST_ID_BASE, IngestError, ingest_file, ingest_id, ingest_url, parse_bardate
-from toolkit.lifecycle import predict_drop_date
+from toolkit.ingest.lifecycle import predict_drop_date
 from toolkit.store.writer import save_pending
 
 PL_LIST = REAL / "registry_drop_lists" / "dnspl_deleted_domains_2025-08-19.txt"
@@ -611,7 +611,7 @@ def test_cli_zonediff_check_rdap_over_a_loopback_registry(tmp_path, monkeypatch)
     from starlette.routing import Route
 
     from toolkit.cli import cli
-    from toolkit.server import BackgroundServer
+    from toolkit.serve.server import BackgroundServer
 
     asked: list[str] = []
 

@@ -8,9 +8,9 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from toolkit import lifecycle
-from toolkit.lifecycle import POLICIES, is_gtld, policy_for, predict_drop_date
-from toolkit.params import PENDING_STATUSES
+from toolkit.ingest import lifecycle
+from toolkit.ingest.lifecycle import POLICIES, is_gtld, policy_for, predict_drop_date
+from toolkit.query.params import PENDING_STATUSES
 
 SEEN = date(2026, 11, 2)  # a Monday
 
@@ -152,7 +152,7 @@ def test_every_policy_row_cites_a_source():
 
 
 def test_a_window_between_two_snapshots_and_its_most_likely_day():
-    from toolkit.lifecycle import predict_drop_window
+    from toolkit.ingest.lifecycle import predict_drop_window
 
     # .nu: last in the zone on the 27th, gone on the 28th: deactivated on one of the two days,
     # most likely the 28th (the registry deactivates before the 12:05 UTC snapshot)
@@ -170,7 +170,7 @@ def test_a_window_between_two_snapshots_and_its_most_likely_day():
 
 
 def test_a_window_without_an_earlier_observation_spans_the_status():
-    from toolkit.lifecycle import predict_drop_window
+    from toolkit.ingest.lifecycle import predict_drop_window
 
     window, reason = predict_drop_window("pl", "pendingDelete", SEEN)
     assert (window.start, window.end, window.estimate) == (SEEN, SEEN + timedelta(days=5), SEEN + timedelta(days=5))

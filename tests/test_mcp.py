@@ -1,4 +1,4 @@
-"""The MCP server (toolkit.mcp_server): the live server card's five tools over the SDK's
+"""The MCP server (toolkit.serve.mcp_server): the live server card's five tools over the SDK's
 in-memory client, their input schemas (derived from the parameter definitions), plan gating
 and errors with the REST API's messages; streamable HTTP through `create_app` (in-process
 ASGI, and once on a real loopback port); stdio through `python -m toolkit mcp`; and the
@@ -28,7 +28,7 @@ from conftest import REFERENCE, small_demo  # noqa: E402
 from toolkit import ApiError, Mirror  # noqa: E402
 from toolkit.demo import demo_day  # noqa: E402
 from toolkit.demo.generate import anchor_of  # noqa: E402
-from toolkit.mcp_server import (  # noqa: E402
+from toolkit.serve.mcp_server import (  # noqa: E402
     COMPACT_FIELDS,
     GET_DOMAIN_ALIASES,
     MAX_RESULT_WINDOW,
@@ -38,9 +38,9 @@ from toolkit.mcp_server import (  # noqa: E402
     TOOL_NAMES,
     build_server,
 )
-from toolkit.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS  # noqa: E402
+from toolkit.query.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS  # noqa: E402
 from toolkit.plans import PLANS  # noqa: E402
-from toolkit.server import BackgroundServer, create_app  # noqa: E402
+from toolkit.serve.server import BackgroundServer, create_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 # One frozen "now" for the tools and the oracle: on the demo's day (`demo_day`: yesterday before
@@ -611,7 +611,7 @@ def test_http_on_a_real_loopback_port(mirror):
 
 
 def test_the_live_paths_are_the_same_endpoints(app, mirror):
-    from toolkit.server import MCP_PATHS
+    from toolkit.serve.server import MCP_PATHS
 
     assert MCP_PATHS == {False: (MCP_PATH, MCP_ALIASES[MCP_PATH]), True: (MCP_FREE_PATH, MCP_ALIASES[MCP_FREE_PATH])}
     card_file = REFERENCE / "well-known" / "catchdoms-mcp-server-card.json"
@@ -788,9 +788,9 @@ def test_toolkit_and_serve_work_without_mcp(demo_db):
     script = f"""
 import sys
 sys.modules["mcp"] = None  # as if the extra were not installed
-import toolkit, toolkit.server, toolkit.cli
+import toolkit, toolkit.serve.server, toolkit.cli
 from starlette.testclient import TestClient
-app = toolkit.server.create_app({str(demo_db)!r}, {{"k": "pro"}})
+app = toolkit.serve.server.create_app({str(demo_db)!r}, {{"k": "pro"}})
 paths = [getattr(r, "path", "") for r in app.routes]
 assert not any(p.startswith("/mcp") for p in paths), paths
 client = TestClient(app)
@@ -807,10 +807,10 @@ print("ok")
 
 def test_create_app_does_not_import_mcp(demo_db):
     script = f"""
-import sys, toolkit.server
-app = toolkit.server.create_app({str(demo_db)!r}, {{"k": "pro"}})
+import sys, toolkit.serve.server
+app = toolkit.serve.server.create_app({str(demo_db)!r}, {{"k": "pro"}})
 assert any(getattr(r, "path", "") == "/mcp/expired-domains" for r in app.routes)
-print(sorted(m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "toolkit.mcp"))))
+print(sorted(m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "toolkit.serve.mcp_server"))))
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr

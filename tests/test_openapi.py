@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from conftest import REFERENCE, fixed_clock  # noqa: E402
-from toolkit.openapi import EXPORT_PARAMS, build_openapi, param_schema  # noqa: E402
-from toolkit.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS  # noqa: E402
+from toolkit.serve.openapi import EXPORT_PARAMS, build_openapi, param_schema  # noqa: E402
+from toolkit.query.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS  # noqa: E402
 from toolkit.plans import PLANS  # noqa: E402
-from toolkit.server import create_app  # noqa: E402
+from toolkit.serve.server import create_app  # noqa: E402
 
 OPERATIONS = {
     "listDomains": ("/api/domains", DOMAIN_PARAMS),
@@ -96,7 +96,7 @@ def test_the_document_follows_a_changed_definition(monkeypatch):
     """No copy to drift: a changed range is in the next document."""
     import dataclasses
 
-    import toolkit.openapi as openapi
+    import toolkit.serve.openapi as openapi
 
     monkeypatch.setitem(DOMAIN_PARAMS, "tf_min", dataclasses.replace(DOMAIN_PARAMS["tf_min"], maximum=90))
     monkeypatch.setattr(openapi, "_DOCUMENT", None)
@@ -160,7 +160,7 @@ def test_every_keyed_response_documents_the_rate_headers(doc):
 
 @pytest.fixture(scope="module")
 def app(synthetic_db):
-    logging.getLogger("toolkit.server").setLevel(logging.ERROR)  # the overrides below are meant
+    logging.getLogger("toolkit.serve.server").setLevel(logging.ERROR)  # the overrides below are meant
     return create_app(synthetic_db, {"k": "enterprise", "p": "pro"}, {p: 1_000_000 for p in PLANS}, clock=fixed_clock)
 
 

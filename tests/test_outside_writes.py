@@ -25,8 +25,8 @@ from test_columnar import _answer
 from test_query import POOLS
 
 from toolkit import Mirror
-from toolkit.params import DOMAIN_SORTS
-from toolkit.server import BackgroundServer, create_app
+from toolkit.query.params import DOMAIN_SORTS
+from toolkit.serve.server import BackgroundServer, create_app
 from toolkit.store.writer import save_listings
 
 KEY = "outside-key"
@@ -175,7 +175,7 @@ def _mcp(server, params: dict) -> dict:
 
 @pytest.mark.parametrize("write", list(WRITES))
 def test_an_outside_write_is_seen_by_every_engine_and_reader(demo, write, monkeypatch):
-    from toolkit.mcp_server import build_server
+    from toolkit.serve.mcp_server import build_server
     from toolkit.ui import state
 
     monkeypatch.setenv("EDT_DB", str(demo))

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import NOW, all_rows, oracle_domains, oracle_pending
 from toolkit import ApiError, Mirror
-from toolkit.params import DOMAIN_PARAMS, DOMAIN_SORTS
+from toolkit.query.params import DOMAIN_PARAMS, DOMAIN_SORTS
 
 # Value pools per parameter: each draw is a valid value the contract accepts.
 POOLS = {
@@ -449,7 +449,7 @@ def test_every_query_plan_gives_the_oracle_answer(mirror, monkeypatch, walk_limi
 
 
 def test_captions_describe_the_filters_in_force():
-    from toolkit.params import caption, parse_params
+    from toolkit.query.params import caption, parse_params
 
     def say(params):
         return caption(DOMAIN_PARAMS, parse_params(DOMAIN_PARAMS, params, strict=True))

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import REFERENCE
-from toolkit.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, PENDING_STATUSES
+from toolkit.query.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, PENDING_STATUSES
 from toolkit.sources import SOURCES
 from toolkit.store.fields import LISTING_FIELDS, PENDING_FIELDS
 

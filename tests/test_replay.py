@@ -28,9 +28,9 @@ import yaml
 
 from conftest import REFERENCE, small_demo  # noqa: E402
 from toolkit import Mirror  # noqa: E402
-from toolkit.openapi import build_openapi  # noqa: E402
+from toolkit.serve.openapi import build_openapi  # noqa: E402
 from toolkit.plans import PLANS  # noqa: E402
-from toolkit.server import create_app  # noqa: E402
+from toolkit.serve.server import create_app  # noqa: E402
 
 OPENAPI = REFERENCE / "openapi"
 
@@ -79,7 +79,7 @@ def mirror(demo_db) -> Mirror:
 
 @pytest.fixture(scope="module")
 def app(mirror):
-    logging.getLogger("toolkit.server").setLevel(logging.ERROR)  # the rate overrides are meant
+    logging.getLogger("toolkit.serve.server").setLevel(logging.ERROR)  # the rate overrides are meant
     return create_app(mirror, KEYS, {plan: 1_000_000 for plan in PLANS})
 
 

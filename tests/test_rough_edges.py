@@ -167,7 +167,7 @@ def test_export_into_a_read_only_folder_says_why(db, tmp_path):
 
 
 def test_demo_loads_while_a_server_reads_the_mirror(db):
-    from toolkit.server import BackgroundServer, create_app
+    from toolkit.serve.server import BackgroundServer, create_app
 
     with BackgroundServer(create_app(str(db), {"k": "pro"})) as server:
         with httpx.Client(base_url=server.url, headers={"Authorization": "Bearer k"}) as client:
@@ -216,7 +216,7 @@ def test_sync_against_an_unreachable_host_says_each_retry_and_gives_up_within_ti
 
 
 def test_the_default_bound_is_a_minute_and_settable(monkeypatch):
-    from toolkit.remote import DEFAULT_GIVE_UP, network_bound
+    from toolkit.sync.remote import DEFAULT_GIVE_UP, network_bound
 
     assert DEFAULT_GIVE_UP <= 60 and network_bound() == DEFAULT_GIVE_UP
     monkeypatch.setenv("EDT_TIMEOUT", "7")
@@ -229,7 +229,7 @@ def test_enrich_offline_stops_within_the_bound_naming_the_host(db):
     """A DNS failure for every request: the run stops after at most `give_up_after` seconds of
     (virtual) waiting, instead of retrying each row in silence."""
     from toolkit.enrich.run import enrich
-    from toolkit.remote import HostUnreachable
+    from toolkit.sync.remote import HostUnreachable
 
     now = [0.0]
 
@@ -301,7 +301,7 @@ def test_watch_add_refuses_an_existing_name_unless_replace(db):
     again = run("watch", "add", "fr", "tld=.de")
     assert again.exit_code == 2 and "already named 'fr'" in again.output and "--replace" in again.output
     with Mirror(db) as mirror:
-        from toolkit.watchlist import saved_searches
+        from toolkit.sync.watchlist import saved_searches
 
         assert saved_searches(mirror)[0]["params"] == {"tld": ".fr"}
     assert run("watch", "add", "fr", "tld=.de", "--replace").exit_code == 0
@@ -326,7 +326,7 @@ def test_a_repeated_one_value_filter_is_refused_in_the_cli(db):
 def test_repeats_in_http_merge_or_are_refused_alike(db):
     from starlette.testclient import TestClient
 
-    from toolkit.server import create_app
+    from toolkit.serve.server import create_app
 
     with TestClient(create_app(str(db), {"k": "enterprise"})) as client:
         headers = {"Authorization": "Bearer k"}
@@ -342,7 +342,7 @@ def test_repeats_in_http_merge_or_are_refused_alike(db):
 def test_repeats_in_mcp_merge_or_are_refused_alike(db):
     from mcp import Client
 
-    from toolkit.mcp_server import build_server
+    from toolkit.serve.mcp_server import build_server
 
     server = build_server(Mirror(db, readonly=True), "enterprise")
 
@@ -496,8 +496,8 @@ def test_app_on_a_busy_port_is_one_line(db):
 
 
 def test_a_wrong_key_names_the_setting(db):
-    from toolkit.remote import RemoteClient, RemoteRefused
-    from toolkit.server import create_app
+    from toolkit.sync.remote import RemoteClient, RemoteRefused
+    from toolkit.serve.server import create_app
 
     app = create_app(str(db), {"right": "pro"})
 
@@ -537,7 +537,7 @@ def test_a_page_past_the_last_says_so(db):
 
 
 def test_query_help_lists_the_filters():
-    from toolkit.params import DOMAIN_PARAMS, PENDING_PARAMS
+    from toolkit.query.params import DOMAIN_PARAMS, PENDING_PARAMS
 
     text = run("query", "--help").output
     for name in [*DOMAIN_PARAMS, *PENDING_PARAMS]:

@@ -27,15 +27,15 @@ import pytest
 
 from conftest import NOW, small_demo
 from toolkit import Mirror
-from toolkit.alerts import AlertConfig
+from toolkit.sync.alerts import AlertConfig
 from toolkit.config import Settings
-from toolkit.remote import RemoteClient
-from toolkit.schedule import DEFAULT_SCHEDULES, build_scheduler, crontab, next_runs, run_job, schedules, systemd_units
-from toolkit.server import BackgroundServer, create_app
+from toolkit.sync.remote import RemoteClient
+from toolkit.sync.schedule import DEFAULT_SCHEDULES, build_scheduler, crontab, next_runs, run_job, schedules, systemd_units
+from toolkit.serve.server import BackgroundServer, create_app
 from toolkit.store.fields import LISTING_FIELDS
 from toolkit.store.schema import connect
 from toolkit.store.writer import save_listings
-from toolkit.watchlist import save_search
+from toolkit.sync.watchlist import save_search
 
 KEY = "schedule-test-key-91ab"
 ROOT = Path(__file__).resolve().parents[1]
@@ -324,7 +324,7 @@ def test_the_replica_registers_webhooks_for_enterprise_keys_only(tmp_path):
 def test_a_webhook_registered_on_the_replica_is_delivered_by_the_alerts(tmp_path, monkeypatch):
     from starlette.testclient import TestClient
 
-    from toolkit.alerts import run_alerts
+    from toolkit.sync.alerts import run_alerts
 
     monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
     db = tmp_path / "m.db"

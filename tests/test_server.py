@@ -21,8 +21,8 @@ import pytest
 
 from conftest import fixed_clock  # noqa: E402
 from toolkit import ApiError, Mirror  # noqa: E402
-from toolkit.ratelimit import KeyStore, SlidingWindow, effective_limits, hash_key, parse_rates  # noqa: E402
-from toolkit.server import create_app, is_loopback, startup_lines  # noqa: E402
+from toolkit.serve.ratelimit import KeyStore, SlidingWindow, effective_limits, hash_key, parse_rates  # noqa: E402
+from toolkit.serve.server import create_app, is_loopback, startup_lines  # noqa: E402
 
 KEYS = {
     "free-key": "free",
@@ -305,7 +305,7 @@ def test_every_keyed_answer_counts_and_carries_the_headers(api):
 
 
 def test_rate_overrides(synthetic_db, caplog):
-    with caplog.at_level(logging.WARNING, logger="toolkit.server"):
+    with caplog.at_level(logging.WARNING, logger="toolkit.serve.server"):
         app = create_app(synthetic_db, KEYS, {"pro": 2, "free": 1}, clock=fixed_clock)
     assert "overridden: pro 2" in caplog.text  # never silently
     client = Client(app)

@@ -20,10 +20,11 @@ from toolkit import Mirror
 from toolkit.cli import cli
 from toolkit.enrich.run import enrich
 from toolkit.enrich.wayback import Capture, parse_cdx_text, summarize
-from toolkit.params import DOMAIN_PARAMS
-from toolkit.signals import archive_signals, load_dictionary, metric_jump, parking_service, reflag
+from toolkit.query.params import DOMAIN_PARAMS
+from toolkit.signals import archive_signals, load_dictionary, metric_jump, parking_service
 from toolkit.signals.fx import FxTable, to_eur
 from toolkit.signals.spam import SpamDictionaryError, stored_fingerprint
+from toolkit.store.reflag import reflag
 from toolkit.store.schema import SCHEMA_VERSION
 from toolkit.store.writer import save_listings
 
@@ -344,8 +345,8 @@ def test_the_demo_fills_every_signal(demo):
 
 
 def test_every_new_filter_is_in_openapi_mcp_and_the_sidebar(demo):
-    from toolkit.mcp_server import build_server
-    from toolkit.openapi import build_openapi
+    from toolkit.serve.mcp_server import build_server
+    from toolkit.serve.openapi import build_openapi
 
     doc = build_openapi()
     documented = {p["name"] for p in doc["paths"]["/api/domains"]["get"]["parameters"] if "name" in p}
@@ -386,7 +387,7 @@ def test_the_domain_page_shows_flags_with_reasons_and_the_metric_chart(demo, mon
 def test_the_metric_chart_draws_each_metric_on_its_axis_and_nothing_from_nothing():
     import pandas as pd
 
-    from toolkit.charts import metric_history
+    from toolkit.analysis.charts import metric_history
 
     history = pd.DataFrame({"observed_at": ["2026-11-01T07:00:00Z", "2026-11-20T07:00:00Z"], "trust_flow": [8, 31],
                             "citation_flow": [20, 22], "domain_authority": [None, None], "referring_domains": [30, 95],

@@ -23,8 +23,8 @@ from click.testing import CliRunner
 
 from conftest import NOW, fixed_clock, small_demo, writer_lock_held
 from toolkit.cli import cli
-from toolkit.remote import RemoteClient, shared_limiter
-from toolkit.server import BackgroundServer, create_app
+from toolkit.sync.remote import RemoteClient, shared_limiter
+from toolkit.serve.server import BackgroundServer, create_app
 from toolkit.store.fields import LISTING_FIELDS, PENDING_FIELDS
 from toolkit.store.schema import connect
 from toolkit.store.writer import close_listings, save_listings
@@ -332,7 +332,7 @@ def test_dry_run_plans_each_job_from_one_count_request(remote, tmp_path):
 
 _PACED_CHILD = """
 import asyncio, sys, time, httpx
-from toolkit.remote import PacedTransport, Traffic, shared_limiter
+from toolkit.sync.remote import PacedTransport, Traffic, shared_limiter
 limiter = shared_limiter(sys.argv[1], 4, path=sys.argv[2], window_ms=1000)
 stamps = []
 def answer(request):

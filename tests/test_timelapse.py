@@ -88,7 +88,7 @@ def test_a_closed_auction_s_last_history_row_carries_its_final_bid(lapse):
 
 
 def test_a_search_saved_on_day_7_lists_exactly_the_listings_first_seen_after_it(copy):
-    from toolkit.watchlist import new_matches_params, save_searches_at, saved_searches
+    from toolkit.sync.watchlist import new_matches_params, save_searches_at, saved_searches
 
     saved_at, runs = searches_and_runs(TODAY, DAYS, 7)
     save_searches_at(str(copy), {"short com": {"tld": ".com", "length_max": "8"}}, saved_at)
@@ -102,7 +102,7 @@ def test_a_search_saved_on_day_7_lists_exactly_the_listings_first_seen_after_it(
     assert entry["new_matches"] == len(expected) > 0
     assert listed == expected or (len(expected) > 100 and listed < expected)
 
-    from toolkit.alerts import replay_alerts
+    from toolkit.sync.alerts import replay_alerts
 
     report = replay_alerts(str(copy), runs)
     assert report.queued > 3 and not report.errors
@@ -235,7 +235,7 @@ def test_days_synced_on_schedule_hold_what_the_time_lapse_holds(tmp_path):
     from test_sync import KEY, make_client
 
     from toolkit.demo.timelapse import Player
-    from toolkit.server import create_app
+    from toolkit.serve.server import create_app
     from toolkit.store.transaction import one_transaction
     from toolkit.sync import sync
 

@@ -15,7 +15,7 @@ from conftest import NOW, all_rows, fixed_clock, listing_records, ts
 from toolkit import ApiError, Mirror
 from toolkit.store.schema import SCHEMA_VERSION, ensure_schema
 from toolkit.store.writer import save_listings
-from toolkit.watchlist import (
+from toolkit.sync.watchlist import (
     delete_search,
     mark_seen,
     new_matches_params,
@@ -163,7 +163,7 @@ def test_a_bad_seen_after_is_a_422_naming_it(wm, value):
 def test_a_bad_seen_after_over_http_is_the_same_422(synthetic_db):
     import httpx
 
-    from toolkit.server import create_app
+    from toolkit.serve.server import create_app
 
     app = create_app(synthetic_db, {"pro-key": "pro"}, clock=fixed_clock)
 
@@ -179,8 +179,8 @@ def test_a_bad_seen_after_over_http_is_the_same_422(synthetic_db):
 
 
 def test_seen_after_is_documented_as_an_extension():
-    from toolkit.openapi import build_openapi
-    from toolkit.params import DOMAIN_PARAMS
+    from toolkit.serve.openapi import build_openapi
+    from toolkit.query.params import DOMAIN_PARAMS
 
     param = DOMAIN_PARAMS["seen_after"]
     assert (param.extension, param.group, param.caption) == (True, "dates", "First seen after")

@@ -3,12 +3,15 @@
     from toolkit import Mirror, ApiError
     m = Mirror("data/mirror.db")
     page = m.search_domains({"tld": ".fr", "tf_min": "20"}, plan="authority")
+
+The names below are imported when first used (`import toolkit` loads nothing else), so a
+command that needs none of them starts at once.
 """
 
-from .errors import ApiError
-from .params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, Param
-from .plans import PLANS, normalize_plan
-from .query import Mirror
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = [
     "ApiError",
@@ -22,3 +25,28 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# Each public name and the module it comes from.
+_LAZY = {
+    "ApiError": ".errors",
+    "DOMAIN_PARAMS": ".query.params",
+    "FREE_PARAMS": ".query.params",
+    "Mirror": ".query",
+    "PENDING_PARAMS": ".query.params",
+    "PLANS": ".plans",
+    "Param": ".query.params",
+    "normalize_plan": ".plans",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

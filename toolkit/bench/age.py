@@ -150,7 +150,7 @@ def day_of_writes(path: str, per_day: int, seed: int, live_from: int = 0) -> dic
 
 
 def _stage(path: str, label: str, args: argparse.Namespace, say: Any, live_from: int) -> dict[str, Any]:
-    from ..archive import _file_bytes
+    from ..store.archive import _file_bytes
     from ..query.columnar import build_index, index_path, update_index
     from .query import bench, summarize
 
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--months {args.months!r}: write months as 0,6,12", file=sys.stderr)
         return 2
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
-    from ..archive import archive_closed, parse_age
+    from ..store.archive import archive_closed, parse_age
     from .refresh import copy_mirror
 
     now = datetime.now(timezone.utc).replace(microsecond=0)

@@ -604,7 +604,7 @@ def random_bookmarks(db: Path, rng: random.Random) -> dict[str, str]:
     of the API's, and for the domain page a listing's name."""
     from urllib.parse import urlencode
 
-    from ..params import DOMAIN_SORTS, PENDING_SORTS
+    from ..query.params import DOMAIN_SORTS, PENDING_SORTS
 
     with sqlite3.connect(f"file:{db.resolve()}?mode=ro", uri=True) as con:
         tlds = [t for (t,) in con.execute("SELECT tld FROM listings GROUP BY tld HAVING count(*) >= 50 ORDER BY tld")]

@@ -10,7 +10,7 @@ values drawn from the mirror's own rows) is answered three ways in one run:
    columnar index, rebuilt before timing if stale, or SQLite with `--engine sqlite`);
 2. DuckDB: the mirror's rows, loaded once (before any timing) from SQLite through pandas
    and Arrow into an in-memory DuckDB database, queried with SQL written here from the
-   contract (sections 2, 3 and 5), independently of `toolkit.params`;
+   contract (sections 2, 3 and 5), independently of `toolkit.query.params`;
 3. pandas: the same rows as a DataFrame, vectorised boolean masks, `sort_values` with
    nulls last and `id` as the tie-breaker, then the page slice.
 
@@ -134,7 +134,7 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
     pages 1-50 and now and then the keyset cursor. The same seed draws the same requests."""
     import random
 
-    from ..params import DOMAIN_PARAMS, DOMAIN_SORTS, TOP_CATEGORIES, USE_CASES
+    from ..query.params import DOMAIN_PARAMS, DOMAIN_SORTS, TOP_CATEGORIES, USE_CASES
 
     rnd = random.Random(seed)
     frame = listings[listings["source"] != "regfree"]
@@ -213,7 +213,7 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
 #
 # Both reference engines read the same small description of a query: predicates over
 # columns of the loaded frame, an order, and a page. Written from the contract, not from
-# `toolkit.params`, so that the query layer is checked against an independent reading.
+# `toolkit.query.params`, so that the query layer is checked against an independent reading.
 
 _TOP_CATEGORIES = ("Business", "Health", "Computers", "Shopping", "Recreation", "Society", "Sports", "News",
                    "Science", "Arts", "Reference", "Regional", "Games", "Home", "World", "Adult")  # fmt: skip

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..demo.signals import SPAM_WORDS
 from ..demo.words import LANGS
-from ..signals.spam import SpamDictionary, load_dictionary, reflag
+from ..signals.spam import SpamDictionary, load_dictionary
+from ..store.reflag import reflag
 from ..store.schema import ensure_schema
 
 __all__ = ["labels", "main"]

@@ -25,12 +25,12 @@ from pathlib import Path
 
 import httpx
 
-from ..remote import RemoteClient, shared_limiter
-from ..server import BackgroundServer, create_app
+from ..sync.remote import RemoteClient, shared_limiter
+from ..serve.server import BackgroundServer, create_app
 from ..store.fields import LISTING_FIELDS
 from ..store.schema import connect
 from ..store.writer import save_listings
-from ..sync import sync
+from ..sync.run import sync
 
 KEY = "syncbench-key"
 

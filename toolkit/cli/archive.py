@@ -1,5 +1,5 @@
 """`edt archive`: move listings closed long ago, with their history, into the Parquet archive
-beside the mirror; list, check and restore its months (a thin shell over `toolkit/archive.py`)."""
+beside the mirror; list, check and restore its months (a thin shell over `toolkit/store/archive.py`)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def archive(db: str, closed_before: str | None, list_months: bool, verify: bool,
     and Spark read it as is), then give the space back. The API, the app and the notebooks
     read mirror and archive as one. A batch at a time, each all or nothing: a stop leaves
     nothing half done, and running it again finishes it."""
-    from .. import archive as archiving
+    from ..store import archive as archiving
     from ..config import ARCHIVE_CLOSED_BEFORE, archive_setting
 
     if sum(map(bool, (closed_before, list_months, verify, restore, vacuum))) > 1:

@@ -140,9 +140,9 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
     scheduled run after it would have queued (none is sent: `edt watch show` lists them)."""
     from datetime import date
 
-    from ..alerts import replay_alerts
+    from ..sync.alerts import replay_alerts
     from ..demo.timelapse import DEMO_SEARCHES, searches_and_runs
-    from ..watchlist import save_searches_at
+    from ..sync.watchlist import save_searches_at
 
     today = date.fromisoformat(mirror.connection().execute(
         "SELECT value FROM mirror_meta WHERE key = 'demo_today'").fetchone()[0])  # fmt: skip
@@ -170,8 +170,9 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
     import asyncio
 
     from ..config import load_settings
-    from ..remote import RemoteClient
-    from ..sync import JOBS, SyncBusy, SyncStopped, plan_sync, sync
+    from ..sync.remote import RemoteClient
+    from ..store.jobs import JOBS
+    from ..sync.run import SyncBusy, SyncStopped, plan_sync, sync
 
     chosen = [j.strip() for j in jobs.split(",") if j.strip()] if jobs else None
     unknown = [j for j in chosen or [] if j not in JOBS]
@@ -282,7 +283,7 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
     score is recomputed."""
     from ..enrich.language import LanguageUnavailable
     from ..enrich.run import enrich
-    from ..remote import HostUnreachable
+    from ..sync.remote import HostUnreachable
 
     if not (wayback or rdap or language):
         raise BadInput("nothing to do: --no-wayback and --no-rdap without --language")
@@ -444,8 +445,8 @@ def backtest_command(zones: str, official: tuple[str, ...], tld: str | None, as_
     snapshots are one day apart, the share of those predicted exactly and within one day, the
     share of all pairs whose official day is inside the window, the mean absolute error, and
     the outliers with their reason. A bad file or row exits 2 naming it (same as
-    `python -m toolkit.backtest --zones ...`)."""
-    from ..backtest import run_zone_backtest, window_report_lines
+    `python -m toolkit.analysis.backtest --zones ...`)."""
+    from ..analysis.backtest import run_zone_backtest, window_report_lines
     from ..ingest import IngestError
 
     try:

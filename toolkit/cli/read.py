@@ -8,14 +8,16 @@ import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import ApiError
 from ..formats import csv_cell
-from ..query import LISTING_EXPORT, LISTING_OUTPUT, PENDING_OUTPUT, Mirror
 from .shell import BadInput, _api_error, _check_plan, _db_option, _open, _pairs, _plan_option, cli
+
+if TYPE_CHECKING:
+    from ..query import Mirror
 
 
 def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], out) -> int:
@@ -74,13 +76,13 @@ def _write_parquet(rows: Iterator[dict[str, Any]], columns: dict[str, str], path
 
 def _filters_help() -> str:
     """The filters, from the one definition in params.py (what `edt query --help` lists)."""
-    from ..params import DOMAIN_PARAMS, PENDING_PARAMS
+    from ..query.params import DOMAIN_PARAMS, PENDING_PARAMS
 
     def block(table) -> str:
         return "\n".join(f"  {p.name:<24} {p.caption}{' (a comma list; repeats merge)' if takes_several(p) else ''}"
                           for p in table.values())  # fmt: skip
 
-    from ..params import takes_several
+    from ..query.params import takes_several
 
     return ("\b\nFilters (KEY=VALUE, the /api/domains parameters; a list filter given twice merges, any other "
             "is refused):\n" + block(DOMAIN_PARAMS) + "\n\n\b\nWith --pending (the /api/pending-delete "
@@ -109,6 +111,8 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
     if fmt == "json":
         click.echo(json.dumps(envelope, ensure_ascii=False, indent=2))
     elif fmt == "csv":
+        from ..query.records import LISTING_OUTPUT, PENDING_OUTPUT
+
         _write_csv(envelope["data"], list(PENDING_OUTPUT if pending else LISTING_OUTPUT), sys.stdout)
     else:
         _print_table(envelope, pending)
@@ -225,6 +229,7 @@ def _page_line(meta: dict[str, Any]) -> str:
 def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: str) -> None:
     """Every matching listing (the /api/domains filters, no paging) to CSV, JSON Lines or Parquet."""
     from ..formats import OutputRefused, output_target, replace_atomically
+    from ..query.records import LISTING_EXPORT
 
     plan = _check_plan(plan)
     mirror = _open(db)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from ..query import Mirror
 from .shell import BadInput, Failed, _check_plan, _check_port, _db_option, _plan_option, cli
 
 
@@ -22,7 +21,7 @@ def app_command(db: str, host: str, port: int) -> None:
     """Open the investors' app (Streamlit) on the mirror: explore, charts, drop calendar, watchlist, sync."""
     import subprocess
 
-    from ..server import is_loopback
+    from ..serve.server import is_loopback
 
     _check_port(host, port)
     script = Path(__file__).resolve().parents[1] / "ui" / "launch.py"
@@ -61,8 +60,9 @@ def app_command(db: str, host: str, port: int) -> None:
               help="Override a plan's requests per minute (repeatable), e.g. --rate pro=600 for tests.")  # fmt: skip
 def serve(db: str, host: str, port: int, keys: tuple[str, ...], keys_file: str | None, rates: tuple[str, ...]) -> None:
     """Serve the mirror as the REST API (/api/domains, ...) and /openapi.json on localhost."""
-    from ..ratelimit import KeyStore, parse_rates
-    from ..server import serve as run_server
+    from ..query import Mirror
+    from ..serve.ratelimit import KeyStore, parse_rates
+    from ..serve.server import serve as run_server
 
     if not Path(db).is_file():
         raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
@@ -91,13 +91,15 @@ def mcp_command(db: str, plan: str | None) -> None:
     import importlib.util
     import logging
 
+    from ..query import Mirror
+
     plan = _check_plan(plan)
     if not Path(db).is_file():
         raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
     if importlib.util.find_spec("mcp") is None:
         raise Failed("the MCP server needs the mcp package: pip install 'expired-domains-toolkit[mcp]'")
     try:
-        from ..mcp_server import run_stdio
+        from ..serve.mcp_server import run_stdio
     except ImportError as exc:  # an mcp this toolkit cannot use (1.x)
         raise Failed(f"the MCP server needs mcp>=2.3 ({exc}): pip install 'expired-domains-toolkit[mcp]'") from None
     try:

@@ -8,13 +8,15 @@ import sqlite3
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import ApiError
 from ..plans import PLANS, normalize_plan
-from ..query import Mirror
+
+if TYPE_CHECKING:  # the query layer is imported by the commands that open a mirror
+    from ..query import Mirror
 
 __all__ = ["main", "cli"]
 
@@ -60,7 +62,7 @@ def _pairs(items: Iterable[str]) -> dict[str, Any]:
     """KEY=VALUE arguments; a repeated KEY becomes a list, which the query layer merges into a
     list filter's comma list (tld=.fr tld=.de is tld=.fr,.de) or refuses (exit 2) for a
     one-value parameter, as the HTTP API and the MCP tools do."""
-    from ..params import gather
+    from ..query.params import gather
 
     pairs = []
     for item in items:
@@ -94,6 +96,8 @@ def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mir
     _check_now()
     if writes == "demo":
         _check_sound(db)
+    from ..query import Mirror
+
     try:
         return Mirror(db)
     except Exception as exc:  # noqa: BLE001 - a file that is not a mirror, or a damaged one
@@ -163,6 +167,8 @@ def _mirror_path() -> str:
 def _refresh_index(db: str | Mirror) -> None:
     """After a write: rebuild the mirror's columnar index, so the next reader need not (a
     failure only costs speed: queries are then answered by SQLite)."""
+    from ..query import Mirror
+
     mirror = db if isinstance(db, Mirror) else Mirror(db)
     try:
         mirror.refresh_indexes()
@@ -212,7 +218,7 @@ def _timeout_option(func):
 
 
 def _bound(timeout: float | None) -> float:
-    from ..remote import network_bound
+    from ..sync.remote import network_bound
 
     try:
         return network_bound(timeout)

@@ -70,7 +70,7 @@ def spam_check(db: str, names: tuple[str, ...]) -> None:
 def spam_reflag(db: str, force: bool) -> None:
     """Re-flag every listing with the dictionary in use (seconds; no re-sync). Writes that
     follow a change of the file do it on their own."""
-    from ..signals.spam import reflag
+    from ..store.reflag import reflag
 
     dictionary = _dictionary()
     from ..store.lock import writer_lock

@@ -24,7 +24,7 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     from datetime import datetime
 
     from ..config import config_file, load_settings
-    from ..schedule import crontab, next_runs, schedules, serve, systemd_units
+    from ..sync.schedule import crontab, next_runs, schedules, serve, systemd_units
 
     try:
         config = config_file()
@@ -38,7 +38,7 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
         click.echo(systemd_units(db=db), nl=False)
         return
     if once:
-        from ..sync import JOBS
+        from ..store.jobs import JOBS
 
         if once not in JOBS:
             raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}")
@@ -53,7 +53,7 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     if not settings.api_key:
         raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file) for the scheduled syncs")
     if once:
-        from ..schedule import run_job
+        from ..sync.schedule import run_job
 
         reports = run_job(once, settings, say=lambda line: click.echo(line))
         if not reports or any(r.status not in ("ok", "skipped") for r in reports):
@@ -77,7 +77,7 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
 
     Only listings first seen after the search is saved (then after each `edt watch show`)
     count as new; `edt watch show NAME --all` lists every current match."""
-    from ..watchlist import SearchExists, save_search, saved_searches
+    from ..sync.watchlist import SearchExists, save_search, saved_searches
 
     mirror = _open(db, writes="watch add")  # as `watch list`: a mistyped --db is refused, not created
     existed = replace and mirror.connection().execute(
@@ -107,7 +107,7 @@ def _quoted(name: str) -> str:
 @_db_option
 def watch_list(db: str) -> None:
     """Each saved search with its current matches and its new ones since saved or last shown."""
-    from ..watchlist import saved_searches
+    from ..sync.watchlist import saved_searches
 
     searches = saved_searches(_open(db))
     if not searches:
@@ -127,7 +127,7 @@ def watch_list(db: str) -> None:
 @click.argument("name")
 def watch_rm(db: str, name: str) -> None:
     """Forget a saved search."""
-    from ..watchlist import delete_search
+    from ..sync.watchlist import delete_search
 
     if not delete_search(_open(db, writes="watch rm"), name):
         raise BadInput(f"no saved search named {name!r} (see `edt watch list`)")
@@ -140,7 +140,7 @@ def watch_rm(db: str, name: str) -> None:
 @click.option("--all", "show_all", is_flag=True, help="Every listing the search matches now, not only the new ones.")
 def watch_show(db: str, name: str, show_all: bool) -> None:
     """The search's new matches since it was last shown (then marks them shown); --all: every current match."""
-    from ..watchlist import open_search, saved_searches
+    from ..sync.watchlist import open_search, saved_searches
 
     mirror = _open(db)
     entry = next((s for s in saved_searches(mirror) if s["name"] == name.strip()), None)

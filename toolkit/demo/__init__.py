@@ -11,7 +11,7 @@ for the 22 platform sources and `regfree`; `load_demo` writes them through
 What is in it (see `catalog.py`): per platform volume, listing kinds (auction types,
 closeouts, backorders), TLD mix, native currency, purchase links and believable prices;
 the deleted-ccTLD database over 83 TLDs; the pending-delete inventory over 125 TLDs with
-drop dates from `toolkit.lifecycle`; correlated SEO metrics (`generate.py`); names made of
+drop dates from `toolkit.ingest.lifecycle`; correlated SEO metrics (`generate.py`); names made of
 words of the TLD's language (`words.py`, `names.py`). Time is relative to `today`: the
 demo's "now" is 07:00 UTC that day (after the morning fetch of every platform); without a
 `today`, the demo's day is the last one whose 07:00 UTC has passed.

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..enrich.score import quality_score
-from ..lifecycle import policy_for, predict_drop_window
+from ..ingest.lifecycle import policy_for, predict_drop_window
 from ..sources import source_by_slug
 from ..store.fields import LISTING_FIELDS, PENDING_FIELDS
 from .catalog import COUNTRY_OF_TLD, PENDING_TLDS, PLATFORMS, REGFREE_TLDS, langs_for, regional_topic

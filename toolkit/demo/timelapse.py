@@ -5,7 +5,7 @@ listing that is live at some moment of it, with when it appeared, when it leaves
 (an auction's end, a closeout sold or withdrawn), its price, the bids it will have, when
 they come, and what an unsold auction becomes; the pending-delete names of every weekly
 batch, with their drop dates and what happened at the drop; the deleted-ccTLD database's
-monthly batches. `run_days` then plays the service's schedules (`toolkit.schedule`'s cron
+monthly batches. `run_days` then plays the service's schedules (`toolkit.sync.schedule`'s cron
 lines: bids every 4 hours, new listings every morning, pending-delete on Mondays, regfree
 on the 1st) from the first morning to today's, and at each run writes what a sync at that
 moment would have seen, through the writer the sync uses, observed at that moment:
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ..lifecycle import predict_drop_window
+from ..ingest.lifecycle import predict_drop_window
 from ..signals.fx import to_eur
 from ..store.schema import LISTING_COLUMNS
 from ..store.writer import close_listings, listing_row, listing_values, save_listings, save_pending
@@ -120,7 +120,7 @@ def _mondays(first: date, last: date) -> list[date]:
 def sync_moments(first: int, last: int) -> list[tuple[int, str]]:
     """The runs of `edt schedule`'s default cron lines (UTC) from `first` to `last` (both
     included), oldest first, as (seconds, job): what a mirror synced on schedule saw."""
-    from ..schedule import DEFAULT_SCHEDULES, _trigger
+    from ..sync.schedule import DEFAULT_SCHEDULES, _trigger
 
     out = []
     start = datetime.fromtimestamp(first, tz=timezone.utc)
@@ -139,7 +139,7 @@ def sync_moments(first: int, last: int) -> list[tuple[int, str]]:
 def searches_and_runs(today: date, days: int, searches_day: int = 1) -> tuple[datetime, list[tuple[str, str]]]:
     """When the time-lapse's saved searches are saved (right after the morning sync of day
     `searches_day`, 0 being the first) and the scheduled runs after it, as (ISO moment, job):
-    what `toolkit.alerts.replay_alerts` replays."""
+    what `toolkit.sync.alerts.replay_alerts` replays."""
     if not 0 <= searches_day <= days:
         raise ValueError(f"searches_day must be from 0 to {days} (got {searches_day})")
     first = int(anchor_of(today - timedelta(days=days)).timestamp())
@@ -558,7 +558,7 @@ class Player:
                  report: Callable[[str, int], None] | None = None):  # fmt: skip
         # the sync's own rules: a full listings pass when the last is older than this, else the
         # listings added from the day before the newest it had
-        from ..sync import FULL_PASS_EVERY, INCREMENTAL_OVERLAP
+        from ..sync.run import FULL_PASS_EVERY, INCREMENTAL_OVERLAP
 
         self.overlap = int(INCREMENTAL_OVERLAP.total_seconds())
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from ..remote import Traffic
+from ..sync.remote import Traffic
 from .rdap import Bootstrap, NoRdapService, RdapError, load_bootstrap
 from .cache import cached_rdap
 from .run import MAX_AGE, MAX_CONSECUTIVE_ERRORS, Clock, Sleep, polite_client

@@ -38,7 +38,7 @@ from typing import Any
 
 import httpx
 
-from ..params import PENDING_STATUSES
+from ..query.params import PENDING_STATUSES
 from ..store.fields import iso_timestamp, utc_seconds
 
 __all__ = [

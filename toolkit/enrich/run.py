@@ -18,7 +18,7 @@ Polite by default:
   address the services can reach you at (`user_agent_header`; `EDT_USER_AGENT` replaces it);
 - per-host pacing: at least `MIN_INTERVAL[host]` seconds (`DEFAULT_MIN_INTERVAL` for other
   hosts) between two requests to one host; requests are sent one at a time;
-- httpx-retries with the project's retry policy (`toolkit.remote.ContractRetry`): after a
+- httpx-retries with the project's retry policy (`toolkit.sync.remote.ContractRetry`): after a
   429 or 503 it waits `Retry-After` (60 s when absent), other 5xx, timeouts and bodies cut
   off in transit are retried with exponential backoff; after `retries` attempts the row's
   lookup is reported as an error and the run goes on (after `MAX_CONSECUTIVE_ERRORS`
@@ -54,7 +54,7 @@ import httpx
 from httpx_retries import RetryTransport
 
 from .. import __version__
-from ..remote import ContractRetry, MalformedBody, Traffic, network_bound, request_timeout
+from ..sync.remote import ContractRetry, MalformedBody, Traffic, network_bound, request_timeout
 from ..signals.archive import parking_service
 from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, to_db, utc_seconds
 from ..store.lock import writer_lock
@@ -163,7 +163,7 @@ def polite_client(transport: httpx.BaseTransport | None = None, *, traffic: Traf
                   give_up_after: float | None = None, say: Callable[[str], None] | None = None) -> httpx.Client:  # fmt: skip
     """An httpx client for third-party services: user agent, per-host pacing, retries.
 
-    Transports, innermost first (as `toolkit.remote`): `transport` (default the network;
+    Transports, innermost first (as `toolkit.sync.remote`): `transport` (default the network;
     tests pass `httpx.MockTransport`), `HostPacer`, httpx-retries' `RetryTransport` with
     `ContractRetry`. `sleep` serves both the pacing and the retry waits (tests pass a no-op).
     A host unreachable for `give_up_after` seconds (default EDT_TIMEOUT, else 60) raises

@@ -33,9 +33,8 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..query import Mirror
 from ..store.lock import writer_lock
 from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, ensure_schema
 from ..store.transaction import one_transaction
@@ -55,6 +54,9 @@ from .common import (
 from .droplist import NASK_DELETED_URL, droplist_rows, fetch_droplist, parse_droplist
 from .godaddy import GODADDY_URL, fetch_godaddy, godaddy_rows, parse_godaddy
 from .zonediff import is_replay, parse_zonediff, replay_rows, snapshot_files, zone_names, zonediff_rows
+
+if TYPE_CHECKING:  # imported when a Mirror is handed in: the feeds' parsers and `lifecycle` need no query layer
+    from ..query import Mirror
 
 __all__ = [
     "ADAPTERS",
@@ -82,7 +84,7 @@ __all__ = [
 ]
 
 # The pending-delete `source` values ingested rows carry, beside the live service's
-# `oi-diff` and `czds-daily` (toolkit.params.PENDING_SOURCES): the feed, named as such.
+# `oi-diff` and `czds-daily` (toolkit.query.params.PENDING_SOURCES): the feed, named as such.
 INGEST_PENDING_SOURCES = ("bardate", "droplist", "zonediff")
 
 
@@ -229,6 +231,8 @@ def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str
 
 
 def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Connection, str | None]:
+    from ..query import Mirror
+
     if isinstance(mirror_or_conn, Mirror):
         if mirror_or_conn.readonly:
             raise ValueError(f"{mirror_or_conn.path}: the mirror is open read-only; open it read-write to ingest")

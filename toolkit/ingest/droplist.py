@@ -12,7 +12,7 @@ The drop date of each name, first found wins:
 3. a date or timestamp header line of a name-a-line list;
 4. a date in the file name (`deleted_domains_2025-08-19.txt`, `20250819.csv`): registries
    name daily lists by the day they cover;
-5. otherwise `toolkit.lifecycle.predict_drop_date(tld, status, evidence)`, with `evidence`
+5. otherwise `toolkit.ingest.lifecycle.predict_drop_date(tld, status, evidence)`, with `evidence`
    the day this mirror first saw the name in this feed (so re-ingesting an undated list
    later predicts the same day). A TLD without a published lifecycle gets no date.
 `drop_date_reason` (kept in `raw_records`) says which one, with the lifecycle's reason.
@@ -27,9 +27,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..lifecycle import predict_drop_window
 from ..names import split_domain
-from ..params import PENDING_STATUSES
+from ..query.params import PENDING_STATUSES
+from .lifecycle import predict_drop_window
 from .common import (
     PENDING,
     BadRow,

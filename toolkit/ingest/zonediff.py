@@ -6,7 +6,7 @@ deleted. That is a *candidate*, not a free name, so each is yielded as a pending
 record (`source` "zonediff", `whois_status` the `status=` given, default serverHold: held
 out of the zone; `first_disappeared_at` the later zone's day; `dns_status` NXDOMAIN: not
 delegated in it). A zone says only that the name left *between* two snapshots, so the drop
-is a window: `toolkit.lifecycle.predict_drop_window` gives `drop_window_start`/`_end` and
+is a window: `toolkit.ingest.lifecycle.predict_drop_window` gives `drop_window_start`/`_end` and
 `estimated_drop_date`, the most likely day (null when the registry gives the status no fixed
 length, e.g. gTLD serverHold).
 
@@ -35,9 +35,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..lifecycle import predict_drop_window
 from ..names import split_domain
-from ..params import PENDING_STATUSES
+from ..query.params import PENDING_STATUSES
+from .lifecycle import predict_drop_window
 from .common import (
     LISTING,
     PENDING,

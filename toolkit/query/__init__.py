@@ -1,14 +1,44 @@
 """The query layer: every read of the mirror goes through here.
 
-- `mirror.py`    `Mirror`, the public API: validation, plan rules, the envelope
-- `sqlplan.py`   the SQLite planner: filters as SQL, the cheapest index plan per request
-- `columnar.py`  the columnar filter index: masks, counts and pages from NumPy arrays
+- `mirror.py`     `Mirror`, the public API: validation, plan rules, the envelope
+- `params.py`     every request parameter as data: parsing, validation, its condition
+- `conditions.py` a filter's condition, once: as SQL and as a columnar mask
+- `sqlplan.py`    the SQLite planner: filters as SQL, the cheapest index plan per request
+- `columnar.py`   the columnar filter index: masks, counts and pages from NumPy arrays
 - `aggregates.py` the chart pages' counts over every match (`Mirror.chart_counts`), from either engine
-- `records.py`   output fields and how a stored row becomes a record
-- `envelope.py`  the paged envelope (contract section 4)
+- `records.py`    output fields and how a stored row becomes a record
+- `envelope.py`   the paged envelope (contract section 4)
+
+The names below are imported when first used: `toolkit.query.params` alone does not load
+the planner, the columnar index or NumPy.
 """
 
-from .mirror import ENGINES, Mirror
-from .records import FREE_FIELDS, FREE_VISIBLE_NAMES, LISTING_EXPORT, LISTING_OUTPUT, PENDING_OUTPUT
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = ["Mirror", "ENGINES", "LISTING_OUTPUT", "LISTING_EXPORT", "PENDING_OUTPUT", "FREE_FIELDS", "FREE_VISIBLE_NAMES"]
+
+_LAZY = {
+    "Mirror": ".mirror",
+    "ENGINES": ".mirror",
+    "LISTING_OUTPUT": ".records",
+    "LISTING_EXPORT": ".records",
+    "PENDING_OUTPUT": ".records",
+    "FREE_FIELDS": ".records",
+    "FREE_VISIBLE_NAMES": ".records",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

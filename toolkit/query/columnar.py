@@ -8,7 +8,7 @@ It comes in two parts, each a file beside the mirror:
   first asked for (`include_closed=1`, or a clock set before the newest closing).
 
 A request becomes a boolean mask (one per filter, through the conditions of
-`toolkit/conditions.py`), the count is the mask's sum, and the page is the first matches in
+`toolkit/query/conditions.py`), the count is the mask's sum, and the page is the first matches in
 the sort's precomputed order; only the page's rows are then read from SQLite, by id. So the
 cost of a request hardly depends on which filters it combines.
 
@@ -54,11 +54,11 @@ from typing import Any
 
 import numpy as np
 
-from ..conditions import Condition, Unsupported
-from ..params import DOMAIN_PARAMS, Context
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
 from ..store.schema import LISTING_COLUMNS, OPEN, SORT_COLUMNS, connect
+from .conditions import Condition, Unsupported
+from .params import DOMAIN_PARAMS, Context
 
 __all__ = ["ColumnarIndex", "Unsupported", "index_path", "build_index", "update_index", "load_index"]
 
@@ -149,7 +149,7 @@ def _with_archive(conn: sqlite3.Connection, path: str, rows: Any, columns: list[
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..archive import archive_table
+    from ..store.archive import archive_table
 
     plain = [c for c in columns if c in LISTING_COLUMNS]
     # A filter's expression (a ratio, a sum) is computed by SQLite, as the scan computes it.
@@ -268,7 +268,7 @@ def _build_once(mirror_path: str | os.PathLike[str], part: str) -> ColumnarIndex
 
 
 def _archive_version(conn: sqlite3.Connection) -> str:
-    from ..archive import archive_version
+    from ..store.archive import archive_version
 
     return archive_version(conn)
 

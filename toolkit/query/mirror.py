@@ -25,11 +25,13 @@ from typing import Any
 
 from ..config import load_settings
 from ..errors import cursor_not_available, invalid, not_found
-from ..params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, Context, parse_params
 from ..plans import normalize_plan, require
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
+from ..store.jobs import freshness
 from ..store.schema import OPEN, SCHEMA_VERSION, connect, ensure_schema
+from ..store.access import opens_read_only
+from .params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, Context, parse_params
 from . import aggregates, sqlplan
 from .aggregates import ChartCounts
 from .envelope import envelope as _envelope
@@ -45,7 +47,6 @@ from .records import (
     pending_record,
     select_columns,
 )
-from ..store.access import opens_read_only
 
 __all__ = ["Mirror", "ENGINES"]
 
@@ -352,7 +353,7 @@ class Mirror:
         except Unsupported:
             return None, None
 
-    # -- the archive (toolkit/archive.py): closed listings moved out, read back as one ---------
+    # -- the archive (toolkit/store/archive.py): closed listings moved out, read back as one ---------
     def _archived(self, conn: sqlite3.Connection) -> bool:
         """Whether listings have been moved to the archive (then closed rows are read from both)."""
         return conn.execute("SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings')").fetchone()[0] == 1
@@ -360,7 +361,7 @@ class Mirror:
     def _rows_by_id(self, conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
         """The listings of these ids (LISTING_SELECT), in the order given: from SQLite, and
         from the archive those it no longer holds."""
-        from ..archive import archived_rows
+        from ..store.archive import archived_rows
 
         return sqlplan.rows_by_id(conn, ids, lambda missing: archived_rows(self.path, "listings", "id", missing,
                                                                            list(LISTING_OUTPUT), conn=conn))  # fmt: skip
@@ -761,7 +762,7 @@ class Mirror:
                 [iso_timestamp(self.now()), name, REGFREE],
             ).fetchall()
             if self._archived(conn):  # archived listings closed long ago: never live
-                from ..archive import archived_rows
+                from ..store.archive import archived_rows
 
                 closed = archived_rows(self.path, "listings", "name", [name], ["id", "source", "last_seen_at"], conn=conn)
                 rows += [(i, source, 0, seen) for i, source, seen in closed]
@@ -785,7 +786,7 @@ class Mirror:
             )  # fmt: skip
             held = conn.execute("SELECT 1 FROM listings WHERE id = ?", [int(listing_id)]).fetchone()
             if held is None and self._archived(conn):  # an archived listing: its history went with it
-                from ..archive import archived_rows
+                from ..store.archive import archived_rows
 
                 rows = archived_rows(self.path, "listing_history", "listing_id", [int(listing_id)], ["id", *columns],
                                      conn=conn)  # fmt: skip
@@ -841,8 +842,6 @@ class Mirror:
         ):
             runs[job] = {"started_at": started, "finished_at": finished, "status": status, "rows_seen": rows_seen}
         meta = dict(conn.execute("SELECT key, value FROM mirror_meta").fetchall())
-        from ..sync import freshness  # the jobs' schedules live with the sync
-
         return {"path": self.path, "datasets": datasets, "origins": origins, "last_sync": runs, "meta": meta,
                 "freshness": freshness(conn, self.now()), "problems": self._problems(conn, runs, meta)}  # fmt: skip
 

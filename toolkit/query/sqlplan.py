@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..params import DOMAIN_PARAMS, Context, Param
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
 from ..store.schema import OPEN, SORT_COLUMNS, SORT_INDEXES
+from .params import DOMAIN_PARAMS, Context, Param
 from .records import LISTING_SELECT
 
 __all__ = ["DomainSql", "domain_sql", "filter_clauses", "where", "order_by", "count", "count_and_page", "rows_by_id"]

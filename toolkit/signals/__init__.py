@@ -4,13 +4,14 @@ before an auction ends (`inflation`) and what the web archive's captures say (`a
 
 Each module is pure where it can be (parsers and rules tested on worked examples); the
 writer (`toolkit.store.writer`) and the enrichment run call them, so every row gets its
-signals the moment it is written.
+signals the moment it is written. Re-flagging a whole mirror when the spam dictionary changes
+is a write, so it is the store's (`toolkit.store.reflag`).
 """
 
 from .archive import ArchiveSignals, archive_signals, parking_service
 from .fx import FxTable, fx_table, to_eur
 from .inflation import JUMP_WINDOW_DAYS, RISE_THRESHOLDS, Jump, flag_metric_jumps, metric_jump
-from .spam import DEFAULT_TERMS, SpamDictionary, SpamDictionaryError, current_dictionary, load_dictionary, reflag
+from .spam import DEFAULT_TERMS, SpamDictionary, SpamDictionaryError, current_dictionary, load_dictionary
 
 __all__ = [
     "ArchiveSignals",
@@ -29,5 +30,4 @@ __all__ = [
     "SpamDictionaryError",
     "current_dictionary",
     "load_dictionary",
-    "reflag",
 ]

@@ -80,7 +80,7 @@ SYNC_STATE_COLUMNS = {
     "updated_at": str,
 }
 
-# The watchlist (toolkit/watchlist.py writes these two tables, and only these): named
+# The watchlist (toolkit/sync/watchlist.py writes these two tables, and only these): named
 # searches and a shortlist of listings with notes. Timestamps are UTC `YYYY-MM-DDTHH:MM:SSZ`.
 SAVED_SEARCH_COLUMNS = {
     "name": str,
@@ -116,7 +116,7 @@ ENRICH_CACHE_COLUMNS = {
     "outcome": str,
     "value": str,
 }
-# The archive's manifest (toolkit/archive.py): one row per Parquet file of `<mirror>.archive/`,
+# The archive's manifest (toolkit/store/archive.py): one row per Parquet file of `<mirror>.archive/`,
 # written in the same transaction that deletes its rows from the mirror. A file it does not
 # list is what a stopped archive left, and is removed.
 ARCHIVE_PART_COLUMNS = {

@@ -23,8 +23,9 @@ from ..names import label_stats, split_domain
 from ..signals.archive import ARCHIVE_FIELDS
 from ..signals.fx import to_eur
 from ..signals.inflation import METRICS, flag_metric_jumps
-from ..signals.spam import current_dictionary, record_fingerprint, reflag, stored_fingerprint
+from ..signals.spam import current_dictionary, record_fingerprint, stored_fingerprint
 from .meta import bump_generation
+from .reflag import reflag
 from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_FIELDS, converters, iso_date, iso_timestamp
 from .schema import LISTING_COLUMNS, PENDING_COLUMNS
 
@@ -397,7 +398,7 @@ def save_listings(
     transaction (`toolkit.signals.inflation`); `flag_jumps=False` leaves that to the caller
     (a bulk load calls `flag_metric_jumps` once at its end). Spam flags follow the
     dictionary in use: when it changed since the mirror was flagged, every listing is
-    re-flagged first (`toolkit.signals.spam.reflag`)."""
+    re-flagged first (`toolkit.store.reflag`)."""
     dictionary = current_dictionary()  # a broken file fails here, before anything is written
     if stored_fingerprint(conn) != dictionary.fingerprint:
         if conn.execute("SELECT 1 FROM listings LIMIT 1").fetchone():

@@ -2,7 +2,7 @@
 
 A page is chosen in the sidebar and kept in the URL (`?view=`) with the filters, so any
 view is a bookmark. Pages live in `pages.py`; they read through `state.py` (the query layer,
-cached) and draw with `toolkit.charts`.
+cached) and draw with `toolkit.analysis.charts`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The app's charts: the Plotly figures of `toolkit.charts` drawn by Apache ECharts.
+"""The app's charts: the Plotly figures of `toolkit.analysis.charts` drawn by Apache ECharts.
 
-`toolkit.charts` stays the one definition of every chart (the notebooks show its Plotly
+`toolkit.analysis.charts` stays the one definition of every chart (the notebooks show its Plotly
 figures as they are); `option(fig)` converts a figure into an ECharts option and `show`
 draws it. Plotly's element is a 4.7 MB chunk whose evaluation and drawing block the browser;
 ECharts draws on a canvas from a 1.1 MB module, so the chart pages open and redraw sooner.
@@ -164,7 +164,7 @@ export default function ({ data }) {
 def _warm_options() -> list[dict]:
     """Small charts of the kinds the pages draw: the price history's step lines on a time
     axis with a second axis, and bars beside a heatmap with its colour scale."""
-    from .. import charts
+    from ..analysis import charts
 
     days = pd.date_range("2026-01-01", periods=4, freq="D", tz="UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
     history = pd.DataFrame({"observed_at": days, "price": [10, 12, 12, 15], "max_bid": [5, 8, 9, 9],

@@ -50,7 +50,7 @@ def search_csv(mirror: Any, params: Mapping[str, Any], *, plan: str, pending: bo
 def _export(request: Request, *, pending: bool) -> Response:
     from ..errors import ApiError, invalid
     from ..plans import normalize_plan
-    from ..web import json_response
+    from ..serve.web import json_response
     from .state import exporter
 
     params = dict(request.query_params)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from collections.abc import Mapping
 
-from ..params import DOMAIN_PARAMS, PENDING_PARAMS, Param
+from ..query.params import DOMAIN_PARAMS, PENDING_PARAMS, Param
 from ..plans import PLANS, plan_allows
 from ..sources import REGFREE
 from .state import FILTER_GROUPS, NOT_FILTERS, current_filters, keep_filters_of, plan_in_force

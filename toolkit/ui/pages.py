@@ -1,4 +1,4 @@
-"""The app's pages: thin shells over the query layer (`state`) and the charts (`toolkit.charts`)."""
+"""The app's pages: thin shells over the query layer (`state`) and the charts (`toolkit.analysis.charts`)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from .. import charts
+from ..analysis import charts
 from ..errors import ApiError
-from ..params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS, PENDING_STATUSES
+from ..query.params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS, PENDING_STATUSES
 from ..plans import plan_allows
 from . import assets, echarts, exports, navigation, state, table
 from .filters import sidebar_filters
@@ -699,7 +699,7 @@ def _names_on(day: date, params: dict[str, str]) -> list[str]:
 
 
 def watchlist() -> None:
-    from .. import watchlist as saved
+    from ..sync import watchlist as saved
 
     st.header("Watchlist")
     mirror = state.writable_mirror(state.db_path())
@@ -754,7 +754,7 @@ def watchlist() -> None:
 def _new_matches(mirror: Any, entry: dict[str, Any]) -> None:
     """The new matches as a table (the first 100 by first-seen time), and the one action that
     marks them seen: up to the moment they were listed, so later arrivals stay new."""
-    from .. import watchlist as saved
+    from ..sync import watchlist as saved
 
     listed_at = mirror.now().replace(microsecond=0).isoformat()
     params = {**saved.new_matches_params(entry), "sort": "-first_seen_at", "per_page": "100"}
@@ -776,7 +776,7 @@ def _new_matches(mirror: Any, entry: dict[str, Any]) -> None:
 
 
 def sync_page() -> None:
-    from ..sync import JOBS
+    from ..store.jobs import JOBS
 
     st.header("Sync")
     info = state.status()
@@ -799,8 +799,8 @@ def sync_page() -> None:
 def _run_job(job: str) -> None:
     from ..config import load_settings
     from ..plans import RATE_LIMITS
-    from ..remote import RemoteClient
-    from ..sync import SyncBusy, SyncStopped, sync
+    from ..sync.remote import RemoteClient
+    from ..sync.run import SyncBusy, SyncStopped, sync
 
     settings = load_settings(db=state.db_path(), plan=os.environ.get("EDT_PLAN") or "pro")
     bar = st.progress(0.0, text=f"{job}: starting")

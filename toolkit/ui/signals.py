@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from .. import charts
+from ..analysis import charts
 from . import echarts
 
 __all__ = ["signal_flags", "eur_price_text", "show_signals"]

@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from ..config import DEFAULT_DB
-from ..params import DOMAIN_PARAMS, PENDING_PARAMS, Param
+from ..query.params import DOMAIN_PARAMS, PENDING_PARAMS, Param
 from ..plans import normalize_plan
 from ..query import Mirror
 

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .errors import ApiError
-from .query import Mirror
-from .store.fields import iso_timestamp
+from ..errors import ApiError
+from ..query import Mirror
+from ..store.fields import iso_timestamp
 
 __all__ = [
     "register_webhook",
@@ -284,7 +284,7 @@ def shortlist(mirror: Mirror) -> list[dict[str, Any]]:
 def register_webhook(mirror: Mirror, url: str, params: Mapping[str, str], *, secret: str | None = None,
                      name: str | None = None) -> dict[str, Any]:  # fmt: skip
     """A saved search whose new matches are POSTed to `url` after each sync job (the served
-    replica's `POST /api/webhooks`; delivered by `toolkit.alerts`, signed with `secret`)."""
+    replica's `POST /api/webhooks`; delivered by `toolkit.sync.alerts`, signed with `secret`)."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(str(url or "").strip())

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from types import MappingProxyType
 
-from .params import PENDING_STATUSES as STATUSES
+from ..query.params import PENDING_STATUSES as STATUSES
 
 __all__ = ["Policy", "POLICIES", "GTLD", "DropWindow", "policy_for", "predict_drop_date", "predict_drop_window", "is_gtld"]
 
@@ -197,7 +197,7 @@ def _timeline(tld: str, status: str) -> tuple[Policy, int] | str:
     policy = policy_for(tld)
     bare = tld.strip().lower().lstrip(".")
     if policy is None:
-        return f"no published lifecycle for .{bare} in toolkit.lifecycle.POLICIES"
+        return f"no published lifecycle for .{bare} in toolkit.ingest.lifecycle.POLICIES"
     days = policy.days.get(status)
     if days is None:
         extra = f" ({policy.note})" if policy.note else ""

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .plans import PLANS, RATE_LIMITS, normalize_plan
+from ..plans import PLANS, RATE_LIMITS, normalize_plan
 
 __all__ = [
     "KeyStore",

@@ -27,13 +27,13 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.util import undefined
 
-from .config import Settings, config_file
-from .plans import RATE_LIMITS, REQUIREMENTS, plan_allows
+from ..config import Settings, config_file
+from ..plans import RATE_LIMITS, REQUIREMENTS, plan_allows
 
 __all__ = ["DEFAULT_SCHEDULES", "GRACE_SECONDS", "schedules", "triggers", "next_runs", "crontab", "systemd_units",
            "run_job", "build_scheduler", "serve"]  # fmt: skip
 
-log = logging.getLogger("toolkit.schedule")
+log = logging.getLogger("toolkit.sync.schedule")
 
 # Contract section 8: bids every 4 hours, new listings daily at 07:00 local, regfree monthly,
 # pending-delete weekly.
@@ -130,9 +130,9 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
             alert_options: Mapping[str, Any] | None = None, say: Callable[[str], None] = print) -> list:  # fmt: skip
     """One scheduled run: the sync job, then the saved-search alerts. Returns the reports."""
     from .alerts import run_alerts
-    from .query import Mirror
+    from ..query import Mirror
     from .remote import RemoteClient
-    from .sync import SyncBusy, SyncStopped, sync
+    from .run import SyncBusy, SyncStopped, sync
 
     def make_client() -> Any:
         per_minute = RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
@@ -188,8 +188,8 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
 def _archive_after(mirror: Any, say: Callable[[str], None]) -> None:
     """After the daily listings run: the config's `[archive] closed_before`, when set, moves
     what closed before it to the archive (`edt archive`)."""
-    from . import archive
-    from .config import archive_setting
+    from ..store import archive
+    from ..config import archive_setting
 
     age = archive_setting()
     if age is None:
@@ -210,7 +210,7 @@ def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threa
                     runner: Callable[..., Any] = run_job) -> BlockingScheduler:  # fmt: skip
     """A scheduler with one job per allowed dataset; the others are skipped with one line.
     One worker thread: jobs run one after another (they share the mirror and the budget)."""
-    from .sync import JOBS
+    from ..store.jobs import JOBS
 
     options: dict[str, Any] = {"executors": {"default": ThreadPoolExecutor(1)}}
     if timezone:

@@ -7,7 +7,7 @@ an ECharts option and draws it with Streamlit's built-in ECharts element
 (`toolkit.ui.echarts.show`: a smaller front-end chunk, drawn on a canvas), except the opt-in
 point cloud, which needs Plotly's lasso:
 
-    from toolkit.charts import tf_cf_heatmap, tf_cf_scatter, frame_ids
+    from toolkit.analysis.charts import tf_cf_heatmap, tf_cf_scatter, frame_ids
     echarts.show(tf_cf_heatmap(counts), key="tfcf")             # the app's charts
     event = st.plotly_chart(tf_cf_scatter(df), on_select="rerun")  # the point cloud
     ids = frame_ids(event.selection["points"])
@@ -34,7 +34,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from .query.aggregates import SNAPSHOT_EDGES, ZONE_OFFSET, ZONE_SLOPE, ChartCounts, snapshot_bin_label
+from ..query.aggregates import ZONE_OFFSET, ZONE_SLOPE, ChartCounts, snapshot_bin_label
 
 __all__ = [
     "EMPTY_TEXT",

@@ -19,6 +19,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from ..errors import invalid
+from ..names import normalize_tld
+from ..sources import SOURCES
+from ..store.fields import iso_timestamp
+from ..store.schema import SORT_COLUMNS
 from .conditions import (
     Among,
     ArrayHoldsAny,
@@ -31,11 +36,6 @@ from .conditions import (
     SuffixFamily,
     TextTest,
 )
-from .errors import invalid
-from .names import normalize_tld
-from .sources import SOURCES
-from .store.fields import iso_timestamp
-from .store.schema import SORT_COLUMNS
 
 __all__ = [
     "Param",
@@ -195,7 +195,7 @@ class Param:
         return tuple(dict.fromkeys(items))
 
 
-# -- conditions: SQL and columnar mask of each filter (toolkit/conditions.py) ----------
+# -- conditions: SQL and columnar mask of each filter (toolkit/query/conditions.py) ----------
 
 
 def _ge(column: str) -> Compare:

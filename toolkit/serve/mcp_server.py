@@ -12,12 +12,12 @@ whose text is the API's message and whose structured content is the API's body p
 `status`. A tool never crashes the session; a damaged mirror's file is a 503 tool error
 saying so (the log names the file and `edt doctor`).
 
-    from toolkit.mcp_server import build_server
+    from toolkit.serve.mcp_server import build_server
     server = build_server("data/mirror.db", plan="authority")   # an mcp MCPServer
     server.run("stdio")                                           # what `edt mcp` does
 
 Transports: stdio (`edt mcp`, `run_stdio`), and streamable HTTP and the legacy HTTP+SSE
-transport (`http_endpoint`, which `toolkit.server.create_app` mounts at `/mcp/expired-domains`,
+transport (`http_endpoint`, which `toolkit.serve.server.create_app` mounts at `/mcp/expired-domains`,
 where the bearer key decides the plan, and `/mcp/expired-domains/free`, no key, the free
 endpoint's semantics; and at the live service's paths for them, `/mcp/catchdoms` and
 `/mcp/catchdoms/free`). `get_domain` also takes the live service's argument names
@@ -49,9 +49,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, create_model
 
-from .errors import ApiError, invalid, not_found, unauthenticated
-from .openapi import build_openapi, param_schema
-from .params import (
+from ..errors import ApiError, invalid, not_found, unauthenticated
+from ..query.params import (
     DOMAIN_PARAMS,
     FREE_PARAMS,
     PENDING_PARAMS,
@@ -62,10 +61,11 @@ from .params import (
     USE_CASES,
     Param,
 )
-from .plans import PLAN_LABELS, REQUIREMENTS, normalize_plan, plan_allows, require
-from .query import FREE_VISIBLE_NAMES, Mirror
-from .sources import REGFREE, SOURCES
-from .store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
+from ..plans import PLAN_LABELS, REQUIREMENTS, normalize_plan, plan_allows, require
+from ..query import FREE_VISIBLE_NAMES, Mirror
+from ..sources import REGFREE, SOURCES
+from ..store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
+from .openapi import build_openapi, param_schema
 from .web import bearer_key, client_address, json_response
 
 __all__ = [
@@ -100,7 +100,7 @@ COMPACT_FIELDS = (
     "backlinks_count", "wayback_snapshots", "historical_traffic_etv", "language", "ttf_topic", "purchase_url",
 )  # fmt: skip
 
-# Messages of the REST replica's own errors (toolkit.server), for the same situations.
+# Messages of the REST replica's own errors (toolkit.serve.server), for the same situations.
 _TOO_MANY = {"message": "Too Many Attempts."}
 _BUSY = {"error": "busy", "message": "The mirror is busy (a long write is in progress); retry in a minute."}
 _BAD_REQUEST = {"message": "The request could not be processed: check the arguments."}
@@ -141,7 +141,7 @@ def _alias_note(aliases: Mapping[str, str]) -> str:
 
 def _schema(param: Param, aliases: Mapping[str, str] | None = None) -> dict[str, Any]:
     """JSON schema of one tool argument: the OpenAPI document's schema of the parameter,
-    with its description (both from the one definition in `params.py`); an argument that
+    with its description (both from the one definition in `query/params.py`); an argument that
     has an alias says so (the schema lists the canonical name only)."""
     schema = param_schema(param)
     if param.kind == "list":
@@ -661,7 +661,7 @@ def build_server(
 
 
 def _version() -> str:
-    from . import __version__
+    from .. import __version__
 
     return __version__
 
@@ -795,6 +795,6 @@ def _opens_sse(request: Any) -> bool:
 
 def http_endpoint(mirror: Mirror, *, keys: Any = None, limits: Mapping[str, int] | None = None,
                   limiter: Any = None, free: bool = False) -> HttpEndpoint:  # fmt: skip
-    """The ASGI app `toolkit.server.create_app` mounts at `MCP_PATH` (`free=False`) and
+    """The ASGI app `toolkit.serve.server.create_app` mounts at `MCP_PATH` (`free=False`) and
     `MCP_FREE_PATH` (`free=True`), and at their `MCP_ALIASES`."""
     return HttpEndpoint(mirror, keys=keys, limits=limits, limiter=limiter, free=free)

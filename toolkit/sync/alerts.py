@@ -25,15 +25,15 @@ from typing import Any
 import httpx
 from httpx_retries import RetryTransport
 
-from .config import config_file
-from .query import Mirror
+from ..config import config_file
+from ..query import Mirror
+from ..store.fields import iso_timestamp
 from .remote import ContractRetry
-from .store.fields import iso_timestamp
 
 __all__ = ["AlertConfig", "AlertReport", "alert_config", "queue_alerts", "replay_alerts", "deliver_alerts", "run_alerts",
            "sign"]
 
-log = logging.getLogger("toolkit.alerts")
+log = logging.getLogger("toolkit.sync.alerts")
 SIGNATURE_HEADER = "X-EDT-Signature-256"
 MATCH_FIELDS = ["id", "name", "source", "type", "effective_price", "currency", "auction_end_date", "score",
                 "trust_flow", "citation_flow", "purchase_url", "first_seen_at"]  # fmt: skip

@@ -3,9 +3,9 @@
 A thin ASGI shell (Starlette) over the query layer: every rule (validation, plans,
 envelope, masking) is `Mirror`'s; this module adds only what is HTTP: bearer keys, rate
 limits and their headers, absolute links, JSON errors, streaming, CORS and the OpenAPI
-document (`toolkit.openapi`, generated from the same parameter definitions).
+document (`toolkit.serve.openapi`, generated from the same parameter definitions).
 
-    from toolkit.server import create_app
+    from toolkit.serve.server import create_app
     app = create_app("data/mirror.db", {"my-key": "pro"}, rates={"pro": 600})
 
 Routes: `GET /api/domains`, `/api/domains/{id}`, `/api/pending-delete`,
@@ -40,21 +40,21 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .errors import ApiError, invalid, unauthenticated
-from .formats import csv_chunks
+from ..errors import ApiError, invalid, unauthenticated
+from ..formats import csv_chunks
+from ..query.params import DOMAIN_PARAMS, gather, merge_repeated
+from ..plans import CAPABILITIES, PLANS, REQUIREMENTS, require
+from ..query import Mirror
+from ..store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
-from .params import DOMAIN_PARAMS, gather, merge_repeated
-from .plans import CAPABILITIES, PLANS, REQUIREMENTS, require
-from .query import Mirror
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
-from .store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
 from .web import bearer_key as _bearer
 from .web import client_address as _client
 from .web import json_response as _json
 
 __all__ = ["create_app", "serve", "startup_lines", "is_loopback", "BackgroundServer"]
 
-log = logging.getLogger("toolkit.server")
+log = logging.getLogger("toolkit.serve.server")
 
 TOO_MANY = {"message": "Too Many Attempts."}
 BAD_REQUEST = {"message": "The request could not be processed: check the path and the parameters."}
@@ -230,7 +230,7 @@ class _Api:
             body = None
 
         def call(plan: str) -> Response:
-            from .watchlist import register_webhook
+            from ..sync.watchlist import register_webhook
 
             require(plan, "webhook")
             if not isinstance(body, dict):
@@ -303,7 +303,7 @@ def _ndjson_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
 
 
 def _csv_chunks(rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
-    from .query import LISTING_EXPORT
+    from ..query import LISTING_EXPORT
 
     return csv_chunks(rows, list(LISTING_EXPORT), chunk_bytes=_CHUNK)
 
@@ -478,7 +478,7 @@ class _LazyAsgi:
 
 
 # MCP paths: ours, then the live service's (its server card's) for the same endpoint
-# (`toolkit.mcp_server.MCP_PATH`, `MCP_FREE_PATH`, `MCP_ALIASES`; not imported: that imports mcp).
+# (`toolkit.serve.mcp_server.MCP_PATH`, `MCP_FREE_PATH`, `MCP_ALIASES`; not imported: that imports mcp).
 MCP_PATHS = {
     False: ("/mcp/expired-domains", "/mcp/catchdoms"),
     True: ("/mcp/expired-domains/free", "/mcp/catchdoms/free"),
@@ -486,7 +486,7 @@ MCP_PATHS = {
 
 
 def _mcp_routes(api: _Api) -> list[Route]:
-    """MCP (`toolkit.mcp_server`: streamable HTTP and legacy SSE) at /mcp/expired-domains (the
+    """MCP (`toolkit.serve.mcp_server`: streamable HTTP and legacy SSE) at /mcp/expired-domains (the
     bearer key decides the plan, as on the REST routes) and /mcp/expired-domains/free (no key),
     and the same endpoints at the live service's /mcp/catchdoms and /mcp/catchdoms/free, when
     the optional `mcp` package is installed."""

@@ -1,7 +1,7 @@
 """Frames for analysts: the logic behind the notebooks, over the public Python API.
 
 Each function takes a `Mirror` (or a frame one returned) and returns a pandas DataFrame an
-analyst can read, chart (`toolkit.charts`) or act on. Filters are the `/api/domains` or
+analyst can read, chart (`toolkit.analysis.charts`) or act on. Filters are the `/api/domains` or
 `/api/pending-delete` parameters; history questions read the contract's tables in SQL,
 where SQL is the natural tool.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from .query import Mirror
+from ..query import Mirror
 
 __all__ = [
     "METRICS",

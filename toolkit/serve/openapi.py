@@ -1,6 +1,6 @@
 """The replica's OpenAPI 3.1 document, generated from the definitions the query layer uses.
 
-Parameters come from `params.py` (`DOMAIN_PARAMS`, `PENDING_PARAMS`, `FREE_PARAMS`): name,
+Parameters come from `query/params.py` (`DOMAIN_PARAMS`, `PENDING_PARAMS`, `FREE_PARAMS`): name,
 type, range, choices, default, description and the extension flag, so the document cannot
 drift from the validation. Record schemas come from `store/fields.py` (the field kinds a
 test holds equal to the reference JSON schemas) and the query layer's output columns.
@@ -14,10 +14,10 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from .params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, PENDING_SOURCES, PENDING_STATUSES, Param
-from .plans import PLAN_LABELS, REQUIREMENTS
-from .query import FREE_FIELDS, FREE_VISIBLE_NAMES, LISTING_OUTPUT, PENDING_OUTPUT
-from .sources import SOURCES
+from ..query.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, PENDING_SOURCES, PENDING_STATUSES, Param
+from ..plans import PLAN_LABELS, REQUIREMENTS
+from ..query import FREE_FIELDS, FREE_VISIBLE_NAMES, LISTING_OUTPUT, PENDING_OUTPUT
+from ..sources import SOURCES
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -211,7 +211,7 @@ def _plan_note(capability: str) -> str:
 
 
 def _build() -> dict[str, Any]:
-    from . import __version__
+    from .. import __version__
 
     keyed_errors = (400, 401, 403, 422, 429, 503)
     list_domains = {

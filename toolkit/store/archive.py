@@ -36,8 +36,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .store.fields import iso_timestamp
-from .store.schema import connect
+from .fields import iso_timestamp
+from .schema import connect
 
 __all__ = [
     "ARCHIVED_TABLES",

@@ -1,6 +1,6 @@
 """`edt sync`: mirror the remote API into the local SQLite file (contract section 8).
 
-A job is a declared sweep of one endpoint (`JOBS`). Its pages are fetched by a small
+A job is a declared sweep of one endpoint (`JOBS`, declared in `toolkit.store.jobs`). Its pages are fetched by a small
 paginator object (`CursorPages` over `after_id`, `NumberedPages` over `page`) whose state is
 written to `sync_state` in the same transaction as the page's rows: a sync killed at any
 moment resumes from the last committed page and ends with the rows an uninterrupted run
@@ -8,7 +8,7 @@ would have written. A complete full pass vouches for every row it saw; rows of i
 did not see have left the source (listings get `closed_at`, pending-delete rows are removed).
 
 Fetching (`fetch_pages`) is apart from writing (`save_page`), as in dogsheep's tools; the
-client (`toolkit.remote`) paces and retries.
+client (`toolkit.sync.remote`) paces and retries.
 """
 
 from __future__ import annotations
@@ -26,16 +26,15 @@ from pathlib import Path
 from typing import Any
 
 
-from .plans import REQUIREMENTS, normalize_plan, plan_allows
+from ..plans import REQUIREMENTS, normalize_plan, plan_allows
+from ..store.lock import MirrorBusy, writer_lock
+from ..store.schema import connect, ensure_schema
+from ..store.fields import iso_timestamp
+from ..store.jobs import JOBS, Job
+from ..store.writer import WriteCounts, bump_generation, close_listings, save_listings, save_pending
 from .remote import HostUnreachable, RemoteClient, RemoteFailed, RemoteRefused
-from .store.lock import MirrorBusy, writer_lock
-from .store.schema import connect, ensure_schema
-from .store.fields import iso_timestamp
-from .store.writer import WriteCounts, bump_generation, close_listings, save_listings, save_pending
 
 __all__ = [
-    "JOBS",
-    "Job",
     "JobReport",
     "CursorPages",
     "NumberedPages",
@@ -44,7 +43,6 @@ __all__ = [
     "sync",
     "plan_sync",
     "fetch_pages",
-    "freshness",
 ]
 
 ORIGIN = "sync"
@@ -69,38 +67,6 @@ def _now() -> datetime:
 def utc_now() -> str:
     """Now on the sync's clock, as the mirror stores timestamps (UTC, whole seconds)."""
     return iso_timestamp(_now().replace(microsecond=0))
-
-
-@dataclass(frozen=True)
-class Job:
-    name: str
-    path: str
-    params: Mapping[str, Any]  # sent with every request of the job
-    paging: str  # "cursor" (after_id) or "page"
-    per_page: int
-    capability: str  # a plans.REQUIREMENTS key: the lowest plan that may run it
-    table: str
-    scope: str | None  # SQL over `table`: the rows a complete full pass vouches for
-    every: timedelta  # how fresh the service keeps this dataset (contract section 8)
-    schedule: str
-    description: str
-
-
-JOBS: dict[str, Job] = {
-    job.name: job
-    for job in (
-        Job("listings", "/api/domains", {"include_historical_traffic": 1}, "cursor", 100, "domains", "listings",
-            "source != 'regfree'", timedelta(days=1), "daily, 07:00 local",
-            "every platform listing (full pass through the after_id cursor, else new ones since the last run)"),
-        Job("bids", "/api/domains", {"has_bids": 1, "include_historical_traffic": 1}, "cursor", 100, "domains",
-            "listings", None, timedelta(hours=4), "every 4 hours", "auctions with bids (has_bids=1)"),
-        Job("regfree", "/api/domains", {"source": "regfree", "include_historical_traffic": 1}, "page", 100, "regfree",
-            "listings", "source = 'regfree'", timedelta(days=31), "monthly",
-            "the deleted ccTLD database (page mode: the cursor excludes it)"),
-        Job("pending", "/api/pending-delete", {"week_end": "all", "include_past": 1, "sort": "domain"}, "page", 200,
-            "pending_delete", "pending_delete", "1", timedelta(days=7), "weekly", "the pending-delete inventory"),
-    )
-}  # fmt: skip
 
 
 class SyncBusy(MirrorBusy):
@@ -543,23 +509,3 @@ async def plan_sync(db_path: str | Path, client: RemoteClient, *, plan: str, job
         note = "resumes a pass in progress" if state.in_progress else ""
         planned.append(PlannedJob(job.name, True, mode, rows, requests, requests / client.per_minute, note))
     return planned
-
-
-def freshness(conn: sqlite3.Connection, now: datetime | None = None) -> list[dict[str, Any]]:
-    """Each job's last successful run against its schedule (contract section 8)."""
-    now = now or datetime.now(timezone.utc)
-    out = []
-    for job in JOBS.values():
-        row = conn.execute(
-            "SELECT finished_at FROM sync_runs WHERE job = ? AND status = 'ok' ORDER BY id DESC LIMIT 1", [job.name]
-        ).fetchone()
-        last = row[0] if row else None
-        age = None if last is None else now - datetime.fromisoformat(last.replace("Z", "+00:00"))
-        out.append({
-            "job": job.name,
-            "schedule": job.schedule,
-            "last_ok": last,
-            "age_hours": None if age is None else round(age.total_seconds() / 3600, 1),
-            "fresh": age is not None and age <= job.every,
-        })  # fmt: skip
-    return out

@@ -1,7 +1,7 @@
-"""How often does `toolkit.lifecycle.predict_drop_date` hit the registry's official date?
+"""How often does `toolkit.ingest.lifecycle.predict_drop_date` hit the registry's official date?
 
-    python -m toolkit.backtest --db data/mirror.db
-    python -m toolkit.backtest --official bardate=bardate_domains.json --evidence seen.csv
+    python -m toolkit.analysis.backtest --db data/mirror.db
+    python -m toolkit.analysis.backtest --official bardate=bardate_domains.json --evidence seen.csv
 
 Official dates: pending-delete rows whose day the registry published: a bardate list's
 `release_at`, a dated drop list (a date column, the list's day, its header or file name;
@@ -20,7 +20,7 @@ predicted exactly and within one and three days, and why the others got no date.
 
 Windows from daily zone snapshots (`--zones`):
 
-    python -m toolkit.backtest --zones 'zone/nu_domains_*.txt.gz' --official 'bardate=release_lists/*.csv' --tld .nu
+    python -m toolkit.analysis.backtest --zones 'zone/nu_domains_*.txt.gz' --official 'bardate=release_lists/*.csv' --tld .nu
 
 replays the snapshots into a scratch mirror (`edt ingest zonediff`: each name that left the
 zone gets the window [last seen + days, first absent + days] and its most likely day), ingests
@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from .lifecycle import predict_drop_date
-from .names import split_domain
-from .params import PENDING_STATUSES
+from ..ingest.lifecycle import predict_drop_date
+from ..names import split_domain
+from ..query.params import PENDING_STATUSES
 
 __all__ = ["Sighting", "Outcome", "TldScore", "official_dates", "mirror_sightings", "read_sightings", "backtest",
            "WindowPair", "WindowScore", "zone_pairs", "window_scores", "run_zone_backtest", "window_report_lines",
@@ -310,7 +310,7 @@ def _day(text: str | None) -> date | None:
 
 def zone_pairs(conn: sqlite3.Connection, official: Mapping[str, date] | None = None) -> dict[str, WindowPair]:
     """{domain: WindowPair} for each official name that also has a zonediff window in the mirror."""
-    from .ingest.common import day_in_name
+    from ..ingest.common import day_in_name
 
     official = official_dates(conn) if official is None else official
     rows = conn.execute(
@@ -371,9 +371,9 @@ def run_zone_backtest(zones: str, official: list[str], tld: str | None = None,
     `keep`: a new file to copy the scratch mirror to, only once every file was read."""
     if keep is not None and Path(keep).exists():
         raise ValueError(f"--db {keep}: the file exists; the backtest keeps its mirror only in a new file")
-    from . import Mirror
-    from .ingest import IngestError, ingest_file, snapshot_files, zone_names
-    from .ingest.common import read_feed
+    from ..query import Mirror
+    from ..ingest import IngestError, ingest_file, snapshot_files, zone_names
+    from ..ingest.common import read_feed
 
     specs: list[tuple[str, str]] = []
     for spec in official:
@@ -453,7 +453,7 @@ def window_report_lines(scores: Mapping[str, WindowScore]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.backtest", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m toolkit.analysis.backtest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", help="a mirror with official lists and sightings (default: a scratch mirror)")
     parser.add_argument("--official", action="append", default=[], metavar="FEED=PATH",
                         help="a bardate or droplist file (or folder, or glob) with official dates (repeatable)")
@@ -470,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--zones replays into a scratch mirror: drop --db and --evidence")
         if not args.official:
             parser.error("--zones needs --official bardate=GLOB (the registry's days to pair with)")
-        from .ingest import IngestError
+        from ..ingest import IngestError
 
         try:
             scores = run_zone_backtest(args.zones, args.official, args.tld, args.keep)
@@ -484,8 +484,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.db and not args.official:
         parser.error("give --db MIRROR, or --official FEED=PATH (with --evidence PATH)")
-    from . import Mirror
-    from .ingest import IngestError, ingest_file
+    from ..query import Mirror
+    from ..ingest import IngestError, ingest_file
 
     with tempfile.TemporaryDirectory(prefix="edt-backtest-") as scratch:
         mirror = Mirror(args.db or Path(scratch) / "backtest.db")

@@ -31,7 +31,7 @@ import httpx
 from httpx_retries import Retry, RetryTransport
 from pyrate_limiter import Limiter, Rate, SQLiteBucket
 
-from .plans import RATE_LIMITS
+from ..plans import RATE_LIMITS
 
 __all__ = ["RemoteClient", "RemoteRefused", "RemoteFailed", "HostUnreachable", "Traffic", "shared_limiter", "budget_path",
            "network_bound", "DEFAULT_GIVE_UP"]

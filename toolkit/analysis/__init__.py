@@ -1,0 +1,69 @@
+"""What analysts and the app read: DataFrames, charts and the drop-date backtest.
+
+- `frames.py`   DataFrames an analyst can read, chart or act on (the notebooks' `analysis`)
+- `charts.py`   the Plotly figures, one definition of every chart (notebooks and app)
+- `backtest.py` how often the predicted drop date hits the registry's official one
+
+`from toolkit.analysis import tf_cf_by` keeps working: `frames.py`'s names are this
+package's too, each imported (with pandas) when first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "METRICS",
+    "tf_cf_by",
+    "spam_signal",
+    "topics",
+    "tf_per_price",
+    "age_profile",
+    "first_snapshot_cohorts",
+    "language_by_tld",
+    "age_against_price",
+    "drops_ahead",
+    "status_mix",
+    "best_of_the_week",
+    "bid_trajectories",
+    "closed_listings",
+    "first_seen_cohorts",
+    "SIGNAL_FLAGS",
+    "flagged_buys",
+    "currency_mistakes",
+]
+
+_LAZY = {
+    "METRICS": ".frames",
+    "tf_cf_by": ".frames",
+    "spam_signal": ".frames",
+    "topics": ".frames",
+    "tf_per_price": ".frames",
+    "age_profile": ".frames",
+    "first_snapshot_cohorts": ".frames",
+    "language_by_tld": ".frames",
+    "age_against_price": ".frames",
+    "drops_ahead": ".frames",
+    "status_mix": ".frames",
+    "best_of_the_week": ".frames",
+    "bid_trajectories": ".frames",
+    "closed_listings": ".frames",
+    "first_seen_cohorts": ".frames",
+    "SIGNAL_FLAGS": ".frames",
+    "flagged_buys": ".frames",
+    "currency_mistakes": ".frames",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -1,0 +1,57 @@
+"""Bringing the remote API in, on schedule: the sync and what runs around it.
+
+- `run.py`       `edt sync`: the jobs' pages fetched, written and resumed (`sync`, `plan_sync`)
+- `remote.py`    the API's client: paced by a shared rate budget, retried as the contract says
+- `schedule.py`  `edt schedule`: the jobs on the service's schedules, then the alerts
+- `alerts.py`    saved-search alerts after every sync job (log, file, signed webhook)
+- `watchlist.py` saved searches and the shortlist (the app's Watchlist page, the alerts' input)
+
+The jobs themselves are declared with the tables they fill (`toolkit.store.jobs`). The names
+below are the ones `toolkit.sync` has always offered; each is imported when first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "JOBS",
+    "Job",
+    "JobReport",
+    "CursorPages",
+    "NumberedPages",
+    "SyncBusy",
+    "SyncStopped",
+    "sync",
+    "plan_sync",
+    "fetch_pages",
+    "freshness",
+]
+
+_LAZY = {
+    "JOBS": "..store.jobs",
+    "Job": "..store.jobs",
+    "freshness": "..store.jobs",
+    "JobReport": ".run",
+    "CursorPages": ".run",
+    "NumberedPages": ".run",
+    "SyncBusy": ".run",
+    "SyncStopped": ".run",
+    "sync": ".run",
+    "plan_sync": ".run",
+    "fetch_pages": ".run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
