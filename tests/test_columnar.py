@@ -4,7 +4,6 @@ never mixes two generations in one answer."""
 from __future__ import annotations
 
 import multiprocessing
-import os
 import random
 import time
 from datetime import datetime, timedelta
@@ -16,7 +15,7 @@ from hypothesis import strategies as st
 from test_query import POOLS
 
 from toolkit import ApiError, Mirror
-from toolkit.query.params import DOMAIN_PARAMS, DOMAIN_SORTS
+from toolkit.query.params import DOMAIN_SORTS
 from toolkit.query.columnar import build_index, index_path, load_index
 from toolkit.store.writer import close_listings, save_listings
 

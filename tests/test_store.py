@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import NOW, fixed_clock, listing_records
+from conftest import fixed_clock, listing_records
 from toolkit import Mirror
 from toolkit.store.schema import _BUMP, CHANGE_TRIGGERS, SCHEMA_VERSION, ensure_schema
 from toolkit.store.writer import close_listings, save_listings, save_pending
