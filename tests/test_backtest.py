@@ -204,7 +204,7 @@ def test_the_real_nu_backtest_meets_its_targets():
     assert (nu["tld"], nu["official"], nu["pairs"], nu["one_day_pairs"]) == (".nu", 1000, 958, 700)
     assert nu["exact_share"] >= 0.90 and nu["window_share"] >= 0.99
     assert (nu["exact_share"], nu["within_1_share"], nu["window_share"], nu["mean_abs_error"]) == (
-        0.9171, 0.9971, 0.9979, 0.24)  # the README's figures
+        0.9171, 0.9971, 0.9979, 0.24)  # the figures docs/benchmarks.md reports
     assert [(o["count"], o["days_outside"]) for o in nu["outliers"]] == [(2, [7, 8])]
 
 

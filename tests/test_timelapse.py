@@ -287,8 +287,8 @@ def test_days_synced_on_schedule_hold_what_the_time_lapse_holds(tmp_path):
     assert closed > 1000  # the second full pass closed what left
 
 
-def test_the_readme_states_the_time_lapse_catalog_as_it_is():
+def test_the_demo_guide_states_the_time_lapse_catalog_as_it_is():
     from toolkit.demo.catalog import timelapse_table
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    assert timelapse_table() in readme
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "demo.md").read_text()
+    assert timelapse_table() in guide
