@@ -10,7 +10,7 @@ from .shell import _db_option, cli
 @cli.command()
 @_db_option
 @click.option("--repeat", type=int, default=5, show_default=True, help="Timed runs per engine and query, after a warm-up.")
-@click.option("--markdown", is_flag=True, help="Print the tables as Markdown (for the README).")
+@click.option("--markdown", is_flag=True, help="Print the tables as Markdown (as docs/benchmarks.md shows them).")
 @click.option("--only", help="Run only the queries whose name contains this text.")
 @click.option("--explain", type=int, default=0, metavar="N", help="Show the query plans of the N slowest queries.")
 @click.option("--strict", is_flag=True, help="Exit 1 when a speed target is missed.")
