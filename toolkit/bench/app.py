@@ -26,7 +26,7 @@ def _timed(run) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.bench.app", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", required=True, help="the mirror (a full demo mirror for the README's figures)")
+    parser.add_argument("--db", required=True, help="the mirror (a full demo mirror for the figures of docs/benchmarks.md)")
     args = parser.parse_args(argv)
     os.environ["EDT_DB"] = args.db
     import streamlit as st

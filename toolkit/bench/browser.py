@@ -21,7 +21,7 @@ page, and a page with one small chart drawn by ECharts and by Plotly (what Strea
 costs on this machine at this moment); each page's cold, reload and restart are also printed
 as a multiple of the blank page's, the median of each round's ratio (a round opens every
 peer and page once, so the machine's drifting speed touches both alike). It prints the table
-the README reports.
+docs/benchmarks.md reports.
 
 With `--timings --random SEED` the pages are bookmarks nobody chose: per round, one per page
 of `RANDOM_VIEWS` with filters drawn from the mirror by a seeded generator (1-3 of its TLDs,
@@ -474,8 +474,8 @@ def chunks_not_preloaded(driver: Any) -> list[str]:
 
 # Peers measured in the same run, so the app's figures read against what Streamlit itself
 # costs on this machine at this moment: a page with nothing, and one with a single small
-# chart, drawn by Streamlit's ECharts element (the app's charts until session 9; now the same
-# library through our component) and by Plotly (the notebooks'; the app's until session 7):
+# chart, drawn by Streamlit's ECharts element (the library the app's own component draws with)
+# and by Plotly (the notebooks' charts):
 # Streamlit loads a chart library's code the first time a page draws a chart.
 PEERS: dict[str, str] = {
     "(peer) a blank Streamlit page": 'import streamlit as st\n\nst.write("hello")\n',
@@ -507,7 +507,7 @@ def _one_round(app: Path, db: Path, log_path: Path, path: str, row: Mapping[str,
     page in the same browser (restart: an investor's next morning, Streamlit's code cached).
 
     The browser starts first, as an investor's is already running: Chromium's own start-up
-    (a second of background work on two cores) overlapped the cold open until session 10."""
+    (a second of background work on two cores) would otherwise overlap the cold open."""
     port = _free_port()
     with ExitStack() as session:
         driver = session.enter_context(browser())
@@ -653,7 +653,7 @@ def measure_random(db: Path, log_path: Path, seed: int, *, repeat: int = 3,
 
 
 def timing_table(pages: Mapping[str, Mapping[str, Timing]], interactions: Sequence[Timing]) -> str:
-    """The figures as the README's Markdown tables (medians, seconds); with the blank page's
+    """The figures as docs/benchmarks.md's Markdown tables (medians, seconds); with the blank page's
     peer row, each page's cold, reload and restart also as a multiple of that page's: the median of
     each round's ratio when both were measured in the same rounds, else the medians' ratio."""
     blank = next((row for view, row in pages.items() if view.startswith("(peer) a blank")), None)

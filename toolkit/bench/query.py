@@ -323,7 +323,7 @@ def domain_spec(params: Mapping[str, Any], now: datetime) -> Spec:
         preds.append(("ge", "@effective_price", float(p["price_min"])))
     if "price_max" in p:
         preds.append(("le", "@effective_price", float(p["price_max"])))
-    # The signals (README, "Judging a name"): EUR prices, spam words, metric jumps, archive.
+    # The signals (docs/guides/signals.md): EUR prices, spam words, metric jumps, archive.
     if "price_eur_min" in p:
         preds.append(("ge", "effective_price_eur", float(p["price_eur_min"])))
     if "price_eur_max" in p:
@@ -1111,7 +1111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", help="the mirror (default: EDT_DB or data/mirror.db)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per engine and query, after a warm-up")
-    parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown (for the README)")
+    parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown (as docs/benchmarks.md shows them)")
     parser.add_argument("--only", help="run only the queries whose name contains this text")
     parser.add_argument("--duckdb-storage", choices=("native", "arrow"), default="native",
                         help="DuckDB over its own tables (default) or over registered Arrow tables")  # fmt: skip

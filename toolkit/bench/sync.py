@@ -10,7 +10,7 @@ Against the replica on a loopback socket (its limit raised to `--rate` requests 
    compared with a full re-sweep, in requests.
 
 The remote defaults to a fresh `small` demo mirror in a temporary folder. Prints figures; it
-asserts nothing (run it, read it, put the table in the README).
+asserts nothing (run it, read it, put the table in docs/benchmarks.md).
 """
 
 from __future__ import annotations

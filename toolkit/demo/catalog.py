@@ -254,7 +254,7 @@ class TimeLapse:
     listings a day, bids several times a day, new listings every morning with one large
     platform about two hours later, the deleted-ccTLD database monthly, the pending-delete
     inventory in weekly batches) and, where it is silent, the platforms' usual rules.
-    `timelapse_table()` is the README's table of them."""
+    `timelapse_table()` is the demo guide's table of them (docs/guides/demo.md)."""
 
     new_per_day: int = _doc(35_000, "new platform listings a day at full scale (the seed: 30,000-40,000)")
     delayed_platform: str = _doc("dropcatch", "the large platform whose feed lands late...")
@@ -287,7 +287,7 @@ class TimeLapse:
 
 
 def timelapse_table(parameters: "TimeLapse | None" = None) -> str:
-    """The time-lapse's parameters as a Markdown table (the README's, tested to be current)."""
+    """The time-lapse's parameters as a Markdown table (docs/guides/demo.md's, kept current by docs/generate.py)."""
     chosen = parameters or TIMELAPSE
     lines = ["| parameter | value | what it sets |", "|---|---:|---|"]
     for item in fields(TimeLapse):

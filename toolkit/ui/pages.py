@@ -620,7 +620,7 @@ def drop_calendar() -> None:
         st.caption("Each drop is counted on its most likely day. A drop predicted from a daily zone snapshot is a "
                    "window (the name left the zone between two snapshots): the table and the .ics show it. On the "
                    ".nu backtest the most likely day was exact for 92% of names and the window held the official "
-                   "day for 99.8% (README, \"Drop dates\").")  # fmt: skip
+                   "day for 99.8% (docs/guides/drop-dates.md).")  # fmt: skip
     if not in_month:
         return
     days = sorted(in_month)
