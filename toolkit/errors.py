@@ -1,4 +1,4 @@
-"""ApiError and the contract's error bodies (contract section 7)."""
+"""ApiError and the error bodies the REST API answers (docs/reference/errors.md)."""
 
 from __future__ import annotations
 

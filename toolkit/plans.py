@@ -1,4 +1,4 @@
-"""Plans, what each may see, and requests per minute (contract section 6)."""
+"""Plans, what each may see, and requests per minute (docs/reference/plans.md)."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def plan_allows(plan: str, capability: str) -> bool:
 
 
 def require(plan: str, capability: str) -> None:
-    """Raise the contract's 403 `plan_required` when `plan` is below what `capability` needs."""
+    """Raise the API's 403 `plan_required` when `plan` is below what `capability` needs."""
     if not plan_allows(plan, capability):
         needed = REQUIREMENTS[capability]
         raise ApiError(

@@ -2,7 +2,7 @@
 
 Each function takes a `Mirror` (or a frame one returned) and returns a pandas DataFrame an
 analyst can read, chart (`toolkit.analysis.charts`) or act on. Filters are the `/api/domains` or
-`/api/pending-delete` parameters; history questions read the contract's tables in SQL,
+`/api/pending-delete` parameters; history questions read the mirror's tables in SQL,
 where SQL is the natural tool.
 """
 

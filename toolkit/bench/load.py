@@ -305,7 +305,7 @@ async def _limit_probe(port: int, limit: int) -> list[str]:
         problems.append("limit probe: X-RateLimit-Remaining values are not limit-1 down to 0")
     for status, headers, body in refused:
         if json.loads(body) != LIMIT_BODY or headers.get("retry-after") != "60":
-            problems.append("limit probe: a 429 without the contract's body or Retry-After: 60")
+            problems.append("limit probe: a 429 without the documented body or Retry-After: 60")
             break
     # the free endpoint: 3 a minute per address
     free = Http(port)
@@ -448,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         print("PROBLEM:", problem)
     if not problems:
         equivalent = "" if args.no_datasette else "suite equivalent to Datasette's filters, "
-        print(f"checks: {equivalent}zero errors, every 429 correct, limit probe and free endpoint as the contract")
+        print(f"checks: {equivalent}zero errors, every 429 correct, limit probe and free endpoint as documented")
     shutil.rmtree(workdir, ignore_errors=True)
     return 1 if problems else 0
 

@@ -10,14 +10,14 @@ values drawn from the mirror's own rows) is answered three ways in one run:
    columnar index, rebuilt before timing if stale, or SQLite with `--engine sqlite`);
 2. DuckDB: the mirror's rows, loaded once (before any timing) from SQLite through pandas
    and Arrow into an in-memory DuckDB database, queried with SQL written here from the
-   contract (sections 2, 3 and 5), independently of `toolkit.query.params`;
+   documented semantics (docs/reference/fields.md and semantics.md), independently of `toolkit.query.params`;
 3. pandas: the same rows as a DataFrame, vectorised boolean masks, `sort_values` with
    nulls last and `id` as the tie-breaker, then the page slice.
 
 Every engine returns the total and the page rows (every output column). The three must
 agree on the total and on the ordered page ids of every query (and the rows on a few
 fields, `age` included); a disagreement is printed as a MISMATCH line and the exit status
-is 1. So the benchmark is also a cross-check of the query layer against the contract.
+is 1. So the benchmark is also a cross-check of the query layer against the documented semantics.
 
 Each query runs once to warm up, then `--repeat` times per engine; its latency is the
 median. Per engine the report gives p50 and p95 over the suite's queries (linear
@@ -209,10 +209,10 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
     return suite
 
 
-# -- a query as predicates, from the contract --------------------------------------------
+# -- a query as predicates, from the documented semantics --------------------------------
 #
 # Both reference engines read the same small description of a query: predicates over
-# columns of the loaded frame, an order, and a page. Written from the contract, not from
+# columns of the loaded frame, an order, and a page. Written from docs/reference/semantics.md, not from
 # `toolkit.query.params`, so that the query layer is checked against an independent reading.
 
 _TOP_CATEGORIES = ("Business", "Health", "Computers", "Shopping", "Recreation", "Society", "Sports", "News",
@@ -223,7 +223,7 @@ _MINIMUMS = {"score_min": "score", "tf_min": "trust_flow", "cf_min": "citation_f
              "traffic_min": "historical_traffic_etv"}  # fmt: skip
 # Sortable fields -> (frame column, whether the column's order is the reverse of the field's).
 # `age` sorts by the exact first-snapshot date (older = greater age), as the query layer's
-# tests read the contract; `effective_price` is max_bid when present, else price.
+# tests read docs/reference/fields.md; `effective_price` is max_bid when present, else price.
 _SORTS = {name: (name, False) for name in (
     "id", "name", "score", "price", "max_bid", "bids_count", "auction_end_date", "trust_flow", "citation_flow",
     "domain_authority", "referring_domains", "backlinks_count", "wayback_snapshots", "historical_traffic_etv",
@@ -271,7 +271,7 @@ def _day(value: Any) -> datetime:
 
 
 def domain_spec(params: Mapping[str, Any], now: datetime) -> Spec:
-    """`/api/domains` params -> predicates, per contract sections 2 and 3."""
+    """`/api/domains` params -> predicates, per docs/reference/fields.md and semantics.md."""
     unknown = set(params) - _DOMAIN_KEYS
     if unknown:
         raise ValueError(f"the benchmark engines do not translate {sorted(unknown)}")
@@ -365,7 +365,7 @@ def domain_spec(params: Mapping[str, Any], now: datetime) -> Spec:
 
 
 def pending_spec(params: Mapping[str, Any], now: datetime) -> Spec:
-    """`/api/pending-delete` params -> predicates, per contract section 5 and the reference."""
+    """`/api/pending-delete` params -> predicates, per docs/reference/semantics.md and the reference."""
     unknown = set(params) - _PENDING_KEYS
     if unknown:
         raise ValueError(f"the benchmark engines do not translate {sorted(unknown)}")
@@ -448,7 +448,7 @@ def load_frames(db_path: str | os.PathLike[str], now: datetime, where: str = "1"
 
     listings["_ends_ts"] = stamp(listings["auction_end_date"])
     listings["_created_ts"] = stamp(listings["created_at"])
-    # age: whole years from the first snapshot to today (contract section 2).
+    # age: whole years from the first snapshot to today (docs/reference/fields.md).
     first = pd.to_datetime(listings["wayback_first_date"], format="%Y-%m-%d")
     ahead = (first.dt.month > today.month) | ((first.dt.month == today.month) & (first.dt.day > today.day))
     listings["age"] = (today.year - first.dt.year - ahead.astype("int64")).where(first.notna())

@@ -271,7 +271,7 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: st
 @_db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(db: str, as_json: bool) -> None:
-    """Row counts per dataset, the last sync of each job and its freshness (contract section 8)."""
+    """Row counts per dataset, the last sync of each job and its freshness (docs/reference/freshness.md)."""
     info = _open(db).status()
     if as_json:
         click.echo(json.dumps(info, indent=2))

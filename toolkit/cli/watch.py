@@ -20,7 +20,7 @@ from .shell import BadInput, Failed, _api_error, _check_plan, _db_option, _open,
 @click.option("--once", metavar="JOB", default=None, help="Run one job (sync, then alerts) and exit: what cron calls.")
 def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: bool, run_now: bool,
                      once: str | None) -> None:  # fmt: skip
-    """Run the sync jobs on the service's schedules (contract section 8), then alerts, until stopped."""
+    """Run the sync jobs on the service's schedules (docs/reference/freshness.md), then alerts, until stopped."""
     from datetime import datetime
 
     from ..config import config_file, load_settings

@@ -6,7 +6,7 @@
     print(is_available.summary())
 
 `edt ingest zonediff --check-rdap` asks about each name gone from the zone. Only a 404 (not
-registered, contract: "404 means available") makes it a `regfree` listing; an answer with a
+registered: RFC 9082's "404 means available") makes it a `regfree` listing; an answer with a
 record (`False`) keeps it a pending-delete candidate, and a TLD without an RDAP service or a
 lookup that failed says nothing (`None`): the name stays a candidate, never guessed free.
 

@@ -10,7 +10,7 @@ service: it is reported as such ("no RDAP service for .de"), never guessed.
 A domain answer maps to the listing's `whois_*` columns:
 - `status`: RDAP status words (RFC 8056 section 2, "client transfer prohibited") become EPP
   names ("clientTransferProhibited"; RDAP "active" is EPP "ok"), stored as they come;
-- `pending_status`: the one of the six pending-delete statuses (contract section 5) the
+- `pending_status`: the one of the six pending-delete statuses (docs/reference/fields.md) the
   statuses show, by precedence `PENDING_PRECEDENCE` (a gTLD in redemption shows both
   redemptionPeriod and pendingDelete: it is in redemption, whose timeline is the longer);
   `active` or *Prohibited-only statuses mean not dropping;

@@ -19,7 +19,7 @@ scheme and `www.`, so http, https and www captures all count):
   data) still counts: the capture exists, only its date is unusable (`bad_timestamps`).
 - `wayback_first_date` / `wayback_last_date`: the earliest and latest valid timestamps
   (`YYYY-MM-DD`, UTC). Bad timestamps are never repaired or guessed.
-- `age`: whole years from `wayback_first_date` (contract section 2), via the writer's rule.
+- `age`: whole years from `wayback_first_date` (docs/reference/fields.md), via the writer's rule.
 - the archive signals (`archive_years`, `archive_longest_gap`, `archive_redirect_share`,
   `archive_parked`, `archive_parked_reason`, `archive_continuity`) of the distinct captures:
   `toolkit.signals.archive` says how each is computed.
@@ -115,7 +115,7 @@ class WaybackSummary:
         return age_in_years(self.first_date, today)
 
     def fields(self, today: date | None = None) -> dict[str, Any]:
-        """The listing's columns (contract section 2)."""
+        """The listing's columns (docs/reference/fields.md)."""
         return {
             "wayback_snapshots": self.snapshots,
             "wayback_first_date": self.first_date,

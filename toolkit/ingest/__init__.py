@@ -1,7 +1,7 @@
 """Public feed files into the mirror: `ingest_file(mirror, feed, path)`.
 
-Each adapter reads one kind of public file and yields records in the contract's shapes
-(listing, section 2; pending-delete, section 5); `ingest_file` is the one save step:
+Each adapter reads one kind of public file and yields records in the API's shapes (listing,
+pending-delete: docs/reference/fields.md); `ingest_file` is the one save step:
 
     from toolkit import Mirror
     from toolkit.ingest import ingest_file

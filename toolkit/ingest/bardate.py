@@ -9,7 +9,7 @@ real lists in `tests/fixtures/real/nu_drops/release_lists/`): `domain` (or `name
 
 Each name becomes a pending-delete row: `whois_status` pendingDelete, `estimated_drop_date`
 the official release day (not a prediction: `drop_date_reason` says so), `source` "bardate"
-(the contract's `oi-diff`/`czds-daily` name the live service's own pipelines; see
+(the API's `oi-diff`/`czds-daily` name the live service's own pipelines; see
 `pending_record`). Only .se and .nu names are accepted: anything else is a skipped row.
 """
 
@@ -122,7 +122,7 @@ def bardate_rows(path: str | Path, *, observed_at: Any = None,
 
 def parse_bardate(path: str | Path, *, observed_at: Any = None,
                   on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[dict[str, Any]]:  # fmt: skip
-    """Pending-delete records (contract section 5) of a .se/.nu release list."""
+    """Pending-delete records (docs/reference/fields.md) of a .se/.nu release list."""
     for row in bardate_rows(path, observed_at=observed_at, on_bad_row=on_bad_row):
         yield row.record
 

@@ -1,7 +1,7 @@
 """What every ingest adapter shares: reading a feed file, its errors, ids, names, dates.
 
-Adapters turn one public feed file into records shaped as the contract's listing (section 2)
-or pending-delete (section 5) records. Two kinds of trouble are kept apart:
+Adapters turn one public feed file into records shaped as the API's listing or pending-delete
+records (docs/reference/fields.md). Two kinds of trouble are kept apart:
 
 - `IngestError`: the file as a whole cannot be read as this feed (wrong format, truncated
   archive or JSON, not UTF-8). The message names the file, the line and the fix; nothing
@@ -481,7 +481,7 @@ def csv_table(feed: FeedText, *, delimiters: str = ",;\t|") -> tuple[list[str], 
 def pending_record(domain: str, source: str, *, observed_at: str, status: str, drop: str | None, reason: str,
                    original: Any, first_disappeared_at: str | None = None, dns_status: str | None = None,
                    window: tuple[str | None, str | None] | None = None) -> dict[str, Any]:  # fmt: skip
-    """A pending-delete record (contract section 5) from a feed row. `source` is the feed
+    """A pending-delete record (docs/reference/fields.md) from a feed row. `source` is the feed
     (`bardate`, `droplist`, `zonediff`: not the live service's `oi-diff`/`czds-daily`, which
     name its own pipelines); the id is `ingest_id(source, domain)`; `drop_date_reason` and
     the original row (`feed_record`) have no column and are kept in `raw_records`.

@@ -159,7 +159,7 @@ def droplist_rows(path: str | Path, *, observed_at: Any = None, status: str = "p
                   on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
     """The pending-delete records of one deletion / drop list, with their lines.
 
-    `status`: the WHOIS status the names are in (one of the contract's six; it also picks
+    `status`: the WHOIS status the names are in (one of the API's six, docs/reference/fields.md; it also picks
     the lifecycle prediction). `list_date`: the day the list covers, when neither its rows
     nor its name say. `first_seen(id)`: when the mirror first saw that row (ingest_file
     passes it), the evidence of a prediction."""
@@ -185,7 +185,7 @@ def droplist_rows(path: str | Path, *, observed_at: Any = None, status: str = "p
 
 
 def parse_droplist(path: str | Path, **options: Any) -> Iterator[dict[str, Any]]:
-    """Pending-delete records (contract section 5) of a deletion / drop list (options as
+    """Pending-delete records (docs/reference/fields.md) of a deletion / drop list (options as
     `droplist_rows`)."""
     for row in droplist_rows(path, **options):
         yield row.record

@@ -7,7 +7,7 @@ zipped JSON `{"meta": {...}, "data": [{"domainName", "link", "auctionType", "pri
 ...}]}`, or CSV with the same fields as columns (camelCase, or the older `Domain Name,
 Auction Type, Auction End Time (PDT), Price, ...` headers).
 
-Mapping (contract section 2):
+Mapping (to the fields of docs/reference/fields.md):
 - `auctionType` -> `type` / `auction_type`: Bid -> auction/Bid, BuyNow -> closeout/BuyNow,
   Offer -> closeout/Offer (a make-offer listing has no fixed price; the reference names only
   Bid and BuyNow for GoDaddy). Any other value is a skipped row naming it (`GODADDY_TYPES`).
@@ -188,7 +188,7 @@ def godaddy_rows(path: str | Path, *, observed_at: Any = None,
 
 def parse_godaddy(path: str | Path, *, observed_at: Any = None,
                   on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[dict[str, Any]]:  # fmt: skip
-    """Listing records (contract section 2) of a GoDaddy Auctions inventory file."""
+    """Listing records (docs/reference/fields.md) of a GoDaddy Auctions inventory file."""
     for row in godaddy_rows(path, observed_at=observed_at, on_bad_row=on_bad_row):
         yield row.record
 

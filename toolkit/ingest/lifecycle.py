@@ -1,7 +1,7 @@
 """Registry lifecycle policies and the predicted drop date of a pending-delete domain.
 
-A domain that is not renewed walks through registry states (contract section 5, seed
-section 3): grace, redemption, pending delete, then release. How long each state lasts is
+A domain that is not renewed walks through registry states (docs/reference/semantics.md,
+`/api/pending-delete`): grace, redemption, pending delete, then release. How long each state lasts is
 the registry's policy, so the prediction is a table lookup: `POLICIES` maps a TLD (or the
 generic `gtld` entry, ICANN's model) to the number of days from the *start* of a WHOIS
 status to the day the name is released.
@@ -163,7 +163,7 @@ POLICIES: dict[str, Policy] = _index(_POLICY_ROWS)
 
 
 def is_gtld(tld: str) -> bool:
-    """A generic TLD (ICANN contract), as opposed to a two-letter country code."""
+    """A generic TLD (an ICANN registry agreement), as opposed to a two-letter country code."""
     last = tld.strip().lower().lstrip(".").rpartition(".")[2]
     return len(last) != 2 and not last.startswith("xn--")
 

@@ -7,7 +7,7 @@
 - `columnar.py`   the columnar filter index: masks, counts and pages from NumPy arrays
 - `aggregates.py` the chart pages' counts over every match (`Mirror.chart_counts`), from either engine
 - `records.py`    output fields and how a stored row becomes a record
-- `envelope.py`   the paged envelope (contract section 4)
+- `envelope.py`   the paged envelope (docs/reference/semantics.md)
 
 The names below are imported when first used: `toolkit.query.params` alone does not load
 the planner, the columnar index or NumPy.

@@ -878,7 +878,7 @@ class ColumnarIndex:
         return mask
 
     def _sort_column(self, sort: str | None) -> tuple[str, bool]:
-        """(the column a contract sort orders by, descending?): Unsupported when the index
+        """(the column a `sort` value orders by, descending?): Unsupported when the index
         holds no order for it (a column left out of the build)."""
         sort = sort or "-score"
         column, reversed_ = SORT_COLUMNS[sort.lstrip("-")]

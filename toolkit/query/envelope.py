@@ -1,4 +1,4 @@
-"""The envelope every paged answer comes in: data, links, meta (contract section 4)."""
+"""The envelope every paged answer comes in: data, links, meta (docs/reference/semantics.md)."""
 
 from __future__ import annotations
 

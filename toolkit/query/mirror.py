@@ -4,7 +4,7 @@ It validates a request against the parameter tables, applies the plan rules, and
 from the columnar index (`columnar.py`) when the index is of the mirror's current
 generation, else through the SQLite planner (`sqlplan.py`); both give the same answers. It
 knows nothing of HTTP: plan rules and errors come back as `ApiError` with the status and
-body the REST API answers (contract sections 3-7).
+body the REST API answers (docs/reference/semantics.md, plans.md and errors.md).
 """
 
 from __future__ import annotations
@@ -405,7 +405,7 @@ class Mirror:
         url: str = "/api/domains",
         strict: bool = True,
     ) -> dict[str, Any]:
-        """One page of listings with `/api/domains` semantics: the envelope of contract section 4."""
+        """One page of listings with `/api/domains` semantics, in its envelope (docs/reference/semantics.md)."""
         plan = self._plan(plan)
         require(plan, "domains")
         values = parse_params(DOMAIN_PARAMS, params, strict=strict)
@@ -818,7 +818,7 @@ class Mirror:
 
     def status(self) -> dict[str, Any]:
         """Row counts per dataset, demo or synced, the last sync of each job and each
-        dataset's freshness against the service's schedule (contract section 8)."""
+        dataset's freshness against the service's schedule (docs/reference/freshness.md)."""
         conn = self.connection()
         now = iso_timestamp(self.now())
         count = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731

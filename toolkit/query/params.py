@@ -2,10 +2,10 @@
 
 Filters as data, as datasette's `filters.py`: the validation, the SQL builder, the
 OpenAPI document, the app's sidebar and the MCP schema all read these tables, so a rule
-lives in exactly one place (contract sections 3 and 5).
+lives in exactly one place (docs/reference/parameters.md is written from them).
 
 A `Param` parses one raw value (a query-string text, or a Python value) into a typed
-value or raises the contract's 422 naming the field; its `clause` turns that value into
+value or raises the API's 422 naming the field; its `clause` turns that value into
 a parameterised SQL condition. Parameters without a clause (paging, sort, output
 switches) are read by `query` itself.
 """
@@ -93,7 +93,7 @@ class Param:
 
     # -- parsing ---------------------------------------------------------------------
     def parse(self, raw: Any) -> Any:
-        """The typed value of `raw`, or the contract's 422 naming this parameter."""
+        """The typed value of `raw`, or the API's 422 naming this parameter."""
         parser = getattr(self, f"_parse_{self.kind}")
         return parser(raw)
 

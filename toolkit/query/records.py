@@ -1,5 +1,5 @@
 """What the query layer returns: the output fields of each record kind and how a stored row
-becomes a record (contract sections 2 and 5)."""
+becomes a record (docs/reference/fields.md)."""
 
 from __future__ import annotations
 

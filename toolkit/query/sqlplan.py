@@ -66,7 +66,7 @@ _NEVER_NULL = {"name", "created_at", "first_seen_at"}  # the writer always sets 
 
 
 def order_by(sort: str | None) -> str:
-    """ORDER BY for a contract sort: nulls last, ties by id (default: score descending)."""
+    """ORDER BY for a `sort` value: nulls last, ties by id (default: score descending)."""
     sort = sort or "-score"
     descending = sort.startswith("-")
     column, reversed_ = SORT_COLUMNS[sort.lstrip("-")]

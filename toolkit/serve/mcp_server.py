@@ -1,4 +1,4 @@
-"""The MCP server: the live service's five tools over the query layer (contract section 9).
+"""The MCP server: the live service's five tools over the query layer (docs/guides/mcp.md).
 
 Tools named and shaped as the live server card: `search_domains`,
 `search_pending_delete_domains`, `get_domain`, `list_filters`, `get_stats`. Built with the
@@ -158,7 +158,7 @@ def _schema(param: Param, aliases: Mapping[str, str] | None = None) -> dict[str,
 class _Arguments(ArgModelBase):
     """Tool arguments, checked by the parameter definitions (so a bad value gets the API's
     message). Unknown names are kept, for the tool to refuse them by name: an assistant's
-    typo is never silently ignored (as the Python API, contract section 3)."""
+    typo is never silently ignored (as the Python API: docs/reference/semantics.md)."""
 
     model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
 

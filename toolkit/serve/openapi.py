@@ -185,7 +185,7 @@ def _json(description: str, schema: dict[str, Any], headers: Mapping[str, Any] |
 
 
 def _errors(*statuses: int, keyed: bool = True, extra_headers: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The contract's error responses (section 7) for an operation."""
+    """The error responses of an operation (docs/reference/errors.md)."""
     rate = {**_RATE_HEADERS, **(extra_headers or {})}
     table = {
         400: ("The request could not be processed.", _ref("Message"), extra_headers),

@@ -1,12 +1,12 @@
-"""API keys and per-minute rate limits for the HTTP replica (contract section 6).
+"""API keys and per-minute rate limits for the HTTP replica (docs/reference/plans.md).
 
 Keys are secrets: a `KeyStore` keeps only their SHA-256 digests and compares a presented
 key with every stored digest in constant time (`hmac.compare_digest`, no early exit). A
 key's rate-limit bucket is named by a short prefix of its digest, never by the key.
 
 `SlidingWindow` counts requests per bucket over the last 60 seconds (a true sliding
-window, as the contract asks): a request is allowed while fewer than `limit` requests of
-that bucket were allowed in the window; a refused request does not count.
+window, as docs/reference/plans.md says): a request is allowed while fewer than `limit`
+requests of that bucket were allowed in the window; a refused request does not count.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ __all__ = [
 ]
 
 WINDOW_SECONDS = 60.0
-RETRY_AFTER_SECONDS = 60  # the seed: "wait 60 seconds, then retry"
+RETRY_AFTER_SECONDS = 60  # "wait 60 seconds, then retry" (docs/reference/errors.md)
 # Enterprise is "configurable" (RATE_LIMITS has None): unless --rate enterprise=N says
-# otherwise, it gets the highest limit the contract names, and the server says so.
+# otherwise, it gets the highest limit another plan has, and the server says so.
 ENTERPRISE_DEFAULT = max(v for v in RATE_LIMITS.values() if v is not None)
 _HASH_PREFIX = "sha256:"
 
@@ -225,8 +225,8 @@ def parse_rates(pairs: Iterable[str]) -> dict[str, int]:
 
 
 def effective_limits(rates: Mapping[str, int] | None = None) -> dict[str, int]:
-    """Requests per minute per plan: the contract's, then the overrides (`free` also limits
-    the free endpoint per client address)."""
+    """Requests per minute per plan: the plans' own (docs/reference/plans.md), then the
+    overrides (`free` also limits the free endpoint per client address)."""
     limits = {plan: (RATE_LIMITS[plan] or ENTERPRISE_DEFAULT) for plan in PLANS}
     for plan, value in (rates or {}).items():
         plan = normalize_plan(plan)

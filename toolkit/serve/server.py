@@ -123,7 +123,7 @@ class _Api:
     # -- the shared shell ----------------------------------------------------------------
     async def _answer(self, request: Request, call: Callable[[], Response], headers: Mapping[str, str],
                       busy: Mapping[str, str] = BUSY) -> Response:  # fmt: skip
-        """Run a query-layer call in the threadpool; turn its errors into the contract's answers."""
+        """Run a query-layer call in the threadpool; its errors become the API's answers (docs/reference/errors.md)."""
         try:
             return await run_in_threadpool(call)
         except ApiError as exc:
@@ -418,7 +418,7 @@ def create_app(
     """The ASGI app over the mirror at `db_path` (opened read-only; it must exist).
 
     `keys`: {KEY: PLAN} or a `KeyStore`. `rates`: requests per minute per plan overriding
-    the contract's (`free` also limits the free endpoint per client address); overrides
+    the plans' own (`free` also limits the free endpoint per client address); overrides
     are logged. `clock` is the mirror's clock (tests freeze it), `rate_clock` the rate
     limiter's (seconds, monotonic).
     """
@@ -545,7 +545,7 @@ def startup_lines(db: str, host: str, port: int, keys: KeyStore, rates: Mapping[
         if rates and plan in rates:
             text += " (OVERRIDDEN by --rate)"
         elif plan == "enterprise":
-            text += f" (contract: configurable; default {ENTERPRISE_DEFAULT}, set with --rate enterprise=N)"
+            text += f" (configurable: default {ENTERPRISE_DEFAULT}, set with --rate enterprise=N)"
         described.append(text)
     lines.append("Requests per minute per key: " + ", ".join(described) + "; free also per address on /api/free/domains.")
     return lines

@@ -23,7 +23,7 @@ def json_response(status: int, body: Any, headers: Mapping[str, str] | None = No
 
 
 def bearer_key(request: Request) -> str | None:
-    """The key of `Authorization: Bearer <KEY>` (the seed's only scheme), else None."""
+    """The key of `Authorization: Bearer <KEY>` (the only scheme the API reads), else None."""
     header = request.headers.get("authorization")
     if not header:
         return None

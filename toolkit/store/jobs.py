@@ -1,6 +1,6 @@
 """The sync jobs: what the mirror is filled with from the remote API, and how fresh each is.
 
-A job is a declared sweep of one endpoint (contract section 8): its path and fixed
+A job is a declared sweep of one endpoint (docs/reference/freshness.md): its path and fixed
 parameters, how it pages, the plan capability it needs, the table it fills and the rows a
 complete full pass vouches for, and how fresh the service keeps that dataset. `toolkit.sync`
 runs them; `freshness` reads each job's last successful run from `sync_runs` against its
@@ -29,7 +29,7 @@ class Job:
     capability: str  # a plans.REQUIREMENTS key: the lowest plan that may run it
     table: str
     scope: str | None  # SQL over `table`: the rows a complete full pass vouches for
-    every: timedelta  # how fresh the service keeps this dataset (contract section 8)
+    every: timedelta  # how fresh the service keeps this dataset (docs/reference/freshness.md)
     schedule: str
     description: str
 
@@ -52,7 +52,7 @@ JOBS: dict[str, Job] = {
 
 
 def freshness(conn: sqlite3.Connection, now: datetime | None = None) -> list[dict[str, Any]]:
-    """Each job's last successful run against its schedule (contract section 8)."""
+    """Each job's last successful run against its schedule (docs/reference/freshness.md)."""
     now = now or datetime.now(timezone.utc)
     out = []
     for job in JOBS.values():

@@ -137,7 +137,7 @@ SHORTLIST_COLUMNS = {
     "updated_at": str,
 }
 
-# Columns a listing can be sorted on (contract section 3 `sort`), mapped to the stored
+# Columns a listing can be sorted on (`sort`, docs/reference/semantics.md), mapped to the stored
 # column and whether the stored order is the reverse of the field's (age grows as the
 # first snapshot date goes back).
 SORT_COLUMNS: dict[str, tuple[str, bool]] = {

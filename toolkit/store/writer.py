@@ -73,7 +73,7 @@ def utc_now() -> str:
 
 
 def age_in_years(first_date: str | None, today: date | None = None) -> int | None:
-    """Whole years from `first_date` (YYYY-MM-DD) to today (contract section 2)."""
+    """Whole years from `first_date` (YYYY-MM-DD) to today (`age`, docs/reference/fields.md)."""
     if not first_date:
         return None
     today = today or datetime.now(timezone.utc).date()

@@ -1,7 +1,7 @@
 """Bringing the remote API in, on schedule: the sync and what runs around it.
 
 - `run.py`       `edt sync`: the jobs' pages fetched, written and resumed (`sync`, `plan_sync`)
-- `remote.py`    the API's client: paced by a shared rate budget, retried as the contract says
+- `remote.py`    the API's client: paced by a shared rate budget, retried as docs/reference/errors.md says
 - `schedule.py`  `edt schedule`: the jobs on the service's schedules, then the alerts
 - `alerts.py`    saved-search alerts after every sync job (log, file, signed webhook)
 - `watchlist.py` saved searches and the shortlist (the app's Watchlist page, the alerts' input)

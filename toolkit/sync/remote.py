@@ -6,7 +6,7 @@ Behaviour is stacked as httpx transports, innermost first:
 - `PacedTransport`: takes a permit from a pyrate-limiter bucket before every request. The
   bucket lives in a small SQLite file shared by every process on the machine and is named
   after a digest of the API key, so a scheduled sync, a notebook and the app's button
-  together stay within the key's requests per minute (contract section 6);
+  together stay within the key's requests per minute (docs/reference/plans.md);
 - httpx-retries' `RetryTransport` with `ContractRetry`: after a 429 or a 503 it waits
   `Retry-After` seconds (60 when absent) and sends the same request again; timeouts,
   connection errors, other 5xx and unreadable JSON are retried with exponential backoff.
@@ -39,7 +39,7 @@ __all__ = ["RemoteClient", "RemoteRefused", "RemoteFailed", "HostUnreachable", "
 # The pacing window is a little longer than the service's minute, so that network jitter can
 # never put one request too many into the service's own window (costs 1.6% of the ceiling).
 PACING_WINDOW_MS = 61_000
-WAIT_WITHOUT_RETRY_AFTER = 60.0  # contract section 7
+WAIT_WITHOUT_RETRY_AFTER = 60.0  # docs/reference/errors.md, Retrying
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 # How long a host may fail at the network level (refused, no DNS, timeouts) before a run gives
 # up on it: `--timeout` / EDT_TIMEOUT, in seconds. Throttling (429/503) is never cut short.
@@ -202,10 +202,10 @@ RETRY_EXCEPTIONS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProt
 
 
 class ContractRetry(Retry):
-    """httpx-retries' policy with the contract's waits: `Retry-After` (else `default_wait`,
-    60 s) after a 429 or 503, exponential backoff otherwise. Serves async clients (`asleep`,
-    through `sleep_with`) and sync ones (`sleep`, through `sync_sleep`); both sleeps and the
-    `traffic` counters are injected (tests pass sleeps that do not wait)."""
+    """httpx-retries' policy with the API's waits (docs/reference/errors.md): `Retry-After`
+    (else `default_wait`, 60 s) after a 429 or 503, exponential backoff otherwise. Serves async
+    clients (`asleep`, through `sleep_with`) and sync ones (`sleep`, through `sync_sleep`);
+    both sleeps and the `traffic` counters are injected (tests pass sleeps that do not wait)."""
 
     sleep_with: Sleep = staticmethod(asyncio.sleep)  # type: ignore[assignment]
     sync_sleep: Callable[[float], None] = staticmethod(time.sleep)  # type: ignore[assignment]

@@ -1,4 +1,4 @@
-"""`edt sync`: mirror the remote API into the local SQLite file (contract section 8).
+"""`edt sync`: mirror the remote API into the local SQLite file (docs/reference/freshness.md).
 
 A job is a declared sweep of one endpoint (`JOBS`, declared in `toolkit.store.jobs`). Its pages are fetched by a small
 paginator object (`CursorPages` over `after_id`, `NumberedPages` over `page`) whose state is
@@ -410,7 +410,7 @@ def _chosen(jobs: Iterable[str] | None) -> list[Job]:
 async def sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: Iterable[str] | None = None,
                full: bool = False, progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
                clock: Callable[[], datetime] | None = None) -> list[JobReport]:  # fmt: skip
-    """Run the chosen jobs (default: all of section 8, in order) against `client`.
+    """Run the chosen jobs (default: all of `JOBS`, in order) against `client`.
 
     Holds the mirror's writer lock for the whole run (`SyncBusy` if another load has it). A job
     the plan cannot use is skipped with its reason; one the remote refuses (403) is reported

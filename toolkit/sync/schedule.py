@@ -1,4 +1,4 @@
-"""`edt schedule`: the sync jobs on the service's schedules (contract section 8), then alerts.
+"""`edt schedule`: the sync jobs on the service's schedules (docs/reference/freshness.md), then alerts.
 
 apscheduler 3.11 runs one cron trigger per job. One run of a job at a time (the sync's lock
 and `max_instances=1`); runs missed while the machine slept are coalesced into one if they
@@ -35,8 +35,8 @@ __all__ = ["DEFAULT_SCHEDULES", "GRACE_SECONDS", "schedules", "triggers", "next_
 
 log = logging.getLogger("toolkit.sync.schedule")
 
-# Contract section 8: bids every 4 hours, new listings daily at 07:00 local, regfree monthly,
-# pending-delete weekly.
+# The service's schedules (docs/reference/freshness.md): bids every 4 hours, new listings daily
+# at 07:00 local, regfree monthly, pending-delete weekly.
 DEFAULT_SCHEDULES = {
     "bids": "0 */4 * * *",
     "listings": "0 7 * * *",
@@ -95,8 +95,8 @@ def crontab(crons: Mapping[str, str], *, db: str, edt: str | None = None, workdi
     command = edt or edt_command()
     folder = shlex.quote(os.path.abspath(workdir or os.getcwd()))
     mirror = os.path.abspath(db)
-    lines = ["# Expired Domains Toolkit: the sync jobs of contract section 8 (EDT_API_KEY and EDT_PLAN in the "
-             "environment, e.g. lines KEY=value above these)"]  # fmt: skip
+    lines = ["# Expired Domains Toolkit: the sync jobs on the service's schedules, docs/reference/freshness.md "
+             "(EDT_API_KEY and EDT_PLAN in the environment, e.g. lines KEY=value above these)"]  # fmt: skip
     for job, cron in crons.items():
         lines.append(f"{cron} cd {folder} && {command} schedule --db {shlex.quote(mirror)} --once {job} "
                      f">> {shlex.quote(mirror + '.sync.log')} 2>&1")  # fmt: skip
