@@ -536,7 +536,8 @@ def test_http_without_a_valid_key_is_401_like_the_api(app, key):
             return await http.post(MCP_PATH, json=body, headers=headers)
 
     response = asyncio.run(post())
-    assert response.status_code == 401 and response.json() == {"message": "Unauthenticated."}
+    assert response.status_code == 401 and list(response.json()) == ["message"]
+    assert response.json()["message"].startswith("Unauthenticated.") and "Authorization: Bearer KEY" in response.json()["message"]
     with pytest.raises(Exception) as info:  # the SDK client cannot even connect
         over_http(app, MCP_PATH, key, ("get_stats", {}))
     assert any(isinstance(e, MCPError) for e in _leaves(info.value))

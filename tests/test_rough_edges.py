@@ -2,7 +2,9 @@
 
 Numbers are the issue's: 1 export --out, 2 locks, 3 network waits, 4 read-only places,
 5 silent overwrites and dropped input, 6 the watchlist's "new", 7 the table's width,
-8 cron and systemd lines, 9 hidden drop lists, 10 edt app's address, 11 the smaller ones.
+8 cron and systemd lines, 9 hidden drop lists, 10 edt app's address, 11 the smaller ones;
+12 a second report: typos, empty answers, export formats and paths, the 401, spam counts,
+readers during a load, config paths, read-only watchlists, full disks, outside pointers.
 """
 
 from __future__ import annotations
@@ -541,3 +543,36 @@ def test_query_help_lists_the_filters():
     text = run("query", "--help").output
     for name in [*DOMAIN_PARAMS, *PENDING_PARAMS]:
         assert re.search(rf"^\s+{re.escape(name)}\s", text, flags=re.M), name
+
+
+
+# -- 12. a second report ------------------------------------------------------------------------
+
+
+def test_a_401_says_to_send_the_key_as_a_bearer_and_never_echoes_it(db):
+    from starlette.testclient import TestClient
+
+    from toolkit.serve.mcp_server import MCP_PATH
+    from toolkit.serve.server import create_app
+
+    secret = "s3cr3t-key-value"
+    with TestClient(create_app(str(db), {secret: "pro"})) as client:
+        for path in ("/api/domains", MCP_PATH):
+            send = client.post if path == MCP_PATH else client.get
+            said = {}
+            for how, kwargs in {"none": {}, "api_key": {"params": {"api_key": secret}},
+                                "apikey": {"params": {"apikey": secret}}, "key": {"params": {"key": secret}},
+                                "header": {"headers": {"X-API-Key": secret}},
+                                "wrong": {"headers": {"Authorization": "Bearer not-it"}}}.items():  # fmt: skip
+                response = send(path, **kwargs)
+                body = response.json()
+                assert response.status_code == 401 and list(body) == ["message"], (path, how)
+                assert body["message"].startswith("Unauthenticated.") and "Authorization: Bearer KEY" in body["message"]
+                assert secret not in body["message"] and "not-it" not in body["message"]
+                said[how] = body["message"]
+            assert said["none"] == "Unauthenticated. Send your API key in the header Authorization: Bearer KEY."
+            for name in ("api_key", "apikey", "key"):
+                assert f"A key in the {name} query parameter is not read" in said[name], path
+            assert "A key in the X-API-Key header is not read" in said["header"]
+            assert "not one this server knows" in said["wrong"]
+        assert client.get("/api/domains?per_page=1", headers={"Authorization": f"Bearer {secret}"}).status_code == 200

@@ -166,7 +166,9 @@ def test_openapi_and_home_page(api):
 def test_missing_or_unknown_key_is_401(api, headers):
     for path in ("/api/domains", "/api/domains/3", "/api/pending-delete", "/api/pending-delete/x.fr", "/api/export"):
         response = api.get(path, headers=headers)
-        assert response.status_code == 401 and response.json() == {"message": "Unauthenticated."}
+        body = response.json()
+        assert response.status_code == 401 and list(body) == ["message"] and body["message"].startswith("Unauthenticated.")
+        assert "Authorization: Bearer KEY" in body["message"] and "pro-key" not in body["message"]
         assert "X-RateLimit-Limit" not in response.headers
 
 

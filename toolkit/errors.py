@@ -31,8 +31,10 @@ def not_found() -> ApiError:
     return ApiError(404, {"message": "Not found."})
 
 
-def unauthenticated() -> ApiError:
-    return ApiError(401, {"message": "Unauthenticated."})
+def unauthenticated(hint: str = "") -> ApiError:
+    """401 with the reference's body, `{"message": "Unauthenticated."}`; `hint`, a sentence
+    after it, says where the key goes (the replica's own words: never the key itself)."""
+    return ApiError(401, {"message": f"Unauthenticated. {hint}".strip()})
 
 
 def cursor_not_available() -> ApiError:

@@ -49,7 +49,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, create_model
 
-from ..errors import ApiError, invalid, not_found, unauthenticated
+from ..errors import ApiError, invalid, not_found
 from ..query.params import (
     DOMAIN_PARAMS,
     FREE_PARAMS,
@@ -66,7 +66,7 @@ from ..query import FREE_VISIBLE_NAMES, Mirror
 from ..sources import REGFREE, SOURCES
 from ..store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
 from .openapi import build_openapi, param_schema
-from .web import bearer_key, client_address, json_response
+from .web import bearer_key, client_address, json_response, unauthenticated_body
 
 __all__ = [
     "build_server",
@@ -688,7 +688,8 @@ class HttpEndpoint:
     """One MCP endpoint over HTTP (ASGI), over the REST replica's keys and rate limiter.
 
     Keyed (`free=False`): `Authorization: Bearer KEY` is looked up in the same `KeyStore` as
-    the REST routes; no or an unknown key answers 401 `{"message": "Unauthenticated."}`; the
+    the REST routes; no or an unknown key answers the REST routes' 401 (`{"message":
+    "Unauthenticated. ..."}`, saying where the key goes: `web.unauthenticated_body`); the
     key's plan decides what the tools answer. Free: no key, plan `free` (the free endpoint's
     search). Every tool call counts as one request against the key's (free: the client
     address's) per-minute limit; past it the call is a tool error "Too Many Attempts.".
@@ -750,7 +751,7 @@ class HttpEndpoint:
         else:
             identity = self.keys.lookup(bearer_key(request)) if self.keys is not None else None
             if identity is None:
-                await json_response(401, unauthenticated().body)(scope, receive, send)
+                await json_response(401, unauthenticated_body(request))(scope, receive, send)
                 return
             plan, bucket = identity.plan, identity.bucket
             # The SSE transport binds a session to the credential that opened it (not the key itself).

@@ -40,7 +40,7 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import ApiError, invalid, unauthenticated
+from ..errors import ApiError, invalid
 from ..formats import csv_chunks
 from ..query.params import DOMAIN_PARAMS, gather, merge_repeated
 from ..plans import CAPABILITIES, PLANS, REQUIREMENTS, require
@@ -49,6 +49,7 @@ from ..store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_lin
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
 from .web import bearer_key as _bearer
+from .web import unauthenticated_body
 from .web import client_address as _client
 from .web import json_response as _json
 
@@ -147,7 +148,7 @@ class _Api:
         X-RateLimit headers on every answer (`busy`: the 503 body of a locked mirror)."""
         identity = self.keys.lookup(_bearer(request))
         if identity is None:
-            return _json(401, unauthenticated().body)
+            return _json(401, unauthenticated_body(request))
         decision: Decision = self.limiter.hit(identity.bucket, self.limits[identity.plan])
         headers = decision.headers()
         if not decision.allowed:

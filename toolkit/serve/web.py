@@ -10,7 +10,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-__all__ = ["bearer_key", "client_address", "dumps", "json_response"]
+from ..errors import unauthenticated
+
+__all__ = ["bearer_key", "client_address", "dumps", "json_response", "unauthenticated_body"]
 
 
 def dumps(body: Any) -> bytes:
@@ -36,6 +38,28 @@ def bearer_key(request: Request) -> str | None:
     except UnicodeError:
         pass
     return token or None
+
+
+# Where clients often put a key that this server does not read (the 401 says to move it).
+KEY_QUERY_PARAMETERS = ("api_key", "apikey", "key")
+KEY_HEADERS = ("X-API-Key",)
+SEND_AS = "Authorization: Bearer KEY"
+
+
+def unauthenticated_body(request: Request) -> dict[str, Any]:
+    """The 401's body for `request` (no key, or one this server does not know): the
+    reference's `{"message": ...}`, saying to send the key as `Authorization: Bearer KEY`,
+    and, when the request carried one where it is not read (an `api_key`, `apikey` or `key`
+    query parameter, an `X-API-Key` header), naming that place. Never the key itself."""
+    if bearer_key(request) is not None:
+        return unauthenticated(f"The key sent as {SEND_AS} is not one this server knows.").body
+    names = {name.lower(): name for name in request.query_params}
+    misplaced = [f"the {names[p]} query parameter" for p in KEY_QUERY_PARAMETERS if p in names]
+    misplaced += [f"the {h} header" for h in KEY_HEADERS if request.headers.get(h)]
+    if misplaced:
+        where = " and ".join(misplaced)
+        return unauthenticated(f"A key in {where} is not read: send it in the header {SEND_AS} instead.").body
+    return unauthenticated(f"Send your API key in the header {SEND_AS}.").body
 
 
 def client_address(request: Request) -> str:

@@ -351,7 +351,8 @@ class RemoteClient:
             raise RemoteFailed(f"GET {path}: {type(exc).__name__}: {exc} (after {self.traffic.retried} retries)") from None
         if response.status_code == 401:
             host = response.request.url.netloc.decode()
-            raise RemoteRefused(401, f"{_message(response).rstrip('.')}: {host} refused the API key; set the right one "
+            said = _message(response).split(". ")[0].rstrip(".")  # "Unauthenticated"; the replica's hint is for others
+            raise RemoteRefused(401, f"{said}: {host} refused the API key; set the right one "
                                      "in EDT_API_KEY (or --api-key, or api_key in the config file, see EDT_CONFIG)")
         if response.status_code == 403:
             raise RemoteRefused(response.status_code, _message(response))
