@@ -576,3 +576,25 @@ def test_a_401_says_to_send_the_key_as_a_bearer_and_never_echoes_it(db):
             assert "A key in the X-API-Key header is not read" in said["header"]
             assert "not one this server knows" in said["wrong"]
         assert client.get("/api/domains?per_page=1", headers={"Authorization": f"Bearer {secret}"}).status_code == 200
+
+
+def test_a_reader_started_during_a_bulk_load_waits_for_it_then_answers(db):
+    """`edt demo` on a mirror nobody has open loads in rollback-journal mode; a reader started
+    meanwhile used to stop at once (`PRAGMA journal_mode=WAL` is refused without waiting)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\n"
+         "from toolkit.store.schema import connect\nfrom toolkit.store.transaction import one_transaction\n"
+         "conn = connect(sys.argv[1])\nwith one_transaction(conn, bulk=True) as load:\n"
+         "    load.execute('UPDATE listings SET price = price WHERE id = (SELECT min(id) FROM listings)')\n"
+         "    print(load.execute('PRAGMA journal_mode').fetchone()[0], flush=True)\n    time.sleep(2.5)\n", str(db)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "delete"  # the load holds the file in rollback-journal mode
+        started = time.monotonic()
+        result = edt("query", "tld=.fr", "--format", "json")
+        waited = time.monotonic() - started
+    finally:
+        holder.wait(30)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["meta"]["total"] > 0 and waited > 1.5

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -382,13 +383,32 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
         if new:  # a new file gives pages back as they free (an archive): settable only before WAL and tables
             conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # wait for another writer, never fail at once
-        conn.execute("PRAGMA journal_mode=WAL")
+        _switch_to_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA cache_size=-65536")
     conn.execute("PRAGMA mmap_size=1073741824")
     conn.execute("PRAGMA temp_store=MEMORY")
     return conn
+
+
+def _switch_to_wal(conn: sqlite3.Connection) -> None:
+    """`PRAGMA journal_mode=WAL`, waiting as the busy timeout would. A bulk load that has the
+    file to itself runs in rollback-journal mode (`one_transaction(bulk=True)`); while it
+    holds the write lock, switching back to WAL is refused at once, without SQLite's busy
+    handler. So a reader started during `edt demo` waits here, up to BUSY_TIMEOUT_MS, for
+    the load to end, then answers (after that, SQLite's "database is locked")."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def _fingerprint() -> str:
