@@ -281,6 +281,19 @@ def test_an_archive_to_a_full_disk_is_one_line_and_removes_nothing(copy):
     assert _manifest(copy) == [] and not list(archive.archive_dir(copy).rglob("*.parquet"))
 
 
+def test_a_file_where_the_archive_folder_goes_is_one_line_and_removes_nothing(copy, monkeypatch):
+    before = {t: _rows(copy, t) for t in TABLES}
+    blocker = archive.archive_dir(copy)
+    blocker.write_text("not a folder\n")
+    monkeypatch.setenv("EDT_NOW", NOW.isoformat())
+    result = CliRunner().invoke(cli, ["archive", "--db", str(copy), "--closed-before", AGE])
+    assert result.exit_code == 2
+    line = result.output.strip()
+    assert line == (f"edt: {blocker} is a file where the archive needs a folder; nothing was removed from {copy}. "
+                    "Move that file away and run this again")  # fmt: skip
+    assert {t: _rows(copy, t) for t in TABLES} == before and _manifest(copy) == []
+
+
 def test_a_value_of_another_type_stops_the_archive_naming_it(copy):
     conn = sqlite3.connect(copy)
     victim = conn.execute(f"SELECT id FROM listings WHERE closed_at < '{CUT:%Y-%m-%d}' LIMIT 1").fetchone()[0]

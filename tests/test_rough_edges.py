@@ -549,6 +549,147 @@ def test_query_help_lists_the_filters():
 # -- 12. a second report ------------------------------------------------------------------------
 
 
+def test_an_unknown_parameter_names_the_closest_ones_everywhere(db):
+    from mcp import Client
+    from starlette.testclient import TestClient
+
+    from toolkit.serve.mcp_server import build_server
+    from toolkit.serve.server import create_app
+
+    cli_said = run("query", "tf_mn=20")
+    assert cli_said.exit_code == 2 and "unknown parameter 'tf_mn': did you mean tf_min" in one_line(cli_said.output)
+    with pytest.raises(ApiError) as info:
+        Mirror(db).search_domains({"tf_mn": 20})
+    assert info.value.status == 422 and list(info.value.body["errors"]) == ["tf_mn"]
+    assert "did you mean tf_min" in info.value.body["message"] and "use one of" in info.value.body["message"]
+    with TestClient(create_app(str(db), {"k": "enterprise"})) as client:  # an HTTP 422: a webhook's filters
+        refused = client.post("/api/webhooks", headers={"Authorization": "Bearer k"},
+                              json={"url": "https://hooks.example.com/in", "filters": {"tf_mn": 20}})  # fmt: skip
+    assert refused.status_code == 422 and list(refused.json()["errors"]) == ["tf_mn"]
+    assert "did you mean tf_min" in refused.json()["message"] and refused.json()["errors"]["tf_mn"] == [
+        refused.json()["message"]]  # fmt: skip
+
+    async def tool(args):
+        async with Client(build_server(Mirror(db, readonly=True), "enterprise")) as client:
+            return await client.call_tool("search_domains", args)
+
+    called = asyncio.run(tool({"tf_mn": 20}))
+    assert called.is_error and "unknown argument 'tf_mn' for search_domains: did you mean tf_min" in called.content[0].text
+    assert "did you mean" not in run("query", "zzzzzz=1").output  # nothing close: the list alone
+
+
+def test_an_empty_page_says_why_when_it_can(db):
+    reversed_bounds = edt("query", "tf_min=30", "tf_max=10")
+    assert reversed_bounds.returncode == 0 and "no rows match" in reversed_bounds.stdout
+    assert one_line(reversed_bounds.stderr) == "edt: nothing matches: tf_min=30 is above tf_max=10"
+    no_tld = edt("query", "tld=.notatld")
+    assert one_line(no_tld.stderr) == "edt: nothing matches: no listing in the mirror has TLD .notatld"
+    dates = edt("query", "created_after=2026-03-01", "created_before=2026-03-01", "--format", "json")
+    assert json.loads(dates.stdout)["meta"]["total"] == 0
+    assert "created_after=2026-03-01 is not before created_before=2026-03-01" in one_line(dates.stderr)
+    exported = edt("export", "--format", "csv", "--out", "-", "price_min=50", "price_max=10")
+    assert exported.returncode == 0 and "price_min=50 is above price_max=10" in exported.stderr
+    plain = edt("query", "tld=.fr", "tf_min=100", "tf_max=100", "score_min=100")  # empty, for no reason it can tell
+    assert "nothing matches" not in plain.stderr
+    with Mirror(db) as mirror:
+        assert mirror.explain_empty({"tld": ".fr", "tf_min": 20}) == []
+        assert mirror.explain_empty({"tld": "zz", "drop_date_from": "2026-02-01", "drop_date_to": "2026-01-01"},
+                                    pending=True) == ["drop_date_from=2026-02-01 is after drop_date_to=2026-01-01",
+                                                      "no pending-delete row in the mirror has TLD .zz"]  # fmt: skip
+        only_regfree = mirror.connection().execute(
+            "SELECT tld FROM listings WHERE source = 'regfree' EXCEPT SELECT tld FROM listings WHERE source != 'regfree' "
+            "ORDER BY 1 LIMIT 1").fetchone()[0]  # fmt: skip
+        assert mirror.explain_empty({"tld": only_regfree}) == [f"only regfree rows (the deleted-ccTLD database) have TLD "
+                                                               f"{only_regfree}: add source=regfree to see them"]  # fmt: skip
+        assert mirror.search_domains({"tld": only_regfree, "source": "regfree"})["meta"]["total"] > 0
+        mirror.connection().execute("UPDATE listings SET closed_at = '2026-01-01T00:00:00Z', "
+                                    "live_until = '2026-01-01T00:00:00Z' WHERE tld = '.it'")  # fmt: skip
+        mirror.connection().commit()
+        assert mirror.explain_empty({"tld": ".it"}) == [
+            "only closed listings in the mirror have TLD .it: add include_closed=1 to see them"]
+    from starlette.testclient import TestClient
+
+    from toolkit.serve.server import create_app
+
+    with TestClient(create_app(str(db), {"k": "pro"})) as client:  # the API answers as the live service: 200, empty
+        answer = client.get("/api/domains?tf_min=30&tf_max=10", headers={"Authorization": "Bearer k"})
+    assert answer.status_code == 200 and answer.json()["data"] == [] and answer.json()["meta"]["total"] == 0
+
+
+def test_export_takes_its_format_from_the_extension(db, tmp_path):
+    import pyarrow.parquet as pq
+
+    for name, check in (("fr.csv", lambda p: p.read_text().startswith("id,name,")),
+                        ("fr.ndjson", lambda p: json.loads(p.read_text().splitlines()[0])["tld"] == ".fr"),
+                        ("fr.JSONL", lambda p: json.loads(p.read_text().splitlines()[0])["tld"] == ".fr"),
+                        ("fr.parquet", lambda p: pq.read_table(p).num_rows > 0)):  # fmt: skip
+        result = run("export", "--out", str(tmp_path / name), "tld=.fr")
+        assert result.exit_code == 0 and check(tmp_path / name), (name, result.output)
+    unknown = run("export", "--out", str(tmp_path / "fr.txt"), "tld=.fr")
+    assert unknown.exit_code == 2 and not (tmp_path / "fr.txt").exists()
+    line = one_line(unknown.output)
+    assert "cannot tell the format from its extension (.txt)" in line and "--format csv, jsonl or parquet" in line
+    dash = run("export", "--out", "-", "tld=.fr")
+    assert dash.exit_code == 2 and "--out - (standard output)" in dash.output and "--format" in dash.output
+    told = run("export", "--out", str(tmp_path / "fr.txt"), "--format", "jsonl", "tld=.fr")  # --format wins
+    assert told.exit_code == 0 and json.loads((tmp_path / "fr.txt").read_text().splitlines()[0])["tld"] == ".fr"
+
+
+def test_writing_under_a_file_is_one_line_naming_it(db, tmp_path):
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("a file, not a folder\n")
+    export = edt("export", "--format", "csv", "--out", str(blocker / "x.csv"), "tld=.fr")
+    assert export.returncode == 2
+    line = one_line(export.stderr)
+    assert f"{blocker} is a file, not a folder" in line and "Errno" not in line
+    backtest = run("backtest", "--zones", str(tmp_path / "zones"), "--official", "bardate=x.csv", "--db",
+                   str(blocker / "kept.db"))  # refused before any file is read  # fmt: skip
+    assert backtest.exit_code == 2 and f"--db {blocker / 'kept.db'}: {blocker} is a file, not a folder" in backtest.output
+
+
+def test_an_alerts_file_that_cannot_be_written_is_said_and_kept_for_the_next_run(db, tmp_path):
+    from toolkit.sync.alerts import AlertConfig, run_alerts
+    from toolkit.sync.watchlist import save_search
+
+    mirror = Mirror(db)
+    save_search(mirror, "french", {"tld": ".fr"})
+    with mirror.connection() as conn:  # saved long ago: every .fr listing is news
+        conn.execute("UPDATE saved_searches SET created_at = '2000-01-01T00:00:00Z'")
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("")
+    report = run_alerts(mirror, AlertConfig(file=str(blocker / "alerts.jsonl")), sleep=lambda s: None)
+    assert report.queued == 1 and report.filed == 0 and report.pending == 1
+    assert f"alerts file {blocker / 'alerts.jsonl'}: {blocker} is a file, not a folder" in report.line()
+    assert "Errno" not in report.line() and "kept" in report.line()
+    later = run_alerts(mirror, AlertConfig(file=str(tmp_path / "alerts.jsonl")), sleep=lambda s: None)
+    assert later.filed == 1 and later.pending == 0 and (tmp_path / "alerts.jsonl").read_text().count("\n") > 0
+
+
+def test_the_csv_carries_historical_traffic_when_asked_and_filled(db, tmp_path):
+    import csv as csv_module
+    import io
+
+    import pyarrow.parquet as pq
+
+    with Mirror(db) as mirror:  # the demo holds the object for the listings with traffic data, as a sync does
+        held = sum(1 for r in mirror.export_rows({"include_historical_traffic": "1"}) if r["historical_traffic"])
+    assert held > 0
+    plain = list(csv_module.DictReader(io.StringIO(run("query", "per_page=100", "--format", "csv").output)))
+    assert plain and "historical_traffic" not in plain[0]  # not asked: no always-empty column
+    asked = list(csv_module.DictReader(io.StringIO(
+        run("query", "per_page=100", "sort=-historical_traffic_etv", "include_historical_traffic=1", "--format",
+            "csv").output)))  # fmt: skip
+    assert any(json.loads(r["historical_traffic"] or "null") for r in asked)
+    assert run("export", "--out", str(tmp_path / "t.csv"), "include_historical_traffic=1").exit_code == 0
+    exported = list(csv_module.DictReader((tmp_path / "t.csv").open()))
+    assert sum(1 for r in exported if r["historical_traffic"]) == held
+    assert run("export", "--out", str(tmp_path / "t.parquet")).exit_code == 0
+    assert "historical_traffic" not in pq.read_table(tmp_path / "t.parquet").column_names
+    assert run("export", "--out", str(tmp_path / "h.parquet"), "include_historical_traffic=1").exit_code == 0
+    table = pq.read_table(tmp_path / "h.parquet")
+    assert table.num_rows - table.column("historical_traffic").null_count == held
+
+
 def test_a_401_says_to_send_the_key_as_a_bearer_and_never_echoes_it(db):
     from starlette.testclient import TestClient
 
@@ -578,6 +719,18 @@ def test_a_401_says_to_send_the_key_as_a_bearer_and_never_echoes_it(db):
         assert client.get("/api/domains?per_page=1", headers={"Authorization": f"Bearer {secret}"}).status_code == 200
 
 
+def test_spam_show_counts_listings_and_regfree_rows_apart(db):
+    with Mirror(db) as mirror:
+        conn = mirror.connection()
+        (listings, flagged), (regfree, regfree_flagged) = (
+            conn.execute(f"SELECT count(*), sum(spam_count > 0) FROM listings WHERE source {op} 'regfree'").fetchone()
+            for op in ("!=", "=")
+        )  # fmt: skip
+    assert regfree > 0
+    shown = run("spam", "show").output
+    assert f"mirror: {flagged:,} of {listings:,} listings flagged, {regfree_flagged:,} of {regfree:,} regfree rows" in shown
+
+
 def test_a_reader_started_during_a_bulk_load_waits_for_it_then_answers(db):
     """`edt demo` on a mirror nobody has open loads in rollback-journal mode; a reader started
     meanwhile used to stop at once (`PRAGMA journal_mode=WAL` is refused without waiting)."""
@@ -598,3 +751,22 @@ def test_a_reader_started_during_a_bulk_load_waits_for_it_then_answers(db):
         holder.wait(30)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["meta"]["total"] > 0 and waited > 1.5
+
+
+def test_a_full_disk_is_one_line_naming_the_mirror_and_keeps_it_whole(db):
+    import resource
+
+    from conftest import mirror_digest
+
+    before = mirror_digest(db)
+
+    def small_disk() -> None:  # files of this process cannot grow past 256 KiB: its writes fail as on a full disk
+        resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, 256 * 1024))
+
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([*EDT, "demo", "--force", "--db", str(db)], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(root)}, preexec_fn=small_disk)  # fmt: skip
+    assert result.returncode == 1
+    line = one_line(result.stderr)
+    assert line.startswith(f"edt: {db}: ") and "Free some space" in line and "the write under way was not kept" in line
+    assert mirror_digest(db) == before

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["csv_cell", "csv_chunks", "OutputRefused", "output_target", "replace_atomically"]
+__all__ = ["csv_cell", "csv_chunks", "OutputRefused", "output_target", "replace_atomically", "not_a_folder",
+           "file_in_the_way", "format_of"]
 
 log = logging.getLogger("toolkit.export")
 
@@ -57,6 +58,15 @@ def csv_chunks(rows: Iterator[Mapping[str, Any]], empty_header: Sequence[str], *
             close()
 
 
+# What `edt export --out FILE` writes when no --format is given: the file's extension.
+EXTENSION_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
+
+
+def format_of(out: str) -> str | None:
+    """The export format `out`'s extension names (csv, jsonl, parquet), or None."""
+    return EXTENSION_FORMATS.get(Path(out).suffix.lower()) if out != "-" else None
+
+
 class OutputRefused(ValueError):
     """`--out` names something export must not replace (a device, a FIFO, a folder...)."""
 
@@ -84,12 +94,29 @@ def output_target(out: str) -> tuple[Path | None, str | None]:
         mode = path.stat().st_mode
     except FileNotFoundError:
         mode = None
+    except NotADirectoryError:  # a folder on the way is a file
+        raise OutputRefused(not_a_folder("--out", out)) from None
     if mode is not None and not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         raise OutputRefused(f"--out {out}: {kind}; export writes regular files only (--out - streams to standard output)")
     if not path.parent.is_dir():
         raise OutputRefused(f"--out {out}: folder {path.parent} does not exist; create it or choose another path")
     return path, note
+
+
+def file_in_the_way(path: str | os.PathLike[str], *, itself: bool = False) -> Path | None:
+    """The first of `path`'s folders (and `path` itself, with `itself`: a folder to be) that is
+    a file (`x.txt` in `x.txt/out.csv`), else None."""
+    chain = [*reversed(Path(path).parents), *([Path(path)] if itself else [])]
+    return next((p for p in chain if p.exists() and not p.is_dir()), None)
+
+
+def not_a_folder(option: str, out: str | os.PathLike[str]) -> str:
+    """The line for a path one of whose folders is a regular file (`x.txt/out.csv`): which
+    one, and the fix; said where Python would say `[Errno 20] Not a directory`."""
+    blocker = file_in_the_way(out) or Path(out).parent
+    return (f"{option} {out}: {blocker} is a file, not a folder; choose a path in an existing folder "
+            f"(or move {blocker} away)")
 
 
 def replace_atomically(target: Path, write: Callable[[Path], int]) -> int:

@@ -363,14 +363,27 @@ def _expand(spec: str) -> list[str]:
     return [spec]
 
 
+def _check_new_file(keep: str | Path) -> None:
+    """`--db NEW_FILE` before the replay: new, in a folder that exists (one line, not an errno)."""
+    from ..formats import file_in_the_way, not_a_folder
+
+    path = Path(keep)
+    if file_in_the_way(path) is not None:
+        raise ValueError(not_a_folder("--db", keep))
+    if path.exists():
+        raise ValueError(f"--db {keep}: the file exists; the backtest keeps its mirror only in a new file")
+    if not path.parent.is_dir():
+        raise ValueError(f"--db {keep}: folder {path.parent} does not exist; create it or choose another path")
+
+
 def run_zone_backtest(zones: str, official: list[str], tld: str | None = None,
                       keep: str | Path | None = None) -> dict[str, WindowScore]:  # fmt: skip
     """Replay `zones` (a folder or a glob of daily snapshots) and ingest the `official` lists
     (`bardate=GLOB` or `droplist=GLOB`) into a scratch mirror, then score the windows.
     Every file is read strictly: a bad row raises `IngestError`/`ValueError` naming file and line.
     `keep`: a new file to copy the scratch mirror to, only once every file was read."""
-    if keep is not None and Path(keep).exists():
-        raise ValueError(f"--db {keep}: the file exists; the backtest keeps its mirror only in a new file")
+    if keep is not None:
+        _check_new_file(keep)
     from ..query import Mirror
     from ..ingest import IngestError, ingest_file, snapshot_files, zone_names
     from ..ingest.common import read_feed
@@ -394,10 +407,13 @@ def run_zone_backtest(zones: str, official: list[str], tld: str | None = None,
             official_days = official_dates(mirror.connection())
             pairs = zone_pairs(mirror.connection(), official_days)
             if keep is not None:
-                target = sqlite3.connect(keep)
-                with target:
-                    mirror.connection().backup(target)
-                target.close()
+                try:
+                    target = sqlite3.connect(keep)
+                    with target:
+                        mirror.connection().backup(target)
+                    target.close()
+                except sqlite3.Error as exc:
+                    raise ValueError(f"--db {keep}: cannot write it there ({exc}); choose a writable folder") from None
         finally:
             mirror.close()
     files = snapshot_files(zones)

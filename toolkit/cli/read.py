@@ -106,19 +106,37 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
         else:
             envelope = mirror.search_domains(filters, plan=plan)
         hidden = _past_drops_hidden(mirror, filters, envelope, plan) if pending else 0
+        why = [] if envelope["meta"]["total"] else mirror.explain_empty(filters, pending=pending)
     except ApiError as exc:
         raise _api_error(exc) from None
     if fmt == "json":
         click.echo(json.dumps(envelope, ensure_ascii=False, indent=2))
     elif fmt == "csv":
-        from ..query.records import LISTING_OUTPUT, PENDING_OUTPUT
+        from ..query.records import PENDING_OUTPUT
 
-        _write_csv(envelope["data"], list(PENDING_OUTPUT if pending else LISTING_OUTPUT), sys.stdout)
+        _write_csv(envelope["data"], list(PENDING_OUTPUT if pending else _listing_columns(filters)), sys.stdout)
     else:
         _print_table(envelope, pending)
     if hidden:
         click.echo(f"edt: {hidden:,} more rows match with include_past=1: their drop dates have passed (an ingested "
                    "drop list's rows, for one); add include_past=1 to see them", err=True)  # fmt: skip
+    _say_why_empty(why)
+
+
+def _say_why_empty(reasons: list[str]) -> None:
+    """Why nothing matched (`Mirror.explain_empty`), one line each on standard error."""
+    for reason in reasons:
+        click.echo(f"edt: nothing matches: {reason}", err=True)
+
+
+def _listing_columns(filters: dict[str, Any]) -> dict[str, str]:
+    """A CSV or Parquet file's columns for these (already checked) filters: `historical_traffic`
+    only when include_historical_traffic=1 asked for it (the records carry it only then)."""
+    from ..query.params import DOMAIN_PARAMS, parse_params
+    from ..query.records import listing_columns
+
+    asked = {k: v for k, v in filters.items() if k == "include_historical_traffic"}
+    return listing_columns(bool(parse_params(DOMAIN_PARAMS, asked, strict=True).get("include_historical_traffic")))
 
 
 def _past_drops_hidden(mirror: Mirror, filters: dict[str, Any], envelope: dict[str, Any], plan: str | None) -> int:
@@ -218,19 +236,40 @@ def _page_line(meta: dict[str, Any]) -> str:
     return f"page {page} of {last} · rows {meta['from']}-{meta['to']} of {total:,}"
 
 
+_EXPORT_FORMATS = ["csv", "jsonl", "parquet"]
+
+
+def _export_format(out: str) -> str:
+    """The format `--out`'s extension names, when --format is not given (one line, exit 2, when
+    it names none: standard output has no extension)."""
+    from ..formats import format_of
+
+    choices = f"{', '.join(_EXPORT_FORMATS[:-1])} or {_EXPORT_FORMATS[-1]}"
+    if out == "-":
+        raise BadInput(f"--out - (standard output) has no extension to tell the format by: pass --format {choices}")
+    fmt = format_of(out)
+    if fmt is None:
+        suffix = Path(out).suffix or "none"
+        raise BadInput(f"--out {out}: cannot tell the format from its extension ({suffix}): pass --format "
+                       f"{choices}, or name the file .csv, .jsonl (.ndjson) or .parquet")  # fmt: skip
+    return fmt
+
+
 @cli.command()
 @_db_option
 @_plan_option
 @click.argument("params", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), required=True)
+@click.option("--format", "fmt", type=click.Choice(_EXPORT_FORMATS), default=None,
+              help="csv, jsonl or parquet; default: from --out's extension (.csv, .jsonl or .ndjson, .parquet). "
+                   "Needed with --out -.")
 @click.option("--out", required=True,
               help="The file to write, replaced whole and atomically; - writes to standard output. Only regular "
                    "files: a device, FIFO or folder is refused; a symbolic link is followed (its target replaced).")
-def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: str) -> None:
+def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, out: str) -> None:
     """Every matching listing (the /api/domains filters, no paging) to CSV, JSON Lines or Parquet."""
     from ..formats import OutputRefused, output_target, replace_atomically
-    from ..query.records import LISTING_EXPORT
 
+    fmt = fmt or _export_format(out)
     plan = _check_plan(plan)
     mirror = _open(db)
     try:
@@ -240,7 +279,9 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: st
     if target is None and fmt == "parquet" and sys.stdout.isatty():
         raise BadInput("--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)")
     try:
-        rows = mirror.export_rows(_pairs(params), plan=plan)
+        filters = _pairs(params)
+        rows = mirror.export_rows(filters, plan=plan)
+        columns = _listing_columns(filters)
     except ApiError as exc:
         raise _api_error(exc) from None
     if note:
@@ -248,23 +289,25 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str, out: st
 
     def write(path: Path | None) -> int:
         if fmt == "parquet":
-            return _write_parquet(rows, LISTING_EXPORT, str(path) if path else sys.stdout.buffer)
+            return _write_parquet(rows, columns, str(path) if path else sys.stdout.buffer)
         if path is None:
             stream = sys.stdout
-            return _write_csv(rows, list(LISTING_EXPORT), stream) if fmt == "csv" else _write_jsonl(rows, stream)
+            return _write_csv(rows, list(columns), stream) if fmt == "csv" else _write_jsonl(rows, stream)
         with path.open("w", newline="", encoding="utf-8") as fh:
-            return _write_csv(rows, list(LISTING_EXPORT), fh) if fmt == "csv" else _write_jsonl(rows, fh)
+            return _write_csv(rows, list(columns), fh) if fmt == "csv" else _write_jsonl(rows, fh)
 
     if target is None:
         count = write(None)
         sys.stdout.flush()
         click.echo(f"Wrote {count:,} listings to standard output", err=True)
-        return
-    try:
-        count = replace_atomically(target, write)
-    except OutputRefused as exc:
-        raise BadInput(str(exc)) from None
-    click.echo(f"Wrote {count:,} listings to {out}")
+    else:
+        try:
+            count = replace_atomically(target, write)
+        except OutputRefused as exc:
+            raise BadInput(str(exc)) from None
+        click.echo(f"Wrote {count:,} listings to {out}")
+    if not count:
+        _say_why_empty(mirror.explain_empty(filters))
 
 
 @cli.command()

@@ -101,6 +101,10 @@ def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mir
     try:
         return Mirror(db)
     except Exception as exc:  # noqa: BLE001 - a file that is not a mirror, or a damaged one
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+            raise  # held past the busy timeout: main() names the holder and the fix (exit 1)
+        if _disk_trouble(exc) is not None:
+            raise  # no room to write (a new mirror's tables, an upgrade): main() says so (exit 1)
         damage = _damage_of(exc)
         if damage is not None:
             raise _damaged(db, damage) from None
@@ -295,6 +299,9 @@ def _failure_line(exc: Exception) -> str:
     if damage is not None:
         return _damaged(_mirror_path(), damage).format_message()
     text = str(exc)
+    disk = _disk_trouble(exc)
+    if disk is not None:
+        return disk
     if isinstance(exc, sqlite3.OperationalError) and _OPENED:
         db = _OPENED[-1]
         if "locked" in text or "busy" in text:
@@ -303,3 +310,28 @@ def _failure_line(exc: Exception) -> str:
             why = read_only_place(db) or "read-only"
             return f"{db} is {why}: this command writes to the mirror; copy it to a writable place (--db PATH)"
     return text
+
+
+def _disk_trouble(exc: BaseException) -> str | None:
+    """The line for SQLite failing to write the mirror for want of room (SQLITE_FULL), or with
+    a write error (SQLITE_IOERR: a full disk, a file-size or quota limit, a failing device):
+    the file, the space left beside it and the fix. SQLite rolled the write under way back,
+    so nothing of it was kept (a sync keeps the pages it committed before). None otherwise."""
+    import shutil
+
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(exc, sqlite3.Error) or code is None:
+        return None
+    if code & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):  # the primary code of an extended one
+        return None
+    db = _mirror_path()
+    try:
+        free = f"{shutil.disk_usage(Path(os.path.abspath(db)).parent).free / 1e6:,.0f} MB free there"
+    except OSError:
+        free = "free space unknown"
+    if code & 0xFF == sqlite3.SQLITE_FULL:
+        what = f"the disk is full ({free})"
+    else:
+        what = (f"SQLite could not write to it ({exc}; {free}): a full disk, a file-size or quota limit, or a "
+                "failing device")
+    return f"{db}: {what}; the write under way was not kept. Free some space and run the command again"

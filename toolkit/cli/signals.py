@@ -24,14 +24,20 @@ def spam() -> None:
 def spam_show(db: str) -> None:
     """The dictionary in use, and whether the mirror's flags follow it."""
     from ..signals.spam import stored_fingerprint
+    from ..sources import REGFREE
 
     dictionary = _dictionary()
     click.echo(f"dictionary: {dictionary.source} ({len(dictionary.terms)} terms, {len(dictionary.allowed)} allowed, "
                f"fingerprint {dictionary.fingerprint})")  # fmt: skip
     conn = _open(db).connection()
-    flagged, total = conn.execute("SELECT coalesce(sum(spam_count > 0), 0), count(*) FROM listings").fetchone()
+    # Platform listings and regfree rows (deleted ccTLD names, no listing) counted apart, as `edt status` does.
+    (flagged, total), (regfree_flagged, regfree_total) = (
+        conn.execute(f"SELECT coalesce(sum(spam_count > 0), 0), count(*) FROM listings WHERE source {op} ?",
+                     [REGFREE]).fetchone() for op in ("!=", "=")
+    )  # fmt: skip
     current = stored_fingerprint(conn) == dictionary.fingerprint
-    click.echo(f"mirror: {flagged:,} of {total:,} listings flagged; "
+    regfree = f", {regfree_flagged:,} of {regfree_total:,} regfree rows" if regfree_total else ""
+    click.echo(f"mirror: {flagged:,} of {total:,} listings flagged{regfree}; "
                + ("flags follow this dictionary" if current else "flagged with another dictionary: run `edt spam reflag`"))  # fmt: skip
     top = conn.execute("SELECT value, count(*) FROM listings, json_each(listings.spam_terms) WHERE spam_count > 0 "
                        "GROUP BY value ORDER BY 2 DESC, 1 LIMIT 10").fetchall()  # fmt: skip

@@ -12,6 +12,7 @@ switches) are read by `query` itself.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +52,9 @@ __all__ = [
     "DOMAIN_SORTS",
     "PENDING_SORTS",
     "parse_params",
+    "unknown_message",
+    "bound_pairs",
+    "contradictions",
     "gather",
     "caption",
 ]
@@ -493,8 +497,7 @@ def parse_params(
         param = table.get(name)
         if param is None:
             if strict:
-                known = ", ".join(sorted(table))
-                raise invalid(name, f"unknown parameter {name!r}: use one of {known}.")
+                raise invalid(name, unknown_message(table, name))
             continue
         if isinstance(value, (list, tuple)):
             value = merge_repeated(param, value)
@@ -502,6 +505,51 @@ def parse_params(
             continue
         values[name] = param.parse(value)
     return values
+
+
+def unknown_message(known: Iterable[str], name: str, *, what: str = "parameter", of: str = "",
+                    sort: bool = True) -> str:
+    """The 422's words for an unknown name (a query parameter, a tool's argument): the
+    closest known names first (a typo such as tf_mn is "did you mean tf_min, ...?"), then
+    every name known. One text for the CLI, the Python API, the HTTP API and the MCP tools."""
+    names = sorted(known) if sort else list(known)
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    hint = f"did you mean {', '.join(close[:-1])} or {close[-1]}? " if len(close) > 1 else ""
+    hint = hint or (f"did you mean {close[0]}? " if close else "")
+    return f"unknown {what} {name!r}{f' for {of}' if of else ''}: {hint}use one of {', '.join(names) or 'none'}."
+
+
+# Filters that bound one value from both sides: every X_min with its X_max, and the date
+# pairs, the upper one exclusive when its clause is `<` (created_before, ends_before).
+_DATE_BOUNDS = (("created_after", "created_before"), ("ends_after", "ends_before"), ("drop_date_from", "drop_date_to"))
+
+
+def bound_pairs(table: Mapping[str, Param]) -> list[tuple[Param, Param, bool]]:
+    """(lower, upper, upper is exclusive) of each pair of filters in `table` that bound one value."""
+    pairs = [(table[name], table[name[:-4] + "_max"], False) for name in table
+             if name.endswith("_min") and name[:-4] + "_max" in table]  # fmt: skip
+    for low, high in _DATE_BOUNDS:
+        if low in table and high in table:
+            clause = table[high].clause
+            pairs.append((table[low], table[high], isinstance(clause, Compare) and clause.op == "<"))
+    return pairs
+
+
+def contradictions(table: Mapping[str, Param], values: Mapping[str, Any]) -> list[str]:
+    """Why parsed `values` can match no row whatever the data: a lower bound above its upper
+    bound (tf_min=30 with tf_max=10, created_after on or after created_before)."""
+    reasons = []
+    for low, high, exclusive in bound_pairs(table):
+        if low.name not in values or high.name not in values:
+            continue
+        lo, hi = values[low.name], values[high.name]
+        shown = [f"{p.name}={v:g}" if isinstance(v, (int, float)) else f"{p.name}={v}"
+                 for p, v in ((low, lo), (high, hi))]
+        if exclusive and lo >= hi:
+            reasons.append(f"{shown[0]} is not before {shown[1]} (which leaves its own day out)")
+        elif lo > hi:
+            reasons.append(f"{shown[0]} is {'after' if low.kind == 'date' else 'above'} {shown[1]}")
+    return reasons
 
 
 def takes_several(param: Param) -> bool:

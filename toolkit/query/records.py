@@ -15,6 +15,7 @@ __all__ = [
     "FREE_VISIBLE_NAMES",
     "LISTING_OUTPUT",
     "LISTING_EXPORT",
+    "listing_columns",
     "LISTING_SELECT",
     "PENDING_OUTPUT",
     "PENDING_SELECT",
@@ -31,6 +32,14 @@ LISTING_OUTPUT: dict[str, str] = {
 }
 # The columns of an export of listings (`historical_traffic`, a monthly series, only on request).
 LISTING_EXPORT: dict[str, str] = {k: v for k, v in LISTING_OUTPUT.items() if k != "historical_traffic"}
+
+
+def listing_columns(historical_traffic: bool = False) -> dict[str, str]:
+    """The columns of a flat file of listings (CSV, Parquet): those of an export, and
+    `historical_traffic` (as JSON text) when the request asked for it with
+    include_historical_traffic=1, as the records then carry it. Without that flag the records
+    leave it out (as the service's do), so a column for it would always be empty."""
+    return LISTING_OUTPUT if historical_traffic else LISTING_EXPORT
 PENDING_OUTPUT: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
 FREE_FIELDS = (
     "name", "tld", "source", "type", "price", "max_bid", "currency", "bids_count", "auction_end_date", "score", "age",

@@ -60,6 +60,7 @@ from ..query.params import (
     TOP_CATEGORIES,
     USE_CASES,
     Param,
+    unknown_message,
 )
 from ..plans import PLAN_LABELS, REQUIREMENTS, normalize_plan, plan_allows, require
 from ..query import FREE_VISIBLE_NAMES, Mirror
@@ -185,8 +186,8 @@ class _Spec:
                 arguments[name] = arguments.pop(alias)
         unknown = sorted(set(arguments) - set(self.properties))
         if unknown:
-            known = ", ".join(self.properties) or "none"
-            raise invalid(unknown[0], f"unknown argument {unknown[0]!r} for {self.name}: use one of {known}.")
+            raise invalid(unknown[0], unknown_message(self.properties, unknown[0], what="argument", of=self.name,
+                                                      sort=False))
         return arguments
 
     def tool(self, wrap: Callable[[str, Callable[[], dict[str, Any]]], CallToolResult]) -> Tool:

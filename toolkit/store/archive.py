@@ -236,7 +236,8 @@ def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, re
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         for rel, *_ in parts:
-            (archive_dir(path) / rel).unlink(missing_ok=True)  # moved before a failed commit
+            with contextlib.suppress(NotADirectoryError):  # a file where a folder should be: nothing was moved
+                (archive_dir(path) / rel).unlink(missing_ok=True)  # moved before a failed commit
         shutil.rmtree(staging, ignore_errors=True)
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
             raise ArchiveError(
@@ -244,6 +245,13 @@ def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, re
                 "Free some space (the archive needs about a quarter of what the listings take in SQLite) "
                 "and run this again"
             ) from None
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOTDIR, errno.EEXIST) and exc.filename:
+            from ..formats import file_in_the_way
+
+            blocker = file_in_the_way(exc.filename, itself=True)
+            if blocker is not None:
+                raise ArchiveError(f"{blocker} is a file where the archive needs a folder; nothing was removed from "
+                                   f"{path}. Move that file away and run this again") from None  # fmt: skip
         raise
     shutil.rmtree(staging, ignore_errors=True)
     for month, count in chosen.items():

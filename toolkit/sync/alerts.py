@@ -144,6 +144,17 @@ def _append_file(path: str, payload: dict[str, Any]) -> None:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+def _file_problem(path: str, exc: OSError) -> str:
+    """One line for an alerts file that cannot be written (no errno numbers)."""
+    from ..formats import file_in_the_way, not_a_folder
+
+    if file_in_the_way(path) is not None:
+        said = not_a_folder("alerts file", path)
+    else:
+        said = f"alerts file {path}: cannot write it ({exc.strerror or exc}); fix [alerts] file or EDT_ALERT_FILE"
+    return f"{said} (the alerts are kept and filed by the next run)"
+
+
 def _webhook_client(retries: int, transport: httpx.BaseTransport | None, sleep: Callable[[float], None] | None) -> httpx.Client:
     # A receiver's 429/503 is waited out as its Retry-After says; without one, backoff.
     retry = ContractRetry.policy(retries=retries, backoff=0.5, methods=["POST"], sync_sleep=sleep, default_wait=None)
@@ -166,6 +177,7 @@ def deliver_alerts(mirror: Mirror, config: AlertConfig, *, transport: httpx.Base
         [config.webhook_url, config.webhook_secret, bool(config.file), config.webhook_url],
     ).fetchall()
     client = _webhook_client(config.retries, transport, sleep) if any(r[7] for r in rows) else None
+    file_failed = False
     try:
         for outbox_id, search, matches, payload_json, logged_at, filed_at, posted_at, url, secret in rows:
             payload = json.loads(payload_json)
@@ -177,11 +189,16 @@ def deliver_alerts(mirror: Mirror, config: AlertConfig, *, transport: httpx.Base
                 with conn:
                     conn.execute("UPDATE alert_outbox SET logged_at = ? WHERE id = ?", [now, outbox_id])
                 report.logged += 1
-            if config.file and filed_at is None:
-                _append_file(config.file, payload)
-                with conn:
-                    conn.execute("UPDATE alert_outbox SET filed_at = ? WHERE id = ?", [now, outbox_id])
-                report.filed += 1
+            if config.file and filed_at is None and not file_failed:
+                try:
+                    _append_file(config.file, payload)
+                except OSError as exc:  # kept in the outbox: filed by the next run that can write there
+                    file_failed = True
+                    report.errors.append(_file_problem(config.file, exc))
+                else:
+                    with conn:
+                        conn.execute("UPDATE alert_outbox SET filed_at = ? WHERE id = ?", [now, outbox_id])
+                    report.filed += 1
             if client is not None and url and posted_at is None:
                 body = payload_json.encode()
                 headers = {"Content-Type": "application/json", "User-Agent": "edt-alerts",
