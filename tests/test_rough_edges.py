@@ -753,6 +753,24 @@ def test_a_reader_started_during_a_bulk_load_waits_for_it_then_answers(db):
     assert json.loads(result.stdout)["meta"]["total"] > 0 and waited > 1.5
 
 
+def test_paths_in_the_config_file_expand_the_home_folder(tmp_path, monkeypatch):
+    from toolkit.config import load_settings
+    from toolkit.signals.fx import _configured_path
+    from toolkit.sync.alerts import alert_config
+
+    home = tmp_path / "home"
+    home.mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text('db = "~/m.db"\necb_file = "~/ecb.csv"\n[alerts]\nfile = "~/edt-alerts.jsonl"\n')
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("EDT_CONFIG", str(config))
+    for name in ("EDT_ALERT_FILE", "EDT_DB", "EDT_ECB_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    assert alert_config().file == str(home / "edt-alerts.jsonl")
+    assert load_settings().db == str(home / "m.db")
+    assert _configured_path() == str(home / "ecb.csv")
+
+
 def test_a_full_disk_is_one_line_naming_the_mirror_and_keeps_it_whole(db):
     import resource
 
@@ -770,3 +788,15 @@ def test_a_full_disk_is_one_line_naming_the_mirror_and_keeps_it_whole(db):
     line = one_line(result.stderr)
     assert line.startswith(f"edt: {db}: ") and "Free some space" in line and "the write under way was not kept" in line
     assert mirror_digest(db) == before
+
+
+def test_nothing_a_user_reads_from_edt_points_outside_the_repository(db, tmp_path):
+    from toolkit.serve.ratelimit import KeyStore
+    from toolkit.serve.server import startup_lines
+
+    said = [run("status", "--help").output, run("schedule", "--help").output, run("schedule", "--crontab").output,
+            run("sync", "--help").output, "\n".join(startup_lines(str(db), "127.0.0.1", 8000,
+                                                                  KeyStore({"k": "enterprise"}), None))]  # fmt: skip
+    for text in said:
+        assert not re.search(r"contract|\.\./shared|ARCHITECTURE|CONTRACT", text), text
+    assert "docs/reference/freshness.md" in said[0] and "docs/reference/freshness.md" in said[2]

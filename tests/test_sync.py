@@ -439,6 +439,25 @@ def test_cli_sync_refuses_without_a_key_or_with_an_unknown_job(tmp_path):
     assert bad_job.exit_code == 2 and "unknown job auctions" in bad_job.output
 
 
+def test_cli_sync_takes_the_plan_from_the_config_file_after_the_flag_and_the_environment(remote, tmp_path):
+    """The settings' order (toolkit/config.py): --plan > EDT_PLAN > the config file's plan > pro."""
+    (tmp_path / "config.toml").write_text('plan = "authority"\n')
+    env = {**_sync_env(tmp_path), "EDT_CONFIG": str(tmp_path / "config.toml")}
+    args = ["sync", "--db", str(tmp_path / "m.db"), "--dry-run", "--jobs", "regfree"]
+    with LoopbackReplica(remote) as server:
+        configured = CliRunner().invoke(cli, [*args, "--base-url", server.url], env=env)
+        from_env = CliRunner().invoke(cli, [*args, "--base-url", server.url], env={**env, "EDT_PLAN": "business"})
+        flagged = CliRunner().invoke(cli, [*args, "--base-url", server.url, "--plan", "pro"],
+                                     env={**env, "EDT_PLAN": "business"})  # fmt: skip
+    assert configured.exit_code == 0, configured.output
+    assert "authority plan" in configured.output and "Assuming" not in configured.output
+    assert "regfree: skipped" not in configured.output
+    assert "business plan" in from_env.output and "pro plan" in flagged.output and "regfree: skipped" in flagged.output
+    (tmp_path / "config.toml").write_text('plan = "gold"\n')
+    bad = CliRunner().invoke(cli, [*args, "--base-url", "http://127.0.0.1:9"], env=env)
+    assert bad.exit_code == 2 and "config.toml: plan: unknown plan 'gold'" in bad.output
+
+
 def test_cli_dry_run_and_status_over_a_socket(remote, tmp_path):
     local = tmp_path / "local.db"
     with LoopbackReplica(remote) as server:

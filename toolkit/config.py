@@ -15,7 +15,8 @@ from pathlib import Path
 
 from .plans import normalize_plan
 
-__all__ = ["Settings", "load_settings", "config_file", "frozen_now", "DEFAULT_DB", "LOCAL_PLAN"]
+__all__ = ["Settings", "load_settings", "config_file", "config_path", "configured_plan", "user_path", "frozen_now",
+           "DEFAULT_DB", "LOCAL_PLAN"]
 
 DEFAULT_DB = "data/mirror.db"
 DEFAULT_BASE_URL = "https://catchdoms.com"
@@ -36,8 +37,13 @@ class Settings:
         return f"Settings(db={self.db!r}, base_url={self.base_url!r}, plan={self.plan!r}, api_key={key})"
 
 
+def config_path() -> Path:
+    """The config file: `EDT_CONFIG`, else `~/.config/edt/config.toml`."""
+    return Path(os.path.expanduser(os.environ.get("EDT_CONFIG", Path.home() / ".config" / "edt" / "config.toml")))
+
+
 def config_file() -> dict:
-    path = Path(os.environ.get("EDT_CONFIG", Path.home() / ".config" / "edt" / "config.toml"))
+    path = config_path()
     if not path.is_file():
         return {}
     with path.open("rb") as fh:
@@ -57,12 +63,30 @@ def archive_setting() -> str | None:
     return None if value is None else str(value)
 
 
+def user_path(value: object) -> str | None:
+    """A path a user wrote in the config file (or the environment): `~` expanded, as a shell
+    would; None for no value."""
+    return os.path.expanduser(str(value)) if value else None
+
+
+def configured_plan() -> str | None:
+    """The config file's `plan`, normalised (None when unset); a bad one raises ValueError
+    naming the file."""
+    value = config_file().get("plan")
+    if not value:
+        return None
+    try:
+        return normalize_plan(value)
+    except ValueError as exc:
+        raise ValueError(f"{config_path()}: plan: {exc}") from None
+
+
 def load_settings(*, db: str | None = None, base_url: str | None = None, plan: str | None = None,
                   api_key: str | None = None) -> Settings:  # fmt: skip
     conf = config_file()
     chosen_plan = plan or os.environ.get("EDT_PLAN") or conf.get("plan") or LOCAL_PLAN
     return Settings(
-        db=db or os.environ.get("EDT_DB") or conf.get("db") or DEFAULT_DB,
+        db=db or os.environ.get("EDT_DB") or user_path(conf.get("db")) or DEFAULT_DB,
         base_url=(base_url or os.environ.get("EDT_BASE_URL") or conf.get("base_url") or DEFAULT_BASE_URL).rstrip("/"),
         plan=normalize_plan(chosen_plan),
         api_key=api_key or os.environ.get("EDT_API_KEY") or conf.get("api_key") or None,

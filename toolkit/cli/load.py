@@ -157,7 +157,8 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
 @_db_option
 @click.option("--base-url", default=None, help="The remote API (env EDT_BASE_URL; default https://catchdoms.com).")
 @click.option("--api-key", default=None, help="Your API key (env EDT_API_KEY or the config file; never stored or printed).")
-@click.option("--plan", default=None, help=f"Your subscription ({', '.join(PLANS)}); default EDT_PLAN, else pro.")
+@click.option("--plan", default=None,
+              help=f"Your subscription ({', '.join(PLANS)}); default EDT_PLAN, else the config file's plan, else pro.")
 @click.option("--jobs", default=None, metavar="LIST", help="Comma-separated jobs: listings,bids,regfree,pending (default all).")
 @click.option("--full", is_flag=True, help="A full listings pass (finds listings that left their source) even if recent.")
 @click.option("--dry-run", is_flag=True, help="Print what would run (rows, requests, time per job) from one count each.")
@@ -169,7 +170,7 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
     """Mirror the remote API into the database, within the plan's rate limit, resumable."""
     import asyncio
 
-    from ..config import load_settings
+    from ..config import configured_plan, load_settings
     from ..sync.remote import RemoteClient
     from ..store.jobs import JOBS
     from ..sync.run import SyncBusy, SyncStopped, plan_sync, sync
@@ -178,8 +179,10 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
     unknown = [j for j in chosen or [] if j not in JOBS]
     if unknown:
         raise BadInput(f"--jobs: unknown job {', '.join(unknown)}; choose from {', '.join(JOBS)}")
+    # The settings' order (toolkit/config.py): --plan > EDT_PLAN > the config file's plan > pro.
     plan_given = _check_plan(plan) or _check_plan(os.environ.get("EDT_PLAN"))
     try:
+        plan_given = plan_given or configured_plan()
         settings = load_settings(db=db, base_url=base_url, plan=plan_given or "pro", api_key=api_key)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
@@ -190,7 +193,8 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
         raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file, or --api-key); "
                        "without one, `edt demo` fills the mirror with demo data")  # fmt: skip
     if not plan_given:
-        click.echo(f"Assuming the {settings.plan} plan (set EDT_PLAN or --plan to use more of yours).", err=True)
+        click.echo(f"Assuming the {settings.plan} plan (set --plan, EDT_PLAN or plan in the config file to use more "
+                   "of yours).", err=True)
     per_minute = rate or RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
     client = RemoteClient(settings.base_url, settings.api_key, plan=settings.plan, per_minute=per_minute,
                           give_up_after=_bound(timeout), say=_say_retry)  # fmt: skip

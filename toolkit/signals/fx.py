@@ -81,9 +81,9 @@ class FxTable:
 
 
 def _configured_path() -> str | None:
-    from ..config import config_file
+    from ..config import config_file, user_path
 
-    return os.environ.get(ECB_FILE_ENV) or config_file().get("ecb_file") or None
+    return user_path(os.environ.get(ECB_FILE_ENV) or config_file().get("ecb_file"))
 
 
 @lru_cache(maxsize=4)

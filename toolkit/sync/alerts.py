@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 from httpx_retries import RetryTransport
 
-from ..config import config_file
+from ..config import config_file, user_path
 from ..query import Mirror
 from ..store.fields import iso_timestamp
 from .remote import ContractRetry
@@ -52,10 +52,11 @@ class AlertConfig:
 
 def alert_config() -> AlertConfig:
     """From the config file's `[alerts]` table (`file`, `webhook_url`, `webhook_secret`) and the
-    environment (`EDT_ALERT_FILE`, `EDT_WEBHOOK_URL`, `EDT_WEBHOOK_SECRET`, which win)."""
+    environment (`EDT_ALERT_FILE`, `EDT_WEBHOOK_URL`, `EDT_WEBHOOK_SECRET`, which win); a `~`
+    in the file's path is the home folder."""
     conf = config_file().get("alerts", {})
     return AlertConfig(
-        file=os.environ.get("EDT_ALERT_FILE") or conf.get("file"),
+        file=user_path(os.environ.get("EDT_ALERT_FILE") or conf.get("file")),
         webhook_url=os.environ.get("EDT_WEBHOOK_URL") or conf.get("webhook_url"),
         webhook_secret=os.environ.get("EDT_WEBHOOK_SECRET") or conf.get("webhook_secret"),
     )
