@@ -144,6 +144,26 @@ def test_app_py_serves_the_script_and_the_csv_over_a_real_socket(demo_db, tmp_pa
     assert chunk_body == module_file(chunk).read_bytes() and "javascript" in chunk_type
 
 
+def test_the_servers_warm_up_says_nothing_of_a_missing_script_run_context(demo_db, tmp_path):
+    """The warm-up thread fills the app's cached mirrors outside any script run: no Streamlit
+    call of it may need one ("missing ScriptRunContext", twice at every start, before)."""
+    import time
+
+    from toolkit.bench.browser import serve_app
+    from toolkit.query.columnar import index_path
+
+    log = tmp_path / "server.log"
+    assert not index_path(demo_db).exists()
+    with serve_app(ROOT / "app.py", demo_db, log):
+        deadline = time.monotonic() + 60
+        while not index_path(demo_db).exists() and time.monotonic() < deadline:  # the warm-up's last step built it
+            time.sleep(0.2)
+        time.sleep(1)
+        said = log.read_text()
+    assert index_path(demo_db).exists(), said
+    assert "ScriptRunContext" not in said and "Warning" not in said, said
+
+
 def test_the_servers_run_on_uvloop_and_httptools():
     """Streamlit's server (app.py) and `edt serve` leave uvicorn its "auto" loop and HTTP
     parser, which take uvloop and httptools when they are installed (pyproject): on asyncio's

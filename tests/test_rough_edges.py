@@ -771,6 +771,33 @@ def test_paths_in_the_config_file_expand_the_home_folder(tmp_path, monkeypatch):
     assert _configured_path() == str(home / "ecb.csv")
 
 
+def test_saving_a_search_on_a_read_only_mirror_says_so(db, tmp_path, monkeypatch):
+    """The app opens a mirror in a read-only place read-only (`access.read_only_place`, which
+    this test answers for the file: an in-process app keeps it open, so a read-only mount of
+    it could not be taken down); a save is then refused by SQLite and said in one message."""
+    from streamlit.testing.v1 import AppTest
+
+    import toolkit.store.access as access
+
+    copy = tmp_path / "shared" / "mirror.db"
+    copy.parent.mkdir()
+    shutil.copy(db, copy)
+    monkeypatch.setenv("EDT_DB", str(copy))
+    real = access.read_only_place
+    monkeypatch.setattr(access, "read_only_place", lambda path: "a read-only file" if Path(path) == copy else real(path))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "toolkit" / "ui" / "run.py"), default_timeout=60)
+    at.query_params["view"] = "watchlist"
+    at.run()
+    at.text_input(key="search_name").input("french")
+    at.button[0].click().run()  # the form's submit button
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert errors == [f"The mirror {copy} is a read-only file: the watchlist and the shortlist cannot be saved in it. "
+                      "Copy it to a writable place and start the app on the copy (edt app --db PATH); reading works "
+                      "as it is."]  # fmt: skip
+    assert sqlite3.connect(copy).execute("SELECT count(*) FROM saved_searches").fetchone()[0] == 0
+
+
 def test_a_full_disk_is_one_line_naming_the_mirror_and_keeps_it_whole(db):
     import resource
 

@@ -32,6 +32,21 @@ def _show_error(exc: ApiError) -> None:
     st.error(f"{field + ': ' if field else ''}{exc.body.get('message', exc)}")
 
 
+def _said_read_only(mirror: Any, exc: Exception) -> bool:
+    """Whether `exc` is SQLite refusing a write to a mirror opened read-only (a read-only file,
+    folder or mount); if so, an st.error naming the mirror and the fix, not a traceback."""
+    import sqlite3
+
+    from ..store.access import read_only_place
+
+    if not (isinstance(exc, sqlite3.OperationalError) and "readonly database" in str(exc)):
+        return False
+    why = read_only_place(mirror.path) or "opened read-only"
+    st.error(f"The mirror {mirror.path} is {why}: the watchlist and the shortlist cannot be saved in it. "
+             "Copy it to a writable place and start the app on the copy (edt app --db PATH); reading works as it is.")
+    return True
+
+
 def _dash(value: Any, unit: str = "") -> str:
     """A metric for display: a dash when absent, thousands separated, whole floats as integers."""
     if value is None or value == "":
@@ -152,7 +167,11 @@ def results_page(pending: bool) -> None:
     noun = "names" if pending else "listings"
     st.metric(f"Matching {noun}", f"{meta['total']:,}")
     if not meta["total"]:
-        st.caption(f"No {noun[:-1]} matches: loosen a filter in the sidebar.")
+        try:  # why, when it can be told: a minimum above its maximum, a TLD no row has (Mirror.explain_empty)
+            why = state.reader().explain_empty(filters, pending=pending)
+        except ApiError:
+            why = []
+        st.caption(f"No {noun[:-1]} matches: {'; '.join(why) if why else 'loosen a filter in the sidebar'}.")
     else:
         st.caption(f"Page {page:,} of {meta['last_page']:,} · rows {meta['from']:,}–{meta['to']:,} · "
                    f"{sort_label(sort)} · click a column title to sort all {meta['total']:,} by it")  # fmt: skip
@@ -714,6 +733,9 @@ def watchlist() -> None:
                 st.success(f"Saved “{name.strip()}”.")
             except (ValueError, ApiError) as exc:
                 st.error(str(exc.body.get("message")) if isinstance(exc, ApiError) else str(exc))
+            except Exception as exc:
+                if not _said_read_only(mirror, exc):
+                    raise
     try:
         searches = saved.saved_searches(mirror)
     except ApiError as exc:  # a search saved under older rules no longer validates
@@ -732,8 +754,13 @@ def watchlist() -> None:
             st.query_params["view"] = "explore"
             st.rerun()
         if cols[4].button("Delete", key=f"delete:{entry['name']}"):
-            saved.delete_search(mirror, entry["name"])
-            st.rerun()
+            try:
+                saved.delete_search(mirror, entry["name"])
+            except Exception as exc:
+                if not _said_read_only(mirror, exc):
+                    raise
+            else:
+                st.rerun()
         if entry["new_matches"]:
             with st.expander(f"The {entry['new_matches']:,} new matches of “{entry['name']}”"):
                 _new_matches(mirror, entry)
@@ -746,6 +773,9 @@ def watchlist() -> None:
                 saved.shortlist_add(mirror, int(listing_id), note)
             except (ValueError, ApiError) as exc:
                 st.error(f"Listing id: {exc}")
+            except Exception as exc:
+                if not _said_read_only(mirror, exc):
+                    raise
     items = saved.shortlist(mirror)
     if items:
         st.dataframe(pd.DataFrame(items), hide_index=True, key="shortlist")
@@ -768,8 +798,13 @@ def _new_matches(mirror: Any, entry: dict[str, Any]) -> None:
     if found["meta"]["total"] > len(found["data"]):
         st.caption(f"The 100 most recent of {found['meta']['total']:,}.")
     if st.button(f"Mark these {found['meta']['total']:,} seen", key=f"seen:{entry['name']}"):
-        saved.mark_seen(mirror, entry["name"], upto=listed_at)
-        st.rerun()
+        try:
+            saved.mark_seen(mirror, entry["name"], upto=listed_at)
+        except Exception as exc:
+            if not _said_read_only(mirror, exc):
+                raise
+        else:
+            st.rerun()
 
 
 # -- Sync ------------------------------------------------------------------------------------

@@ -60,13 +60,15 @@ def db_path() -> str:
     return os.environ.get("EDT_DB") or DEFAULT_DB
 
 
-@st.cache_resource
+# No spinner on these two: the server's warm-up (asgi.warm_up) fills them outside any script
+# run, where a spinner has no page to draw on (Streamlit warns "missing ScriptRunContext").
+@st.cache_resource(show_spinner=False)
 def writable_mirror(path: str) -> Mirror:
     """Opens (creating or upgrading) the mirror: the watchlist and the demo loader write."""
     return Mirror(path)
 
 
-@st.cache_resource
+@st.cache_resource(show_spinner=False)
 def _reader(path: str) -> Mirror:
     # Long-lived: after a write it rebuilds the columnar index in the background.
     return Mirror(path, readonly=True, engine=os.environ.get("EDT_ENGINE") or "background")
