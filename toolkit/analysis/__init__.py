@@ -10,8 +10,7 @@ package's too, each imported (with pandas) when first used.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .. import _lazy_exports
 
 __all__ = [
     "METRICS",
@@ -55,15 +54,4 @@ _LAZY = {
     "currency_mistakes": ".frames",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

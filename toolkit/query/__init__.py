@@ -15,8 +15,7 @@ the planner, the columnar index or NumPy.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .. import _lazy_exports
 
 __all__ = ["Mirror", "ENGINES", "LISTING_OUTPUT", "LISTING_EXPORT", "PENDING_OUTPUT", "FREE_FIELDS", "FREE_VISIBLE_NAMES"]
 
@@ -30,15 +29,4 @@ _LAZY = {
     "FREE_VISIBLE_NAMES": ".records",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

@@ -12,8 +12,7 @@ below are the ones `toolkit.sync` has always offered; each is imported when firs
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .. import _lazy_exports
 
 __all__ = [
     "JOBS",
@@ -43,15 +42,4 @@ _LAZY = {
     "fetch_pages": ".run",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)
