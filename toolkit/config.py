@@ -69,10 +69,10 @@ def user_path(value: object) -> str | None:
     return os.path.expanduser(str(value)) if value else None
 
 
-def configured_plan() -> str | None:
-    """The config file's `plan`, normalised (None when unset); a bad one raises ValueError
-    naming the file."""
-    value = config_file().get("plan")
+def configured_plan(conf: dict | None = None) -> str | None:
+    """The config file's `plan` (from `conf`, the file already read, if given), normalised;
+    None when unset; a bad one raises ValueError naming the file."""
+    value = (config_file() if conf is None else conf).get("plan")
     if not value:
         return None
     try:
@@ -84,7 +84,7 @@ def configured_plan() -> str | None:
 def load_settings(*, db: str | None = None, base_url: str | None = None, plan: str | None = None,
                   api_key: str | None = None) -> Settings:  # fmt: skip
     conf = config_file()
-    chosen_plan = plan or os.environ.get("EDT_PLAN") or conf.get("plan") or LOCAL_PLAN
+    chosen_plan = plan or os.environ.get("EDT_PLAN") or configured_plan(conf) or LOCAL_PLAN
     return Settings(
         db=db or os.environ.get("EDT_DB") or user_path(conf.get("db")) or DEFAULT_DB,
         base_url=(base_url or os.environ.get("EDT_BASE_URL") or conf.get("base_url") or DEFAULT_BASE_URL).rstrip("/"),
