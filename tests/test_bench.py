@@ -354,14 +354,18 @@ def test_the_age_bench_ages_a_copy_and_measures_each_stage_and_the_archive(tmp_p
     db = small_demo(tmp_path / "fresh.db", seed=6)
     before = mirror_digest(db)
     code = age.main(["--db", str(db), "--months", "0,1", "--per-day", "60", "--random", "6", "--repeat", "1",
-                     "--archive", "10d", "--work", str(tmp_path)])  # fmt: skip
+                     "--archive", "10d", "--pack-after", "5d", "--work", str(tmp_path)])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0, out
-    rows = {line.split("  ")[0]: line.split("  ") for line in out.splitlines()[2:]}
-    assert set(rows) == {"fresh", "1 months", "1 months, archive 10d"}
-    fresh, aged, archived = (int(rows[k][2].replace(",", "")) for k in ("fresh", "1 months", "1 months, archive 10d"))
+    last = "1 months, archive 10d, pack 5d"
+    rows = {line.split("  ")[0]: line.split("  ") for line in out.splitlines()[2:-1]}
+    assert set(rows) == {"fresh", "1 months", last}
+    fresh, aged, archived = (int(rows[k][2].replace(",", "")) for k in ("fresh", "1 months", last))
     assert aged - fresh >= 30 * 60  # a month of closings (and a day's more)
-    assert archived < aged and float(rows["1 months, archive 10d"][4]) >= 0
+    assert archived < aged and float(rows[last][4]) >= 0
+    summary = re.fullmatch(r"archive \d+ s, pack ([\d,]+) listings \d+ s; first include_closed request [\d.]+ s; "
+                           r"file [\d.]+x fresh", out.splitlines()[-1])  # fmt: skip
+    assert summary and int(summary[1].replace(",", "")) > 0
     assert all(r[-1] == "yes" for r in rows.values())
     assert re.search(r"\d+\.\d / \d+\.\d / \d+\.\d", rows["1 months"][9])
     assert mirror_digest(db) == before and not list(tmp_path.glob("edt-age-*"))

@@ -63,6 +63,16 @@ def archive_setting() -> str | None:
     return None if value is None else str(value)
 
 
+PACK_AFTER = "30d"  # `edt archive`'s packing age when neither --pack-after nor the config says
+
+
+def pack_setting() -> str | None:
+    """The config file's `[archive] pack_after` (e.g. "30d"; "none" packs nothing): when set,
+    `edt schedule` packs daily what closed before it; None when unset."""
+    value = config_file().get("archive", {}).get("pack_after")
+    return None if value is None else str(value)
+
+
 def user_path(value: object) -> str | None:
     """A path a user wrote in the config file (or the environment): `~` expanded, as a shell
     would; None for no value."""

@@ -172,27 +172,49 @@ def bid_trajectories(mirror: Mirror, top: int = 10) -> pd.DataFrame:
     )
 
 
+def _with_put_away(mirror: Mirror, sql: str, params: list[Any], columns: list[str]) -> pd.DataFrame:
+    """`sql`'s rows of the plain listings, and the same over the packed and archived ones
+    (`edt archive`), as one frame: `sql` reads a table `listings` of `columns`."""
+    import sqlite3
+
+    from ..store.archive import archive_table
+
+    frame = pd.read_sql_query(sql, mirror.connection(), params=params)
+    put_away = archive_table(mirror.path, "listings", columns=columns, conn=mirror.connection())
+    if put_away is None or not put_away.num_rows:
+        return frame
+    scratch = sqlite3.connect(":memory:")  # the same SQL over them, so both halves agree
+    try:
+        put_away.to_pandas().to_sql("listings", scratch, index=False)
+        return pd.concat([frame, pd.read_sql_query(sql, scratch, params=params)], ignore_index=True)
+    finally:
+        scratch.close()
+
+
 def closed_listings(mirror: Mirror) -> pd.DataFrame:
-    """Listings a full sync found gone from their source, newest first, with how long they were seen."""
-    return pd.read_sql_query(
+    """Listings a full sync found gone from their source, newest first, with how long they
+    were seen (packed and archived ones too)."""
+    frame = _with_put_away(
+        mirror,
         "SELECT id, name, source, first_seen_at, closed_at, "
         "round(julianday(closed_at) - julianday(first_seen_at), 1) AS days_listed "
-        "FROM listings WHERE closed_at IS NOT NULL ORDER BY closed_at DESC, id",
-        mirror.connection(),
+        "FROM listings WHERE closed_at IS NOT NULL",
+        [],
+        ["id", "name", "source", "first_seen_at", "closed_at"],
     )
+    return frame.sort_values(["closed_at", "id"], ascending=[False, True], ignore_index=True)
 
 
 def first_seen_cohorts(mirror: Mirror) -> pd.DataFrame:
     """Listings per day this mirror first saw them, per origin (demo, sync, ingest), and how
-    many of each cohort are still live."""
+    many of each cohort are still live (packed and archived ones counted too)."""
     now = mirror.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-    return pd.read_sql_query(
-        "SELECT substr(first_seen_at, 1, 10) AS first_seen, origin, count(*) AS listings, "
-        "sum(closed_at IS NULL AND (auction_end_date IS NULL OR auction_end_date > ?)) AS still_live "
-        "FROM listings GROUP BY 1, 2 ORDER BY 1, 2",
-        mirror.connection(),
-        params=[now],
-    )
+    sql = ("SELECT substr(first_seen_at, 1, 10) AS first_seen, origin, count(*) AS listings, "
+           "sum(closed_at IS NULL AND (auction_end_date IS NULL OR auction_end_date > ?)) AS still_live "
+           "FROM listings GROUP BY 1, 2")  # fmt: skip
+    frame = _with_put_away(mirror, sql, [now], ["first_seen_at", "origin", "closed_at", "auction_end_date"])
+    frame = frame.groupby(["first_seen", "origin"], as_index=False, dropna=False)[["listings", "still_live"]].sum()
+    return frame.sort_values(["first_seen", "origin"], ignore_index=True)
 
 
 # ---------------------------------------------------------------- judging signals

@@ -1,7 +1,7 @@
 """Age check: the mirror after months of daily syncs, against the same mirror fresh.
 
     python -m toolkit.bench.age --db full-demo.db [--months 0,6,12] [--per-day 35000]
-        [--random 40] [--seed 1] [--archive 180d] [--work DIR] [--markdown]
+        [--random 40] [--seed 1] [--archive 180d] [--pack-after 30d] [--work DIR] [--markdown]
 
 A script, not a timed test. It copies the mirror (SQLite's backup API) and, stage after
 stage, ages the copy: each simulated month adds `--per-day` x 30 closed listings (copies
@@ -16,7 +16,9 @@ month, three history rows each), written in one bulk transaction as `edt demo` w
   over the open listings (all a live request can match: the same answers, checked), p50 /
   p95 / max. DuckDB over every row of a year would need some 60 GB here.
 After the last stage, with `--archive AGE`, the listings closed before the cut move to the
-archive (`edt archive`) and the figures are taken again, with the archive's size.
+archive and those closed before `--pack-after` (default 30d) are packed (`edt archive`), and
+the figures are taken again, with the archive's size, the time each step took and the
+first `include_closed=1` request's (it builds the index part of every listing).
 """
 
 from __future__ import annotations
@@ -150,15 +152,17 @@ def day_of_writes(path: str, per_day: int, seed: int, live_from: int = 0) -> dic
 
 
 def _stage(path: str, label: str, args: argparse.Namespace, say: Any, live_from: int) -> dict[str, Any]:
-    from ..store.archive import _file_bytes
+    from ..store.closing import file_bytes
     from ..query.columnar import build_index, index_path, update_index
     from .query import bench, summarize
 
     figures: dict[str, Any] = {"stage": label}
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    figures["rows"], figures["closed"] = conn.execute("SELECT count(*), count(closed_at) FROM listings").fetchone()
+    figures["rows"], figures["closed"] = conn.execute(  # packed listings are the mirror's too
+        "SELECT (SELECT count(*) FROM listings) + (SELECT count(*) FROM packed_listings), "
+        "(SELECT count(closed_at) FROM listings) + (SELECT count(*) FROM packed_listings)").fetchone()  # fmt: skip
     conn.close()
-    figures["file_mb"] = _file_bytes(path) / 1e6
+    figures["file_mb"] = file_bytes(path) / 1e6
     say(f"{label}: building the live index ...")
     started = time.perf_counter()
     index = build_index(path)
@@ -183,6 +187,20 @@ def _stage(path: str, label: str, args: argparse.Namespace, say: Any, live_from:
         if not timing.agree:
             say(f"  {label}: {timing.name}: {timing.mismatch}")
     return figures
+
+
+def _first_closed_request(path: str) -> float:
+    """Seconds of the first `include_closed=1` request: it builds the index part that holds
+    every listing, archived and packed ones too."""
+    from ..query import Mirror
+
+    mirror = Mirror(path)
+    try:
+        started = time.perf_counter()
+        mirror.search_domains({"include_closed": "1", "contains": "shop", "sort": "-score"})
+        return time.perf_counter() - started
+    finally:
+        mirror.close()
 
 
 def _table(rows: list[dict[str, Any]], markdown: bool) -> str:
@@ -210,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="timings per request (median; default 3)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--archive", default="180d", help="after the last stage, archive what closed before this (none: skip)")
+    parser.add_argument("--pack-after", default="30d", help="after the archive, pack what closed before this (none: skip)")
     parser.add_argument("--work", default=None, help="the folder for the aged copy (default: a temporary one)")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
@@ -223,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     from ..store.archive import archive_closed, parse_age
+    from ..store.packed import pack_closed
     from .refresh import copy_mirror
 
     now = datetime.now(timezone.utc).replace(microsecond=0)
@@ -250,13 +270,29 @@ def main(argv: list[str] | None = None) -> int:
             say(f"archiving what closed before {args.archive} ...")
             report = archive_closed(path, now - parse_age(args.archive))
             say(f"  {report.moved:,} listings in {report.seconds:.0f} s")
-            figures = _stage(path, f"{aged} months, archive {args.archive}", args, say, live_from)
+            label = f"{aged} months, archive {args.archive}"
+            if args.pack_after != "none":
+                say(f"packing what closed before {args.pack_after} ...")
+                packing = pack_closed(path, now - parse_age(args.pack_after))
+                say(f"  {packing.listings:,} listings in {packing.seconds:.0f} s")
+                label += f", pack {args.pack_after}"
+            figures = _stage(path, label, args, say, live_from)
             figures["archive_mb"] = report.archive_bytes / 1e6
             figures["archive_s"] = report.seconds
+            if args.pack_after != "none":
+                figures["pack_s"], figures["packed"] = packing.seconds, packing.listings
+            say(f"{label}: the first include_closed request (builds the index part of every listing) ...")
+            figures["all_build_s"] = _first_closed_request(path)
             rows.append(figures)
     print(f"{platform.machine()}, {os.cpu_count()} cores; {args.per_day:,} closings a day; {args.random} random live "
           f"requests (seed {args.seed}), median of {args.repeat} each")  # fmt: skip
     print(_table(rows, args.markdown))
+    last = rows[-1]
+    if "archive_s" in last:
+        fresh = rows[0]["file_mb"] if rows[0]["stage"] == "fresh" else None
+        print(f"archive {last['archive_s']:.0f} s" + (f", pack {last['packed']:,} listings {last['pack_s']:.0f} s"
+              if "pack_s" in last else "") + f"; first include_closed request {last['all_build_s']:.1f} s"
+              + (f"; file {last['file_mb'] / fresh:.2f}x fresh" if fresh else ""))  # fmt: skip
     return 0 if all(r["agree"] for r in rows) else 1
 
 

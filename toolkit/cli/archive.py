@@ -1,5 +1,6 @@
 """`edt archive`: move listings closed long ago, with their history, into the Parquet archive
-beside the mirror; list, check and restore its months (a thin shell over `toolkit/store/archive.py`)."""
+beside the mirror, and pack those closed some weeks ago; list, check and restore (a thin
+shell over `toolkit/store/archive.py` and `toolkit/store/packed.py`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ __all__ = ["archive"]
 @click.option("--closed-before", "closed_before", default=None, metavar="AGE",
               help="Archive the listings closed more than AGE ago: 180d, 26w, 6m (default: the config's "
                    "[archive] closed_before, else 180d).")  # fmt: skip
+@click.option("--pack-after", "pack_after", default=None, metavar="AGE",
+              help="Pack the listings closed more than AGE ago and not archived: each one compressed record, "
+                   "about a quarter of its bytes (default: the config's [archive] pack_after, else 30d; none: "
+                   "pack nothing).")  # fmt: skip
+@click.option("--unpack", is_flag=True, help="Put every packed listing back as plain rows (for your own SQL over them).")
 @click.option("--list", "list_months", is_flag=True, help="List the archived months: rows per table and a checksum.")
 @click.option("--verify", is_flag=True, help="Read every archived file back and compare it with its recorded rows.")
 @click.option("--restore", metavar="YYYY-MM", default=None, help="Put an archived month back into the mirror.")
@@ -27,18 +33,20 @@ __all__ = ["archive"]
 @click.option("--batch", type=click.IntRange(1), default=None, metavar="N",
               help="Listings per transaction (default 50,000: a few seconds of writer lock at full scale).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def archive(db: str, closed_before: str | None, list_months: bool, verify: bool, restore: str | None,
-            vacuum: bool, batch: int | None, as_json: bool) -> None:  # fmt: skip
+def archive(db: str, closed_before: str | None, pack_after: str | None, unpack: bool, list_months: bool, verify: bool,
+            restore: str | None, vacuum: bool, batch: int | None, as_json: bool) -> None:  # fmt: skip
     """Move the listings closed before a cut, with their history and raw records, out of the
     mirror into `<mirror>.archive/` (Parquet, a folder per month: pyarrow, DuckDB, Polars
-    and Spark read it as is), then give the space back. The API, the app and the notebooks
-    read mirror and archive as one. A batch at a time, each all or nothing: a stop leaves
-    nothing half done, and running it again finishes it."""
+    and Spark read it as is), pack those closed more than --pack-after ago (in the mirror,
+    one compressed record each), then give the space back. The API, the app and the
+    notebooks read mirror, packed rows and archive as one. A batch at a time, each all or
+    nothing: a stop leaves nothing half done, and running it again finishes it."""
     from ..store import archive as archiving
-    from ..config import ARCHIVE_CLOSED_BEFORE, archive_setting
+    from ..store import packed as packing
+    from ..config import ARCHIVE_CLOSED_BEFORE, PACK_AFTER, archive_setting, pack_setting
 
-    if sum(map(bool, (closed_before, list_months, verify, restore, vacuum))) > 1:
-        raise BadInput("--closed-before, --list, --verify, --restore and --vacuum: choose one")
+    if sum(map(bool, (closed_before or pack_after, unpack, list_months, verify, restore, vacuum))) > 1:
+        raise BadInput("--closed-before/--pack-after, --unpack, --list, --verify, --restore and --vacuum: choose one")
     if list_months or verify:
         mirror = _open(db)
         if verify:
@@ -48,15 +56,19 @@ def archive(db: str, closed_before: str | None, list_months: bool, verify: bool,
                 raise Failed(f"{len(problems)} archived file(s) differ from what was recorded")
             return
         months = archiving.months(mirror.connection())
+        packed = packing.packed_months(mirror.connection())
         if as_json:
-            _say(months, True)
-        elif not months:
+            _say({**months, "packed": packed}, True)
+            return
+        if not months:
             click.echo(f"nothing archived yet beside {db}")
         else:
             click.echo(f"{'month':8} {'listings':>10} {'history':>10} {'raw':>8} {'files':>5}  checksum")
             for month, row in months.items():
                 click.echo(f"{month:8} {row['listings']:>10,} {row['listing_history']:>10,} {row['raw_records']:>8,} "
                            f"{row['files']:>5}  {row['checksum'][:16]}")  # fmt: skip
+        if packed:
+            click.echo("packed in the mirror: " + ", ".join(f"{m} {n:,}" for m, n in packed.items()))
         return
     from .load import _hold_load_lock
 
@@ -68,6 +80,9 @@ def archive(db: str, closed_before: str | None, list_months: bool, verify: bool,
             _say({"file_bytes_before": before, "file_bytes_after": after} if as_json else
                  f"{db}: {before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB; from now on it gives space back as it frees",
                  as_json)  # fmt: skip
+        elif unpack:
+            count = packing.unpack(db)
+            _say({"unpacked": count} if as_json else f"{count:,} packed listings back as plain rows in {db}", as_json)
         elif restore:
             restored = archiving.restore_month(db, restore)
             _say({"restored": restored} if as_json else
@@ -75,12 +90,20 @@ def archive(db: str, closed_before: str | None, list_months: bool, verify: bool,
                  f"history rows back in {db}", as_json)  # fmt: skip
         else:
             age = closed_before or archive_setting() or ARCHIVE_CLOSED_BEFORE
+            pack_age = pack_after or pack_setting() or PACK_AFTER
             try:
                 cut = mirror.now() - archiving.parse_age(age)  # EDT_NOW, when set, is now
             except ValueError as exc:
                 raise BadInput(f"--closed-before: {exc}") from None
+            try:
+                pack_cut = None if pack_age.strip().lower() == "none" else mirror.now() - archiving.parse_age(pack_age)
+            except ValueError as exc:
+                raise BadInput(f"--pack-after: {exc} (or none)") from None
             report = archiving.archive_closed(db, cut, batch=batch or archiving.BATCH, progress=_progress(as_json))
-            _say(_summary(db, report, as_json), as_json)
+            packing_report = None
+            if pack_cut is not None:  # after the archive: what leaves for Parquet is not packed first
+                packing_report = packing.pack_closed(db, pack_cut, batch=batch or packing.BATCH)
+            _say(_summary(db, report, packing_report, as_json), as_json)
     except archiving.ArchiveError as exc:
         raise BadInput(str(exc)) from None
     _refresh_index(mirror)
@@ -94,19 +117,27 @@ def _progress(quiet: bool):
     return show
 
 
-def _summary(db: str, report, as_json: bool):
+def _summary(db: str, report, packing, as_json: bool):
+    after = packing.file_bytes_after if packing else report.file_bytes_after
     if as_json:
         return {"cut": report.cut, "listings": report.listings, "history": report.history,
-                "raw_records": report.raw_records, "file_bytes_before": report.file_bytes_before,
-                "file_bytes_after": report.file_bytes_after, "archive_bytes": report.archive_bytes,
-                "seconds": round(report.seconds, 1)}  # fmt: skip
+                "raw_records": report.raw_records, "packed": packing.listings if packing else 0,
+                "pack_cut": packing.cut if packing else None, "file_bytes_before": report.file_bytes_before,
+                "file_bytes_after": after, "archive_bytes": report.archive_bytes,
+                "seconds": round(report.seconds + (packing.seconds if packing else 0), 1)}  # fmt: skip
+    lines = []
     if not report.moved:
-        return f"nothing closed before {report.cut} left in {db}"
-    months = ", ".join(f"{m} {n:,}" for m, n in sorted(report.listings.items()))
-    return (f"archived {report.moved:,} listings closed before {report.cut} ({months}) and {report.history:,} history "
-            f"rows into {Path(db).name}.archive/ in {report.seconds:.1f} s; {db}: "
-            f"{report.file_bytes_before / 1e6:,.1f} MB -> {report.file_bytes_after / 1e6:,.1f} MB, archive "
-            f"{report.archive_bytes / 1e6:,.1f} MB")  # fmt: skip
+        lines.append(f"nothing closed before {report.cut} left in {db}")
+    else:
+        months = ", ".join(f"{m} {n:,}" for m, n in sorted(report.listings.items()))
+        lines.append(f"archived {report.moved:,} listings closed before {report.cut} ({months}) and {report.history:,} "
+                     f"history rows into {Path(db).name}.archive/ in {report.seconds:.1f} s")  # fmt: skip
+    if packing is not None and packing.listings:
+        lines.append(f"packed {packing.listings:,} listings closed before {packing.cut} in {packing.seconds:.1f} s")
+    if report.moved or (packing is not None and packing.listings):
+        lines.append(f"{db}: {report.file_bytes_before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB, archive "
+                     f"{report.archive_bytes / 1e6:,.1f} MB")  # fmt: skip
+    return "\n".join(lines)
 
 
 def _say(value, as_json: bool) -> None:

@@ -262,6 +262,9 @@ def _build_once(mirror_path: str | os.PathLike[str], part: str) -> ColumnarIndex
             if _generation(conn) != generation:
                 raise _Moved("the mirror changed while the index was read; build again")
             meta["archive"] = _archive_version(conn)
+            # Archived and packed listings are not in SQLite's trigram index: their names are searched here.
+            meta["outside_fts"] = conn.execute("SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings') "
+                                               "OR EXISTS (SELECT 1 FROM packed_listings)").fetchone()[0] == 1  # fmt: skip
         finally:
             conn.close()
     return ColumnarIndex(generation, arrays, meta)
@@ -844,6 +847,12 @@ class ColumnarIndex:
         hit[:span] = found
         mask[self.arrays["sort:name"]] = np.logical_or.reduceat(hit, np.concatenate(([0], ends[:-1])))
         return mask
+
+    @property
+    def fts_complete(self) -> bool:
+        """Whether SQLite's trigram index holds every name this part holds (not so when
+        listings were archived or packed)."""
+        return not self.meta.get("outside_fts")
 
     def positions_of(self, ids: np.ndarray) -> np.ndarray:
         """Row positions of these listing ids (ids absent from the index are dropped)."""

@@ -45,6 +45,8 @@ class Columns(Protocol):  # what `query/columnar.py` offers a mask (for readers 
     def where_text(self, column: str, test: Callable[[str], bool]) -> Any: ...
     def fts_match(self, table: str, match: str) -> Any: ...
     def name_contains(self, term: str) -> Any: ...
+    @property
+    def fts_complete(self) -> bool: ...
 
 
 class Condition:
@@ -172,6 +174,8 @@ class Contains(Condition):
             raise Unsupported("contains on " + self.column)
         long_terms, short_terms = self._terms(terms)
         found = None
+        if not cols.fts_complete:  # names outside SQLite (archived, packed): every term compared here
+            long_terms, short_terms = [], long_terms + short_terms
         if long_terms:
             found = cols.fts_match(ctx.table, " OR ".join(fts_phrase(t) for t in long_terms))
         for term in short_terms:

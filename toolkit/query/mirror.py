@@ -355,8 +355,9 @@ class Mirror:
 
     # -- the archive (toolkit/store/archive.py): closed listings moved out, read back as one ---------
     def _archived(self, conn: sqlite3.Connection) -> bool:
-        """Whether listings have been moved to the archive (then closed rows are read from both)."""
-        return conn.execute("SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings')").fetchone()[0] == 1
+        """Whether listings have been moved to the archive or packed (then closed rows are read from both)."""
+        return conn.execute("SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings') "
+                            "OR EXISTS (SELECT 1 FROM packed_listings)").fetchone()[0] == 1  # fmt: skip
 
     def _rows_by_id(self, conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
         """The listings of these ids (LISTING_SELECT), in the order given: from SQLite, and
@@ -765,7 +766,8 @@ class Mirror:
                 from ..store.archive import archived_rows
 
                 closed = archived_rows(self.path, "listings", "name", [name], ["id", "source", "last_seen_at"], conn=conn)
-                rows += [(i, source, 0, seen) for i, source, seen in closed]
+                held = {r[0] for r in rows}  # a listing listed again after it was packed: its plain row
+                rows += [(i, source, 0, seen) for i, source, seen in closed if i not in held]
         # The SQL's order over both: stable sorts, the last key first.
         rows.sort(key=lambda r: r[0], reverse=True)
         rows.sort(key=lambda r: r[3] or "", reverse=True)

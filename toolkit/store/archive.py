@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from .fields import iso_timestamp
+from .closing import ARCHIVED_TABLES, BATCH_TABLE, declared, delete_plain_batch, file_bytes, reclaim_pages
+from .packed import epoch_ms, forget
 from .schema import connect
 
 __all__ = [
@@ -57,16 +59,9 @@ __all__ = [
     "verify",
 ]
 
-# Each archived table: its primary key (the order of its rows in a file and in the
-# checksum) and how its rows are chosen from a batch of listing ids.
-ARCHIVED_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
-    "listings": (("id",), "id IN (SELECT id FROM temp.archive_batch)"),
-    "listing_history": (("id",), "listing_id IN (SELECT id FROM temp.archive_batch)"),
-    "raw_records": (("kind", "id"), "kind = 'listing' AND id IN (SELECT id FROM temp.archive_batch)"),
-}
 BATCH = 50_000  # listings per transaction: a few seconds of writer lock at full scale
 _PART = re.compile(r"^part-[0-9A-Za-z_-]+\.parquet$")
-_ARROW_TYPES = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
+
 
 
 class ArchiveError(RuntimeError):
@@ -141,9 +136,12 @@ def months(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
 
 
 def archive_version(conn: sqlite3.Connection) -> str:
-    """Changes whenever a file joins or leaves the archive (readers' caches key on it)."""
+    """Changes whenever a file joins or leaves the archive, or listings are packed or
+    unpacked (readers' caches key on it)."""
+    from .packed import packed_version
+
     row = conn.execute("SELECT count(*), max(rowid), total(rows) FROM archive_parts").fetchone()
-    return f"{row[0]}:{row[1]}:{int(row[2])}"
+    return f"{row[0]}:{row[1]}:{int(row[2])}:{packed_version(conn)}"
 
 
 def _files(conn: sqlite3.Connection, mirror_path: str, table: str) -> list[str]:
@@ -167,12 +165,12 @@ def archive_closed(
     (when the mirror reclaims incrementally; else later writes reuse it)."""
     path = os.fspath(mirror_path)
     cut = iso_timestamp(closed_before.astimezone(timezone.utc))
-    report = ArchiveReport(cut=cut, file_bytes_before=_file_bytes(path))
+    report = ArchiveReport(cut=cut, file_bytes_before=file_bytes(path))
     started = time.monotonic()
     conn = connect(path)
     try:
         recover(path, conn)
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS archive_batch (id INTEGER PRIMARY KEY, month TEXT)")
+        conn.execute(BATCH_TABLE)
         while True:
             if not _archive_batch(path, conn, cut, batch, report):
                 break
@@ -180,13 +178,19 @@ def archive_closed(
             if progress is not None:
                 progress(report)
             if reclaim:
-                _reclaim(conn)
+                reclaim_pages(conn)
+        if report.batches:
+            from .packed import optimize_search_index
+
+            optimize_search_index(conn)
+            if reclaim:
+                reclaim_pages(conn)
         if reclaim:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
         shutil.rmtree(_staging(path), ignore_errors=True)
-    report.file_bytes_after = _file_bytes(path)
+    report.file_bytes_after = file_bytes(path)
     report.archive_bytes = _tree_bytes(archive_dir(path))
     report.seconds = time.monotonic() - started
     return report
@@ -200,10 +204,15 @@ def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, re
     conn.execute("BEGIN IMMEDIATE")  # other writers wait (busy timeout); readers read on
     try:
         conn.execute("DELETE FROM temp.archive_batch")
+        # Plain rows and packed ones (toolkit/store/packed.py) alike; a listing in both (packed,
+        # listed again, closed again) is one, its plain row winning.
         conn.execute(
-            "INSERT INTO temp.archive_batch (id, month) SELECT id, substr(closed_at, 1, 7) FROM listings "
-            "WHERE closed_at IS NOT NULL AND closed_at < ? ORDER BY closed_at, id LIMIT ?",
-            [cut, batch],
+            "INSERT OR IGNORE INTO temp.archive_batch (id, month) SELECT id, month FROM "
+            "(SELECT id, closed_at, substr(closed_at, 1, 7) AS month FROM listings WHERE closed_at IS NOT NULL "
+            " AND closed_at < ? UNION ALL SELECT id, strftime('%Y-%m-%dT%H:%M:%fZ', closed / 1000.0, 'unixepoch'), "
+            " strftime('%Y-%m', closed / 1000, 'unixepoch') FROM packed_listings WHERE closed < ?) "
+            "ORDER BY closed_at, id LIMIT ?",
+            [cut, epoch_ms(cut), batch],
         )
         chosen = dict(conn.execute("SELECT month, count(*) FROM temp.archive_batch GROUP BY month").fetchall())
         if not chosen:
@@ -212,13 +221,14 @@ def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, re
         for month in sorted(chosen):
             for table, (key, rows_of_batch) in ARCHIVED_TABLES.items():
                 where = f"({rows_of_batch.replace('temp.archive_batch', f'temp.archive_batch WHERE month = {_quote(month)}')})"
-                rows = _table_rows(conn, table, where, key)
+                rows = _with_packed(conn, table, _table_rows(conn, table, where, key), month)
                 if not rows.num_rows:
                     continue
                 relative = f"{table}/month={month}/part-{stamp}.parquet"
                 _write_file(rows, staging / relative)
                 parts.append((relative, table, month, rows, key))
-        _delete_batch(conn)
+        delete_plain_batch(conn)
+        forget(conn, "id IN (SELECT id FROM temp.archive_batch)")  # packed ones
         now = iso_timestamp(datetime.now(timezone.utc))
         conn.executemany(
             "INSERT INTO archive_parts (path, tbl, month, rows, checksum, first_id, last_id, batch, archived_at) "
@@ -261,25 +271,25 @@ def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, re
     return True
 
 
-def _delete_batch(conn: sqlite3.Connection) -> None:
-    """Delete the batch's rows, and their lines in the change log: the live index never held
-    these (they were closed), and `changes_from` moves on, so an index older than this
-    write is built whole rather than refreshed from a log that no longer names them."""
-    for table, (_, rows_of_batch) in reversed(list(ARCHIVED_TABLES.items())):
-        conn.execute(f"DELETE FROM {table} WHERE {rows_of_batch}")
-    conn.execute("DELETE FROM listing_changes WHERE id IN (SELECT id FROM temp.archive_batch)")
-    conn.execute(
-        "INSERT INTO mirror_meta (key, value) SELECT 'changes_from', value FROM mirror_meta WHERE key = 'generation' "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
-    )
+def _with_packed(conn: sqlite3.Connection, table: str, rows: Any, month: str) -> Any:
+    """A batch month's plain rows of `table` and its packed listings' rows, in key order (a
+    packed row whose key a plain row holds is the older copy, and left out)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
+    from .packed import packed_table
 
-def _reclaim(conn: sqlite3.Connection, pages_per_step: int = 2048) -> None:
-    """Give freed pages back to the file system a few MB at a time (each step a short write)."""
-    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
-        return
-    while conn.execute("PRAGMA freelist_count").fetchone()[0]:
-        conn.execute(f"PRAGMA incremental_vacuum({pages_per_step})").fetchall()
+    packed = packed_table(conn, table, rows.column_names,
+                          "id IN (SELECT id FROM temp.archive_batch WHERE month = ?)", [month])  # fmt: skip
+    if packed is None:
+        return rows
+    key = ARCHIVED_TABLES[table][0]
+    if rows.num_rows:
+        held = {tuple(k) for k in zip(*(rows.column(c).to_pylist() for c in key))}
+        keep = [tuple(k) not in held for k in zip(*(packed.column(c).to_pylist() for c in key))]
+        packed = packed.filter(pa.array(keep))
+    both = pa.concat_tables([rows, packed])
+    return both.take(pc.sort_indices(both, sort_keys=[(c, "ascending") for c in key]))
 
 
 def reclaim_space(mirror_path: str | os.PathLike[str]) -> tuple[int, int]:
@@ -287,18 +297,18 @@ def reclaim_space(mirror_path: str | os.PathLike[str]) -> tuple[int, int]:
     reclaiming and rewrite it without its free pages (SQLite's VACUUM: minutes at full scale,
     other writers wait, readers read on). (bytes before, bytes after)."""
     path = os.fspath(mirror_path)
-    before = _file_bytes(path)
+    before = file_bytes(path)
     conn = connect(path)
     try:
         if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
             conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
             conn.execute("VACUUM")
         else:
-            _reclaim(conn)
+            reclaim_pages(conn)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
-    return before, _file_bytes(path)
+    return before, file_bytes(path)
 
 
 def _quote(text: str) -> str:
@@ -308,17 +318,12 @@ def _quote(text: str) -> str:
 # -- rows as Arrow, checksums, files ---------------------------------------------------
 
 
-def _declared(conn: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
-    """(column, Arrow type name) of a table, from its declared SQL types."""
-    return [(row[1], _ARROW_TYPES.get(str(row[2]).upper(), "string")) for row in conn.execute(f"PRAGMA table_info({table})")]
-
-
 def _table_rows(conn: sqlite3.Connection, table: str, where: str, key: tuple[str, ...]) -> Any:
     """The rows of `table` matching `where`, in key order, as an Arrow table typed by the
     declared column types; a value of another type stops the archive, naming it."""
     import pyarrow as pa
 
-    columns = _declared(conn, table)
+    columns = declared(conn, table)
     names = [c for c, _ in columns]
     data = conn.execute(f"SELECT {', '.join(names)} FROM {table} WHERE {where} ORDER BY {', '.join(key)}").fetchall()
     arrays = []
@@ -379,10 +384,6 @@ def _sync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _file_bytes(path: str) -> int:
-    return sum(os.path.getsize(p) for p in (path, f"{path}-wal") if os.path.exists(p))
-
-
 def _tree_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*.parquet")) if folder.exists() else 0
 
@@ -420,47 +421,76 @@ def archive_table(mirror_path: str | os.PathLike[str], table: str, *, columns: l
     """An archived table as one Arrow table (the files the manifest lists, with their `month`),
     optionally only `columns` and the rows a pyarrow `filter` keeps; None when nothing is
     archived. `conn` reads the manifest inside the caller's transaction."""
+    import pyarrow as pa
     import pyarrow.dataset as ds
+
+    from .packed import packed_table
 
     path = os.fspath(mirror_path)
     own = conn or connect(path, readonly=True)
     try:
         files = _files(own, path, table)
+        packed = packed_table(own, table, columns)
     finally:
         if conn is None:
             own.close()
-    if not files:
-        return None
-    dataset = ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(archive_dir(path)))
-    return dataset.to_table(columns=columns, filter=filter)
+    found = None
+    if files:
+        dataset = ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(archive_dir(path)))
+        found = dataset.to_table(columns=columns, filter=filter)
+    if packed is not None:  # packed listings: still in the mirror, so without a month
+        if filter is not None:
+            packed = packed.filter(filter)
+        if found is not None:
+            if "month" in found.column_names:
+                packed = packed.append_column("month", pa.nulls(packed.num_rows, pa.string()))
+            packed = packed.cast(found.schema)
+            found = pa.concat_tables([found, packed])
+        else:
+            found = packed
+    return found
 
 
 def archived_rows(mirror_path: str | os.PathLike[str], table: str, column: str, values: Iterable[Any],
                   columns: list[str], conn: sqlite3.Connection | None = None) -> list[tuple]:  # fmt: skip
     """Archived rows of `table` whose `column` is one of `values`, as tuples of `columns`."""
     import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    from .packed import packed_rows
 
     wanted = list(values)
     if not wanted:
         return []
-    found = archive_table(mirror_path, table, columns=columns, filter=pc.field(column).isin(wanted), conn=conn)
-    if found is None:
-        return []
-    return list(zip(*(found.column(c).to_pylist() for c in columns))) if found.num_rows else []
+    path = os.fspath(mirror_path)
+    own = conn or connect(path, readonly=True)
+    try:
+        files = _files(own, path, table)
+        rows = packed_rows(own, table, column, wanted, columns)  # by the packed rows' own indexes
+    finally:
+        if conn is None:
+            own.close()
+    if files:
+        dataset = ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(archive_dir(path)))
+        found = dataset.to_table(columns=columns, filter=pc.field(column).isin(wanted))
+        rows = list(zip(*(found.column(c).to_pylist() for c in columns))) + rows if found.num_rows else rows
+    return rows
 
 
 def verify(mirror_path: str | os.PathLike[str]) -> list[str]:
-    """Each listed file read back and compared with its recorded rows and checksum: the
-    problems found (empty when the archive is whole)."""
+    """Each listed file read back and compared with its recorded rows and checksum, and each
+    packed listing read: the problems found (empty when the archive is whole)."""
     import pyarrow.parquet as pq
+
+    from .packed import check_packed
 
     path = os.fspath(mirror_path)
     conn = connect(path, readonly=True)
     try:
         parts = manifest(conn)
+        problems = check_packed(conn)
     finally:
         conn.close()
-    problems = []
     for part in parts:
         file = archive_dir(path) / part["path"]
         try:
@@ -531,13 +561,20 @@ def open_duckdb(mirror_path: str | os.PathLike[str], *, tables: Iterable[str] = 
         import duckdb
     except ImportError:
         raise ArchiveError("DuckDB is not installed: pip install duckdb") from None
+    import pyarrow as pa
+
     path = os.fspath(mirror_path)
     db = duckdb.connect()
     conn = connect(path, readonly=True)
     try:
         conn.execute("BEGIN")
+        from .packed import packed_table
+
         for table in tables:
             live = _table_rows(conn, table, "1", ARCHIVED_TABLES[table][0])
+            packed = packed_table(conn, table)
+            if packed is not None:  # packed listings are the mirror's rows too
+                live = pa.concat_tables([live, packed.cast(live.schema)])
             db.register(f"_{table}_mirror", live)
             files = _files(conn, path, table)
             if files:

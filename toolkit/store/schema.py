@@ -31,7 +31,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "without_indexes", "apply_schema", "missing_parts", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -131,6 +131,16 @@ ARCHIVE_PART_COLUMNS = {
     "batch": str,
     "archived_at": str,
 }
+# Packed closed listings (toolkit/store/packed.py): a listing closed some weeks ago, with its
+# history and raw records, as one compressed record (`edt archive --pack-after`); read back
+# with the archive's rows. `closed` is its closed_at in milliseconds since 1970 (the archive's
+# cut, in 6 bytes rather than 20); `codec` names the `packed_codecs` row (the columns and the
+# zstd dictionary) that wrote it; `packed_names` finds a name's packed listings.
+PACKED_COLUMNS = {"id": int, "closed": int, "codec": int, "record": bytes}
+PACKED_CODEC_COLUMNS = {"id": int, "columns": str, "dictionary": bytes, "made_at": str}
+PACKED_INDEXES = {"idx_packed_closed": "closed"}
+PACKED_NAMES = ("CREATE TABLE IF NOT EXISTS packed_names (name TEXT NOT NULL, id INTEGER NOT NULL, "
+                "PRIMARY KEY (name, id)) WITHOUT ROWID")  # fmt: skip
 SHORTLIST_COLUMNS = {
     "listing_id": int,  # a listings id (not a foreign key: a shortlisted row may be pruned)
     "note": str,
@@ -370,7 +380,7 @@ _DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _mi
 # triggers that bump the generation on every write, whoever writes (a v9 mirror read read-only
 # would not see another program's writes: it is upgraded by opening it once read-write);
 # v11 the covering index holds open listings only, closings are indexed by time, and the
-# archive's manifest (`archive_parts`).
+# archive's manifest (`archive_parts`); v12 packed closed listings (`packed_listings`, `packed_codecs`).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -416,7 +426,7 @@ def _fingerprint() -> str:
     declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, SYNC_STATE_COLUMNS,
                 SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS, ENRICH_CACHE_COLUMNS, ARCHIVE_PART_COLUMNS,
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES, CHANGE_INDEXES,
-                CHANGE_TRIGGERS)  # fmt: skip
+                CHANGE_TRIGGERS, PACKED_COLUMNS, PACKED_CODEC_COLUMNS, PACKED_INDEXES, PACKED_NAMES)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
 
@@ -478,6 +488,9 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _table(db, ENRICH_CACHE_TABLE, ENRICH_CACHE_COLUMNS, ("kind", "domain"))
     _table(db, "listing_changes", {"id": int, "generation": int}, "id")
     _table(db, "archive_parts", ARCHIVE_PART_COLUMNS, "path")  # v11
+    _table(db, "packed_listings", PACKED_COLUMNS, "id")  # v12
+    _table(db, "packed_codecs", PACKED_CODEC_COLUMNS, "id")
+    conn.execute(PACKED_NAMES)  # keyed by name, with no rowid: a name's lookup without an index beside it
     for version in sorted(_DATA_MIGRATIONS):
         if before < version:
             _DATA_MIGRATIONS[version](db)
@@ -486,6 +499,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _ensure_indexes(conn, "listing_history", HISTORY_INDEXES)
     _ensure_indexes(conn, "sync_runs", SYNC_RUN_INDEXES)
     _ensure_indexes(conn, "listing_changes", CHANGE_INDEXES)
+    _ensure_indexes(conn, "packed_listings", PACKED_INDEXES)
     _ensure_change_triggers(conn)
     for table in ("listings", "pending_delete"):
         # present and kept by its triggers, else (re)created and filled from the table
@@ -525,7 +539,7 @@ def missing_parts(conn: sqlite3.Connection) -> list[str]:
     tool that dropped a table's triggers or indexes), each as `index idx_...`, `trigger ...` or
     `full-text index of listings (N of M rows)`. Opening the mirror read-write puts them back."""
     found = {(kind, name) for kind, name in conn.execute("SELECT type, name FROM sqlite_master")}
-    declared = [*LISTING_INDEXES, *PENDING_INDEXES, *HISTORY_INDEXES, *SYNC_RUN_INDEXES, *CHANGE_INDEXES]
+    declared = [*LISTING_INDEXES, *PENDING_INDEXES, *HISTORY_INDEXES, *SYNC_RUN_INDEXES, *CHANGE_INDEXES, *PACKED_INDEXES]
     missing = [f"index {name}" for name in declared if ("index", name) not in found]
     missing += [f"trigger {name}" for name in CHANGE_TRIGGERS if ("trigger", name) not in found]
     for table in FTS_COLUMNS:

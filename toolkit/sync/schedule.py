@@ -187,22 +187,31 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
 
 def _archive_after(mirror: Any, say: Callable[[str], None]) -> None:
     """After the daily listings run: the config's `[archive] closed_before`, when set, moves
-    what closed before it to the archive (`edt archive`)."""
-    from ..store import archive
-    from ..config import archive_setting
+    what closed before it to the archive, and its `pack_after`, when set, packs what closed
+    before that (`edt archive`)."""
+    from ..store import archive, packed
+    from ..config import archive_setting, pack_setting
 
-    age = archive_setting()
-    if age is None:
-        return
-    try:
-        cut = mirror.now() - archive.parse_age(age)
-        report = archive.archive_closed(mirror.path, cut)
-    except (ValueError, archive.ArchiveError) as exc:
-        say(f"archive: {exc}")
-        return
-    if report.moved:
+    age, pack_age = archive_setting(), pack_setting()
+    changed = False
+    if age is not None:
+        try:
+            report = archive.archive_closed(mirror.path, mirror.now() - archive.parse_age(age))
+        except (ValueError, archive.ArchiveError) as exc:
+            say(f"archive: {exc}")
+            return
+        changed = bool(report.moved)
+        say(f"archive: {report.moved:,} listings closed before {report.cut} moved to the archive")
+    if pack_age is not None and pack_age.strip().lower() != "none":
+        try:
+            packing = packed.pack_closed(mirror.path, mirror.now() - archive.parse_age(pack_age))
+        except ValueError as exc:
+            say(f"archive: [archive] pack_after: {exc}")
+            return
+        changed = changed or bool(packing.listings)
+        say(f"archive: {packing.listings:,} listings closed before {packing.cut} packed")
+    if changed:
         mirror.refresh_indexes()
-    say(f"archive: {report.moved:,} listings closed before {report.cut} moved to the archive")
 
 
 def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threading.Event,

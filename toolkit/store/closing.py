@@ -1,0 +1,51 @@
+"""What the archive (`archive.py`) and packing (`packed.py`) share: the tables a closed
+listing takes with it, a batch of listings chosen in `temp.archive_batch`, their plain rows
+deleted, and the freed pages given back."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+__all__ = ["ARCHIVED_TABLES", "BATCH_TABLE", "declared", "delete_plain_batch", "file_bytes", "reclaim_pages"]
+
+# Each table a closed listing takes with it: its primary key (the order of its rows in a
+# file, a record and a checksum) and how its rows are chosen from a batch of listing ids.
+ARCHIVED_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
+    "listings": (("id",), "id IN (SELECT id FROM temp.archive_batch)"),
+    "listing_history": (("id",), "listing_id IN (SELECT id FROM temp.archive_batch)"),
+    "raw_records": (("kind", "id"), "kind = 'listing' AND id IN (SELECT id FROM temp.archive_batch)"),
+}
+BATCH_TABLE = "CREATE TEMP TABLE IF NOT EXISTS archive_batch (id INTEGER PRIMARY KEY, month TEXT)"
+_ARROW_TYPES = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
+
+
+def declared(conn: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
+    """(column, Arrow type name) of a table, from its declared SQL types."""
+    return [(row[1], _ARROW_TYPES.get(str(row[2]).upper(), "string")) for row in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def delete_plain_batch(conn: sqlite3.Connection) -> None:
+    """Delete the batch's plain rows, and their lines in the change log: the live index never
+    held these (they were closed), and `changes_from` moves on, so an index older than this
+    write is built whole rather than refreshed from a log that no longer names them."""
+    for table, (_, rows_of_batch) in reversed(list(ARCHIVED_TABLES.items())):
+        conn.execute(f"DELETE FROM {table} WHERE {rows_of_batch}")
+    conn.execute("DELETE FROM listing_changes WHERE id IN (SELECT id FROM temp.archive_batch)")
+    conn.execute(
+        "INSERT INTO mirror_meta (key, value) SELECT 'changes_from', value FROM mirror_meta WHERE key = 'generation' "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+    )
+
+
+def reclaim_pages(conn: sqlite3.Connection, pages_per_step: int = 2048) -> None:
+    """Give freed pages back to the file system a few MB at a time (each step a short write)."""
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+        return
+    while conn.execute("PRAGMA freelist_count").fetchone()[0]:
+        conn.execute(f"PRAGMA incremental_vacuum({pages_per_step})").fetchall()
+
+
+def file_bytes(path: str) -> int:
+    """The mirror's bytes on disk: the file and its write-ahead log."""
+    return sum(os.path.getsize(p) for p in (path, f"{path}-wal") if os.path.exists(p))
