@@ -370,3 +370,30 @@ def test_the_age_bench_ages_a_copy_and_measures_each_stage_and_the_archive(tmp_p
     assert re.search(r"\d+\.\d / \d+\.\d / \d+\.\d", rows["1 months"][9])
     assert mirror_digest(db) == before and not list(tmp_path.glob("edt-age-*"))
     assert age.main(["--db", str(tmp_path / "none.db")]) == 2
+
+
+def test_the_index_bench_measures_each_index_against_its_use(tmp_path, capsys):
+    """The bench of the indexes: one row per index of the listings and their history, each
+    with its size, the seconds it adds to a day's writes and the requests whose SQLite plans
+    read it; the mirror given is never written."""
+    from conftest import mirror_digest, small_demo
+
+    from toolkit.bench import indexes
+    from toolkit.store.schema import HISTORY_INDEXES, LISTING_INDEXES
+
+    db = small_demo(tmp_path / "fresh.db", seed=6)
+    before = mirror_digest(db)
+    code = indexes.main(["--db", str(db), "--per-day", "40", "--random", "12", "--seed", "3", "--markdown",
+                         "--work", str(tmp_path)])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in out.splitlines() if line.startswith("| idx_")}  # fmt: skip
+    assert set(rows) == set(LISTING_INDEXES) | set(HISTORY_INDEXES)
+    asked = int(rows["idx_listings_closed"][2].split(" of ")[1])
+    assert 0 < asked <= 12
+    assert rows["idx_listings_closed"][2] == f"{asked} of {asked}"  # every request asks whether any listing closed since
+    assert all(int(r[3]) <= int(r[2].split(" of ")[0]) for r in rows.values())
+    assert all(r[1].endswith("%)") for r in rows.values())
+    assert mirror_digest(db) == before and not list(tmp_path.glob("edt-indexes-*"))
+    assert indexes.main(["--db", str(tmp_path / "none.db")]) == 2
