@@ -237,3 +237,53 @@ def test_the_history_frames_count_packed_and_archived_listings(copy):
     archive.archive_closed(copy, first + (CUT - first) / 2)
     assert _packed_ids(copy) and archive.manifest(connect(str(copy), readonly=True))  # both kinds now
     assert frames() == before
+
+
+def test_a_write_during_packing_is_kept(copy):
+    import subprocess
+    import sys
+
+    from test_archive import _WRITER
+
+    live = [r[0] for r in _rows(copy, "listings", "closed_at IS NULL AND source != 'regfree'")][:40]
+    wanted = _closed_ids(copy)
+    packing = _archive_process(copy, "--closed-before", "400d", "--pack-after", AGE, "--batch", "150")
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(copy)], stdout=subprocess.PIPE, text=True)
+    assert writer.communicate(timeout=120)[0].strip() == "40"
+    out, err = packing.communicate(timeout=120)
+    assert packing.returncode == 0, err
+    assert _packed_ids(copy) == wanted
+    copies = _rows(copy, "listings", "id >= 90000000")
+    assert len(copies) == 40 and all(r[1].startswith("zzkept") for r in copies)
+    assert {r[0] for r in _rows(copy, "listings", "trust_flow = 77")} >= set(live)
+    assert _mirror(copy).search_domains({"contains": "zzkept", "include_closed": "1"})["meta"]["total"] == 40
+
+
+def test_packing_on_a_full_disk_is_one_line_and_removes_nothing(copy):
+    import resource
+
+    before = _everything(copy)
+
+    def full_disk() -> None:  # files of this process cannot grow past 64 KiB: the disk is full for them
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    process = _archive_process(copy, "--closed-before", "400d", "--pack-after", AGE, preexec_fn=full_disk)
+    out, err = process.communicate(timeout=120)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert process.returncode in (1, 2) and len(lines) == 1, err
+    assert "full" in lines[0] and str(copy) in lines[0]
+    assert _everything(copy) == before and _packed_ids(copy) == []
+
+
+def test_a_closing_time_that_is_not_one_stops_packing_naming_it(copy, monkeypatch):
+    monkeypatch.setenv("EDT_NOW", NOW.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    bad = _closed_ids(copy)[5]
+    conn = sqlite3.connect(copy)
+    conn.execute("UPDATE listings SET closed_at = '2026-11-2x' WHERE id = ?", [bad])
+    conn.commit()
+    conn.close()
+    before = _everything(copy)
+    result = CliRunner().invoke(cli, ["archive", "--db", str(copy), "--closed-before", "400d", "--pack-after", AGE])
+    assert result.exit_code == 2
+    assert f"listing {bad} is '2026-11-2x', not a timestamp: packing stopped at its batch" in result.output
+    assert _everything(copy) == before and _packed_ids(copy) == []

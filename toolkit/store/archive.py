@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .fields import iso_timestamp
-from .closing import ARCHIVED_TABLES, BATCH_TABLE, declared, delete_plain_batch, file_bytes, reclaim_pages
+from .closing import ARCHIVED_TABLES, BATCH_TABLE, ArchiveError, declared, delete_plain_batch, file_bytes, reclaim_pages
 from .packed import epoch_ms, forget
 from .schema import connect
 
@@ -62,10 +62,6 @@ __all__ = [
 BATCH = 50_000  # listings per transaction: a few seconds of writer lock at full scale
 _PART = re.compile(r"^part-[0-9A-Za-z_-]+\.parquet$")
 
-
-
-class ArchiveError(RuntimeError):
-    """An archive or restore that could not be done; the mirror and the archive are as they were."""
 
 
 @dataclass

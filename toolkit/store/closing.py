@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-__all__ = ["ARCHIVED_TABLES", "BATCH_TABLE", "declared", "delete_plain_batch", "file_bytes", "reclaim_pages"]
+__all__ = ["ARCHIVED_TABLES", "BATCH_TABLE", "ArchiveError", "declared", "delete_plain_batch", "file_bytes", "reclaim_pages"]
 
 # Each table a closed listing takes with it: its primary key (the order of its rows in a
 # file, a record and a checksum) and how its rows are chosen from a batch of listing ids.
@@ -18,6 +18,10 @@ ARCHIVED_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
 }
 BATCH_TABLE = "CREATE TEMP TABLE IF NOT EXISTS archive_batch (id INTEGER PRIMARY KEY, month TEXT)"
 _ARROW_TYPES = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
+
+
+class ArchiveError(RuntimeError):
+    """An archive, packing or restore that could not be done; the mirror and the archive are as they were."""
 
 
 def declared(conn: sqlite3.Connection, table: str) -> list[tuple[str, str]]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from .closing import ARCHIVED_TABLES, BATCH_TABLE, declared, delete_plain_batch, file_bytes, reclaim_pages
+from .closing import ARCHIVED_TABLES, BATCH_TABLE, ArchiveError, declared, delete_plain_batch, file_bytes, reclaim_pages
 from .fields import iso_timestamp
 from .schema import connect
 
@@ -214,7 +214,7 @@ def _pack_batch(conn: sqlite3.Connection, cut: str, batch: int, report: PackRepo
         delete_plain_batch(conn)
         forget(conn, "id IN (SELECT id FROM temp.archive_batch)")  # the earlier records merged above
         conn.executemany("INSERT INTO packed_listings (id, closed, codec, record) VALUES (?, ?, ?, ?)",
-                         [(listing[0], epoch_ms(listing[at["closed_at"]]), codec.id, codec.encode(document))
+                         [(listing[0], _closed(listing[0], listing[at["closed_at"]]), codec.id, codec.encode(document))
                           for listing, document in documents])  # fmt: skip
         conn.executemany("INSERT OR IGNORE INTO packed_names (name, id) VALUES (?, ?)",
                          [(listing[at["name"]], listing[0]) for listing, _ in documents])  # fmt: skip
@@ -228,6 +228,15 @@ def _pack_batch(conn: sqlite3.Connection, cut: str, batch: int, report: PackRepo
     report.history += sum(len(v) for v in rows["listing_history"].values())
     report.raw_records += sum(len(v) for v in rows["raw_records"].values())
     return True
+
+
+def _closed(listing_id: int, closed_at: Any) -> int:
+    try:
+        return epoch_ms(str(closed_at))
+    except ValueError:
+        raise ArchiveError(f"listings.closed_at of listing {listing_id} is {closed_at!r}, not a timestamp: packing "
+                           "stopped at its batch, left as it was; correct that value (YYYY-MM-DDTHH:MM:SSZ) and run "
+                           "this again") from None  # fmt: skip
 
 
 def _rows_of_batch(conn: sqlite3.Connection, table: str, columns: list[str]) -> Any:

@@ -205,7 +205,7 @@ def _archive_after(mirror: Any, say: Callable[[str], None]) -> None:
     if pack_age is not None and pack_age.strip().lower() != "none":
         try:
             packing = packed.pack_closed(mirror.path, mirror.now() - archive.parse_age(pack_age))
-        except ValueError as exc:
+        except (ValueError, archive.ArchiveError) as exc:
             say(f"archive: [archive] pack_after: {exc}")
             return
         changed = changed or bool(packing.listings)
