@@ -172,11 +172,12 @@ def _with_archive(conn: sqlite3.Connection, path: str, rows: Any, columns: list[
     merged = {}
     for column in columns:
         kind, mine, theirs = _kind(column), rows.column(column), archived.column(column)
+        # (chunks, not the chunked arrays: pyarrow reads a ChunkedArray handed to chunked_array value by value)
         if kind == "code":
-            both = pa.chunked_array([mine.cast(pa.string()), theirs.cast(pa.string())])
+            both = pa.chunked_array(mine.cast(pa.string()).chunks + theirs.cast(pa.string()).chunks, pa.string())
             merged[column] = pc.dictionary_encode(both.combine_chunks()).cast(pa.dictionary(pa.int32(), pa.string()))
         else:
-            merged[column] = pa.chunked_array([mine, theirs.cast(mine.type)]).combine_chunks()
+            merged[column] = pa.chunked_array(mine.chunks + theirs.cast(mine.type).chunks, mine.type).combine_chunks()
     return pa.table(merged)
 
 

@@ -22,6 +22,7 @@ deleted, and both land together or not at all.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -78,7 +79,8 @@ class _Codec:
     def __init__(self, codec_id: int, columns: dict[str, list[str]], dictionary: bytes | None):
         import zstandard
 
-        self.id, self.columns = codec_id, columns
+        self.id = codec_id
+        self.columns = {table: tuple(names) for table, names in columns.items()}
         data = zstandard.ZstdCompressionDict(dictionary) if dictionary else None
         self._compressor = zstandard.ZstdCompressor(level=LEVEL, dict_data=data, write_checksum=True)
         self._decompressor = zstandard.ZstdDecompressor(dict_data=data)
@@ -280,8 +282,13 @@ def _key(table: str, columns: list[str], row: Iterable[Any]) -> tuple:
 
 def _reshaped(row: list, had: list[str], wanted: list[str]) -> tuple:
     """A row written with the columns `had`, in the columns `wanted` (new ones null)."""
+    return tuple(row[i] if i is not None else None for i in _positions(tuple(had), tuple(wanted)))  # cached by columns
+
+
+@functools.lru_cache(maxsize=64)
+def _positions(had: tuple[str, ...], wanted: tuple[str, ...]) -> tuple[int | None, ...]:
     at = {c: i for i, c in enumerate(had)}
-    return tuple(row[at[c]] if c in at else None for c in wanted)
+    return tuple(at.get(c) for c in wanted)
 
 
 def optimize_search_index(conn: sqlite3.Connection) -> None:
