@@ -162,7 +162,7 @@ def pack_closed(
     reclaim: bool = True,
 ) -> PackReport:
     """Pack the listings closed before `closed_before`, with their history and raw records,
-    a batch per transaction; then merge the name search's segments (the deleted rows leave
+    a batch per transaction; then optimize the name search's index (the deleted rows leave
     tombstones there) and give the space back."""
     path = os.fspath(mirror_path)
     cut = iso_timestamp(closed_before.astimezone(timezone.utc))
