@@ -56,7 +56,7 @@ def test_packed_rows_leave_the_tables_and_every_reader_answers_as_before(copy):
     assert after == before
     assert archive.verify(copy) == []
     # The name search's index holds no tombstones of the packed rows: it is no larger than
-    # the same index built anew (unmerged, it was half as large again here).
+    # the same index built anew (unmerged, it was a quarter larger here).
     conn = sqlite3.connect(copy)
     merged = conn.execute("SELECT sum(length(block)) FROM listings_fts_data").fetchone()[0]
     conn.execute("INSERT INTO listings_fts (listings_fts) VALUES ('rebuild')")
