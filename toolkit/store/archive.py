@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .fields import iso_timestamp
-from .closing import ARCHIVED_TABLES, BATCH_TABLE, ArchiveError, declared, delete_plain_batch, file_bytes, reclaim_pages
+from .closing import ARCHIVED_TABLES, ArchiveError, declared, delete_plain_batch, file_bytes, reclaim_pages, run_batches
 from .packed import epoch_ms, forget
 from .schema import connect
 
@@ -166,23 +166,13 @@ def archive_closed(
     conn = connect(path)
     try:
         recover(path, conn)
-        conn.execute(BATCH_TABLE)
-        while True:
-            if not _archive_batch(path, conn, cut, batch, report):
-                break
+
+        def after_each() -> None:
             report.batches += 1
             if progress is not None:
                 progress(report)
-            if reclaim:
-                reclaim_pages(conn)
-        if report.batches:
-            from .packed import optimize_search_index
 
-            optimize_search_index(conn)
-            if reclaim:
-                reclaim_pages(conn)
-        if reclaim:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        run_batches(conn, lambda: _archive_batch(path, conn, cut, batch, report), after_each, reclaim)
     finally:
         conn.close()
         shutil.rmtree(_staging(path), ignore_errors=True)

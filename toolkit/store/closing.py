@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 
-__all__ = ["ARCHIVED_TABLES", "BATCH_TABLE", "ArchiveError", "declared", "delete_plain_batch", "file_bytes", "reclaim_pages"]
+__all__ = ["ARCHIVED_TABLES", "BATCH_TABLE", "ArchiveError", "declared", "delete_plain_batch", "file_bytes",
+           "optimize_search_index", "reclaim_pages", "run_batches"]
 
 # Each table a closed listing takes with it: its primary key (the order of its rows in a
 # file, a record and a checksum) and how its rows are chosen from a batch of listing ids.
@@ -53,3 +55,31 @@ def reclaim_pages(conn: sqlite3.Connection, pages_per_step: int = 2048) -> None:
 def file_bytes(path: str) -> int:
     """The mirror's bytes on disk: the file and its write-ahead log."""
     return sum(os.path.getsize(p) for p in (path, f"{path}-wal") if os.path.exists(p))
+
+
+def optimize_search_index(conn: sqlite3.Connection) -> None:
+    """Merge the name search's segments into one: deleting many rows leaves tombstones there
+    that every later search reads past (0.7 s at full scale, one short write)."""
+    with conn:
+        conn.execute("INSERT INTO listings_fts (listings_fts) VALUES ('optimize')")
+
+
+def run_batches(conn: sqlite3.Connection, one_batch: Callable[[], bool], after_each: Callable[[], None],
+                reclaim: bool) -> int:  # fmt: skip
+    """Run `one_batch` (one transaction; False when nothing is left) until it is done, calling
+    `after_each` and giving pages back after each; then, when any ran, optimize the name
+    search's index (its rows left) and give back what that freed. Returns the batches run."""
+    conn.execute(BATCH_TABLE)
+    batches = 0
+    while one_batch():
+        batches += 1
+        after_each()
+        if reclaim:
+            reclaim_pages(conn)
+    if batches:
+        optimize_search_index(conn)
+        if reclaim:
+            reclaim_pages(conn)
+    if reclaim:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return batches

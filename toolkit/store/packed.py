@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from .closing import ARCHIVED_TABLES, BATCH_TABLE, ArchiveError, declared, delete_plain_batch, file_bytes, reclaim_pages
+from .closing import ARCHIVED_TABLES, ArchiveError, declared, delete_plain_batch, file_bytes, run_batches
+from .transaction import one_transaction
 from .fields import iso_timestamp
 from .schema import connect
 
@@ -170,18 +171,13 @@ def pack_closed(
     started = time.monotonic()
     conn = connect(path)
     try:
-        conn.execute(BATCH_TABLE)
-        while _pack_batch(conn, cut, batch, report):
+
+        def after_each() -> None:
             report.batches += 1
             if progress is not None:
                 progress(report)
-            if reclaim:
-                reclaim_pages(conn)
-        if report.listings:
-            optimize_search_index(conn)
-        if reclaim:
-            reclaim_pages(conn)
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+        run_batches(conn, lambda: _pack_batch(conn, cut, batch, report), after_each, reclaim)
     finally:
         conn.close()
     report.file_bytes_after = file_bytes(path)
@@ -191,8 +187,7 @@ def pack_closed(
 
 def _pack_batch(conn: sqlite3.Connection, cut: str, batch: int, report: PackReport) -> bool:
     """One batch, all or nothing; False when nothing closed before the cut is left unpacked."""
-    conn.execute("BEGIN IMMEDIATE")  # other writers wait (busy timeout); readers read on
-    try:
+    with one_transaction(conn):  # other writers wait (busy timeout); readers read on
         conn.execute("DELETE FROM temp.archive_batch")
         conn.execute(
             "INSERT INTO temp.archive_batch (id, month) SELECT id, substr(closed_at, 1, 7) FROM listings "
@@ -200,7 +195,6 @@ def _pack_batch(conn: sqlite3.Connection, cut: str, batch: int, report: PackRepo
             [cut, batch],
         )
         if not conn.execute("SELECT count(*) FROM temp.archive_batch").fetchone()[0]:
-            conn.execute("ROLLBACK")
             return False
         columns = _columns(conn)
         rows = {table: _rows_of_batch(conn, table, columns[table]) for table in TABLES}
@@ -221,11 +215,6 @@ def _pack_batch(conn: sqlite3.Connection, cut: str, batch: int, report: PackRepo
         conn.executemany("INSERT OR IGNORE INTO packed_names (name, id) VALUES (?, ?)",
                          [(listing[at["name"]], listing[0]) for listing, _ in documents])  # fmt: skip
         _bump_version(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     report.listings += len(documents)
     report.history += sum(len(v) for v in rows["listing_history"].values())
     report.raw_records += sum(len(v) for v in rows["raw_records"].values())
@@ -289,13 +278,6 @@ def _reshaped(row: list, had: list[str], wanted: list[str]) -> tuple:
 def _positions(had: tuple[str, ...], wanted: tuple[str, ...]) -> tuple[int | None, ...]:
     at = {c: i for i, c in enumerate(had)}
     return tuple(at.get(c) for c in wanted)
-
-
-def optimize_search_index(conn: sqlite3.Connection) -> None:
-    """Merge the name search's segments into one: deleting many rows leaves tombstones there
-    that every later search reads past (0.7 s at full scale, one short write)."""
-    with conn:
-        conn.execute("INSERT INTO listings_fts (listings_fts) VALUES ('optimize')")
 
 
 def forget(conn: sqlite3.Connection, where: str) -> None:
@@ -402,11 +384,9 @@ def unpack(mirror_path: str | os.PathLike[str], *, batch: int = BATCH) -> int:
     try:
         columns = _columns(conn)
         while True:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with one_transaction(conn):
                 ids = [i for (i,) in conn.execute("SELECT id FROM packed_listings ORDER BY id LIMIT ?", [batch])]
                 if not ids:
-                    conn.execute("ROLLBACK")
                     break
                 marks = ", ".join("?" * len(ids))
                 for codec, document in list(_records(conn, f"id IN ({marks})", ids)):
@@ -418,11 +398,6 @@ def unpack(mirror_path: str | os.PathLike[str], *, batch: int = BATCH) -> int:
                                          f"VALUES ({', '.join('?' * len(columns[table]))})", shaped)  # fmt: skip
                 forget(conn, f"id IN ({', '.join(map(str, ids))})")
                 _bump_version(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
             done += len(ids)
     finally:
         conn.close()
