@@ -466,9 +466,9 @@ def test_id_collision_is_skipped_not_overwritten(mirror, tmp_path):
 
 
 def test_registry_options_and_ids(mirror, tmp_path):
-    assert set(ADAPTERS) == {"godaddy", "bardate", "droplist", "zonediff"}
+    assert set(ADAPTERS) == {"godaddy", "namecheap", "bardate", "droplist", "zonediff"}
     assert set(ingest.__all__) <= set(dir(ingest))
-    with pytest.raises(ValueError, match="unknown feed 'namejet'; choose one of godaddy, bardate, droplist, zonediff"):
+    with pytest.raises(ValueError, match="unknown feed 'namejet'; choose one of godaddy, namecheap, bardate, droplist, zonediff"):
         ingest_file(mirror, "namejet", tmp_path / "x.csv")
     with pytest.raises(TypeError, match=r"godaddy: unknown option status"):
         ingest_file(mirror, "godaddy", tmp_path / "x.csv", status="pendingDelete")

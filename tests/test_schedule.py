@@ -33,6 +33,7 @@ from toolkit.sync.remote import RemoteClient
 from toolkit.sync.schedule import DEFAULT_SCHEDULES, build_scheduler, crontab, next_runs, run_job, schedules, systemd_units
 from toolkit.serve.server import BackgroundServer, create_app
 from toolkit.store.fields import LISTING_FIELDS
+from toolkit.store.feeds import FEEDS
 from toolkit.store.schema import connect
 from toolkit.store.writer import save_listings
 from toolkit.sync.watchlist import save_search
@@ -220,8 +221,9 @@ def test_sigterm_during_a_job_stops_after_a_whole_page(tmp_path):
     remote, local = tmp_path / "remote.db", tmp_path / "local.db"
     small_demo(remote, 6)
     env = {k: v for k, v in os.environ.items() if not k.startswith("EDT_")}
-    env.update(EDT_API_KEY=KEY, EDT_PLAN="pro", EDT_BUDGET_FILE=str(tmp_path / "budget.sqlite"),
-               EDT_CONFIG=str(tmp_path / "none.toml"))  # fmt: skip
+    config = tmp_path / "config.toml"  # the API jobs only: the public feeds are not on this machine's network
+    config.write_text("".join(f"[feeds.{name}]\nenabled = false\n" for name in FEEDS))
+    env.update(EDT_API_KEY=KEY, EDT_PLAN="pro", EDT_BUDGET_FILE=str(tmp_path / "budget.sqlite"), EDT_CONFIG=str(config))
     with BackgroundServer(create_app(remote, keys={KEY: "pro"}, rates={"pro": 100_000})) as server:
         env["EDT_BASE_URL"] = server.url
         child = subprocess.Popen([sys.executable, "-m", "toolkit", "schedule", "--db", str(local), "--now"], env=env,

@@ -164,11 +164,23 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
 @click.option("--dry-run", is_flag=True, help="Print what would run (rows, requests, time per job) from one count each.")
 @click.option("--rate", type=click.IntRange(1, 100_000), default=None, metavar="N",
               help="Requests per minute to pace at (default: the plan's limit; enterprise 300).")  # fmt: skip
+@click.option("--feeds", "feeds", is_flag=False, flag_value="*", default=None, metavar="[NAMES]",
+              help="Instead of the API: the free public feeds (GoDaddy, Namecheap, registry lists, zones), every "
+                   "enabled one, or those NAMES (comma-separated; `edt schedule --next` lists them). No key needed.")
 @_timeout_option
 def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str | None, jobs: str | None, full: bool,
-                 dry_run: bool, rate: int | None, timeout: float | None) -> None:  # fmt: skip
-    """Mirror the remote API into the database, within the plan's rate limit, resumable."""
+                 dry_run: bool, rate: int | None, feeds: str | None, timeout: float | None) -> None:  # fmt: skip
+    """Mirror the remote API into the database, within the plan's rate limit, resumable.
+
+    With --feeds, download the free public feeds instead (docs/guides/feeds.md)."""
     import asyncio
+
+    if feeds is not None:
+        if jobs or full or dry_run or rate or plan or api_key or base_url:
+            raise BadInput("--feeds: the feeds need no key, plan or jobs; drop --jobs, --full, --dry-run, --rate, "
+                           "--plan, --api-key and --base-url")  # fmt: skip
+        _sync_feeds(db, None if feeds == "*" else [n.strip() for n in feeds.split(",") if n.strip()], timeout)
+        return
 
     from ..config import configured_plan, load_settings
     from ..sync.remote import RemoteClient
@@ -191,7 +203,7 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
     _OPENED.append(db)
     if not settings.api_key:
         raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file, or --api-key); "
-                       "without one, `edt demo` fills the mirror with demo data")  # fmt: skip
+                       "without one, `edt sync --feeds` fills the mirror from the free public feeds, `edt demo` with demo data")  # fmt: skip
     if not plan_given:
         click.echo(f"Assuming the {settings.plan} plan (set --plan, EDT_PLAN or plan in the config file to use more "
                    "of yours).", err=True)
@@ -225,6 +237,41 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
         click.echo(result.line())
     if not dry_run and any(r.status not in ("ok", "skipped") for r in results):
         raise Failed("some jobs did not finish (see above)")
+
+
+def _sync_feeds(db: str, names: list[str] | None, timeout: float | None) -> None:
+    """`edt sync --feeds`: each feed's line as it ends; exit 2 when a file's format changed,
+    1 when a feed was down (the others ran)."""
+    from ..ingest.feeds import FeedClient, chosen_feeds, run_feeds
+    from ..store.feeds import feed_table
+    from ..store.lock import MirrorBusy
+
+    try:
+        chosen = chosen_feeds(names, feed_table())
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    if not chosen:
+        raise BadInput("--feeds: every feed is disabled in the config file; name some (--feeds nask-pl,bardate-se) "
+                       "or set enabled = true under [feeds.NAME]")  # fmt: skip
+    _check_writable(db, "sync --feeds")
+    _OPENED.append(db)
+    click.echo(f"Feeds {', '.join(f.name for f in chosen)} into {db}")
+    say = lambda line: click.echo(line)  # noqa: E731
+    try:
+        with _on_interrupt(f"the feeds already ingested are kept in {db}; the one in progress wrote nothing"):
+            reports = run_feeds(db, [f.name for f in chosen], client=FeedClient(timeout=_bound(timeout), say=_say_retry),
+                                say=say)  # fmt: skip
+    except MirrorBusy as exc:
+        raise Failed(str(exc)) from None
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    changed = [r for r in reports if r.status == "format"]
+    if changed:
+        raise BadInput(f"{len(changed)} feed file(s) could not be read as their feed, nothing of them was written: "
+                       + "; ".join(r.message for r in changed))  # fmt: skip
+    down = [r.feed for r in reports if r.status == "down"]
+    if down:
+        raise Failed(f"{', '.join(down)} could not be downloaded (see above); the next run tries again")
 
 
 class _SyncProgress:
@@ -323,7 +370,7 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
 
 @cli.command(name="ingest")
 @_db_option
-@click.argument("feed", type=click.Choice(["godaddy", "bardate", "droplist", "zonediff"], case_sensitive=False))
+@click.argument("feed", type=click.Choice(["godaddy", "namecheap", "bardate", "droplist", "zonediff"], case_sensitive=False))
 @click.option("--file", "file", type=click.Path(dir_okay=False), default=None, help="The feed file to load.")
 @click.option("--url", "url", default=None, help="Download the feed from this URL first (instead of --file).")
 @click.option("--previous", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -351,6 +398,7 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
 
     \b
     FEED       godaddy   GoDaddy Auctions inventory (.json.zip / .csv.zip)
+               namecheap Namecheap Market sales CSV (auctions, or buy-now)
                bardate   Internetstiftelsen .se/.nu release list (JSON / TXT)
                droplist  registry deletion list (a name a line, or CSV with dates)
                zonediff  names gone between two zone files (--previous OLD --file NEW),

@@ -328,7 +328,7 @@ def status(db: str, as_json: bool) -> None:
         for job, run in info["last_sync"].items():
             click.echo(f"  sync {job:<11}{run['status']} at {run['finished_at'] or run['started_at']} ({run['rows_seen']} rows)")
     else:
-        click.echo("  sync            never (run `edt sync` with an API key)")
+        click.echo("  sync            never (`edt sync` with an API key, or `edt sync --feeds` without)")
     click.echo("Freshness (the service refreshes each dataset on this schedule):")
     for job in info["freshness"]:
         if job["last_ok"] is None:
@@ -336,6 +336,15 @@ def status(db: str, as_json: bool) -> None:
         else:
             state = f"{'fresh' if job['fresh'] else 'STALE'}: last synced {job['age_hours']} h ago ({job['last_ok']})"
         click.echo(f"  {job['job']:<10}{job['schedule']:<20}{state}")
+    if info["feeds"]:
+        click.echo("Feeds (free public files, `edt sync --feeds`; their publishers' schedules):")
+        for feed in info["feeds"]:
+            if feed["last_ok"] is None:
+                state = "never fetched"
+            else:
+                state = f"{'fresh' if feed['fresh'] else 'STALE'}: last fetched {feed['age_hours']} h ago ({feed['last_ok']})"
+            off = "" if feed["enabled"] else " (disabled)"
+            click.echo(f"  {feed['job']:<20}{feed['schedule']:<16}{state}{off}")
     if info["problems"]:
         click.echo("Incomplete:")
         for problem in info["problems"]:

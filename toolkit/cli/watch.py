@@ -13,22 +13,28 @@ from .shell import BadInput, Failed, _api_error, _check_plan, _db_option, _open,
 
 @cli.command(name="schedule")
 @_db_option
-@click.option("--next", "show_next", is_flag=True, help="Print the next run of each job and exit.")
+@click.option("--next", "show_next", is_flag=True, help="Print the next run of each job and feed, and exit.")
 @click.option("--crontab", "as_crontab", is_flag=True, help="Print equivalent crontab lines and exit.")
 @click.option("--systemd", "as_systemd", is_flag=True, help="Print a systemd user unit that runs this and exit.")
 @click.option("--now", "run_now", is_flag=True, help="Run every job once at start, then keep the schedule.")
-@click.option("--once", metavar="JOB", default=None, help="Run one job (sync, then alerts) and exit: what cron calls.")
+@click.option("--once", metavar="JOB", default=None,
+              help="Run one job or feed (then alerts) and exit: what cron calls. `feeds` runs every enabled feed.")
 def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: bool, run_now: bool,
                      once: str | None) -> None:  # fmt: skip
-    """Run the sync jobs on the service's schedules (docs/reference/freshness.md), then alerts, until stopped."""
+    """Run the sync jobs and the free feeds on their schedules (docs/reference/freshness.md), then alerts, until stopped.
+
+    Without an API key only the feeds run (docs/guides/feeds.md)."""
     from datetime import datetime
 
     from ..config import config_file, load_settings
-    from ..sync.schedule import crontab, next_runs, schedules, serve, systemd_units
+    from ..store.feeds import feed_table
+    from ..store.jobs import JOBS
+    from ..sync.schedule import crontab, feed_schedules, next_runs, schedules, serve, systemd_units
 
     try:
         config = config_file()
-        crons = schedules(config)
+        feeds = feed_table(config)
+        crons = {**schedules(config), **feed_schedules(feeds)}
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     if as_crontab:
@@ -37,21 +43,31 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     if as_systemd:
         click.echo(systemd_units(db=db), nl=False)
         return
-    if once:
-        from ..store.jobs import JOBS
-
-        if once not in JOBS:
-            raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}")
+    if once and once not in JOBS and once != "feeds" and once not in feeds:
+        raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}, feeds, or a feed: {', '.join(feeds)}")
     timezone = config.get("schedule", {}).get("timezone")
     if show_next:
         now = datetime.now().astimezone()
         for job, when in next_runs(crons, now, timezone).items():
-            click.echo(f"{job:<10}{crons[job]:<16}next {when.isoformat(timespec='minutes')}")
+            kind = "feed" if job in feeds else "API"
+            click.echo(f"{job:<20}{kind:<6}{crons[job]:<16}next {when.isoformat(timespec='minutes')}")
         return
     plan = _check_plan(os.environ.get("EDT_PLAN")) or "pro"
     settings = load_settings(db=db, plan=plan)
-    if not settings.api_key:
-        raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file) for the scheduled syncs")
+    from ..ingest.feeds import run_feed_job
+
+    if once and once not in JOBS:
+        reports = run_feed_job(once, settings, say=lambda line: click.echo(line))
+        if not reports:
+            raise Failed(f"{once} did not run (see above)")
+        if any(r.status == "format" for r in reports):
+            raise BadInput(f"{once}: a feed file could not be read as its feed; nothing of it was written (see above)")
+        if any(r.status == "down" for r in reports):
+            raise Failed(f"{once}: a feed could not be downloaded (see above); the next run tries again")
+        return
+    if not settings.api_key and (once or not any(job not in JOBS for job in crons)):
+        raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file) for the scheduled syncs; "
+                       "the free feeds need none (`edt schedule --once feeds`)")  # fmt: skip
     if once:
         from ..sync.schedule import run_job
 
@@ -59,7 +75,7 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
         if not reports or any(r.status not in ("ok", "skipped") for r in reports):
             raise Failed(f"{once} did not finish (see above)")
         return
-    serve(settings, run_now=run_now, say=lambda line: click.echo(line))
+    serve(settings, run_now=run_now, say=lambda line: click.echo(line), crons=crons, feed_runner=run_feed_job)
 
 
 @cli.group()

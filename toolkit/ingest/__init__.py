@@ -13,6 +13,7 @@ pending-delete: docs/reference/fields.md); `ingest_file` is the one save step:
 | feed | file | records |
 |---|---|---|
 | `godaddy` | GoDaddy Auctions inventory, zipped JSON `{"meta", "data"}` or CSV | listings, source `godaddy`, USD |
+| `namecheap` | Namecheap Market's sales CSV (auctions) or its buy-now CSV | listings, source `namecheap`, USD |
 | `bardate` | Internetstiftelsen's .se/.nu release list, JSON or TXT | pending-delete, official drop date |
 | `droplist` | registry deletion / drop list: a name a line, or CSV with date columns | pending-delete, file date or lifecycle prediction |
 | `zonediff` | two zone files / name lists of one TLD (`previous=` the older), or a folder / glob of daily snapshots (a replay) | pending-delete candidates with a drop window; `regfree` listings only for names `is_available` confirms |
@@ -53,6 +54,7 @@ from .common import (
 )
 from .droplist import NASK_DELETED_URL, droplist_rows, fetch_droplist, parse_droplist
 from .godaddy import GODADDY_URL, fetch_godaddy, godaddy_rows, parse_godaddy
+from .namecheap import NAMECHEAP_URL, fetch_namecheap, namecheap_rows, parse_namecheap
 from .zonediff import is_replay, parse_zonediff, replay_rows, snapshot_files, zone_names, zonediff_rows
 
 if TYPE_CHECKING:  # imported when a Mirror is handed in: the feeds' parsers and `lifecycle` need no query layer
@@ -71,12 +73,14 @@ __all__ = [
     "fetch_bardate",
     "fetch_droplist",
     "fetch_godaddy",
+    "fetch_namecheap",
     "ingest_file",
     "ingest_id",
     "ingest_url",
     "parse_bardate",
     "parse_droplist",
     "parse_godaddy",
+    "parse_namecheap",
     "parse_zonediff",
     "replay_rows",
     "snapshot_files",
@@ -106,6 +110,8 @@ ADAPTERS: dict[str, Adapter] = {
     for a in (
         Adapter("godaddy", "GoDaddy Auctions inventory (zipped JSON or CSV)", (LISTING,), godaddy_rows, parse_godaddy,
                 url=GODADDY_URL),
+        Adapter("namecheap", "Namecheap Market sales CSV (auctions, or buy-now)", (LISTING,), namecheap_rows,
+                parse_namecheap, url=NAMECHEAP_URL),
         Adapter("bardate", "Internetstiftelsen .se/.nu release list (JSON or TXT)", (PENDING,), bardate_rows,
                 parse_bardate, url=BARDATE_URL),
         Adapter("droplist", "registry deletion/drop list (a name a line, or CSV with dates)", (PENDING,),
@@ -242,14 +248,16 @@ def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Co
 
 
 def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: str | Path, *,
-                observed_at: Any = None, **options: Any) -> IngestReport:  # fmt: skip
+                observed_at: Any = None, on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None = None,
+                **options: Any) -> IngestReport:  # fmt: skip
     """Parse the whole `path` as `feed` (a key of `ADAPTERS`), then write every good row in
     one transaction, origin `ingest:<feed>`; returns the `IngestReport`.
 
     `observed_at` (default now, the mirror's clock) is when the rows were seen. `options`
     go to the adapter (`ADAPTERS[feed].options`: droplist `status`, `list_date`; zonediff
     `previous` (required unless `path` is a folder or glob of daily snapshots: a replay),
-    `is_available`, `status`, `zone_date`, `tld`).
+    `is_available`, `status`, `zone_date`, `tld`). `on_commit(conn, report)` runs inside the
+    file's transaction, after its rows: what it writes commits with them or not at all.
     Raises `IngestError` (nothing written) when the file cannot be read as `feed`."""
     adapter = ADAPTERS.get(str(feed).strip().lower())
     if adapter is None:
@@ -299,6 +307,8 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
             if pending:
                 report.pending = save_pending(writer, pending, origin=origin, observed_at=stamp, keep_raw=True,
                                               batch_size=len(pending))  # fmt: skip
+            if on_commit is not None:
+                on_commit(writer, report)
     report.skipped = sorted(problems, key=lambda s: (s.file, s.line or 0))
     return report
 

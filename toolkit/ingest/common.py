@@ -17,6 +17,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import re
 import shutil
 import tempfile
@@ -41,6 +42,7 @@ __all__ = [
     "ingest_id",
     "clean_domain",
     "parse_money",
+    "whole_number",
     "parse_day",
     "parse_timestamp",
     "day_in_name",
@@ -187,6 +189,21 @@ def parse_timestamp(value: Any, *, zone: Any = None, us_dates: bool = False) -> 
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=zone or timezone.utc)
     return iso_timestamp(parsed)
+
+
+def whole_number(value: Any, field: str, low: int = 0, high: int | None = None) -> int | None:
+    """A whole number in [low, high] from a feed cell (None for an empty one); `BadRow` otherwise."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        number = float(str(value).replace(",", "").strip()) if not isinstance(value, (int, float)) else value
+    except ValueError:
+        raise BadRow(f"{field} {value!r} is not a number") from None
+    out_of_range = number < low or (high is not None and number > high)
+    if isinstance(value, bool) or not math.isfinite(number) or number != int(number) or out_of_range:
+        bounds = f"{low}-{high}" if high is not None else f">= {low}"
+        raise BadRow(f"{field} {value!r} is not a whole number {bounds}")
+    return int(number)
 
 
 _DAY_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%Y%m%d", "%d.%m.%Y", "%d %b %Y", "%d-%b-%Y", "%b %d, %Y")

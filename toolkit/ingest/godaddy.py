@@ -25,7 +25,6 @@ Mapping (to the fields of docs/reference/fields.md):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,7 @@ from .common import (
     parse_timestamp,
     read_feed,
     strict,
+    whole_number,
 )
 
 __all__ = ["GODADDY_TYPES", "GODADDY_URL", "godaddy_rows", "parse_godaddy", "fetch_godaddy"]
@@ -90,20 +90,6 @@ _CSV_FIELDS = {
 _COUNT_KEYS = ("totalRecords", "total_records", "total", "count", "recordCount", "numberOfRecords")
 
 
-def _int(value: Any, field: str, low: int = 0, high: int | None = None) -> int | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    try:
-        number = float(str(value).replace(",", "").strip()) if not isinstance(value, (int, float)) else value
-    except ValueError:
-        raise BadRow(f"{field} {value!r} is not a number") from None
-    out_of_range = number < low or (high is not None and number > high)
-    if isinstance(value, bool) or not math.isfinite(number) or number != int(number) or out_of_range:
-        bounds = f"{low}-{high}" if high is not None else f">= {low}"
-        raise BadRow(f"{field} {value!r} is not a whole number {bounds}")
-    return int(number)
-
-
 def _record(fields: dict[str, Any], original: Any, end_zone: str | None) -> dict[str, Any]:
     """A listing record from one inventory row (`fields` in the JSON's names)."""
     name = clean_domain(fields.get("domainName"))
@@ -114,7 +100,7 @@ def _record(fields: dict[str, Any], original: Any, end_zone: str | None) -> dict
         raise BadRow(f"auctionType {kind!r} is not one this adapter maps ({known}); add it to GODADDY_TYPES")
     listing_type, auction_type = GODADDY_TYPES[key]
     amount = parse_money(fields.get("price"))
-    bids = _int(fields.get("numberOfBids"), "numberOfBids")
+    bids = whole_number(fields.get("numberOfBids"), "numberOfBids")
     end = fields.get("auctionEndTime")
     end_at = parse_timestamp(end, zone=end_zone, us_dates=True) if end not in (None, "") else None
     link = fields.get("link")
@@ -130,8 +116,8 @@ def _record(fields: dict[str, Any], original: Any, end_zone: str | None) -> dict
         "currency": _SOURCE.currency,
         "bids_count": bids,
         "auction_end_date": end_at,
-        "trust_flow": _int(fields.get("majesticTf"), "majesticTf", 0, 100),
-        "citation_flow": _int(fields.get("majesticCf"), "majesticCf", 0, 100),
+        "trust_flow": whole_number(fields.get("majesticTf"), "majesticTf", 0, 100),
+        "citation_flow": whole_number(fields.get("majesticCf"), "majesticCf", 0, 100),
         "purchase_url": link.strip() if isinstance(link, str) and link.strip().startswith(("https://", "http://"))
         else _SOURCE.purchase_url.format(name=name),
         "purchase_platform": _SOURCE.name,

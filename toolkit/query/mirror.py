@@ -28,6 +28,7 @@ from ..errors import cursor_not_available, invalid, not_found
 from ..plans import normalize_plan, require
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
+from ..store.feeds import feed_freshness
 from ..store.jobs import freshness
 from ..store.schema import OPEN, SCHEMA_VERSION, connect, ensure_schema
 from ..store.access import opens_read_only
@@ -870,7 +871,8 @@ class Mirror:
 
     def status(self) -> dict[str, Any]:
         """Row counts per dataset, demo or synced, the last sync of each job and each
-        dataset's freshness against the service's schedule (docs/reference/freshness.md)."""
+        dataset's freshness against the service's schedule (docs/reference/freshness.md), and
+        each public feed's against its publisher's (`feeds`, docs/guides/feeds.md)."""
         conn = self.connection()
         now = iso_timestamp(self.now())
         count = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731
@@ -895,7 +897,8 @@ class Mirror:
             runs[job] = {"started_at": started, "finished_at": finished, "status": status, "rows_seen": rows_seen}
         meta = dict(conn.execute("SELECT key, value FROM mirror_meta").fetchall())
         return {"path": self.path, "datasets": datasets, "origins": origins, "last_sync": runs, "meta": meta,
-                "freshness": freshness(conn, self.now()), "problems": self._problems(conn, runs, meta)}  # fmt: skip
+                "freshness": freshness(conn, self.now()), "feeds": feed_freshness(conn, self.now()),
+                "problems": self._problems(conn, runs, meta)}  # fmt: skip
 
     def _problems(self, conn: sqlite3.Connection, runs: Mapping[str, Any], meta: Mapping[str, str]) -> list[str]:
         """What is incomplete in the mirror, each with its fix: a load at work now, a sync or an

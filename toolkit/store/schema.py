@@ -31,7 +31,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "without_indexes", "apply_schema", "missing_parts", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -141,6 +141,17 @@ PACKED_CODEC_COLUMNS = {"id": int, "columns": str, "dictionary": bytes, "made_at
 PACKED_INDEXES = {"idx_packed_closed": "closed"}
 PACKED_NAMES = ("CREATE TABLE IF NOT EXISTS packed_names (name TEXT NOT NULL, id INTEGER NOT NULL, "
                 "PRIMARY KEY (name, id)) WITHOUT ROWID")  # fmt: skip
+# Each public feed's last download (toolkit/ingest/feeds.py): the validators a conditional
+# request sends (a 304 writes nothing), committed with the rows of the file they describe.
+FEED_STATE_COLUMNS = {
+    "feed": str,
+    "url": str,  # the address the validators belong to (another address starts afresh)
+    "etag": str,
+    "last_modified": str,
+    "checked_at": str,  # the last answer, 304 or 200
+    "changed_at": str,  # the last file ingested
+    "snapshot": str,  # zone feeds: the newest snapshot file, which the next one is compared with
+}
 SHORTLIST_COLUMNS = {
     "listing_id": int,  # a listings id (not a foreign key: a shortlisted row may be pruned)
     "note": str,
@@ -380,7 +391,8 @@ _DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _mi
 # triggers that bump the generation on every write, whoever writes (a v9 mirror read read-only
 # would not see another program's writes: it is upgraded by opening it once read-write);
 # v11 the covering index holds open listings only, closings are indexed by time, and the
-# archive's manifest (`archive_parts`); v12 packed closed listings (`packed_listings`, `packed_codecs`).
+# archive's manifest (`archive_parts`); v12 packed closed listings (`packed_listings`, `packed_codecs`);
+# v13 the public feeds' conditional-request state (`feed_state`).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -426,7 +438,7 @@ def _fingerprint() -> str:
     declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, SYNC_STATE_COLUMNS,
                 SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS, ENRICH_CACHE_COLUMNS, ARCHIVE_PART_COLUMNS,
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES, CHANGE_INDEXES,
-                CHANGE_TRIGGERS, PACKED_COLUMNS, PACKED_CODEC_COLUMNS, PACKED_INDEXES, PACKED_NAMES)  # fmt: skip
+                CHANGE_TRIGGERS, PACKED_COLUMNS, PACKED_CODEC_COLUMNS, PACKED_INDEXES, PACKED_NAMES, FEED_STATE_COLUMNS)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
 
@@ -490,6 +502,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _table(db, "archive_parts", ARCHIVE_PART_COLUMNS, "path")  # v11
     _table(db, "packed_listings", PACKED_COLUMNS, "id")  # v12
     _table(db, "packed_codecs", PACKED_CODEC_COLUMNS, "id")
+    _table(db, "feed_state", FEED_STATE_COLUMNS, "feed")  # v13
     conn.execute(PACKED_NAMES)  # keyed by name, with no rowid: a name's lookup without an index beside it
     for version in sorted(_DATA_MIGRATIONS):
         if before < version:

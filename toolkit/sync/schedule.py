@@ -6,6 +6,10 @@ are within the grace time; jobs the plan cannot use are skipped once, with a lin
 or Ctrl-C stops after the page being written (each page commits with its checkpoint, so
 the next start resumes there). Times come from the config file's `[schedule]` table, e.g.
 `bids = "0 */4 * * *"`, and `timezone` (default: the machine's).
+
+The free public feeds (`toolkit.store.feeds`) are jobs of the same scheduler, each on its
+publisher's schedule (`[feeds.NAME] schedule`); they need no key. Their runner lives with
+the ingest (toolkit/ingest/feeds.py) and is handed in as `feed_runner`.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ from apscheduler.util import undefined
 from ..config import Settings, config_file
 from ..plans import RATE_LIMITS, REQUIREMENTS, plan_allows
 
-__all__ = ["DEFAULT_SCHEDULES", "GRACE_SECONDS", "schedules", "triggers", "next_runs", "crontab", "systemd_units",
-           "run_job", "build_scheduler", "serve"]  # fmt: skip
+__all__ = ["DEFAULT_SCHEDULES", "GRACE_SECONDS", "schedules", "feed_schedules", "triggers", "next_runs", "crontab",
+           "systemd_units", "run_job", "build_scheduler", "serve"]  # fmt: skip
 
 log = logging.getLogger("toolkit.sync.schedule")
 
@@ -55,6 +59,20 @@ def schedules(config: Mapping[str, Any] | None = None) -> dict[str, str]:
             _trigger(cron)
         except ValueError as exc:
             raise ValueError(f"[schedule] {job} = {cron!r}: not a crontab expression ({exc})") from None
+    return chosen
+
+
+def feed_schedules(feeds: Mapping[str, Any]) -> dict[str, str]:
+    """The cron expression of each enabled feed with an address (`toolkit.store.feeds.feed_table`)."""
+    chosen = {}
+    for name, feed in feeds.items():
+        if not feed.enabled or not feed.url:
+            continue
+        try:
+            _trigger(feed.schedule)
+        except ValueError as exc:
+            raise ValueError(f"[feeds.{name}] schedule = {feed.schedule!r}: not a crontab expression ({exc})") from None
+        chosen[name] = feed.schedule
     return chosen
 
 
@@ -216,35 +234,56 @@ def _archive_after(mirror: Any, say: Callable[[str], None]) -> None:
 
 def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threading.Event,
                     timezone: Any = None, say: Callable[[str], None] = print, run_now: bool = False,
-                    runner: Callable[..., Any] = run_job) -> BlockingScheduler:  # fmt: skip
-    """A scheduler with one job per allowed dataset; the others are skipped with one line.
-    One worker thread: jobs run one after another (they share the mirror and the budget)."""
+                    runner: Callable[..., Any] = run_job,
+                    feed_runner: Callable[..., Any] | None = None) -> BlockingScheduler:  # fmt: skip
+    """A scheduler with one job per allowed dataset and per feed (the names of `crons` that
+    are not API jobs, run by `feed_runner`); API jobs without a key or beyond the plan are
+    skipped with one line, and so are the listing feeds (GoDaddy, Namecheap) when there is a
+    key: the API's listings already hold those platforms, and a feed would list them twice. One worker thread: jobs run one after another (they share the
+    mirror and the budget)."""
+    from ..store.feeds import LISTING_ADAPTERS, feed_table
     from ..store.jobs import JOBS
 
+    feeds = feed_table() if any(job not in JOBS for job in crons) else {}
     options: dict[str, Any] = {"executors": {"default": ThreadPoolExecutor(1)}}
     if timezone:
         options["timezone"] = timezone
     scheduler = BlockingScheduler(**options)
     for job, trigger in triggers(crons, timezone).items():
-        capability = JOBS[job].capability
-        if not plan_allows(settings.plan, capability):
+        target = runner
+        if job not in JOBS:
+            if feed_runner is None:
+                raise ValueError(f"{job}: neither an API job ({', '.join(JOBS)}) nor given a feed runner")
+            target = feed_runner
+            if settings.api_key and job in feeds and feeds[job].adapter in LISTING_ADAPTERS:
+                say(f"{job}: skipped: with an API key the listings job brings {feeds[job].adapter}'s listings "
+                    f"(`edt sync --feeds {job}` runs it anyway)")  # fmt: skip
+                continue
+        elif not settings.api_key:
+            say(f"{job}: skipped: no API key (set EDT_API_KEY for the API jobs; the free feeds need none)")
+            continue
+        elif not plan_allows(settings.plan, JOBS[job].capability):
+            capability = JOBS[job].capability
             say(f"{job}: skipped: the {settings.plan} plan cannot use it (needs {REQUIREMENTS[capability]} or above)")
             continue
-        scheduler.add_job(runner, trigger, args=[job, settings], kwargs={"stop": stop, "say": say}, id=job, name=job,
+        scheduler.add_job(target, trigger, args=[job, settings], kwargs={"stop": stop, "say": say}, id=job, name=job,
                           max_instances=1, coalesce=True, misfire_grace_time=GRACE_SECONDS,
                           next_run_time=datetime.now(trigger.timezone) if run_now else undefined)  # fmt: skip
     return scheduler
 
 
-def serve(settings: Settings, *, run_now: bool = False, say: Callable[[str], None] = print) -> None:
-    """Run until SIGTERM or Ctrl-C; a job being written stops after its current page."""
+def serve(settings: Settings, *, run_now: bool = False, say: Callable[[str], None] = print,
+          crons: Mapping[str, str] | None = None, feed_runner: Callable[..., Any] | None = None) -> None:  # fmt: skip
+    """Run until SIGTERM or Ctrl-C; a job being written stops after its current page.
+    `crons`: the jobs and feeds to run (default: the API jobs of the config file)."""
     import signal
 
     config = config_file()
-    crons = schedules(config)
+    crons = crons if crons is not None else schedules(config)
     timezone = config.get("schedule", {}).get("timezone")
     stop = threading.Event()
-    scheduler = build_scheduler(settings, crons, stop=stop, timezone=timezone, say=say, run_now=run_now)
+    scheduler = build_scheduler(settings, crons, stop=stop, timezone=timezone, say=say, run_now=run_now,
+                                feed_runner=feed_runner)  # fmt: skip
 
     def on_signal(signum: int, frame: Any) -> None:
         say(f"stopping ({signal.Signals(signum).name}): the job in progress ends after its current page")
