@@ -687,6 +687,31 @@ def test_the_sync_button_runs_a_job_against_the_remote(demo_db, demo_template, t
     assert runs == [("pending", "ok")]
 
 
+def test_the_sync_page_fetches_the_free_feeds_without_a_key(demo_db, tmp_path, monkeypatch):
+    from test_feeds import NASK, Publisher
+
+    publisher = Publisher()
+    try:
+        publisher.publish("/pl.txt", (NASK / "2022-07-05.txt").read_bytes(), datetime(2026, 8, 21, tzinfo=timezone.utc))
+        config = tmp_path / "feeds.toml"
+        config.write_text(f'[feeds.nask-pl]\nurl = "{publisher.url}/pl.txt"\n')
+        monkeypatch.setenv("EDT_CONFIG", str(config))
+        monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))
+        at = app("sync")
+        no_exception(at)
+        assert "nask-pl" in at.multiselect(key="feeds_pick").value  # the enabled feeds are chosen
+        at.multiselect(key="feeds_pick").set_value(["nask-pl"])
+        at.button(key="feeds_run").click().run()
+        no_exception(at)
+    finally:
+        publisher.close()
+    stored = connect(str(demo_db)).execute("SELECT count(*) FROM pending_delete WHERE source = 'droplist'").fetchone()[0]
+    assert stored > 1_500
+    assert [s.value for s in at.success] == [f"nask-pl: ok: {stored:,} rows ({stored:,} new, 0 updated)"]
+    feeds = at.dataframe[-1].value
+    assert feeds.set_index("feed").loc["nask-pl", "state"] == "fresh"
+
+
 def test_a_pending_delete_name_opens_its_own_detail(demo_db):
     mirror = Mirror(demo_db)
     row = mirror.search_pending_delete({"per_page": "1"})["data"][0]

@@ -14,6 +14,7 @@ import hashlib
 import http.server
 import io
 import json
+import re
 import socket
 import socketserver
 import sqlite3
@@ -351,6 +352,11 @@ def test_a_feed_whose_format_changed_is_exit_2_naming_the_feed_and_line(publishe
     ok = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "godaddy-closeouts,nask-pl"])
     assert ok.exit_code == 0, ok.output
     assert "godaddy-closeouts: ok: 1 rows (1 new, 0 updated)" in ok.output
+    status = CliRunner().invoke(cli, ["status", "--db", str(db)]).output
+    feeds = status.split("Feeds (free public files", 1)[1]
+    assert re.search(r"^  godaddy-closeouts +40 8 \* \* \* +fresh: last fetched 0\.0 h ago", feeds, flags=re.M)
+    assert re.search(r"^  zone-se +0 5 \* \* \* +never fetched$", feeds, flags=re.M)
+    assert "godaddy-all" not in feeds  # disabled and never run
     # GoDaddy renames its domain field: the file is refused whole, the other feed still runs
     renamed = [{("name" if k == "domainName" else k): v for k, v in gd("other.com", "BuyNow", "$6", 0, "").items()}]
     publisher.publish("/c.json.zip", godaddy_zip(renamed), DAYS[1])
@@ -515,3 +521,26 @@ def test_schedule_next_lists_the_feeds_beside_the_api_jobs(tmp_path, monkeypatch
     config.write_text('[feeds.nask-pl]\nschedule = "daily please"\n')
     bad = CliRunner().invoke(cli, ["schedule", "--next", "--db", str(tmp_path / "m.db")])
     assert bad.exit_code == 2 and "[feeds.nask-pl] schedule = 'daily please': not a crontab expression" in bad.output
+
+
+def test_the_demo_says_how_to_switch_to_the_feeds_in_one_command(publisher, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    db = tmp_path / "mirror.db"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[feeds.nask-pl]\nurl = "{publisher.url}/pl.txt"\n')
+    monkeypatch.setenv("EDT_CONFIG", str(config))
+    monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))
+    publisher.publish("/pl.txt", (NASK / "2022-07-05.txt").read_bytes(), DAYS[0])
+    demo = CliRunner().invoke(cli, ["demo", "--db", str(db)])
+    assert demo.exit_code == 0 and "`edt sync --feeds --clear-demo` swaps the demo for the free public feeds" in demo.output
+    demo_rows = rows(db, "SELECT count(*) FROM listings WHERE origin = 'demo' AND source != 'regfree'")[0][0]
+    mixed = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "nask-pl"])
+    assert mixed.exit_code == 0 and "also holds demo rows" in mixed.output
+    assert rows(db, "SELECT count(*) FROM listings WHERE origin = 'demo' AND source != 'regfree'") == [(demo_rows,)] > [(4_000,)]
+    switched = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "nask-pl", "--clear-demo"])
+    assert switched.exit_code == 0 and f"Removed demo rows from {db}: {demo_rows:,} listings" in switched.output
+    assert rows(db, "SELECT origin, count(*) FROM pending_delete GROUP BY origin") == [("ingest:droplist", 1_800)]
+    assert rows(db, "SELECT count(*) FROM listings") == [(0,)]

@@ -222,6 +222,17 @@ def test_real_pl_deletion_list(mirror):
     assert rows(mirror, "SELECT DISTINCT week_end FROM pending_delete") == [{"week_end": "2025-08-18"}]
 
 
+def test_real_pl_list_with_nasks_zoned_timestamp_header(mirror, tmp_path):
+    """NASK's own file (2022) opens with `2022-07-05 08:17:48 MEST`, a blank line, then the names."""
+    served = tmp_path / "deleted_domains.txt"  # as downloaded: the file's name carries no date
+    served.write_bytes((REAL / "registry_drop_lists" / "nask_pl_2022_2024" / "2022-07-05.txt").read_bytes())
+    report = ingest_file(mirror, "droplist", served, observed_at="2022-07-05T10:00:00Z")
+    names = [n for n in served.read_text().splitlines()[2:] if n.strip()]
+    assert report.skipped == [] and report.pending.new == len(names) == 1_800
+    assert rows(mirror, "SELECT DISTINCT estimated_drop_date FROM pending_delete") == [{"estimated_drop_date": "2022-07-05"}]
+    assert raw(mirror, "pending_delete", ingest_id("droplist", names[0]))["drop_date_reason"] == "from the file: header line 1"
+
+
 def test_real_pl_names_without_a_date_get_the_lifecycle_prediction(mirror, tmp_path):
     undated = tmp_path / "deleted_domains.txt"  # the same names, a name that carries no date
     undated.write_bytes(PL_LIST.read_bytes())
@@ -778,3 +789,42 @@ def test_cli_replays_snapshots_with_zones(tmp_path):
     assert result.exit_code == 2 and "nu_domains_2026-01-01.txt: line 2:" in result.output
     wrong = CliRunner().invoke(cli, ["ingest", "bardate", "--db", str(db), "--zones", str(zone)])
     assert wrong.exit_code == 2 and "--zones: only zonediff" in wrong.output
+
+
+# -- Namecheap Market ---------------------------------------------------------------------------
+
+NAMECHEAP_HEADER = ("url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahrefsDomainRating,umbrellaRanking,"
+                    "cloudflareRanking,estibotValue,extensionsTaken,keywordSearchCount,registeredDate,lastSoldPrice,"
+                    "lastSoldYear,isPartnerSale,semrushAScore,majesticCitation,ahrefsBacklinks,semrushBacklinks,"
+                    "majesticBacklinks,majesticTrustFlow,goValue")  # fmt: skip
+
+
+def test_namecheap_auctions_and_a_bad_row(mirror, tmp_path):
+    """Namecheap_Market_Sales.csv's documented columns; the rows are shaped as its published sample's."""
+    path = tmp_path / "Namecheap_Market_Sales.csv"
+    path.write_text(NAMECHEAP_HEADER + "\n"
+                    "https://www.namecheap.com/market/sale/2RWa/,sgs.cc,2026-01-03T08:38:08Z,2026-01-15T16:00:00Z,1.00,1.00,"
+                    "13.98,1,0,,,140.00,340,241000,2015-01-15T00:00:00Z,,,1,,,16,,,,1116.00\n"
+                    "https://www.namecheap.com/market/sale/qMNd/,menu.pro,2026-01-03T10:31:53Z,2026-01-24T16:00:00Z,1.00,"
+                    "1.00,33.98,0,1,,,270.00,384,633000,2016-01-26T00:00:00Z,,,1,2,,9,31,,,3853.00\n"
+                    "https://www.namecheap.com/market/sale/zzzz/,bad.example,2026-01-03T10:31:53Z,2026-01-24T16:00:00Z,1.00,"
+                    "1.00,33.98,lots,1,,,270.00,384,633000,2016-01-26T00:00:00Z,,,1,2,,9,31,,,3853.00\n")  # fmt: skip
+    report = ingest_file(mirror, "namecheap", path, observed_at=SEEN)
+    assert report.listings.new == 2 and [s.line for s in report.skipped] == [4]
+    assert "bidCount 'lots' is not a number" in report.skipped[0].reason
+    by_name = {r["name"]: r for r in rows(mirror, "SELECT * FROM listings")}
+    sgs, menu = by_name["sgs.cc"], by_name["menu.pro"]
+    assert (sgs["max_bid"], sgs["price"], sgs["bids_count"], sgs["estibot_appraisal"]) == (1.0, None, 1, 140.0)
+    assert (menu["max_bid"], menu["price"], menu["bids_count"]) == (None, 1.0, 0)
+    assert (sgs["source"], sgs["type"], sgs["auction_type"], sgs["currency"]) == ("namecheap", "auction", "Bid", "USD")
+    assert sgs["purchase_url"] == "https://www.namecheap.com/market/sale/2RWa/"
+    assert raw(mirror, "listing", sgs["id"])["feed_record"]["keywordSearchCount"] == "241000"
+    cut = tmp_path / "cut.csv"
+    cut.write_text(path.read_text()[:-60])  # the download stopped inside the last row
+    with pytest.raises(IngestError, match=r"cut.csv: line 4: the last row stops after \d+ of 25 columns"):
+        ingest_file(mirror, "namecheap", cut, observed_at=LATER)
+    buy_now = tmp_path / "Namecheap_Market_Sales_Buy_Now.csv"
+    buy_now.write_text("permalink,domain,price,extensions_taken\nhttps://www.namecheap.com/market/buynow/calm.io/,calm.io,2500.00,12\n")
+    ingest_file(mirror, "namecheap", buy_now, observed_at=SEEN)
+    (calm,) = rows(mirror, "SELECT type, auction_type, price, bids_count FROM listings WHERE name = 'calm.io'")
+    assert calm == {"type": "closeout", "auction_type": "BuyNow", "price": 2500.0, "bids_count": None}

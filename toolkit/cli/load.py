@@ -131,6 +131,8 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
                            "Use another mirror (--db PATH), or pass --force to add the demo beside them "
                            "(`edt demo --clear` removes only the demo rows later).") from None
     click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+    click.echo("Real data without a key: `edt sync --feeds --clear-demo` swaps the demo for the free public feeds "
+               "(auctions, drop lists, zones; docs/guides/feeds.md).", err=True)  # fmt: skip
     if days:
         _demo_watch(mirror, days, searches_day)
 
@@ -167,9 +169,10 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
 @click.option("--feeds", "feeds", is_flag=False, flag_value="*", default=None, metavar="[NAMES]",
               help="Instead of the API: the free public feeds (GoDaddy, Namecheap, registry lists, zones), every "
                    "enabled one, or those NAMES (comma-separated; `edt schedule --next` lists them). No key needed.")
+@click.option("--clear-demo", is_flag=True, help="With --feeds: first remove the demo rows (switch from the demo to real data).")
 @_timeout_option
 def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str | None, jobs: str | None, full: bool,
-                 dry_run: bool, rate: int | None, feeds: str | None, timeout: float | None) -> None:  # fmt: skip
+                 dry_run: bool, rate: int | None, feeds: str | None, clear_demo: bool, timeout: float | None) -> None:  # fmt: skip
     """Mirror the remote API into the database, within the plan's rate limit, resumable.
 
     With --feeds, download the free public feeds instead (docs/guides/feeds.md)."""
@@ -179,8 +182,11 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
         if jobs or full or dry_run or rate or plan or api_key or base_url:
             raise BadInput("--feeds: the feeds need no key, plan or jobs; drop --jobs, --full, --dry-run, --rate, "
                            "--plan, --api-key and --base-url")  # fmt: skip
-        _sync_feeds(db, None if feeds == "*" else [n.strip() for n in feeds.split(",") if n.strip()], timeout)
+        _sync_feeds(db, None if feeds == "*" else [n.strip() for n in feeds.split(",") if n.strip()], timeout,
+                    clear_demo=clear_demo)  # fmt: skip
         return
+    if clear_demo:
+        raise BadInput("--clear-demo: only with --feeds (`edt demo --clear` removes the demo rows on its own)")
 
     from ..config import configured_plan, load_settings
     from ..sync.remote import RemoteClient
@@ -239,9 +245,9 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
         raise Failed("some jobs did not finish (see above)")
 
 
-def _sync_feeds(db: str, names: list[str] | None, timeout: float | None) -> None:
+def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clear_demo: bool = False) -> None:
     """`edt sync --feeds`: each feed's line as it ends; exit 2 when a file's format changed,
-    1 when a feed was down (the others ran)."""
+    1 when a feed was down (the others ran). `clear_demo`: the demo rows go first."""
     from ..ingest.feeds import FeedClient, chosen_feeds, run_feeds
     from ..store.feeds import feed_table
     from ..store.lock import MirrorBusy
@@ -255,6 +261,22 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None) -> None
                        "or set enabled = true under [feeds.NAME]")  # fmt: skip
     _check_writable(db, "sync --feeds")
     _OPENED.append(db)
+    if clear_demo:
+        from ..demo import clear_demo as remove_demo_rows
+
+        if Path(db).is_file():
+            mirror = _open(db, writes="sync --feeds --clear-demo")
+            with _on_interrupt(f"nothing was removed; {db} is as it was", mirror=mirror,
+                               written=f"after the demo rows were removed from {db}"):  # fmt: skip
+                removed = remove_demo_rows(mirror.connection())
+            if any(removed.values()):
+                click.echo(f"Removed demo rows from {db}: " + ", ".join(f"{n:,} {k}" for k, n in removed.items()))
+    elif Path(db).is_file():
+        from ..store.schema import connect
+
+        with contextlib.suppress(Exception), contextlib.closing(connect(db, readonly=True)) as conn:  # a hint only
+            if conn.execute("SELECT EXISTS (SELECT 1 FROM listings WHERE origin = 'demo')").fetchone()[0]:
+                click.echo(f"{db} also holds demo rows (marked as such); `--clear-demo` removes them first.", err=True)
     click.echo(f"Feeds {', '.join(f.name for f in chosen)} into {db}")
     say = lambda line: click.echo(line)  # noqa: E731
     try:

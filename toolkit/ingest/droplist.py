@@ -22,6 +22,7 @@ A list's date is the day its names are (or were) deleted: the list of names dele
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
@@ -110,12 +111,16 @@ def _csv_rows(feed: FeedText, stamp: str, status: str, list_day: tuple[str, str]
             on_bad_row(Skipped(feed.name, line, str(exc)))
 
 
+_ZONE_NAME = re.compile(r"\s+[A-Z]{2,5}$")  # NASK's own lists end the stamp with its zone: `08:17:48 MEST`
+
+
 def _header_day(text: str) -> str | None:
-    """The date of a timestamp header line (`2025-08-19 08:11:02`), if the line is one."""
+    """The date of a timestamp header line (`2025-08-19 08:11:02`, `2022-07-05 08:17:48 MEST`:
+    the registry's local day), if the line is one."""
     if not text[:4].isdigit():
         return None
     try:
-        return parse_day(text)
+        return parse_day(_ZONE_NAME.sub("", text.strip()))
     except BadRow:
         return None
 

@@ -77,7 +77,8 @@ class FeedReport:
         if self.status == "ok" and self.ingest is not None:
             i = self.ingest
             closed = f", {self.closed:,} closed" if self.closed else ""
-            skipped = f", {len(i.skipped):,} rows skipped" if i.skipped else ""
+            n = len(i.skipped)
+            skipped = f", {n:,} row{'s' if n != 1 else ''} skipped (`edt ingest` lists them)" if n else ""
             return (f"{self.feed}: ok: {i.written:,} rows ({i.new:,} new, {i.updated:,} updated){closed}{skipped}"
                     + (f"; {self.message}" if self.message else ""))  # fmt: skip
         return f"{self.feed}: {self.status.replace('_', ' ')}: {self.message}" if self.message else f"{self.feed}: {self.status}"

@@ -824,11 +824,53 @@ def sync_page() -> None:
         st.dataframe(pd.DataFrame([{"job": j, **r} for j, r in info["last_sync"].items()]), hide_index=True,
                      key="runs")  # fmt: skip
     if not os.environ.get("EDT_API_KEY"):
-        st.info("Set EDT_API_KEY (and EDT_PLAN) before starting the app to sync from the live service.")
+        st.info("Set EDT_API_KEY (and EDT_PLAN) before starting the app to sync from the live service; "
+                "the free public feeds below need no key.")  # fmt: skip
+    else:
+        job = st.selectbox("Job", list(JOBS), key="sync_job")
+        if st.button("Run this job now", key="sync_run"):
+            _run_job(job)
+    _feeds_section(info)
+
+
+def _feeds_section(info: dict[str, Any]) -> None:
+    """The free public feeds (docs/guides/feeds.md): freshness, and a button that fetches them."""
+    from ..store.feeds import feed_table
+
+    st.subheader("Free public feeds")
+    try:
+        feeds = feed_table()
+    except ValueError as exc:
+        st.error(str(exc))
         return
-    job = st.selectbox("Job", list(JOBS), key="sync_job")
-    if st.button("Run this job now", key="sync_run"):
-        _run_job(job)
+    if info["feeds"]:
+        table = pd.DataFrame(info["feeds"])
+        table["state"] = ["never fetched" if r["last_ok"] is None else ("fresh" if r["fresh"] else "stale")
+                          for r in info["feeds"]]  # fmt: skip
+        st.dataframe(table[["job", "schedule", "last_ok", "age_hours", "state", "enabled"]].rename(columns={"job": "feed"}),
+                     hide_index=True, key="feeds")  # fmt: skip
+    for failed, line in st.session_state.pop("feed_lines", []):  # the last run's, said after the rerun
+        (st.error if failed else st.success)(line)
+    runnable = [name for name, feed in feeds.items() if feed.url]
+    chosen = st.multiselect("Feeds", runnable, default=[n for n in runnable if feeds[n].enabled], key="feeds_pick")
+    if st.button("Fetch these feeds now", key="feeds_run", disabled=not chosen):
+        _run_feeds(chosen)
+
+
+def _run_feeds(names: list[str]) -> None:
+    """Fetch `names`, then draw the page again: its freshness table then shows this run."""
+    from ..ingest.feeds import run_feeds
+    from ..store.lock import MirrorBusy
+
+    with st.spinner(f"Fetching {len(names)} feed(s)…"):
+        try:
+            reports = run_feeds(state.db_path(), names)
+        except (MirrorBusy, ValueError, OSError) as exc:
+            st.error(str(exc))
+            return
+    st.cache_data.clear()
+    st.session_state["feed_lines"] = [(r.failed, r.line()) for r in reports]
+    st.rerun()
 
 
 def _run_job(job: str) -> None:
