@@ -158,6 +158,18 @@ def timelapse() -> str:
     return timelapse_table()
 
 
+def feeds() -> str:
+    from toolkit.store.feeds import FEEDS
+
+    def every(feed: Any) -> str:
+        hours = feed.every.total_seconds() / 3600
+        return f"{hours:g} hours" if hours < 24 else f"{hours / 24:g} day" + ("s" if hours > 24 else "")
+
+    rows = [[f"`{f.name}`", f"`{f.adapter}`", f"`{f.url}`" if f.url else "(set `url`)", f"`{f.schedule}`", every(f),
+             "yes" if f.enabled else "no", f.description] for f in FEEDS.values()]  # fmt: skip
+    return _table(["feed", "adapter", "address", "schedule (cron)", "fresh for", "on by default", "what"], rows)
+
+
 # name: (page, relative to docs/, what writes its block)
 PAGES: dict[str, tuple[str, Callable[[], str]]] = {
     "parameters": ("reference/parameters.md", parameters),
@@ -165,6 +177,7 @@ PAGES: dict[str, tuple[str, Callable[[], str]]] = {
     "fields": ("reference/fields.md", fields),
     "plans": ("reference/plans.md", plans),
     "timelapse": ("guides/demo.md", timelapse),
+    "feeds": ("guides/feeds.md", feeds),
 }
 
 

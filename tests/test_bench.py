@@ -397,3 +397,20 @@ def test_the_index_bench_measures_each_index_against_its_use(tmp_path, capsys):
     assert all(r[1].endswith("%)") for r in rows.values())
     assert mirror_digest(db) == before and not list(tmp_path.glob("edt-indexes-*"))
     assert indexes.main(["--db", str(tmp_path / "none.db")]) == 2
+
+
+def test_the_feeds_bench_checks_the_304_and_the_day_of_changes(capsys, tmp_path, monkeypatch):
+    """A Namecheap-sized feed, small: day 1 all new, day 1 again answered 304 (nothing written),
+    day 2's seeded changes updated, closed and added exactly."""
+    from toolkit.bench import feeds
+
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    assert feeds.main(["--rows", "1500", "--seed", "4", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "| day 1: every row new | ok: 1,500 rows (1,500 new, 0 updated) |" in out
+    assert "| day 1 again: 304 | not modified:" in out
+    first, second, counts = feeds._days(1500, 4)
+    assert f"({counts['new']:,} new, {counts['changed']:,} updated), {counts['gone']:,} closed" in out
+    assert counts["changed"] > 0 and counts["gone"] > 0 and len(second) == 1500 - counts["gone"] + counts["new"]

@@ -32,6 +32,7 @@ from conftest import REAL
 from toolkit import Mirror
 from toolkit.ingest import ingest_id
 from toolkit.ingest.feeds import FeedClient, feeds_folder, run_feeds, transfer_zone
+from toolkit.ingest.zonediff import snapshot_files
 from toolkit.store.feeds import FEEDS, feed_table
 from toolkit.sync.alerts import AlertConfig
 from toolkit.sync.watchlist import save_search
@@ -302,6 +303,8 @@ def test_three_days_of_feeds(publisher, tmp_path):
     assert gone and second["zone-ee"].ingest.pending.new == len(gone)
     stored = rows(db, "SELECT domain, first_disappeared_at FROM pending_delete WHERE source = 'zonediff' ORDER BY domain")
     assert [d for d, _ in stored] == gone and {f for _, f in stored} == {"2026-08-22T00:00:00Z"}
+    # the zone's daily snapshots are kept, one a day, for the backtest's replay
+    assert [d.isoformat() for d, _ in snapshot_files(feeds_folder(db) / "zone-ee")] == ["2026-08-21", "2026-08-22"]
     # the alert names only the day's new auction
     sent = outbox(db)
     assert len(sent) == 2 and [m["name"] for m in sent[1]["matches"]] == ["newmorning.org"]
@@ -476,6 +479,8 @@ def test_the_config_file_overrides_and_adds_feeds():
         feed_table({"feeds": {"nask-pl": {"urll": "x"}}})
     with pytest.raises(ValueError, match=r"\[feeds.mine\]: a feed of your own needs adapter, schedule"):
         feed_table({"feeds": {"mine": {"url": "https://example.org/x.txt"}}})
+    bad_option = feed_table({"feeds": {"nask-pl": {"url": "file:///nonexistent/x.txt", "options": {"colour": "red"}}}})
+    assert bad_option["nask-pl"].options == {"colour": "red"}
     with pytest.raises(ValueError, match=r"\[feeds.nask-pl\] enabled = 'no': expected bool"):
         feed_table({"feeds": {"nask-pl": {"enabled": "no"}}})
     assert all(f.url is None or f.url.startswith(("https://", "axfr://")) for f in FEEDS.values())
@@ -544,3 +549,20 @@ def test_the_demo_says_how_to_switch_to_the_feeds_in_one_command(publisher, tmp_
     assert switched.exit_code == 0 and f"Removed demo rows from {db}: {demo_rows:,} listings" in switched.output
     assert rows(db, "SELECT origin, count(*) FROM pending_delete GROUP BY origin") == [("ingest:droplist", 1_800)]
     assert rows(db, "SELECT count(*) FROM listings") == [(0,)]
+
+
+def test_a_feed_from_a_local_file_and_a_bad_adapter_option(tmp_path):
+    db = tmp_path / "mirror.db"
+    listed = tmp_path / "deleted_domains.txt"
+    listed.write_bytes((NASK / "2022-07-06.txt").read_bytes())
+    feeds = {n: {"enabled": False} for n in FEEDS}
+    config = {"feeds": {**feeds, "nask-pl": {"enabled": True, "url": listed.as_uri()}}}
+    (first,) = run_feeds(db, config=config, clock=lambda: DAYS[0], alerts=False)
+    assert first.status == "ok" and first.ingest.pending.new > 1_500
+    (again,) = run_feeds(db, config=config, clock=lambda: DAYS[1], alerts=False)
+    assert again.status == "not_modified"  # the file's modification time is its Last-Modified
+    config["feeds"]["nask-pl"]["options"] = {"colour": "red"}
+    listed.write_text("one-more-name.pl\n")
+    (bad,) = run_feeds(db, config=config, clock=lambda: DAYS[2], alerts=False)
+    assert bad.status == "format" and bad.message.startswith("[feeds.nask-pl] options: droplist: unknown option colour")
+    assert rows(db, "SELECT count(*) FROM pending_delete WHERE domain = 'one-more-name.pl'") == [(0,)]

@@ -18,8 +18,10 @@ pending-delete: docs/reference/fields.md); `ingest_file` is the one save step:
 | `droplist` | registry deletion / drop list: a name a line, or CSV with date columns | pending-delete, file date or lifecycle prediction |
 | `zonediff` | two zone files / name lists of one TLD (`previous=` the older), or a folder / glob of daily snapshots (a replay) | pending-delete candidates with a drop window; `regfree` listings only for names `is_available` confirms |
 
-A file is all or nothing: it is parsed whole first, then every good row is written in ONE
-transaction through `toolkit.store.writer` (origin `ingest:<feed>`, the feed's original
+A file is all or nothing: every good row is written in ONE transaction (read and written
+20,000 rows at a time inside it, so a big file needs no more memory than a chunk of its
+records; a file found truncated or unreadable at its end rolls the whole transaction back)
+through `toolkit.store.writer` (origin `ingest:<feed>`, the feed's original
 row kept in `raw_records` as `feed_record`). A file that cannot be read as the feed
 (wrong format, truncated) raises `IngestError` naming the file, the line and the fix, and
 writes nothing. A bad row in a valid file is skipped and reported; every good row is kept.
@@ -247,11 +249,25 @@ def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Co
     return mirror_or_conn, None
 
 
+INGEST_CHUNK = 20_000  # rows reconciled and written at a time, inside the file's one transaction
+
+
+def _chunks(rows: Iterator[Row], size: int) -> Iterator[list[Row]]:
+    chunk: list[Row] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: str | Path, *,
                 observed_at: Any = None, on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None = None,
                 **options: Any) -> IngestReport:  # fmt: skip
-    """Parse the whole `path` as `feed` (a key of `ADAPTERS`), then write every good row in
-    one transaction, origin `ingest:<feed>`; returns the `IngestReport`.
+    """Read `path` as `feed` (a key of `ADAPTERS`) and write every good row in one
+    transaction, origin `ingest:<feed>`; returns the `IngestReport`.
 
     `observed_at` (default now, the mirror's clock) is when the rows were seen. `options`
     go to the adapter (`ADAPTERS[feed].options`: droplist `status`, `list_date`; zonediff
@@ -279,34 +295,34 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
         )[0]
 
     problems: list[Skipped] = []
-    rows = list(adapter.rows(path, observed_at=stamp, on_bad_row=problems.append, **options))
-    if not rows and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
-        first = problems[0]
-        raise IngestError(first.file, first.line, f"no row of the file is a {adapter.name} row ({first.reason})",
-                          f"check that it is a {adapter.name} file ({adapter.description}), or pick another feed "
-                          f"({', '.join(ADAPTERS)})")  # fmt: skip
-    by_kind: dict[str, list[Row]] = {LISTING: [], PENDING: []}
-    first_line: dict[tuple[str, int], Row] = {}
-    for row in rows:
-        key = (row.kind, row.record["id"])
-        if key in first_line:
-            kept = first_line[key]
-            name = row.record.get("name") or row.record.get("domain")
-            problems.append(Skipped(row.file, row.line, f"{name} repeats line {kept.line}; the first is kept"))
-            continue
-        first_line[key] = row
-        by_kind[row.kind].append(row)
-
+    first_line: dict[tuple[str, int], int] = {}
+    rows = adapter.rows(path, observed_at=stamp, on_bad_row=problems.append, **options)
     with writer_lock(conn, f"edt ingest {adapter.name}"):  # one load at a time: what it compares with stays put
-        listings = _reconcile(conn, LISTING, by_kind[LISTING], origin, stamp, problems)
-        pending = _reconcile(conn, PENDING, by_kind[PENDING], origin, stamp, problems)
-        with one_transaction(conn) as writer:  # the whole file or nothing
-            if listings:
-                report.listings = save_listings(writer, listings, origin=origin, observed_at=stamp, keep_raw=True,
-                                                batch_size=len(listings))  # fmt: skip
-            if pending:
-                report.pending = save_pending(writer, pending, origin=origin, observed_at=stamp, keep_raw=True,
-                                              batch_size=len(pending))  # fmt: skip
+        with one_transaction(conn) as writer:  # the whole file or nothing, written as it is read
+            for chunk in _chunks(rows, INGEST_CHUNK):
+                by_kind: dict[str, list[Row]] = {LISTING: [], PENDING: []}
+                for row in chunk:
+                    key = (row.kind, row.record["id"])
+                    if key in first_line:
+                        name = row.record.get("name") or row.record.get("domain")
+                        problems.append(Skipped(row.file, row.line, f"{name} repeats line {first_line[key]}; "
+                                                                    "the first is kept"))  # fmt: skip
+                        continue
+                    first_line[key] = row.line  # type: ignore[assignment]
+                    by_kind[row.kind].append(row)
+                listings = _reconcile(conn, LISTING, by_kind[LISTING], origin, stamp, problems)
+                pending = _reconcile(conn, PENDING, by_kind[PENDING], origin, stamp, problems)
+                if listings:
+                    report.listings += save_listings(writer, listings, origin=origin, observed_at=stamp, keep_raw=True,
+                                                     batch_size=len(listings))  # fmt: skip
+                if pending:
+                    report.pending += save_pending(writer, pending, origin=origin, observed_at=stamp, keep_raw=True,
+                                                   batch_size=len(pending))  # fmt: skip
+            if not first_line and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
+                first = problems[0]
+                raise IngestError(first.file, first.line, f"no row of the file is a {adapter.name} row ({first.reason})",
+                                  f"check that it is a {adapter.name} file ({adapter.description}), or pick another "
+                                  f"feed ({', '.join(ADAPTERS)})")  # fmt: skip
             if on_commit is not None:
                 on_commit(writer, report)
     report.skipped = sorted(problems, key=lambda s: (s.file, s.line or 0))

@@ -467,32 +467,62 @@ def header_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def csv_table(feed: FeedText, *, delimiters: str = ",;\t|") -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """A delimited file's header and its data rows as (line, cells). The delimiter is
-    the one of `delimiters` the header line uses most. A last row cut short (no line end
-    and fewer cells than the header) means the file is truncated: an `IngestError`."""
+def _text_lines(text: str) -> Iterator[str]:
+    """`text`'s lines with their ends, one at a time (an io.StringIO would hold a second,
+    four-bytes-a-character copy of a file of hundreds of megabytes)."""
+    start, size = 0, len(text)
+    while start < size:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start : end + 1]
+        start = end + 1
+
+
+def csv_table(feed: FeedText, *, delimiters: str = ",;\t|") -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """A delimited file's header and its data rows as (line, cells), read as they are used.
+    The delimiter is the one of `delimiters` the header line uses most. A last row cut short
+    (no line end and fewer cells than the header) means the file is truncated: an
+    `IngestError` when the rows reach it (a load in one transaction then writes nothing)."""
     first = feed.text.lstrip("\r\n").split("\n", 1)[0]
     delimiter = max(delimiters, key=first.count)
-    reader = csv.reader(io.StringIO(feed.text, newline=""), delimiter=delimiter, skipinitialspace=True)
+    reader = csv.reader(_text_lines(feed.text), delimiter=delimiter, skipinitialspace=True)
+
+    def unreadable(exc: csv.Error) -> IngestError:
+        return IngestError(feed.name, reader.line_num, f"unreadable CSV ({exc})", "check the file's quoting")
+
     header: list[str] | None = None
-    rows: list[tuple[int, list[str]]] = []
     try:
         for cells in reader:
-            if not cells or all(not c.strip() for c in cells):
-                continue
-            if header is None:
+            if cells and any(c.strip() for c in cells):
                 header = [c.strip() for c in cells]
-            else:
-                rows.append((reader.line_num, cells))
+                break
     except csv.Error as exc:
-        raise IngestError(feed.name, reader.line_num, f"unreadable CSV ({exc})", "check the file's quoting") from None
+        raise unreadable(exc) from None
     if header is None:
         raise IngestError(feed.name, 1, "no header line", "pass the feed's CSV export with its header")
-    if rows and not feed.text.endswith(("\n", "\r")) and len(rows[-1][1]) < len(header):
-        line, cells = rows[-1]
-        raise IngestError(feed.name, line, f"the last row stops after {len(cells)} of {len(header)} columns",
-                          "the file is truncated: download it again")  # fmt: skip
-    return header, rows
+    width = len(header)
+    complete = feed.text.endswith(("\n", "\r"))
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        held: tuple[int, list[str]] | None = None  # one row behind: the last is checked before it is given
+        try:
+            for cells in reader:
+                if not cells or all(not c.strip() for c in cells):
+                    continue
+                if held is not None:
+                    yield held
+                held = (reader.line_num, cells)
+        except csv.Error as exc:
+            raise unreadable(exc) from None
+        if held is not None:
+            if not complete and len(held[1]) < width:
+                raise IngestError(feed.name, held[0], f"the last row stops after {len(held[1])} of {width} columns",
+                                  "the file is truncated: download it again")  # fmt: skip
+            yield held
+
+    return header, rows()
 
 
 def pending_record(domain: str, source: str, *, observed_at: str, status: str, drop: str | None, reason: str,

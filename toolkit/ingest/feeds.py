@@ -221,19 +221,21 @@ class FeedClient:
         return Download(target, new_etag, new_modified, self.traffic.requests - before)
 
 
-def _copy_file(url: str, target: Path, last_modified: str | None) -> Download:
-    """A `file://` feed: copied when its modification time changed (its Last-Modified)."""
+def _copy_file(url: str, target: Path, etag: str | None) -> Download:
+    """A `file://` feed: copied when its modification time or size changed (its ETag)."""
     source = Path(unquote(urlsplit(url).path))
     try:
-        stamp = format_datetime(datetime.fromtimestamp(int(source.stat().st_mtime), timezone.utc), usegmt=True)
+        info = source.stat()
     except OSError as exc:
         raise FeedDown(f"{url}: {exc.strerror or exc}") from None
-    if stamp == last_modified:
-        return Download(None, None, stamp)
+    tag = f'"{info.st_mtime_ns:x}-{info.st_size:x}"'
+    modified = format_datetime(datetime.fromtimestamp(int(info.st_mtime), timezone.utc), usegmt=True)
+    if tag == etag:
+        return Download(None, tag, modified)
     partial = target.with_name(target.name + ".partial")
     shutil.copyfile(source, partial)
     partial.replace(target)
-    return Download(target, None, stamp)
+    return Download(target, tag, modified)
 
 
 def transfer_zone(url: str, dest: Path, *, tsig: str | None = None, timeout: float = 600.0) -> int:
@@ -331,7 +333,7 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
             transfer(feed.url, target, tsig=feed.tsig, timeout=network_bound(client.timeout) * 10)
             download = Download(target, requests=1)
         elif feed.url.startswith("file://"):
-            download = _copy_file(feed.url, target, state.get("last_modified"))
+            download = _copy_file(feed.url, target, state.get("etag"))
         else:
             download = asyncio.run(client.download(feed.url, target, etag=state.get("etag"),
                                                    last_modified=state.get("last_modified")))  # fmt: skip
@@ -382,6 +384,11 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
         report.ingest = None
         with conn:
             _record_run(conn, feed, report, started, _stamp(mirror.now()))
+        if feed.is_zone:
+            target.unlink(missing_ok=True)
+        return report
+    except (TypeError, ValueError) as exc:  # the config's options for the adapter (an unknown one, a bad status)
+        report.status, report.message = "format", f"[feeds.{feed.name}] options: {exc}; nothing was written"
         if feed.is_zone:
             target.unlink(missing_ok=True)
         return report

@@ -74,7 +74,7 @@ ELEMENTS: dict[str, tuple[str, ...]] = {
     "archive": _MENU + _FIRST_FILTERS + (CHART_ELEMENT,),
     "calendar": _MENU + ("TextInput", "DateInput", "Selectbox", "DownloadButton", CHART_ELEMENT),
     "watchlist": _MENU + ("TextInput",),
-    "sync": _MENU + ("DataFrame",),
+    "sync": _MENU + ("DataFrame", "Multiselect", "Button"),  # the feeds: which, and fetch them
 }
 # Fetched once the page is drawn and the browser idle (`navigation.preload_later`): the
 # widgets of the closed filter groups, and the charts another page draws.
