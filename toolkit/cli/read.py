@@ -310,6 +310,13 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, 
         _say_why_empty(mirror.explain_empty(filters))
 
 
+def _freshness(row: dict, done: str) -> str:
+    """A job's or a feed's state: `never <done>`, or fresh/STALE with its age."""
+    if row["last_ok"] is None:
+        return f"never {done}"
+    return f"{'fresh' if row['fresh'] else 'STALE'}: last {done} {row['age_hours']} h ago ({row['last_ok']})"
+
+
 @cli.command()
 @_db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
@@ -331,20 +338,12 @@ def status(db: str, as_json: bool) -> None:
         click.echo("  sync            never (`edt sync` with an API key, or `edt sync --feeds` without)")
     click.echo("Freshness (the service refreshes each dataset on this schedule):")
     for job in info["freshness"]:
-        if job["last_ok"] is None:
-            state = "never synced"
-        else:
-            state = f"{'fresh' if job['fresh'] else 'STALE'}: last synced {job['age_hours']} h ago ({job['last_ok']})"
-        click.echo(f"  {job['job']:<10}{job['schedule']:<20}{state}")
+        click.echo(f"  {job['job']:<10}{job['schedule']:<20}{_freshness(job, 'synced')}")
     if info["feeds"]:
         click.echo("Feeds (free public files, `edt sync --feeds`; their publishers' schedules):")
         for feed in info["feeds"]:
-            if feed["last_ok"] is None:
-                state = "never fetched"
-            else:
-                state = f"{'fresh' if feed['fresh'] else 'STALE'}: last fetched {feed['age_hours']} h ago ({feed['last_ok']})"
             off = "" if feed["enabled"] else " (disabled)"
-            click.echo(f"  {feed['job']:<20}{feed['schedule']:<16}{state}{off}")
+            click.echo(f"  {feed['job']:<20}{feed['schedule']:<16}{_freshness(feed, 'fetched')}{off}")
     if info["problems"]:
         click.echo("Incomplete:")
         for problem in info["problems"]:

@@ -57,6 +57,7 @@ __all__ = [
     "observed",
     "header_key",
     "csv_table",
+    "csv_records",
     "pending_record",
 ]
 
@@ -523,6 +524,22 @@ def csv_table(feed: FeedText, *, delimiters: str = ",;\t|") -> tuple[list[str], 
             yield held
 
     return header, rows()
+
+
+def csv_records(feed: FeedText, header: list[str], rows: Iterator[tuple[int, list[str]]], fields: list[str | None],
+                kind: str, make: Callable[[dict[str, str], dict[str, str]], dict[str, Any]],
+                on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:  # fmt: skip
+    """The records of a CSV whose header cells name `fields` (None: a column without one):
+    `make(mapped, original)` per row, `mapped` by field and `original` by header. A row of
+    another width, or one `make` refuses (`BadRow`), is skipped."""
+    for line, cells in rows:
+        try:
+            if len(cells) != len(header):
+                raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
+            mapped = {f: v for f, v in zip(fields, cells) if f is not None}
+            yield Row(kind, feed.name, line, make(mapped, dict(zip(header, cells))))
+        except BadRow as exc:
+            on_bad_row(Skipped(feed.name, line, str(exc)))
 
 
 def pending_record(domain: str, source: str, *, observed_at: str, status: str, drop: str | None, reason: str,

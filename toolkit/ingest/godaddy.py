@@ -39,6 +39,7 @@ from .common import (
     Row,
     Skipped,
     clean_domain,
+    csv_records,
     csv_table,
     fetch,
     header_key,
@@ -152,15 +153,8 @@ def _csv_rows(feed: FeedText, on_bad_row: Callable[[Skipped], None]) -> Iterator
                           "check that this is a GoDaddy Auctions inventory CSV (a domainName column)")  # fmt: skip
     end_header = next((h for h, f in zip(header, fields) if f == "auctionEndTime"), "")
     zone = _PACIFIC if any(tag in end_header.upper() for tag in ("(PDT)", "(PST)", "(PT)")) else None
-    for line, cells in rows:
-        try:
-            if len(cells) != len(header):
-                raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
-            original = dict(zip(header, cells))
-            mapped = {f: v for f, v in zip(fields, cells) if f is not None}
-            yield Row(LISTING, feed.name, line, _record(mapped, original, zone))
-        except BadRow as exc:
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+    yield from csv_records(feed, header, rows, fields, LISTING, lambda mapped, original: _record(mapped, original, zone),
+                           on_bad_row)  # fmt: skip
 
 
 def godaddy_rows(path: str | Path, *, observed_at: Any = None,

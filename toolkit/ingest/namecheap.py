@@ -42,6 +42,7 @@ from .common import (
     Row,
     Skipped,
     clean_domain,
+    csv_records,
     csv_table,
     fetch,
     header_key,
@@ -123,15 +124,8 @@ def namecheap_rows(path: str | Path, *, observed_at: Any = None,
     if auction and "endDate" not in fields:
         raise IngestError(feed.name, 1, "an auctions file without its endDate column",
                           "the file's columns changed: check Namecheap_Market_Sales.csv's header")  # fmt: skip
-    for line, cells in rows:
-        try:
-            if len(cells) != len(header):
-                raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
-            original = dict(zip(header, cells))
-            mapped = {f: v for f, v in zip(fields, cells) if f is not None}
-            yield Row(LISTING, feed.name, line, _record(mapped, original, auction))
-        except BadRow as exc:
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+    yield from csv_records(feed, header, rows, fields, LISTING,
+                           lambda mapped, original: _record(mapped, original, auction), on_bad_row)  # fmt: skip
 
 
 def parse_namecheap(path: str | Path, *, observed_at: Any = None,
