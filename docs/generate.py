@@ -165,9 +165,9 @@ def feeds() -> str:
         hours = feed.every.total_seconds() / 3600
         return f"{hours:g} hours" if hours < 24 else f"{hours / 24:g} day" + ("s" if hours > 24 else "")
 
-    rows = [[f"`{f.name}`", f"`{f.adapter}`", f"`{f.url}`" if f.url else "(set `url`)", f"`{f.schedule}`", every(f),
-             "yes" if f.enabled else "no", f.description] for f in FEEDS.values()]  # fmt: skip
-    return _table(["feed", "adapter", "address", "schedule (cron)", "fresh for", "on by default", "what"], rows)
+    rows = [[f"`{f.name}`", f"`{f.adapter}`", f"`{f.url}`" if f.url else "(set `url`)", f.format, f"`{f.schedule}`",
+             every(f), "yes" if f.enabled else "no", f.description] for f in FEEDS.values()]  # fmt: skip
+    return _table(["feed", "adapter", "address", "format", "schedule (cron)", "fresh for", "on by default", "what"], rows)
 
 
 # name: (page, relative to docs/, what writes its block)

@@ -40,6 +40,7 @@ class Feed:
     name: str
     adapter: str  # a key of toolkit.ingest.ADAPTERS
     url: str | None  # http(s)://... a file; axfr://server/zone a zone transfer; None: set it in the config
+    format: str  # what the publisher serves (the adapter reads it whatever it is; said in the docs)
     schedule: str  # crontab line
     every: timedelta  # how fresh the publisher keeps it
     description: str
@@ -64,42 +65,44 @@ _DAY, _HOURS = timedelta(days=1), timedelta(hours=1)
 FEEDS: dict[str, Feed] = {
     f.name: f
     for f in (
-        Feed("godaddy-ending", "godaddy", _GODADDY + "all_listings_ending_today.json.zip", "20 */3 * * *", 3 * _HOURS,
+        Feed("godaddy-ending", "godaddy", _GODADDY + "all_listings_ending_today.json.zip", "zipped JSON", "20 */3 * * *", 3 * _HOURS,
              "GoDaddy auctions ending today: bids and prices several times a day",
              scope="type = 'auction' AND auction_end_date <= :observed_at"),
-        Feed("godaddy-closeouts", "godaddy", _GODADDY + "closeout_listings.json.zip", "40 8 * * *", _DAY,
+        Feed("godaddy-closeouts", "godaddy", _GODADDY + "closeout_listings.json.zip", "zipped JSON", "40 8 * * *", _DAY,
              "GoDaddy closeouts (fixed price)", scope="type = 'closeout'"),
-        Feed("godaddy-all", "godaddy", _GODADDY + "all_listings.json.zip", "10 9 * * *", _DAY,
+        Feed("godaddy-all", "godaddy", _GODADDY + "all_listings.json.zip", "zipped JSON", "10 9 * * *", _DAY,
              "every GoDaddy Auctions listing (about 450 MB unzipped: enable it in the config)", scope="1",
              enabled=False),
-        Feed("namecheap-auctions", "namecheap", _NAMECHEAP + "Namecheap_Market_Sales.csv", "25 */6 * * *", 6 * _HOURS,
+        Feed("namecheap-auctions", "namecheap", _NAMECHEAP + "Namecheap_Market_Sales.csv", "CSV", "25 */6 * * *", 6 * _HOURS,
              "Namecheap Market auctions, with their appraisal and link columns", scope="type = 'auction'"),
-        Feed("namecheap-buynow", "namecheap", _NAMECHEAP + "Namecheap_Market_Sales_Buy_Now.csv", "35 9 * * *", _DAY,
+        Feed("namecheap-buynow", "namecheap", _NAMECHEAP + "Namecheap_Market_Sales_Buy_Now.csv", "CSV", "35 9 * * *", _DAY,
              "Namecheap Market buy-now listings", scope="type != 'auction'"),
-        Feed("bardate-se", "bardate", "https://data.internetstiftelsen.se/bardate_domains.json", "10 6 * * *", _DAY,
+        Feed("bardate-se", "bardate", "https://data.internetstiftelsen.se/bardate_domains.json", "JSON",
+             "10 6 * * *", _DAY,
              "Internetstiftelsen's .se release list (the day each name is freed)"),
-        Feed("bardate-nu", "bardate", "https://data.internetstiftelsen.se/bardate_domains_nu.json", "12 6 * * *", _DAY,
+        Feed("bardate-nu", "bardate", "https://data.internetstiftelsen.se/bardate_domains_nu.json", "JSON",
+             "12 6 * * *", _DAY,
              "Internetstiftelsen's .nu release list"),
-        Feed("nask-pl", "droplist", "https://dns.pl/deleted_domains.txt", "20 6 * * *", _DAY,
+        Feed("nask-pl", "droplist", "https://dns.pl/deleted_domains.txt", "text, a name a line", "20 6 * * *", _DAY,
              "NASK's .pl names deleted today"),
-        Feed("auda-au", "droplist", None, "30 6 * * *", _DAY,
+        Feed("auda-au", "droplist", None, "CSV", "30 6 * * *", _DAY,
              "an .au purge list (set its url in the config: auDA names no fixed public address)", enabled=False),
-        Feed("zone-se", "zonediff", "axfr://zonedata.iis.se/se", "0 5 * * *", _DAY,
+        Feed("zone-se", "zonediff", "axfr://zonedata.iis.se/se", "zone transfer", "0 5 * * *", _DAY,
              ".se zone by zone transfer: names that leave it get a drop window", options={"tld": "se"}),
-        Feed("zone-nu", "zonediff", "axfr://zonedata.iis.se/nu", "5 5 * * *", _DAY,
+        Feed("zone-nu", "zonediff", "axfr://zonedata.iis.se/nu", "zone transfer", "5 5 * * *", _DAY,
              ".nu zone by zone transfer", options={"tld": "nu"}),
-        Feed("zone-ee", "zonediff", "axfr://zone.internet.ee/ee", "10 5 * * *", _DAY,
+        Feed("zone-ee", "zonediff", "axfr://zone.internet.ee/ee", "zone transfer", "10 5 * * *", _DAY,
              ".ee zone by zone transfer", options={"tld": "ee"}),
-        Feed("zone-ch", "zonediff", "axfr://zonedata.switch.ch/ch", "15 5 * * *", _DAY,
+        Feed("zone-ch", "zonediff", "axfr://zonedata.switch.ch/ch", "zone transfer", "15 5 * * *", _DAY,
              ".ch zone by zone transfer (needs SWITCH's published TSIG key: tsig in the config)",
              options={"tld": "ch"}, enabled=False),
-        Feed("zone-li", "zonediff", "axfr://zonedata.switch.ch/li", "20 5 * * *", _DAY,
+        Feed("zone-li", "zonediff", "axfr://zonedata.switch.ch/li", "zone transfer", "20 5 * * *", _DAY,
              ".li zone by zone transfer (needs SWITCH's published TSIG key: tsig in the config)",
              options={"tld": "li"}, enabled=False),
     )
 }  # fmt: skip
 
-_SETTABLE = {"url": str, "schedule": str, "enabled": bool, "adapter": str, "description": str, "tsig": str,
+_SETTABLE = {"url": str, "schedule": str, "enabled": bool, "adapter": str, "format": str, "description": str, "tsig": str,
              "keep": int, "every_hours": (int, float), "options": dict}  # fmt: skip
 
 
@@ -134,9 +137,9 @@ def feed_table(config: Mapping[str, Any] | None = None) -> dict[str, Feed]:
             if missing:
                 raise ValueError(f"{where}: a feed of your own needs {', '.join(missing)} (adapter one of "
                                  f"{', '.join(FEED_ADAPTERS)})")  # fmt: skip
-            feed = Feed(name, given["adapter"], given["url"], given["schedule"], changes.pop("every", _DAY),
-                        given.get("description", "a feed from the config file"),
-                        **{k: v for k, v in changes.items() if k not in ("adapter", "url", "schedule", "description")})  # fmt: skip
+            feed = Feed(name, given["adapter"], given["url"], given.get("format", "as the adapter reads it"),
+                        given["schedule"], changes.pop("every", _DAY), given.get("description", "a feed from the config file"),
+                        **{k: v for k, v in changes.items() if k not in ("adapter", "url", "format", "schedule", "description")})  # fmt: skip
         if feed.adapter not in FEED_ADAPTERS:
             raise ValueError(f"{where} adapter = {feed.adapter!r}: choose one of {', '.join(FEED_ADAPTERS)}")
         if feed.url is not None and not feed.url.startswith(("https://", "http://", "axfr://", "file://")):
