@@ -566,3 +566,22 @@ def test_a_feed_from_a_local_file_and_a_bad_adapter_option(tmp_path):
     (bad,) = run_feeds(db, config=config, clock=lambda: DAYS[2], alerts=False)
     assert bad.status == "format" and bad.message.startswith("[feeds.nask-pl] options: droplist: unknown option colour")
     assert rows(db, "SELECT count(*) FROM pending_delete WHERE domain = 'one-more-name.pl'") == [(0,)]
+
+
+@pytest.mark.parametrize("bound", ["60", "0.5"])  # retried to the end; or given up on past EDT_TIMEOUT
+def test_a_feed_whose_host_is_down_is_one_line_and_the_others_run(publisher, tmp_path, monkeypatch, bound):
+    monkeypatch.setenv("EDT_TIMEOUT", bound)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now
+    publisher.publish("/pl.txt", (NASK / "2022-07-05.txt").read_bytes(), DAYS[0])
+    config = {"feeds": {**{n: {"enabled": False} for n in FEEDS},
+                        "godaddy-closeouts": {"url": f"http://127.0.0.1:{port}/closeout_listings.json.zip"},
+                        "nask-pl": {"url": f"{publisher.url}/pl.txt"}}}  # fmt: skip
+    said: list[str] = []
+    reports = run_feeds(tmp_path / "m.db", config=config, client=FeedClient(limiter=None, sleep=no_sleep()),
+                        clock=lambda: DAYS[0], say=said.append, alerts=False)  # fmt: skip
+    assert [r.status for r in reports] == ["down", "ok"]
+    assert said[0].startswith(f"godaddy-closeouts: down: http://127.0.0.1:{port}/closeout_listings.json.zip: ")
+    assert said[0].endswith("nothing was ingested, the next run tries again") and len(said) == 2

@@ -281,8 +281,7 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
     say = lambda line: click.echo(line)  # noqa: E731
     try:
         with _on_interrupt(f"the feeds already ingested are kept in {db}; the one in progress wrote nothing"):
-            reports = run_feeds(db, [f.name for f in chosen], client=FeedClient(timeout=_bound(timeout), say=_say_retry),
-                                say=say)  # fmt: skip
+            reports = run_feeds(db, [f.name for f in chosen], client=FeedClient(timeout=_bound(timeout)), say=say)
     except MirrorBusy as exc:
         raise Failed(str(exc)) from None
     except ValueError as exc:

@@ -45,7 +45,8 @@ from ..store.feeds import Feed, feed_table
 from ..store.fields import iso_timestamp
 from ..store.lock import writer_lock
 from ..store.writer import close_listings
-from ..sync.remote import ContractRetry, PacedTransport, Traffic, network_bound, request_timeout, shared_limiter
+from ..sync.remote import (ContractRetry, PacedTransport, RemoteFailed, Traffic, network_bound, request_timeout,
+                           shared_limiter)
 from . import IngestError, IngestReport, ingest_file
 
 __all__ = ["FeedReport", "FeedDown", "FeedClient", "run_feeds", "run_feed_job", "chosen_feeds", "feeds_folder", "transfer_zone", "FEED_REQUESTS_PER_MINUTE"]
@@ -204,7 +205,7 @@ class FeedClient:
                             out.write(chunk)
                             written += len(chunk)
                     new_etag, new_modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, RemoteFailed) as exc:  # RemoteFailed: a host down past the --timeout bound
             partial.unlink(missing_ok=True)
             cut = isinstance(exc, httpx.RemoteProtocolError)
             what = "the download was cut off" if cut else f"{type(exc).__name__}"
@@ -447,7 +448,7 @@ def run_feed_job(job: str, settings: Any, *, stop: Any = None, say: Callable[[st
     from ..store.lock import MirrorBusy
 
     try:
-        return run_feeds(settings.db, None if job == "feeds" else [job], client=FeedClient(say=say), say=say)
+        return run_feeds(settings.db, None if job == "feeds" else [job], say=say)
     except MirrorBusy as exc:
         say(f"{job}: {exc}")
         return []
