@@ -169,7 +169,8 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
 @click.option("--feeds", "feeds", is_flag=False, flag_value="*", default=None, metavar="[NAMES]",
               help="Instead of the API: the free public feeds (GoDaddy, Namecheap, registry lists, zones), every "
                    "enabled one, or those NAMES (comma-separated; `edt schedule --next` lists them). No key needed.")
-@click.option("--clear-demo", is_flag=True, help="With --feeds: first remove the demo rows (switch from the demo to real data).")
+@click.option("--clear-demo", is_flag=True,
+              help="With --feeds: once a feed brought real rows, remove the demo rows (switch from the demo to real data).")
 @_timeout_option
 def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str | None, jobs: str | None, full: bool,
                  dry_run: bool, rate: int | None, feeds: str | None, clear_demo: bool, timeout: float | None) -> None:  # fmt: skip
@@ -247,7 +248,7 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
 
 def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clear_demo: bool = False) -> None:
     """`edt sync --feeds`: each feed's line as it ends; exit 2 when a file's format changed,
-    1 when a feed was down (the others ran). `clear_demo`: the demo rows go first."""
+    1 when a feed was down (the others ran). `clear_demo`: the demo rows go once a feed brought rows."""
     from ..ingest.feeds import FeedClient, chosen_feeds, run_feeds
     from ..store.feeds import feed_table
     from ..store.lock import MirrorBusy
@@ -261,17 +262,7 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
                        "or set enabled = true under [feeds.NAME]")  # fmt: skip
     _check_writable(db, "sync --feeds")
     _OPENED.append(db)
-    if clear_demo:
-        from ..demo import clear_demo as remove_demo_rows
-
-        if Path(db).is_file():
-            mirror = _open(db, writes="sync --feeds --clear-demo")
-            with _on_interrupt(f"nothing was removed; {db} is as it was", mirror=mirror,
-                               written=f"after the demo rows were removed from {db}"):  # fmt: skip
-                removed = remove_demo_rows(mirror.connection())
-            if any(removed.values()):
-                click.echo(f"Removed demo rows from {db}: " + ", ".join(f"{n:,} {k}" for k, n in removed.items()))
-    elif Path(db).is_file():
+    if not clear_demo and Path(db).is_file():
         from ..store.schema import connect
 
         with contextlib.suppress(Exception), contextlib.closing(connect(db, readonly=True)) as conn:  # a hint only
@@ -286,6 +277,11 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
         raise Failed(str(exc)) from None
     except ValueError as exc:
         raise BadInput(str(exc)) from None
+    if clear_demo:  # once real rows came in: a run that fetched nothing leaves the demo as it was
+        if any(r.status == "ok" for r in reports):
+            _clear_demo_rows(db)
+        else:
+            click.echo(f"No feed could be fetched: the demo rows stay in {db}.", err=True)
     changed = [r for r in reports if r.status == "format"]
     if changed:
         raise BadInput(f"{len(changed)} feed file(s) could not be read as their feed, nothing of them was written: "
@@ -293,6 +289,18 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
     down = [r.feed for r in reports if r.status == "down"]
     if down:
         raise Failed(f"{', '.join(down)} could not be downloaded (see above); the next run tries again")
+
+
+def _clear_demo_rows(db: str) -> None:
+    from ..demo import clear_demo
+
+    mirror = _open(db, writes="sync --feeds --clear-demo")
+    with _on_interrupt(f"no demo row was removed; {db} is as it was", mirror=mirror,
+                       written=f"after the demo rows were removed from {db}"):  # fmt: skip
+        removed = clear_demo(mirror.connection())
+    if any(removed.values()):
+        _refresh_index(mirror)
+        click.echo(f"Removed the demo rows from {db}: " + ", ".join(f"{n:,} {k}" for k, n in removed.items() if n))
 
 
 class _SyncProgress:
