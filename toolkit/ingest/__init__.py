@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..store.lock import writer_lock
+from ..store.results import derive_results
 from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, ensure_schema
 from ..store.transaction import one_transaction
 from ..store.writer import SIGNAL_COLUMNS, WriteCounts, listing_row, pending_row, save_listings, save_pending
@@ -323,6 +324,7 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
                 raise IngestError(first.file, first.line, f"no row of the file is a {adapter.name} row ({first.reason})",
                                   f"check that it is a {adapter.name} file ({adapter.description}), or pick another "
                                   f"feed ({', '.join(ADAPTERS)})")  # fmt: skip
+            derive_results(writer, now=stamp)  # the auctions that ended, and where names went next
             if on_commit is not None:
                 on_commit(writer, report)
     report.skipped = sorted(problems, key=lambda s: (s.file, s.line or 0))

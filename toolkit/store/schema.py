@@ -31,7 +31,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "without_indexes", "apply_schema", "missing_parts", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS"]
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -152,6 +152,27 @@ FEED_STATE_COLUMNS = {
     "changed_at": str,  # the last file ingested
     "snapshot": str,  # zone feeds: the newest snapshot file, which the next one is compared with
 }
+# What each auction the mirror saw end came to (store/results.py derives it after each load).
+RESULT_COLUMNS = {
+    "listing_id": int,
+    "name": str,
+    "tld": str,
+    "source": str,
+    "currency": str,
+    "ended_at": str,  # the auction's end
+    "final_price": float,  # the last bid before the end, in `currency`; null when nobody bid
+    "final_price_eur": float,  # null when the currency has no ECB rate that day
+    "asking_price": float,  # the last price asked before the end (the start price without bids)
+    "bids": int,
+    "sold": int,  # 1: it had bids at its end
+    "last_seen_before_end": str,  # the sighting the result comes from
+    "next_kind": str,  # closeout | platform | drop; null: not seen again (yet)
+    "next_id": int,  # the listing (or pending-delete row) it went to
+    "next_source": str,
+    "next_seen_at": str,
+    "derived_at": str,
+}
+RESULT_INDEXES = {"idx_results_ended": "ended_at", "idx_results_name": "name"}
 SHORTLIST_COLUMNS = {
     "listing_id": int,  # a listings id (not a foreign key: a shortlisted row may be pruned)
     "note": str,
@@ -392,7 +413,8 @@ _DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _mi
 # would not see another program's writes: it is upgraded by opening it once read-write);
 # v11 the covering index holds open listings only, closings are indexed by time, and the
 # archive's manifest (`archive_parts`); v12 packed closed listings (`packed_listings`, `packed_codecs`);
-# v13 the public feeds' conditional-request state (`feed_state`).
+# v13 the public feeds' conditional-request state (`feed_state`); v14 the auctions' results
+# (`auction_results`, store/results.py).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -438,7 +460,8 @@ def _fingerprint() -> str:
     declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, SYNC_STATE_COLUMNS,
                 SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS, ENRICH_CACHE_COLUMNS, ARCHIVE_PART_COLUMNS,
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES, CHANGE_INDEXES,
-                CHANGE_TRIGGERS, PACKED_COLUMNS, PACKED_CODEC_COLUMNS, PACKED_INDEXES, PACKED_NAMES, FEED_STATE_COLUMNS)  # fmt: skip
+                CHANGE_TRIGGERS, PACKED_COLUMNS, PACKED_CODEC_COLUMNS, PACKED_INDEXES, PACKED_NAMES, FEED_STATE_COLUMNS,
+                RESULT_COLUMNS, RESULT_INDEXES)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
 
@@ -503,6 +526,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _table(db, "packed_listings", PACKED_COLUMNS, "id")  # v12
     _table(db, "packed_codecs", PACKED_CODEC_COLUMNS, "id")
     _table(db, "feed_state", FEED_STATE_COLUMNS, "feed")  # v13
+    _table(db, "auction_results", RESULT_COLUMNS, "listing_id")  # v14
     conn.execute(PACKED_NAMES)  # keyed by name, with no rowid: a name's lookup without an index beside it
     for version in sorted(_DATA_MIGRATIONS):
         if before < version:
@@ -513,6 +537,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _ensure_indexes(conn, "sync_runs", SYNC_RUN_INDEXES)
     _ensure_indexes(conn, "listing_changes", CHANGE_INDEXES)
     _ensure_indexes(conn, "packed_listings", PACKED_INDEXES)
+    _ensure_indexes(conn, "auction_results", RESULT_INDEXES)
     _ensure_change_triggers(conn)
     for table in ("listings", "pending_delete"):
         # present and kept by its triggers, else (re)created and filled from the table

@@ -31,6 +31,7 @@ from ..store.lock import MirrorBusy, writer_lock
 from ..store.schema import connect, ensure_schema
 from ..store.fields import iso_timestamp
 from ..store.jobs import JOBS, Job
+from ..store.results import derive_results
 from ..store.writer import WriteCounts, bump_generation, close_listings, save_listings, save_pending
 from .remote import HostUnreachable, RemoteClient, RemoteFailed, RemoteRefused
 
@@ -447,6 +448,10 @@ async def _run_jobs(db_path: str | Path, client: RemoteClient, chosen: list[Job]
                 stopped = SyncStopped(str(exc), reports + exc.reports)
                 stopped.unreachable = exc.unreachable
                 raise stopped from None
+            finally:
+                if any(r.status == "ok" for r in reports):
+                    with conn:  # the auctions that ended, from what was committed (store/results.py)
+                        derive_results(conn, now=utc_now())
         return reports
     finally:
         conn.close()

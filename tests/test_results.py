@@ -1,0 +1,88 @@
+"""Auction results (toolkit/store/results.py) on hand-made histories: each sighting written
+through the one writer at its own moment, as syncs a few hours apart write them."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from toolkit.signals.fx import to_eur
+from toolkit.store.results import derive_results
+from toolkit.store.schema import connect, ensure_schema
+from toolkit.store.writer import save_listings, save_pending
+
+END = "2026-08-20T18:00:00Z"
+
+
+def auction(listing_id: int, name: str, *, bid: float | None, bids: int, currency: str = "USD", source: str = "dynadot",
+            kind: str = "auction", price: float | None = 12.0) -> dict:  # fmt: skip
+    return {"id": listing_id, "name": name, "source": source, "type": kind, "currency": currency, "price": price,
+            "max_bid": bid, "bids_count": bids, "auction_end_date": END if kind == "auction" else None}  # fmt: skip
+
+
+def seen(conn: sqlite3.Connection, at: str, *records: dict) -> None:
+    save_listings(conn, list(records), origin="sync", observed_at=at)
+
+
+def result(conn: sqlite3.Connection, listing_id: int) -> dict:
+    cursor = conn.execute("SELECT * FROM auction_results WHERE listing_id = ?", [listing_id])
+    names = [d[0] for d in cursor.description]
+    row = cursor.fetchone()
+    return dict(zip(names, row)) if row else {}
+
+
+def mirror(tmp_path) -> sqlite3.Connection:
+    conn = connect(str(tmp_path / "m.db"))
+    ensure_schema(conn)
+    return conn
+
+
+def test_the_last_bid_before_the_end_is_the_final_price_and_a_later_one_is_ignored(tmp_path):
+    conn = mirror(tmp_path)
+    seen(conn, "2026-08-20T10:00:00Z", auction(1, "kettle.com", bid=None, bids=0))
+    seen(conn, "2026-08-20T14:00:00Z", auction(1, "kettle.com", bid=25.0, bids=3))
+    seen(conn, "2026-08-20T17:30:00Z", auction(1, "kettle.com", bid=41.0, bids=6))
+    seen(conn, "2026-08-20T18:20:00Z", auction(1, "kettle.com", bid=90.0, bids=9))  # a late page: after the end
+    assert derive_results(conn, now="2026-08-20T17:59:00Z") == 0  # not ended yet
+    assert derive_results(conn, now="2026-08-20T19:00:00Z") == 1
+    got = result(conn, 1)
+    assert (got["final_price"], got["bids"], got["sold"], got["currency"]) == (41.0, 6, 1, "USD")
+    assert got["final_price_eur"] == to_eur(41.0, "USD", "2026-08-20") and got["final_price_eur"] is not None
+    assert got["last_seen_before_end"] == "2026-08-20T17:30:00Z" and got["ended_at"] == END
+    assert derive_results(conn, now="2026-08-21T07:00:00Z") == 0  # nothing new seen: not derived again
+
+
+def test_an_auction_without_bids_did_not_sell_and_keeps_its_asking_price(tmp_path):
+    conn = mirror(tmp_path)
+    seen(conn, "2026-08-20T09:00:00Z", auction(2, "quiet.net", bid=None, bids=0, price=19.0))
+    derive_results(conn, now="2026-08-21T00:00:00Z")
+    got = result(conn, 2)
+    assert (got["final_price"], got["final_price_eur"], got["asking_price"], got["sold"], got["bids"]) == (None, None, 19.0, 0, 0)
+
+
+def test_a_currency_without_a_rate_gives_a_result_without_eur(tmp_path):
+    conn = mirror(tmp_path)
+    seen(conn, "2026-08-20T12:00:00Z", auction(3, "rouble.ru", bid=5000.0, bids=2, currency="RUB", source="nicsell"))
+    derive_results(conn, now="2026-08-21T00:00:00Z")
+    got = result(conn, 3)
+    assert (got["final_price"], got["currency"], got["final_price_eur"]) == (5000.0, "RUB", None)
+
+
+def test_where_the_name_went_next(tmp_path):
+    conn = mirror(tmp_path)
+    seen(conn, "2026-08-20T12:00:00Z", auction(4, "relisted.com", bid=None, bids=0),
+         auction(5, "elsewhere.com", bid=None, bids=0), auction(6, "dropped.se", bid=None, bids=0),
+         auction(7, "nowhere.org", bid=None, bids=0))  # fmt: skip
+    derive_results(conn, now="2026-08-20T19:00:00Z")
+    assert {result(conn, i)["next_kind"] for i in (4, 5, 6, 7)} == {None}
+    # the next day: a closeout of the same platform, another platform's auction, the drop list
+    seen(conn, "2026-08-21T07:00:00Z", auction(14, "relisted.com", bid=None, bids=0, kind="closeout", price=9.0),
+         auction(15, "elsewhere.com", bid=None, bids=0, source="godaddy"))  # fmt: skip
+    save_pending(conn, [{"id": 16, "domain": "dropped.se", "source": "oi-diff", "week_end": "2026-08-24",
+                         "whois_status": "pendingDelete", "estimated_drop_date": "2026-08-25"}],
+                 origin="sync", observed_at="2026-08-21T07:00:00Z")  # fmt: skip
+    derive_results(conn, now="2026-08-21T08:00:00Z")
+    assert (result(conn, 4)["next_kind"], result(conn, 4)["next_id"]) == ("closeout", 14)
+    assert (result(conn, 5)["next_kind"], result(conn, 5)["next_id"], result(conn, 5)["next_source"]) == ("platform", 15, "godaddy")
+    assert (result(conn, 6)["next_kind"], result(conn, 6)["next_id"]) == ("drop", 16)
+    assert result(conn, 7)["next_kind"] is None
+    assert result(conn, 4)["next_seen_at"] == "2026-08-21T07:00:00Z"
