@@ -724,3 +724,17 @@ def test_a_pending_delete_name_opens_its_own_detail(demo_db):
     assert detail.subheader[0].value == row["domain"]
     assert detail.metric[1].value == row["whois_status"]
     assert detail.metric[2].value.startswith("—") or detail.metric[2].value.split(" / ")[0].isdigit()
+
+
+def test_the_domain_page_shows_comparable_results(tmp_path, monkeypatch):
+    from test_results import comps_mirror
+
+    db, _ = comps_mirror(tmp_path)
+    monkeypatch.setenv("EDT_DB", str(db))
+    monkeypatch.setenv("EDT_NOW", "2026-08-21T09:00:00+00:00")
+    at = app("detail", name="kettleharbor.com")
+    no_exception(at)
+    assert "Comparable results" in [h.value for h in at.subheader]
+    comps = next(h for h in drawn_html(at) if "for, and why it is alike" in h)
+    assert comps.index("kettlehouse.com") < comps.index("harborkettle.net")
+    assert "shares &#x27;kettle&#x27;" in comps and "ended 2026-08-20 on dynadot" in comps

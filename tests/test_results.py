@@ -86,3 +86,69 @@ def test_where_the_name_went_next(tmp_path):
     assert (result(conn, 6)["next_kind"], result(conn, 6)["next_id"]) == ("drop", 16)
     assert result(conn, 7)["next_kind"] is None
     assert result(conn, 4)["next_seen_at"] == "2026-08-21T07:00:00Z"
+
+
+def comps_mirror(tmp_path):
+    """Sold auctions of several shapes, ended on 2026-08-20, and the subject's own listing."""
+    from toolkit import Mirror
+
+    db = tmp_path / "comps.db"
+    conn = connect(str(db))
+    ensure_schema(conn)
+    sold = [(101, "kettlehouse.com", 41.0), (102, "harborkettle.net", 30.0), (103, "zzqxv.com", 12.0),
+            (104, "kettleharbor.de", 25.0), (105, "bluekettle.com", 18.0), (106, "verylongunrelatedname.io", 90.0)]
+    seen(conn, "2026-08-20T12:00:00Z", *[{**auction(i, n, bid=p, bids=2), "trust_flow": 20, "citation_flow": 25,
+                                          "ttf_topic": "Home/Garden"} for i, n, p in sold])  # fmt: skip
+    seen(conn, "2026-08-20T12:00:00Z", auction(107, "unsold-kettle.com", bid=None, bids=0))
+    seen(conn, "2026-08-21T07:00:00Z", {**auction(200, "kettleharbor.com", bid=None, bids=0), "trust_flow": 21,
+                                         "citation_flow": 24, "ttf_topic": "Home/Garden",
+                                         "auction_end_date": "2026-08-30T18:00:00Z"})  # fmt: skip
+    with conn:
+        derive_results(conn, now="2026-08-21T08:00:00Z")
+    conn.close()
+    return db, Mirror(db)
+
+
+def test_comparables_rank_by_tld_words_length_topic_and_metrics(tmp_path):
+    from toolkit.analysis.comps import comparables, tld_family
+
+    db, m = comps_mirror(tmp_path)
+    found = comparables(m, "KettleHarbor.com", limit=4)
+    # the same TLD and a shared word first; both words and the length beat the TLD; a TLD alone comes last
+    assert list(found["name"]) == ["kettlehouse.com", "harborkettle.net", "bluekettle.com", "kettleharbor.de"]
+    assert list(comparables(m, "kettleharbor.com", limit=6)["name"])[4:] == ["zzqxv.com", "verylongunrelatedname.io"]
+    assert found.iloc[1]["why"].startswith("same TLD family (legacy); 12 letters (vs 12); shares 'harbor', 'kettle'")
+    first = found.iloc[0]
+    assert first["why"] == "same TLD .com; 11 letters (vs 12); shares 'kettle'; topic Home/Garden; TF/CF 20/25 (vs 21/24)"
+    assert (first["final_price"], first["currency"], first["bids"]) == (41.0, "USD", 2)
+    assert "unsold-kettle.com" not in set(comparables(m, "kettleharbor.com", limit=50)["name"])  # no sale, no price
+    assert "kettleharbor.com" not in set(comparables(m, "kettleharbor.com", limit=50)["name"])
+    assert (tld_family("co.uk"), tld_family("uk"), tld_family("com"), tld_family("shop")) == ("cc:uk", "cc:uk", "legacy", "new")
+
+
+def test_edt_comps_prints_the_comparables_and_why(tmp_path):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    db, _ = comps_mirror(tmp_path)
+    shown = CliRunner().invoke(cli, ["comps", "kettleharbor.com", "--db", str(db), "--limit", "2"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[0] == "Comparable results for kettleharbor.com (closed auctions that sold, most alike first):"
+    assert lines[1].split()[:4] == ["kettlehouse.com", "dynadot", "2026-08-20", "41.00"] and "shares 'kettle'" in lines[1]
+    assert len(lines) == 3
+    as_json = CliRunner().invoke(cli, ["comps", "kettleharbor.com", "--db", str(db), "--json"])
+    assert [r["name"] for r in __import__("json").loads(as_json.output)][:1] == ["kettlehouse.com"]
+    bad = CliRunner().invoke(cli, ["comps", "kettleharbor", "--db", str(db)])
+    assert bad.exit_code == 2 and "is not a domain name" in bad.output
+
+
+def test_results_df_takes_the_listing_filters(tmp_path):
+    db, m = comps_mirror(tmp_path)
+    everything = m.results_df()
+    assert len(everything) == 7 and everything["sold"].sum() == 6
+    com = m.results_df(tld=".com")
+    assert sorted(com["name"]) == ["bluekettle.com", "kettlehouse.com", "unsold-kettle.com", "zzqxv.com"]
+    assert list(m.results_df(sold=True, tld=".net")["name"]) == ["harborkettle.net"]
+    assert m.results_df(ended_after="2026-08-21").empty

@@ -350,3 +350,30 @@ def status(db: str, as_json: bool) -> None:
             click.echo(f"  {problem}")
     else:
         click.echo("Complete: no load at work or stopped midway, every index in place.")
+
+
+@cli.command()
+@_db_option
+@click.argument("name")
+@click.option("--limit", type=click.IntRange(1, 200), default=10, show_default=True, help="How many comparables.")
+@click.option("--json", "as_json", is_flag=True, help="Print them as JSON records.")
+def comps(db: str, name: str, limit: int, as_json: bool) -> None:
+    """The closed auctions most like NAME, with what they sold for and why each was chosen."""
+    from ..analysis.comps import comparables
+
+    mirror = _open(db)
+    try:
+        found = comparables(mirror, name, limit=limit)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    if as_json:
+        click.echo(found.to_json(orient="records", indent=2))
+        return
+    if found.empty:
+        click.echo(f"No auction that sold is in {db} yet: results come from the auctions the mirror sees end.")
+        return
+    click.echo(f"Comparable results for {name.strip().lower()} (closed auctions that sold, most alike first):")
+    for row in found.itertuples():
+        eur = "" if row.final_price_eur != row.final_price_eur or row.final_price_eur is None else f" ({row.final_price_eur:,.2f} EUR)"
+        click.echo(f"  {row.name:<28} {row.source:<12} {row.ended_at[:10]}  {row.final_price:,.2f} {row.currency}{eur}, "
+                   f"{row.bids} bids  score {row.score:.1f}  {row.why}")  # fmt: skip

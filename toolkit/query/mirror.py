@@ -523,6 +523,36 @@ class Mirror:
             frame = frame.drop(columns=["historical_traffic"])
         return frame
 
+    def results_df(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
+                   ended_after: str | None = None, ended_before: str | None = None, sold: bool | None = None,
+                   **filters: Any):  # fmt: skip
+        """The result of every auction the mirror saw end (`auction_results`, store/results.py)
+        as a DataFrame, newest end first: final price (native and EUR), bids, sold, where the
+        name went next. The `/api/domains` filters (`params`, `filters`) choose the listings,
+        closed or not; `ended_after` / `ended_before` (ISO dates or moments) and `sold` the results."""
+        import pandas as pd
+
+        where, args = ["1"], []
+        if ended_after:
+            where.append("r.ended_at >= ?")
+            args.append(str(ended_after))
+        if ended_before:
+            where.append("r.ended_at < ?")
+            args.append(str(ended_before))
+        if sold is not None:
+            where.append("r.sold = ?")
+            args.append(int(bool(sold)))
+        frame = pd.read_sql_query(f"SELECT r.* FROM auction_results r WHERE {' AND '.join(where)} "
+                                  "ORDER BY r.ended_at DESC, r.listing_id", self.connection(), params=args)  # fmt: skip
+        chosen = {k: v for k, v in {**(params or {}), **filters}.items() if v not in (None, "")}
+        if chosen:
+            listings = self.domains_df({**chosen, "include_closed": "1"}, plan, columns=["id"])
+            frame = frame[frame["listing_id"].isin(listings["id"])].reset_index(drop=True)
+        frame["sold"] = frame["sold"].astype(bool)
+        for column in ("bids", "next_id"):
+            frame[column] = frame[column].astype("Int64")
+        return frame
+
     def _sampled_ids(self, values: Mapping[str, Any], sample: int) -> list[int] | None:
         """The ids `domains_df(sample=...)` keeps (matches with `id % step = 0`, step =
         ceil(total / sample)) in the query's order, from the columnar index; None when SQLite

@@ -42,6 +42,7 @@ __all__ = [
     "current_dictionary",
     "stored_fingerprint",
     "record_fingerprint",
+    "name_words",
 ]
 
 SPAM_WORDS_ENV = "EDT_SPAM_WORDS"
@@ -148,6 +149,15 @@ def _segment(letters: str) -> tuple[str, ...]:
         words.append(letters[n - step[n] : n])
         n -= step[n]
     return tuple(reversed(words))
+
+
+def name_words(label: str, *, shortest: int = 3) -> tuple[str, ...]:
+    """The words of a name's label, as the spam words read it (`kettleharbor` -> kettle,
+    harbor; digits and hyphens split runs): words shorter than `shortest` letters left out."""
+    words = []
+    for run in re.findall(r"[^\W\d_]+", label.lower()):
+        words.extend(w for w in _segment(run) if len(w) >= shortest)
+    return tuple(words)
 
 
 @lru_cache(maxsize=1)

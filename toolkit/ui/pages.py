@@ -330,8 +330,26 @@ def detail() -> None:
     history = mirror.listing_history(record["id"], plan=plan)
     echarts.show(charts.price_history(history), key="history_chart")
     show_signals(record, history)
+    _comparable_results(record["name"])
     fields = [(k, v) for k, v in record.items() if k != "historical_traffic"]
     _fields_table(fields)
+
+
+def _comparable_results(name: str) -> None:
+    """The closed auctions most like this name, what they sold for and why (analysis/comps.py)."""
+    from ..analysis.comps import comparables
+
+    st.subheader("Comparable results")
+    found = comparables(state.reader(), name, limit=8)
+    if found.empty:
+        st.caption("No auction that sold has been seen to end yet: results come from the auctions the mirror sees end.")
+        return
+    rows = []
+    for r in found.itertuples():
+        eur = f" ({r.final_price_eur:,.0f} EUR)" if r.final_price_eur == r.final_price_eur and r.final_price_eur else ""
+        rows.append((r.name, f"{table.money(r.final_price, r.currency)}{eur}, {r.bids} bids, ended {r.ended_at[:10]} "
+                             f"on {r.source}. {r.why}"))  # fmt: skip
+    navigation.show_html(table.fields_html(rows, header=("sold", "for, and why it is alike")), key="comps")
 
 
 def _fields_table(fields: list[tuple[str, Any]]) -> None:

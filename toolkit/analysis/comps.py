@@ -1,0 +1,115 @@
+"""Comparable results: the auctions the mirror saw end that are most like a name.
+
+    from toolkit import Mirror
+    from toolkit.analysis.comps import comparables
+    comparables(Mirror("data/mirror.db"), "kettleharbor.com")   # a DataFrame, best first, with `why`
+
+A closed auction with a final price (it sold) is scored against the name on five points,
+each said in `why` when it counts:
+
+| point | counts | weight |
+|---|---|---:|
+| TLD | the same TLD; else the same family (legacy gTLDs, new gTLDs, one country's ccTLDs) | 3; 1 |
+| length | the label's length within 4 letters, closer scores more | up to 1.5 |
+| words | words shared, read as the spam words read them (`name_words`) | up to 3 |
+| topic | the same Trust Flow topic | 1.5 |
+| metrics | Trust Flow and Citation Flow within 20 points each, closer scores more | up to 1.5 |
+
+The name's own topic and metrics are those of its listing when the mirror has one. Ties go to
+the most recent end. The name's own past auctions are left out (they are its history, not
+comparables).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..names import split_domain
+from ..signals.spam import name_words
+
+__all__ = ["comparables", "tld_family"]
+
+LEGACY_GTLDS = frozenset({"com", "net", "org", "info", "biz"})
+WEIGHTS = {"tld": 3.0, "family": 1.0, "length": 1.5, "words": 3.0, "topic": 1.5, "metrics": 1.5}
+
+
+def tld_family(tld: str | None) -> str:
+    """`legacy` (com, net, org, info, biz), `cc:<country>` (fr, co.uk -> cc:uk), else `new`."""
+    last = (tld or "").lstrip(".").rsplit(".", 1)[-1].lower()
+    if last in LEGACY_GTLDS:
+        return "legacy"
+    return f"cc:{last}" if len(last) == 2 else "new"
+
+
+def _subject(mirror: Any, name: str) -> dict[str, Any]:
+    sld, tld = split_domain(name)
+    row = mirror.connection().execute(
+        "SELECT ttf_topic, trust_flow, citation_flow FROM listings WHERE name = ? ORDER BY last_seen_at DESC LIMIT 1",
+        [name],
+    ).fetchone()
+    topic, tf, cf = row if row else (None, None, None)
+    return {"name": name, "sld": sld, "tld": tld, "words": set(name_words(sld)), "topic": topic, "tf": tf, "cf": cf}
+
+
+def comparables(mirror: Any, name: str, *, limit: int = 10) -> Any:
+    """The `limit` closed, sold auctions most like `name`, best first: name, source, ended_at,
+    final_price, currency, final_price_eur, bids, score, why."""
+    import pandas as pd
+
+    name = str(name).strip().lower().rstrip(".")
+    if "." not in name:
+        raise ValueError(f"name: {name!r} is not a domain name (e.g. kettleharbor.com)")
+    subject = _subject(mirror, name)
+    frame = pd.read_sql_query(
+        "SELECT r.listing_id, r.name, r.tld, r.source, r.ended_at, r.final_price, r.currency, r.final_price_eur, r.bids, "
+        "l.ttf_topic, l.trust_flow, l.citation_flow FROM auction_results r LEFT JOIN listings l ON l.id = r.listing_id "
+        "WHERE r.sold = 1 AND r.name != ?", mirror.connection(), params=[name])  # fmt: skip
+    columns = ["name", "source", "ended_at", "final_price", "currency", "final_price_eur", "bids", "score", "why"]
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    slds = frame["name"].map(lambda n: split_domain(n)[0])
+    tlds = frame["tld"].fillna(frame["name"].map(lambda n: split_domain(n)[1]))
+    same_tld = (tlds == subject["tld"]).to_numpy()
+    same_family = (tlds.map(tld_family) == tld_family(subject["tld"])).to_numpy() & ~same_tld
+    gap = np.abs(slds.str.len().to_numpy() - len(subject["sld"]))
+    length = np.clip(1 - gap / 5, 0, None)
+    shared = slds.map(lambda s: sorted(subject["words"] & set(name_words(s)))) if subject["words"] else None
+    words = (shared.map(len).to_numpy() / max(len(subject["words"]), 1)) if shared is not None else np.zeros(len(frame))
+    topic = (frame["ttf_topic"].str.lower() == (subject["topic"] or "").lower()).fillna(False).to_numpy() & bool(subject["topic"])
+    metrics = np.zeros(len(frame))
+    for column, value in (("trust_flow", subject["tf"]), ("citation_flow", subject["cf"])):
+        if value is not None:
+            near = np.clip(1 - np.abs(frame[column].to_numpy(dtype=float) - value) / 20, 0, None)
+            metrics += np.nan_to_num(near) / 2
+    score = (WEIGHTS["tld"] * same_tld + WEIGHTS["family"] * same_family + WEIGHTS["length"] * length
+             + WEIGHTS["words"] * words + WEIGHTS["topic"] * topic + WEIGHTS["metrics"] * metrics)  # fmt: skip
+    frame["score"] = np.round(score, 2)
+    best = frame.assign(_order=-score).sort_values(["_order", "ended_at"], ascending=[True, False]).head(limit)
+
+    def why(index: int) -> str:
+        said = []
+        if same_tld[index]:
+            said.append(f"same TLD .{subject['tld'].lstrip('.')}")
+        elif same_family[index]:
+            said.append(f"same TLD family ({tld_family(subject['tld'])})")
+        if length[index] > 0:
+            said.append(f"{len(slds.iloc[index])} letters (vs {len(subject['sld'])})")
+        if shared is not None and shared.iloc[index]:
+            said.append("shares " + ", ".join(f"'{w}'" for w in shared.iloc[index]))
+        if topic[index]:
+            said.append(f"topic {subject['topic']}")
+        if metrics[index] > 0:
+            said.append(f"TF/CF {_metric(frame['trust_flow'].iloc[index])}/{_metric(frame['citation_flow'].iloc[index])} "
+                        f"(vs {_metric(subject['tf'])}/{_metric(subject['cf'])})")  # fmt: skip
+        return "; ".join(said) or "nothing in common but a sale"
+
+    positions = {label: i for i, label in enumerate(frame.index)}
+    best["why"] = [why(positions[label]) for label in best.index]
+    best["bids"] = best["bids"].astype("Int64")
+    return best[columns].reset_index(drop=True)
+
+
+def _metric(value: Any) -> str:
+    return "-" if value is None or (isinstance(value, float) and np.isnan(value)) else str(int(value))
