@@ -738,3 +738,23 @@ def test_the_domain_page_shows_comparable_results(tmp_path, monkeypatch):
     comps = next(h for h in drawn_html(at) if "for, and why it is alike" in h)
     assert comps.index("kettlehouse.com") < comps.index("harborkettle.net")
     assert "shares &#x27;kettle&#x27;" in comps and "ended 2026-08-20 on dynadot" in comps
+
+
+def test_the_domain_page_shows_the_price_range_and_its_coverage(tmp_path, monkeypatch):
+    from toolkit.analysis.appraise import appraise, coverage_note
+    from toolkit.demo import load_demo
+
+    db = tmp_path / "lapse.db"
+    conn = connect(str(db))
+    load_demo(conn, scale="small", days=21)
+    conn.close()
+    with Mirror(db) as mirror:
+        summary = appraise(mirror)
+        listing_id, low, high = mirror.connection().execute(
+            "SELECT listing_id, value_low, value_high FROM listing_values WHERE value_low IS NOT NULL LIMIT 1").fetchone()
+        name = mirror.connection().execute("SELECT name FROM listings WHERE id = ?", [listing_id]).fetchone()[0]
+    monkeypatch.setenv("EDT_DB", str(db))
+    at = app("detail", name=name, id=str(listing_id))
+    no_exception(at)
+    assert f"{low:,.0f} – {high:,.0f}" in [m.value for m in at.metric]
+    assert any(c.value.startswith(coverage_note(summary)) for c in at.caption)

@@ -377,3 +377,58 @@ def comps(db: str, name: str, limit: int, as_json: bool) -> None:
         eur = "" if row.final_price_eur != row.final_price_eur or row.final_price_eur is None else f" ({row.final_price_eur:,.2f} EUR)"
         click.echo(f"  {row.name:<28} {row.source:<12} {row.ended_at[:10]}  {row.final_price:,.2f} {row.currency}{eur}, "
                    f"{row.bids} bids  score {row.score:.1f}  {row.why}")  # fmt: skip
+
+
+@cli.command()
+@_db_option
+@click.option("--backtest", is_flag=True, help="Measure instead: train before a day, score the auctions that ended after it.")
+@click.option("--until", default=None, metavar="YYYY-MM-DD", help="With --backtest: the day (default a week before the last end).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
+    """A price range in EUR for every live listing, learnt from the mirror's auction results (or, with --backtest, its error)."""
+    from datetime import date
+
+    from ..analysis import appraise as appraisal
+
+    if until is not None and not backtest:
+        raise BadInput("--until: only with --backtest (the day before which it trains)")
+    if until is not None:
+        try:
+            date.fromisoformat(until)
+        except ValueError:
+            raise BadInput(f"--until: {until!r} is not a date (YYYY-MM-DD)") from None
+    mirror = _open(db) if backtest else _open(db, writes="appraise")
+    if backtest:
+        report = appraisal.backtest(mirror, until=until)
+        if as_json:
+            click.echo(json.dumps(report.to_dict(), indent=2))
+            return
+        click.echo(report.summary())
+        if report.scored:
+            click.echo("By final price:")
+            for band in report.by_band:
+                click.echo(f"  {band['band']:<16}{band['auctions']:>7,} auctions  in range {band['coverage']:.0%}  "
+                           f"median error {band['median_abs_eur']:,.0f} EUR ({band['median_abs_pct']:.0%})")  # fmt: skip
+            click.echo("By TLD:")
+            for tld in report.by_tld:
+                click.echo(f"  .{tld['tld']:<15}{tld['auctions']:>7,} auctions  in range {tld['coverage']:.0%}  "
+                           f"median error {tld['median_abs_eur']:,.0f} EUR")  # fmt: skip
+            for other in report.others:
+                click.echo(f"Beside it, {other['appraisal']} on {other['auctions']:,} of them: median error "
+                           f"{other['median_abs_eur']:,.0f} EUR ({other['median_abs_pct']:.0%}); ours on the same: "
+                           f"{other['ours_median_abs_eur']:,.0f} EUR")  # fmt: skip
+        return
+    summary = appraisal.appraise(mirror)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(f"Price ranges for {summary['valued']:,} of {summary['listings']:,} live listings, learnt from "
+               f"{summary['trained_on']:,} sold auctions, in {summary['seconds']} s")  # fmt: skip
+    note = appraisal.coverage_note(summary)
+    if note:
+        click.echo(note)
+    reasons = mirror.connection().execute(
+        "SELECT reason, count(*) FROM listing_values WHERE reason IS NOT NULL GROUP BY reason ORDER BY 2 DESC LIMIT 5"
+    ).fetchall()
+    for reason, count in reasons:
+        click.echo(f"  no range for {count:,}: {reason}")

@@ -173,6 +173,10 @@ RESULT_COLUMNS = {
     "derived_at": str,
 }
 RESULT_INDEXES = {"idx_results_ended": "ended_at", "idx_results_name": "name"}
+# Each live listing's price range in EUR, learnt from the results (analysis/appraise.py); a
+# null range has its reason.
+VALUE_COLUMNS = {"listing_id": int, "value_low": float, "value_mid": float, "value_high": float, "reason": str,
+                 "valued_at": str}
 SHORTLIST_COLUMNS = {
     "listing_id": int,  # a listings id (not a foreign key: a shortlisted row may be pruned)
     "note": str,
@@ -414,7 +418,7 @@ _DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _mi
 # v11 the covering index holds open listings only, closings are indexed by time, and the
 # archive's manifest (`archive_parts`); v12 packed closed listings (`packed_listings`, `packed_codecs`);
 # v13 the public feeds' conditional-request state (`feed_state`); v14 the auctions' results
-# (`auction_results`, store/results.py).
+# (`auction_results`, store/results.py) and the live listings' price ranges (`listing_values`).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -461,7 +465,7 @@ def _fingerprint() -> str:
                 SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS, ENRICH_CACHE_COLUMNS, ARCHIVE_PART_COLUMNS,
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES, CHANGE_INDEXES,
                 CHANGE_TRIGGERS, PACKED_COLUMNS, PACKED_CODEC_COLUMNS, PACKED_INDEXES, PACKED_NAMES, FEED_STATE_COLUMNS,
-                RESULT_COLUMNS, RESULT_INDEXES)  # fmt: skip
+                RESULT_COLUMNS, RESULT_INDEXES, VALUE_COLUMNS)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
 
@@ -527,6 +531,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _table(db, "packed_codecs", PACKED_CODEC_COLUMNS, "id")
     _table(db, "feed_state", FEED_STATE_COLUMNS, "feed")  # v13
     _table(db, "auction_results", RESULT_COLUMNS, "listing_id")  # v14
+    _table(db, "listing_values", VALUE_COLUMNS, "listing_id")
     conn.execute(PACKED_NAMES)  # keyed by name, with no rowid: a name's lookup without an index beside it
     for version in sorted(_DATA_MIGRATIONS):
         if before < version:

@@ -330,9 +330,30 @@ def detail() -> None:
     history = mirror.listing_history(record["id"], plan=plan)
     echarts.show(charts.price_history(history), key="history_chart")
     show_signals(record, history)
+    _price_range(record["id"])
     _comparable_results(record["name"])
     fields = [(k, v) for k, v in record.items() if k != "historical_traffic"]
     _fields_table(fields)
+
+
+def _price_range(listing_id: int) -> None:
+    """The listing's price range and the backtest's coverage beside it (analysis/appraise.py)."""
+    from ..analysis.appraise import coverage_note, value_model
+
+    mirror = state.reader()
+    row = mirror.connection().execute("SELECT value_low, value_mid, value_high, reason FROM listing_values "
+                                      "WHERE listing_id = ?", [listing_id]).fetchone()  # fmt: skip
+    if row is None:
+        return  # no appraisal has run (`edt appraise`)
+    low, mid, high, reason = row
+    st.subheader("Price range")
+    if reason:
+        st.caption(f"No range: {reason}.")
+        return
+    st.metric("Value (EUR, 80% range)", f"{low:,.0f} – {high:,.0f}", help=f"middle {mid:,.0f} EUR")
+    note = coverage_note(value_model(mirror))
+    if note:
+        st.caption(note + " (`edt appraise --backtest` measures it on this mirror).")
 
 
 def _comparable_results(name: str) -> None:
