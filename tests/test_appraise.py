@@ -132,3 +132,25 @@ def test_edt_appraise_and_its_backtest(lapse, tmp_path):
     assert CliRunner().invoke(cli, ["appraise", "--db", str(copy), "--until", "2026-11-01"]).exit_code == 2
     bad = CliRunner().invoke(cli, ["appraise", "--db", str(copy), "--backtest", "--until", "soon"])
     assert bad.exit_code == 2 and "--until: 'soon' is not a date" in bad.output
+
+
+def test_the_ranges_are_retrained_after_a_sync_once_enough_new_results_arrived(lapse, tmp_path):
+    import shutil
+
+    from toolkit.analysis.appraise import RETRAIN_AFTER, appraise_if_due, value_model
+
+    copy = tmp_path / "copy.db"
+    shutil.copy(lapse, copy)
+    said: list[str] = []
+    with Mirror(copy) as mirror:
+        first = appraise_if_due(mirror, said.append)  # never trained: due
+        assert first is not None and said[0].startswith(f"appraise: ranges for {first['valued']:,} listings")
+        assert appraise_if_due(mirror, said.append) is None and len(said) == 1  # nothing new since
+        sold = first["trained_on"]
+        conn = mirror.connection()
+        stored = value_model(mirror)
+        for trained_on, due in ((int(sold / (1 + RETRAIN_AFTER)) + 1, False), (int(sold / (1 + RETRAIN_AFTER)) - 1, True)):
+            with conn:
+                conn.execute("UPDATE mirror_meta SET value = ? WHERE key = 'value_model'",
+                             [json.dumps({**stored, "trained_on": trained_on})])  # fmt: skip
+            assert (appraise_if_due(mirror, said.append) is not None) is due

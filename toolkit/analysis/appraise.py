@@ -34,6 +34,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,8 +44,8 @@ from ..signals.spam import name_words
 from ..store.fields import iso_timestamp
 from .comps import tld_family
 
-__all__ = ["MIN_RESULTS", "QUANTILES", "PriceModel", "train", "appraise", "backtest", "Backtest", "value_model",
-           "coverage_note"]
+__all__ = ["MIN_RESULTS", "QUANTILES", "PriceModel", "train", "appraise", "appraise_if_due", "backtest", "Backtest",
+           "value_model", "coverage_note", "RETRAIN_AFTER"]
 
 MIN_RESULTS = 200  # sold results to learn from before any range is given
 QUANTILES = (0.1, 0.5, 0.9)
@@ -345,3 +346,20 @@ def coverage_note(summary: dict[str, Any] | None) -> str | None:
     since = date.fromisoformat(measured["until"][:10])
     return (f"80% range, right {measured['coverage']:.0%} of the time on {measured['auctions']:,} auctions since "
             f"{since.day} {since:%b}")
+
+
+RETRAIN_AFTER = 0.1  # the share of new sold results since the last training that retrains
+
+
+def appraise_if_due(mirror: Any, say: Callable[[str], None] = print) -> dict[str, Any] | None:
+    """After a scheduled sync or feed: appraise again when enough new sold results arrived
+    since the last training (a tenth more, and at least `MIN_RESULTS` in all). Says one line."""
+    sold = mirror.connection().execute(
+        "SELECT count(*) FROM auction_results WHERE sold = 1 AND final_price_eur IS NOT NULL").fetchone()[0]
+    last = (value_model(mirror) or {}).get("trained_on") or 0
+    if sold < MIN_RESULTS or (last and sold < last * (1 + RETRAIN_AFTER)):
+        return None
+    summary = appraise(mirror)
+    say(f"appraise: ranges for {summary['valued']:,} listings, learnt from {summary['trained_on']:,} sold auctions"
+        + (f"; {coverage_note(summary)}" if coverage_note(summary) else ""))
+    return summary

@@ -54,10 +54,16 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
         return
     plan = _check_plan(os.environ.get("EDT_PLAN")) or "pro"
     settings = load_settings(db=db, plan=plan)
-    from ..ingest.feeds import run_feed_job
+    import functools
 
+    from ..analysis.appraise import appraise_if_due
+    from ..ingest.feeds import run_feed_job
+    from ..sync.schedule import run_job
+
+    feed_job = functools.partial(run_feed_job, after=appraise_if_due)  # the price ranges retrained when due
+    api_job = functools.partial(run_job, after=appraise_if_due)
     if once and once not in JOBS:
-        reports = run_feed_job(once, settings, say=lambda line: click.echo(line))
+        reports = feed_job(once, settings, say=lambda line: click.echo(line))
         if not reports:
             raise Failed(f"{once} did not run (see above)")
         if any(r.status == "format" for r in reports):
@@ -69,13 +75,12 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
         raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file) for the scheduled syncs; "
                        "the free feeds need none (`edt schedule --once feeds`)")  # fmt: skip
     if once:
-        from ..sync.schedule import run_job
-
-        reports = run_job(once, settings, say=lambda line: click.echo(line))
+        reports = api_job(once, settings, say=lambda line: click.echo(line))
         if not reports or any(r.status not in ("ok", "skipped") for r in reports):
             raise Failed(f"{once} did not finish (see above)")
         return
-    serve(settings, run_now=run_now, say=lambda line: click.echo(line), crons=crons, feed_runner=run_feed_job)
+    serve(settings, run_now=run_now, say=lambda line: click.echo(line), crons=crons, feed_runner=feed_job,
+          runner=api_job)  # fmt: skip
 
 
 @cli.group()

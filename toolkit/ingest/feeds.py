@@ -442,13 +442,20 @@ def run_feeds(db: str | os.PathLike[str], names: Iterable[str] | None = None, *,
     return reports
 
 
-def run_feed_job(job: str, settings: Any, *, stop: Any = None, say: Callable[[str], None] = print) -> list[FeedReport]:
+def run_feed_job(job: str, settings: Any, *, stop: Any = None, say: Callable[[str], None] = print,
+                 after: Callable[[Any, Callable[[str], None]], None] | None = None) -> list[FeedReport]:  # fmt: skip
     """A scheduled run of the feed `job` ("feeds": every enabled one), the scheduler's
-    `feed_runner` (toolkit/sync/schedule.py): its lines said, the alerts after it."""
+    `feed_runner` (toolkit/sync/schedule.py): its lines said, the alerts after it, then
+    `after(mirror, say)` when a feed brought rows."""
+    from ..query import Mirror
     from ..store.lock import MirrorBusy
 
     try:
-        return run_feeds(settings.db, None if job == "feeds" else [job], say=say)
+        reports = run_feeds(settings.db, None if job == "feeds" else [job], say=say)
     except MirrorBusy as exc:
         say(f"{job}: {exc}")
         return []
+    if after is not None and any(r.status == "ok" and r.ingest is not None for r in reports):
+        with Mirror(settings.db) as mirror:
+            after(mirror, say)
+    return reports

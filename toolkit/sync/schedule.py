@@ -145,8 +145,10 @@ WantedBy=default.target
 
 
 def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None, client_factory: Callable[[], Any] | None = None,
-            alert_options: Mapping[str, Any] | None = None, say: Callable[[str], None] = print) -> list:  # fmt: skip
-    """One scheduled run: the sync job, then the saved-search alerts. Returns the reports."""
+            alert_options: Mapping[str, Any] | None = None, say: Callable[[str], None] = print,
+            after: Callable[[Any, Callable[[str], None]], None] | None = None) -> list:  # fmt: skip
+    """One scheduled run: the sync job, then the saved-search alerts, then `after(mirror, say)`
+    (the CLI hands in the price ranges' retraining). Returns the reports."""
     from .alerts import run_alerts
     from ..query import Mirror
     from .remote import RemoteClient
@@ -198,6 +200,8 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
         say(run_alerts(mirror, job=job, **dict(alert_options or {})).line())
         if job == "listings":
             _archive_after(mirror, say)
+        if after is not None:
+            after(mirror, say)
     finally:
         mirror.close()
     return reports
@@ -273,7 +277,8 @@ def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threa
 
 
 def serve(settings: Settings, *, run_now: bool = False, say: Callable[[str], None] = print,
-          crons: Mapping[str, str] | None = None, feed_runner: Callable[..., Any] | None = None) -> None:  # fmt: skip
+          crons: Mapping[str, str] | None = None, feed_runner: Callable[..., Any] | None = None,
+          runner: Callable[..., Any] = run_job) -> None:  # fmt: skip
     """Run until SIGTERM or Ctrl-C; a job being written stops after its current page.
     `crons`: the jobs and feeds to run (default: the API jobs of the config file)."""
     import signal
@@ -283,7 +288,7 @@ def serve(settings: Settings, *, run_now: bool = False, say: Callable[[str], Non
     timezone = config.get("schedule", {}).get("timezone")
     stop = threading.Event()
     scheduler = build_scheduler(settings, crons, stop=stop, timezone=timezone, say=say, run_now=run_now,
-                                feed_runner=feed_runner)  # fmt: skip
+                                runner=runner, feed_runner=feed_runner)  # fmt: skip
 
     def on_signal(signum: int, frame: Any) -> None:
         say(f"stopping ({signal.Signals(signum).name}): the job in progress ends after its current page")
