@@ -152,3 +152,27 @@ def test_results_df_takes_the_listing_filters(tmp_path):
     assert sorted(com["name"]) == ["bluekettle.com", "kettlehouse.com", "unsold-kettle.com", "zzqxv.com"]
     assert list(m.results_df(sold=True, tld=".net")["name"]) == ["harborkettle.net"]
     assert m.results_df(ended_after="2026-08-21").empty
+
+
+def test_edt_export_results_writes_every_result_of_the_matching_listings(tmp_path):
+    import csv as csv_module
+
+    import pyarrow.parquet as pq
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    db, m = comps_mirror(tmp_path)
+    out = tmp_path / "results.csv"
+    written = CliRunner().invoke(cli, ["export", "--db", str(db), "--results", "--out", str(out), "tld=.com"])
+    assert written.exit_code == 0, written.output
+    rows = list(csv_module.DictReader(out.open()))
+    assert sorted(r["name"] for r in rows) == sorted(m.results_df(tld=".com")["name"])
+    kettle = next(r for r in rows if r["name"] == "kettlehouse.com")
+    assert (kettle["final_price"], kettle["bids"], kettle["sold"], kettle["currency"]) == ("41.0", "2", "True", "USD")  # as the listings export writes booleans
+    parquet = tmp_path / "results.parquet"
+    assert CliRunner().invoke(cli, ["export", "--db", str(db), "--results", "--out", str(parquet)]).exit_code == 0
+    table = pq.read_table(parquet)
+    assert table.num_rows == 7 and table.schema.field("final_price_eur").type == "double"
+    bad = CliRunner().invoke(cli, ["export", "--db", str(db), "--results", "--out", str(out), "tf_min=lots"])
+    assert bad.exit_code == 2 and "tf_min" in bad.output

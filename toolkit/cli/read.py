@@ -129,6 +129,17 @@ def _say_why_empty(reasons: list[str]) -> None:
         click.echo(f"edt: nothing matches: {reason}", err=True)
 
 
+def _result_rows(mirror: Mirror, filters: dict[str, Any], plan: str | None) -> tuple[Iterator[dict[str, Any]], dict[str, str]]:
+    """The results of the listings `filters` match (`Mirror.results_df`), as records, and their columns."""
+    from ..store.schema import RESULT_COLUMNS
+
+    frame = mirror.results_df(filters, plan)
+    kinds = {int: "int", float: "num", str: "str"}
+    columns = {name: ("bool" if name == "sold" else kinds[kind]) for name, kind in RESULT_COLUMNS.items()}
+    records = json.loads(frame.to_json(orient="records"))  # NaN and NA as null
+    return iter(records), columns
+
+
 def _listing_columns(filters: dict[str, Any]) -> dict[str, str]:
     """A CSV or Parquet file's columns for these (already checked) filters: `historical_traffic`
     only when include_historical_traffic=1 asked for it (the records carry it only then)."""
@@ -265,7 +276,10 @@ def _export_format(out: str) -> str:
 @click.option("--out", required=True,
               help="The file to write, replaced whole and atomically; - writes to standard output. Only regular "
                    "files: a device, FIFO or folder is refused; a symbolic link is followed (its target replaced).")
-def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, out: str) -> None:
+@click.option("--results", is_flag=True,
+              help="The auction results of the matching listings instead (closed ones included): final price, bids, "
+                   "sold, where the name went next (docs/guides/results.md).")
+def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, out: str, results: bool) -> None:
     """Every matching listing (the /api/domains filters, no paging) to CSV, JSON Lines or Parquet."""
     from ..formats import OutputRefused, output_target, replace_atomically
 
@@ -280,8 +294,11 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, 
         raise BadInput("--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)")
     try:
         filters = _pairs(params)
-        rows = mirror.export_rows(filters, plan=plan)
-        columns = _listing_columns(filters)
+        if results:
+            rows, columns = _result_rows(mirror, filters, plan)
+        else:
+            rows = mirror.export_rows(filters, plan=plan)
+            columns = _listing_columns(filters)
     except ApiError as exc:
         raise _api_error(exc) from None
     if note:
