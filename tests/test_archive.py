@@ -208,6 +208,7 @@ def test_an_archive_killed_midway_loses_and_doubles_nothing_and_a_rerun_finishes
     time.sleep(random.Random(seed).uniform(0.8, 2.5))
     process.send_signal(signal.SIGKILL)
     process.wait(30)
+    assert _left_running(copy) == []  # nor its index build's workers (they die with it)
     held = sorted(r[0] for r in _rows(copy, "listings"))
     moved = _archived_ids(copy)
     assert not set(held) & set(moved)  # nothing in both
@@ -225,6 +226,23 @@ def test_an_archive_killed_midway_loses_and_doubles_nothing_and_a_rerun_finishes
     conn = connect(str(copy), readonly=True)
     assert len(_rows(copy, "listing_history")) + sum(m["listing_history"] for m in archive.months(conn).values()) == history
     conn.close()
+
+
+def _left_running(path: Path, wait: float = 5.0) -> list[str]:
+    """The processes still running with `path` in their command line, after `wait` seconds at most."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = []
+        for proc in Path("/proc").iterdir():
+            try:
+                command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if str(path) in command and proc.name != str(os.getpid()):
+                found.append(command)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def _manifest(path: Path) -> list[dict]:

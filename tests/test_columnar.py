@@ -462,3 +462,41 @@ def test_prices_held_as_ranks_compare_as_the_reals_do(engines):
             assert _answer(columnar, params) == _answer(sqlite, params), params
             assert columnar.answered_by() == "columnar"
     assert "values:effective_price" in columnar.refresh_index().arrays
+
+
+def test_an_index_build_worker_dies_with_the_process_that_forked_it(tmp_path):
+    """`edt archive` (or any load) killed with SIGKILL while its columnar index builds must not
+    leave the build's forked workers behind, each waiting forever for work."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import multiprocessing, os, sys, time\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "from toolkit.query.columnar import _die_with_parent\n"
+        "with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('fork'), initializer=_die_with_parent) as pool:\n"
+        "    print(pool.submit(os.getpid).result(), flush=True)\n"
+        "    pool.submit(time.sleep, 120)\n"
+        "    time.sleep(120)\n"
+    )
+    from pathlib import Path
+
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    worker = int(parent.stdout.readline())
+    os.kill(worker, 0)  # alive while its parent is
+    parent.send_signal(signal.SIGKILL)
+    parent.wait(30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        raise AssertionError(f"the worker {worker} outlived its parent")

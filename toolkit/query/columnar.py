@@ -229,6 +229,20 @@ class _Moved(RuntimeError):
     """The mirror changed while the index was read."""
 
 
+def _die_with_parent() -> None:
+    """A build worker ends with the process that forked it: a load killed mid-build (kill -9)
+    leaves no worker waiting for work that will never come (Linux; elsewhere nothing)."""
+    import ctypes
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
 def _build_once(mirror_path: str | os.PathLike[str], part: str) -> ColumnarIndex:
     """Read the filter and sort columns of one generation of the mirror and build the index.
 
@@ -244,7 +258,7 @@ def _build_once(mirror_path: str | os.PathLike[str], part: str) -> ColumnarIndex
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent) as pool:
             built = list(pool.map(_build_part, *zip(*parts)))
     else:
         with ThreadPoolExecutor(2) as pool:
