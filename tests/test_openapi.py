@@ -14,7 +14,7 @@ import yaml
 
 from conftest import REFERENCE, fixed_clock  # noqa: E402
 from toolkit.serve.openapi import EXPORT_PARAMS, build_openapi, param_schema  # noqa: E402
-from toolkit.query.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS  # noqa: E402
+from toolkit.query.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, RESULT_PARAMS  # noqa: E402
 from toolkit.plans import PLANS  # noqa: E402
 from toolkit.serve.server import create_app  # noqa: E402
 
@@ -25,6 +25,7 @@ OPERATIONS = {
     "getPendingDeleteDomain": ("/api/pending-delete/{domain}", None),
     "freeDomains": ("/api/free/domains", FREE_PARAMS),
     "exportDomains": ("/api/export", EXPORT_PARAMS),
+    "listAuctionResults": ("/api/results", RESULT_PARAMS),  # an extension: what ended auctions sold for
 }
 REFERENCE_OPERATIONS = {  # reference file, path -> our operation
     ("domains", "/domains"): "listDomains",
@@ -64,7 +65,7 @@ def test_document_is_valid_openapi_3_1(doc):
     assert [e.message for e in validator.iter_errors(doc)] == []
 
 
-def test_operations_are_the_reference_ids_plus_export(doc):
+def test_operations_are_the_reference_ids_plus_export_and_results(doc):
     ops = operations(doc)
     assert set(ops) == set(OPERATIONS)
     for op_id, (path, _) in OPERATIONS.items():

@@ -176,3 +176,32 @@ def test_edt_export_results_writes_every_result_of_the_matching_listings(tmp_pat
     assert table.num_rows == 7 and table.schema.field("final_price_eur").type == "double"
     bad = CliRunner().invoke(cli, ["export", "--db", str(db), "--results", "--out", str(out), "tf_min=lots"])
     assert bad.exit_code == 2 and "tf_min" in bad.output
+
+
+def test_the_replica_serves_the_results_as_an_extension(tmp_path):
+    import asyncio
+
+    import httpx
+
+    from toolkit.serve.server import create_app
+
+    db, m = comps_mirror(tmp_path)
+    app = create_app(db, {"k": "pro"})
+
+    async def get(query: str) -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+            return await client.get(f"/api/results?{query}", headers={"Authorization": "Bearer k"})
+
+    page = asyncio.run(get("tld=.com&sold=1&per_page=2&nosuch=1"))  # an unknown parameter is ignored, as the API does
+    assert page.status_code == 200, page.text
+    body = page.json()
+    expected = m.results_df(tld=".com", sold=True)
+    assert body["meta"]["total"] == len(expected) == 3 and body["meta"]["last_page"] == 2
+    assert [r["name"] for r in body["data"]] == list(expected["name"][:2])
+    assert body["data"][0]["sold"] is True and body["links"]["next"] == "http://t/api/results?tld=.com&sold=1&per_page=2&page=2"
+    bad = asyncio.run(get("ended_after=soon"))
+    assert bad.status_code == 422 and "ended_after" in bad.text
+    everything = asyncio.run(get("")).json()
+    assert everything["meta"]["total"] == 7 and [r["ended_at"] for r in everything["data"]] == sorted(
+        (r["ended_at"] for r in everything["data"]), reverse=True)  # newest end first
+    assert asyncio.run(get("tf_min=200")).status_code == 422

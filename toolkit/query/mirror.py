@@ -32,7 +32,7 @@ from ..store.feeds import feed_freshness
 from ..store.jobs import freshness
 from ..store.schema import OPEN, SCHEMA_VERSION, connect, ensure_schema
 from ..store.access import opens_read_only
-from .params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, Context, contradictions, parse_params
+from .params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, RESULT_PARAMS, Context, contradictions, parse_params
 from . import aggregates, sqlplan
 from .aggregates import ChartCounts
 from .envelope import envelope as _envelope
@@ -552,6 +552,25 @@ class Mirror:
         for column in ("bids", "next_id"):
             frame[column] = frame[column].astype("Int64")
         return frame
+
+    def search_results(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
+                       url: str = "/api/results", strict: bool = True) -> dict[str, Any]:
+        """One page of `results_df` as the API's envelope (`GET /api/results`, an extension):
+        the listing filters of `/api/domains`, `ended_after`, `ended_before`, `sold`, paging."""
+        import json
+
+        plan = self._plan(plan)
+        require(plan, "domains")
+        raw = dict(params or {})
+        values = parse_params(RESULT_PARAMS, raw, strict=strict)
+        listing = {k: v for k, v in raw.items() if k in values and k in DOMAIN_PARAMS and k not in ("per_page", "page")}
+        frame = self.results_df(listing, plan, ended_after=values.get("ended_after"),
+                                ended_before=values.get("ended_before"), sold=True if values.get("sold") else None)  # fmt: skip
+        page, per_page = values.get("page", 1), values.get("per_page", 50)
+        chosen = frame.iloc[(page - 1) * per_page : page * per_page]
+        data = json.loads(chosen.to_json(orient="records"))
+        return _envelope(data, total=len(frame), page=page, per_page=per_page, url=url,
+                         raw={k: v for k, v in raw.items() if k in values})  # fmt: skip
 
     def _sampled_ids(self, values: Mapping[str, Any], sample: int) -> list[int] | None:
         """The ids `domains_df(sample=...)` keeps (matches with `id % step = 0`, step =

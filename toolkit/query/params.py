@@ -43,6 +43,7 @@ __all__ = [
     "Clause",
     "Context",
     "DOMAIN_PARAMS",
+    "RESULT_PARAMS",
     "PENDING_PARAMS",
     "FREE_PARAMS",
     "TOP_CATEGORIES",
@@ -443,6 +444,21 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
 )  # fmt: skip
 
 DOMAIN_PARAMS: dict[str, Param] = {p.name: p for p in _SHARED_DOMAIN_FILTERS + _DOMAIN_ONLY_FILTERS}
+
+# /api/results (an extension): the listing filters choose the listings, closed or not; these the results.
+_NOT_RESULT_FILTERS = ("sort", "after_id", "per_page", "limit", "page", "include_closed", "include_historical_traffic")
+RESULT_PARAMS: dict[str, Param] = {
+    **{name: p for name, p in DOMAIN_PARAMS.items() if name not in _NOT_RESULT_FILTERS},
+    **{p.name: p for p in (
+        Param("ended_after", "date", "Ended on or after", "Auctions that ended on or after this date (YYYY-MM-DD).",
+              "dates", extension=True),
+        Param("ended_before", "date", "Ended before", "Auctions that ended before this date (YYYY-MM-DD).", "dates",
+              extension=True),
+        Param("sold", "flag", "Sold only", "Only the auctions that ended with bids.", "output", extension=True),
+        Param("per_page", "int", "Per page", "Results per page (1-100).", "paging", 1, 100, default=50),
+        Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
+    )},
+}  # fmt: skip
 
 _free_source = Param("source", "choice", "Source", "One free-tier platform slug.", "source", choices=_FREE_SLUGS,
                      clause=_eq("source"))  # fmt: skip

@@ -14,7 +14,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ..query.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, PENDING_SOURCES, PENDING_STATUSES, Param
+from ..query.params import (DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, PENDING_SOURCES, PENDING_STATUSES, RESULT_PARAMS,
+                            Param)
 from ..plans import PLAN_LABELS, REQUIREMENTS
 from ..query import FREE_FIELDS, FREE_VISIBLE_NAMES, LISTING_OUTPUT, PENDING_OUTPUT
 from ..sources import SOURCES
@@ -58,6 +59,14 @@ _ARRAY_ITEMS = {"historical_traffic_spark": {"type": "integer"}}
 _DOMAIN_NOT_NULL = {"id", "name", "tld", "source", "type", "is_spammy", "has_gmb", "created_at", "updated_at"}
 _PENDING_NOT_NULL = {"id", "domain", "tld", "source", "whois_status", "is_idn"}
 _FREE_NOT_NULL = {"name", "tld", "source"}
+_RESULT_NOT_NULL = {"listing_id", "name", "ended_at", "sold", "derived_at"}
+
+
+def _result_fields() -> dict[str, str]:
+    from ..store.schema import RESULT_COLUMNS
+
+    kinds = {int: "int", float: "num", str: "str"}
+    return {name: "bool" if name == "sold" else kinds[kind] for name, kind in RESULT_COLUMNS.items()}
 _ENUMS = {
     "Domain": {"source": [s.slug for s in SOURCES], "type": list(DOMAIN_PARAMS["type"].choices or ())},
     "PendingDeleteDomain": {"source": list(PENDING_SOURCES), "whois_status": list(PENDING_STATUSES)},
@@ -307,6 +316,20 @@ def _build() -> dict[str, Any]:
             **_errors(*keyed_errors),
         },
     }
+    list_results = {
+        "operationId": "listAuctionResults",
+        "summary": "Auction results: what ended auctions sold for",
+        "description": "The result of every auction the mirror saw end, newest end first: the last bid before the end "
+        "(native and EUR), bids, sold, and where the name went next. The /api/domains filters choose the listings, "
+        f"closed ones included. {_plan_note('domains')}",
+        "tags": ["Domains"],
+        "x-extension": True,
+        "parameters": [_parameter(p) for p in RESULT_PARAMS.values()],
+        "responses": {
+            "200": _json("A page of results.", _ref("AuctionResultPage"), _RATE_HEADERS),
+            **_errors(*keyed_errors),
+        },
+    }
     integer_header = {"schema": {"type": "integer"}, "required": True}
     return {
         "openapi": "3.1.0",
@@ -328,6 +351,7 @@ def _build() -> dict[str, Any]:
             "/api/pending-delete/{domain}": {"get": get_pending},
             "/api/free/domains": {"get": free_domains},
             "/api/export": {"get": export},
+            "/api/results": {"get": list_results},
         },
         "components": {
             "securitySchemes": {
@@ -394,6 +418,17 @@ def _schemas() -> dict[str, Any]:
                 "links": _ref("PaginationLinks"),
                 "meta": _ref("PaginationMeta"),
                 "cursor": _ref("Cursor"),
+            },
+        },
+        "AuctionResult": _record_schema("AuctionResult", _result_fields(), _RESULT_NOT_NULL,
+                                        "What an auction the mirror saw end came to (docs/guides/results.md)."),
+        "AuctionResultPage": {
+            "type": "object",
+            "required": ["data", "links", "meta"],
+            "properties": {
+                "data": {"type": "array", "items": _ref("AuctionResult")},
+                "links": _ref("PaginationLinks"),
+                "meta": _ref("PaginationMeta"),
             },
         },
         "PendingDeletePage": {

@@ -168,6 +168,12 @@ class _Api:
             request, lambda plan: self._ok(self.mirror.search_domains(params, plan, url=url, strict=False))
         )
 
+    async def results(self, request: Request) -> Response:
+        params, url = _params(request), _base_url(request) + "/api/results"
+        return await self._keyed(
+            request, lambda plan: self._ok(self.mirror.search_results(params, plan, url=url, strict=False))
+        )
+
     async def domain(self, request: Request) -> Response:
         # The query layer decides what an id is (plan rules first, then 404).
         raw = request.path_params["id"]
@@ -444,6 +450,7 @@ def create_app(
         Route("/api/pending-delete/{domain}", api.pending_domain, methods=["GET"]),
         Route("/api/free/domains", api.free, methods=["GET", "OPTIONS"]),
         Route("/api/export", api.export, methods=["GET"]),
+        Route("/api/results", api.results, methods=["GET"]),
         Route("/api/webhooks", api.webhooks, methods=["POST"]),
         *_mcp_routes(api),
     ]
