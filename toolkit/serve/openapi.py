@@ -371,6 +371,16 @@ def _build() -> dict[str, Any]:
     }
 
 
+def _page(item: str, **extra: Any) -> dict[str, Any]:
+    """A page of `item` records: data, links and meta (and `extra` properties)."""
+    return {
+        "type": "object",
+        "required": ["data", "links", "meta"],
+        "properties": {"data": {"type": "array", "items": _ref(item)}, "links": _ref("PaginationLinks"),
+                       "meta": _ref("PaginationMeta"), **extra},
+    }
+
+
 def _schemas() -> dict[str, Any]:
     nullable_int = {"type": ["integer", "null"]}
     free_fields = {name: LISTING_OUTPUT[name] for name in FREE_FIELDS}
@@ -410,36 +420,11 @@ def _schemas() -> dict[str, Any]:
                 "order": {"type": "string", "examples": ["id asc"]},
             },
         },
-        "DomainPage": {
-            "type": "object",
-            "required": ["data", "links", "meta"],
-            "properties": {
-                "data": {"type": "array", "items": _ref("Domain")},
-                "links": _ref("PaginationLinks"),
-                "meta": _ref("PaginationMeta"),
-                "cursor": _ref("Cursor"),
-            },
-        },
+        "DomainPage": _page("Domain", cursor=_ref("Cursor")),
         "AuctionResult": _record_schema("AuctionResult", _result_fields(), _RESULT_NOT_NULL,
                                         "What an auction the mirror saw end came to (docs/guides/results.md)."),
-        "AuctionResultPage": {
-            "type": "object",
-            "required": ["data", "links", "meta"],
-            "properties": {
-                "data": {"type": "array", "items": _ref("AuctionResult")},
-                "links": _ref("PaginationLinks"),
-                "meta": _ref("PaginationMeta"),
-            },
-        },
-        "PendingDeletePage": {
-            "type": "object",
-            "required": ["data", "links", "meta"],
-            "properties": {
-                "data": {"type": "array", "items": _ref("PendingDeleteDomain")},
-                "links": _ref("PaginationLinks"),
-                "meta": _ref("PaginationMeta"),
-            },
-        },
+        "AuctionResultPage": _page("AuctionResult"),
+        "PendingDeletePage": _page("PendingDeleteDomain"),
         "FreePage": {
             "type": "object",
             "required": ["data", "meta"],
