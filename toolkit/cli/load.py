@@ -282,6 +282,12 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
             _clear_demo_rows(db)
         else:
             click.echo(f"No feed could be fetched: the demo rows stay in {db}.", err=True)
+    feeds_exit(reports)
+
+
+def feeds_exit(reports: list) -> None:
+    """How a run of feeds ends (`edt sync --feeds`, `edt schedule --once`): exit 2 when a
+    file's format changed, 1 when a feed was down (the others ran), else 0."""
     changed = [r for r in reports if r.status == "format"]
     if changed:
         raise BadInput(f"{len(changed)} feed file(s) could not be read as their feed, nothing of them was written: "

@@ -58,6 +58,7 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
 
     from ..analysis.appraise import appraise_if_due
     from ..ingest.feeds import run_feed_job
+    from .load import feeds_exit
     from ..sync.schedule import run_job
 
     feed_job = functools.partial(run_feed_job, after=appraise_if_due)  # the price ranges retrained when due
@@ -66,10 +67,7 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
         reports = feed_job(once, settings, say=lambda line: click.echo(line))
         if not reports:
             raise Failed(f"{once} did not run (see above)")
-        if any(r.status == "format" for r in reports):
-            raise BadInput(f"{once}: a feed file could not be read as its feed; nothing of it was written (see above)")
-        if any(r.status == "down" for r in reports):
-            raise Failed(f"{once}: a feed could not be downloaded (see above); the next run tries again")
+        feeds_exit(reports)
         return
     if not settings.api_key and (once or not any(job not in JOBS for job in crons)):
         raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file) for the scheduled syncs; "

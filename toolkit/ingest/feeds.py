@@ -315,7 +315,8 @@ def _stamp(moment: datetime) -> str:
 
 def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClient, folder: Path) -> FeedReport:
     """Download and ingest one feed (the module's steps 1 and 2); never raises for the feed's own trouble."""
-    started = _stamp(mirror.now())
+    moment = mirror.now().astimezone(timezone.utc)
+    started, day = _stamp(moment), moment.strftime("%Y-%m-%d")
     report = FeedReport(feed.name, "ok")
     if not feed.url:
         report.status, report.message = "skipped", f"no address: set url in the config file's [feeds.{feed.name}]"
@@ -323,11 +324,12 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
     state = _state(conn, feed)
     work = folder / feed.name
     work.mkdir(parents=True, exist_ok=True)
-    moment = mirror.now()
-    day = moment.astimezone(timezone.utc).strftime("%Y-%m-%d")
-    tld = feed.options.get("tld") or urlsplit(feed.url).path.strip("/") or "zone"
-    target = work / (f"{tld}_domains_{day}T{moment.astimezone(timezone.utc):%H%M%S}" + (".txt.gz" if feed.url.startswith("axfr://")
-                     else _suffix(feed.url)) if feed.is_zone else f"download{_suffix(feed.url)}")  # fmt: skip
+    if feed.is_zone:  # a snapshot a run, its day in its name (snapshot_files reads it; the backtest replays them)
+        tld = feed.options.get("tld") or urlsplit(feed.url).path.strip("/") or "zone"
+        suffix = ".txt.gz" if feed.url.startswith("axfr://") else _suffix(feed.url)
+        target = work / f"{tld}_domains_{moment:%Y-%m-%dT%H%M%S}{suffix}"
+    else:
+        target = work / f"download{_suffix(feed.url)}"
     try:
         if feed.url.startswith("axfr://"):
             transfer = client.zone_transfer or transfer_zone
@@ -366,8 +368,6 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
                 _record_run(conn, feed, report, started, _stamp(mirror.now()))
             return report
         options.update(previous=previous, zone_date=day)
-    elif feed.adapter == "zonediff":
-        options.setdefault("zone_date", day)
 
     def commit_with_rows(writer: Any, ingested: IngestReport) -> None:
         report.ingest = ingested

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from .jobs import last_ok, run_freshness
+
 __all__ = ["Feed", "FEEDS", "FEED_ADAPTERS", "LISTING_ADAPTERS", "feed_table", "feed_freshness"]
 
 # The adapters of toolkit.ingest (named, not imported: the store sits below the ingest).
@@ -161,20 +163,8 @@ def feed_freshness(conn: sqlite3.Connection, now: datetime | None = None,
         feeds = FEEDS
     out = []
     for feed in feeds.values():
-        row = conn.execute(
-            "SELECT finished_at FROM sync_runs WHERE job = ? AND status = 'ok' ORDER BY id DESC LIMIT 1", [feed.name]
-        ).fetchone()
-        if not feed.enabled and row is None:
-            continue
-        last = row[0] if row else None
-        age = None if last is None else now - datetime.fromisoformat(last.replace("Z", "+00:00"))
-        out.append({
-            "job": feed.name,
-            "kind": "feed",
-            "schedule": feed.schedule,
-            "last_ok": last,
-            "age_hours": None if age is None else round(age.total_seconds() / 3600, 1),
-            "fresh": age is not None and age <= feed.every,
-            "enabled": feed.enabled,
-        })  # fmt: skip
+        last = last_ok(conn, feed.name)
+        if feed.enabled or last is not None:
+            row = run_freshness(feed.name, feed.schedule, feed.every, last, now)
+            out.append({**row, "kind": "feed", "enabled": feed.enabled})
     return out

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-__all__ = ["Job", "JOBS", "freshness"]
+__all__ = ["Job", "JOBS", "freshness", "last_ok", "run_freshness"]
 
 
 @dataclass(frozen=True)
@@ -51,21 +51,27 @@ JOBS: dict[str, Job] = {
 }  # fmt: skip
 
 
+def last_ok(conn: sqlite3.Connection, name: str) -> str | None:
+    """When the job or feed `name` last ended well (its `sync_runs` row), or None."""
+    row = conn.execute(
+        "SELECT finished_at FROM sync_runs WHERE job = ? AND status = 'ok' ORDER BY id DESC LIMIT 1", [name]
+    ).fetchone()
+    return row[0] if row else None
+
+
+def run_freshness(name: str, schedule: str, every: timedelta, last: str | None, now: datetime) -> dict[str, Any]:
+    """A job's or a feed's row of the freshness table: its last good run against `every`."""
+    age = None if last is None else now - datetime.fromisoformat(last.replace("Z", "+00:00"))
+    return {
+        "job": name,
+        "schedule": schedule,
+        "last_ok": last,
+        "age_hours": None if age is None else round(age.total_seconds() / 3600, 1),
+        "fresh": age is not None and age <= every,
+    }
+
+
 def freshness(conn: sqlite3.Connection, now: datetime | None = None) -> list[dict[str, Any]]:
     """Each job's last successful run against its schedule (docs/reference/freshness.md)."""
     now = now or datetime.now(timezone.utc)
-    out = []
-    for job in JOBS.values():
-        row = conn.execute(
-            "SELECT finished_at FROM sync_runs WHERE job = ? AND status = 'ok' ORDER BY id DESC LIMIT 1", [job.name]
-        ).fetchone()
-        last = row[0] if row else None
-        age = None if last is None else now - datetime.fromisoformat(last.replace("Z", "+00:00"))
-        out.append({
-            "job": job.name,
-            "schedule": job.schedule,
-            "last_ok": last,
-            "age_hours": None if age is None else round(age.total_seconds() / 3600, 1),
-            "fresh": age is not None and age <= job.every,
-        })  # fmt: skip
-    return out
+    return [run_freshness(job.name, job.schedule, job.every, last_ok(conn, job.name), now) for job in JOBS.values()]

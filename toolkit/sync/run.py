@@ -438,20 +438,21 @@ async def _run_jobs(db_path: str | Path, client: RemoteClient, chosen: list[Job]
     try:
         ensure_schema(conn)
         reports: list[JobReport] = []
-        for job in chosen:
-            if should_stop is not None and should_stop():
-                break
-            try:
-                reports.append(await sync_job(conn, client, job, plan=plan, full=full, progress=progress,
-                                              should_stop=should_stop))  # fmt: skip
-            except SyncStopped as exc:
-                stopped = SyncStopped(str(exc), reports + exc.reports)
-                stopped.unreachable = exc.unreachable
-                raise stopped from None
-            finally:
-                if any(r.status == "ok" for r in reports):
-                    with conn:  # the auctions that ended, from what was committed (store/results.py)
-                        derive_results(conn, now=utc_now())
+        try:
+            for job in chosen:
+                if should_stop is not None and should_stop():
+                    break
+                try:
+                    reports.append(await sync_job(conn, client, job, plan=plan, full=full, progress=progress,
+                                                  should_stop=should_stop))  # fmt: skip
+                except SyncStopped as exc:
+                    stopped = SyncStopped(str(exc), reports + exc.reports)
+                    stopped.unreachable = exc.unreachable
+                    raise stopped from None
+        finally:
+            if any(r.status == "ok" for r in reports):
+                with conn:  # once, after the jobs: the auctions that ended (store/results.py)
+                    derive_results(conn, now=utc_now())
         return reports
     finally:
         conn.close()

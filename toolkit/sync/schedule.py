@@ -243,8 +243,8 @@ def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threa
     """A scheduler with one job per allowed dataset and per feed (the names of `crons` that
     are not API jobs, run by `feed_runner`); API jobs without a key or beyond the plan are
     skipped with one line, and so are the listing feeds (GoDaddy, Namecheap) when there is a
-    key: the API's listings already hold those platforms, and a feed would list them twice. One worker thread: jobs run one after another (they share the
-    mirror and the budget)."""
+    key: the API's listings already hold those platforms, and a feed would list them twice.
+    One worker thread: jobs run one after another (they share the mirror and the budget)."""
     from ..store.feeds import LISTING_ADAPTERS, feed_table
     from ..store.jobs import JOBS
 
