@@ -16,6 +16,7 @@ import pytest
 
 from toolkit import Mirror
 from toolkit.sources import PLATFORM_SLUGS, source_by_slug
+from toolkit.store.results import save_values
 from toolkit.store.writer import close_listings, save_listings, save_pending
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
@@ -178,6 +179,24 @@ def _archive_fields(rnd: random.Random, first: str | None) -> dict:
             "archive_continuity": rnd.randint(0, 100)}  # fmt: skip
 
 
+def value_rows(records: list[dict], seed: int = 13) -> list[tuple]:
+    """Price ranges as `edt appraise` writes them: most listings a range, some none with the
+    reason, some never valued (a listing a sync brought since); a few ranges sit exactly at a
+    price, so that value / price is a whole ratio."""
+    rnd = random.Random(seed)
+    rows = []
+    for r in records:
+        draw = rnd.random()
+        if draw < 0.1:
+            continue  # not valued yet
+        if draw < 0.2 or r["source"] == "regfree":
+            rows.append((r["id"], None, None, None, "a deleted ccTLD name: not for sale"))
+            continue
+        mid = round(rnd.choice([r["price"] or 10, r["price"] or 10, 1]) * rnd.choice([0.5, 1, 1, 2, 3.7, 10]), 2)
+        rows.append((r["id"], round(mid * 0.4, 2), mid, round(mid * 2.5, 2), None))
+    return rows
+
+
 def inflated_later_states(records: list[dict]) -> list[dict]:
     """A later state of every 11th enriched listing, Trust Flow 15 higher: those whose TF was
     at most 30 (a rise of x1.5 or more) and whose auction had not ended are flagged."""
@@ -235,6 +254,8 @@ def synthetic_db(tmp_path_factory) -> Path:
     records = listing_records()
     save_listings(conn, records, origin="sync", observed_at=ts(NOW - timedelta(days=2)))
     save_listings(conn, inflated_later_states(records), origin="sync", observed_at=ts(NOW - timedelta(days=2) + timedelta(hours=1)))
+    with conn:
+        save_values(conn, value_rows(records), ts(NOW - timedelta(days=1, hours=12)))
     close_listings(conn, [30, 60, 93, 150], closed_at=ts(NOW - timedelta(days=1)))
     save_pending(conn, pending_records(), origin="sync", observed_at=ts(NOW - timedelta(days=2)))
     mirror.close()
@@ -375,6 +396,14 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             has_ratio and Fraction(100 * tf // cf, 100) <= Fraction(p["tf_cf_ratio_max"])
         ):
             return False
+        mid, eur = r["value_mid"], r["effective_price_eur"]
+        if "value_min" in p and not (mid is not None and mid >= float(p["value_min"])):
+            return False
+        if "value_max" in p and not (mid is not None and mid <= float(p["value_max"])):
+            return False
+        if "deal_min" in p and not (mid is not None and eur is not None and eur > 0
+                                    and mid / eur >= float(p["deal_min"])):  # fmt: skip
+            return False
         if "techs" in p and not set(_terms(p["techs"])) & set(json.loads(r["historical_tech"] or "[]")):
             return False
         if "use_cases" in p and not set(_terms(p["use_cases"])) & set(json.loads(r["use_cases"] or "[]")):
@@ -409,6 +438,9 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
         field, desc = "wayback_first_date", not desc
 
     def value(r):
+        if field == "deal":  # the range's middle over the effective EUR price, when both (and a price above 0)
+            eur = r["effective_price_eur"]
+            return r["value_mid"] / eur if r["value_mid"] is not None and eur is not None and eur > 0 else None
         return r[field]
 
     present = [r for r in matched if value(r) is not None]

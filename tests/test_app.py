@@ -202,7 +202,7 @@ def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
     at = app(sort="-effective_price")
     no_exception(at)
     assert headers(at) == ["Domain", "Price", "EUR", "Bids", "Ends in", "TF", "CF", "DA", "RD", "Age", "Score",
-                           "Source", "TLD", "Buy"]  # fmt: skip
+                           "Source", "TLD", "Buy"]  # fmt: skip (no value column before an appraisal)
     expected = Mirror(demo_db).search_domains({"sort": "-effective_price"})["data"]
     rows = cells(at)
     first = expected[0]
@@ -751,10 +751,21 @@ def test_the_domain_page_shows_the_price_range_and_its_coverage(tmp_path, monkey
     with Mirror(db) as mirror:
         summary = appraise(mirror)
         listing_id, low, high = mirror.connection().execute(
-            "SELECT listing_id, value_low, value_high FROM listing_values WHERE value_low IS NOT NULL LIMIT 1").fetchone()
+            "SELECT id, value_low, value_high FROM listings WHERE value_low IS NOT NULL LIMIT 1").fetchone()
         name = mirror.connection().execute("SELECT name FROM listings WHERE id = ?", [listing_id]).fetchone()[0]
     monkeypatch.setenv("EDT_DB", str(db))
     at = app("detail", name=name, id=str(listing_id))
     no_exception(at)
     assert f"{low:,.0f} – {high:,.0f}" in [m.value for m in at.metric]
     assert any(c.value.startswith(coverage_note(summary)) for c in at.caption)
+    # The table: the range beside the price once appraised, the best deals first, the coverage under it.
+    at = app(sort="-deal", cols="name,price,eur,value,deal")
+    no_exception(at)
+    assert headers(at)[:5] == ["Domain", "Price", "EUR", "Value (EUR)", "Value/price"]
+    with Mirror(db) as mirror:
+        best = mirror.search_domains({"sort": "-deal", "per_page": "50"})["data"]
+    assert names_listed(at) == [r["name"] for r in best]
+    first = best[0]
+    assert f"×{first['value_mid'] / first['effective_price_eur']:,.1f}" in results_html(at)
+    assert any(c.value.startswith(f"Value: {coverage_note(summary)}") for c in at.caption)
+    assert "Value (EUR)" in headers(app())  # shown by default once the mirror has ranges

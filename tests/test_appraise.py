@@ -85,7 +85,7 @@ def test_every_live_listing_gets_a_range_or_its_reason(lapse, tmp_path):
     with Mirror(copy) as mirror:
         summary = appraise(mirror)
         stored = mirror.connection().execute(
-            "SELECT l.source, v.value_low, v.value_high, v.reason FROM listing_values v JOIN listings l ON l.id = v.listing_id"
+            "SELECT source, value_low, value_high, value_reason FROM listings WHERE valued_at = ?", [summary["valued_at"]]
         ).fetchall()
         live = mirror.search_domains({"per_page": "1"})["meta"]["total"]
         regfree = mirror.search_domains({"source": "regfree", "per_page": "1"})["meta"]["total"]
@@ -107,7 +107,8 @@ def test_too_few_results_give_no_range_and_say_why(tmp_path):
     with Mirror(db) as mirror:
         assert train(mirror) is None
         summary = appraise(mirror)
-        reasons = {r for (r,) in mirror.connection().execute("SELECT DISTINCT reason FROM listing_values")}
+        reasons = {r for (r,) in mirror.connection().execute("SELECT DISTINCT value_reason FROM listings WHERE "
+                                                             "closed_at IS NULL AND live_until > ?", [summary["valued_at"]])}
         sold = mirror.results_df(sold=True)["final_price_eur"].notna().sum()
     assert summary["valued"] == 0 and summary["backtest"] is None and sold < MIN_RESULTS
     assert reasons == {f"too few sold results to learn from ({sold:,} of the {MIN_RESULTS:,} needed)"}
@@ -154,3 +155,31 @@ def test_the_ranges_are_retrained_after_a_sync_once_enough_new_results_arrived(l
                 conn.execute("UPDATE mirror_meta SET value = ? WHERE key = 'value_model'",
                              [json.dumps({**stored, "trained_on": trained_on})])  # fmt: skip
             assert (appraise_if_due(mirror, said.append) is not None) is due
+
+
+def test_a_listing_synced_between_two_trainings_is_valued_with_the_kept_model(lapse, tmp_path):
+    import shutil
+
+    from toolkit.analysis.appraise import appraise_if_due, model_path, value_model
+    from toolkit.store.writer import save_listings
+
+    copy = tmp_path / "copy.db"
+    shutil.copy(lapse, copy)
+    said: list[str] = []
+    with Mirror(copy) as mirror:
+        trained_on = appraise(mirror, measure=False)["trained_on"]
+        assert model_path(mirror).is_file() and value_model(mirror)["trained_on"] == trained_on
+        conn = mirror.connection()
+        template = dict(zip([d[0] for d in conn.execute("SELECT * FROM listings LIMIT 0").description],
+                            conn.execute("SELECT * FROM listings WHERE value_mid IS NOT NULL AND source != 'regfree' "
+                                         "LIMIT 1").fetchone()))  # fmt: skip
+        fresh = {**template, "id": 10**9, "name": "freshsynced.com", "historical_tech": None, "use_cases": None}
+        with conn:
+            save_listings(conn, [fresh], origin="sync", observed_at=template["last_seen_at"])
+        assert conn.execute("SELECT valued_at FROM listings WHERE id = ?", [10**9]).fetchone()[0] is None
+        assert appraise_if_due(mirror, said.append) is None  # nothing new sold: no retraining
+        low, mid, high = conn.execute("SELECT value_low, value_mid, value_high FROM listings WHERE id = ?",
+                                      [10**9]).fetchone()  # fmt: skip
+        kept = conn.execute("SELECT value_mid FROM listings WHERE id = ?", [template["id"]]).fetchone()[0]
+    assert low <= mid <= high and kept == template["value_mid"]  # the others keep theirs
+    assert said == [f"appraise: ranges for 1 new listing, with the model learnt from {trained_on:,} sold auctions"]

@@ -380,3 +380,33 @@ def test_a_mirror_made_before_gives_the_space_back_once_vacuumed(copy):
     assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
     conn.close()
     assert {t: _rows(copy, t) for t in TABLES} == before
+
+
+def test_a_file_archived_before_a_column_was_declared_reads_it_as_null(copy):
+    """An archive written by an older toolkit lacks the listing columns declared since (the
+    price range): every reader sees them null, and filters and sorts on them still answer."""
+    import pyarrow.parquet as pq
+
+    from toolkit.store.results import save_values
+    from toolkit.store.writer import VALUE_FIELDS
+
+    conn = connect(str(copy))
+    with conn:  # every listing valued, closed ones too: the archive's copies lose theirs below
+        save_values(conn, [(i, 10.0, 20.0 + i % 7, 40.0, None) for (i,) in conn.execute("SELECT id FROM listings")],
+                    "2026-11-30T07:00:00Z")  # fmt: skip
+    conn.close()
+    ids = _closed_ids(copy)
+    archive.archive_closed(copy, CUT, batch=700)
+    conn = connect(str(copy), readonly=True)
+    parts = [p for p in archive.manifest(conn) if p["table"] == "listings"]
+    valued_in_sqlite = conn.execute("SELECT count(*) FROM listings WHERE value_mid >= 21 AND source != 'regfree'").fetchone()[0]
+    conn.close()
+    for part in parts:
+        file = archive.archive_dir(copy) / part["path"]
+        pq.write_table(pq.read_table(file).drop_columns(list(VALUE_FIELDS)), file)
+
+    mirror = _mirror(copy)
+    assert mirror.get_domain(ids[0])["data"]["value_mid"] is None
+    assert mirror.search_domains({"include_closed": "1", "value_min": "21"})["meta"]["total"] == valued_in_sqlite > 0
+    dealt = mirror.search_domains({"include_closed": "1", "sort": "-deal", "per_page": "100"})
+    assert dealt["meta"]["total"] > valued_in_sqlite and dealt["data"][0]["value_mid"] is not None

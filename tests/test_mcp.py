@@ -36,6 +36,7 @@ from toolkit.serve.mcp_server import (  # noqa: E402
     MCP_FREE_PATH,
     MCP_PATH,
     TOOL_NAMES,
+    EXTENSION_TOOLS,
     build_server,
 )
 from toolkit.query.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS  # noqa: E402
@@ -125,9 +126,10 @@ def test_tools_are_the_live_server_cards(servers):
     expected = [tool["name"] for tool in json.loads(card_file.read_text())["capabilities"]["tools"]]
     assert expected == ["search_domains", "search_pending_delete_domains", "get_domain", "list_filters", "get_stats"]
     assert list(TOOL_NAMES) == expected
-    for server in servers.values():
+    for plan, server in servers.items():
         tools = tools_of(server)
-        assert list(tools) == expected
+        # the card's, then the toolkit's own (documented as extensions), never on the free endpoint
+        assert list(tools) == expected + ([] if plan == "free-endpoint" else list(EXTENSION_TOOLS))
         for tool in tools.values():
             assert len(tool.description) > 40
             assert tool.annotations.read_only_hint is True and tool.annotations.destructive_hint is False
@@ -602,7 +604,7 @@ def test_http_on_a_real_loopback_port(mirror):
                     return [t.name for t in listed.tools], await client.call_tool("search_domains", {"tld": ".nl"})
 
         names, result = asyncio.run(go())
-    assert names == list(TOOL_NAMES)
+    assert names == [*TOOL_NAMES, *EXTENSION_TOOLS]
     expected = mirror.search_domains({"tld": ".nl"}, "authority")
     assert ok(result)["meta"]["total"] == expected["meta"]["total"] > 0
     assert ids(ok(result)["data"]) == ids(expected["data"])
@@ -678,7 +680,7 @@ def test_legacy_sse_transport_on_both_paths(mirror):
             names, results = over_sse(server.url + path, "aplus-key", ("search_domains", args),
                                       ("get_domain", {"domain_name": expected["data"][0]["name"]}),
                                       ("search_pending_delete_domains", {"limit": 3}))  # fmt: skip
-            assert names == list(TOOL_NAMES)
+            assert names == [*TOOL_NAMES, *EXTENSION_TOOLS]
             found, detail, pending = map(ok, results)
             assert found["meta"]["total"] == expected["meta"]["total"] > 0
             assert ids(found["data"]) == ids(expected["data"])
@@ -816,3 +818,31 @@ print(sorted(m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "tool
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+
+def test_auction_results_are_a_documented_extension_tool_answering_as_the_rest_route(servers, tmp_path):
+    """search_auction_results: what GET /api/results answers, page for page, with its filters
+    from the parameter table; the plan's rules and a bad value are the API's."""
+    from toolkit.demo import load_demo
+    from toolkit.store.schema import connect
+
+    db = tmp_path / "lapse.db"
+    conn = connect(str(db))
+    load_demo(conn, scale="small", days=7)
+    conn.close()
+    lapse = Mirror(db, readonly=True)
+    server = build_server(lapse, "pro")
+    tool = tools_of(server)["search_auction_results"]
+    assert tool.description.startswith("Toolkit extension (not on the live service)")
+    for name in ("ended_after", "sold", "tld", "value_min", "limit", "page"):
+        assert name in tool.input_schema["properties"], name
+    args = {"sold": True, "tld": ".com", "limit": 7, "page": 2}
+    found = ok(call(server, "search_auction_results", args))
+    expected = lapse.search_results({"sold": "1", "tld": ".com", "per_page": "7", "page": "2"}, "pro")
+    assert found["meta"]["total"] == expected["meta"]["total"] > 14
+    assert [r["listing_id"] for r in found["data"]] == [r["listing_id"] for r in expected["data"]]
+    assert all(r["sold"] and r["final_price"] is not None for r in found["data"])
+    text, body = refused(call(server, "search_auction_results", {"ended_after": "soon"}))
+    assert body["status"] == 422 and "ended_after" in text
+    assert "search_auction_results" not in tools_of(servers["free-endpoint"])

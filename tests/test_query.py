@@ -60,6 +60,9 @@ POOLS = {
     "tf_cf_ratio_min": ["0.5", "1", "0.33", "1.2"],
     "tf_cf_ratio_max": ["0.5", "0.8", "1.25"],
     "age_max": ["0", "5", "15"],
+    "value_min": ["0", "20", "150.5", "1000"],
+    "value_max": ["5", "100", "400"],
+    "deal_min": ["0.5", "1", "2", "3.7"],
     "sort": list(DOMAIN_SORTS) + ["-" + s for s in DOMAIN_SORTS],
     "per_page": ["1", "7", "100"],
     "limit": ["3", "25"],
@@ -101,6 +104,8 @@ def test_each_engine_answers_what_it_is_asked_to(mirror):
     assert mirror.answered_by() == mirror.engine
     mirror.search_domains({"contains": "ai,shop", "after_id": "30"})
     assert mirror.answered_by() == mirror.engine
+    mirror.search_domains({"deal_min": "1.5", "value_max": "300", "sort": "-deal"})  # a ratio of two reals
+    assert mirror.answered_by() == mirror.engine
 
 
 def test_the_oracle_is_not_vacuous(mirror):
@@ -109,6 +114,10 @@ def test_the_oracle_is_not_vacuous(mirror):
     assert all(t > 10 for t in totals)
     assert oracle_domains(rows, {"source": "regfree"})[1] > 10
     assert oracle_domains(rows, {"include_closed": "1"})[1] > oracle_domains(rows, {})[1]
+    valued = oracle_domains(rows, {"value_min": "0"})[1]
+    assert 10 < oracle_domains(rows, {"deal_min": "1"})[1] < valued < oracle_domains(rows, {})[1]
+    # whole ratios sit exactly on a bound (a range's middle at the price itself): kept by deal_min=1
+    assert any(r["value_mid"] == r["effective_price_eur"] for r in rows if r["value_mid"] is not None)
 
 
 def test_default_order_is_score_descending_nulls_last_then_id(mirror):

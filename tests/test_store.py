@@ -290,7 +290,7 @@ def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
     assert conn.execute("SELECT value FROM mirror_meta WHERE key = 'generation'").fetchone()[0] == generation  # unseen
 
     upgraded = Mirror(path, clock=fixed_clock)
-    assert upgraded.connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
+    assert upgraded.connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
     start = upgraded.generation()
     assert start > int(generation)
     assert upgraded.search_domains({"include_closed": "1"})["meta"]["total"] == 1
@@ -298,3 +298,44 @@ def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
     conn.commit()
     assert upgraded.generation() > start
     assert upgraded.search_domains({"tf_min": "3", "include_closed": "1"})["meta"]["total"] == 1
+
+
+def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_untouched_by_them(tmp_path):
+    """v14 kept the ranges in `listing_values`: the upgrade moves them onto the listings and
+    drops that table; the trigram index is re-indexed on a changed name only, so writing a
+    range leaves it alone while a renamed listing is found by its new name."""
+    path = tmp_path / "v14.db"
+    m = Mirror(path, clock=fixed_clock)
+    records = listing_records(20)
+    save_listings(m.connection(), records, origin="sync")
+    m.close()
+    conn = sqlite3.connect(path)
+    for column in ("value_low", "value_mid", "value_high", "value_reason", "valued_at"):
+        conn.execute(f"ALTER TABLE listings DROP COLUMN {column}")
+    conn.execute("CREATE TABLE listing_values (listing_id INTEGER PRIMARY KEY, value_low FLOAT, value_mid FLOAT, "
+                 "value_high FLOAT, reason TEXT, valued_at TEXT)")
+    conn.executemany("INSERT INTO listing_values VALUES (?, ?, ?, ?, ?, '2026-11-21T07:00:00Z')",
+                     [(records[0]["id"], 10.0, 20.0, 40.0, None), (records[1]["id"], None, None, None, "no family")])
+    conn.execute("DROP TRIGGER listings_au")  # sqlite-utils' own: every update re-indexed the name
+    conn.execute('CREATE TRIGGER listings_au AFTER UPDATE ON listings BEGIN INSERT INTO listings_fts (listings_fts, '
+                 "rowid, name) VALUES('delete', old.rowid, old.name); INSERT INTO listings_fts (rowid, name) "
+                 "VALUES (new.rowid, new.name); END")
+    conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
+    conn.execute("PRAGMA user_version = 14")
+    conn.commit()
+
+    upgraded = Mirror(path, clock=fixed_clock)
+    db = upgraded.connection()
+    assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'listing_values'").fetchone()[0] == 0
+    stored = db.execute("SELECT id, value_low, value_mid, value_high, value_reason FROM listings WHERE valued_at "
+                        "IS NOT NULL ORDER BY id").fetchall()
+    assert stored == sorted([(records[0]["id"], 10.0, 20.0, 40.0, None), (records[1]["id"], None, None, None, "no family")])
+    assert upgraded.search_domains({"value_min": "15", "include_closed": "1"})["meta"]["total"] == 1
+    before = db.execute("SELECT total_changes()").fetchone()[0]
+    with db:
+        db.execute("UPDATE listings SET value_mid = 5")
+    # each row, its change-log line and the generation's bump; no trigram entry (2 more a row before)
+    assert db.execute("SELECT total_changes()").fetchone()[0] - before == 3 * 20
+    with db:
+        db.execute("UPDATE listings SET name = 'zebrafinchxyz.com' WHERE id = ?", [records[2]["id"]])
+    assert [r["id"] for r in upgraded.search_domains({"contains": "zebrafinch", "include_closed": "1"})["data"]] == [records[2]["id"]]

@@ -3,7 +3,7 @@ its error measured on auctions it did not learn from.
 
     from toolkit import Mirror
     from toolkit.analysis.appraise import appraise, backtest
-    appraise(Mirror("data/mirror.db"))            # writes listing_values: low / mid / high EUR
+    appraise(Mirror("data/mirror.db"))            # writes each live listing's value_low / _mid / _high in EUR
     backtest(Mirror("data/mirror.db")).summary()  # trains before a day, scores what ended after it
 
 **The model.** scikit-learn's `HistGradientBoostingRegressor` with the quantile loss, three
@@ -31,10 +31,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import pickle
 import time
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,10 +45,11 @@ import numpy as np
 from ..names import label_stats, split_domain
 from ..signals.spam import name_words
 from ..store.fields import iso_timestamp
+from ..store.results import save_values
 from .comps import tld_family
 
-__all__ = ["MIN_RESULTS", "QUANTILES", "PriceModel", "train", "appraise", "appraise_if_due", "backtest", "Backtest",
-           "value_model", "coverage_note", "RETRAIN_AFTER"]
+__all__ = ["MIN_RESULTS", "QUANTILES", "PriceModel", "train", "appraise", "appraise_if_due", "value_new", "backtest",
+           "Backtest", "value_model", "model_path", "coverage_note", "RETRAIN_AFTER"]
 
 MIN_RESULTS = 200  # sold results to learn from before any range is given
 QUANTILES = (0.1, 0.5, 0.9)
@@ -183,54 +187,101 @@ def train(mirror: Any, *, ended_before: str | None = None, max_iter: int = 200) 
     return model
 
 
-def _live_frame(mirror: Any) -> Any:
+def _live_frame(mirror: Any, *, unvalued: bool = False) -> Any:
     import pandas as pd
 
     now = iso_timestamp(mirror.now())
     frame = pd.read_sql_query(
         f"SELECT l.id AS listing_id, l.name, l.tld, l.source, l.currency, {_LISTING_FEATURES}, "
         "(SELECT h.price FROM listing_history h WHERE h.listing_id = l.id ORDER BY h.observed_at LIMIT 1) AS first_price "
-        "FROM listings l WHERE l.closed_at IS NULL AND l.live_until > ?", mirror.connection(), params=[now])  # fmt: skip
+        "FROM listings l WHERE l.closed_at IS NULL AND l.live_until > ?" + (" AND l.valued_at IS NULL" if unvalued else ""),
+        mirror.connection(), params=[now])  # fmt: skip
     return _with_eur(frame)
 
 
-def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = True) -> dict[str, Any]:
-    """Train (unless `model` is given) and write every live listing's range to
-    `listing_values` (replacing the last ones), in one transaction; with `measure`, the
-    backtest of the last week first, whose coverage is kept with the ranges (`value_model`
-    in `mirror_meta`: what the app shows beside each range). Returns that summary."""
-    started = time.perf_counter()
-    measured = backtest(mirror) if measure else None
-    model = model or train(mirror)
-    live = _live_frame(mirror)
-    stamp = iso_timestamp(mirror.now().replace(microsecond=0))
+def _ranges(mirror: Any, model: PriceModel | None, live: Any) -> list[tuple[int, Any, Any, Any, str | None]]:
+    """(listing_id, low, mid, high, reason) of each listing of `live`: the model's range, or
+    null with the reason it gives none."""
     if model is None:
         sold = mirror.connection().execute("SELECT count(*) FROM auction_results WHERE sold = 1 AND final_price_eur "
                                            "IS NOT NULL").fetchone()[0]  # fmt: skip
         reason = f"too few sold results to learn from ({sold:,} of the {MIN_RESULTS:,} needed)"
-        rows = [(int(i), None, None, None, reason, stamp) for i in live["listing_id"]]
-    else:
-        values, reasons = model.predict(_features(live, mirror.now().date()))
-        regfree = (live["source"] == "regfree").to_numpy()
-        rows = []
-        for index, listing_id in enumerate(live["listing_id"]):
-            reason = "a deleted ccTLD name: not for sale" if regfree[index] else reasons[index]
-            low, mid, high = (None, None, None) if reason else map(float, values[index])
-            rows.append((int(listing_id), low, mid, high, reason, stamp))
+        return [(int(i), None, None, None, reason) for i in live["listing_id"]]
+    if live.empty:
+        return []
+    values, reasons = model.predict(_features(live, mirror.now().date()))
+    regfree = (live["source"] == "regfree").to_numpy()
+    rows = []
+    for index, listing_id in enumerate(live["listing_id"]):
+        reason = "a deleted ccTLD name: not for sale" if regfree[index] else reasons[index]
+        low, mid, high = (None, None, None) if reason else map(float, values[index])
+        rows.append((int(listing_id), low, mid, high, reason))
+    return rows
+
+
+def model_path(mirror: Any) -> Path:
+    """Where the last trained model is kept: beside the mirror, as its columnar index is
+    (the listings a sync brings between two trainings are valued with it)."""
+    return Path(f"{mirror.path}.value-model")
+
+
+def _save_model(mirror: Any, model: PriceModel | None) -> None:
+    path = model_path(mirror)
+    if model is None:
+        path.unlink(missing_ok=True)
+        return
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))
+    os.replace(partial, path)
+
+
+def _load_model(mirror: Any) -> PriceModel | None:
+    """The model `appraise` last kept, or None (none kept, or one this toolkit cannot read)."""
+    try:
+        model = pickle.loads(model_path(mirror).read_bytes())
+    except (OSError, pickle.UnpicklingError, AttributeError, ImportError, EOFError, TypeError, ValueError):
+        return None
+    return model if isinstance(model, PriceModel) else None
+
+
+def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = True) -> dict[str, Any]:
+    """Train (unless `model` is given) and write every live listing's range onto the listing
+    (`value_low`, `value_mid`, `value_high`, or `value_reason`; store/results.py `save_values`)
+    in one transaction; with `measure`, the backtest of the last week first, whose coverage is
+    kept with the ranges (`value_model` in `mirror_meta`: what the app shows beside each
+    range). The model is kept beside the mirror for `value_new`. Returns that summary."""
+    started = time.perf_counter()
+    measured = backtest(mirror) if measure else None
+    model = model or train(mirror)
+    rows = _ranges(mirror, model, _live_frame(mirror))
+    stamp = iso_timestamp(mirror.now().replace(microsecond=0))
+    summary = {"listings": len(rows), "valued": sum(r[1] is not None for r in rows),
+               "trained_on": model.trained_on if model else 0, "valued_at": stamp,
+               "backtest": None if measured is None or not measured.scored else
+               {"until": measured.until, "auctions": measured.scored, "coverage": measured.coverage,
+                "median_abs_eur": measured.median_abs_eur, "median_abs_pct": measured.median_abs_pct},
+               "seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
     conn = mirror.connection()
     with conn:
-        conn.execute("DELETE FROM listing_values")
-        conn.executemany("INSERT INTO listing_values (listing_id, value_low, value_mid, value_high, reason, valued_at) "
-                         "VALUES (?, ?, ?, ?, ?, ?)", rows)  # fmt: skip
-        summary = {"listings": len(rows), "valued": sum(r[1] is not None for r in rows),
-                   "trained_on": model.trained_on if model else 0, "valued_at": stamp,
-                   "backtest": None if measured is None or not measured.scored else
-                   {"until": measured.until, "auctions": measured.scored, "coverage": measured.coverage,
-                    "median_abs_eur": measured.median_abs_eur, "median_abs_pct": measured.median_abs_pct},
-                   "seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
+        save_values(conn, rows, stamp)
         conn.execute("INSERT INTO mirror_meta (key, value) VALUES ('value_model', ?) ON CONFLICT(key) DO UPDATE SET "
                      "value = excluded.value", [json.dumps(summary)])  # fmt: skip
+    _save_model(mirror, model)
     return summary
+
+
+def value_new(mirror: Any) -> int:
+    """Value the live listings never valued (those a sync brought since the last `appraise`)
+    with the model it kept; returns how many were written (0 without a kept model)."""
+    model = _load_model(mirror)
+    if model is None:
+        return 0
+    rows = _ranges(mirror, model, _live_frame(mirror, unvalued=True))
+    if rows:
+        conn = mirror.connection()
+        with conn:
+            save_values(conn, rows, iso_timestamp(mirror.now().replace(microsecond=0)))
+    return len(rows)
 
 
 # -- the backtest ---------------------------------------------------------------------------
@@ -353,11 +404,16 @@ RETRAIN_AFTER = 0.1  # the share of new sold results since the last training tha
 
 def appraise_if_due(mirror: Any, say: Callable[[str], None] = print) -> dict[str, Any] | None:
     """After a scheduled sync or feed: appraise again when enough new sold results arrived
-    since the last training (a tenth more, and at least `MIN_RESULTS` in all). Says one line."""
+    since the last training (a tenth more, and at least `MIN_RESULTS` in all), else value the
+    listings new since with the kept model. Says one line when it wrote anything."""
     sold = mirror.connection().execute(
         "SELECT count(*) FROM auction_results WHERE sold = 1 AND final_price_eur IS NOT NULL").fetchone()[0]
     last = (value_model(mirror) or {}).get("trained_on") or 0
     if sold < MIN_RESULTS or (last and sold < last * (1 + RETRAIN_AFTER)):
+        valued = value_new(mirror)
+        if valued:
+            say(f"appraise: ranges for {valued:,} new listing{'s' if valued != 1 else ''}, with the model learnt from "
+                f"{last:,} sold auctions")
         return None
     summary = appraise(mirror)
     say(f"appraise: ranges for {summary['valued']:,} listings, learnt from {summary['trained_on']:,} sold auctions"

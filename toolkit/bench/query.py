@@ -189,6 +189,8 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
         "da_max": lambda: quantile("domain_authority"),
         "age_max": lambda: rnd.randint(1, 20), "tf_cf_ratio_min": lambda: rnd.choice((0.3, 0.5, 0.75, 1, 1.2)),
         "tf_cf_ratio_max": lambda: rnd.choice((0.5, 0.8, 1, 1.5)),
+        "value_min": lambda: quantile("value_mid"), "value_max": lambda: quantile("value_mid"),
+        "deal_min": lambda: rnd.choice((0.5, 1, 1.5, 2, 3)),
     }  # fmt: skip
     filters = sorted(name for name, param in DOMAIN_PARAMS.items() if param.clause is not None and name in draw)
     missing = {n for n, p in DOMAIN_PARAMS.items() if p.clause is not None} - set(draw) - {"seen_after"}
@@ -227,16 +229,17 @@ _MINIMUMS = {"score_min": "score", "tf_min": "trust_flow", "cf_min": "citation_f
 _SORTS = {name: (name, False) for name in (
     "id", "name", "score", "price", "max_bid", "bids_count", "auction_end_date", "trust_flow", "citation_flow",
     "domain_authority", "referring_domains", "backlinks_count", "wayback_snapshots", "historical_traffic_etv",
-    "created_at", "first_seen_at", "price_eur", "effective_price_eur")}  # fmt: skip
+    "created_at", "first_seen_at", "price_eur", "effective_price_eur", "value_mid")}  # fmt: skip
 _SORTS["age"] = ("wayback_first_date", True)
 _SORTS["effective_price"] = ("@effective_price", False)
+_SORTS["deal"] = ("@deal", False)
 _DOMAIN_KEYS = {"source", "tld", "type", "has_bids", "has_backlinks", "has_gmb", "has_edu_gov", "price_min",
                 "price_max", "categories", "contains", "language", "techs", "use_cases", "created_after",
                 "created_before", "ends_after", "ends_before", "after_id", "per_page", "limit", "page", "sort",
                 "include_closed", "price_eur_min", "price_eur_max", "exclude_spam", "exclude_inflated",
                 "exclude_parked", "archive_gap_max", "continuity_min", "length_min", "length_max", "no_dashes",
                 "no_numbers", "not_contains", "tf_max", "cf_max", "da_max", "age_max", "tf_cf_ratio_min",
-                "tf_cf_ratio_max",
+                "tf_cf_ratio_max", "value_min", "value_max", "deal_min",
                 *_MINIMUMS}  # fmt: skip
 _MAXIMUMS = {"tf_max": "trust_flow", "cf_max": "citation_flow", "da_max": "domain_authority", "age_max": "age"}
 _PENDING_KEYS = {"tld", "status", "source", "week_end", "drops_within", "contains", "no_dashes", "no_numbers",
@@ -334,6 +337,13 @@ def domain_spec(params: Mapping[str, Any], now: datetime) -> Spec:
             preds.append(("eq", column, 0))
     if "archive_gap_max" in p:
         preds.append(("le", "archive_longest_gap", int(p["archive_gap_max"])))
+    # The price range (docs/guides/results.md): its middle, and the middle over the EUR price.
+    if "value_min" in p:
+        preds.append(("ge", "value_mid", float(p["value_min"])))
+    if "value_max" in p:
+        preds.append(("le", "value_mid", float(p["value_max"])))
+    if "deal_min" in p:
+        preds.append(("ge", "@deal", float(p["deal_min"])))
     if "continuity_min" in p:
         preds.append(("ge", "archive_continuity", int(p["continuity_min"])))
     if "categories" in p:
@@ -537,6 +547,8 @@ class DuckDBEngine:
     def _column(name: str) -> str:
         if name == "@effective_price":
             return 'coalesce("max_bid", "price")'
+        if name == "@deal":
+            return 'CASE WHEN "effective_price_eur" > 0 THEN "value_mid" / "effective_price_eur" END'
         return _q(name)
 
     def _predicate(self, pred: Pred, args: list[Any]) -> str:
@@ -638,6 +650,9 @@ class PandasEngine:
     def _column(df: Any, name: str) -> Any:
         if name == "@effective_price":
             return df["max_bid"].fillna(df["price"])
+        if name == "@deal":
+            eur = df["effective_price_eur"]
+            return (df["value_mid"] / eur).where(eur > 0)
         return df[name]
 
     def _mask(self, df: Any, pred: Pred) -> Any:

@@ -121,6 +121,11 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
             with _on_interrupt(f"nothing of this load was written; {db} is as it was", mirror=mirror,
                                written=f"after the load was written: {db} holds the new demo"):  # fmt: skip
                 counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report, days=days)
+                if days:  # the auctions it saw end price every live listing (analysis/appraise.py)
+                    from ..analysis.appraise import appraise_if_due
+
+                    progress.update(task, description=f"demo {scale}: price ranges", refresh=True)
+                    appraise_if_due(mirror, say=progress.console.print)
                 progress.update(task, description=f"demo {scale}: columnar index", refresh=True)
                 _refresh_index(mirror)
         except DemoRefused as exc:  # said with the command's own flags, not the Python arguments

@@ -445,7 +445,7 @@ def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
     if note:
         click.echo(note)
     reasons = mirror.connection().execute(
-        "SELECT reason, count(*) FROM listing_values WHERE reason IS NOT NULL GROUP BY reason ORDER BY 2 DESC LIMIT 5"
-    ).fetchall()
+        "SELECT value_reason, count(*) FROM listings WHERE valued_at = ? AND value_reason IS NOT NULL GROUP BY 1 "
+        "ORDER BY 2 DESC LIMIT 5", [summary["valued_at"]]).fetchall()
     for reason, count in reasons:
         click.echo(f"  no range for {count:,}: {reason}")

@@ -56,7 +56,7 @@ import numpy as np
 
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
-from ..store.schema import LISTING_COLUMNS, OPEN, SORT_COLUMNS, connect
+from ..store.schema import LISTING_COLUMNS, OPEN, REAL_EXPRESSIONS, SORT_COLUMNS, connect
 from .conditions import Condition, Unsupported
 from .params import DOMAIN_PARAMS, Context
 
@@ -113,7 +113,7 @@ def _kind(column: str) -> str:
         return "code"
     if column == "name":
         return "name"
-    return "real" if LISTING_COLUMNS.get(column) == "num" else "int"
+    return "real" if LISTING_COLUMNS.get(column) == "num" or column in REAL_EXPRESSIONS else "int"
 
 
 def _field(column: str) -> str:

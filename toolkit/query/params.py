@@ -24,7 +24,7 @@ from ..errors import invalid
 from ..names import normalize_tld
 from ..sources import SOURCES
 from ..store.fields import iso_timestamp
-from ..store.schema import SORT_COLUMNS
+from ..store.schema import DEAL_RATIO, SORT_COLUMNS
 from .conditions import (
     Among,
     ArrayHoldsAny,
@@ -419,6 +419,16 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
           clause=Compare(_TF_CF_PERCENT, "<=", _hundredths)),
     Param("age_max", "int", "Max age (years)", "Maximum whole years since the first web-archive snapshot.",
           "archive", 0, extension=True, clause=_age_max),
+    # The price range `edt appraise` learns from the mirror's auction results (value_mid: its middle, EUR).
+    Param("value_min", "number", "Min value (EUR)", "Minimum middle of the listing's price range in EUR (value_mid, "
+          "from edt appraise); listings without a range never match.", "price", 0, extension=True,
+          clause=_ge("value_mid")),
+    Param("value_max", "number", "Max value (EUR)", "Maximum middle of the listing's price range in EUR (value_mid, "
+          "from edt appraise); listings without a range never match.", "price", 0, extension=True,
+          clause=_le("value_mid")),
+    Param("deal_min", "number", "Min value / price", "Minimum ratio of the range's middle to the effective price in "
+          "EUR (2: priced at half its value or less); listings with a range and a EUR price above 0 only.", "price",
+          0, extension=True, step=0.25, clause=_ge(DEAL_RATIO)),
     Param("created_after", "date", "Added on or after", "Listings added on or after this date (YYYY-MM-DD).", "dates",
           clause=_ge("created_at")),
     Param("created_before", "date", "Added before", "Listings added before this date (YYYY-MM-DD).", "dates",

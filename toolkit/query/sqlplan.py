@@ -8,6 +8,7 @@ docs/design.md ("How queries stay fast") tells the plan choices.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any
 
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
-from ..store.schema import OPEN, SORT_COLUMNS, SORT_INDEXES
+from ..store.schema import LISTING_COLUMNS, OPEN, SORT_COLUMNS, SORT_INDEXES
 from .params import DOMAIN_PARAMS, Context, Param
 from .records import LISTING_SELECT
 
@@ -218,9 +219,9 @@ def count_and_page(
             return count(conn, sql), rows_by_id(conn, [r[0] for r in probe])
     # Only the wide covering index checks these filters: one pass over it gathers the
     # matches' ids and sort keys, then counts and orders just those.
-    key = sql.order.split(",")[-2].replace(" DESC", "").strip() if "," in sql.order else "id"
+    keys = sorted({w for w in re.findall(r"[a-z_]+", sql.order) if w in LISTING_COLUMNS} - {"id"})  # the order's columns
     hint, where_sql = _covering_scan(sql)
-    matches = f"SELECT id{', ' + key if key != 'id' else ''} FROM listings {hint} WHERE {where_sql}"
+    matches = f"SELECT {', '.join(['id', *keys])} FROM listings {hint} WHERE {where_sql}"
     found = conn.execute(
         f"WITH m AS MATERIALIZED ({matches}) SELECT (SELECT count(*) FROM m), id FROM m "
         f"ORDER BY {sql.order} LIMIT ? OFFSET ?",

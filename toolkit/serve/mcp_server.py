@@ -1,8 +1,10 @@
 """The MCP server: the live service's five tools over the query layer (docs/guides/mcp.md).
 
 Tools named and shaped as the live server card: `search_domains`,
-`search_pending_delete_domains`, `get_domain`, `list_filters`, `get_stats`. Built with the
-official SDK (`mcp` >= 2.3, the optional extra `expired-domains-toolkit[mcp]`).
+`search_pending_delete_domains`, `get_domain`, `list_filters`, `get_stats`; after them the
+toolkit's extension `search_auction_results` (what the auctions the mirror saw end sold for:
+`GET /api/results`), on the keyed endpoint only. Built with the official SDK (`mcp` >= 2.3,
+the optional extra `expired-domains-toolkit[mcp]`).
 
 `Mirror` does the work and decides every rule; this module only adapts. Tool parameters
 are described from `DOMAIN_PARAMS` / `PENDING_PARAMS` / `FREE_PARAMS` (the same
@@ -54,6 +56,7 @@ from ..query.params import (
     DOMAIN_PARAMS,
     FREE_PARAMS,
     PENDING_PARAMS,
+    RESULT_PARAMS,
     PENDING_SORTS,
     PENDING_SOURCES,
     PENDING_STATUSES,
@@ -75,6 +78,7 @@ __all__ = [
     "http_endpoint",
     "HttpEndpoint",
     "TOOL_NAMES",
+    "EXTENSION_TOOLS",
     "COMPACT_FIELDS",
     "MAX_RESULT_WINDOW",
     "MCP_PATH",
@@ -86,6 +90,8 @@ __all__ = [
 log = logging.getLogger("toolkit.mcp")
 
 TOOL_NAMES = ("search_domains", "search_pending_delete_domains", "get_domain", "list_filters", "get_stats")
+# The toolkit's own tools, listed after the card's on the keyed endpoint (not on the free one).
+EXTENSION_TOOLS = ("search_auction_results",)
 MCP_PATH = "/mcp/expired-domains"
 MCP_FREE_PATH = MCP_PATH + "/free"
 # The live service's paths (its server card and public configs), served as the same endpoints.
@@ -111,6 +117,7 @@ _DAMAGED = {"error": "damaged", "message": DAMAGED_MESSAGE}
 # here (`per_page` is `limit`; the after_id cursor is the REST API's bulk mode).
 _DOMAIN_SKIP = {"per_page", "limit", "page", "after_id"}
 _PENDING_SKIP = {"per_page", "page"}
+_RESULT_SKIP = {"per_page", "page"}
 _FREE_SKIP = {"limit"}
 
 
@@ -239,6 +246,7 @@ def _output_schemas() -> dict[str, dict[str, Any]]:
         "domains": page(record("Domain", loose=True)),
         "free": free,
         "pending": page(record("PendingDeleteDomain")),
+        "results": page(record("AuctionResult")),
         "domain": {
             "type": "object",
             "required": ["data"],
@@ -382,6 +390,16 @@ class _Tools:
         envelope = self.mirror.search_pending_delete(params, self.plan)
         return {"data": envelope["data"], "meta": envelope["meta"]}
 
+    # -- search_auction_results (an extension) --------------------------------------------------
+    def search_results(self, *, page: Any = None, limit: Any = None, **filters: Any) -> dict[str, Any]:
+        params = dict(filters)
+        if page is not None:
+            params["page"] = page
+        if limit is not None:
+            params["per_page"] = self.p["results_limit"].parse(limit)
+        envelope = self.mirror.search_results(params, self.plan)
+        return {"data": envelope["data"], "meta": envelope["meta"]}
+
     # -- get_domain ----------------------------------------------------------------------------------
     def get_domain(self, *, id: Any = None, name: Any = None) -> dict[str, Any]:  # noqa: A002 - the card's name
         require(self.plan, "domains")  # the plan first, as the API answers
@@ -517,6 +535,8 @@ def _tool_params() -> dict[str, Param]:
         ),  # fmt: skip
         "pending_limit": dataclasses.replace(_renamed(PENDING_PARAMS["per_page"], "limit"),
                                              default=PENDING_PARAMS["per_page"].default),  # fmt: skip
+        "results_limit": dataclasses.replace(_renamed(RESULT_PARAMS["per_page"], "limit"),
+                                             default=RESULT_PARAMS["per_page"].default),  # fmt: skip
         "id": Param("id", "int", "Id", "The listing id (as in search results).", "paging", 1),
         "name": Param("name", "text", "Name", "A full domain name such as example.com (any case).", "names",
                       max_length=253),  # fmt: skip
@@ -557,7 +577,7 @@ def _specs(tools: _Tools) -> list[_Spec]:
     pending_props = {n: _schema(param) for n, param in PENDING_PARAMS.items() if n not in _PENDING_SKIP}
     pending_props["page"] = _schema(PENDING_PARAMS["page"])
     pending_props["limit"] = _schema(p["pending_limit"])
-    return [
+    specs = [
         _Spec("search_domains", "Search domains", search_text, search_props, search_output, tools.search_domains),
         _Spec(
             "search_pending_delete_domains",
@@ -600,6 +620,23 @@ def _specs(tools: _Tools) -> list[_Spec]:
             tools.get_stats,
         ),
     ]
+    if tools.free:
+        return specs
+    results_props = {n: _schema(param) for n, param in RESULT_PARAMS.items() if n not in _RESULT_SKIP}
+    results_props["page"] = _schema(RESULT_PARAMS["page"])
+    results_props["limit"] = _schema(p["results_limit"])
+    return [*specs, _Spec(
+        "search_auction_results",
+        "Search auction results",
+        "Toolkit extension (not on the live service): what the auctions this mirror saw end came to, newest end "
+        "first: the final price (the last bid before the end, native currency and EUR), bids, sold or not, and "
+        "where the name went next (closeout, another platform, the drop). Takes search_domains' filters to choose "
+        "the listings (closed ones included), ended_after / ended_before / sold for the results; for comparable "
+        "sales of a name, filter by its TLD and words (contains). Returns {data: [results], meta: {...}}.",
+        results_props,
+        outputs["results"],
+        tools.search_results,
+    )]
 
 
 # -- the server ---------------------------------------------------------------------------------------

@@ -102,6 +102,14 @@ _EXTRA_DESCRIPTIONS = {
     "archive_parked_reason": "Toolkit: why archive_parked is set.",
     "archive_continuity": "Toolkit: 0-100, years with archived content over the archived span, less parked pages "
                           "(continuity_min filters on it).",
+    "value_low": "Toolkit: the low end of the 80% price range in EUR, learnt from the auctions this mirror saw "
+                 "end (edt appraise); null before an appraisal or with value_reason.",
+    "value_mid": "Toolkit: the middle of the price range in EUR (value_min/value_max filter on it; sort=value_mid; "
+                 "deal_min and sort=deal read it over effective_price_eur).",
+    "value_high": "Toolkit: the high end of the 80% price range in EUR.",
+    "value_reason": "Toolkit: why the listing has no range (too few sold results, no result of its TLD family, "
+                    "a deleted ccTLD name).",
+    "valued_at": "Toolkit: when the range was computed (null: not appraised yet).",
 }
 
 

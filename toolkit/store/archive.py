@@ -145,6 +145,17 @@ def _files(conn: sqlite3.Connection, mirror_path: str, table: str) -> list[str]:
     return [str(base / p) for (p,) in conn.execute("SELECT path FROM archive_parts WHERE tbl = ? ORDER BY path", [table])]
 
 
+def _dataset(conn: sqlite3.Connection, mirror_path: str, table: str, files: list[str]) -> Any:
+    """The archived files of `table` as one dataset in the table's current columns: a file
+    written before a column was declared reads it as null (never as a missing field)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in declared(conn, table)] + [("month", pa.string())])
+    return ds.dataset(files, schema=schema, format="parquet", partitioning=ds.partitioning(pa.schema([("month", pa.string())]),
+                      flavor="hive"), partition_base_dir=str(archive_dir(mirror_path)))  # fmt: skip
+
+
 # -- moving closed listings out -------------------------------------------------------
 
 
@@ -408,7 +419,6 @@ def archive_table(mirror_path: str | os.PathLike[str], table: str, *, columns: l
     optionally only `columns` and the rows a pyarrow `filter` keeps; None when nothing is
     archived. `conn` reads the manifest inside the caller's transaction."""
     import pyarrow as pa
-    import pyarrow.dataset as ds
 
     from .packed import packed_table
 
@@ -417,12 +427,12 @@ def archive_table(mirror_path: str | os.PathLike[str], table: str, *, columns: l
     try:
         files = _files(own, path, table)
         packed = packed_table(own, table, columns)
+        dataset = _dataset(own, path, table, files) if files else None
     finally:
         if conn is None:
             own.close()
     found = None
-    if files:
-        dataset = ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(archive_dir(path)))
+    if dataset is not None:
         found = dataset.to_table(columns=columns, filter=filter)
     if packed is not None:  # packed listings: still in the mirror, so without a month
         if filter is not None:
@@ -441,7 +451,6 @@ def archived_rows(mirror_path: str | os.PathLike[str], table: str, column: str, 
                   columns: list[str], conn: sqlite3.Connection | None = None) -> list[tuple]:  # fmt: skip
     """Archived rows of `table` whose `column` is one of `values`, as tuples of `columns`."""
     import pyarrow.compute as pc
-    import pyarrow.dataset as ds
 
     from .packed import packed_rows
 
@@ -453,11 +462,11 @@ def archived_rows(mirror_path: str | os.PathLike[str], table: str, column: str, 
     try:
         files = _files(own, path, table)
         rows = packed_rows(own, table, column, wanted, columns)  # by the packed rows' own indexes
+        dataset = _dataset(own, path, table, files) if files else None
     finally:
         if conn is None:
             own.close()
-    if files:
-        dataset = ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=str(archive_dir(path)))
+    if dataset is not None:
         found = dataset.to_table(columns=columns, filter=pc.field(column).isin(wanted))
         rows = list(zip(*(found.column(c).to_pylist() for c in columns))) + rows if found.num_rows else rows
     return rows

@@ -114,6 +114,13 @@ LISTING_EXTRA_FIELDS: dict[str, str] = {
     "archive_parked": "bool",
     "archive_parked_reason": "str",
     "archive_continuity": "int",
+    # The price range in EUR learnt from the mirror's own auction results (analysis/appraise.py):
+    # an 80% range and its middle; null with `value_reason`, or before the first appraisal.
+    "value_low": "num",
+    "value_mid": "num",
+    "value_high": "num",
+    "value_reason": "str",
+    "valued_at": "datetime",
     "live_until": "str",
 }
 

@@ -13,6 +13,11 @@ deleted-ccTLD listing). A result is derived again when its listing was seen sinc
 
     from toolkit.store.results import derive_results
     derive_results(conn, now="2026-11-26T07:00:00Z")   # returns how many results were written
+
+`save_values` writes the price ranges `edt appraise` learns from these results onto the
+listings themselves (`value_low`, `value_mid`, `value_high`, `value_reason`, `valued_at`), so
+that they are filtered, sorted and exported as any field; the writer keeps them through
+every later sync of the listing.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 from ..signals.fx import to_eur
 from .fields import iso_timestamp
 
-__all__ = ["derive_results"]
+__all__ = ["derive_results", "save_values"]
 
 _CHUNK = 500
 
@@ -106,3 +111,14 @@ def _place_next(conn: Any, stamp: str) -> None:
         f"UPDATE auction_results AS r SET (next_kind, next_id, next_source, next_seen_at) = ({_NEXT}) "
         f"WHERE r.next_kind IS NULL AND EXISTS ({_NEXT})"
     )
+
+
+def save_values(conn: sqlite3.Connection | Any, rows: list[tuple[int, Any, Any, Any, str | None]], valued_at: str) -> int:
+    """Write each listing's range, `(listing_id, low, mid, high, reason)` in EUR (a null
+    range has its reason), stamped `valued_at`, in the caller's transaction when there is
+    one. Returns how many listings were written."""
+    cursor = conn.executemany(
+        "UPDATE listings SET value_low = ?, value_mid = ?, value_high = ?, value_reason = ?, valued_at = ? WHERE id = ?",
+        [(low, mid, high, reason, valued_at, listing_id) for listing_id, low, mid, high, reason in rows],
+    )
+    return cursor.rowcount

@@ -43,13 +43,16 @@ __all__ = [
     "bump_generation",
     "FAR_FUTURE",
     "SIGNAL_COLUMNS",
+    "VALUE_FIELDS",
 ]
 
 FAR_FUTURE = "9999-12-31T23:59:59Z"
+# The price range `edt appraise` writes (analysis/appraise.py): kept through every later write.
+VALUE_FIELDS = ("value_low", "value_mid", "value_high", "value_reason", "valued_at")
 # Listing columns the writer derives (from price, currency, name) or keeps from the stored
-# row (metric jump, archive signals): a record never changes them by itself.
+# row (metric jump, archive signals, price range): a record never changes them by itself.
 SIGNAL_COLUMNS = ("price_eur", "effective_price_eur", "spam_terms", "spam_count", "metrics_jumped", "metrics_jump",
-                  *ARCHIVE_FIELDS)  # fmt: skip
+                  *ARCHIVE_FIELDS, *VALUE_FIELDS)  # fmt: skip
 HISTORY_FIELDS = ("price", "max_bid", "bids_count", "effective_price", "auction_end_date", *METRICS)
 
 
@@ -167,6 +170,8 @@ def listing_row(record: dict[str, Any], *, origin: str, observed_at: str, canoni
     row["spam_terms"] = _compact_json(terms)
     row["spam_count"] = len(terms)
     row["metrics_jumped"], row["metrics_jump"] = 0, None  # a stored row keeps its own (`_save`)
+    for field in VALUE_FIELDS:  # the mirror's own appraisal, never a record's: a stored row keeps its own
+        row[field] = None
     if not canonical:
         for field, convert in _ARCHIVE_CONVERTERS:
             row[field] = convert(get(field))
@@ -262,7 +267,7 @@ class _Kind:
 
 
 _LISTINGS = _Kind("listings", LISTING_COLUMNS, _LISTING_UPSERT, "listing", listing_row,
-                  kept=("metrics_jumped", "metrics_jump"), kept_unless_given=ARCHIVE_FIELDS,
+                  kept=("metrics_jumped", "metrics_jump", *VALUE_FIELDS), kept_unless_given=ARCHIVE_FIELDS,
                   kept_while_same=(("price_eur", ("price", "currency")),
                                    ("effective_price_eur", ("effective_price", "currency"))))  # fmt: skip
 _PENDING = _Kind("pending_delete", PENDING_COLUMNS, _PENDING_UPSERT, "pending_delete", pending_row)

@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from ..analysis import charts
+from ..analysis.appraise import coverage_note, value_model
 from ..errors import ApiError
 from ..query.params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS, PENDING_STATUSES
 from ..plans import plan_allows
@@ -134,13 +135,15 @@ def results_page(pending: bool) -> None:
     _set_url("per_page", per_page, 50)
     keys = [c.key for c in columns_table]
     titles = {c.key: c.title for c in columns_table}
-    in_url = [k for k in st.query_params.get("cols", "").split(",") if k in keys] or table.default_keys(columns_table)
+    valued = None if pending else value_model(state.reader())  # the price ranges, once appraised
+    defaults = table.default_keys(columns_table, has=("values",) if valued else ())
+    in_url = [k for k in st.query_params.get("cols", "").split(",") if k in keys] or defaults
     if "cols" not in st.session_state or st.session_state.get("_cols_in_url") != in_url:
         st.session_state["cols"] = in_url
     shown = right.multiselect("Columns", keys, key="cols", format_func=titles.get)
     chosen = table.chosen_columns(columns_table, shown)
     st.session_state["_cols_in_url"] = [c.key for c in chosen]
-    _set_url("cols", ",".join(c.key for c in chosen), ",".join(table.default_keys(columns_table)))
+    _set_url("cols", ",".join(c.key for c in chosen), ",".join(defaults))
 
     # The page: from the URL on a new session, back to 1 whenever the search itself changes.
     signature = (pending, tuple(sorted(filters.items())), sort, per_page, state.plan_in_force())
@@ -178,6 +181,8 @@ def results_page(pending: bool) -> None:
     url_params = {k: (v[-1] if isinstance(v, list) else v) for k, v in st.query_params.to_dict().items()}
     html_table = table.render(columns_table, chosen, envelope["data"], url_params, state.reader().now(), pending=pending)
     navigation.show_html(html_table, key="pending_table" if pending else "explore_table")
+    if valued and any(c.key in ("value", "deal") for c in chosen) and coverage_note(valued):
+        st.caption(f"Value: {coverage_note(valued)} (`edt appraise --backtest` measures it on this mirror).")
     if meta["last_page"] > 1:
         buttons = st.columns([1, 1, 1, 1, 6])
         for column, (label, target, enabled) in zip(buttons, (
@@ -338,14 +343,12 @@ def detail() -> None:
 
 def _price_range(listing_id: int) -> None:
     """The listing's price range and the backtest's coverage beside it (analysis/appraise.py)."""
-    from ..analysis.appraise import coverage_note, value_model
-
     mirror = state.reader()
-    row = mirror.connection().execute("SELECT value_low, value_mid, value_high, reason FROM listing_values "
-                                      "WHERE listing_id = ?", [listing_id]).fetchone()  # fmt: skip
-    if row is None:
-        return  # no appraisal has run (`edt appraise`)
-    low, mid, high, reason = row
+    row = mirror.connection().execute("SELECT value_low, value_mid, value_high, value_reason, valued_at FROM listings "
+                                      "WHERE id = ?", [listing_id]).fetchone()  # fmt: skip
+    if row is None or row[4] is None:
+        return  # not appraised yet (`edt appraise`, or the next sync)
+    low, mid, high, reason, _ = row
     st.subheader("Price range")
     if reason:
         st.caption(f"No range: {reason}.")

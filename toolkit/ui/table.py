@@ -10,7 +10,7 @@ rows through the query layer, never just the page on screen. Adding a column is 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
@@ -44,6 +44,7 @@ class Column:
     numeric: bool = False  # right-aligned
     default: bool = True  # shown before the user chooses
     help: str = ""
+    needs: str | None = None  # shown by default only when the mirror has this ("values": price ranges)
 
 
 def blank(value: Any) -> str:
@@ -131,6 +132,20 @@ def _field(name: str) -> Cell:
     return lambda record, now: blank(record.get(name))
 
 
+def _value(record: Mapping[str, Any], now: datetime) -> str:
+    """The 80% price range in EUR, `40 – 180` (blank before an appraisal or without a range)."""
+    low, high = record.get("value_low"), record.get("value_high")
+    if low is None or high is None:
+        return ""
+    return f"{low:,.0f} – {high:,.0f}"
+
+
+def _deal(record: Mapping[str, Any], now: datetime) -> str:
+    """The range's middle over the EUR price, `×2.4`: above 1, priced under its value."""
+    mid, eur = record.get("value_mid"), record.get("effective_price_eur")
+    return f"×{mid / eur:,.1f}" if mid is not None and eur else ""
+
+
 def _buy(record: Mapping[str, Any], now: datetime) -> str:
     url = record.get("purchase_url")
     return f'<a href="{html.escape(url)}" target="_blank" rel="noopener">buy ↗</a>' if url else ""
@@ -144,6 +159,10 @@ LISTING_TABLE: tuple[Column, ...] = (
            numeric=True, help="current bid, else the price, in the platform's currency"),
     Column("eur", "EUR", lambda r, now: money(r.get("effective_price_eur"), "EUR"), "effective_price_eur",
            numeric=True, help="the price in euros, at the ECB rate of the day it was seen"),
+    Column("value", "Value (EUR)", _value, "value_mid", numeric=True, needs="values",
+           help="80% price range in EUR, learnt from the auctions this mirror saw end (edt appraise); sorts by its middle"),
+    Column("deal", "Value/price", _deal, "deal", numeric=True, default=False,
+           help="the range's middle over the EUR price: above 1, priced under its value"),
     Column("bids", "Bids", _field("bids_count"), "bids_count", numeric=True),
     Column("ends", "Ends in", lambda r, now: ends_in(r.get("auction_end_date"), now), "auction_end_date",
            descending_first=False),
@@ -188,8 +207,11 @@ PENDING_TABLE: tuple[Column, ...] = (
 )  # fmt: skip
 
 
-def default_keys(table: Sequence[Column]) -> list[str]:
-    return [c.key for c in table if c.default]
+def default_keys(table: Sequence[Column], has: Iterable[str] = ()) -> list[str]:
+    """The columns shown before the user chooses; those that `need` something only when the
+    mirror `has` it (the value column once `edt appraise` has run)."""
+    present = set(has)
+    return [c.key for c in table if c.default and (c.needs is None or c.needs in present)]
 
 
 def chosen_columns(table: Sequence[Column], keys: str | Sequence[str] | None) -> list[Column]:
