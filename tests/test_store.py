@@ -339,3 +339,29 @@ def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_
     with db:
         db.execute("UPDATE listings SET name = 'zebrafinchxyz.com' WHERE id = ?", [records[2]["id"]])
     assert [r["id"] for r in upgraded.search_domains({"contains": "zebrafinch", "include_closed": "1"})["data"]] == [records[2]["id"]]
+
+
+def test_a_bulk_load_stopped_inside_a_read_loop_is_the_stop_and_leaves_nothing(tmp_path):
+    """A stop that lands while a read is half done (the cursor lives on in the traceback):
+    SQLite refuses WAL while that statement is unfinished. The caller sees the stop, not
+    that refusal; nothing of the load is kept; the next opener is in WAL again."""
+    from toolkit.store.schema import connect
+    from toolkit.store.transaction import one_transaction
+
+    path = tmp_path / "m.db"
+    m = Mirror(path, clock=fixed_clock)
+    save_listings(m.connection(), listing_records(50), origin="sync")
+    m.close()
+    conn = connect(str(path))
+    with pytest.raises(KeyboardInterrupt):
+        with one_transaction(conn, bulk=True) as writer:
+            writer.execute("DELETE FROM listings WHERE id > 30")
+            rows = writer.execute("SELECT id FROM listings")
+            rows.fetchone()  # a read half done when the stop comes
+            raise KeyboardInterrupt
+    assert conn.execute("SELECT count(*) FROM listings").fetchone()[0] == 50
+    del rows  # the process ends with the stop: its unfinished read goes with it
+    conn.close()
+    reopened = connect(str(path))
+    assert reopened.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert reopened.execute("SELECT count(*) FROM listings").fetchone()[0] == 50

@@ -61,9 +61,24 @@ def one_transaction(conn: sqlite3.Connection, *, bulk: bool = False) -> Iterator
             conn.rollback()
             raise
         conn.commit()
-    finally:
+    except BaseException:
         if bulk:
             if conn.in_transaction:  # a stop came between the error and its rollback: nothing is kept
                 conn.rollback()
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            _back_to_wal(conn, stopping=True)
+        raise
+    if bulk:
+        _back_to_wal(conn, stopping=False)
+
+
+def _back_to_wal(conn: sqlite3.Connection, *, stopping: bool) -> None:
+    """The mirror's own modes again after a bulk load. A load stopped midway may leave a
+    statement of the interrupted loop unfinished (its cursor lives on in the traceback), and
+    SQLite then refuses to enter WAL; that stop is what the caller must see, and the next
+    opener of the mirror switches it back (`schema.connect`)."""
+    conn.execute("PRAGMA synchronous=NORMAL")
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError as exc:
+        if not stopping or "within a transaction" not in str(exc):
+            raise
