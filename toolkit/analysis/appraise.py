@@ -259,11 +259,11 @@ def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = Tr
                "trained_on": model.trained_on if model else 0, "valued_at": stamp,
                "backtest": None if measured is None or not measured.scored else
                {"until": measured.until, "auctions": measured.scored, "coverage": measured.coverage,
-                "median_abs_eur": measured.median_abs_eur, "median_abs_pct": measured.median_abs_pct},
-               "seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
+                "median_abs_eur": measured.median_abs_eur, "median_abs_pct": measured.median_abs_pct}}  # fmt: skip
     conn = mirror.connection()
     with conn:
         save_values(conn, rows, stamp)
+        summary["seconds"] = round(time.perf_counter() - started, 1)  # the writing included
         conn.execute("INSERT INTO mirror_meta (key, value) VALUES ('value_model', ?) ON CONFLICT(key) DO UPDATE SET "
                      "value = excluded.value", [json.dumps(summary)])  # fmt: skip
     _save_model(mirror, model)
