@@ -637,6 +637,39 @@ def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(dem
     assert saved.saved_searches(mirror)[0]["new_matches"] == 0
 
 
+def test_the_watchlist_watches_names_and_shows_their_stage(demo_db):
+    """Names typed on the page are watched (a bad one refused, nothing added); a checked name
+    shows its stage, the window expected next and where the mirror lists it."""
+    from toolkit.sync import watched_names as watched
+
+    at = app("watchlist")
+    no_exception(at)
+    at.text_area(key="watch_names_input").input("www.example.com, kettleharbor.nu")
+    at.button(key="FormSubmitter:watch_names-Watch").click().run()
+    no_exception(at)
+    assert any("is a subdomain; watch example.com; nothing was added" in e.value for e in at.error)
+    mirror = Mirror(demo_db)
+    assert watched.watched_names(mirror) == []
+    listed = mirror.search_domains({"per_page": "1"})["data"][0]["name"]
+    at.text_area(key="watch_names_input").input(f"kettleharbor.nu\n{listed}")
+    at.button(key="FormSubmitter:watch_names-Watch").click().run()
+    no_exception(at)
+    assert [r["name"] for r in watched.watched_names(mirror)] == sorted(["kettleharbor.nu", listed])
+    seen = watched.Observation("kettleharbor.nu", "2026-11-20T06:30:00Z", statuses=["serverHold"],
+                               expires_at="2026-11-01T00:00:00Z")  # fmt: skip
+    from toolkit.ingest.lifecycle import predict_drop_window
+
+    watched.record_observation(mirror, seen, predict=predict_drop_window)
+    watched.queue_listed(mirror)
+    at = app("watchlist")
+    no_exception(at)
+    shown = next(d.value for d in at.dataframe if "stage" in d.value.columns).set_index("name")
+    window, _ = predict_drop_window("nu", "serverHold", date(2026, 11, 20))
+    assert shown.loc["kettleharbor.nu", "stage"] == "expired"
+    assert shown.loc["kettleharbor.nu", "expected"] == f"{window.start} – {window.end}"
+    assert shown.loc[listed, "listed"].startswith(mirror.search_domains({"per_page": "1"})["data"][0]["source"])
+
+
 def test_sync_page_shows_each_datasets_freshness(demo_db):
     at = app("sync")
     no_exception(at)

@@ -290,7 +290,7 @@ def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
     assert conn.execute("SELECT value FROM mirror_meta WHERE key = 'generation'").fetchone()[0] == generation  # unseen
 
     upgraded = Mirror(path, clock=fixed_clock)
-    assert upgraded.connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
+    assert upgraded.connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
     start = upgraded.generation()
     assert start > int(generation)
     assert upgraded.search_domains({"include_closed": "1"})["meta"]["total"] == 1

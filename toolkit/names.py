@@ -6,10 +6,11 @@ from the network (`suffix_list_urls=()`).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["split_domain", "label_stats", "normalize_tld"]
+__all__ = ["split_domain", "label_stats", "normalize_tld", "registrable_name"]
 
 
 @lru_cache(maxsize=1)
@@ -62,3 +63,30 @@ def normalize_tld(value: str, *, dot: bool = True) -> str:
     """`.CO.UK`, `co.uk` -> `.co.uk` (or `co.uk` with dot=False)."""
     bare = value.strip().lower().lstrip(".")
     return f".{bare}" if dot else bare
+
+
+_LDH = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+
+
+def registrable_name(text: str) -> str:
+    """`Example.COM.` -> `example.com`: a name one registers (one label under a public suffix
+    the bundled list knows), lower case; ValueError saying what is wrong otherwise (a bare
+    word, a URL, a subdomain, an unknown suffix, a label that is not letters, digits and
+    inner hyphens)."""
+    name = str(text).strip().lower().rstrip(".")
+    if not name or "/" in name or ":" in name or " " in name:
+        raise ValueError(f"{text!r} is not a domain name (write it as example.com)")
+    try:
+        ascii_name = name.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise ValueError(f"{text!r} is not a domain name: a label is empty, too long or not allowed") from None
+    labels = ascii_name.split(".")
+    if len(labels) < 2 or not all(_LDH.fullmatch(label) for label in labels):
+        raise ValueError(f"{text!r} is not a domain name (letters, digits and inner hyphens, as example.com)")
+    suffix = _extract(ascii_name).suffix
+    if not suffix:
+        raise ValueError(f"{text!r}: .{labels[-1]} is not a public suffix the toolkit knows")
+    if ascii_name.count(".") != suffix.count(".") + 1:
+        shown = "a public suffix itself" if ascii_name == suffix else f"a subdomain; watch {'.'.join(labels[-suffix.count('.') - 2:])}"
+        raise ValueError(f"{text!r} is {shown}")
+    return name

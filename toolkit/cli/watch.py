@@ -29,12 +29,12 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     from ..config import config_file, load_settings
     from ..store.feeds import feed_table
     from ..store.jobs import JOBS
-    from ..sync.schedule import crontab, feed_schedules, next_runs, schedules, serve, systemd_units
+    from ..sync.schedule import NAMES_JOB, crontab, feed_schedules, names_schedule, next_runs, schedules, serve, systemd_units
 
     try:
         config = config_file()
         feeds = feed_table(config)
-        crons = {**schedules(config), **feed_schedules(feeds)}
+        crons = {**schedules(config), **names_schedule(config), **feed_schedules(feeds)}
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     if as_crontab:
@@ -43,13 +43,14 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     if as_systemd:
         click.echo(systemd_units(db=db), nl=False)
         return
-    if once and once not in JOBS and once != "feeds" and once not in feeds:
-        raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}, feeds, or a feed: {', '.join(feeds)}")
+    if once and once not in JOBS and once not in ("feeds", NAMES_JOB) and once not in feeds:
+        raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}, {NAMES_JOB}, feeds, or a feed: "
+                       f"{', '.join(feeds)}")  # fmt: skip
     timezone = config.get("schedule", {}).get("timezone")
     if show_next:
         now = datetime.now().astimezone()
         for job, when in next_runs(crons, now, timezone).items():
-            kind = "feed" if job in feeds else "API"
+            kind = "feed" if job in feeds else ("names" if job == NAMES_JOB else "API")
             click.echo(f"{job:<20}{kind:<6}{crons[job]:<16}next {when.isoformat(timespec='minutes')}")
         return
     plan = _check_plan(os.environ.get("EDT_PLAN")) or "pro"
@@ -57,12 +58,19 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     import functools
 
     from ..analysis.appraise import appraise_if_due
+    from ..enrich.watch import run_names_job
     from ..ingest.feeds import run_feed_job
+    from ..ingest.lifecycle import predict_drop_window
     from .load import feeds_exit
     from ..sync.schedule import run_job
 
     feed_job = functools.partial(run_feed_job, after=appraise_if_due)  # the price ranges retrained when due
     api_job = functools.partial(run_job, after=appraise_if_due)
+    names_job = functools.partial(run_names_job, predict=predict_drop_window)
+    if once == NAMES_JOB:
+        if names_job(once, settings, say=lambda line: click.echo(line)) is None:
+            raise Failed(f"{once} did not run (see above)")
+        return
     if once and once not in JOBS:
         reports = feed_job(once, settings, say=lambda line: click.echo(line))
         if not reports:
@@ -78,12 +86,12 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
             raise Failed(f"{once} did not finish (see above)")
         return
     serve(settings, run_now=run_now, say=lambda line: click.echo(line), crons=crons, feed_runner=feed_job,
-          runner=api_job)  # fmt: skip
+          runner=api_job, names_runner=names_job)  # fmt: skip
 
 
 @cli.group()
 def watch() -> None:
-    """Saved searches (shared with the app's watchlist) and their new matches."""
+    """Saved searches and watched names (shared with the app's watchlist), and their news."""
 
 
 @watch.command(name="add")
@@ -184,3 +192,99 @@ def watch_show(db: str, name: str, show_all: bool) -> None:
         price = "" if pd.isna(row.effective_price) else f"{row.effective_price:g} {row.currency or ''}"
         trust = "-" if pd.isna(row.trust_flow) else row.trust_flow
         click.echo(f"  {row.id}  {row.name:<40} {row.source:<14} TF {trust}  {price}")
+
+
+@watch.command(name="name")
+@_db_option
+@click.argument("names", nargs=-1)
+@click.option("--note", default=None, help="A note kept with the names.")
+@click.option("--file", "from_file", type=click.Path(dir_okay=False), default=None,
+              help="Names to watch from a file, one a line (blank lines and # comments skipped).")
+@click.option("--rm", "remove", is_flag=True, help="Stop watching the names (their stage history goes with them).")
+def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str | None, remove: bool) -> None:
+    """Watch names through their registration lifecycle: edt watch name example.com other.nu
+
+    The `names` job (`edt schedule`, daily; `edt watch names --check` now) asks each registry
+    over RDAP and alerts at each change of stage and when the mirror lists the name anywhere.
+    Nothing leaves this machine but the RDAP lookups."""
+    from ..names import registrable_name
+    from ..sync.watched_names import unwatch_names, watch_names
+
+    wanted = [(name, "") for name in names]  # (the name, where it was read)
+    if from_file:
+        try:
+            with open(from_file, encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+        except OSError as exc:
+            raise BadInput(f"--file {from_file}: cannot read it ({exc.strerror or exc})") from None
+        except UnicodeDecodeError:
+            raise BadInput(f"--file {from_file}: not UTF-8 text (one name a line)") from None
+        wanted += [(line.split("#", 1)[0].strip(), f"--file {from_file}: line {number}: ")
+                   for number, line in enumerate(lines, 1) if line.split("#", 1)[0].strip()]  # fmt: skip
+    if not wanted:
+        raise BadInput("give names to watch (edt watch name example.com), or --file FILE")
+    texts = [text for text, _ in wanted]
+    mirror = _open(db, writes="watch name")
+    if remove:
+        gone = unwatch_names(mirror, texts)
+        missing = [t for t in texts if t.strip().lower().rstrip(".") not in gone]
+        if gone:
+            click.echo(f"No longer watched: {', '.join(gone)}")
+        if missing:
+            raise BadInput(f"not watched: {', '.join(missing)} (`edt watch names` lists them)")
+        return
+    for text, where in wanted:  # every name checked before any is added
+        try:
+            registrable_name(text)
+        except ValueError as exc:
+            raise BadInput(f"{where}{exc}; nothing was added") from None
+    added = watch_names(mirror, texts, note=note)
+    click.echo(f"Watching {len(added):,} name{'s' if len(added) != 1 else ''}: {', '.join(added[:10])}"
+               + (f" and {len(added) - 10:,} more" if len(added) > 10 else ""))  # fmt: skip
+    click.echo("Each registry is asked daily by the `names` job (`edt schedule`); `edt watch names --check` asks now.")
+
+
+@watch.command(name="names")
+@_db_option
+@click.option("--check", is_flag=True, help="Ask the registries now (what the scheduled `names` job does), then list.")
+@click.option("--history", "history", metavar="NAME", default=None, help="Every stage NAME went through, oldest first.")
+def watch_names_command(db: str, check: bool, history: str | None) -> None:
+    """The watched names: stage, since when, what comes next and when, where the mirror lists them."""
+    from ..sync.watched_names import STAGE_WORDS, name_stages, watched_names
+
+    mirror = _open(db, writes="watch names --check") if check else _open(db)
+    if check:
+        from ..enrich.watch import check_names
+        from ..ingest.lifecycle import predict_drop_window
+        from ..store.lock import MirrorBusy
+
+        try:
+            report = check_names(mirror, predict=predict_drop_window, say=lambda line: click.echo(line, err=True))
+        except MirrorBusy as exc:
+            raise Failed(str(exc)) from None
+        for line in report.lines():
+            click.echo(line)
+    if history:
+        stages = name_stages(mirror, history.strip().lower().rstrip("."))
+        if not stages:
+            raise BadInput(f"no stage recorded for {history} (watched? checked yet? `edt watch names`)")
+        for entry in stages:
+            window = f"; expected next {entry['expected_from']} - {entry['expected_to']}" if entry["expected_from"] else ""
+            click.echo(f"{entry['observed_at']}  {STAGE_WORDS[entry['stage']]}{window}")
+        return
+    rows = watched_names(mirror)
+    if not rows:
+        click.echo("No watched name: `edt watch name example.com` watches one.")
+    for row in rows:
+        stage = STAGE_WORDS.get(row["stage"] or "", "not checked yet")
+        since = f" since {row['stage_since'][:10]}" if row["stage_since"] else ""
+        expected = ""
+        if row["next_stage"]:
+            when = row["expected_from"] if row["expected_from"] == row["expected_to"] else (
+                f"{row['expected_from']} - {row['expected_to']}" if row["expected_from"] else "on a day not known")
+            expected = f"; next: {STAGE_WORDS[row['next_stage']]} {when}"
+        where = f"; listed: {'; '.join(e['where'] for e in row['listed'])}" if row["listed"] else ""
+        trouble = f"; {row['rdap']}" if row["rdap"] not in (None, "ok") else ""
+        trouble += f"; last check failed: {row['last_error']}" if row["last_error"] else ""
+        note = f"  ({row['note']})" if row["note"] else ""
+        click.echo(f"{row['name']}: {stage}{since}{expected}{where}{trouble}{note}")

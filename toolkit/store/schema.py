@@ -31,7 +31,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "without_indexes", "apply_schema", "missing_parts", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS", "DEAL_RATIO", "REAL_EXPRESSIONS"]
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -173,6 +173,43 @@ RESULT_COLUMNS = {
     "derived_at": str,
 }
 RESULT_INDEXES = {"idx_results_ended": "ended_at", "idx_results_name": "name"}
+# Names watched through their registration lifecycle (sync/watched_names.py writes both):
+# each name's latest stage and what comes next, and every change of stage as history.
+WATCHED_NAME_COLUMNS = {
+    "name": str,  # lower case, as typed (an IDN in Unicode)
+    "note": str,
+    "added_at": str,
+    "stage": str,  # registered | expired | redemption | pending_delete | available | renewed | re_registered; null: not checked yet
+    "stage_since": str,  # the first observation in this stage
+    "statuses": str,  # the registry's statuses (EPP names), JSON
+    "pending": str,  # the pending-delete status the statuses show (lifecycle's six), if any
+    "pending_since": str,  # its first observation
+    "pending_after": str,  # the observation before that one (the status began between the two)
+    "registered_at": str,
+    "expires_at": str,
+    "registrar": str,
+    "checked_at": str,  # the last answer from the registry (or the cache)
+    "next_stage": str,
+    "expected_from": str,  # the day the next stage is expected from / to (YYYY-MM-DD)
+    "expected_to": str,
+    "expected_reason": str,
+    "listed": str,  # JSON: where the mirror lists it (listings, pending-delete rows), each alerted once
+    "rdap": str,  # null until checked; "ok"; or why it cannot be asked ("no RDAP service for .xx")
+    "last_error": str,  # the last failed check (the stage is then left as it was: never a guess)
+}
+NAME_STAGE_COLUMNS = {
+    "id": int,
+    "name": str,
+    "stage": str,
+    "previous": str,
+    "observed_at": str,
+    "statuses": str,
+    "expires_at": str,
+    "registered_at": str,
+    "expected_from": str,
+    "expected_to": str,
+}
+NAME_STAGE_INDEXES = {"idx_name_stages_name": "name, observed_at"}
 SHORTLIST_COLUMNS = {
     "listing_id": int,  # a listings id (not a foreign key: a shortlisted row may be pruned)
     "note": str,
@@ -452,7 +489,8 @@ _DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _mi
 # v13 the public feeds' conditional-request state (`feed_state`); v14 the auctions' results
 # (`auction_results`, store/results.py) and the live listings' price ranges (`listing_values`);
 # v15 the price ranges as columns of the listings (`value_low`, ...), the trigram index's
-# update trigger narrowed to a changed name.
+# update trigger narrowed to a changed name; v16 the watched names and their stages
+# (`watched_names`, `name_stages`).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -499,7 +537,8 @@ def _fingerprint() -> str:
                 SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS, ENRICH_CACHE_COLUMNS, ARCHIVE_PART_COLUMNS,
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES, CHANGE_INDEXES,
                 CHANGE_TRIGGERS, PACKED_COLUMNS, PACKED_CODEC_COLUMNS, PACKED_INDEXES, PACKED_NAMES, FEED_STATE_COLUMNS,
-                RESULT_COLUMNS, RESULT_INDEXES, FTS_UPDATE_TRIGGERS)  # fmt: skip
+                RESULT_COLUMNS, RESULT_INDEXES, FTS_UPDATE_TRIGGERS, WATCHED_NAME_COLUMNS, NAME_STAGE_COLUMNS,
+                NAME_STAGE_INDEXES)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
 
@@ -565,6 +604,8 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _table(db, "packed_codecs", PACKED_CODEC_COLUMNS, "id")
     _table(db, "feed_state", FEED_STATE_COLUMNS, "feed")  # v13
     _table(db, "auction_results", RESULT_COLUMNS, "listing_id")  # v14
+    _table(db, "watched_names", WATCHED_NAME_COLUMNS, "name")  # v16
+    _table(db, "name_stages", NAME_STAGE_COLUMNS, "id")
     conn.execute(PACKED_NAMES)  # keyed by name, with no rowid: a name's lookup without an index beside it
     for version in sorted(_DATA_MIGRATIONS):
         if before < version:
@@ -576,6 +617,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _ensure_indexes(conn, "listing_changes", CHANGE_INDEXES)
     _ensure_indexes(conn, "packed_listings", PACKED_INDEXES)
     _ensure_indexes(conn, "auction_results", RESULT_INDEXES)
+    _ensure_indexes(conn, "name_stages", NAME_STAGE_INDEXES)
     _ensure_change_triggers(conn)
     for table in ("listings", "pending_delete"):
         # present and kept by its triggers, else (re)created and filled from the table

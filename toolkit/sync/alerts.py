@@ -28,6 +28,7 @@ from httpx_retries import RetryTransport
 from ..config import config_file, user_path
 from ..query import Mirror
 from ..store.fields import iso_timestamp
+from .outbox import MATCH_FIELDS, outbox_add
 from .remote import ContractRetry
 
 __all__ = ["AlertConfig", "AlertReport", "alert_config", "queue_alerts", "replay_alerts", "deliver_alerts", "run_alerts",
@@ -35,8 +36,6 @@ __all__ = ["AlertConfig", "AlertReport", "alert_config", "queue_alerts", "replay
 
 log = logging.getLogger("toolkit.sync.alerts")
 SIGNATURE_HEADER = "X-EDT-Signature-256"
-MATCH_FIELDS = ["id", "name", "source", "type", "effective_price", "currency", "auction_end_date", "score",
-                "trust_flow", "citation_flow", "purchase_url", "first_seen_at"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -118,14 +117,21 @@ def _queue(conn: Any, report: AlertReport, name: str, params: dict[str, Any], si
     payload = {"event": "new_domains", "search": name, "params": params, "job": job, "since": since,
                "until": newest, "created_at": now, "matches": matches}  # fmt: skip
     with conn:
-        conn.execute(
-            "INSERT INTO alert_outbox (search, created_at, matches, payload, attempts) VALUES (?, ?, ?, ?, 0)",
-            [name, now, len(matches), json.dumps(payload, ensure_ascii=False, sort_keys=True)],
-        )
+        outbox_add(conn, name, payload, now)
         conn.execute("UPDATE saved_searches SET alerted_until = ? WHERE name = ?", [newest, name])
     report.queued += 1
     report.matches += len(matches)
     return newest
+
+
+def _log_line(search: str, matches: int, payload: dict[str, Any]) -> str:
+    if payload.get("event") == "name_stage":
+        return f"watched name {payload['name']}: {payload['said']}"
+    if payload.get("event") == "name_listed":
+        return f"watched name {payload['name']}: listed: " + "; ".join(m["where"] for m in payload["matches"])
+    names = ", ".join(m["name"] for m in payload["matches"][:10])
+    more = f" and {matches - 10} more" if matches > 10 else ""
+    return f"saved search {search!r}: {matches} new listing(s): {names}{more}"
 
 
 def _append_file(path: str, payload: dict[str, Any]) -> None:
@@ -184,9 +190,7 @@ def deliver_alerts(mirror: Mirror, config: AlertConfig, *, transport: httpx.Base
             payload = json.loads(payload_json)
             now = iso_timestamp(mirror.now())
             if logged_at is None:
-                names = ", ".join(m["name"] for m in payload["matches"][:10])
-                more = f" and {matches - 10} more" if matches > 10 else ""
-                log.warning("saved search %r: %d new listing(s): %s%s", search, matches, names, more)
+                log.warning("%s", _log_line(search, matches, payload))
                 with conn:
                     conn.execute("UPDATE alert_outbox SET logged_at = ? WHERE id = ?", [now, outbox_id])
                 report.logged += 1
@@ -203,7 +207,7 @@ def deliver_alerts(mirror: Mirror, config: AlertConfig, *, transport: httpx.Base
             if client is not None and url and posted_at is None:
                 body = payload_json.encode()
                 headers = {"Content-Type": "application/json", "User-Agent": "edt-alerts",
-                           "X-EDT-Event": "new_domains", "X-EDT-Delivery": str(outbox_id)}  # fmt: skip
+                           "X-EDT-Event": payload.get("event", "new_domains"), "X-EDT-Delivery": str(outbox_id)}  # fmt: skip
                 if secret:
                     headers[SIGNATURE_HEADER] = sign(secret, body)
                 try:
@@ -266,8 +270,12 @@ def replay_alerts(path: str, runs: list[tuple[str, str]]) -> AlertReport:
 def run_alerts(mirror: Mirror, config: AlertConfig | None = None, *, job: str = "",
                transport: httpx.BaseTransport | None = None,
                sleep: Callable[[float], None] | None = None) -> AlertReport:  # fmt: skip
-    """Queue then deliver: what runs after every sync job."""
+    """Queue then deliver: what runs after every sync job (the saved searches' new matches,
+    and the watched names the mirror now lists)."""
+    from .watched_names import queue_listed
+
     queued = queue_alerts(mirror, job=job)
+    queue_listed(mirror, job=job)
     delivered = deliver_alerts(mirror, config or alert_config(), transport=transport, sleep=sleep)
     delivered.queued, delivered.matches = queued.queued, queued.matches
     delivered.errors = queued.errors + delivered.errors

@@ -34,7 +34,7 @@ from apscheduler.util import undefined
 from ..config import Settings, config_file
 from ..plans import RATE_LIMITS, REQUIREMENTS, plan_allows
 
-__all__ = ["DEFAULT_SCHEDULES", "GRACE_SECONDS", "schedules", "feed_schedules", "triggers", "next_runs", "crontab",
+__all__ = ["DEFAULT_SCHEDULES", "NAMES_JOB", "NAMES_SCHEDULE", "GRACE_SECONDS", "schedules", "names_schedule", "feed_schedules", "triggers", "next_runs", "crontab",
            "systemd_units", "run_job", "build_scheduler", "serve"]  # fmt: skip
 
 log = logging.getLogger("toolkit.sync.schedule")
@@ -47,6 +47,9 @@ DEFAULT_SCHEDULES = {
     "regfree": "30 7 1 * *",
     "pending": "0 8 * * 1",  # Mondays (cron's numbering: 0 = Sunday)
 }
+# The watched names (`edt watch name`): each registry asked once a day, before the listings run.
+NAMES_JOB = "names"
+NAMES_SCHEDULE = "30 6 * * *"
 GRACE_SECONDS = 6 * 3600  # a run missed by less than this still happens (once) when the machine wakes
 
 
@@ -60,6 +63,16 @@ def schedules(config: Mapping[str, Any] | None = None) -> dict[str, str]:
         except ValueError as exc:
             raise ValueError(f"[schedule] {job} = {cron!r}: not a crontab expression ({exc})") from None
     return chosen
+
+
+def names_schedule(config: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The watched names' job and its cron expression (`[schedule] names`, default daily 06:30)."""
+    cron = str((config if config is not None else config_file()).get("schedule", {}).get(NAMES_JOB, NAMES_SCHEDULE))
+    try:
+        _trigger(cron)
+    except ValueError as exc:
+        raise ValueError(f"[schedule] {NAMES_JOB} = {cron!r}: not a crontab expression ({exc})") from None
+    return {NAMES_JOB: cron}
 
 
 def feed_schedules(feeds: Mapping[str, Any]) -> dict[str, str]:
@@ -238,12 +251,13 @@ def _archive_after(mirror: Any, say: Callable[[str], None]) -> None:
 
 def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threading.Event,
                     timezone: Any = None, say: Callable[[str], None] = print, run_now: bool = False,
-                    runner: Callable[..., Any] = run_job,
-                    feed_runner: Callable[..., Any] | None = None) -> BlockingScheduler:  # fmt: skip
+                    runner: Callable[..., Any] = run_job, feed_runner: Callable[..., Any] | None = None,
+                    names_runner: Callable[..., Any] | None = None) -> BlockingScheduler:  # fmt: skip
     """A scheduler with one job per allowed dataset and per feed (the names of `crons` that
     are not API jobs, run by `feed_runner`); API jobs without a key or beyond the plan are
     skipped with one line, and so are the listing feeds (GoDaddy, Namecheap) when there is a
     key: the API's listings already hold those platforms, and a feed would list them twice.
+    The watched names' job (`names`, no key needed) is run by `names_runner`.
     One worker thread: jobs run one after another (they share the mirror and the budget)."""
     from ..store.feeds import LISTING_ADAPTERS, feed_table
     from ..store.jobs import JOBS
@@ -255,7 +269,9 @@ def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threa
     scheduler = BlockingScheduler(**options)
     for job, trigger in triggers(crons, timezone).items():
         target = runner
-        if job not in JOBS:
+        if job == NAMES_JOB and names_runner is not None:
+            target = names_runner
+        elif job not in JOBS:
             if feed_runner is None:
                 raise ValueError(f"{job}: neither an API job ({', '.join(JOBS)}) nor given a feed runner")
             target = feed_runner
@@ -278,7 +294,7 @@ def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threa
 
 def serve(settings: Settings, *, run_now: bool = False, say: Callable[[str], None] = print,
           crons: Mapping[str, str] | None = None, feed_runner: Callable[..., Any] | None = None,
-          runner: Callable[..., Any] = run_job) -> None:  # fmt: skip
+          runner: Callable[..., Any] = run_job, names_runner: Callable[..., Any] | None = None) -> None:  # fmt: skip
     """Run until SIGTERM or Ctrl-C; a job being written stops after its current page.
     `crons`: the jobs and feeds to run (default: the API jobs of the config file)."""
     import signal
@@ -288,7 +304,7 @@ def serve(settings: Settings, *, run_now: bool = False, say: Callable[[str], Non
     timezone = config.get("schedule", {}).get("timezone")
     stop = threading.Event()
     scheduler = build_scheduler(settings, crons, stop=stop, timezone=timezone, say=say, run_now=run_now,
-                                runner=runner, feed_runner=feed_runner)  # fmt: skip
+                                runner=runner, feed_runner=feed_runner, names_runner=names_runner)  # fmt: skip
 
     def on_signal(signum: int, frame: Any) -> None:
         say(f"stopping ({signal.Signals(signum).name}): the job in progress ends after its current page")

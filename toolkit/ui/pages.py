@@ -821,6 +821,55 @@ def watchlist() -> None:
     items = saved.shortlist(mirror)
     if items:
         st.dataframe(pd.DataFrame(items), hide_index=True, key="shortlist")
+    _watched_names(mirror)
+
+
+def _watched_names(mirror: Any) -> None:
+    """Names watched through their registration lifecycle (`edt watch name`): their stage, what
+    comes next and when, where the mirror lists them; add and remove."""
+    from ..sync import watched_names as watched
+
+    st.subheader("Watched names")
+    with st.form("watch_names"):
+        typed = st.text_area("Names to watch, one a line or comma-separated", key="watch_names_input")
+        note = st.text_input("Note", key="watch_names_note")
+        if st.form_submit_button("Watch"):
+            names = [n.strip() for n in typed.replace(",", "\n").splitlines() if n.strip()]
+            try:
+                added = watched.watch_names(mirror, names, note=note or None)
+                st.success(f"Watching {', '.join(added)}: each registry is asked by the daily `names` job "
+                           "(`edt watch names --check` asks now).")  # fmt: skip
+            except ValueError as exc:
+                st.error(f"{exc}; nothing was added.")
+            except Exception as exc:
+                if not _said_read_only(mirror, exc):
+                    raise
+    rows = watched.watched_names(mirror)
+    if not rows:
+        st.caption("No watched name yet: any name, listed or not, followed through expiry, redemption, pending "
+                   "delete and release, with an alert at each stage. Only the registries' RDAP servers are asked.")  # fmt: skip
+        return
+    shown = []
+    for row in rows:
+        when = row["expected_from"] if row["expected_from"] == row["expected_to"] else (
+            f"{row['expected_from']} – {row['expected_to']}" if row["expected_from"] else "")
+        shown.append({"name": row["name"], "stage": watched.STAGE_WORDS.get(row["stage"] or "", "not checked yet"),
+                      "since": (row["stage_since"] or "")[:10],
+                      "next": watched.STAGE_WORDS.get(row["next_stage"] or "", ""), "expected": when,
+                      "listed": "; ".join(e["where"] for e in row["listed"]),
+                      "checked": (row["checked_at"] or "")[:16].replace("T", " "),
+                      "problem": row["last_error"] or (row["rdap"] if row["rdap"] not in (None, "ok") else ""),
+                      "note": row["note"] or ""})  # fmt: skip
+    st.dataframe(pd.DataFrame(shown), hide_index=True, key="watched_names")
+    gone = st.multiselect("Stop watching", [r["name"] for r in rows], key="unwatch_pick")
+    if gone and st.button("Stop watching these", key="unwatch"):
+        try:
+            watched.unwatch_names(mirror, gone)
+        except Exception as exc:
+            if not _said_read_only(mirror, exc):
+                raise
+        else:
+            st.rerun()
 
 
 def _new_matches(mirror: Any, entry: dict[str, Any]) -> None:
