@@ -317,3 +317,19 @@ def test_the_names_job_is_scheduled_daily_without_a_key_and_runs_once_as_cron_ca
     scheduler = build_scheduler(load_settings(db=db), names_schedule(), stop=_threading.Event(), say=said.append,
                                 names_runner=lambda *a, **k: None)  # fmt: skip
     assert [job.id for job in scheduler.get_jobs()] == ["names"] and not said  # no key needed, nothing skipped
+
+
+def test_a_registry_that_refuses_leaves_the_stage_as_it_was_and_says_so(tmp_path, registry, monkeypatch):
+    monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
+    monkeypatch.setitem(SCRIPT, "refusing.com", [(200, MARQUETRY, {})] + [(403, {"errorCode": 403}, {})] * 6)
+    now = [DAYS[0].replace(tzinfo=timezone.utc)]
+    mirror = Mirror(tmp_path / "m.db", clock=lambda: now[0])
+    watch_names(mirror, ["refusing.com"])
+    check_names(mirror, predict=predict_drop_window, alerts=AlertConfig(), sleep=lambda s: None)
+    registry.day, now[0] = 3, DAYS[3].replace(tzinfo=timezone.utc)
+    report = check_names(mirror, predict=predict_drop_window, alerts=AlertConfig(), sleep=lambda s: None)
+    row = watched_names(mirror)[0]
+    assert row["stage"] == "registered" and row["checked_at"] == "2022-03-10T06:30:00Z"  # not guessed, not moved on
+    assert row["last_error"] and "403" in row["last_error"]
+    assert any(e.startswith("refusing.com: ") and "403" in e and "left as it was" in e for e in report.errors)
+    assert [s["stage"] for s in name_stages(mirror, "refusing.com")] == ["registered"]
