@@ -73,7 +73,7 @@ ELEMENTS: dict[str, tuple[str, ...]] = {
     "trust-flow": _MENU + _FIRST_FILTERS + ("Checkbox", "Slider", CHART_ELEMENT),
     "archive": _MENU + _FIRST_FILTERS + (CHART_ELEMENT,),
     "calendar": _MENU + ("TextInput", "DateInput", "Selectbox", "DownloadButton", CHART_ELEMENT),
-    "watchlist": _MENU + ("TextInput",),
+    "watchlist": _MENU + ("TextInput", "TextArea"),  # the forms: save a search, shortlist, watch names
     "sync": _MENU + ("DataFrame", "Multiselect", "Button"),  # the feeds: which, and fetch them
 }
 # Fetched once the page is drawn and the browser idle (`navigation.preload_later`): the
