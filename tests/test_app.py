@@ -656,7 +656,7 @@ def test_the_watchlist_watches_names_and_shows_their_stage(demo_db):
     no_exception(at)
     assert [r["name"] for r in watched.watched_names(mirror)] == sorted(["kettleharbor.nu", listed])
     seen = watched.Observation("kettleharbor.nu", "2026-11-20T06:30:00Z", statuses=["serverHold"],
-                               expires_at="2026-11-01T00:00:00Z")  # fmt: skip
+                               expires_at="2026-11-01T00:00:00Z", pending="serverHold")  # fmt: skip
     from toolkit.ingest.lifecycle import predict_drop_window
 
     watched.record_observation(mirror, seen, predict=predict_drop_window)

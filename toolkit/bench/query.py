@@ -241,6 +241,11 @@ _DOMAIN_KEYS = {"source", "tld", "type", "has_bids", "has_backlinks", "has_gmb",
                 "no_numbers", "not_contains", "tf_max", "cf_max", "da_max", "age_max", "tf_cf_ratio_min",
                 "tf_cf_ratio_max", "value_min", "value_max", "deal_min",
                 *_MINIMUMS}  # fmt: skip
+# Bounds on real numbers, (op, column): the effective price (native, EUR) and the price range
+# (docs/guides/results.md: its middle, and the middle over the EUR price).
+_REAL_BOUNDS = {"price_min": ("ge", "@effective_price"), "price_max": ("le", "@effective_price"),
+                "price_eur_min": ("ge", "effective_price_eur"), "price_eur_max": ("le", "effective_price_eur"),
+                "value_min": ("ge", "value_mid"), "value_max": ("le", "value_mid"), "deal_min": ("ge", "@deal")}
 _MAXIMUMS = {"tf_max": "trust_flow", "cf_max": "citation_flow", "da_max": "domain_authority", "age_max": "age"}
 _PENDING_KEYS = {"tld", "status", "source", "week_end", "drops_within", "contains", "no_dashes", "no_numbers",
                  "include_past", "drop_date_from", "drop_date_to", "sort", "per_page", "page"}  # fmt: skip
@@ -322,28 +327,16 @@ def domain_spec(params: Mapping[str, Any], now: datetime) -> Spec:
         preds.append(("ratio_ge", "trust_flow", "citation_flow", round(float(p["tf_cf_ratio_min"]) * 100)))
     if "tf_cf_ratio_max" in p:
         preds.append(("ratio_lt", "trust_flow", "citation_flow", round(float(p["tf_cf_ratio_max"]) * 100) + 1))
-    if "price_min" in p:
-        preds.append(("ge", "@effective_price", float(p["price_min"])))
-    if "price_max" in p:
-        preds.append(("le", "@effective_price", float(p["price_max"])))
-    # The signals (docs/guides/signals.md): EUR prices, spam words, metric jumps, archive.
-    if "price_eur_min" in p:
-        preds.append(("ge", "effective_price_eur", float(p["price_eur_min"])))
-    if "price_eur_max" in p:
-        preds.append(("le", "effective_price_eur", float(p["price_eur_max"])))
+    for param, (op, column) in _REAL_BOUNDS.items():
+        if param in p:
+            preds.append((op, column, float(p[param])))
+    # The signals (docs/guides/signals.md): spam words, metric jumps, archive.
     for param, column in (("exclude_spam", "spam_count"), ("exclude_inflated", "metrics_jumped"),
                           ("exclude_parked", "archive_parked")):  # fmt: skip
         if _flag(p.get(param, 0)):
             preds.append(("eq", column, 0))
     if "archive_gap_max" in p:
         preds.append(("le", "archive_longest_gap", int(p["archive_gap_max"])))
-    # The price range (docs/guides/results.md): its middle, and the middle over the EUR price.
-    if "value_min" in p:
-        preds.append(("ge", "value_mid", float(p["value_min"])))
-    if "value_max" in p:
-        preds.append(("le", "value_mid", float(p["value_max"])))
-    if "deal_min" in p:
-        preds.append(("ge", "@deal", float(p["deal_min"])))
     if "continuity_min" in p:
         preds.append(("ge", "archive_continuity", int(p["continuity_min"])))
     if "categories" in p:

@@ -208,7 +208,7 @@ def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str
     over RDAP and alerts at each change of stage and when the mirror lists the name anywhere.
     Nothing leaves this machine but the RDAP lookups."""
     from ..names import registrable_name
-    from ..sync.watched_names import unwatch_names, watch_names
+    from ..sync.watched_names import name_key, unwatch_names, watch_names
 
     wanted = [(name, "") for name in names]  # (the name, where it was read)
     if from_file:
@@ -227,7 +227,7 @@ def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str
     mirror = _open(db, writes="watch name")
     if remove:
         gone = unwatch_names(mirror, texts)
-        missing = [t for t in texts if t.strip().lower().rstrip(".") not in gone]
+        missing = [t for t in texts if name_key(t) not in gone]
         if gone:
             click.echo(f"No longer watched: {', '.join(gone)}")
         if missing:
@@ -250,7 +250,7 @@ def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str
 @click.option("--history", "history", metavar="NAME", default=None, help="Every stage NAME went through, oldest first.")
 def watch_names_command(db: str, check: bool, history: str | None) -> None:
     """The watched names: stage, since when, what comes next and when, where the mirror lists them."""
-    from ..sync.watched_names import STAGE_WORDS, name_stages, watched_names
+    from ..sync.watched_names import STAGE_WORDS, name_key, name_stages, watched_names, window_text
 
     mirror = _open(db, writes="watch names --check") if check else _open(db)
     if check:
@@ -265,7 +265,7 @@ def watch_names_command(db: str, check: bool, history: str | None) -> None:
         for line in report.lines():
             click.echo(line)
     if history:
-        stages = name_stages(mirror, history.strip().lower().rstrip("."))
+        stages = name_stages(mirror, name_key(history))
         if not stages:
             raise BadInput(f"no stage recorded for {history} (watched? checked yet? `edt watch names`)")
         for entry in stages:
@@ -280,8 +280,7 @@ def watch_names_command(db: str, check: bool, history: str | None) -> None:
         since = f" since {row['stage_since'][:10]}" if row["stage_since"] else ""
         expected = ""
         if row["next_stage"]:
-            when = row["expected_from"] if row["expected_from"] == row["expected_to"] else (
-                f"{row['expected_from']} - {row['expected_to']}" if row["expected_from"] else "on a day not known")
+            when = window_text(row["expected_from"], row["expected_to"]) or "on a day not known"
             expected = f"; next: {STAGE_WORDS[row['next_stage']]} {when}"
         where = f"; listed: {'; '.join(e['where'] for e in row['listed'])}" if row["listed"] else ""
         trouble = f"; {row['rdap']}" if row["rdap"] not in (None, "ok") else ""

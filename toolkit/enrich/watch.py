@@ -33,9 +33,9 @@ import httpx
 
 from ..query import Mirror
 from ..store.lock import writer_lock
-from ..sync.alerts import AlertConfig, deliver_alerts
+from ..sync.alerts import AlertConfig, alert_config, deliver_alerts
 from ..sync.remote import RemoteFailed
-from ..sync.watched_names import Observation, Predict, queue_listed, record_failure, record_observation
+from ..sync.watched_names import Observation, Predict, name_key, queue_listed, record_failure, record_observation
 from .cache import cached_rdap
 from .rdap import BOOTSTRAP_MAX_AGE, NoRdapService, RdapError, load_bootstrap
 from .run import _describe, polite_client
@@ -73,13 +73,11 @@ def check_names(mirror: Mirror, names: Iterable[str] | None = None, *, predict: 
                 say: Callable[[str], None] | None = None) -> NamesReport:  # fmt: skip
     """Check every watched name (or `names`), record each change of stage, note where the
     mirror lists them, then deliver the alerts queued (`alerts`: default the config's)."""
-    from ..sync.alerts import alert_config
-
     report = NamesReport()
     conn = mirror.connection()
     wanted = [r[0] for r in conn.execute("SELECT name FROM watched_names ORDER BY name")]
     if names is not None:
-        chosen = {str(n).strip().lower().rstrip(".") for n in names}
+        chosen = {name_key(n) for n in names}
         unknown = sorted(chosen - set(wanted))
         if unknown:
             raise ValueError(f"not watched: {', '.join(unknown)} (`edt watch name NAME` watches a name)")
@@ -107,7 +105,7 @@ def check_names(mirror: Mirror, names: Iterable[str] | None = None, *, predict: 
                 continue
             report.fetched += fetched
             seen = Observation(name, checked_at, answer.available, list(answer.statuses), answer.registered_at,
-                               answer.expires_at, answer.registrar)  # fmt: skip
+                               answer.expires_at, answer.registrar, answer.pending_status)  # fmt: skip
             stage = record_observation(mirror, seen, predict=predict)
             if stage is not None:
                 report.changed.append((name, stage))

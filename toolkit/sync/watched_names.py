@@ -38,11 +38,10 @@ from typing import Any
 
 from ..names import registrable_name, split_domain
 from ..query import Mirror
-from ..query.params import PENDING_STATUSES
 from ..store.fields import iso_timestamp
 from .outbox import MATCH_FIELDS, outbox_add
 
-__all__ = ["STAGES", "STAGE_WORDS", "Observation", "watch_names", "unwatch_names", "watched_names", "name_stages",
+__all__ = ["STAGES", "STAGE_WORDS", "Observation", "name_key", "window_text", "watch_names", "unwatch_names", "watched_names", "name_stages",
            "stage_of", "record_observation", "record_failure", "queue_listed", "Predict"]
 
 STAGES = ("registered", "expired", "redemption", "pending_delete", "available", "renewed", "re_registered")
@@ -66,19 +65,23 @@ class Observation:
     registered_at: str | None = None
     expires_at: str | None = None
     registrar: str | None = None
+    pending: str | None = None  # the pending-delete status the statuses show (toolkit.enrich.rdap.pending_status)
 
 
 def _now(mirror: Mirror) -> str:
     return iso_timestamp(mirror.now().replace(microsecond=0))
 
 
-def _pending(statuses: Iterable[str]) -> str | None:
-    present = set(statuses)
-    return next((s for s in ("quarantine", "redemptionPeriod", "pendingDelete", "transition", "serverHold", "clientHold")
-                 if s in present), None)  # fmt: skip
+def name_key(text: Any) -> str:
+    """A watched name as stored: trimmed, lower case, without a final dot (no check)."""
+    return str(text).strip().lower().rstrip(".")
 
 
-assert {"quarantine", "redemptionPeriod", "pendingDelete", "transition", "serverHold", "clientHold"} == set(PENDING_STATUSES)
+def window_text(start: str | None, end: str | None, sep: str = " - ") -> str | None:
+    """The days a stage is expected: one day, or `start - end`; None when not known."""
+    if not start:
+        return None
+    return start if start == end else f"{start}{sep}{end}"
 
 
 def stage_of(seen: Observation, previous: dict[str, Any] | None = None) -> str:
@@ -92,19 +95,13 @@ def stage_of(seen: Observation, previous: dict[str, Any] | None = None) -> str:
         return "pending_delete"
     if "autoRenewPeriod" in statuses or (seen.expires_at and seen.expires_at <= seen.checked_at):
         return "expired"
-    before = (previous or {}).get("stage")
-    if before == "available":
+    before, earlier = (previous or {}).get("stage"), (previous or {}).get("registered_at")
+    newer = bool(seen.registered_at and earlier and seen.registered_at > earlier)  # a new holder's registration
+    if before == "available" or (before in (*_DROPPING, *_HELD) and newer):
         return "re_registered"
     if before in _DROPPING:
-        earlier = (previous or {}).get("registered_at")
-        newer = bool(seen.registered_at and earlier and seen.registered_at > earlier)
-        return "re_registered" if newer else "renewed"
-    if before in _HELD:
-        earlier = (previous or {}).get("registered_at")
-        if seen.registered_at and earlier and seen.registered_at > earlier:
-            return "re_registered"
-        return before
-    return "registered"
+        return "renewed"
+    return before if before in _HELD else "registered"
 
 
 # -- the watch list ---------------------------------------------------------------------------
@@ -131,7 +128,7 @@ def unwatch_names(mirror: Mirror, names: Iterable[str]) -> list[str]:
     gone = []
     with conn:
         for name in names:
-            cleaned = str(name).strip().lower().rstrip(".")
+            cleaned = name_key(name)
             if conn.execute("DELETE FROM watched_names WHERE name = ?", [cleaned]).rowcount:
                 conn.execute("DELETE FROM name_stages WHERE name = ?", [cleaned])
                 gone.append(cleaned)
@@ -186,8 +183,8 @@ def _expectation(name: str, stage: str, seen: Observation, pending: str | None, 
 def _said(stage: str, previous: str | None, expected: tuple[Any, ...]) -> str:
     text = STAGE_WORDS[stage] if previous is None else f"{STAGE_WORDS[previous]} -> {STAGE_WORDS[stage]}"
     next_stage, start, end, _ = expected
-    if next_stage and start:
-        when = start if start == end else f"{start} - {end}"
+    when = window_text(start, end)
+    if next_stage and when:
         text += f"; {STAGE_WORDS[next_stage]} expected {when}"
     return text
 
@@ -204,7 +201,7 @@ def record_observation(mirror: Mirror, seen: Observation, *, predict: Predict | 
         raise ValueError(f"{seen.name} is not watched")
     previous = dict(zip([d[0] for d in cursor.description], row))
     stage = stage_of(seen, previous)
-    pending = None if seen.available else _pending(seen.statuses)
+    pending = None if seen.available else seen.pending
     if pending and pending == previous["pending"]:
         since, after = previous["pending_since"], previous["pending_after"]
     else:

@@ -851,8 +851,7 @@ def _watched_names(mirror: Any) -> None:
         return
     shown = []
     for row in rows:
-        when = row["expected_from"] if row["expected_from"] == row["expected_to"] else (
-            f"{row['expected_from']} – {row['expected_to']}" if row["expected_from"] else "")
+        when = watched.window_text(row["expected_from"], row["expected_to"], sep=" – ") or ""
         shown.append({"name": row["name"], "stage": watched.STAGE_WORDS.get(row["stage"] or "", "not checked yet"),
                       "since": (row["stage_since"] or "")[:10],
                       "next": watched.STAGE_WORDS.get(row["next_stage"] or "", ""), "expected": when,
