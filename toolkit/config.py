@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,7 +18,7 @@ from pathlib import Path
 from .plans import normalize_plan
 
 __all__ = ["Settings", "load_settings", "config_file", "config_path", "configured_plan", "user_path", "frozen_now",
-           "DEFAULT_DB", "LOCAL_PLAN"]
+           "DEFAULT_DB", "LOCAL_PLAN", "thread_limit", "bounded_threads"]
 
 DEFAULT_DB = "data/mirror.db"
 DEFAULT_BASE_URL = "https://catchdoms.com"
@@ -115,3 +117,34 @@ def frozen_now() -> datetime | None:
     except ValueError:
         raise ValueError(f"EDT_NOW: {text!r} is not an ISO 8601 moment (e.g. 2026-11-20T12:00:00Z)") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def thread_limit() -> int:
+    """Threads one toolkit process gives a training or a heavy NumPy step: `EDT_THREADS`, else
+    the config file's `threads`, else half the machine's cores (at least one). Two jobs on one
+    machine then each take about their time alone, where OpenMP threads spinning against each
+    other on every core made two trainings at once 24 times slower."""
+    text = os.environ.get("EDT_THREADS")
+    where = "EDT_THREADS"
+    if not text:
+        text, where = config_file().get("threads"), f"{config_path()}: threads"
+    if text in (None, ""):
+        return max(1, (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) // 2)
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{where}: {text!r} is not a number of threads (a whole number, 1 or more)")
+    return value
+
+
+@contextmanager
+def bounded_threads(limit: int | None = None) -> Iterator[int]:
+    """Hold OpenMP's and BLAS's thread pools (scikit-learn's training, NumPy) to `limit`
+    (default `thread_limit()`) inside the block (threadpoolctl); yields the limit."""
+    from threadpoolctl import threadpool_limits
+
+    chosen = limit or thread_limit()
+    with threadpool_limits(limits=chosen):
+        yield chosen

@@ -108,8 +108,11 @@ class PriceModel:
 
     def predict(self, features: Any) -> tuple[np.ndarray, np.ndarray]:
         """(low, mid, high in EUR as rows of an n x 3 array, the reason per row or None)."""
+        from ..config import bounded_threads
+
         matrix = self._matrix(features)
-        logs = np.column_stack([m.predict(matrix) for m in self.models])
+        with bounded_threads():
+            logs = np.column_stack([m.predict(matrix) for m in self.models])
         logs[:, 0] -= self.widen
         logs[:, 2] += self.widen
         logs.sort(axis=1)  # quantiles that crossed are put back in order
@@ -164,6 +167,8 @@ def train(mirror: Any, *, ended_before: str | None = None, max_iter: int = 200) 
     prices in five on auctions it did not learn from, as a fitted quantile alone does not."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
+    from ..config import bounded_threads
+
     frame = _results_frame(mirror, ended_before=ended_before)
     if len(frame) < MIN_RESULTS:
         return None
@@ -175,12 +180,13 @@ def train(mirror: Any, *, ended_before: str | None = None, max_iter: int = 200) 
     target = np.log1p(frame["final_price_eur"].astype(float).to_numpy())
     cut = int(len(frame) * (1 - CALIBRATION_SHARE))
     mask = [matrix.columns.get_loc(c) for c in CATEGORICAL]
-    for quantile in QUANTILES:
-        regressor = HistGradientBoostingRegressor(loss="quantile", quantile=quantile, max_iter=max_iter,
-                                                  learning_rate=0.05, min_samples_leaf=20, random_state=0,
-                                                  categorical_features=mask)  # fmt: skip
-        model.models.append(regressor.fit(matrix.iloc[:cut], target[:cut]))
-    low, high = model.models[0].predict(matrix.iloc[cut:]), model.models[2].predict(matrix.iloc[cut:])
+    with bounded_threads():  # two processes training at once must not spin against each other
+        for quantile in QUANTILES:
+            regressor = HistGradientBoostingRegressor(loss="quantile", quantile=quantile, max_iter=max_iter,
+                                                      learning_rate=0.05, min_samples_leaf=20, random_state=0,
+                                                      categorical_features=mask)  # fmt: skip
+            model.models.append(regressor.fit(matrix.iloc[:cut], target[:cut]))
+        low, high = model.models[0].predict(matrix.iloc[cut:]), model.models[2].predict(matrix.iloc[cut:])
     outside = np.maximum(low - target[cut:], target[cut:] - high)
     level = min(1.0, (QUANTILES[2] - QUANTILES[0]) * (1 + 1 / len(outside)))
     model.widen = float(np.quantile(outside, level, method="higher"))
