@@ -539,11 +539,13 @@ def test_the_demo_says_how_to_switch_to_the_feeds_in_one_command(publisher, tmp_
     monkeypatch.setenv("EDT_CONFIG", str(config))
     monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))
     publisher.publish("/pl.txt", (NASK / "2022-07-05.txt").read_bytes(), DAYS[0])
-    demo = CliRunner().invoke(cli, ["demo", "--db", str(db)])
+    demo = CliRunner().invoke(cli, ["demo", "--db", str(db), "--days", "10"])  # results, a price model, alerts
     assert demo.exit_code == 0 and "`edt sync --feeds --clear-demo` swaps the demo for the free public feeds" in demo.output
+    assert Path(f"{db}.value-model").exists() and rows(db, "SELECT count(*) FROM alert_outbox")[0][0] > 5
     demo_rows = rows(db, "SELECT count(*) FROM listings WHERE origin = 'demo' AND source != 'regfree'")[0][0]
     mixed = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "nask-pl"])
     assert mixed.exit_code == 0 and "also holds demo rows" in mixed.output
+    assert "alerts: 0 new (0 listings), 0 logged" in mixed.output  # the demo's replayed alerts are its past, not news
     assert rows(db, "SELECT count(*) FROM listings WHERE origin = 'demo' AND source != 'regfree'") == [(demo_rows,)] > [(4_000,)]
     publisher.faults["/pl.txt"] = "500"  # offline: the demo stays rather than an empty mirror
     offline = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "nask-pl", "--clear-demo"])
@@ -555,6 +557,12 @@ def test_the_demo_says_how_to_switch_to_the_feeds_in_one_command(publisher, tmp_
     assert switched.exit_code == 0 and f"Removed the demo rows from {db}: {demo_rows:,} listings" in switched.output
     assert [origin for origin, _ in rows(db, "SELECT origin, count(*) FROM pending_delete GROUP BY origin")] == ["ingest:droplist"]
     assert rows(db, "SELECT count(*) FROM listings") == [(0,)]
+    # everything the demo made went before the alerts ran: its results, searches, alerts and price model
+    for table in ("auction_results", "saved_searches", "alert_outbox"):
+        assert rows(db, f"SELECT count(*) FROM {table}") == [(0,)], table
+    assert "alerts: 0 new (0 listings), 0 logged" in switched.output and not Path(f"{db}.value-model").exists()
+    comps = CliRunner().invoke(cli, ["comps", "kettleharbor.com", "--db", str(db)])
+    assert comps.exit_code == 0 and "No auction that sold" in comps.output
 
 
 def test_a_feed_from_a_local_file_and_a_bad_adapter_option(tmp_path):

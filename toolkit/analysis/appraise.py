@@ -45,7 +45,7 @@ import numpy as np
 from ..names import label_stats, split_domain
 from ..signals.spam import name_words
 from ..store.fields import iso_timestamp
-from ..store.results import save_values
+from ..store.results import save_values, value_model_path
 from .comps import tld_family
 
 __all__ = ["MIN_RESULTS", "QUANTILES", "PriceModel", "train", "appraise", "appraise_if_due", "value_new", "backtest",
@@ -228,7 +228,7 @@ def _ranges(mirror: Any, model: PriceModel | None, live: Any) -> list[tuple[int,
 def model_path(mirror: Any) -> Path:
     """Where the last trained model is kept: beside the mirror, as its columnar index is
     (the listings a sync brings between two trainings are valued with it)."""
-    return Path(f"{mirror.path}.value-model")
+    return value_model_path(mirror.path)
 
 
 def _save_model(mirror: Any, model: PriceModel | None) -> None:

@@ -89,7 +89,7 @@ def _on_interrupt(kept: str, *, mirror: Any = None, written: str = "") -> Any:
 @click.option("--force", is_flag=True, help="Load demo rows even beside synced data (they stay marked as demo).")
 def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bool, force: bool) -> None:
     """Fill the mirror from the built-in demo source (no API key needed)."""
-    from ..demo import DemoRefused, clear_demo, load_demo
+    from ..demo import DemoRefused, clear_demo, load_demo, removal_line
 
     if searches_day > days and days:
         raise BadInput(f"--searches-day {searches_day}: must be a day of the window, 0 to --days {days}")
@@ -101,7 +101,7 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
                            written=f"after the demo rows were removed from {db}"):  # fmt: skip
             removed = clear_demo(conn)
             _refresh_index(mirror)
-        click.echo(f"Removed demo rows from {db}: " + ", ".join(f"{n:,} {k}" for k, n in removed.items()))
+        click.echo(f"Removed demo rows from {db}: {removal_line(removed)}")
         return
     from rich.progress import Progress
 
@@ -277,16 +277,12 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
     say = lambda line: click.echo(line)  # noqa: E731
     try:
         with _on_interrupt(f"the feeds already ingested are kept in {db}; the one in progress wrote nothing"):
-            reports = run_feeds(db, [f.name for f in chosen], client=FeedClient(timeout=_bound(timeout)), say=say)
+            reports = run_feeds(db, [f.name for f in chosen], client=FeedClient(timeout=_bound(timeout)), say=say,
+                                before_alerts=_clear_demo_rows if clear_demo else None)  # fmt: skip
     except MirrorBusy as exc:
         raise Failed(str(exc)) from None
     except ValueError as exc:
         raise BadInput(str(exc)) from None
-    if clear_demo:  # once real rows came in: a run that fetched nothing leaves the demo as it was
-        if any(r.status == "ok" for r in reports):
-            _clear_demo_rows(db)
-        else:
-            click.echo(f"No feed could be fetched: the demo rows stay in {db}.", err=True)
     feeds_exit(reports)
 
 
@@ -302,16 +298,20 @@ def feeds_exit(reports: list) -> None:
         raise Failed(f"{', '.join(down)} could not be downloaded (see above); the next run tries again")
 
 
-def _clear_demo_rows(db: str) -> None:
-    from ..demo import clear_demo
+def _clear_demo_rows(mirror: Any, reports: list) -> bool:
+    """`edt sync --feeds --clear-demo`, after the feeds and before their alerts: the demo goes
+    once a feed brought real rows; a run that fetched nothing leaves it as it was."""
+    from ..demo import clear_demo, removal_line
 
-    mirror = _open(db, writes="sync --feeds --clear-demo")
-    with _on_interrupt(f"no demo row was removed; {db} is as it was", mirror=mirror,
-                       written=f"after the demo rows were removed from {db}"):  # fmt: skip
+    if not any(r.status == "ok" for r in reports):
+        click.echo(f"No feed could be fetched: the demo rows stay in {mirror.path}.", err=True)
+        return False
+    with _on_interrupt(f"no demo row was removed; {mirror.path} is as it was", mirror=mirror,
+                       written=f"after the demo rows were removed from {mirror.path}"):  # fmt: skip
         removed = clear_demo(mirror.connection())
     if any(removed.values()):
-        _refresh_index(mirror)
-        click.echo(f"Removed the demo rows from {db}: " + ", ".join(f"{n:,} {k}" for k, n in removed.items() if n))
+        click.echo(f"Removed the demo rows from {mirror.path}: {removal_line(removed)}")
+    return any(removed.values())
 
 
 class _SyncProgress:

@@ -36,8 +36,10 @@ from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from ..store.results import derive_results
-from ..store.lock import writer_lock
+from ..store.closing import optimize_search_index, reclaim_pages
+from ..store.lock import mirror_file, writer_lock
+from ..store.removal import Removal, other_origins, remove_origin
+from ..store.results import derive_results, forget_values, value_model_path
 from ..store.schema import LISTING_COLUMNS, bulk_load, ensure_schema, without_indexes
 from ..store.transaction import one_transaction
 from ..store.writer import (
@@ -72,6 +74,7 @@ __all__ = [
     "generate_pending",
     "load_demo",
     "clear_demo",
+    "removal_line",
     "demo_day",
     "platform_counts",
 ]
@@ -225,15 +228,8 @@ def _records(scale: Scale, seed: int, today: date) -> Iterator[Iterator[Item]]:
 
 
 def _foreign_rows(conn: sqlite3.Connection) -> dict[str, int]:
-    """Rows not written by the demo, per table and origin."""
-    found: dict[str, int] = {}
-    for table in ("listings", "pending_delete"):
-        if conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table} WHERE origin IS NOT ?)", [DEMO]).fetchone()[0]:
-            for origin, count in conn.execute(
-                f"SELECT coalesce(origin, 'unknown'), count(*) FROM {table} WHERE origin IS NOT ? GROUP BY 1", [DEMO]
-            ):
-                found[f"{table} ({origin})"] = count
-    return found
+    """Rows not written by the demo, per place and origin (plain, packed or archived)."""
+    return other_origins(conn, mirror_file(conn), DEMO)
 
 
 def _demo_counts(conn: sqlite3.Connection) -> dict[str, int]:
@@ -246,49 +242,46 @@ def _demo_counts(conn: sqlite3.Connection) -> dict[str, int]:
     return {"listings": platform, "regfree": regfree, "pending_delete": pending}
 
 
-def _delete_demo_rows(conn: sqlite3.Connection, *, everything: bool) -> dict[str, int]:
-    """Delete the demo's rows (inside the caller's transaction). `everything`: no other rows
-    exist, so whole tables are emptied (SQLite truncates them at once)."""
-    counts = _demo_counts(conn)
-    if everything:
-        counts["history"] = conn.execute("DELETE FROM listing_history").rowcount
-        counts["raw_records"] = conn.execute(
-            "DELETE FROM raw_records WHERE kind IN ('listing', 'pending_delete', 'demo_truth')"
-        ).rowcount
-        conn.execute("DELETE FROM listings")
-        conn.execute("DELETE FROM pending_delete")
-    else:
-        counts["history"] = conn.execute(
-            "DELETE FROM listing_history WHERE listing_id IN (SELECT id FROM listings WHERE origin = ?)", [DEMO]
-        ).rowcount
-        counts["raw_records"] = (
-            conn.execute(
-                "DELETE FROM raw_records WHERE kind = 'listing' AND id IN (SELECT id FROM listings WHERE origin = ?)",
-                [DEMO],
-            ).rowcount
-            + conn.execute(
-                "DELETE FROM raw_records WHERE kind = 'pending_delete' "
-                "AND id IN (SELECT id FROM pending_delete WHERE origin = ?)",
-                [DEMO],
-            ).rowcount
-        )
-        conn.execute("DELETE FROM listings WHERE origin = ?", [DEMO])
-        conn.execute("DELETE FROM pending_delete WHERE origin = ?", [DEMO])
+def _delete_demo_rows(conn: sqlite3.Connection, *, everything: bool) -> Removal:
+    """Delete everything the demo made (inside the caller's transaction): its rows wherever
+    they live, with the auction results derived from them (`store.removal`); what the
+    time-lapse made happen (`demo_truth`); its saved searches and their alerts; its notes in
+    `mirror_meta`; and, when the demo's results were learnt from, every price range (the
+    model file goes in `Removal.finish`, after the commit). `everything`: no other rows exist."""
+    removal = remove_origin(conn, mirror_file(conn), DEMO, everything=everything)
     conn.execute(f"DELETE FROM mirror_meta WHERE key IN ({', '.join('?' * len(META_KEYS))})", META_KEYS)
-    conn.execute("DELETE FROM raw_records WHERE kind = 'demo_truth'")  # what the time-lapse made happen
+    conn.execute("DELETE FROM raw_records WHERE kind = 'demo_truth'")
     # the time-lapse's saved searches and their alerts (toolkit.demo.timelapse.DEMO_SEARCHES)
     conn.execute("DELETE FROM alert_outbox WHERE search LIKE 'demo: %'")
     conn.execute("DELETE FROM saved_searches WHERE name LIKE 'demo: %'")
-    return counts
+    if removal.counts["results"] or removal.counts["packed"] or removal.counts["archived"]:
+        removal.counts["price ranges"] = forget_values(conn)
+        removal.unlisted.append(value_model_path(removal.mirror_path))
+    return removal
+
+
+# What a clear removed, in words (`removal_line`), in this order.
+_REMOVED_WORDS = {"listings": "listings", "regfree": "regfree rows", "pending_delete": "pending-delete rows",
+                  "history": "history rows", "raw_records": "raw records", "packed": "packed listings",
+                  "archived": "archived listings", "results": "auction results", "price ranges": "price ranges"}
+
+
+def removal_line(counts: dict[str, int]) -> str:
+    """"5,001 listings, 1,507 regfree rows, ..." (what `clear_demo` removed; nothing for a zero)."""
+    said = [f"{counts[key]:,} {words}" for key, words in _REMOVED_WORDS.items() if counts.get(key)]
+    return ", ".join(said) or "nothing (the mirror held no demo rows)"
 
 
 def clear_demo(conn: sqlite3.Connection) -> dict[str, int]:
-    """Delete every demo row (listings, regfree, pending-delete, their history and raw
-    records) and the demo's notes in `mirror_meta`; rows of any other origin stay. All or
-    nothing: an interrupted clear leaves every row in place.
+    """Delete everything the demo made, wherever it lives: listings (plain, packed or
+    archived), regfree and pending-delete rows, their history and raw records, the auction
+    results derived from them, the demo's saved searches and alerts, its notes in
+    `mirror_meta`, and the price ranges learnt from its results (with the model kept beside
+    the mirror); rows of any other origin stay. All or nothing: an interrupted clear leaves
+    every row in place.
 
     Returns the counts removed: listings (platform), regfree, pending_delete, history,
-    raw_records.
+    raw_records, packed, archived, results, and price ranges when any were forgotten.
     """
     ensure_schema(conn)
     with writer_lock(conn, "edt demo --clear"):
@@ -296,13 +289,17 @@ def clear_demo(conn: sqlite3.Connection) -> dict[str, int]:
         demo = _demo_counts(conn)
         if sum(demo.values()) >= _BULK_CLEAR_MIN_ROWS:
             with bulk_load(conn) as writer:
-                counts = _delete_demo_rows(writer, everything=everything)
+                removal = _delete_demo_rows(writer, everything=everything)
                 bump_generation(writer)
         else:
             with one_transaction(conn) as writer:
-                counts = _delete_demo_rows(writer, everything=everything)
+                removal = _delete_demo_rows(writer, everything=everything)
                 bump_generation(writer)
-    return counts
+        removal.finish()
+        if any(removal.counts.values()):  # the name search's tombstones merged, the freed pages given back
+            optimize_search_index(conn)
+            reclaim_pages(conn)
+    return removal.counts
 
 
 def load_demo(
@@ -392,7 +389,7 @@ def _load(
     started = time.perf_counter()
     with _records(scale, seed, day) as items, one_transaction(conn, bulk=True) as writer:
         with without_indexes(conn):
-            _delete_demo_rows(writer, everything=everything)
+            removal = _delete_demo_rows(writer, everything=everything)
             history_before = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0]
             seen_history = 0
             phase = started
@@ -430,6 +427,7 @@ def _load(
              ("demo_today", day.isoformat())],
         )  # fmt: skip
         bump_generation(writer)
+    removal.finish()  # once committed: the archive files and the model the demo's rows left
     return timings
 
 
@@ -445,7 +443,7 @@ def _load_days(conn: sqlite3.Connection, scale: Scale, seed: int, day: date, day
     timings["plan"] = time.perf_counter() - started
     with one_transaction(conn, bulk=True) as writer:
         with without_indexes(conn):
-            _delete_demo_rows(writer, everything=everything)
+            removal = _delete_demo_rows(writer, everything=everything)
             history_before = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0]
             phase = time.perf_counter()
             run_days(writer, world, seed, origin=DEMO, report=report)
@@ -466,4 +464,5 @@ def _load_days(conn: sqlite3.Connection, scale: Scale, seed: int, day: date, day
              ("demo_today", day.isoformat()), ("demo_days", str(days))],
         )  # fmt: skip
         bump_generation(writer)
+    removal.finish()  # once committed: the archive files and the model the demo's rows left
     return timings

@@ -404,10 +404,12 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
 def run_feeds(db: str | os.PathLike[str], names: Iterable[str] | None = None, *, config: Mapping[str, Any] | None = None,
               client: FeedClient | None = None, clock: Callable[[], datetime] | None = None,
               say: Callable[[str], None] | None = None, alerts: bool = True,
-              alert_options: Mapping[str, Any] | None = None) -> list[FeedReport]:  # fmt: skip
+              alert_options: Mapping[str, Any] | None = None,
+              before_alerts: Callable[[Any, list[FeedReport]], bool] | None = None) -> list[FeedReport]:  # fmt: skip
     """Run the named feeds (default: every enabled one) into the mirror `db`, one after another,
-    holding its writer lock; then rebuild the columnar index and run the alerts (`alerts`).
-    `clock` stamps each run (a replay of days); `say` hears each feed's line as it ends."""
+    holding its writer lock; then `before_alerts(mirror, reports)` (True when it wrote: the
+    demo's removal once real rows came), rebuild the columnar index and run the alerts
+    (`alerts`). `clock` stamps each run (a replay of days); `say` hears each feed's line as it ends."""
     from ..query import Mirror
     from ..sync.alerts import run_alerts
 
@@ -427,7 +429,8 @@ def run_feeds(db: str | os.PathLike[str], names: Iterable[str] | None = None, *,
                 reports.append(report)
                 if say is not None:
                     say(report.line())
-            if any(r.status == "ok" and r.ingest is not None and (r.ingest.written or r.closed) for r in reports):
+            wrote = before_alerts(mirror, reports) if before_alerts is not None else False
+            if wrote or any(r.status == "ok" and r.ingest is not None and (r.ingest.written or r.closed) for r in reports):
                 try:
                     mirror.refresh_indexes()
                 except Exception as exc:  # noqa: BLE001 - queries are then answered by SQLite

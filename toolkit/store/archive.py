@@ -55,6 +55,8 @@ __all__ = [
     "parse_age",
     "reclaim_space",
     "recover",
+    "remove_archived_origin",
+    "drop_unlisted",
     "restore_month",
     "verify",
 ]
@@ -583,3 +585,76 @@ def open_duckdb(mirror_path: str | os.PathLike[str], *, tables: Iterable[str] = 
         conn.close()
     return db
 
+
+
+# -- taking one origin's listings out ---------------------------------------------------
+
+
+def remove_archived_origin(conn: sqlite3.Connection, mirror_path: str | os.PathLike[str], origin: str) -> tuple[set[int], dict[str, int], list[Path]]:  # fmt: skip
+    """Take the archived listings of `origin` (with their history and raw records) out of the
+    archive, inside the caller's transaction: a file holding only such rows leaves the
+    manifest; a file holding others too is written again without them (a new file, listed in
+    its place). Returns (the listing ids removed, rows removed per table, the files no longer
+    listed: unlink them once the transaction commits; `recover` removes them otherwise)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    path = os.fspath(mirror_path)
+    base = archive_dir(path)
+    groups: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for part in manifest(conn):
+        groups.setdefault((part["batch"], part["month"]), {})[part["table"]] = part
+    removed_ids: set[int] = set()
+    removed = {table: 0 for table in ARCHIVED_TABLES}
+    unlisted: list[Path] = []
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    staging = _staging(path) / stamp
+    for number, ((_, month), parts) in enumerate(sorted(groups.items())):
+        if "listings" not in parts:
+            continue
+        listed = pq.read_table(base / parts["listings"]["path"], columns=["id", "origin"])
+        ids = pc.filter(listed.column("id"), pc.equal(listed.column("origin"), origin))
+        if not len(ids):
+            continue
+        removed_ids.update(ids.to_pylist())
+        for table, part in parts.items():
+            rows = pq.read_table(base / part["path"])
+            owner = rows.column("listing_id" if table == "listing_history" else "id")
+            gone = pc.is_in(owner, value_set=ids)
+            if table == "raw_records":
+                gone = pc.and_(gone, pc.equal(rows.column("kind"), "listing"))
+            kept = rows.filter(pc.invert(pc.fill_null(gone, False)))
+            if kept.num_rows == rows.num_rows:
+                continue
+            removed[table] += rows.num_rows - kept.num_rows
+            conn.execute("DELETE FROM archive_parts WHERE path = ?", [part["path"]])
+            unlisted.append(base / part["path"])
+            if kept.num_rows:  # the rows of other origins, in a file of their own
+                relative = f"{table}/month={month}/part-{stamp}-{number}.parquet"
+                _write_file(pa.Table.from_batches(kept.to_batches(), schema=rows.schema), staging / relative)
+                target = base / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staging / relative, target)
+                conn.execute(
+                    "INSERT INTO archive_parts (path, tbl, month, rows, checksum, first_id, last_id, batch, archived_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [relative, table, month, kept.num_rows, checksum(kept), _first_id(kept), _last_id(kept),
+                     f"{stamp}-{number}", part["archived_at"]],
+                )  # fmt: skip
+    shutil.rmtree(staging, ignore_errors=True)
+    return removed_ids, removed, unlisted
+
+
+def drop_unlisted(mirror_path: str | os.PathLike[str], files: Iterable[Path]) -> None:
+    """After the commit that unlisted `files`: remove them, then the folders they leave
+    empty (the archive's own folder too, when nothing is archived any more)."""
+    base = archive_dir(mirror_path)
+    for file in files:
+        file.unlink(missing_ok=True)
+    if base.is_dir():
+        for folder in sorted((p for p in base.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only an empty one goes
+        with contextlib.suppress(OSError):
+            base.rmdir()

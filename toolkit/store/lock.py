@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MirrorBusy", "writer_lock", "lock_path", "current_holder"]
+__all__ = ["MirrorBusy", "writer_lock", "lock_path", "current_holder", "mirror_file"]
 
 # (mirror path, thread) -> depth: a load that calls another loader (an ingest inside a
 # scheduled job) does not lock itself out.
@@ -42,7 +42,7 @@ def lock_path(mirror: str | os.PathLike[str]) -> Path:
     return Path(f"{os.fspath(mirror)}.lock")
 
 
-def _mirror_path(target: Any) -> str:
+def mirror_file(target: Any) -> str:
     """The file of a mirror given as a path or as a connection to it."""
     if isinstance(target, (str, os.PathLike)):
         return os.path.realpath(os.fspath(target))
@@ -100,7 +100,7 @@ def writer_lock(target: str | os.PathLike[str] | sqlite3.Connection | Any, comma
     the message another load would get (e.g. `edt demo`). An in-memory database takes no lock."""
     from filelock import FileLock, Timeout
 
-    path = _mirror_path(target)
+    path = mirror_file(target)
     shown = os.fspath(target) if isinstance(target, (str, os.PathLike)) else path
     key = (path, threading.get_ident())
     if not path:

@@ -47,6 +47,8 @@ __all__ = [
     "packed_version",
     "check_packed",
     "unpack",
+    "packed_origins",
+    "forget_packed",
 ]
 
 PACK_AFTER = "30d"  # `edt archive`'s default: a month of closings stays plain rows, for plain SQL
@@ -402,3 +404,21 @@ def unpack(mirror_path: str | os.PathLike[str], *, batch: int = BATCH) -> int:
     finally:
         conn.close()
     return done
+
+
+def packed_origins(conn: sqlite3.Connection) -> dict[str, list[int]]:
+    """The packed listings' ids, per origin (the writer's `origin`: demo, sync, ingest, ...)."""
+    found: dict[str, list[int]] = {}
+    listings = packed_table(conn, "listings", ["id", "origin"])
+    if listings is not None:
+        for listing_id, origin in zip(listings.column("id").to_pylist(), listings.column("origin").to_pylist()):
+            found.setdefault(origin or "unknown", []).append(listing_id)
+    return found
+
+
+def forget_packed(conn: sqlite3.Connection, ids_table: str) -> None:
+    """Delete the packed listings whose ids `ids_table` (a table of `id`s) holds, and the
+    codecs no packed listing uses any more (inside the caller's transaction)."""
+    forget(conn, f"id IN (SELECT id FROM {ids_table})")
+    conn.execute("DELETE FROM packed_codecs WHERE id NOT IN (SELECT DISTINCT codec FROM packed_listings)")
+    _bump_version(conn)

@@ -22,14 +22,16 @@ every later sync of the listing.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from ..signals.fx import to_eur
 from .fields import iso_timestamp
 
-__all__ = ["derive_results", "save_values"]
+__all__ = ["derive_results", "place_next", "save_values", "forget_values", "value_model_path", "VALUE_COLUMNS"]
 
 _CHUNK = 500
 
@@ -86,7 +88,7 @@ def derive_results(conn: sqlite3.Connection | Any, now: Any = None) -> int:
             values,
         )
         written += len(values)
-    _place_next(conn, stamp)
+    place_next(conn)
     return written
 
 
@@ -103,7 +105,7 @@ _NEXT = """SELECT kind, id, source, seen FROM (
     WHERE kind IS NOT NULL ORDER BY seen, id LIMIT 1"""
 
 
-def _place_next(conn: Any, stamp: str) -> None:
+def place_next(conn: Any) -> None:
     """Where each result not yet placed went: the earliest later sighting of its name (one
     statement; each name found through the open listings' and the pending-delete rows' name
     indexes: derived after every load, a relisting is found while it is open)."""
@@ -121,4 +123,22 @@ def save_values(conn: sqlite3.Connection | Any, rows: list[tuple[int, Any, Any, 
         "UPDATE listings SET value_low = ?, value_mid = ?, value_high = ?, value_reason = ?, valued_at = ? WHERE id = ?",
         [(low, mid, high, reason, valued_at, listing_id) for listing_id, low, mid, high, reason in rows],
     )
+    return cursor.rowcount
+
+
+VALUE_COLUMNS = ("value_low", "value_mid", "value_high", "value_reason", "valued_at")
+
+
+def value_model_path(mirror_path: str | Any) -> Path:
+    """Where `edt appraise` keeps its last model: beside the mirror, as its columnar index is."""
+    return Path(f"{os.fspath(mirror_path)}.value-model")
+
+
+def forget_values(conn: sqlite3.Connection | Any) -> int:
+    """Every listing's range and the last training's summary gone (a model that learnt from
+    rows no longer in the mirror), in the caller's transaction; the model file is the caller's
+    to remove once that commits (`value_model_path`). Returns the listings that had a range."""
+    cursor = conn.execute(f"UPDATE listings SET {', '.join(f'{c} = NULL' for c in VALUE_COLUMNS)} "
+                          "WHERE valued_at IS NOT NULL")  # fmt: skip
+    conn.execute("DELETE FROM mirror_meta WHERE key = 'value_model'")
     return cursor.rowcount

@@ -8,6 +8,7 @@ missing" goes into `_DATA_MIGRATIONS` under the version that introduces it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -706,7 +707,8 @@ def without_indexes(conn: sqlite3.Connection, tables: tuple[str, ...] = ("listin
     cache = conn.execute("PRAGMA cache_size").fetchone()[0]
     temp_store = conn.execute("PRAGMA temp_store").fetchone()[0]
     conn.execute("PRAGMA cache_size=-4000")
-    conn.execute("PRAGMA temp_store=FILE")
+    with contextlib.suppress(sqlite3.OperationalError):  # refused once this transaction used a temp table
+        conn.execute("PRAGMA temp_store=FILE")
     conn.execute("PRAGMA threads=2")
     try:
         for table in tables:
@@ -722,7 +724,8 @@ def without_indexes(conn: sqlite3.Connection, tables: tuple[str, ...] = ("listin
         )
     finally:
         conn.execute(f"PRAGMA cache_size={cache}")
-        conn.execute(f"PRAGMA temp_store={temp_store}")
+        with contextlib.suppress(sqlite3.OperationalError):
+            conn.execute(f"PRAGMA temp_store={temp_store}")
         conn.execute("PRAGMA threads=0")
 
 

@@ -36,6 +36,7 @@ __all__ = ["AlertConfig", "AlertReport", "alert_config", "queue_alerts", "replay
 
 log = logging.getLogger("toolkit.sync.alerts")
 SIGNATURE_HEADER = "X-EDT-Signature-256"
+LOG_LINES = 10  # alerts said one line each in one run's log; the rest in one line
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,10 @@ def _searches(conn: Any) -> list[tuple[str, dict[str, Any], str]]:
 
 
 def _queue(conn: Any, report: AlertReport, name: str, params: dict[str, Any], since: str, frame: Any, job: str,
-           now: str) -> str:  # fmt: skip
+           now: str, *, logged: bool = False) -> str:  # fmt: skip
     """One outbox row for `frame`'s matches and the search's watermark moved to the newest,
-    in one transaction; returns the watermark (`since` when there was nothing)."""
+    in one transaction; returns the watermark (`since` when there was nothing). `logged`:
+    the row counts as already said in the log (a replayed run's)."""
     if frame.empty:
         return since
     matches = json.loads(frame[MATCH_FIELDS].sort_values("id").to_json(orient="records"))
@@ -117,7 +119,7 @@ def _queue(conn: Any, report: AlertReport, name: str, params: dict[str, Any], si
     payload = {"event": "new_domains", "search": name, "params": params, "job": job, "since": since,
                "until": newest, "created_at": now, "matches": matches}  # fmt: skip
     with conn:
-        outbox_add(conn, name, payload, now)
+        outbox_add(conn, name, payload, now, logged=logged)
         conn.execute("UPDATE saved_searches SET alerted_until = ? WHERE name = ?", [newest, name])
     report.queued += 1
     report.matches += len(matches)
@@ -190,7 +192,11 @@ def deliver_alerts(mirror: Mirror, config: AlertConfig, *, transport: httpx.Base
             payload = json.loads(payload_json)
             now = iso_timestamp(mirror.now())
             if logged_at is None:
-                log.warning("%s", _log_line(search, matches, payload))
+                if report.logged < LOG_LINES:
+                    log.warning("%s", _log_line(search, matches, payload))
+                elif report.logged == LOG_LINES:
+                    waiting = sum(1 for r in rows if r[4] is None) - LOG_LINES
+                    log.warning("... and %d more alert(s): `edt watch list` and `edt watch show NAME` list them", waiting)
                 with conn:
                     conn.execute("UPDATE alert_outbox SET logged_at = ? WHERE id = ?", [now, outbox_id])
                 report.logged += 1
@@ -240,7 +246,9 @@ def replay_alerts(path: str, runs: list[tuple[str, str]]) -> AlertReport:
     ISO 8601 UTC, job) oldest first: a mirror filled at once with what several runs would
     have brought (`edt demo --days N`) gets the outbox of those runs. Each run's news are
     the matches first seen since the search's last alert and live at the run (on the rows'
-    values now). Nothing is delivered: `edt watch show` lists them, the next run sends them."""
+    values now). Each counts as said in the log at its run (those runs are the past: the next
+    job does not print them again); `edt watch show` lists them, and the next run files and
+    posts them where an alerts file or webhook is set."""
     report = AlertReport()
     if not runs:
         return report
@@ -261,7 +269,7 @@ def replay_alerts(path: str, runs: list[tuple[str, str]]) -> AlertReport:
                     continue
                 seen = frame["first_seen_at"]
                 chosen = frame[(seen > since) & (seen <= moment) & (live_until > moment)]
-                since = _queue(conn, report, name, params, since, chosen, job, moment)
+                since = _queue(conn, report, name, params, since, chosen, job, moment, logged=True)
     finally:
         mirror.close()
     return report
