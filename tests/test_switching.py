@@ -152,3 +152,24 @@ def test_a_second_demo_replaces_the_packed_and_archived_one(tmp_path):
     assert got.pop("demo_generated_at") and want.pop("demo_generated_at")
     assert got == want
     assert _tables(db) == _tables(fresh) and _files(db) == _files(fresh)
+
+
+def test_a_watched_name_is_no_longer_listed_where_only_the_demo_listed_it(tmp_path):
+    from toolkit.sync.watched_names import queue_listed
+
+    db = tmp_path / "watched.db"
+    edt("demo", "--db", str(db))
+    conn = sqlite3.connect(db)
+    (name,) = conn.execute("SELECT name FROM listings WHERE origin = 'demo' AND live_until > "
+                           "strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '+2 days') ORDER BY id LIMIT 1").fetchone()
+    conn.close()
+    edt("watch", "name", name, "--db", str(db))
+    with Mirror(db) as mirror:
+        queue_listed(mirror)  # what runs after every job
+    conn = sqlite3.connect(db)
+    assert "listing:" in conn.execute("SELECT listed FROM watched_names").fetchone()[0]
+    conn.close()
+    edt("demo", "--clear", "--db", str(db))
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT name, listed FROM watched_names").fetchall() == [(name, None)]  # still watched
+    conn.close()

@@ -14,6 +14,7 @@ to remove the demo (toolkit/demo/), which adds the demo's own notes to it.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from dataclasses import dataclass, field
@@ -129,4 +130,18 @@ def remove_origin(conn: sqlite3.Connection | Any, mirror_path: str | os.PathLike
         place_next(conn)
     if packed:
         forget_packed(conn, _REMOVED)
+    _forget_watched_places(conn)
     return removal
+
+
+def _forget_watched_places(conn: sqlite3.Connection | Any) -> None:
+    """The places a watched name was seen listed that were removed rows: no longer where it is
+    listed (the alert already sent stays in the outbox's history)."""
+    for name, listed in conn.execute("SELECT name, listed FROM watched_names WHERE listed IS NOT NULL").fetchall():
+        places = json.loads(listed)
+        kinds = {"listing": _REMOVED, "pending": "temp.removed_pending"}
+        kept = [place for place in places
+                if not conn.execute(f"SELECT EXISTS (SELECT 1 FROM {kinds.get(place['key'].split(':')[0], _REMOVED)} "
+                                    "WHERE id = ?)", [int(place["key"].split(":")[1])]).fetchone()[0]]  # fmt: skip
+        if len(kept) != len(places):
+            conn.execute("UPDATE watched_names SET listed = ? WHERE name = ?", [json.dumps(kept) if kept else None, name])
