@@ -18,7 +18,7 @@ from pathlib import Path
 from .plans import normalize_plan
 
 __all__ = ["Settings", "load_settings", "config_file", "config_path", "configured_plan", "user_path", "frozen_now",
-           "DEFAULT_DB", "LOCAL_PLAN", "thread_limit", "bounded_threads"]
+           "DEFAULT_DB", "LOCAL_PLAN", "mirror_path", "thread_limit", "bounded_threads"]
 
 DEFAULT_DB = "data/mirror.db"
 DEFAULT_BASE_URL = "https://catchdoms.com"
@@ -93,12 +93,27 @@ def configured_plan(conf: dict | None = None) -> str | None:
         raise ValueError(f"{config_path()}: plan: {exc}") from None
 
 
+def mirror_path(given: str | os.PathLike[str] | None = None, conf: dict | None = None) -> str:
+    """The mirror every command, the app and the notebooks open: `given` (`--db`), else
+    `EDT_DB`, else the config file's `db`, else `data/mirror.db` in the current folder or in
+    the nearest folder above it that holds one (a notebook's kernel starts in `notebooks/`),
+    else `data/mirror.db` here (where a first `edt demo` makes it)."""
+    chosen = given or os.environ.get("EDT_DB") or user_path((config_file() if conf is None else conf).get("db"))
+    if chosen:
+        return os.fspath(chosen)
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / DEFAULT_DB).is_file():
+            return DEFAULT_DB if folder == here else os.path.relpath(folder / DEFAULT_DB)
+    return DEFAULT_DB
+
+
 def load_settings(*, db: str | None = None, base_url: str | None = None, plan: str | None = None,
                   api_key: str | None = None) -> Settings:  # fmt: skip
     conf = config_file()
     chosen_plan = plan or os.environ.get("EDT_PLAN") or configured_plan(conf) or LOCAL_PLAN
     return Settings(
-        db=db or os.environ.get("EDT_DB") or user_path(conf.get("db")) or DEFAULT_DB,
+        db=mirror_path(db, conf),
         base_url=(base_url or os.environ.get("EDT_BASE_URL") or conf.get("base_url") or DEFAULT_BASE_URL).rstrip("/"),
         plan=normalize_plan(chosen_plan),
         api_key=api_key or os.environ.get("EDT_API_KEY") or conf.get("api_key") or None,

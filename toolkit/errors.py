@@ -1,10 +1,21 @@
-"""ApiError and the error bodies the REST API answers (docs/reference/errors.md)."""
+"""ApiError and the error bodies the REST API answers (docs/reference/errors.md), and
+MirrorMissing, what a reader meets where no mirror is."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ApiError", "invalid", "not_found", "unauthenticated", "cursor_not_available"]
+__all__ = ["ApiError", "MirrorMissing", "invalid", "not_found", "unauthenticated", "cursor_not_available"]
+
+
+class MirrorMissing(FileNotFoundError):
+    """No mirror at the path a reader opens (a reader never makes one): one line naming the
+    path and what makes one."""
+
+    def __init__(self, path: str):
+        self.path = path
+        super().__init__(f"{path}: no mirror there; `edt demo` makes one with demo data (`edt sync`, or `edt sync "
+                         "--feeds` without a key, with real data)")
 
 
 class ApiError(Exception):

@@ -395,7 +395,7 @@ def run_zone_backtest(zones: str, official: list[str], tld: str | None = None,
             raise ValueError(f"--official {spec}: expected bardate=PATH or droplist=PATH (a file, folder or glob)")
         specs += [(feed, p) for p in _expand(path)]
     with tempfile.TemporaryDirectory(prefix="edt-backtest-") as scratch:
-        mirror = Mirror(Path(scratch) / "backtest.db")
+        mirror = Mirror(Path(scratch) / "backtest.db", create=True)
         try:
             report = ingest_file(mirror, "zonediff", zones, observed_at="2000-01-01T00:00:00Z")
             for feed, path in specs:
@@ -504,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..ingest import IngestError, ingest_file
 
     with tempfile.TemporaryDirectory(prefix="edt-backtest-") as scratch:
-        mirror = Mirror(args.db or Path(scratch) / "backtest.db")
+        mirror = Mirror(args.db or Path(scratch) / "backtest.db", create=True)
         try:
             for spec in args.official:
                 feed, _, path = spec.partition("=")

@@ -31,13 +31,16 @@ class BadInput(click.ClickException):
 
 
 def _db_option(func):
+    from ..config import mirror_path
+
     return click.option(
         "--db",
         "db",
         envvar="EDT_DB",
-        default="data/mirror.db",
-        show_default=True,
-        help="The mirror's SQLite file (env EDT_DB).",
+        default=None,
+        callback=lambda ctx, param, value: mirror_path(value),
+        show_default="data/mirror.db, here or in the nearest folder above holding one",
+        help="The mirror's SQLite file (env EDT_DB, else the config file's db).",
     )(func)
 
 
@@ -99,7 +102,7 @@ def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mir
     from ..query import Mirror
 
     try:
-        return Mirror(db)
+        return Mirror(db, create=True)  # a load makes it; a reader was refused above
     except Exception as exc:  # noqa: BLE001 - a file that is not a mirror, or a damaged one
         if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
             raise  # held past the busy timeout: main() names the holder and the fix (exit 1)
@@ -165,7 +168,9 @@ def _mirror_path() -> str:
             return args[i + 1]
         if arg.startswith("--db="):
             return arg.removeprefix("--db=")
-    return os.environ.get("EDT_DB") or "data/mirror.db"
+    from ..config import mirror_path
+
+    return mirror_path()
 
 
 def _refresh_index(db: str | Mirror) -> None:
@@ -173,7 +178,7 @@ def _refresh_index(db: str | Mirror) -> None:
     failure only costs speed: queries are then answered by SQLite)."""
     from ..query import Mirror
 
-    mirror = db if isinstance(db, Mirror) else Mirror(db)
+    mirror = db if isinstance(db, Mirror) else Mirror(db, create=True)
     try:
         mirror.refresh_indexes()
     except Exception as exc:  # noqa: BLE001

@@ -122,7 +122,7 @@ def run_names_job(job: str, settings: Any, *, stop: Any = None, say: Callable[[s
     its lines said. None when the mirror is busy (the next run checks)."""
     from ..store.lock import MirrorBusy
 
-    mirror = Mirror(settings.db)
+    mirror = Mirror(settings.db, create=True)
     try:
         report = check_names(mirror, predict=predict, say=say)
     except MirrorBusy as exc:

@@ -418,7 +418,7 @@ def run_feeds(db: str | os.PathLike[str], names: Iterable[str] | None = None, *,
     reports: list[FeedReport] = []
     Path(db).parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(db, "edt sync --feeds"):
-        mirror = Mirror(db, clock=clock)
+        mirror = Mirror(db, clock=clock, create=True)
         if mirror.readonly:
             raise ValueError(f"{mirror.path}: the mirror is open read-only; the feeds cannot be written")
         try:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import load_settings
-from ..errors import cursor_not_available, invalid, not_found
+from ..errors import MirrorMissing, cursor_not_available, invalid, not_found
 from ..plans import normalize_plan, require
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
@@ -93,7 +93,10 @@ class Mirror:
     Connections are per thread; a `readonly` mirror never writes and never takes a lock.
     `engine` says how `/api/domains` requests are answered (see ENGINES; default
     `EDT_ENGINE`, else `auto`). Without a `clock`, `EDT_NOW` (an ISO 8601 moment) answers as
-    of that moment: what was live then, dates relative to it.
+    of that moment: what was live then, dates relative to it. Without a `path`, the mirror
+    the commands open (`config.mirror_path`: `EDT_DB`, the config file, else `data/mirror.db`
+    here or in the nearest folder above holding one). A missing mirror is `MirrorMissing`
+    (a reader never makes one); `create=True` makes an empty one there, as a load does.
     """
 
     def __init__(
@@ -104,6 +107,7 @@ class Mirror:
         readonly: bool = False,
         clock: Callable[[], datetime] | None = None,
         engine: str | None = None,
+        create: bool = False,
     ):
         engine = engine or os.environ.get("EDT_ENGINE") or "auto"
         if engine not in ENGINES:
@@ -123,9 +127,9 @@ class Mirror:
         readonly = self.readonly = opens_read_only(self.path, readonly)  # a read-only place opens read-only, said once
         self._clock = clock or _clock_from_env()
         self._local = threading.local()
+        if not Path(self.path).is_file() and (readonly or not create):
+            raise MirrorMissing(self.path)
         if readonly:
-            if not Path(self.path).is_file():
-                raise FileNotFoundError(f"{self.path}: no mirror there; run `edt demo` or `edt sync` first")
             version = self.connection().execute("PRAGMA user_version").fetchone()[0]
             if version != SCHEMA_VERSION:
                 raise RuntimeError(

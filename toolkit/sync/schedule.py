@@ -204,7 +204,7 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
         say(report.line())
     if stop is not None and stop.is_set():
         return reports
-    mirror = Mirror(settings.db)
+    mirror = Mirror(settings.db, create=True)
     try:
         try:
             mirror.refresh_indexes()  # the next reader need not rebuild it

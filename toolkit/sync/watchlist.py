@@ -125,7 +125,7 @@ def save_searches_at(path: str, searches: Mapping[str, Mapping[str, str]], at: d
     """Save `searches` ({name: params}) as if saved at `at` (a mirror filled with several
     days at once, `edt demo --days N`): new matches are those first seen after it. A search
     of the same name is replaced whole, its creation moved to `at`."""
-    mirror = Mirror(path, clock=lambda: at)
+    mirror = Mirror(path, clock=lambda: at, create=True)
     try:
         for name in searches:
             delete_search(mirror, name)

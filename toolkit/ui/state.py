@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from ..config import DEFAULT_DB
+from ..config import mirror_path
 from ..query.params import DOMAIN_PARAMS, PENDING_PARAMS, Param
 from ..plans import normalize_plan
 from ..query import Mirror
@@ -57,7 +57,7 @@ NOT_FILTERS = {"sort", "after_id", "per_page", "limit", "page", "include_histori
 
 
 def db_path() -> str:
-    return os.environ.get("EDT_DB") or DEFAULT_DB
+    return mirror_path()
 
 
 # No spinner on these two: the server's warm-up (asgi.warm_up) fills them outside any script
@@ -65,7 +65,7 @@ def db_path() -> str:
 @st.cache_resource(show_spinner=False)
 def writable_mirror(path: str) -> Mirror:
     """Opens (creating or upgrading) the mirror: the watchlist and the demo loader write."""
-    return Mirror(path)
+    return Mirror(path, create=True)
 
 
 @st.cache_resource(show_spinner=False)
