@@ -133,7 +133,9 @@ def test_status_counts(synthetic_db, mirror):
     assert info["origins"] == {"sync": info["datasets"]["listings"]["rows"] + info["datasets"]["regfree"]["rows"]
                                + info["datasets"]["pending_delete"]["rows"]}  # fmt: skip
     text = run("status", "--db", str(synthetic_db))
-    assert "never" in text.output and "pending_delete" in text.output
+    assert "never synced" in text.output and re.search(r"^  pending delete +[\d,]+ rows$", text.output, flags=re.M)
+    for line in text.output.splitlines():  # every state stands apart from its job's name and schedule
+        assert not re.search(r"[a-z](failed|never|fresh|STALE)", line), line
 
 
 def test_demo_loads_refuses_to_mix_and_clears(tmp_path):

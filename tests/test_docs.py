@@ -39,6 +39,23 @@ def test_the_readme_stays_within_its_budget():
     assert len(lines) <= README_BUDGET, f"README.md has {len(lines)} lines; move detail into docs/ (budget {README_BUDGET})"
 
 
+def test_git_ignores_every_file_the_readme_says_lives_beside_the_mirror():
+    """Each path of the README's "Where the data lives" table under data/ (the mirror and what
+    sits beside it) is ignored, so `git status` stays clean after the README's tour."""
+    table = (ROOT / "README.md").read_text().split("## Where the data lives", 1)[1].split("\n## ", 1)[0]
+    paths = []
+    for cells in re.findall(r"^\| (.+?) \| .+ \|$", table, flags=re.M):
+        named = re.findall(r"`([^`]+)`", cells)
+        for name in named:  # `data/mirror.db.colidx`, `.colidx-all`: a suffix of the path before it
+            paths.append(paths[-1].rsplit(".", 1)[0] + name if name.startswith(".") and paths else name)
+    beside = [p.rstrip("/") + ("/part.parquet" if p.endswith("/") else "") for p in paths if p.startswith("data/")]
+    assert len(beside) >= 7, beside  # the mirror, its two index parts, archive, lock, price model, feed snapshots
+    checked = subprocess.run(["git", "check-ignore", "--no-index", "-v", "-n", *beside], cwd=ROOT, capture_output=True,
+                             text=True)  # fmt: skip
+    missing = [line.split("\t")[-1] for line in checked.stdout.splitlines() if line.startswith("::")]
+    assert not missing, f"add these to .gitignore: {missing}"
+
+
 def test_the_readme_links_into_the_docs_and_every_link_resolves():
     text = (ROOT / "README.md").read_text()
     targets = re.findall(r"\]\(((?:docs/)[^)#\s]+)", text)

@@ -357,8 +357,8 @@ def test_a_feed_whose_format_changed_is_exit_2_naming_the_feed_and_line(publishe
     assert "godaddy-closeouts: ok: 1 rows (1 new, 0 updated)" in ok.output
     status = CliRunner().invoke(cli, ["status", "--db", str(db)]).output
     feeds = status.split("Feeds (free public files", 1)[1]
-    assert re.search(r"^  godaddy-closeouts +40 8 \* \* \* +fresh: last fetched 0\.0 h ago", feeds, flags=re.M)
-    assert re.search(r"^  zone-se +0 5 \* \* \* +never fetched$", feeds, flags=re.M)
+    assert re.search(r"^  godaddy-closeouts +daily at 08:40 +fresh: last fetched 0\.0 h ago", feeds, flags=re.M)
+    assert re.search(r"^  zone-se +daily at 05:00 +never fetched$", feeds, flags=re.M)
     assert "godaddy-all" not in feeds  # disabled and never run
     # GoDaddy renames its domain field: the file is refused whole, the other feed still runs
     renamed = [{("name" if k == "domainName" else k): v for k, v in gd("other.com", "BuyNow", "$6", 0, "").items()}]
@@ -371,6 +371,12 @@ def test_a_feed_whose_format_changed_is_exit_2_naming_the_feed_and_line(publishe
            "has a domainName field" in changed.output
     assert "nask-pl: ok" in changed.output
     assert rows(db, "SELECT name, last_seen_at, closed_at FROM listings ORDER BY name") == before
+    said = CliRunner().invoke(cli, ["status", "--db", str(db)]).output
+    line = next(line for line in said.splitlines() if line.startswith("  godaddy-closeouts "))
+    assert re.search(r"^  godaddy-closeouts +daily at 08:40 +failed at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(.*no record has a "
+                     r"domainName field.*\); fresh: last fetched", line), line  # the failure, then the last good run
+    widths = {len(line) - len(line.lstrip()) for line in said.split("Feeds", 1)[1].splitlines()[1:] if line.startswith("  ")}
+    assert widths == {2}
     unknown = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "nosuch"])
     assert unknown.exit_code == 2 and "unknown feed nosuch" in unknown.output
 

@@ -206,6 +206,13 @@ def test_the_command_packs_lists_unpacks_and_refuses_a_bad_age(copy, monkeypatch
     assert _packed_ids(copy) == [] and _closed_ids(copy) == ids
     none = runner.invoke(cli, ["archive", "--db", str(copy), "--closed-before", "400d", "--pack-after", "none"])
     assert none.exit_code == 0 and _packed_ids(copy) == []
+    assert "packed nothing: packing is off (--pack-after none)" in none.output
+    again = runner.invoke(cli, ["archive", "--db", str(copy), "--closed-before", "400d", "--pack-after", AGE])
+    twice = runner.invoke(cli, ["archive", "--db", str(copy), "--closed-before", "400d", "--pack-after", AGE])
+    assert f"({len(ids):,} packed in all)" in again.output  # what it did, and what the mirror holds packed
+    assert twice.output.splitlines()[:2] == [
+        f"archived nothing: no listing closed before {said['cut']} is left in {copy}",
+        f"packed nothing: no plain listing closed before {said['pack_cut']} is left ({len(ids):,} packed already)"]
 
 
 def test_the_scheduler_packs_when_the_config_says(copy, tmp_path, monkeypatch):

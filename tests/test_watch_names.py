@@ -333,3 +333,27 @@ def test_a_registry_that_refuses_leaves_the_stage_as_it_was_and_says_so(tmp_path
     assert row["last_error"] and "403" in row["last_error"]
     assert any(e.startswith("refusing.com: ") and "403" in e and "left as it was" in e for e in report.errors)
     assert [s["stage"] for s in name_stages(mirror, "refusing.com")] == ["registered"]
+
+
+def test_offline_a_check_gives_up_within_its_timeout_says_so_and_exits_1(tmp_path, monkeypatch):
+    import socket
+    import time
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: every request is refused, as on a machine offline
+    monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", f"http://127.0.0.1:{port}/bootstrap.json")
+    db = str(tmp_path / "m.db")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["demo", "--db", db]).exit_code == 0
+    assert runner.invoke(cli, ["watch", "name", "--db", db, "example.com"]).exit_code == 0
+    started = time.monotonic()
+    checked = runner.invoke(cli, ["watch", "names", "--db", db, "--check", "--timeout", "1"])
+    assert time.monotonic() - started < 15
+    assert checked.exit_code == 1, checked.output
+    assert "edt: no registry could be asked (the IANA RDAP bootstrap is unavailable" in checked.output
+    assert "(--timeout or EDT_TIMEOUT" in checked.output  # the retry lines name a knob this command has
+    assert "example.com: not checked yet" in runner.invoke(cli, ["watch", "names", "--db", db]).output
+    refused = runner.invoke(cli, ["watch", "names", "--db", db, "--timeout", "1"])
+    assert refused.exit_code == 2 and "--timeout: only with --check" in refused.output

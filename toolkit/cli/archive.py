@@ -103,7 +103,8 @@ def archive(db: str, closed_before: str | None, pack_after: str | None, unpack: 
             packing_report = None
             if pack_cut is not None:  # after the archive: what leaves for Parquet is not packed first
                 packing_report = packing.pack_closed(db, pack_cut, batch=batch or packing.BATCH)
-            _say(_summary(db, report, packing_report, as_json), as_json)
+            held = sum(packing.packed_months(mirror.connection()).values())
+            _say(_summary(db, report, packing_report, held, as_json), as_json)
     except archiving.ArchiveError as exc:
         raise BadInput(str(exc)) from None
     _refresh_index(mirror)
@@ -117,23 +118,31 @@ def _progress(quiet: bool):
     return show
 
 
-def _summary(db: str, report, packing, as_json: bool):
+def _summary(db: str, report, packing, held: int, as_json: bool):
+    """What the run did: archived (or nothing to), packed (or nothing to, or packing off), the bytes."""
     after = packing.file_bytes_after if packing else report.file_bytes_after
     if as_json:
         return {"cut": report.cut, "listings": report.listings, "history": report.history,
                 "raw_records": report.raw_records, "packed": packing.listings if packing else 0,
-                "pack_cut": packing.cut if packing else None, "file_bytes_before": report.file_bytes_before,
+                "pack_cut": packing.cut if packing else None, "packed_in_mirror": held,
+                "file_bytes_before": report.file_bytes_before,
                 "file_bytes_after": after, "archive_bytes": report.archive_bytes,
                 "seconds": round(report.seconds + (packing.seconds if packing else 0), 1)}  # fmt: skip
     lines = []
     if not report.moved:
-        lines.append(f"nothing closed before {report.cut} left in {db}")
+        lines.append(f"archived nothing: no listing closed before {report.cut} is left in {db}")
     else:
         months = ", ".join(f"{m} {n:,}" for m, n in sorted(report.listings.items()))
         lines.append(f"archived {report.moved:,} listings closed before {report.cut} ({months}) and {report.history:,} "
                      f"history rows into {Path(db).name}.archive/ in {report.seconds:.1f} s")  # fmt: skip
-    if packing is not None and packing.listings:
-        lines.append(f"packed {packing.listings:,} listings closed before {packing.cut} in {packing.seconds:.1f} s")
+    if packing is None:
+        lines.append(f"packed nothing: packing is off (--pack-after none); {held:,} listings packed before")
+    elif packing.listings:
+        lines.append(f"packed {packing.listings:,} listings closed before {packing.cut} in {packing.seconds:.1f} s "
+                     f"({held:,} packed in all)")  # fmt: skip
+    else:
+        lines.append(f"packed nothing: no plain listing closed before {packing.cut} is left ({held:,} packed "
+                     "already)")  # fmt: skip
     if report.moved or (packing is not None and packing.listings):
         lines.append(f"{db}: {report.file_bytes_before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB, archive "
                      f"{report.archive_bytes / 1e6:,.1f} MB")  # fmt: skip

@@ -116,7 +116,7 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
 
         _write_csv(envelope["data"], list(PENDING_OUTPUT if pending else _listing_columns(filters)), sys.stdout)
     else:
-        _print_table(envelope, pending)
+        _print_table(envelope, pending, valued=_asks_for_value(filters))
     if hidden:
         click.echo(f"edt: {hidden:,} more rows match with include_past=1: their drop dates have passed (an ingested "
                    "drop list's rows, for one); add include_past=1 to see them", err=True)  # fmt: skip
@@ -153,10 +153,27 @@ def _listing_columns(filters: dict[str, Any]) -> dict[str, str]:
 def _past_drops_hidden(mirror: Mirror, filters: dict[str, Any], envelope: dict[str, Any], plan: str | None) -> int:
     """Pending-delete rows the default view hides because their drop date passed (0 when none,
     or when the query already asked for past drops or a week of its own)."""
-    if envelope["meta"]["total"] or any(filters.get(k) for k in ("include_past", "week_end", "page")):
+    if any(filters.get(k) for k in ("include_past", "week_end")):
         return 0
-    wider = mirror.search_pending_delete({**filters, "include_past": "1", "per_page": "1"}, plan=plan)
-    return int(wider["meta"]["total"])
+    wider = mirror.search_pending_delete({**filters, "include_past": "1", "per_page": "1", "page": "1"}, plan=plan)
+    return int(wider["meta"]["total"]) - int(envelope["meta"]["total"])
+
+
+_VALUE_PARAMS = ("value_min", "value_max", "deal_min")
+_VALUE_SORTS = ("value_mid", "deal")
+
+
+def _asks_for_value(filters: dict[str, Any]) -> bool:
+    """The request filters or sorts on the price range: its table shows the range and the deal."""
+    return any(filters.get(p) for p in _VALUE_PARAMS) or str(filters.get("sort", "")).lstrip("-") in _VALUE_SORTS
+
+
+def _value_cells(row: dict[str, Any]) -> list[str]:
+    """The 80% range in EUR and how far under it the price is (`x2.4`)."""
+    from ..store.schema import deal_ratio
+
+    low, high, ratio = row.get("value_low"), row.get("value_high"), deal_ratio(row)
+    return ["" if low is None or high is None else f"{low:,.0f}-{high:,.0f}", "" if ratio is None else f"x{ratio:,.1f}"]
 
 
 def _listing_cells(row: dict[str, Any]) -> list[str]:
@@ -184,7 +201,7 @@ _LISTING_PRIORITY = ["id", "name", "price", "score", "TF/CF", "age", "ends UTC",
 _PENDING_PRIORITY = ["id", "domain", "drops", "status", "pipeline", "week"]
 
 
-def _print_table(envelope: dict[str, Any], pending: bool) -> None:
+def _print_table(envelope: dict[str, Any], pending: bool, valued: bool = False) -> None:
     """The page as a table that fits the terminal: no cell is cut; when the columns do not fit,
     the least needed are left out (in `_LISTING_PRIORITY` order) and a line says which."""
     from rich.cells import cell_len
@@ -200,6 +217,10 @@ def _print_table(envelope: dict[str, Any], pending: bool) -> None:
         headers = ["id", "name", "source", "price", "bids", "ends UTC", "score", "TF/CF", "age"]
         rows = [_listing_cells(r) for r in envelope["data"]]
         priority = _LISTING_PRIORITY
+        if valued:  # asked for by a value filter or sort: the range and the deal beside the price
+            headers[4:4] = ["value EUR", "deal"]
+            rows = [[*cells[:4], *_value_cells(r), *cells[4:]] for cells, r in zip(rows, envelope["data"])]
+            priority = [*priority[:3], "deal", "value EUR", *priority[3:]]
     console = Console()
     shown = list(headers)
 
@@ -334,39 +355,86 @@ def _freshness(row: dict, done: str) -> str:
     return f"{'fresh' if row['fresh'] else 'STALE'}: last {done} {row['age_hours']} h ago ({row['last_ok']})"
 
 
+_RUN_WORDS = {"failed": "failed", "stopped": "refused by the service", "interrupted": "stopped midway",
+              "running": "running"}  # a last run that did not end well, in words; "ok" and "skipped" say nothing
+
+
+def _state(row: dict, run: dict | None, done: str) -> str:
+    """What a job or feed last did and how fresh its data is: `failed at ...; never fetched`."""
+    said = _freshness(row, done)
+    if run and run["status"] in _RUN_WORDS:
+        at = (run["finished_at"] or run["started_at"] or "")[:16].replace("T", " ")
+        why = f" ({run['error'][:80]})" if run.get("error") and run["status"] != "running" else ""
+        said = f"{_RUN_WORDS[run['status']]} at {at} UTC{why}; {said}"
+    return said
+
+
+def _block(lines: list[tuple[str, ...]]) -> list[str]:
+    """Rows of cells as aligned text, each column as wide as its widest cell, two spaces apart."""
+    widths = [max(len(row[i]) for row in lines) for i in range(len(lines[0]))] if lines else []
+    return ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in lines]
+
+
+def _status_lines(info: dict) -> list[str]:
+    """`edt status` in words: what the mirror holds, then each job's and feed's state."""
+    from ..analysis.appraise import coverage_note
+    from ..sync.schedule import schedule_words
+    from ..sync.watched_names import STAGE_WORDS
+
+    data, put, results, ranges, watched = (info["datasets"], info["put_away"], info["results"], info["ranges"],
+                                           info["watched_names"])  # fmt: skip
+    demo = "demo_scale" in info["meta"]
+    out = [f"Mirror: {info['path']}" + (" (demo data: `edt sync --feeds --clear-demo` swaps it for real data, "
+                                        "`edt demo --clear` removes it)" if demo else "")]  # fmt: skip
+    away = ", ".join(f"{n:,} {k}" for k, n in put.items() if n)
+    held = [("listings", f"{data['listings']['rows']:,} rows, {data['listings']['live']:,} live" + (f"; {away}" if away else "")),
+            ("regfree", f"{data['regfree']['rows']:,} rows (deleted ccTLD domains)"),
+            ("pending delete", f"{data['pending_delete']['rows']:,} rows"),
+            ("history", f"{data['listing_history']['rows']:,} rows")]  # fmt: skip
+    held.append(("auction results", f"{results['auctions']:,} ended auctions, {results['sold']:,} sold"
+                 + (f" (the last ended {results['last_ended_at'][:10]})" if results["last_ended_at"] else "")))
+    model = ranges["model"]
+    if model:
+        note = coverage_note(model)
+        held.append(("price ranges", f"{ranges['valued']:,} of {ranges['live']:,} live listings, learnt from "
+                     f"{model['trained_on']:,} sold auctions on {model['valued_at'][:10]}" + (f" ({note})" if note else "")))
+    else:
+        held.append(("price ranges", "none yet (`edt appraise` learns them from the sold auctions)"))
+    if watched["names"]:
+        stages = ", ".join(f"{n:,} {STAGE_WORDS.get(stage, 'not checked yet')}" for stage, n in sorted(watched["stages"].items()))
+        checked = f"; last checked {watched['checked_at'][:16].replace('T', ' ')} UTC" if watched["checked_at"] else ""
+        held.append(("watched names", f"{watched['names']:,}: {stages}{checked}"))
+    else:
+        held.append(("watched names", "none (`edt watch name example.com` watches one)"))
+    if info["origins"]:
+        held.append(("origin", "  ".join(f"{k} {v:,}" for k, v in sorted(info["origins"].items()))))
+    out += _block(held)
+    runs = info["last_sync"]
+    out.append("API jobs (`edt sync` with an API key; the service refreshes each dataset on this schedule):")
+    out += _block([(job["job"], job["schedule"], _state(job, runs.get(job["job"]), "synced")) for job in info["freshness"]])
+    if info["feeds"]:
+        out.append("Feeds (free public files, `edt sync --feeds`; their publishers' schedules):")
+        out += _block([(feed["job"], schedule_words(feed["schedule"]),
+                        _state(feed, runs.get(feed["job"]), "fetched") + ("" if feed["enabled"] else " (disabled)"))
+                       for feed in info["feeds"]])  # fmt: skip
+    if info["problems"]:
+        out.append("Incomplete:")
+        out += [f"  {problem}" for problem in info["problems"]]
+    else:
+        out.append("Complete: no load at work or stopped midway, every index in place.")
+    return out
+
+
 @cli.command()
 @_db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(db: str, as_json: bool) -> None:
-    """Row counts per dataset, the last sync of each job and its freshness (docs/reference/freshness.md)."""
+    """What the mirror holds (rows, results, price ranges, watched names), and each sync job's and feed's last run and freshness (docs/reference/freshness.md)."""
     info = _open(db).status()
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
-    click.echo(f"Mirror: {info['path']}")
-    for name, counts in info["datasets"].items():
-        click.echo(f"  {name:<16}" + "  ".join(f"{k} {v:,}" for k, v in counts.items()))
-    if info["origins"]:
-        click.echo("  origin          " + "  ".join(f"{k} {v:,}" for k, v in sorted(info["origins"].items())))
-    if info["last_sync"]:
-        for job, run in info["last_sync"].items():
-            click.echo(f"  sync {job:<11}{run['status']} at {run['finished_at'] or run['started_at']} ({run['rows_seen']} rows)")
-    else:
-        click.echo("  sync            never (`edt sync` with an API key, or `edt sync --feeds` without)")
-    click.echo("Freshness (the service refreshes each dataset on this schedule):")
-    for job in info["freshness"]:
-        click.echo(f"  {job['job']:<10}{job['schedule']:<20}{_freshness(job, 'synced')}")
-    if info["feeds"]:
-        click.echo("Feeds (free public files, `edt sync --feeds`; their publishers' schedules):")
-        for feed in info["feeds"]:
-            off = "" if feed["enabled"] else " (disabled)"
-            click.echo(f"  {feed['job']:<20}{feed['schedule']:<16}{_freshness(feed, 'fetched')}{off}")
-    if info["problems"]:
-        click.echo("Incomplete:")
-        for problem in info["problems"]:
-            click.echo(f"  {problem}")
-    else:
-        click.echo("Complete: no load at work or stopped midway, every index in place.")
+    click.echo("\n".join(_status_lines(info)))
 
 
 @cli.command()

@@ -8,7 +8,7 @@ import os
 import click
 
 from ..errors import ApiError
-from .shell import BadInput, Failed, _api_error, _check_plan, _db_option, _open, _pairs, cli
+from .shell import BadInput, Failed, _api_error, _bound, _check_plan, _db_option, _open, _pairs, _timeout_option, cli
 
 
 @cli.command(name="schedule")
@@ -29,7 +29,8 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     from ..config import config_file, load_settings
     from ..store.feeds import feed_table
     from ..store.jobs import JOBS
-    from ..sync.schedule import NAMES_JOB, crontab, feed_schedules, names_schedule, next_runs, schedules, serve, systemd_units
+    from ..sync.schedule import (NAMES_JOB, crontab, feed_schedules, names_schedule, next_runs, schedule_words,
+                                 schedules, serve, systemd_units)
 
     try:
         config = config_file()
@@ -49,9 +50,15 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     timezone = config.get("schedule", {}).get("timezone")
     if show_next:
         now = datetime.now().astimezone()
+        keyless = not load_settings(db=db).api_key
         for job, when in next_runs(crons, now, timezone).items():
             kind = "feed" if job in feeds else ("names" if job == NAMES_JOB else "API")
-            click.echo(f"{job:<20}{kind:<6}{crons[job]:<16}next {when.isoformat(timespec='minutes')}")
+            idle = "  (not without an API key)" if kind == "API" and keyless else ""
+            click.echo(f"{job:<20}{kind:<6}{crons[job]:<16}next {when.isoformat(timespec='minutes')}  "
+                       f"{schedule_words(crons[job])}{idle}")  # fmt: skip
+        if keyless:
+            click.echo("No API key: the API jobs do not run (set EDT_API_KEY, or api_key in the config file); the "
+                       "feeds and the watched names need none.")  # fmt: skip
         return
     plan = _check_plan(os.environ.get("EDT_PLAN")) or "pro"
     settings = load_settings(db=db, plan=plan)
@@ -248,10 +255,13 @@ def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str
 @_db_option
 @click.option("--check", is_flag=True, help="Ask the registries now (what the scheduled `names` job does), then list.")
 @click.option("--history", "history", metavar="NAME", default=None, help="Every stage NAME went through, oldest first.")
-def watch_names_command(db: str, check: bool, history: str | None) -> None:
+@_timeout_option
+def watch_names_command(db: str, check: bool, history: str | None, timeout: float | None) -> None:
     """The watched names: stage, since when, what comes next and when, where the mirror lists them."""
     from ..sync.watched_names import STAGE_WORDS, name_key, name_stages, watched_names, window_text
 
+    if timeout is not None and not check:
+        raise BadInput("--timeout: only with --check (the registries are asked then)")
     mirror = _open(db, writes="watch names --check") if check else _open(db)
     if check:
         from ..enrich.watch import check_names
@@ -259,11 +269,15 @@ def watch_names_command(db: str, check: bool, history: str | None) -> None:
         from ..store.lock import MirrorBusy
 
         try:
-            report = check_names(mirror, predict=predict_drop_window, say=lambda line: click.echo(line, err=True))
+            report = check_names(mirror, predict=predict_drop_window, say=lambda line: click.echo(line, err=True),
+                                 give_up_after=_bound(timeout))  # fmt: skip
         except MirrorBusy as exc:
             raise Failed(str(exc)) from None
         for line in report.lines():
             click.echo(line)
+        if report.failed:
+            raise Failed(f"no registry could be asked ({report.errors[0]}); the stages are left as they were, "
+                         "the next check asks again")  # fmt: skip
     if history:
         stages = name_stages(mirror, name_key(history))
         if not stages:

@@ -54,6 +54,12 @@ class NamesReport:
     no_rdap: list[str] = field(default_factory=list)  # "example.de: no RDAP service for .de"
     errors: list[str] = field(default_factory=list)
     alerts: str = ""
+    asked: int = 0  # the watched names this run was to check
+
+    @property
+    def failed(self) -> bool:
+        """Names were to be checked and not one registry answered (offline, IANA down)."""
+        return bool(self.asked) and not self.fetched and len(self.errors) >= self.checked - len(self.no_rdap)
 
     def lines(self) -> list[str]:
         out = [f"names: {self.checked} checked ({self.fetched} asked of their registries), {len(self.changed)} changed "
@@ -70,9 +76,10 @@ def check_names(mirror: Mirror, names: Iterable[str] | None = None, *, predict: 
                 transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep,
                 clock: Callable[[], float] = time.monotonic, bootstrap_url: str | None = None,
                 alerts: AlertConfig | None = None, alert_transport: httpx.BaseTransport | None = None,
-                say: Callable[[str], None] | None = None) -> NamesReport:  # fmt: skip
+                say: Callable[[str], None] | None = None, give_up_after: float | None = None) -> NamesReport:  # fmt: skip
     """Check every watched name (or `names`), record each change of stage, note where the
-    mirror lists them, then deliver the alerts queued (`alerts`: default the config's)."""
+    mirror lists them, then deliver the alerts queued (`alerts`: default the config's). A
+    registry down past `give_up_after` seconds (default EDT_TIMEOUT, else 60) is given up on."""
     report = NamesReport()
     conn = mirror.connection()
     wanted = [r[0] for r in conn.execute("SELECT name FROM watched_names ORDER BY name")]
@@ -83,8 +90,9 @@ def check_names(mirror: Mirror, names: Iterable[str] | None = None, *, predict: 
             raise ValueError(f"not watched: {', '.join(unknown)} (`edt watch name NAME` watches a name)")
         wanted = [n for n in wanted if n in chosen]
     now = mirror.now()
-    with writer_lock(conn, "edt watch names --check"), polite_client(transport, sleep=sleep, clock=clock,
-                                                                    say=say) as client:  # fmt: skip
+    report.asked = len(wanted)
+    with writer_lock(conn, "edt watch names --check"), polite_client(transport, sleep=sleep, clock=clock, say=say,
+                                                                    give_up_after=give_up_after) as client:  # fmt: skip
         bootstrap = None
         if wanted:
             try:

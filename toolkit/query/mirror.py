@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
 import re
 import sqlite3
@@ -483,8 +484,6 @@ class Mirror:
         `columns` picks fields (default all; `age` needs `wayback_first_date`, which is added).
         `sample=N` keeps about N rows when more match: every k-th by id, the same rows each
         time (charts over a broad filter need the shape, not all 500,000 points)."""
-        import json
-
         import pandas as pd
 
         plan = self._plan(plan)
@@ -561,8 +560,6 @@ class Mirror:
                        url: str = "/api/results", strict: bool = True) -> dict[str, Any]:
         """One page of `results_df` as the API's envelope (`GET /api/results`, an extension):
         the listing filters of `/api/domains`, `ended_after`, `ended_before`, `sold`, paging."""
-        import json
-
         plan = self._plan(plan)
         require(plan, "domains")
         raw = dict(params or {})
@@ -943,15 +940,41 @@ class Mirror:
         for origin, n in conn.execute("SELECT origin, count(*) FROM pending_delete GROUP BY origin"):
             origins[origin] = origins.get(origin, 0) + n
         runs = {}
-        for job, started, finished, status, rows_seen in conn.execute(
-            "SELECT job, started_at, finished_at, status, rows_seen FROM sync_runs "
+        for job, started, finished, status, rows_seen, error in conn.execute(
+            "SELECT job, started_at, finished_at, status, rows_seen, error FROM sync_runs "
             "WHERE id IN (SELECT max(id) FROM sync_runs GROUP BY job)"
         ):
-            runs[job] = {"started_at": started, "finished_at": finished, "status": status, "rows_seen": rows_seen}
+            runs[job] = {"started_at": started, "finished_at": finished, "status": status, "rows_seen": rows_seen,
+                         "error": error}  # fmt: skip
         meta = dict(conn.execute("SELECT key, value FROM mirror_meta").fetchall())
         return {"path": self.path, "datasets": datasets, "origins": origins, "last_sync": runs, "meta": meta,
                 "freshness": freshness(conn, self.now()), "feeds": feed_freshness(conn, self.now()),
+                "put_away": self._put_away(conn), "results": self._results_status(conn),
+                "ranges": self._ranges_status(conn, now, meta), "watched_names": self._watched_status(conn),
                 "problems": self._problems(conn, runs, meta)}  # fmt: skip
+
+    def _put_away(self, conn: sqlite3.Connection) -> dict[str, int]:
+        """Closed listings kept out of the plain table: packed in the mirror, archived beside it."""
+        archived = conn.execute("SELECT coalesce(sum(rows), 0) FROM archive_parts WHERE tbl = 'listings'").fetchone()[0]
+        return {"packed": conn.execute("SELECT count(*) FROM packed_listings").fetchone()[0], "archived": archived}
+
+    @staticmethod
+    def _results_status(conn: sqlite3.Connection) -> dict[str, Any]:
+        ended, sold, last = conn.execute("SELECT count(*), coalesce(sum(sold), 0), max(ended_at) FROM auction_results").fetchone()
+        return {"auctions": ended, "sold": sold, "last_ended_at": last}
+
+    def _ranges_status(self, conn: sqlite3.Connection, now: str, meta: Mapping[str, str]) -> dict[str, Any]:
+        """The live listings with a price range, and the last training's summary (`edt appraise`)."""
+        valued, live = conn.execute(
+            f"SELECT coalesce(sum(value_mid IS NOT NULL), 0), count(*) FROM listings WHERE {self._open_term(self.now())}"
+            "source != ? AND live_until > ?", [REGFREE, now]).fetchone()  # fmt: skip
+        return {"valued": valued, "live": live, "model": json.loads(meta["value_model"]) if "value_model" in meta else None}
+
+    @staticmethod
+    def _watched_status(conn: sqlite3.Connection) -> dict[str, Any]:
+        stages = dict(conn.execute("SELECT coalesce(stage, ''), count(*) FROM watched_names GROUP BY 1").fetchall())
+        checked = conn.execute("SELECT max(checked_at) FROM watched_names").fetchone()[0]
+        return {"names": sum(stages.values()), "stages": stages, "checked_at": checked}
 
     def _problems(self, conn: sqlite3.Connection, runs: Mapping[str, Any], meta: Mapping[str, str]) -> list[str]:
         """What is incomplete in the mirror, each with its fix: a load at work now, a sync or an

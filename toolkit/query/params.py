@@ -102,7 +102,10 @@ class Param:
         parser = getattr(self, f"_parse_{self.kind}")
         return parser(raw)
 
-    def _fail(self, what: str, raw: Any) -> Exception:
+    def _fail(self, what: str, raw: Any, hint: str = "") -> Exception:
+        """The 422 naming this parameter; `hint` ("did you mean ...? ") comes first."""
+        if hint:
+            return invalid(self.name, f"{self.name}={str(raw)[:60]}: {hint}{self.name} {what}.")
         return invalid(self.name, f"{self.name} {what} (got {str(raw)[:60]!r}).")
 
     def _range_text(self) -> str:
@@ -151,7 +154,14 @@ class Param:
         for choice in self.choices or ():
             if choice.lower() == text:
                 return choice
-        raise self._fail(f"must be one of {', '.join(self.choices or ())}", raw)
+        raise self._fail(f"must be one of {', '.join(self.choices or ())}", raw, self._close_choices(text))
+
+    def _close_choices(self, text: str) -> str:
+        """"did you mean -trust_flow? " for a near miss of a choice (a typo, a missing underscore)."""
+        folded = {c.lower().replace("_", ""): c for c in self.choices or ()}
+        close = [folded[c] for c in difflib.get_close_matches(text.replace("_", ""), folded, n=3, cutoff=0.75)]
+        close = [c for c in close if c.startswith("-") == text.startswith("-")] or close  # the order asked for first
+        return f"did you mean {' or '.join(close)}? " if close else ""
 
     def _parse_date(self, raw: Any) -> str:
         text = raw.isoformat() if isinstance(raw, date) else str(raw).strip()
@@ -178,7 +188,7 @@ class Param:
         if self.normalize:
             text = self.normalize(text)
         if self.choices is not None and text not in self.choices:
-            raise self._fail(f"must be one of {', '.join(self.choices)}", raw)
+            raise self._fail(f"must be one of {', '.join(self.choices)}", raw, self._close_choices(text.lower()))
         return text
 
     def _parse_list(self, raw: Any) -> tuple[str, ...]:
@@ -517,7 +527,9 @@ def parse_params(
     """Typed values of the parameters present in `raw` (empty values count as absent).
 
     With `strict`, an unknown name is a 422 (the Python API: a typo is never silently
-    ignored); without, unknown names are dropped (the HTTP API, as the live service)."""
+    ignored), and so is a lower bound above its upper bound (tf_min=30 with tf_max=10: no row
+    can match); without, unknown names are dropped and contradictions answer an empty page
+    (the HTTP API, as the live service)."""
     values: dict[str, Any] = {}
     for name, value in (raw or {}).items():
         param = table.get(name)
@@ -530,6 +542,9 @@ def parse_params(
         if value is None or (isinstance(value, str) and not value.strip()):
             continue
         values[name] = param.parse(value)
+    if strict:
+        for low, reason in _contradicted(table, values):
+            raise invalid(low.name, f"{reason}, so no row can match; lower {low.name} or raise the other.")
     return values
 
 
@@ -564,6 +579,10 @@ def bound_pairs(table: Mapping[str, Param]) -> list[tuple[Param, Param, bool]]:
 def contradictions(table: Mapping[str, Param], values: Mapping[str, Any]) -> list[str]:
     """Why parsed `values` can match no row whatever the data: a lower bound above its upper
     bound (tf_min=30 with tf_max=10, created_after on or after created_before)."""
+    return [reason for _, reason in _contradicted(table, values)]
+
+
+def _contradicted(table: Mapping[str, Param], values: Mapping[str, Any]) -> list[tuple[Param, str]]:
     reasons = []
     for low, high, exclusive in bound_pairs(table):
         if low.name not in values or high.name not in values:
@@ -572,9 +591,9 @@ def contradictions(table: Mapping[str, Param], values: Mapping[str, Any]) -> lis
         shown = [f"{p.name}={v:g}" if isinstance(v, (int, float)) else f"{p.name}={v}"
                  for p, v in ((low, lo), (high, hi))]
         if exclusive and lo >= hi:
-            reasons.append(f"{shown[0]} is not before {shown[1]} (which leaves its own day out)")
+            reasons.append((low, f"{shown[0]} is not before {shown[1]} (which leaves its own day out)"))
         elif lo > hi:
-            reasons.append(f"{shown[0]} is {'after' if low.kind == 'date' else 'above'} {shown[1]}")
+            reasons.append((low, f"{shown[0]} is {'after' if low.kind == 'date' else 'above'} {shown[1]}"))
     return reasons
 
 

@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from .fields import (
     SQL_TYPES,
 )
 
-__all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "without_indexes", "apply_schema", "missing_parts", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS", "DEAL_RATIO", "REAL_EXPRESSIONS"]
+__all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "without_indexes", "apply_schema", "missing_parts", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS", "DEAL_RATIO", "REAL_EXPRESSIONS", "deal_ratio"]
 
 SCHEMA_VERSION = 16
 
@@ -221,6 +221,14 @@ SHORTLIST_COLUMNS = {
 # How much a listing is priced under its value: the middle of its price range over its
 # effective price in EUR (2: priced at half its value). No ratio without both, or at a price of 0.
 DEAL_RATIO = "iif(effective_price_eur > 0, value_mid / effective_price_eur, NULL)"
+
+
+def deal_ratio(record: Mapping[str, Any]) -> float | None:
+    """DEAL_RATIO of one listing record (what the app's and the command line's tables show)."""
+    mid, eur = record.get("value_mid"), record.get("effective_price_eur")
+    return mid / eur if mid is not None and eur else None
+
+
 # Expressions of real numbers the filters and sorts read (the columnar index holds them as reals).
 REAL_EXPRESSIONS = (DEAL_RATIO,)
 

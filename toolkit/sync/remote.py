@@ -85,7 +85,7 @@ class HostUnreachable(RemoteFailed):
 
     def __init__(self, host: str, cause: str, seconds: float, attempts: int, bound: float):
         super().__init__(f"{host} unreachable ({cause}); gave up after {seconds:.0f} s and {attempts} attempts "
-                         f"(--timeout {bound:g} s; check the network or the address)")  # fmt: skip
+                         f"(--timeout or {TIMEOUT_ENV}: {bound:g} s; check the network or the address)")  # fmt: skip
         self.host = host
 
 
@@ -269,7 +269,7 @@ class ContractRetry(Retry):
                 self.traffic.down.pop(host, None)
                 raise HostUnreachable(host, _cause(response), spent, self.attempts_made, self.give_up_after)
             self.traffic.down[host] = (since, waited + seconds)
-            until = f"; giving up {self.give_up_after - spent:.0f} s from now (--timeout)"
+            until = f"; giving up {self.give_up_after - spent:.0f} s from now (--timeout or {TIMEOUT_ENV})"
         if self.say is not None:
             why = "Retry-After" if isinstance(response, httpx.Response) and response.status_code in (429, 503) else "backoff"
             self.say(f"{host}: {_cause(response)}; retry {self.attempts_made} of {self.total} in {seconds:.0f} s "

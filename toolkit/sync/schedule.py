@@ -34,7 +34,7 @@ from apscheduler.util import undefined
 from ..config import Settings, config_file
 from ..plans import RATE_LIMITS, REQUIREMENTS, plan_allows
 
-__all__ = ["DEFAULT_SCHEDULES", "NAMES_JOB", "NAMES_SCHEDULE", "GRACE_SECONDS", "schedules", "names_schedule", "feed_schedules", "triggers", "next_runs", "crontab",
+__all__ = ["DEFAULT_SCHEDULES", "NAMES_JOB", "NAMES_SCHEDULE", "GRACE_SECONDS", "schedules", "names_schedule", "feed_schedules", "triggers", "next_runs", "crontab", "schedule_words",
            "systemd_units", "run_job", "build_scheduler", "serve"]  # fmt: skip
 
 log = logging.getLogger("toolkit.sync.schedule")
@@ -90,6 +90,39 @@ def feed_schedules(feeds: Mapping[str, Any]) -> dict[str, str]:
 
 
 _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_DAY_NAMES = ("Sundays", "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
+
+
+def _ordinal(day: int) -> str:
+    return f"{day}{'th' if 10 <= day % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(day % 10, 'th')}"
+
+
+def schedule_words(cron: str) -> str:
+    """A crontab line in words: "daily at 06:30", "every 4 hours on the hour", "every 3 hours
+    at 20 past", "Mondays at 08:00", "monthly on the 1st at 07:30"; a line these words do not
+    cover is given as it is ("cron 5 4 * 1-6 *")."""
+    fields = cron.split()
+    if len(fields) != 5:
+        return f"cron {cron}"
+    minute, hour, day, month, weekday = fields
+    if not minute.isdigit() or month != "*":
+        return f"cron {cron}"
+    past = "on the hour" if int(minute) == 0 else f"at {int(minute)} past"
+    if hour == "*" and day == weekday == "*":
+        return f"hourly {past}"
+    step = re.fullmatch(r"\*/(\d+)", hour)
+    if step and day == weekday == "*":
+        return f"every {step[1]} hours {past}"
+    if not hour.isdigit():
+        return f"cron {cron}"
+    at = f"at {int(hour):02d}:{int(minute):02d}"
+    if day == "*" and weekday == "*":
+        return f"daily {at}"
+    if day == "*" and weekday.isdigit() and int(weekday) < 8:
+        return f"{_DAY_NAMES[int(weekday)]} {at}"
+    if day.isdigit() and weekday == "*":
+        return f"monthly on the {_ordinal(int(day))} {at}"
+    return f"cron {cron}"
 
 
 def _trigger(cron: str, timezone: Any = None) -> CronTrigger:

@@ -16,6 +16,8 @@ from datetime import date, datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..store.schema import deal_ratio
+
 __all__ = [
     "Column",
     "LISTING_TABLE",
@@ -142,8 +144,8 @@ def _value(record: Mapping[str, Any], now: datetime) -> str:
 
 def _deal(record: Mapping[str, Any], now: datetime) -> str:
     """The range's middle over the EUR price, `×2.4`: above 1, priced under its value."""
-    mid, eur = record.get("value_mid"), record.get("effective_price_eur")
-    return f"×{mid / eur:,.1f}" if mid is not None and eur else ""
+    ratio = deal_ratio(record)
+    return "" if ratio is None else f"×{ratio:,.1f}"
 
 
 def _buy(record: Mapping[str, Any], now: datetime) -> str:
