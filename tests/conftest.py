@@ -249,7 +249,7 @@ def engines(synthetic_db):
 def synthetic_db(tmp_path_factory) -> Path:
     """A mirror of synthetic records; a few listings closed (left their source)."""
     path = tmp_path_factory.mktemp("mirror") / "synthetic.db"
-    mirror = Mirror(path, clock=fixed_clock)
+    mirror = Mirror(path, clock=fixed_clock, create=True)
     conn = mirror.connection()
     records = listing_records()
     save_listings(conn, records, origin="sync", observed_at=ts(NOW - timedelta(days=2)))

@@ -175,3 +175,53 @@ def test_a_pending_delete_tld_is_its_suffix_family_on_the_command_line(synthetic
     assert result.exit_code == 0, result.output
     body = json.loads(result.output)
     assert body["meta"]["total"] > 0 and {r["tld"] for r in body["data"]} == {"co.uk"}
+
+
+# -- commands that say what they did ----------------------------------------------------------
+
+
+def test_a_value_filter_or_sort_shows_the_range_and_the_deal_best_first(synthetic_db, mirror):
+    result = run("query", "--db", str(synthetic_db), "deal_min=1", "sort=-deal", "per_page=8", env={"COLUMNS": "200"})
+    header, *lines = [line for line in result.output.splitlines() if "│" in line or "┃" in line]
+    cells = [[c.strip() for c in re.split(r"[│┃]", line)[1:-1]] for line in [header, *lines]]
+    assert cells[0][:6] == ["id", "name", "source", "price", "value EUR", "deal"]
+    deals = [float(row[5].lstrip("x").replace(",", "")) for row in cells[1:]]
+    expected = mirror.search_domains({"deal_min": "1", "sort": "-deal", "per_page": "8"})["data"]
+    assert [int(row[0]) for row in cells[1:]] == [r["id"] for r in expected] and len(deals) == 8
+    assert deals == sorted(deals, reverse=True) and min(deals) >= 1
+    assert all(re.fullmatch(r"[\d,]+-[\d,]+", row[4]) for row in cells[1:])
+    plain = run("query", "--db", str(synthetic_db), "per_page=3", env={"COLUMNS": "200"})
+    assert "deal" not in plain.output  # only asked for by a value filter or sort
+
+
+def test_past_drops_are_counted_on_stderr_even_when_the_page_has_rows(synthetic_db, mirror):
+    shown = mirror.search_pending_delete({})["meta"]["total"]
+    every = mirror.search_pending_delete({"include_past": "1"})["meta"]["total"]
+    assert 0 < shown < every  # the synthetic inventory holds both
+    result = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "--pending", "--format", "json"])
+    assert json.loads(result.stdout)["meta"]["total"] == shown
+    assert f"edt: {every - shown:,} more rows match with include_past=1" in result.stderr
+
+
+def test_bounds_that_exclude_each_other_are_refused_in_python_and_on_the_command_line(synthetic_db, mirror):
+    from toolkit import ApiError
+
+    with pytest.raises(ApiError) as refused:
+        mirror.search_domains({"tf_min": "30", "tf_max": "10"})
+    assert refused.value.status == 422 and refused.value.field == "tf_min"
+    assert mirror.search_domains({"tf_min": "30", "tf_max": "10"}, strict=False)["meta"]["total"] == 0  # HTTP: a page
+    said = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "tf_min=30", "tf_max=10"])
+    assert said.exit_code == 2 and said.stderr.strip() == (
+        "edt: tf_min=30 is above tf_max=10, so no row can match; lower tf_min or raise the other.")
+    typo = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "sort=-trustflow"])
+    assert typo.exit_code == 2 and typo.stderr.startswith("edt: sort=-trustflow: did you mean -trust_flow? sort must be")
+
+
+def test_schedule_next_says_the_api_jobs_wait_for_a_key(tmp_path):
+    env = {"EDT_API_KEY": "", "EDT_CONFIG": str(tmp_path / "none.toml")}
+    keyless = run("schedule", "--next", "--db", str(tmp_path / "m.db"), env=env).output
+    api = [line for line in keyless.splitlines() if line.split()[1:2] == ["API"] and "next" in line]
+    assert len(api) == 4 and all(line.endswith("(not without an API key)") for line in api)
+    assert "No API key: the API jobs do not run" in keyless and "daily at 07:00" in keyless
+    keyed = run("schedule", "--next", "--db", str(tmp_path / "m.db"), env={**env, "EDT_API_KEY": "k"}).output
+    assert "not without an API key" not in keyed and "No API key" not in keyed
