@@ -765,7 +765,7 @@ def test_the_real_nu_replay_is_fast_and_small(tmp_path):
     # the peak of the process it was forked from (this test process).
     script = ("import json, re, sys, time\n"
               "from toolkit import Mirror\nfrom toolkit.ingest import ingest_file\n"
-              "m = Mirror(sys.argv[1]); started = time.perf_counter()\n"
+              "m = Mirror(sys.argv[1], create=True); started = time.perf_counter()\n"
               "r = ingest_file(m, 'zonediff', sys.argv[2], observed_at=sys.argv[3])\n"
               "peak = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
               "print(json.dumps({'seen': r.pending.seen, 'skipped': len(r.skipped), 'seconds': time.perf_counter() - started,"

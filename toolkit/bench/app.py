@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from ..query import Mirror
 
-    Mirror(args.db).close()  # create or upgrade before the app opens it read-only
+    Mirror(args.db, create=True).close()  # create or upgrade before the app opens it read-only
     some_name = Mirror(args.db, readonly=True).search_domains({"sort": "-bids_count", "per_page": 2})["data"][1]["name"]
     other_name = Mirror(args.db, readonly=True).search_domains({"per_page": 1})["data"][0]["name"]
     changes = {

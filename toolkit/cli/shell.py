@@ -115,11 +115,12 @@ def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mir
 
 
 def _check_now() -> None:
-    """A bad `EDT_NOW` is one line (exit 2), before the mirror is opened."""
-    from ..config import frozen_now
+    """A bad `EDT_NOW` or thread setting is one line (exit 2), before the mirror is opened."""
+    from ..config import frozen_now, thread_limit
 
     try:
         frozen_now()
+        thread_limit()
     except ValueError as exc:
         raise BadInput(str(exc)) from None
 
