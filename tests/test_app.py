@@ -418,6 +418,75 @@ def test_moving_from_pending_delete_to_explore_drops_the_filters_explore_refuses
     assert total_shown(at) == Mirror(demo_db).search_domains({"tld": "uk"})["meta"]["total"]
 
 
+def _every_move(views: list[str]) -> list[tuple[str, str]]:
+    """A walk through every ordered pair of pages (an Eulerian circuit of the complete graph),
+    starting and ending at the first."""
+    left = {view: [other for other in views if other != view] for view in views}
+    stack, walk = [views[0]], []
+    while stack:
+        if left[stack[-1]]:
+            stack.append(left[stack[-1]].pop())
+        else:
+            walk.append(stack.pop())
+    walk.reverse()
+    return list(zip(walk, walk[1:]))
+
+
+def test_every_page_keeps_its_own_settings_walking_through_the_sidebar(demo_db):
+    """Each page set away from its defaults, then every page opened from every other through
+    the sidebar: a page shows its own columns, sort and settings, never another page's (Explore's
+    `cols=...,tf` once opened Pending-delete with a TF column alone)."""
+    from toolkit.ui.navigation import OWN_KEYS
+    from toolkit.ui.pages import PAGES
+    from toolkit.ui.table import LISTING_TABLE, PENDING_TABLE
+
+    name = Mirror(demo_db).search_domains({"has_bids": "1", "per_page": "1"})["data"][0]["name"]
+    titles = {"explore": {c.key: c.title for c in LISTING_TABLE}, "pending": {c.key: c.title for c in PENDING_TABLE}}
+    chosen = {"explore": (["name", "price", "deal", "bids", "ends", "tf"], "-bids_count"),
+              "pending": (["domain", "window", "status", "tld"], "domain")}  # fmt: skip
+    at = app("explore", tld=".com")
+    settings = {  # each page's own settings, set through its widgets
+        "explore": lambda: (at.multiselect(key="cols").set_value(chosen["explore"][0]),
+                            at.selectbox(key="sort").set_value(chosen["explore"][1])),
+        "pending": lambda: (at.multiselect(key="cols").set_value(chosen["pending"][0]),
+                            at.selectbox(key="sort").set_value(chosen["pending"][1])),
+        "detail": lambda: at.text_input(key="detail_name").set_value(name),
+        "trust-flow": lambda: at.slider(key="region_tf").set_value((10, 40)),
+        "calendar": lambda: at.radio(key="cal_kind").set_value("drops"),
+    }  # fmt: skip
+
+    def shows_its_own(view: str) -> None:
+        no_exception(at)
+        assert at.sidebar.radio(key="view").value == view and url_value(at, "view") == view
+        strangers = {k for keys in OWN_KEYS.values() for k in keys} - set(OWN_KEYS.get(view, ()))
+        assert not strangers & set(at.query_params), (view, dict(at.query_params))
+        assert url_value(at, "tld") == ".com"  # the filters go along
+        if view in chosen:
+            columns, sort = chosen[view]
+            assert headers(at) == [titles[view][k] for k in columns], view
+            assert at.selectbox(key="sort").value == sort and url_value(at, "sort") == sort
+        elif view == "detail":
+            assert at.subheader[0].value == name and url_value(at, "name") == name
+        elif view == "trust-flow":
+            assert at.slider(key="region_tf").value == (10, 40) and url_value(at, "tf_range") == "10-40"
+        elif view == "calendar":
+            assert at.radio(key="cal_kind").value == "drops" and url_value(at, "dates") == "drops"
+
+    views = list(PAGES)
+    for view in views:
+        at.sidebar.radio(key="view").set_value(view).run()
+        if view in settings:
+            settings[view]()
+            at.run()
+        shows_its_own(view)
+    moves = _every_move(views[-1:] + views[:-1])  # from the page the settings ended on
+    assert len(moves) == len(views) * (len(views) - 1)
+    for before, after in moves:
+        assert at.sidebar.radio(key="view").value == before
+        at.sidebar.radio(key="view").set_value(after).run()
+        shows_its_own(after)
+
+
 def test_the_calendar_reopens_from_its_url_and_its_day_menu_follows_the_filter(demo_db):
     mirror = Mirror(demo_db)
     month = mirror.now().date().replace(day=1)

@@ -285,8 +285,11 @@ def test_a_link_followed_in_place_writes_its_query_over_the_url():
     # A column title: the next sort, back to page 1, the rest kept.
     assert follow_link("?view=explore&tld=.fr&sort=-effective_price&cols=name%2Ctf", current) == {
         "view": "explore", "tld": ".fr", "sort": "-effective_price", "cols": "name,tf"}
-    # A name: its page, the search kept in the URL for the way back (and the page with it).
-    assert follow_link("?view=detail&name=caf%C3%A9.fr", current) == {**current, "view": "detail", "name": "café.fr"}
+    # A name: its page, with the search's filters; the table's own settings (sort, page,
+    # columns) stay with the table (in the browser's history for Back, in the session for the sidebar).
+    assert follow_link("?view=detail&name=caf%C3%A9.fr", current) == {"view": "detail", "tld": ".fr", "name": "café.fr"}
+    # A link to a table brings that table's own settings, never the page-before's.
+    assert follow_link("?view=pending&tld=uk", current) == {"view": "pending", "tld": "uk"}
     # A blank value removes its key.
     assert follow_link("?sort=&view=explore", current) == {"view": "explore", "tld": ".fr", "cols": "name,tf"}
 

@@ -38,6 +38,8 @@ def main() -> None:
     if current in views and st.session_state.get("_view_in_url") != current:
         st.session_state["view"] = current  # a link or a page's button changed the URL
     view = st.sidebar.radio("Page", views, format_func=lambda v: PAGES[v][0], key="view")
+    if view != current:  # chosen in the sidebar: each page keeps its own settings
+        navigation.move_to(view)
     st.query_params["view"] = st.session_state["_view_in_url"] = view
     st.sidebar.caption(f"Mirror: `{state.db_path()}`")
     PAGES[view][1]()

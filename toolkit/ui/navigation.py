@@ -20,7 +20,20 @@ import streamlit as st
 
 from . import assets
 
-__all__ = ["show_html", "follow_link", "preload_later"]
+__all__ = ["OWN_KEYS", "show_html", "follow_link", "preload_later", "move_to"]
+
+# What each page keeps in the URL beside the filters, the plan and `view` (views as in
+# pages.PAGES): its own settings, which no other page reads or carries. Explore and
+# Pending-delete name theirs alike (`cols`, `sort`, ...) with other meanings. A page left for
+# another keeps them in the session, and finds them again when opened from the sidebar.
+OWN_KEYS: dict[str, tuple[str, ...]] = {
+    "explore": ("cols", "sort", "page", "per_page"),
+    "pending": ("cols", "sort", "page", "per_page"),
+    "detail": ("name", "id", "comps_sort"),
+    "trust-flow": ("tf_range", "cf_range", "zone_by", "points", "color_by"),
+    "calendar": ("dates", "month", "cal_tld", "cal_status", "day"),
+}
+_ALL_OWN = frozenset(key for keys in OWN_KEYS.values() for key in keys)
 
 # Plain left clicks on the drawn HTML's `?query` links become the trigger `navigate`.
 _JS = """
@@ -78,9 +91,12 @@ def preload_later(view: str) -> None:
 def follow_link(href: str, current: Mapping[str, str] | None = None) -> dict[str, str]:
     """The URL's query after following `href` (`?sort=-tf&view=explore`) in place: the link's
     keys over the current ones (a blank value removes its key); a link that changes the sort
-    restarts at page 1 unless it names a page."""
+    restarts at page 1 unless it names a page; a link to another page leaves this page's own
+    settings behind (`OWN_KEYS`: the filters and the plan go with it)."""
     query = dict(current if current is not None else st.query_params.to_dict())
     link = dict(parse_qsl(href.lstrip("?"), keep_blank_values=True))
+    if link.get("view", query.get("view")) != query.get("view"):
+        query = {k: v for k, v in query.items() if k not in _ALL_OWN}
     if "sort" in link and "page" not in link:
         query.pop("page", None)
     for name, value in link.items():
@@ -99,7 +115,26 @@ def _navigate(key: str) -> None:
         return
     before = st.query_params.to_dict()
     after = follow_link(href, before)
+    if after.get("view") != before.get("view"):
+        _keep(before)
     redraw_filters(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    st.query_params.from_dict(after)
+
+
+def _keep(query: Mapping[str, str]) -> None:
+    """Keep the own settings of the page `query` shows, for when it is opened again."""
+    view = query.get("view", "explore")
+    st.session_state[f"_kept:{view}"] = {k: query[k] for k in OWN_KEYS.get(view, ()) if k in query}
+
+
+def move_to(view: str) -> None:
+    """The page chosen in the sidebar: the URL loses the page-before's own settings and gets
+    back the ones `view` had when it was left (the filters and the plan stay)."""
+    before = st.query_params.to_dict()
+    _keep(before)
+    after = {k: v for k, v in before.items() if k not in _ALL_OWN}
+    after.update(st.session_state.get(f"_kept:{view}", {}))
+    after["view"] = view
     st.query_params.from_dict(after)
 
 

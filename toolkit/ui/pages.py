@@ -271,8 +271,8 @@ def detail() -> None:
             _show_error(exc)
             return
     in_url = st.query_params.get("name", "")
-    if st.session_state.get("_name_in_url") != in_url:
-        st.session_state["detail_name"] = in_url
+    if st.session_state.get("_name_in_url") != in_url or "detail_name" not in st.session_state:
+        st.session_state["detail_name"] = in_url  # a link or the sidebar brought a name (or none)
         st.session_state["_name_in_url"] = in_url
     typed = st.text_input("Domain name", key="detail_name", placeholder="a name, or part of one (e.g. travel)")
     typed = typed.strip().lower().rstrip(".")
