@@ -127,16 +127,17 @@ def _type_text(schema: dict[str, Any]) -> str:
 def fields() -> str:
     from toolkit.serve.openapi import build_openapi
     from toolkit.store.fields import LISTING_EXTRA_FIELDS, PENDING_EXTRA_FIELDS
+    from toolkit.store.labels import LISTING_LABELS, PENDING_LABELS
 
     schemas = build_openapi()["components"]["schemas"]
     out = []
-    for title, table, extra in (("Domain", "listings", LISTING_EXTRA_FIELDS),
-                                ("PendingDeleteDomain", "pending_delete", PENDING_EXTRA_FIELDS)):
+    for title, table, extra, labels in (("Domain", "listings", LISTING_EXTRA_FIELDS, LISTING_LABELS),
+                                        ("PendingDeleteDomain", "pending_delete", PENDING_EXTRA_FIELDS, PENDING_LABELS)):
         props = schemas[title]["properties"]
-        rows = [[f"`{name}`", _type_text(s), "toolkit" if name in extra else "service",
-                 s.get("description", "").removeprefix("Toolkit: ")]
+        rows = [[f"`{name}`", labels[name].label, _type_text(s), "toolkit" if name in extra else "service",
+                 labels[name].meaning]
                 for name, s in props.items()]
-        out += [f"## `{title}` (table `{table}`)", _table(["field", "type", "from", "meaning"], rows)]
+        out += [f"## `{title}` (table `{table}`)", _table(["field", "label", "type", "from", "meaning"], rows)]
     return "\n\n".join(out)
 
 

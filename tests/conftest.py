@@ -417,6 +417,9 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             return False
         if "ends_before" in p and not (r["auction_end_date"] and _dt(r["auction_end_date"]) < day(p["ends_before"])):
             return False
+        if "ends_within" in p and not (r["auction_end_date"] and
+                                       now < _dt(r["auction_end_date"]) <= now + timedelta(hours=int(p["ends_within"]))):
+            return False
         if "seen_after" in p:
             after = datetime.fromisoformat(p["seen_after"].replace("Z", "+00:00"))
             after = after if after.tzinfo else after.replace(tzinfo=timezone.utc)

@@ -17,6 +17,8 @@ from conftest import small_demo
 from streamlit.testing.v1 import AppTest
 
 from toolkit import Mirror
+from toolkit.sources import SOURCES
+from toolkit.store.labels import STATUS_WORDS
 from toolkit.store.schema import connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,10 +94,57 @@ def names_listed(at: AppTest) -> list[str]:
     return [unquote(n) for n in re.findall(r'href="\?view=detail&amp;name=([^"]+)"', results_html(at))]
 
 
-def record_fields(at: AppTest) -> dict[str, str]:
-    """The domain page's "Every field" table, field -> shown text."""
-    drawn = next(h for h in drawn_html(at) if "edt-fields" in h and "<th>field</th>" in h)  # not the comparables
-    return {html.unescape(k): html.unescape(v) for k, v in re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", drawn)}
+def record_fields(at: AppTest) -> dict[str, tuple[str, str]]:
+    """The domain page's "Every field" table: field name (on hover) -> (its label, the shown text)."""
+    drawn = next(h for h in drawn_html(at) if "edt-fields" in h and '<th colspan="2">' in h)
+    rows = re.findall(r'<tr><td title="([^":]*)[^"]*">(.*?)</td><td>(.*?)</td></tr>', drawn)
+    return {html.unescape(name): (html.unescape(label), html.unescape(value)) for name, label, value in rows}
+
+
+def html_rows(drawn: str) -> list[list[str]]:
+    """The cells of a drawn table's body rows, as text."""
+    body = drawn.split("<tbody>", 1)[1]
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body)]
+
+
+def follow(at: AppTest, href: str) -> AppTest:
+    """A plain click on a link the pages draw (`?page=2`): its query written over the URL, then a
+    rerun, as the tables' component does in place (navigation.follow_link)."""
+    from toolkit.ui.navigation import follow_link
+
+    after = follow_link(href, {k: url_value(at, k) for k in at.query_params})
+    for key in list(at.query_params):
+        del at.query_params[key]
+    at.query_params.update(after)
+    return at.run()
+
+
+def table_settings(at: AppTest) -> AppTest:
+    """Open the results table's settings (sort, rows per page, columns), drawn only while open."""
+    at.session_state["table_settings"] = True
+    return at.run()
+
+
+def page_text(at: AppTest) -> str:
+    """Every text a person reads on the page (tags and hover titles left out)."""
+    kinds = ("markdown", "caption", "header", "subheader", "title", "info", "warning", "success", "error", "text")
+    texts = [str(e.value) for kind in kinds for e in at.get(kind)]
+    texts += [f"{m.label} {m.value}" for m in at.metric]
+    for kind in ("selectbox", "multiselect", "radio", "text_input", "button", "number_input", "checkbox", "toggle",
+                 "slider", "date_input", "text_area", "expander"):  # fmt: skip
+        for widget in at.get(kind):
+            texts.append(str(getattr(widget, "label", "") or ""))
+            texts += [str(o) for o in getattr(widget, "options", []) or []]
+    for drawn in drawn_html(at):
+        drawn = re.sub(r"<style>.*?</style>", " ", drawn, flags=re.S)
+        texts.append(html.unescape(re.sub(r"<[^>]+>", " ", drawn)))
+    for frame in at.dataframe:
+        texts += [str(c) for c in frame.value.columns] + [str(v) for v in frame.value.astype(str).to_numpy().ravel()]
+    for shown in at.table:
+        texts += [str(c) for c in shown.value.columns] + [str(i) for i in shown.value.index]
+        texts += [str(v) for v in shown.value.astype(str).to_numpy().ravel()]
+    return "\n".join(texts)
 
 
 def headers(at: AppTest) -> list[str]:
@@ -202,7 +251,7 @@ def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
     at = app(sort="-effective_price")
     no_exception(at)
     assert headers(at) == ["Domain", "Price", "EUR", "Bids", "Ends in", "TF", "CF", "DA", "RD", "Age", "Score",
-                           "Source", "TLD", "Buy"]  # fmt: skip (no value column before an appraisal)
+                           "Source", "TLD", "Buy", "Keep"]  # fmt: skip (no value column before an appraisal)
     expected = Mirror(demo_db).search_domains({"sort": "-effective_price"})["data"]
     rows = cells(at)
     first = expected[0]
@@ -212,6 +261,9 @@ def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
     eur = first["effective_price_eur"]
     assert eur is not None and rows[0][2] in (f"{eur:,.0f} EUR", f"{eur:,.2f} EUR")  # beside the native price
     assert not {"None", "nan", "NaN", "<NA>"} & {cell for row in rows for cell in row}
+    source = next(s for s in __import__("toolkit.sources", fromlist=["SOURCES"]).SOURCES if s.slug == first["source"])
+    assert rows[0][11] == source.name  # the platform by its name, not its slug
+    assert rows[0][14] == "☆◎"  # shortlist it, watch it
     blank_tf = [row for row, record in zip(rows, expected) if record["trust_flow"] is None]
     assert blank_tf and all(row[5] == "" for row in blank_tf)  # an absent metric is a blank cell
     ends = [row[4] for row, record in zip(rows, expected) if record["auction_end_date"]]
@@ -231,6 +283,8 @@ def test_a_column_title_sorts_every_result_not_the_page(demo_db):
                   if r["effective_price"] is not None)  # fmt: skip
     assert top[0]["effective_price"] == highest  # the mirror's highest, not the page's
     assert header_link(sorted_at, "Price")["sort"] == "effective_price"  # a second click turns it around
+    assert "Price, highest first" in sorted_at.caption[0].value  # the sort said in words
+    table_settings(sorted_at)
     assert sorted_at.selectbox(key="sort").value == "-effective_price"
     assert "Price, highest first" in sorted_at.selectbox(key="sort").format_func("-effective_price")
 
@@ -254,8 +308,13 @@ def test_a_filter_change_goes_back_to_page_one(demo_db):
     assert at.caption[0].value.startswith(f"Page 1 of {expected['meta']['last_page']}")
     assert names_listed(at) == [r["name"] for r in expected["data"]]
     assert "page" not in at.query_params
-    at.button(key="to:Next ›").click().run()
+    pager = re.search(r'<p class="edt-pager">(.*?)</p>', results_html(at)).group(1)
+    assert '<span class="edt-dim">‹ Previous</span>' in pager  # page 1: nothing before it
+    follow(at, html.unescape(re.search(r'<a href="(\?[^"]+)"[^>]*>Next ›</a>', pager).group(1)))
+    no_exception(at)
     assert at.caption[0].value.startswith("Page 2 of") and url_value(at, "page") == "2"
+    second = Mirror(demo_db).search_domains({"tld": ".fr", "page": "2"})
+    assert names_listed(at) == [r["name"] for r in second["data"]]
 
 
 def test_a_bookmark_past_the_last_page_opens_the_last_page(demo_db):
@@ -266,7 +325,7 @@ def test_a_bookmark_past_the_last_page_opens_the_last_page(demo_db):
 
 
 def test_the_column_chooser_is_kept_in_the_url(demo_db):
-    at = app()
+    at = table_settings(app())
     at.multiselect(key="cols").set_value(["name", "tf", "language"]).run()
     no_exception(at)
     assert headers(at) == ["Domain", "TF", "Lang"]
@@ -327,10 +386,11 @@ def test_a_rerun_never_counts_the_whole_mirror(demo_db, monkeypatch):
 
 def test_regfree_is_offered_only_from_authority(demo_db):
     at = app()
-    assert "regfree" in at.sidebar.selectbox(key="f:source").options
+    assert "Aged Domains (deleted ccTLD)" in at.sidebar.selectbox(key="f:source").options  # sources by name
+    assert "GoDaddy Auctions" in at.sidebar.selectbox(key="f:source").options
     at.sidebar.selectbox(key="plan").set_value("pro").run()
     no_exception(at)
-    assert "regfree" not in at.sidebar.selectbox(key="f:source").options
+    assert "Aged Domains (deleted ccTLD)" not in at.sidebar.selectbox(key="f:source").options
     assert "regfree needs Authority" in " ".join(c.value for c in at.sidebar.caption)
 
 
@@ -349,14 +409,18 @@ def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
     assert history["xAxis"]["type"] == "time"
     assert history["yAxis"][1]["minInterval"] == 1 and history["yAxis"][1]["interval"] >= 1  # whole bids
     fields = record_fields(at)
-    assert "first_seen_at" in fields and "web.archive.org/web/*/" + name in at.markdown[0].value
-    assert "None" not in fields.values() and "—" in fields.values()  # absent values are dashes
-    assert fields["name"] == name
+    assert "first_seen_at" in fields and any("web.archive.org/web/*/" + name in m.value for m in at.markdown)
+    shown = [value for _, value in fields.values()]
+    assert "None" not in shown and "—" in shown  # absent values are dashes
+    assert fields["name"] == ("Domain", name) and fields["trust_flow"][0] == "Trust Flow"  # labelled
+    record = Mirror(demo_db).get_domain(listing_id)["data"]
+    assert fields["source"][1] != record["source"]  # the platform by name
     # First and last seen as people read them, with no "T07:00:00Z" for Markdown to take for
     # an emoji name (Streamlit would load its emoji code for the page).
     seen = next(c.value for c in at.caption if c.value.startswith("First seen"))
-    first = datetime.fromisoformat(fields["first_seen_at"].replace("Z", "+00:00"))
+    first = datetime.fromisoformat(record["first_seen_at"].replace("Z", "+00:00"))
     assert seen.startswith(f"First seen {first:%d %b %Y %H:%M} UTC, last seen ")
+    assert fields["first_seen_at"][1] == f"{first:%d %b %Y %H:%M} UTC"
     assert not re.search(r":\w+:", " ".join(e.value for e in [*at.caption, *at.markdown]))
     old = app("detail", id=str(listing_id))  # a bookmark by listing id still opens
     no_exception(old)
@@ -379,13 +443,15 @@ def test_domain_detail_finds_a_name_by_part_and_shows_every_listing_of_it(demo_d
     picker.set_value(record["name"]).run()
     no_exception(at)
     assert url_value(at, "name") == record["name"]
-    assert len(at.table) == 1 and record_fields(at)["name"] == record["name"]  # side by side, then the fields
+    assert len(at.table) == 1 and record_fields(at)["name"][1] == record["name"]  # side by side, then the fields
     side = at.table[0].value
-    assert list(side.columns) == [f"{r['source']} #{r['id']}" for r in
+    by_name = {s.slug: s.name for s in SOURCES}
+    assert list(side.columns) == [f"{by_name[r['source']]} #{r['id']}" for r in
                                   (Mirror(demo_db).get_domain(i)["data"] for i, _, _ in
                                    Mirror(demo_db).listings_named(record["name"]))]  # fmt: skip
-    assert side.loc["Price", f"{other['source']} #{other['id']}"] == f"777 {other['currency']}"
-    assert side.loc["Trust Flow", f"{other['source']} #{other['id']}"] == "—"
+    column = f"{by_name[other['source']]} #{other['id']}"
+    assert side.loc["Price", column] == f"777 {other['currency']}"
+    assert side.loc["Trust Flow", column] == "—"
 
 
 def test_pending_delete_names_are_explorable_with_filters_and_suffix_families(demo_db):
@@ -437,7 +503,7 @@ def test_every_page_keeps_its_own_settings_walking_through_the_sidebar(demo_db):
     the sidebar: a page shows its own columns, sort and settings, never another page's (Explore's
     `cols=...,tf` once opened Pending-delete with a TF column alone)."""
     from toolkit.ui.navigation import OWN_KEYS
-    from toolkit.ui.pages import PAGES
+    from toolkit.ui.pages import PAGES, sort_label
     from toolkit.ui.table import LISTING_TABLE, PENDING_TABLE
 
     name = Mirror(demo_db).search_domains({"has_bids": "1", "per_page": "1"})["data"][0]["name"]
@@ -446,9 +512,9 @@ def test_every_page_keeps_its_own_settings_walking_through_the_sidebar(demo_db):
               "pending": (["domain", "window", "status", "tld"], "domain")}  # fmt: skip
     at = app("explore", tld=".com")
     settings = {  # each page's own settings, set through its widgets
-        "explore": lambda: (at.multiselect(key="cols").set_value(chosen["explore"][0]),
+        "explore": lambda: (table_settings(at), at.multiselect(key="cols").set_value(chosen["explore"][0]),
                             at.selectbox(key="sort").set_value(chosen["explore"][1])),
-        "pending": lambda: (at.multiselect(key="cols").set_value(chosen["pending"][0]),
+        "pending": lambda: (table_settings(at), at.multiselect(key="cols").set_value(chosen["pending"][0]),
                             at.selectbox(key="sort").set_value(chosen["pending"][1])),
         "detail": lambda: at.text_input(key="detail_name").set_value(name),
         "trust-flow": lambda: at.slider(key="region_tf").set_value((10, 40)),
@@ -464,7 +530,7 @@ def test_every_page_keeps_its_own_settings_walking_through_the_sidebar(demo_db):
         if view in chosen:
             columns, sort = chosen[view]
             assert headers(at) == [titles[view][k] for k in columns], view
-            assert at.selectbox(key="sort").value == sort and url_value(at, "sort") == sort
+            assert url_value(at, "sort") == sort and sort_label(sort) in at.caption[0].value
         elif view == "detail":
             assert at.subheader[0].value == name and url_value(at, "name") == name
         elif view == "trust-flow":
@@ -675,7 +741,7 @@ def test_a_saved_search_survives_a_rerun_and_a_new_session(demo_db):
     assert any("Saved" in s.value for s in at.success)
     again = app("watchlist")
     no_exception(again)
-    assert any("strong links" in m.value and "tf_min=15" in m.value for m in again.markdown)
+    assert any("strong links" in m.value and "Trust Flow 15+" in m.value for m in again.markdown)  # a sentence
 
 
 def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(demo_db):
@@ -694,6 +760,9 @@ def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(dem
     assert new > 0
     at = app("watchlist")
     no_exception(at)
+    assert not drawn_html(at)  # the new matches wait in a closed group
+    at.session_state["new:french"] = True
+    at.run()
     expected = mirror.search_domains({**saved.new_matches_params(entry), "sort": "-first_seen_at", "per_page": "100"})
     assert names_listed(at) == [r["name"] for r in expected["data"]]  # the new names themselves
     at.button(key="open:french").click().run()
@@ -701,6 +770,8 @@ def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(dem
     assert url_value(at, "tld") == ".fr"
     assert saved.saved_searches(mirror)[0]["new_matches"] == new  # opening them did not mark them seen
     at = app("watchlist")
+    at.session_state["new:french"] = True
+    at.run()
     at.button(key="seen:french").click().run()
     no_exception(at)
     assert saved.saved_searches(mirror)[0]["new_matches"] == 0
@@ -732,19 +803,20 @@ def test_the_watchlist_watches_names_and_shows_their_stage(demo_db):
     watched.queue_listed(mirror)
     at = app("watchlist")
     no_exception(at)
-    shown = next(d.value for d in at.dataframe if "stage" in d.value.columns).set_index("name")
+    shown = {row[0]: row for row in html_rows(next(h for h in drawn_html(at) if ">Stage<" in h))}
     window, _ = predict_drop_window("nu", "serverHold", date(2026, 11, 20))
-    assert shown.loc["kettleharbor.nu", "stage"] == "expired"
-    assert shown.loc["kettleharbor.nu", "expected"] == f"{window.start} – {window.end}"
-    assert shown.loc[listed, "listed"].startswith(mirror.search_domains({"per_page": "1"})["data"][0]["source"])
+    assert shown["kettleharbor.nu"][1] == "expired"
+    assert shown["kettleharbor.nu"][4] == f"{window.start} – {window.end}"
+    assert shown[listed][5].startswith(mirror.search_domains({"per_page": "1"})["data"][0]["source"])
 
 
 def test_sync_page_shows_each_datasets_freshness(demo_db):
     at = app("sync")
     no_exception(at)
-    table = at.dataframe[0].value
-    assert list(table["job"]) == ["listings", "bids", "regfree", "pending"]
-    assert set(table["state"]) == {"never synced"}  # demo data only
+    rows = html_rows(next(h for h in drawn_html(at) if ">dataset<" in h))
+    assert [row[0].split(":")[0] for row in rows] == ["listings", "bids", "regfree", "pending"]
+    assert {row[-1] for row in rows} == {"not synced yet (demo data)"}  # demo data only
+    assert any("This mirror holds the small demo (seed 9)" in i.value for i in at.info)
     assert any("EDT_API_KEY" in i.value for i in at.info)
 
 
@@ -810,8 +882,8 @@ def test_the_sync_page_fetches_the_free_feeds_without_a_key(demo_db, tmp_path, m
     stored = connect(str(demo_db)).execute("SELECT count(*) FROM pending_delete WHERE source = 'droplist'").fetchone()[0]
     assert stored > 1_500
     assert [s.value for s in at.success] == [f"nask-pl: ok: {stored:,} rows ({stored:,} new, 0 updated)"]
-    feeds = at.dataframe[-1].value
-    assert feeds.set_index("feed").loc["nask-pl", "state"] == "fresh"
+    feeds = {row[0].split(":")[0]: row for row in html_rows(next(h for h in drawn_html(at) if ">feed<" in h))}
+    assert feeds["nask-pl"][4] == "fresh"
 
 
 def test_a_pending_delete_name_opens_its_own_detail(demo_db):
@@ -824,7 +896,8 @@ def test_a_pending_delete_name_opens_its_own_detail(demo_db):
     detail = app("detail", name=row["domain"])
     no_exception(detail)
     assert detail.subheader[0].value == row["domain"]
-    assert detail.metric[1].value == row["whois_status"]
+    assert detail.metric[1].value == STATUS_WORDS[row["whois_status"]][0]  # in words, the EPP code on hover
+    assert row["whois_status"] in detail.metric[1].proto.help
     assert detail.metric[2].value.startswith("—") or detail.metric[2].value.split(" / ")[0].isdigit()
 
 
@@ -836,10 +909,18 @@ def test_the_domain_page_shows_comparable_results(tmp_path, monkeypatch):
     monkeypatch.setenv("EDT_NOW", "2026-08-21T09:00:00+00:00")
     at = app("detail", name="kettleharbor.com")
     no_exception(at)
-    assert "Comparable results" in [h.value for h in at.subheader]
-    comps = next(h for h in drawn_html(at) if "for, and why it is alike" in h)
-    assert comps.index("kettlehouse.com") < comps.index("harborkettle.net")
-    assert "shares &#x27;kettle&#x27;" in comps and "ended 2026-08-20 on dynadot" in comps
+    assert "Comparable sales" in [h.value for h in at.subheader]
+    comps = next(h for h in drawn_html(at) if ">Why alike" in h)
+    assert comps.index("kettlehouse.com") < comps.index("harborkettle.net")  # most alike first
+    assert "shares &#x27;kettle&#x27;" in comps and "<td>20 Aug</td><td>Dynadot</td>" in comps
+    assert 'href="?view=detail&amp;name=kettlehouse.com"' in comps  # each to its own page
+    titles = dict(re.findall(r'<th[^>]*><a href="\?([^"]+)"[^>]*>([A-Za-z ]+)', comps))
+    by_price = follow(at, "?" + html.unescape(next(q for q, t in titles.items() if t == "EUR")))
+    no_exception(by_price)
+    assert url_value(by_price, "comps_sort") == "-eur"  # sorted by what it sold for, highest first
+    sorted_comps = next(h for h in drawn_html(by_price) if ">Why alike" in h)
+    shown = [float(v.replace(",", "")) for v in re.findall(r'<td class="num">([\d,.]+) EUR</td>', sorted_comps)]
+    assert shown == sorted(shown, reverse=True) and len(shown) > 1
 
 
 def test_the_domain_page_shows_the_price_range_and_its_coverage(tmp_path, monkeypatch):
@@ -859,7 +940,7 @@ def test_the_domain_page_shows_the_price_range_and_its_coverage(tmp_path, monkey
     at = app("detail", name=name, id=str(listing_id))
     no_exception(at)
     assert f"{low:,.0f} – {high:,.0f}" in [m.value for m in at.metric]
-    assert any(c.value.startswith(coverage_note(summary)) for c in at.caption)
+    assert any(f"Pre-auction range: {coverage_note(summary)}." in c.value for c in at.caption)
     # The table: the range beside the price once appraised, the best deals first, the coverage under it.
     at = app(sort="-deal", cols="name,price,eur,value,deal")
     no_exception(at)

@@ -24,7 +24,9 @@ def main() -> None:
     """The app's script: the page chosen in the sidebar (kept in the URL as `?view=`)."""
     import streamlit as st  # here, so the options above are read without loading Streamlit
 
-    from . import echarts, navigation, state
+    import sys
+
+    from . import assets, navigation, state
     from .pages import PAGES, first_run
 
     st.set_page_config(page_title="Expired Domains Toolkit", page_icon="🔎", layout="wide")
@@ -42,7 +44,15 @@ def main() -> None:
         navigation.move_to(view)
     st.query_params["view"] = st.session_state["_view_in_url"] = view
     st.sidebar.caption(f"Mirror: `{state.db_path()}`")
+    demo = state.demo()
+    if demo:  # said on every page: what is shown is generated, not synced
+        from ..store.labels import demo_words
+
+        st.sidebar.markdown(f":orange-badge[Demo data] {demo_words(demo)}")
     PAGES[view][1]()
     with st.sidebar:
         navigation.preload_later(view)
-        echarts.warm_later(view)
+        charts = sys.modules.get(f"{__name__}.echarts")
+        if charts is not None:  # loaded (by a chart page, or the server's warm-up): never for this alone
+            charts.warm_later(view)
+    assets.first_page_drawn.set()

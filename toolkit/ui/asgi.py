@@ -24,9 +24,9 @@ from typing import Any
 from starlette.middleware import Middleware
 
 from . import exports
-from .assets import FromMemory, PagePreload, mark_served
+from .assets import FromMemory, PagePreload, first_page_drawn, mark_served
 
-__all__ = ["SCRIPT", "ROUTES", "MIDDLEWARE", "lifespan", "warm_up"]
+__all__ = ["SCRIPT", "ROUTES", "MIDDLEWARE", "REST_AFTER_S", "lifespan", "warm_up"]
 
 SCRIPT = str(Path(__file__).with_name("run.py"))
 log = logging.getLogger("toolkit.ui")
@@ -44,11 +44,18 @@ def _streamlit_first_run() -> None:
     getattr(delta_generator, "_maybe_print_use_warning", lambda: None)()
 
 
+# How long the warm-up waits for the first visitor's page before it loads the rest anyway.
+REST_AFTER_S = 20.0
+
+
 def warm_up() -> None:
-    """Import what the pages import and open the mirror with its columnar index (read from
-    disk, or built when it is missing or stale), so the first visitor does not wait for it."""
+    """First what every page needs: the pages' own modules and the mirror with its columnar
+    index (read from disk, or built when it is missing or stale). Then, once the first page is
+    drawn (or after `REST_AFTER_S`), what only some pages use: pandas and Plotly (the charts,
+    a domain's history), so that loading them neither holds up the first visitor's page nor
+    waits for the visitor who opens a chart."""
     try:
-        from . import pages  # noqa: F401 - pandas, plotly and the pages' modules
+        from . import pages  # noqa: F401 - the pages' modules (no pandas, no Plotly)
         from .state import db_path, reader
 
         _streamlit_first_run()
@@ -57,6 +64,13 @@ def warm_up() -> None:
             mirror = reader()
             mirror.search_domains({"per_page": "1"})  # loads (or starts building) the index
     except Exception:  # noqa: BLE001 - the first visitor sees the real error on the page
+        log.exception("warm-up failed")
+    first_page_drawn.wait(REST_AFTER_S)
+    try:
+        from . import echarts, signals  # noqa: F401 - pandas, Plotly, the charts' conversion
+
+        echarts.warm_options()
+    except Exception:  # noqa: BLE001
         log.exception("warm-up failed")
 
 

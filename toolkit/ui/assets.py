@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 __all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", "OWN_MODULES", "FromMemory",
-           "PagePreload", "later_chunks", "lazy_chunks", "mark_served", "page_chunks", "preload_links", "served",
+           "PagePreload", "first_page_drawn", "later_chunks", "lazy_chunks", "mark_served", "page_chunks", "preload_links", "served",
            "static_files"]
 
 # Apache ECharts as its npm package ships it (`dist/echarts.esm.min.js`, see static/README.md),
@@ -47,6 +47,9 @@ CHART_ELEMENT = "edt-echarts"
 OWN_MODULES = {CHART_ELEMENT: ECHARTS_URL}
 
 _served = threading.Event()
+# Set when a page has been drawn in this process: the server's warm-up then loads what only
+# some pages use (asgi.warm_up).
+first_page_drawn = threading.Event()
 
 
 def mark_served() -> None:

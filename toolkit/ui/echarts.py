@@ -53,7 +53,7 @@ import streamlit as st
 
 from . import assets
 
-__all__ = ["DEFAULT_HEIGHT", "option", "show", "warm_later"]
+__all__ = ["DEFAULT_HEIGHT", "option", "show", "warm_later", "warm_options"]
 
 DEFAULT_HEIGHT = 450  # Plotly's default figure height
 
@@ -134,7 +134,7 @@ export default function ({ parentElement, data }) {
 
 
 # Once per document, on a page that drew no chart, when the browser is idle: run ECharts'
-# module and draw each `_warm_options()` chart out of sight, then drop it. The first chart a
+# module and draw each `warm_options()` chart out of sight, then drop it. The first chart a
 # user then opens (a domain's price history, a chart page) does not wait for the module to
 # run nor for its first drawing, which is slower than any later one (the browser compiles
 # the drawing code then): 0.1-0.15 s of opening a domain from Explore. Two idle steps, so
@@ -161,7 +161,7 @@ export default function ({ data }) {
 
 
 @functools.cache
-def _warm_options() -> list[dict]:
+def warm_options() -> list[dict]:
     """Small charts of the kinds the pages draw: the price history's step lines on a time
     axis with a second axis, and bars beside a heatmap with its colour scale."""
     from ..analysis import charts
@@ -181,7 +181,7 @@ def warm_later(view: str) -> None:
     library and draw small charts out of sight once it is idle (see `_WARM_JS`)."""
     if not assets.served() or assets.ECHARTS_URL not in assets.later_chunks(view):
         return  # not served, or the page loads the chart library itself
-    _warm_component()(data={"module": assets.ECHARTS_URL, "options": _warm_options()}, key="edt_charts_warm")
+    _warm_component()(data={"module": assets.ECHARTS_URL, "options": warm_options()}, key="edt_charts_warm")
 
 
 @functools.cache

@@ -12,10 +12,11 @@ from collections.abc import Mapping
 
 from ..query.params import DOMAIN_PARAMS, PENDING_PARAMS, Param
 from ..plans import PLANS, plan_allows
-from ..sources import REGFREE
+from ..sources import REGFREE, source_by_slug
+from ..store.labels import pipeline_name, status_words
 from .state import FILTER_GROUPS, NOT_FILTERS, current_filters, keep_filters_of, plan_in_force
 
-__all__ = ["group_key", "sidebar_filters", "plan_picker"]
+__all__ = ["choice_words", "group_key", "sidebar_filters", "plan_picker"]
 
 
 def plan_picker() -> str:
@@ -27,6 +28,17 @@ def plan_picker() -> str:
     if chosen != st.query_params.get("plan", plan):
         st.query_params["plan"] = chosen
     return chosen
+
+
+def choice_words(param: Param, value: str, *, pending: bool = False) -> str:
+    """A choice of a filter as a person reads it: a platform's or a pipeline's name, a status
+    in words; other choices as they are."""
+    if param.name == "source":
+        found = source_by_slug(value)
+        return pipeline_name(value) if pending else (found.name if found else value)
+    if param.name == "status":
+        return status_words(value)
+    return value
 
 
 def _widget(param: Param, value: str | None, plan: str, prefix: str) -> Any:
@@ -47,11 +59,13 @@ def _widget(param: Param, value: str | None, plan: str, prefix: str) -> Any:
         choices = [c for c in (param.choices or ()) if param.name != "source" or c != REGFREE or
                    plan_allows(plan, "regfree")]  # fmt: skip
         options = ["", *choices]
+        pending = prefix == "p:"
         return st.selectbox(label, options, index=options.index(value) if value in options else 0, key=key,
-                            help=help_text, format_func=lambda c: c or "any")  # fmt: skip
+                            help=help_text, format_func=lambda c: choice_words(param, c, pending=pending) if c else "any")
     if param.kind == "list" and param.choices:
         chosen = [v for v in (value or "").split(",") if v in param.choices]
-        return st.multiselect(label, list(param.choices), default=chosen, key=key, help=help_text)
+        return st.multiselect(label, list(param.choices), default=chosen, key=key, help=help_text,
+                              format_func=lambda c: choice_words(param, c, pending=prefix == "p:"))
     if param.kind == "date":
         day = None
         if value:
@@ -107,7 +121,8 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
             kept = {p.name: in_url[p.name] for p in params if p.name in in_url}
             chosen.update(kept)
             if kept:  # what the closed group holds, said under its title
-                st.sidebar.caption(" · ".join(f"{table[name].caption}: {value}" for name, value in kept.items()))
+                st.sidebar.caption(" · ".join(f"{table[name].caption}: {_value_words(table[name], value, prefix)}"
+                                              for name, value in kept.items()))  # fmt: skip
             continue
         with box:
             for param in params:
@@ -121,6 +136,12 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
             st.query_params[name] = value
     st.session_state[seen_key] = chosen
     return chosen
+
+
+def _value_words(param: Param, value: str, prefix: str) -> str:
+    if not param.choices:
+        return value
+    return ", ".join(choice_words(param, v, pending=prefix == "p:") for v in value.split(","))
 
 
 def group_key(table: Mapping[str, Param], group: str) -> str:

@@ -41,6 +41,12 @@ export default function ({ parentElement, data, setTriggerValue }) {
   const root = parentElement.querySelector(".edt-html");
   root.innerHTML = data.html;
   const onClick = (event) => {
+    const button = event.target.closest("button[data-edt-act]");
+    if (button) {  // a row's shortlist or watch button (ui/actions.py)
+      event.preventDefault();
+      setTriggerValue("act", button.getAttribute("data-edt-act"));
+      return;
+    }
     const link = event.target.closest("a[href^='?']");
     if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     event.preventDefault();
@@ -138,6 +144,16 @@ def move_to(view: str) -> None:
     st.query_params.from_dict(after)
 
 
+def _act(key: str) -> None:
+    from .actions import toggle
+
+    action = (st.session_state.get(key) or {}).get("act")
+    if action:
+        toggle(action)
+
+
 def show_html(html: str, *, key: str) -> None:
-    """Draw `html`; its `?query` links change the page in place (see the module's docstring)."""
-    _component("edt_html")(data={"html": html}, key=key, on_navigate_change=lambda: _navigate(key))
+    """Draw `html`; its `?query` links change the page in place (see the module's docstring),
+    its row buttons shortlist or watch (`ui/actions.py`)."""
+    _component("edt_html")(data={"html": html}, key=key, on_navigate_change=lambda: _navigate(key),
+                           on_act_change=lambda: _act(key))

@@ -32,10 +32,12 @@ __all__ = [
     "exporter",
     "day_counts",
     "is_empty",
+    "demo",
     "current_filters",
     "set_filters",
     "keep_filters_of",
     "redraw_filters",
+    "read_only_words",
     "FILTER_GROUPS",
     "NOT_FILTERS",
 ]
@@ -197,6 +199,18 @@ def is_empty() -> bool:
     return _is_empty(mirror.path, mirror.generation())
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def _demo(path: str, generation: int) -> dict[str, str]:
+    return {k: v for k, v in _reader(path).meta().items() if k.startswith("demo_")}
+
+
+def demo() -> dict[str, str]:
+    """The demo's settings when the mirror holds the demo (`demo_scale`, `demo_seed`,
+    `demo_today`, `demo_days` for a time-lapse), else empty; once per mirror generation."""
+    mirror = reader()
+    return _demo(mirror.path, mirror.generation())
+
+
 def current_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str]:
     """The filters in the URL (`st.query_params`): what the sidebar shows and a bookmark keeps."""
     return {k: v for k, v in st.query_params.to_dict().items() if k in table and k not in NOT_FILTERS and v}
@@ -237,3 +251,17 @@ def set_filters(params: Mapping[str, str]) -> None:
         if value not in (None, "") and name in DOMAIN_PARAMS:
             st.query_params[name] = str(value)
     redraw_filters([str(n)[2:] for n in st.session_state.keys() if str(n).startswith("f:")])
+
+
+def read_only_words(mirror: Mirror, exc: Exception) -> str | None:
+    """What to say when `exc` is SQLite refusing a write to a mirror opened read-only (a
+    read-only file, folder or mount): the mirror and the fix; None for any other error."""
+    import sqlite3
+
+    from ..store.access import read_only_place
+
+    if not (isinstance(exc, sqlite3.OperationalError) and "readonly database" in str(exc)):
+        return None
+    why = read_only_place(mirror.path) or "opened read-only"
+    return (f"The mirror {mirror.path} is {why}: the watchlist and the shortlist cannot be saved in it. "
+            "Copy it to a writable place and start the app on the copy (edt app --db PATH); reading works as it is.")
