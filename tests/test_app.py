@@ -923,20 +923,218 @@ def test_the_domain_page_shows_comparable_results(tmp_path, monkeypatch):
     assert shown == sorted(shown, reverse=True) and len(shown) > 1
 
 
-def test_the_domain_page_shows_the_price_range_and_its_coverage(tmp_path, monkeypatch):
-    from toolkit.analysis.appraise import appraise, coverage_note
+# -- a time-lapse demo: the page a bid is decided on, in words ------------------------------
+
+LAPSE_TODAY = date(2026, 12, 5)
+
+
+@pytest.fixture(scope="session")
+def lapse_template(tmp_path_factory) -> Path:
+    """A time-lapse demo (the 14 days to LAPSE_TODAY: auctions that sold, went unsold, run
+    with bids), appraised: the mirror the domain page is judged on."""
+    from toolkit.analysis.appraise import appraise
     from toolkit.demo import load_demo
 
-    db = tmp_path / "lapse.db"
-    conn = connect(str(db))
-    load_demo(conn, scale="small", days=21)
+    path = tmp_path_factory.mktemp("lapse") / "lapse.db"
+    conn = connect(str(path))
+    load_demo(conn, scale="small", seed=7, today=LAPSE_TODAY, days=14)
     conn.close()
+    with Mirror(path, clock=lambda: lapse_now()) as mirror:
+        appraise(mirror)
+        mirror.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path
+
+
+def lapse_now() -> datetime:
+    from toolkit.demo.generate import anchor_of
+
+    return anchor_of(LAPSE_TODAY) + timedelta(hours=2)
+
+
+@pytest.fixture()
+def lapse_db(lapse_template, tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "lapse.db"
+    shutil.copy(lapse_template, path)
+    monkeypatch.setenv("EDT_NOW", lapse_now().isoformat())
+    monkeypatch.setenv("EDT_DB", str(path))
+    monkeypatch.delenv("EDT_PLAN", raising=False)
+    monkeypatch.delenv("EDT_API_KEY", raising=False)
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    return path
+
+
+def _one(db: Path, sql: str, *args) -> tuple:
+    found = connect(str(db)).execute(sql, args).fetchone()
+    assert found is not None, sql
+    return found
+
+
+def _raw_words() -> dict[str, re.Pattern]:
+    """What must never be read on a page: the mirror's field and parameter names, EPP codes
+    (their words are shown, the code on hover), None, and crontab lines."""
+    from toolkit.query.params import DOMAIN_PARAMS, PENDING_PARAMS, RESULT_PARAMS
+    from toolkit.store.labels import LISTING_LABELS, PENDING_LABELS
+    from toolkit.store.schema import RESULT_COLUMNS, WATCHED_NAME_COLUMNS
+
+    names = {*LISTING_LABELS, *PENDING_LABELS, *DOMAIN_PARAMS, *PENDING_PARAMS, *RESULT_PARAMS, *RESULT_COLUMNS,
+             *WATCHED_NAME_COLUMNS, "last_ok", "age_hours", "rows_seen", "started_at", "finished_at"}  # fmt: skip
+    raw = sorted(n for n in names if "_" in n)
+    return {"a field name": re.compile(r"(?<![\w/.-])(" + "|".join(map(re.escape, raw)) + r")(?![\w-])"),
+            # the codes written as code (camelCase); quarantine, transition, ok read as words
+            "an EPP code": re.compile(r"\b(" + "|".join(c for c in STATUS_WORDS if c != c.lower()) + r")\b"),
+            "None": re.compile(r"\bNone\b"),
+            "a cron line": re.compile(r"(?<!\S)(?:[\d*/,-]+ +){4}[\d*/,-]+(?!\S)|\bcron\b")}
+
+
+def raw_words_in(text: str) -> list[str]:
+    found = [(what, m.group(0).strip()) for what, pattern in _raw_words().items() for m in pattern.finditer(text)]
+    # five fields of numbers are a row of a table; a crontab line has a star among them
+    return [f"{what}: {word!r}" for what, word in found if what != "a cron line" or "*" in word or word == "cron"]
+
+
+def test_the_raw_word_check_sees_them():
+    text = "Trust Flow 20 · last_ok 2026 · redemptionPeriod · None · 0 */4 * * * · mirror /tmp/test_x0/m.db"
+    assert raw_words_in(text) == ["a field name: 'last_ok'", "an EPP code: 'redemptionPeriod'", "None: 'None'",
+                                  "a cron line: '0 */4 * * *'"]  # fmt: skip
+    assert raw_words_in("in redemption (the code on hover), daily at 06:30, Trust Flow 15+") == []
+
+
+def _every_page(db: Path) -> dict[str, dict[str, str]]:
+    """Every page, and the domain page of each kind of listing, as bookmarks."""
+    sold = _one(db, "SELECT name FROM auction_results WHERE sold = 1 ORDER BY ended_at DESC LIMIT 1")[0]
+    unsold = _one(db, "SELECT name FROM auction_results WHERE sold = 0 ORDER BY ended_at DESC LIMIT 1")[0]
+    running = _one(db, "SELECT name FROM listings WHERE type = 'auction' AND bids_count > 0 AND value_low IS NOT NULL "
+                       "AND closed_at IS NULL AND auction_end_date > ? ORDER BY id LIMIT 1", lapse_now().isoformat())[0]
+    closeout = _one(db, "SELECT name FROM listings WHERE type = 'closeout' AND source != 'regfree' AND closed_at IS NULL "
+                        "ORDER BY id LIMIT 1")[0]
+    regfree = _one(db, "SELECT name FROM listings WHERE source = 'regfree' ORDER BY id LIMIT 1")[0]
+    pending = Mirror(db).search_pending_delete({"per_page": "1"})["data"][0]["domain"]
+    pages = {view: {} for view in ("explore", "pending", "trust-flow", "archive", "calendar", "watchlist", "sync")}
+    pages |= {f"detail of {what}": {"name": name} for what, name in (("a sold auction", sold), ("an unsold auction", unsold),
+              ("a running auction", running), ("a closeout", closeout), ("a dropped ccTLD name", regfree),
+              ("a pending-delete name", pending))}  # fmt: skip
+    pages["calendar of drops"] = {"dates": "drops"}
+    pages["explore, every column"] = {"cols": ",".join(c.key for c in __import__("toolkit.ui.table", fromlist=["x"])
+                                                       .LISTING_TABLE)}  # fmt: skip
+    return pages
+
+
+def test_no_page_shows_a_raw_field_name_an_epp_code_without_words_none_or_a_cron_line(lapse_db):
+    """Every page rendered (and the domain page of each kind of listing, with a watched name,
+    a shortlisted listing and a sync run on the watchlist and sync pages): its text read
+    against the field names, the EPP codes, None and crontab lines. Each page of a demo mirror
+    says it holds the demo."""
+    from toolkit.sync.watched_names import watch_names
+    from toolkit.sync.watchlist import shortlist_add
+
+    mirror = Mirror(lapse_db)
+    shortlist_add(mirror, mirror.search_domains({"has_bids": "1", "per_page": "1"})["data"][0]["id"], "bid up to 400")
+    watch_names(mirror, ["kettleharbor.nu"], note="for the shop")
+    with connect(str(lapse_db)) as conn:
+        conn.execute("INSERT INTO sync_runs (job, started_at, finished_at, status, rows_seen, error) VALUES "
+                     "('bids', '2026-12-05T08:00:00Z', '2026-12-05T08:01:00Z', 'failed', NULL, 'HTTP 503')")
+    found = {}
+    for page, query in _every_page(lapse_db).items():
+        at = app(page.split(" ")[0].rstrip(","), **query)
+        no_exception(at)
+        if page.startswith("watchlist"):
+            at.session_state["new:demo: .fr with Trust Flow 15+"] = True  # a search's new matches, opened
+            at.run()
+        text = page_text(at)
+        assert "Demo data" in text and "the small demo (seed 7), a time-lapse of the 14 days to 5 Dec 2026" in text
+        found[page] = raw_words_in(text)
+    assert not {page: words for page, words in found.items() if words}, found
+
+
+def test_the_domain_page_of_a_sold_auction_says_sold_and_its_price(lapse_db):
+    listing_id, name, price, currency, eur, ended, bids = _one(
+        lapse_db, "SELECT listing_id, name, final_price, currency, final_price_eur, ended_at, bids FROM auction_results "
+                  "WHERE sold = 1 AND bids > 1 ORDER BY ended_at DESC LIMIT 1")  # fmt: skip
+    at = app("detail", name=name)
+    no_exception(at)
+    ended_at = datetime.fromisoformat(ended.replace("Z", "+00:00"))
+    said = next(m.value for m in at.markdown if m.value.startswith("**Auction on "))
+    assert f"Sold for {price:,.0f} {currency} ({eur:,.0f} EUR) on {ended_at.day} {ended_at:%b}, after {bids} bids" in said
+    assert {m.label: m.value for m in at.metric}["Sold for"] == f"{price:,.0f} {currency}"
+    assert "Ends in" not in said and "Live" not in [m.label for m in at.metric]
+
+
+def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_ranges(lapse_db, monkeypatch):
+    """Time left; the current bid in its currency and EUR against the pre-auction range with its
+    coverage; and the live estimate beside it once the record carries one (fields live_*, which
+    the pricing's live estimate adds)."""
+    from toolkit.analysis.appraise import coverage_note, value_model
+
+    name, end, low, high = _one(lapse_db, "SELECT name, auction_end_date, value_low, value_high FROM listings WHERE "
+                                          "type = 'auction' AND bids_count > 2 AND value_low IS NOT NULL AND closed_at IS "
+                                          "NULL AND auction_end_date > ? ORDER BY auction_end_date LIMIT 1",
+                                lapse_now().isoformat())  # fmt: skip
+    at = app("detail", name=name)
+    no_exception(at)
+    said = next(m.value for m in at.markdown if m.value.startswith("**Auction on "))
+    left = datetime.fromisoformat(end.replace("Z", "+00:00")) - lapse_now()
+    days, hours, minutes = left.days, left.seconds // 3600, left.seconds % 3600 // 60
+    countdown = f"{days}d {hours}h" if days else f"{hours}h {minutes}m" if hours else f"{max(minutes, 1)}m"
+    assert f"Ends in {countdown} (" in said
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Pre-auction range (EUR)"] == f"{low:,.0f} – {high:,.0f}" and "Current bid" in metrics
+    note = coverage_note(value_model(Mirror(lapse_db)))
+    assert any(f"Pre-auction range: {note}." in c.value and "EUR: " in c.value for c in at.caption)
+    real = Mirror.get_domain
+
+    def with_live_estimate(self, listing_id, plan=None):  # the fields the live estimate adds, played
+        found = real(self, listing_id, plan)
+        found["data"] |= {"live_value_low": 400.0, "live_value_mid": 520.0, "live_value_high": 700.0,
+                          "live_value_note": "80% range given the bids so far, right 81% of the time"}
+        return found
+
+    monkeypatch.setattr(Mirror, "get_domain", with_live_estimate)
+    both = app("detail", name=name)
+    no_exception(both)
+    metrics = {m.label: m.value for m in both.metric}
+    assert metrics["Live estimate (EUR)"] == "400 – 700" and metrics["Pre-auction range (EUR)"] == f"{low:,.0f} – {high:,.0f}"
+    assert any("Live estimate: 80% range given the bids so far" in c.value for c in both.caption)
+
+
+def test_a_listing_without_link_data_says_so_instead_of_an_all_clear(lapse_db):
+    name = _one(lapse_db, "SELECT name FROM listings WHERE source != 'regfree' AND trust_flow IS NULL AND citation_flow "
+                          "IS NULL AND domain_authority IS NULL AND referring_domains IS NULL AND backlinks_count IS NULL "
+                          "AND spam_count = 0 AND closed_at IS NULL ORDER BY id LIMIT 1")[0]  # fmt: skip
+    at = app("detail", name=name)
+    no_exception(at)
+    said = next(m.value for m in at.markdown if m.value.startswith("**"))
+    assert ":orange-badge[no link data]" in said
+    assert [s.value for s in at.success] in ([], ["No spam word flagged."])  # never "no metric jump"
+    assert any(c.value.startswith("Not checked: metric jumps (no link data)") for c in at.caption)
+    assert "Metric history" not in charts_titled(at)  # no chart of nothing
+    enriched = _one(lapse_db, "SELECT name FROM listings WHERE trust_flow IS NOT NULL AND archive_years IS NOT NULL "
+                              "AND closed_at IS NULL ORDER BY id LIMIT 1")[0]  # fmt: skip
+    shown = app("detail", name=enriched)
+    assert not any("badge[no link data]" in m.value for m in shown.markdown) and "Metric history" in charts_titled(shown)
+
+
+def test_the_price_line_is_the_price_a_bid_moves_with_its_currency_on_the_axis(lapse_db):
+    listing_id, name, currency, price = _one(
+        lapse_db, "SELECT id, name, currency, effective_price FROM listings WHERE type = 'auction' AND bids_count > 3 "
+                  "AND closed_at IS NULL ORDER BY bids_count DESC LIMIT 1")  # fmt: skip
+    at = app("detail", name=name)
+    no_exception(at)
+    history = charts_titled(at)["Price history"]
+    assert history["yAxis"][0]["name"] == f"Price ({currency})"
+    line = next(s for s in history["series"] if s["name"].startswith("Price"))
+    assert line["data"][-1][1] == price  # where the bids took it, not the start price
+    assert line["data"][0][1] < price
+
+
+def test_the_domain_page_shows_the_price_range_and_its_coverage(lapse_db):
+    from toolkit.analysis.appraise import coverage_note, value_model
+
+    db = lapse_db
+    summary = value_model(Mirror(db))
     with Mirror(db) as mirror:
-        summary = appraise(mirror)
         listing_id, low, high = mirror.connection().execute(
             "SELECT id, value_low, value_high FROM listings WHERE value_low IS NOT NULL LIMIT 1").fetchone()
         name = mirror.connection().execute("SELECT name FROM listings WHERE id = ?", [listing_id]).fetchone()[0]
-    monkeypatch.setenv("EDT_DB", str(db))
     at = app("detail", name=name, id=str(listing_id))
     no_exception(at)
     assert f"{low:,.0f} – {high:,.0f}" in [m.value for m in at.metric]
@@ -952,3 +1150,50 @@ def test_the_domain_page_shows_the_price_range_and_its_coverage(tmp_path, monkey
     assert f"×{first['value_mid'] / first['effective_price_eur']:,.1f}" in results_html(at)
     assert any(c.value.startswith(f"Value: {coverage_note(summary)}") for c in at.caption)
     assert "Value (EUR)" in headers(app())  # shown by default once the mirror has ranges
+
+
+def test_the_ending_soon_links_filter_explore_by_the_hours_left(lapse_db):
+    at = app()
+    no_exception(at)
+    links = dict(re.findall(r'<a href="\?(ends_within=\d+)"[^>]*>(\d+ h)</a>', results_html(at)))
+    assert set(links.values()) == {"1 h", "6 h", "24 h"}
+    follow(at, "?ends_within=6")
+    no_exception(at)
+    expected = Mirror(lapse_db).search_domains({"ends_within": "6"})
+    assert total_shown(at) == expected["meta"]["total"] > 0
+    assert names_listed(at) == [r["name"] for r in expected["data"]]
+    assert "<b>6 h</b>" in results_html(at) and "ending within 6 hours" not in results_html(at)
+    assert groups_open(at)["Dates"] and at.sidebar.number_input(key="f:ends_within").value == 6
+    ends = [datetime.fromisoformat(r["auction_end_date"].replace("Z", "+00:00")) for r in
+            Mirror(lapse_db).export_rows({"ends_within": "6"})]  # fmt: skip
+    assert ends and all(lapse_now() < end <= lapse_now() + timedelta(hours=6) for end in ends)
+
+
+def test_the_calendar_opens_on_today(lapse_db):
+    at = app("calendar")
+    no_exception(at)
+    days = {date.fromisoformat(r["auction_end_date"][:10]) for r in Mirror(lapse_db).export_rows({})
+            if r["auction_end_date"]}  # fmt: skip
+    assert LAPSE_TODAY in days and url_value(at, "day") == LAPSE_TODAY.isoformat()
+    option = json.dumps(next(c for t, c in charts_titled(at).items() if t.startswith("Auction ends")))
+    assert "auctions ending" in option and "drops" not in option.lower()  # its colour bar counts auctions, not drops
+
+
+def test_the_domain_page_shortlists_and_watches_the_name(lapse_db):
+    from toolkit.sync.watched_names import watched_names
+    from toolkit.sync.watchlist import shortlist
+
+    name = _one(lapse_db, "SELECT name FROM listings WHERE closed_at IS NULL AND source != 'regfree' ORDER BY id LIMIT 1")[0]
+    at = app("detail", name=name)
+    at.button(key="page_shortlist").click().run()
+    at.button(key="page_watch").click().run()
+    no_exception(at)
+    mirror = Mirror(lapse_db)
+    assert [item["name"] for item in shortlist(mirror)] == [name]
+    assert [row["name"] for row in watched_names(mirror)] == [name]
+    assert at.button(key="page_shortlist").label == "★ On your shortlist" and at.button(key="page_watch").label == "◉ Watched"
+    assert any(name in s.value for s in at.success)
+    listed = app("watchlist")
+    assert name in results_html(listed) and "★" in results_html(listed)  # on the watchlist's shortlist
+    at.button(key="page_shortlist").click().run()  # a second click takes it off
+    assert shortlist(Mirror(lapse_db)) == []

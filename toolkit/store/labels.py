@@ -178,7 +178,7 @@ assert set(LISTING_LABELS) == {*LISTING_FIELDS, *LISTING_EXTRA_FIELDS}, "every l
 assert set(PENDING_LABELS) == {*PENDING_FIELDS, *PENDING_EXTRA_FIELDS}, "every pending-delete field has its words"
 
 # Registry statuses (EPP codes, as the pending-delete rows and the registries give them) in
-# words, and what each means for the drop; the code itself is shown on hover.
+# words, and what each means; the code itself is shown on hover.
 STATUS_WORDS: dict[str, tuple[str, str]] = {
     "pendingDelete": ("pending delete", "deleted: the registry releases it within days"),
     "redemptionPeriod": ("in redemption", "deleted, but its owner may still restore it (about 30 days)"),
@@ -186,6 +186,26 @@ STATUS_WORDS: dict[str, tuple[str, str]] = {
     "clientHold": ("on hold at the registrar", "out of the DNS by its registrar's hand, often unpaid"),
     "transition": ("in transition", "given up by its registrar, held by the registry before release (.de)"),
     "quarantine": ("in quarantine", "deleted and held by the registry before release (.eu, .be, .nl, .ch)"),
+    # The other EPP statuses a registration shows (RFC 5731), as a listing's registry statuses.
+    "ok": ("registered", "registered, nothing pending"),
+    "inactive": ("not in the DNS", "registered without nameservers"),
+    "addPeriod": ("just registered", "in the days after registration, when it may be cancelled"),
+    "autoRenewPeriod": ("expired, in grace", "renewed by the registry at expiry; its registrar may still delete it"),
+    "renewPeriod": ("just renewed", "in the days after a renewal"),
+    "transferPeriod": ("just transferred", "in the days after a transfer"),
+    "pendingCreate": ("being registered", "its registration is not complete"),
+    "pendingRenew": ("renewal pending", "a renewal is under way"),
+    "pendingRestore": ("being restored", "its owner asked to restore it from redemption"),
+    "pendingTransfer": ("transfer pending", "a transfer to another registrar is under way"),
+    "pendingUpdate": ("update pending", "a change is under way"),
+    "clientTransferProhibited": ("transfer locked", "its registrar refuses transfers"),
+    "clientDeleteProhibited": ("delete locked", "its registrar refuses deletion"),
+    "clientUpdateProhibited": ("update locked", "its registrar refuses changes"),
+    "clientRenewProhibited": ("renewal locked", "its registrar refuses renewal"),
+    "serverTransferProhibited": ("transfer locked by the registry", "the registry refuses transfers"),
+    "serverDeleteProhibited": ("delete locked by the registry", "the registry refuses deletion"),
+    "serverUpdateProhibited": ("update locked by the registry", "the registry refuses changes"),
+    "serverRenewProhibited": ("renewal locked by the registry", "the registry refuses renewal"),
 }
 
 # The pending-delete pipelines (the `source` of a pending-delete row) by name.
