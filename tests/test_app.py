@@ -810,6 +810,36 @@ def test_the_watchlist_watches_names_and_shows_their_stage(demo_db):
     assert shown[listed][5].startswith(mirror.search_domains({"per_page": "1"})["data"][0]["source"])
 
 
+def test_check_now_asks_the_registries_about_the_watched_names_on_screen(demo_db, monkeypatch):
+    """The names job (`edt watch names --check`) from the Watchlist page: the same polite
+    lookups, over a real socket to a local RDAP server playing the registries' real answers."""
+    from test_watch_names import Registry
+
+    from toolkit.sync.watched_names import watch_names, watched_names
+
+    registry = Registry()
+    try:
+        monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
+        monkeypatch.setenv("EDT_NOW", "2022-03-10T06:30:00Z")  # the registries' first day (test_watch_names.DAYS)
+        mirror = Mirror(demo_db)
+        watch_names(mirror, ["themarquetry.com", "kettleharbor.nu"])
+        at = app("watchlist")
+        no_exception(at)
+        before = {row[0]: row for row in html_rows(next(h for h in drawn_html(at) if ">Stage<" in h))}
+        assert before["themarquetry.com"][1] == "not checked yet"
+        at.button(key="check_names").click().run()
+        no_exception(at)
+    finally:
+        registry.server.shutdown()
+    asked = sorted(path.rsplit("/", 1)[-1] for path in registry.requests if "/domain/" in path)
+    assert asked == ["kettleharbor.nu", "themarquetry.com"]  # each of the names on screen, once
+    assert any(c.value.startswith("names: 2 checked (2 asked of their registries)") for c in at.caption)
+    stages = {row["name"]: row["stage"] for row in watched_names(Mirror(demo_db))}
+    assert stages == {"themarquetry.com": "registered", "kettleharbor.nu": "registered"}
+    shown = {row[0]: row for row in html_rows(next(h for h in drawn_html(at) if ">Stage<" in h))}
+    assert shown["themarquetry.com"][1] == "registered" and shown["themarquetry.com"][6]  # checked just now
+
+
 def test_sync_page_shows_each_datasets_freshness(demo_db):
     at = app("sync")
     no_exception(at)

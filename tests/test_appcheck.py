@@ -230,6 +230,34 @@ def test_a_tables_links_change_the_page_in_place_and_back_returns_to_the_search(
 
 
 @needs_chromium
+def test_a_rows_buttons_shortlist_and_watch_it_in_place(tmp_path, app_env):
+    """☆ on a row of Explore puts the listing on the shortlist, ◎ watches its name, in the same
+    document; each button then shows what was done (★, ◉) and a second click undoes it."""
+    from selenium.webdriver.common.by import By
+
+    from toolkit.sync.watched_names import watched_names
+    from toolkit.sync.watchlist import shortlist
+
+    db = demo_mirror(tmp_path / "mirror.db")
+    first = Mirror(db, readonly=True).search_domains({"tld": ".com", "per_page": "1"})["data"][0]
+    row = "table.edt-table tbody tr:first-child"
+    with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
+        appcheck._open(driver, f"{base}/?view=explore&tld=.com", 60)
+        driver.execute_script("window.__sameDocument = true;")
+        assert driver.find_element(By.CSS_SELECTOR, f"{row} a.edt-name").text == first["name"]
+        appcheck._act(driver, appcheck._click_link(f'{row} button[data-edt-act^="shortlist:on:"]'), 60)
+        appcheck._act(driver, appcheck._click_link(f'{row} button[data-edt-act^="watch:on:"]'), 60)
+        faces = [b.text for b in driver.find_elements(By.CSS_SELECTOR, f"{row} button.edt-act")]
+        assert faces == ["★", "◉"]
+        assert [item["listing_id"] for item in shortlist(Mirror(db))] == [first["id"]]
+        assert [r["name"] for r in watched_names(Mirror(db))] == [first["name"]]
+        assert f"Watching {first['name']}" in driver.find_element(By.CSS_SELECTOR, "body").text  # said above the table
+        appcheck._act(driver, appcheck._click_link(f'{row} button[data-edt-act^="shortlist:off:"]'), 60)
+        assert shortlist(Mirror(db)) == [] and watched_names(Mirror(db))  # off the shortlist, still watched
+        assert driver.execute_script("return window.__sameDocument === true;")  # never a new page load
+
+
+@needs_chromium
 def test_a_link_that_changes_filters_in_place_redraws_the_sidebar_from_it(tmp_path, app_env):
     """A TF x CF region's "open them all in Explore" sets filters the sidebar already holds
     widgets for: Explore must search the link's filters, not the widgets' old values."""

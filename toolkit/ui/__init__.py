@@ -24,8 +24,6 @@ def main() -> None:
     """The app's script: the page chosen in the sidebar (kept in the URL as `?view=`)."""
     import streamlit as st  # here, so the options above are read without loading Streamlit
 
-    import sys
-
     from . import assets, navigation, state
     from .pages import PAGES, first_run
 
@@ -52,7 +50,5 @@ def main() -> None:
     PAGES[view][1]()
     with st.sidebar:
         navigation.preload_later(view)
-        charts = sys.modules.get(f"{__name__}.echarts")
-        if charts is not None:  # loaded (by a chart page, or the server's warm-up): never for this alone
-            charts.warm_later(view)
+        navigation.warm_charts_later(view)
     assets.first_page_drawn.set()

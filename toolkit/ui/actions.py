@@ -2,7 +2,7 @@
 
 A row's buttons are drawn in the table's HTML (`table.py`'s "Keep" column, with a `data-edt-act` attribute
 the table's component turns into the trigger `act`, see `navigation`); the domain page draws
-Streamlit buttons (`page_buttons`). Both end in `toggle`, which writes through the watchlist's
+Streamlit buttons (`page_buttons`). Both end in `apply`, which writes through the watchlist's
 own functions (`toolkit.sync.watchlist`, `toolkit.sync.watched_names`) to the writable mirror,
 and says what it did at the top of the next run (`say_done`).
 """
@@ -17,7 +17,7 @@ import streamlit as st
 from . import state
 from .table import KEPT, WATCHED
 
-__all__ = ["marked", "toggle", "page_buttons", "say_done"]
+__all__ = ["marked", "apply", "page_buttons", "watch_button", "say_done"]
 
 _SAID = "_action_said"
 
@@ -35,27 +35,31 @@ def marked(records: Sequence[Mapping[str, Any]], *, name_field: str = "name") ->
             for r in records]  # fmt: skip
 
 
-def toggle(action: str) -> None:
-    """Do `action` (`shortlist:<id>:<name>` or `watch:<name>`): put it on, or take it off when
-    it is on; what was done is said at the top of the next run."""
+def apply(action: str) -> None:
+    """Do `action`: `shortlist:on|off:<id>:<name>` or `watch:on|off:<name>` (what the button
+    showed: doing it twice does it once); what was done is said at the top of the next run."""
     from ..sync import watched_names as watched
     from ..sync import watchlist as saved
 
     kind, _, rest = action.partition(":")
+    wanted, _, rest = rest.partition(":")
     mirror = state.writable_mirror(state.db_path())
     try:
         if kind == "shortlist":
             listing_id, _, name = rest.partition(":")
-            if saved.shortlist_remove(mirror, int(listing_id)):
+            if wanted == "off":
+                saved.shortlist_remove(mirror, int(listing_id))
                 said = f"{name} is off your shortlist."
             else:
                 saved.shortlist_add(mirror, int(listing_id))
                 said = f"{name} is on your shortlist (the Watchlist page lists it)."
         elif kind == "watch":
-            if watched.unwatch_names(mirror, [rest]):
-                said = f"{rest} is no longer watched."
+            name = rest
+            if wanted == "off":
+                watched.unwatch_names(mirror, [name])
+                said = f"{name} is no longer watched."
             else:
-                added = watched.watch_names(mirror, [rest])
+                added = watched.watch_names(mirror, [name])
                 said = (f"Watching {', '.join(added)}: its registry is asked daily, or now from the Watchlist page "
                         "(Check now).")  # fmt: skip
         else:
@@ -79,10 +83,16 @@ def page_buttons(record: Mapping[str, Any], where: Any = st) -> None:
     left, right = where.columns(2)
     left.button("★ On your shortlist" if marks[KEPT] else "☆ Shortlist", key="page_shortlist",
                 help="Take it off your shortlist" if marks[KEPT] else "Keep this listing on your shortlist",
-                on_click=toggle, args=(f"shortlist:{listing_id}:{name}",))  # fmt: skip
-    right.button("◉ Watched" if marks[WATCHED] else "◎ Watch", key="page_watch",
-                 help="Stop watching it" if marks[WATCHED] else "Follow the name through expiry, redemption, "
-                 "pending delete and release (asked of its registry daily)", on_click=toggle, args=(f"watch:{name}",))
+                on_click=apply, args=(f"shortlist:{'off' if marks[KEPT] else 'on'}:{listing_id}:{name}",))  # fmt: skip
+    watch_button(name, bool(marks[WATCHED]), right)
+
+
+def watch_button(name: str, watched: bool, where: Any = st) -> None:
+    """A page's button that watches a name (or stops watching it)."""
+    where.button("◉ Watched" if watched else "◎ Watch", key="page_watch",
+                 help="Stop watching it" if watched else "Follow the name through expiry, redemption, pending delete "
+                 "and release (asked of its registry daily)", on_click=apply,
+                 args=(f"watch:{'off' if watched else 'on'}:{name}",))  # fmt: skip
 
 
 def say_done() -> None:

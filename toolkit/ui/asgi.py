@@ -68,8 +68,6 @@ def warm_up() -> None:
     first_page_drawn.wait(REST_AFTER_S)
     try:
         from . import echarts, signals  # noqa: F401 - pandas, Plotly, the charts' conversion
-
-        echarts.warm_options()
     except Exception:  # noqa: BLE001
         log.exception("warm-up failed")
 

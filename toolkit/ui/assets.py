@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 __all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", "OWN_MODULES", "FromMemory",
-           "PagePreload", "first_page_drawn", "later_chunks", "lazy_chunks", "mark_served", "page_chunks", "preload_links", "served",
+           "PagePreload", "WARM_OPTIONS", "first_page_drawn", "later_chunks", "warm_options", "lazy_chunks", "mark_served", "page_chunks", "preload_links", "served",
            "static_files"]
 
 # Apache ECharts as its npm package ships it (`dist/echarts.esm.min.js`, see static/README.md),
@@ -43,6 +43,9 @@ __all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", 
 ECHARTS_FILE = Path(__file__).with_name("static") / "echarts-6.1.0.esm.min.js"
 ECHARTS_URL = f"edt/static/{ECHARTS_FILE.name}"  # relative to the app's address
 CHART_ELEMENT = "edt-echarts"
+# The small charts the browser draws out of sight to warm the chart library up
+# (`navigation.warm_charts_later`): `echarts.warm_options()` as JSON, kept equal by a test.
+WARM_OPTIONS = Path(__file__).with_name("static") / "warm-charts.json"
 # Modules of ours a page may need, by the name its `ELEMENTS` row uses: their paths.
 OWN_MODULES = {CHART_ELEMENT: ECHARTS_URL}
 
@@ -50,6 +53,14 @@ _served = threading.Event()
 # Set when a page has been drawn in this process: the server's warm-up then loads what only
 # some pages use (asgi.warm_up).
 first_page_drawn = threading.Event()
+
+
+@functools.cache
+def warm_options() -> list[dict]:
+    """The charts of `WARM_OPTIONS` (read once)."""
+    import json
+
+    return json.loads(WARM_OPTIONS.read_text(encoding="utf-8"))
 
 
 def mark_served() -> None:
@@ -66,18 +77,21 @@ def served() -> bool:
 
 _MENU = ("Radio", "BidiComponent")  # the page menu; our components (the tables' links, the preload)
 _FIRST_FILTERS = ("Selectbox", "TextInput")  # the plan, and the "Source and type" group (open at first)
-_RESULTS = ("Multiselect", "Metric", "Button", "LinkButton")  # the column chooser, the count, pager, CSV link
+# The count; the table, its pager, its CSV link and its rows' buttons are our component's HTML,
+# and its settings (sort menu, rows per page, columns) are drawn when opened.
+_RESULTS = ("Metric",)
 
 # view -> the chunks of the elements its first render draws (views as in pages.PAGES).
 ELEMENTS: dict[str, tuple[str, ...]] = {
     "explore": _MENU + _FIRST_FILTERS + _RESULTS,
     "pending": _MENU + _FIRST_FILTERS + _RESULTS,
-    "detail": _MENU + ("TextInput", "Metric", CHART_ELEMENT),
+    "detail": _MENU + ("TextInput", "Metric", "Button", CHART_ELEMENT),  # the buttons: shortlist, watch
     "trust-flow": _MENU + _FIRST_FILTERS + ("Checkbox", "Slider", CHART_ELEMENT),
     "archive": _MENU + _FIRST_FILTERS + (CHART_ELEMENT,),
     "calendar": _MENU + ("TextInput", "DateInput", "Selectbox", "DownloadButton", CHART_ELEMENT),
-    "watchlist": _MENU + ("TextInput", "TextArea"),  # the forms: save a search, shortlist, watch names
-    "sync": _MENU + ("DataFrame", "Multiselect", "Button"),  # the feeds: which, and fetch them
+    # the forms (save a search, watch names); each saved search's counts and buttons, Check now
+    "watchlist": _MENU + ("TextInput", "TextArea", "Metric", "Button"),
+    "sync": _MENU + ("Multiselect", "Button"),  # the feeds: which, and fetch them
 }
 # Fetched once the page is drawn and the browser idle (`navigation.preload_later`): the
 # widgets of the closed filter groups, and the charts another page draws.

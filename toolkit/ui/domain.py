@@ -443,9 +443,7 @@ def _pending_page(name: str, plan: str) -> bool:
     top.markdown(f"**Pending delete** ({status_words(row['whois_status'])}) · not listed on any platform this mirror "
                  f"follows · {pipeline_name(row['source'])} {badges}".strip())  # fmt: skip
     (marks,) = actions.marked([row], name_field="domain")
-    buttons.button("◉ Watched" if marks[table.WATCHED] else "◎ Watch", key="page_watch",
-                   help="Follow the name through its drop and release (asked of its registry daily)",
-                   on_click=actions.toggle, args=(f"watch:{row['domain']}",))  # fmt: skip
+    actions.watch_button(row["domain"], bool(marks[table.WATCHED]), buttons)
     cols = st.columns(4)
     window = table.window_text(row)
     cols[0].metric("Drops", _day(row.get("estimated_drop_date")) or "—",

@@ -53,7 +53,7 @@ import streamlit as st
 
 from . import assets
 
-__all__ = ["DEFAULT_HEIGHT", "option", "show", "warm_later", "warm_options"]
+__all__ = ["DEFAULT_HEIGHT", "option", "show", "warm_options"]
 
 DEFAULT_HEIGHT = 450  # Plotly's default figure height
 
@@ -133,37 +133,11 @@ export default function ({ parentElement, data }) {
 """
 
 
-# Once per document, on a page that drew no chart, when the browser is idle: run ECharts'
-# module and draw each `warm_options()` chart out of sight, then drop it. The first chart a
-# user then opens (a domain's price history, a chart page) does not wait for the module to
-# run nor for its first drawing, which is slower than any later one (the browser compiles
-# the drawing code then): 0.1-0.15 s of opening a domain from Explore. Two idle steps, so
-# neither is a long task in the way of a click.
-_WARM_JS = """
-export default function ({ data }) {
-  if (window.__edtChartsWarm) return;
-  window.__edtChartsWarm = true;
-  const idle = (f) => (window.requestIdleCallback || ((g) => setTimeout(g, 1000)))(f, { timeout: 5000 });
-  idle(() => import(new URL(data.module, document.baseURI).href).then((echarts) => idle(() => {
-    const box = document.createElement("div");
-    box.style.cssText = "position: absolute; left: -10000px; top: 0; width: 480px; height: 320px";
-    document.body.appendChild(box);
-    for (const option of data.options) {
-      const chart = echarts.init(box);
-      chart.setOption(option);
-      chart.dispose();
-    }
-    box.remove();
-    window.__edtChartsWarmed = true;
-  })));
-}
-"""
-
-
-@functools.cache
 def warm_options() -> list[dict]:
     """Small charts of the kinds the pages draw: the price history's step lines on a time
-    axis with a second axis, and bars beside a heatmap with its colour scale."""
+    axis with a second axis, and bars beside a heatmap with its colour scale. The browser
+    draws them out of sight (`navigation.warm_charts_later`) from `assets.WARM_OPTIONS`, this
+    written as JSON, so a page without a chart loads neither pandas nor Plotly for them."""
     from ..analysis import charts
 
     days = pd.date_range("2026-01-01", periods=4, freq="D", tz="UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -174,19 +148,6 @@ def warm_options() -> list[dict]:
     heat = go.Figure(go.Heatmap(z=[[1, 2, 0], [3, 0, 4]], x=[0, 1, 2], y=[0, 1], colorscale="Viridis",
                                 hovertemplate="%{x} · %{y}: %{z}<extra></extra>"))  # fmt: skip
     return [option(charts.price_history(history)), option(bars), option(heat)]
-
-
-def warm_later(view: str) -> None:
-    """On a page that draws no chart, served by app.py: have the browser run the chart
-    library and draw small charts out of sight once it is idle (see `_WARM_JS`)."""
-    if not assets.served() or assets.ECHARTS_URL not in assets.later_chunks(view):
-        return  # not served, or the page loads the chart library itself
-    _warm_component()(data={"module": assets.ECHARTS_URL, "options": warm_options()}, key="edt_charts_warm")
-
-
-@functools.cache
-def _warm_component() -> Any:
-    return st.components.v2.component("edt_charts_warm", js=_WARM_JS, isolate_styles=False)
 
 
 @functools.cache

@@ -201,10 +201,10 @@ def keep_cell(name_field: str, *, shortlist: bool = True) -> Cell:
         out = []
         if shortlist and name_field == "name" and record.get("id") is not None:
             kept = bool(record.get(KEPT))
-            out.append(_act_button(f"shortlist:{record['id']}:{name}", "★" if kept else "☆",
+            out.append(_act_button(f"shortlist:{'off' if kept else 'on'}:{record['id']}:{name}", "★" if kept else "☆",
                                    f"On your shortlist: take {name} off" if kept else f"Shortlist {name}"))
         watched = bool(record.get(WATCHED))
-        out.append(_act_button(f"watch:{name}", "◉" if watched else "◎",
+        out.append(_act_button(f"watch:{'off' if watched else 'on'}:{name}", "◉" if watched else "◎",
                                f"Watched: stop watching {name}" if watched else
                                f"Watch {name} through expiry, redemption, pending delete and release"))  # fmt: skip
         return "".join(out)
