@@ -82,7 +82,7 @@ def url_value(at: AppTest, key: str) -> str:
 
 def drawn_html(at: AppTest) -> list[str]:
     """The HTML drawn through `navigation.show_html` (the results tables), in page order."""
-    return [json.loads(e.proto.json)["html"] for e in at.get("bidi_component") if e.proto.component_name == "edt_html"]
+    return [json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component") if e.proto.component_name == "edt_html"]
 
 
 def results_html(at: AppTest) -> str:

@@ -116,7 +116,7 @@ def test_served_by_app_py_the_page_links_to_the_streamed_csv(demo_db, monkeypatc
     at.query_params["tld"] = ".de"
     at.run()
     assert not at.exception
-    drawn = next(json.loads(e.proto.json)["html"] for e in at.get("bidi_component") if e.proto.component_name == "edt_html")
+    drawn = next(json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component") if e.proto.component_name == "edt_html")
     url, label = re.search(r'<a class="edt-csv" href="([^"]+)" download>⬇ ([^<]+)</a>', drawn).groups()
     url = html.unescape(url)
     total = Mirror(demo_db, readonly=True).search_domains({"tld": ".de"})["meta"]["total"]
@@ -309,8 +309,8 @@ def test_every_page_has_the_browser_load_what_it_did_not_draw_while_idle(demo_db
         at.run()
         assert not at.exception
         preload = [e for e in at.get("bidi_component") if e.proto.component_name == "edt_preload"]
-        later[view] = json.loads(preload[0].proto.json)["modules"]
-        warm[view] = [json.loads(e.proto.json) for e in at.get("bidi_component")
+        later[view] = json.loads(preload[0].proto.json)[0]["modules"]
+        warm[view] = [json.loads(e.proto.json)[0] for e in at.get("bidi_component")
                       if e.proto.component_name == "edt_charts_warm"]  # fmt: skip
         assert later[view] and all(module_file(m).is_file() for m in later[view])
         assert not set(later[view]) & set(assets.page_chunks(view))  # what the HTML named is not fetched twice
@@ -332,7 +332,7 @@ def drawn_charts(at: AppTest) -> tuple[list[dict], list[dict]]:
     import json
 
     streamlit_charts = [json.loads(e.proto.spec) for e in at.get("echarts_chart")]
-    ours = [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == "edt_chart"]
+    ours = [json.loads(e.proto.json)[0] for e in at.get("bidi_component") if e.proto.component_name == "edt_chart"]
     return streamlit_charts, ours
 
 

@@ -205,7 +205,7 @@ def test_a_tables_links_change_the_page_in_place_and_back_returns_to_the_search(
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
         appcheck._open(driver, f"{base}/?view=explore&tld=.com", 60)
         # Once idle, the browser has run the chart library and drawn its small charts out of
-        # sight (echarts.warm_later), and left none behind.
+        # sight (navigation.warm_charts_later), and left none behind.
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not driver.execute_script("return window.__edtChartsWarmed === true;"):
             time.sleep(0.1)
@@ -340,7 +340,7 @@ def test_the_charts_are_drawn_from_our_echarts_module_redrawn_on_a_change_and_th
             at.query_params[name] = value
         at.run()
         assert not at.exception
-        drawn = [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == "edt_chart"]
+        drawn = [json.loads(e.proto.json)[0] for e in at.get("bidi_component") if e.proto.component_name == "edt_chart"]
         return [chart["option"]["title"]["text"] for chart in drawn]
 
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:

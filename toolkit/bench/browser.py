@@ -406,6 +406,8 @@ _PAGE_CHANGES: dict[str, tuple[str, str, Any]] = {
     "trust-flow": ("", "sidebar: TLD .com", _type_into("TLDs", ".com")),
     "archive": ("", "sidebar: TLD .com", _type_into("TLDs", ".com")),
     "calendar": ("", "TLD .de", _type_into("TLD (comma-separated)", ".de", sidebar=False)),
+    "watchlist": ("", "", None),  # opened only: its changes write to the mirror
+    "sync": ("", "", None),
 }
 
 
@@ -540,14 +542,16 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
         for _ in range(repeat):
             for label, path in peers.items():
                 _one_round(path, db, log_path, "/", pages[label], timeout, label)
+                print(f"  {label}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in pages[label].items()
+                                                 if t.seconds), file=sys.stderr, flush=True)  # fmt: skip
             for view in views:
                 extra, _what, change = _PAGE_CHANGES[view]
                 if view == "detail":
                     change = _type_into("Domain name", other, sidebar=False)
                 row = pages[view]
                 _one_round(app, db, log_path, f"/?view={view}{extra.format(name=name)}", row, timeout, view, change)
-                print(f"  {view}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in row.items()), file=sys.stderr,
-                      flush=True)  # fmt: skip
+                print(f"  {view}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in row.items() if t.seconds),
+                      file=sys.stderr, flush=True)  # fmt: skip
     steps = [
         ("next page", _click_link('.edt-pager a[href*="page=2"]')),
         ("sort by a column title (Price)", _click_link('th a[href*="effective_price"]')),

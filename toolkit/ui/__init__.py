@@ -24,7 +24,7 @@ def main() -> None:
     """The app's script: the page chosen in the sidebar (kept in the URL as `?view=`)."""
     import streamlit as st  # here, so the options above are read without loading Streamlit
 
-    from . import assets, navigation, state
+    from . import navigation, state
     from .pages import PAGES, first_run
 
     st.set_page_config(page_title="Expired Domains Toolkit", page_icon="🔎", layout="wide")
@@ -51,4 +51,3 @@ def main() -> None:
     with st.sidebar:
         navigation.preload_later(view)
         navigation.warm_charts_later(view)
-    assets.first_page_drawn.set()

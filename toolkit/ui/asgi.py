@@ -24,9 +24,9 @@ from typing import Any
 from starlette.middleware import Middleware
 
 from . import exports
-from .assets import FromMemory, PagePreload, first_page_drawn, mark_served
+from .assets import FromMemory, PagePreload, mark_served
 
-__all__ = ["SCRIPT", "ROUTES", "MIDDLEWARE", "REST_AFTER_S", "lifespan", "warm_up"]
+__all__ = ["SCRIPT", "ROUTES", "MIDDLEWARE", "lifespan", "load_libraries", "warm_up"]
 
 SCRIPT = str(Path(__file__).with_name("run.py"))
 log = logging.getLogger("toolkit.ui")
@@ -44,37 +44,43 @@ def _streamlit_first_run() -> None:
     getattr(delta_generator, "_maybe_print_use_warning", lambda: None)()
 
 
-# How long the warm-up waits for the first visitor's page before it loads the rest anyway.
-REST_AFTER_S = 20.0
+def load_libraries() -> None:
+    """Before the server answers: the pages' modules and the libraries some pages draw with
+    (pandas, Plotly and the charts' conversion: a chart of each kind made once; the public
+    suffix list and the word splitter the domain page's comparables read), and Streamlit's own
+    once-per-process work. The server answers that much later (one to two seconds on a loaded
+    machine), and no visitor's page waits for them, nor shares the processor with them."""
+    from ..analysis import charts, comps  # noqa: F401 - pandas, Plotly
+    from ..names import split_domain
+    from ..signals.spam import name_words
+    from . import domain, echarts, pages, signals  # noqa: F401
+
+    echarts.warm_options()
+    split_domain("example.co.uk")
+    name_words("example")
+    _streamlit_first_run()
 
 
 def warm_up() -> None:
-    """First what every page needs: the pages' own modules and the mirror with its columnar
-    index (read from disk, or built when it is missing or stale). Then, once the first page is
-    drawn (or after `REST_AFTER_S`), what only some pages use: pandas and Plotly (the charts,
-    a domain's history), so that loading them neither holds up the first visitor's page nor
-    waits for the visitor who opens a chart."""
+    """Open the mirror with its columnar index (read from disk, or built when it is missing or
+    stale), in a background thread: the server answers at once whatever the mirror's size, and
+    the first visitor seldom waits for it."""
     try:
-        from . import pages  # noqa: F401 - the pages' modules (no pandas, no Plotly)
         from .state import db_path, reader
-
-        _streamlit_first_run()
 
         if Path(db_path()).is_file():
             mirror = reader()
             mirror.search_domains({"per_page": "1"})  # loads (or starts building) the index
     except Exception:  # noqa: BLE001 - the first visitor sees the real error on the page
         log.exception("warm-up failed")
-    first_page_drawn.wait(REST_AFTER_S)
-    try:
-        from . import echarts, signals  # noqa: F401 - pandas, Plotly, the charts' conversion
-    except Exception:  # noqa: BLE001
-        log.exception("warm-up failed")
 
 
 @asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
     mark_served()
+    try:
+        load_libraries()
+    except Exception:  # noqa: BLE001 - the page that needs it shows the real error
+        log.exception("loading the pages' libraries failed")
     threading.Thread(target=warm_up, name="edt-warm-up", daemon=True).start()
     yield None
-

@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-__all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", "OWN_MODULES", "FromMemory",
-           "PagePreload", "WARM_OPTIONS", "first_page_drawn", "later_chunks", "warm_options", "lazy_chunks", "mark_served", "page_chunks", "preload_links", "served",
-           "static_files"]
+__all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", "OWN_MODULES", "WARM_OPTIONS",
+           "FromMemory", "PagePreload", "later_chunks", "lazy_chunks", "mark_served", "page_chunks", "preload_links",
+           "served", "static_files", "warm_options"]
 
 # Apache ECharts as its npm package ships it (`dist/echarts.esm.min.js`, see static/README.md),
 # which app.py serves (`FromMemory`) for the charts (`echarts.show`): without the 1 MB of
@@ -50,9 +50,6 @@ WARM_OPTIONS = Path(__file__).with_name("static") / "warm-charts.json"
 OWN_MODULES = {CHART_ELEMENT: ECHARTS_URL}
 
 _served = threading.Event()
-# Set when a page has been drawn in this process: the server's warm-up then loads what only
-# some pages use (asgi.warm_up).
-first_page_drawn = threading.Event()
 
 
 @functools.cache

@@ -51,7 +51,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from . import assets
+from . import assets, navigation
 
 __all__ = ["DEFAULT_HEIGHT", "option", "show", "warm_options"]
 
@@ -105,7 +105,7 @@ const themeFor = (element) => {
   });
 };
 
-export default function ({ parentElement, data }) {
+export default function ({ parentElement, data: [data] }) {
   const root = parentElement.querySelector(".edt-chart");
   root.style.height = `${data.height}px`;
   let observer, current = true;
@@ -165,7 +165,8 @@ def show(fig: go.Figure, *, key: str, where: Any = st) -> None:
         where.echarts_chart(option(fig), key=key, height=height)
         return
     with contextlib.nullcontext() if where is st else where:
-        _chart_component()(data={"option": option(fig), "height": height, "module": assets.ECHARTS_URL}, key=key)
+        data = {"option": option(fig), "height": height, "module": assets.ECHARTS_URL}
+        _chart_component()(data=navigation.payload(data), key=key)
 
 
 def option(fig: go.Figure) -> dict:

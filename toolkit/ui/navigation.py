@@ -20,7 +20,7 @@ import streamlit as st
 
 from . import assets
 
-__all__ = ["OWN_KEYS", "LATER_MS", "show_html", "follow_link", "preload_later", "warm_charts_later", "move_to"]
+__all__ = ["OWN_KEYS", "LATER_MS", "payload", "show_html", "follow_link", "preload_later", "warm_charts_later", "move_to"]
 
 # What each page keeps in the URL beside the filters, the plan and `view` (views as in
 # pages.PAGES): its own settings, which no other page reads or carries. Explore and
@@ -37,7 +37,7 @@ _ALL_OWN = frozenset(key for keys in OWN_KEYS.values() for key in keys)
 
 # Plain left clicks on the drawn HTML's `?query` links become the trigger `navigate`.
 _JS = """
-export default function ({ parentElement, data, setTriggerValue }) {
+export default function ({ parentElement, data: [data], setTriggerValue }) {
   const root = parentElement.querySelector(".edt-html");
   root.innerHTML = data.html;
   const onClick = (event) => {
@@ -72,7 +72,7 @@ const later = (f, timeout) => setTimeout(
 # not an import, which would also run it: a long task (Plotly's took a second) that would hold
 # up the user's next click.
 _PRELOAD_JS = _LATER + """
-export default function ({ data }) {
+export default function ({ data: [data] }) {
   if (window.__edtPreloaded) return;
   window.__edtPreloaded = true;
   later(() => data.modules.forEach((path) => {
@@ -90,7 +90,7 @@ export default function ({ data }) {
 # drawing code then): 0.1-0.15 s of opening a domain from Explore. Two idle steps, so neither
 # is a long task in the way of a click.
 _WARM_JS = _LATER + """
-export default function ({ data }) {
+export default function ({ data: [data] }) {
   if (window.__edtChartsWarm) return;
   window.__edtChartsWarm = true;
   const idle = (f) => (window.requestIdleCallback || ((g) => setTimeout(g, 500)))(f, { timeout: 5000 });
@@ -114,6 +114,13 @@ _COMPONENTS = {"edt_html": ('<div class="edt-html"></div>', _JS), "edt_preload":
                "edt_charts_warm": (None, _WARM_JS)}
 
 
+def payload(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """A component's data, sent as a list of one dict: Streamlit looks through a dict's values
+    for DataFrames (importing pandas, a second on a loaded machine, on a page with no table of
+    pandas' at all), not through a list's."""
+    return [data]
+
+
 @functools.cache
 def _component(name: str) -> Any:
     html, js = _COMPONENTS[name]
@@ -125,7 +132,7 @@ def preload_later(view: str) -> None:
     # Our own modules (the chart library) come from app.py's server (`assets.FromMemory`): only where it serves.
     modules = [m for m in assets.later_chunks(view) if assets.served() or m not in assets.OWN_MODULES.values()]
     if modules:  # none if Streamlit's layout changes: the preload is then skipped, nothing else
-        _component("edt_preload")(data={"modules": list(modules)}, key="edt_preload")
+        _component("edt_preload")(data=payload({"modules": list(modules)}), key="edt_preload")
 
 
 def warm_charts_later(view: str) -> None:
@@ -133,7 +140,7 @@ def warm_charts_later(view: str) -> None:
     and draw small charts out of sight, later (see `_WARM_JS`)."""
     if not assets.served() or assets.ECHARTS_URL not in assets.later_chunks(view):
         return  # not served, or the page loads the chart library itself
-    _component("edt_charts_warm")(data={"module": assets.ECHARTS_URL, "options": assets.warm_options()},
+    _component("edt_charts_warm")(data=payload({"module": assets.ECHARTS_URL, "options": assets.warm_options()}),
                                   key="edt_charts_warm")  # fmt: skip
 
 
@@ -198,5 +205,5 @@ def _act(key: str) -> None:
 def show_html(html: str, *, key: str) -> None:
     """Draw `html`; its `?query` links change the page in place (see the module's docstring),
     its row buttons shortlist or watch (`ui/actions.py`)."""
-    _component("edt_html")(data={"html": html}, key=key, on_navigate_change=lambda: _navigate(key),
+    _component("edt_html")(data=payload({"html": html}), key=key, on_navigate_change=lambda: _navigate(key),
                            on_act_change=lambda: _act(key))
