@@ -215,7 +215,7 @@ def test_explore_filters_through_the_widgets_match_the_query_layer(demo_db):
     at = app()
     no_exception(at)
     assert total_shown(at) == Mirror(demo_db).search_domains({})["meta"]["total"]
-    open_groups(at, "seo")
+    open_groups(at, "seo", "source")
     at.sidebar.number_input(key="f:tf_min").set_value(20).run()
     at.sidebar.selectbox(key="f:type").set_value("auction").run()
     no_exception(at)
@@ -230,8 +230,8 @@ def test_a_closed_filter_group_draws_no_widgets_and_keeps_its_filters_in_force(d
     at = app()
     no_exception(at)
     opened = groups_open(at)
-    assert opened["Source and type"] and not opened["SEO metrics"] and not opened["Price"]
-    assert len(at.sidebar.number_input) == 0  # TF, CF, DA, price, age...: all in closed groups, none built
+    assert not any(opened.values())  # every group closed at first: the page opens on its table
+    assert len(at.sidebar.number_input) == len(at.sidebar.text_input) == len(at.sidebar.selectbox) == 0
     bookmark = app(tf_min="20")  # a filter arriving from outside opens its group
     assert groups_open(bookmark)["SEO metrics"]
     assert bookmark.sidebar.number_input(key="f:tf_min").value == 20
@@ -241,6 +241,7 @@ def test_a_closed_filter_group_draws_no_widgets_and_keeps_its_filters_in_force(d
         bookmark.sidebar.number_input(key="f:tf_min")
     assert "Min Trust Flow: 20" in [c.value for c in bookmark.sidebar.caption]  # said under the closed group
     expected = mirror.search_domains({"tf_min": "20", "tld": ".com"})["meta"]["total"]
+    open_groups(bookmark, "source")
     bookmark.sidebar.text_input(key="f:tld").set_value(".com").run()  # a change elsewhere
     no_exception(bookmark)
     assert url_value(bookmark, "tf_min") == "20" and total_shown(bookmark) == expected > 0
@@ -302,6 +303,7 @@ def test_a_filter_change_goes_back_to_page_one(demo_db):
     at = app(page="5")
     no_exception(at)
     assert at.caption[0].value.startswith("Page 5 of")
+    open_groups(at, "source")
     at.sidebar.text_input(key="f:tld").set_value(".fr").run()
     no_exception(at)
     expected = Mirror(demo_db).search_domains({"tld": ".fr"})
@@ -385,13 +387,17 @@ def test_a_rerun_never_counts_the_whole_mirror(demo_db, monkeypatch):
 
 
 def test_regfree_is_offered_only_from_authority(demo_db):
-    at = app()
+    at = open_groups(app(), "source")
     assert "Aged Domains (deleted ccTLD)" in at.sidebar.selectbox(key="f:source").options  # sources by name
     assert "GoDaddy Auctions" in at.sidebar.selectbox(key="f:source").options
+    assert "Answers as the enterprise plan" in groups_open(at)  # the plan in force, said in its group's title
+    at.session_state["plan_group"] = True  # opened: its picker
+    at.run()
     at.sidebar.selectbox(key="plan").set_value("pro").run()
     no_exception(at)
     assert "Aged Domains (deleted ccTLD)" not in at.sidebar.selectbox(key="f:source").options
-    assert "regfree needs Authority" in " ".join(c.value for c in at.sidebar.caption)
+    assert "regfree) needs the Authority plan" in " ".join(c.value for c in at.sidebar.caption)
+    assert "Answers as the pro plan" in groups_open(at) and url_value(at, "plan") == "pro"
 
 
 def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
@@ -460,6 +466,7 @@ def test_pending_delete_names_are_explorable_with_filters_and_suffix_families(de
     mirror = Mirror(demo_db)
     assert total_shown(at) == mirror.search_pending_delete({})["meta"]["total"] > 0
     assert headers(at)[:3] == ["Domain", "Drops", "Status"] and "TF" in headers(at)
+    open_groups(at, "source", prefix="p:")
     at.sidebar.text_input(key="p:tld").set_value("uk").run()
     no_exception(at)
     expected = mirror.search_pending_delete({"tld": "uk"})

@@ -213,8 +213,10 @@ def test_each_page_gets_its_element_chunks_named_in_its_html():
         links = re.findall(r'<link rel="modulepreload" crossorigin href="\./([^"]+)">', response.text)
         assert set(assets.page_chunks(view)) <= set(links) and all(module_file(link).is_file() for link in links)
         assert response.text.index(assets.page_chunks(view)[0]) < response.text.index("</head>")
-    # The chart library only where a chart is drawn: ours, not Streamlit's ECharts element.
-    assert assets.ECHARTS_URL in charts.text and assets.ECHARTS_URL not in explore.text
+    # The chart library preloaded only where a chart is drawn: ours, not Streamlit's ECharts
+    # element (a page without a chart loads it later: assets.later_script).
+    preloaded = lambda response: re.findall(r'modulepreload" crossorigin href="\./([^"]+)"', response.text)  # noqa: E731
+    assert assets.ECHARTS_URL in preloaded(charts) and assets.ECHARTS_URL not in preloaded(explore)
     assert assets.lazy_chunks()["EChartsChart"] not in charts.text
     assert "etag" not in explore.headers  # the body changed: no validator of the file's
     assert html_of("/?view=nonsense").text.count("modulepreload") == explore.text.count("modulepreload")
@@ -298,29 +300,26 @@ def test_a_link_followed_in_place_writes_its_query_over_the_url():
     assert follow_link("?sort=&view=explore", current) == {"view": "explore", "tld": ".fr", "cols": "name,tf"}
 
 
-def test_every_page_has_the_browser_load_what_it_did_not_draw_while_idle(demo_db, monkeypatch):
+def test_every_page_has_the_browser_load_what_it_did_not_draw_later(monkeypatch):
+    """The page's HTML carries the work left for after the page (assets.later_script): the code
+    of what it did not draw, to preload, and on a page without a chart the small charts to draw
+    out of sight; no component on the page for it."""
     import json
 
-    monkeypatch.setattr(assets, "served", lambda: True)  # as app.py serves it: our chart module too
-    later, warm = {}, {}
+    later = {}
     for view in ("explore", "trust-flow"):
-        at = AppTest.from_file(asgi.SCRIPT, default_timeout=60)
-        at.query_params["view"] = view
-        at.run()
-        assert not at.exception
-        preload = [e for e in at.get("bidi_component") if e.proto.component_name == "edt_preload"]
-        later[view] = json.loads(preload[0].proto.json)[0]["modules"]
-        warm[view] = [json.loads(e.proto.json)[0] for e in at.get("bidi_component")
-                      if e.proto.component_name == "edt_charts_warm"]  # fmt: skip
-        assert later[view] and all(module_file(m).is_file() for m in later[view])
-        assert not set(later[view]) & set(assets.page_chunks(view))  # what the HTML named is not fetched twice
+        script = assets.preload_links(view).decode().split("<script", 1)[1]
+        later[view] = json.loads(re.search(r"const later = (\{.*?\});\n", script).group(1).replace("<\\/", "</"))
+        modules = later[view]["modules"]
+        assert later[view]["after"] == assets.LATER_MS and modules and all(module_file(m).is_file() for m in modules)
+        assert not set(modules) & set(assets.page_chunks(view))  # what the HTML named is not fetched twice
     names = lambda modules: {m.rsplit("/", 1)[-1].split(".")[0] for m in modules}  # noqa: E731
-    assert "NumberInput" in names(later["explore"])  # the closed groups' widgets
-    assert assets.ECHARTS_URL in later["explore"] and assets.ECHARTS_URL not in later["trust-flow"]  # the charts
+    assert "NumberInput" in names(later["explore"]["modules"])  # the closed groups' widgets
+    assert assets.ECHARTS_URL in later["explore"]["modules"] and assets.ECHARTS_URL not in later["trust-flow"]["modules"]
     # A page without charts has the browser run ECharts and draw the kinds of chart the pages
     # draw, out of sight; a chart page draws its own.
-    assert not warm["trust-flow"] and len(warm["explore"]) == 1 and warm["explore"][0]["module"] == assets.ECHARTS_URL
-    kinds = {series["type"] for option in warm["explore"][0]["options"] for series in option["series"]}
+    assert later["trust-flow"]["warm"] is None and later["explore"]["warm"] == assets.ECHARTS_URL
+    kinds = {series["type"] for option in later["explore"]["options"] for series in option["series"]}
     assert {"line", "bar", "heatmap"} <= kinds
 
 

@@ -349,7 +349,7 @@ def test_the_charts_are_drawn_from_our_echarts_module_redrawn_on_a_change_and_th
         first = driver.execute_async_script(_DRAWN_TITLES_JS, assets.ECHARTS_URL)
         assert len(first) == 3 and first == titles_sent(driver.current_url)
 
-        appcheck._act(driver, appcheck._type_into("TLDs", ".com"), 60)
+        appcheck._act(driver, appcheck._type_into("TLDs", ".com", group="Source and type"), 60)
         assert "tld=.com" in driver.current_url
         redrawn = driver.execute_async_script(_DRAWN_TITLES_JS, assets.ECHARTS_URL)
         assert redrawn == titles_sent(driver.current_url) and redrawn[0] != first[0]

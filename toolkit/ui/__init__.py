@@ -48,6 +48,3 @@ def main() -> None:
 
         st.sidebar.markdown(f":orange-badge[Demo data] {demo_words(demo)}")
     PAGES[view][1]()
-    with st.sidebar:
-        navigation.preload_later(view)
-        navigation.warm_charts_later(view)

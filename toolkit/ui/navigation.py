@@ -18,9 +18,8 @@ from urllib.parse import parse_qsl
 
 import streamlit as st
 
-from . import assets
 
-__all__ = ["OWN_KEYS", "LATER_MS", "payload", "show_html", "follow_link", "preload_later", "warm_charts_later", "move_to"]
+__all__ = ["OWN_KEYS", "payload", "show_html", "follow_link", "move_to"]
 
 # What each page keeps in the URL beside the filters, the plan and `view` (views as in
 # pages.PAGES): its own settings, which no other page reads or carries. Explore and
@@ -57,61 +56,8 @@ export default function ({ parentElement, data: [data], setTriggerValue }) {
 }
 """
 
-# Work a page leaves for later waits until the page has been drawn and read a moment
-# (`LATER_MS`), then for the browser to be idle: it never competes with the page's own drawing.
-LATER_MS = 1500
-_LATER = f"""
-const later = (f, timeout) => setTimeout(
-  () => (window.requestIdleCallback || ((g) => setTimeout(g, 500)))(f, {{ timeout }}), {LATER_MS});
-"""
-
-# Once per document, later: fetch and compile the code of what this page did not draw (a
-# closed filter group's widgets, the charts; Streamlit loads an element's code only when a page
-# first draws it), so opening a group, a domain or a chart page does not wait for it. A
-# `modulepreload` of the URL Streamlit's own lazy import resolves to, so both share one module;
-# not an import, which would also run it: a long task (Plotly's took a second) that would hold
-# up the user's next click.
-_PRELOAD_JS = _LATER + """
-export default function ({ data: [data] }) {
-  if (window.__edtPreloaded) return;
-  window.__edtPreloaded = true;
-  later(() => data.modules.forEach((path) => {
-    const href = new URL(path, document.baseURI).href;
-    if (document.querySelector(`link[rel="modulepreload"][href="${CSS.escape(href)}"]`)) return;
-    document.head.appendChild(Object.assign(document.createElement("link"), { rel: "modulepreload", href }));
-  }), 4000);
-}
-"""
-
-# Once per document, on a page that drew no chart, later: run ECharts' module and draw small
-# charts of each kind out of sight (`assets.WARM_OPTIONS`), then drop them. The first chart a
-# user then opens (a domain's price history, a chart page) does not wait for the module to run
-# nor for its first drawing, which is slower than any later one (the browser compiles the
-# drawing code then): 0.1-0.15 s of opening a domain from Explore. Two idle steps, so neither
-# is a long task in the way of a click.
-_WARM_JS = _LATER + """
-export default function ({ data: [data] }) {
-  if (window.__edtChartsWarm) return;
-  window.__edtChartsWarm = true;
-  const idle = (f) => (window.requestIdleCallback || ((g) => setTimeout(g, 500)))(f, { timeout: 5000 });
-  later(() => import(new URL(data.module, document.baseURI).href).then((echarts) => idle(() => {
-    const box = document.createElement("div");
-    box.style.cssText = "position: absolute; left: -10000px; top: 0; width: 480px; height: 320px";
-    document.body.appendChild(box);
-    for (const option of data.options) {
-      const chart = echarts.init(box);
-      chart.setOption(option);
-      chart.dispose();
-    }
-    box.remove();
-    window.__edtChartsWarmed = true;
-  })), 5000);
-}
-"""
-
 # name -> (html, js): registered with Streamlit once, on first use.
-_COMPONENTS = {"edt_html": ('<div class="edt-html"></div>', _JS), "edt_preload": (None, _PRELOAD_JS),
-               "edt_charts_warm": (None, _WARM_JS)}
+_COMPONENTS = {"edt_html": ('<div class="edt-html"></div>', _JS)}
 
 
 def payload(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -125,23 +71,6 @@ def payload(data: dict[str, Any]) -> list[dict[str, Any]]:
 def _component(name: str) -> Any:
     html, js = _COMPONENTS[name]
     return st.components.v2.component(name, html=html, js=js, isolate_styles=False)
-
-
-def preload_later(view: str) -> None:
-    """Have the browser fetch, while idle, the code page `view` has not drawn (see `_PRELOAD_JS`)."""
-    # Our own modules (the chart library) come from app.py's server (`assets.FromMemory`): only where it serves.
-    modules = [m for m in assets.later_chunks(view) if assets.served() or m not in assets.OWN_MODULES.values()]
-    if modules:  # none if Streamlit's layout changes: the preload is then skipped, nothing else
-        _component("edt_preload")(data=payload({"modules": list(modules)}), key="edt_preload")
-
-
-def warm_charts_later(view: str) -> None:
-    """On a page that draws no chart, served by app.py: have the browser run the chart library
-    and draw small charts out of sight, later (see `_WARM_JS`)."""
-    if not assets.served() or assets.ECHARTS_URL not in assets.later_chunks(view):
-        return  # not served, or the page loads the chart library itself
-    _component("edt_charts_warm")(data=payload({"module": assets.ECHARTS_URL, "options": assets.warm_options()}),
-                                  key="edt_charts_warm")  # fmt: skip
 
 
 def follow_link(href: str, current: Mapping[str, str] | None = None) -> dict[str, str]:
