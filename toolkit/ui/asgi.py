@@ -63,14 +63,17 @@ def load_libraries() -> None:
 
 def warm_up() -> None:
     """Open the mirror with its columnar index (read from disk, or built when it is missing or
-    stale), in a background thread: the server answers at once whatever the mirror's size, and
-    the first visitor seldom waits for it."""
+    stale) and read its sold results for the comparables, in a background thread: the server
+    answers at once whatever the mirror's size, and the first visitor seldom waits for them."""
     try:
         from .state import db_path, reader
 
         if Path(db_path()).is_file():
             mirror = reader()
             mirror.search_domains({"per_page": "1"})  # loads (or starts building) the index
+            from ..analysis.comps import comparables
+
+            comparables(mirror, "example.com", limit=1)  # reads the sold results once (the domain page's)
     except Exception:  # noqa: BLE001 - the first visitor sees the real error on the page
         log.exception("warm-up failed")
 
