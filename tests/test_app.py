@@ -625,6 +625,28 @@ def test_a_tf_cf_region_lists_its_domains_and_opens_in_explore(demo_db):
     assert again.slider(key="region_tf").value == (0, 30) and again.slider(key="region_cf").value == (20, 60)
 
 
+def test_a_chart_is_made_once_per_mirror_generation_filters_and_plan(demo_db, monkeypatch):
+    """A chart page's figures are made and converted once for the same data: another visitor,
+    or a rerun, skips Plotly; a write to the mirror makes them anew."""
+    from toolkit.analysis import charts
+    from toolkit.store.writer import save_listings
+
+    made = []
+    real = charts.tf_cf_heatmap
+    monkeypatch.setattr(charts, "tf_cf_heatmap", lambda counts: made.append(1) or real(counts))
+    first = app("trust-flow", tld=".de")
+    again = app("trust-flow", tld=".de")  # another session, the same data
+    no_exception(again)
+    assert len(made) == 1 and chart(again) == chart(first)
+    app("trust-flow", tld=".fr")
+    assert len(made) == 2  # other filters, another chart
+    mirror = Mirror(demo_db)
+    record = mirror.search_domains({"tld": ".de", "per_page": "1"})["data"][0]
+    save_listings(mirror.connection(), [{**record, "trust_flow": 77, "citation_flow": 78}], origin="sync")
+    changed = app("trust-flow", tld=".de")
+    assert len(made) == 3 and chart(changed) != chart(first)  # the mirror changed: made anew
+
+
 def test_the_zone_share_is_by_topic_or_by_source(demo_db):
     at = app("trust-flow", source="dynadot")
     counts = Mirror(demo_db).chart_counts({"source": "dynadot"})

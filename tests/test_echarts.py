@@ -55,7 +55,7 @@ def segments(series: dict, name: str) -> list[tuple[tuple, tuple]]:
 
 
 def test_the_module_exports_exactly_its_api():
-    assert sorted(echarts.__all__) == ["DEFAULT_HEIGHT", "option", "show", "warm_options"]
+    assert sorted(echarts.__all__) == ["DEFAULT_HEIGHT", "option", "show", "show_made", "warm_options"]
     assert all(getattr(echarts, name) is not None for name in echarts.__all__)
 
 

@@ -298,7 +298,8 @@ def _history(record: Mapping[str, Any], history: Any) -> None:
     if history.empty:
         st.caption("No price recorded yet.")
         return
-    echarts.show(charts.price_history(history, currency=record.get("currency")), key="history_chart")
+    echarts.show_made(lambda: charts.price_history(history, currency=record.get("currency")),
+                      state.made_from("price history", record["id"]), key="history_chart")  # fmt: skip
 
 
 def _side_by_side(records: list[dict[str, Any]], mirror: Any, now: datetime) -> None:

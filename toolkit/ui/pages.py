@@ -288,13 +288,15 @@ def trust_flow() -> None:
     st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
                f"{counts.without_tf_cf:,} without both Trust Flow and Citation Flow are left out.")  # fmt: skip
     left, right = st.columns([3, 2])
-    echarts.show(charts.tf_cf_heatmap(counts), key="tfcf", where=left)
-    echarts.show(charts.tf_cf_ratio_bars(counts), key="ratio", where=right)
+    made = state.made_from(state._key(filters))
+    echarts.show_made(lambda: charts.tf_cf_heatmap(counts), (*made, "tfcf"), key="tfcf", where=left)
+    echarts.show_made(lambda: charts.tf_cf_ratio_bars(counts), (*made, "ratio"), key="ratio", where=right)
     left, right = st.columns([2, 3])
     _from_url("zone_by", "zone_by", lambda v: {"topic": "topic", "source": "source"}[v], "topic")
     zone_by = left.radio("Share in the zone by", ["topic", "source"], horizontal=True, key="zone_by")
     _to_url("zone_by", "" if zone_by == "topic" else zone_by)
-    echarts.show(charts.zone_share_bars(counts, zone_by), key="zone_share", where=left)
+    echarts.show_made(lambda: charts.zone_share_bars(counts, zone_by), (*made, "zone", zone_by), key="zone_share",
+                      where=left)  # fmt: skip
     _tf_cf_region(filters, right)
     _tf_cf_points(filters)
 
@@ -388,17 +390,18 @@ def archive() -> None:
 
     from . import echarts
 
-    _, counts = _chart_page("Archive age")
+    filters, counts = _chart_page("Archive age")
     if counts is None:
         return
     st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
                f"{counts.without_first_date:,} without a first web-archive snapshot date are left out of the age "
                "charts.")  # fmt: skip
     left, right = st.columns(2)
-    echarts.show(charts.age_bars(counts), key="age", where=left)
-    echarts.show(charts.first_year_bars(counts), key="first_year", where=right)
-    echarts.show(charts.snapshots_age_heatmap(counts), key="snapshots", where=left)
-    echarts.show(charts.language_bars(counts), key="languages", where=right)
+    made = state.made_from(state._key(filters))
+    echarts.show_made(lambda: charts.age_bars(counts), (*made, "age"), key="age", where=left)
+    echarts.show_made(lambda: charts.first_year_bars(counts), (*made, "years"), key="first_year", where=right)
+    echarts.show_made(lambda: charts.snapshots_age_heatmap(counts), (*made, "snapshots"), key="snapshots", where=left)
+    echarts.show_made(lambda: charts.language_bars(counts), (*made, "languages"), key="languages", where=right)
 
 
 # -- Drop calendar ---------------------------------------------------------------------------
@@ -521,8 +524,9 @@ def drop_calendar() -> None:
         _show_error(exc)
         return
     title = _CALENDAR_KINDS[kind]
-    echarts.show(charts.drop_calendar(counts, month, title=f"{title}, {month:%B %Y}",
-                                      counted="Drops" if pending else "Auctions ending"), key="calendar")
+    echarts.show_made(lambda: charts.drop_calendar(counts, month, title=f"{title}, {month:%B %Y}",
+                                                   counted="Drops" if pending else "Auctions ending"),
+                      state.made_from(state._key(params), pending, month), key="calendar")  # fmt: skip
     in_month = {d: n for d, n in counts.items() if first <= d <= last and n}
     st.caption(f"{sum(in_month.values()):,} domains in {month:%B %Y}")
     if pending:

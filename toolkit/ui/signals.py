@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ..analysis import charts
-from . import echarts
+from . import echarts, state
 
 __all__ = ["signal_flags", "eur_price_text", "show_signals"]
 
@@ -71,4 +71,5 @@ def show_signals(record: dict[str, Any], history: pd.DataFrame, unknown: list[st
     if no_links:
         return  # no metric was ever recorded: no chart of nothing
     jump = record.get("metrics_jump") if record.get("metrics_jumped") else None
-    echarts.show(charts.metric_history(history, jump_at=(jump or {}).get("after_at")), key="metric_history_chart")
+    echarts.show_made(lambda: charts.metric_history(history, jump_at=(jump or {}).get("after_at")),
+                      state.made_from("metric history", record["id"]), key="metric_history_chart")  # fmt: skip

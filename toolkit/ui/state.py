@@ -38,6 +38,7 @@ __all__ = [
     "keep_filters_of",
     "redraw_filters",
     "read_only_words",
+    "made_from",
     "FILTER_GROUPS",
     "NOT_FILTERS",
 ]
@@ -171,6 +172,13 @@ def chart_counts(params: Mapping[str, Any]):
     cells, zone shares, ages, first years, snapshots x age, languages), cached like `search`."""
     mirror = reader()
     return _chart_counts(mirror.path, mirror.generation(), plan_in_force(), _key(params))
+
+
+def made_from(*what: Any) -> tuple:
+    """What a chart drawn from the mirror depends on: the mirror, its generation, the plan in
+    force, and `what` (the filters, a listing, ...): the key its option is kept under."""
+    mirror = reader()
+    return (mirror.path, mirror.generation(), plan_in_force(), *what)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
