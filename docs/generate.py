@@ -131,8 +131,9 @@ def fields() -> str:
 
     schemas = build_openapi()["components"]["schemas"]
     out = []
-    for title, table, extra, labels in (("Domain", "listings", LISTING_EXTRA_FIELDS, LISTING_LABELS),
-                                        ("PendingDeleteDomain", "pending_delete", PENDING_EXTRA_FIELDS, PENDING_LABELS)):
+    records = (("Domain", "listings", LISTING_EXTRA_FIELDS, LISTING_LABELS),
+               ("PendingDeleteDomain", "pending_delete", PENDING_EXTRA_FIELDS, PENDING_LABELS))
+    for title, table, extra, labels in records:
         props = schemas[title]["properties"]
         rows = [[f"`{name}`", labels[name].label, _type_text(s), "toolkit" if name in extra else "service",
                  labels[name].meaning]

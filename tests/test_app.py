@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, unquote
 
 import pytest
 
-from conftest import small_demo
+from conftest import LAPSE_TODAY, lapse_now, small_demo
 from streamlit.testing.v1 import AppTest
 
 from toolkit import Mirror
@@ -82,7 +82,8 @@ def url_value(at: AppTest, key: str) -> str:
 
 def drawn_html(at: AppTest) -> list[str]:
     """The HTML drawn through `navigation.show_html` (the results tables), in page order."""
-    return [json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component") if e.proto.component_name == "edt_html"]
+    return [json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component")
+            if e.proto.component_name == "edt_html"]  # fmt: skip
 
 
 def results_html(at: AppTest) -> str:
@@ -984,32 +985,6 @@ def test_the_domain_page_shows_comparable_results(tmp_path, monkeypatch):
 
 # -- a time-lapse demo: the page a bid is decided on, in words ------------------------------
 
-LAPSE_TODAY = date(2026, 12, 5)
-
-
-@pytest.fixture(scope="session")
-def lapse_template(tmp_path_factory) -> Path:
-    """A time-lapse demo (the 14 days to LAPSE_TODAY: auctions that sold, went unsold, run
-    with bids), appraised: the mirror the domain page is judged on."""
-    from toolkit.analysis.appraise import appraise
-    from toolkit.demo import load_demo
-
-    path = tmp_path_factory.mktemp("lapse") / "lapse.db"
-    conn = connect(str(path))
-    load_demo(conn, scale="small", seed=7, today=LAPSE_TODAY, days=14)
-    conn.close()
-    with Mirror(path, clock=lambda: lapse_now()) as mirror:
-        appraise(mirror)
-        mirror.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return path
-
-
-def lapse_now() -> datetime:
-    from toolkit.demo.generate import anchor_of
-
-    return anchor_of(LAPSE_TODAY) + timedelta(hours=2)
-
-
 @pytest.fixture()
 def lapse_db(lapse_template, tmp_path, monkeypatch) -> Path:
     path = tmp_path / "lapse.db"
@@ -1064,14 +1039,14 @@ def _every_page(db: Path) -> dict[str, dict[str, str]]:
     unsold = _one(db, "SELECT name FROM auction_results WHERE sold = 0 ORDER BY ended_at DESC LIMIT 1")[0]
     running = _one(db, "SELECT name FROM listings WHERE type = 'auction' AND bids_count > 0 AND value_low IS NOT NULL "
                        "AND closed_at IS NULL AND auction_end_date > ? ORDER BY id LIMIT 1", lapse_now().isoformat())[0]
-    closeout = _one(db, "SELECT name FROM listings WHERE type = 'closeout' AND source != 'regfree' AND closed_at IS NULL "
-                        "ORDER BY id LIMIT 1")[0]
+    closeout = _one(db, "SELECT name FROM listings WHERE type = 'closeout' AND source != 'regfree' AND closed_at IS "
+                        "NULL ORDER BY id LIMIT 1")[0]
     regfree = _one(db, "SELECT name FROM listings WHERE source = 'regfree' ORDER BY id LIMIT 1")[0]
     pending = Mirror(db).search_pending_delete({"per_page": "1"})["data"][0]["domain"]
     pages = {view: {} for view in ("explore", "pending", "trust-flow", "archive", "calendar", "watchlist", "sync")}
-    pages |= {f"detail of {what}": {"name": name} for what, name in (("a sold auction", sold), ("an unsold auction", unsold),
-              ("a running auction", running), ("a closeout", closeout), ("a dropped ccTLD name", regfree),
-              ("a pending-delete name", pending))}  # fmt: skip
+    kinds = (("a sold auction", sold), ("an unsold auction", unsold), ("a running auction", running),
+             ("a closeout", closeout), ("a dropped ccTLD name", regfree), ("a pending-delete name", pending))
+    pages |= {f"detail of {what}": {"name": name} for what, name in kinds}
     pages["calendar of drops"] = {"dates": "drops"}
     pages["explore, every column"] = {"cols": ",".join(c.key for c in __import__("toolkit.ui.table", fromlist=["x"])
                                                        .LISTING_TABLE)}  # fmt: skip
@@ -1107,13 +1082,14 @@ def test_no_page_shows_a_raw_field_name_an_epp_code_without_words_none_or_a_cron
 
 def test_the_domain_page_of_a_sold_auction_says_sold_and_its_price(lapse_db):
     listing_id, name, price, currency, eur, ended, bids = _one(
-        lapse_db, "SELECT listing_id, name, final_price, currency, final_price_eur, ended_at, bids FROM auction_results "
-                  "WHERE sold = 1 AND bids > 1 ORDER BY ended_at DESC LIMIT 1")  # fmt: skip
+        lapse_db, "SELECT listing_id, name, final_price, currency, final_price_eur, ended_at, bids FROM "
+                  "auction_results WHERE sold = 1 AND bids > 1 ORDER BY ended_at DESC LIMIT 1")  # fmt: skip
     at = app("detail", name=name)
     no_exception(at)
     ended_at = datetime.fromisoformat(ended.replace("Z", "+00:00"))
     said = next(m.value for m in at.markdown if m.value.startswith("**Auction on "))
-    assert f"Sold for {price:,.0f} {currency} ({eur:,.0f} EUR) on {ended_at.day} {ended_at:%b}, after {bids} bids" in said
+    day = f"{ended_at.day} {ended_at:%b}"
+    assert f"Sold for {price:,.0f} {currency} ({eur:,.0f} EUR) on {day}, after {bids} bids" in said
     assert {m.label: m.value for m in at.metric}["Sold for"] == f"{price:,.0f} {currency}"
     assert "Ends in" not in said and "Live" not in [m.label for m in at.metric]
 
@@ -1124,10 +1100,10 @@ def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_range
     the pricing's live estimate adds)."""
     from toolkit.analysis.appraise import coverage_note, value_model
 
-    name, end, low, high = _one(lapse_db, "SELECT name, auction_end_date, value_low, value_high FROM listings WHERE "
-                                          "type = 'auction' AND bids_count > 2 AND value_low IS NOT NULL AND closed_at IS "
-                                          "NULL AND auction_end_date > ? ORDER BY auction_end_date LIMIT 1",
-                                lapse_now().isoformat())  # fmt: skip
+    name, end, low, high = _one(lapse_db, "SELECT name, auction_end_date, value_low, value_high FROM listings "
+                                          "WHERE type = 'auction' AND bids_count > 2 AND value_low IS NOT NULL AND "
+                                          "closed_at IS NULL AND auction_end_date > ? ORDER BY auction_end_date "
+                                          "LIMIT 1", lapse_now().isoformat())  # fmt: skip
     at = app("detail", name=name)
     no_exception(at)
     said = next(m.value for m in at.markdown if m.value.startswith("**Auction on "))
@@ -1151,14 +1127,15 @@ def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_range
     both = app("detail", name=name)
     no_exception(both)
     metrics = {m.label: m.value for m in both.metric}
-    assert metrics["Live estimate (EUR)"] == "400 – 700" and metrics["Pre-auction range (EUR)"] == f"{low:,.0f} – {high:,.0f}"
+    assert metrics["Live estimate (EUR)"] == "400 – 700"
+    assert metrics["Pre-auction range (EUR)"] == f"{low:,.0f} – {high:,.0f}"
     assert any("Live estimate: 80% range given the bids so far" in c.value for c in both.caption)
 
 
 def test_a_listing_without_link_data_says_so_instead_of_an_all_clear(lapse_db):
-    name = _one(lapse_db, "SELECT name FROM listings WHERE source != 'regfree' AND trust_flow IS NULL AND citation_flow "
-                          "IS NULL AND domain_authority IS NULL AND referring_domains IS NULL AND backlinks_count IS NULL "
-                          "AND spam_count = 0 AND closed_at IS NULL ORDER BY id LIMIT 1")[0]  # fmt: skip
+    name = _one(lapse_db, "SELECT name FROM listings WHERE source != 'regfree' AND trust_flow IS NULL AND "
+                          "citation_flow IS NULL AND domain_authority IS NULL AND referring_domains IS NULL AND "
+                          "backlinks_count IS NULL AND spam_count = 0 AND closed_at IS NULL ORDER BY id LIMIT 1")[0]
     at = app("detail", name=name)
     no_exception(at)
     said = next(m.value for m in at.markdown if m.value.startswith("**"))
@@ -1169,7 +1146,8 @@ def test_a_listing_without_link_data_says_so_instead_of_an_all_clear(lapse_db):
     enriched = _one(lapse_db, "SELECT name FROM listings WHERE trust_flow IS NOT NULL AND archive_years IS NOT NULL "
                               "AND closed_at IS NULL ORDER BY id LIMIT 1")[0]  # fmt: skip
     shown = app("detail", name=enriched)
-    assert not any("badge[no link data]" in m.value for m in shown.markdown) and "Metric history" in charts_titled(shown)
+    assert not any("badge[no link data]" in m.value for m in shown.markdown)
+    assert "Metric history" in charts_titled(shown)
 
 
 def test_the_price_line_is_the_price_a_bid_moves_with_its_currency_on_the_axis(lapse_db):
@@ -1242,7 +1220,8 @@ def test_the_domain_page_shortlists_and_watches_the_name(lapse_db):
     from toolkit.sync.watched_names import watched_names
     from toolkit.sync.watchlist import shortlist
 
-    name = _one(lapse_db, "SELECT name FROM listings WHERE closed_at IS NULL AND source != 'regfree' ORDER BY id LIMIT 1")[0]
+    name = _one(lapse_db, "SELECT name FROM listings WHERE closed_at IS NULL AND source != 'regfree' ORDER BY id "
+                          "LIMIT 1")[0]
     at = app("detail", name=name)
     at.button(key="page_shortlist").click().run()
     at.button(key="page_watch").click().run()
@@ -1250,7 +1229,8 @@ def test_the_domain_page_shortlists_and_watches_the_name(lapse_db):
     mirror = Mirror(lapse_db)
     assert [item["name"] for item in shortlist(mirror)] == [name]
     assert [row["name"] for row in watched_names(mirror)] == [name]
-    assert at.button(key="page_shortlist").label == "★ On your shortlist" and at.button(key="page_watch").label == "◉ Watched"
+    assert at.button(key="page_shortlist").label == "★ On your shortlist"
+    assert at.button(key="page_watch").label == "◉ Watched"
     assert any(name in s.value for s in at.success)
     listed = app("watchlist")
     assert name in results_html(listed) and "★" in results_html(listed)  # on the watchlist's shortlist

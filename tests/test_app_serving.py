@@ -116,7 +116,8 @@ def test_served_by_app_py_the_page_links_to_the_streamed_csv(demo_db, monkeypatc
     at.query_params["tld"] = ".de"
     at.run()
     assert not at.exception
-    drawn = next(json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component") if e.proto.component_name == "edt_html")
+    drawn = next(json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component")
+                 if e.proto.component_name == "edt_html")  # fmt: skip
     url, label = re.search(r'<a class="edt-csv" href="([^"]+)" download>⬇ ([^<]+)</a>', drawn).groups()
     url = html.unescape(url)
     total = Mirror(demo_db, readonly=True).search_domains({"tld": ".de"})["meta"]["total"]
@@ -215,7 +216,9 @@ def test_each_page_gets_its_element_chunks_named_in_its_html():
         assert response.text.index(assets.page_chunks(view)[0]) < response.text.index("</head>")
     # The chart library preloaded only where a chart is drawn: ours, not Streamlit's ECharts
     # element (a page without a chart loads it later: assets.later_script).
-    preloaded = lambda response: re.findall(r'modulepreload" crossorigin href="\./([^"]+)"', response.text)  # noqa: E731
+    def preloaded(response: httpx.Response) -> list[str]:
+        return re.findall(r'modulepreload" crossorigin href="\./([^"]+)"', response.text)
+
     assert assets.ECHARTS_URL in preloaded(charts) and assets.ECHARTS_URL not in preloaded(explore)
     assert assets.lazy_chunks()["EChartsChart"] not in charts.text
     assert "etag" not in explore.headers  # the body changed: no validator of the file's
@@ -293,7 +296,8 @@ def test_a_link_followed_in_place_writes_its_query_over_the_url():
         "view": "explore", "tld": ".fr", "sort": "-effective_price", "cols": "name,tf"}
     # A name: its page, with the search's filters; the table's own settings (sort, page,
     # columns) stay with the table (in the browser's history for Back, in the session for the sidebar).
-    assert follow_link("?view=detail&name=caf%C3%A9.fr", current) == {"view": "detail", "tld": ".fr", "name": "café.fr"}
+    assert follow_link("?view=detail&name=caf%C3%A9.fr", current) == {"view": "detail", "tld": ".fr",
+                                                                       "name": "café.fr"}  # fmt: skip
     # A link to a table brings that table's own settings, never the page-before's.
     assert follow_link("?view=pending&tld=uk", current) == {"view": "pending", "tld": "uk"}
     # A blank value removes its key.
@@ -315,7 +319,8 @@ def test_every_page_has_the_browser_load_what_it_did_not_draw_later(monkeypatch)
         assert not set(modules) & set(assets.page_chunks(view))  # what the HTML named is not fetched twice
     names = lambda modules: {m.rsplit("/", 1)[-1].split(".")[0] for m in modules}  # noqa: E731
     assert "NumberInput" in names(later["explore"]["modules"])  # the closed groups' widgets
-    assert assets.ECHARTS_URL in later["explore"]["modules"] and assets.ECHARTS_URL not in later["trust-flow"]["modules"]
+    assert assets.ECHARTS_URL in later["explore"]["modules"]  # the charts, on a page without one
+    assert assets.ECHARTS_URL not in later["trust-flow"]["modules"]
     # A page without charts has the browser run ECharts and draw the kinds of chart the pages
     # draw, out of sight; a chart page draws its own.
     assert later["trust-flow"]["warm"] is None and later["explore"]["warm"] == assets.ECHARTS_URL

@@ -236,7 +236,8 @@ _SORTS["effective_price"] = ("@effective_price", False)
 _SORTS["deal"] = ("@deal", False)
 _DOMAIN_KEYS = {"source", "tld", "type", "has_bids", "has_backlinks", "has_gmb", "has_edu_gov", "price_min",
                 "price_max", "categories", "contains", "language", "techs", "use_cases", "created_after",
-                "created_before", "ends_after", "ends_before", "ends_within", "after_id", "per_page", "limit", "page", "sort",
+                "created_before", "ends_after", "ends_before", "ends_within", "after_id", "per_page", "limit", "page",
+                "sort",
                 "include_closed", "price_eur_min", "price_eur_max", "exclude_spam", "exclude_inflated",
                 "exclude_parked", "archive_gap_max", "continuity_min", "length_min", "length_max", "no_dashes",
                 "no_numbers", "not_contains", "tf_max", "cf_max", "da_max", "age_max", "tf_cf_ratio_min",

@@ -679,8 +679,8 @@ def caption(table: Mapping[str, Param], values: Mapping[str, Any]) -> str:
             if value:
                 parts.append(_FLAG_WORDS.get(name) or _lower(words.replace("Exclude ", "without ")))
         elif name in ("ends_within", "drops_within"):
-            unit = "hour" if name == "ends_within" else "day"
-            parts.append(f"{'ending' if unit == 'hour' else 'dropping'} within {value} {unit}{'s' if value != 1 else ''}")
+            verb, unit = ("ending", "hour") if name == "ends_within" else ("dropping", "day")
+            parts.append(f"{verb} within {value} {unit}{'s' if value != 1 else ''}")
         elif name == "seen_after":
             parts.append(f"first seen after {value[:10]} {value[11:16]} UTC")
         elif name == "status":

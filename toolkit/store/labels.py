@@ -17,8 +17,8 @@ from datetime import date
 from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
 
 __all__ = ["Label", "GROUPS", "LISTING_LABELS", "PENDING_LABELS", "STATUS_WORDS", "PIPELINE_NAMES", "TYPE_WORDS",
-           "INTERNAL_FIELDS", "SORT_LABELS", "TLD_WORDS", "tld_words", "demo_words", "field_label", "sort_field_label", "status_words", "status_meaning",
-           "pipeline_name"]
+           "INTERNAL_FIELDS", "SORT_LABELS", "TLD_WORDS", "tld_words", "demo_words", "field_label", "sort_field_label",
+           "status_words", "status_meaning", "pipeline_name"]
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,8 @@ LISTING_LABELS: dict[str, Label] = {
     "archive_years": Label("Years archived", "archive", "calendar years with a web-archive capture."),
     "archive_longest_gap": Label("Longest archive gap (years)", "archive",
                                  "the longest run of years without a capture (archive_gap_max filters on it)."),
-    "archive_redirect_share": Label("Redirected captures", "archive", "share of captures answered with a redirect (3xx)."),
+    "archive_redirect_share": Label("Redirected captures", "archive",
+                                    "share of captures answered with a redirect (3xx)."),
     "archive_parked": Label("Parked", "archive",
                             "a parked-page signal (one page across many captures, or parking nameservers)."),
     "archive_parked_reason": Label("Why parked", "archive", "why archive_parked is set."),

@@ -171,7 +171,8 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
     cols[-1].metric("Bids", f"{bids:,}")
     said = [f"{found.title}: {found.note}." for found in ranges]
     if eur is not None and ranges:
-        said.append(f"{_price_label(record, result)} {eur:,.0f} EUR: " + "; ".join(_against(eur, r) for r in ranges) + ".")
+        against = "; ".join(_against(eur, r) for r in ranges)
+        said.append(f"{_price_label(record, result)} {eur:,.0f} EUR: {against}.")
     if not ranges:
         said.append(_no_range(record, result, model))
     st.caption("  \n".join(said))
@@ -271,9 +272,9 @@ def _listing_page(record: dict[str, Any], records: list[dict[str, Any]], plan: s
     _pending_note(record["name"], plan)
     if record.get("source") != REGFREE:
         _show_price(record, result)
+    left = f", left its source {table.moment(record['closed_at'])}" if record.get("closed_at") else ""
     st.caption(f"First seen {table.moment(record.get('first_seen_at'))}, last seen "
-               f"{table.moment(record.get('last_seen_at'))}"
-               + (f", left its source {table.moment(record['closed_at'])}" if record.get("closed_at") else ""))  # fmt: skip
+               f"{table.moment(record.get('last_seen_at'))}{left}")
     links = [f"[Wayback calendar](https://web.archive.org/web/*/{record['name']})"]
     if record.get("purchase_url"):
         links.append(f"[Purchase page]({record['purchase_url']})")

@@ -71,7 +71,8 @@ def _widget(param: Param, value: str | None, plan: str, prefix: str) -> Any:
         options = ["", *choices]
         pending = prefix == "p:"
         return st.selectbox(label, options, index=options.index(value) if value in options else 0, key=key,
-                            help=help_text, format_func=lambda c: choice_words(param, c, pending=pending) if c else "any")
+                            help=help_text,
+                            format_func=lambda c: choice_words(param, c, pending=pending) if c else "any")
     if param.kind == "list" and param.choices:
         chosen = [v for v in (value or "").split(",") if v in param.choices]
         return st.multiselect(label, list(param.choices), default=chosen, key=key, help=help_text,

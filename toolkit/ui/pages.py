@@ -227,7 +227,8 @@ def _download_all(params: dict[str, str], pending: bool) -> str | None:
     at = state.searched_at(params, pending=pending)
     plan = state.plan_in_force()
     if not pending and not plan_allows(plan, "export"):
-        return f'<p class="edt-dim">The CSV of all {total:,} rows needs the Business plan (the plan in force is {plan}).</p>'
+        return (f'<p class="edt-dim">The CSV of all {total:,} rows needs the Business plan (the plan in force is '
+                f"{plan}).</p>")
     label = f"Download all {total:,} rows (CSV)"
     if assets.served():
         url = exports.export_url(search, plan=plan, at=at, pending=pending)
@@ -639,16 +640,17 @@ def sync_page() -> None:
     if demo:
         _demo_runs(demo)
     st.subheader("Datasets from the live service")
-    rows = [(f"{r['job']}: {JOBS[r['job']].description.split(' (')[0]}", r["schedule"], table.moment(r["last_ok"]) or "—",
-             _age(r["age_hours"]) or "—", _freshness_words(r, "synced", bool(demo)))
-            for r in info["freshness"]]  # fmt: skip
+    rows = [(f"{r['job']}: {JOBS[r['job']].description.split(' (')[0]}", r["schedule"],
+             table.moment(r["last_ok"]) or "—", _age(r["age_hours"]) or "—",
+             _freshness_words(r, "synced", bool(demo))) for r in info["freshness"]]  # fmt: skip
     navigation.show_html(table.plain_table(("dataset", "the service refreshes it", "last synced", "", "state"), rows),
                          key="freshness")  # fmt: skip
     if info["last_sync"]:
         st.subheader("Last runs")
         runs = [(job, table.moment(r["started_at"]), table.moment(r["finished_at"]) or "—",
-                 _RUN_WORDS.get(r["status"], r["status"]), f"{r['rows_seen']:,}" if r["rows_seen"] is not None else "—",
-                 r["error"] or "") for job, r in info["last_sync"].items()]  # fmt: skip
+                 _RUN_WORDS.get(r["status"], r["status"]),
+                 f"{r['rows_seen']:,}" if r["rows_seen"] is not None else "—", r["error"] or "")
+                for job, r in info["last_sync"].items()]  # fmt: skip
         navigation.show_html(table.plain_table(("job", "started", "finished", "result", "rows seen", "problem"), runs),
                              key="runs")  # fmt: skip
     if not os.environ.get("EDT_API_KEY"):

@@ -61,7 +61,8 @@ def show_signals(record: dict[str, Any], history: pd.DataFrame, unknown: list[st
     flags = signal_flags(record)
     for flag, reason in flags:
         st.warning(f"**{flag}**: {reason}")
-    checked = ["spam word"] + ([] if no_links else ["metric jump"]) + ([] if no_archive else ["parked page", "archive gap"])
+    checked = ["spam word", *([] if no_links else ["metric jump"]),
+               *([] if no_archive else ["parked page", "archive gap"])]
     if not flags:
         st.success(f"No {', '.join(checked[:-1]) + ' or ' + checked[-1] if len(checked) > 1 else checked[0]} flagged.")
     if no_links or no_archive:

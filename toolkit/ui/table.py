@@ -201,7 +201,8 @@ def keep_cell(name_field: str, *, shortlist: bool = True) -> Cell:
         out = []
         if shortlist and name_field == "name" and record.get("id") is not None:
             kept = bool(record.get(KEPT))
-            out.append(_act_button(f"shortlist:{'off' if kept else 'on'}:{record['id']}:{name}", "★" if kept else "☆",
+            out.append(_act_button(f"shortlist:{'off' if kept else 'on'}:{record['id']}:{name}",
+                                   "★" if kept else "☆",
                                    f"On your shortlist: take {name} off" if kept else f"Shortlist {name}"))
         watched = bool(record.get(WATCHED))
         out.append(_act_button(f"watch:{'off' if watched else 'on'}:{name}", "◉" if watched else "◎",
@@ -244,7 +245,8 @@ LISTING_TABLE: tuple[Column, ...] = (
     Column("topic", "Topic", _field("ttf_topic"), default=False),
     Column("added", "Added", lambda r, now: blank((r.get("created_at") or "")[:10]), "created_at", default=False),
     Column("buy", "Buy", _buy),
-    Column("keep", "Keep", keep_cell("name"), help="☆ shortlist it, ◎ watch its name (★ and ◉: done; click again to undo)"),
+    Column("keep", "Keep", keep_cell("name"),
+           help="☆ shortlist it, ◎ watch its name (★ and ◉: done; click again to undo)"),
 )  # fmt: skip
 
 # The pending-delete table: the name, when it drops, its state, then the metrics when known.
@@ -254,7 +256,8 @@ PENDING_TABLE: tuple[Column, ...] = (
            descending_first=False),
     Column("window", "Window", _window, default=False,
            help="the days it may drop: one when the registry lists it, else between two zone snapshots"),
-    Column("status", "Status", lambda r, now: status(r.get("whois_status")), help="the registry's status, its code on hover"),
+    Column("status", "Status", lambda r, now: status(r.get("whois_status")),
+           help="the registry's status, its code on hover"),
     Column("tld", "TLD", lambda r, now: blank("." + r["tld"] if r.get("tld") else None)),
     Column("length", "Length", _field("sld_length"), numeric=True),
     Column("tf", "TF", _field("trust_flow"), numeric=True, help="Trust Flow, when known"),
@@ -266,7 +269,8 @@ PENDING_TABLE: tuple[Column, ...] = (
     Column("source", "Pipeline", lambda r, now: blank(pipeline_name(r.get("source")))),
     Column("dns", "DNS", _field("dns_status"), default=False),
     Column("language", "Lang", _field("language"), default=False),
-    Column("keep", "Watch", keep_cell("domain"), help="◎ watch the name through its drop (◉: watched; click again to undo)"),
+    Column("keep", "Watch", keep_cell("domain"),
+           help="◎ watch the name through its drop (◉: watched; click again to undo)"),
 )  # fmt: skip
 
 

@@ -157,7 +157,8 @@ def _watched_names(mirror: Any) -> None:
     rows = watched.watched_names(mirror)
     if not rows:
         st.caption("No watched name yet: any name, listed or not, followed through expiry, redemption, pending "
-                   "delete and release, with an alert at each stage. Only the registries' RDAP servers are asked.")  # fmt: skip
+                   "delete and release, with an alert at each stage. Only the registries' RDAP servers are "
+                   "asked.")
         return
     shown = []
     for row in rows:
