@@ -210,7 +210,7 @@ def test_a_tables_links_change_the_page_in_place_and_back_returns_to_the_search(
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
         appcheck._open(driver, f"{base}/?view=explore&tld=.com", 60)
         # Once idle, the browser has run the chart library and drawn its small charts out of
-        # sight (navigation.warm_charts_later), and left none behind.
+        # sight (assets.later_script), and left none behind.
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not driver.execute_script("return window.__edtChartsWarmed === true;"):
             time.sleep(0.1)
@@ -332,7 +332,7 @@ def test_a_link_that_changes_filters_in_place_redraws_the_sidebar_from_it(tmp_pa
 def test_each_pages_html_names_every_element_chunk_it_draws(tmp_path, app_env):
     """`assets.PagePreload` writes each page's chunks into its HTML: a page that draws an
     element its `assets.ELEMENTS` row does not name fetches that chunk late, after its script ran.
-    (Once drawn, a page fetches what it did not draw itself, when idle: `navigation.preload_later`.)"""
+    (Once drawn, a page fetches what it did not draw itself, when idle: `assets.later_script`.)"""
     from toolkit.ui.assets import ELEMENTS, LATER
 
     db = demo_mirror(tmp_path / "mirror.db")

@@ -483,8 +483,8 @@ PEERS: dict[str, str] = {
 
 
 # Before the first change on a page just drawn: an investor reads it first. Without it the
-# change would meet the work a page leaves for the browser's idle time (`navigation.preload_later`,
-# `echarts.warm_later`), which no one clicking by hand ever meets.
+# change would meet the work a page leaves for the browser's idle time (`assets.later_script`:
+# preloads and the chart warm-up), which no one clicking by hand ever meets.
 THINK_S = 1.0
 
 

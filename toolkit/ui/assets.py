@@ -44,7 +44,7 @@ ECHARTS_FILE = Path(__file__).with_name("static") / "echarts-6.1.0.esm.min.js"
 ECHARTS_URL = f"edt/static/{ECHARTS_FILE.name}"  # relative to the app's address
 CHART_ELEMENT = "edt-echarts"
 # The small charts the browser draws out of sight to warm the chart library up
-# (`navigation.warm_charts_later`): `echarts.warm_options()` as JSON, kept equal by a test.
+# (`later_script`): `echarts.warm_options()` as JSON, kept equal by a test.
 WARM_OPTIONS = Path(__file__).with_name("static") / "warm-charts.json"
 # Modules of ours a page may need, by the name its `ELEMENTS` row uses: their paths.
 OWN_MODULES = {CHART_ELEMENT: ECHARTS_URL}
@@ -90,7 +90,7 @@ ELEMENTS: dict[str, tuple[str, ...]] = {
     "watchlist": _MENU + ("TextInput", "TextArea", "Metric", "Button"),
     "sync": _MENU + ("Multiselect", "Button"),  # the feeds: which, and fetch them
 }
-# Fetched once the page is drawn and the browser idle (`navigation.preload_later`): the
+# Fetched once the page is drawn and the browser idle (`later_script`): the
 # widgets of the closed filter groups, and the charts another page draws.
 LATER = ("Multiselect", "NumberInput", "Checkbox", "DateInput", CHART_ELEMENT)
 DEFAULT_VIEW = "explore"

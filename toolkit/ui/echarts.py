@@ -136,7 +136,7 @@ export default function ({ parentElement, data: [data] }) {
 def warm_options() -> list[dict]:
     """Small charts of the kinds the pages draw: the price history's step lines on a time
     axis with a second axis, and bars beside a heatmap with its colour scale. The browser
-    draws them out of sight (`navigation.warm_charts_later`) from `assets.WARM_OPTIONS`, this
+    draws them out of sight (`assets.later_script`) from `assets.WARM_OPTIONS`, this
     written as JSON, so a page without a chart loads neither pandas nor Plotly for them."""
     from ..analysis import charts
 

@@ -6,7 +6,8 @@ column title sorts, a name opens its detail page) are drawn through one small co
 (`st.components.v2`, no iframe) that turns a plain left click into a rerun carrying the
 link's query; `follow_link` writes that query into the URL, and the pages read the URL as
 they do for a bookmark. A middle or modified click still opens the link itself, so "open in a
-new tab" and copying a link work as before.
+new tab" and copying a link work as before. A row's shortlist and watch buttons become the
+trigger `act` (`ui/actions.py` does what they ask).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import streamlit as st
-
 
 __all__ = ["OWN_KEYS", "payload", "show_html", "follow_link", "move_to"]
 
