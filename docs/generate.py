@@ -82,6 +82,8 @@ def _option_row(param: click.Parameter) -> list[Any]:
         return [f"`{param.human_readable_name}`", "argument" + (", required" if param.required else ""), ""]
     names = ", ".join(f"`{n}`" for n in [*param.opts, *param.secondary_opts])
     default = param.default if param.show_default or isinstance(param.default, (int, float, str)) else None
+    if isinstance(param.show_default, str):  # said in words (`--db`: where it is looked for)
+        return [names, _cell(param.help or ""), param.show_default]
     if callable(default) or isinstance(param.default, bool) or param.default in ((), None, ""):
         default = None
     return [names, _cell(param.help or ""), "" if default is None else f"`{default}`"]
