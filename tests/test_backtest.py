@@ -20,7 +20,7 @@ SEEN = "2026-01-10T12:00:00Z"
 
 @pytest.fixture()
 def mirror(tmp_path):
-    m = Mirror(tmp_path / "m.db")
+    m = Mirror(tmp_path / "m.db", create=True)
     yield m
     m.close()
 

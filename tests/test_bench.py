@@ -197,7 +197,7 @@ def synthetic_mirror(path, listings: int, regfree: int, pending: int, *, now: da
     from toolkit.store.schema import bulk_load
     from toolkit.store.writer import close_listings, save_listings, save_pending
 
-    mirror = Mirror(path, clock=lambda: now)
+    mirror = Mirror(path, clock=lambda: now, create=True)
     conn = mirror.connection()
     observed = _ts(now - timedelta(days=1))
     with bulk_load(conn) if bulk else nullcontext():

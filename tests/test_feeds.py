@@ -208,7 +208,7 @@ def test_three_days_of_feeds(publisher, tmp_path):
         return {r.feed: r for r in reports} | {"said": said}
 
     # a saved search, made the evening before: new GoDaddy or Namecheap auctions
-    Mirror(db, clock=lambda: datetime(2026, 8, 20, 20, 0, tzinfo=timezone.utc)).close()
+    Mirror(db, clock=lambda: datetime(2026, 8, 20, 20, 0, tzinfo=timezone.utc), create=True).close()
     with Mirror(db, clock=lambda: datetime(2026, 8, 20, 20, 0, tzinfo=timezone.utc)) as mirror:
         save_search(mirror, "auctions", {"type": "auction"})
 

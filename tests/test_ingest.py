@@ -36,7 +36,7 @@ def clock() -> datetime:
 
 @pytest.fixture()
 def mirror(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=clock)
+    m = Mirror(tmp_path / "m.db", clock=clock, create=True)
     yield m
     m.close()
 
@@ -340,7 +340,7 @@ def test_zonediff_yields_candidates_and_regfree_only_when_confirmed(mirror, tmp_
         asked.append(name)
         return {"fjallstuga.se": True, "norrsken.se": None}[name]
 
-    other = Mirror(tmp_path / "other.db", clock=clock)
+    other = Mirror(tmp_path / "other.db", clock=clock, create=True)
     report = ingest_file(other, "zonediff", new, previous=old, observed_at=SEEN, is_available=rdap)
     assert sorted(asked) == ["fjallstuga.se", "norrsken.se"]
     assert (report.listings.seen, report.pending.seen) == (1, 1)
@@ -607,7 +607,7 @@ def test_zonediff_check_rdap_never_guesses(mirror, tmp_path):
     def down(request):
         return httpx.Response(500)
 
-    other = Mirror(tmp_path / "other.db", clock=clock)
+    other = Mirror(tmp_path / "other.db", clock=clock, create=True)
     with rdap_availability(other, transport=httpx.MockTransport(down), sleep=lambda s: None, retries=1) as check:
         ingest_file(other, "zonediff", new, previous=old, observed_at=SEEN, is_available=check)
     assert count(other, "listings") == 0 and count(other, "pending_delete") == 1

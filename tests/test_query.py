@@ -93,7 +93,7 @@ def test_random_filter_combinations_match_the_oracle(mirror, seed):
     for _ in range(12):
         names = rnd.sample(sorted(POOLS), rnd.randint(1, 4))
         params = {name: rnd.choice(POOLS[name]) for name in names}
-        envelope = mirror.search_domains(params)
+        envelope = mirror.search_domains(params, strict=False)  # as the replica asks: bounds that cross give an empty page
         ids, total = oracle_domains(rows, _normalise_expectations(params))
         assert [r["id"] for r in envelope["data"]] == ids, params
         assert envelope["meta"]["total"] == total, params
@@ -427,7 +427,7 @@ def test_pending_delete_record_and_lookup(mirror):
 
 
 def test_a_fresh_mirror_answers_empty_pages(tmp_path):
-    m = Mirror(tmp_path / "empty.db")
+    m = Mirror(tmp_path / "empty.db", create=True)
     env = m.search_domains({})
     assert env["data"] == [] and env["meta"]["total"] == 0 and env["meta"]["last_page"] == 1
     assert m.search_pending_delete({})["meta"]["total"] == 0
@@ -451,7 +451,7 @@ def test_every_query_plan_gives_the_oracle_answer(mirror, monkeypatch, walk_limi
     for _ in range(60):
         names = rnd.sample(sorted(set(POOLS) - {"limit"}), rnd.randint(1, 4))
         params = {name: rnd.choice(POOLS[name]) for name in names}
-        envelope = mirror.search_domains(params)
+        envelope = mirror.search_domains(params, strict=False)  # as the replica asks: bounds that cross give an empty page
         ids, total = oracle_domains(rows, _normalise_expectations(params))
         assert [r["id"] for r in envelope["data"]] == ids, params
         assert envelope["meta"]["total"] == total, params

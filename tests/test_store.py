@@ -17,7 +17,7 @@ from toolkit.store.writer import close_listings, save_listings, save_pending
 
 
 def test_a_new_mirror_has_every_table_in_wal_mode(tmp_path):
-    m = Mirror(tmp_path / "m.db")
+    m = Mirror(tmp_path / "m.db", create=True)
     conn = m.connection()
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"listings", "listing_history", "pending_delete", "sync_runs", "raw_records", "mirror_meta",
@@ -52,12 +52,12 @@ def test_opening_an_older_mirror_upgrades_it_and_keeps_its_rows(tmp_path):
 
 
 def test_v7_declares_the_enrichment_cache_and_keeps_a_v6_cache(tmp_path):
-    fresh = Mirror(tmp_path / "fresh.db").connection()
+    fresh = Mirror(tmp_path / "fresh.db", create=True).connection()
     columns = [(r[1], r[5]) for r in fresh.execute("PRAGMA table_info(enrich_cache)")]
     assert columns == [("kind", 1), ("domain", 2), ("fetched_at", 0), ("outcome", 0), ("value", 0)]
     # A v6 mirror whose cache was created on first use by `edt enrich`, with an answer in it.
     path = tmp_path / "v6.db"
-    Mirror(path).close()
+    Mirror(path, create=True).close()
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE enrich_cache")
     conn.execute("CREATE TABLE enrich_cache (kind TEXT NOT NULL, domain TEXT NOT NULL, fetched_at TEXT NOT NULL, "
@@ -75,7 +75,7 @@ def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
     """A v7 mirror (no drop window columns) with a pending row: opening it upgrades it, the row
     is kept with a null window, and new rows carry theirs."""
     path = tmp_path / "v7.db"
-    m = Mirror(path)
+    m = Mirror(path, create=True)
     save_pending(m.connection(), [{"id": 1, "domain": "old.nu", "source": "oi-diff", "week_end": "2026-01-05",
                                    "whois_status": "serverHold", "estimated_drop_date": "2026-03-10"}],
                  origin="sync", observed_at="2026-01-05T00:00:00Z")  # fmt: skip
@@ -107,7 +107,7 @@ def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
 
 
 def test_ensure_schema_is_idempotent(tmp_path):
-    m = Mirror(tmp_path / "m.db")
+    m = Mirror(tmp_path / "m.db", create=True)
     conn = m.connection()
     before = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
     conn.execute("PRAGMA user_version = 0")
@@ -126,7 +126,7 @@ def test_a_newer_mirror_is_refused_clearly(tmp_path):
 
 def test_readers_read_while_a_writer_holds_a_transaction(tmp_path):
     path = tmp_path / "m.db"
-    writer = Mirror(path, clock=fixed_clock)
+    writer = Mirror(path, clock=fixed_clock, create=True)
     save_listings(writer.connection(), listing_records(50), origin="sync")
     reader = Mirror(path, readonly=True, clock=fixed_clock)
     before = reader.search_domains({})["meta"]["total"]
@@ -149,7 +149,7 @@ def _listing(**overrides):
 
 
 def test_writer_derives_fields_and_tolerates_type_drift(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     conn = m.connection()
     save_listings(conn, [_listing(price="12", bids_count="3", max_bid="15.5", is_spammy="false", language="fr",
                                   historical_tech='["WordPress"]', wayback_first_date="2001-05-06T00:00:00Z")],
@@ -165,7 +165,7 @@ def test_writer_derives_fields_and_tolerates_type_drift(tmp_path):
 
 
 def test_history_rows_only_when_a_price_field_changes(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     conn = m.connection()
     first = save_listings(conn, [_listing()], origin="sync", observed_at="2026-11-20T00:00:00Z")
     same = save_listings(conn, [_listing(price=10.0)], origin="sync", observed_at="2026-11-21T00:00:00Z")
@@ -181,7 +181,7 @@ def test_history_rows_only_when_a_price_field_changes(tmp_path):
 
 
 def test_unknown_fields_are_kept_in_raw_and_closing_reopens(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     conn = m.connection()
     save_listings(conn, [_listing(renewal_price=9.99, brand_new_field={"a": 1})], origin="sync")
     raw = json.loads(conn.execute("SELECT raw FROM raw_records WHERE kind = 'listing' AND id = 1").fetchone()[0])
@@ -194,7 +194,7 @@ def test_unknown_fields_are_kept_in_raw_and_closing_reopens(tmp_path):
 
 
 def test_bad_records_are_refused_naming_what_is_missing(tmp_path):
-    m = Mirror(tmp_path / "m.db")
+    m = Mirror(tmp_path / "m.db", create=True)
     with pytest.raises(ValueError, match="id and a name"):
         save_listings(m.connection(), [{"name": "x.com"}], origin="sync")
     with pytest.raises(ValueError, match="id and a domain"):
@@ -217,7 +217,7 @@ def test_the_default_sort_and_common_filters_read_an_index(mirror):
 def test_generation_changes_with_every_write(tmp_path):
     """Whoever writes: the toolkit's writer, or plain SQL on another connection, to any table
     a reader caches (listings, pending-delete, history). Other tables leave it alone."""
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     seen = [m.generation()]
     save_listings(m.connection(), [_listing()], origin="sync")
     seen.append(m.generation())
@@ -269,7 +269,7 @@ def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
     """A v9 mirror's triggers logged a listing's change without changing the generation: the
     upgrade re-creates them (a new generation), rows kept, and plain writes count from then."""
     path = tmp_path / "v9.db"
-    m = Mirror(path, clock=fixed_clock)
+    m = Mirror(path, clock=fixed_clock, create=True)
     save_listings(m.connection(), [_listing()], origin="sync")
     m.close()
     conn = sqlite3.connect(path)
@@ -305,7 +305,7 @@ def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_
     drops that table; the trigram index is re-indexed on a changed name only, so writing a
     range leaves it alone while a renamed listing is found by its new name."""
     path = tmp_path / "v14.db"
-    m = Mirror(path, clock=fixed_clock)
+    m = Mirror(path, clock=fixed_clock, create=True)
     records = listing_records(20)
     save_listings(m.connection(), records, origin="sync")
     m.close()
@@ -349,7 +349,7 @@ def test_a_bulk_load_stopped_inside_a_read_loop_is_the_stop_and_leaves_nothing(t
     from toolkit.store.transaction import one_transaction
 
     path = tmp_path / "m.db"
-    m = Mirror(path, clock=fixed_clock)
+    m = Mirror(path, clock=fixed_clock, create=True)
     save_listings(m.connection(), listing_records(50), origin="sync")
     m.close()
     conn = connect(str(path))

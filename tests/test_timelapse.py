@@ -259,7 +259,7 @@ def test_days_synced_on_schedule_hold_what_the_time_lapse_holds(tmp_path):
     days, seed = 9, 11
     world = plan_world("small", seed, TODAY - timedelta(days=days), TODAY)
     remote, local, reference = tmp_path / "remote.db", tmp_path / "local.db", tmp_path / "reference.db"
-    Mirror(remote).close()
+    Mirror(remote, create=True).close()
     source = connect(str(remote))
     player = Player(world, seed, origin="demo", source=True)
     moment = [datetime.fromtimestamp(world.first, tz=timezone.utc)]

@@ -364,7 +364,7 @@ def _state(row: dict, run: dict | None, done: str) -> str:
     said = _freshness(row, done)
     if run and run["status"] in _RUN_WORDS:
         at = (run["finished_at"] or run["started_at"] or "")[:16].replace("T", " ")
-        why = f" ({run['error'][:80]})" if run.get("error") and run["status"] != "running" else ""
+        why = f" ({run['error']})" if run.get("error") and run["status"] != "running" else ""
         said = f"{_RUN_WORDS[run['status']]} at {at} UTC{why}; {said}"
     return said
 
