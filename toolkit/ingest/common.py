@@ -269,31 +269,34 @@ class Bounds:
     """What a feed file may be before it is refused whole (`IngestError`, nothing written):
     how big it may expand to (unzipped), how long one line, CSV field or JSON record may be,
     how many entries a zip may hold. The defaults are several times the biggest real files
-    (GoDaddy's all-listings JSON: 450 MB unzipped, records under 2 KB); a feed's config table
-    raises them (`max_size_mb`, `max_field_kb`), named by `setting` in the error."""
+    (GoDaddy's all-listings JSON: 450 MB unzipped, records under 2 KB). `setting` says where
+    a user raises them, `{key}` (max_size_mb, max_field_kb) or `{option}` (max-size-mb) in it."""
 
     size: int = 2048 * MB
     field: int = 1 * MB
     members: int = 16
-    setting: str = "ingest_file(bounds=)"
+    setting: str = "ingest_file(bounds=Bounds.of({key}=...))"
 
     @classmethod
     def of(cls, max_size_mb: float | None = None, max_field_kb: float | None = None, *,
-           setting: str = "ingest_file(bounds=)") -> "Bounds":  # fmt: skip
-        """Bounds from a config's figures (None: the default)."""
+           setting: str | None = None) -> "Bounds":  # fmt: skip
+        """Bounds from a config's or a command's figures (None: the default)."""
         default = cls()
         return cls(size=int(max_size_mb * MB) if max_size_mb is not None else default.size,
                    field=int(max_field_kb * 1024) if max_field_kb is not None else default.field,
-                   setting=setting)  # fmt: skip
+                   setting=setting or default.setting)  # fmt: skip
+
+    def _where(self, key: str) -> str:
+        return self.setting.format(key=key, option=key.replace("_", "-"))
 
     def too_big(self, name: str, line: int | None) -> "IngestError":
         return IngestError(name, line, f"the file expands past {self.size / MB:,.0f} MB, the most a feed file may be",
-                           f"if the publisher's file really is that big, raise max_size_mb in {self.setting}")  # fmt: skip
+                           f"if the publisher's file really is that big, raise {self._where('max_size_mb')}")  # fmt: skip
 
     def too_long(self, name: str, line: int | None, what: str = "a line") -> "IngestError":
         return IngestError(name, line, f"{what} longer than {self.field / 1024:,.0f} KB, the most one line, field or "
                            "record of a feed file may be",
-                           f"if the publisher's file really has one, raise max_field_kb in {self.setting}")  # fmt: skip
+                           f"if the publisher's file really has one, raise {self._where('max_field_kb')}")  # fmt: skip
 
 
 DEFAULT_BOUNDS = Bounds()
@@ -306,7 +309,7 @@ class _Counted(io.RawIOBase):
     """A decompressed stream that refuses to give more than `limit` bytes, and (when
     `span` is set) more than `span` bytes since the reader's last `mark()` (one record)."""
 
-    def __init__(self, inner: Any, limit: int, too_big: Callable[[int], Exception],
+    def __init__(self, inner: Any, limit: int, too_big: Callable[[int | None], Exception],
                  span: int | None = None, too_long: Callable[[int], Exception] | None = None):  # fmt: skip
         self._inner, self._limit, self._too_big = inner, limit, too_big
         self._span, self._too_long = span, too_long
@@ -321,7 +324,7 @@ class _Counted(io.RawIOBase):
             self.count += n
             self.newlines += bytes(memoryview(buffer)[:n]).count(b"\n") if self._span is not None else 0
             if self.count > self._limit:
-                raise self._too_big(self.newlines + 1)
+                raise self._too_big(self.newlines + 1 if self._span is not None else None)
             if self._span is not None and self.count - self._mark > self._span + _CHUNK:
                 raise self._too_long(self.newlines + 1)  # type: ignore[misc]
         return n
