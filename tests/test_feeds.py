@@ -466,6 +466,39 @@ def test_a_zone_by_transfer_day_after_day(tmp_path):
     assert refused[0].status == "down" and "zone transfer failed" in refused[0].message
 
 
+def test_the_real_ee_days_by_the_default_zone_feed_give_every_gone_name_its_window(publisher, tmp_path):
+    # the declared zone-ee feed as it ships (on by default), its address replaced by a local
+    # publisher of the two real days of the .ee zone: each name that left it gets the EIS window
+    assert FEEDS["zone-ee"].enabled
+    day1, day2 = (set(path.read_text().split()) for path in EE)
+    gone = sorted(day1 - day2)
+    assert gone == ["analoogband.ee", "aoprojekt.ee"]  # of the excerpt's 13,400 names (the whole zone lost 49)
+    db = tmp_path / "mirror.db"
+    url = publisher.url + "/zones/ee_domains.txt"
+    config = {"feeds": {"zone-ee": {"url": url}, **{n: {"enabled": False} for n in FEEDS if n != "zone-ee"}}}
+    client = lambda: FeedClient(limiter=None, sleep=no_sleep(), timeout=5)  # noqa: E731
+    for day, path in zip(DAYS, EE):
+        publisher.publish("/zones/ee_domains.txt", path.read_bytes(), day)
+        (second,) = run_feeds(db, config=config, client=client(), clock=lambda: day, alerts=False)
+    assert second.status == "ok" and second.ingest.pending.new == len(gone)
+    stored = rows(db, "SELECT domain, whois_status, drop_window_start, estimated_drop_date, drop_window_end "
+                      "FROM pending_delete ORDER BY domain")  # fmt: skip
+    # last in the zone on 21 August, gone on the 22nd: out of the zone 30 days, then deleted to the auction
+    assert stored == [(name, "serverHold", "2026-09-20", "2026-09-21", "2026-09-21") for name in gone]
+    with sqlite3.connect(db) as conn:
+        reasons = {json.loads(r)["drop_date_reason"] for (r,) in conn.execute("SELECT raw FROM raw_records")}
+    assert len(reasons) == 1 and "EIS: serverHold + 30 days" in reasons.pop()
+
+
+def test_every_zone_feed_on_by_default_has_a_lifecycle():
+    from toolkit.ingest.lifecycle import policy_for
+
+    for feed in FEEDS.values():
+        if feed.is_zone and feed.enabled:
+            policy = policy_for(feed.options["tld"])
+            assert policy is not None and "serverHold" in policy.days, feed.name
+
+
 # -- the declaration -------------------------------------------------------------------------
 
 
