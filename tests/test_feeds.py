@@ -466,6 +466,36 @@ def test_a_zone_by_transfer_day_after_day(tmp_path):
     assert refused[0].status == "down" and "zone transfer failed" in refused[0].message
 
 
+def test_a_day_that_barely_changed_writes_only_what_moved(publisher, tmp_path):
+    db = tmp_path / "mirror.db"
+    path = "/namecheap/Namecheap_Market_Sales.csv"
+    config = {"feeds": {**{n: {"enabled": False} for n in FEEDS}, "namecheap-auctions": {"url": publisher.url + path}}}
+    client = lambda: FeedClient(limiter=None, sleep=no_sleep(), timeout=5)  # noqa: E731
+    end = "2026-09-30T16:00:00Z"
+    day1 = [("steady.com", "10.00", 1, end), ("moving.com", "20.00", 2, end), ("leaving.com", "5.00", 0, end)]
+    day2 = [day1[0], ("moving.com", "35.00", 3, end), ("arriving.com", "7.00", 0, end)]
+    for day, auctions in ((0, day1), (1, day2)):
+        publisher.publish(path, nc_auctions(auctions), DAYS[day])
+        if day == 1:
+            generation = rows(db, "SELECT value FROM mirror_meta WHERE key = 'generation'")[0][0]
+        (report,) = run_feeds(db, config=config, client=client(), clock=lambda: DAYS[day], alerts=False)
+        assert report.status == "ok"
+    assert (report.ingest.written, report.ingest.new, report.ingest.updated, report.closed) == (3, 1, 1, 1)
+    listed = {name: (seen, updated, closed) for name, seen, updated, closed in rows(
+        db, "SELECT name, last_seen_at, updated_at, closed_at FROM listings")}  # fmt: skip
+    day1_at, day2_at = "2026-08-21T06:00:00Z", "2026-08-22T06:00:00Z"
+    assert listed == {"steady.com": (day2_at, day1_at, None), "moving.com": (day2_at, day2_at, None),
+                      "leaving.com": (day1_at, day1_at, day2_at), "arriving.com": (day2_at, day2_at, None)}  # fmt: skip
+    history = dict(rows(db, "SELECT l.name, count(*) FROM listing_history h JOIN listings l ON l.id = h.listing_id "
+                            "GROUP BY l.name"))  # fmt: skip
+    assert history == {"steady.com": 1, "moving.com": 2, "leaving.com": 1, "arriving.com": 1}
+    # the unchanged listing was only seen again: not noted as changed for the columnar index
+    noted = dict(rows(db, "SELECT l.name, c.generation > ? FROM listing_changes c JOIN listings l ON l.id = c.id",
+                      int(generation)))  # fmt: skip
+    assert noted == {"steady.com": 0, "moving.com": 1, "leaving.com": 1, "arriving.com": 1}
+    assert int(rows(db, "SELECT value FROM mirror_meta WHERE key = 'generation'")[0][0]) > int(generation)
+
+
 def test_the_real_ee_days_by_the_default_zone_feed_give_every_gone_name_its_window(publisher, tmp_path):
     # the declared zone-ee feed as it ships (on by default), its address replaced by a local
     # publisher of the two real days of the .ee zone: each name that left it gets the EIS window

@@ -30,6 +30,7 @@ Re-ingesting an unchanged file changes nothing but `last_seen_at`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import tempfile
@@ -42,6 +43,7 @@ from ..store.lock import writer_lock
 from ..store.results import derive_results
 from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, ensure_schema
 from ..store.transaction import one_transaction
+from ..store.meta import bump_generation
 from ..store.writer import SIGNAL_COLUMNS, WriteCounts, listing_row, pending_row, save_listings, save_pending
 from .bardate import BARDATE_URL, bardate_rows, fetch_bardate, parse_bardate
 from .common import (
@@ -243,6 +245,48 @@ def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str
     return out
 
 
+def _digest(record: dict[str, Any]) -> int:
+    """A row's fingerprint: 64 bits of BLAKE2b over the record as the adapter made it (its
+    original row included), as SQLite's signed integer."""
+    return int.from_bytes(hashlib.blake2b(repr(record).encode(), digest_size=8).digest(), "big", signed=True)
+
+
+_DIGESTED = {  # the stored digests of open rows of this origin (a closed listing is written again: it reopens)
+    LISTING: "SELECT d.id, d.digest FROM feed_digests d JOIN listings t ON t.id = d.id WHERE d.kind = 'listing' "
+             "AND d.id IN (SELECT value FROM json_each(?)) AND t.origin = ? AND t.closed_at IS NULL",
+    PENDING: "SELECT d.id, d.digest FROM feed_digests d JOIN pending_delete t ON t.id = d.id "
+             "WHERE d.kind = 'pending_delete' AND d.id IN (SELECT value FROM json_each(?)) AND t.origin = ?",
+}  # fmt: skip
+
+
+def _seen_unchanged(conn: Any, kind: str, rows: list[Row], origin: str, stamp: str, counts: WriteCounts) -> list[Row]:
+    """The rows of `rows` that differ from what the mirror holds; those equal to it (same
+    digest) are only seen again: their `last_seen_at` moves, nothing else is written."""
+    if not rows:
+        return rows
+    table = _KIND[kind][0]
+    stored = dict(conn.execute(_DIGESTED[kind], [json.dumps([r.record["id"] for r in rows]), origin]).fetchall())
+    if not stored:
+        return rows
+    fresh, same = [], []
+    for row in rows:
+        (same if stored.get(row.record["id"]) == row.digest else fresh).append(row)
+    if same:
+        ids = sorted(r.record["id"] for r in same)  # in rowid order: the pages are visited once each
+        conn.execute(f"UPDATE {table} SET last_seen_at = ? WHERE id IN (SELECT value FROM json_each(?))",
+                     [stamp, json.dumps(ids)])  # fmt: skip
+        counts.seen += len(same)
+        bump_generation(conn)
+    return fresh
+
+
+def _keep_digests(conn: Any, kind: str, records: list[dict[str, Any]], rows: list[Row]) -> None:
+    digests = {r.record["id"]: r.digest for r in rows}
+    conn.executemany("INSERT INTO feed_digests (kind, id, digest) VALUES (?, ?, ?) "
+                     "ON CONFLICT(kind, id) DO UPDATE SET digest = excluded.digest",
+                     [(_KIND[kind][4], r["id"], digests[r["id"]]) for r in records])  # fmt: skip
+
+
 def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Connection, str | None]:
     from ..query import Mirror
 
@@ -316,15 +360,16 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
                                                                     "the first is kept", row.unit))  # fmt: skip
                         continue
                     first_line[key] = row.line  # type: ignore[assignment]
+                    row.digest = _digest(row.record)
                     by_kind[row.kind].append(row)
-                listings = _reconcile(conn, LISTING, by_kind[LISTING], origin, stamp, problems)
-                pending = _reconcile(conn, PENDING, by_kind[PENDING], origin, stamp, problems)
-                if listings:
-                    report.listings += save_listings(writer, listings, origin=origin, observed_at=stamp, keep_raw=True,
-                                                     batch_size=len(listings))  # fmt: skip
-                if pending:
-                    report.pending += save_pending(writer, pending, origin=origin, observed_at=stamp, keep_raw=True,
-                                                   batch_size=len(pending))  # fmt: skip
+                for kind, counts, save in ((LISTING, report.listings, save_listings),
+                                           (PENDING, report.pending, save_pending)):  # fmt: skip
+                    fresh = _seen_unchanged(writer, kind, by_kind[kind], origin, stamp, counts)
+                    records = _reconcile(conn, kind, fresh, origin, stamp, problems)
+                    if records:
+                        counts += save(writer, records, origin=origin, observed_at=stamp, keep_raw=True,
+                                       batch_size=len(records))  # fmt: skip
+                        _keep_digests(writer, kind, records, fresh)
             if not first_line and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
                 first = problems[0]
                 raise IngestError(first.file, first.line if first.unit == "line" else None, f"no row of the file is a {adapter.name} row ({first.reason})",

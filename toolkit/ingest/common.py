@@ -577,7 +577,7 @@ def fetch(url: str, dest: str | Path | None = None, *, timeout: float = 120.0,
 LISTING, PENDING = "listing", "pending"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Row:
     """One record an adapter made, with where it came from (for the report)."""
 
@@ -586,6 +586,7 @@ class Row:
     line: int | None
     record: dict[str, Any]
     unit: str = "line"  # "record": `line` counts the records of a JSON array
+    digest: int | None = None  # the record's fingerprint (ingest_file compares it with the stored one)
 
 
 def utc_now_iso() -> str:
