@@ -404,9 +404,10 @@ def ingest_url(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, url: str 
         raise ValueError(f"feed: unknown feed {feed!r}; choose one of {', '.join(ADAPTERS)}")
     if url is None and adapter.url is None:
         raise ValueError(f"{adapter.name}: no default URL; pass url=")
+    bounds = options.get("bounds") or DEFAULT_BOUNDS
     if dest is not None:
-        path = fetch(url or adapter.url, dest)
+        path = fetch(url or adapter.url, dest, bounds=bounds)
         return ingest_file(mirror_or_conn, adapter.name, path, observed_at=observed_at, **options)
     with tempfile.TemporaryDirectory(prefix="edt-ingest-") as folder:  # the download goes once ingested
-        path = fetch(url or adapter.url, folder)
+        path = fetch(url or adapter.url, folder, bounds=bounds)
         return ingest_file(mirror_or_conn, adapter.name, path, observed_at=observed_at, **options)

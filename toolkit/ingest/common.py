@@ -17,10 +17,8 @@ import gzip
 import hashlib
 import io
 import itertools
-import json
 import math
 import re
-import shutil
 import tempfile
 import urllib.request
 import zipfile
@@ -557,17 +555,27 @@ def _json_fail(feed: FeedFile, stream: _Counted, exc: Exception) -> IngestError:
 
 
 def fetch(url: str, dest: str | Path | None = None, *, timeout: float = 120.0,
-          opener: Callable[..., Any] = urllib.request.urlopen) -> Path:  # fmt: skip
+          opener: Callable[..., Any] = urllib.request.urlopen, bounds: Bounds = DEFAULT_BOUNDS) -> Path:  # fmt: skip
     """Download `url` to `dest` (a folder, or a file path; default a temporary folder)
     and return the file's path. The file appears only once complete (written beside it,
-    then renamed), so a failed download never leaves a half file to ingest."""
+    then renamed), so a failed download never leaves a half file to ingest; one past
+    `bounds.size` is refused as it arrives (`IngestError`)."""
     name = Path(urllib.request.url2pathname(url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1])).name or "feed"
     dest = Path(dest) if dest is not None else Path(tempfile.mkdtemp(prefix="edt-ingest-"))
     target = dest / name if dest.is_dir() else dest
     partial = target.with_name(target.name + ".partial")
     request = urllib.request.Request(url, headers={"User-Agent": "expired-domains-toolkit (edt ingest)"})
-    with opener(request, timeout=timeout) as response, open(partial, "wb") as out:
-        shutil.copyfileobj(response, out)
+    try:
+        with opener(request, timeout=timeout) as response, open(partial, "wb") as out:
+            written = 0
+            while chunk := response.read(_CHUNK):
+                written += len(chunk)
+                if written > bounds.size:
+                    raise bounds.too_big(url, None)
+                out.write(chunk)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     partial.replace(target)
     return target
 
