@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..store.lock import writer_lock
 from ..store.results import derive_results
-from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, ensure_schema
+from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, bulk_load, ensure_schema
 from ..store.transaction import one_transaction
 from ..store.meta import bump_generation
 from ..store.writer import SIGNAL_COLUMNS, WriteCounts, listing_row, pending_row, save_listings, save_pending
@@ -220,7 +220,7 @@ def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str
     for row in rows:
         record = row.record
         try:
-            new = to_row(record, origin=origin, observed_at=stamp)
+            new = to_row(record, origin=origin, observed_at=stamp, canonical=True)
         except (ValueError, TypeError) as exc:
             skipped.append(Skipped(row.file, row.line, str(exc), row.unit))
             continue
@@ -234,7 +234,7 @@ def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str
                 continue
             # kept from the first ingest: when the row was created, the week it first appeared
             record = {**record, **{f: old[f] for f in _STICKY[kind]}, "updated_at": old["updated_at"]}
-            new = to_row(record, origin=origin, observed_at=stamp)
+            new = to_row(record, origin=origin, observed_at=stamp, canonical=True)
             extra = json.loads(json.dumps({k: v for k, v in record.items() if k not in columns}, ensure_ascii=False))
             same = raws.get(new["id"]) == (extra or None) and all(
                 old[c] == new[c] for c in columns if c not in _NOT_COMPARED
@@ -301,6 +301,45 @@ def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Co
 INGEST_CHUNK = 5_000  # rows reconciled and written at a time, inside the file's one transaction
 
 
+class _SeenIds:
+    """The rows a load has taken so far, by kind and id, with their line: a table of an in-memory
+    database attached for the load (a few dozen bytes a row, where a Python dict of a million
+    keys takes 150 MB; not SQLite's temp database, which a bulk load's index builds reset)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+        self.rows = 0
+
+    def __enter__(self) -> "_SeenIds":
+        self._conn.execute("ATTACH DATABASE ':memory:' AS ingest_seen")
+        self._conn.execute("CREATE TABLE ingest_seen.rows (kind TEXT, id INTEGER, line INTEGER, PRIMARY KEY (kind, id)) "
+                           "WITHOUT ROWID")  # fmt: skip
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._conn.in_transaction:  # the load's transaction ended; only an error leaves one open
+            self._conn.rollback()
+        self._conn.execute("DETACH DATABASE ingest_seen")
+
+    def first_lines(self, chunk: list[Row]) -> Iterator[tuple[Row, int | None]]:
+        """Each row of `chunk` with the line of an earlier row of the same kind and id (None: the first)."""
+        ids = json.dumps([[row.kind, row.record["id"]] for row in chunk])
+        earlier = {(kind, row_id): line for kind, row_id, line in self._conn.execute(
+            "SELECT kind, id, line FROM ingest_seen.rows WHERE (kind, id) IN "
+            "(SELECT value ->> 0, value ->> 1 FROM json_each(?))", [ids])}  # fmt: skip
+        taken = []
+        for row in chunk:
+            key = (row.kind, row.record["id"])
+            if key in earlier:
+                yield row, earlier[key]
+                continue
+            earlier[key] = row.line
+            taken.append((*key, row.line))
+            yield row, None
+        self._conn.executemany("INSERT INTO ingest_seen.rows (kind, id, line) VALUES (?, ?, ?)", taken)
+        self.rows += len(taken)
+
+
 def _chunks(rows: Iterator[Row], size: int) -> Iterator[list[Row]]:
     chunk: list[Row] = []
     for row in rows:
@@ -352,29 +391,40 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
     mapped = conn.execute("PRAGMA mmap_size").fetchone()[0]
     conn.execute("PRAGMA mmap_size=0")
     try:
-        _load(conn, adapter, rows, report, problems, origin, stamp, on_commit)
+        _load(conn, adapter, rows, report, problems, origin, stamp, on_commit, bulk=_first_big_load(conn, adapter, path))
     finally:
         conn.execute(f"PRAGMA mmap_size={int(mapped)}")
     report.skipped = sorted(problems, key=lambda s: (s.file, s.line or 0))
     return report
 
 
+BULK_BYTES = 4 << 20  # a platform's file at least this big, into a mirror without listings: a bulk load
+
+
+def _first_big_load(conn: sqlite3.Connection, adapter: Adapter, path: str | Path) -> bool:
+    """A big file of listings into a mirror that holds none yet (a first day): its indexes are
+    built once at the end (`bulk_load`), not row by row. Later days write into them."""
+    if adapter.kinds != (LISTING,) or not Path(path).is_file() or Path(path).stat().st_size < BULK_BYTES:
+        return False
+    return conn.execute("SELECT 1 FROM listings LIMIT 1").fetchone() is None
+
+
 def _load(conn: sqlite3.Connection, adapter: Adapter, rows: Iterator[Row], report: IngestReport, problems: list[Skipped],
-          origin: str, stamp: str, on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None) -> None:  # fmt: skip
-    """`ingest_file`'s write: every row of `rows` in one transaction, chunk by chunk."""
-    first_line: dict[tuple[str, int], int] = {}
-    with writer_lock(conn, f"edt ingest {adapter.name}"):  # one load at a time: what it compares with stays put
-        with one_transaction(conn) as writer:  # the whole file or nothing, written as it is read
+          origin: str, stamp: str, on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None, *,
+          bulk: bool = False) -> None:  # fmt: skip
+    """`ingest_file`'s write: every row of `rows` in one transaction, chunk by chunk (`bulk`: with
+    the listings' indexes built at its end)."""
+    with writer_lock(conn, f"edt ingest {adapter.name}"), _SeenIds(conn) as seen:  # one load at a time
+        load = bulk_load(conn, ("listings",)) if bulk else one_transaction(conn)
+        with load as writer:  # the whole file or nothing, written as it is read
             for chunk in _chunks(rows, INGEST_CHUNK):
                 by_kind: dict[str, list[Row]] = {LISTING: [], PENDING: []}
-                for row in chunk:
-                    key = (row.kind, row.record["id"])
-                    if key in first_line:
+                for row, first in seen.first_lines(chunk):
+                    if first is not None:
                         name = row.record.get("name") or row.record.get("domain")
-                        problems.append(Skipped(row.file, row.line, f"{name} repeats {row.unit} {first_line[key]}; "
+                        problems.append(Skipped(row.file, row.line, f"{name} repeats {row.unit} {first}; "
                                                                     "the first is kept", row.unit))  # fmt: skip
                         continue
-                    first_line[key] = row.line  # type: ignore[assignment]
                     row.digest = _digest(row.record)
                     by_kind[row.kind].append(row)
                 for kind, counts, save in ((LISTING, report.listings, save_listings),
@@ -383,11 +433,12 @@ def _load(conn: sqlite3.Connection, adapter: Adapter, rows: Iterator[Row], repor
                     records = _reconcile(conn, kind, fresh, origin, stamp, problems)
                     if records:
                         counts += save(writer, records, origin=origin, observed_at=stamp, keep_raw=True,
-                                       batch_size=len(records))  # fmt: skip
+                                       batch_size=len(records), canonical=True)  # fmt: skip
                         _keep_digests(writer, kind, records, fresh)
-            if not first_line and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
+            if not seen.rows and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
                 first = problems[0]
-                raise IngestError(first.file, first.line if first.unit == "line" else None, f"no row of the file is a {adapter.name} row ({first.reason})",
+                raise IngestError(first.file, first.line if first.unit == "line" else None,
+                                  f"no row of the file is a {adapter.name} row ({first.reason})",
                                   f"check that it is a {adapter.name} file ({adapter.description}), or pick another "
                                   f"feed ({', '.join(ADAPTERS)})")  # fmt: skip
             derive_results(writer, now=stamp)  # the auctions that ended, and where names went next

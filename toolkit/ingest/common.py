@@ -305,26 +305,31 @@ _CHUNK = 1 << 16
 
 class _Counted(io.RawIOBase):
     """A decompressed stream that refuses to give more than `limit` bytes, and (when
-    `span` is set) more than `span` bytes since the reader's last `mark()` (one record)."""
+    `span` is set) more than `span` bytes since the reader's last `mark()` (one record); a
+    damaged or truncated archive under it is `broken(line)`."""
 
     def __init__(self, inner: Any, limit: int, too_big: Callable[[int | None], Exception],
-                 span: int | None = None, too_long: Callable[[int], Exception] | None = None):  # fmt: skip
+                 span: int | None, too_long: Callable[[int], Exception],
+                 broken: Callable[[int, Exception], Exception]):  # fmt: skip
         self._inner, self._limit, self._too_big = inner, limit, too_big
-        self._span, self._too_long = span, too_long
+        self._span, self._too_long, self._broken = span, too_long, broken
         self.count = self.newlines = self._mark = 0
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        n = self._inner.readinto(buffer)
+        try:
+            n = self._inner.readinto(buffer)
+        except (EOFError, zlib.error, zipfile.BadZipFile, OSError) as exc:
+            raise self._broken(self.newlines + 1, exc) from None
         if n:
             self.count += n
-            self.newlines += bytes(memoryview(buffer)[:n]).count(b"\n") if self._span is not None else 0
+            self.newlines += memoryview(buffer)[:n].tobytes().count(b"\n")
             if self.count > self._limit:
                 raise self._too_big(self.newlines + 1 if self._span is not None else None)
             if self._span is not None and self.count - self._mark > self._span + _CHUNK:
-                raise self._too_long(self.newlines + 1)  # type: ignore[misc]
+                raise self._too_long(self.newlines + 1)
         return n
 
     def mark(self) -> None:
@@ -359,26 +364,68 @@ class FeedFile:
             inner = open(self.path, "rb")
         bounds = self.bounds
         return _Counted(inner, bounds.size, lambda line: bounds.too_big(self.name, line), span,
-                        lambda line: bounds.too_long(self.name, line, "a record or value"))  # fmt: skip
+                        lambda line: bounds.too_long(self.name, line, "a record or value"), self._broken)  # fmt: skip
+
+    def _broken(self, line: int, exc: Exception) -> "IngestError":
+        if self.gzipped:
+            return IngestError(str(self.path), line, f"not a complete gzip file ({exc})", "download the file again")
+        if self.member is not None:
+            return IngestError(self.name, None, f"the archive member cannot be read ({exc})",
+                               "download the archive again (it is truncated or damaged)")  # fmt: skip
+        return IngestError(self.name, None, f"cannot read the file ({exc})", "check the path and its permissions")
 
     def lines(self, *, ends: bool = False) -> Iterator[tuple[int, str, bool]]:
         """(line number, line (without its end unless `ends`), whether the line was terminated),
         one at a time: a line longer than the bounds, or one that is not UTF-8, is an `IngestError`."""
+        for number, lines, complete in self.blocks():
+            last = len(lines) - 1
+            for offset, line in enumerate(lines):
+                terminated = complete or offset < last
+                if ends:
+                    yield number + offset, line + "\n" if terminated else line, terminated
+                else:
+                    yield number + offset, line[:-1] if line.endswith("\r") else line, terminated
+
+    def blocks(self, size: int = 1 << 20) -> Iterator[tuple[int, list[str], bool]]:
+        """The text as blocks of whole lines, about `size` bytes each: (the first line's number,
+        its lines without their line feeds (a CR before one is kept), whether the block's last
+        line was terminated: false only for a file's last line without its end)."""
         limit = self.bounds.field
-        with io.BufferedReader(self.raw(), buffer_size=_CHUNK) as stream:
-            number = 0
-            for number, raw in enumerate(iter(lambda: stream.readline(limit + 1), b""), start=1):
-                terminated = raw.endswith(b"\n")
-                if len(raw) > limit and not terminated:
-                    raise self.bounds.too_long(self.name, number, f"line {number:,} is")
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise IngestError(self.name, number, f"not UTF-8 text (byte {raw[exc.start]:#04x})",
-                                      "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None  # fmt: skip
-                if number == 1 and text.startswith("\ufeff"):
-                    text = text[1:]
-                yield number, text if ends else text.rstrip("\r\n"), terminated
+        number, carry = 1, b""
+        with self.raw() as stream:
+            while True:
+                chunk = stream.read(size)
+                data = carry + chunk if carry else chunk
+                if not chunk:
+                    if data:
+                        yield number, [self._decode(data, number)], False
+                    return
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    if len(data) > limit:
+                        raise self.bounds.too_long(self.name, number, f"line {number:,} is")
+                    carry = data
+                    continue
+                body, carry = data[:cut], data[cut + 1 :]
+                lines = self._decode(body, number).split("\n")
+                if len(body) > limit and max(map(len, lines)) * 4 > limit:  # a character is 4 bytes at most
+                    for offset, line in enumerate(lines):
+                        if len(line.encode()) > limit:
+                            raise self.bounds.too_long(self.name, number + offset, f"line {number + offset:,} is")
+                if len(carry) > limit:
+                    at = number + len(lines)
+                    raise self.bounds.too_long(self.name, at, f"line {at:,} is")
+                yield number, lines, True
+                number += len(lines)
+
+    def _decode(self, data: bytes, number: int) -> str:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = number + data.count(b"\n", 0, exc.start)
+            raise IngestError(self.name, line, f"not UTF-8 text (byte {data[exc.start]:#04x})",
+                              "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None  # fmt: skip
+        return text[1:] if number == 1 and text.startswith("\ufeff") else text
 
     def first_line(self) -> str:
         """The first line that is not blank (from `head`)."""
@@ -449,8 +496,11 @@ def read_feed(path: str | Path, bounds: Bounds = DEFAULT_BOUNDS) -> FeedFile:
         raise bounds.too_big(name, None)
     feed = FeedFile(name, path, member, container == "gzip", bounds)
     feed.suffix = Path(member or (path.name[: -len(named)] if said != "plain" else path.name)).suffix.lower()
-    if container != "plain":
-        _check_stream(feed, path)
+    if feed.gzipped:  # gzip declares no size: unzip it once, keeping nothing, before a row is read
+        buffer = bytearray(1 << 20)
+        with feed.raw() as stream:
+            while stream.readinto(buffer):
+                pass
     with feed.raw() as stream:
         start = stream.read(_CHUNK)
     if b"\x00" in start:
@@ -463,22 +513,6 @@ def read_feed(path: str | Path, bounds: Bounds = DEFAULT_BOUNDS) -> FeedFile:
         raise IngestError(name, 1, "the file is named .json but is not JSON (it does not start with { or [)",
                           "check the address: the publisher served another kind of file")  # fmt: skip
     return feed
-
-
-def _check_stream(feed: FeedFile, path: Path) -> None:
-    """Unzip the whole stream once, keeping nothing: a truncated or damaged archive, or one
-    that expands past the bounds, is refused before a row is read."""
-    fix = "download the archive again (it is truncated or damaged)"
-    buffer = bytearray(1 << 20)
-    lines = 1
-    try:
-        with feed.raw() as stream:
-            while n := stream.readinto(buffer):
-                lines += buffer.count(b"\n", 0, n)
-    except (zipfile.BadZipFile, EOFError, zlib.error, OSError) as exc:
-        if feed.gzipped:
-            raise IngestError(str(path), lines, f"not a complete gzip file ({exc})", "download the file again") from None
-        raise IngestError(feed.name, None, f"the archive member cannot be read ({exc})", fix) from None
 
 
 _JSON_CUT = ("premature eof", "incomplete")

@@ -81,6 +81,25 @@ def _is_ttl(token: str) -> bool:
     return token[:1].isdigit() and token.rstrip("smhdwSMHDW").isdigit()
 
 
+def _lines(feed: FeedFile, names: dict[str, tuple[int, str]],
+           plain: Callable[[], bool]) -> Iterator[tuple[int, str, bool]]:  # fmt: skip
+    """`feed`'s lines as `FeedFile.lines` gives them, except that a name list's line that is
+    already a clean name (while `plain()`: outside a record) goes straight into `names`."""
+    fast = _PLAIN_NAME.fullmatch
+    for number, lines, complete in feed.blocks():
+        end = len(lines) - 1
+        for offset, text in enumerate(lines):
+            if fast(text) and len(text) <= 253 and plain():
+                if text not in names:
+                    names[text] = (number + offset, text)
+                continue
+            yield number + offset, text[:-1] if text.endswith("\r") else text, complete or offset < end
+        if lines:
+            last = lines[end]
+            if fast(last):
+                yield number + end, "", complete  # the last line's end, for the truncation checks
+
+
 def zone_names(feed: FeedFile, on_bad_row: Callable[[Skipped], None] = strict, tld: str | None = None, *,
                whole: bool = False) -> tuple[str, dict[str, tuple[int, str]]]:  # fmt: skip
     """(the zone's TLD, {name: (line, line text)}) of a zone file or a list of names, read a
@@ -104,13 +123,8 @@ def zone_names(feed: FeedFile, on_bad_row: Callable[[Skipped], None] = strict, t
             raise BadRow(f"relative name {token!r} before any $ORIGIN")
         return f"{token}.{origin}".lower()
 
-    fast = _PLAIN_NAME.fullmatch
-    for line, text, terminated in feed.lines():
+    for line, text, terminated in _lines(feed, names, lambda: depth == 0):
         last = (line, text, terminated)
-        if depth == 0 and fast(text) and len(text) <= 253:  # a name list's line, already clean
-            if text not in names:
-                names[text] = (line, text)
-            continue
         body = _strip_comment(text)
         if depth > 0:  # inside a multi-line record (an SOA's parentheses)
             depth += body.count("(") - body.count(")")
