@@ -259,24 +259,20 @@ _DIGESTED = {  # the stored digests of open rows of this origin (a closed listin
 }  # fmt: skip
 
 
-def _seen_unchanged(conn: Any, kind: str, rows: list[Row], origin: str, stamp: str, counts: WriteCounts) -> list[Row]:
+def _seen_unchanged(conn: Any, kind: str, rows: list[Row], origin: str, seen: "_SeenIds",
+                    counts: WriteCounts) -> list[Row]:  # fmt: skip
     """The rows of `rows` that differ from what the mirror holds; those equal to it (same
-    digest) are only seen again: their `last_seen_at` moves, nothing else is written."""
+    digest) are only seen again (`seen.same`: their `last_seen_at` moves at the load's end)."""
     if not rows:
         return rows
-    table = _KIND[kind][0]
     stored = dict(conn.execute(_DIGESTED[kind], [json.dumps([r.record["id"] for r in rows]), origin]).fetchall())
     if not stored:
         return rows
     fresh, same = [], []
     for row in rows:
         (same if stored.get(row.record["id"]) == row.digest else fresh).append(row)
-    if same:
-        ids = sorted(r.record["id"] for r in same)  # in rowid order: the pages are visited once each
-        conn.execute(f"UPDATE {table} SET last_seen_at = ? WHERE id IN (SELECT value FROM json_each(?))",
-                     [stamp, json.dumps(ids)])  # fmt: skip
-        counts.seen += len(same)
-        bump_generation(conn)
+    seen.same(kind, same)
+    counts.seen += len(same)
     return fresh
 
 
@@ -314,7 +310,22 @@ class _SeenIds:
         self._conn.execute("ATTACH DATABASE ':memory:' AS ingest_seen")
         self._conn.execute("CREATE TABLE ingest_seen.rows (kind TEXT, id INTEGER, line INTEGER, PRIMARY KEY (kind, id)) "
                            "WITHOUT ROWID")  # fmt: skip
+        self._conn.execute("CREATE TABLE ingest_seen.same (kind TEXT, id INTEGER, PRIMARY KEY (kind, id)) WITHOUT ROWID")
         return self
+
+    def same(self, kind: str, rows: list[Row]) -> None:
+        """`rows` are equal to what the mirror holds: only their last sighting is to move."""
+        self._conn.executemany("INSERT INTO ingest_seen.same (kind, id) VALUES (?, ?)",
+                               [(kind, row.record["id"]) for row in rows])  # fmt: skip
+
+    def touch(self, conn: Any, stamp: str) -> None:
+        """Move the last sighting of every unchanged row at once, in id order: each page of the
+        table is rewritten once, where a chunk at a time would rewrite most pages each time."""
+        for kind, (table, *_) in _KIND.items():
+            cursor = conn.execute(f"UPDATE {table} SET last_seen_at = ? WHERE id IN "
+                                  "(SELECT id FROM ingest_seen.same WHERE kind = ? ORDER BY id)", [stamp, kind])  # fmt: skip
+            if cursor.rowcount:
+                bump_generation(conn)
 
     def __exit__(self, *exc: object) -> None:
         if self._conn.in_transaction:  # the load's transaction ended; only an error leaves one open
@@ -429,7 +440,7 @@ def _load(conn: sqlite3.Connection, adapter: Adapter, rows: Iterator[Row], repor
                     by_kind[row.kind].append(row)
                 for kind, counts, save in ((LISTING, report.listings, save_listings),
                                            (PENDING, report.pending, save_pending)):  # fmt: skip
-                    fresh = _seen_unchanged(writer, kind, by_kind[kind], origin, stamp, counts)
+                    fresh = _seen_unchanged(writer, kind, by_kind[kind], origin, seen, counts)
                     records = _reconcile(conn, kind, fresh, origin, stamp, problems)
                     if records:
                         counts += save(writer, records, origin=origin, observed_at=stamp, keep_raw=True,
@@ -441,6 +452,7 @@ def _load(conn: sqlite3.Connection, adapter: Adapter, rows: Iterator[Row], repor
                                   f"no row of the file is a {adapter.name} row ({first.reason})",
                                   f"check that it is a {adapter.name} file ({adapter.description}), or pick another "
                                   f"feed ({', '.join(ADAPTERS)})")  # fmt: skip
+            seen.touch(writer, stamp)
             derive_results(writer, now=stamp)  # the auctions that ended, and where names went next
             if on_commit is not None:
                 on_commit(writer, report)
