@@ -114,6 +114,16 @@ def test_export_writes_every_matching_row(synthetic_db, mirror, tmp_path, fmt):
         table = pq.read_table(out)
         ids = table.column("id").to_pylist()
         assert table.schema.field("is_spammy").type == "bool"
+        # moments are timestamps (UTC) and days dates, read as such by pyarrow and DuckDB
+        assert str(table.schema.field("closed_at").type) == "timestamp[ms, tz=UTC]"
+        assert str(table.schema.field("wayback_first_date").type) == "date32[day]"
+        ends = {r["id"]: r["auction_end_date"] for r in mirror.export_rows({"tf_min": "10"})}
+        got = dict(zip(ids, table.column("auction_end_date").to_pylist()))
+        assert {i: d and f"{d:%Y-%m-%dT%H:%M:%SZ}" for i, d in got.items()} == ends
+        import duckdb
+
+        kinds = duckdb.sql(f"SELECT DISTINCT typeof(auction_end_date), typeof(closed_at) FROM read_parquet('{out}')")
+        assert kinds.fetchall() == [("TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE")]
     assert ids == expected and len(ids) > 10
 
 

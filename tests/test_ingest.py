@@ -417,7 +417,7 @@ def test_wrong_format_and_truncated_text_files(mirror, tmp_path, seeded):
     before = seeded()
     bardate_json = tmp_path / "bardate_domains.json"
     bardate_json.write_text(json.dumps({"data": [{"name": "fjallstuga.se", "release_at": "2026-01-20"}]}))
-    with pytest.raises(IngestError, match=r"bardate_domains.json: line 1: no record has a domainName field; .*GoDaddy"):
+    with pytest.raises(IngestError, match=r"bardate_domains.json: no record has a domainName field; .*GoDaddy"):
         ingest_file(mirror, "godaddy", bardate_json)
     with pytest.raises(IngestError, match=r"auda.csv: line 1: no domain column in the header \(Date, Time\)"):
         (tmp_path / "auda.csv").write_text("Date,Time\n2019-11-10,03:32:31\n")
@@ -839,3 +839,32 @@ def test_namecheap_auctions_and_a_bad_row(mirror, tmp_path):
     ingest_file(mirror, "namecheap", buy_now, observed_at=SEEN)
     (calm,) = rows(mirror, "SELECT type, auction_type, price, bids_count FROM listings WHERE name = 'calm.io'")
     assert calm == {"type": "closeout", "auction_type": "BuyNow", "price": 2500.0, "bids_count": None}
+
+
+def test_a_first_big_load_builds_the_indexes_once_and_writes_the_same_rows(tmp_path, monkeypatch):
+    """A big platform file into a mirror without listings is a bulk load (indexes and the name
+    search built at its end); it writes what a row-by-row load writes, and leaves the mirror whole."""
+    from toolkit.store.schema import LISTING_INDEXES, missing_parts
+
+    lines = [NAMECHEAP_HEADER]
+    for i in range(300):
+        lines.append(f"https://www.namecheap.com/market/sale/S{i}/,name{i:03d}harbor.com,2026-01-03T08:38:08Z,"
+                     f"2026-01-{15 + i % 10}T16:00:00Z,{i + 1}.00,1.00,13.98,{i % 4},0,,,140.00,340,241000,"
+                     "2015-01-15T00:00:00Z,,,1,,,16,,,,1116.00")  # fmt: skip
+    path = tmp_path / "Namecheap_Market_Sales.csv"
+    path.write_text("\n".join(lines) + "\n")
+    tables, loads, real = {}, [], ingest.bulk_load
+    monkeypatch.setattr(ingest, "bulk_load", lambda conn, tables: loads.append(tables) or real(conn, tables))
+    for bulk in (False, True):
+        monkeypatch.setattr(ingest, "BULK_BYTES", 0 if bulk else 1 << 40)
+        loads.clear()
+        with Mirror(tmp_path / f"m{bulk}.db", clock=clock) as m:
+            assert ingest_file(m, "namecheap", path, observed_at=SEEN).listings.new == 300
+            assert loads == ([("listings",)] if bulk else [])
+            conn = m.connection()
+            assert missing_parts(conn) == []
+            assert {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")} >= set(LISTING_INDEXES)
+            assert m.search_domains({"contains": "042harbor"})["meta"]["total"] == 1
+            tables[bulk] = {t: rows(m, f"SELECT * FROM {t} ORDER BY 1, 2")
+                            for t in ("listings", "listing_history", "raw_records", "feed_digests")}  # fmt: skip
+    assert tables[True] == tables[False]

@@ -431,9 +431,13 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--show", type=click.IntRange(0), default=20, show_default=True, metavar="N",
               help="Print the first N skipped rows (file:line: reason) on stderr.")
+@click.option("--max-size-mb", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MB",
+              help="The most the file may expand to, unzipped (default 2048); past it nothing is written.")
+@click.option("--max-field-kb", type=click.FloatRange(min=0, min_open=True), default=None, metavar="KB",
+              help="The most one line, field or record may be (default 1024); past it nothing is written.")
 def ingest_command(db: str, feed: str, file: str | None, url: str | None, previous: str | None, zones: str | None,
                    tld: str | None, status: str | None, day: str | None, check_rdap: bool, observed_at: str | None,
-                   as_json: bool, show: int) -> None:  # fmt: skip
+                   as_json: bool, show: int, max_size_mb: float | None, max_field_kb: float | None) -> None:  # fmt: skip
     """Load a public feed file into the mirror: all of its good rows, or nothing.
 
     \b
@@ -444,10 +448,10 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
                zonediff  names gone between two zone files (--previous OLD --file NEW),
                          or a replay of daily snapshots (--zones 'zone/nu_domains_*.txt.gz')
     """
-    from ..ingest import IngestError, ingest_file, ingest_url
+    from ..ingest import Bounds, IngestError, ingest_file, ingest_url
 
     feed = feed.lower()
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"bounds": Bounds.of(max_size_mb, max_field_kb, setting="--{option}")}
     if zones is not None:
         if feed != "zonediff":
             raise BadInput("--zones: only zonediff replays snapshots")

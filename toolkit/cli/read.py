@@ -38,38 +38,23 @@ def _write_jsonl(rows: Iterable[dict[str, Any]], out) -> int:
     return count
 
 
-def _parquet_schema(columns: dict[str, str]):
-    import pyarrow as pa
-
-    types = {
-        "int": pa.int64(),
-        "num": pa.float64(),
-        "str": pa.string(),
-        "bool": pa.bool_(),
-        "date": pa.string(),
-        "datetime": pa.string(),
-        "array": pa.string(),
-        "object": pa.string(),
-    }
-    return pa.schema([(name, types[kind]) for name, kind in columns.items()])
-
-
 def _write_parquet(rows: Iterator[dict[str, Any]], columns: dict[str, str], path: Any) -> int:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = _parquet_schema(columns)
+    from ..formats import parquet_schema, parquet_table
+
+    schema = parquet_schema(columns)
     count = 0
     with pq.ParquetWriter(path, schema) as writer:
         batch: list[dict[str, Any]] = []
         for row in rows:
-            batch.append({k: csv_cell(row.get(k)) for k in columns})
+            batch.append(row)
             if len(batch) == 10000:
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                writer.write_table(parquet_table(batch, schema))
                 count += len(batch)
                 batch = []
         if batch or count == 0:
-            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            writer.write_table(parquet_table(batch, schema))
             count += len(batch)
     return count
 

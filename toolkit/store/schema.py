@@ -32,7 +32,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "without_indexes", "apply_schema", "missing_parts", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS", "DEAL_RATIO", "REAL_EXPRESSIONS", "deal_ratio"]
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 18
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -153,6 +153,10 @@ FEED_STATE_COLUMNS = {
     "changed_at": str,  # the last file ingested
     "snapshot": str,  # zone feeds: the newest snapshot file, which the next one is compared with
 }
+# The digest of the feed row each ingested listing or pending-delete row was last written from
+# (toolkit/ingest): a row of the next file with the same digest is that row unchanged, and only
+# its last sighting moves (v18).
+FEED_DIGEST_COLUMNS = {"kind": str, "id": int, "digest": int}  # kind: listing | pending_delete, as raw_records
 # What each auction the mirror saw end came to (store/results.py derives it after each load).
 RESULT_COLUMNS = {
     "listing_id": int,
@@ -357,10 +361,17 @@ def _note_change(row: str) -> str:
             "ON CONFLICT(id) DO UPDATE SET generation = excluded.generation; " + _BUMP + "END")  # fmt: skip
 
 
+# An update of a listing's last sighting alone (a feed's unchanged row, v18) changes no column
+# the columnar index holds: it bumps the generation without noting the listing as changed.
+SEEN_COLUMN = "last_seen_at"
+_NOTED_COLUMNS = ", ".join(c for c in LISTING_COLUMNS if c != SEEN_COLUMN)
+
 # name -> (table, body)
 CHANGE_TRIGGERS = {
     "listings_changes_insert": ("listings", "AFTER INSERT ON listings BEGIN " + _note_change("new")),
-    "listings_changes_update": ("listings", "AFTER UPDATE ON listings BEGIN " + _note_change("new")),
+    "listings_changes_update": ("listings", f"AFTER UPDATE OF {_NOTED_COLUMNS} ON listings BEGIN "
+                                + _note_change("new")),  # fmt: skip
+    "listings_seen_update": ("listings", f"AFTER UPDATE OF {SEEN_COLUMN} ON listings BEGIN {_BUMP}END"),
     "listings_changes_rekey": ("listings", "AFTER UPDATE OF id ON listings WHEN old.id IS NOT new.id BEGIN "
                                + _note_change("old")),  # fmt: skip
     "listings_changes_delete": ("listings", "AFTER DELETE ON listings BEGIN " + _note_change("old")),
@@ -499,7 +510,9 @@ _DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _mi
 # (`auction_results`, store/results.py) and the live listings' price ranges (`listing_values`);
 # v15 the price ranges as columns of the listings (`value_low`, ...), the trigram index's
 # update trigger narrowed to a changed name; v16 the watched names and their stages
-# (`watched_names`, `name_stages`).
+# (`watched_names`, `name_stages`); v18 the feed rows' digests (`feed_digests`) and a listing's
+# last sighting updated alone noted as a write but not as a change of the listing (v17 is
+# another change's number: versions only grow, and nothing here reads what v17 adds).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -547,7 +560,7 @@ def _fingerprint() -> str:
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES, CHANGE_INDEXES,
                 CHANGE_TRIGGERS, PACKED_COLUMNS, PACKED_CODEC_COLUMNS, PACKED_INDEXES, PACKED_NAMES, FEED_STATE_COLUMNS,
                 RESULT_COLUMNS, RESULT_INDEXES, FTS_UPDATE_TRIGGERS, WATCHED_NAME_COLUMNS, NAME_STAGE_COLUMNS,
-                NAME_STAGE_INDEXES)  # fmt: skip
+                NAME_STAGE_INDEXES, FEED_DIGEST_COLUMNS)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
 
@@ -615,6 +628,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _table(db, "auction_results", RESULT_COLUMNS, "listing_id")  # v14
     _table(db, "watched_names", WATCHED_NAME_COLUMNS, "name")  # v16
     _table(db, "name_stages", NAME_STAGE_COLUMNS, "id")
+    _table(db, "feed_digests", FEED_DIGEST_COLUMNS, ("kind", "id"))  # v18
     conn.execute(PACKED_NAMES)  # keyed by name, with no rowid: a name's lookup without an index beside it
     for version in sorted(_DATA_MIGRATIONS):
         if before < version:

@@ -337,6 +337,7 @@ def _save_all(
     keep_raw: bool,
     batch_size: int,
     normalized: bool = False,
+    canonical: bool = False,
     in_batch: Callable[[list[tuple], dict[int, tuple], str], None] | None = None,
     commit_with: Callable[[sqlite3.Connection], None] | None = None,
 ) -> WriteCounts:
@@ -345,7 +346,8 @@ def _save_all(
 
     `normalized` records are rows already made by `listing_row` / `pending_row` and turned
     into tuples by `listing_values` / `pending_values` (with this origin and observed_at),
-    e.g. in a worker process: they have no raw record."""
+    e.g. in a worker process: they have no raw record. `canonical` records carry stored types
+    already (see `listing_row`)."""
     if normalized and keep_raw:
         raise ValueError("normalized rows are not records as received: pass keep_raw=False")
     observed_at = observed_at or utc_now()
@@ -356,7 +358,8 @@ def _save_all(
             pairs = [(row, None) for row in batch]
         else:
             pairs = [
-                (values(kind.to_row(rec, origin=origin, observed_at=observed_at)), _unknown_fields(rec, kind) if keep_raw else None)
+                (values(kind.to_row(rec, origin=origin, observed_at=observed_at, canonical=canonical)),
+                 _unknown_fields(rec, kind) if keep_raw else None)
                 for rec in batch
             ]  # fmt: skip
         with conn:
@@ -394,6 +397,7 @@ def save_listings(
     normalized: bool = False,
     commit_with: Callable[[sqlite3.Connection], None] | None = None,
     flag_jumps: bool = True,
+    canonical: bool = False,
 ) -> WriteCounts:
     """Upsert listing records; a history row for each new listing and each change of a price
     field or a metric. `commit_with(conn)` runs inside each batch's transaction (a sync's
@@ -431,7 +435,7 @@ def save_listings(
             flag_metric_jumps(conn, rising)
 
     return _save_all(conn, _LISTINGS, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
-                     batch_size=batch_size, normalized=normalized, in_batch=write_history,
+                     batch_size=batch_size, normalized=normalized, canonical=canonical, in_batch=write_history,
                      commit_with=commit_with)  # fmt: skip
 
 
@@ -445,10 +449,11 @@ def save_pending(
     batch_size: int = 1000,
     normalized: bool = False,
     commit_with: Callable[[sqlite3.Connection], None] | None = None,
+    canonical: bool = False,
 ) -> WriteCounts:
-    """Upsert pending-delete records (`commit_with` as for `save_listings`)."""
+    """Upsert pending-delete records (`commit_with`, `canonical` as for `save_listings`)."""
     return _save_all(conn, _PENDING, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
-                     batch_size=batch_size, normalized=normalized, commit_with=commit_with)  # fmt: skip
+                     batch_size=batch_size, normalized=normalized, canonical=canonical, commit_with=commit_with)  # fmt: skip
 
 
 def close_listings(conn: sqlite3.Connection, ids: Iterable[int], *, closed_at: str | None = None,
