@@ -114,6 +114,8 @@ def test_export_writes_every_matching_row(synthetic_db, mirror, tmp_path, fmt):
         table = pq.read_table(out)
         ids = table.column("id").to_pylist()
         assert table.schema.field("is_spammy").type == "bool"
+        assert table.schema.field("live_mid").type == "double"  # both ranges are fields of the export
+        assert any(v is not None for v in table.column("live_mid").to_pylist())
     assert ids == expected and len(ids) > 10
 
 
