@@ -141,6 +141,13 @@ def test_readers_read_while_a_writer_holds_a_transaction(tmp_path):
     assert results == [before] and before > 0
 
 
+def _stamp_version(conn: sqlite3.Connection, version: int) -> None:
+    """Make a mirror read as one of an older schema version (its declarations forgotten)."""
+    conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.commit()
+
+
 def _listing(**overrides):
     record = {"id": 1, "name": "Example.CO.UK", "source": "sedo", "type": "auction", "price": 10, "bids_count": 0,
               "auction_end_date": "2026-12-01T10:00:00+00:00", "created_at": "2026-11-01T00:00:00Z"}  # fmt: skip
@@ -320,9 +327,7 @@ def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_
     conn.execute('CREATE TRIGGER listings_au AFTER UPDATE ON listings BEGIN INSERT INTO listings_fts (listings_fts, '
                  "rowid, name) VALUES('delete', old.rowid, old.name); INSERT INTO listings_fts (rowid, name) "
                  "VALUES (new.rowid, new.name); END")
-    conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
-    conn.execute("PRAGMA user_version = 14")
-    conn.commit()
+    _stamp_version(conn, 14)
 
     upgraded = Mirror(path, clock=fixed_clock)
     db = upgraded.connection()
@@ -356,9 +361,7 @@ def test_a_v16_mirror_gains_the_reported_sales_and_the_live_estimate_and_keeps_i
     for column in ("live_low", "live_mid", "live_high"):
         conn.execute(f"ALTER TABLE listings DROP COLUMN {column}")
     conn.execute("DROP TABLE reported_sales")
-    conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
-    conn.execute("PRAGMA user_version = 16")
-    conn.commit()
+    _stamp_version(conn, 16)
 
     upgraded = Mirror(path, clock=fixed_clock)
     db = upgraded.connection()
