@@ -182,7 +182,7 @@ def test_a_listing_synced_between_two_trainings_is_valued_with_the_kept_model(la
                                       [10**9]).fetchone()  # fmt: skip
         kept = conn.execute("SELECT value_mid FROM listings WHERE id = ?", [template["id"]]).fetchone()[0]
     assert low <= mid <= high and kept == template["value_mid"]  # the others keep theirs
-    assert said == [f"appraise: ranges for 1 new listing, with the model learnt from {trained_on:,} sold auctions"]
+    assert said == [f"appraise: ranges for 1 new listing, with the model learnt from {trained_on:,} sales"]
 
 
 # -- every shape of mirror a user has -----------------------------------------------------------
@@ -358,3 +358,19 @@ def test_auctions_with_bids_get_a_live_estimate_and_the_deal_reads_it(lapse, tmp
         low, now_eur = conn.execute("SELECT live_low, effective_price_eur FROM listings WHERE id = ?",
                                     [listing_id]).fetchone()  # fmt: skip
     assert low >= round(now_eur, 2) > round(eur, 2)
+
+
+def test_a_model_kept_by_an_older_toolkit_waits_for_the_next_training(model, tmp_path):
+    import copy
+    import pickle
+
+    from toolkit.analysis.appraise import _load_model, model_path, value_new
+
+    with Mirror(tmp_path / "m.db") as mirror:
+        model_path(mirror).write_bytes(pickle.dumps(model))
+        assert _load_model(mirror) is not None
+        older = copy.copy(model)
+        for name in ("features", "words", "live"):  # what a model of schema v16 did not have
+            older.__dict__.pop(name)
+        model_path(mirror).write_bytes(pickle.dumps(older))
+        assert _load_model(mirror) is None and value_new(mirror) == 0

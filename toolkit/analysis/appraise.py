@@ -317,12 +317,14 @@ def _save_model(mirror: Any, model: PriceModel | None) -> None:
 
 
 def _load_model(mirror: Any) -> PriceModel | None:
-    """The model `appraise` last kept, or None (none kept, or one this toolkit cannot read)."""
+    """The model `appraise` last kept, or None (none kept, or one this toolkit cannot read:
+    a model kept by an older toolkit has other features, and waits for the next training)."""
     try:
         model = pickle.loads(model_path(mirror).read_bytes())
     except (OSError, pickle.UnpicklingError, AttributeError, ImportError, EOFError, TypeError, ValueError):
         return None
-    return model if isinstance(model, PriceModel) else None
+    current = isinstance(model, PriceModel) and all(hasattr(model, name) for name in ("features", "words", "live"))
+    return model if current else None
 
 
 def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = True) -> dict[str, Any]:
@@ -483,8 +485,10 @@ def backtest(mirror: Any, *, until: str | date | None = None, max_iter: int = 20
     sales, the peers (one range for every name, the venue x TLD x length lookup), Estibot's
     appraisal and GoValue where present, and the live estimate 24 hours before the end."""
     if until is None:
-        last = _sales_frame(mirror)["ended_at"].max() if _sold_count(mirror) else None
-        if last is None or last != last:
+        last = mirror.connection().execute(
+            f"SELECT max(last) FROM (SELECT max(r.ended_at) AS last FROM auction_results r WHERE {_SOLD} UNION ALL "
+            "SELECT max(sold_on) || 'T00:00:00Z' FROM reported_sales WHERE price_eur IS NOT NULL)").fetchone()[0]  # fmt: skip
+        if last is None:
             return Backtest("-", 0, 0, None, None, None)
         until = (datetime.fromisoformat(last.replace("Z", "+00:00")) - timedelta(days=7)).date().isoformat()
     until = until.isoformat() if isinstance(until, date) else str(until)
@@ -590,9 +594,9 @@ def appraise_if_due(mirror: Any, say: Callable[[str], None] = print) -> dict[str
         valued = value_new(mirror)
         if valued:
             say(f"appraise: ranges for {valued:,} new listing{'s' if valued != 1 else ''}, with the model learnt from "
-                f"{last:,} sold auctions")
+                f"{last:,} sales")
         return None
     summary = appraise(mirror)
-    say(f"appraise: ranges for {summary['valued']:,} listings, learnt from {summary['trained_on']:,} sold auctions"
+    say(f"appraise: ranges for {summary['valued']:,} listings, learnt from {summary['trained_on']:,} sales"
         + (f"; {coverage_note(summary)}" if coverage_note(summary) else ""))
     return summary

@@ -96,14 +96,19 @@ def word_price_table(words: Iterable[tuple[str, ...]], log_prices: Iterable[floa
 
 
 def _lookup(words: list[tuple[str, ...]], table: dict[str, tuple[float, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each label's words' medians, weighted by their sales, and the log of those sales."""
+    import pandas as pd
+
+    held = pd.Series(words, dtype=object).map(lambda w: tuple(set(w))).explode().dropna()
+    found = held.map(table).dropna()
     median = np.full(len(words), np.nan)
     count = np.zeros(len(words))
-    for i, held in enumerate(words):
-        hits = [table[w] for w in set(held) if w in table]
-        if hits:
-            n = sum(h[1] for h in hits)
-            median[i] = sum(h[0] * h[1] for h in hits) / n  # the words' medians, weighted by their sales
-            count[i] = n
+    if not found.empty:
+        prices = pd.DataFrame(found.tolist(), index=found.index, columns=["median", "sales"])
+        sums = (prices["median"] * prices["sales"]).groupby(level=0).sum()
+        sales = prices["sales"].groupby(level=0).sum()
+        median[sales.index.to_numpy()] = (sums / sales).to_numpy()
+        count[sales.index.to_numpy()] = sales.to_numpy()
     return median, np.log1p(count)
 
 
