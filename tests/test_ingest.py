@@ -880,6 +880,9 @@ def test_edt_ingest_sales_reads_namebio_and_dnjournal_files_once(tmp_path):
     assert first.exit_code == 0 and first.output == f"{namebio}: 3 reported sales read, 3 new\n", first.output
     again = CliRunner().invoke(cli, ["ingest", "sales", "--file", str(namebio), "--db", str(db)])
     assert again.output == f"{namebio}: 3 reported sales read, 0 new (3 already kept)\n"  # nothing doubled
+    packed = tmp_path / "namebio.csv.gz"  # the same export gzipped: read as a stream, nothing doubled either
+    packed.write_bytes(__import__("gzip").compress(NAMEBIO.encode()))
+    assert CliRunner().invoke(cli, ["ingest", "sales", str(packed), "--db", str(db)]).output.endswith("0 new (3 already kept)\n")
     assert CliRunner().invoke(cli, ["ingest", "sales", str(dnjournal), "--db", str(db)]).exit_code == 0
     rows = _sales_rows(db)
     assert len(rows) == 6
@@ -899,6 +902,7 @@ def test_edt_ingest_sales_reads_namebio_and_dnjournal_files_once(tmp_path):
     ("Domain,Price,Date\nok.com,100,01/02/2020\n", 2, "'01/02/2020' is not a date"),
     ("Domain,Price,Date\nok.com,$100 EUR,2020-01-01\n", 2, "more than one currency"),
     ("Name,Amount\nok.com,100\n", 1, "no date column in the header"),
+    ("\n\n", 1, "the file is empty"),
 ])  # fmt: skip
 def test_a_bad_sales_row_names_its_line_exits_2_and_writes_nothing(tmp_path, body, line, problem):
     from click.testing import CliRunner

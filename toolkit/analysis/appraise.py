@@ -266,7 +266,7 @@ def train(mirror: Any, *, ended_before: str | None = None, max_iter: int = 200) 
     outside = np.maximum(low - target[cut:], target[cut:] - high)
     level = min(1.0, (QUANTILES[2] - QUANTILES[0]) * (1 + 1 / len(outside)))
     model.widen = float(np.quantile(outside, level, method="higher"))
-    model.live = train_live(mirror, ended_before=ended_before, max_iter=max_iter)
+    model.live = train_live(mirror, ended_before=ended_before)
     return model
 
 

@@ -17,13 +17,20 @@ A price is US dollars unless the row says otherwise (a `currency` column, or a `
 three-letter code beside the amount). The rows go to `reported_sales`, apart from the auctions
 the mirror saw end, each with the file it came from; a sale already kept (same name, day,
 price, currency and venue) is not written again. One bad row stops the import: the error
-names the file and line, and nothing of the file is written (the rows are written as they
-are read, in one transaction, so a file of any length takes no more memory than a batch).
+names the file and line, and nothing of the file is written. The file (plain, gzip, or a zip
+of one file) is read as a stream and its rows written as they are read, in one transaction: a
+file of any length takes no more memory than a batch of rows.
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
+import io
 import re
+import zipfile
+import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +39,7 @@ from typing import Any, Iterator
 from ..names import split_domain
 from ..store.fields import iso_timestamp
 from ..store.results import save_reported_sales
-from .common import BadRow, IngestError, clean_domain, csv_table, header_key, parse_day, read_feed
+from .common import BadRow, IngestError, clean_domain, header_key, parse_day
 
 __all__ = ["SalesReport", "ingest_sales", "read_sales", "COLUMNS"]
 
@@ -91,12 +98,64 @@ def _day(text: str) -> str:
         raise
 
 
-def read_sales(path: str | Path) -> tuple[str, Iterator[dict[str, Any]]]:
-    """The file's name as errors cite it, and its sales as they are read (dicts with name, tld,
-    sold_on, price, currency, venue); an `IngestError` naming the file and line for a file
-    without the needed columns or for the first bad row."""
-    feed = read_feed(path)
-    header, rows = csv_table(feed)
+@contextmanager
+def _text(path: Path) -> Iterator[Any]:
+    """The file as text read as it is used: plain, gzip, or the one data file of a zip."""
+    raw = path.open("rb")
+    try:
+        magic = raw.read(2)
+        raw.seek(0)
+        if magic == b"PK":
+            archive = zipfile.ZipFile(raw)
+            members = [i for i in archive.infolist() if not i.is_dir()]
+            if len(members) != 1:
+                raise IngestError(str(path), None, f"the archive holds {len(members)} files",
+                                  "pass an archive of one sales file, or unzip it and pass the file")  # fmt: skip
+            stream: Any = archive.open(members[0])
+        elif magic == b"\x1f\x8b":
+            stream = gzip.open(raw)
+        else:
+            stream = raw
+        yield io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
+    except zipfile.BadZipFile as exc:
+        raise IngestError(str(path), None, f"not a readable zip archive ({exc})", "download the file again") from None
+    finally:
+        raw.close()
+
+
+def _rows(path: Path, text: Any) -> Iterator[tuple[int, list[str]]]:
+    """(line, cells) of each non-empty row, the delimiter the header uses most (, ; tab |)."""
+    first = ""
+    number = 0
+    try:
+        for number, first in enumerate(text, start=1):
+            if first.strip():
+                break
+        if not first.strip():
+            return  # an empty file
+        delimiter = max(",;\t|", key=first.count)
+        yield number, [c.strip() for c in next(csv.reader([first], delimiter=delimiter, skipinitialspace=True))]
+        reader = csv.reader(text, delimiter=delimiter, skipinitialspace=True)
+        for cells in reader:
+            if cells and any(c.strip() for c in cells):
+                yield number + reader.line_num, cells
+    except UnicodeDecodeError as exc:
+        raise IngestError(str(path), None, f"not UTF-8 text (byte {exc.object[exc.start]:#04x})",
+                          "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None  # fmt: skip
+    except (csv.Error, EOFError, OSError, zlib.error) as exc:
+        raise IngestError(str(path), None, f"unreadable ({exc})", "check the file's quoting, or download it again") from None
+
+
+def read_sales(path: str | Path, text: Any) -> Iterator[dict[str, Any]]:
+    """The sales of an open file's `text` as they are read (dicts with name, tld, sold_on,
+    price, currency, venue); an `IngestError` naming the file and line for a file without the
+    needed columns or for the first bad row."""
+    path = Path(path)
+    rows = _rows(path, text)
+    try:
+        _, header = next(rows)
+    except StopIteration:
+        raise IngestError(str(path), 1, "the file is empty", "pass the sales file with its header line") from None
     keys = [header_key(cell) for cell in header]
     where: dict[str, int] = {}
     for field, names in COLUMNS.items():
@@ -106,41 +165,41 @@ def read_sales(path: str | Path) -> tuple[str, Iterator[dict[str, Any]]]:
     missing = [f for f in REQUIRED if f not in where]
     if missing:
         wanted = {"name": "domain", "price": "price", "sold_on": "date"}
-        raise IngestError(feed.name, 1, f"no {' or '.join(wanted[f] for f in missing)} column in the header "
+        raise IngestError(str(path), 1, f"no {' or '.join(wanted[f] for f in missing)} column in the header "
                           f"({', '.join(header)})", "name the columns Domain, Price and Date (Venue and Currency "
                           "optional), as NameBio's export does")  # fmt: skip
-
-    def sales() -> Iterator[dict[str, Any]]:
-        for line, cells in rows:
-            try:
-                if len(cells) < len(header):
-                    raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
-                cell = {field: cells[i].strip() for field, i in where.items()}
-                name = clean_domain(cell["name"])
-                price, currency = _amount(cell["price"], cell.get("currency") or None)
-                yield {"name": name, "tld": split_domain(name)[1], "sold_on": _day(cell["sold_on"]), "price": price,
-                       "currency": currency, "venue": cell.get("venue", "")}  # fmt: skip
-            except BadRow as exc:
-                raise IngestError(feed.name, line, str(exc), "fix or remove the line; nothing of the file was "
-                                  "written") from None  # fmt: skip
-
-    return feed.name, sales()
+    for line, cells in rows:
+        try:
+            if len(cells) < len(header):
+                raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
+            cell = {field: cells[i].strip() for field, i in where.items()}
+            name = clean_domain(cell["name"])
+            price, currency = _amount(cell["price"], cell.get("currency") or None)
+            yield {"name": name, "tld": split_domain(name)[1], "sold_on": _day(cell["sold_on"]), "price": price,
+                   "currency": currency, "venue": cell.get("venue", "")}  # fmt: skip
+        except BadRow as exc:
+            raise IngestError(str(path), line, str(exc), "fix or remove the line; nothing of the file was "
+                              "written") from None  # fmt: skip
 
 
 def ingest_sales(mirror: Any, path: str | Path, *, now: Any = None) -> SalesReport:
     """Read the file's sales into `reported_sales` in one transaction (all or nothing)."""
-    name, sales = read_sales(path)
-    report = SalesReport(name)
+    path = Path(path)
+    report = SalesReport(str(path))
     stamp = iso_timestamp(now) if now is not None else iso_timestamp(datetime.now().astimezone().replace(microsecond=0))
-    origin = Path(str(path)).name
+    origin = path.name
     conn = mirror.connection()
-    with conn:
-        batch: list[dict[str, Any]] = []
-        for sale in sales:
-            batch.append(sale)
-            if len(batch) >= _BATCH:
-                report.new += save_reported_sales(conn, batch, origin=origin, imported_at=stamp)
-                report.read, batch = report.read + len(batch), []
-        report.new += save_reported_sales(conn, batch, origin=origin, imported_at=stamp)
-        report.read += len(batch)
+    try:
+        with _text(path) as text, conn:
+            batch: list[dict[str, Any]] = []
+            for sale in read_sales(path, text):
+                batch.append(sale)
+                if len(batch) >= _BATCH:
+                    report.new += save_reported_sales(conn, batch, origin=origin, imported_at=stamp)
+                    report.read, batch = report.read + len(batch), []
+            report.new += save_reported_sales(conn, batch, origin=origin, imported_at=stamp)
+            report.read += len(batch)
+    except OSError as exc:  # the file cannot be opened (the rows' own trouble is an IngestError)
+        raise IngestError(str(path), None, f"cannot read the file ({exc.strerror or exc})",
+                          "check the path and its permissions") from None  # fmt: skip
     return report
