@@ -86,8 +86,8 @@ def _features(frame: Any, today: date, words: dict[str, tuple[float, int]] | Non
     priced by the others)."""
     import pandas as pd
 
-    slds = frame["name"].map(lambda n: split_domain(n)[0])
-    out = label_features(slds)
+    parts = frame["name"].map(split_domain)  # (label, .tld) of each name, split once
+    out = label_features(parts.str[0])
     out.index = frame.index
     if words is not None or prices is not None:
         out["comps_word"], out["comps_word_n"] = word_prices(out["word_list"], prices, table=words)
@@ -101,7 +101,7 @@ def _features(frame: Any, today: date, words: dict[str, tuple[float, int]] | Non
     out["archive_age"] = (pd.Timestamp(today) - first).dt.days / 365.25
     for column in _LOGGED:
         out[column] = np.log1p(out[column].clip(lower=0))
-    tlds = frame["tld"].fillna(frame["name"].map(lambda n: split_domain(n)[1])).str.lstrip(".")
+    tlds = frame["tld"].fillna(parts.str[1]).str.lstrip(".")
     out["tld"] = tlds
     out["family"] = tlds.map(tld_family)
     out["source"] = frame["source"].fillna("").str.lower()
@@ -350,9 +350,7 @@ def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = Tr
                 "live": measured.live}}  # fmt: skip
     conn = mirror.connection()
     with conn:
-        save_values(conn, rows, stamp)
-        conn.execute("UPDATE listings SET live_low = NULL, live_mid = NULL, live_high = NULL WHERE live_mid IS NOT NULL")
-        save_live(conn, live)
+        save_values(conn, rows, stamp, live={r[0]: r[1:] for r in live})  # one write a listing: range and live estimate
         summary["seconds"] = round(time.perf_counter() - started, 1)  # the writing included
         conn.execute("INSERT INTO mirror_meta (key, value) VALUES ('value_model', ?) ON CONFLICT(key) DO UPDATE SET "
                      "value = excluded.value", [json.dumps(summary)])  # fmt: skip

@@ -119,14 +119,26 @@ def _place_next(conn: Any, stamp: str) -> None:
     )
 
 
-def save_values(conn: sqlite3.Connection | Any, rows: list[tuple[int, Any, Any, Any, str | None]], valued_at: str) -> int:
+def save_values(conn: sqlite3.Connection | Any, rows: list[tuple[int, Any, Any, Any, str | None]], valued_at: str,
+                live: dict[int, tuple[Any, Any, Any]] | None = None) -> int:
     """Write each listing's range, `(listing_id, low, mid, high, reason)` in EUR (a null
     range has its reason), stamped `valued_at`, in the caller's transaction when there is
-    one. Returns how many listings were written."""
+    one; with `live` (listing_id -> its live estimate's low, mid, high), each listing's live
+    estimate in the same statement (null for a listing `live` does not hold). Returns how
+    many listings were written."""
+    if live is None:
+        cursor = conn.executemany(
+            "UPDATE listings SET value_low = ?, value_mid = ?, value_high = ?, value_reason = ?, valued_at = ? WHERE id = ?",
+            [(low, mid, high, reason, valued_at, listing_id) for listing_id, low, mid, high, reason in rows],
+        )
+        return cursor.rowcount
+    none = (None, None, None)
     cursor = conn.executemany(
-        "UPDATE listings SET value_low = ?, value_mid = ?, value_high = ?, value_reason = ?, valued_at = ? WHERE id = ?",
-        [(low, mid, high, reason, valued_at, listing_id) for listing_id, low, mid, high, reason in rows],
-    )
+        "UPDATE listings SET value_low = ?, value_mid = ?, value_high = ?, value_reason = ?, valued_at = ?, "
+        "live_low = ?, live_mid = ?, live_high = ? WHERE id = ?",
+        [(low, mid, high, reason, valued_at, *live.get(listing_id, none), listing_id)
+         for listing_id, low, mid, high, reason in rows],
+    )  # fmt: skip
     return cursor.rowcount
 
 
