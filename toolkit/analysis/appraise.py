@@ -22,7 +22,7 @@ backtest, each saying where it came from.
 
 **The features**, all known before a sale (never its final bids): what the label says
 (analysis/namefeatures.py: its words and how common they are, its shape and letter/number
-pattern, and the prices of earlier sales sharing a word); the TLD, its family (legacy, new, a
+pattern, and the prices of the sales learnt from sharing a word); the TLD, its family (legacy, new, a
 country's) and the venue; Trust Flow, Citation Flow, referring domains, backlinks, Wayback
 snapshots and the archive's age; Estibot's appraisal; the price asked when first seen. A
 feature missing on every sale learnt from, or the same on all of them (a mirror filled by the

@@ -1,6 +1,6 @@
 """What a name's label says to an appraiser, as numbers and categories for the price model
 (analysis/appraise.py): its words and how common they are, its shape, and the prices of
-earlier sales that share one of its words.
+the sales that share one of its words.
 
     from toolkit.analysis.namefeatures import label_features
     label_features(["kettleharbor", "zx9", "bako"])   # one row per label
@@ -16,8 +16,9 @@ Why each is there (docs/guides/results.md says the same for users):
   sells as a brand; a run of consonants (`xkqz`) does not. `pattern` is the label's
   letter/number pattern when it is short (LLL for three letters, NNN for three digits, CVCV),
   else its kind (letters, digits, mixed, hyphenated).
-- `comps_word`, `comps_word_n` (`word_prices`): the median price of earlier sales that
-  share a word with the name, and how many there were: what the market paid for its words.
+- `comps_word`, `comps_word_n` (`word_prices`): the median price of the sales learnt from
+  that share a word with the name, and how many there were: what the market paid for its
+  words (each sale learnt from is priced by the others, never by itself).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-
 
 __all__ = ["LABEL_NUMERIC", "label_features", "word_prices", "word_price_table", "UNKNOWN_WORD"]
 
