@@ -124,6 +124,8 @@ def test_export_writes_every_matching_row(synthetic_db, mirror, tmp_path, fmt):
 
         kinds = duckdb.sql(f"SELECT DISTINCT typeof(auction_end_date), typeof(closed_at) FROM read_parquet('{out}')")
         assert kinds.fetchall() == [("TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE")]
+        assert table.schema.field("live_mid").type == "double"  # both ranges are fields of the export
+        assert any(v is not None for v in table.column("live_mid").to_pylist())
     assert ids == expected and len(ids) > 10
 
 

@@ -121,6 +121,11 @@ LISTING_EXTRA_FIELDS: dict[str, str] = {
     "value_high": "num",
     "value_reason": "str",
     "valued_at": "datetime",
+    # The live estimate of an auction with bids (analysis/appraise.py): an 80% range of its final
+    # price in EUR given what the bidding shows, never below the current bid; null otherwise.
+    "live_low": "num",
+    "live_mid": "num",
+    "live_high": "num",
     "live_until": "str",
 }
 
