@@ -388,3 +388,22 @@ def test_a_model_kept_by_an_older_toolkit_waits_for_the_next_training(model, tmp
             older.__dict__.pop(name)
         model_path(mirror).write_bytes(pickle.dumps(older))
         assert _load_model(mirror) is None and value_new(mirror) == 0
+
+
+def test_packing_and_archiving_change_nothing_the_model_learns_or_scores(lapse, tmp_path):
+    """The sales' listings and their bidding are read where `edt archive` put them (packed in
+    the mirror, in the Parquet archive): the same backtest, to the last figure."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    copy = tmp_path / "put-away.db"
+    shutil.copy(lapse, copy)
+    done = CliRunner().invoke(cli, ["archive", "--db", str(copy), "--closed-before", "10d", "--pack-after", "3d"])
+    assert done.exit_code == 0 and "archived " in done.output and "packed " in done.output, done.output
+    with Mirror(lapse) as plain, Mirror(copy) as put_away:
+        before, after = backtest(plain), backtest(put_away)
+    assert (after.scored, after.coverage, after.median_abs_eur) == (before.scored, before.coverage, before.median_abs_eur)
+    assert after.live == before.live and after.live["auctions"] > 100

@@ -237,3 +237,15 @@ def test_schedule_next_says_the_api_jobs_wait_for_a_key(tmp_path):
     assert "No API key: the API jobs do not run" in keyless and "daily at 07:00" in keyless
     keyed = run("schedule", "--next", "--db", str(tmp_path / "m.db"), env={**env, "EDT_API_KEY": "k"}).output
     assert "not without an API key" not in keyed and "No API key" not in keyed
+
+
+def test_every_listing_record_says_its_deal_as_deal_min_and_sort_read_it(synthetic_db, mirror):
+    result = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "deal_min=1", "sort=-deal", "--format", "json"])
+    data = json.loads(result.stdout)["data"]
+    deals = [r["deal"] for r in data]
+    assert data and all(d is not None and d >= 1 for d in deals) and deals == sorted(deals, reverse=True)
+    for r in data:
+        middle = r["live_mid"] if r["live_mid"] is not None else r["value_mid"]
+        assert r["deal"] == round(middle / r["effective_price_eur"], 3)
+    frame = mirror.domains_df({"deal_min": "1"}, columns=["id", "deal"])
+    assert dict(zip(frame["id"], frame["deal"].round(3))).items() >= {r["id"]: r["deal"] for r in data}.items()

@@ -175,8 +175,9 @@ def _sales_frame(mirror: Any, *, ended_before: str | None = None, ended_from: st
     auctions = pd.read_sql_query(
         f"SELECT r.listing_id, r.name, r.tld, r.source, r.ended_at, r.final_price_eur, r.currency, {_LISTING_FEATURES}, "
         "(SELECT h.price FROM listing_history h WHERE h.listing_id = r.listing_id ORDER BY h.observed_at LIMIT 1) "
-        f"AS first_price, 'auction' AS origin FROM auction_results r LEFT JOIN listings l ON l.id = r.listing_id "
-        f"WHERE {' AND '.join(where)}", conn, params=args)  # fmt: skip
+        f"AS first_price, 'auction' AS origin, l.id IS NULL AS put_away FROM auction_results r "
+        f"LEFT JOIN listings l ON l.id = r.listing_id WHERE {' AND '.join(where)}", conn, params=args)  # fmt: skip
+    auctions = _with_put_away_listings(mirror, auctions).drop(columns="put_away")
     reported = pd.read_sql_query(
         "SELECT NULL AS listing_id, name, tld, venue AS source, sold_on || 'T00:00:00Z' AS ended_at, "
         "price_eur AS final_price_eur, currency, origin FROM reported_sales "
@@ -189,6 +190,35 @@ def _sales_frame(mirror: Any, *, ended_before: str | None = None, ended_from: st
             frame[column] = None
     frame = frame.sort_values(["ended_at", "name"], kind="stable").reset_index(drop=True)
     return _with_eur(frame)
+
+
+_FEATURE_COLUMNS = [c.removeprefix("l.") for c in _LISTING_FEATURES.split(", ")]
+
+
+def _with_put_away_listings(mirror: Any, auctions: Any) -> Any:
+    """The metrics and first asking price of the sold auctions whose listing was packed or
+    archived (`edt archive`): read from there, as a plain listing's are from SQLite."""
+    import pandas as pd
+
+    from ..store.archive import archived_rows
+
+    away = auctions["put_away"].astype(bool).to_numpy()
+    if not away.any():
+        return auctions
+    ids = [int(i) for i in auctions.loc[away, "listing_id"]]
+    conn = mirror.connection()
+    listed = pd.DataFrame(archived_rows(mirror.path, "listings", "id", ids, ["id", *_FEATURE_COLUMNS], conn=conn),
+                          columns=["listing_id", *_FEATURE_COLUMNS]).drop_duplicates("listing_id")  # fmt: skip
+    history = pd.DataFrame(archived_rows(mirror.path, "listing_history", "listing_id", ids,
+                                         ["listing_id", "observed_at", "price"], conn=conn),
+                           columns=["listing_id", "observed_at", "first_price"])  # fmt: skip
+    first = history.sort_values("observed_at").drop_duplicates("listing_id")[["listing_id", "first_price"]]
+    found = auctions.loc[away, ["listing_id"]].merge(listed, how="left").merge(first, how="left")
+    auctions = auctions.copy()
+    for column in [*_FEATURE_COLUMNS, "first_price"]:
+        auctions[column] = auctions[column].astype(object)
+        auctions.loc[away, column] = found[column].to_numpy(dtype=object)
+    return auctions
 
 
 def _sold_count(mirror: Any) -> int:

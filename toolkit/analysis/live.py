@@ -117,6 +117,8 @@ def training_frame(mirror: Any, *, ended_before: str | None = None, ended_from: 
         "LEFT JOIN listings l ON l.id = r.listing_id "
         f"WHERE {' AND '.join(where)} AND h.bids_count > 0 AND h.max_bid > 0",
         mirror.connection(), params=args)  # fmt: skip
+    frame = pd.concat([f for f in (frame, _put_away_sightings(mirror, where, args)) if not f.empty] or [frame],
+                      ignore_index=True)  # fmt: skip
     if frame.empty:
         return frame
     frame["bid_eur"] = frame["max_bid"] * frame["rate"]
@@ -125,6 +127,31 @@ def training_frame(mirror: Any, *, ended_before: str | None = None, ended_from: 
     frame["hours_listed"] = _hours(frame["observed_at"], first)
     frame["source"] = frame["source"].fillna("")
     return frame
+
+
+def _put_away_sightings(mirror: Any, where: list[str], args: list[Any]) -> Any:
+    """`training_frame`'s rows for the sold auctions whose listing was packed or archived
+    (`edt archive`): their sightings read from there, as a plain listing's are from SQLite."""
+    import pandas as pd
+
+    from ..store.archive import archived_rows
+
+    conn = mirror.connection()
+    results = pd.read_sql_query(
+        "SELECT r.listing_id, r.source, r.ended_at, r.final_price_eur, r.final_price_eur / r.final_price AS rate "
+        f"FROM auction_results r WHERE {' AND '.join(where)} AND NOT EXISTS "
+        "(SELECT 1 FROM listings l WHERE l.id = r.listing_id)", conn, params=args)  # fmt: skip
+    if results.empty:
+        return results
+    ids = [int(i) for i in results["listing_id"]]
+    seen = pd.DataFrame(archived_rows(mirror.path, "listing_history", "listing_id", ids,
+                                      ["listing_id", "observed_at", "max_bid", "bids_count"], conn=conn),
+                        columns=["listing_id", "observed_at", "max_bid", "bids"])  # fmt: skip
+    first = pd.DataFrame(archived_rows(mirror.path, "listings", "id", ids, ["id", "first_seen_at"], conn=conn),
+                         columns=["listing_id", "first_seen_at"]).drop_duplicates("listing_id")  # fmt: skip
+    rows = results.merge(seen, on="listing_id").merge(first, on="listing_id", how="left")
+    keep = (rows["observed_at"] < rows["ended_at"]) & (rows["bids"].fillna(0) > 0) & (rows["max_bid"].fillna(0) > 0)
+    return rows[keep]
 
 
 def train_live(mirror: Any, *, ended_before: str | None = None, max_iter: int = _ITERATIONS) -> LiveModel | None:
