@@ -460,6 +460,9 @@ def load_frames(db_path: str | os.PathLike[str], now: datetime, where: str = "1"
             values = frame[column]
             if values.dtype == object and values.map(lambda v: v is None or isinstance(v, (int, float))).all():
                 frame[column] = pd.to_numeric(values)
+    # `deal`, a field every record carries and no column holds: as the query layer writes it
+    eur = listings["effective_price_eur"]
+    listings["deal"] = (listings["live_mid"].fillna(listings["value_mid"]) / eur).where(eur > 0).round(3)
     listing_columns = list(LISTING_EXPORT)
     return Frames(listings, pending, listing_columns, list(PENDING_OUTPUT), time.perf_counter() - started)
 

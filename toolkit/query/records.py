@@ -7,7 +7,14 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
-from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS, from_db
+from ..store.fields import (
+    LISTING_DERIVED_FIELDS,
+    LISTING_EXTRA_FIELDS,
+    LISTING_FIELDS,
+    PENDING_EXTRA_FIELDS,
+    PENDING_FIELDS,
+    from_db,
+)
 from ..store.schema import deal_ratio
 from ..store.writer import age_in_years
 
@@ -34,7 +41,7 @@ LISTING_STORED: dict[str, str] = {
     **LISTING_FIELDS,
     **{k: v for k, v in LISTING_EXTRA_FIELDS.items() if k != "live_until"},
 }
-LISTING_DERIVED: dict[str, str] = {"deal": "num"}
+LISTING_DERIVED: dict[str, str] = LISTING_DERIVED_FIELDS
 LISTING_OUTPUT: dict[str, str] = {**LISTING_STORED, **LISTING_DERIVED}
 # The columns of an export of listings (`historical_traffic`, a monthly series, only on request).
 LISTING_EXPORT: dict[str, str] = {k: v for k, v in LISTING_OUTPUT.items() if k != "historical_traffic"}

@@ -26,7 +26,7 @@ from ..signals.inflation import METRICS, flag_metric_jumps
 from ..signals.spam import current_dictionary, record_fingerprint, stored_fingerprint
 from .meta import bump_generation
 from .reflag import reflag
-from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_FIELDS, converters, iso_date, iso_timestamp
+from .fields import LISTING_DERIVED_FIELDS, LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_FIELDS, converters, iso_date, iso_timestamp
 from .schema import LISTING_COLUMNS, PENDING_COLUMNS
 
 __all__ = [
@@ -262,6 +262,7 @@ class _Kind:
     # (column, the columns it derives from): a stored row keeps its value while they are the
     # same (a EUR price keeps the rate of the day its price was first seen)
     kept_while_same: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    derived: tuple[str, ...] = ()  # fields of a record worked out from the others: not kept as raw
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -275,7 +276,8 @@ _LISTINGS = _Kind("listings", LISTING_COLUMNS, _LISTING_UPSERT, "listing", listi
                   kept=("metrics_jumped", "metrics_jump", *VALUE_FIELDS), kept_unless_given=ARCHIVE_FIELDS,
                   kept_while_same=(("price_eur", ("price", "currency")),
                                    ("effective_price_eur", ("effective_price", "currency")),
-                                   *((field, _BIDDING) for field in LIVE_FIELDS)))  # fmt: skip
+                                   *((field, _BIDDING) for field in LIVE_FIELDS)),
+                  derived=tuple(LISTING_DERIVED_FIELDS))  # fmt: skip
 _PENDING = _Kind("pending_delete", PENDING_COLUMNS, _PENDING_UPSERT, "pending_delete", pending_row)
 listing_values = itemgetter(*_LISTINGS.names)  # a listing_row dict -> the tuple the writer takes
 pending_values = itemgetter(*_PENDING.names)
@@ -284,7 +286,7 @@ pending_values = itemgetter(*_PENDING.names)
 def _unknown_fields(record: dict[str, Any], kind: _Kind) -> str | None:
     """The record's fields the table has no column for, as JSON (None when it has none):
     what `raw_records` keeps so that nothing the remote sends is lost."""
-    extra = {k: v for k, v in record.items() if k not in kind.columns}
+    extra = {k: v for k, v in record.items() if k not in kind.columns and k not in kind.derived}
     return json.dumps(extra, ensure_ascii=False) if extra else None
 
 
