@@ -82,6 +82,8 @@ def _option_row(param: click.Parameter) -> list[Any]:
         return [f"`{param.human_readable_name}`", "argument" + (", required" if param.required else ""), ""]
     names = ", ".join(f"`{n}`" for n in [*param.opts, *param.secondary_opts])
     default = param.default if param.show_default or isinstance(param.default, (int, float, str)) else None
+    if isinstance(param.show_default, str):  # said in words (`--db`: where it is looked for)
+        return [names, _cell(param.help or ""), param.show_default]
     if callable(default) or isinstance(param.default, bool) or param.default in ((), None, ""):
         default = None
     return [names, _cell(param.help or ""), "" if default is None else f"`{default}`"]
@@ -125,13 +127,14 @@ def _type_text(schema: dict[str, Any]) -> str:
 
 
 def fields() -> str:
+    from toolkit.query.records import LISTING_DERIVED
     from toolkit.serve.openapi import build_openapi
     from toolkit.store.fields import LISTING_EXTRA_FIELDS, PENDING_EXTRA_FIELDS
     from toolkit.store.labels import LISTING_LABELS, PENDING_LABELS
 
     schemas = build_openapi()["components"]["schemas"]
     out = []
-    records = (("Domain", "listings", LISTING_EXTRA_FIELDS, LISTING_LABELS),
+    records = (("Domain", "listings", {**LISTING_EXTRA_FIELDS, **LISTING_DERIVED}, LISTING_LABELS),
                ("PendingDeleteDomain", "pending_delete", PENDING_EXTRA_FIELDS, PENDING_LABELS))
     for title, table, extra, labels in records:
         props = schemas[title]["properties"]

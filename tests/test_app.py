@@ -1094,11 +1094,10 @@ def test_the_domain_page_of_a_sold_auction_says_sold_and_its_price(lapse_db):
     assert "Ends in" not in said and "Live" not in [m.label for m in at.metric]
 
 
-def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_ranges(lapse_db, monkeypatch):
+def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_ranges(lapse_db):
     """Time left; the current bid in its currency and EUR against the pre-auction range with its
-    coverage; and the live estimate beside it once the record carries one (fields live_*, which
-    the pricing's live estimate adds)."""
-    from toolkit.analysis.appraise import coverage_note, value_model
+    coverage; and for an auction with bids the live estimate (live_low, live_high) before it."""
+    from toolkit.analysis.appraise import coverage_note, live_coverage_note, value_model
 
     name, end, low, high = _one(lapse_db, "SELECT name, auction_end_date, value_low, value_high FROM listings "
                                           "WHERE type = 'auction' AND bids_count > 2 AND value_low IS NOT NULL AND "
@@ -1115,21 +1114,17 @@ def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_range
     assert metrics["Pre-auction range (EUR)"] == f"{low:,.0f} – {high:,.0f}" and "Current bid" in metrics
     note = coverage_note(value_model(Mirror(lapse_db)))
     assert any(f"Pre-auction range: {note}." in c.value and "EUR: " in c.value for c in at.caption)
-    real = Mirror.get_domain
-
-    def with_live_estimate(self, listing_id, plan=None):  # the fields the live estimate adds, played
-        found = real(self, listing_id, plan)
-        found["data"] |= {"live_value_low": 400.0, "live_value_mid": 520.0, "live_value_high": 700.0,
-                          "live_value_note": "80% range given the bids so far, right 81% of the time"}
-        return found
-
-    monkeypatch.setattr(Mirror, "get_domain", with_live_estimate)
-    both = app("detail", name=name)
+    # An auction with bids carries the live estimate (edt appraise): shown first, with its own coverage.
+    bid_name, live_low, live_high = _one(lapse_db, "SELECT name, live_low, live_high FROM listings WHERE live_mid IS "
+                                                   "NOT NULL AND value_low IS NOT NULL AND closed_at IS NULL ORDER BY "
+                                                   "bids_count DESC LIMIT 1")  # fmt: skip
+    both = app("detail", name=bid_name)
     no_exception(both)
     metrics = {m.label: m.value for m in both.metric}
-    assert metrics["Live estimate (EUR)"] == "400 – 700"
-    assert metrics["Pre-auction range (EUR)"] == f"{low:,.0f} – {high:,.0f}"
-    assert any("Live estimate: 80% range given the bids so far" in c.value for c in both.caption)
+    assert list(metrics)[2:4] == ["Live estimate (EUR)", "Pre-auction range (EUR)"]
+    assert metrics["Live estimate (EUR)"] == f"{live_low:,.0f} – {live_high:,.0f}"
+    live_note = live_coverage_note(value_model(Mirror(lapse_db))) or "given the bidding so far"
+    assert any(f"Live estimate: {live_note}" in c.value for c in both.caption)
 
 
 def test_a_listing_without_link_data_says_so_instead_of_an_all_clear(lapse_db):
@@ -1184,9 +1179,25 @@ def test_the_domain_page_shows_the_price_range_and_its_coverage(lapse_db):
         best = mirror.search_domains({"sort": "-deal", "per_page": "50"})["data"]
     assert names_listed(at) == [r["name"] for r in best]
     first = best[0]
-    assert f"×{first['value_mid'] / first['effective_price_eur']:,.1f}" in results_html(at)
+    value = first["live_mid"] if first["live_mid"] is not None else first["value_mid"]  # an auction with bids: live
+    assert f"×{value / first['effective_price_eur']:,.1f}" in results_html(at)
     assert any(c.value.startswith(f"Value: {coverage_note(summary)}") for c in at.caption)
-    assert "Value (EUR)" in headers(app())  # shown by default once the mirror has ranges
+    assert {"Value (EUR)", "Live (EUR)"} <= set(headers(app()))  # shown by default once the mirror has ranges
+    # An auction with bids: its live estimate beside its range, on its page and in the table.
+    with Mirror(db) as mirror:
+        bid_id, bid_name, live_low, live_high = mirror.connection().execute(
+            "SELECT id, name, live_low, live_high FROM listings WHERE live_mid IS NOT NULL AND value_low IS NOT NULL "
+            "LIMIT 1").fetchone()  # fmt: skip
+        by_live = mirror.search_domains({"sort": "-live_mid", "per_page": "50"})["data"]
+    at = app("detail", name=bid_name, id=str(bid_id))
+    no_exception(at)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Live estimate (EUR)"] == f"{live_low:,.0f} – {live_high:,.0f}"
+    assert "Pre-auction range (EUR)" in shown
+    at = app(sort="-live_mid", cols="name,live")
+    assert names_listed(at) == [r["name"] for r in by_live]
+    assert f"{by_live[0]['live_low']:,.0f} – {by_live[0]['live_high']:,.0f}" in results_html(at)
+
 
 
 def test_the_ending_soon_links_filter_explore_by_the_hours_left(lapse_db):

@@ -137,7 +137,10 @@ def test_the_archive_reads_alone_with_pyarrow_and_as_one_with_the_mirror_in_duck
     alone = ds.dataset(folder / "listings", format="parquet", partitioning="hive").to_table()
     assert sorted(alone.column("month").unique().to_pylist()) == ["2026-11", "2026-12"]
     assert alone.num_rows + len(_rows(copy, "listings")) == counts["listings"]
-    assert all(c.startswith("2026-11") or c.startswith("2026-12") for c in alone.column("closed_at").to_pylist())
+    # moments are timestamps (UTC) and days dates, as any engine compares and groups them
+    closed = alone.column("closed_at")
+    assert str(closed.type) == "timestamp[ms, tz=UTC]" and str(alone.column("wayback_first_date").type) == "date32[day]"
+    assert {(c.year, c.month) for c in closed.to_pylist()} == {(2026, 11), (2026, 12)}
     # DuckDB: the mirror's rows and the archive's as one table
     duck = archive.open_duckdb(copy)
     for table in TABLES:
@@ -145,7 +148,49 @@ def test_the_archive_reads_alone_with_pyarrow_and_as_one_with_the_mirror_in_duck
     assert [r[0] for r in duck.execute("SELECT id FROM listings ORDER BY id").fetchall()] == listing_ids
     archived = duck.execute("SELECT count(*) FROM listings WHERE month IS NOT NULL").fetchone()[0]
     assert archived == alone.num_rows
+    kinds = duck.execute("SELECT DISTINCT typeof(closed_at), typeof(observed_at) FROM listings "
+                         "JOIN listing_history h ON h.listing_id = listings.id").fetchall()  # fmt: skip
+    assert kinds == [("TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE")]
+    by_month = duck.execute("SELECT strftime(closed_at AT TIME ZONE 'UTC', '%Y-%m') AS m, count(*) FROM listings "
+                            "WHERE month IS NOT NULL GROUP BY m ORDER BY m").fetchall()  # fmt: skip
+    assert [m for m, _ in by_month] == ["2026-11", "2026-12"] and sum(n for _, n in by_month) == archived
     duck.close()
+
+
+def test_a_month_archived_with_moments_as_text_is_still_read(copy):
+    """An archive written before moments were typed held them as text: every reader still reads
+    it (and DuckDB and pyarrow as timestamps), and it restores exactly."""
+    import pyarrow.parquet as pq
+
+    from toolkit.store.closing import as_stored
+
+    ids = _closed_ids(copy)
+    november = "closed_at >= '2026-11' AND closed_at < '2026-12'"
+    before_rows = _rows(copy, "listings", november)
+    before = _what_readers_say(copy, ids)
+    archive.archive_closed(copy, CUT)
+    conn = sqlite3.connect(copy)
+    for path, tbl in conn.execute("SELECT path, tbl FROM archive_parts WHERE month = '2026-11'").fetchall():
+        file = archive.archive_dir(copy) / path
+        text = as_stored(pq.read_table(file))  # the file as the earlier toolkit wrote it
+        pq.write_table(text, file, compression="zstd")
+        conn.execute("UPDATE archive_parts SET checksum = ? WHERE path = ?", [archive.checksum(text), path])
+    conn.commit()
+    conn.close()
+    old = pq.read_table(next((archive.archive_dir(copy) / "listings").glob("month=2026-11/*.parquet")))
+    assert str(old.schema.field("closed_at").type) == "string"
+    assert archive.verify(copy) == []
+    assert _what_readers_say(copy, ids) == before
+    typed = archive.archive_table(copy, "listings", columns=["id", "closed_at", "month"])
+    assert set(typed.column("month").to_pylist()) == {"2026-11", "2026-12"}
+    duck = archive.open_duckdb(copy)
+    assert duck.execute("SELECT DISTINCT typeof(closed_at) FROM listings WHERE month IS NOT NULL").fetchall() == [
+        ("TIMESTAMP WITH TIME ZONE",)]  # fmt: skip
+    assert duck.execute("SELECT count(*) FROM listings WHERE month = '2026-11' AND closed_at < TIMESTAMPTZ "
+                        "'2026-12-01 00:00:00+00'").fetchone()[0] == len(before_rows)  # fmt: skip
+    duck.close()
+    assert archive.restore_month(copy, "2026-11")["listings"] == len(before_rows)
+    assert _rows(copy, "listings", november) == before_rows
 
 
 def test_a_restored_month_is_exactly_what_was_archived(copy):

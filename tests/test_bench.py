@@ -12,6 +12,7 @@ function, with larger counts, builds a full-scale synthetic mirror for profiling
 from __future__ import annotations
 
 import random
+import re
 import sys
 import time
 from datetime import date, datetime, timedelta, timezone
@@ -406,11 +407,15 @@ def test_the_feeds_bench_checks_the_304_and_the_day_of_changes(capsys, tmp_path,
 
     monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    assert feeds.main(["--rows", "1500", "--seed", "4", "--markdown"]) == 0
+    assert feeds.main(["--rows", "1500", "--seed", "4", "--markdown", "--work", str(tmp_path / "work")]) == 0
     out = capsys.readouterr().out
-    assert "| day 1: every row new | ok: 1,500 rows (1,500 new, 0 updated) |" in out
-    assert "| day 1 again: 304 | not modified:" in out
-    first, second, counts = feeds._days(1500, 4)
+    assert "| edt sync --feeds: day 1, every row new | ok: 1,500 rows (1,500 new, 0 updated) |" in out
+    assert "| edt sync --feeds: day 1 again (304) | not modified:" in out
+    assert re.search(r"^\| peer: `sqlite-utils insert --csv`, fresh database \| exit 0 \| [0-9.]+ s \| 1\.00x \| \d+ MB \|$",
+                     out, flags=re.M)  # fmt: skip
+    assert "| floor: `csv` + one `executemany`, plain table | exit 0 |" in out
+    (tmp_path / "again").mkdir()
+    counts = feeds.write_days(tmp_path / "again", 1500, 4)
     assert f"({counts['new']:,} new, {counts['changed']:,} updated), {counts['gone']:,} closed" in out
-    assert counts["changed"] > 0 and counts["gone"] > 0 and len(second) == 1500 - counts["gone"] + counts["new"]
+    day2 = (tmp_path / "again" / "day2.csv").read_text().splitlines()
+    assert counts["changed"] > 0 and counts["gone"] > 0 and len(day2) - 1 == 1500 - counts["gone"] + counts["new"]

@@ -96,7 +96,7 @@ def test_no_match_gives_empty_counts(engines):
 
 def _tiny(tmp_path, records: list[dict]) -> tuple[Mirror, Mirror]:
     path = tmp_path / "tiny.db"
-    writer = Mirror(path, clock=fixed_clock)
+    writer = Mirror(path, clock=fixed_clock, create=True)
     save_listings(writer.connection(), records, origin="sync", observed_at=ts(NOW - timedelta(days=1)))
     writer.close()
     return Mirror(path, clock=fixed_clock, engine="columnar"), Mirror(path, clock=fixed_clock, engine="sqlite")

@@ -72,7 +72,7 @@ def test_query_table_and_csv(synthetic_db, mirror):
 
 def test_pending_query(synthetic_db, mirror):
     result = run("query", "--db", str(synthetic_db), "--pending", "status=pendingDelete", "--format", "json")
-    assert json.loads(result.output)["meta"]["total"] == mirror.search_pending_delete({"status": "pendingDelete"})["meta"]["total"]
+    assert json.loads(result.stdout)["meta"]["total"] == mirror.search_pending_delete({"status": "pendingDelete"})["meta"]["total"]
 
 
 @pytest.mark.parametrize(
@@ -114,6 +114,18 @@ def test_export_writes_every_matching_row(synthetic_db, mirror, tmp_path, fmt):
         table = pq.read_table(out)
         ids = table.column("id").to_pylist()
         assert table.schema.field("is_spammy").type == "bool"
+        # moments are timestamps (UTC) and days dates, read as such by pyarrow and DuckDB
+        assert str(table.schema.field("closed_at").type) == "timestamp[ms, tz=UTC]"
+        assert str(table.schema.field("wayback_first_date").type) == "date32[day]"
+        ends = {r["id"]: r["auction_end_date"] for r in mirror.export_rows({"tf_min": "10"})}
+        got = dict(zip(ids, table.column("auction_end_date").to_pylist()))
+        assert {i: d and f"{d:%Y-%m-%dT%H:%M:%SZ}" for i, d in got.items()} == ends
+        import duckdb
+
+        kinds = duckdb.sql(f"SELECT DISTINCT typeof(auction_end_date), typeof(closed_at) FROM read_parquet('{out}')")
+        assert kinds.fetchall() == [("TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE")]
+        assert table.schema.field("live_mid").type == "double"  # both ranges are fields of the export
+        assert any(v is not None for v in table.column("live_mid").to_pylist())
     assert ids == expected and len(ids) > 10
 
 
@@ -135,7 +147,7 @@ def test_status_counts(synthetic_db, mirror):
     text = run("status", "--db", str(synthetic_db))
     assert "never synced" in text.output and re.search(r"^  pending delete +[\d,]+ rows$", text.output, flags=re.M)
     for line in text.output.splitlines():  # every state stands apart from its job's name and schedule
-        assert not re.search(r"[a-z](failed|never|fresh|STALE)", line), line
+        assert not re.search(r"\S(failed at|never synced|never fetched|fresh:|STALE:)", line), line
 
 
 def test_demo_loads_refuses_to_mix_and_clears(tmp_path):
@@ -225,3 +237,15 @@ def test_schedule_next_says_the_api_jobs_wait_for_a_key(tmp_path):
     assert "No API key: the API jobs do not run" in keyless and "daily at 07:00" in keyless
     keyed = run("schedule", "--next", "--db", str(tmp_path / "m.db"), env={**env, "EDT_API_KEY": "k"}).output
     assert "not without an API key" not in keyed and "No API key" not in keyed
+
+
+def test_every_listing_record_says_its_deal_as_deal_min_and_sort_read_it(synthetic_db, mirror):
+    result = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "deal_min=1", "sort=-deal", "--format", "json"])
+    data = json.loads(result.stdout)["data"]
+    deals = [r["deal"] for r in data]
+    assert data and all(d is not None and d >= 1 for d in deals) and deals == sorted(deals, reverse=True)
+    for r in data:
+        middle = r["live_mid"] if r["live_mid"] is not None else r["value_mid"]
+        assert r["deal"] == round(middle / r["effective_price_eur"], 3)
+    frame = mirror.domains_df({"deal_min": "1"}, columns=["id", "deal"])
+    assert dict(zip(frame["id"], frame["deal"].round(3))).items() >= {r["id"]: r["deal"] for r in data}.items()

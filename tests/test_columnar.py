@@ -51,7 +51,7 @@ def _answer(mirror: Mirror, params: dict) -> dict:
 
 def test_a_write_is_seen_by_the_next_query(tmp_path):
     path = tmp_path / "m.db"
-    reader = Mirror(path, clock=fixed_clock, engine="columnar")
+    reader = Mirror(path, clock=fixed_clock, engine="columnar", create=True)
     records = listing_records(60, seed=3)
     save_listings(reader.connection(), records[:30], origin="sync", observed_at=ts(NOW - timedelta(days=1)))
     first = reader.search_domains({"include_closed": 1, "per_page": 100})["meta"]["total"]
@@ -72,7 +72,7 @@ def test_a_write_is_seen_by_the_next_query(tmp_path):
 
 def test_the_saved_index_is_used_by_a_new_reader_and_a_stale_one_is_not(tmp_path):
     path = tmp_path / "m.db"
-    writer = Mirror(path, clock=fixed_clock)
+    writer = Mirror(path, clock=fixed_clock, create=True)
     save_listings(writer.connection(), listing_records(80, seed=5), origin="sync", observed_at=ts(NOW))
     built = writer.refresh_index()
     saved = load_index(index_path(path))
@@ -91,7 +91,7 @@ def test_the_saved_index_is_used_by_a_new_reader_and_a_stale_one_is_not(tmp_path
 
 def test_a_damaged_index_file_is_ignored(tmp_path):
     path = tmp_path / "m.db"
-    writer = Mirror(path, clock=fixed_clock)
+    writer = Mirror(path, clock=fixed_clock, create=True)
     save_listings(writer.connection(), listing_records(50, seed=6), origin="sync", observed_at=ts(NOW))
     writer.refresh_index()
     index_path(path).write_bytes(b"EDTCOLS1" + b"\xff" * 40)
@@ -103,7 +103,7 @@ def test_a_damaged_index_file_is_ignored(tmp_path):
 
 def test_a_background_reader_rebuilds_after_a_write(tmp_path):
     path = tmp_path / "m.db"
-    writer = Mirror(path, clock=fixed_clock)
+    writer = Mirror(path, clock=fixed_clock, create=True)
     save_listings(writer.connection(), listing_records(40, seed=8), origin="sync", observed_at=ts(NOW))
     reader = Mirror(path, clock=fixed_clock, engine="background")
     reader.search_domains({})
@@ -118,7 +118,7 @@ def test_an_unusable_column_sends_its_filters_to_sqlite(tmp_path):
     """A stored timestamp in a form the index cannot compare as SQLite does (the writer
     never stores one) leaves that column out; its filters are answered by SQLite."""
     path = tmp_path / "m.db"
-    writer = Mirror(path, clock=fixed_clock)
+    writer = Mirror(path, clock=fixed_clock, create=True)
     save_listings(writer.connection(), listing_records(40, seed=9), origin="sync", observed_at=ts(NOW))
     conn = writer.connection()
     conn.execute("UPDATE listings SET created_at = '2026-11-20 10:00:00' WHERE id = 3")
@@ -167,7 +167,7 @@ def _write_batches_plainly(path: str, batches: int, size: int) -> None:
 @pytest.mark.parametrize("write", [_write_batches, _write_batches_plainly], ids=["toolkit writer", "plain sqlite3"])
 def test_a_query_while_another_process_writes_is_of_one_generation(tmp_path, write):
     path = tmp_path / "m.db"
-    seeded = Mirror(path, clock=fixed_clock)
+    seeded = Mirror(path, clock=fixed_clock, create=True)
     save_listings(seeded.connection(), listing_records(20, seed=2), origin="sync", observed_at=ts(NOW))
     seeded.close()
     size, batches = 37, 40
@@ -270,7 +270,7 @@ def test_a_refreshed_index_holds_exactly_what_a_whole_build_holds(tmp_path, monk
 
     monkeypatch.setattr(columnar, "_FEW_NAMES", few_names)
     path = tmp_path / "m.db"
-    mirror = Mirror(path, clock=fixed_clock)
+    mirror = Mirror(path, clock=fixed_clock, create=True)
     conn = mirror.connection()
     records = listing_records(400, seed=11)
     save_listings(conn, records[::2], origin="sync", observed_at=ts(NOW - timedelta(days=3)))
@@ -339,7 +339,7 @@ def test_a_clock_before_the_newest_closing_reads_closed_rows_as_they_were_live(s
 
 def test_a_refreshed_index_answers_as_sqlite(tmp_path):
     path = tmp_path / "m.db"
-    mirror = Mirror(path, clock=fixed_clock, engine="columnar")
+    mirror = Mirror(path, clock=fixed_clock, engine="columnar", create=True)
     sqlite = Mirror(path, clock=fixed_clock, engine="sqlite")
     records = listing_records(300, seed=4)
     save_listings(mirror.connection(), records[:200], origin="sync", observed_at=ts(NOW - timedelta(days=2)))
@@ -364,7 +364,7 @@ def test_after_a_bulk_load_the_index_is_built_whole(tmp_path):
     from toolkit.store.schema import bulk_load
 
     path = tmp_path / "m.db"
-    mirror = Mirror(path, clock=fixed_clock)
+    mirror = Mirror(path, clock=fixed_clock, create=True)
     conn = mirror.connection()
     records = listing_records(120, seed=8)
     save_listings(conn, records[:60], origin="sync", observed_at=ts(NOW - timedelta(days=2)))
@@ -386,7 +386,7 @@ def test_building_and_refreshing_the_index_leave_pandas_out(tmp_path):
     import sys
 
     path = tmp_path / "m.db"
-    mirror = Mirror(path, clock=fixed_clock)
+    mirror = Mirror(path, clock=fixed_clock, create=True)
     records = listing_records(50, seed=2)
     save_listings(mirror.connection(), records[:25], origin="sync", observed_at=ts(NOW))
     build_index(path).save(index_path(path))
@@ -411,7 +411,7 @@ def test_an_index_saved_before_a_filter_column_existed_is_built_again(tmp_path, 
     import toolkit.query.columnar as columnar
 
     path = tmp_path / "m.db"
-    save_listings(Mirror(path, clock=fixed_clock).connection(), listing_records(60), origin="sync", observed_at=ts(NOW))
+    save_listings(Mirror(path, clock=fixed_clock, create=True).connection(), listing_records(60), origin="sync", observed_at=ts(NOW))
     older = [c for c in columnar._number_columns() if c != "length"]
     monkeypatch.setattr(columnar, "_number_columns", lambda: tuple(older))
     build_index(path).save(index_path(path))

@@ -70,7 +70,7 @@ def regfree(listings) -> list[dict]:
 def loaded(tmp_path_factory):
     """A mirror holding the small demo: (path, counts returned by load_demo)."""
     path = tmp_path_factory.mktemp("demo") / "demo.db"
-    mirror = Mirror(path, clock=clock)
+    mirror = Mirror(path, clock=clock, create=True)
     stages = []
     counts = load_demo(mirror.connection(), scale="small", seed=42, today=TODAY, progress=lambda s, n: stages.append(s))
     mirror.close()
@@ -451,7 +451,7 @@ def test_bid_trajectories_are_in_listing_history(mirror):
 
 
 def test_load_refuses_real_data_unless_forced_and_clear_keeps_it(tmp_path):
-    m = Mirror(tmp_path / "mixed.db", clock=clock)
+    m = Mirror(tmp_path / "mixed.db", clock=clock, create=True)
     conn = m.connection()
     real = {"id": 7, "name": "realdomain.com", "tld": ".com", "source": "sedo", "type": "auction", "price": 69.0,
             "currency": "EUR", "bids_count": 0, "created_at": "2026-11-20T08:00:00Z"}  # fmt: skip
@@ -478,7 +478,7 @@ def test_load_refuses_real_data_unless_forced_and_clear_keeps_it(tmp_path):
 
 
 def test_clear_demo_on_a_demo_only_mirror_empties_it(tmp_path):
-    m = Mirror(tmp_path / "only.db", clock=clock)
+    m = Mirror(tmp_path / "only.db", clock=clock, create=True)
     conn = m.connection()
     counts = load_demo(conn, scale="small", seed=5, today=TODAY)
     removed = clear_demo(conn)
@@ -495,7 +495,7 @@ def test_the_worker_process_path_writes_the_same_mirror(loaded, tmp_path, monkey
     assert method in multiprocessing.get_all_start_methods(), f"no {method} start method here"
     monkeypatch.setattr(demo, "WORKER_MIN_RECORDS", 0)
     monkeypatch.setattr(demo, "_start_method", lambda: method)
-    m = Mirror(tmp_path / "worker.db", clock=clock)
+    m = Mirror(tmp_path / "worker.db", clock=clock, create=True)
     counts = load_demo(m.connection(), scale="small", seed=42, today=TODAY)
     assert counts == loaded[1]
     reference = Mirror(loaded[0], clock=clock)

@@ -221,7 +221,7 @@ def test_bootstrap_cached_in_mirror_meta(tmp_path):
         calls.append(str(request.url))
         return httpx.Response(200, content=body, headers={"Content-Type": "application/json"})
 
-    mirror = Mirror(tmp_path / "m.db")
+    mirror = Mirror(tmp_path / "m.db", create=True)
     conn = mirror.connection()
     with polite_client(httpx.MockTransport(handler), sleep=no_sleep) as client:
         boot, origin = load_bootstrap(conn, client, now=NOW)
@@ -336,7 +336,7 @@ def record(mirror: Mirror, listing_id: int) -> dict:
 
 
 def make_mirror(tmp_path: Path, records=LISTINGS, clock=lambda: NOW) -> Mirror:
-    mirror = Mirror(tmp_path / "m.db", clock=clock)
+    mirror = Mirror(tmp_path / "m.db", clock=clock, create=True)
     save_listings(mirror.connection(), records, origin="sync", observed_at="2026-11-20T08:00:00Z")
     return mirror
 

@@ -208,7 +208,7 @@ def test_three_days_of_feeds(publisher, tmp_path):
         return {r.feed: r for r in reports} | {"said": said}
 
     # a saved search, made the evening before: new GoDaddy or Namecheap auctions
-    Mirror(db, clock=lambda: datetime(2026, 8, 20, 20, 0, tzinfo=timezone.utc)).close()
+    Mirror(db, clock=lambda: datetime(2026, 8, 20, 20, 0, tzinfo=timezone.utc), create=True).close()
     with Mirror(db, clock=lambda: datetime(2026, 8, 20, 20, 0, tzinfo=timezone.utc)) as mirror:
         save_search(mirror, "auctions", {"type": "auction"})
 
@@ -367,7 +367,7 @@ def test_a_feed_whose_format_changed_is_exit_2_naming_the_feed_and_line(publishe
     before = rows(db, "SELECT name, last_seen_at, closed_at FROM listings ORDER BY name")
     changed = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "godaddy-closeouts,nask-pl"])
     assert changed.exit_code == 2
-    assert f"godaddy-closeouts: format: {publisher.url}/c.json.zip!all_listings_ending_today.json: line 6: no record " \
+    assert f"godaddy-closeouts: format: {publisher.url}/c.json.zip!all_listings_ending_today.json: no record " \
            "has a domainName field" in changed.output
     assert "nask-pl: ok" in changed.output
     assert rows(db, "SELECT name, last_seen_at, closed_at FROM listings ORDER BY name") == before
@@ -472,6 +472,69 @@ def test_a_zone_by_transfer_day_after_day(tmp_path):
     assert refused[0].status == "down" and "zone transfer failed" in refused[0].message
 
 
+def test_a_day_that_barely_changed_writes_only_what_moved(publisher, tmp_path):
+    db = tmp_path / "mirror.db"
+    path = "/namecheap/Namecheap_Market_Sales.csv"
+    config = {"feeds": {**{n: {"enabled": False} for n in FEEDS}, "namecheap-auctions": {"url": publisher.url + path}}}
+    client = lambda: FeedClient(limiter=None, sleep=no_sleep(), timeout=5)  # noqa: E731
+    end = "2026-09-30T16:00:00Z"
+    day1 = [("steady.com", "10.00", 1, end), ("moving.com", "20.00", 2, end), ("leaving.com", "5.00", 0, end)]
+    day2 = [day1[0], ("moving.com", "35.00", 3, end), ("arriving.com", "7.00", 0, end)]
+    for day, auctions in ((0, day1), (1, day2)):
+        publisher.publish(path, nc_auctions(auctions), DAYS[day])
+        if day == 1:
+            generation = rows(db, "SELECT value FROM mirror_meta WHERE key = 'generation'")[0][0]
+        (report,) = run_feeds(db, config=config, client=client(), clock=lambda: DAYS[day], alerts=False)
+        assert report.status == "ok"
+    assert (report.ingest.written, report.ingest.new, report.ingest.updated, report.closed) == (3, 1, 1, 1)
+    listed = {name: (seen, updated, closed) for name, seen, updated, closed in rows(
+        db, "SELECT name, last_seen_at, updated_at, closed_at FROM listings")}  # fmt: skip
+    day1_at, day2_at = "2026-08-21T06:00:00Z", "2026-08-22T06:00:00Z"
+    assert listed == {"steady.com": (day2_at, day1_at, None), "moving.com": (day2_at, day2_at, None),
+                      "leaving.com": (day1_at, day1_at, day2_at), "arriving.com": (day2_at, day2_at, None)}  # fmt: skip
+    history = dict(rows(db, "SELECT l.name, count(*) FROM listing_history h JOIN listings l ON l.id = h.listing_id "
+                            "GROUP BY l.name"))  # fmt: skip
+    assert history == {"steady.com": 1, "moving.com": 2, "leaving.com": 1, "arriving.com": 1}
+    # the unchanged listing was only seen again: not noted as changed for the columnar index
+    noted = dict(rows(db, "SELECT l.name, c.generation > ? FROM listing_changes c JOIN listings l ON l.id = c.id",
+                      int(generation)))  # fmt: skip
+    assert noted == {"steady.com": 0, "moving.com": 1, "leaving.com": 1, "arriving.com": 1}
+    assert int(rows(db, "SELECT value FROM mirror_meta WHERE key = 'generation'")[0][0]) > int(generation)
+
+
+def test_the_real_ee_days_by_the_default_zone_feed_give_every_gone_name_its_window(publisher, tmp_path):
+    # the declared zone-ee feed as it ships (on by default), its address replaced by a local
+    # publisher of the two real days of the .ee zone: each name that left it gets the EIS window
+    assert FEEDS["zone-ee"].enabled
+    day1, day2 = (set(path.read_text().split()) for path in EE)
+    gone = sorted(day1 - day2)
+    assert gone == ["analoogband.ee", "aoprojekt.ee"]  # of the excerpt's 13,400 names (the whole zone lost 49)
+    db = tmp_path / "mirror.db"
+    url = publisher.url + "/zones/ee_domains.txt"
+    config = {"feeds": {"zone-ee": {"url": url}, **{n: {"enabled": False} for n in FEEDS if n != "zone-ee"}}}
+    client = lambda: FeedClient(limiter=None, sleep=no_sleep(), timeout=5)  # noqa: E731
+    for day, path in zip(DAYS, EE):
+        publisher.publish("/zones/ee_domains.txt", path.read_bytes(), day)
+        (second,) = run_feeds(db, config=config, client=client(), clock=lambda: day, alerts=False)
+    assert second.status == "ok" and second.ingest.pending.new == len(gone)
+    stored = rows(db, "SELECT domain, whois_status, drop_window_start, estimated_drop_date, drop_window_end "
+                      "FROM pending_delete ORDER BY domain")  # fmt: skip
+    # last in the zone on 21 August, gone on the 22nd: out of the zone 30 days, then deleted to the auction
+    assert stored == [(name, "serverHold", "2026-09-20", "2026-09-21", "2026-09-21") for name in gone]
+    with sqlite3.connect(db) as conn:
+        reasons = {json.loads(r)["drop_date_reason"] for (r,) in conn.execute("SELECT raw FROM raw_records")}
+    assert len(reasons) == 1 and "EIS: serverHold + 30 days" in reasons.pop()
+
+
+def test_every_zone_feed_on_by_default_has_a_lifecycle():
+    from toolkit.ingest.lifecycle import policy_for
+
+    for feed in FEEDS.values():
+        if feed.is_zone and feed.enabled:
+            policy = policy_for(feed.options["tld"])
+            assert policy is not None and "serverHold" in policy.days, feed.name
+
+
 # -- the declaration -------------------------------------------------------------------------
 
 
@@ -568,7 +631,7 @@ def test_the_demo_says_how_to_switch_to_the_feeds_in_one_command(publisher, tmp_
         assert rows(db, f"SELECT count(*) FROM {table}") == [(0,)], table
     assert "alerts: 0 new (0 listings), 0 logged" in switched.output and not Path(f"{db}.value-model").exists()
     comps = CliRunner().invoke(cli, ["comps", "kettleharbor.com", "--db", str(db)])
-    assert comps.exit_code == 0 and "No auction that sold" in comps.output
+    assert comps.exit_code == 0 and "No sale is in" in comps.output
 
 
 def test_a_feed_from_a_local_file_and_a_bad_adapter_option(tmp_path):

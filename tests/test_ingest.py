@@ -36,7 +36,7 @@ def clock() -> datetime:
 
 @pytest.fixture()
 def mirror(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=clock)
+    m = Mirror(tmp_path / "m.db", clock=clock, create=True)
     yield m
     m.close()
 
@@ -340,7 +340,7 @@ def test_zonediff_yields_candidates_and_regfree_only_when_confirmed(mirror, tmp_
         asked.append(name)
         return {"fjallstuga.se": True, "norrsken.se": None}[name]
 
-    other = Mirror(tmp_path / "other.db", clock=clock)
+    other = Mirror(tmp_path / "other.db", clock=clock, create=True)
     report = ingest_file(other, "zonediff", new, previous=old, observed_at=SEEN, is_available=rdap)
     assert sorted(asked) == ["fjallstuga.se", "norrsken.se"]
     assert (report.listings.seen, report.pending.seen) == (1, 1)
@@ -417,7 +417,7 @@ def test_wrong_format_and_truncated_text_files(mirror, tmp_path, seeded):
     before = seeded()
     bardate_json = tmp_path / "bardate_domains.json"
     bardate_json.write_text(json.dumps({"data": [{"name": "fjallstuga.se", "release_at": "2026-01-20"}]}))
-    with pytest.raises(IngestError, match=r"bardate_domains.json: line 1: no record has a domainName field; .*GoDaddy"):
+    with pytest.raises(IngestError, match=r"bardate_domains.json: no record has a domainName field; .*GoDaddy"):
         ingest_file(mirror, "godaddy", bardate_json)
     with pytest.raises(IngestError, match=r"auda.csv: line 1: no domain column in the header \(Date, Time\)"):
         (tmp_path / "auda.csv").write_text("Date,Time\n2019-11-10,03:32:31\n")
@@ -607,7 +607,7 @@ def test_zonediff_check_rdap_never_guesses(mirror, tmp_path):
     def down(request):
         return httpx.Response(500)
 
-    other = Mirror(tmp_path / "other.db", clock=clock)
+    other = Mirror(tmp_path / "other.db", clock=clock, create=True)
     with rdap_availability(other, transport=httpx.MockTransport(down), sleep=lambda s: None, retries=1) as check:
         ingest_file(other, "zonediff", new, previous=old, observed_at=SEEN, is_available=check)
     assert count(other, "listings") == 0 and count(other, "pending_delete") == 1
@@ -839,3 +839,110 @@ def test_namecheap_auctions_and_a_bad_row(mirror, tmp_path):
     ingest_file(mirror, "namecheap", buy_now, observed_at=SEEN)
     (calm,) = rows(mirror, "SELECT type, auction_type, price, bids_count FROM listings WHERE name = 'calm.io'")
     assert calm == {"type": "closeout", "auction_type": "BuyNow", "price": 2500.0, "bids_count": None}
+
+
+def test_a_first_big_load_builds_the_indexes_once_and_writes_the_same_rows(tmp_path, monkeypatch):
+    """A big platform file into a mirror without listings is a bulk load (indexes and the name
+    search built at its end); it writes what a row-by-row load writes, and leaves the mirror whole."""
+    from toolkit.store.schema import LISTING_INDEXES, missing_parts
+
+    lines = [NAMECHEAP_HEADER]
+    for i in range(300):
+        lines.append(f"https://www.namecheap.com/market/sale/S{i}/,name{i:03d}harbor.com,2026-01-03T08:38:08Z,"
+                     f"2026-01-{15 + i % 10}T16:00:00Z,{i + 1}.00,1.00,13.98,{i % 4},0,,,140.00,340,241000,"
+                     "2015-01-15T00:00:00Z,,,1,,,16,,,,1116.00")  # fmt: skip
+    path = tmp_path / "Namecheap_Market_Sales.csv"
+    path.write_text("\n".join(lines) + "\n")
+    tables, loads, real = {}, [], ingest.bulk_load
+    monkeypatch.setattr(ingest, "bulk_load", lambda conn, tables: loads.append(tables) or real(conn, tables))
+    for bulk in (False, True):
+        monkeypatch.setattr(ingest, "BULK_BYTES", 0 if bulk else 1 << 40)
+        loads.clear()
+        with Mirror(tmp_path / f"m{bulk}.db", clock=clock, create=True) as m:
+            assert ingest_file(m, "namecheap", path, observed_at=SEEN).listings.new == 300
+            assert loads == ([("listings",)] if bulk else [])
+            conn = m.connection()
+            assert missing_parts(conn) == []
+            assert {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")} >= set(LISTING_INDEXES)
+            assert m.search_domains({"contains": "042harbor"})["meta"]["total"] == 1
+            tables[bulk] = {t: rows(m, f"SELECT * FROM {t} ORDER BY 1, 2")
+                            for t in ("listings", "listing_history", "raw_records", "feed_digests")}  # fmt: skip
+    assert tables[True] == tables[False]
+
+
+# -- sales reported elsewhere (edt ingest sales) -------------------------------------------------
+
+NAMEBIO = """Domain,Price,Date,Venue
+kettleharbor.com,2500,2019-05-01,Sedo
+Harbor.NET,"1,200",2019-06-01,GoDaddy
+shop24.io,$450,2020-01-15,NameJet
+"""
+# A table copied from a DNJournal-style weekly chart: pipes, a rank, dollar amounts, long dates.
+DNJOURNAL = """Rank | Domain | Price | Venue | Date
+1 | Voice.com | $30,000,000 | Private | June 3, 2019
+2 | kettle.io | €1,200 | Sedo | Jun 5, 2019
+3 | harbor.de | 900 EUR | Sedo | 2019-06-07
+"""
+
+
+def _sales_rows(db) -> list[tuple]:
+    from toolkit.store.schema import connect
+
+    conn = connect(str(db))
+    try:
+        return conn.execute("SELECT name, tld, sold_on, price, currency, round(price_eur, 2), venue, origin "
+                            "FROM reported_sales ORDER BY name").fetchall()  # fmt: skip
+    finally:
+        conn.close()
+
+
+def test_edt_ingest_sales_reads_namebio_and_dnjournal_files_once(tmp_path):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+    from toolkit.signals.fx import to_eur
+
+    namebio, dnjournal, db = tmp_path / "namebio.csv", tmp_path / "dnjournal.txt", tmp_path / "m.db"
+    namebio.write_text(NAMEBIO)
+    dnjournal.write_text(DNJOURNAL)
+    first = CliRunner().invoke(cli, ["ingest", "sales", str(namebio), "--db", str(db)])
+    assert first.exit_code == 0 and first.output == f"{namebio}: 3 reported sales read, 3 new\n", first.output
+    again = CliRunner().invoke(cli, ["ingest", "sales", "--file", str(namebio), "--db", str(db)])
+    assert again.output == f"{namebio}: 3 reported sales read, 0 new (3 already kept)\n"  # nothing doubled
+    packed = tmp_path / "namebio.csv.gz"  # the same export gzipped: read as a stream, nothing doubled either
+    packed.write_bytes(__import__("gzip").compress(NAMEBIO.encode()))
+    assert CliRunner().invoke(cli, ["ingest", "sales", str(packed), "--db", str(db)]).output.endswith("0 new (3 already kept)\n")
+    assert CliRunner().invoke(cli, ["ingest", "sales", str(dnjournal), "--db", str(db)]).exit_code == 0
+    rows = _sales_rows(db)
+    assert len(rows) == 6
+    assert rows[0] == ("harbor.de", ".de", "2019-06-07", 900.0, "EUR", 900.0, "Sedo", "dnjournal.txt")
+    assert rows[1] == ("harbor.net", ".net", "2019-06-01", 1200.0, "USD", round(to_eur(1200, "USD", "2019-06-01"), 2),
+                       "GoDaddy", "namebio.csv")  # fmt: skip
+    assert ("kettle.io", ".io", "2019-06-05", 1200.0, "EUR", 1200.0, "Sedo", "dnjournal.txt") in rows
+    assert ("voice.com", ".com", "2019-06-03", 30_000_000.0, "USD") == rows[-1][:5]
+    # where they came from shows with them: in the comparables
+    shown = CliRunner().invoke(cli, ["comps", "kettlebay.com", "--db", str(db), "--limit", "2"])
+    assert "reported (namebio.csv)" in shown.output and "kettleharbor.com" in shown.output
+
+
+@pytest.mark.parametrize("body, line, problem", [
+    ("Domain,Price,Date\nok.com,100,2020-01-01\nbad name.com,100,2020-01-02\n", 3, "'bad name.com' is not a domain name"),
+    ("Domain,Price,Date\nok.com,a lot,2020-01-01\n", 2, "price 'a lot' is not an amount"),
+    ("Domain,Price,Date\nok.com,100,01/02/2020\n", 2, "'01/02/2020' is not a date"),
+    ("Domain,Price,Date\nok.com,$100 EUR,2020-01-01\n", 2, "more than one currency"),
+    ("Name,Amount\nok.com,100\n", 1, "no date column in the header"),
+    ("\n\n", 1, "the file is empty"),
+])  # fmt: skip
+def test_a_bad_sales_row_names_its_line_exits_2_and_writes_nothing(tmp_path, body, line, problem):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    db, good, bad = tmp_path / "m.db", tmp_path / "good.csv", tmp_path / "bad.csv"
+    good.write_text(NAMEBIO)
+    assert CliRunner().invoke(cli, ["ingest", "sales", str(good), "--db", str(db)]).exit_code == 0
+    bad.write_text(body)
+    run = CliRunner().invoke(cli, ["ingest", "sales", str(bad), "--db", str(db)])
+    assert run.exit_code == 2 and len(run.output.strip().splitlines()) == 1, run.output
+    assert f"{bad}: line {line}: " in run.output and problem in run.output
+    assert len(_sales_rows(db)) == 3  # the mirror holds what it held

@@ -190,7 +190,7 @@ def no_sleep(seconds: float) -> None:
 
 
 def tiny_mirror(tmp_path: Path) -> Mirror:
-    mirror = Mirror(tmp_path / "tiny.db", clock=lambda: NOW)
+    mirror = Mirror(tmp_path / "tiny.db", clock=lambda: NOW, create=True)
     save_listings(mirror.connection(), [{"id": 1, "name": "example.com", "source": "sedo", "type": "auction"}],
                   origin="sync", observed_at="2026-11-20T08:00:00Z")  # fmt: skip
     return mirror

@@ -283,7 +283,7 @@ write_steps = st.one_of(
 def plain_template(tmp_path_factory) -> Path:
     """A synthetic mirror with its index saved beside it."""
     path = tmp_path_factory.mktemp("plain") / "template.db"
-    mirror = Mirror(path, clock=fixed_clock)
+    mirror = Mirror(path, clock=fixed_clock, create=True)
     save_listings(mirror.connection(), listing_records(400, seed=21), origin="sync", observed_at=ts(NOW - timedelta(days=2)))
     mirror.refresh_index()
     mirror.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")

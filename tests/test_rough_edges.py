@@ -213,7 +213,7 @@ def test_sync_against_an_unreachable_host_says_each_retry_and_gives_up_within_ti
     assert retries and all(f"127.0.0.1:{port}" in line and re.search(r"retry \d+ of \d+ in \d+ s", line)
                            for line in retries)  # fmt: skip
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("edt: sync stopped:") and f"127.0.0.1:{port} unreachable" in last and "--timeout 3" in last
+    assert last.startswith("edt: sync stopped:") and f"127.0.0.1:{port} unreachable" in last and "--timeout or EDT_TIMEOUT: 3 s" in last
 
 
 def test_the_default_bound_is_a_minute_and_settable(monkeypatch):
@@ -252,7 +252,7 @@ def test_enrich_offline_stops_within_the_bound_naming_the_host(db):
     # one attempt (1.5 s) later, whatever the backoff's random jitter drew; then no more waiting.
     assert len(failed_at) >= 3 and failed_at[-1] - failed_at[0] <= 20 + 1.5
     assert now[0] == failed_at[-1]
-    assert "web.archive.org unreachable" in str(info.value) and "--timeout 20" in str(info.value)
+    assert "web.archive.org unreachable" in str(info.value) and "EDT_TIMEOUT: 20 s" in str(info.value)
     assert said and all(line.startswith("web.archive.org: ConnectError") and "retry" in line for line in said)
 
 
@@ -585,16 +585,17 @@ def test_an_unknown_parameter_names_the_closest_ones_everywhere(db):
 
 
 def test_an_empty_page_says_why_when_it_can(db):
-    reversed_bounds = edt("query", "tf_min=30", "tf_max=10")
-    assert reversed_bounds.returncode == 0 and "no rows match" in reversed_bounds.stdout
-    assert one_line(reversed_bounds.stderr) == "edt: nothing matches: tf_min=30 is above tf_max=10"
+    reversed_bounds = edt("query", "tf_min=30", "tf_max=10")  # no row can match: bad input, not an empty page
+    assert reversed_bounds.returncode == 2 and reversed_bounds.stdout == ""
+    assert one_line(reversed_bounds.stderr) == ("edt: tf_min=30 is above tf_max=10, so no row can match; lower "
+                                                "tf_min or raise the other.")  # fmt: skip
     no_tld = edt("query", "tld=.notatld")
     assert one_line(no_tld.stderr) == "edt: nothing matches: no listing in the mirror has TLD .notatld"
     dates = edt("query", "created_after=2026-03-01", "created_before=2026-03-01", "--format", "json")
-    assert json.loads(dates.stdout)["meta"]["total"] == 0
+    assert dates.returncode == 2 and dates.stdout == ""
     assert "created_after=2026-03-01 is not before created_before=2026-03-01" in one_line(dates.stderr)
     exported = edt("export", "--format", "csv", "--out", "-", "price_min=50", "price_max=10")
-    assert exported.returncode == 0 and "price_min=50 is above price_max=10" in exported.stderr
+    assert exported.returncode == 2 and "price_min=50 is above price_max=10, so no row can match" in exported.stderr
     plain = edt("query", "tld=.fr", "tf_min=100", "tf_max=100", "score_min=100")  # empty, for no reason it can tell
     assert "nothing matches" not in plain.stderr
     with Mirror(db) as mirror:

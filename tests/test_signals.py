@@ -67,7 +67,7 @@ def test_no_rate_is_none_never_a_guess():
 
 
 def test_the_writer_converts_at_the_rate_of_the_day_seen_and_keeps_it_while_the_price_stands(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     conn = m.connection()
     rows = [listing(1, "alpha.com", source="godaddy", currency="USD", price=100.0),
             listing(2, "beta.com", currency="XYZ", price=100.0), listing(3, "gamma.fr", price=80.0, max_bid=95.0)]
@@ -126,7 +126,7 @@ def test_a_dictionary_that_is_not_utf8_or_not_words_names_file_and_line(tmp_path
     with pytest.raises(SpamDictionaryError, match="odd.txt, line 2: 'free \\$\\$\\$' is not a term"):
         load_dictionary(odd)
     db = tmp_path / "m.db"
-    save_listings(Mirror(db).connection(), [listing(1, "pokerclub.com")], origin="sync")
+    save_listings(Mirror(db, create=True).connection(), [listing(1, "pokerclub.com")], origin="sync")
     monkeypatch.setenv("EDT_SPAM_WORDS", str(latin))
     for args in (["spam", "reflag", "--db", str(db)], ["ingest", "godaddy", "--file", str(latin), "--db", str(db)]):
         result = CliRunner().invoke(cli, args)
@@ -137,7 +137,7 @@ def test_a_dictionary_that_is_not_utf8_or_not_words_names_file_and_line(tmp_path
 
 def test_changing_the_file_reflags_the_mirror_without_a_resync(tmp_path, monkeypatch):
     db = tmp_path / "m.db"
-    m = Mirror(db, clock=fixed_clock)
+    m = Mirror(db, clock=fixed_clock, create=True)
     conn = m.connection()
     save_listings(conn, [listing(1, "bestcoachshop.com"), listing(2, "pokerclub.com"), listing(3, "garden.com")],
                   origin="sync", observed_at=ts(NOW - timedelta(hours=1)))  # fmt: skip
@@ -161,7 +161,7 @@ def test_changing_the_file_reflags_the_mirror_without_a_resync(tmp_path, monkeyp
 
 
 def test_reflag_writes_only_the_rows_that_change(tmp_path):
-    m = Mirror(tmp_path / "m.db")
+    m = Mirror(tmp_path / "m.db", create=True)
     save_listings(m.connection(), [listing(i, f"name{i}casino.com" if i % 2 else f"name{i}.com") for i in range(1, 41)],
                   origin="sync")  # fmt: skip
     report = reflag(m.connection(), load_dictionary(), force=True)
@@ -201,7 +201,7 @@ def test_referring_domains_need_double_and_twenty_more_and_the_strongest_rise_is
 
 
 def test_the_writer_keeps_metric_history_and_flags_the_jump(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     conn = m.connection()
     end = ts(NOW + timedelta(days=3))
     base = listing(1, "inflated.com", auction_end_date=end, trust_flow=6, citation_flow=10, referring_domains=12)
@@ -277,7 +277,7 @@ def test_parking_nameservers():
 
 
 def test_enrich_writes_the_signals_and_a_cdx_400_loses_nothing(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     save_listings(m.connection(), [listing(1, "dw.com"), listing(2, "refused.com", archive_continuity=77, archive_years=9)],
                   origin="sync", observed_at=ts(NOW - timedelta(days=1)))  # fmt: skip
     web = FakeWeb({
@@ -302,7 +302,7 @@ def test_enrich_writes_the_signals_and_a_cdx_400_loses_nothing(tmp_path):
 
 def test_v9_derives_the_signals_of_a_v8_mirror_in_place(tmp_path):
     path = tmp_path / "v8.db"
-    m = Mirror(path)
+    m = Mirror(path, create=True)
     save_listings(m.connection(), [listing(1, "casinoroyale.com", source="godaddy", currency="USD", price=50.0)],
                   origin="sync", observed_at="2024-01-15T10:00:00Z")  # fmt: skip
     m.close()
@@ -403,7 +403,7 @@ def test_the_metric_chart_draws_each_metric_on_its_axis_and_nothing_from_nothing
 
 def test_edt_spam_show_and_check(tmp_path):
     db = tmp_path / "m.db"
-    save_listings(Mirror(db).connection(), [listing(1, "bestcasinoshop.com"), listing(2, "garden.com")], origin="sync")
+    save_listings(Mirror(db, create=True).connection(), [listing(1, "bestcasinoshop.com"), listing(2, "garden.com")], origin="sync")
     shown = CliRunner().invoke(cli, ["spam", "show", "--db", str(db)])
     assert shown.exit_code == 0
     assert "built-in" in shown.output and "1 of 2 listings flagged; flags follow this dictionary" in shown.output

@@ -17,7 +17,7 @@ from toolkit.store.writer import close_listings, save_listings, save_pending
 
 
 def test_a_new_mirror_has_every_table_in_wal_mode(tmp_path):
-    m = Mirror(tmp_path / "m.db")
+    m = Mirror(tmp_path / "m.db", create=True)
     conn = m.connection()
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"listings", "listing_history", "pending_delete", "sync_runs", "raw_records", "mirror_meta",
@@ -52,12 +52,12 @@ def test_opening_an_older_mirror_upgrades_it_and_keeps_its_rows(tmp_path):
 
 
 def test_v7_declares_the_enrichment_cache_and_keeps_a_v6_cache(tmp_path):
-    fresh = Mirror(tmp_path / "fresh.db").connection()
+    fresh = Mirror(tmp_path / "fresh.db", create=True).connection()
     columns = [(r[1], r[5]) for r in fresh.execute("PRAGMA table_info(enrich_cache)")]
     assert columns == [("kind", 1), ("domain", 2), ("fetched_at", 0), ("outcome", 0), ("value", 0)]
     # A v6 mirror whose cache was created on first use by `edt enrich`, with an answer in it.
     path = tmp_path / "v6.db"
-    Mirror(path).close()
+    Mirror(path, create=True).close()
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE enrich_cache")
     conn.execute("CREATE TABLE enrich_cache (kind TEXT NOT NULL, domain TEXT NOT NULL, fetched_at TEXT NOT NULL, "
@@ -75,7 +75,7 @@ def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
     """A v7 mirror (no drop window columns) with a pending row: opening it upgrades it, the row
     is kept with a null window, and new rows carry theirs."""
     path = tmp_path / "v7.db"
-    m = Mirror(path)
+    m = Mirror(path, create=True)
     save_pending(m.connection(), [{"id": 1, "domain": "old.nu", "source": "oi-diff", "week_end": "2026-01-05",
                                    "whois_status": "serverHold", "estimated_drop_date": "2026-03-10"}],
                  origin="sync", observed_at="2026-01-05T00:00:00Z")  # fmt: skip
@@ -107,7 +107,7 @@ def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
 
 
 def test_ensure_schema_is_idempotent(tmp_path):
-    m = Mirror(tmp_path / "m.db")
+    m = Mirror(tmp_path / "m.db", create=True)
     conn = m.connection()
     before = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
     conn.execute("PRAGMA user_version = 0")
@@ -126,7 +126,7 @@ def test_a_newer_mirror_is_refused_clearly(tmp_path):
 
 def test_readers_read_while_a_writer_holds_a_transaction(tmp_path):
     path = tmp_path / "m.db"
-    writer = Mirror(path, clock=fixed_clock)
+    writer = Mirror(path, clock=fixed_clock, create=True)
     save_listings(writer.connection(), listing_records(50), origin="sync")
     reader = Mirror(path, readonly=True, clock=fixed_clock)
     before = reader.search_domains({})["meta"]["total"]
@@ -141,6 +141,13 @@ def test_readers_read_while_a_writer_holds_a_transaction(tmp_path):
     assert results == [before] and before > 0
 
 
+def _stamp_version(conn: sqlite3.Connection, version: int) -> None:
+    """Make a mirror read as one of an older schema version (its declarations forgotten)."""
+    conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.commit()
+
+
 def _listing(**overrides):
     record = {"id": 1, "name": "Example.CO.UK", "source": "sedo", "type": "auction", "price": 10, "bids_count": 0,
               "auction_end_date": "2026-12-01T10:00:00+00:00", "created_at": "2026-11-01T00:00:00Z"}  # fmt: skip
@@ -149,7 +156,7 @@ def _listing(**overrides):
 
 
 def test_writer_derives_fields_and_tolerates_type_drift(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     conn = m.connection()
     save_listings(conn, [_listing(price="12", bids_count="3", max_bid="15.5", is_spammy="false", language="fr",
                                   historical_tech='["WordPress"]', wayback_first_date="2001-05-06T00:00:00Z")],
@@ -165,7 +172,7 @@ def test_writer_derives_fields_and_tolerates_type_drift(tmp_path):
 
 
 def test_history_rows_only_when_a_price_field_changes(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     conn = m.connection()
     first = save_listings(conn, [_listing()], origin="sync", observed_at="2026-11-20T00:00:00Z")
     same = save_listings(conn, [_listing(price=10.0)], origin="sync", observed_at="2026-11-21T00:00:00Z")
@@ -181,7 +188,7 @@ def test_history_rows_only_when_a_price_field_changes(tmp_path):
 
 
 def test_unknown_fields_are_kept_in_raw_and_closing_reopens(tmp_path):
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     conn = m.connection()
     save_listings(conn, [_listing(renewal_price=9.99, brand_new_field={"a": 1})], origin="sync")
     raw = json.loads(conn.execute("SELECT raw FROM raw_records WHERE kind = 'listing' AND id = 1").fetchone()[0])
@@ -194,7 +201,7 @@ def test_unknown_fields_are_kept_in_raw_and_closing_reopens(tmp_path):
 
 
 def test_bad_records_are_refused_naming_what_is_missing(tmp_path):
-    m = Mirror(tmp_path / "m.db")
+    m = Mirror(tmp_path / "m.db", create=True)
     with pytest.raises(ValueError, match="id and a name"):
         save_listings(m.connection(), [{"name": "x.com"}], origin="sync")
     with pytest.raises(ValueError, match="id and a domain"):
@@ -217,7 +224,7 @@ def test_the_default_sort_and_common_filters_read_an_index(mirror):
 def test_generation_changes_with_every_write(tmp_path):
     """Whoever writes: the toolkit's writer, or plain SQL on another connection, to any table
     a reader caches (listings, pending-delete, history). Other tables leave it alone."""
-    m = Mirror(tmp_path / "m.db", clock=fixed_clock)
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     seen = [m.generation()]
     save_listings(m.connection(), [_listing()], origin="sync")
     seen.append(m.generation())
@@ -269,7 +276,7 @@ def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
     """A v9 mirror's triggers logged a listing's change without changing the generation: the
     upgrade re-creates them (a new generation), rows kept, and plain writes count from then."""
     path = tmp_path / "v9.db"
-    m = Mirror(path, clock=fixed_clock)
+    m = Mirror(path, clock=fixed_clock, create=True)
     save_listings(m.connection(), [_listing()], origin="sync")
     m.close()
     conn = sqlite3.connect(path)
@@ -278,7 +285,8 @@ def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
     for name, (_, body) in CHANGE_TRIGGERS.items():
         if name.startswith("listings_"):
             conn.execute(f"DROP TRIGGER {name}")
-            conn.execute(f"CREATE TRIGGER {name} {body.replace(_BUMP, '')}")
+            if name != "listings_seen_update":  # v18's: a last sighting alone bumps the generation
+                conn.execute(f"CREATE TRIGGER {name} {body.replace(_BUMP, '')}")
     conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
     conn.execute("PRAGMA user_version = 9")
     conn.commit()
@@ -290,7 +298,7 @@ def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
     assert conn.execute("SELECT value FROM mirror_meta WHERE key = 'generation'").fetchone()[0] == generation  # unseen
 
     upgraded = Mirror(path, clock=fixed_clock)
-    assert upgraded.connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 16
+    assert upgraded.connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 19
     start = upgraded.generation()
     assert start > int(generation)
     assert upgraded.search_domains({"include_closed": "1"})["meta"]["total"] == 1
@@ -305,7 +313,7 @@ def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_
     drops that table; the trigram index is re-indexed on a changed name only, so writing a
     range leaves it alone while a renamed listing is found by its new name."""
     path = tmp_path / "v14.db"
-    m = Mirror(path, clock=fixed_clock)
+    m = Mirror(path, clock=fixed_clock, create=True)
     records = listing_records(20)
     save_listings(m.connection(), records, origin="sync")
     m.close()
@@ -320,9 +328,7 @@ def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_
     conn.execute('CREATE TRIGGER listings_au AFTER UPDATE ON listings BEGIN INSERT INTO listings_fts (listings_fts, '
                  "rowid, name) VALUES('delete', old.rowid, old.name); INSERT INTO listings_fts (rowid, name) "
                  "VALUES (new.rowid, new.name); END")
-    conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
-    conn.execute("PRAGMA user_version = 14")
-    conn.commit()
+    _stamp_version(conn, 14)
 
     upgraded = Mirror(path, clock=fixed_clock)
     db = upgraded.connection()
@@ -341,6 +347,35 @@ def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_
     assert [r["id"] for r in upgraded.search_domains({"contains": "zebrafinch", "include_closed": "1"})["data"]] == [records[2]["id"]]
 
 
+def test_a_v16_mirror_gains_the_reported_sales_and_the_live_estimate_and_keeps_it_while_the_bidding_stands(tmp_path):
+    """v17 adds `reported_sales` and the live estimate's columns to an older mirror; the writer
+    keeps an estimate through a sync that sees the same bidding and drops it on a new bid."""
+    from toolkit.store.results import save_live
+
+    path = tmp_path / "v16.db"
+    m = Mirror(path, clock=fixed_clock, create=True)
+    record = {**_listing(), "type": "auction", "max_bid": 40.0, "bids_count": 3, "currency": "USD",
+              "auction_end_date": "2026-12-01T18:00:00Z"}  # fmt: skip
+    save_listings(m.connection(), [record], origin="sync")
+    m.close()
+    conn = sqlite3.connect(path)
+    for column in ("live_low", "live_mid", "live_high"):
+        conn.execute(f"ALTER TABLE listings DROP COLUMN {column}")
+    conn.execute("DROP TABLE reported_sales")
+    _stamp_version(conn, 16)
+
+    upgraded = Mirror(path, clock=fixed_clock)
+    db = upgraded.connection()
+    assert db.execute("SELECT count(*) FROM reported_sales").fetchone()[0] == 0
+    with db:
+        save_live(db, [(record["id"], 40.0, 55.0, 90.0)])
+    live = "SELECT live_low, live_mid, live_high FROM listings WHERE id = ?"
+    save_listings(db, [record], origin="sync")  # the same bidding: kept
+    assert db.execute(live, [record["id"]]).fetchone() == (40.0, 55.0, 90.0)
+    save_listings(db, [{**record, "max_bid": 60.0, "bids_count": 4}], origin="sync")  # a new bid: dropped
+    assert db.execute(live, [record["id"]]).fetchone() == (None, None, None)
+
+
 def test_a_bulk_load_stopped_inside_a_read_loop_is_the_stop_and_leaves_nothing(tmp_path):
     """A stop that lands while a read is half done (the cursor lives on in the traceback):
     SQLite refuses WAL while that statement is unfinished. The caller sees the stop, not
@@ -349,7 +384,7 @@ def test_a_bulk_load_stopped_inside_a_read_loop_is_the_stop_and_leaves_nothing(t
     from toolkit.store.transaction import one_transaction
 
     path = tmp_path / "m.db"
-    m = Mirror(path, clock=fixed_clock)
+    m = Mirror(path, clock=fixed_clock, create=True)
     save_listings(m.connection(), listing_records(50), origin="sync")
     m.close()
     conn = connect(str(path))

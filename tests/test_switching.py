@@ -173,3 +173,41 @@ def test_a_watched_name_is_no_longer_listed_where_only_the_demo_listed_it(tmp_pa
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT name, listed FROM watched_names").fetchall() == [(name, None)]  # still watched
     conn.close()
+
+
+def test_an_archive_file_holding_real_rows_beside_the_demos_keeps_them(tmp_path):
+    """Demo and real listings closed on the same day go into the same archive files; the clear
+    writes those files again with the real rows alone, and the archive stays whole."""
+    from datetime import datetime, timedelta, timezone
+
+    from toolkit.store.writer import close_listings, save_listings
+
+    db = tmp_path / "shared.db"
+    edt("demo", "--db", str(db), "--days", "21")
+    conn = sqlite3.connect(db)
+    (closed_at,) = conn.execute("SELECT min(closed_at) FROM listings WHERE closed_at IS NOT NULL").fetchone()
+    conn.close()
+    seen = (datetime.fromisoformat(closed_at.replace("Z", "+00:00")) - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    real = [{"id": 2**52 + n, "name": f"realname{n}.com", "tld": ".com", "source": "sedo", "type": "auction",
+             "price": 50.0 + n, "currency": "EUR", "bids_count": 0, "created_at": seen} for n in range(3)]  # fmt: skip
+    with Mirror(db) as mirror:
+        save_listings(mirror.connection(), real, origin="sync", observed_at=seen)
+        close_listings(mirror.connection(), [r["id"] for r in real], closed_at=closed_at)
+    age = f"{(datetime.now(timezone.utc) - datetime.fromisoformat(closed_at.replace('Z', '+00:00'))).days - 1}d"
+    edt("archive", "--db", str(db), "--closed-before", age, "--pack-after", "none")
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM listings WHERE id >= ?", [2**52]).fetchone()[0] == 0  # archived
+    parts = conn.execute("SELECT count(*) FROM archive_parts").fetchone()[0]
+    conn.close()
+    assert parts >= 2
+
+    edt("demo", "--clear", "--db", str(db))
+    assert edt("archive", "--db", str(db), "--verify").strip() == "the archive is whole"
+    exported = tmp_path / "all.csv"
+    edt("export", "--db", str(db), "--out", str(exported), "include_closed=1")
+    names = sorted(line.split(",")[1] for line in exported.read_text().splitlines()[1:])
+    assert names == [r["name"] for r in real]
+    conn = sqlite3.connect(db)
+    history = conn.execute("SELECT count(*) FROM archive_parts WHERE tbl = 'listing_history'").fetchone()[0]
+    conn.close()
+    assert history >= 1  # their history went with them, still archived

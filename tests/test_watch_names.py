@@ -163,7 +163,7 @@ def registry():
 def test_each_stage_is_recorded_once_and_alerted_once_in_order(tmp_path, registry, monkeypatch):
     monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
     now = [DAYS[0].replace(tzinfo=timezone.utc)]
-    mirror = Mirror(tmp_path / "m.db", clock=lambda: now[0])
+    mirror = Mirror(tmp_path / "m.db", clock=lambda: now[0], create=True)
     watch_names(mirror, ["themarquetry.com", "example.com", "kettleharbor.nu", "kettleharbor.de"], note="bid")
     alerts = AlertConfig(file=str(tmp_path / "alerts.jsonl"), webhook_url=registry.url + "/hook", webhook_secret="s3")
     waits: list[float] = []
@@ -207,7 +207,7 @@ def test_each_stage_is_recorded_once_and_alerted_once_in_order(tmp_path, registr
 def test_the_predicted_window_of_a_watched_nu_name_is_the_lifecycle_tables(tmp_path, registry, monkeypatch):
     monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
     now = [DAYS[0].replace(tzinfo=timezone.utc)]
-    mirror = Mirror(tmp_path / "m.db", clock=lambda: now[0])
+    mirror = Mirror(tmp_path / "m.db", clock=lambda: now[0], create=True)
     watch_names(mirror, ["kettleharbor.nu"])
     seen = []
     for day in range(4):
@@ -228,7 +228,7 @@ def test_the_predicted_window_of_a_watched_nu_name_is_the_lifecycle_tables(tmp_p
 def test_a_watched_name_listed_anywhere_is_said_and_alerted_once(tmp_path, registry, monkeypatch):
     monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
     now = [DAYS[0].replace(tzinfo=timezone.utc)]
-    mirror = Mirror(tmp_path / "m.db", clock=lambda: now[0])
+    mirror = Mirror(tmp_path / "m.db", clock=lambda: now[0], create=True)
     record = {**listing_records(1)[0], "name": "themarquetry.com", "tld": ".com", "source": "dynadot",
               "type": "auction", "auction_end_date": "2022-03-25T18:00:00Z"}  # fmt: skip
     watch_names(mirror, ["themarquetry.com"])
@@ -248,7 +248,7 @@ def test_the_commands_watch_list_check_and_refuse_bad_names(tmp_path, registry, 
     monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
     monkeypatch.setenv("EDT_NOW", "2022-04-30T06:30:00Z")
     db = str(tmp_path / "m.db")
-    Mirror(db).close()
+    Mirror(db, create=True).close()
     names_file = tmp_path / "names.txt"
     names_file.write_text("# to watch\nthemarquetry.com\n\nkettleharbor.nu  # the .nu one\n")
     runner = CliRunner()
@@ -304,7 +304,7 @@ def test_the_names_job_is_scheduled_daily_without_a_key_and_runs_once_as_cron_ca
     config.write_text('[schedule]\nnames = "15 5 * * *"\n')
     monkeypatch.setenv("EDT_CONFIG", str(config))
     db = str(tmp_path / "m.db")
-    watch_names(Mirror(db), ["themarquetry.com"])
+    watch_names(Mirror(db, create=True), ["themarquetry.com"])
     runner = CliRunner()
     shown = runner.invoke(cli, ["schedule", "--db", db, "--next"])
     assert shown.exit_code == 0 and any(line.split()[:3] == ["names", "names", "15"] for line in shown.output.splitlines())
@@ -323,7 +323,7 @@ def test_a_registry_that_refuses_leaves_the_stage_as_it_was_and_says_so(tmp_path
     monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
     monkeypatch.setitem(SCRIPT, "refusing.com", [(200, MARQUETRY, {})] + [(403, {"errorCode": 403}, {})] * 6)
     now = [DAYS[0].replace(tzinfo=timezone.utc)]
-    mirror = Mirror(tmp_path / "m.db", clock=lambda: now[0])
+    mirror = Mirror(tmp_path / "m.db", clock=lambda: now[0], create=True)
     watch_names(mirror, ["refusing.com"])
     check_names(mirror, predict=predict_drop_window, alerts=AlertConfig(), sleep=lambda s: None)
     registry.day, now[0] = 3, DAYS[3].replace(tzinfo=timezone.utc)

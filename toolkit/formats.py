@@ -1,4 +1,5 @@
-"""How records become flat files (CSV, Parquet) in every shell that writes them."""
+"""How records become flat files (CSV, Parquet) in every shell that writes them. In Parquet,
+moments are timestamps (UTC) and days dates, so every engine compares them as they are."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["csv_cell", "csv_chunks", "OutputRefused", "output_target", "replace_atomically", "not_a_folder",
-           "file_in_the_way", "format_of"]
+           "file_in_the_way", "format_of", "parquet_schema", "parquet_table"]
 
 log = logging.getLogger("toolkit.export")
 
@@ -24,6 +25,30 @@ def csv_cell(value: Any) -> Any:
     if isinstance(value, (list, dict)):
         return json.dumps(value, ensure_ascii=False)
     return value
+
+
+def parquet_schema(columns: Mapping[str, str]) -> Any:
+    """The Arrow schema of records whose fields have these kinds (docs/reference/fields.md):
+    moments as timestamps in UTC, days as dates, arrays and objects as JSON text."""
+    import pyarrow as pa
+
+    types = {"int": pa.int64(), "num": pa.float64(), "str": pa.string(), "bool": pa.bool_(), "date": pa.date32(),
+             "datetime": pa.timestamp("ms", tz="UTC"), "array": pa.string(), "object": pa.string()}  # fmt: skip
+    return pa.schema([(name, types[kind]) for name, kind in columns.items()])
+
+
+def parquet_table(rows: Sequence[Mapping[str, Any]], schema: Any) -> Any:
+    """Records (moments as the API's text, `2026-01-14T16:00:00Z`) as an Arrow table of `schema`."""
+    import pyarrow as pa
+
+    arrays = []
+    for field in schema:
+        values = [csv_cell(row.get(field.name)) for row in rows]
+        if pa.types.is_timestamp(field.type) or pa.types.is_date(field.type):
+            arrays.append(pa.array(values, type=pa.string()).cast(field.type))
+        else:
+            arrays.append(pa.array(values, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def csv_chunks(rows: Iterator[Mapping[str, Any]], empty_header: Sequence[str], *,

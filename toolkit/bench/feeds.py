@@ -1,36 +1,48 @@
-"""What a day of a big public feed costs: a Namecheap-sized auction file fetched and ingested,
-fetched again unchanged (the publisher answers 304), and fetched the next day with changes.
+"""What a day of a big public feed costs, in whole processes, against its peers in the same run.
 
-    python -m toolkit.bench.feeds [--rows 200000] [--seed 1] [--markdown]
+    python -m toolkit.bench.feeds [--rows 1100000] [--godaddy 590000] [--bomb] [--seed 1]
+                                  [--work DIR] [--markdown]
 
-A script, not a timed test. It writes a seeded random file in Namecheap Market's auction CSV
-format (`--rows` rows, names and prices drawn from `--seed`), serves it from a loopback HTTP
-server that answers conditional requests as S3 does (ETag, 304), and runs the
-`namecheap-auctions` feed three times into a fresh mirror: day 1 (every row new), day 1
-again (304), day 2 (a seeded 5% of the prices and bids changed, 2% of the auctions gone,
-2% new). Each run's wall time and this process's peak anonymous memory (RssAnon) are
-printed. The peer, measured in the same run, is Python's `csv` module reading the same
-file and doing nothing with it: the floor of any ingest.
+A script, not a timed test. It writes seeded random files in the real feeds' formats and sizes
+(not committed; into `--work`, default a temporary folder): Namecheap Market's 25-column
+auction CSV (`--rows` rows: the real file holds about 1.1 million, 194 MB) for two days (day 2:
+a seeded 5% of the prices and bids moved, 2% of the auctions gone, 2% new), and, with
+`--godaddy N`, GoDaddy's zipped all-listings JSON of N records (the real one: about 590,000,
+450 MB unzipped). A loopback HTTP server serves them with ETag and Last-Modified, and each
+step is one whole process, its own peak memory read as VmHWM when it exits:
 
-Checks, any failure makes the exit status 1: the 304 run wrote nothing (the mirror's
-generation is unchanged); day 2 updated, closed and added exactly the rows changed.
+- `edt sync --feeds namecheap-auctions` into a fresh mirror: day 1 (every row new), day 1
+  again (the publisher answers 304), day 2;
+- the peers on the same day-1 file: `sqlite-utils insert --csv` into a fresh database, and
+  the floor, Python's `csv` with one `executemany` into a plain table;
+- `edt sync --feeds godaddy-all` of the JSON into a fresh mirror (with `--godaddy`);
+- with `--bomb`: a GoDaddy zip of a few MB whose JSON holds one 3 GB field, and one whose
+  archive declares 3 GB, each refused (exit 2) by `edt ingest godaddy --file`.
+
+Checks, any failure makes the exit status 1: the 304 wrote nothing; day 2 updated, closed and
+added exactly the rows that moved; each refusal exited 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import email.utils
 import hashlib
 import http.server
+import json
 import os
 import platform
 import random
 import re
-import sqlite3
+import shutil
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["main"]
@@ -41,6 +53,23 @@ HEADER = ("url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahref
           "majesticBacklinks,majesticTrustFlow,goValue")  # fmt: skip
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _TLDS = ("com", "net", "org", "io", "co", "xyz", "info", "pro", "cc", "me")
+# The child prints its own peak resident memory (VmHWM) as it exits, then runs a command's main.
+_CHILD = ("import atexit, re, runpy, sys\n"
+          "atexit.register(lambda: sys.stderr.write('peak-kib %s\\n' % re.search(r'VmHWM:\\s+(\\d+)', "
+          "open('/proc/self/status').read()).group(1)))\n"
+          "target = sys.argv[1]; sys.argv = [target, *sys.argv[2:]]\n"
+          "(runpy.run_path if target.endswith('.py') else runpy.run_module)(target, run_name='__main__')\n")  # fmt: skip
+_FLOOR = ("import csv, sqlite3, sys\n"
+          "conn = sqlite3.connect(sys.argv[2])\n"
+          "with open(sys.argv[1], newline='') as fh:\n"
+          "    reader = csv.reader(fh); header = next(reader)\n"
+          "    conn.execute(f'CREATE TABLE t ({\", \".join(chr(34) + h + chr(34) for h in header)})')\n"
+          "    conn.executemany(f'INSERT INTO t VALUES ({\", \".join(\"?\" * len(header))})', reader)\n"
+          "conn.commit()\n")  # fmt: skip
+
+
+def _name(rnd: random.Random) -> str:
+    return "".join(rnd.choice(_LETTERS) for _ in range(rnd.randint(6, 14))) + "." + rnd.choice(_TLDS)
 
 
 def _row(rnd: random.Random, index: int, name: str) -> list[str]:
@@ -53,154 +82,214 @@ def _row(rnd: random.Random, index: int, name: str) -> list[str]:
             str(rnd.randint(0, 40)), f"{rnd.randint(0, 9000)}.00"]  # fmt: skip
 
 
-def _days(rows: int, seed: int) -> tuple[list[list[str]], list[list[str]], dict[str, int]]:
-    """Day 1's rows, day 2's (changed, gone, new), and how many of each."""
+def write_days(folder: Path, rows: int, seed: int) -> dict[str, int]:
+    """Day 1's and day 2's auction files, written as they are drawn; how many rows moved, went, came."""
     rnd = random.Random(seed)
-    names: set[str] = set()
-    while len(names) < rows * 1.03:
-        names.add("".join(rnd.choice(_LETTERS) for _ in range(rnd.randint(5, 12))) + "." + rnd.choice(_TLDS))
-    ordered = sorted(names)
-    rnd.shuffle(ordered)
-    first = [_row(rnd, i, n) for i, n in enumerate(ordered[:rows])]
-    second, changed, gone = [], 0, 0
-    for row in first:
-        draw = rnd.random()
-        if draw < 0.02:
-            gone += 1
-            continue
-        if draw < 0.07:
-            row = [*row[:4], f"{float(row[4]) + rnd.randint(1, 50):.2f}", *row[5:7], str(int(row[7]) + 1), *row[8:]]
-            changed += 1
-        second.append(row)
-    new = [_row(rnd, rows + i, n) for i, n in enumerate(ordered[rows : rows + int(rows * 0.02)])]
-    return first, second + new, {"changed": changed, "gone": gone, "new": len(new)}
+    seen: set[str] = set()
+    counts = {"rows": rows, "changed": 0, "gone": 0, "new": 0}
+    with (folder / "day1.csv").open("w", newline="") as one, (folder / "day2.csv").open("w", newline="") as two:
+        first, second = csv.writer(one, lineterminator="\n"), csv.writer(two, lineterminator="\n")
+        one.write(HEADER + "\n")
+        two.write(HEADER + "\n")
+        for index in range(rows + rows // 50):
+            name = _name(rnd)
+            while name in seen:
+                name = _name(rnd)
+            seen.add(name)
+            row = _row(rnd, index, name)
+            if index >= rows:  # new on day 2
+                second.writerow(row)
+                counts["new"] += 1
+                continue
+            first.writerow(row)
+            draw = rnd.random()
+            if draw < 0.02:
+                counts["gone"] += 1
+                continue
+            if draw < 0.07:
+                row = [*row[:4], f"{float(row[4]) + rnd.randint(1, 50):.2f}", *row[5:7], str(int(row[7]) + 1), *row[8:]]
+                counts["changed"] += 1
+            second.writerow(row)
+    return counts
 
 
-def _write(path: Path, rows: list[list[str]]) -> bytes:
-    with path.open("w", newline="") as out:
-        out.write(HEADER + "\n")
-        csv.writer(out, lineterminator="\n").writerows(rows)
-    return path.read_bytes()
+def write_godaddy(path: Path, records: int, seed: int) -> None:
+    """GoDaddy's all_listings.json.zip: `{"meta", "data"}` of `records` listings, streamed into the zip."""
+    rnd = random.Random(seed)
+    kinds = ("Bid", "Bid", "Bid", "BuyNow", "Offer")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        with archive.open("all_listings.json", "w", force_zip64=True) as out:
+            out.write(json.dumps({"meta": {"totalRecords": records}})[:-1].encode() + b', "data": [')
+            for index in range(records):
+                name = f"{_name(rnd)[:-4]}{index}.com"
+                item = {"domainName": name, "link": f"https://auctions.godaddy.com/trpItemListing.aspx?miid={index}",
+                        "auctionType": rnd.choice(kinds), "auctionEndTime": f"2026-12-{rnd.randint(1, 28):02d}T16:00:00Z",
+                        "price": f"${rnd.randint(5, 5000):,}", "numberOfBids": rnd.choice((0, 0, 1, 3, 8)),
+                        "domainAge": rnd.randint(0, 25), "pageviews": rnd.randint(0, 500),
+                        "valuation": f"${rnd.randint(100, 9000):,}", "isAdult": False,
+                        "majesticTf": rnd.randint(0, 40), "majesticCf": rnd.randint(0, 50),
+                        "description": "x" * rnd.randint(300, 500)}  # fmt: skip
+                out.write((b"," if index else b"") + json.dumps(item).encode())
+            out.write(b"]}")
+
+
+def write_bomb(folder: Path) -> Path:
+    """A zip of a few MB whose JSON holds one 3 GB field."""
+    field = folder / "field_bomb.json.zip"
+    chunk = b"a" * (1 << 24)
+    with zipfile.ZipFile(field, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        with archive.open("all_listings.json", "w", force_zip64=True) as out:
+            out.write(b'{"meta": {}, "data": [{"domainName": "')
+            for _ in range(3 * 64):
+                out.write(chunk)
+            out.write(b'.com", "auctionType": "Bid", "price": "$5"}]}')
+    return field
 
 
 class _Publisher:
+    """Files served from disk on a loopback port, with ETag and Last-Modified (a conditional
+    request for an unchanged file gets 304)."""
+
     def __init__(self) -> None:
-        self.body = b""
+        self.files: dict[str, Path] = {}
         publisher = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self):  # noqa: N802
-                etag = '"' + hashlib.sha1(publisher.body).hexdigest() + '"'
+                path = publisher.files[self.path]
+                info = path.stat()
+                etag = f'"{info.st_mtime_ns:x}-{info.st_size:x}"'
                 if self.headers.get("If-None-Match") == etag:
                     self.send_response(304)
                     self.send_header("ETag", etag)
                     self.end_headers()
                     return
                 self.send_response(200)
-                self.send_header("Content-Length", str(len(publisher.body)))
+                self.send_header("Content-Length", str(info.st_size))
                 self.send_header("ETag", etag)
+                self.send_header("Last-Modified", email.utils.formatdate(info.st_mtime, usegmt=True))
                 self.end_headers()
-                self.wfile.write(publisher.body)
+                with path.open("rb") as body:
+                    shutil.copyfileobj(body, self.wfile, 1 << 20)
 
             def log_message(self, *args):
                 pass
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/reports/Namecheap_Market_Sales.csv"
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def publish(self, route: str, path: Path) -> str:
+        self.files[route] = path
+        return self.url + route
 
-class _PeakMemory:
-    """This process's peak RssAnon (Linux), sampled every 50 ms while in the block."""
 
-    def __enter__(self) -> "_PeakMemory":
-        self.peak, self._stop = self._now(), threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-        self._thread.start()
-        return self
+@dataclass
+class Run:
+    label: str
+    seconds: float
+    peak_mib: float
+    status: int
+    output: str
 
-    @staticmethod
-    def _now() -> int:
-        try:
-            text = Path("/proc/self/status").read_text()
-        except OSError:
-            return 0
-        found = re.search(r"RssAnon:\s+(\d+)", text)
-        return int(found.group(1)) * 1024 if found else 0
 
-    def _watch(self) -> None:
-        while not self._stop.wait(0.05):
-            self.peak = max(self.peak, self._now())
+def run(label: str, target: str, *args: str, env: dict[str, str] | None = None) -> Run:
+    """`python -m TARGET ARGS` (or `python TARGET.py ARGS`) as a whole process: wall time, its own
+    peak memory, exit status."""
+    started = time.perf_counter()
+    ran = subprocess.run([sys.executable, "-c", _CHILD, target, *args], capture_output=True, text=True,
+                         env={**os.environ, **(env or {})})  # fmt: skip
+    seconds = time.perf_counter() - started
+    peak = re.search(r"^peak-kib (\d+)$", ran.stderr, flags=re.M)
+    output = "\n".join(line for line in (ran.stdout + ran.stderr).splitlines() if not line.startswith("peak-kib"))
+    return Run(label, seconds, int(peak.group(1)) / 1024 if peak else float("nan"), ran.returncode, output)
 
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self._now())
+
+def _feed_config(folder: Path, feeds: dict[str, str]) -> dict[str, str]:
+    """EDT_CONFIG (only `feeds` on, at these addresses) and a pacing bucket of the bench's own."""
+    from ..store.feeds import FEEDS
+
+    text = "".join(f"[feeds.{name}]\nenabled = false\n" for name in FEEDS if name not in feeds)
+    text += "".join(f'[feeds.{name}]\nenabled = true\nurl = "{url}"\n' for name, url in feeds.items())
+    path = folder / f"config-{hashlib.sha1(text.encode()).hexdigest()[:8]}.toml"
+    path.write_text(text)
+    return {"EDT_CONFIG": str(path), "EDT_BUDGET_FILE": str(folder / f"budget-{path.stem}.db")}
+
+
+def _line(run_: Run, feed: str) -> str:
+    return next((line for line in run_.output.splitlines() if line.startswith(f"{feed}: ")), run_.output[-200:])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.bench.feeds", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rows", type=int, default=200_000, help="auction rows (the real file: about 1.1 million)")
+    parser.add_argument("--godaddy", type=int, default=0, metavar="N", help="also a GoDaddy JSON of N records")
+    parser.add_argument("--bomb", action="store_true", help="also the 3 GB expansions, refused")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", default=None, help="where the files and mirrors go (default: a temporary folder)")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
-    os.environ.setdefault("EDT_BUDGET_FILE", os.path.join(tempfile.gettempdir(), "edt-bench-feeds-budget.sqlite"))
-    from ..ingest.feeds import FeedClient, run_feeds
-    from ..store.feeds import FEEDS
-
-    work = Path(tempfile.mkdtemp(prefix="edt-bench-feeds-"))
-    first, second, counts = _days(args.rows, args.seed)
+    work = Path(args.work or tempfile.mkdtemp(prefix="edt-bench-feeds-"))
+    work.mkdir(parents=True, exist_ok=True)
+    for old in work.glob("*.db*"):
+        old.unlink()
+    shutil.rmtree(work / "mirror.feeds", ignore_errors=True)
+    counts = write_days(work, args.rows, args.seed)
     publisher = _Publisher()
-    publisher.body = _write(work / "day1.csv", first)
-    _write(work / "day2.csv", second)
-    rows = len(first)
-    del first, second  # the bench's own copies: the memory measured is the feed's
-    started = time.perf_counter()
-    with (work / "day1.csv").open(newline="") as fh:
-        parsed = sum(1 for _ in csv.reader(fh)) - 1
-    peer = time.perf_counter() - started
-
-    db = work / "mirror.db"
-    config = {"feeds": {**{n: {"enabled": False} for n in FEEDS}, "namecheap-auctions": {"url": publisher.url}}}
-    results, failures = [], []
-
-    def generation() -> str:
-        with sqlite3.connect(db) as conn:
-            return conn.execute("SELECT value FROM mirror_meta WHERE key = 'generation'").fetchone()[0]
-
-    for label, body in (("day 1: every row new", None), ("day 1 again: 304", None), ("day 2: changes", "day2")):
-        if body:
-            publisher.body = (work / "day2.csv").read_bytes()
-        before = generation() if db.exists() else None
-        with _PeakMemory() as memory:
-            clock = time.perf_counter()
-            (report,) = run_feeds(db, ["namecheap-auctions"], config=config, client=FeedClient(limiter=None),
-                                  alerts=False)  # fmt: skip
-            seconds = time.perf_counter() - clock
-        results.append((label, report, seconds, memory.peak))
-        if "304" in label and (report.status != "not_modified" or generation() != before):
-            failures.append(f"{label}: expected nothing written, got {report.status}")
-    day1, day2 = results[0][1], results[2][1]
-    if day1.ingest is None or day1.ingest.new != rows:
-        failures.append(f"day 1: expected {rows:,} new rows, got {day1.line()}")
-    if day2.ingest is None or (day2.ingest.updated, day2.closed, day2.ingest.new) != (counts["changed"], counts["gone"], counts["new"]):
-        failures.append(f"day 2: expected {counts['changed']:,} updated, {counts['gone']:,} closed, {counts['new']:,} "
-                        f"new; got {day2.line()}")  # fmt: skip
+    csv_path = work / "Namecheap_Market_Sales.csv"
+    shutil.copyfile(work / "day1.csv", csv_path)
+    env = _feed_config(work, {"namecheap-auctions": publisher.publish("/reports/Namecheap_Market_Sales.csv", csv_path)})
+    db = str(work / "mirror.db")
+    sync = ("toolkit", "sync", "--db", db, "--feeds", "namecheap-auctions")
+    (work / "floor.py").write_text(_FLOOR)
+    runs = [run("peer: `sqlite-utils insert --csv`, fresh database", "sqlite_utils", "insert", str(work / "peer.db"),
+                "t", str(work / "day1.csv"), "--csv"),
+            run("floor: `csv` + one `executemany`, plain table", str(work / "floor.py"), str(work / "day1.csv"),
+                str(work / "floor.db"))]  # fmt: skip
+    runs.append(run("edt sync --feeds: day 1, every row new", *sync, env=env))
+    runs.append(run("edt sync --feeds: day 1 again (304)", *sync, env=env))
+    time.sleep(0.01)
+    shutil.copyfile(work / "day2.csv", csv_path)
+    runs.append(run("edt sync --feeds: day 2", *sync, env=env))
+    failures = [f"{r.label}: exit {r.status}: {r.output[-300:]}" for r in runs if r.status != 0]
+    if "not modified" not in _line(runs[3], "namecheap-auctions"):
+        failures.append(f"the 304 run: {_line(runs[3], 'namecheap-auctions')}")
+    want = f"({counts['new']:,} new, {counts['changed']:,} updated), {counts['gone']:,} closed"
+    if want not in _line(runs[4], "namecheap-auctions"):
+        failures.append(f"day 2: expected {want}; got {_line(runs[4], 'namecheap-auctions')}")
+    if args.godaddy:
+        zipped = work / "all_listings.json.zip"
+        write_godaddy(zipped, args.godaddy, args.seed)
+        genv = _feed_config(work, {"godaddy-all": publisher.publish("/all_listings.json.zip", zipped)})
+        runs.append(run(f"edt sync --feeds godaddy-all: {args.godaddy:,} records", "toolkit", "sync", "--db",
+                        str(work / "godaddy.db"), "--feeds", "godaddy-all", env=genv))  # fmt: skip
+        if runs[-1].status != 0:
+            failures.append(f"godaddy-all: exit {runs[-1].status}: {runs[-1].output[-300:]}")
+    if args.bomb:
+        field = write_bomb(work)
+        refused = run("edt ingest: a 3 GB field in a zip", "toolkit", "ingest", "godaddy", "--file", str(field),
+                      "--db", str(work / "bomb.db"))  # fmt: skip
+        runs.append(refused)
+        if refused.status != 2:
+            failures.append(f"the 3 GB field: exit {refused.status}: {refused.output[-300:]}")
 
     size = (work / "day1.csv").stat().st_size
-    print(f"# a Namecheap-sized feed: {rows:,} rows ({size / 1e6:.1f} MB CSV), seed {args.seed}; "
+    peer = runs[0].seconds
+    print(f"# feeds in whole processes: {args.rows:,} auction rows ({size / 1e6:.0f} MB CSV), seed {args.seed}; "
           f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs")
-    print(f"peer: csv.reader alone reads the file in {peer:.2f} s ({parsed:,} rows)")
     if args.markdown:
-        print("\n| run | result | wall time | vs csv.reader alone | peak memory (anon) |\n|---|---|---:|---:|---:|")
-    for label, report, seconds, peak in results:
+        print("\n| process | result | wall time | vs sqlite-utils | peak memory (VmHWM) |\n|---|---|---:|---:|---:|")
+    for r in runs:
+        result = _line(r, "namecheap-auctions" if "feeds:" in r.label else "godaddy-all" if "godaddy" in r.label
+                       else "edt") if r.label.startswith("edt") else "exit 0" if r.status == 0 else f"exit {r.status}"  # fmt: skip
+        result = result.split(": ", 1)[1] if result.startswith(("namecheap-auctions: ", "godaddy-all: ")) else result
         if args.markdown:
-            print(f"| {label} | {report.line().split(': ', 1)[1]} | {seconds:.2f} s | {seconds / peer:.1f}x | "
-                  f"{peak / 2**20:,.0f} MB |")
+            print(f"| {r.label} | {result[:140]} | {r.seconds:.1f} s | {r.seconds / peer:.2f}x | {r.peak_mib:,.0f} MB |")
         else:
-            print(f"{label:<22} {seconds:8.2f} s  {seconds / peer:6.1f}x  {peak / 2**20:7,.0f} MB  {report.line()}")
+            print(f"{r.label:<48} {r.seconds:8.1f} s {r.seconds / peer:6.2f}x {r.peak_mib:7,.0f} MB  {result[:140]}")
     for problem in failures:
         print(f"FAILED: {problem}", file=sys.stderr)
     return 1 if failures else 0

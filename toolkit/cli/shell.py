@@ -39,7 +39,7 @@ def _db_option(func):
         envvar="EDT_DB",
         default=None,
         callback=lambda ctx, param, value: mirror_path(value),
-        show_default="data/mirror.db, here or in the nearest folder above holding one",
+        show_default="data/mirror.db here, or in the nearest folder above holding one",
         help="The mirror's SQLite file (env EDT_DB, else the config file's db).",
     )(func)
 

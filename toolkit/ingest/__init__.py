@@ -30,6 +30,7 @@ Re-ingesting an unchanged file changes nothing but `last_seen_at`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import tempfile
@@ -40,12 +41,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..store.lock import writer_lock
 from ..store.results import derive_results
-from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, ensure_schema
+from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, bulk_load, ensure_schema
 from ..store.transaction import one_transaction
+from ..store.meta import bump_generation
 from ..store.writer import SIGNAL_COLUMNS, WriteCounts, listing_row, pending_row, save_listings, save_pending
 from .bardate import BARDATE_URL, bardate_rows, fetch_bardate, parse_bardate
 from .common import (
+    DEFAULT_BOUNDS,
     INGEST_ID_BASE,
+    Bounds,
     LISTING,
     PENDING,
     IngestError,
@@ -66,6 +70,8 @@ if TYPE_CHECKING:  # imported when a Mirror is handed in: the feeds' parsers and
 __all__ = [
     "ADAPTERS",
     "Adapter",
+    "Bounds",
+    "DEFAULT_BOUNDS",
     "INGEST_ID_BASE",
     "INGEST_PENDING_SOURCES",
     "IngestError",
@@ -214,9 +220,9 @@ def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str
     for row in rows:
         record = row.record
         try:
-            new = to_row(record, origin=origin, observed_at=stamp)
+            new = to_row(record, origin=origin, observed_at=stamp, canonical=True)
         except (ValueError, TypeError) as exc:
-            skipped.append(Skipped(row.file, row.line, str(exc)))
+            skipped.append(Skipped(row.file, row.line, str(exc), row.unit))
             continue
         old = stored.get(new["id"])
         if old is None:
@@ -224,11 +230,11 @@ def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str
         else:
             if old[name_field] != new[name_field]:
                 skipped.append(Skipped(row.file, row.line, f"{new[name_field]}: its id {new['id']} is held by "
-                                                           f"{old[name_field]} (a hash collision); not written"))
+                                                           f"{old[name_field]} (a hash collision); not written", row.unit))
                 continue
             # kept from the first ingest: when the row was created, the week it first appeared
             record = {**record, **{f: old[f] for f in _STICKY[kind]}, "updated_at": old["updated_at"]}
-            new = to_row(record, origin=origin, observed_at=stamp)
+            new = to_row(record, origin=origin, observed_at=stamp, canonical=True)
             extra = json.loads(json.dumps({k: v for k, v in record.items() if k not in columns}, ensure_ascii=False))
             same = raws.get(new["id"]) == (extra or None) and all(
                 old[c] == new[c] for c in columns if c not in _NOT_COMPARED
@@ -237,6 +243,44 @@ def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str
                 record["updated_at"] = stamp
         out.append(record)
     return out
+
+
+def _digest(record: dict[str, Any]) -> int:
+    """A row's fingerprint: 64 bits of BLAKE2b over the record as the adapter made it (its
+    original row included), as SQLite's signed integer."""
+    return int.from_bytes(hashlib.blake2b(repr(record).encode(), digest_size=8).digest(), "big", signed=True)
+
+
+_DIGESTED = {  # the stored digests of open rows of this origin (a closed listing is written again: it reopens)
+    LISTING: "SELECT d.id, d.digest FROM feed_digests d JOIN listings t ON t.id = d.id WHERE d.kind = 'listing' "
+             "AND d.id IN (SELECT value FROM json_each(?)) AND t.origin = ? AND t.closed_at IS NULL",
+    PENDING: "SELECT d.id, d.digest FROM feed_digests d JOIN pending_delete t ON t.id = d.id "
+             "WHERE d.kind = 'pending_delete' AND d.id IN (SELECT value FROM json_each(?)) AND t.origin = ?",
+}  # fmt: skip
+
+
+def _seen_unchanged(conn: Any, kind: str, rows: list[Row], origin: str, seen: "_SeenIds",
+                    counts: WriteCounts) -> list[Row]:  # fmt: skip
+    """The rows of `rows` that differ from what the mirror holds; those equal to it (same
+    digest) are only seen again (`seen.same`: their `last_seen_at` moves at the load's end)."""
+    if not rows:
+        return rows
+    stored = dict(conn.execute(_DIGESTED[kind], [json.dumps([r.record["id"] for r in rows]), origin]).fetchall())
+    if not stored:
+        return rows
+    fresh, same = [], []
+    for row in rows:
+        (same if stored.get(row.record["id"]) == row.digest else fresh).append(row)
+    seen.same(kind, same)
+    counts.seen += len(same)
+    return fresh
+
+
+def _keep_digests(conn: Any, kind: str, records: list[dict[str, Any]], rows: list[Row]) -> None:
+    digests = {r.record["id"]: r.digest for r in rows}
+    conn.executemany("INSERT INTO feed_digests (kind, id, digest) VALUES (?, ?, ?) "
+                     "ON CONFLICT(kind, id) DO UPDATE SET digest = excluded.digest",
+                     [(_KIND[kind][4], r["id"], digests[r["id"]]) for r in records])  # fmt: skip
 
 
 def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Connection, str | None]:
@@ -250,7 +294,61 @@ def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Co
     return mirror_or_conn, None
 
 
-INGEST_CHUNK = 20_000  # rows reconciled and written at a time, inside the file's one transaction
+INGEST_CHUNK = 5_000  # rows reconciled and written at a time, inside the file's one transaction
+
+
+class _SeenIds:
+    """The rows a load has taken so far, by kind and id, with their line: a table of an in-memory
+    database attached for the load (a few dozen bytes a row, where a Python dict of a million
+    keys takes 150 MB; not SQLite's temp database, which a bulk load's index builds reset)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+        self.rows = 0
+
+    def __enter__(self) -> "_SeenIds":
+        self._conn.execute("ATTACH DATABASE ':memory:' AS ingest_seen")
+        self._conn.execute("CREATE TABLE ingest_seen.rows (kind TEXT, id INTEGER, line INTEGER, PRIMARY KEY (kind, id)) "
+                           "WITHOUT ROWID")  # fmt: skip
+        self._conn.execute("CREATE TABLE ingest_seen.same (kind TEXT, id INTEGER, PRIMARY KEY (kind, id)) WITHOUT ROWID")
+        return self
+
+    def same(self, kind: str, rows: list[Row]) -> None:
+        """`rows` are equal to what the mirror holds: only their last sighting is to move."""
+        self._conn.executemany("INSERT INTO ingest_seen.same (kind, id) VALUES (?, ?)",
+                               [(kind, row.record["id"]) for row in rows])  # fmt: skip
+
+    def touch(self, conn: Any, stamp: str) -> None:
+        """Move the last sighting of every unchanged row at once, in id order: each page of the
+        table is rewritten once, where a chunk at a time would rewrite most pages each time."""
+        for kind, (table, *_) in _KIND.items():
+            cursor = conn.execute(f"UPDATE {table} SET last_seen_at = ? WHERE id IN "
+                                  "(SELECT id FROM ingest_seen.same WHERE kind = ? ORDER BY id)", [stamp, kind])  # fmt: skip
+            if cursor.rowcount:
+                bump_generation(conn)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._conn.in_transaction:  # the load's transaction ended; only an error leaves one open
+            self._conn.rollback()
+        self._conn.execute("DETACH DATABASE ingest_seen")
+
+    def first_lines(self, chunk: list[Row]) -> Iterator[tuple[Row, int | None]]:
+        """Each row of `chunk` with the line of an earlier row of the same kind and id (None: the first)."""
+        ids = json.dumps([[row.kind, row.record["id"]] for row in chunk])
+        earlier = {(kind, row_id): line for kind, row_id, line in self._conn.execute(
+            "SELECT kind, id, line FROM ingest_seen.rows WHERE (kind, id) IN "
+            "(SELECT value ->> 0, value ->> 1 FROM json_each(?))", [ids])}  # fmt: skip
+        taken = []
+        for row in chunk:
+            key = (row.kind, row.record["id"])
+            if key in earlier:
+                yield row, earlier[key]
+                continue
+            earlier[key] = row.line
+            taken.append((*key, row.line))
+            yield row, None
+        self._conn.executemany("INSERT INTO ingest_seen.rows (kind, id, line) VALUES (?, ?, ?)", taken)
+        self.rows += len(taken)
 
 
 def _chunks(rows: Iterator[Row], size: int) -> Iterator[list[Row]]:
@@ -266,7 +364,7 @@ def _chunks(rows: Iterator[Row], size: int) -> Iterator[list[Row]]:
 
 def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: str | Path, *,
                 observed_at: Any = None, on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None = None,
-                **options: Any) -> IngestReport:  # fmt: skip
+                bounds: Bounds | None = None, **options: Any) -> IngestReport:  # fmt: skip
     """Read `path` as `feed` (a key of `ADAPTERS`) and write every good row in one
     transaction, origin `ingest:<feed>`; returns the `IngestReport`.
 
@@ -275,7 +373,9 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
     `previous` (required unless `path` is a folder or glob of daily snapshots: a replay),
     `is_available`, `status`, `zone_date`, `tld`). `on_commit(conn, report)` runs inside the
     file's transaction, after its rows: what it writes commits with them or not at all.
-    Raises `IngestError` (nothing written) when the file cannot be read as `feed`."""
+    `bounds` (default `DEFAULT_BOUNDS`) is what the file may be: how big it may expand to,
+    how long a line, field or record may be. Raises `IngestError` (nothing written) when the
+    file cannot be read as `feed` or is past its bounds."""
     adapter = ADAPTERS.get(str(feed).strip().lower())
     if adapter is None:
         raise ValueError(f"feed: unknown feed {feed!r}; choose one of {', '.join(ADAPTERS)}")
@@ -296,39 +396,66 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
         )[0]
 
     problems: list[Skipped] = []
-    first_line: dict[tuple[str, int], int] = {}
-    rows = adapter.rows(path, observed_at=stamp, on_bad_row=problems.append, **options)
-    with writer_lock(conn, f"edt ingest {adapter.name}"):  # one load at a time: what it compares with stays put
-        with one_transaction(conn) as writer:  # the whole file or nothing, written as it is read
+    rows = adapter.rows(path, observed_at=stamp, on_bad_row=problems.append, bounds=bounds or DEFAULT_BOUNDS, **options)
+    # The mirror is not memory-mapped while a file loads: its pages, read once, would count as the
+    # process's memory (a 1.1-million-row day reads most of the mirror); the page cache serves.
+    mapped = conn.execute("PRAGMA mmap_size").fetchone()[0]
+    conn.execute("PRAGMA mmap_size=0")
+    try:
+        _load(conn, adapter, rows, report, problems, origin, stamp, on_commit, bulk=_first_big_load(conn, adapter, path))
+    finally:
+        conn.execute(f"PRAGMA mmap_size={int(mapped)}")
+    report.skipped = sorted(problems, key=lambda s: (s.file, s.line or 0))
+    return report
+
+
+BULK_BYTES = 4 << 20  # a platform's file at least this big, into a mirror without listings: a bulk load
+
+
+def _first_big_load(conn: sqlite3.Connection, adapter: Adapter, path: str | Path) -> bool:
+    """A big file of listings into a mirror that holds none yet (a first day): its indexes are
+    built once at the end (`bulk_load`), not row by row. Later days write into them."""
+    if adapter.kinds != (LISTING,) or not Path(path).is_file() or Path(path).stat().st_size < BULK_BYTES:
+        return False
+    return conn.execute("SELECT 1 FROM listings LIMIT 1").fetchone() is None
+
+
+def _load(conn: sqlite3.Connection, adapter: Adapter, rows: Iterator[Row], report: IngestReport, problems: list[Skipped],
+          origin: str, stamp: str, on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None, *,
+          bulk: bool = False) -> None:  # fmt: skip
+    """`ingest_file`'s write: every row of `rows` in one transaction, chunk by chunk (`bulk`: with
+    the listings' indexes built at its end)."""
+    with writer_lock(conn, f"edt ingest {adapter.name}"), _SeenIds(conn) as seen:  # one load at a time
+        load = bulk_load(conn, ("listings",)) if bulk else one_transaction(conn)
+        with load as writer:  # the whole file or nothing, written as it is read
             for chunk in _chunks(rows, INGEST_CHUNK):
                 by_kind: dict[str, list[Row]] = {LISTING: [], PENDING: []}
-                for row in chunk:
-                    key = (row.kind, row.record["id"])
-                    if key in first_line:
+                for row, first in seen.first_lines(chunk):
+                    if first is not None:
                         name = row.record.get("name") or row.record.get("domain")
-                        problems.append(Skipped(row.file, row.line, f"{name} repeats line {first_line[key]}; "
-                                                                    "the first is kept"))  # fmt: skip
+                        problems.append(Skipped(row.file, row.line, f"{name} repeats {row.unit} {first}; "
+                                                                    "the first is kept", row.unit))  # fmt: skip
                         continue
-                    first_line[key] = row.line  # type: ignore[assignment]
+                    row.digest = _digest(row.record)
                     by_kind[row.kind].append(row)
-                listings = _reconcile(conn, LISTING, by_kind[LISTING], origin, stamp, problems)
-                pending = _reconcile(conn, PENDING, by_kind[PENDING], origin, stamp, problems)
-                if listings:
-                    report.listings += save_listings(writer, listings, origin=origin, observed_at=stamp, keep_raw=True,
-                                                     batch_size=len(listings))  # fmt: skip
-                if pending:
-                    report.pending += save_pending(writer, pending, origin=origin, observed_at=stamp, keep_raw=True,
-                                                   batch_size=len(pending))  # fmt: skip
-            if not first_line and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
+                for kind, counts, save in ((LISTING, report.listings, save_listings),
+                                           (PENDING, report.pending, save_pending)):  # fmt: skip
+                    fresh = _seen_unchanged(writer, kind, by_kind[kind], origin, seen, counts)
+                    records = _reconcile(conn, kind, fresh, origin, stamp, problems)
+                    if records:
+                        counts += save(writer, records, origin=origin, observed_at=stamp, keep_raw=True,
+                                       batch_size=len(records), canonical=True)  # fmt: skip
+                        _keep_digests(writer, kind, records, fresh)
+            if not seen.rows and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
                 first = problems[0]
-                raise IngestError(first.file, first.line, f"no row of the file is a {adapter.name} row ({first.reason})",
+                raise IngestError(first.file, first.line if first.unit == "line" else None,
+                                  f"no row of the file is a {adapter.name} row ({first.reason})",
                                   f"check that it is a {adapter.name} file ({adapter.description}), or pick another "
                                   f"feed ({', '.join(ADAPTERS)})")  # fmt: skip
+            seen.touch(writer, stamp)
             derive_results(writer, now=stamp)  # the auctions that ended, and where names went next
             if on_commit is not None:
                 on_commit(writer, report)
-    report.skipped = sorted(problems, key=lambda s: (s.file, s.line or 0))
-    return report
 
 
 def ingest_url(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, url: str | None = None, *,
@@ -340,9 +467,10 @@ def ingest_url(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, url: str 
         raise ValueError(f"feed: unknown feed {feed!r}; choose one of {', '.join(ADAPTERS)}")
     if url is None and adapter.url is None:
         raise ValueError(f"{adapter.name}: no default URL; pass url=")
+    bounds = options.get("bounds") or DEFAULT_BOUNDS
     if dest is not None:
-        path = fetch(url or adapter.url, dest)
+        path = fetch(url or adapter.url, dest, bounds=bounds)
         return ingest_file(mirror_or_conn, adapter.name, path, observed_at=observed_at, **options)
     with tempfile.TemporaryDirectory(prefix="edt-ingest-") as folder:  # the download goes once ingested
-        path = fetch(url or adapter.url, folder)
+        path = fetch(url or adapter.url, folder, bounds=bounds)
         return ingest_file(mirror_or_conn, adapter.name, path, observed_at=observed_at, **options)

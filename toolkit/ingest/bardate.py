@@ -15,6 +15,7 @@ the official release day (not a prediction: `drop_date_reason` says so), `source
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,9 @@ from typing import Any
 from .common import (
     PENDING,
     BadRow,
-    FeedText,
+    Bounds,
+    DEFAULT_BOUNDS,
+    FeedFile,
     IngestError,
     Row,
     Skipped,
@@ -42,6 +45,7 @@ __all__ = ["BARDATE_URL", "BARDATE_TLDS", "bardate_rows", "parse_bardate", "fetc
 
 BARDATE_URL = "https://data.internetstiftelsen.se/bardate_domains.json"
 BARDATE_TLDS = ("se", "nu")
+_LOOK_AHEAD = 1000  # records read before a file none of whose records has a name and a day is refused
 _REASON = "Internetstiftelsen's release date (bardate list)"
 
 
@@ -55,21 +59,23 @@ def _record(name: Any, release_at: Any, original: Any, observed_at: str) -> dict
                           drop=parse_day(release_at), reason=_REASON, original=original)  # fmt: skip
 
 
-def _json_rows(feed: FeedText, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def _json_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     _, items = json_items(feed, "data")
-    if items and not any(isinstance(i, dict) and "name" in i and "release_at" in i for _, i in items):
-        raise IngestError(feed.name, items[0][0], 'no item has both "name" and "release_at"',
+    ahead = list(itertools.islice(items, _LOOK_AHEAD))
+    if ahead and not any(isinstance(i, dict) and "name" in i and "release_at" in i for _, i in ahead):
+        raise IngestError(feed.name, None, 'no item has both "name" and "release_at"',
                           "check that this is Internetstiftelsen's bardate JSON (or pick the right feed)")  # fmt: skip
-    for line, item in items:
+    for number, item in itertools.chain(ahead, items):
         try:
             if not isinstance(item, dict):
                 raise BadRow(f"expected an object, got {type(item).__name__}")
-            yield Row(PENDING, feed.name, line, _record(item.get("name"), item.get("release_at"), item, observed_at))
+            record = _record(item.get("name"), item.get("release_at"), item, observed_at)
+            yield Row(PENDING, feed.name, number, record, "record")
         except BadRow as exc:
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+            on_bad_row(Skipped(feed.name, number, str(exc), "record"))
 
 
-def _txt_rows(feed: FeedText, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def _txt_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     for line, text, terminated in feed.lines():
         if not text.strip() or text.lstrip().startswith("#"):
             continue
@@ -89,13 +95,13 @@ _CSV_DOMAIN = ("domain", "name", "domainname")
 _CSV_DAY = ("releasedate", "releaseat")
 
 
-def _csv_header(feed: FeedText) -> bool:
-    first = feed.text.lstrip("\r\n").split("\n", 1)[0]
+def _csv_header(feed: FeedFile) -> bool:
+    first = feed.first_line()
     keys = {header_key(cell) for cell in first.replace(";", ",").replace("\t", ",").split(",")}
     return "," in first and bool(keys & set(_CSV_DOMAIN)) and bool(keys & set(_CSV_DAY))
 
 
-def _csv_rows(feed: FeedText, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def _csv_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     header, rows = csv_table(feed)
     keys = [header_key(h) for h in header]
     at_name = next(keys.index(k) for k in _CSV_DOMAIN if k in keys)
@@ -110,13 +116,12 @@ def _csv_rows(feed: FeedText, observed_at: str, on_bad_row: Callable[[Skipped], 
             on_bad_row(Skipped(feed.name, line, str(exc)))
 
 
-def bardate_rows(path: str | Path, *, observed_at: Any = None,
-                 on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
+def bardate_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict,
+                 bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
     """The pending-delete records of one release list (JSON, TXT or an archived CSV), with their lines."""
     stamp = observed(observed_at)
-    feed = read_feed(path)
-    start = feed.text.lstrip()[:1]
-    reader = _json_rows if start in ("{", "[") else _csv_rows if _csv_header(feed) else _txt_rows
+    feed = read_feed(path, bounds)
+    reader = _json_rows if feed.starts_json() else _csv_rows if _csv_header(feed) else _txt_rows
     yield from reader(feed, stamp, on_bad_row)
 
 

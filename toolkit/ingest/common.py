@@ -16,10 +16,9 @@ import csv
 import gzip
 import hashlib
 import io
-import json
+import itertools
 import math
 import re
-import shutil
 import tempfile
 import urllib.request
 import zipfile
@@ -36,7 +35,9 @@ from ..store.fields import iso_timestamp
 __all__ = [
     "IngestError",
     "Skipped",
-    "FeedText",
+    "FeedFile",
+    "Bounds",
+    "DEFAULT_BOUNDS",
     "BadRow",
     "INGEST_ID_BASE",
     "ingest_id",
@@ -78,9 +79,13 @@ class Skipped:
     file: str
     line: int | None
     reason: str
+    unit: str = "line"  # "record": `line` counts the records of a JSON array
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.reason}" if self.line is not None else f"{self.file}: {self.reason}"
+        if self.line is None:
+            return f"{self.file}: {self.reason}"
+        return f"{self.file}:{self.line}: {self.reason}" if self.unit == "line" else \
+            f"{self.file}: {self.unit} {self.line:,}: {self.reason}"  # fmt: skip
 
 
 class BadRow(ValueError):
@@ -254,184 +259,357 @@ def week_monday(observed_at: str) -> str:
 
 # -- reading files ----------------------------------------------------------------------
 
+MB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What a feed file may be before it is refused whole (`IngestError`, nothing written):
+    how big it may expand to (unzipped), how long one line, CSV field or JSON record may be,
+    how many entries a zip may hold. The defaults are several times the biggest real files
+    (GoDaddy's all-listings JSON: 450 MB unzipped, records under 2 KB). `setting` says where
+    a user raises them, `{key}` (max_size_mb, max_field_kb) or `{option}` (max-size-mb) in it."""
+
+    size: int = 2048 * MB
+    field: int = 1 * MB
+    members: int = 16
+    setting: str = "ingest_file(bounds=Bounds.of({key}=...))"
+
+    @classmethod
+    def of(cls, max_size_mb: float | None = None, max_field_kb: float | None = None, *,
+           setting: str | None = None) -> "Bounds":  # fmt: skip
+        """Bounds from a config's or a command's figures (None: the default)."""
+        default = cls()
+        return cls(size=int(max_size_mb * MB) if max_size_mb is not None else default.size,
+                   field=int(max_field_kb * 1024) if max_field_kb is not None else default.field,
+                   setting=setting or default.setting)  # fmt: skip
+
+    def _where(self, key: str) -> str:
+        return self.setting.format(key=key, option=key.replace("_", "-"))
+
+    def too_big(self, name: str, line: int | None) -> "IngestError":
+        return IngestError(name, line, f"the file expands past {self.size / MB:,.0f} MB, the most a feed file may be",
+                           f"if the publisher's file really is that big, raise {self._where('max_size_mb')}")  # fmt: skip
+
+    def too_long(self, name: str, line: int | None, what: str = "a line") -> "IngestError":
+        return IngestError(name, line, f"{what} longer than {self.field / 1024:,.0f} KB, the most one line, field or "
+                           "record of a feed file may be",
+                           f"if the publisher's file really has one, raise {self._where('max_field_kb')}")  # fmt: skip
+
+
+DEFAULT_BOUNDS = Bounds()
+_DATA_SUFFIXES = (".json", ".csv", ".txt", ".tsv", ".zone", ".lst", ".list")
+_ZIP, _GZIP = b"PK\x03\x04", b"\x1f\x8b"
+_CHUNK = 1 << 16
+
+
+class _Counted(io.RawIOBase):
+    """A decompressed stream that refuses to give more than `limit` bytes, and (when
+    `span` is set) more than `span` bytes since the reader's last `mark()` (one record); a
+    damaged or truncated archive under it is `broken(line)`."""
+
+    def __init__(self, inner: Any, limit: int, too_big: Callable[[int | None], Exception],
+                 span: int | None, too_long: Callable[[int], Exception],
+                 broken: Callable[[int, Exception], Exception]):  # fmt: skip
+        self._inner, self._limit, self._too_big = inner, limit, too_big
+        self._span, self._too_long, self._broken = span, too_long, broken
+        self.count = self.newlines = self._mark = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            n = self._inner.readinto(buffer)
+        except (EOFError, zlib.error, zipfile.BadZipFile, OSError) as exc:
+            raise self._broken(self.newlines + 1, exc) from None
+        if n:
+            self.count += n
+            self.newlines += memoryview(buffer)[:n].tobytes().count(b"\n")
+            if self.count > self._limit:
+                raise self._too_big(self.newlines + 1 if self._span is not None else None)
+            if self._span is not None and self.count - self._mark > self._span + _CHUNK:
+                raise self._too_long(self.newlines + 1)
+        return n
+
+    def mark(self) -> None:
+        self._mark = self.count
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
 
 @dataclass
-class FeedText:
-    """A feed file's text (unzipped, decoded) and the name errors cite it by."""
+class FeedFile:
+    """A feed file opened as a stream: zip (one data member) and gzip read as they unzip,
+    UTF-8 decoded line by line, never more than `bounds` allow. `name` is what errors cite
+    (`path!member` inside a zip); `head` the first 64 KB of its text, to tell its kind."""
 
     name: str
-    text: str
+    path: Path
+    member: str | None
+    gzipped: bool
+    bounds: Bounds
+    head: str = ""
+    suffix: str = ""  # the data's own extension (.json, .csv, ...), the member's inside a zip
 
-    def lines(self) -> Iterator[tuple[int, str, bool]]:
-        """(line number, line without its end, whether the line was terminated)."""
-        number = 0
-        for number, raw in enumerate(io.StringIO(self.text, newline=None), start=1):
-            yield number, raw.rstrip("\r\n"), raw.endswith(("\n", "\r"))
+    def raw(self, *, span: int | None = None) -> _Counted:
+        """The decompressed bytes, bounded (`span`: the most bytes one record may take)."""
+        if self.member is not None:
+            inner: Any = zipfile.ZipFile(self.path).open(self.member)
+        elif self.gzipped:
+            inner = gzip.open(self.path, "rb")
+        else:
+            inner = open(self.path, "rb")
+        bounds = self.bounds
+        return _Counted(inner, bounds.size, lambda line: bounds.too_big(self.name, line), span,
+                        lambda line: bounds.too_long(self.name, line, "a record or value"), self._broken)  # fmt: skip
+
+    def _broken(self, line: int, exc: Exception) -> "IngestError":
+        if self.gzipped:
+            return IngestError(str(self.path), line, f"not a complete gzip file ({exc})", "download the file again")
+        if self.member is not None:
+            return IngestError(self.name, None, f"the archive member cannot be read ({exc})",
+                               "download the archive again (it is truncated or damaged)")  # fmt: skip
+        return IngestError(self.name, None, f"cannot read the file ({exc})", "check the path and its permissions")
+
+    def lines(self, *, ends: bool = False) -> Iterator[tuple[int, str, bool]]:
+        """(line number, line (without its end unless `ends`), whether the line was terminated),
+        one at a time: a line longer than the bounds, or one that is not UTF-8, is an `IngestError`."""
+        for number, lines, complete in self.blocks():
+            last = len(lines) - 1
+            for offset, line in enumerate(lines):
+                terminated = complete or offset < last
+                if ends:
+                    yield number + offset, line + "\n" if terminated else line, terminated
+                else:
+                    yield number + offset, line[:-1] if line.endswith("\r") else line, terminated
+
+    def blocks(self, size: int = 1 << 20) -> Iterator[tuple[int, list[str], bool]]:
+        """The text as blocks of whole lines, about `size` bytes each: (the first line's number,
+        its lines without their line feeds (a CR before one is kept), whether the block's last
+        line was terminated: false only for a file's last line without its end)."""
+        limit = self.bounds.field
+        number, carry = 1, b""
+        with self.raw() as stream:
+            while True:
+                chunk = stream.read(size)
+                data = carry + chunk if carry else chunk
+                if not chunk:
+                    if data:
+                        yield number, [self._decode(data, number)], False
+                    return
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    if len(data) > limit:
+                        raise self.bounds.too_long(self.name, number, f"line {number:,} is")
+                    carry = data
+                    continue
+                body, carry = data[:cut], data[cut + 1 :]
+                lines = self._decode(body, number).split("\n")
+                if len(body) > limit and max(map(len, lines)) * 4 > limit:  # a character is 4 bytes at most
+                    for offset, line in enumerate(lines):
+                        if len(line.encode()) > limit:
+                            raise self.bounds.too_long(self.name, number + offset, f"line {number + offset:,} is")
+                if len(carry) > limit:
+                    at = number + len(lines)
+                    raise self.bounds.too_long(self.name, at, f"line {at:,} is")
+                yield number, lines, True
+                number += len(lines)
+
+    def _decode(self, data: bytes, number: int) -> str:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = number + data.count(b"\n", 0, exc.start)
+            raise IngestError(self.name, line, f"not UTF-8 text (byte {data[exc.start]:#04x})",
+                              "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None  # fmt: skip
+        return text[1:] if number == 1 and text.startswith("\ufeff") else text
+
+    def first_line(self) -> str:
+        """The first line that is not blank (from `head`)."""
+        return self.head.lstrip("\r\n").split("\n", 1)[0].rstrip("\r")
+
+    def starts_json(self) -> bool:
+        return self.head.lstrip()[:1] in ("{", "[")
 
 
-_DATA_SUFFIXES = (".json", ".csv", ".txt", ".tsv", ".zone", ".lst", ".list")
-
-
-def _unzip(path: Path, data: bytes) -> tuple[str, bytes]:
+def _zip_member(path: Path, bounds: Bounds) -> tuple[str, int]:
+    """The one data member of a zip archive and its declared size, after the checks a third
+    party's archive must pass (readable, few members, no path outside the archive)."""
     fix = "download the archive again (it is truncated or damaged)"
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
+        with zipfile.ZipFile(path) as archive:
+            members = [i for i in archive.infolist() if not i.is_dir()]
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise IngestError(str(path), None, f"not a readable zip archive ({exc})", fix) from None
-    members = [i for i in archive.infolist() if not i.is_dir()]
+    if len(members) > bounds.members:
+        raise IngestError(str(path), None, f"the archive holds {len(members):,} files, more than the "
+                          f"{bounds.members} a feed archive may", "pass the feed's own archive (one data file)")  # fmt: skip
+    for info in members:
+        parts = info.filename.replace("\\", "/").split("/")
+        if ".." in parts or info.filename.startswith(("/", "\\")) or ":" in parts[0]:
+            raise IngestError(str(path), None, f"the archive names a file outside itself ({info.filename!r})",
+                              "this is not a feed's archive: do not unzip it")  # fmt: skip
     data_members = [i for i in members if i.filename.lower().endswith(_DATA_SUFFIXES)] or members
     if len(data_members) != 1:
         names = ", ".join(i.filename for i in data_members) or "none"
         raise IngestError(str(path), None, f"the archive holds {len(data_members)} data files ({names})",
                           "pass an archive of one .json/.csv/.txt file, or unzip it and pass the file")  # fmt: skip
     member = data_members[0]
-    try:
-        return f"{path}!{member.filename}", archive.read(member)
-    except (zipfile.BadZipFile, EOFError, zlib.error, OSError) as exc:
-        problem = f"the archive member cannot be read ({exc})"
-        raise IngestError(f"{path}!{member.filename}", None, problem, fix) from None
+    if member.file_size > bounds.size:
+        raise bounds.too_big(f"{path}!{member.filename}", None)
+    return member.filename, member.file_size
 
 
-def _gzip_break_line(data: bytes) -> int | None:
-    """The line a damaged gzip stream breaks in: one past the last line that decompresses."""
-    inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
-    recovered = b""
-    try:
-        for start in range(0, len(data), 1 << 16):
-            recovered += inflater.decompress(data[start : start + (1 << 16)])
-    except zlib.error:
-        pass
-    return recovered.count(b"\n") + 1 if data[:2] == b"\x1f\x8b" else None
+def _container(path: Path) -> str:
+    """What the file's bytes are: zip, gzip or plain (by its first bytes, not its name)."""
+    with open(path, "rb") as fh:
+        magic = fh.read(4)
+    return "zip" if magic == _ZIP else "gzip" if magic[:2] == _GZIP else "plain"
 
 
-def read_feed(path: str | Path) -> FeedText:
-    """A feed file's text: zip (one data member) and gzip are opened, UTF-8 (with or
-    without BOM) decoded; an empty, truncated or undecodable file is an `IngestError`."""
+def read_feed(path: str | Path, bounds: Bounds = DEFAULT_BOUNDS) -> FeedFile:
+    """A feed file, checked and opened for streaming (`FeedFile`): zip (one data member) and
+    gzip are unzipped as read, UTF-8 (with or without BOM) decoded. A file that is not what
+    its name says, empty, truncated, too big for `bounds` or not text is an `IngestError`."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        size = path.stat().st_size
+        container = _container(path)
     except OSError as exc:
         raise IngestError(str(path), None, f"cannot read the file ({exc.strerror or exc})",
                           "check the path and its permissions") from None  # fmt: skip
+    named = path.suffix.lower()
+    said = {".zip": "zip", ".gz": "gzip"}.get(named, "plain")
+    if said != container and not (said == "plain" and container == "zip" and named in ("", ".txt")):
+        what = {"zip": "a zip archive", "gzip": "gzip data", "plain": "plain text"}
+        raise IngestError(str(path), None, f"the file is named {named or 'without an extension'} but holds "
+                          f"{what[container]}", "check the address: the publisher served another kind of file")  # fmt: skip
+    member = None
     name = str(path)
-    if data[:2] == b"PK" or path.suffix.lower() == ".zip":
-        name, data = _unzip(path, data)
-    elif data[:2] == b"\x1f\x8b" or path.suffix.lower() == ".gz":
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise IngestError(name, _gzip_break_line(data), f"not a complete gzip file ({exc})",
-                              "download the file again") from None  # fmt: skip
-    if not data.strip():
+    if container == "zip":
+        member, _ = _zip_member(path, bounds)
+        name = f"{path}!{member}"
+    elif container == "plain" and size > bounds.size:
+        raise bounds.too_big(name, None)
+    feed = FeedFile(name, path, member, container == "gzip", bounds)
+    feed.suffix = Path(member or (path.name[: -len(named)] if said != "plain" else path.name)).suffix.lower()
+    if feed.gzipped:  # gzip declares no size: unzip it once, keeping nothing, before a row is read
+        buffer = bytearray(1 << 20)
+        with feed.raw() as stream:
+            while stream.readinto(buffer):
+                pass
+    with feed.raw() as stream:
+        start = stream.read(_CHUNK)
+    if b"\x00" in start:
+        raise IngestError(name, None, "not a text file (it holds NUL bytes)",
+                          "check the address: the publisher served another kind of file")  # fmt: skip
+    if not start.strip(b" \t\r\n\xef\xbb\xbf"):
         raise IngestError(name, 1, "the file is empty", "download it again (an empty feed file is a failed download)")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise IngestError(name, line, f"not UTF-8 text (byte {data[exc.start]:#04x})",
-                          "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None  # fmt: skip
-    return FeedText(name, text)
+    feed.head = start.decode("utf-8", errors="ignore").removeprefix("\ufeff")
+    if feed.suffix == ".json" and not feed.starts_json():
+        raise IngestError(name, 1, "the file is named .json but is not JSON (it does not start with { or [)",
+                          "check the address: the publisher served another kind of file")  # fmt: skip
+    return feed
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+_JSON_CUT = ("premature eof", "incomplete")
 
 
-_decoder = json.JSONDecoder()
-_WS = re.compile(r"[ \t\n\r]*")
+def json_items(feed: FeedFile, key: str = "data") -> tuple[dict[str, Any], Iterator[tuple[int, Any]]]:
+    """Read `{"<key>": [...], ...}` (or a bare `[...]`) as a stream: (the top-level members
+    before the array, an iterator of (record number, item)). Malformed or truncated JSON is
+    an `IngestError` naming the line where it breaks (when the items reach it); a record
+    longer than the bounds is refused before it is held."""
+    import ijson
 
-
-def _json_fail(feed: FeedText, exc: json.JSONDecodeError) -> IngestError:
-    # A complete JSON document ends with its closing bracket: one that does not was cut off.
-    if not feed.text.rstrip().endswith(("}", "]")):
-        return IngestError(feed.name, exc.lineno, f"the JSON stops before its end ({exc.msg})",
-                           "the file is truncated: download it again")  # fmt: skip
-    return IngestError(feed.name, exc.lineno, f"malformed JSON ({exc.msg}, column {exc.colno})",
-                       "check that the file is this feed's JSON export, unedited")  # fmt: skip
-
-
-def json_items(feed: FeedText, key: str = "data") -> tuple[dict[str, Any], list[tuple[int, Any]]]:
-    """Read `{"<key>": [...], ...}` (or a bare `[...]`) keeping each item's line number:
-    (the other top-level members, [(line, item), ...]). Malformed or truncated JSON is an
-    `IngestError` naming the line where it breaks."""
-    text, pos = feed.text, _WS.match(feed.text, 0).end()
     others: dict[str, Any] = {}
-    items: list[tuple[int, Any]] = []
-    try:
-        if text.startswith("[", pos):
-            items, pos = _array_items(text, pos)
-            pos = _WS.match(text, pos).end()
-        elif text.startswith("{", pos):
-            found = False
-            pos = _WS.match(text, pos + 1).end()
-            while not text.startswith("}", pos):
-                name, pos = _decoder.raw_decode(text, pos)
-                pos = _WS.match(text, pos).end()
-                if not text.startswith(":", pos):
-                    raise json.JSONDecodeError("Expecting ':' delimiter", text, pos)
-                pos = _WS.match(text, pos + 1).end()
-                if name == key and text.startswith("[", pos):
-                    items, pos = _array_items(text, pos)
-                    found = True
-                else:
-                    others[name], pos = _decoder.raw_decode(text, pos)
-                pos = _WS.match(text, pos).end()
-                if text.startswith(",", pos):
-                    pos = _WS.match(text, pos + 1).end()
-                elif not text.startswith("}", pos):
-                    raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
-            pos = _WS.match(text, pos + 1).end()
-            if not found:
-                members = ", ".join(others) or "none"
-                raise IngestError(feed.name, 1, f'no "{key}" array at the top level (members: {members})',
-                                  f'check that this is the feed\'s JSON export ({{"{key}": [...]}})')  # fmt: skip
-        else:
-            raise IngestError(feed.name, _line_of(text, pos), "not JSON (it does not start with { or [)",
-                              "pass the feed's JSON file, or its CSV/TXT export")  # fmt: skip
-        if pos < len(text):
-            raise json.JSONDecodeError("Extra data", text, pos)
-    except json.JSONDecodeError as exc:
-        raise _json_fail(feed, exc) from None
-    return others, items
+    prefix = None
+    with feed.raw(span=feed.bounds.field) as stream:
+        try:
+            events = ijson.parse(stream, use_float=True)
+            for path, event, value in events:
+                if path == "" and event == "start_array":
+                    prefix = "item"
+                    break
+                if path == "" and event == "map_key":
+                    name = value
+                    first = next(events)
+                    if name == key and first[1] == "start_array":
+                        prefix = f"{key}.item"
+                        break
+                    builder = ijson.ObjectBuilder()
+                    for sub, event, value in itertools.chain([first], events):
+                        builder.event(event, value)
+                        if _closes(sub, name, event):
+                            break
+                    others[name] = builder.value
+                    stream.mark()
+                elif path == "" and event not in ("start_map", "end_map"):
+                    raise IngestError(feed.name, 1, "not JSON (it does not start with { or [)",
+                                      "pass the feed's JSON file, or its CSV/TXT export")  # fmt: skip
+        except ijson.JSONError as exc:
+            raise _json_fail(feed, stream, exc) from None
+    if prefix is None:
+        members = ", ".join(others) or "none"
+        raise IngestError(feed.name, 1, f'no "{key}" array at the top level (members: {members})',
+                          f'check that this is the feed\'s JSON export ({{"{key}": [...]}})')  # fmt: skip
+    return others, _stream_items(feed, prefix)
 
 
-def _array_items(text: str, pos: int) -> tuple[list[tuple[int, Any]], int]:
-    """The items of the array at text[pos] == '[' with their line numbers, and the
-    position after its closing bracket."""
-    items: list[tuple[int, Any]] = []
-    pos = _WS.match(text, pos + 1).end()
-    if text.startswith("]", pos):
-        return items, pos + 1
-    line, last = 1, 0
-    while True:
-        line += text.count("\n", last, pos)
-        last = pos
-        value, pos = _decoder.raw_decode(text, pos)
-        items.append((line, value))
-        pos = _WS.match(text, pos).end()
-        if text.startswith(",", pos):
-            pos = _WS.match(text, pos + 1).end()
-        elif text.startswith("]", pos):
-            return items, pos + 1
-        else:
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
+def _closes(path: str, name: str, event: str) -> bool:
+    """Whether `event` at `path` ends the value of top-level member `name`."""
+    return path == name and event in ("end_map", "end_array", "string", "number", "boolean", "null")
+
+
+def _stream_items(feed: FeedFile, prefix: str) -> Iterator[tuple[int, Any]]:
+    import ijson
+
+    with feed.raw(span=feed.bounds.field) as stream:
+        number = 0
+        try:
+            for number, item in enumerate(ijson.items(stream, prefix, use_float=True), start=1):
+                stream.mark()
+                yield number, item
+        except ijson.JSONError as exc:
+            raise _json_fail(feed, stream, exc) from None
+
+
+def _json_fail(feed: FeedFile, stream: _Counted, exc: Exception) -> IngestError:
+    line = stream.newlines + 1
+    if any(word in str(exc).lower() for word in _JSON_CUT):
+        return IngestError(feed.name, line, f"the JSON stops before its end ({exc})",
+                           "the file is truncated: download it again")  # fmt: skip
+    return IngestError(feed.name, line, f"malformed JSON ({exc})", "check that the file is this feed's JSON export, unedited")
 
 
 # -- fetching ---------------------------------------------------------------------------
 
 
 def fetch(url: str, dest: str | Path | None = None, *, timeout: float = 120.0,
-          opener: Callable[..., Any] = urllib.request.urlopen) -> Path:  # fmt: skip
+          opener: Callable[..., Any] = urllib.request.urlopen, bounds: Bounds = DEFAULT_BOUNDS) -> Path:  # fmt: skip
     """Download `url` to `dest` (a folder, or a file path; default a temporary folder)
     and return the file's path. The file appears only once complete (written beside it,
-    then renamed), so a failed download never leaves a half file to ingest."""
+    then renamed), so a failed download never leaves a half file to ingest; one past
+    `bounds.size` is refused as it arrives (`IngestError`)."""
     name = Path(urllib.request.url2pathname(url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1])).name or "feed"
     dest = Path(dest) if dest is not None else Path(tempfile.mkdtemp(prefix="edt-ingest-"))
     target = dest / name if dest.is_dir() else dest
     partial = target.with_name(target.name + ".partial")
     request = urllib.request.Request(url, headers={"User-Agent": "expired-domains-toolkit (edt ingest)"})
-    with opener(request, timeout=timeout) as response, open(partial, "wb") as out:
-        shutil.copyfileobj(response, out)
+    try:
+        with opener(request, timeout=timeout) as response, open(partial, "wb") as out:
+            written = 0
+            while chunk := response.read(_CHUNK):
+                written += len(chunk)
+                if written > bounds.size:
+                    raise bounds.too_big(url, None)
+                out.write(chunk)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     partial.replace(target)
     return target
 
@@ -441,7 +619,7 @@ def fetch(url: str, dest: str | Path | None = None, *, timeout: float = 120.0,
 LISTING, PENDING = "listing", "pending"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Row:
     """One record an adapter made, with where it came from (for the report)."""
 
@@ -449,6 +627,8 @@ class Row:
     file: str
     line: int | None
     record: dict[str, Any]
+    unit: str = "line"  # "record": `line` counts the records of a JSON array
+    digest: int | None = None  # the record's fingerprint (ingest_file compares it with the stored one)
 
 
 def utc_now_iso() -> str:
@@ -468,29 +648,27 @@ def header_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def _text_lines(text: str) -> Iterator[str]:
-    """`text`'s lines with their ends, one at a time (an io.StringIO would hold a second,
-    four-bytes-a-character copy of a file of hundreds of megabytes)."""
-    start, size = 0, len(text)
-    while start < size:
-        end = text.find("\n", start)
-        if end < 0:
-            yield text[start:]
-            return
-        yield text[start : end + 1]
-        start = end + 1
-
-
-def csv_table(feed: FeedText, *, delimiters: str = ",;\t|") -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
     """A delimited file's header and its data rows as (line, cells), read as they are used.
     The delimiter is the one of `delimiters` the header line uses most. A last row cut short
     (no line end and fewer cells than the header) means the file is truncated: an
-    `IngestError` when the rows reach it (a load in one transaction then writes nothing)."""
-    first = feed.text.lstrip("\r\n").split("\n", 1)[0]
+    `IngestError` when the rows reach it (a load in one transaction then writes nothing).
+    A field longer than the feed's bounds is refused (the csv module's field limit is set to them)."""
+    first = feed.first_line()
     delimiter = max(delimiters, key=first.count)
-    reader = csv.reader(_text_lines(feed.text), delimiter=delimiter, skipinitialspace=True)
+    state = {"terminated": True}
+
+    def text() -> Iterator[str]:
+        for _, line, terminated in feed.lines(ends=True):
+            state["terminated"] = terminated
+            yield line
+
+    csv.field_size_limit(feed.bounds.field)
+    reader = csv.reader(text(), delimiter=delimiter, skipinitialspace=True)
 
     def unreadable(exc: csv.Error) -> IngestError:
+        if "field larger than field limit" in str(exc):
+            return feed.bounds.too_long(feed.name, reader.line_num, "a field")
         return IngestError(feed.name, reader.line_num, f"unreadable CSV ({exc})", "check the file's quoting")
 
     header: list[str] | None = None
@@ -504,7 +682,6 @@ def csv_table(feed: FeedText, *, delimiters: str = ",;\t|") -> tuple[list[str], 
     if header is None:
         raise IngestError(feed.name, 1, "no header line", "pass the feed's CSV export with its header")
     width = len(header)
-    complete = feed.text.endswith(("\n", "\r"))
 
     def rows() -> Iterator[tuple[int, list[str]]]:
         held: tuple[int, list[str]] | None = None  # one row behind: the last is checked before it is given
@@ -518,7 +695,7 @@ def csv_table(feed: FeedText, *, delimiters: str = ",;\t|") -> tuple[list[str], 
         except csv.Error as exc:
             raise unreadable(exc) from None
         if held is not None:
-            if not complete and len(held[1]) < width:
+            if not state["terminated"] and len(held[1]) < width:
                 raise IngestError(feed.name, held[0], f"the last row stops after {len(held[1])} of {width} columns",
                                   "the file is truncated: download it again")  # fmt: skip
             yield held
@@ -526,7 +703,7 @@ def csv_table(feed: FeedText, *, delimiters: str = ",;\t|") -> tuple[list[str], 
     return header, rows()
 
 
-def csv_records(feed: FeedText, header: list[str], rows: Iterator[tuple[int, list[str]]], fields: list[str | None],
+def csv_records(feed: FeedFile, header: list[str], rows: Iterator[tuple[int, list[str]]], fields: list[str | None],
                 kind: str, make: Callable[[dict[str, str], dict[str, str]], dict[str, Any]],
                 on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:  # fmt: skip
     """The records of a CSV whose header cells name `fields` (None: a column without one):

@@ -34,7 +34,9 @@ from .lifecycle import predict_drop_window
 from .common import (
     PENDING,
     BadRow,
-    FeedText,
+    Bounds,
+    DEFAULT_BOUNDS,
+    FeedFile,
     IngestError,
     Row,
     Skipped,
@@ -82,7 +84,7 @@ def _predicted(domain: str, status: str, observed_at: str,
     return window.estimate.isoformat(), why, (window.start.isoformat(), window.end.isoformat())
 
 
-def _csv_rows(feed: FeedText, stamp: str, status: str, list_day: tuple[str, str] | None,
+def _csv_rows(feed: FeedFile, stamp: str, status: str, list_day: tuple[str, str] | None,
               first_seen: FirstSeen | None, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:  # fmt: skip
     header, rows = csv_table(feed)
     keys = [header_key(h) for h in header]
@@ -125,7 +127,7 @@ def _header_day(text: str) -> str | None:
         return None
 
 
-def _line_rows(feed: FeedText, stamp: str, status: str, list_day: tuple[str, str] | None, name_day: str | None,
+def _line_rows(feed: FeedFile, stamp: str, status: str, list_day: tuple[str, str] | None, name_day: str | None,
                first_seen: FirstSeen | None, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:  # fmt: skip
     first = True
     for line, text, terminated in feed.lines():
@@ -154,14 +156,14 @@ def _line_rows(feed: FeedText, stamp: str, status: str, list_day: tuple[str, str
         yield Row(PENDING, feed.name, line, record)
 
 
-def _looks_delimited(feed: FeedText) -> bool:
-    first = next((t.strip() for _, t, _ in feed.lines() if t.strip() and not t.lstrip().startswith("#")), "")
+def _looks_delimited(feed: FeedFile) -> bool:
+    first = next((t.strip() for t in feed.head.splitlines() if t.strip() and not t.lstrip().startswith("#")), "")
     return any(d in first for d in ",;\t|") and _header_day(first) is None
 
 
 def droplist_rows(path: str | Path, *, observed_at: Any = None, status: str = "pendingDelete",
                   list_date: Any = None, first_seen: FirstSeen | None = None,
-                  on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
+                  on_bad_row: Callable[[Skipped], None] = strict, bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
     """The pending-delete records of one deletion / drop list, with their lines.
 
     `status`: the WHOIS status the names are in (one of the API's six, docs/reference/fields.md; it also picks
@@ -177,8 +179,8 @@ def droplist_rows(path: str | Path, *, observed_at: Any = None, status: str = "p
             list_day = (parse_day(list_date), "the list's date, given on import")
         except BadRow as exc:
             raise ValueError(f"list_date: {exc}") from None
-    feed = read_feed(path)
-    if feed.text.lstrip()[:1] in ("{", "["):
+    feed = read_feed(path, bounds)
+    if feed.starts_json():
         raise IngestError(feed.name, 1, "this is JSON; a drop list is text, a name a line, or CSV with a header",
                           "ingest it with the feed it belongs to (godaddy, bardate)")  # fmt: skip
     if _looks_delimited(feed):

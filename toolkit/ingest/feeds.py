@@ -47,7 +47,7 @@ from ..store.lock import writer_lock
 from ..store.writer import close_listings
 from ..sync.remote import (ContractRetry, PacedTransport, RemoteFailed, Traffic, network_bound, request_timeout,
                            shared_limiter)
-from . import IngestError, IngestReport, ingest_file
+from . import DEFAULT_BOUNDS, Bounds, IngestError, IngestReport, ingest_file
 
 __all__ = ["FeedReport", "FeedDown", "FeedClient", "run_feeds", "run_feed_job", "chosen_feeds", "feeds_folder", "transfer_zone", "FEED_REQUESTS_PER_MINUTE"]
 
@@ -182,7 +182,10 @@ class FeedClient:
         return httpx.AsyncClient(transport=RetryTransport(transport=paced, retry=retry), timeout=request_timeout(bound),
                                  headers={"User-Agent": USER_AGENT}, follow_redirects=True)  # fmt: skip
 
-    async def download(self, url: str, target: Path, *, etag: str | None, last_modified: str | None) -> Download:
+    async def download(self, url: str, target: Path, *, etag: str | None, last_modified: str | None,
+                       bounds: Bounds = DEFAULT_BOUNDS) -> Download:  # fmt: skip
+        """Download `url` to `target` (conditional on the validators); a body past `bounds.size` is
+        refused as it arrives (`IngestError`), whatever its Content-Length said."""
         headers = {}
         if etag:
             headers["If-None-Match"] = etag
@@ -199,11 +202,15 @@ class FeedClient:
                         raise FeedDown(f"{url} answered HTTP {response.status_code} "
                                        f"{response.reason_phrase} after {self.traffic.requests - before} tries")  # fmt: skip
                     expected = response.headers.get("Content-Length")
+                    if expected is not None and expected.isdigit() and int(expected) > bounds.size:
+                        raise bounds.too_big(url, None)
                     written = 0
                     with open(partial, "wb") as out:
                         async for chunk in response.aiter_bytes():
                             out.write(chunk)
                             written += len(chunk)
+                            if written > bounds.size:
+                                raise bounds.too_big(url, None)
                     new_etag, new_modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
         except (httpx.HTTPError, RemoteFailed) as exc:  # RemoteFailed: a host down past the --timeout bound
             partial.unlink(missing_ok=True)
@@ -322,6 +329,7 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
         report.status, report.message = "skipped", f"no address: set url in the config file's [feeds.{feed.name}]"
         return report
     state = _state(conn, feed)
+    bounds = Bounds.of(feed.max_size_mb, feed.max_field_kb, setting=f"{{key}} in [feeds.{feed.name}] of the config file")
     work = folder / feed.name
     work.mkdir(parents=True, exist_ok=True)
     if feed.is_zone:  # a snapshot a run, its day in its name (snapshot_files reads it; the backtest replays them)
@@ -339,7 +347,12 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
             download = _copy_file(feed.url, target, state.get("etag"))
         else:
             download = asyncio.run(client.download(feed.url, target, etag=state.get("etag"),
-                                                   last_modified=state.get("last_modified")))  # fmt: skip
+                                                   last_modified=state.get("last_modified"), bounds=bounds))  # fmt: skip
+    except IngestError as exc:  # a body past the bounds: refused as it arrived
+        report.status, report.message = "format", f"{exc.file}: {exc.problem}; {exc.fix}; nothing of it was written"
+        with conn:
+            _record_run(conn, feed, report, started, _stamp(mirror.now()))
+        return report
     except FeedDown as exc:
         report.status, report.message, report.requests = "down", str(exc), client.traffic.requests
         with conn:
@@ -377,7 +390,8 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
         _record_run(writer, feed, report, started, _stamp(mirror.now()))
 
     try:
-        ingest_file(mirror, feed.adapter, target, observed_at=moment, on_commit=commit_with_rows, **options)
+        ingest_file(mirror, feed.adapter, target, observed_at=moment, on_commit=commit_with_rows, bounds=bounds,
+                    **options)  # fmt: skip
     except IngestError as exc:
         member = exc.file.partition("!")[2]  # the file inside a zip archive
         where = feed.url + (f"!{member}" if member else "") + (f": line {exc.line}" if exc.line is not None else "")

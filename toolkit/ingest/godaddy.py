@@ -25,6 +25,7 @@ Mapping (to the fields of docs/reference/fields.md):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,9 @@ from ..sources import source_by_slug
 from .common import (
     LISTING,
     BadRow,
-    FeedText,
+    Bounds,
+    DEFAULT_BOUNDS,
+    FeedFile,
     IngestError,
     Row,
     Skipped,
@@ -126,26 +129,31 @@ def _record(fields: dict[str, Any], original: Any, end_zone: str | None) -> dict
     }  # fmt: skip
 
 
-def _json_rows(feed: FeedText, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+_LOOK_AHEAD = 1000  # records read before a file none of whose records has a domainName is refused
+
+
+def _json_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     meta, items = json_items(feed, "data")
     declared = next((meta["meta"][k] for k in _COUNT_KEYS if isinstance(meta.get("meta"), dict)
                      and isinstance(meta["meta"].get(k), int)), None)  # fmt: skip
-    if declared is not None and declared != len(items):
-        raise IngestError(feed.name, None, f"meta declares {declared} records but data holds {len(items)}",
-                          "the file is incomplete: download it again")  # fmt: skip
-    if items and not any(isinstance(item, dict) and "domainName" in item for _, item in items):
-        raise IngestError(feed.name, items[0][0], "no record has a domainName field",
+    ahead = list(itertools.islice(items, _LOOK_AHEAD))
+    if ahead and not any(isinstance(item, dict) and "domainName" in item for _, item in ahead):
+        raise IngestError(feed.name, None, "no record has a domainName field",
                           "check that this is a GoDaddy Auctions inventory file (or pick the right feed)")  # fmt: skip
-    for line, item in items:
+    count = 0
+    for count, item in itertools.chain(ahead, items):
         try:
             if not isinstance(item, dict):
                 raise BadRow(f"expected an object, got {type(item).__name__}")
-            yield Row(LISTING, feed.name, line, _record(item, item, None))
+            yield Row(LISTING, feed.name, count, _record(item, item, None), "record")
         except BadRow as exc:
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+            on_bad_row(Skipped(feed.name, count, str(exc), "record"))
+    if declared is not None and declared != count:
+        raise IngestError(feed.name, None, f"meta declares {declared} records but data holds {count}",
+                          "the file is incomplete: download it again")  # fmt: skip
 
 
-def _csv_rows(feed: FeedText, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def _csv_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     header, rows = csv_table(feed)
     fields = [_CSV_FIELDS.get(header_key(h)) for h in header]
     if "domainName" not in fields:
@@ -157,13 +165,12 @@ def _csv_rows(feed: FeedText, on_bad_row: Callable[[Skipped], None]) -> Iterator
                            on_bad_row)  # fmt: skip
 
 
-def godaddy_rows(path: str | Path, *, observed_at: Any = None,
-                 on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
+def godaddy_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict,
+                 bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
     """The listing records of one inventory file (JSON or CSV, zipped or not), with their lines."""
     observed(observed_at)
-    feed = read_feed(path)
-    start = feed.text.lstrip()[:1]
-    yield from (_json_rows if start in ("{", "[") else _csv_rows)(feed, on_bad_row)
+    feed = read_feed(path, bounds)
+    yield from (_json_rows if feed.starts_json() else _csv_rows)(feed, on_bad_row)
 
 
 def parse_godaddy(path: str | Path, *, observed_at: Any = None,

@@ -147,6 +147,14 @@ _POLICY_ROWS: tuple[Policy, ...] = (
     # is released first-come-first-served. Source (Domain Name Commission, the .nz regulator):
     # https://dnc.org.nz/tools-and-services/how-do-i-2/register-a-domain-name-in-pending-release/
     Policy("InternetNZ", {"pendingDelete": 90}, note="only the 90-day pending release is published", tlds=("nz",)),
+    # EIS (Estonian Internet Foundation) .ee: an expired name stays in the zone 15 days, then is out
+    # of it (serverHold) the remaining 30 of its 45, renewable throughout; then it is deleted and goes
+    # to the registry's 24-hour .ee auction (since 26 March 2019); a name nobody bids on is free
+    # first-come-first-served after it. Sources (the registry's own pages):
+    # https://www.internet.ee/eif/news-archive/how-can-you-prevent-your-ee-domain-from-being-unexpectedly-deleted-and-auctioned ;
+    # https://inforuum.internet.ee/domain-regulation-and-registrar-contract/domain-name-expiry ;
+    # https://www.internet.ee/eif/news/changes-to-release-of-ee-domains
+    Policy("EIS", {"serverHold": 30}, note="the release is the day of the 24-hour .ee auction", tlds=("ee",)),
 )
 
 

@@ -37,7 +37,9 @@ from ..sources import source_by_slug
 from .common import (
     LISTING,
     BadRow,
-    FeedText,
+    Bounds,
+    DEFAULT_BOUNDS,
+    FeedFile,
     IngestError,
     Row,
     Skipped,
@@ -109,11 +111,11 @@ def _record(fields: dict[str, str], original: dict[str, str], auction: bool) -> 
     }
 
 
-def namecheap_rows(path: str | Path, *, observed_at: Any = None,
-                   on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
+def namecheap_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict,
+                   bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
     """The listing records of one Namecheap Market file (auctions or buy-now), with their lines."""
     observed(observed_at)
-    feed: FeedText = read_feed(path)
+    feed: FeedFile = read_feed(path, bounds)
     header, rows = csv_table(feed, delimiters=",")
     keys = [header_key(h) for h in header]
     fields = [_FIELDS.get(k) for k in keys]

@@ -42,7 +42,9 @@ from .common import (
     LISTING,
     PENDING,
     BadRow,
-    FeedText,
+    Bounds,
+    DEFAULT_BOUNDS,
+    FeedFile,
     IngestError,
     Row,
     Skipped,
@@ -79,34 +81,29 @@ def _is_ttl(token: str) -> bool:
     return token[:1].isdigit() and token.rstrip("smhdwSMHDW").isdigit()
 
 
-def _clean_name_list(feed: FeedText, tld: str | None) -> tuple[str, dict[str, tuple[int, str]]] | None:
-    """A name list whose every line is a clean name of one TLD (a registry's daily list of
-    ~200,000 names), checked by one regular expression over the whole text; None for anything
-    else (the line-by-line parse then reads it and says what is wrong where)."""
-    text = feed.text
-    first = text[: text.find("\n")]
-    if not text.endswith("\n") or "\r" in text or not _PLAIN_NAME.fullmatch(first):
-        return None
-    apex = tld.strip(".").lower() if tld else first.rpartition(".")[2]
-    pattern = rf"(?:(?:{_LABEL_RE}\.)+{re.escape(apex)}\n)+"
-    if not re.fullmatch(pattern, text):
-        return None
-    lines = text[:-1].split("\n")
-    if max(map(len, lines)) > 253:
-        return None
-    names: dict[str, tuple[int, str]] = {}
-    for number, name in enumerate(lines, start=1):
-        if name not in names:
-            names[name] = (number, name)
-    return apex, names
+def _lines(feed: FeedFile, names: dict[str, tuple[int, str]],
+           plain: Callable[[], bool]) -> Iterator[tuple[int, str, bool]]:  # fmt: skip
+    """`feed`'s lines as `FeedFile.lines` gives them, except that a name list's line that is
+    already a clean name (while `plain()`: outside a record) goes straight into `names`."""
+    fast = _PLAIN_NAME.fullmatch
+    for number, lines, complete in feed.blocks():
+        end = len(lines) - 1
+        for offset, text in enumerate(lines):
+            if fast(text) and len(text) <= 253 and plain():
+                if text not in names:
+                    names[text] = (number + offset, text)
+                continue
+            yield number + offset, text[:-1] if text.endswith("\r") else text, complete or offset < end
+        if lines:
+            last = lines[end]
+            if fast(last):
+                yield number + end, "", complete  # the last line's end, for the truncation checks
 
 
-def zone_names(feed: FeedText, on_bad_row: Callable[[Skipped], None] = strict,
-               tld: str | None = None) -> tuple[str, dict[str, tuple[int, str]]]:  # fmt: skip
-    """(the zone's TLD, {name: (line, line text)}) of a zone file or a list of names."""
-    quick = _clean_name_list(feed, tld)
-    if quick is not None:
-        return quick
+def zone_names(feed: FeedFile, on_bad_row: Callable[[Skipped], None] = strict, tld: str | None = None, *,
+               whole: bool = False) -> tuple[str, dict[str, tuple[int, str]]]:  # fmt: skip
+    """(the zone's TLD, {name: (line, line text)}) of a zone file or a list of names, read a
+    line at a time. `whole`: a last line without its line end is a truncated file."""
     origin: str | None = None
     apex: str | None = tld.strip(".").lower() if tld else None
     owner: str | None = None
@@ -126,13 +123,8 @@ def zone_names(feed: FeedText, on_bad_row: Callable[[Skipped], None] = strict,
             raise BadRow(f"relative name {token!r} before any $ORIGIN")
         return f"{token}.{origin}".lower()
 
-    fast = _PLAIN_NAME.fullmatch
-    for line, text, terminated in feed.lines():
+    for line, text, terminated in _lines(feed, names, lambda: depth == 0):
         last = (line, text, terminated)
-        if depth == 0 and fast(text) and len(text) <= 253:  # a name list's line, already clean
-            if text not in names:
-                names[text] = (line, text)
-            continue
         body = _strip_comment(text)
         if depth > 0:  # inside a multi-line record (an SOA's parentheses)
             depth += body.count("(") - body.count(")")
@@ -176,6 +168,9 @@ def zone_names(feed: FeedText, on_bad_row: Callable[[Skipped], None] = strict,
                 raise IngestError(feed.name, line, f"the last line is incomplete ({exc})",
                                   "the file is truncated: download it again") from None  # fmt: skip
             on_bad_row(Skipped(feed.name, line, str(exc)))
+    if whole and last is not None and not last[2]:
+        raise IngestError(feed.name, last[0], "the last line is incomplete (no line end)",
+                          "the file is truncated: download it again (nothing was written)")  # fmt: skip
     if depth > 0 or (is_zone and last is not None and not last[2]):
         raise IngestError(feed.name, last[0] if last else None, "the zone file stops in the middle of a record",
                           "the file is truncated: download it again")  # fmt: skip
@@ -244,20 +239,21 @@ def _gone_row(name: str, line: int, text: str, *, tld: str, status: str, last: d
 
 def zonediff_rows(path: str | Path, *, previous: str | Path | None = None, observed_at: Any = None,
                   is_available: Callable[[str], bool | None] | None = None, status: str = "serverHold",
-                  zone_date: Any = None, tld: str | None = None,
-                  on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[Row]:  # fmt: skip
+                  zone_date: Any = None, tld: str | None = None, on_bad_row: Callable[[Skipped], None] = strict,
+                  bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
     """The names in `previous` that are gone from `path` (the later zone): pending-delete
     candidates, or regfree listings for those `is_available` confirms. Without `previous`,
     `path` is a folder or a glob of daily snapshots, replayed in order (`replay_rows`)."""
     if previous is None:
         if zone_date is not None:
             raise ValueError("zone_date: a replay takes each snapshot's day from its file name")
-        yield from replay_rows(path, observed_at=observed_at, is_available=is_available, status=status, tld=tld)
+        yield from replay_rows(path, observed_at=observed_at, is_available=is_available, status=status, tld=tld,
+                               bounds=bounds)
         return
     if status not in PENDING_STATUSES:
         raise ValueError(f"status: {status!r} is not one of {', '.join(PENDING_STATUSES)}")
     stamp = observed(observed_at)
-    old_feed, new_feed = read_feed(previous), read_feed(path)
+    old_feed, new_feed = read_feed(previous, bounds), read_feed(path, bounds)
     old_tld, old = zone_names(old_feed, on_bad_row, tld)
     new_tld, new = zone_names(new_feed, on_bad_row, tld)
     if old_tld != new_tld:
@@ -289,7 +285,8 @@ def _snapshot_strict(problem: Skipped) -> None:
 
 
 def replay_rows(spec: str | Path, *, observed_at: Any = None, is_available: Callable[[str], bool | None] | None = None,
-                status: str = "serverHold", tld: str | None = None) -> Iterator[Row]:  # fmt: skip
+                status: str = "serverHold", tld: str | None = None,
+                bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
     """Replay daily snapshots (a folder or a glob; `.gz` read as is; days may be missing):
     each name that leaves the zone and does not come back is a candidate, with the last day
     it was seen (L) and the first day it was absent (A), so its release window is
@@ -305,12 +302,7 @@ def replay_rows(spec: str | Path, *, observed_at: Any = None, is_available: Call
     prev: dict[str, tuple[int, str]] | None = None
     prev_day, prev_path = files[0]
     for day, path in files:
-        feed = read_feed(path)
-        if not feed.text.endswith(("\n", "\r")):  # a whole snapshot ends with its line end
-            raise IngestError(feed.name, feed.text.count("\n") + 1, "the last line is incomplete (no line end)",
-                              "the file is truncated: download it again (nothing was written)")  # fmt: skip
-        this_tld, names = zone_names(feed, _snapshot_strict, tld or zone_tld)
-        del feed
+        this_tld, names = zone_names(read_feed(path, bounds), _snapshot_strict, tld or zone_tld, whole=True)
         if zone_tld is None:
             zone_tld = this_tld
         elif this_tld != zone_tld:

@@ -19,7 +19,7 @@ from ..query.params import (DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, PENDING_
 from ..plans import PLAN_LABELS, REQUIREMENTS
 from ..query import FREE_FIELDS, FREE_VISIBLE_NAMES, LISTING_OUTPUT, PENDING_OUTPUT
 from ..sources import SOURCES
-from ..store.fields import LISTING_EXTRA_FIELDS, PENDING_EXTRA_FIELDS
+from ..store.fields import LISTING_DERIVED_FIELDS, LISTING_EXTRA_FIELDS, PENDING_EXTRA_FIELDS
 from ..store.labels import INTERNAL_FIELDS, LISTING_LABELS, PENDING_LABELS
 
 __all__ = [
@@ -76,7 +76,8 @@ _ENUMS = {
 # The toolkit's own fields, described with the field reference's words (store/labels.py).
 _EXTRA_DESCRIPTIONS = {
     name: f"Toolkit: {labels[name].meaning}"
-    for extra, labels in ((LISTING_EXTRA_FIELDS, LISTING_LABELS), (PENDING_EXTRA_FIELDS, PENDING_LABELS))
+    for extra, labels in (({**LISTING_EXTRA_FIELDS, **LISTING_DERIVED_FIELDS}, LISTING_LABELS),
+                          (PENDING_EXTRA_FIELDS, PENDING_LABELS))
     for name in extra if name not in INTERNAL_FIELDS
 }
 

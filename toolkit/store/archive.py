@@ -7,7 +7,10 @@ Layout (plain Hive-partitioned Parquet, which pyarrow, DuckDB, Polars and Spark 
     <mirror>.archive/listing_history/month=2026-05/part-<batch>.parquet
     <mirror>.archive/raw_records/month=2026-05/part-<batch>.parquet
 
-`month` is the month the listing closed in; its history and raw records go with it. Each
+`month` is the month the listing closed in; its history and raw records go with it. Moments
+are Parquet timestamps in UTC and days are dates (`closing.MOMENTS`), so every engine compares
+and groups them as they are; files written before held them as text, and every reader here
+reads both (the toolkit's own readers hand them on as the mirror's text). Each
 batch of listings is one SQLite transaction: its files are written to a staging folder and
 checked, the rows are deleted, the files' rows and checksums are recorded in
 `archive_parts`, the files are moved into place, and the transaction commits. So a stop at
@@ -37,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from .fields import iso_timestamp
-from .closing import ARCHIVED_TABLES, ArchiveError, declared, delete_plain_batch, file_bytes, reclaim_pages, run_batches
+from .closing import (ARCHIVED_TABLES, MOMENTS, ArchiveError, archive_types, as_stored, delete_plain_batch, file_bytes,
+                      reclaim_pages, run_batches)
 from .packed import epoch_ms, forget
 from .schema import connect
 
@@ -149,11 +153,12 @@ def _files(conn: sqlite3.Connection, mirror_path: str, table: str) -> list[str]:
 
 def _dataset(conn: sqlite3.Connection, mirror_path: str, table: str, files: list[str]) -> Any:
     """The archived files of `table` as one dataset in the table's current columns: a file
-    written before a column was declared reads it as null (never as a missing field)."""
+    written before a column was declared reads it as null (never as a missing field), and one
+    written before moments were typed has its text read as timestamps and dates."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 
-    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in declared(conn, table)] + [("month", pa.string())])
+    schema = pa.schema([*archive_types(conn, table), ("month", pa.string())])
     return ds.dataset(files, schema=schema, format="parquet", partitioning=ds.partitioning(pa.schema([("month", pa.string())]),
                       flavor="hive"), partition_base_dir=str(archive_dir(mirror_path)))  # fmt: skip
 
@@ -282,6 +287,7 @@ def _with_packed(conn: sqlite3.Connection, table: str, rows: Any, month: str) ->
                           "id IN (SELECT id FROM temp.archive_batch WHERE month = ?)", [month])  # fmt: skip
     if packed is None:
         return rows
+    packed = packed.cast(rows.schema)  # packed rows hold moments as text, as the mirror does
     key = ARCHIVED_TABLES[table][0]
     if rows.num_rows:
         held = {tuple(k) for k in zip(*(rows.column(c).to_pylist() for c in key))}
@@ -318,29 +324,39 @@ def _quote(text: str) -> str:
 
 
 def _table_rows(conn: sqlite3.Connection, table: str, where: str, key: tuple[str, ...]) -> Any:
-    """The rows of `table` matching `where`, in key order, as an Arrow table typed by the
-    declared column types; a value of another type stops the archive, naming it."""
+    """The rows of `table` matching `where`, in key order, as an Arrow table typed as the
+    archive's files are (moments as timestamps); a value of another type stops the archive, naming it."""
     import pyarrow as pa
 
-    columns = declared(conn, table)
+    columns = archive_types(conn, table)
     names = [c for c, _ in columns]
     data = conn.execute(f"SELECT {', '.join(names)} FROM {table} WHERE {where} ORDER BY {', '.join(key)}").fetchall()
     arrays = []
     for position, (column, kind) in enumerate(columns):
         values = [row[position] for row in data]
+        moment = column in MOMENTS.get(table, {})
         try:
-            arrays.append(pa.array(values, type=getattr(pa, kind)()))
+            arrays.append(pa.array(values, type=pa.string()).cast(kind) if moment else pa.array(values, type=kind))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-            bad = next(v for v in values if v is not None and not _fits(v, kind))
-            raise ArchiveError(f"{table}.{column} holds {bad!r}, not of its declared type {kind}: "
+            bad = next(v for v in values if v is not None and not _fits(v, kind, moment))
+            what = "a UTC moment like 2026-01-14T16:00:00Z" if moment else f"its declared type {kind}"
+            raise ArchiveError(f"{table}.{column} holds {bad!r}, not {what}: "
                                "nothing was archived; correct that value and run this again") from None  # fmt: skip
     return pa.Table.from_arrays(arrays, names=names)
 
 
-def _fits(value: Any, kind: str) -> bool:
-    if kind == "int64":
+def _fits(value: Any, kind: Any, moment: bool) -> bool:
+    import pyarrow as pa
+
+    if moment:
+        try:
+            pa.array([value], type=pa.string()).cast(kind)
+            return True
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            return False
+    if pa.types.is_integer(kind):
         return isinstance(value, int) and -(2**63) <= value < 2**63
-    if kind == "float64":
+    if pa.types.is_floating(kind):
         return isinstance(value, (int, float))
     return isinstance(value, str)
 
@@ -435,7 +451,7 @@ def archive_table(mirror_path: str | os.PathLike[str], table: str, *, columns: l
             own.close()
     found = None
     if dataset is not None:
-        found = dataset.to_table(columns=columns, filter=filter)
+        found = as_stored(dataset.to_table(columns=columns, filter=filter))  # the mirror's own form, as packed rows
     if packed is not None:  # packed listings: still in the mirror, so without a month
         if filter is not None:
             packed = packed.filter(filter)
@@ -469,7 +485,7 @@ def archived_rows(mirror_path: str | os.PathLike[str], table: str, column: str, 
         if conn is None:
             own.close()
     if dataset is not None:
-        found = dataset.to_table(columns=columns, filter=pc.field(column).isin(wanted))
+        found = as_stored(dataset.to_table(columns=columns, filter=pc.field(column).isin(wanted)))
         rows = list(zip(*(found.column(c).to_pylist() for c in columns))) + rows if found.num_rows else rows
     return rows
 
@@ -526,6 +542,7 @@ def restore_month(mirror_path: str | os.PathLike[str], month: str) -> dict[str, 
                     if rows.num_rows != part["rows"] or checksum(rows) != part["checksum"]:
                         raise ArchiveError(f"{archive_dir(path) / part['path']}: its rows differ from those recorded; "
                                            "nothing was restored")  # fmt: skip
+                    rows = as_stored(rows)  # moments back to the mirror's text
                     names = rows.column_names
                     conn.executemany(
                         f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
@@ -576,8 +593,13 @@ def open_duckdb(mirror_path: str | os.PathLike[str], *, tables: Iterable[str] = 
             files = _files(conn, path, table)
             if files:
                 listed = ", ".join(_quote(f) for f in files)
+                # files written before moments were typed hold them as text: every file's are read as moments
+                typed = ", ".join(f'CAST("{c}" AS {"DATE" if kind == "date" else "TIMESTAMPTZ"}) AS "{c}"'
+                                  for c, kind in MOMENTS[table].items() if c in live.column_names)  # fmt: skip
+                files_sql = f"SELECT * {f'REPLACE ({typed}) ' if typed else ''}FROM read_parquet([{listed}], " \
+                            "hive_partitioning = true, union_by_name = true)"  # fmt: skip
                 db.execute(f"CREATE VIEW {table} AS SELECT *, CAST(NULL AS VARCHAR) AS month FROM _{table}_mirror "
-                           f"UNION ALL BY NAME SELECT * FROM read_parquet([{listed}], hive_partitioning = true)")  # fmt: skip
+                           f"UNION ALL BY NAME {files_sql}")  # fmt: skip
             else:
                 db.execute(f"CREATE VIEW {table} AS SELECT *, CAST(NULL AS VARCHAR) AS month FROM _{table}_mirror")
         conn.execute("COMMIT")

@@ -7,9 +7,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["ARCHIVED_TABLES", "BATCH_TABLE", "ArchiveError", "declared", "delete_plain_batch", "file_bytes",
-           "optimize_search_index", "reclaim_pages", "run_batches"]
+from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS
+
+__all__ = ["ARCHIVED_TABLES", "BATCH_TABLE", "MOMENTS", "ArchiveError", "archive_types", "as_stored", "declared",
+           "delete_plain_batch", "file_bytes", "optimize_search_index", "reclaim_pages", "run_batches"]
 
 # Each table a closed listing takes with it: its primary key (the order of its rows in a
 # file, a record and a checksum) and how its rows are chosen from a batch of listing ids.
@@ -22,6 +25,17 @@ BATCH_TABLE = "CREATE TEMP TABLE IF NOT EXISTS archive_batch (id INTEGER PRIMARY
 _ARROW_TYPES = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
 
 
+# The columns of each archived table that hold a moment (UTC) or a day: text in SQLite, Parquet
+# timestamps and dates in the archive's files (files written before hold them as text; readers
+# read both).
+MOMENTS: dict[str, dict[str, str]] = {
+    "listings": {c: kind for c, kind in {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}.items() if kind in ("date", "datetime")},
+    "listing_history": {"observed_at": "datetime", "auction_end_date": "datetime"},
+    "raw_records": {},
+}
+_STORED_MOMENT = "%Y-%m-%dT%H:%M:%SZ"  # the writer's form (store/fields.py iso_timestamp)
+
+
 class ArchiveError(RuntimeError):
     """An archive, packing or restore that could not be done; the mirror and the archive are as they were."""
 
@@ -29,6 +43,33 @@ class ArchiveError(RuntimeError):
 def declared(conn: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
     """(column, Arrow type name) of a table, from its declared SQL types."""
     return [(row[1], _ARROW_TYPES.get(str(row[2]).upper(), "string")) for row in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def archive_types(conn: sqlite3.Connection, table: str) -> list[tuple[str, Any]]:
+    """(column, Arrow type) of a table in the archive's files: the declared types, with moments
+    as timestamps in UTC (milliseconds, as Parquet stores them) and days as dates."""
+    import pyarrow as pa
+
+    moments = MOMENTS.get(table, {})
+    kinds = {"datetime": pa.timestamp("ms", tz="UTC"), "date": pa.date32()}  # Parquet keeps ms, not s
+    return [(name, kinds[moments[name]] if name in moments else getattr(pa, kind)()) for name, kind in declared(conn, table)]
+
+
+def as_stored(rows: Any) -> Any:
+    """An Arrow table with its timestamp and date columns as the mirror stores them (text), for
+    the readers that hand archived rows on as the mirror's own."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for index, field in enumerate(rows.schema):
+        if pa.types.is_timestamp(field.type):
+            text = pc.strftime(rows.column(index).cast(pa.timestamp("s", tz="UTC")), format=_STORED_MOMENT)
+        elif pa.types.is_date(field.type):
+            text = rows.column(index).cast(pa.string())
+        else:
+            continue
+        rows = rows.set_column(index, pa.field(field.name, pa.string()), text)
+    return rows
 
 
 def delete_plain_batch(conn: sqlite3.Connection) -> None:

@@ -18,6 +18,8 @@ The config file overrides any field of a feed, or adds a feed of its own:
     [feeds.zone-ch]                     # SWITCH's open zone data needs its published TSIG key
     tsig = "hmac-sha512:tsig-zonedata-ch-public-21-01:<the key from switch.ch>"
     enabled = true
+    [feeds.godaddy-all]
+    max_size_mb = 4096                  # the file may expand to 4 GB (default 2 GB)
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ class Feed:
     enabled: bool = True
     tsig: str | None = field(default=None, repr=False)  # zone transfers: "algorithm:name:secret"
     keep: int = 14  # zone feeds: daily snapshots kept (the backtest replays them)
+    # What the publisher's file may be before it is refused whole (None: the ingest's defaults,
+    # toolkit.ingest.common.Bounds): megabytes it may expand to, kilobytes of one line, field or record.
+    max_size_mb: float | None = None
+    max_field_kb: float | None = None
 
     @property
     def is_zone(self) -> bool:
@@ -105,7 +111,8 @@ FEEDS: dict[str, Feed] = {
 }  # fmt: skip
 
 _SETTABLE = {"url": str, "schedule": str, "enabled": bool, "adapter": str, "format": str, "description": str, "tsig": str,
-             "keep": int, "every_hours": (int, float), "options": dict}  # fmt: skip
+             "keep": int, "every_hours": (int, float), "options": dict, "max_size_mb": (int, float),
+             "max_field_kb": (int, float)}  # fmt: skip
 
 
 def feed_table(config: Mapping[str, Any] | None = None) -> dict[str, Feed]:
@@ -127,8 +134,10 @@ def feed_table(config: Mapping[str, Any] | None = None) -> dict[str, Feed]:
             kind = _SETTABLE.get(key)
             if kind is None:
                 raise ValueError(f"{where} {key}: not a feed setting; use {', '.join(_SETTABLE)}")
-            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
                 raise ValueError(f"{where} {key} = {value!r}: expected {getattr(kind, '__name__', 'a number')}")
+            if key.startswith("max_") and value <= 0:
+                raise ValueError(f"{where} {key} = {value!r}: expected a number above 0")
         changes = {k: v for k, v in given.items() if k != "every_hours"}
         if "every_hours" in given:
             changes["every"] = timedelta(hours=given["every_hours"])

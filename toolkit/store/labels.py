@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
-from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
+from .fields import LISTING_DERIVED_FIELDS, LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
 
 __all__ = ["Label", "GROUPS", "LISTING_LABELS", "PENDING_LABELS", "STATUS_WORDS", "PIPELINE_NAMES", "TYPE_WORDS",
            "INTERNAL_FIELDS", "SORT_LABELS", "TLD_WORDS", "tld_words", "demo_words", "field_label", "sort_field_label",
@@ -141,17 +141,33 @@ LISTING_LABELS: dict[str, Label] = {
                                 "0-100, years with archived content over the archived span, less parked pages "
                                 "(continuity_min filters on it)."),
     "value_low": Label("Range, low (EUR)", "value",
-                       "the low end of the 80% price range in EUR, learnt from the auctions this mirror saw end (edt "
-                       "appraise); null before an appraisal or with value_reason."),
+                       "the low end of the 80% price range in EUR, learnt from the sales this mirror knows (the "
+                       "auctions it saw end, the reported sales: edt appraise); null before an appraisal or with "
+                       "value_reason."),
     "value_mid": Label("Range, middle (EUR)", "value",
-                       "the middle of the price range in EUR (value_min/value_max filter on it; sort=value_mid; "
-                       "deal_min and sort=deal read it over effective_price_eur)."),
+                       "the range's middle in EUR, the value that errs least in percent of the price "
+                       "(value_min/value_max filter on it; sort=value_mid; deal_min and sort=deal read it over "
+                       "effective_price_eur, unless the listing has a live estimate)."),
     "value_high": Label("Range, high (EUR)", "value", "the high end of the 80% price range in EUR."),
     "value_reason": Label("Why no range", "value",
                           "why the listing has no range (too few sold results, no result of its TLD family, a deleted "
                           "ccTLD name)."),
     "valued_at": Label("Range computed", "value", "when the range was computed (null: not appraised yet)."),
+    "live_low": Label("Live estimate, low (EUR)", "value",
+                      "the live estimate of an auction with bids: the low end of the 80% range of its final price in "
+                      "EUR given what the bidding shows (current bid, bids, bids per hour, time left); never below "
+                      "the current bid; null for a closeout, an auction without bids, or until the next estimate "
+                      "after a new bid."),
+    "live_mid": Label("Live estimate, middle (EUR)", "value",
+                      "the live estimate's middle in EUR (the median final price); deal_min and sort=deal read it "
+                      "over effective_price_eur for auctions with bids."),
+    "live_high": Label("Live estimate, high (EUR)", "value",
+                       "the high end of the live estimate's 80% range in EUR."),
     "live_until": Label("Live until", "seen", "internal: when the listing stops being live"),
+    "deal": Label("Value over price", "value",
+                  "how far under its value the listing is priced: live_mid (an auction with bids) or value_mid, over "
+                  "effective_price_eur (2: priced at half its value); what deal_min and sort=deal read. Null without "
+                  "a value or a EUR price."),
 }
 
 PENDING_LABELS: dict[str, Label] = {
@@ -175,7 +191,7 @@ PENDING_LABELS: dict[str, Label] = {
                              "the last day the release can fall on (inclusive); see drop_window_start. "
                              "drop_date_from/drop_date_to filter on estimated_drop_date, not on the window."),
 }
-assert set(LISTING_LABELS) == {*LISTING_FIELDS, *LISTING_EXTRA_FIELDS}, "every listing field has its words"
+assert set(LISTING_LABELS) == {*LISTING_FIELDS, *LISTING_EXTRA_FIELDS, *LISTING_DERIVED_FIELDS}, "every listing field has its words"
 assert set(PENDING_LABELS) == {*PENDING_FIELDS, *PENDING_EXTRA_FIELDS}, "every pending-delete field has its words"
 
 # Registry statuses (EPP codes, as the pending-delete rows and the registries give them) in

@@ -28,12 +28,8 @@ from ..store.labels import (GROUPS, INTERNAL_FIELDS, LISTING_LABELS, PENDING_LAB
                             status_meaning, status_words)
 from . import actions, navigation, state, table
 
-__all__ = ["detail", "PriceRange", "price_ranges", "what_it_is", "where_it_stands", "unknowns", "LIVE_PREFIXES"]
+__all__ = ["detail", "PriceRange", "price_ranges", "what_it_is", "where_it_stands", "unknowns"]
 
-# A listing's live estimate (a price range conditioned on the bidding so far), once the
-# records carry it: its fields start with one of these and end in low / mid / high (and may
-# carry a `..._note` saying how often it held). Until then only the pre-auction range shows.
-LIVE_PREFIXES = ("live_", "estimate_")
 _LINK_FIELDS = ("trust_flow", "citation_flow", "domain_authority", "referring_domains", "backlinks_count")
 _ARCHIVE_FIELDS = ("wayback_snapshots", "wayback_first_date", "archive_years", "archive_continuity")
 
@@ -110,23 +106,18 @@ class PriceRange:
     note: str  # how often such a range held ("80% range, right 79% of the time on ...")
 
 
-def price_ranges(record: Mapping[str, Any], coverage: str | None) -> list[PriceRange]:
-    """The ranges (EUR) a listing's price is judged against: the live estimate first when the
-    record carries one (fields starting with `LIVE_PREFIXES`), then the pre-auction range
-    (`value_low`, `value_mid`, `value_high`, with `coverage`, the backtest's note)."""
+def price_ranges(record: Mapping[str, Any], coverage: str | None, live_coverage: str | None = None) -> list[PriceRange]:
+    """The ranges (EUR) a listing's price is judged against: the live estimate of an auction
+    with bids first (`live_low`, `live_mid`, `live_high`, with `live_coverage`), then the
+    pre-auction range (`value_low`, `value_mid`, `value_high`, with `coverage`, the backtest's note)."""
     out = []
-    live = {k: v for k, v in record.items() if k.startswith(LIVE_PREFIXES) and k not in INTERNAL_FIELDS}
-
-    def end(suffix: str) -> Any:
-        return next((v for k, v in live.items() if k.endswith(suffix) and isinstance(v, (int, float))), None)
-
-    low, high = end("low"), end("high")
-    if low is not None and high is not None:
-        note = next((v for k, v in live.items() if k.endswith(("note", "coverage")) and isinstance(v, str)), "")
-        out.append(PriceRange("Live estimate", low, end("mid"), high, note or "conditioned on the bidding so far"))
+    if record.get("live_low") is not None and record.get("live_high") is not None:
+        out.append(PriceRange("Live estimate", record["live_low"], record.get("live_mid"), record["live_high"],
+                              live_coverage or "80% range of its final price given the bidding so far, never below "
+                              "the current bid"))  # fmt: skip
     if record.get("value_low") is not None and record.get("value_high") is not None:
         out.append(PriceRange("Pre-auction range", record["value_low"], record.get("value_mid"), record["value_high"],
-                              coverage or "80% range, learnt from the auctions this mirror saw end"))  # fmt: skip
+                              coverage or "80% range, learnt from the sales this mirror knows"))  # fmt: skip
     return out
 
 
@@ -150,7 +141,7 @@ def _price_label(record: Mapping[str, Any], result: Mapping[str, Any] | None) ->
 def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> None:
     """The price in its currency and in EUR, the ranges with their coverage, and where the
     price stands against each."""
-    from ..analysis.appraise import coverage_note, value_model
+    from ..analysis.appraise import coverage_note, live_coverage_note, value_model
 
     from .signals import eur_price_text
 
@@ -159,7 +150,7 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
         table.money(record.get("effective_price"), record.get("currency"))  # fmt: skip
     eur = result.get("final_price_eur") if sold else record.get("effective_price_eur")
     model = value_model(state.reader())
-    ranges = price_ranges(record, coverage_note(model))
+    ranges = price_ranges(record, coverage_note(model), live_coverage_note(model))
     cols = st.columns(3 + len(ranges))
     cols[0].metric(_price_label(record, result), html.unescape(native) or "—")
     cols[1].metric("In EUR", f"{eur:,.0f} EUR" if eur is not None else eur_price_text(record).replace("-", "—"),
@@ -182,7 +173,8 @@ def _no_range(record: Mapping[str, Any], result: Mapping[str, Any] | None, model
     if record.get("value_reason"):
         return f"No price range: {record['value_reason']}."
     if not model:
-        return "No price range yet: `edt appraise` learns them from the auctions this mirror saw end."
+        return ("No price range yet: `edt appraise` learns them from the sales this mirror knows (the auctions it saw "
+                "end, the sales reported elsewhere).")
     end = table.when(record.get("auction_end_date"))
     if result is not None or record.get("closed_at") or (end is not None and end <= state.reader().now()):
         return "No price range: ranges are given to live listings, and this one had ended before the last appraisal."
@@ -330,6 +322,14 @@ def _side_by_side(records: list[dict[str, Any]], mirror: Any, now: datetime) -> 
 
 # -- comparable sales ------------------------------------------------------------------------
 
+
+def _where_sold(sale: Mapping[str, Any]) -> str:
+    """The platform an auction ended on, or the venue of a reported sale and where it was reported."""
+    where = table.platform(sale.get("source"))
+    if sale.get("origin") in (None, "auction"):
+        return where
+    return f"{where}, reported ({sale['origin']})" if where else f"reported ({sale['origin']})"
+
 _COMPS_SORTS = {"alike": ("score", True), "name": ("name", False), "eur": ("final_price_eur", True),
                 "bids": ("bids", True), "ended": ("ended_at", True)}  # fmt: skip
 _COMPS_TABLE: tuple[table.Column, ...] = (
@@ -339,7 +339,7 @@ _COMPS_TABLE: tuple[table.Column, ...] = (
     table.Column("eur", "EUR", lambda r, now: table.money(r.get("final_price_eur"), "EUR"), "eur", numeric=True),
     table.Column("bids", "Bids", lambda r, now: table.blank(r.get("bids")), "bids", numeric=True),
     table.Column("ended", "Ended", lambda r, now: html.escape(_day(r.get("ended_at"))), "ended"),
-    table.Column("where", "On", lambda r, now: html.escape(table.platform(r.get("source")))),
+    table.Column("where", "On", lambda r, now: html.escape(_where_sold(r))),
     table.Column("why", "Why alike", lambda r, now: html.escape(r.get("why") or ""), "alike"),
 )  # fmt: skip
 
@@ -352,7 +352,8 @@ def _comparables(name: str) -> None:
     st.subheader("Comparable sales")
     found = comparables(state.reader(), name, limit=8)
     if found.empty:
-        st.caption("No auction that sold has been seen to end yet: results come from the auctions the mirror sees end.")
+        st.caption("No sale known yet: sales come from the auctions the mirror sees end, and from the sales reported "
+                   "elsewhere (edt ingest sales FILE).")
         return
     sort = st.query_params.get("comps_sort") or "-alike"
     field, descending_first = _COMPS_SORTS.get(sort.lstrip("-"), _COMPS_SORTS["alike"])
@@ -366,7 +367,7 @@ def _comparables(name: str) -> None:
 # -- every field -----------------------------------------------------------------------------
 
 _MONEY = {"price", "max_bid", "effective_price"}
-_EUR = {"price_eur", "effective_price_eur", "value_low", "value_mid", "value_high"}
+_EUR = {"price_eur", "effective_price_eur", "value_low", "value_mid", "value_high", "live_low", "live_mid", "live_high"}
 
 
 def field_text(name: str, value: Any, record: Mapping[str, Any], kind: str) -> str:

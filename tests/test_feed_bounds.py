@@ -1,0 +1,226 @@
+"""Hostile and odd feed files (toolkit/ingest/common.py's bounds): each hostile one is refused
+whole, in one line naming the feed or file and the fix, exit status 2, nothing written, while
+the refusing process's own peak memory (VmHWM of a child process, not this test process's)
+stays small. Odd but honest files (a BOM, CRLF line ends, a quoted comma) are read as their
+publisher meant. The files are written here in each feed's real format."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import itertools
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from test_feeds import DAYS, NC_HEADER, Publisher, gd, godaddy_zip, nc_auctions
+from toolkit.store.feeds import FEEDS
+
+ROOT = Path(__file__).resolve().parents[1]
+GIB = 1 << 30
+# The child prints its own peak resident memory when it exits (VmHWM: ru_maxrss would keep,
+# across exec, the peak of this test process it was forked from).
+CHILD = ("import atexit, re, sys\n"
+         "atexit.register(lambda: sys.stderr.write('peak-kib %s\\n' % re.search(r'VmHWM:\\s+(\\d+)', "
+         "open('/proc/self/status').read()).group(1)))\n"
+         "from toolkit.cli import main\nsys.argv = ['edt', *sys.argv[1:]]\nmain()\n")  # fmt: skip
+_RUNS = itertools.count()
+PEAK_MIB = 300  # a refusal holds no more than the command itself needs
+
+
+def edt(tmp_path: Path, *args: str, config: str = "") -> tuple[int, list[str], int]:
+    """Run `edt ARGS` in a child process: (exit status, its output lines, its peak memory in MiB)."""
+    (tmp_path / "config.toml").write_text(config)
+    # a pacing bucket of its own per run: six requests a minute to one host would make the tests wait
+    budget = tmp_path / f"budget-{next(_RUNS)}.db"
+    env = {**os.environ, "EDT_CONFIG": str(tmp_path / "config.toml"), "EDT_BUDGET_FILE": str(budget)}
+    ran = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         env=env)  # fmt: skip
+    peak = re.search(r"^peak-kib (\d+)$", ran.stderr, flags=re.M)
+    assert peak, ran.stderr
+    lines = [line for line in (ran.stdout + ran.stderr).splitlines() if line and not line.startswith("peak-kib")]
+    return ran.returncode, lines, int(peak.group(1)) // 1024
+
+
+def listings(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT count(*) FROM listings").fetchone()[0]
+
+
+def feed_config(publisher: Publisher, feed: str, path: str, extra: str = "") -> str:
+    """A config with every declared feed off but `feed`, served by `publisher` at `path`."""
+    off = "".join(f"[feeds.{name}]\nenabled = false\n" for name in FEEDS if name != feed)
+    return off + f'[feeds.{feed}]\nenabled = true\nurl = "{publisher.url}{path}"\n{extra}'
+
+
+@pytest.fixture()
+def publisher():
+    p = Publisher()
+    yield p
+    p.close()
+
+
+def sync_refused(tmp_path: Path, publisher: Publisher, feed: str, path: str, body: bytes,
+                 extra: str = "") -> tuple[str, int]:  # fmt: skip
+    """Serve `body`, run `edt sync --feeds FEED` on a mirror holding one listing: (the feed's one
+    line, the child's peak MiB), after checking exit 2 and that the mirror kept what it held."""
+    db = tmp_path / "mirror.db"
+    if not db.exists():
+        publisher.publish("/seed.json.zip", godaddy_zip([gd("kept.com", "BuyNow", "$5", 0, "")]), DAYS[0])
+        seeded, _, _ = edt(tmp_path, "sync", "--db", str(db), "--feeds", "godaddy-closeouts",
+                           config=feed_config(publisher, "godaddy-closeouts", "/seed.json.zip"))  # fmt: skip
+        assert seeded == 0
+    assert listings(db) == 1
+    publisher.publish(path, body, DAYS[1])
+    status, lines, peak = edt(tmp_path, "sync", "--db", str(db), "--feeds", feed,
+                              config=feed_config(publisher, feed, path, extra))  # fmt: skip
+    said = [line for line in lines if line.startswith(f"{feed}: ")]
+    assert status == 2 and len(said) == 1, lines
+    assert said[0].startswith(f"{feed}: format: ") and said[0].endswith("nothing of it was written"), said
+    assert listings(db) == 1  # the mirror kept what it held
+    return said[0], peak
+
+
+def zip_of(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, body in members.items():
+            archive.writestr(name, body)
+    return buffer.getvalue()
+
+
+# -- too big ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gigabyte_field(tmp_path_factory) -> Path:
+    """A GoDaddy inventory zip of a few MB whose JSON holds one field of 1 GB."""
+    path = tmp_path_factory.mktemp("bomb") / "all_listings.json.zip"
+    chunk = b"a" * (1 << 20)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        with archive.open("all_listings.json", "w", force_zip64=True) as out:
+            out.write(b'{"meta": {"totalRecords": 1}, "data": [{"domainName": "')
+            for _ in range(1024):
+                out.write(chunk)
+            out.write(b'.com", "auctionType": "Bid", "price": "$5"}]}')
+    return path
+
+
+def test_a_field_of_a_gigabyte_is_refused_in_bounded_memory(tmp_path, gigabyte_field):
+    assert gigabyte_field.stat().st_size < 8 << 20
+    db = tmp_path / "mirror.db"
+    status, lines, peak = edt(tmp_path, "ingest", "godaddy", "--file", str(gigabyte_field), "--db", str(db))
+    assert status == 2, lines
+    assert len(lines) == 1 and lines[0].startswith(f"edt: {gigabyte_field}!all_listings.json: line 1: "
+                                                   "a record or value longer than 1,024 KB"), lines
+    assert lines[0].endswith("raise --max-field-kb")
+    assert listings(db) == 0 and peak < PEAK_MIB, peak
+
+
+def test_an_expansion_past_the_feeds_bound_is_refused_by_the_declared_size(tmp_path, publisher):
+    # 64 MB of honest records, zipped to well under 1 MB, against a bound of 16 MB set in the config
+    record = json.dumps(gd("x" * 40 + ".com", "BuyNow", "$5", 0, "")).encode()
+    body = b'{"meta": {}, "data": [' + b",".join([record] * (64 * (1 << 20) // len(record))) + b"]}"
+    line, peak = sync_refused(tmp_path, publisher, "godaddy-all", "/all_listings.json.zip",
+                              zip_of({"all_listings.json": body}), "max_size_mb = 16\n")  # fmt: skip
+    assert "the file expands past 16 MB, the most a feed file may be" in line
+    assert "raise max_size_mb in [feeds.godaddy-all] of the config file" in line
+    assert peak < PEAK_MIB
+
+
+def test_a_gzip_that_expands_past_the_bound_is_refused_as_it_unzips(tmp_path):
+    # gzip declares no size up front: the stream is counted as it unzips
+    path = tmp_path / "deleted_domains.txt.gz"
+    block = b"".join(b"name%07d.pl\n" % i for i in range(10_000))
+    with gzip.open(path, "wb", compresslevel=1) as out:
+        for _ in range(300):  # 36 MB of names
+            out.write(block)
+    db = tmp_path / "mirror.db"
+    status, lines, peak = edt(tmp_path, "ingest", "droplist", "--file", str(path), "--db", str(db), "--max-size-mb", "16")
+    assert status == 2 and len(lines) == 1, lines
+    assert lines[0] == (f"edt: {path}: the file expands past 16 MB, the most a feed file may be; if the "
+                        "publisher's file really is that big, raise --max-size-mb")  # fmt: skip
+    assert listings(db) == 0 and peak < PEAK_MIB, peak
+
+
+def test_a_line_of_a_gigabyte_is_refused_in_bounded_memory(tmp_path):
+    path = tmp_path / "Namecheap_Market_Sales.csv"
+    with path.open("wb") as out:
+        out.write(nc_auctions([("fine.com", "5.00", 0, "2026-12-01T16:00:00Z")]))
+        chunk = b"b" * (1 << 20)
+        for _ in range(1024):
+            out.write(chunk)
+        out.write(b"\n")
+    db = tmp_path / "mirror.db"
+    status, lines, peak = edt(tmp_path, "ingest", "namecheap", "--file", str(path), "--db", str(db))
+    assert status == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"edt: {path}: line 3: line 3 is longer than 1,024 KB"), lines
+    assert listings(db) == 0 and peak < PEAK_MIB, peak
+
+
+# -- not what it says ---------------------------------------------------------------------------
+
+
+def test_a_zip_of_many_members_is_refused(tmp_path, publisher):
+    members = {f"part-{i}.json": b"{}" for i in range(40)}
+    line, peak = sync_refused(tmp_path, publisher, "godaddy-ending", "/ending.json.zip", zip_of(members))
+    assert "the archive holds 40 files, more than the 16 a feed archive may" in line and peak < PEAK_MIB
+
+
+def test_a_zip_naming_a_path_outside_itself_is_refused(tmp_path, publisher):
+    body = zip_of({"../../etc/all_listings.json": json.dumps({"data": [gd("a.com", "Bid", "$1", 0, "")]}).encode()})
+    line, peak = sync_refused(tmp_path, publisher, "godaddy-ending", "/ending.json.zip", body)
+    assert "the archive names a file outside itself ('../../etc/all_listings.json')" in line and peak < PEAK_MIB
+    assert not (tmp_path / "etc").exists()
+
+
+def test_files_that_are_not_what_their_names_say(tmp_path, publisher):
+    gzipped = gzip.compress(json.dumps({"data": [gd("a.com", "Bid", "$1", 0, "")]}).encode())
+    line, peak = sync_refused(tmp_path, publisher, "godaddy-ending", "/ending.json.zip", gzipped)
+    assert "the file is named .zip but holds gzip data" in line and peak < PEAK_MIB
+    zipped = zip_of({"Namecheap_Market_Sales.csv": nc_auctions([("a.com", "1.00", 0, "2026-12-01T16:00:00Z")])})
+    line, _ = sync_refused(tmp_path, publisher, "namecheap-auctions", "/sales.csv", zipped)
+    assert "the file is named .csv but holds a zip archive" in line
+    csv_inside = zip_of({"all_listings_ending_today.json": b"domainName,auctionType,price\na.com,Bid,$1\n"})
+    line, _ = sync_refused(tmp_path, publisher, "godaddy-ending", "/ending.json.zip", csv_inside)
+    assert "the file is named .json but is not JSON" in line
+    binary = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+    line, _ = sync_refused(tmp_path, publisher, "namecheap-auctions", "/sales.csv", binary)
+    assert "not a text file (it holds NUL bytes)" in line
+
+
+def test_invalid_utf8_names_its_line(tmp_path, publisher):
+    body = nc_auctions([("cafe.com", "1.00", 0, "2026-12-01T16:00:00Z"), ("menu.com", "2.00", 0, "2026-12-01T16:00:00Z")])
+    latin1 = body.replace(b"menu.com", "menü.com".encode("latin-1"))
+    line, peak = sync_refused(tmp_path, publisher, "namecheap-auctions", "/sales.csv", latin1)
+    assert ": line 3: not UTF-8 text (byte 0xfc); convert the file to UTF-8" in line and peak < PEAK_MIB
+
+
+# -- odd but honest -----------------------------------------------------------------------------
+
+
+def test_a_bom_crlf_and_a_quoted_comma_are_read_as_meant(tmp_path):
+    from toolkit import Mirror
+    from toolkit.ingest import ingest_file
+
+    row = ('"https://www.namecheap.com/market/sale/a,b/",quaint.com,2026-08-15T08:38:08Z,2026-12-01T16:00:00Z,'
+           '"1,250.00",1.00,13.98,3,4,,,140.00,340,241000,2015-01-15T00:00:00Z,,,1,7,21,16,,55,14,"1,116.00"')  # fmt: skip
+    path = tmp_path / "Namecheap_Market_Sales.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + f"{NC_HEADER}\r\n{row}\r\n".encode())
+    with Mirror(tmp_path / "m.db", create=True) as mirror:
+        report = ingest_file(mirror, "namecheap", path, observed_at="2026-08-21T06:00:00Z")
+        assert (report.listings.new, report.skipped) == (1, [])
+        got = mirror.connection().execute("SELECT name, purchase_url, max_bid, bids_count FROM listings").fetchone()
+        raw = json.loads(mirror.connection().execute("SELECT raw FROM raw_records").fetchone()[0])
+    assert got == ("quaint.com", "https://www.namecheap.com/market/sale/a,b/", 1250.0, 3)
+    assert raw["feed_record"]["url"] == "https://www.namecheap.com/market/sale/a,b/"  # the header's first cell, BOM gone
+    assert raw["feed_record"]["goValue"] == "1,116.00"  # the last cell, its CR gone
