@@ -216,7 +216,7 @@ def test_a_bom_crlf_and_a_quoted_comma_are_read_as_meant(tmp_path):
            '"1,250.00",1.00,13.98,3,4,,,140.00,340,241000,2015-01-15T00:00:00Z,,,1,7,21,16,,55,14,"1,116.00"')  # fmt: skip
     path = tmp_path / "Namecheap_Market_Sales.csv"
     path.write_bytes(b"\xef\xbb\xbf" + f"{NC_HEADER}\r\n{row}\r\n".encode())
-    with Mirror(tmp_path / "m.db") as mirror:
+    with Mirror(tmp_path / "m.db", create=True) as mirror:
         report = ingest_file(mirror, "namecheap", path, observed_at="2026-08-21T06:00:00Z")
         assert (report.listings.new, report.skipped) == (1, [])
         got = mirror.connection().execute("SELECT name, purchase_url, max_bid, bids_count FROM listings").fetchone()

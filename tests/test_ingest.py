@@ -21,7 +21,7 @@ from conftest import REAL, REFERENCE
 from toolkit import Mirror
 from toolkit.ingest import ADAPTERS, INGEST_ID_BASE, IngestError, ingest_file, ingest_id, ingest_url, parse_bardate
 from toolkit.ingest.lifecycle import predict_drop_date
-from toolkit.store.writer import save_pending
+from toolkit.store.writer import StagedWrite, save_pending
 
 PL_LIST = REAL / "registry_drop_lists" / "dnspl_deleted_domains_2025-08-19.txt"
 SCHEMAS = REFERENCE / "json-schema"
@@ -451,13 +451,18 @@ def test_a_failure_while_writing_rolls_back_the_whole_file(mirror, tmp_path, see
     old.write_text("alpha.se\nbravo.se\n")
     new.write_text("charlie.se\n")
 
-    def broken(*args, **kwargs):
-        raise sqlite3.OperationalError("disk I/O error")
+    written, real = [], StagedWrite.write
 
-    monkeypatch.setattr(ingest, "save_pending", broken)  # the listing is written first, then this fails
+    def broken(self, **kwargs):  # the first kind's rows are written, then the second's fail
+        if written:
+            raise sqlite3.OperationalError("disk I/O error")
+        written.append(self.kind.table)
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(StagedWrite, "write", broken)
     with pytest.raises(sqlite3.OperationalError):
         ingest_file(mirror, "zonediff", new, previous=old, is_available=lambda n: n == "alpha.se")
-    assert seeded() == before
+    assert len(written) == 1 and seeded() == before
 
 
 def test_id_collision_is_skipped_not_overwritten(mirror, tmp_path):
@@ -858,7 +863,7 @@ def test_a_first_big_load_builds_the_indexes_once_and_writes_the_same_rows(tmp_p
     for bulk in (False, True):
         monkeypatch.setattr(ingest, "BULK_BYTES", 0 if bulk else 1 << 40)
         loads.clear()
-        with Mirror(tmp_path / f"m{bulk}.db", clock=clock) as m:
+        with Mirror(tmp_path / f"m{bulk}.db", clock=clock, create=True) as m:
             assert ingest_file(m, "namecheap", path, observed_at=SEEN).listings.new == 300
             assert loads == ([("listings",)] if bulk else [])
             conn = m.connection()
