@@ -127,12 +127,13 @@ def _type_text(schema: dict[str, Any]) -> str:
 
 
 def fields() -> str:
+    from toolkit.query.records import LISTING_DERIVED
     from toolkit.serve.openapi import build_openapi
     from toolkit.store.fields import LISTING_EXTRA_FIELDS, PENDING_EXTRA_FIELDS
 
     schemas = build_openapi()["components"]["schemas"]
     out = []
-    for title, table, extra in (("Domain", "listings", LISTING_EXTRA_FIELDS),
+    for title, table, extra in (("Domain", "listings", {**LISTING_EXTRA_FIELDS, **LISTING_DERIVED}),
                                 ("PendingDeleteDomain", "pending_delete", PENDING_EXTRA_FIELDS)):
         props = schemas[title]["properties"]
         rows = [[f"`{name}`", _type_text(s), "toolkit" if name in extra else "service",

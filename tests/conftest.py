@@ -16,7 +16,7 @@ import pytest
 
 from toolkit import Mirror
 from toolkit.sources import PLATFORM_SLUGS, source_by_slug
-from toolkit.store.results import save_values
+from toolkit.store.results import save_live, save_values
 from toolkit.store.writer import close_listings, save_listings, save_pending
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
@@ -197,6 +197,26 @@ def value_rows(records: list[dict], seed: int = 13) -> list[tuple]:
     return rows
 
 
+def live_rows(records: list[dict], seed: int = 17) -> list[tuple]:
+    """Live estimates as `edt appraise` writes them: for most auctions with bids (some not
+    estimated yet), never below the bid; a few at exactly twice the bid."""
+    rnd = random.Random(seed)
+    rows = []
+    for r in records:
+        if r.get("type") != "auction" or not r.get("bids_count") or not r.get("max_bid") or rnd.random() < 0.2:
+            continue
+        mid = round(r["max_bid"] * rnd.choice([1, 1.3, 2, 2, 5]), 2)
+        rows.append((r["id"], round(r["max_bid"], 2), mid, round(mid * 1.5, 2)))
+    return rows
+
+
+def deal_value(r: dict) -> float | None:
+    """The deal ratio: the live estimate's middle (an auction with bids) or the range's, over
+    the effective EUR price, when both (and a price above 0)."""
+    mid, eur = r["live_mid"] if r["live_mid"] is not None else r["value_mid"], r["effective_price_eur"]
+    return mid / eur if mid is not None and eur is not None and eur > 0 else None
+
+
 def inflated_later_states(records: list[dict]) -> list[dict]:
     """A later state of every 11th enriched listing, Trust Flow 15 higher: those whose TF was
     at most 30 (a rise of x1.5 or more) and whose auction had not ended are flagged."""
@@ -256,6 +276,7 @@ def synthetic_db(tmp_path_factory) -> Path:
     save_listings(conn, inflated_later_states(records), origin="sync", observed_at=ts(NOW - timedelta(days=2) + timedelta(hours=1)))
     with conn:
         save_values(conn, value_rows(records), ts(NOW - timedelta(days=1, hours=12)))
+        save_live(conn, live_rows(records))
     close_listings(conn, [30, 60, 93, 150], closed_at=ts(NOW - timedelta(days=1)))
     save_pending(conn, pending_records(), origin="sync", observed_at=ts(NOW - timedelta(days=2)))
     mirror.close()
@@ -396,13 +417,12 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             has_ratio and Fraction(100 * tf // cf, 100) <= Fraction(p["tf_cf_ratio_max"])
         ):
             return False
-        mid, eur = r["value_mid"], r["effective_price_eur"]
+        mid = r["value_mid"]
         if "value_min" in p and not (mid is not None and mid >= float(p["value_min"])):
             return False
         if "value_max" in p and not (mid is not None and mid <= float(p["value_max"])):
             return False
-        if "deal_min" in p and not (mid is not None and eur is not None and eur > 0
-                                    and mid / eur >= float(p["deal_min"])):  # fmt: skip
+        if "deal_min" in p and not (deal_value(r) is not None and deal_value(r) >= float(p["deal_min"])):
             return False
         if "techs" in p and not set(_terms(p["techs"])) & set(json.loads(r["historical_tech"] or "[]")):
             return False
@@ -438,9 +458,8 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
         field, desc = "wayback_first_date", not desc
 
     def value(r):
-        if field == "deal":  # the range's middle over the effective EUR price, when both (and a price above 0)
-            eur = r["effective_price_eur"]
-            return r["value_mid"] / eur if r["value_mid"] is not None and eur is not None and eur > 0 else None
+        if field == "deal":
+            return deal_value(r)
         return r[field]
 
     present = [r for r in matched if value(r) is not None]

@@ -799,6 +799,21 @@ def test_the_domain_page_shows_the_price_range_and_its_coverage(tmp_path, monkey
         best = mirror.search_domains({"sort": "-deal", "per_page": "50"})["data"]
     assert names_listed(at) == [r["name"] for r in best]
     first = best[0]
-    assert f"×{first['value_mid'] / first['effective_price_eur']:,.1f}" in results_html(at)
+    value = first["live_mid"] if first["live_mid"] is not None else first["value_mid"]  # an auction with bids: live
+    assert f"×{value / first['effective_price_eur']:,.1f}" in results_html(at)
     assert any(c.value.startswith(f"Value: {coverage_note(summary)}") for c in at.caption)
-    assert "Value (EUR)" in headers(app())  # shown by default once the mirror has ranges
+    assert {"Value (EUR)", "Live (EUR)"} <= set(headers(app()))  # shown by default once the mirror has ranges
+    # An auction with bids: its live estimate beside its range, on its page and in the table.
+    with Mirror(db) as mirror:
+        bid_id, bid_name, live_low, live_high = mirror.connection().execute(
+            "SELECT id, name, live_low, live_high FROM listings WHERE live_mid IS NOT NULL AND value_low IS NOT NULL "
+            "LIMIT 1").fetchone()  # fmt: skip
+        by_live = mirror.search_domains({"sort": "-live_mid", "per_page": "50"})["data"]
+    at = app("detail", name=bid_name, id=str(bid_id))
+    no_exception(at)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Live estimate (EUR, 80% range, given the bidding)"] == f"{live_low:,.0f} – {live_high:,.0f}"
+    assert "Value (EUR, 80% range)" in shown
+    at = app(sort="-live_mid", cols="name,live")
+    assert names_listed(at) == [r["name"] for r in by_live]
+    assert f"{by_live[0]['live_low']:,.0f} – {by_live[0]['live_high']:,.0f}" in results_html(at)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import date
 
 import pandas as pd
 import pytest
@@ -16,14 +17,26 @@ from toolkit.analysis.appraise import MIN_RESULTS, _features, appraise, backtest
 from toolkit.store.schema import connect
 
 
+TODAY = date(2026, 11, 27)  # the time-lapse's last day: the same mirror whatever day the tests run
+NOW = "2026-11-27T09:00:00Z"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def on_the_lapse_s_last_day():
+    """Every Mirror of this module reads as of the time-lapse's last day (`EDT_NOW`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EDT_NOW", NOW)
+        yield
+
+
 @pytest.fixture(scope="module")
-def lapse(tmp_path_factory):
-    """The demo's 30 days of scheduled syncs (small scale): the auctions it saw end."""
+def lapse(tmp_path_factory, on_the_lapse_s_last_day):
+    """The demo's 30 days of scheduled syncs (small scale, seed 42): the auctions it saw end."""
     from toolkit.demo import load_demo
 
     db = tmp_path_factory.mktemp("lapse") / "mirror.db"
     conn = connect(str(db))
-    load_demo(conn, scale="small", days=30)
+    load_demo(conn, scale="small", days=30, today=TODAY)
     conn.close()
     return db
 
@@ -182,4 +195,215 @@ def test_a_listing_synced_between_two_trainings_is_valued_with_the_kept_model(la
                                       [10**9]).fetchone()  # fmt: skip
         kept = conn.execute("SELECT value_mid FROM listings WHERE id = ?", [template["id"]]).fetchone()[0]
     assert low <= mid <= high and kept == template["value_mid"]  # the others keep theirs
-    assert said == [f"appraise: ranges for 1 new listing, with the model learnt from {trained_on:,} sold auctions"]
+    assert said == [f"appraise: ranges for 1 new listing, with the model learnt from {trained_on:,} sales"]
+
+
+# -- every shape of mirror a user has -----------------------------------------------------------
+
+WORDS = ["kettle", "harbor", "shop", "cloud", "pixel", "river", "stone", "market", "garden", "solar", "nova", "tiger"]
+FEED_FIELDS = ("name", "source", "type", "currency", "price", "max_bid", "bids_count", "auction_end_date")
+
+
+def closed_auctions(conn, count: int, *, sources: tuple[str, ...], metrics: bool, seed: int = 3) -> None:
+    """`count` auctions ending every 6 hours from 2026-07-01, each seen twice (a first
+    sighting at its floor price, a last one an hour before its end with the final bid), with
+    only the feed's columns, or the API's metrics too; then their results derived."""
+    import random
+    from datetime import datetime, timedelta, timezone
+
+    from toolkit.store.results import derive_results
+    from toolkit.store.writer import save_listings
+
+    rnd = random.Random(seed)
+    start = datetime(2026, 7, 1, tzinfo=timezone.utc)
+    for i in range(count):
+        label = rnd.choice(WORDS) + rnd.choice(WORDS + ["", "", "hq", "24"])
+        end = start + timedelta(hours=6 * i)
+        price = round(10 * (20 / len(label)) ** 1.5 * rnd.lognormvariate(0, 0.5) * (3 if "24" not in label else 1), 2)
+        record = {"id": 10_000 + i, "name": f"{label}{i}.{rnd.choice(['com', 'net', 'io'])}", "source": rnd.choice(sources),
+                  "type": "auction", "currency": "USD", "price": 5.0, "max_bid": None, "bids_count": 0,
+                  "auction_end_date": end.strftime("%Y-%m-%dT%H:%M:%SZ")}  # fmt: skip
+        if metrics:
+            record.update(trust_flow=rnd.randint(0, 40), citation_flow=rnd.randint(0, 40),
+                          referring_domains=rnd.randint(0, 500), backlinks_count=rnd.randint(0, 9000),
+                          wayback_snapshots=rnd.randint(0, 300), wayback_first_date="2011-03-04",
+                          estibot_appraisal=rnd.randint(50, 5000))  # fmt: skip
+        first = (end - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        last = (end - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        save_listings(conn, [record], origin="sync", observed_at=first)
+        save_listings(conn, [{**record, "max_bid": price, "bids_count": rnd.randint(1, 30)}], origin="sync", observed_at=last)
+    with conn:
+        derive_results(conn, now="2026-11-20T00:00:00Z")
+
+
+def sales_file(path, count: int, *, seed: int = 5) -> None:
+    """A NameBio-style export (Domain, Price, Date, Venue) of `count` sales of 2017-2020."""
+    import random
+    from datetime import date, timedelta
+
+    rnd = random.Random(seed)
+    lines = ["Domain,Price,Date,Venue"]
+    for i in range(count):
+        label = rnd.choice(WORDS) + rnd.choice(WORDS + ["", "x", "24"])
+        day = date(2017, 1, 1) + timedelta(days=i * 1200 // count)
+        price = int(100 + 4000 / len(label) * rnd.lognormvariate(0, 0.6))
+        lines.append(f"{label}{i}.{rnd.choice(['com', 'net', 'io'])},{price},{day},{rnd.choice(['GoDaddy', 'NameJet', 'Sedo'])}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("shape", ["feeds", "api", "reported"])
+def test_every_mirror_shape_trains_and_names_the_features_it_left_out(shape, tmp_path):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    db = tmp_path / "m.db"
+    with Mirror(db, create=True) as mirror:
+        conn = mirror.connection()
+        if shape == "reported":
+            sales_file(tmp_path / "sales.csv", 600)
+            assert CliRunner().invoke(cli, ["ingest", "sales", str(tmp_path / "sales.csv"), "--db", str(db)]).exit_code == 0
+        else:
+            closed_auctions(conn, 400, sources=("godaddy", "namecheap") if shape == "feeds" else ("dynadot", "sedo"),
+                            metrics=shape == "api")  # fmt: skip
+    until = "2019-06-01" if shape == "reported" else "2026-09-20"
+    run = CliRunner().invoke(cli, ["appraise", "--db", str(db), "--backtest", "--until", until])
+    assert run.exit_code == 0, run.output
+    assert "80% range right " in run.output and "venue x TLD x length lookup" in run.output
+    assert "one range for every name" in run.output
+    measured = json.loads(CliRunner().invoke(cli, ["appraise", "--db", str(db), "--backtest", "--until", until,
+                                                   "--json"]).output)  # fmt: skip
+    left_out = measured["left_out"]
+    if shape == "api":
+        assert "trust_flow" not in left_out and "estibot_eur" not in left_out
+        assert measured["others"] and measured["others"][0]["appraisal"].startswith("Estibot")
+    else:  # neither the free feeds nor a sales file carry link metrics: left out, and said so
+        assert left_out["trust_flow"] == left_out["wayback_snapshots"] == "missing on every sale learnt from"
+        assert "left out trust_flow" in run.output
+    assert [o["origin"] for o in measured["by_origin"]] == (["reported (sales.csv)"] if shape == "reported"
+                                                            else ["auctions the mirror saw end"])  # fmt: skip
+    assert {p["peer"] for p in measured["peers"]} == {"one range for every name", "venue x TLD x length lookup"}
+    assert all(p["sales"] == measured["scored"] and 0 <= p["coverage"] <= 1 for p in measured["peers"])
+    appraised = CliRunner().invoke(cli, ["appraise", "--db", str(db)])
+    assert appraised.exit_code == 0 and appraised.output.startswith("Price ranges for "), appraised.output
+
+
+def test_the_model_leaves_out_a_feature_the_same_on_every_sale(tmp_path):
+    db = tmp_path / "m.db"
+    with Mirror(db, create=True) as mirror:
+        closed_auctions(mirror.connection(), 300, sources=("godaddy",), metrics=False)
+        model = train(mirror)
+    assert model.left_out["source"] == "the same on every sale learnt from"
+    assert "source" not in model.features and "length" in model.features
+
+
+# -- the live estimate ------------------------------------------------------------------------
+
+def test_the_live_estimate_holds_its_band_a_day_before_the_end_and_halves_the_error(lapse):
+    """On the demo's 30 days: the auctions of the held-out week seen with 5 bids or more 24
+    hours before their end. It costs one backtest (the time-lapse is this module's fixture):
+    a few seconds. (Seed 42 to 27 Nov 2026 here, 80%; other seeds and days, from 77% to 86%:
+    docs/benchmarks.md.)"""
+    with Mirror(lapse) as mirror:
+        live = backtest(mirror).live
+    assert live["auctions"] > 100
+    assert 0.78 <= live["coverage"] <= 0.85, live
+    assert live["median_abs_eur"] <= live["range_median_abs_eur"] / 2, live
+
+
+bidding = st.fixed_dictionaries({
+    "bid_eur": st.floats(0.01, 1e6), "bids": st.integers(1, 500), "hours_left": st.floats(0, 24 * 30),
+    "hours_listed": st.floats(0, 24 * 60), "source": st.sampled_from(["dynadot", "godaddy", "namecheap", "other"]),
+})  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(bidding, min_size=1, max_size=20))
+def test_the_live_estimate_is_ordered_finite_and_never_below_the_bid(model, rows):
+    from toolkit.analysis.live import predict
+
+    frame = pd.DataFrame(rows)
+    values = predict(model.live, frame)
+    for (low, mid, high), bid in zip(values, frame["bid_eur"]):
+        assert all(math.isfinite(v) for v in (low, mid, high))
+        assert round(bid, 2) <= low <= mid <= high
+
+
+def test_auctions_with_bids_get_a_live_estimate_and_the_deal_reads_it(lapse, tmp_path):
+    import shutil
+
+    from toolkit.store.writer import save_listings
+
+    copy = tmp_path / "copy.db"
+    shutil.copy(lapse, copy)
+    with Mirror(copy) as mirror:
+        summary = appraise(mirror, measure=False)
+        conn = mirror.connection()
+        rows = conn.execute("SELECT id, type, bids_count, effective_price_eur, value_mid, live_low, live_mid, live_high "
+                            "FROM listings WHERE closed_at IS NULL AND live_until > ? AND effective_price_eur > 0",
+                            [summary["valued_at"]]).fetchall()  # fmt: skip
+        with_bids = [r for r in rows if r[1] == "auction" and r[2]]
+        assert summary["live"] == len([r for r in with_bids if r[6] is not None]) > 50
+        for _, kind, bids, eur, value_mid, low, mid, high in rows:
+            if kind == "auction" and bids and mid is not None:
+                assert round(eur, 2) <= low <= mid <= high  # never below the bid shown
+            else:
+                assert low is mid is high is None  # a closeout's deal stays its value against its price
+        deals = mirror.search_domains({"sort": "-deal", "per_page": "100", "deal_min": "0"})["data"]
+        for record in deals:
+            mid = record["live_mid"] if record["live_mid"] is not None else record["value_mid"]
+            assert record["live_mid"] is None or (record["type"] == "auction" and record["bids_count"])
+            assert mid / record["effective_price_eur"] >= 0
+        ratios = [(r["live_mid"] if r["live_mid"] is not None else r["value_mid"]) / r["effective_price_eur"] for r in deals]
+        assert ratios == sorted(ratios, reverse=True)
+        # a sync that sees a new bid drops the estimate read from the old one, and the next
+        # valuation (the kept model) estimates it again above the new bid
+        listing_id, _, bids, eur, *_ = with_bids[0]
+        template = dict(zip([d[0] for d in conn.execute("SELECT * FROM listings LIMIT 0").description],
+                            conn.execute("SELECT * FROM listings WHERE id = ?", [listing_id]).fetchone()))  # fmt: skip
+        raised = {**template, "max_bid": template["max_bid"] * 3, "bids_count": bids + 2, "historical_tech": None,
+                  "use_cases": None}  # fmt: skip
+        with conn:
+            save_listings(conn, [raised], origin="sync", observed_at=template["last_seen_at"])
+        assert conn.execute("SELECT live_mid FROM listings WHERE id = ?", [listing_id]).fetchone()[0] is None
+        from toolkit.analysis.appraise import value_new
+
+        assert value_new(mirror) >= 1
+        low, now_eur = conn.execute("SELECT live_low, effective_price_eur FROM listings WHERE id = ?",
+                                    [listing_id]).fetchone()  # fmt: skip
+    assert low >= round(now_eur, 2) > round(eur, 2)
+
+
+def test_a_model_kept_by_an_older_toolkit_waits_for_the_next_training(model, tmp_path):
+    import copy
+    import pickle
+
+    from toolkit.analysis.appraise import _load_model, model_path, value_new
+
+    with Mirror(tmp_path / "m.db", create=True) as mirror:
+        model_path(mirror).write_bytes(pickle.dumps(model))
+        assert _load_model(mirror) is not None
+        older = copy.copy(model)
+        for name in ("features", "words", "live"):  # what a model of schema v16 did not have
+            older.__dict__.pop(name)
+        model_path(mirror).write_bytes(pickle.dumps(older))
+        assert _load_model(mirror) is None and value_new(mirror) == 0
+
+
+def test_packing_and_archiving_change_nothing_the_model_learns_or_scores(lapse, tmp_path):
+    """The sales' listings and their bidding are read where `edt archive` put them (packed in
+    the mirror, in the Parquet archive): the same backtest, to the last figure."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    copy = tmp_path / "put-away.db"
+    shutil.copy(lapse, copy)
+    done = CliRunner().invoke(cli, ["archive", "--db", str(copy), "--closed-before", "10d", "--pack-after", "3d"])
+    assert done.exit_code == 0 and "archived " in done.output and "packed " in done.output, done.output
+    with Mirror(lapse) as plain, Mirror(copy) as put_away:
+        before, after = backtest(plain), backtest(put_away)
+    assert (after.scored, after.coverage, after.median_abs_eur) == (before.scored, before.coverage, before.median_abs_eur)
+    assert after.live == before.live and after.live["auctions"] > 100

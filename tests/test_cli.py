@@ -124,6 +124,8 @@ def test_export_writes_every_matching_row(synthetic_db, mirror, tmp_path, fmt):
 
         kinds = duckdb.sql(f"SELECT DISTINCT typeof(auction_end_date), typeof(closed_at) FROM read_parquet('{out}')")
         assert kinds.fetchall() == [("TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE")]
+        assert table.schema.field("live_mid").type == "double"  # both ranges are fields of the export
+        assert any(v is not None for v in table.column("live_mid").to_pylist())
     assert ids == expected and len(ids) > 10
 
 
@@ -235,3 +237,15 @@ def test_schedule_next_says_the_api_jobs_wait_for_a_key(tmp_path):
     assert "No API key: the API jobs do not run" in keyless and "daily at 07:00" in keyless
     keyed = run("schedule", "--next", "--db", str(tmp_path / "m.db"), env={**env, "EDT_API_KEY": "k"}).output
     assert "not without an API key" not in keyed and "No API key" not in keyed
+
+
+def test_every_listing_record_says_its_deal_as_deal_min_and_sort_read_it(synthetic_db, mirror):
+    result = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "deal_min=1", "sort=-deal", "--format", "json"])
+    data = json.loads(result.stdout)["data"]
+    deals = [r["deal"] for r in data]
+    assert data and all(d is not None and d >= 1 for d in deals) and deals == sorted(deals, reverse=True)
+    for r in data:
+        middle = r["live_mid"] if r["live_mid"] is not None else r["value_mid"]
+        assert r["deal"] == round(middle / r["effective_price_eur"], 3)
+    frame = mirror.domains_df({"deal_min": "1"}, columns=["id", "deal"])
+    assert dict(zip(frame["id"], frame["deal"].round(3))).items() >= {r["id"]: r["deal"] for r in data}.items()

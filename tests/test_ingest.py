@@ -939,3 +939,81 @@ def test_a_repeated_name_keeps_its_first_row_whether_it_changed_or_not(mirror, t
     assert [(s.line, s.reason) for s in report.skipped] == [(4, "bravo.com repeats line 2; the first is kept")]
     assert rows(mirror, "SELECT price FROM listings WHERE name = 'bravo.com'") == [{"price": 60.0}]
     assert report.unchanged == 2 and report.updated == 0
+
+
+# -- sales reported elsewhere (edt ingest sales) -------------------------------------------------
+
+NAMEBIO = """Domain,Price,Date,Venue
+kettleharbor.com,2500,2019-05-01,Sedo
+Harbor.NET,"1,200",2019-06-01,GoDaddy
+shop24.io,$450,2020-01-15,NameJet
+"""
+# A table copied from a DNJournal-style weekly chart: pipes, a rank, dollar amounts, long dates.
+DNJOURNAL = """Rank | Domain | Price | Venue | Date
+1 | Voice.com | $30,000,000 | Private | June 3, 2019
+2 | kettle.io | €1,200 | Sedo | Jun 5, 2019
+3 | harbor.de | 900 EUR | Sedo | 2019-06-07
+"""
+
+
+def _sales_rows(db) -> list[tuple]:
+    from toolkit.store.schema import connect
+
+    conn = connect(str(db))
+    try:
+        return conn.execute("SELECT name, tld, sold_on, price, currency, round(price_eur, 2), venue, origin "
+                            "FROM reported_sales ORDER BY name").fetchall()  # fmt: skip
+    finally:
+        conn.close()
+
+
+def test_edt_ingest_sales_reads_namebio_and_dnjournal_files_once(tmp_path):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+    from toolkit.signals.fx import to_eur
+
+    namebio, dnjournal, db = tmp_path / "namebio.csv", tmp_path / "dnjournal.txt", tmp_path / "m.db"
+    namebio.write_text(NAMEBIO)
+    dnjournal.write_text(DNJOURNAL)
+    first = CliRunner().invoke(cli, ["ingest", "sales", str(namebio), "--db", str(db)])
+    assert first.exit_code == 0 and first.output == f"{namebio}: 3 reported sales read, 3 new\n", first.output
+    again = CliRunner().invoke(cli, ["ingest", "sales", "--file", str(namebio), "--db", str(db)])
+    assert again.output == f"{namebio}: 3 reported sales read, 0 new (3 already kept)\n"  # nothing doubled
+    packed = tmp_path / "namebio.csv.gz"  # the same export gzipped: read as a stream, nothing doubled either
+    packed.write_bytes(__import__("gzip").compress(NAMEBIO.encode()))
+    assert CliRunner().invoke(cli, ["ingest", "sales", str(packed), "--db", str(db)]).output.endswith("0 new (3 already kept)\n")
+    assert CliRunner().invoke(cli, ["ingest", "sales", str(dnjournal), "--db", str(db)]).exit_code == 0
+    rows = _sales_rows(db)
+    assert len(rows) == 6
+    assert rows[0] == ("harbor.de", ".de", "2019-06-07", 900.0, "EUR", 900.0, "Sedo", "dnjournal.txt")
+    assert rows[1] == ("harbor.net", ".net", "2019-06-01", 1200.0, "USD", round(to_eur(1200, "USD", "2019-06-01"), 2),
+                       "GoDaddy", "namebio.csv")  # fmt: skip
+    assert ("kettle.io", ".io", "2019-06-05", 1200.0, "EUR", 1200.0, "Sedo", "dnjournal.txt") in rows
+    assert ("voice.com", ".com", "2019-06-03", 30_000_000.0, "USD") == rows[-1][:5]
+    # where they came from shows with them: in the comparables
+    shown = CliRunner().invoke(cli, ["comps", "kettlebay.com", "--db", str(db), "--limit", "2"])
+    assert "reported (namebio.csv)" in shown.output and "kettleharbor.com" in shown.output
+
+
+@pytest.mark.parametrize("body, line, problem", [
+    ("Domain,Price,Date\nok.com,100,2020-01-01\nbad name.com,100,2020-01-02\n", 3, "'bad name.com' is not a domain name"),
+    ("Domain,Price,Date\nok.com,a lot,2020-01-01\n", 2, "price 'a lot' is not an amount"),
+    ("Domain,Price,Date\nok.com,100,01/02/2020\n", 2, "'01/02/2020' is not a date"),
+    ("Domain,Price,Date\nok.com,$100 EUR,2020-01-01\n", 2, "more than one currency"),
+    ("Name,Amount\nok.com,100\n", 1, "no date column in the header"),
+    ("\n\n", 1, "the file is empty"),
+])  # fmt: skip
+def test_a_bad_sales_row_names_its_line_exits_2_and_writes_nothing(tmp_path, body, line, problem):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    db, good, bad = tmp_path / "m.db", tmp_path / "good.csv", tmp_path / "bad.csv"
+    good.write_text(NAMEBIO)
+    assert CliRunner().invoke(cli, ["ingest", "sales", str(good), "--db", str(db)]).exit_code == 0
+    bad.write_text(body)
+    run = CliRunner().invoke(cli, ["ingest", "sales", str(bad), "--db", str(db)])
+    assert run.exit_code == 2 and len(run.output.strip().splitlines()) == 1, run.output
+    assert f"{bad}: line {line}: " in run.output and problem in run.output
+    assert len(_sales_rows(db)) == 3  # the mirror holds what it held

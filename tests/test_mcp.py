@@ -223,6 +223,13 @@ def test_search_domains_is_the_query_layers_page(servers, mirror, args):
     assert "links" not in answer  # REST URLs mean nothing over MCP
 
 
+def test_search_domains_carries_both_ranges_and_sorts_by_the_live_deal(servers, mirror):
+    answer = ok(call(servers["pro"], "search_domains", {"has_bids": True, "sort": "-deal", "limit": 20}))
+    assert answer["data"] == mirror.search_domains({"has_bids": "1", "sort": "-deal", "per_page": "20"}, "pro")["data"]
+    assert answer["data"] and all({"value_low", "value_mid", "value_high", "live_low", "live_mid", "live_high"} <= set(r)
+                                  for r in answer["data"])  # fmt: skip
+
+
 def test_compact_fields_and_added_on(servers, mirror):
     full, compact = session(servers["pro"], ("search_domains", {"tld": ".com", "limit": 30}),
                             ("search_domains", {"tld": ".com", "limit": 30, "fields": "compact"}))  # fmt: skip

@@ -135,8 +135,9 @@ def test_edt_comps_prints_the_comparables_and_why(tmp_path):
     shown = CliRunner().invoke(cli, ["comps", "kettleharbor.com", "--db", str(db), "--limit", "2"])
     assert shown.exit_code == 0, shown.output
     lines = shown.output.splitlines()
-    assert lines[0] == "Comparable results for kettleharbor.com (closed auctions that sold, most alike first):"
+    assert lines[0] == "Comparable results for kettleharbor.com (sales, most alike first):"
     assert lines[1].split()[:4] == ["kettlehouse.com", "dynadot", "2026-08-20", "41.00"] and "shares 'kettle'" in lines[1]
+    assert "bids" in lines[1] and "reported" not in lines[1]
     assert len(lines) == 3
     as_json = CliRunner().invoke(cli, ["comps", "kettleharbor.com", "--db", str(db), "--json"])
     assert [r["name"] for r in __import__("json").loads(as_json.output)][:1] == ["kettlehouse.com"]

@@ -141,6 +141,13 @@ def test_readers_read_while_a_writer_holds_a_transaction(tmp_path):
     assert results == [before] and before > 0
 
 
+def _stamp_version(conn: sqlite3.Connection, version: int) -> None:
+    """Make a mirror read as one of an older schema version (its declarations forgotten)."""
+    conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.commit()
+
+
 def _listing(**overrides):
     record = {"id": 1, "name": "Example.CO.UK", "source": "sedo", "type": "auction", "price": 10, "bids_count": 0,
               "auction_end_date": "2026-12-01T10:00:00+00:00", "created_at": "2026-11-01T00:00:00Z"}  # fmt: skip
@@ -291,7 +298,7 @@ def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
     assert conn.execute("SELECT value FROM mirror_meta WHERE key = 'generation'").fetchone()[0] == generation  # unseen
 
     upgraded = Mirror(path, clock=fixed_clock)
-    assert upgraded.connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 18
+    assert upgraded.connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 19
     start = upgraded.generation()
     assert start > int(generation)
     assert upgraded.search_domains({"include_closed": "1"})["meta"]["total"] == 1
@@ -321,9 +328,7 @@ def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_
     conn.execute('CREATE TRIGGER listings_au AFTER UPDATE ON listings BEGIN INSERT INTO listings_fts (listings_fts, '
                  "rowid, name) VALUES('delete', old.rowid, old.name); INSERT INTO listings_fts (rowid, name) "
                  "VALUES (new.rowid, new.name); END")
-    conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
-    conn.execute("PRAGMA user_version = 14")
-    conn.commit()
+    _stamp_version(conn, 14)
 
     upgraded = Mirror(path, clock=fixed_clock)
     db = upgraded.connection()
@@ -340,6 +345,35 @@ def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_
     with db:
         db.execute("UPDATE listings SET name = 'zebrafinchxyz.com' WHERE id = ?", [records[2]["id"]])
     assert [r["id"] for r in upgraded.search_domains({"contains": "zebrafinch", "include_closed": "1"})["data"]] == [records[2]["id"]]
+
+
+def test_a_v16_mirror_gains_the_reported_sales_and_the_live_estimate_and_keeps_it_while_the_bidding_stands(tmp_path):
+    """v17 adds `reported_sales` and the live estimate's columns to an older mirror; the writer
+    keeps an estimate through a sync that sees the same bidding and drops it on a new bid."""
+    from toolkit.store.results import save_live
+
+    path = tmp_path / "v16.db"
+    m = Mirror(path, clock=fixed_clock, create=True)
+    record = {**_listing(), "type": "auction", "max_bid": 40.0, "bids_count": 3, "currency": "USD",
+              "auction_end_date": "2026-12-01T18:00:00Z"}  # fmt: skip
+    save_listings(m.connection(), [record], origin="sync")
+    m.close()
+    conn = sqlite3.connect(path)
+    for column in ("live_low", "live_mid", "live_high"):
+        conn.execute(f"ALTER TABLE listings DROP COLUMN {column}")
+    conn.execute("DROP TABLE reported_sales")
+    _stamp_version(conn, 16)
+
+    upgraded = Mirror(path, clock=fixed_clock)
+    db = upgraded.connection()
+    assert db.execute("SELECT count(*) FROM reported_sales").fetchone()[0] == 0
+    with db:
+        save_live(db, [(record["id"], 40.0, 55.0, 90.0)])
+    live = "SELECT live_low, live_mid, live_high FROM listings WHERE id = ?"
+    save_listings(db, [record], origin="sync")  # the same bidding: kept
+    assert db.execute(live, [record["id"]]).fetchone() == (40.0, 55.0, 90.0)
+    save_listings(db, [{**record, "max_bid": 60.0, "bids_count": 4}], origin="sync")  # a new bid: dropped
+    assert db.execute(live, [record["id"]]).fetchone() == (None, None, None)
 
 
 def test_a_bulk_load_stopped_inside_a_read_loop_is_the_stop_and_leaves_nothing(tmp_path):

@@ -1,30 +1,41 @@
-"""A price range for every live listing, learnt from the mirror's own auction results, and
-its error measured on auctions it did not learn from.
+"""A price range for every live listing, learnt from the sales the mirror knows (the auctions
+it saw end and the sales reported elsewhere), a live estimate for every auction with bids, and
+their errors measured on sales they did not learn from, beside the peers a user could use instead.
 
     from toolkit import Mirror
     from toolkit.analysis.appraise import appraise, backtest
     appraise(Mirror("data/mirror.db"))            # writes each live listing's value_low / _mid / _high in EUR
-    backtest(Mirror("data/mirror.db")).summary()  # trains before a day, scores what ended after it
+    backtest(Mirror("data/mirror.db")).summary()  # trains before a day, scores what sold after it
 
 **The model.** scikit-learn's `HistGradientBoostingRegressor` with the quantile loss, three
 times (the 10th, 50th and 90th percentiles: an 80% range and its middle), on the logarithm of
-each sold auction's final price in EUR, the range calibrated on the latest results (split
-conformal quantile regression, `train`). Why this one: gradient boosting handles the
-features' mix (counts, metrics often missing, categories) without scaling, treats a missing
-value as information, and its quantile loss gives a range directly; scikit-learn's
-histogram version is LightGBM's algorithm in a library analysts already have, with native
-categorical features and no system library beyond the wheels.
+each sale's price in EUR, the range calibrated on the latest sales (split conformal quantile
+regression, `train`). Why this one: gradient boosting handles the features' mix (counts,
+metrics often missing, categories) without scaling, treats a missing value as information,
+and its quantile loss gives a range directly; scikit-learn's histogram version is LightGBM's
+algorithm in a library analysts already have, with native categorical features and no
+system library beyond the wheels.
 
-**The features**, all known while the auction runs (never its final bids):
-the label's length, hyphens, digits and words (as the spam words read them); the TLD, its
-family (legacy, new, a country's) and the platform; Trust Flow, Citation Flow, referring
-domains, backlinks, Wayback snapshots and the archive's age; Estibot's appraisal; the price
-asked when first seen.
+**The sales** are the mirror's sold auction results (`auction_results`) and the reported
+sales (`reported_sales`, `edt ingest sales`): both teach the model and both are scored by the
+backtest, each saying where it came from.
+
+**The features**, all known before a sale (never its final bids): what the label says
+(analysis/namefeatures.py: its words and how common they are, its shape and letter/number
+pattern, and the prices of the sales learnt from sharing a word); the TLD, its family (legacy, new, a
+country's) and the venue; Trust Flow, Citation Flow, referring domains, backlinks, Wayback
+snapshots and the archive's age; Estibot's appraisal; the price asked when first seen. A
+feature missing on every sale learnt from, or the same on all of them (a mirror filled by the
+free feeds has no link metrics; reported sales have no listing at all), is left out of that
+model, which says so (`PriceModel.left_out`).
 
 **Null, with the reason**, when the model cannot judge a listing: fewer than `MIN_RESULTS`
-sold results to learn from, a deleted ccTLD name (not for sale), or a TLD family with no
-result among those learnt from. The three quantiles are put in order per listing (a
-boosted quantile can cross its neighbour), so a range's low is never above its high.
+sales to learn from, a deleted ccTLD name (not for sale), or a TLD family with no sale among
+those learnt from. The three quantiles are put in order per listing (a boosted quantile can
+cross its neighbour), so a range's low is never above its high.
+
+**The live estimate** of an auction with bids (analysis/live.py) is written beside the range
+(`live_low`, `live_mid`, `live_high`); the deal signal reads it for auctions with bids.
 """
 
 from __future__ import annotations
@@ -42,53 +53,65 @@ from typing import Any
 
 import numpy as np
 
-from ..names import label_stats, split_domain
-from ..signals.spam import name_words
+from ..names import split_domain
 from ..store.fields import iso_timestamp
-from ..store.results import save_values, value_model_path
+from ..store.results import save_live, save_values, value_model_path
 from .comps import tld_family
+from .live import LiveModel, live_ranges, train_live
+from .namefeatures import LABEL_NUMERIC, label_features, word_price_table, word_prices
 
 __all__ = ["MIN_RESULTS", "QUANTILES", "PriceModel", "train", "appraise", "appraise_if_due", "value_new", "backtest",
-           "Backtest", "value_model", "model_path", "coverage_note", "RETRAIN_AFTER"]
+           "Backtest", "value_model", "model_path", "coverage_note", "RETRAIN_AFTER", "FEATURE_REASONS"]
 
-MIN_RESULTS = 200  # sold results to learn from before any range is given
+MIN_RESULTS = 200  # sales to learn from before any range is given
 QUANTILES = (0.1, 0.5, 0.9)
-NUMERIC = ("length", "hyphens", "digits", "words", "trust_flow", "citation_flow", "referring_domains",
-           "backlinks_count", "wayback_snapshots", "archive_age", "estibot_eur", "first_price_eur")  # fmt: skip
-CATEGORICAL = ("tld", "family", "source")
+METRICS = ("trust_flow", "citation_flow", "referring_domains", "backlinks_count", "wayback_snapshots", "archive_age",
+           "estibot_eur", "first_price_eur")  # fmt: skip
+NUMERIC = (*LABEL_NUMERIC, "comps_word", "comps_word_n", *METRICS)
+CATEGORICAL = ("tld", "family", "source", "pattern")
 _LOGGED = ("referring_domains", "backlinks_count", "wayback_snapshots", "estibot_eur", "first_price_eur")
+_MAX_CATEGORIES = 250  # HistGradientBoosting's bins: the commonest values, the rest read as missing
+# Why a feature is left out of a model (`PriceModel.left_out`).
+FEATURE_REASONS = {"missing": "missing on every sale learnt from", "constant": "the same on every sale learnt from"}
 
 _LISTING_FEATURES = ("l.trust_flow, l.citation_flow, l.referring_domains, l.backlinks_count, l.wayback_snapshots, "
                      "l.wayback_first_date, l.estibot_appraisal")  # fmt: skip
 
 
-def _features(frame: Any, today: date) -> Any:
+def _features(frame: Any, today: date, words: dict[str, tuple[float, int]] | None = None,
+              prices: Any = None) -> Any:
     """The model's columns from a frame with name, tld, source, the listing metrics,
-    `first_price_eur` and `estibot_eur`."""
+    `first_price_eur` and `estibot_eur`. The word comparables come from `words` (the sales
+    learnt from), or, for the sales themselves, from `prices` (their log EUR prices, each
+    priced by the others)."""
     import pandas as pd
 
-    out = pd.DataFrame(index=frame.index)
-    slds = frame["name"].map(lambda n: split_domain(n)[0])
-    stats = np.array([label_stats(s) for s in slds], dtype=float).reshape(-1, 3)
-    out["length"], out["hyphens"], out["digits"] = stats[:, 0], stats[:, 1], stats[:, 2]
-    out["words"] = slds.map(lambda s: len(name_words(s))).astype(float)
+    parts = frame["name"].map(split_domain)  # (label, .tld) of each name, split once
+    out = label_features(parts.str[0])
+    out.index = frame.index
+    if words is not None or prices is not None:
+        out["comps_word"], out["comps_word_n"] = word_prices(out["word_list"], prices, table=words)
+    else:
+        out["comps_word"], out["comps_word_n"] = np.nan, 0.0
     for column in ("trust_flow", "citation_flow", "referring_domains", "backlinks_count", "wayback_snapshots",
                    "estibot_eur", "first_price_eur"):  # fmt: skip
-        out[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
-    first = pd.to_datetime(frame["wayback_first_date"], errors="coerce", format="ISO8601")
+        out[column] = pd.to_numeric(frame[column], errors="coerce").astype(float) if column in frame else np.nan
+    first = pd.to_datetime(frame["wayback_first_date"], errors="coerce", format="ISO8601") \
+        if "wayback_first_date" in frame else pd.Series(pd.NaT, index=frame.index)
     out["archive_age"] = (pd.Timestamp(today) - first).dt.days / 365.25
     for column in _LOGGED:
         out[column] = np.log1p(out[column].clip(lower=0))
-    tlds = frame["tld"].fillna(frame["name"].map(lambda n: split_domain(n)[1])).str.lstrip(".")
+    tlds = frame["tld"].fillna(parts.str[1]).str.lstrip(".")
     out["tld"] = tlds
     out["family"] = tlds.map(tld_family)
-    out["source"] = frame["source"].fillna("")
+    out["source"] = frame["source"].fillna("").str.lower()
     return out
 
 
 @dataclass
 class PriceModel:
-    """Three quantile models and the categories they learnt."""
+    """Three quantile models, the features they use (and those left out, with why), the
+    categories they learnt and the word prices of the sales learnt from."""
 
     models: list[Any]
     categories: dict[str, list[str]]
@@ -96,15 +119,18 @@ class PriceModel:
     trained_at: str
     ended_before: str | None = None
     widen: float = 0.0  # conformal correction of the range, in log EUR (the calibration's)
+    features: list[str] = field(default_factory=lambda: [*NUMERIC, *CATEGORICAL])
+    left_out: dict[str, str] = field(default_factory=dict)  # feature -> why (FEATURE_REASONS)
+    words: dict[str, tuple[float, int]] = field(default_factory=dict)  # word -> (median log EUR, sales)
+    live: LiveModel | None = None
 
     def _matrix(self, features: Any) -> Any:
-        import pandas as pd
-
-        matrix = features[list(NUMERIC)].copy()
+        matrix = features[self.features].copy()
         for column in CATEGORICAL:
-            known = {value: code for code, value in enumerate(self.categories[column])}
-            matrix[column] = features[column].map(known).astype(float)  # unseen: NaN, a missing value
-        return matrix.astype(float) if isinstance(matrix, pd.DataFrame) else matrix
+            if column in self.features:
+                known = {value: code for code, value in enumerate(self.categories[column])}
+                matrix[column] = features[column].map(known).astype(float)  # unseen: NaN, a missing value
+        return matrix.astype(float)
 
     def predict(self, features: Any) -> tuple[np.ndarray, np.ndarray]:
         """(low, mid, high in EUR as rows of an n x 3 array, the reason per row or None)."""
@@ -123,23 +149,82 @@ class PriceModel:
         return values, reasons
 
 
-def _results_frame(mirror: Any, *, ended_before: str | None = None, ended_from: str | None = None) -> Any:
+_SOLD = "r.sold = 1 AND r.final_price_eur IS NOT NULL"
+
+
+def _sales_frame(mirror: Any, *, ended_before: str | None = None, ended_from: str | None = None) -> Any:
+    """Every sale to learn from or to score, oldest first: the mirror's sold auction results
+    (with their listing's metrics) and the reported sales (`origin`: "auction" or the file).
+    Columns: listing_id (null for a reported sale), name, tld, source (the venue), ended_at,
+    final_price_eur, the listing metrics, first_price_eur, estibot_eur, origin."""
     import pandas as pd
 
-    where, args = ["r.sold = 1", "r.final_price_eur IS NOT NULL"], []
+    where, args = [_SOLD], []
+    reported_where, reported_args = ["price_eur IS NOT NULL"], []
     if ended_before:
         where.append("r.ended_at < ?")
         args.append(ended_before)
+        reported_where.append("sold_on < ?")
+        reported_args.append(ended_before[:10])
     if ended_from:
         where.append("r.ended_at >= ?")
         args.append(ended_from)
-    frame = pd.read_sql_query(
+        reported_where.append("sold_on >= ?")
+        reported_args.append(ended_from[:10])
+    conn = mirror.connection()
+    auctions = pd.read_sql_query(
         f"SELECT r.listing_id, r.name, r.tld, r.source, r.ended_at, r.final_price_eur, r.currency, {_LISTING_FEATURES}, "
-        "l.currency AS listing_currency, (SELECT h.price FROM listing_history h WHERE h.listing_id = r.listing_id "
-        "ORDER BY h.observed_at LIMIT 1) AS first_price "
-        f"FROM auction_results r LEFT JOIN listings l ON l.id = r.listing_id WHERE {' AND '.join(where)}",
-        mirror.connection(), params=args)  # fmt: skip
+        "(SELECT h.price FROM listing_history h WHERE h.listing_id = r.listing_id ORDER BY h.observed_at LIMIT 1) "
+        f"AS first_price, 'auction' AS origin, l.id IS NULL AS put_away FROM auction_results r "
+        f"LEFT JOIN listings l ON l.id = r.listing_id WHERE {' AND '.join(where)}", conn, params=args)  # fmt: skip
+    auctions = _with_put_away_listings(mirror, auctions).drop(columns="put_away")
+    reported = pd.read_sql_query(
+        "SELECT NULL AS listing_id, name, tld, venue AS source, sold_on || 'T00:00:00Z' AS ended_at, "
+        "price_eur AS final_price_eur, currency, origin FROM reported_sales "
+        f"WHERE {' AND '.join(reported_where)}", conn, params=reported_args)  # fmt: skip
+    frame = pd.concat([f for f in (auctions, reported) if not f.empty], ignore_index=True) \
+        if not (auctions.empty and reported.empty) else auctions
+    for column in ("trust_flow", "citation_flow", "referring_domains", "backlinks_count", "wayback_snapshots",
+                   "wayback_first_date", "estibot_appraisal", "first_price"):  # fmt: skip
+        if column not in frame:
+            frame[column] = None
+    frame = frame.sort_values(["ended_at", "name"], kind="stable").reset_index(drop=True)
     return _with_eur(frame)
+
+
+_FEATURE_COLUMNS = [c.removeprefix("l.") for c in _LISTING_FEATURES.split(", ")]
+
+
+def _with_put_away_listings(mirror: Any, auctions: Any) -> Any:
+    """The metrics and first asking price of the sold auctions whose listing was packed or
+    archived (`edt archive`): read from there, as a plain listing's are from SQLite."""
+    import pandas as pd
+
+    from ..store.archive import archived_rows
+
+    away = auctions["put_away"].astype(bool).to_numpy()
+    if not away.any():
+        return auctions
+    ids = [int(i) for i in auctions.loc[away, "listing_id"]]
+    conn = mirror.connection()
+    listed = pd.DataFrame(archived_rows(mirror.path, "listings", "id", ids, ["id", *_FEATURE_COLUMNS], conn=conn),
+                          columns=["listing_id", *_FEATURE_COLUMNS]).drop_duplicates("listing_id")  # fmt: skip
+    history = pd.DataFrame(archived_rows(mirror.path, "listing_history", "listing_id", ids,
+                                         ["listing_id", "observed_at", "price"], conn=conn),
+                           columns=["listing_id", "observed_at", "first_price"])  # fmt: skip
+    first = history.sort_values("observed_at").drop_duplicates("listing_id")[["listing_id", "first_price"]]
+    found = auctions.loc[away, ["listing_id"]].merge(listed, how="left").merge(first, how="left")
+    auctions = auctions.copy()
+    for column in [*_FEATURE_COLUMNS, "first_price"]:
+        auctions[column] = auctions[column].astype(object)
+        auctions.loc[away, column] = found[column].to_numpy(dtype=object)
+    return auctions
+
+
+def _sold_count(mirror: Any) -> int:
+    conn = mirror.connection()
+    sold = conn.execute(f"SELECT count(*) FROM auction_results r WHERE {_SOLD}").fetchone()[0]
+    return sold + conn.execute("SELECT count(*) FROM reported_sales WHERE price_eur IS NOT NULL").fetchone()[0]
 
 
 def _with_eur(frame: Any) -> Any:
@@ -154,42 +239,64 @@ def _with_eur(frame: Any) -> Any:
     return frame
 
 
-CALIBRATION_SHARE = 0.2  # the latest results, kept out of the fit to calibrate the range
+CALIBRATION_SHARE = 0.2  # the latest sales, kept out of the fit to calibrate the range
+
+
+def _usable(features: Any) -> tuple[list[str], dict[str, str]]:
+    """The features a model can learn from these rows, and those left out with why."""
+    used, left_out = [], {}
+    for column in (*NUMERIC, *CATEGORICAL):
+        values = features[column]
+        if values.isna().all():
+            left_out[column] = FEATURE_REASONS["missing"]
+        elif values.nunique(dropna=False) <= 1:
+            left_out[column] = FEATURE_REASONS["constant"]
+        else:
+            used.append(column)
+    return used, left_out
 
 
 def train(mirror: Any, *, ended_before: str | None = None, max_iter: int = 200) -> PriceModel | None:
-    """The model learnt from every sold result (ended before `ended_before` when given); None
-    with fewer than `MIN_RESULTS`.
+    """The model learnt from every sale (ended before `ended_before` when given); None with
+    fewer than `MIN_RESULTS`.
 
-    The quantile models are fitted on the older 80% of the results; the latest 20% calibrate
+    The quantile models are fitted on the older 80% of the sales; the latest 20% calibrate
     the range (split conformal quantile regression: the range is widened, or narrowed, by the
     80th percentile of how far each calibration price fell outside it), so that it holds four
-    prices in five on auctions it did not learn from, as a fitted quantile alone does not."""
+    prices in five on sales it did not learn from, as a fitted quantile alone does not. The
+    live estimate is learnt beside it (analysis/live.py)."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     from ..config import bounded_threads
 
-    frame = _results_frame(mirror, ended_before=ended_before)
+    frame = _sales_frame(mirror, ended_before=ended_before)
     if len(frame) < MIN_RESULTS:
         return None
-    frame = frame.sort_values(["ended_at", "listing_id"]).reset_index(drop=True)
-    features = _features(frame, mirror.now().date())
-    categories = {c: sorted(features[c].dropna().unique().tolist()) for c in CATEGORICAL}
-    model = PriceModel([], categories, len(frame), iso_timestamp(mirror.now().replace(microsecond=0)), ended_before)
-    matrix = model._matrix(features)
     target = np.log1p(frame["final_price_eur"].astype(float).to_numpy())
+    features = _features(frame, mirror.now().date(), prices=target)
     cut = int(len(frame) * (1 - CALIBRATION_SHARE))
-    mask = [matrix.columns.get_loc(c) for c in CATEGORICAL]
+    used, left_out = _usable(features.iloc[:cut])
+    categories = {c: features[c].iloc[:cut].value_counts().index[:_MAX_CATEGORIES].sort_values().tolist()
+                  for c in CATEGORICAL}  # fmt: skip
+    categories["family"] = sorted(features["family"].dropna().unique().tolist())  # every family it saw: the reasons read it
+    model = PriceModel([], categories, len(frame), iso_timestamp(mirror.now().replace(microsecond=0)), ended_before,
+                       features=used, left_out=left_out, words=word_price_table(features["word_list"], target))  # fmt: skip
+    matrix = model._matrix(features)
+    mask = [c in CATEGORICAL for c in matrix.columns]
     with bounded_threads():  # two processes training at once must not spin against each other
         for quantile in QUANTILES:
             regressor = HistGradientBoostingRegressor(loss="quantile", quantile=quantile, max_iter=max_iter,
                                                       learning_rate=0.05, min_samples_leaf=20, random_state=0,
-                                                      categorical_features=mask)  # fmt: skip
-            model.models.append(regressor.fit(matrix.iloc[:cut], target[:cut]))
+                                                      categorical_features=mask or None)  # fmt: skip
+            # the middle minimises the expected error in percent of the price: the median of the
+            # prices weighted by 1/price (below the plain median when prices spread widely)
+            weight = np.exp(-target[:cut]) if quantile == 0.5 else None
+            model.models.append(regressor.fit(matrix.iloc[:cut], target[:cut], sample_weight=weight))
         low, high = model.models[0].predict(matrix.iloc[cut:]), model.models[2].predict(matrix.iloc[cut:])
     outside = np.maximum(low - target[cut:], target[cut:] - high)
     level = min(1.0, (QUANTILES[2] - QUANTILES[0]) * (1 + 1 / len(outside)))
     model.widen = float(np.quantile(outside, level, method="higher"))
+    model.live = train_live(mirror, ended_before=ended_before)
     return model
 
 
@@ -209,13 +316,11 @@ def _ranges(mirror: Any, model: PriceModel | None, live: Any) -> list[tuple[int,
     """(listing_id, low, mid, high, reason) of each listing of `live`: the model's range, or
     null with the reason it gives none."""
     if model is None:
-        sold = mirror.connection().execute("SELECT count(*) FROM auction_results WHERE sold = 1 AND final_price_eur "
-                                           "IS NOT NULL").fetchone()[0]  # fmt: skip
-        reason = f"too few sold results to learn from ({sold:,} of the {MIN_RESULTS:,} needed)"
+        reason = f"too few sold results to learn from ({_sold_count(mirror):,} of the {MIN_RESULTS:,} needed)"
         return [(int(i), None, None, None, reason) for i in live["listing_id"]]
     if live.empty:
         return []
-    values, reasons = model.predict(_features(live, mirror.now().date()))
+    values, reasons = model.predict(_features(live, mirror.now().date(), words=model.words))
     regfree = (live["source"] == "regfree").to_numpy()
     rows = []
     for index, listing_id in enumerate(live["listing_id"]):
@@ -242,33 +347,40 @@ def _save_model(mirror: Any, model: PriceModel | None) -> None:
 
 
 def _load_model(mirror: Any) -> PriceModel | None:
-    """The model `appraise` last kept, or None (none kept, or one this toolkit cannot read)."""
+    """The model `appraise` last kept, or None (none kept, or one this toolkit cannot read:
+    a model kept by an older toolkit has other features, and waits for the next training)."""
     try:
         model = pickle.loads(model_path(mirror).read_bytes())
     except (OSError, pickle.UnpicklingError, AttributeError, ImportError, EOFError, TypeError, ValueError):
         return None
-    return model if isinstance(model, PriceModel) else None
+    current = isinstance(model, PriceModel) and all(hasattr(model, name) for name in ("features", "words", "live"))
+    return model if current else None
 
 
 def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = True) -> dict[str, Any]:
     """Train (unless `model` is given) and write every live listing's range onto the listing
     (`value_low`, `value_mid`, `value_high`, or `value_reason`; store/results.py `save_values`)
-    in one transaction; with `measure`, the backtest of the last week first, whose coverage is
+    and every live auction's live estimate (`live_low`, `live_mid`, `live_high`), in one
+    transaction; with `measure`, the backtest of the last week first, whose coverage is
     kept with the ranges (`value_model` in `mirror_meta`: what the app shows beside each
     range). The model is kept beside the mirror for `value_new`. Returns that summary."""
     started = time.perf_counter()
     measured = backtest(mirror) if measure else None
     model = model or train(mirror)
     rows = _ranges(mirror, model, _live_frame(mirror))
+    live = live_ranges(model.live if model else None, mirror)
     stamp = iso_timestamp(mirror.now().replace(microsecond=0))
     summary = {"listings": len(rows), "valued": sum(r[1] is not None for r in rows),
                "trained_on": model.trained_on if model else 0, "valued_at": stamp,
+               "live": sum(r[1] is not None for r in live),
+               "left_out": model.left_out if model else {},
                "backtest": None if measured is None or not measured.scored else
                {"until": measured.until, "auctions": measured.scored, "coverage": measured.coverage,
-                "median_abs_eur": measured.median_abs_eur, "median_abs_pct": measured.median_abs_pct}}  # fmt: skip
+                "median_abs_eur": measured.median_abs_eur, "median_abs_pct": measured.median_abs_pct,
+                "live": measured.live}}  # fmt: skip
     conn = mirror.connection()
     with conn:
-        save_values(conn, rows, stamp)
+        save_values(conn, rows, stamp, live={r[0]: r[1:] for r in live})  # one write a listing: range and live estimate
         summary["seconds"] = round(time.perf_counter() - started, 1)  # the writing included
         conn.execute("INSERT INTO mirror_meta (key, value) VALUES ('value_model', ?) ON CONFLICT(key) DO UPDATE SET "
                      "value = excluded.value", [json.dumps(summary)])  # fmt: skip
@@ -277,17 +389,20 @@ def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = Tr
 
 
 def value_new(mirror: Any) -> int:
-    """Value the live listings never valued (those a sync brought since the last `appraise`)
-    with the model it kept; returns how many were written (0 without a kept model)."""
+    """Value the live listings never valued (those a sync brought since the last `appraise`),
+    and estimate the live auctions whose bidding changed since, with the model it kept;
+    returns how many listings were written (0 without a kept model)."""
     model = _load_model(mirror)
     if model is None:
         return 0
     rows = _ranges(mirror, model, _live_frame(mirror, unvalued=True))
-    if rows:
+    live = [r for r in live_ranges(model.live, mirror, missing_only=True) if r[1] is not None]
+    if rows or live:
         conn = mirror.connection()
         with conn:
             save_values(conn, rows, iso_timestamp(mirror.now().replace(microsecond=0)))
-    return len(rows)
+            save_live(conn, live)
+    return len(rows) + len({r[0] for r in live} - {r[0] for r in rows})
 
 
 # -- the backtest ---------------------------------------------------------------------------
@@ -305,12 +420,16 @@ class Backtest:
     median_abs_pct: float | None
     by_band: list[dict[str, Any]] = field(default_factory=list)
     by_tld: list[dict[str, Any]] = field(default_factory=list)
+    by_origin: list[dict[str, Any]] = field(default_factory=list)  # the auctions the mirror saw end, each sales file
+    peers: list[dict[str, Any]] = field(default_factory=list)  # what a user could use instead, on the same sales
     others: list[dict[str, Any]] = field(default_factory=list)  # the appraisals the feeds carry, on the same auctions
+    left_out: dict[str, str] = field(default_factory=dict)  # the features the model could not use, and why
+    live: dict[str, Any] | None = None  # the live estimate 24 hours before the end, beside the range
 
     def summary(self) -> str:
         if not self.scored:
-            return f"no sold auction ended on or after {self.until} to score (trained on {self.trained_on:,})"
-        return (f"80% range right {self.coverage:.0%} of the time on {self.scored:,} auctions ended since "
+            return f"no sale on or after {self.until} to score (trained on {self.trained_on:,})"
+        return (f"80% range right {self.coverage:.0%} of the time on {self.scored:,} sales since "
                 f"{self.until} (trained on {self.trained_on:,} before it); median error {self.median_abs_eur:,.0f} EUR "
                 f"({self.median_abs_pct:.0%})")  # fmt: skip
 
@@ -318,28 +437,102 @@ class Backtest:
         return dict(vars(self))
 
 
+def _scored(low: np.ndarray, mid: np.ndarray, high: np.ndarray, actual: np.ndarray) -> dict[str, Any]:
+    error = np.abs(mid - actual)
+    scored = {"coverage": round(float(((low <= actual) & (actual <= high)).mean()), 3)} if low is not None else \
+        {"coverage": None}
+    return {**scored, "median_abs_eur": round(float(np.median(error)), 2),
+            "median_abs_pct": round(float(np.median(error / actual)), 3)}
+
+
+def _lookup_peer(trained: Any, tested: Any, keys: list[str]) -> np.ndarray:
+    """The 10th, 50th and 90th percentiles of the training prices of each group of `keys`
+    (five sales at least), else of the coarser groups, else of every sale: a lookup table."""
+    import pandas as pd
+
+    def groups(frame: Any, names: list[str]) -> Any:
+        return frame[names].astype(str).agg("|".join, axis=1) if names else pd.Series("", index=frame.index)
+
+    prices = np.log(trained["final_price_eur"].astype(float).to_numpy())
+    out = np.full((len(tested), 3), np.nan)
+    for depth in range(len(keys), -1, -1):
+        table = pd.DataFrame({"key": groups(trained, keys[:depth]).to_numpy(), "price": prices})
+        sizes = table.groupby("key").size()
+        found = table[table["key"].isin(sizes[sizes >= 5].index)].groupby("key")["price"].quantile(list(QUANTILES))
+        found = found.unstack()
+        wanted = groups(tested, keys[:depth]).to_numpy()
+        todo = np.isnan(out[:, 0]) & np.isin(wanted, found.index)
+        if todo.any():
+            out[todo] = found.loc[wanted[todo]].to_numpy()
+    return np.exp(out)
+
+
+def _peers(trained: Any, tested: Any, actual: np.ndarray) -> list[dict[str, Any]]:
+    """One range for every name, and the venue x TLD x label length lookup, on the same sales."""
+    def shaped(frame: Any) -> Any:
+        return frame.assign(venue=frame["source"].fillna("").str.lower(),
+                            tld_=frame["tld"].fillna("").str.lstrip(".").str.lower(),
+                            length=frame["name"].map(lambda n: min(len(split_domain(n)[0]), 15)))  # fmt: skip
+
+    trained, tested = shaped(trained), shaped(tested)
+    peers = []
+    for label, keys in (("one range for every name", []), ("venue x TLD x length lookup", ["venue", "tld_", "length"])):
+        values = _lookup_peer(trained, tested, keys)
+        peers.append({"peer": label, "sales": len(actual), **_scored(values[:, 0], values[:, 1], values[:, 2], actual)})
+    return peers
+
+
+def _live_backtest(mirror: Any, model: PriceModel, until: str, tested: Any, mids: np.ndarray) -> dict[str, Any] | None:
+    """The live estimate learnt before `until`, read 24 hours (18 to 30) before the end of each
+    auction that sold after it with 5 bids or more then, beside the range on the same auctions."""
+    from .live import predict, training_frame
+
+    if model.live is None:
+        return None
+    seen = training_frame(mirror, ended_from=until)
+    if seen.empty:
+        return None
+    seen = seen[(seen["hours_left"] >= 18) & (seen["hours_left"] <= 30) & (seen["bids"] >= 5)]
+    seen = seen.assign(gap=(seen["hours_left"] - 24).abs()).sort_values("gap").drop_duplicates("listing_id")
+    by_id = {int(i): m for i, m in zip(tested["listing_id"], mids) if i == i and i is not None}
+    seen = seen[seen["listing_id"].map(lambda i: int(i) in by_id)]
+    if seen.empty:
+        return None
+    values = predict(model.live, seen)
+    actual = seen["final_price_eur"].to_numpy(dtype=float)
+    ours = _scored(values[:, 0], values[:, 1], values[:, 2], actual)
+    before = _scored(None, np.array([by_id[int(i)] for i in seen["listing_id"]]), None, actual)  # type: ignore[arg-type]
+    return {"auctions": len(seen), **ours, "range_median_abs_eur": before["median_abs_eur"],
+            "range_median_abs_pct": before["median_abs_pct"]}
+
+
 def backtest(mirror: Any, *, until: str | date | None = None, max_iter: int = 200) -> Backtest:
-    """Train on the sold results that ended before `until` (default: a week before the last
-    end) and score those that ended on or after it: the share of final prices inside the 80%
-    range, the median absolute error of the middle in EUR and in percent, by price band and by
-    TLD; beside it, on the same auctions, Estibot's appraisal and GoValue where present."""
+    """Train on the sales before `until` (default: a week before the last one) and score
+    those on or after it: the share of prices inside the 80% range, the median absolute error
+    of the middle in EUR and in percent, by price band, TLD and origin; beside it, on the same
+    sales, the peers (one range for every name, the venue x TLD x length lookup), Estibot's
+    appraisal and GoValue where present, and the live estimate 24 hours before the end."""
     if until is None:
-        last = mirror.connection().execute("SELECT max(ended_at) FROM auction_results WHERE sold = 1").fetchone()[0]
+        last = mirror.connection().execute(
+            f"SELECT max(last) FROM (SELECT max(r.ended_at) AS last FROM auction_results r WHERE {_SOLD} UNION ALL "
+            "SELECT max(sold_on) || 'T00:00:00Z' FROM reported_sales WHERE price_eur IS NOT NULL)").fetchone()[0]  # fmt: skip
         if last is None:
             return Backtest("-", 0, 0, None, None, None)
         until = (datetime.fromisoformat(last.replace("Z", "+00:00")) - timedelta(days=7)).date().isoformat()
     until = until.isoformat() if isinstance(until, date) else str(until)
     model = train(mirror, ended_before=until, max_iter=max_iter)
-    tested = _results_frame(mirror, ended_from=until)
+    tested = _sales_frame(mirror, ended_from=until)
     if model is None or tested.empty:
-        return Backtest(until, model.trained_on if model else 0, 0, None, None, None)
-    values, _ = model.predict(_features(tested, mirror.now().date()))
+        return Backtest(until, model.trained_on if model else 0, 0, None, None, None,
+                        left_out=model.left_out if model else {})  # fmt: skip
+    values, _ = model.predict(_features(tested, mirror.now().date(), words=model.words))
     low, mid, high = values[:, 0], values[:, 1], values[:, 2]
     actual = tested["final_price_eur"].astype(float).to_numpy()
     inside = (low <= actual) & (actual <= high)
     error = np.abs(mid - actual)
-    report = Backtest(until, model.trained_on, len(actual), round(float(inside.mean()), 3),
-                      round(float(np.median(error)), 2), round(float(np.median(error / actual)), 3))  # fmt: skip
+    whole = _scored(low, mid, high, actual)
+    report = Backtest(until, model.trained_on, len(actual), whole["coverage"], whole["median_abs_eur"],
+                      whole["median_abs_pct"], left_out=model.left_out)  # fmt: skip
     for lo, hi in BANDS:
         chosen = (actual >= lo) & (actual < hi)
         if chosen.any():
@@ -352,7 +545,18 @@ def backtest(mirror: Any, *, until: str | date | None = None, max_iter: int = 20
         chosen = tlds == tld
         report.by_tld.append({"tld": tld, "auctions": int(chosen.sum()), "coverage": round(float(inside[chosen].mean()), 3),
                               "median_abs_eur": round(float(np.median(error[chosen])), 2)})  # fmt: skip
-    report.others = _other_appraisals(mirror, tested, actual, error)
+    origins = tested["origin"].to_numpy()
+    for origin in sorted(set(origins), key=lambda o: (o != "auction", o)):
+        chosen = origins == origin
+        report.by_origin.append({"origin": "auctions the mirror saw end" if origin == "auction" else f"reported ({origin})",
+                                 "sales": int(chosen.sum()), **_scored(low[chosen], mid[chosen], high[chosen],
+                                                                        actual[chosen])})  # fmt: skip
+    report.peers = _peers(_sales_frame(mirror, ended_before=until), tested, actual)
+    auctions = (origins == "auction")
+    if auctions.any():
+        seen = tested[auctions]
+        report.others = _other_appraisals(mirror, seen, actual[auctions], error[auctions])
+    report.live = _live_backtest(mirror, model, until, tested, mid)
     return report
 
 
@@ -396,12 +600,12 @@ def value_model(mirror: Any) -> dict[str, Any] | None:
 
 
 def coverage_note(summary: dict[str, Any] | None) -> str | None:
-    """"80% range, right 82% of the time on 1,390 auctions since 18 Nov" (None before a backtest)."""
+    """"80% range, right 82% of the time on 1,390 sales since 18 Nov" (None before a backtest)."""
     measured = (summary or {}).get("backtest")
     if not measured:
         return None
     since = date.fromisoformat(measured["until"][:10])
-    return (f"80% range, right {measured['coverage']:.0%} of the time on {measured['auctions']:,} auctions since "
+    return (f"80% range, right {measured['coverage']:.0%} of the time on {measured['auctions']:,} sales since "
             f"{since.day} {since:%b}")
 
 
@@ -412,16 +616,15 @@ def appraise_if_due(mirror: Any, say: Callable[[str], None] = print) -> dict[str
     """After a scheduled sync or feed: appraise again when enough new sold results arrived
     since the last training (a tenth more, and at least `MIN_RESULTS` in all), else value the
     listings new since with the kept model. Says one line when it wrote anything."""
-    sold = mirror.connection().execute(
-        "SELECT count(*) FROM auction_results WHERE sold = 1 AND final_price_eur IS NOT NULL").fetchone()[0]
+    sold = _sold_count(mirror)
     last = (value_model(mirror) or {}).get("trained_on") or 0
     if sold < MIN_RESULTS or (last and sold < last * (1 + RETRAIN_AFTER)):
         valued = value_new(mirror)
         if valued:
             say(f"appraise: ranges for {valued:,} new listing{'s' if valued != 1 else ''}, with the model learnt from "
-                f"{last:,} sold auctions")
+                f"{last:,} sales")
         return None
     summary = appraise(mirror)
-    say(f"appraise: ranges for {summary['valued']:,} listings, learnt from {summary['trained_on']:,} sold auctions"
+    say(f"appraise: ranges for {summary['valued']:,} listings, learnt from {summary['trained_on']:,} sales"
         + (f"; {coverage_note(summary)}" if coverage_note(summary) else ""))
     return summary

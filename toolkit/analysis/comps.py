@@ -1,11 +1,13 @@
-"""Comparable results: the auctions the mirror saw end that are most like a name.
+"""Comparable results: the sales most like a name, among the auctions the mirror saw end and
+the sales reported elsewhere (`edt ingest sales`).
 
     from toolkit import Mirror
     from toolkit.analysis.comps import comparables
     comparables(Mirror("data/mirror.db"), "kettleharbor.com")   # a DataFrame, best first, with `why`
 
-A closed auction with a final price (it sold) is scored against the name on five points,
-each said in `why` when it counts:
+A closed auction with a final price (it sold), or a reported sale, is scored against the name
+on five points, each said in `why` when it counts (a reported sale has no listing, so no topic
+or metrics); `origin` says where each came from (`auction`, or the file of reported sales):
 
 | point | counts | weight |
 |---|---|---:|
@@ -54,8 +56,8 @@ def _subject(mirror: Any, name: str) -> dict[str, Any]:
 
 
 def comparables(mirror: Any, name: str, *, limit: int = 10) -> Any:
-    """The `limit` closed, sold auctions most like `name`, best first: name, source, ended_at,
-    final_price, currency, final_price_eur, bids, score, why."""
+    """The `limit` sales most like `name`, best first: name, source (the platform or venue),
+    ended_at, final_price, currency, final_price_eur, bids, origin, score, why."""
     import pandas as pd
 
     name = str(name).strip().lower().rstrip(".")
@@ -64,9 +66,12 @@ def comparables(mirror: Any, name: str, *, limit: int = 10) -> Any:
     subject = _subject(mirror, name)
     frame = pd.read_sql_query(
         "SELECT r.listing_id, r.name, r.tld, r.source, r.ended_at, r.final_price, r.currency, r.final_price_eur, r.bids, "
-        "l.ttf_topic, l.trust_flow, l.citation_flow FROM auction_results r LEFT JOIN listings l ON l.id = r.listing_id "
-        "WHERE r.sold = 1 AND r.name != ?", mirror.connection(), params=[name])  # fmt: skip
-    columns = ["name", "source", "ended_at", "final_price", "currency", "final_price_eur", "bids", "score", "why"]
+        "l.ttf_topic, l.trust_flow, l.citation_flow, 'auction' AS origin FROM auction_results r "
+        "LEFT JOIN listings l ON l.id = r.listing_id WHERE r.sold = 1 AND r.name != ? "
+        "UNION ALL SELECT NULL, name, tld, venue, sold_on, price, currency, price_eur, NULL, NULL, NULL, NULL, origin "
+        "FROM reported_sales WHERE name != ?", mirror.connection(), params=[name, name])  # fmt: skip
+    columns = ["name", "source", "ended_at", "final_price", "currency", "final_price_eur", "bids", "origin", "score",
+               "why"]
     if frame.empty:
         return pd.DataFrame(columns=columns)
     slds = frame["name"].map(lambda n: split_domain(n)[0])

@@ -229,7 +229,7 @@ _MINIMUMS = {"score_min": "score", "tf_min": "trust_flow", "cf_min": "citation_f
 _SORTS = {name: (name, False) for name in (
     "id", "name", "score", "price", "max_bid", "bids_count", "auction_end_date", "trust_flow", "citation_flow",
     "domain_authority", "referring_domains", "backlinks_count", "wayback_snapshots", "historical_traffic_etv",
-    "created_at", "first_seen_at", "price_eur", "effective_price_eur", "value_mid")}  # fmt: skip
+    "created_at", "first_seen_at", "price_eur", "effective_price_eur", "value_mid", "live_mid")}  # fmt: skip
 _SORTS["age"] = ("wayback_first_date", True)
 _SORTS["effective_price"] = ("@effective_price", False)
 _SORTS["deal"] = ("@deal", False)
@@ -460,6 +460,9 @@ def load_frames(db_path: str | os.PathLike[str], now: datetime, where: str = "1"
             values = frame[column]
             if values.dtype == object and values.map(lambda v: v is None or isinstance(v, (int, float))).all():
                 frame[column] = pd.to_numeric(values)
+    # `deal`, a field every record carries and no column holds: as the query layer writes it
+    eur = listings["effective_price_eur"]
+    listings["deal"] = (listings["live_mid"].fillna(listings["value_mid"]) / eur).where(eur > 0).round(3)
     listing_columns = list(LISTING_EXPORT)
     return Frames(listings, pending, listing_columns, list(PENDING_OUTPUT), time.perf_counter() - started)
 
@@ -541,7 +544,7 @@ class DuckDBEngine:
         if name == "@effective_price":
             return 'coalesce("max_bid", "price")'
         if name == "@deal":
-            return 'CASE WHEN "effective_price_eur" > 0 THEN "value_mid" / "effective_price_eur" END'
+            return 'CASE WHEN "effective_price_eur" > 0 THEN coalesce("live_mid", "value_mid") / "effective_price_eur" END'
         return _q(name)
 
     def _predicate(self, pred: Pred, args: list[Any]) -> str:
@@ -645,7 +648,7 @@ class PandasEngine:
             return df["max_bid"].fillna(df["price"])
         if name == "@deal":
             eur = df["effective_price_eur"]
-            return (df["value_mid"] / eur).where(eur > 0)
+            return (df["live_mid"].fillna(df["value_mid"]) / eur).where(eur > 0)
         return df[name]
 
     def _mask(self, df: Any, pred: Pred) -> Any:

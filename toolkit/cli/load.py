@@ -409,10 +409,36 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
         sys.exit(1)
 
 
+def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bounds: Any) -> None:
+    """`edt ingest sales FILE`: reported sales into their own table, all or nothing."""
+    from ..ingest import IngestError
+    from ..ingest.sales import ingest_sales
+
+    if url is not None or file is None:
+        raise BadInput("sales: give the file of reported sales (edt ingest sales FILE)")
+    if not Path(file).is_file():
+        raise BadInput(f"{file}: no such file")
+    _hold_load_lock(db, "edt ingest sales")
+    mirror = _open(db, must_exist=False, writes="ingest")
+    try:
+        with _on_interrupt(f"nothing of this file was written; {db} is as it was", mirror=mirror,
+                           written=f"after the sales were written to {db}"):  # fmt: skip
+            report = ingest_sales(mirror, file, bounds=bounds)
+    except IngestError as exc:
+        raise BadInput(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(vars(report)))
+    else:
+        for line in report.lines():
+            click.echo(line)
+
+
 @cli.command(name="ingest")
 @_db_option
-@click.argument("feed", type=click.Choice(["godaddy", "namecheap", "bardate", "droplist", "zonediff"], case_sensitive=False))
-@click.option("--file", "file", type=click.Path(dir_okay=False), default=None, help="The feed file to load.")
+@click.argument("feed", type=click.Choice(["godaddy", "namecheap", "bardate", "droplist", "zonediff", "sales"],
+                                          case_sensitive=False))  # fmt: skip
+@click.argument("path", required=False, metavar="[FILE]")
+@click.option("--file", "file", type=click.Path(dir_okay=False), default=None, help="The feed file to load (or FILE).")
 @click.option("--url", "url", default=None, help="Download the feed from this URL first (instead of --file).")
 @click.option("--previous", type=click.Path(exists=True, dir_okay=False), default=None,
               help="zonediff: the older zone file or name list (--file is the newer).")
@@ -436,9 +462,10 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
               help="The most the file may expand to, unzipped (default 2048); past it nothing is written.")
 @click.option("--max-field-kb", type=click.FloatRange(min=0, min_open=True), default=None, metavar="KB",
               help="The most one line, field or record may be (default 1024); past it nothing is written.")
-def ingest_command(db: str, feed: str, file: str | None, url: str | None, previous: str | None, zones: str | None,
-                   tld: str | None, status: str | None, day: str | None, check_rdap: bool, observed_at: str | None,
-                   as_json: bool, show: int, max_size_mb: float | None, max_field_kb: float | None) -> None:  # fmt: skip
+def ingest_command(db: str, feed: str, path: str | None, file: str | None, url: str | None, previous: str | None,
+                   zones: str | None, tld: str | None, status: str | None, day: str | None, check_rdap: bool,
+                   observed_at: str | None, as_json: bool, show: int, max_size_mb: float | None,
+                   max_field_kb: float | None) -> None:  # fmt: skip
     """Load a public feed file into the mirror: all of its good rows, or nothing.
 
     \b
@@ -448,11 +475,21 @@ def ingest_command(db: str, feed: str, file: str | None, url: str | None, previo
                droplist  registry deletion list (a name a line, or CSV with dates)
                zonediff  names gone between two zone files (--previous OLD --file NEW),
                          or a replay of daily snapshots (--zones 'zone/nu_domains_*.txt.gz')
+               sales     sales reported elsewhere (NameBio's export, a DNJournal-style table,
+                         any CSV with a domain, a price and a date): comparables and the price model
     """
     from ..ingest import Bounds, IngestError, ingest_file, ingest_url
 
     feed = feed.lower()
-    options: dict[str, Any] = {"bounds": Bounds.of(max_size_mb, max_field_kb, setting="--{option}")}
+    if path is not None:
+        if file is not None:
+            raise BadInput(f"give the file once: {path} or --file {file}")
+        file = path
+    bounds = Bounds.of(max_size_mb, max_field_kb, setting="--{option}")
+    if feed == "sales":
+        _ingest_sales(db, file, url, as_json, bounds)
+        return
+    options: dict[str, Any] = {"bounds": bounds}
     if zones is not None:
         if feed != "zonediff":
             raise BadInput("--zones: only zonediff replays snapshots")

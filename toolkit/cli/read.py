@@ -428,7 +428,7 @@ def status(db: str, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1, 200), default=10, show_default=True, help="How many comparables.")
 @click.option("--json", "as_json", is_flag=True, help="Print them as JSON records.")
 def comps(db: str, name: str, limit: int, as_json: bool) -> None:
-    """The closed auctions most like NAME, with what they sold for and why each was chosen."""
+    """The sales most like NAME (auctions the mirror saw end, reported sales), what they sold for and why each was chosen."""
     from ..analysis.comps import comparables
 
     mirror = _open(db)
@@ -440,22 +440,33 @@ def comps(db: str, name: str, limit: int, as_json: bool) -> None:
         click.echo(found.to_json(orient="records", indent=2))
         return
     if found.empty:
-        click.echo(f"No auction that sold is in {db} yet: results come from the auctions the mirror sees end.")
+        click.echo(f"No sale is in {db} yet: results come from the auctions the mirror sees end, and from the sales "
+                   "reported elsewhere (edt ingest sales FILE).")  # fmt: skip
         return
-    click.echo(f"Comparable results for {name.strip().lower()} (closed auctions that sold, most alike first):")
+    click.echo(f"Comparable results for {name.strip().lower()} (sales, most alike first):")
     for row in found.itertuples():
         eur = "" if row.final_price_eur != row.final_price_eur or row.final_price_eur is None else f" ({row.final_price_eur:,.2f} EUR)"
-        click.echo(f"  {row.name:<28} {row.source:<12} {row.ended_at[:10]}  {row.final_price:,.2f} {row.currency}{eur}, "
-                   f"{row.bids} bids  score {row.score:.1f}  {row.why}")  # fmt: skip
+        how = f"{row.bids} bids" if row.origin == "auction" else f"reported ({row.origin})"
+        click.echo(f"  {row.name:<28} {row.source or '-':<12} {row.ended_at[:10]}  {row.final_price:,.2f} {row.currency}{eur}, "
+                   f"{how}  score {row.score:.1f}  {row.why}")  # fmt: skip
+
+
+def _left_out_text(left_out: dict[str, str]) -> str:
+    """"left out trust_flow, citation_flow (missing on every sale learnt from)"."""
+    by_reason: dict[str, list[str]] = {}
+    for feature, reason in left_out.items():
+        by_reason.setdefault(reason, []).append(feature)
+    return "; ".join(f"left out {', '.join(names)} ({reason})" for reason, names in by_reason.items())
 
 
 @cli.command()
 @_db_option
-@click.option("--backtest", is_flag=True, help="Measure instead: train before a day, score the auctions that ended after it.")
+@click.option("--backtest", is_flag=True, help="Measure instead: train before a day, score the sales after it, beside its peers.")
 @click.option("--until", default=None, metavar="YYYY-MM-DD", help="With --backtest: the day (default a week before the last end).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
-    """A price range in EUR for every live listing, learnt from the mirror's auction results (or, with --backtest, its error)."""
+    """A price range in EUR for every live listing and a live estimate for every auction with bids, learnt from the
+    sales the mirror knows (or, with --backtest, their errors beside the peers')."""
     from datetime import date
 
     from ..analysis import appraise as appraisal
@@ -474,29 +485,51 @@ def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
             click.echo(json.dumps(report.to_dict(), indent=2))
             return
         click.echo(report.summary())
+        if report.left_out:
+            click.echo(f"The model {_left_out_text(report.left_out)}")
         if report.scored:
             click.echo("By final price:")
             for band in report.by_band:
-                click.echo(f"  {band['band']:<16}{band['auctions']:>7,} auctions  in range {band['coverage']:.0%}  "
+                click.echo(f"  {band['band']:<16}{band['auctions']:>7,} sales  in range {band['coverage']:.0%}  "
                            f"median error {band['median_abs_eur']:,.0f} EUR ({band['median_abs_pct']:.0%})")  # fmt: skip
             click.echo("By TLD:")
             for tld in report.by_tld:
-                click.echo(f"  .{tld['tld']:<15}{tld['auctions']:>7,} auctions  in range {tld['coverage']:.0%}  "
+                click.echo(f"  .{tld['tld']:<15}{tld['auctions']:>7,} sales  in range {tld['coverage']:.0%}  "
                            f"median error {tld['median_abs_eur']:,.0f} EUR")  # fmt: skip
+            click.echo("By origin:")
+            for origin in report.by_origin:
+                click.echo(f"  {origin['origin']:<44}{origin['sales']:>7,} sales  in range {origin['coverage']:.0%}  "
+                           f"median error {origin['median_abs_eur']:,.0f} EUR ({origin['median_abs_pct']:.0%})")  # fmt: skip
+            click.echo("Beside it, on the same sales:")
+            click.echo(f"  {'this model':<44}{report.scored:>7,} sales  in range {report.coverage:.0%}  "
+                       f"median error {report.median_abs_eur:,.0f} EUR ({report.median_abs_pct:.0%})")  # fmt: skip
+            for peer in report.peers:
+                click.echo(f"  {peer['peer']:<44}{peer['sales']:>7,} sales  in range {peer['coverage']:.0%}  "
+                           f"median error {peer['median_abs_eur']:,.0f} EUR ({peer['median_abs_pct']:.0%})")  # fmt: skip
             for other in report.others:
-                click.echo(f"Beside it, {other['appraisal']} on {other['auctions']:,} of them: median error "
-                           f"{other['median_abs_eur']:,.0f} EUR ({other['median_abs_pct']:.0%}); ours on the same: "
+                click.echo(f"  {other['appraisal']:<44}{other['auctions']:>7,} sales  (no range)  median error "
+                           f"{other['median_abs_eur']:,.0f} EUR ({other['median_abs_pct']:.0%}); this model on the same: "
                            f"{other['ours_median_abs_eur']:,.0f} EUR")  # fmt: skip
+            live = report.live
+            if live:
+                click.echo(f"Live estimate 24 hours before the end, on {live['auctions']:,} auctions with 5 bids or more then: "
+                           f"right {live['coverage']:.0%} of the time, median error {live['median_abs_eur']:,.0f} EUR "
+                           f"({live['median_abs_pct']:.0%}); the range on the same: {live['range_median_abs_eur']:,.0f} "
+                           f"EUR ({live['range_median_abs_pct']:.0%})")  # fmt: skip
         return
     summary = appraisal.appraise(mirror)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
     click.echo(f"Price ranges for {summary['valued']:,} of {summary['listings']:,} live listings, learnt from "
-               f"{summary['trained_on']:,} sold auctions, in {summary['seconds']} s")  # fmt: skip
+               f"{summary['trained_on']:,} sales, in {summary['seconds']} s")  # fmt: skip
+    if summary["live"]:
+        click.echo(f"Live estimates for {summary['live']:,} auctions with bids")
     note = appraisal.coverage_note(summary)
     if note:
         click.echo(note)
+    if summary["left_out"]:
+        click.echo(f"The model {_left_out_text(summary['left_out'])}")
     reasons = mirror.connection().execute(
         "SELECT value_reason, count(*) FROM listings WHERE valued_at = ? AND value_reason IS NOT NULL GROUP BY 1 "
         "ORDER BY 2 DESC LIMIT 5", [summary["valued_at"]]).fetchall()

@@ -31,7 +31,7 @@ from ..sources import REGFREE
 from ..store.fields import iso_timestamp
 from ..store.feeds import feed_freshness
 from ..store.jobs import freshness
-from ..store.schema import OPEN, SCHEMA_VERSION, connect, ensure_schema
+from ..store.schema import DEAL_RATIO, OPEN, SCHEMA_VERSION, connect, ensure_schema
 from ..store.access import opens_read_only
 from .params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, RESULT_PARAMS, Context, contradictions, parse_params
 from . import aggregates, sqlplan
@@ -43,6 +43,7 @@ from .records import (
     FREE_VISIBLE_NAMES,
     LISTING_OUTPUT,
     LISTING_SELECT,
+    LISTING_STORED,
     PENDING_OUTPUT,
     PENDING_SELECT,
     listing_record,
@@ -371,7 +372,7 @@ class Mirror:
         from ..store.archive import archived_rows
 
         return sqlplan.rows_by_id(conn, ids, lambda missing: archived_rows(self.path, "listings", "id", missing,
-                                                                           list(LISTING_OUTPUT), conn=conn))  # fmt: skip
+                                                                           list(LISTING_STORED), conn=conn))  # fmt: skip
 
     def _total_and_page(self, values: Mapping[str, Any], plan: str, limit: int, offset: int) -> tuple[int, list[tuple]]:
         """The total of matches and the page's rows (LISTING_SELECT)."""
@@ -494,9 +495,10 @@ class Mirror:
         if "age" in chosen and "wayback_first_date" not in chosen:
             chosen.append("wayback_first_date")
         where, args = sql.where, list(sql.args)
+        read = [f"{DEAL_RATIO} AS deal" if c == "deal" else c for c in chosen]  # a derived field, as SQL
         sampled = self._sampled_ids(values, sample) if sample else None
         if sampled is not None:  # the columnar index picked (and ordered) the rows `id % step = 0` keeps
-            read = chosen if "id" in chosen else ["id", *chosen]
+            read = read if "id" in chosen else ["id", *read]
             frame = pd.read_sql_query(f"SELECT {', '.join(read)} FROM listings WHERE id IN (SELECT value FROM "
                                       "json_each(?))", self.connection(), params=[json.dumps(sampled)])  # fmt: skip
             frame = frame.set_index("id", drop=False).loc[sampled].reset_index(drop=True)[chosen]
@@ -506,7 +508,7 @@ class Mirror:
                 step = -(-total // sample)
                 if step > 1:
                     where, args = f"({where}) AND id % ? = 0", [*args, step]
-            frame = pd.read_sql_query(f"SELECT {', '.join(chosen)} FROM listings WHERE {where} ORDER BY {sql.order}",
+            frame = pd.read_sql_query(f"SELECT {', '.join(read)} FROM listings WHERE {where} ORDER BY {sql.order}",
                                       self.connection(), params=args)  # fmt: skip
         today = self.now().date()
         for name, kind in LISTING_OUTPUT.items():

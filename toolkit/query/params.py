@@ -429,15 +429,17 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
           clause=Compare(_TF_CF_PERCENT, "<=", _hundredths)),
     Param("age_max", "int", "Max age (years)", "Maximum whole years since the first web-archive snapshot.",
           "archive", 0, extension=True, clause=_age_max),
-    # The price range `edt appraise` learns from the mirror's auction results (value_mid: its middle, EUR).
+    # The price range `edt appraise` learns from the sales the mirror knows (value_mid: its middle, EUR), and
+    # the live estimate of an auction with bids (live_mid), which the deal ratio reads first.
     Param("value_min", "number", "Min value (EUR)", "Minimum middle of the listing's price range in EUR (value_mid, "
           "from edt appraise); listings without a range never match.", "price", 0, extension=True,
           clause=_ge("value_mid")),
     Param("value_max", "number", "Max value (EUR)", "Maximum middle of the listing's price range in EUR (value_mid, "
           "from edt appraise); listings without a range never match.", "price", 0, extension=True,
           clause=_le("value_mid")),
-    Param("deal_min", "number", "Min value / price", "Minimum ratio of the range's middle to the effective price in "
-          "EUR (2: priced at half its value or less); listings with a range and a EUR price above 0 only.", "price",
+    Param("deal_min", "number", "Min value / price", "Minimum ratio of the value to the effective price in EUR "
+          "(2: priced at half its value or less): the live estimate's middle for an auction with bids, else the "
+          "range's; listings with one and a EUR price above 0 only.", "price",
           0, extension=True, step=0.25, clause=_ge(DEAL_RATIO)),
     Param("created_after", "date", "Added on or after", "Listings added on or after this date (YYYY-MM-DD).", "dates",
           clause=_ge("created_at")),

@@ -7,13 +7,23 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
-from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS, from_db
+from ..store.fields import (
+    LISTING_DERIVED_FIELDS,
+    LISTING_EXTRA_FIELDS,
+    LISTING_FIELDS,
+    PENDING_EXTRA_FIELDS,
+    PENDING_FIELDS,
+    from_db,
+)
+from ..store.schema import deal_ratio
 from ..store.writer import age_in_years
 
 __all__ = [
     "FREE_FIELDS",
     "FREE_VISIBLE_NAMES",
     "LISTING_OUTPUT",
+    "LISTING_STORED",
+    "LISTING_DERIVED",
     "LISTING_EXPORT",
     "listing_columns",
     "LISTING_SELECT",
@@ -25,11 +35,14 @@ __all__ = [
 ]
 
 # What a listing record carries: the reference fields plus the toolkit's own (not `raw`,
-# which lives in `raw_records`, nor the internal `live_until`).
-LISTING_OUTPUT: dict[str, str] = {
+# which lives in `raw_records`, nor the internal `live_until`), and the fields no column holds,
+# worked out from the record's own (`deal`: store.schema.deal_ratio, what deal_min and sort=deal read).
+LISTING_STORED: dict[str, str] = {
     **LISTING_FIELDS,
     **{k: v for k, v in LISTING_EXTRA_FIELDS.items() if k != "live_until"},
 }
+LISTING_DERIVED: dict[str, str] = LISTING_DERIVED_FIELDS
+LISTING_OUTPUT: dict[str, str] = {**LISTING_STORED, **LISTING_DERIVED}
 # The columns of an export of listings (`historical_traffic`, a monthly series, only on request).
 LISTING_EXPORT: dict[str, str] = {k: v for k, v in LISTING_OUTPUT.items() if k != "historical_traffic"}
 
@@ -46,7 +59,7 @@ FREE_FIELDS = (
     "domain_authority", "backlinks_count", "referring_domains", "language", "purchase_url",
 )  # fmt: skip
 FREE_VISIBLE_NAMES = 3
-LISTING_SELECT = ", ".join(LISTING_OUTPUT)
+LISTING_SELECT = ", ".join(LISTING_STORED)
 PENDING_SELECT = ", ".join(PENDING_OUTPUT)
 
 
@@ -63,8 +76,10 @@ def select_columns(asked: Iterable[str] | None, known: Mapping[str, str]) -> lis
 
 def listing_record(row: tuple, today: date, *, historical_traffic: bool = False) -> dict[str, Any]:
     """A `listings` row (selected as LISTING_SELECT) as the API's record; `age` as of `today`."""
-    record = {name: from_db(kind, value) for (name, kind), value in zip(LISTING_OUTPUT.items(), row)}
+    record = {name: from_db(kind, value) for (name, kind), value in zip(LISTING_STORED.items(), row)}
     record["age"] = age_in_years(record["wayback_first_date"], today)
+    ratio = deal_ratio(record)
+    record["deal"] = None if ratio is None else round(ratio, 3)
     if not historical_traffic:
         del record["historical_traffic"]
     return record

@@ -102,14 +102,24 @@ _EXTRA_DESCRIPTIONS = {
     "archive_parked_reason": "Toolkit: why archive_parked is set.",
     "archive_continuity": "Toolkit: 0-100, years with archived content over the archived span, less parked pages "
                           "(continuity_min filters on it).",
-    "value_low": "Toolkit: the low end of the 80% price range in EUR, learnt from the auctions this mirror saw "
-                 "end (edt appraise); null before an appraisal or with value_reason.",
-    "value_mid": "Toolkit: the middle of the price range in EUR (value_min/value_max filter on it; sort=value_mid; "
-                 "deal_min and sort=deal read it over effective_price_eur).",
+    "value_low": "Toolkit: the low end of the 80% price range in EUR, learnt from the sales this mirror knows (the "
+                 "auctions it saw end, the reported sales: edt appraise); null before an appraisal or with value_reason.",
+    "value_mid": "Toolkit: the range's middle in EUR, the value that errs least in percent of the price "
+                 "(value_min/value_max filter on it; sort=value_mid; deal_min and sort=deal read it over "
+                 "effective_price_eur, unless the listing has a live estimate).",
     "value_high": "Toolkit: the high end of the 80% price range in EUR.",
     "value_reason": "Toolkit: why the listing has no range (too few sold results, no result of its TLD family, "
                     "a deleted ccTLD name).",
     "valued_at": "Toolkit: when the range was computed (null: not appraised yet).",
+    "live_low": "Toolkit: the live estimate of an auction with bids: the low end of the 80% range of its final price "
+                "in EUR given what the bidding shows (current bid, bids, bids per hour, time left); never below the "
+                "current bid; null for a closeout, an auction without bids, or until the next estimate after a new bid.",
+    "live_mid": "Toolkit: the live estimate's middle in EUR (the median final price); deal_min and sort=deal read it "
+                "over effective_price_eur for auctions with bids.",
+    "live_high": "Toolkit: the high end of the live estimate's 80% range in EUR.",
+    "deal": "Toolkit: how far under its value the listing is priced: live_mid (an auction with bids) or value_mid, "
+            "over effective_price_eur (2: priced at half its value); what deal_min and sort=deal read. Null without "
+            "a value or a EUR price.",
 }
 
 

@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "LISTING_FIELDS",
     "LISTING_EXTRA_FIELDS",
+    "LISTING_DERIVED_FIELDS",
     "PENDING_FIELDS",
     "PENDING_EXTRA_FIELDS",
     "SQL_TYPES",
@@ -121,8 +122,16 @@ LISTING_EXTRA_FIELDS: dict[str, str] = {
     "value_high": "num",
     "value_reason": "str",
     "valued_at": "datetime",
+    # The live estimate of an auction with bids (analysis/appraise.py): an 80% range of its final
+    # price in EUR given what the bidding shows, never below the current bid; null otherwise.
+    "live_low": "num",
+    "live_mid": "num",
+    "live_high": "num",
     "live_until": "str",
 }
+# Fields a listing record carries that no column holds, worked out from the record's own
+# (`deal`: store.schema.deal_ratio). A record received with them keeps none: they are derived again.
+LISTING_DERIVED_FIELDS: dict[str, str] = {"deal": "num"}
 
 # Reference PendingDeleteDomain schema, in its order.
 PENDING_FIELDS: dict[str, str] = {

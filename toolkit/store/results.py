@@ -17,7 +17,13 @@ deleted-ccTLD listing). A result is derived again when its listing was seen sinc
 `save_values` writes the price ranges `edt appraise` learns from these results onto the
 listings themselves (`value_low`, `value_mid`, `value_high`, `value_reason`, `valued_at`), so
 that they are filtered, sorted and exported as any field; the writer keeps them through
-every later sync of the listing.
+every later sync of the listing. `save_live` writes the live estimate of the auctions with
+bids (`live_low`, `live_mid`, `live_high`), which the writer keeps while the bidding stays as
+it was read.
+
+`save_reported_sales` keeps the sales reported elsewhere (`edt ingest sales`) in
+`reported_sales`, apart from the auctions the mirror saw end: each sale once, however often
+its file is imported.
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ from typing import Any
 from ..signals.fx import to_eur
 from .fields import iso_timestamp
 
-__all__ = ["derive_results", "place_next", "save_values", "forget_values", "value_model_path", "VALUE_COLUMNS"]
+__all__ = ["derive_results", "place_next", "save_values", "save_live", "save_reported_sales", "reported_sale_key",
+           "forget_values", "value_model_path", "VALUE_COLUMNS"]
 
 _CHUNK = 500
 
@@ -115,18 +122,30 @@ def place_next(conn: Any) -> None:
     )
 
 
-def save_values(conn: sqlite3.Connection | Any, rows: list[tuple[int, Any, Any, Any, str | None]], valued_at: str) -> int:
+def save_values(conn: sqlite3.Connection | Any, rows: list[tuple[int, Any, Any, Any, str | None]], valued_at: str,
+                live: dict[int, tuple[Any, Any, Any]] | None = None) -> int:
     """Write each listing's range, `(listing_id, low, mid, high, reason)` in EUR (a null
     range has its reason), stamped `valued_at`, in the caller's transaction when there is
-    one. Returns how many listings were written."""
+    one; with `live` (listing_id -> its live estimate's low, mid, high), each listing's live
+    estimate in the same statement (null for a listing `live` does not hold). Returns how
+    many listings were written."""
+    if live is None:
+        cursor = conn.executemany(
+            "UPDATE listings SET value_low = ?, value_mid = ?, value_high = ?, value_reason = ?, valued_at = ? WHERE id = ?",
+            [(low, mid, high, reason, valued_at, listing_id) for listing_id, low, mid, high, reason in rows],
+        )
+        return cursor.rowcount
+    none = (None, None, None)
     cursor = conn.executemany(
-        "UPDATE listings SET value_low = ?, value_mid = ?, value_high = ?, value_reason = ?, valued_at = ? WHERE id = ?",
-        [(low, mid, high, reason, valued_at, listing_id) for listing_id, low, mid, high, reason in rows],
-    )
+        "UPDATE listings SET value_low = ?, value_mid = ?, value_high = ?, value_reason = ?, valued_at = ?, "
+        "live_low = ?, live_mid = ?, live_high = ? WHERE id = ?",
+        [(low, mid, high, reason, valued_at, *live.get(listing_id, none), listing_id)
+         for listing_id, low, mid, high, reason in rows],
+    )  # fmt: skip
     return cursor.rowcount
 
 
-VALUE_COLUMNS = ("value_low", "value_mid", "value_high", "value_reason", "valued_at")
+VALUE_COLUMNS = ("value_low", "value_mid", "value_high", "value_reason", "valued_at", "live_low", "live_mid", "live_high")
 
 
 def value_model_path(mirror_path: str | Any) -> Path:
@@ -135,10 +154,39 @@ def value_model_path(mirror_path: str | Any) -> Path:
 
 
 def forget_values(conn: sqlite3.Connection | Any) -> int:
-    """Every listing's range and the last training's summary gone (a model that learnt from
-    rows no longer in the mirror), in the caller's transaction; the model file is the caller's
-    to remove once that commits (`value_model_path`). Returns the listings that had a range."""
+    """Every listing's range and live estimate, and the last training's summary, gone (a model
+    that learnt from rows no longer in the mirror), in the caller's transaction; the model file
+    is the caller's to remove once that commits (`value_model_path`). Returns the listings that
+    had a range."""
     cursor = conn.execute(f"UPDATE listings SET {', '.join(f'{c} = NULL' for c in VALUE_COLUMNS)} "
                           "WHERE valued_at IS NOT NULL")  # fmt: skip
     conn.execute("DELETE FROM mirror_meta WHERE key = 'value_model'")
     return cursor.rowcount
+
+
+def save_live(conn: sqlite3.Connection | Any, rows: list[tuple[int, Any, Any, Any]]) -> int:
+    """Write each listing's live estimate, `(listing_id, low, mid, high)` in EUR (null: none),
+    in the caller's transaction when there is one. Returns how many listings were written."""
+    cursor = conn.executemany("UPDATE listings SET live_low = ?, live_mid = ?, live_high = ? WHERE id = ?",
+                              [(low, mid, high, listing_id) for listing_id, low, mid, high in rows])  # fmt: skip
+    return cursor.rowcount
+
+
+def reported_sale_key(name: str, sold_on: str, price: float, currency: str, venue: str) -> str:
+    """What makes a reported sale the same one in another import: name, day, price, currency, venue."""
+    return f"{name}|{sold_on}|{price:.2f}|{currency}|{venue.lower()}"
+
+
+def save_reported_sales(conn: sqlite3.Connection | Any, sales: Any, *, origin: str, imported_at: str) -> int:
+    """Insert reported sales (dicts with name, tld, sold_on, price, currency, venue) not
+    already kept, each with its EUR price at the ECB rate of its day, in the caller's
+    transaction. Returns how many were new."""
+    before = conn.total_changes
+    conn.executemany(
+        "INSERT INTO reported_sales (key, name, tld, sold_on, price, currency, price_eur, venue, origin, imported_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING",
+        ((reported_sale_key(s["name"], s["sold_on"], s["price"], s["currency"], s["venue"]), s["name"], s["tld"],
+          s["sold_on"], s["price"], s["currency"], to_eur(s["price"], s["currency"], s["sold_on"]), s["venue"], origin,
+          imported_at) for s in sales),
+    )  # fmt: skip
+    return conn.total_changes - before

@@ -32,7 +32,7 @@ from .fields import (
 
 __all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "without_indexes", "apply_schema", "missing_parts", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS", "DEAL_RATIO", "REAL_EXPRESSIONS", "deal_ratio"]
 
-SCHEMA_VERSION = 18
+SCHEMA_VERSION = 19
 
 LISTING_COLUMNS: dict[str, str] = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
 PENDING_COLUMNS: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
@@ -178,6 +178,21 @@ RESULT_COLUMNS = {
     "derived_at": str,
 }
 RESULT_INDEXES = {"idx_results_ended": "ended_at", "idx_results_name": "name"}
+# Sales reported elsewhere (a NameBio export, a DNJournal chart: `edt ingest sales`), kept apart
+# from the auctions the mirror saw end; `key` makes a repeated import write nothing twice.
+REPORTED_SALE_COLUMNS = {
+    "key": str,  # name|day|price|currency|venue
+    "name": str,
+    "tld": str,
+    "sold_on": str,  # YYYY-MM-DD
+    "price": float,
+    "currency": str,
+    "price_eur": float,  # at the ECB rate of the day; null when the currency has none
+    "venue": str,  # where it sold, as the file says (empty when it does not)
+    "origin": str,  # the file it came from
+    "imported_at": str,
+}
+REPORTED_SALE_INDEXES = {"idx_reported_sold": "sold_on", "idx_reported_name": "name"}
 # Names watched through their registration lifecycle (sync/watched_names.py writes both):
 # each name's latest stage and what comes next, and every change of stage as history.
 WATCHED_NAME_COLUMNS = {
@@ -222,14 +237,16 @@ SHORTLIST_COLUMNS = {
     "updated_at": str,
 }
 
-# How much a listing is priced under its value: the middle of its price range over its
-# effective price in EUR (2: priced at half its value). No ratio without both, or at a price of 0.
-DEAL_RATIO = "iif(effective_price_eur > 0, value_mid / effective_price_eur, NULL)"
+# How much a listing is priced under its value: the middle of its live estimate (an auction with
+# bids) or else of its price range, over its effective price in EUR (2: priced at half its value).
+# No ratio without both, or at a price of 0.
+DEAL_RATIO = "iif(effective_price_eur > 0, coalesce(live_mid, value_mid) / effective_price_eur, NULL)"
 
 
 def deal_ratio(record: Mapping[str, Any]) -> float | None:
     """DEAL_RATIO of one listing record (what the app's and the command line's tables show)."""
-    mid, eur = record.get("value_mid"), record.get("effective_price_eur")
+    mid = record.get("live_mid") if record.get("live_mid") is not None else record.get("value_mid")
+    eur = record.get("effective_price_eur")
     return mid / eur if mid is not None and eur else None
 
 
@@ -261,6 +278,7 @@ SORT_COLUMNS: dict[str, tuple[str, bool]] = {
     "created_at": ("created_at", False),
     "first_seen_at": ("first_seen_at", False),
     "value_mid": ("value_mid", False),
+    "live_mid": ("live_mid", False),
     "deal": (DEAL_RATIO, False),
 }
 # Columns every filter and sort reads. One covering index holds them all, so a count (and
@@ -510,9 +528,10 @@ _DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _mi
 # (`auction_results`, store/results.py) and the live listings' price ranges (`listing_values`);
 # v15 the price ranges as columns of the listings (`value_low`, ...), the trigram index's
 # update trigger narrowed to a changed name; v16 the watched names and their stages
-# (`watched_names`, `name_stages`); v18 the feed rows' digests (`feed_digests`) and a listing's
-# last sighting updated alone noted as a write but not as a change of the listing (v17 is
-# another change's number: versions only grow, and nothing here reads what v17 adds).
+# (`watched_names`, `name_stages`); v17 the reported sales (`reported_sales`) and the live
+# estimate of auctions with bids (`live_low`, `live_mid`, `live_high`); v18 the feed rows'
+# digests (`feed_digests`) and a listing's last sighting updated alone noted as a write but not
+# as a change of the listing; v19 is both of them together (two changes made side by side).
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -560,7 +579,7 @@ def _fingerprint() -> str:
                 LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES, CHANGE_INDEXES,
                 CHANGE_TRIGGERS, PACKED_COLUMNS, PACKED_CODEC_COLUMNS, PACKED_INDEXES, PACKED_NAMES, FEED_STATE_COLUMNS,
                 RESULT_COLUMNS, RESULT_INDEXES, FTS_UPDATE_TRIGGERS, WATCHED_NAME_COLUMNS, NAME_STAGE_COLUMNS,
-                NAME_STAGE_INDEXES, FEED_DIGEST_COLUMNS)  # fmt: skip
+                NAME_STAGE_INDEXES, FEED_DIGEST_COLUMNS, REPORTED_SALE_COLUMNS, REPORTED_SALE_INDEXES)  # fmt: skip
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
 
@@ -629,6 +648,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _table(db, "watched_names", WATCHED_NAME_COLUMNS, "name")  # v16
     _table(db, "name_stages", NAME_STAGE_COLUMNS, "id")
     _table(db, "feed_digests", FEED_DIGEST_COLUMNS, ("kind", "id"))  # v18
+    _table(db, "reported_sales", REPORTED_SALE_COLUMNS, "key")  # v17
     conn.execute(PACKED_NAMES)  # keyed by name, with no rowid: a name's lookup without an index beside it
     for version in sorted(_DATA_MIGRATIONS):
         if before < version:
@@ -641,6 +661,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _ensure_indexes(conn, "packed_listings", PACKED_INDEXES)
     _ensure_indexes(conn, "auction_results", RESULT_INDEXES)
     _ensure_indexes(conn, "name_stages", NAME_STAGE_INDEXES)
+    _ensure_indexes(conn, "reported_sales", REPORTED_SALE_INDEXES)
     _ensure_change_triggers(conn)
     for table in ("listings", "pending_delete"):
         # present and kept by its triggers, else (re)created and filled from the table

@@ -33,7 +33,16 @@ from ..signals.inflation import METRICS, flag_metric_jumps
 from ..signals.spam import current_dictionary, record_fingerprint, stored_fingerprint
 from .meta import bump_generation
 from .reflag import reflag
-from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_FIELDS, SQL_TYPES, converters, iso_date, iso_timestamp
+from .fields import (
+    LISTING_DERIVED_FIELDS,
+    LISTING_EXTRA_FIELDS,
+    LISTING_FIELDS,
+    PENDING_FIELDS,
+    SQL_TYPES,
+    converters,
+    iso_date,
+    iso_timestamp,
+)
 from .schema import LISTING_COLUMNS, PENDING_COLUMNS
 
 __all__ = [
@@ -53,15 +62,20 @@ __all__ = [
     "FAR_FUTURE",
     "SIGNAL_COLUMNS",
     "VALUE_FIELDS",
+    "LIVE_FIELDS",
 ]
 
 FAR_FUTURE = "9999-12-31T23:59:59Z"
 # The price range `edt appraise` writes (analysis/appraise.py): kept through every later write.
 VALUE_FIELDS = ("value_low", "value_mid", "value_high", "value_reason", "valued_at")
+# The live estimate of an auction with bids: kept while the bidding it was read from is the same
+# (a new bid or end drops it, so it is never below the bid shown, until the next estimate).
+LIVE_FIELDS = ("live_low", "live_mid", "live_high")
+_BIDDING = ("max_bid", "bids_count", "auction_end_date", "currency")
 # Listing columns the writer derives (from price, currency, name) or keeps from the stored
 # row (metric jump, archive signals, price range): a record never changes them by itself.
 SIGNAL_COLUMNS = ("price_eur", "effective_price_eur", "spam_terms", "spam_count", "metrics_jumped", "metrics_jump",
-                  *ARCHIVE_FIELDS, *VALUE_FIELDS)  # fmt: skip
+                  *ARCHIVE_FIELDS, *VALUE_FIELDS, *LIVE_FIELDS)  # fmt: skip
 HISTORY_FIELDS = ("price", "max_bid", "bids_count", "effective_price", "auction_end_date", *METRICS)
 
 
@@ -179,7 +193,7 @@ def listing_row(record: dict[str, Any], *, origin: str, observed_at: str, canoni
     row["spam_terms"] = _compact_json(terms)
     row["spam_count"] = len(terms)
     row["metrics_jumped"], row["metrics_jump"] = 0, None  # a stored row keeps its own (`_save`)
-    for field in VALUE_FIELDS:  # the mirror's own appraisal, never a record's: a stored row keeps its own
+    for field in (*VALUE_FIELDS, *LIVE_FIELDS):  # the mirror's own appraisal, never a record's: a stored row keeps its own
         row[field] = None
     if not canonical:
         for field, convert in _ARCHIVE_CONVERTERS:
@@ -266,6 +280,7 @@ class _Kind:
     # (column, the columns it derives from): a stored row keeps its value while they are the
     # same (a EUR price keeps the rate of the day its price was first seen)
     kept_while_same: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    derived: tuple[str, ...] = ()  # fields of a record worked out from the others: not kept as raw
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -278,7 +293,9 @@ class _Kind:
 _LISTINGS = _Kind("listings", LISTING_COLUMNS, _LISTING_UPSERT, "listing", listing_row,
                   kept=("metrics_jumped", "metrics_jump", *VALUE_FIELDS), kept_unless_given=ARCHIVE_FIELDS,
                   kept_while_same=(("price_eur", ("price", "currency")),
-                                   ("effective_price_eur", ("effective_price", "currency"))))  # fmt: skip
+                                   ("effective_price_eur", ("effective_price", "currency")),
+                                   *((field, _BIDDING) for field in LIVE_FIELDS)),
+                  derived=tuple(LISTING_DERIVED_FIELDS))  # fmt: skip
 _PENDING = _Kind("pending_delete", PENDING_COLUMNS, _PENDING_UPSERT, "pending_delete", pending_row)
 listing_values = itemgetter(*_LISTINGS.names)  # a listing_row dict -> the tuple the writer takes
 pending_values = itemgetter(*_PENDING.names)
@@ -290,7 +307,7 @@ _encode_raw = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(value, e
 def _unknown_fields(record: dict[str, Any], kind: _Kind) -> str | None:
     """The record's fields the table has no column for, as JSON (None when it has none):
     what `raw_records` keeps so that nothing the remote sends is lost."""
-    extra = {k: v for k, v in record.items() if k not in kind.columns}
+    extra = {k: v for k, v in record.items() if k not in kind.columns and k not in kind.derived}
     return _encode_raw(extra) if extra else None
 
 

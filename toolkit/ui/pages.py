@@ -344,12 +344,15 @@ def detail() -> None:
 def _price_range(listing_id: int) -> None:
     """The listing's price range and the backtest's coverage beside it (analysis/appraise.py)."""
     mirror = state.reader()
-    row = mirror.connection().execute("SELECT value_low, value_mid, value_high, value_reason, valued_at FROM listings "
-                                      "WHERE id = ?", [listing_id]).fetchone()  # fmt: skip
+    row = mirror.connection().execute("SELECT value_low, value_mid, value_high, value_reason, valued_at, live_low, "
+                                      "live_mid, live_high FROM listings WHERE id = ?", [listing_id]).fetchone()  # fmt: skip
     if row is None or row[4] is None:
         return  # not appraised yet (`edt appraise`, or the next sync)
-    low, mid, high, reason, _ = row
+    low, mid, high, reason, _, live_low, live_mid, live_high = row
     st.subheader("Price range")
+    if live_mid is not None:  # an auction with bids: what the bidding already says first
+        st.metric("Live estimate (EUR, 80% range, given the bidding)", f"{live_low:,.0f} – {live_high:,.0f}",
+                  help=f"middle {live_mid:,.0f} EUR; never below the current bid")  # fmt: skip
     if reason:
         st.caption(f"No range: {reason}.")
         return
@@ -366,13 +369,15 @@ def _comparable_results(name: str) -> None:
     st.subheader("Comparable results")
     found = comparables(state.reader(), name, limit=8)
     if found.empty:
-        st.caption("No auction that sold has been seen to end yet: results come from the auctions the mirror sees end.")
+        st.caption("No sale known yet: results come from the auctions the mirror sees end, and from the sales reported "
+                   "elsewhere (edt ingest sales FILE).")  # fmt: skip
         return
     rows = []
     for r in found.itertuples():
         eur = f" ({r.final_price_eur:,.0f} EUR)" if r.final_price_eur == r.final_price_eur and r.final_price_eur else ""
-        rows.append((r.name, f"{table.money(r.final_price, r.currency)}{eur}, {r.bids} bids, ended {r.ended_at[:10]} "
-                             f"on {r.source}. {r.why}"))  # fmt: skip
+        how = (f"{r.bids} bids, ended {r.ended_at[:10]} on {r.source}" if r.origin == "auction"
+               else f"reported sale of {r.ended_at[:10]}" + (f" on {r.source}" if r.source else "") + f" ({r.origin})")
+        rows.append((r.name, f"{table.money(r.final_price, r.currency)}{eur}, {how}. {r.why}"))
     navigation.show_html(table.fields_html(rows, header=("sold", "for, and why it is alike")), key="comps")
 
 

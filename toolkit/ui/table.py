@@ -142,8 +142,15 @@ def _value(record: Mapping[str, Any], now: datetime) -> str:
     return f"{low:,.0f} – {high:,.0f}"
 
 
+def _live(record: Mapping[str, Any], now: datetime) -> str:
+    """The live estimate of an auction with bids, `120 – 260` in EUR (blank otherwise)."""
+    low, high = record.get("live_low"), record.get("live_high")
+    return "" if low is None or high is None else f"{low:,.0f} – {high:,.0f}"
+
+
 def _deal(record: Mapping[str, Any], now: datetime) -> str:
-    """The range's middle over the EUR price, `×2.4`: above 1, priced under its value."""
+    """The value over the EUR price, `×2.4` (the live estimate's middle for an auction with
+    bids, else the range's): above 1, priced under its value."""
     ratio = deal_ratio(record)
     return "" if ratio is None else f"×{ratio:,.1f}"
 
@@ -163,8 +170,12 @@ LISTING_TABLE: tuple[Column, ...] = (
            numeric=True, help="the price in euros, at the ECB rate of the day it was seen"),
     Column("value", "Value (EUR)", _value, "value_mid", numeric=True, needs="values",
            help="80% price range in EUR, learnt from the auctions this mirror saw end (edt appraise); sorts by its middle"),
+    Column("live", "Live (EUR)", _live, "live_mid", numeric=True, needs="values",
+           help="what an auction with bids will sell for, given its bidding: 80% range in EUR, never below the bid; "
+                "sorts by its middle"),
     Column("deal", "Value/price", _deal, "deal", numeric=True, default=False,
-           help="the range's middle over the EUR price: above 1, priced under its value"),
+           help="the value over the EUR price (the live estimate for an auction with bids, else the range's middle): "
+                "above 1, priced under its value"),
     Column("bids", "Bids", _field("bids_count"), "bids_count", numeric=True),
     Column("ends", "Ends in", lambda r, now: ends_in(r.get("auction_end_date"), now), "auction_end_date",
            descending_first=False),

@@ -1,0 +1,144 @@
+"""Domain sales reported elsewhere: `edt ingest sales FILE`.
+
+    from toolkit import Mirror
+    from toolkit.ingest.sales import ingest_sales
+    ingest_sales(Mirror("data/mirror.db"), "namebio-export.csv")   # -> SalesReport(read=..., new=...)
+
+Reads any delimited file with a header naming a domain, a price and a date, and optionally a
+venue and a currency, in any column order:
+
+- NameBio's export: `Domain, Price, Date, Venue` (US dollars);
+- DNJournal-style tables: `Rank | Domain | Price | Venue | Date` with prices such as `$12,500`
+  and dates such as `May 30, 2020` (a rank column, or any other, is ignored);
+- any CSV with `domain`, `price` (or `amount`, `sale price`), `date` (or `sold on`,
+  `date sold`) and, when present, `venue` (or `marketplace`, `where sold`) and `currency`.
+
+A price is US dollars unless the row says otherwise (a `currency` column, or a `€`, `£` or a
+three-letter code beside the amount). The rows go to `reported_sales`, apart from the auctions
+the mirror saw end, each with the file it came from; a sale already kept (same name, day,
+price, currency and venue) is not written again. One bad row stops the import: the error
+names the file and line, and nothing of the file is written. The file (plain, gzip, or a zip
+of one file) is read as a stream and its rows written as they are read, in one transaction: a
+file of any length takes no more memory than a batch of rows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..names import split_domain
+from ..store.fields import iso_timestamp
+from ..store.results import save_reported_sales
+from .common import (DEFAULT_BOUNDS, BadRow, Bounds, FeedFile, IngestError, clean_domain, csv_table, header_key,
+                     parse_day, read_feed)
+
+__all__ = ["SalesReport", "ingest_sales", "read_sales", "COLUMNS"]
+
+# What each column may be called (compared as header_key: case, spaces and punctuation ignored).
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "name": ("domain", "domainname", "name", "domainsold", "domains"),
+    "price": ("price", "saleprice", "amount", "soldfor", "priceusd", "usd", "salesprice"),
+    "sold_on": ("date", "solddate", "saledate", "datesold", "soldon", "datereported", "reported", "day"),
+    "venue": ("venue", "marketplace", "wheresold", "soldat", "soldvia", "platform", "soldthrough"),
+    "currency": ("currency", "cur"),
+}
+REQUIRED = ("name", "price", "sold_on")
+_SYMBOLS = {"$": "USD", "us$": "USD", "€": "EUR", "£": "GBP"}
+_AMOUNT = re.compile(r"^(?P<pre>[A-Za-z]{3}|US\$|[$€£])?\s*(?P<num>(?:\d{1,3}(?:[,\s]\d{3})+|\d+)(?:\.\d+)?)\s*"
+                     r"(?P<post>[A-Za-z]{3}|[$€£])?$")  # fmt: skip
+_LONG_DAYS = ("%B %d, %Y", "%b %d %Y", "%B %d %Y", "%d %B %Y")
+_BATCH = 5000
+
+
+@dataclass
+class SalesReport:
+    file: str
+    read: int = 0
+    new: int = 0
+
+    def lines(self) -> list[str]:
+        kept = self.read - self.new
+        return [f"{self.file}: {self.read:,} reported sales read, {self.new:,} new"
+                + (f" ({kept:,} already kept)" if kept else "")]
+
+
+def _amount(text: str, currency: str | None) -> tuple[float, str]:
+    match = _AMOUNT.match(text.strip())
+    if not match:
+        raise BadRow(f"price {text.strip()!r} is not an amount (e.g. 2500, $2,500 or 2,500 EUR)")
+    value = float(re.sub(r"[,\s]", "", match["num"]))
+    if value <= 0:
+        raise BadRow(f"price {text.strip()!r} is not above 0")
+    marks = {(_SYMBOLS.get(m.lower()) or m.upper()) for m in (match["pre"], match["post"]) if m}
+    if currency:
+        marks.add(currency.strip().upper())
+    if len(marks) > 1:
+        raise BadRow(f"price {text.strip()!r}: more than one currency ({', '.join(sorted(marks))})")
+    return value, (marks.pop() if marks else "USD")
+
+
+def _day(text: str) -> str:
+    try:
+        return parse_day(text)
+    except BadRow:
+        for fmt in _LONG_DAYS:
+            try:
+                return datetime.strptime(text.strip(), fmt).date().isoformat()
+            except ValueError:
+                continue
+        raise
+
+
+def read_sales(feed: FeedFile) -> Iterator[dict[str, Any]]:
+    """The sales of a feed file (`common.read_feed`: plain, gzip or a zip of one file, within
+    its bounds) as they are read: dicts with name, tld, sold_on, price, currency, venue; an
+    `IngestError` naming the file and line for a file without the needed columns or for the
+    first bad row."""
+    header, rows = csv_table(feed)
+    keys = [header_key(cell) for cell in header]
+    where: dict[str, int] = {}
+    for field, names in COLUMNS.items():
+        found = [i for i, key in enumerate(keys) if key in names]
+        if found:
+            where[field] = found[0]
+    missing = [f for f in REQUIRED if f not in where]
+    if missing:
+        wanted = {"name": "domain", "price": "price", "sold_on": "date"}
+        raise IngestError(feed.name, 1, f"no {' or '.join(wanted[f] for f in missing)} column in the header "
+                          f"({', '.join(header)})", "name the columns Domain, Price and Date (Venue and Currency "
+                          "optional), as NameBio's export does")  # fmt: skip
+    for line, cells in rows:
+        try:
+            if len(cells) < len(header):
+                raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
+            cell = {field: cells[i].strip() for field, i in where.items()}
+            name = clean_domain(cell["name"])
+            price, currency = _amount(cell["price"], cell.get("currency") or None)
+            yield {"name": name, "tld": split_domain(name)[1], "sold_on": _day(cell["sold_on"]), "price": price,
+                   "currency": currency, "venue": cell.get("venue", "")}  # fmt: skip
+        except BadRow as exc:
+            raise IngestError(feed.name, line, str(exc), "fix or remove the line; nothing of the file was "
+                              "written") from None  # fmt: skip
+
+
+def ingest_sales(mirror: Any, path: str | Path, *, now: Any = None, bounds: Bounds = DEFAULT_BOUNDS) -> SalesReport:
+    """Read the file's sales into `reported_sales` in one transaction (all or nothing)."""
+    path = Path(path)
+    report = SalesReport(str(path))
+    stamp = iso_timestamp(now) if now is not None else iso_timestamp(datetime.now().astimezone().replace(microsecond=0))
+    feed = read_feed(path, bounds)
+    conn = mirror.connection()
+    with conn:
+        batch: list[dict[str, Any]] = []
+        for sale in read_sales(feed):
+            batch.append(sale)
+            if len(batch) >= _BATCH:
+                report.new += save_reported_sales(conn, batch, origin=path.name, imported_at=stamp)
+                report.read, batch = report.read + len(batch), []
+        report.new += save_reported_sales(conn, batch, origin=path.name, imported_at=stamp)
+        report.read += len(batch)
+    return report
