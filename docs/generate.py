@@ -130,16 +130,18 @@ def fields() -> str:
     from toolkit.query.records import LISTING_DERIVED
     from toolkit.serve.openapi import build_openapi
     from toolkit.store.fields import LISTING_EXTRA_FIELDS, PENDING_EXTRA_FIELDS
+    from toolkit.store.labels import LISTING_LABELS, PENDING_LABELS
 
     schemas = build_openapi()["components"]["schemas"]
     out = []
-    for title, table, extra in (("Domain", "listings", {**LISTING_EXTRA_FIELDS, **LISTING_DERIVED}),
-                                ("PendingDeleteDomain", "pending_delete", PENDING_EXTRA_FIELDS)):
+    records = (("Domain", "listings", {**LISTING_EXTRA_FIELDS, **LISTING_DERIVED}, LISTING_LABELS),
+               ("PendingDeleteDomain", "pending_delete", PENDING_EXTRA_FIELDS, PENDING_LABELS))
+    for title, table, extra, labels in records:
         props = schemas[title]["properties"]
-        rows = [[f"`{name}`", _type_text(s), "toolkit" if name in extra else "service",
-                 s.get("description", "").removeprefix("Toolkit: ")]
+        rows = [[f"`{name}`", labels[name].label, _type_text(s), "toolkit" if name in extra else "service",
+                 labels[name].meaning]
                 for name, s in props.items()]
-        out += [f"## `{title}` (table `{table}`)", _table(["field", "type", "from", "meaning"], rows)]
+        out += [f"## `{title}` (table `{table}`)", _table(["field", "label", "type", "from", "meaning"], rows)]
     return "\n\n".join(out)
 
 

@@ -437,6 +437,10 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             return False
         if "ends_before" in p and not (r["auction_end_date"] and _dt(r["auction_end_date"]) < day(p["ends_before"])):
             return False
+        if "ends_within" in p:
+            soon = now + timedelta(hours=int(p["ends_within"]))
+            if not (r["auction_end_date"] and now < _dt(r["auction_end_date"]) <= soon):
+                return False
         if "seen_after" in p:
             after = datetime.fromisoformat(p["seen_after"].replace("Z", "+00:00"))
             after = after if after.tzinfo else after.replace(tzinfo=timezone.utc)
@@ -522,6 +526,35 @@ def oracle_pending(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
     per_page = int(p.get("per_page", 50))
     page = int(p.get("page", 1))
     return [r["id"] for r in matched[(page - 1) * per_page : page * per_page]], len(matched)
+
+
+LAPSE_TODAY = date(2026, 12, 5)
+
+
+def lapse_now() -> datetime:
+    """The moment the time-lapse demo's app tests answer as of: 09:00 UTC on LAPSE_TODAY."""
+    from toolkit.demo.generate import anchor_of
+
+    return anchor_of(LAPSE_TODAY) + timedelta(hours=2)
+
+
+@pytest.fixture(scope="session")
+def lapse_template(tmp_path_factory) -> Path:
+    """A time-lapse demo (the 14 days to LAPSE_TODAY: auctions that sold, went unsold, run
+    with bids), appraised: the mirror the domain page is judged on (the app's and the
+    browser's tests)."""
+    from toolkit.analysis.appraise import appraise
+    from toolkit.demo import load_demo
+    from toolkit.store.schema import connect
+
+    path = tmp_path_factory.mktemp("lapse") / "lapse.db"
+    conn = connect(str(path))
+    load_demo(conn, scale="small", seed=7, today=LAPSE_TODAY, days=14)
+    conn.close()
+    with Mirror(path, clock=lapse_now) as mirror:
+        appraise(mirror)
+        mirror.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path
 
 
 def small_demo(path: Path, seed: int, today: date | None = None) -> Path:

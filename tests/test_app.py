@@ -13,10 +13,12 @@ from urllib.parse import parse_qsl, unquote
 
 import pytest
 
-from conftest import small_demo
+from conftest import LAPSE_TODAY, lapse_now, small_demo
 from streamlit.testing.v1 import AppTest
 
 from toolkit import Mirror
+from toolkit.sources import SOURCES
+from toolkit.store.labels import STATUS_WORDS
 from toolkit.store.schema import connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,7 +82,8 @@ def url_value(at: AppTest, key: str) -> str:
 
 def drawn_html(at: AppTest) -> list[str]:
     """The HTML drawn through `navigation.show_html` (the results tables), in page order."""
-    return [json.loads(e.proto.json)["html"] for e in at.get("bidi_component") if e.proto.component_name == "edt_html"]
+    return [json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component")
+            if e.proto.component_name == "edt_html"]  # fmt: skip
 
 
 def results_html(at: AppTest) -> str:
@@ -92,10 +95,57 @@ def names_listed(at: AppTest) -> list[str]:
     return [unquote(n) for n in re.findall(r'href="\?view=detail&amp;name=([^"]+)"', results_html(at))]
 
 
-def record_fields(at: AppTest) -> dict[str, str]:
-    """The domain page's "Every field" table, field -> shown text."""
-    drawn = next(h for h in drawn_html(at) if "edt-fields" in h and "<th>field</th>" in h)  # not the comparables
-    return {html.unescape(k): html.unescape(v) for k, v in re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", drawn)}
+def record_fields(at: AppTest) -> dict[str, tuple[str, str]]:
+    """The domain page's "Every field" table: field name (on hover) -> (its label, the shown text)."""
+    drawn = next(h for h in drawn_html(at) if "edt-fields" in h and '<th colspan="2">' in h)
+    rows = re.findall(r'<tr><td title="([^":]*)[^"]*">(.*?)</td><td>(.*?)</td></tr>', drawn)
+    return {html.unescape(name): (html.unescape(label), html.unescape(value)) for name, label, value in rows}
+
+
+def html_rows(drawn: str) -> list[list[str]]:
+    """The cells of a drawn table's body rows, as text."""
+    body = drawn.split("<tbody>", 1)[1]
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body)]
+
+
+def follow(at: AppTest, href: str) -> AppTest:
+    """A plain click on a link the pages draw (`?page=2`): its query written over the URL, then a
+    rerun, as the tables' component does in place (navigation.follow_link)."""
+    from toolkit.ui.navigation import follow_link
+
+    after = follow_link(href, {k: url_value(at, k) for k in at.query_params})
+    for key in list(at.query_params):
+        del at.query_params[key]
+    at.query_params.update(after)
+    return at.run()
+
+
+def table_settings(at: AppTest) -> AppTest:
+    """Open the results table's settings (sort, rows per page, columns), drawn only while open."""
+    at.session_state["table_settings"] = True
+    return at.run()
+
+
+def page_text(at: AppTest) -> str:
+    """Every text a person reads on the page (tags and hover titles left out)."""
+    kinds = ("markdown", "caption", "header", "subheader", "title", "info", "warning", "success", "error", "text")
+    texts = [str(e.value) for kind in kinds for e in at.get(kind)]
+    texts += [f"{m.label} {m.value}" for m in at.metric]
+    for kind in ("selectbox", "multiselect", "radio", "text_input", "button", "number_input", "checkbox", "toggle",
+                 "slider", "date_input", "text_area", "expander"):  # fmt: skip
+        for widget in at.get(kind):
+            texts.append(str(getattr(widget, "label", "") or ""))
+            texts += [str(o) for o in getattr(widget, "options", []) or []]
+    for drawn in drawn_html(at):
+        drawn = re.sub(r"<style>.*?</style>", " ", drawn, flags=re.S)
+        texts.append(html.unescape(re.sub(r"<[^>]+>", " ", drawn)))
+    for frame in at.dataframe:
+        texts += [str(c) for c in frame.value.columns] + [str(v) for v in frame.value.astype(str).to_numpy().ravel()]
+    for shown in at.table:
+        texts += [str(c) for c in shown.value.columns] + [str(i) for i in shown.value.index]
+        texts += [str(v) for v in shown.value.astype(str).to_numpy().ravel()]
+    return "\n".join(texts)
 
 
 def headers(at: AppTest) -> list[str]:
@@ -166,7 +216,7 @@ def test_explore_filters_through_the_widgets_match_the_query_layer(demo_db):
     at = app()
     no_exception(at)
     assert total_shown(at) == Mirror(demo_db).search_domains({})["meta"]["total"]
-    open_groups(at, "seo")
+    open_groups(at, "seo", "source")
     at.sidebar.number_input(key="f:tf_min").set_value(20).run()
     at.sidebar.selectbox(key="f:type").set_value("auction").run()
     no_exception(at)
@@ -181,8 +231,8 @@ def test_a_closed_filter_group_draws_no_widgets_and_keeps_its_filters_in_force(d
     at = app()
     no_exception(at)
     opened = groups_open(at)
-    assert opened["Source and type"] and not opened["SEO metrics"] and not opened["Price"]
-    assert len(at.sidebar.number_input) == 0  # TF, CF, DA, price, age...: all in closed groups, none built
+    assert not any(opened.values())  # every group closed at first: the page opens on its table
+    assert len(at.sidebar.number_input) == len(at.sidebar.text_input) == len(at.sidebar.selectbox) == 0
     bookmark = app(tf_min="20")  # a filter arriving from outside opens its group
     assert groups_open(bookmark)["SEO metrics"]
     assert bookmark.sidebar.number_input(key="f:tf_min").value == 20
@@ -192,6 +242,7 @@ def test_a_closed_filter_group_draws_no_widgets_and_keeps_its_filters_in_force(d
         bookmark.sidebar.number_input(key="f:tf_min")
     assert "Min Trust Flow: 20" in [c.value for c in bookmark.sidebar.caption]  # said under the closed group
     expected = mirror.search_domains({"tf_min": "20", "tld": ".com"})["meta"]["total"]
+    open_groups(bookmark, "source")
     bookmark.sidebar.text_input(key="f:tld").set_value(".com").run()  # a change elsewhere
     no_exception(bookmark)
     assert url_value(bookmark, "tf_min") == "20" and total_shown(bookmark) == expected > 0
@@ -202,7 +253,7 @@ def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
     at = app(sort="-effective_price")
     no_exception(at)
     assert headers(at) == ["Domain", "Price", "EUR", "Bids", "Ends in", "TF", "CF", "DA", "RD", "Age", "Score",
-                           "Source", "TLD", "Buy"]  # fmt: skip (no value column before an appraisal)
+                           "Source", "TLD", "Buy", "Keep"]  # fmt: skip (no value column before an appraisal)
     expected = Mirror(demo_db).search_domains({"sort": "-effective_price"})["data"]
     rows = cells(at)
     first = expected[0]
@@ -212,6 +263,9 @@ def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
     eur = first["effective_price_eur"]
     assert eur is not None and rows[0][2] in (f"{eur:,.0f} EUR", f"{eur:,.2f} EUR")  # beside the native price
     assert not {"None", "nan", "NaN", "<NA>"} & {cell for row in rows for cell in row}
+    source = next(s for s in __import__("toolkit.sources", fromlist=["SOURCES"]).SOURCES if s.slug == first["source"])
+    assert rows[0][11] == source.name  # the platform by its name, not its slug
+    assert rows[0][14] == "☆◎"  # shortlist it, watch it
     blank_tf = [row for row, record in zip(rows, expected) if record["trust_flow"] is None]
     assert blank_tf and all(row[5] == "" for row in blank_tf)  # an absent metric is a blank cell
     ends = [row[4] for row, record in zip(rows, expected) if record["auction_end_date"]]
@@ -231,6 +285,8 @@ def test_a_column_title_sorts_every_result_not_the_page(demo_db):
                   if r["effective_price"] is not None)  # fmt: skip
     assert top[0]["effective_price"] == highest  # the mirror's highest, not the page's
     assert header_link(sorted_at, "Price")["sort"] == "effective_price"  # a second click turns it around
+    assert "Price, highest first" in sorted_at.caption[0].value  # the sort said in words
+    table_settings(sorted_at)
     assert sorted_at.selectbox(key="sort").value == "-effective_price"
     assert "Price, highest first" in sorted_at.selectbox(key="sort").format_func("-effective_price")
 
@@ -248,14 +304,20 @@ def test_a_filter_change_goes_back_to_page_one(demo_db):
     at = app(page="5")
     no_exception(at)
     assert at.caption[0].value.startswith("Page 5 of")
+    open_groups(at, "source")
     at.sidebar.text_input(key="f:tld").set_value(".fr").run()
     no_exception(at)
     expected = Mirror(demo_db).search_domains({"tld": ".fr"})
     assert at.caption[0].value.startswith(f"Page 1 of {expected['meta']['last_page']}")
     assert names_listed(at) == [r["name"] for r in expected["data"]]
     assert "page" not in at.query_params
-    at.button(key="to:Next ›").click().run()
+    pager = re.search(r'<p class="edt-pager">(.*?)</p>', results_html(at)).group(1)
+    assert '<span class="edt-dim">‹ Previous</span>' in pager  # page 1: nothing before it
+    follow(at, html.unescape(re.search(r'<a href="(\?[^"]+)"[^>]*>Next ›</a>', pager).group(1)))
+    no_exception(at)
     assert at.caption[0].value.startswith("Page 2 of") and url_value(at, "page") == "2"
+    second = Mirror(demo_db).search_domains({"tld": ".fr", "page": "2"})
+    assert names_listed(at) == [r["name"] for r in second["data"]]
 
 
 def test_a_bookmark_past_the_last_page_opens_the_last_page(demo_db):
@@ -266,7 +328,7 @@ def test_a_bookmark_past_the_last_page_opens_the_last_page(demo_db):
 
 
 def test_the_column_chooser_is_kept_in_the_url(demo_db):
-    at = app()
+    at = table_settings(app())
     at.multiselect(key="cols").set_value(["name", "tf", "language"]).run()
     no_exception(at)
     assert headers(at) == ["Domain", "TF", "Lang"]
@@ -326,12 +388,17 @@ def test_a_rerun_never_counts_the_whole_mirror(demo_db, monkeypatch):
 
 
 def test_regfree_is_offered_only_from_authority(demo_db):
-    at = app()
-    assert "regfree" in at.sidebar.selectbox(key="f:source").options
+    at = open_groups(app(), "source")
+    assert "Aged Domains (deleted ccTLD)" in at.sidebar.selectbox(key="f:source").options  # sources by name
+    assert "GoDaddy Auctions" in at.sidebar.selectbox(key="f:source").options
+    assert "Answers as the enterprise plan" in groups_open(at)  # the plan in force, said in its group's title
+    at.session_state["plan_group"] = True  # opened: its picker
+    at.run()
     at.sidebar.selectbox(key="plan").set_value("pro").run()
     no_exception(at)
-    assert "regfree" not in at.sidebar.selectbox(key="f:source").options
-    assert "regfree needs Authority" in " ".join(c.value for c in at.sidebar.caption)
+    assert "Aged Domains (deleted ccTLD)" not in at.sidebar.selectbox(key="f:source").options
+    assert "regfree) needs the Authority plan" in " ".join(c.value for c in at.sidebar.caption)
+    assert "Answers as the pro plan" in groups_open(at) and url_value(at, "plan") == "pro"
 
 
 def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
@@ -349,14 +416,18 @@ def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
     assert history["xAxis"]["type"] == "time"
     assert history["yAxis"][1]["minInterval"] == 1 and history["yAxis"][1]["interval"] >= 1  # whole bids
     fields = record_fields(at)
-    assert "first_seen_at" in fields and "web.archive.org/web/*/" + name in at.markdown[0].value
-    assert "None" not in fields.values() and "—" in fields.values()  # absent values are dashes
-    assert fields["name"] == name
+    assert "first_seen_at" in fields and any("web.archive.org/web/*/" + name in m.value for m in at.markdown)
+    shown = [value for _, value in fields.values()]
+    assert "None" not in shown and "—" in shown  # absent values are dashes
+    assert fields["name"] == ("Domain", name) and fields["trust_flow"][0] == "Trust Flow"  # labelled
+    record = Mirror(demo_db).get_domain(listing_id)["data"]
+    assert fields["source"][1] != record["source"]  # the platform by name
     # First and last seen as people read them, with no "T07:00:00Z" for Markdown to take for
     # an emoji name (Streamlit would load its emoji code for the page).
     seen = next(c.value for c in at.caption if c.value.startswith("First seen"))
-    first = datetime.fromisoformat(fields["first_seen_at"].replace("Z", "+00:00"))
+    first = datetime.fromisoformat(record["first_seen_at"].replace("Z", "+00:00"))
     assert seen.startswith(f"First seen {first:%d %b %Y %H:%M} UTC, last seen ")
+    assert fields["first_seen_at"][1] == f"{first:%d %b %Y %H:%M} UTC"
     assert not re.search(r":\w+:", " ".join(e.value for e in [*at.caption, *at.markdown]))
     old = app("detail", id=str(listing_id))  # a bookmark by listing id still opens
     no_exception(old)
@@ -379,13 +450,15 @@ def test_domain_detail_finds_a_name_by_part_and_shows_every_listing_of_it(demo_d
     picker.set_value(record["name"]).run()
     no_exception(at)
     assert url_value(at, "name") == record["name"]
-    assert len(at.table) == 1 and record_fields(at)["name"] == record["name"]  # side by side, then the fields
+    assert len(at.table) == 1 and record_fields(at)["name"][1] == record["name"]  # side by side, then the fields
     side = at.table[0].value
-    assert list(side.columns) == [f"{r['source']} #{r['id']}" for r in
+    by_name = {s.slug: s.name for s in SOURCES}
+    assert list(side.columns) == [f"{by_name[r['source']]} #{r['id']}" for r in
                                   (Mirror(demo_db).get_domain(i)["data"] for i, _, _ in
                                    Mirror(demo_db).listings_named(record["name"]))]  # fmt: skip
-    assert side.loc["Price", f"{other['source']} #{other['id']}"] == f"777 {other['currency']}"
-    assert side.loc["Trust Flow", f"{other['source']} #{other['id']}"] == "—"
+    column = f"{by_name[other['source']]} #{other['id']}"
+    assert side.loc["Price", column] == f"777 {other['currency']}"
+    assert side.loc["Trust Flow", column] == "—"
 
 
 def test_pending_delete_names_are_explorable_with_filters_and_suffix_families(demo_db):
@@ -394,6 +467,7 @@ def test_pending_delete_names_are_explorable_with_filters_and_suffix_families(de
     mirror = Mirror(demo_db)
     assert total_shown(at) == mirror.search_pending_delete({})["meta"]["total"] > 0
     assert headers(at)[:3] == ["Domain", "Drops", "Status"] and "TF" in headers(at)
+    open_groups(at, "source", prefix="p:")
     at.sidebar.text_input(key="p:tld").set_value("uk").run()
     no_exception(at)
     expected = mirror.search_pending_delete({"tld": "uk"})
@@ -416,6 +490,75 @@ def test_moving_from_pending_delete_to_explore_drops_the_filters_explore_refuses
     assert not at.error
     assert "source" not in at.query_params and "status" not in at.query_params
     assert total_shown(at) == Mirror(demo_db).search_domains({"tld": "uk"})["meta"]["total"]
+
+
+def _every_move(views: list[str]) -> list[tuple[str, str]]:
+    """A walk through every ordered pair of pages (an Eulerian circuit of the complete graph),
+    starting and ending at the first."""
+    left = {view: [other for other in views if other != view] for view in views}
+    stack, walk = [views[0]], []
+    while stack:
+        if left[stack[-1]]:
+            stack.append(left[stack[-1]].pop())
+        else:
+            walk.append(stack.pop())
+    walk.reverse()
+    return list(zip(walk, walk[1:]))
+
+
+def test_every_page_keeps_its_own_settings_walking_through_the_sidebar(demo_db):
+    """Each page set away from its defaults, then every page opened from every other through
+    the sidebar: a page shows its own columns, sort and settings, never another page's (Explore's
+    `cols=...,tf` once opened Pending-delete with a TF column alone)."""
+    from toolkit.ui.navigation import OWN_KEYS
+    from toolkit.ui.pages import PAGES, sort_label
+    from toolkit.ui.table import LISTING_TABLE, PENDING_TABLE
+
+    name = Mirror(demo_db).search_domains({"has_bids": "1", "per_page": "1"})["data"][0]["name"]
+    titles = {"explore": {c.key: c.title for c in LISTING_TABLE}, "pending": {c.key: c.title for c in PENDING_TABLE}}
+    chosen = {"explore": (["name", "price", "deal", "bids", "ends", "tf"], "-bids_count"),
+              "pending": (["domain", "window", "status", "tld"], "domain")}  # fmt: skip
+    at = app("explore", tld=".com")
+    settings = {  # each page's own settings, set through its widgets
+        "explore": lambda: (table_settings(at), at.multiselect(key="cols").set_value(chosen["explore"][0]),
+                            at.selectbox(key="sort").set_value(chosen["explore"][1])),
+        "pending": lambda: (table_settings(at), at.multiselect(key="cols").set_value(chosen["pending"][0]),
+                            at.selectbox(key="sort").set_value(chosen["pending"][1])),
+        "detail": lambda: at.text_input(key="detail_name").set_value(name),
+        "trust-flow": lambda: at.slider(key="region_tf").set_value((10, 40)),
+        "calendar": lambda: at.radio(key="cal_kind").set_value("drops"),
+    }  # fmt: skip
+
+    def shows_its_own(view: str) -> None:
+        no_exception(at)
+        assert at.sidebar.radio(key="view").value == view and url_value(at, "view") == view
+        strangers = {k for keys in OWN_KEYS.values() for k in keys} - set(OWN_KEYS.get(view, ()))
+        assert not strangers & set(at.query_params), (view, dict(at.query_params))
+        assert url_value(at, "tld") == ".com"  # the filters go along
+        if view in chosen:
+            columns, sort = chosen[view]
+            assert headers(at) == [titles[view][k] for k in columns], view
+            assert url_value(at, "sort") == sort and sort_label(sort) in at.caption[0].value
+        elif view == "detail":
+            assert at.subheader[0].value == name and url_value(at, "name") == name
+        elif view == "trust-flow":
+            assert at.slider(key="region_tf").value == (10, 40) and url_value(at, "tf_range") == "10-40"
+        elif view == "calendar":
+            assert at.radio(key="cal_kind").value == "drops" and url_value(at, "dates") == "drops"
+
+    views = list(PAGES)
+    for view in views:
+        at.sidebar.radio(key="view").set_value(view).run()
+        if view in settings:
+            settings[view]()
+            at.run()
+        shows_its_own(view)
+    moves = _every_move(views[-1:] + views[:-1])  # from the page the settings ended on
+    assert len(moves) == len(views) * (len(views) - 1)
+    for before, after in moves:
+        assert at.sidebar.radio(key="view").value == before
+        at.sidebar.radio(key="view").set_value(after).run()
+        shows_its_own(after)
 
 
 def test_the_calendar_reopens_from_its_url_and_its_day_menu_follows_the_filter(demo_db):
@@ -481,6 +624,28 @@ def test_a_tf_cf_region_lists_its_domains_and_opens_in_explore(demo_db):
         [r["name"] for r in expected["data"]]  # fmt: skip
     again = app("trust-flow", source="dynadot", tf_min="5", tf_range="0-30", cf_range="20-60")
     assert again.slider(key="region_tf").value == (0, 30) and again.slider(key="region_cf").value == (20, 60)
+
+
+def test_a_chart_is_made_once_per_mirror_generation_filters_and_plan(demo_db, monkeypatch):
+    """A chart page's figures are made and converted once for the same data: another visitor,
+    or a rerun, skips Plotly; a write to the mirror makes them anew."""
+    from toolkit.analysis import charts
+    from toolkit.store.writer import save_listings
+
+    made = []
+    real = charts.tf_cf_heatmap
+    monkeypatch.setattr(charts, "tf_cf_heatmap", lambda counts: made.append(1) or real(counts))
+    first = app("trust-flow", tld=".de")
+    again = app("trust-flow", tld=".de")  # another session, the same data
+    no_exception(again)
+    assert len(made) == 1 and chart(again) == chart(first)
+    app("trust-flow", tld=".fr")
+    assert len(made) == 2  # other filters, another chart
+    mirror = Mirror(demo_db)
+    record = mirror.search_domains({"tld": ".de", "per_page": "1"})["data"][0]
+    save_listings(mirror.connection(), [{**record, "trust_flow": 77, "citation_flow": 78}], origin="sync")
+    changed = app("trust-flow", tld=".de")
+    assert len(made) == 3 and chart(changed) != chart(first)  # the mirror changed: made anew
 
 
 def test_the_zone_share_is_by_topic_or_by_source(demo_db):
@@ -606,7 +771,7 @@ def test_a_saved_search_survives_a_rerun_and_a_new_session(demo_db):
     assert any("Saved" in s.value for s in at.success)
     again = app("watchlist")
     no_exception(again)
-    assert any("strong links" in m.value and "tf_min=15" in m.value for m in again.markdown)
+    assert any("strong links" in m.value and "Trust Flow 15+" in m.value for m in again.markdown)  # a sentence
 
 
 def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(demo_db):
@@ -625,6 +790,9 @@ def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(dem
     assert new > 0
     at = app("watchlist")
     no_exception(at)
+    assert not drawn_html(at)  # the new matches wait in a closed group
+    at.session_state["new:french"] = True
+    at.run()
     expected = mirror.search_domains({**saved.new_matches_params(entry), "sort": "-first_seen_at", "per_page": "100"})
     assert names_listed(at) == [r["name"] for r in expected["data"]]  # the new names themselves
     at.button(key="open:french").click().run()
@@ -632,6 +800,8 @@ def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(dem
     assert url_value(at, "tld") == ".fr"
     assert saved.saved_searches(mirror)[0]["new_matches"] == new  # opening them did not mark them seen
     at = app("watchlist")
+    at.session_state["new:french"] = True
+    at.run()
     at.button(key="seen:french").click().run()
     no_exception(at)
     assert saved.saved_searches(mirror)[0]["new_matches"] == 0
@@ -663,19 +833,50 @@ def test_the_watchlist_watches_names_and_shows_their_stage(demo_db):
     watched.queue_listed(mirror)
     at = app("watchlist")
     no_exception(at)
-    shown = next(d.value for d in at.dataframe if "stage" in d.value.columns).set_index("name")
+    shown = {row[0]: row for row in html_rows(next(h for h in drawn_html(at) if ">Stage<" in h))}
     window, _ = predict_drop_window("nu", "serverHold", date(2026, 11, 20))
-    assert shown.loc["kettleharbor.nu", "stage"] == "expired"
-    assert shown.loc["kettleharbor.nu", "expected"] == f"{window.start} – {window.end}"
-    assert shown.loc[listed, "listed"].startswith(mirror.search_domains({"per_page": "1"})["data"][0]["source"])
+    assert shown["kettleharbor.nu"][1] == "expired"
+    assert shown["kettleharbor.nu"][4] == f"{window.start} – {window.end}"
+    assert shown[listed][5].startswith(mirror.search_domains({"per_page": "1"})["data"][0]["source"])
+
+
+def test_check_now_asks_the_registries_about_the_watched_names_on_screen(demo_db, monkeypatch):
+    """The names job (`edt watch names --check`) from the Watchlist page: the same polite
+    lookups, over a real socket to a local RDAP server playing the registries' real answers."""
+    from test_watch_names import Registry
+
+    from toolkit.sync.watched_names import watch_names, watched_names
+
+    registry = Registry()
+    try:
+        monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
+        monkeypatch.setenv("EDT_NOW", "2022-03-10T06:30:00Z")  # the registries' first day (test_watch_names.DAYS)
+        mirror = Mirror(demo_db)
+        watch_names(mirror, ["themarquetry.com", "kettleharbor.nu"])
+        at = app("watchlist")
+        no_exception(at)
+        before = {row[0]: row for row in html_rows(next(h for h in drawn_html(at) if ">Stage<" in h))}
+        assert before["themarquetry.com"][1] == "not checked yet"
+        at.button(key="check_names").click().run()
+        no_exception(at)
+    finally:
+        registry.server.shutdown()
+    asked = sorted(path.rsplit("/", 1)[-1] for path in registry.requests if "/domain/" in path)
+    assert asked == ["kettleharbor.nu", "themarquetry.com"]  # each of the names on screen, once
+    assert any(c.value.startswith("names: 2 checked (2 asked of their registries)") for c in at.caption)
+    stages = {row["name"]: row["stage"] for row in watched_names(Mirror(demo_db))}
+    assert stages == {"themarquetry.com": "registered", "kettleharbor.nu": "registered"}
+    shown = {row[0]: row for row in html_rows(next(h for h in drawn_html(at) if ">Stage<" in h))}
+    assert shown["themarquetry.com"][1] == "registered" and shown["themarquetry.com"][6]  # checked just now
 
 
 def test_sync_page_shows_each_datasets_freshness(demo_db):
     at = app("sync")
     no_exception(at)
-    table = at.dataframe[0].value
-    assert list(table["job"]) == ["listings", "bids", "regfree", "pending"]
-    assert set(table["state"]) == {"never synced"}  # demo data only
+    rows = html_rows(next(h for h in drawn_html(at) if ">dataset<" in h))
+    assert [row[0].split(":")[0] for row in rows] == ["listings", "bids", "regfree", "pending"]
+    assert {row[-1] for row in rows} == {"not synced yet (demo data)"}  # demo data only
+    assert any("This mirror holds the small demo (seed 9)" in i.value for i in at.info)
     assert any("EDT_API_KEY" in i.value for i in at.info)
 
 
@@ -741,8 +942,8 @@ def test_the_sync_page_fetches_the_free_feeds_without_a_key(demo_db, tmp_path, m
     stored = connect(str(demo_db)).execute("SELECT count(*) FROM pending_delete WHERE source = 'droplist'").fetchone()[0]
     assert stored > 1_500
     assert [s.value for s in at.success] == [f"nask-pl: ok: {stored:,} rows ({stored:,} new, 0 updated)"]
-    feeds = at.dataframe[-1].value
-    assert feeds.set_index("feed").loc["nask-pl", "state"] == "fresh"
+    feeds = {row[0].split(":")[0]: row for row in html_rows(next(h for h in drawn_html(at) if ">feed<" in h))}
+    assert feeds["nask-pl"][4] == "fresh"
 
 
 def test_a_pending_delete_name_opens_its_own_detail(demo_db):
@@ -755,7 +956,8 @@ def test_a_pending_delete_name_opens_its_own_detail(demo_db):
     detail = app("detail", name=row["domain"])
     no_exception(detail)
     assert detail.subheader[0].value == row["domain"]
-    assert detail.metric[1].value == row["whois_status"]
+    assert detail.metric[1].value == STATUS_WORDS[row["whois_status"]][0]  # in words, the EPP code on hover
+    assert row["whois_status"] in detail.metric[1].proto.help
     assert detail.metric[2].value.startswith("—") or detail.metric[2].value.split(" / ")[0].isdigit()
 
 
@@ -767,30 +969,208 @@ def test_the_domain_page_shows_comparable_results(tmp_path, monkeypatch):
     monkeypatch.setenv("EDT_NOW", "2026-08-21T09:00:00+00:00")
     at = app("detail", name="kettleharbor.com")
     no_exception(at)
-    assert "Comparable results" in [h.value for h in at.subheader]
-    comps = next(h for h in drawn_html(at) if "for, and why it is alike" in h)
-    assert comps.index("kettlehouse.com") < comps.index("harborkettle.net")
-    assert "shares &#x27;kettle&#x27;" in comps and "ended 2026-08-20 on dynadot" in comps
+    assert "Comparable sales" in [h.value for h in at.subheader]
+    comps = next(h for h in drawn_html(at) if ">Why alike" in h)
+    assert comps.index("kettlehouse.com") < comps.index("harborkettle.net")  # most alike first
+    assert "shares &#x27;kettle&#x27;" in comps and "<td>20 Aug</td><td>Dynadot</td>" in comps
+    assert 'href="?view=detail&amp;name=kettlehouse.com"' in comps  # each to its own page
+    titles = dict(re.findall(r'<th[^>]*><a href="\?([^"]+)"[^>]*>([A-Za-z ]+)', comps))
+    by_price = follow(at, "?" + html.unescape(next(q for q, t in titles.items() if t == "EUR")))
+    no_exception(by_price)
+    assert url_value(by_price, "comps_sort") == "-eur"  # sorted by what it sold for, highest first
+    sorted_comps = next(h for h in drawn_html(by_price) if ">Why alike" in h)
+    shown = [float(v.replace(",", "")) for v in re.findall(r'<td class="num">([\d,.]+) EUR</td>', sorted_comps)]
+    assert shown == sorted(shown, reverse=True) and len(shown) > 1
 
 
-def test_the_domain_page_shows_the_price_range_and_its_coverage(tmp_path, monkeypatch):
-    from toolkit.analysis.appraise import appraise, coverage_note
-    from toolkit.demo import load_demo
+# -- a time-lapse demo: the page a bid is decided on, in words ------------------------------
 
-    db = tmp_path / "lapse.db"
-    conn = connect(str(db))
-    load_demo(conn, scale="small", days=21)
-    conn.close()
+@pytest.fixture()
+def lapse_db(lapse_template, tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "lapse.db"
+    shutil.copy(lapse_template, path)
+    monkeypatch.setenv("EDT_NOW", lapse_now().isoformat())
+    monkeypatch.setenv("EDT_DB", str(path))
+    monkeypatch.delenv("EDT_PLAN", raising=False)
+    monkeypatch.delenv("EDT_API_KEY", raising=False)
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    return path
+
+
+def _one(db: Path, sql: str, *args) -> tuple:
+    found = connect(str(db)).execute(sql, args).fetchone()
+    assert found is not None, sql
+    return found
+
+
+def _raw_words() -> dict[str, re.Pattern]:
+    """What must never be read on a page: the mirror's field and parameter names, EPP codes
+    (their words are shown, the code on hover), None, and crontab lines."""
+    from toolkit.query.params import DOMAIN_PARAMS, PENDING_PARAMS, RESULT_PARAMS
+    from toolkit.store.labels import LISTING_LABELS, PENDING_LABELS
+    from toolkit.store.schema import RESULT_COLUMNS, WATCHED_NAME_COLUMNS
+
+    names = {*LISTING_LABELS, *PENDING_LABELS, *DOMAIN_PARAMS, *PENDING_PARAMS, *RESULT_PARAMS, *RESULT_COLUMNS,
+             *WATCHED_NAME_COLUMNS, "last_ok", "age_hours", "rows_seen", "started_at", "finished_at"}  # fmt: skip
+    raw = sorted(n for n in names if "_" in n)
+    return {"a field name": re.compile(r"(?<![\w/.-])(" + "|".join(map(re.escape, raw)) + r")(?![\w-])"),
+            # the codes written as code (camelCase); quarantine, transition, ok read as words
+            "an EPP code": re.compile(r"\b(" + "|".join(c for c in STATUS_WORDS if c != c.lower()) + r")\b"),
+            "None": re.compile(r"\bNone\b"),
+            "a cron line": re.compile(r"(?<!\S)(?:[\d*/,-]+ +){4}[\d*/,-]+(?!\S)|\bcron\b")}
+
+
+def raw_words_in(text: str) -> list[str]:
+    found = [(what, m.group(0).strip()) for what, pattern in _raw_words().items() for m in pattern.finditer(text)]
+    # five fields of numbers are a row of a table; a crontab line has a star among them
+    return [f"{what}: {word!r}" for what, word in found if what != "a cron line" or "*" in word or word == "cron"]
+
+
+def test_the_raw_word_check_sees_them():
+    text = "Trust Flow 20 · last_ok 2026 · redemptionPeriod · None · 0 */4 * * * · mirror /tmp/test_x0/m.db"
+    assert raw_words_in(text) == ["a field name: 'last_ok'", "an EPP code: 'redemptionPeriod'", "None: 'None'",
+                                  "a cron line: '0 */4 * * *'"]  # fmt: skip
+    assert raw_words_in("in redemption (the code on hover), daily at 06:30, Trust Flow 15+") == []
+
+
+def _every_page(db: Path) -> dict[str, dict[str, str]]:
+    """Every page, and the domain page of each kind of listing, as bookmarks."""
+    sold = _one(db, "SELECT name FROM auction_results WHERE sold = 1 ORDER BY ended_at DESC LIMIT 1")[0]
+    unsold = _one(db, "SELECT name FROM auction_results WHERE sold = 0 ORDER BY ended_at DESC LIMIT 1")[0]
+    running = _one(db, "SELECT name FROM listings WHERE type = 'auction' AND bids_count > 0 AND value_low IS NOT NULL "
+                       "AND closed_at IS NULL AND auction_end_date > ? ORDER BY id LIMIT 1", lapse_now().isoformat())[0]
+    closeout = _one(db, "SELECT name FROM listings WHERE type = 'closeout' AND source != 'regfree' AND closed_at IS "
+                        "NULL ORDER BY id LIMIT 1")[0]
+    regfree = _one(db, "SELECT name FROM listings WHERE source = 'regfree' ORDER BY id LIMIT 1")[0]
+    pending = Mirror(db).search_pending_delete({"per_page": "1"})["data"][0]["domain"]
+    pages = {view: {} for view in ("explore", "pending", "trust-flow", "archive", "calendar", "watchlist", "sync")}
+    kinds = (("a sold auction", sold), ("an unsold auction", unsold), ("a running auction", running),
+             ("a closeout", closeout), ("a dropped ccTLD name", regfree), ("a pending-delete name", pending))
+    pages |= {f"detail of {what}": {"name": name} for what, name in kinds}
+    pages["calendar of drops"] = {"dates": "drops"}
+    pages["explore, every column"] = {"cols": ",".join(c.key for c in __import__("toolkit.ui.table", fromlist=["x"])
+                                                       .LISTING_TABLE)}  # fmt: skip
+    return pages
+
+
+def test_no_page_shows_a_raw_field_name_an_epp_code_without_words_none_or_a_cron_line(lapse_db):
+    """Every page rendered (and the domain page of each kind of listing, with a watched name,
+    a shortlisted listing and a sync run on the watchlist and sync pages): its text read
+    against the field names, the EPP codes, None and crontab lines. Each page of a demo mirror
+    says it holds the demo."""
+    from toolkit.sync.watched_names import watch_names
+    from toolkit.sync.watchlist import shortlist_add
+
+    mirror = Mirror(lapse_db)
+    shortlist_add(mirror, mirror.search_domains({"has_bids": "1", "per_page": "1"})["data"][0]["id"], "bid up to 400")
+    watch_names(mirror, ["kettleharbor.nu"], note="for the shop")
+    with connect(str(lapse_db)) as conn:
+        conn.execute("INSERT INTO sync_runs (job, started_at, finished_at, status, rows_seen, error) VALUES "
+                     "('bids', '2026-12-05T08:00:00Z', '2026-12-05T08:01:00Z', 'failed', NULL, 'HTTP 503')")
+    found = {}
+    for page, query in _every_page(lapse_db).items():
+        at = app(page.split(" ")[0].rstrip(","), **query)
+        no_exception(at)
+        if page.startswith("watchlist"):
+            at.session_state["new:demo: .fr with Trust Flow 15+"] = True  # a search's new matches, opened
+            at.run()
+        text = page_text(at)
+        assert "Demo data" in text and "the small demo (seed 7), a time-lapse of the 14 days to 5 Dec 2026" in text
+        found[page] = raw_words_in(text)
+    assert not {page: words for page, words in found.items() if words}, found
+
+
+def test_the_domain_page_of_a_sold_auction_says_sold_and_its_price(lapse_db):
+    listing_id, name, price, currency, eur, ended, bids = _one(
+        lapse_db, "SELECT listing_id, name, final_price, currency, final_price_eur, ended_at, bids FROM "
+                  "auction_results WHERE sold = 1 AND bids > 1 ORDER BY ended_at DESC LIMIT 1")  # fmt: skip
+    at = app("detail", name=name)
+    no_exception(at)
+    ended_at = datetime.fromisoformat(ended.replace("Z", "+00:00"))
+    said = next(m.value for m in at.markdown if m.value.startswith("**Auction on "))
+    day = f"{ended_at.day} {ended_at:%b}"
+    assert f"Sold for {price:,.0f} {currency} ({eur:,.0f} EUR) on {day}, after {bids} bids" in said
+    assert {m.label: m.value for m in at.metric}["Sold for"] == f"{price:,.0f} {currency}"
+    assert "Ends in" not in said and "Live" not in [m.label for m in at.metric]
+
+
+def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_ranges(lapse_db):
+    """Time left; the current bid in its currency and EUR against the pre-auction range with its
+    coverage; and for an auction with bids the live estimate (live_low, live_high) before it."""
+    from toolkit.analysis.appraise import coverage_note, live_coverage_note, value_model
+
+    name, end, low, high = _one(lapse_db, "SELECT name, auction_end_date, value_low, value_high FROM listings "
+                                          "WHERE type = 'auction' AND bids_count > 2 AND value_low IS NOT NULL AND "
+                                          "closed_at IS NULL AND auction_end_date > ? ORDER BY auction_end_date "
+                                          "LIMIT 1", lapse_now().isoformat())  # fmt: skip
+    at = app("detail", name=name)
+    no_exception(at)
+    said = next(m.value for m in at.markdown if m.value.startswith("**Auction on "))
+    left = datetime.fromisoformat(end.replace("Z", "+00:00")) - lapse_now()
+    days, hours, minutes = left.days, left.seconds // 3600, left.seconds % 3600 // 60
+    countdown = f"{days}d {hours}h" if days else f"{hours}h {minutes}m" if hours else f"{max(minutes, 1)}m"
+    assert f"Ends in {countdown} (" in said
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Pre-auction range (EUR)"] == f"{low:,.0f} – {high:,.0f}" and "Current bid" in metrics
+    note = coverage_note(value_model(Mirror(lapse_db)))
+    assert any(f"Pre-auction range: {note}." in c.value and "EUR: " in c.value for c in at.caption)
+    # An auction with bids carries the live estimate (edt appraise): shown first, with its own coverage.
+    bid_name, live_low, live_high = _one(lapse_db, "SELECT name, live_low, live_high FROM listings WHERE live_mid IS "
+                                                   "NOT NULL AND value_low IS NOT NULL AND closed_at IS NULL ORDER BY "
+                                                   "bids_count DESC LIMIT 1")  # fmt: skip
+    both = app("detail", name=bid_name)
+    no_exception(both)
+    metrics = {m.label: m.value for m in both.metric}
+    assert list(metrics)[2:4] == ["Live estimate (EUR)", "Pre-auction range (EUR)"]
+    assert metrics["Live estimate (EUR)"] == f"{live_low:,.0f} – {live_high:,.0f}"
+    live_note = live_coverage_note(value_model(Mirror(lapse_db))) or "given the bidding so far"
+    assert any(f"Live estimate: {live_note}" in c.value for c in both.caption)
+
+
+def test_a_listing_without_link_data_says_so_instead_of_an_all_clear(lapse_db):
+    name = _one(lapse_db, "SELECT name FROM listings WHERE source != 'regfree' AND trust_flow IS NULL AND "
+                          "citation_flow IS NULL AND domain_authority IS NULL AND referring_domains IS NULL AND "
+                          "backlinks_count IS NULL AND spam_count = 0 AND closed_at IS NULL ORDER BY id LIMIT 1")[0]
+    at = app("detail", name=name)
+    no_exception(at)
+    said = next(m.value for m in at.markdown if m.value.startswith("**"))
+    assert ":orange-badge[no link data]" in said
+    assert [s.value for s in at.success] in ([], ["No spam word flagged."])  # never "no metric jump"
+    assert any(c.value.startswith("Not checked: metric jumps (no link data)") for c in at.caption)
+    assert "Metric history" not in charts_titled(at)  # no chart of nothing
+    enriched = _one(lapse_db, "SELECT name FROM listings WHERE trust_flow IS NOT NULL AND archive_years IS NOT NULL "
+                              "AND closed_at IS NULL ORDER BY id LIMIT 1")[0]  # fmt: skip
+    shown = app("detail", name=enriched)
+    assert not any("badge[no link data]" in m.value for m in shown.markdown)
+    assert "Metric history" in charts_titled(shown)
+
+
+def test_the_price_line_is_the_price_a_bid_moves_with_its_currency_on_the_axis(lapse_db):
+    listing_id, name, currency, price = _one(
+        lapse_db, "SELECT id, name, currency, effective_price FROM listings WHERE type = 'auction' AND bids_count > 3 "
+                  "AND closed_at IS NULL ORDER BY bids_count DESC LIMIT 1")  # fmt: skip
+    at = app("detail", name=name)
+    no_exception(at)
+    history = charts_titled(at)["Price history"]
+    assert history["yAxis"][0]["name"] == f"Price ({currency})"
+    line = next(s for s in history["series"] if s["name"].startswith("Price"))
+    assert line["data"][-1][1] == price  # where the bids took it, not the start price
+    assert line["data"][0][1] < price
+
+
+def test_the_domain_page_shows_the_price_range_and_its_coverage(lapse_db):
+    from toolkit.analysis.appraise import coverage_note, value_model
+
+    db = lapse_db
+    summary = value_model(Mirror(db))
     with Mirror(db) as mirror:
-        summary = appraise(mirror)
         listing_id, low, high = mirror.connection().execute(
             "SELECT id, value_low, value_high FROM listings WHERE value_low IS NOT NULL LIMIT 1").fetchone()
         name = mirror.connection().execute("SELECT name FROM listings WHERE id = ?", [listing_id]).fetchone()[0]
-    monkeypatch.setenv("EDT_DB", str(db))
     at = app("detail", name=name, id=str(listing_id))
     no_exception(at)
     assert f"{low:,.0f} – {high:,.0f}" in [m.value for m in at.metric]
-    assert any(c.value.startswith(coverage_note(summary)) for c in at.caption)
+    assert any(f"Pre-auction range: {coverage_note(summary)}." in c.value for c in at.caption)
     # The table: the range beside the price once appraised, the best deals first, the coverage under it.
     at = app(sort="-deal", cols="name,price,eur,value,deal")
     no_exception(at)
@@ -812,8 +1192,58 @@ def test_the_domain_page_shows_the_price_range_and_its_coverage(tmp_path, monkey
     at = app("detail", name=bid_name, id=str(bid_id))
     no_exception(at)
     shown = {m.label: m.value for m in at.metric}
-    assert shown["Live estimate (EUR, 80% range, given the bidding)"] == f"{live_low:,.0f} – {live_high:,.0f}"
-    assert "Value (EUR, 80% range)" in shown
+    assert shown["Live estimate (EUR)"] == f"{live_low:,.0f} – {live_high:,.0f}"
+    assert "Pre-auction range (EUR)" in shown
     at = app(sort="-live_mid", cols="name,live")
     assert names_listed(at) == [r["name"] for r in by_live]
     assert f"{by_live[0]['live_low']:,.0f} – {by_live[0]['live_high']:,.0f}" in results_html(at)
+
+
+
+def test_the_ending_soon_links_filter_explore_by_the_hours_left(lapse_db):
+    at = app()
+    no_exception(at)
+    links = dict(re.findall(r'<a href="\?(ends_within=\d+)"[^>]*>(\d+ h)</a>', results_html(at)))
+    assert set(links.values()) == {"1 h", "6 h", "24 h"}
+    follow(at, "?ends_within=6")
+    no_exception(at)
+    expected = Mirror(lapse_db).search_domains({"ends_within": "6"})
+    assert total_shown(at) == expected["meta"]["total"] > 0
+    assert names_listed(at) == [r["name"] for r in expected["data"]]
+    assert "<b>6 h</b>" in results_html(at) and "ending within 6 hours" not in results_html(at)
+    assert groups_open(at)["Dates"] and at.sidebar.number_input(key="f:ends_within").value == 6
+    ends = [datetime.fromisoformat(r["auction_end_date"].replace("Z", "+00:00")) for r in
+            Mirror(lapse_db).export_rows({"ends_within": "6"})]  # fmt: skip
+    assert ends and all(lapse_now() < end <= lapse_now() + timedelta(hours=6) for end in ends)
+
+
+def test_the_calendar_opens_on_today(lapse_db):
+    at = app("calendar")
+    no_exception(at)
+    days = {date.fromisoformat(r["auction_end_date"][:10]) for r in Mirror(lapse_db).export_rows({})
+            if r["auction_end_date"]}  # fmt: skip
+    assert LAPSE_TODAY in days and url_value(at, "day") == LAPSE_TODAY.isoformat()
+    option = json.dumps(next(c for t, c in charts_titled(at).items() if t.startswith("Auction ends")))
+    assert "auctions ending" in option and "drops" not in option.lower()  # its colour bar counts auctions, not drops
+
+
+def test_the_domain_page_shortlists_and_watches_the_name(lapse_db):
+    from toolkit.sync.watched_names import watched_names
+    from toolkit.sync.watchlist import shortlist
+
+    name = _one(lapse_db, "SELECT name FROM listings WHERE closed_at IS NULL AND source != 'regfree' ORDER BY id "
+                          "LIMIT 1")[0]
+    at = app("detail", name=name)
+    at.button(key="page_shortlist").click().run()
+    at.button(key="page_watch").click().run()
+    no_exception(at)
+    mirror = Mirror(lapse_db)
+    assert [item["name"] for item in shortlist(mirror)] == [name]
+    assert [row["name"] for row in watched_names(mirror)] == [name]
+    assert at.button(key="page_shortlist").label == "★ On your shortlist"
+    assert at.button(key="page_watch").label == "◉ Watched"
+    assert any(name in s.value for s in at.success)
+    listed = app("watchlist")
+    assert name in results_html(listed) and "★" in results_html(listed)  # on the watchlist's shortlist
+    at.button(key="page_shortlist").click().run()  # a second click takes it off
+    assert shortlist(Mirror(lapse_db)) == []

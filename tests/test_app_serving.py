@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import html
 import io
+import json
 import re
 import urllib.request
 from datetime import datetime, timedelta
@@ -114,11 +116,14 @@ def test_served_by_app_py_the_page_links_to_the_streamed_csv(demo_db, monkeypatc
     at.query_params["tld"] = ".de"
     at.run()
     assert not at.exception
-    button = at.get("link_button")[0].proto
+    drawn = next(json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component")
+                 if e.proto.component_name == "edt_html")  # fmt: skip
+    url, label = re.search(r'<a class="edt-csv" href="([^"]+)" download>⬇ ([^<]+)</a>', drawn).groups()
+    url = html.unescape(url)
     total = Mirror(demo_db, readonly=True).search_domains({"tld": ".de"})["meta"]["total"]
-    assert button.label == f"Download all {total:,} rows (CSV)"
-    assert button.url.startswith("/export/listings.csv?") and "tld=.de" in button.url and "at=" in button.url
-    assert not at.get("download_button")
+    assert label == f"Download all {total:,} rows (CSV)"  # a plain link the browser downloads (not followed in place)
+    assert url.startswith("/export/listings.csv?") and "tld=.de" in url and "at=" in url
+    assert not at.get("download_button") and not at.get("link_button")
 
 
 def test_app_py_serves_the_script_and_the_csv_over_a_real_socket(demo_db, tmp_path):
@@ -209,8 +214,12 @@ def test_each_page_gets_its_element_chunks_named_in_its_html():
         links = re.findall(r'<link rel="modulepreload" crossorigin href="\./([^"]+)">', response.text)
         assert set(assets.page_chunks(view)) <= set(links) and all(module_file(link).is_file() for link in links)
         assert response.text.index(assets.page_chunks(view)[0]) < response.text.index("</head>")
-    # The chart library only where a chart is drawn: ours, not Streamlit's ECharts element.
-    assert assets.ECHARTS_URL in charts.text and assets.ECHARTS_URL not in explore.text
+    # The chart library preloaded only where a chart is drawn: ours, not Streamlit's ECharts
+    # element (a page without a chart loads it later: assets.later_script).
+    def preloaded(response: httpx.Response) -> list[str]:
+        return re.findall(r'modulepreload" crossorigin href="\./([^"]+)"', response.text)
+
+    assert assets.ECHARTS_URL in preloaded(charts) and assets.ECHARTS_URL not in preloaded(explore)
     assert assets.lazy_chunks()["EChartsChart"] not in charts.text
     assert "etag" not in explore.headers  # the body changed: no validator of the file's
     assert html_of("/?view=nonsense").text.count("modulepreload") == explore.text.count("modulepreload")
@@ -285,35 +294,37 @@ def test_a_link_followed_in_place_writes_its_query_over_the_url():
     # A column title: the next sort, back to page 1, the rest kept.
     assert follow_link("?view=explore&tld=.fr&sort=-effective_price&cols=name%2Ctf", current) == {
         "view": "explore", "tld": ".fr", "sort": "-effective_price", "cols": "name,tf"}
-    # A name: its page, the search kept in the URL for the way back (and the page with it).
-    assert follow_link("?view=detail&name=caf%C3%A9.fr", current) == {**current, "view": "detail", "name": "café.fr"}
+    # A name: its page, with the search's filters; the table's own settings (sort, page,
+    # columns) stay with the table (in the browser's history for Back, in the session for the sidebar).
+    assert follow_link("?view=detail&name=caf%C3%A9.fr", current) == {"view": "detail", "tld": ".fr",
+                                                                       "name": "café.fr"}  # fmt: skip
+    # A link to a table brings that table's own settings, never the page-before's.
+    assert follow_link("?view=pending&tld=uk", current) == {"view": "pending", "tld": "uk"}
     # A blank value removes its key.
     assert follow_link("?sort=&view=explore", current) == {"view": "explore", "tld": ".fr", "cols": "name,tf"}
 
 
-def test_every_page_has_the_browser_load_what_it_did_not_draw_while_idle(demo_db, monkeypatch):
+def test_every_page_has_the_browser_load_what_it_did_not_draw_later(monkeypatch):
+    """The page's HTML carries the work left for after the page (assets.later_script): the code
+    of what it did not draw, to preload, and on a page without a chart the small charts to draw
+    out of sight; no component on the page for it."""
     import json
 
-    monkeypatch.setattr(assets, "served", lambda: True)  # as app.py serves it: our chart module too
-    later, warm = {}, {}
+    later = {}
     for view in ("explore", "trust-flow"):
-        at = AppTest.from_file(asgi.SCRIPT, default_timeout=60)
-        at.query_params["view"] = view
-        at.run()
-        assert not at.exception
-        preload = [e for e in at.get("bidi_component") if e.proto.component_name == "edt_preload"]
-        later[view] = json.loads(preload[0].proto.json)["modules"]
-        warm[view] = [json.loads(e.proto.json) for e in at.get("bidi_component")
-                      if e.proto.component_name == "edt_charts_warm"]  # fmt: skip
-        assert later[view] and all(module_file(m).is_file() for m in later[view])
-        assert not set(later[view]) & set(assets.page_chunks(view))  # what the HTML named is not fetched twice
+        script = assets.preload_links(view).decode().split("<script", 1)[1]
+        later[view] = json.loads(re.search(r"const later = (\{.*?\});\n", script).group(1).replace("<\\/", "</"))
+        modules = later[view]["modules"]
+        assert later[view]["after"] == assets.LATER_MS and modules and all(module_file(m).is_file() for m in modules)
+        assert not set(modules) & set(assets.page_chunks(view))  # what the HTML named is not fetched twice
     names = lambda modules: {m.rsplit("/", 1)[-1].split(".")[0] for m in modules}  # noqa: E731
-    assert "NumberInput" in names(later["explore"])  # the closed groups' widgets
-    assert assets.ECHARTS_URL in later["explore"] and assets.ECHARTS_URL not in later["trust-flow"]  # the charts
+    assert "NumberInput" in names(later["explore"]["modules"])  # the closed groups' widgets
+    assert assets.ECHARTS_URL in later["explore"]["modules"]  # the charts, on a page without one
+    assert assets.ECHARTS_URL not in later["trust-flow"]["modules"]
     # A page without charts has the browser run ECharts and draw the kinds of chart the pages
     # draw, out of sight; a chart page draws its own.
-    assert not warm["trust-flow"] and len(warm["explore"]) == 1 and warm["explore"][0]["module"] == assets.ECHARTS_URL
-    kinds = {series["type"] for option in warm["explore"][0]["options"] for series in option["series"]}
+    assert later["trust-flow"]["warm"] is None and later["explore"]["warm"] == assets.ECHARTS_URL
+    kinds = {series["type"] for option in later["explore"]["options"] for series in option["series"]}
     assert {"line", "bar", "heatmap"} <= kinds
 
 
@@ -325,7 +336,7 @@ def drawn_charts(at: AppTest) -> tuple[list[dict], list[dict]]:
     import json
 
     streamlit_charts = [json.loads(e.proto.spec) for e in at.get("echarts_chart")]
-    ours = [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == "edt_chart"]
+    ours = [json.loads(e.proto.json)[0] for e in at.get("bidi_component") if e.proto.component_name == "edt_chart"]
     return streamlit_charts, ours
 
 

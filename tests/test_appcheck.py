@@ -4,6 +4,7 @@ skipped where Debian's chromium and chromium-driver, or selenium, are not instal
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -180,7 +181,11 @@ def test_the_timing_script_measures_every_page_and_explore_interaction(tmp_path,
     assert main(["--db", str(db), "--out", str(tmp_path / "t"), "--timings", "--repeat", "1",
                  "--views", "explore,pending,detail"]) == 0, capsys.readouterr().err  # fmt: skip
     printed = capsys.readouterr().out
+    with capsys.disabled():  # the ratios against the blank page, in the test run's output (not asserted: timed)
+        print("\n" + printed)
     rows = {line.split("|")[1].strip(): line for line in printed.splitlines() if line.startswith("| ")}
+    for view in ("explore", "pending", "detail"):  # each page as a multiple of the blank page of its round
+        assert all(re.search(r"s \(\d+\.\dx\)", cell) for cell in rows[view].split("|")[2:5]), rows[view]
     for view in ("explore", "pending", "detail", "(peer) a blank Streamlit page", "(peer) one small ECharts chart",
                  "(peer) one small Plotly chart"):
         cells = rows[view].split("|")[2:6] if not view.startswith("(peer)") else rows[view].split("|")[2:5]
@@ -205,7 +210,7 @@ def test_a_tables_links_change_the_page_in_place_and_back_returns_to_the_search(
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
         appcheck._open(driver, f"{base}/?view=explore&tld=.com", 60)
         # Once idle, the browser has run the chart library and drawn its small charts out of
-        # sight (echarts.warm_later), and left none behind.
+        # sight (assets.later_script), and left none behind.
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not driver.execute_script("return window.__edtChartsWarmed === true;"):
             time.sleep(0.1)
@@ -230,6 +235,83 @@ def test_a_tables_links_change_the_page_in_place_and_back_returns_to_the_search(
 
 
 @needs_chromium
+def test_a_rows_buttons_shortlist_and_watch_it_in_place(tmp_path, app_env):
+    """☆ on a row of Explore puts the listing on the shortlist, ◎ watches its name, in the same
+    document; each button then shows what was done (★, ◉) and a second click undoes it."""
+    from selenium.webdriver.common.by import By
+
+    from toolkit.sync.watched_names import watched_names
+    from toolkit.sync.watchlist import shortlist
+
+    db = demo_mirror(tmp_path / "mirror.db")
+    first = Mirror(db, readonly=True).search_domains({"tld": ".com", "per_page": "1"})["data"][0]
+    row = "table.edt-table tbody tr:first-child"
+    with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
+        appcheck._open(driver, f"{base}/?view=explore&tld=.com", 60)
+        driver.execute_script("window.__sameDocument = true;")
+        assert driver.find_element(By.CSS_SELECTOR, f"{row} a.edt-name").text == first["name"]
+        appcheck._act(driver, appcheck._click_link(f'{row} button[data-edt-act^="shortlist:on:"]'), 60)
+        appcheck._act(driver, appcheck._click_link(f'{row} button[data-edt-act^="watch:on:"]'), 60)
+        faces = [b.text for b in driver.find_elements(By.CSS_SELECTOR, f"{row} button.edt-act")]
+        assert faces == ["★", "◉"]
+        assert [item["listing_id"] for item in shortlist(Mirror(db))] == [first["id"]]
+        assert [r["name"] for r in watched_names(Mirror(db))] == [first["name"]]
+        assert f"Watching {first['name']}" in driver.find_element(By.CSS_SELECTOR, "body").text  # said above the table
+        appcheck._act(driver, appcheck._click_link(f'{row} button[data-edt-act^="shortlist:off:"]'), 60)
+        assert shortlist(Mirror(db)) == [] and watched_names(Mirror(db))  # off the shortlist, still watched
+        assert driver.execute_script("return window.__sameDocument === true;")  # never a new page load
+
+
+@needs_chromium
+def test_a_bid_is_decided_on_the_domain_page_in_chromium(lapse_template, tmp_path, app_env, monkeypatch):
+    """On a time-lapse demo, in the browser: a sold auction says sold and its price; a running
+    auction its time left and its range with how often such a range held; a listing without
+    link data says so instead of an all-clear; and no page shows a field name, an EPP code,
+    None or a crontab line (the text the browser draws, read as test_app reads AppTest's)."""
+    import shutil
+    from datetime import datetime
+
+    from selenium.webdriver.common.by import By
+
+    from conftest import lapse_now
+    from test_app import raw_words_in
+    from toolkit.store.schema import connect
+
+    db = tmp_path / "lapse.db"
+    shutil.copy(lapse_template, db)
+    monkeypatch.setenv("EDT_NOW", lapse_now().isoformat())  # the server answers as of the demo's morning
+    conn = connect(str(db))
+    sold, price, currency, ended = conn.execute(
+        "SELECT name, final_price, currency, ended_at FROM auction_results WHERE sold = 1 ORDER BY ended_at DESC "
+        "LIMIT 1").fetchone()  # fmt: skip
+    running = conn.execute("SELECT name FROM listings WHERE type = 'auction' AND bids_count > 0 AND value_low IS NOT "
+                           "NULL AND closed_at IS NULL AND auction_end_date > ? ORDER BY id LIMIT 1",
+                           [lapse_now().isoformat()]).fetchone()[0]  # fmt: skip
+    unlinked = conn.execute("SELECT name FROM listings WHERE source != 'regfree' AND trust_flow IS NULL AND "
+                            "citation_flow IS NULL AND domain_authority IS NULL AND referring_domains IS NULL AND "
+                            "backlinks_count IS NULL AND closed_at IS NULL ORDER BY id LIMIT 1").fetchone()[0]
+    conn.close()
+    ended_at = datetime.fromisoformat(ended.replace("Z", "+00:00"))
+    ended_day = f"{ended_at.day} {ended_at:%b}"
+    read = lambda driver: driver.find_element(By.CSS_SELECTOR, "body").text  # noqa: E731
+    with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
+        appcheck._open(driver, f"{base}/?view=detail&name={sold}", 60)
+        assert f"Sold for {price:,.0f} {currency}" in read(driver) and f"on {ended_day}" in read(driver)
+        appcheck._open(driver, f"{base}/?view=detail&name={running}", 60)
+        text = read(driver)
+        assert "Ends in " in text and "Pre-auction range (EUR)" in text and "right " in text  # with its coverage
+        appcheck._open(driver, f"{base}/?view=detail&name={unlinked}", 60)
+        text = read(driver)
+        assert "no link data" in text and "no metric jump" not in text
+        assert "Not checked: metric jumps (no link data)" in text
+        shown = {}
+        for view in VIEWS:
+            appcheck._open(driver, f"{base}/?view={view}" + (f"&name={running}" if view == "detail" else ""), 60)
+            shown[view] = raw_words_in(read(driver))
+        assert not {view: words for view, words in shown.items() if words}, shown
+
+
+@needs_chromium
 def test_a_link_that_changes_filters_in_place_redraws_the_sidebar_from_it(tmp_path, app_env):
     """A TF x CF region's "open them all in Explore" sets filters the sidebar already holds
     widgets for: Explore must search the link's filters, not the widgets' old values."""
@@ -250,7 +332,7 @@ def test_a_link_that_changes_filters_in_place_redraws_the_sidebar_from_it(tmp_pa
 def test_each_pages_html_names_every_element_chunk_it_draws(tmp_path, app_env):
     """`assets.PagePreload` writes each page's chunks into its HTML: a page that draws an
     element its `assets.ELEMENTS` row does not name fetches that chunk late, after its script ran.
-    (Once drawn, a page fetches what it did not draw itself, when idle: `navigation.preload_later`.)"""
+    (Once drawn, a page fetches what it did not draw itself, when idle: `assets.later_script`.)"""
     from toolkit.ui.assets import ELEMENTS, LATER
 
     db = demo_mirror(tmp_path / "mirror.db")
@@ -312,7 +394,7 @@ def test_the_charts_are_drawn_from_our_echarts_module_redrawn_on_a_change_and_th
             at.query_params[name] = value
         at.run()
         assert not at.exception
-        drawn = [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == "edt_chart"]
+        drawn = [json.loads(e.proto.json)[0] for e in at.get("bidi_component") if e.proto.component_name == "edt_chart"]
         return [chart["option"]["title"]["text"] for chart in drawn]
 
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
@@ -321,7 +403,7 @@ def test_the_charts_are_drawn_from_our_echarts_module_redrawn_on_a_change_and_th
         first = driver.execute_async_script(_DRAWN_TITLES_JS, assets.ECHARTS_URL)
         assert len(first) == 3 and first == titles_sent(driver.current_url)
 
-        appcheck._act(driver, appcheck._type_into("TLDs", ".com"), 60)
+        appcheck._act(driver, appcheck._type_into("TLDs", ".com", group="Source and type"), 60)
         assert "tld=.com" in driver.current_url
         redrawn = driver.execute_async_script(_DRAWN_TITLES_JS, assets.ECHARTS_URL)
         assert redrawn == titles_sent(driver.current_url) and redrawn[0] != first[0]

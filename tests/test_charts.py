@@ -372,12 +372,14 @@ def test_price_history_steps_and_bids():
         "bids_count": pd.array([3, 1, None, 9], dtype="Int64"),
         "effective_price": [35.0, 12.0, 20.0, 99.0],
     })
-    fig = price_history(history)
+    fig = price_history(history, currency="EUR")
     by_name = {t.name: t for t in fig.data}
-    assert set(by_name) == {"Price", "Max bid", "Bids"}
-    assert by_name["Price"].line.shape == "hv" and by_name["Max bid"].line.shape == "hv"
-    assert list(by_name["Price"].y) == [10.0, 30.0]  # sorted by time, NaN and the null timestamp dropped
-    assert list(by_name["Max bid"].y) == [12.0, 20.0, 35.0]
+    paid, asked = "Price (highest bid, else asked)", "Start or asking price"
+    assert set(by_name) == {paid, asked, "Bids"}
+    assert by_name[paid].line.shape == "hv" and by_name[asked].line.shape == "hv"
+    assert list(by_name[paid].y) == [12.0, 20.0, 35.0]  # sorted by time, the null timestamp dropped: the bids moved it
+    assert list(by_name[asked].y) == [10.0, 30.0]  # NaN dropped
+    assert fig.layout.yaxis.title.text == "Price (EUR)"
     assert by_name["Bids"].yaxis == "y2" and by_name["Bids"].mode == "markers"
     assert list(by_name["Bids"].y) == [1, 3]
     assert fig.layout.yaxis2.overlaying == "y"

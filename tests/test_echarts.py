@@ -55,7 +55,7 @@ def segments(series: dict, name: str) -> list[tuple[tuple, tuple]]:
 
 
 def test_the_module_exports_exactly_its_api():
-    assert sorted(echarts.__all__) == ["DEFAULT_HEIGHT", "option", "show", "warm_later"]
+    assert sorted(echarts.__all__) == ["DEFAULT_HEIGHT", "option", "show", "show_made", "warm_options"]
     assert all(getattr(echarts, name) is not None for name in echarts.__all__)
 
 
@@ -227,20 +227,27 @@ def _history() -> pd.DataFrame:
 
 
 def test_price_history_steps_on_a_time_axis_with_the_bids_on_the_right():
-    out = option(charts.price_history(_history()))
+    """The price line is what a buyer pays (the highest bid, else the price asked): every bid
+    moves it; the start price stays beside it; the price axis names the currency."""
+    history = _history().assign(price=[10.0, 10.0, 10.0], effective_price=[10.0, 11.0, 25.0])
+    out = option(charts.price_history(history, currency="USD"))
     assert out["xAxis"]["type"] == "time" and out["useUTC"] is True and out["tooltip"]["trigger"] == "axis"
     named = {s["name"]: s for s in out["series"]}
-    assert set(named) == {"Price", "Max bid", "Bids"}
-    assert named["Price"]["data"] == [["2026-11-01T07:00:00Z", 10.0], ["2026-11-05T07:00:00Z", 12.0],
-                                      ["2026-11-20T07:00:00Z", 30.0]]  # fmt: skip
-    assert named["Max bid"]["data"] == [["2026-11-05T07:00:00Z", 11.0], ["2026-11-20T07:00:00Z", 25.0]]
-    assert named["Price"]["step"] == "end" and named["Price"]["type"] == "line" and named["Price"]["showSymbol"]
+    paid = "Price (highest bid, else asked)"
+    assert set(named) == {paid, "Start or asking price", "Bids"}
+    assert named[paid]["data"] == [["2026-11-01T07:00:00Z", 10.0], ["2026-11-05T07:00:00Z", 11.0],
+                                   ["2026-11-20T07:00:00Z", 25.0]]  # fmt: skip
+    assert [v for _, v in named["Start or asking price"]["data"]] == [10.0, 10.0, 10.0]
+    assert named[paid]["step"] == "end" and named[paid]["type"] == "line" and named[paid]["showSymbol"]
+    assert out["yAxis"][0]["name"] == "Price (USD)"
     bids = named["Bids"]
     assert bids["type"] == "scatter" and bids["yAxisIndex"] == 1 and bids["symbol"] == "diamond"
     assert [v for _, v in bids["data"]] == [0, 1, 7]
     right = out["yAxis"][1]
     assert right["position"] == "right" and right["minInterval"] == 1 and right["interval"] == 2  # ceil(7 / 5)
-    assert out["legend"]["data"] == ["Price", "Max bid", "Bids"]
+    assert out["legend"]["data"] == [paid, "Start or asking price", "Bids"]
+    closeout = option(charts.price_history(_history()))  # asked and paid the same: one line
+    assert [s["name"] for s in closeout["series"]] == [paid, "Bids"] and closeout["yAxis"][0]["name"] == "Price"
 
 
 def test_metric_history_has_a_log_right_axis_and_marks_the_rise():
@@ -326,3 +333,12 @@ def test_show_sizes_the_chart_by_the_figures_height():
     assert [options for _, options in calls] == [{"key": "tall", "height": 640},
                                                  {"key": "plain", "height": echarts.DEFAULT_HEIGHT}]  # fmt: skip
     assert calls[0][0]["series"][0]["data"] == [["a", 1]]
+
+
+def test_the_warm_up_charts_file_is_what_the_charts_convert_to():
+    """The charts a page without one has the browser draw out of sight (static/warm-charts.json)
+    are the converter's own output for the pages' kinds of chart (static/README.md rewrites it)."""
+    from toolkit.ui.assets import warm_options as kept
+    from toolkit.ui.echarts import warm_options
+
+    assert kept() == warm_options() and {s["type"] for o in kept() for s in o["series"]} >= {"line", "bar", "heatmap"}

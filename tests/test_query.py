@@ -46,6 +46,7 @@ POOLS = {
     "created_before": [(NOW - timedelta(days=d)).date().isoformat() for d in (0, 20)],
     "ends_after": [(NOW + timedelta(days=d)).date().isoformat() for d in (0, 2)],
     "ends_before": [(NOW + timedelta(days=d)).date().isoformat() for d in (1, 5)],
+    "ends_within": ["1", "6", "24", "720"],
     # the synthetic mirror first saw every listing 2 days before NOW: before, at (strictly after: none), offsets, a date
     "seen_after": ["2026-11-19T12:00:00Z", "2026-11-20T12:00:00Z", "2026-11-20T13:59:59+02:00", "2026-11-20"],
     "include_closed": ["1", "0"],
@@ -463,12 +464,15 @@ def test_captions_describe_the_filters_in_force():
     def say(params):
         return caption(DOMAIN_PARAMS, parse_params(DOMAIN_PARAMS, params, strict=True))
 
-    assert say({}) == "all live listings"
+    assert say({}) == "All live listings"
     assert say({"tld": ".fr,.de", "tf_min": "20", "has_bids": "1", "price_max": "50"}) == (
-        "tlds .fr or .de; trust flow ≥ 20; has bids; price ≤ 50"
+        "French or German names with bids, Trust Flow 20+, price up to 50"
     )
+    assert say({"tld": ".fr", "tf_min": "15"}) == "French names, Trust Flow 15+"  # a saved search, as the app says it
+    assert say({"type": "auction", "has_bids": "1", "score_min": "40"}) == "Auctions with bids, score 40+"
+    assert say({"tld": ".com", "length_max": "8", "ends_within": "6"}) == ".com names, length up to 8, ending within 6 hours"
     # a flag switched off and a sort are not filters
-    assert say({"has_gmb": "0", "categories": "health", "sort": "-score", "language": "fr"}) == "categories Health; language FR"
+    assert say({"has_gmb": "0", "categories": "health", "sort": "-score", "language": "fr"}) == "Names in Health, language FR"
 
 
 @pytest.mark.parametrize(

@@ -126,6 +126,23 @@ def test_comparables_rank_by_tld_words_length_topic_and_metrics(tmp_path):
     assert (tld_family("co.uk"), tld_family("uk"), tld_family("com"), tld_family("shop")) == ("cc:uk", "cc:uk", "legacy", "new")
 
 
+def test_comparables_read_again_once_the_mirror_changed(tmp_path):
+    """The sold results are read once per mirror generation: a sale the mirror sees afterwards
+    is a comparable at the next call, in this process."""
+    from toolkit.analysis.comps import comparables
+
+    db, m = comps_mirror(tmp_path)
+    assert "kettlebarn.com" not in set(comparables(m, "kettleharbor.com", limit=50)["name"])
+    conn = connect(str(db))
+    seen(conn, "2026-08-21T06:00:00Z", {**auction(108, "kettlebarn.com", bid=55.0, bids=3), "auction_end_date":
+                                        "2026-08-21T06:30:00Z"})  # fmt: skip
+    with conn:
+        derive_results(conn, now="2026-08-21T08:00:00Z")
+    conn.close()
+    found = comparables(m, "kettleharbor.com", limit=50)
+    assert found.set_index("name").loc["kettlebarn.com", "final_price"] == 55.0
+
+
 def test_edt_comps_prints_the_comparables_and_why(tmp_path):
     from click.testing import CliRunner
 

@@ -609,6 +609,16 @@ def coverage_note(summary: dict[str, Any] | None) -> str | None:
             f"{since.day} {since:%b}")
 
 
+def live_coverage_note(summary: dict[str, Any] | None) -> str | None:
+    """"80% range given the bidding, right 81% of the time on 96 auctions a day before their end"
+    (None before a backtest that could read the live estimate)."""
+    live = ((summary or {}).get("backtest") or {}).get("live")
+    if not live or live.get("coverage") is None:
+        return None
+    return (f"80% range given the bidding, right {live['coverage']:.0%} of the time on {live['auctions']:,} auctions "
+            "a day before their end")
+
+
 RETRAIN_AFTER = 0.1  # the share of new sold results since the last training that retrains
 
 

@@ -466,11 +466,12 @@ def calendar_counts(dates: pd.Series | list, month: datetime.date) -> dict[datet
 
 
 def drop_calendar(dates: pd.Series | list | Mapping[datetime.date, int], month: datetime.date,
-                  title: str = "") -> go.Figure:  # fmt: skip
+                  title: str = "", counted: str = "Drops") -> go.Figure:  # fmt: skip
     """Month calendar heatmap: columns Mon..Sun, one row per week, z = dates on that day.
 
     `dates` are the dates themselves, or already counted ({day: count}, as
     `Mirror.day_counts` gives). Days outside the month have z None (blank). Week 1 is the top row.
+    `counted` names what a day's number counts (the colour bar's title: drops, auctions ending).
     """
     if isinstance(dates, Mapping):
         counts = {day: 0 for day in calendar_counts([], month)}
@@ -488,7 +489,7 @@ def drop_calendar(dates: pd.Series | list | Mapping[datetime.date, int], month: 
     rows = [f"Week of {week[0]:%b %d}" for week in weeks]
     fig = go.Figure(go.Heatmap(
         z=z, x=WEEKDAYS, y=rows, text=text, texttemplate="%{text}", customdata=custom,
-        colorscale="Reds", zmin=0, xgap=3, ygap=3, hoverongaps=False, colorbar={"title": {"text": "Drops"}},
+        colorscale="Reds", zmin=0, xgap=3, ygap=3, hoverongaps=False, colorbar={"title": {"text": counted}},
         hovertemplate="%{customdata}: %{z}<extra></extra>",
     ))
     fig.update_layout(title=title or f"{month:%B %Y}")
@@ -517,17 +518,22 @@ def _by_observation(history: pd.DataFrame) -> pd.DataFrame:
     return history.assign(_at=when).dropna(subset=["_at"]).sort_values("_at", kind="stable")
 
 
-def price_history(history: pd.DataFrame) -> go.Figure:
-    """Step lines of price and max bid over `observed_at`, bids count as markers on a right axis."""
+def price_history(history: pd.DataFrame, currency: str | None = None) -> go.Figure:
+    """The price a buyer pays over `observed_at` (the highest bid, else the asking or start
+    price: `effective_price`, so every bid moves it) as a step line, the start or asking price
+    beside it when it differs, and the bid count as markers on a right axis; the price axis
+    names `currency`."""
     title = "Price history"
     frame = _by_observation(history)
     if frame.empty:
         return _empty_figure(title)
     fig = go.Figure()
-    for column, label in (("price", "Price"), ("max_bid", "Max bid")):
-        if column not in frame.columns:
-            continue
-        values = _numeric(frame[column])
+    asked = _numeric(frame["price"]) if "price" in frame.columns else pd.Series(float("nan"), index=frame.index)
+    paid = _numeric(frame["effective_price"]).fillna(asked) if "effective_price" in frame.columns else asked
+    lines = [("Price (highest bid, else asked)", paid)]
+    if (asked.notna() & (asked != paid)).any():
+        lines.append(("Start or asking price", asked))
+    for label, values in lines:
         keep = values.notna()
         if keep.any():
             fig.add_trace(go.Scatter(x=frame.loc[keep, "_at"].tolist(), y=values[keep].tolist(),
@@ -546,7 +552,7 @@ def price_history(history: pd.DataFrame) -> go.Figure:
         title=title, hovermode="x unified",
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},  # clear of the axes
         xaxis={"title": {"text": "Observed at"}},
-        yaxis={"title": {"text": "Price"}, "rangemode": "tozero"},
+        yaxis={"title": {"text": f"Price ({currency})" if currency else "Price"}, "rangemode": "tozero"},
         # bids are counted: whole ticks only (a step of at least 1), never 2.05
         yaxis2={"title": {"text": "Bids"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
                 "showgrid": False, "tickformat": ",d", "dtick": max(1, -(-most_bids // 5))},

@@ -18,6 +18,12 @@ APP = Path(__file__).resolve().parents[1] / "ui" / "run.py"
 TARGET_S = 2.0
 
 
+def _opened(at, group: str):
+    """A sidebar group opened (its widgets are drawn only while open), not timed."""
+    at.session_state[group] = True
+    return at.run()
+
+
 def _timed(run) -> float:
     started = time.perf_counter()
     run()
@@ -38,11 +44,15 @@ def main(argv: list[str] | None = None) -> int:
     some_name = Mirror(args.db, readonly=True).search_domains({"sort": "-bids_count", "per_page": 2})["data"][1]["name"]
     other_name = Mirror(args.db, readonly=True).search_domains({"per_page": 1})["data"][0]["name"]
     changes = {
-        "explore": ("tf_min = 20", lambda at: at.sidebar.number_input(key="f:tf_min").set_value(20)),
-        "pending": ("tld = uk", lambda at: at.sidebar.text_input(key="p:tld").set_value("uk")),
+        "explore": ("tf_min = 20", lambda at: _opened(at, "f:group:seo").sidebar.number_input(key="f:tf_min")
+                    .set_value(20)),
+        "pending": ("tld = uk", lambda at: _opened(at, "p:group:source").sidebar.text_input(key="p:tld")
+                    .set_value("uk")),
         "detail": ("another name", lambda at: at.text_input(key="detail_name").set_value(other_name)),
-        "trust-flow": ("tf_min = 20", lambda at: at.sidebar.number_input(key="f:tf_min").set_value(20)),
-        "archive": ("language = FR", lambda at: at.sidebar.text_input(key="f:language").set_value("FR")),
+        "trust-flow": ("tf_min = 20", lambda at: _opened(at, "f:group:seo").sidebar.number_input(key="f:tf_min")
+                       .set_value(20)),
+        "archive": ("language = FR", lambda at: _opened(at, "f:group:archive").sidebar.text_input(key="f:language")
+                    .set_value("FR")),
         "calendar": ("pending drops", lambda at: at.radio(key="cal_kind").set_value("drops")),
         "watchlist": ("rerun", lambda at: at),
         "sync": ("rerun", lambda at: at),

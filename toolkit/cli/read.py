@@ -363,14 +363,15 @@ def _block(lines: list[tuple[str, ...]]) -> list[str]:
 def _status_lines(info: dict) -> list[str]:
     """`edt status` in words: what the mirror holds, then each job's and feed's state."""
     from ..analysis.appraise import coverage_note
+    from ..store.labels import demo_words
     from ..sync.schedule import schedule_words
     from ..sync.watched_names import STAGE_WORDS
 
     data, put, results, ranges, watched = (info["datasets"], info["put_away"], info["results"], info["ranges"],
                                            info["watched_names"])  # fmt: skip
-    demo = "demo_scale" in info["meta"]
-    out = [f"Mirror: {info['path']}" + (" (demo data: `edt sync --feeds --clear-demo` swaps it for real data, "
-                                        "`edt demo --clear` removes it)" if demo else "")]  # fmt: skip
+    demo = demo_words(info["meta"])
+    out = [f"Mirror: {info['path']}" + (f" (demo data, {demo}: `edt sync --feeds --clear-demo` swaps it for real "
+                                        "data, `edt demo --clear` removes it)" if demo else "")]  # fmt: skip
     away = ", ".join(f"{n:,} {k}" for k, n in put.items() if n)
     held = [("listings", f"{data['listings']['rows']:,} rows, {data['listings']['live']:,} live" + (f"; {away}" if away else "")),
             ("regfree", f"{data['regfree']['rows']:,} rows (deleted ccTLD domains)"),

@@ -141,7 +141,7 @@ def _quoted(name: str) -> str:
 @_db_option
 def watch_list(db: str) -> None:
     """Each saved search with its current matches and its new ones since saved or last shown."""
-    from ..sync.watchlist import saved_searches
+    from ..sync.watchlist import saved_searches, search_words
 
     searches = saved_searches(_open(db))
     if not searches:
@@ -151,6 +151,7 @@ def watch_list(db: str) -> None:
         since = entry["last_opened_at"] or entry["created_at"]
         click.echo(f"{entry['name']}: {params} ({entry['matches']:,} matches now, {entry['new_matches']:,} new since "
                    f"{'last shown' if entry['last_opened_at'] else 'saved'} {since})")  # fmt: skip
+        click.echo(f"  {search_words(entry['params'])}")
     if searches:
         click.echo("New: listings first seen after that time (a sync brings them); "
                    "`edt watch show NAME` lists the new ones, `--all` every current match.")  # fmt: skip

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
@@ -65,7 +65,7 @@ from .names import NameMaker
 from .words import THEMES
 
 __all__ = ["World", "State", "Player", "plan_world", "run_days", "state_at", "bids_at", "sync_moments", "searches_and_runs",
-           "DEMO_SEARCHES", "DEMO_SEARCH_PREFIX"]
+           "DEMO_SEARCHES", "DEMO_SEARCH_PREFIX", "played_runs"]
 
 _ID_BASE = 38_400_000
 _PENDING_ID_BASE = 1_874_000
@@ -134,6 +134,21 @@ def sync_moments(first: int, last: int) -> list[tuple[int, str]]:
     out = [item for item in out if item[0] != first] + [(first, job) for job in ("regfree", "pending", "listings")]
     order = {"regfree": 0, "pending": 1, "listings": 2, "bids": 3}  # the first sync runs every dataset's job
     return sorted(out, key=lambda item: (item[0], order[item[1]]))
+
+
+def played_runs(meta: Mapping[str, str]) -> dict[str, tuple[int, datetime]]:
+    """What a time-lapse demo lived (its notes in `mirror_meta`: `demo_today`, `demo_days`):
+    each sync job's runs over its window and the last one, {job: (runs, last)}; empty for a
+    demo of one day."""
+    if not meta.get("demo_days") or not meta.get("demo_today"):
+        return {}
+    today = date.fromisoformat(meta["demo_today"])
+    first = int(anchor_of(today - timedelta(days=int(meta["demo_days"]))).timestamp())
+    played: dict[str, tuple[int, datetime]] = {}
+    for moment, job in sync_moments(first, int(anchor_of(today).timestamp())):
+        runs, _ = played.get(job, (0, None))
+        played[job] = (runs + 1, datetime.fromtimestamp(moment, tz=timezone.utc))
+    return played
 
 
 def searches_and_runs(today: date, days: int, searches_day: int = 1) -> tuple[datetime, list[tuple[str, str]]]:

@@ -886,7 +886,7 @@ class ColumnarIndex:
         Unsupported when the index cannot answer it (a filter, or the sort, it does not hold)."""
         if "after_id" not in values:
             self._sort_column(values.get("sort"))
-        ctx = Context(today=now.date(), table="listings")
+        ctx = Context(today=now.date(), table="listings", now=now)
         regfree = values.get("source") == REGFREE
         source = self.among("source", (REGFREE,))
         mask = source if regfree else ~source

@@ -22,6 +22,7 @@ __all__ = [
     "Condition",
     "Unsupported",
     "Compare",
+    "Within",
     "Among",
     "Flag",
     "TextTest",
@@ -77,6 +78,23 @@ class Compare(Condition):
 
     def mask(self, value: Any, ctx: Any, cols: Columns) -> Any:
         return cols.compare(self.column, self.op, self._value(value, ctx))
+
+
+class Within(Condition):
+    """`low < column <= high`, the bounds from the parameter's value (`bounds(value, ctx)`):
+    an auction ending within the next N hours, never one already ended."""
+
+    def __init__(self, column: str, bounds: Callable[[Any, Any], tuple[Any, Any]]):
+        self.column, self.bounds = column, bounds
+        self.columns = (column,)
+
+    def __call__(self, value: Any, ctx: Any) -> Clause:
+        low, high = self.bounds(value, ctx)
+        return f"{self.column} > ? AND {self.column} <= ?", [low, high]
+
+    def mask(self, value: Any, ctx: Any, cols: Columns) -> Any:
+        low, high = self.bounds(value, ctx)
+        return cols.compare(self.column, ">", low) & cols.compare(self.column, "<=", high)
 
 
 class Among(Condition):

@@ -558,6 +558,17 @@ class Mirror:
             frame[column] = frame[column].astype("Int64")
         return frame
 
+    def auction_result(self, listing_id: int | str) -> dict[str, Any] | None:
+        """The result of one auction the mirror saw end (a row of `results_df`): its final
+        price, bids, sold or not, where the name went next; None while none is known."""
+        cursor = self.connection().execute("SELECT * FROM auction_results WHERE listing_id = ?", [int(listing_id)])
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        found = dict(zip([d[0] for d in cursor.description], row))
+        found["sold"] = bool(found["sold"])
+        return found
+
     def search_results(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
                        url: str = "/api/results", strict: bool = True) -> dict[str, Any]:
         """One page of `results_df` as the API's envelope (`GET /api/results`, an extension):
@@ -874,7 +885,7 @@ class Mirror:
         table = PENDING_PARAMS if pending else DOMAIN_PARAMS
         values = parse_params(table, params, strict=False)
         reasons = contradictions(table, values)
-        ctx = Context(today=self.now().date(), table="pending_delete" if pending else "listings")
+        ctx = Context(today=self.now().date(), table="pending_delete" if pending else "listings", now=self.now())
         conn = self.connection()
 
         def held(param_name: str, wanted: tuple[Any, ...], extra: str = "") -> bool:
@@ -914,6 +925,11 @@ class Mirror:
         return reasons
 
     # -- about the mirror ----------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        """The mirror's notes (`mirror_meta`): the generation, the schema, the demo's settings
+        when it holds the demo (`demo_scale`, `demo_seed`, `demo_today`, `demo_days`), ..."""
+        return dict(self.connection().execute("SELECT key, value FROM mirror_meta").fetchall())
+
     def is_empty(self) -> bool:
         """True when the mirror holds no listing and no pending-delete row (a first run)."""
         row = self.connection().execute(

@@ -85,7 +85,7 @@ _INDEX_CHECKS: dict[str, set[str]] = {
     "idx_listings_source_score": {"score_min"},
     "idx_listings_tld_score": {"tld", "score_min"},
     "idx_listings_score": {"score_min"},
-    "idx_listings_ending": {"ends_after", "ends_before"},
+    "idx_listings_ending": {"ends_after", "ends_before", "ends_within"},
     "idx_listings_oldest": {"age_min"},
     "idx_listings_cheapest": {"price_min", "price_max"},
     "idx_listings_price": set(),
@@ -162,7 +162,7 @@ def domain_sql(values: Mapping[str, Any], now: datetime, *, closed_after_now: bo
         base.append(("live_until > ?", [iso_timestamp(now)]))
     # Regfree is a separate database: only ever returned when asked for by name.
     base.append((f"source {'=' if regfree else '!='} '{REGFREE}'", []))
-    named = filter_clauses(DOMAIN_PARAMS, values, Context(today=now.date(), table="listings"))
+    named = filter_clauses(DOMAIN_PARAMS, values, Context(today=now.date(), table="listings", now=now))
     if "ends_before" in values and not values.get("include_closed"):
         # Implied by "live"; gives the end-date index a lower bound.
         named["ends_after_now"] = ("auction_end_date > ?", [iso_timestamp(now)])

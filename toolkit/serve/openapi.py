@@ -19,6 +19,8 @@ from ..query.params import (DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, PENDING_
 from ..plans import PLAN_LABELS, REQUIREMENTS
 from ..query import FREE_FIELDS, FREE_VISIBLE_NAMES, LISTING_OUTPUT, PENDING_OUTPUT
 from ..sources import SOURCES
+from ..store.fields import LISTING_DERIVED_FIELDS, LISTING_EXTRA_FIELDS, PENDING_EXTRA_FIELDS
+from ..store.labels import INTERNAL_FIELDS, LISTING_LABELS, PENDING_LABELS
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -71,55 +73,12 @@ _ENUMS = {
     "Domain": {"source": [s.slug for s in SOURCES], "type": list(DOMAIN_PARAMS["type"].choices or ())},
     "PendingDeleteDomain": {"source": list(PENDING_SOURCES), "whois_status": list(PENDING_STATUSES)},
 }
+# The toolkit's own fields, described with the field reference's words (store/labels.py).
 _EXTRA_DESCRIPTIONS = {
-    "sld": "Toolkit: the label left of the public suffix (example for example.co.uk).",
-    "length": "Toolkit: length of sld.",
-    "hyphens": "Toolkit: hyphens in sld.",
-    "digits": "Toolkit: digits in sld.",
-    "first_seen_at": "Toolkit: when this mirror first saw the record (UTC).",
-    "last_seen_at": "Toolkit: when this mirror last saw the record (UTC).",
-    "closed_at": "Toolkit: when the listing left its source; null while live.",
-    "origin": "Toolkit: where the row came from (sync, demo, ...).",
-    "drop_window_start": "Toolkit: the first day the release can fall on (inclusive). A daily zone snapshot only "
-                         "says a name left the zone between two snapshots, so a predicted drop is a window; "
-                         "estimated_drop_date is its most likely day. Equal to drop_window_end when the registry "
-                         "published the day (a release list). Null when the row's source gives no window.",
-    "drop_window_end": "Toolkit: the last day the release can fall on (inclusive); see drop_window_start. "
-                       "drop_date_from/drop_date_to filter on estimated_drop_date, not on the window.",
-    "price_eur": "Toolkit: price in EUR at the ECB reference rate of the day it was seen; null without a "
-                 "currency or an ECB rate for it.",
-    "effective_price_eur": "Toolkit: effective_price in EUR at the ECB reference rate of the day it was seen; "
-                           "price_eur_min/price_eur_max filter on it.",
-    "spam_terms": "Toolkit: the spam dictionary's terms among the name's words (exclude_spam=1 leaves these out).",
-    "spam_count": "Toolkit: how many spam terms the name holds.",
-    "metrics_jumped": "Toolkit: TF, CF, DA, referring domains or backlinks rose sharply within 30 days before the "
-                      "auction end (exclude_inflated=1 leaves these out).",
-    "metrics_jump": "Toolkit: the sharpest rise: metric, before, after, rise, before_at, after_at, reason.",
-    "archive_years": "Toolkit: calendar years with a web-archive capture.",
-    "archive_longest_gap": "Toolkit: the longest run of years without a capture (archive_gap_max filters on it).",
-    "archive_redirect_share": "Toolkit: share of captures answered with a redirect (3xx).",
-    "archive_parked": "Toolkit: a parked-page signal (one page across many captures, or parking nameservers).",
-    "archive_parked_reason": "Toolkit: why archive_parked is set.",
-    "archive_continuity": "Toolkit: 0-100, years with archived content over the archived span, less parked pages "
-                          "(continuity_min filters on it).",
-    "value_low": "Toolkit: the low end of the 80% price range in EUR, learnt from the sales this mirror knows (the "
-                 "auctions it saw end, the reported sales: edt appraise); null before an appraisal or with value_reason.",
-    "value_mid": "Toolkit: the range's middle in EUR, the value that errs least in percent of the price "
-                 "(value_min/value_max filter on it; sort=value_mid; deal_min and sort=deal read it over "
-                 "effective_price_eur, unless the listing has a live estimate).",
-    "value_high": "Toolkit: the high end of the 80% price range in EUR.",
-    "value_reason": "Toolkit: why the listing has no range (too few sold results, no result of its TLD family, "
-                    "a deleted ccTLD name).",
-    "valued_at": "Toolkit: when the range was computed (null: not appraised yet).",
-    "live_low": "Toolkit: the live estimate of an auction with bids: the low end of the 80% range of its final price "
-                "in EUR given what the bidding shows (current bid, bids, bids per hour, time left); never below the "
-                "current bid; null for a closeout, an auction without bids, or until the next estimate after a new bid.",
-    "live_mid": "Toolkit: the live estimate's middle in EUR (the median final price); deal_min and sort=deal read it "
-                "over effective_price_eur for auctions with bids.",
-    "live_high": "Toolkit: the high end of the live estimate's 80% range in EUR.",
-    "deal": "Toolkit: how far under its value the listing is priced: live_mid (an auction with bids) or value_mid, "
-            "over effective_price_eur (2: priced at half its value); what deal_min and sort=deal read. Null without "
-            "a value or a EUR price.",
+    name: f"Toolkit: {labels[name].meaning}"
+    for extra, labels in (({**LISTING_EXTRA_FIELDS, **LISTING_DERIVED_FIELDS}, LISTING_LABELS),
+                          (PENDING_EXTRA_FIELDS, PENDING_LABELS))
+    for name in extra if name not in INTERNAL_FIELDS
 }
 
 

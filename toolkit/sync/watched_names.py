@@ -42,6 +42,7 @@ from ..store.fields import iso_timestamp
 from .outbox import MATCH_FIELDS, outbox_add
 
 __all__ = ["STAGES", "STAGE_WORDS", "Observation", "name_key", "window_text", "watch_names", "unwatch_names", "watched_names", "name_stages",
+           "watching",
            "stage_of", "record_observation", "record_failure", "queue_listed", "Predict"]
 
 STAGES = ("registered", "expired", "redemption", "pending_delete", "available", "renewed", "re_registered")
@@ -133,6 +134,16 @@ def unwatch_names(mirror: Mirror, names: Iterable[str]) -> list[str]:
                 conn.execute("DELETE FROM name_stages WHERE name = ?", [cleaned])
                 gone.append(cleaned)
     return gone
+
+
+def watching(mirror: Mirror, names: Iterable[str]) -> set[str]:
+    """Those of `names` that are watched (a page's rows, to mark them), as name_key gives them."""
+    wanted = list({name_key(n) for n in names})
+    if not wanted:
+        return set()
+    rows = mirror.connection().execute(
+        f"SELECT name FROM watched_names WHERE name IN ({','.join('?' * len(wanted))})", wanted).fetchall()
+    return {row[0] for row in rows}
 
 
 def watched_names(mirror: Mirror) -> list[dict[str, Any]]:

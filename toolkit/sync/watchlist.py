@@ -15,7 +15,7 @@ not cache these reads by it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +25,8 @@ from ..store.fields import iso_timestamp
 
 __all__ = [
     "register_webhook",
+    "shortlisted",
+    "search_words",
     "NAME_MAX_LENGTH",
     "save_search",
     "save_searches_at",
@@ -253,6 +255,27 @@ def shortlist_remove(mirror: Mirror, listing_id: int) -> bool:
     conn = mirror.connection()
     with conn:
         return conn.execute("DELETE FROM shortlist WHERE listing_id = ?", [listing_id]).rowcount > 0
+
+
+def search_words(params: Mapping[str, str]) -> str:
+    """A saved search's filters as a sentence (`French names, Trust Flow 15+`): what the app
+    and `edt watch list` call it."""
+    from ..query.params import DOMAIN_PARAMS, caption, parse_params
+
+    try:
+        return caption(DOMAIN_PARAMS, parse_params(DOMAIN_PARAMS, params, strict=False))
+    except ApiError:
+        return "filters this version no longer reads"
+
+
+def shortlisted(mirror: Mirror, listing_ids: Iterable[int]) -> set[int]:
+    """Those of `listing_ids` on the shortlist (a page's rows, to mark them)."""
+    wanted = [int(i) for i in listing_ids]
+    if not wanted:
+        return set()
+    rows = mirror.connection().execute(
+        f"SELECT listing_id FROM shortlist WHERE listing_id IN ({','.join('?' * len(wanted))})", wanted).fetchall()
+    return {row[0] for row in rows}
 
 
 def shortlist(mirror: Mirror) -> list[dict[str, Any]]:

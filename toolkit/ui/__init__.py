@@ -24,7 +24,7 @@ def main() -> None:
     """The app's script: the page chosen in the sidebar (kept in the URL as `?view=`)."""
     import streamlit as st  # here, so the options above are read without loading Streamlit
 
-    from . import echarts, navigation, state
+    from . import navigation, state
     from .pages import PAGES, first_run
 
     st.set_page_config(page_title="Expired Domains Toolkit", page_icon="🔎", layout="wide")
@@ -38,9 +38,13 @@ def main() -> None:
     if current in views and st.session_state.get("_view_in_url") != current:
         st.session_state["view"] = current  # a link or a page's button changed the URL
     view = st.sidebar.radio("Page", views, format_func=lambda v: PAGES[v][0], key="view")
+    if view != current:  # chosen in the sidebar: each page keeps its own settings
+        navigation.move_to(view)
     st.query_params["view"] = st.session_state["_view_in_url"] = view
     st.sidebar.caption(f"Mirror: `{state.db_path()}`")
+    demo = state.demo()
+    if demo:  # said on every page: what is shown is generated, not synced
+        from ..store.labels import demo_words
+
+        st.sidebar.markdown(f":orange-badge[Demo data] {demo_words(demo)}")
     PAGES[view][1]()
-    with st.sidebar:
-        navigation.preload_later(view)
-        echarts.warm_later(view)

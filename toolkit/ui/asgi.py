@@ -26,7 +26,7 @@ from starlette.middleware import Middleware
 from . import exports
 from .assets import FromMemory, PagePreload, mark_served
 
-__all__ = ["SCRIPT", "ROUTES", "MIDDLEWARE", "lifespan", "warm_up"]
+__all__ = ["SCRIPT", "ROUTES", "MIDDLEWARE", "lifespan", "load_libraries", "warm_up"]
 
 SCRIPT = str(Path(__file__).with_name("run.py"))
 log = logging.getLogger("toolkit.ui")
@@ -44,18 +44,36 @@ def _streamlit_first_run() -> None:
     getattr(delta_generator, "_maybe_print_use_warning", lambda: None)()
 
 
-def warm_up() -> None:
-    """Import what the pages import and open the mirror with its columnar index (read from
-    disk, or built when it is missing or stale), so the first visitor does not wait for it."""
-    try:
-        from . import pages  # noqa: F401 - pandas, plotly and the pages' modules
-        from .state import db_path, reader
+def load_libraries() -> None:
+    """Before the server answers: the pages' modules and the libraries some pages draw with
+    (pandas, Plotly and the charts' conversion: a chart of each kind made once; the public
+    suffix list and the word splitter the domain page's comparables read), and Streamlit's own
+    once-per-process work. The server answers that much later (one to two seconds on a loaded
+    machine), and no visitor's page waits for them, nor shares the processor with them."""
+    from ..analysis import charts, comps  # noqa: F401 - pandas, Plotly
+    from ..names import split_domain
+    from ..signals.spam import name_words
+    from . import domain, echarts, pages, signals  # noqa: F401
 
-        _streamlit_first_run()
+    echarts.warm_options()
+    split_domain("example.co.uk")
+    name_words("example")
+    _streamlit_first_run()
+
+
+def warm_up() -> None:
+    """Open the mirror with its columnar index (read from disk, or built when it is missing or
+    stale) and read its sold results for the comparables, in a background thread: the server
+    answers at once whatever the mirror's size, and the first visitor seldom waits for them."""
+    try:
+        from .state import db_path, reader
 
         if Path(db_path()).is_file():
             mirror = reader()
             mirror.search_domains({"per_page": "1"})  # loads (or starts building) the index
+            from ..analysis.comps import comparables
+
+            comparables(mirror, "example.com", limit=1)  # reads the sold results once (the domain page's)
     except Exception:  # noqa: BLE001 - the first visitor sees the real error on the page
         log.exception("warm-up failed")
 
@@ -63,6 +81,9 @@ def warm_up() -> None:
 @asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
     mark_served()
+    try:
+        load_libraries()
+    except Exception:  # noqa: BLE001 - the page that needs it shows the real error
+        log.exception("loading the pages' libraries failed")
     threading.Thread(target=warm_up, name="edt-warm-up", daemon=True).start()
     yield None
-

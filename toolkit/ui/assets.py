@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-__all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", "OWN_MODULES", "FromMemory",
-           "PagePreload", "later_chunks", "lazy_chunks", "mark_served", "page_chunks", "preload_links", "served",
-           "static_files"]
+__all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", "OWN_MODULES", "WARM_OPTIONS",
+           "LATER_MS", "FromMemory", "PagePreload", "later_chunks", "later_script", "lazy_chunks", "mark_served",
+           "page_chunks", "preload_links", "served", "static_files", "warm_options"]
 
 # Apache ECharts as its npm package ships it (`dist/echarts.esm.min.js`, see static/README.md),
 # which app.py serves (`FromMemory`) for the charts (`echarts.show`): without the 1 MB of
@@ -43,10 +43,21 @@ __all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", 
 ECHARTS_FILE = Path(__file__).with_name("static") / "echarts-6.1.0.esm.min.js"
 ECHARTS_URL = f"edt/static/{ECHARTS_FILE.name}"  # relative to the app's address
 CHART_ELEMENT = "edt-echarts"
+# The small charts the browser draws out of sight to warm the chart library up
+# (`later_script`): `echarts.warm_options()` as JSON, kept equal by a test.
+WARM_OPTIONS = Path(__file__).with_name("static") / "warm-charts.json"
 # Modules of ours a page may need, by the name its `ELEMENTS` row uses: their paths.
 OWN_MODULES = {CHART_ELEMENT: ECHARTS_URL}
 
 _served = threading.Event()
+
+
+@functools.cache
+def warm_options() -> list[dict]:
+    """The charts of `WARM_OPTIONS` (read once)."""
+    import json
+
+    return json.loads(WARM_OPTIONS.read_text(encoding="utf-8"))
 
 
 def mark_served() -> None:
@@ -63,20 +74,23 @@ def served() -> bool:
 
 _MENU = ("Radio", "BidiComponent")  # the page menu; our components (the tables' links, the preload)
 _FIRST_FILTERS = ("Selectbox", "TextInput")  # the plan, and the "Source and type" group (open at first)
-_RESULTS = ("Multiselect", "Metric", "Button", "LinkButton")  # the column chooser, the count, pager, CSV link
+# The count; the table, its pager, its CSV link and its rows' buttons are our component's HTML,
+# and its settings (sort menu, rows per page, columns) are drawn when opened.
+_RESULTS = ("Metric",)
 
 # view -> the chunks of the elements its first render draws (views as in pages.PAGES).
 ELEMENTS: dict[str, tuple[str, ...]] = {
     "explore": _MENU + _FIRST_FILTERS + _RESULTS,
     "pending": _MENU + _FIRST_FILTERS + _RESULTS,
-    "detail": _MENU + ("TextInput", "Metric", CHART_ELEMENT),
+    "detail": _MENU + ("TextInput", "Metric", "Button", CHART_ELEMENT),  # the buttons: shortlist, watch
     "trust-flow": _MENU + _FIRST_FILTERS + ("Checkbox", "Slider", CHART_ELEMENT),
     "archive": _MENU + _FIRST_FILTERS + (CHART_ELEMENT,),
     "calendar": _MENU + ("TextInput", "DateInput", "Selectbox", "DownloadButton", CHART_ELEMENT),
-    "watchlist": _MENU + ("TextInput", "TextArea"),  # the forms: save a search, shortlist, watch names
-    "sync": _MENU + ("DataFrame", "Multiselect", "Button"),  # the feeds: which, and fetch them
+    # the forms (save a search, watch names); each saved search's counts and buttons, Check now
+    "watchlist": _MENU + ("TextInput", "TextArea", "Metric", "Button"),
+    "sync": _MENU + ("Multiselect", "Button"),  # the feeds: which, and fetch them
 }
-# Fetched once the page is drawn and the browser idle (`navigation.preload_later`): the
+# Fetched once the page is drawn and the browser idle (`later_script`): the
 # widgets of the closed filter groups, and the charts another page draws.
 LATER = ("Multiselect", "NumberInput", "Checkbox", "DateInput", CHART_ELEMENT)
 DEFAULT_VIEW = "explore"
@@ -149,8 +163,63 @@ def later_chunks(view: str) -> tuple[str, ...]:
 
 @functools.cache
 def preload_links(view: str) -> bytes:
-    """`<link rel="modulepreload">` tags for `page_chunks(view)`."""
-    return "".join(f'<link rel="modulepreload" crossorigin href="./{path}">' for path in page_chunks(view)).encode()
+    """`<link rel="modulepreload">` tags for `page_chunks(view)`, and the work the browser does
+    once the page is drawn (`later_script`)."""
+    links = "".join(f'<link rel="modulepreload" crossorigin href="./{path}">' for path in page_chunks(view))
+    return links.encode() + later_script(view)
+
+
+# Work the browser leaves for after the page, once per document (the page's HTML carries it:
+# no component on the page for it). When Streamlit has first drawn the page, `LATER_MS` more,
+# then when the browser is idle: preload the code of what the page did not draw (the closed
+# filter groups' widgets, the charts; Streamlit loads an element's code only when a page first
+# draws it), so opening a group, a domain or a chart page does not wait for it (a
+# `modulepreload` of the URL Streamlit's own lazy import resolves to, so both share one module;
+# not an import, which would also run it: a long task in the way of the next click); and on a
+# page without a chart, run ECharts' module and draw small charts of each kind out of sight
+# (`WARM_OPTIONS`): the first chart opened later (a domain's history, a chart page) does not
+# wait for the module to run nor for its first drawing (0.1-0.15 s of opening a domain).
+LATER_MS = 1500
+_LATER_JS = """<script type="module">
+const later = %s;
+const idle = (f, timeout) => (window.requestIdleCallback || ((g) => setTimeout(g, 500)))(f, { timeout });
+const drawn = () => document.querySelector('[data-testid="stApp"][data-test-script-state="notRunning"]');
+const start = () => drawn() ? setTimeout(run, later.after) : setTimeout(start, 200);
+const run = () => {
+  idle(() => later.modules.forEach((path) => {
+    const href = new URL(path, document.baseURI).href;
+    if (document.querySelector(`link[rel="modulepreload"][href="${CSS.escape(href)}"]`)) return;
+    document.head.appendChild(Object.assign(document.createElement("link"), { rel: "modulepreload", href }));
+  }), 4000);
+  if (!later.warm) return;
+  idle(() => import(new URL(later.warm, document.baseURI).href).then((echarts) => idle(() => {
+    const box = document.createElement("div");
+    box.style.cssText = "position: absolute; left: -10000px; top: 0; width: 480px; height: 320px";
+    document.body.appendChild(box);
+    for (const option of later.options) {
+      const chart = echarts.init(box);
+      chart.setOption(option);
+      chart.dispose();
+    }
+    box.remove();
+    window.__edtChartsWarmed = true;
+  }, 5000)), 5000);
+};
+start();
+</script>"""
+
+
+@functools.cache
+def later_script(view: str) -> bytes:
+    """The script the page's HTML carries for the work left for after the page (`_LATER_JS`)."""
+    import json
+
+    modules = list(later_chunks(view))
+    warm = ECHARTS_URL in modules  # a page that draws no chart
+    data = {"after": LATER_MS, "modules": modules, "warm": ECHARTS_URL if warm else None,
+            "options": warm_options() if warm else []}  # fmt: skip
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    return (_LATER_JS % text).encode()
 
 
 class PagePreload:

@@ -43,7 +43,7 @@ import datetime
 import functools
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,9 +51,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from . import assets
+from . import assets, navigation
 
-__all__ = ["DEFAULT_HEIGHT", "option", "show", "warm_later"]
+__all__ = ["DEFAULT_HEIGHT", "option", "show", "show_made", "warm_options"]
 
 DEFAULT_HEIGHT = 450  # Plotly's default figure height
 
@@ -105,7 +105,7 @@ const themeFor = (element) => {
   });
 };
 
-export default function ({ parentElement, data }) {
+export default function ({ parentElement, data: [data] }) {
   const root = parentElement.querySelector(".edt-chart");
   root.style.height = `${data.height}px`;
   let observer, current = true;
@@ -133,37 +133,11 @@ export default function ({ parentElement, data }) {
 """
 
 
-# Once per document, on a page that drew no chart, when the browser is idle: run ECharts'
-# module and draw each `_warm_options()` chart out of sight, then drop it. The first chart a
-# user then opens (a domain's price history, a chart page) does not wait for the module to
-# run nor for its first drawing, which is slower than any later one (the browser compiles
-# the drawing code then): 0.1-0.15 s of opening a domain from Explore. Two idle steps, so
-# neither is a long task in the way of a click.
-_WARM_JS = """
-export default function ({ data }) {
-  if (window.__edtChartsWarm) return;
-  window.__edtChartsWarm = true;
-  const idle = (f) => (window.requestIdleCallback || ((g) => setTimeout(g, 1000)))(f, { timeout: 5000 });
-  idle(() => import(new URL(data.module, document.baseURI).href).then((echarts) => idle(() => {
-    const box = document.createElement("div");
-    box.style.cssText = "position: absolute; left: -10000px; top: 0; width: 480px; height: 320px";
-    document.body.appendChild(box);
-    for (const option of data.options) {
-      const chart = echarts.init(box);
-      chart.setOption(option);
-      chart.dispose();
-    }
-    box.remove();
-    window.__edtChartsWarmed = true;
-  })));
-}
-"""
-
-
-@functools.cache
-def _warm_options() -> list[dict]:
+def warm_options() -> list[dict]:
     """Small charts of the kinds the pages draw: the price history's step lines on a time
-    axis with a second axis, and bars beside a heatmap with its colour scale."""
+    axis with a second axis, and bars beside a heatmap with its colour scale. The browser
+    draws them out of sight (`assets.later_script`) from `assets.WARM_OPTIONS`, this
+    written as JSON, so a page without a chart loads neither pandas nor Plotly for them."""
     from ..analysis import charts
 
     days = pd.date_range("2026-01-01", periods=4, freq="D", tz="UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -176,19 +150,6 @@ def _warm_options() -> list[dict]:
     return [option(charts.price_history(history)), option(bars), option(heat)]
 
 
-def warm_later(view: str) -> None:
-    """On a page that draws no chart, served by app.py: have the browser run the chart
-    library and draw small charts out of sight once it is idle (see `_WARM_JS`)."""
-    if not assets.served() or assets.ECHARTS_URL not in assets.later_chunks(view):
-        return  # not served, or the page loads the chart library itself
-    _warm_component()(data={"module": assets.ECHARTS_URL, "options": _warm_options()}, key="edt_charts_warm")
-
-
-@functools.cache
-def _warm_component() -> Any:
-    return st.components.v2.component("edt_charts_warm", js=_WARM_JS, isolate_styles=False)
-
-
 @functools.cache
 def _chart_component() -> Any:
     return st.components.v2.component("edt_chart", html='<div class="edt-chart" style="width: 100%"></div>',
@@ -199,12 +160,32 @@ def show(fig: go.Figure, *, key: str, where: Any = st) -> None:
     """Draw `fig` in `where` (a column, a container or `st`), as tall as the figure's
     `layout.height` (else `DEFAULT_HEIGHT`): by our component when app.py serves the page,
     else by Streamlit's ECharts element (see the module's docstring)."""
-    height = int(fig.layout.height) if fig.layout.height else DEFAULT_HEIGHT
+    _draw(*_converted(fig), key=key, where=where)
+
+
+def show_made(make: Callable[[], go.Figure], made_from: tuple, *, key: str, where: Any = st) -> None:
+    """`show(make())`, the figure made and converted once per `made_from` (what it is drawn
+    from: the mirror's generation, the plan, the filters, ...): a rerun with the same data,
+    or another visitor, skips Plotly (a fifth of a second for a chart page's three)."""
+    _draw(*_made(make, made_from), key=key, where=where)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _made(_make: Callable[[], go.Figure], made_from: tuple) -> tuple[dict, int]:
+    return _converted(_make())
+
+
+def _converted(fig: go.Figure) -> tuple[dict, int]:
+    return option(fig), int(fig.layout.height) if fig.layout.height else DEFAULT_HEIGHT
+
+
+def _draw(chart: dict, height: int, *, key: str, where: Any) -> None:
     if not assets.served():
-        where.echarts_chart(option(fig), key=key, height=height)
+        where.echarts_chart(chart, key=key, height=height)
         return
     with contextlib.nullcontext() if where is st else where:
-        _chart_component()(data={"option": option(fig), "height": height, "module": assets.ECHARTS_URL}, key=key)
+        data = {"option": chart, "height": height, "module": assets.ECHARTS_URL}
+        _chart_component()(data=navigation.payload(data), key=key)
 
 
 def option(fig: go.Figure) -> dict:

@@ -12,21 +12,43 @@ from collections.abc import Mapping
 
 from ..query.params import DOMAIN_PARAMS, PENDING_PARAMS, Param
 from ..plans import PLANS, plan_allows
-from ..sources import REGFREE
-from .state import FILTER_GROUPS, NOT_FILTERS, current_filters, keep_filters_of, plan_in_force
+from ..sources import REGFREE, source_by_slug
+from ..store.labels import pipeline_name, status_words
+from .state import FILTER_GROUPS, NOT_FILTERS, current_filters, keep_filters_of, plan_in_force, reader
 
-__all__ = ["group_key", "sidebar_filters", "plan_picker"]
+__all__ = ["choice_words", "group_key", "sidebar_filters", "plan_picker"]
 
 
 def plan_picker() -> str:
-    """The plan in force, shown (and switchable, to see what a subscription would get)."""
+    """The plan in force, said in the title of a group that draws its picker when opened (to see
+    what a subscription of another plan would get)."""
     plan = plan_in_force()
-    chosen = st.sidebar.selectbox("Plan in force", PLANS, index=PLANS.index(plan), key="plan",
-                                  help="Your own mirror answers as the top plan unless EDT_PLAN says otherwise; "
-                                       "pick a plan to see what a subscription gets.")  # fmt: skip
-    if chosen != st.query_params.get("plan", plan):
+    box = st.sidebar.expander(f"Answers as the {plan} plan", key="plan_group", on_change="rerun")
+    if not box.open:
+        return plan
+    return box.selectbox("Plan in force", PLANS, index=PLANS.index(plan), key="plan", on_change=_plan_chosen,
+                         help="Your own mirror answers as the top plan unless EDT_PLAN says otherwise; "
+                              "pick a plan to see what a subscription gets.")  # fmt: skip
+
+
+def _plan_chosen() -> None:
+    """The plan picked, kept in the URL (the group's title names it, so the group is drawn anew)."""
+    chosen = st.session_state["plan"]
+    if chosen == reader().plan:  # the mirror's own plan: no need to say it in the URL
+        st.query_params.pop("plan", None)
+    else:
         st.query_params["plan"] = chosen
-    return chosen
+
+
+def choice_words(param: Param, value: str, *, pending: bool = False) -> str:
+    """A choice of a filter as a person reads it: a platform's or a pipeline's name, a status
+    in words; other choices as they are."""
+    if param.name == "source":
+        found = source_by_slug(value)
+        return pipeline_name(value) if pending else (found.name if found else value)
+    if param.name == "status":
+        return status_words(value)
+    return value
 
 
 def _widget(param: Param, value: str | None, plan: str, prefix: str) -> Any:
@@ -47,11 +69,14 @@ def _widget(param: Param, value: str | None, plan: str, prefix: str) -> Any:
         choices = [c for c in (param.choices or ()) if param.name != "source" or c != REGFREE or
                    plan_allows(plan, "regfree")]  # fmt: skip
         options = ["", *choices]
+        pending = prefix == "p:"
         return st.selectbox(label, options, index=options.index(value) if value in options else 0, key=key,
-                            help=help_text, format_func=lambda c: c or "any")  # fmt: skip
+                            help=help_text,
+                            format_func=lambda c: choice_words(param, c, pending=pending) if c else "any")
     if param.kind == "list" and param.choices:
         chosen = [v for v in (value or "").split(",") if v in param.choices]
-        return st.multiselect(label, list(param.choices), default=chosen, key=key, help=help_text)
+        return st.multiselect(label, list(param.choices), default=chosen, key=key, help=help_text,
+                              format_func=lambda c: choice_words(param, c, pending=prefix == "p:"))
     if param.kind == "date":
         day = None
         if value:
@@ -82,9 +107,10 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
     the URL), write the chosen ones back to the URL and return them as API parameters.
 
     Each group's widgets are drawn only while its expander is open (its open state is a
-    widget: opening it reruns the page): a browser builds ~45 widgets slowly, and a closed
-    group's filters stay in force from the URL. A group opens by itself when a filter of it
-    arrives from outside the sidebar (a bookmark, a link)."""
+    widget: opening it reruns the page): a browser builds each widget slowly (a select box
+    about 30 ms on a loaded machine), so every group starts closed, and a closed group's filters
+    stay in force from the URL. A group opens by itself when a filter of it arrives from
+    outside the sidebar (a bookmark, a link)."""
     keep_filters_of(table)
     plan = plan_picker()
     prefix = _prefix(table)
@@ -93,8 +119,8 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
     seen = st.session_state.get(seen_key, {})
     arrived = {name for name, value in in_url.items() if seen.get(name) != value}
     chosen: dict[str, str] = {}
-    st.sidebar.caption(f"Answers as the **{plan}** plan" + ("" if plan_allows(plan, "regfree") else
-                                                          " (regfree needs Authority)"))  # fmt: skip
+    if not plan_allows(plan, "regfree"):
+        st.sidebar.caption("The deleted-ccTLD database (regfree) needs the Authority plan.")
     for group, title in FILTER_GROUPS.items():
         params = [p for p in table.values() if p.group == group and p.name not in NOT_FILTERS]
         if not params:
@@ -102,12 +128,13 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
         key = group_key(table, group)
         if any(p.name in arrived for p in params):
             st.session_state[key] = True
-        box = st.sidebar.expander(title, expanded=group == "source", key=key, on_change="rerun")
+        box = st.sidebar.expander(title, key=key, on_change="rerun")
         if not box.open:
             kept = {p.name: in_url[p.name] for p in params if p.name in in_url}
             chosen.update(kept)
             if kept:  # what the closed group holds, said under its title
-                st.sidebar.caption(" · ".join(f"{table[name].caption}: {value}" for name, value in kept.items()))
+                st.sidebar.caption(" · ".join(f"{table[name].caption}: {_value_words(table[name], value, prefix)}"
+                                              for name, value in kept.items()))  # fmt: skip
             continue
         with box:
             for param in params:
@@ -121,6 +148,12 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
             st.query_params[name] = value
     st.session_state[seen_key] = chosen
     return chosen
+
+
+def _value_words(param: Param, value: str, prefix: str) -> str:
+    if not param.choices:
+        return value
+    return ", ".join(choice_words(param, v, pending=prefix == "p:") for v in value.split(","))
 
 
 def group_key(table: Mapping[str, Param], group: str) -> str:

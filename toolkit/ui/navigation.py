@@ -6,7 +6,8 @@ column title sorts, a name opens its detail page) are drawn through one small co
 (`st.components.v2`, no iframe) that turns a plain left click into a rerun carrying the
 link's query; `follow_link` writes that query into the URL, and the pages read the URL as
 they do for a bookmark. A middle or modified click still opens the link itself, so "open in a
-new tab" and copying a link work as before.
+new tab" and copying a link work as before. A row's shortlist and watch buttons become the
+trigger `act` (`ui/actions.py` does what they ask).
 """
 
 from __future__ import annotations
@@ -18,16 +19,33 @@ from urllib.parse import parse_qsl
 
 import streamlit as st
 
-from . import assets
+__all__ = ["OWN_KEYS", "payload", "show_html", "follow_link", "move_to"]
 
-__all__ = ["show_html", "follow_link", "preload_later"]
+# What each page keeps in the URL beside the filters, the plan and `view` (views as in
+# pages.PAGES): its own settings, which no other page reads or carries. Explore and
+# Pending-delete name theirs alike (`cols`, `sort`, ...) with other meanings. A page left for
+# another keeps them in the session, and finds them again when opened from the sidebar.
+OWN_KEYS: dict[str, tuple[str, ...]] = {
+    "explore": ("cols", "sort", "page", "per_page"),
+    "pending": ("cols", "sort", "page", "per_page"),
+    "detail": ("name", "id", "comps_sort"),
+    "trust-flow": ("tf_range", "cf_range", "zone_by", "points", "color_by"),
+    "calendar": ("dates", "month", "cal_tld", "cal_status", "day"),
+}
+_ALL_OWN = frozenset(key for keys in OWN_KEYS.values() for key in keys)
 
 # Plain left clicks on the drawn HTML's `?query` links become the trigger `navigate`.
 _JS = """
-export default function ({ parentElement, data, setTriggerValue }) {
+export default function ({ parentElement, data: [data], setTriggerValue }) {
   const root = parentElement.querySelector(".edt-html");
   root.innerHTML = data.html;
   const onClick = (event) => {
+    const button = event.target.closest("button[data-edt-act]");
+    if (button) {  // a row's shortlist or watch button (ui/actions.py)
+      event.preventDefault();
+      setTriggerValue("act", button.getAttribute("data-edt-act"));
+      return;
+    }
     const link = event.target.closest("a[href^='?']");
     if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     event.preventDefault();
@@ -38,27 +56,15 @@ export default function ({ parentElement, data, setTriggerValue }) {
 }
 """
 
-# Once per document, when the browser is idle: fetch and compile the code of what this page
-# did not draw (a closed filter group's widgets, the charts; Streamlit loads an element's
-# code only when a page first draws it), so opening a group, a domain or a chart page does
-# not wait for it. A `modulepreload` of the URL Streamlit's own lazy import resolves to, so
-# both share one module; not an import, which would also run it: a long task (Plotly's took
-# a second) that would hold up the user's next click.
-_PRELOAD_JS = """
-export default function ({ data }) {
-  if (window.__edtPreloaded) return;
-  window.__edtPreloaded = true;
-  const load = () => data.modules.forEach((path) => {
-    const href = new URL(path, document.baseURI).href;
-    if (document.querySelector(`link[rel="modulepreload"][href="${CSS.escape(href)}"]`)) return;
-    document.head.appendChild(Object.assign(document.createElement("link"), { rel: "modulepreload", href }));
-  });
-  (window.requestIdleCallback || ((f) => setTimeout(f, 1000)))(load, { timeout: 4000 });
-}
-"""
-
 # name -> (html, js): registered with Streamlit once, on first use.
-_COMPONENTS = {"edt_html": ('<div class="edt-html"></div>', _JS), "edt_preload": (None, _PRELOAD_JS)}
+_COMPONENTS = {"edt_html": ('<div class="edt-html"></div>', _JS)}
+
+
+def payload(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """A component's data, sent as a list of one dict: Streamlit looks through a dict's values
+    for DataFrames (importing pandas, a second on a loaded machine, on a page with no table of
+    pandas' at all), not through a list's."""
+    return [data]
 
 
 @functools.cache
@@ -67,20 +73,15 @@ def _component(name: str) -> Any:
     return st.components.v2.component(name, html=html, js=js, isolate_styles=False)
 
 
-def preload_later(view: str) -> None:
-    """Have the browser fetch, while idle, the code page `view` has not drawn (see `_PRELOAD_JS`)."""
-    # Our own modules (the chart library) come from app.py's server (`assets.FromMemory`): only where it serves.
-    modules = [m for m in assets.later_chunks(view) if assets.served() or m not in assets.OWN_MODULES.values()]
-    if modules:  # none if Streamlit's layout changes: the preload is then skipped, nothing else
-        _component("edt_preload")(data={"modules": list(modules)}, key="edt_preload")
-
-
 def follow_link(href: str, current: Mapping[str, str] | None = None) -> dict[str, str]:
     """The URL's query after following `href` (`?sort=-tf&view=explore`) in place: the link's
     keys over the current ones (a blank value removes its key); a link that changes the sort
-    restarts at page 1 unless it names a page."""
+    restarts at page 1 unless it names a page; a link to another page leaves this page's own
+    settings behind (`OWN_KEYS`: the filters and the plan go with it)."""
     query = dict(current if current is not None else st.query_params.to_dict())
     link = dict(parse_qsl(href.lstrip("?"), keep_blank_values=True))
+    if link.get("view", query.get("view")) != query.get("view"):
+        query = {k: v for k, v in query.items() if k not in _ALL_OWN}
     if "sort" in link and "page" not in link:
         query.pop("page", None)
     for name, value in link.items():
@@ -99,10 +100,39 @@ def _navigate(key: str) -> None:
         return
     before = st.query_params.to_dict()
     after = follow_link(href, before)
+    if after.get("view") != before.get("view"):
+        _keep(before)
     redraw_filters(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     st.query_params.from_dict(after)
 
 
+def _keep(query: Mapping[str, str]) -> None:
+    """Keep the own settings of the page `query` shows, for when it is opened again."""
+    view = query.get("view", "explore")
+    st.session_state[f"_kept:{view}"] = {k: query[k] for k in OWN_KEYS.get(view, ()) if k in query}
+
+
+def move_to(view: str) -> None:
+    """The page chosen in the sidebar: the URL loses the page-before's own settings and gets
+    back the ones `view` had when it was left (the filters and the plan stay)."""
+    before = st.query_params.to_dict()
+    _keep(before)
+    after = {k: v for k, v in before.items() if k not in _ALL_OWN}
+    after.update(st.session_state.get(f"_kept:{view}", {}))
+    after["view"] = view
+    st.query_params.from_dict(after)
+
+
+def _act(key: str) -> None:
+    from .actions import apply
+
+    action = (st.session_state.get(key) or {}).get("act")
+    if action:
+        apply(action)
+
+
 def show_html(html: str, *, key: str) -> None:
-    """Draw `html`; its `?query` links change the page in place (see the module's docstring)."""
-    _component("edt_html")(data={"html": html}, key=key, on_navigate_change=lambda: _navigate(key))
+    """Draw `html`; its `?query` links change the page in place (see the module's docstring),
+    its row buttons shortlist or watch (`ui/actions.py`)."""
+    _component("edt_html")(data=payload({"html": html}), key=key, on_navigate_change=lambda: _navigate(key),
+                           on_act_change=lambda: _act(key))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import calendar as calendar_module
 import html
-import json
 import os
 import shlex
 from datetime import date, datetime, timedelta, timezone
@@ -13,17 +12,15 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-import pandas as pd
 import streamlit as st
 
-from ..analysis import charts
 from ..analysis.appraise import coverage_note, value_model
 from ..errors import ApiError
 from ..query.params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS, PENDING_STATUSES
 from ..plans import plan_allows
-from . import assets, echarts, exports, navigation, state, table
+from ..store.labels import sort_field_label, status_words
+from . import actions, assets, domain, exports, navigation, state, table, watchlist
 from .filters import sidebar_filters
-from .signals import show_signals
 
 __all__ = ["PAGES", "first_run", "results_page", "sort_label", "csv_of_all", "ics_for_days", "ics_for_windows"]
 
@@ -34,18 +31,12 @@ def _show_error(exc: ApiError) -> None:
 
 
 def _said_read_only(mirror: Any, exc: Exception) -> bool:
-    """Whether `exc` is SQLite refusing a write to a mirror opened read-only (a read-only file,
-    folder or mount); if so, an st.error naming the mirror and the fix, not a traceback."""
-    import sqlite3
-
-    from ..store.access import read_only_place
-
-    if not (isinstance(exc, sqlite3.OperationalError) and "readonly database" in str(exc)):
-        return False
-    why = read_only_place(mirror.path) or "opened read-only"
-    st.error(f"The mirror {mirror.path} is {why}: the watchlist and the shortlist cannot be saved in it. "
-             "Copy it to a writable place and start the app on the copy (edt app --db PATH); reading works as it is.")
-    return True
+    """Whether `exc` is SQLite refusing a write to a mirror opened read-only; if so, an
+    st.error naming the mirror and the fix, not a traceback."""
+    words = state.read_only_words(mirror, exc)
+    if words:
+        st.error(words)
+    return words is not None
 
 
 def _dash(value: Any, unit: str = "") -> str:
@@ -58,28 +49,23 @@ def _dash(value: Any, unit: str = "") -> str:
 
 # -- Explore and Pending-delete: one results page over either table ---------------------------
 
-_SORT_NAMES = {
-    "id": "Listing id", "name": "Domain", "score": "Score", "age": "Age", "price": "Price", "effective_price": "Price",
-    "max_bid": "Max bid", "bids_count": "Bids", "auction_end_date": "Ends", "trust_flow": "Trust Flow",
-    "citation_flow": "Citation Flow", "domain_authority": "Domain Authority", "referring_domains": "Referring domains",
-    "backlinks_count": "Backlinks", "wayback_snapshots": "Snapshots", "historical_traffic_etv": "Traffic",
-    "created_at": "Added", "first_seen_at": "First seen",
-}  # fmt: skip
 _ASCENDING_FIRST = {"id", "name", "auction_end_date"}
+_DATE_SORTS = {"auction_end_date", "created_at", "first_seen_at"}
 
 
 def sort_label(sort: str) -> str:
-    """`-trust_flow` -> `Trust Flow, highest first`; `name` -> `Domain, A to Z`."""
+    """`-trust_flow` -> `Trust Flow, highest first`; `name` -> `Domain, A to Z` (the words of
+    `toolkit.store.labels`)."""
     if not sort:
         return "Best score first (default)"
     if sort in PENDING_SORTS:
         return {"drop_date": "Drop date, soonest first", "drop_date_desc": "Drop date, latest first",
                 "domain": "Domain, A to Z"}[sort]  # fmt: skip
     field, descending = sort.lstrip("-"), sort.startswith("-")
-    label = _SORT_NAMES.get(field, field)
+    label = sort_field_label(field)
     if field == "name":
         return f"{label}, {'Z to A' if descending else 'A to Z'}"
-    if field in ("auction_end_date", "created_at", "first_seen_at"):
+    if field in _DATE_SORTS:
         return f"{label}, {'latest' if descending else 'soonest' if field == 'auction_end_date' else 'earliest'} first"
     return f"{label}, {'highest' if descending else 'lowest'} first"
 
@@ -87,7 +73,7 @@ def sort_label(sort: str) -> str:
 def _sort_options(pending: bool) -> list[str]:
     if pending:
         return list(PENDING_SORTS)
-    ordered = sorted(DOMAIN_SORTS, key=lambda s: (s == "id", _SORT_NAMES.get(s, s)))
+    ordered = sorted(DOMAIN_SORTS, key=lambda s: (s == "id", sort_field_label(s)))
     return ["", *[s if s in _ASCENDING_FIRST else f"-{s}" for s in ordered],
             *[f"-{s}" if s in _ASCENDING_FIRST else s for s in ordered]]  # fmt: skip
 
@@ -104,14 +90,15 @@ def _set_url(name: str, value: Any, default: Any = "") -> None:
         st.query_params[name] = str(value)
 
 
-def _turn_page(key: str, page: int) -> None:
-    st.session_state[key] = page
+_ENDING_SOON = (1, 6, 24)  # Explore's quick filters: auctions ending in the next N hours (`ends_within`)
 
 
 def results_page(pending: bool) -> None:
     """The searchable table of listings (`/api/domains`) or of pending-delete names
-    (`/api/pending-delete`): sidebar filters, header sorting over all results, a column
-    chooser, paging that restarts at page 1 when the search changes, and the CSV of all."""
+    (`/api/pending-delete`): sidebar filters, header sorting over all results, paging that
+    restarts at page 1 when the search changes, and the CSV of all. The sort menu, the rows
+    per page and the column chooser wait in a closed group (drawn when opened, like the
+    sidebar's): the page opens on its table, read from the URL."""
     params_table = PENDING_PARAMS if pending else DOMAIN_PARAMS
     columns_table = table.PENDING_TABLE if pending else table.LISTING_TABLE
     st.header("Pending-delete names" if pending else "Explore listings")
@@ -120,51 +107,43 @@ def results_page(pending: bool) -> None:
     if pending and not plan_allows(plan, "pending_delete"):
         st.warning(f"The pending-delete inventory needs the Authority+ plan; the plan in force is {plan}.")
         return
+    actions.say_done()
     sorts = _sort_options(pending)
-    left, middle, right = st.columns([3, 1, 4])
-    url_sort = _url_choice("sort", sorts, sorts[0])
-    if st.session_state.get("_sort_in_url") != url_sort or st.session_state.get("sort") not in sorts:
-        st.session_state["sort"] = url_sort  # a header link (or a bookmark) changed the URL
-    sort = left.selectbox("Sort", sorts, key="sort", format_func=sort_label)
-    _set_url("sort", sort, sorts[0])
-    st.session_state["_sort_in_url"] = sort
+    sort = _url_choice("sort", sorts, sorts[0])
     sizes = [25, 50, 100] + ([200] if pending else [])
-    url_size = st.query_params.get("per_page", "50")
-    per_page = middle.selectbox("Per page", sizes, key="per_page",
-                                index=sizes.index(int(url_size)) if url_size in [str(n) for n in sizes] else 1)
-    _set_url("per_page", per_page, 50)
-    keys = [c.key for c in columns_table]
-    titles = {c.key: c.title for c in columns_table}
+    per_page = _url_choice("per_page", [str(n) for n in sizes], "50")
     valued = None if pending else value_model(state.reader())  # the price ranges, once appraised
     defaults = table.default_keys(columns_table, has=("values",) if valued else ())
-    in_url = [k for k in st.query_params.get("cols", "").split(",") if k in keys] or defaults
-    if "cols" not in st.session_state or st.session_state.get("_cols_in_url") != in_url:
-        st.session_state["cols"] = in_url
-    shown = right.multiselect("Columns", keys, key="cols", format_func=titles.get)
+    keys = [c.key for c in columns_table]
+    shown = [k for k in st.query_params.get("cols", "").split(",") if k in keys] or defaults
+    box = st.expander(f"Sort ({sort_label(sort).lower()}), rows per page ({per_page}), columns ({len(shown)})",
+                      key="table_settings", on_change="rerun")  # fmt: skip
+    if box.open:
+        with box:
+            sort, size, shown = _table_settings(columns_table, sorts, sort, sizes, int(per_page), shown)
+            per_page = str(size)
     chosen = table.chosen_columns(columns_table, shown)
-    st.session_state["_cols_in_url"] = [c.key for c in chosen]
+    _set_url("sort", sort, sorts[0])
+    _set_url("per_page", per_page, "50")
     _set_url("cols", ",".join(c.key for c in chosen), ",".join(defaults))
 
-    # The page: from the URL on a new session, back to 1 whenever the search itself changes.
-    signature = (pending, tuple(sorted(filters.items())), sort, per_page, state.plan_in_force())
-    page_key = "_page"
-    if page_key not in st.session_state:
-        in_url = str(st.query_params.get("page", "1"))
-        st.session_state[page_key] = max(1, int(in_url)) if in_url.isdigit() else 1
-    elif st.session_state.get("_search") != signature:
-        st.session_state[page_key] = 1
-    st.session_state["_search"] = signature
+    # The page: from the URL, back to 1 whenever the search itself changes.
+    signature = (tuple(sorted(filters.items())), sort, str(per_page), plan)
+    in_url = str(st.query_params.get("page", "1"))
+    page = max(1, int(in_url)) if in_url.isdigit() else 1
+    searched = f"_search:{'pending' if pending else 'explore'}"
+    if st.session_state.get(searched, signature) != signature:
+        page = 1
+    st.session_state[searched] = signature
     params = {**filters, "per_page": str(per_page), **({"sort": sort} if sort else {})}
     try:
-        envelope = state.search({**params, "page": str(st.session_state[page_key])}, pending=pending)
-        last = envelope["meta"]["last_page"]
-        if st.session_state[page_key] > last:  # a bookmark past the end: its last page
-            st.session_state[page_key] = last
-            envelope = state.search({**params, "page": str(last)}, pending=pending)
+        envelope = state.search({**params, "page": str(page)}, pending=pending)
+        if page > envelope["meta"]["last_page"]:  # a bookmark past the end: its last page
+            page = envelope["meta"]["last_page"]
+            envelope = state.search({**params, "page": str(page)}, pending=pending)
     except ApiError as exc:
         _show_error(exc)
         return
-    page = st.session_state[page_key]
     _set_url("page", page, 1)
     meta = envelope["meta"]
     noun = "names" if pending else "listings"
@@ -179,37 +158,81 @@ def results_page(pending: bool) -> None:
         st.caption(f"Page {page:,} of {meta['last_page']:,} · rows {meta['from']:,}–{meta['to']:,} · "
                    f"{sort_label(sort)} · click a column title to sort all {meta['total']:,} by it")  # fmt: skip
     url_params = {k: (v[-1] if isinstance(v, list) else v) for k, v in st.query_params.to_dict().items()}
-    html_table = table.render(columns_table, chosen, envelope["data"], url_params, state.reader().now(), pending=pending)
-    navigation.show_html(html_table, key="pending_table" if pending else "explore_table")
+    records = envelope["data"]
+    if any(c.key == "keep" for c in chosen):
+        records = actions.marked(records, name_field="domain" if pending else "name")
+    parts = [] if pending else [_ending_soon(filters.get("ends_within"))]
+    parts.append(table.render(columns_table, chosen, records, url_params, state.reader().now(), pending=pending))
+    parts.append(_pager(page, meta["last_page"]))
+    download = _download_all(params, pending) if meta["total"] else None
+    navigation.show_html("".join(parts) + (download or ""), key="pending_table" if pending else "explore_table")
     if valued and any(c.key in ("value", "deal") for c in chosen) and coverage_note(valued):
         st.caption(f"Value: {coverage_note(valued)} (`edt appraise --backtest` measures it on this mirror).")
-    if meta["last_page"] > 1:
-        buttons = st.columns([1, 1, 1, 1, 6])
-        for column, (label, target, enabled) in zip(buttons, (
-                ("« First", 1, page > 1), ("‹ Previous", page - 1, page > 1),
-                ("Next ›", page + 1, page < meta["last_page"]), ("Last »", meta["last_page"], page < meta["last_page"]))):
-            column.button(label, disabled=not enabled, on_click=_turn_page, args=(page_key, target), key=f"to:{label}")
-    if meta["total"]:
-        _download_all(params, pending)
 
 
-def _download_all(params: dict[str, str], pending: bool) -> None:
+def _table_settings(columns_table: tuple[table.Column, ...], sorts: list[str], sort: str, sizes: list[int],
+                    per_page: int, shown: list[str]) -> tuple[str, int, list[str]]:  # fmt: skip
+    """The sort menu, the rows per page and the column chooser (the group is open), kept in step
+    with the URL: a header link or a bookmark changes the URL, the widgets follow it."""
+    left, middle, right = st.columns([3, 1, 4])
+    if st.session_state.get("_sort_in_url") != sort or st.session_state.get("sort") not in sorts:
+        st.session_state["sort"] = sort
+    sort = left.selectbox("Sort", sorts, key="sort", format_func=sort_label)
+    st.session_state["_sort_in_url"] = sort
+    per_page = middle.selectbox("Per page", sizes, key="per_page", index=sizes.index(per_page))
+    if "cols" not in st.session_state or st.session_state.get("_cols_in_url") != shown:
+        st.session_state["cols"] = shown
+    titles = {c.key: c.title for c in columns_table}
+    shown = right.multiselect("Columns", list(titles), key="cols", format_func=titles.get)
+    st.session_state["_cols_in_url"] = [c.key for c in table.chosen_columns(columns_table, shown)]
+    return sort, per_page, shown
+
+
+def _ending_soon(current: str | None) -> str:
+    """Explore's quick filters: auctions ending in the next 1, 6 or 24 hours (`ends_within`)."""
+    links = []
+    for hours in (*_ENDING_SOON, None):
+        text = f"{hours} h" if hours else "any time"
+        value = str(hours) if hours else ""
+        if (current or "") == value:
+            links.append(f"<b>{text}</b>")
+        else:
+            links.append(f'<a href="?{html.escape(urlencode({"ends_within": value}))}" target="_self">{text}</a>')
+    return f'<p class="edt-quick">Ending in the next: {" · ".join(links)}</p>'
+
+
+def _pager(page: int, last: int) -> str:
+    """Links to the first, previous, next and last pages (in place; none on a single page)."""
+    if last <= 1:
+        return ""
+
+    def link(text: str, target: int, enabled: bool) -> str:
+        if not enabled:
+            return f'<span class="edt-dim">{text}</span>'
+        return f'<a href="?{html.escape(urlencode({"page": target if target > 1 else ""}))}" target="_self">{text}</a>'
+
+    return (f'<p class="edt-pager">{link("« First", 1, page > 1)} · {link("‹ Previous", page - 1, page > 1)} · '
+            f'page {page:,} of {last:,} · {link("Next ›", page + 1, page < last)} · '
+            f'{link("Last »", last, page < last)}</p>')  # fmt: skip
+
+
+def _download_all(params: dict[str, str], pending: bool) -> str | None:
     """Every matching row as CSV, with exactly the rows the count above says (the export
     reads the mirror with its clock stopped at the moment that count was taken). Served by
-    `app.py`, a link to a route that streams the file from the query layer in constant
-    memory; run without it (AppTest, `streamlit run toolkit/ui/run.py`), Streamlit's download
-    button, which holds the file in memory."""
+    `app.py`, a link (returned, drawn with the table) to a route that streams the file from
+    the query layer in constant memory; run without it (AppTest, `streamlit run
+    toolkit/ui/run.py`), Streamlit's download button, which holds the file in memory."""
     search = {k: v for k, v in params.items() if k not in ("page", "per_page")}
     total = state.search(params, pending=pending)["meta"]["total"]
     at = state.searched_at(params, pending=pending)
     plan = state.plan_in_force()
     if not pending and not plan_allows(plan, "export"):
-        st.caption(f"The CSV of all {total:,} rows needs the Business plan (the plan in force is {plan}).")
-        return
+        return (f'<p class="edt-dim">The CSV of all {total:,} rows needs the Business plan (the plan in force is '
+                f"{plan}).</p>")
     label = f"Download all {total:,} rows (CSV)"
     if assets.served():
-        st.link_button(label, exports.export_url(search, plan=plan, at=at, pending=pending), key="csv")
-        return
+        url = exports.export_url(search, plan=plan, at=at, pending=pending)
+        return f'<p><a class="edt-csv" href="{html.escape(url)}" download>⬇ {label}</a></p>'
 
     def all_rows_csv() -> bytes:
         return csv_of_all(search, mirror=state.exporter(at), plan=plan, pending=pending)
@@ -220,6 +243,7 @@ def _download_all(params: dict[str, str], pending: bool) -> None:
     if command:
         args = " ".join(shlex.quote(f"{k}={v}") for k, v in search.items())
         st.caption(f"Or from a terminal, streamed to disk: `{command}{' ' + args if args else ''}`")
+    return None
 
 
 def csv_of_all(search: dict[str, str], *, mirror: Any, plan: str, pending: bool) -> bytes:
@@ -233,201 +257,6 @@ def explore() -> None:
 
 def pending_delete() -> None:
     results_page(pending=True)
-
-
-# -- Domain detail ---------------------------------------------------------------------------
-
-_SIDE_BY_SIDE = (
-    ("Source", lambda r: r["source"]), ("Type", lambda r: r.get("type")),
-    ("Price", lambda r: _dash(table.money(r.get("effective_price"), r.get("currency")) or None)),
-    ("Bids", lambda r: _dash(r.get("bids_count"))),
-    ("Ends", lambda r: _dash((r.get("auction_end_date") or "")[:16].replace("T", " ") or None)),
-    ("Live", lambda r: "no (closed)" if r.get("closed_at") else "yes"),
-    ("Trust Flow", lambda r: _dash(r.get("trust_flow"))), ("Citation Flow", lambda r: _dash(r.get("citation_flow"))),
-    ("Domain Authority", lambda r: _dash(r.get("domain_authority"))),
-    ("Referring domains", lambda r: _dash(r.get("referring_domains"))),
-    ("Age (years)", lambda r: _dash(r.get("age"))), ("Score", lambda r: _dash(r.get("score"))),
-    ("First seen", lambda r: _dash((r.get("first_seen_at") or "")[:10] or None)),
-    ("Listing id", lambda r: str(r["id"])),
-)  # fmt: skip
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def _suggestions(path: str, generation: int, plan: str, text: str) -> list[str]:
-    """Up to 20 live names containing `text`, best score first (through the query layer)."""
-    found = state.reader().search_domains({"contains": text, "per_page": "20"}, plan=plan)["data"]
-    return list(dict.fromkeys(r["name"] for r in found))
-
-
-def detail() -> None:
-    st.header("Domain detail")
-    plan = state.plan_in_force()
-    mirror = state.reader()
-    legacy_id = st.query_params.get("id", "")
-    if legacy_id and not st.query_params.get("name"):  # an older bookmark by listing id
-        try:
-            st.query_params["name"] = mirror.get_domain(legacy_id, plan=plan)["data"]["name"]
-        except ApiError as exc:
-            _show_error(exc)
-            return
-    in_url = st.query_params.get("name", "")
-    if st.session_state.get("_name_in_url") != in_url:
-        st.session_state["detail_name"] = in_url
-        st.session_state["_name_in_url"] = in_url
-    typed = st.text_input("Domain name", key="detail_name", placeholder="a name, or part of one (e.g. travel)")
-    typed = typed.strip().lower().rstrip(".")
-    if not typed:
-        st.info("Type a domain name (or part of one), or open a name from Explore or Pending-delete.")
-        return
-    listings = mirror.listings_named(typed)
-    if not listings and _pending_detail(typed, plan):
-        st.query_params["name"] = st.session_state["_name_in_url"] = typed
-        return
-    if not listings:
-        try:
-            options = _suggestions(mirror.path, mirror.generation(), plan, typed) if len(typed) >= 2 else []
-        except ApiError as exc:
-            _show_error(exc)
-            return
-        if not options:
-            st.warning(f"No listing is named or contains “{typed}”.")
-            return
-        picked = st.selectbox(f"{len(options)} names contain “{typed}”", ["", *options], key="detail_pick",
-                              format_func=lambda n: n or "choose one…")  # fmt: skip
-        if not picked:
-            return
-        typed = picked
-        listings = mirror.listings_named(typed)
-    st.query_params["name"] = st.session_state["_name_in_url"] = typed
-    st.query_params.pop("id", None)
-    records = []
-    for listing_id, _source, _live in listings:
-        try:
-            records.append(mirror.get_domain(listing_id, plan=plan)["data"])
-        except ApiError:
-            continue  # a regfree row below the plan in force
-    _pending_note(typed, plan)
-    if not records:
-        st.warning(f"{typed}: no listing the {plan} plan may read.")
-        return
-    wanted = legacy_id if legacy_id.isdigit() else None
-    record = next((r for r in records if str(r["id"]) == wanted), records[0])
-    st.subheader(record["name"])
-    cols = st.columns(4)
-    cols[0].metric("Score", _dash(record.get("score")))
-    cols[1].metric("TF / CF", f"{_dash(record.get('trust_flow'))} / {_dash(record.get('citation_flow'))}")
-    cols[2].metric("Price", _dash(table.money(record.get("effective_price"), record.get("currency")) or None))
-    cols[3].metric("Bids", _dash(record.get("bids_count") or 0))
-    # Readable times, and no "T07:00:00Z" in Markdown: Streamlit reads ":00:" as an emoji
-    # name and loads its emoji code (260 kB) to look it up.
-    st.caption(f"First seen {table.moment(record.get('first_seen_at'))}, last seen "
-               f"{table.moment(record.get('last_seen_at'))}"
-               + (f", left its source {table.moment(record['closed_at'])}" if record.get("closed_at") else ""))  # fmt: skip
-    links = [f"[Wayback calendar](https://web.archive.org/web/*/{record['name']})"]
-    if record.get("purchase_url"):
-        links.append(f"[Purchase page]({record['purchase_url']})")
-    st.markdown(" · ".join(links))
-    if len(records) > 1:
-        st.subheader(f"Listed {len(records)} times")
-        side = pd.DataFrame({f"{r['source']} #{r['id']}": [cell(r) or "—" for _, cell in _SIDE_BY_SIDE]
-                             for r in records}, index=[label for label, _ in _SIDE_BY_SIDE])  # fmt: skip
-        st.table(side, border="horizontal")
-    history = mirror.listing_history(record["id"], plan=plan)
-    echarts.show(charts.price_history(history), key="history_chart")
-    show_signals(record, history)
-    _price_range(record["id"])
-    _comparable_results(record["name"])
-    fields = [(k, v) for k, v in record.items() if k != "historical_traffic"]
-    _fields_table(fields)
-
-
-def _price_range(listing_id: int) -> None:
-    """The listing's price range and the backtest's coverage beside it (analysis/appraise.py)."""
-    mirror = state.reader()
-    row = mirror.connection().execute("SELECT value_low, value_mid, value_high, value_reason, valued_at, live_low, "
-                                      "live_mid, live_high FROM listings WHERE id = ?", [listing_id]).fetchone()  # fmt: skip
-    if row is None or row[4] is None:
-        return  # not appraised yet (`edt appraise`, or the next sync)
-    low, mid, high, reason, _, live_low, live_mid, live_high = row
-    st.subheader("Price range")
-    if live_mid is not None:  # an auction with bids: what the bidding already says first
-        st.metric("Live estimate (EUR, 80% range, given the bidding)", f"{live_low:,.0f} – {live_high:,.0f}",
-                  help=f"middle {live_mid:,.0f} EUR; never below the current bid")  # fmt: skip
-    if reason:
-        st.caption(f"No range: {reason}.")
-        return
-    st.metric("Value (EUR, 80% range)", f"{low:,.0f} – {high:,.0f}", help=f"middle {mid:,.0f} EUR")
-    note = coverage_note(value_model(mirror))
-    if note:
-        st.caption(note + " (`edt appraise --backtest` measures it on this mirror).")
-
-
-def _comparable_results(name: str) -> None:
-    """The closed auctions most like this name, what they sold for and why (analysis/comps.py)."""
-    from ..analysis.comps import comparables
-
-    st.subheader("Comparable results")
-    found = comparables(state.reader(), name, limit=8)
-    if found.empty:
-        st.caption("No sale known yet: results come from the auctions the mirror sees end, and from the sales reported "
-                   "elsewhere (edt ingest sales FILE).")  # fmt: skip
-        return
-    rows = []
-    for r in found.itertuples():
-        eur = f" ({r.final_price_eur:,.0f} EUR)" if r.final_price_eur == r.final_price_eur and r.final_price_eur else ""
-        how = (f"{r.bids} bids, ended {r.ended_at[:10]} on {r.source}" if r.origin == "auction"
-               else f"reported sale of {r.ended_at[:10]}" + (f" on {r.source}" if r.source else "") + f" ({r.origin})")
-        rows.append((r.name, f"{table.money(r.final_price, r.currency)}{eur}, {how}. {r.why}"))
-    navigation.show_html(table.fields_html(rows, header=("sold", "for, and why it is alike")), key="comps")
-
-
-def _fields_table(fields: list[tuple[str, Any]]) -> None:
-    """Every field of a record, a dash for an absent value, as static HTML: the browser lays
-    it out at once (an interactive grid, or `st.table`'s cells, take about a second more on
-    the full page). Not Markdown: its timestamps would load Streamlit's emoji code."""
-    st.subheader("Every field")
-    navigation.show_html(table.fields_html([(k, _field_text(v)) for k, v in fields]), key="fields")
-
-
-def _field_text(value: Any) -> str:
-    if value is None or value == "" or value == []:
-        return "—"
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, float) and value.is_integer():
-        return f"{value:.0f}"
-    return str(value)
-
-
-def _pending_detail(name: str, plan: str) -> bool:
-    """A name that is pending delete and listed nowhere: its drop, status and metrics."""
-    if not plan_allows(plan, "pending_delete"):
-        return False
-    try:
-        row = state.reader().get_pending_delete(name, plan=plan)["data"]
-    except ApiError:
-        return False
-    st.subheader(row["domain"])
-    st.caption("Pending delete: not listed on any platform this mirror follows.")
-    cols = st.columns(4)
-    cols[0].metric("Drops", _dash(row.get("estimated_drop_date")))
-    cols[1].metric("Status", row["whois_status"])
-    cols[2].metric("TF / CF", f"{_dash(row.get('trust_flow'))} / {_dash(row.get('citation_flow'))}")
-    cols[3].metric("Referring domains", _dash(row.get("referring_domains")))
-    st.markdown(f"[Wayback calendar](https://web.archive.org/web/*/{row['domain']})")
-    _fields_table(list(row.items()))
-    return True
-
-
-def _pending_note(name: str, plan: str) -> None:
-    if not plan_allows(plan, "pending_delete"):
-        return
-    try:
-        row = state.reader().get_pending_delete(name, plan=plan)["data"]
-    except ApiError:
-        return
-    st.info(f"{name} is also pending delete: {row['whois_status']}, estimated drop "
-            f"{row.get('estimated_drop_date') or 'unknown'} ({row['source']}).")  # fmt: skip
 
 
 # -- Trust Flow / Citation Flow --------------------------------------------------------------
@@ -450,19 +279,25 @@ def trust_flow() -> None:
     ratio, the "CF far above TF" share per topic and per source; a TF x CF region (sliders
     kept in the URL) lists its domains through the query layer and opens in Explore. The
     sampled point cloud (to lasso any shape) is opt-in: WebGL without a GPU is slow."""
+    from ..analysis import charts  # Plotly and pandas: loaded by the pages that draw charts
+
+    from . import echarts
+
     filters, counts = _chart_page("Trust Flow / Citation Flow")
     if counts is None:
         return
     st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
                f"{counts.without_tf_cf:,} without both Trust Flow and Citation Flow are left out.")  # fmt: skip
     left, right = st.columns([3, 2])
-    echarts.show(charts.tf_cf_heatmap(counts), key="tfcf", where=left)
-    echarts.show(charts.tf_cf_ratio_bars(counts), key="ratio", where=right)
+    made = state.made_from(state._key(filters))
+    echarts.show_made(lambda: charts.tf_cf_heatmap(counts), (*made, "tfcf"), key="tfcf", where=left)
+    echarts.show_made(lambda: charts.tf_cf_ratio_bars(counts), (*made, "ratio"), key="ratio", where=right)
     left, right = st.columns([2, 3])
     _from_url("zone_by", "zone_by", lambda v: {"topic": "topic", "source": "source"}[v], "topic")
     zone_by = left.radio("Share in the zone by", ["topic", "source"], horizontal=True, key="zone_by")
     _to_url("zone_by", "" if zone_by == "topic" else zone_by)
-    echarts.show(charts.zone_share_bars(counts, zone_by), key="zone_share", where=left)
+    echarts.show_made(lambda: charts.zone_share_bars(counts, zone_by), (*made, "zone", zone_by), key="zone_share",
+                      where=left)  # fmt: skip
     _tf_cf_region(filters, right)
     _tf_cf_points(filters)
 
@@ -520,6 +355,8 @@ def _tf_cf_region(filters: dict[str, str], where: Any) -> None:
 
 def _tf_cf_points(filters: dict[str, str]) -> None:
     """Opt-in: an even sample of the matching rows as points (WebGL), to lasso any shape."""
+    from ..analysis import charts  # Plotly and pandas: loaded by the pages that draw charts
+
     _from_url("tf_points", "points", lambda v: v == "1", False)
     shown = st.toggle(f"Show a sample of {state.CHART_SAMPLE:,} listings as points, to lasso any shape (slow "
                       "without a GPU)", key="tf_points")  # fmt: skip
@@ -550,17 +387,22 @@ def _tf_cf_points(filters: dict[str, str]) -> None:
 def archive() -> None:
     """Counts of ALL matching listings (`state.chart_counts`): ages, first-snapshot years,
     snapshots x age and languages."""
-    _, counts = _chart_page("Archive age")
+    from ..analysis import charts  # Plotly and pandas: loaded by the pages that draw charts
+
+    from . import echarts
+
+    filters, counts = _chart_page("Archive age")
     if counts is None:
         return
     st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
                f"{counts.without_first_date:,} without a first web-archive snapshot date are left out of the age "
                "charts.")  # fmt: skip
     left, right = st.columns(2)
-    echarts.show(charts.age_bars(counts), key="age", where=left)
-    echarts.show(charts.first_year_bars(counts), key="first_year", where=right)
-    echarts.show(charts.snapshots_age_heatmap(counts), key="snapshots", where=left)
-    echarts.show(charts.language_bars(counts), key="languages", where=right)
+    made = state.made_from(state._key(filters))
+    echarts.show_made(lambda: charts.age_bars(counts), (*made, "age"), key="age", where=left)
+    echarts.show_made(lambda: charts.first_year_bars(counts), (*made, "years"), key="first_year", where=right)
+    echarts.show_made(lambda: charts.snapshots_age_heatmap(counts), (*made, "snapshots"), key="snapshots", where=left)
+    echarts.show_made(lambda: charts.language_bars(counts), (*made, "languages"), key="languages", where=right)
 
 
 # -- Drop calendar ---------------------------------------------------------------------------
@@ -645,6 +487,10 @@ DAY_ROWS = 100  # a calendar day's names listed on the page; its link opens all 
 def drop_calendar() -> None:
     """Auction ends or pending-delete drops per day of a month; every setting is in the URL
     (`dates`, `month`, `cal_tld`, `cal_status`, `day`), so a calendar is a bookmark."""
+    from ..analysis import charts  # Plotly and pandas: loaded by the pages that draw charts
+
+    from . import echarts
+
     st.header("Drop calendar")
     plan = state.plan_in_force()
     kinds = ["ends"] + (["drops"] if plan_allows(plan, "pending_delete") else [])
@@ -666,7 +512,7 @@ def drop_calendar() -> None:
     _to_url("cal_tld", tld)
     if pending:
         _from_url("cal_status", "cal_status", lambda t: [v for v in t.split(",") if v in PENDING_STATUSES], [])
-        statuses = st.multiselect("Status", list(PENDING_STATUSES), key="cal_status")
+        statuses = st.multiselect("Status", list(PENDING_STATUSES), key="cal_status", format_func=status_words)
         _to_url("cal_status", ",".join(statuses))
         params = {"drop_date_from": first.isoformat(), "drop_date_to": last.isoformat(), "include_past": "1"}
         params |= {"status": ",".join(statuses)} if statuses else {}
@@ -679,7 +525,9 @@ def drop_calendar() -> None:
         _show_error(exc)
         return
     title = _CALENDAR_KINDS[kind]
-    echarts.show(charts.drop_calendar(counts, month, title=f"{title}, {month:%B %Y}"), key="calendar")
+    echarts.show_made(lambda: charts.drop_calendar(counts, month, title=f"{title}, {month:%B %Y}",
+                                                   counted="Drops" if pending else "Auctions ending"),
+                      state.made_from(state._key(params), pending, month), key="calendar")  # fmt: skip
     in_month = {d: n for d, n in counts.items() if first <= d <= last and n}
     st.caption(f"{sum(in_month.values()):,} domains in {month:%B %Y}")
     if pending:
@@ -690,11 +538,14 @@ def drop_calendar() -> None:
     if not in_month:
         return
     days = sorted(in_month)
+    # The day it opens on: today, else the next day with names, else the month's last (a past month).
+    first_day = next((d for d in days if d >= today), days[-1])
     # The menu's key names its search: after a filter change its counts are the new ones.
     menu = f"cal_day:{kind}:{month:%Y-%m}:{tld}:{params.get('status', '')}"
-    _from_url(menu, "day", lambda t: date.fromisoformat(t) if date.fromisoformat(t) in in_month else days[0], days[0])
+    _from_url(menu, "day", lambda t: date.fromisoformat(t) if date.fromisoformat(t) in in_month else first_day,
+              first_day)  # fmt: skip
     if st.session_state[menu] not in in_month:
-        st.session_state[menu] = days[0]
+        st.session_state[menu] = first_day
     day = st.selectbox("Day", days, format_func=lambda d: f"{d:%a %d %b} ({in_month[d]:,})", key=menu)
     _to_url("day", day.isoformat())
     _day_table(day, params, pending)
@@ -761,148 +612,23 @@ def _names_on(day: date, params: dict[str, str]) -> list[str]:
     return list(rows["name"])
 
 
-# -- Watchlist -------------------------------------------------------------------------------
-
-
-def watchlist() -> None:
-    from ..sync import watchlist as saved
-
-    st.header("Watchlist")
-    mirror = state.writable_mirror(state.db_path())
-    filters = state.current_filters()
-    st.subheader("Saved searches")
-    with st.form("save_search"):
-        name = st.text_input("Save the current filters as", key="search_name")
-        st.caption("Current filters: " + (", ".join(f"{k}={v}" for k, v in filters.items()) or "none (all listings)"))
-        if st.form_submit_button("Save"):
-            try:
-                saved.save_search(mirror, name, filters)
-                st.success(f"Saved “{name.strip()}”.")
-            except (ValueError, ApiError) as exc:
-                st.error(str(exc.body.get("message")) if isinstance(exc, ApiError) else str(exc))
-            except Exception as exc:
-                if not _said_read_only(mirror, exc):
-                    raise
-    try:
-        searches = saved.saved_searches(mirror)
-    except ApiError as exc:  # a search saved under older rules no longer validates
-        _show_error(exc)
-        searches = []
-    if not searches:
-        st.caption("No saved search yet: set filters on Explore, then save them here.")
-    for entry in searches:
-        cols = st.columns([3, 1, 1, 1, 1])
-        cols[0].markdown(f"**{entry['name']}**  \n" + (", ".join(f"{k}={v}" for k, v in entry["params"].items())
-                                                       or "all listings"))  # fmt: skip
-        cols[1].metric("New", f"{entry['new_matches']:,}", help="first seen since you last marked them seen")
-        cols[2].metric("Matches now", f"{entry['matches']:,}")
-        if cols[3].button("Open in Explore", key=f"open:{entry['name']}"):
-            state.set_filters(saved.search_params(mirror, entry["name"]))  # its new matches stay new
-            st.query_params["view"] = "explore"
-            st.rerun()
-        if cols[4].button("Delete", key=f"delete:{entry['name']}"):
-            try:
-                saved.delete_search(mirror, entry["name"])
-            except Exception as exc:
-                if not _said_read_only(mirror, exc):
-                    raise
-            else:
-                st.rerun()
-        if entry["new_matches"]:
-            with st.expander(f"The {entry['new_matches']:,} new matches of “{entry['name']}”"):
-                _new_matches(mirror, entry)
-    st.subheader("Shortlist")
-    with st.form("shortlist_add"):
-        listing_id = st.text_input("Listing id", key="short_id")
-        note = st.text_input("Note", key="short_note")
-        if st.form_submit_button("Add to shortlist"):
-            try:
-                saved.shortlist_add(mirror, int(listing_id), note)
-            except (ValueError, ApiError) as exc:
-                st.error(f"Listing id: {exc}")
-            except Exception as exc:
-                if not _said_read_only(mirror, exc):
-                    raise
-    items = saved.shortlist(mirror)
-    if items:
-        st.dataframe(pd.DataFrame(items), hide_index=True, key="shortlist")
-    _watched_names(mirror)
-
-
-def _watched_names(mirror: Any) -> None:
-    """Names watched through their registration lifecycle (`edt watch name`): their stage, what
-    comes next and when, where the mirror lists them; add and remove."""
-    from ..sync import watched_names as watched
-
-    st.subheader("Watched names")
-    with st.form("watch_names"):
-        typed = st.text_area("Names to watch, one a line or comma-separated", key="watch_names_input")
-        note = st.text_input("Note", key="watch_names_note")
-        if st.form_submit_button("Watch"):
-            names = [n.strip() for n in typed.replace(",", "\n").splitlines() if n.strip()]
-            try:
-                added = watched.watch_names(mirror, names, note=note or None)
-                st.success(f"Watching {', '.join(added)}: each registry is asked by the daily `names` job "
-                           "(`edt watch names --check` asks now).")  # fmt: skip
-            except ValueError as exc:
-                st.error(f"{exc}; nothing was added.")
-            except Exception as exc:
-                if not _said_read_only(mirror, exc):
-                    raise
-    rows = watched.watched_names(mirror)
-    if not rows:
-        st.caption("No watched name yet: any name, listed or not, followed through expiry, redemption, pending "
-                   "delete and release, with an alert at each stage. Only the registries' RDAP servers are asked.")  # fmt: skip
-        return
-    shown = []
-    for row in rows:
-        when = watched.window_text(row["expected_from"], row["expected_to"], sep=" – ") or ""
-        shown.append({"name": row["name"], "stage": watched.STAGE_WORDS.get(row["stage"] or "", "not checked yet"),
-                      "since": (row["stage_since"] or "")[:10],
-                      "next": watched.STAGE_WORDS.get(row["next_stage"] or "", ""), "expected": when,
-                      "listed": "; ".join(e["where"] for e in row["listed"]),
-                      "checked": (row["checked_at"] or "")[:16].replace("T", " "),
-                      "problem": row["last_error"] or (row["rdap"] if row["rdap"] not in (None, "ok") else ""),
-                      "note": row["note"] or ""})  # fmt: skip
-    st.dataframe(pd.DataFrame(shown), hide_index=True, key="watched_names")
-    gone = st.multiselect("Stop watching", [r["name"] for r in rows], key="unwatch_pick")
-    if gone and st.button("Stop watching these", key="unwatch"):
-        try:
-            watched.unwatch_names(mirror, gone)
-        except Exception as exc:
-            if not _said_read_only(mirror, exc):
-                raise
-        else:
-            st.rerun()
-
-
-def _new_matches(mirror: Any, entry: dict[str, Any]) -> None:
-    """The new matches as a table (the first 100 by first-seen time), and the one action that
-    marks them seen: up to the moment they were listed, so later arrivals stay new."""
-    from ..sync import watchlist as saved
-
-    listed_at = mirror.now().replace(microsecond=0).isoformat()
-    params = {**saved.new_matches_params(entry), "sort": "-first_seen_at", "per_page": "100"}
-    try:
-        found = mirror.search_domains(params)
-    except ApiError as exc:
-        _show_error(exc)
-        return
-    navigation.show_html(table.render(table.LISTING_TABLE, table.chosen_columns(table.LISTING_TABLE, None),
-                                      found["data"], {}, mirror.now(), sortable=False), key=f"new_matches:{entry['name']}")  # fmt: skip
-    if found["meta"]["total"] > len(found["data"]):
-        st.caption(f"The 100 most recent of {found['meta']['total']:,}.")
-    if st.button(f"Mark these {found['meta']['total']:,} seen", key=f"seen:{entry['name']}"):
-        try:
-            saved.mark_seen(mirror, entry["name"], upto=listed_at)
-        except Exception as exc:
-            if not _said_read_only(mirror, exc):
-                raise
-        else:
-            st.rerun()
-
-
 # -- Sync ------------------------------------------------------------------------------------
+
+
+_RUN_WORDS = {"ok": "done", "failed": "failed", "stopped": "refused by the service", "interrupted": "stopped midway",
+              "running": "running", "skipped": "skipped"}  # fmt: skip
+
+
+def _age(hours: float | None) -> str:
+    if hours is None:
+        return ""
+    return f"{hours:,.1f} h ago" if hours < 48 else f"{hours / 24:,.0f} days ago"
+
+
+def _freshness_words(row: dict[str, Any], done: str, demo: bool = False) -> str:
+    if row["last_ok"] is None:
+        return f"not {done} yet (demo data)" if demo else f"never {done}"
+    return "fresh" if row["fresh"] else "stale"
 
 
 def sync_page() -> None:
@@ -910,14 +636,23 @@ def sync_page() -> None:
 
     st.header("Sync")
     info = state.status()
-    table = pd.DataFrame(info["freshness"])
-    table["state"] = ["never synced" if r["last_ok"] is None else ("fresh" if r["fresh"] else "stale")
-                      for r in info["freshness"]]  # fmt: skip
-    st.dataframe(table[["job", "schedule", "last_ok", "age_hours", "state"]], hide_index=True, key="freshness")
+    demo = state.demo()
+    if demo:
+        _demo_runs(demo)
+    st.subheader("Datasets from the live service")
+    rows = [(f"{r['job']}: {JOBS[r['job']].description.split(' (')[0]}", r["schedule"],
+             table.moment(r["last_ok"]) or "—", _age(r["age_hours"]) or "—",
+             _freshness_words(r, "synced", bool(demo))) for r in info["freshness"]]  # fmt: skip
+    navigation.show_html(table.plain_table(("dataset", "the service refreshes it", "last synced", "", "state"), rows),
+                         key="freshness")  # fmt: skip
     if info["last_sync"]:
         st.subheader("Last runs")
-        st.dataframe(pd.DataFrame([{"job": j, **r} for j, r in info["last_sync"].items()]), hide_index=True,
-                     key="runs")  # fmt: skip
+        runs = [(job, table.moment(r["started_at"]), table.moment(r["finished_at"]) or "—",
+                 _RUN_WORDS.get(r["status"], r["status"]),
+                 f"{r['rows_seen']:,}" if r["rows_seen"] is not None else "—", r["error"] or "")
+                for job, r in info["last_sync"].items()]  # fmt: skip
+        navigation.show_html(table.plain_table(("job", "started", "finished", "result", "rows seen", "problem"), runs),
+                             key="runs")  # fmt: skip
     if not os.environ.get("EDT_API_KEY"):
         st.info("Set EDT_API_KEY (and EDT_PLAN) before starting the app to sync from the live service; "
                 "the free public feeds below need no key.")  # fmt: skip
@@ -928,9 +663,27 @@ def sync_page() -> None:
     _feeds_section(info)
 
 
+def _demo_runs(meta: dict[str, str]) -> None:
+    """What the demo lived: its window and the runs of each job it played on the service's schedules."""
+    from ..demo.timelapse import played_runs
+    from ..store.labels import demo_words
+    from ..sync.schedule import DEFAULT_SCHEDULES, schedule_words
+
+    played = played_runs(meta)
+    st.info(f"This mirror holds {demo_words(meta)}: generated data, not a sync. `edt sync --feeds --clear-demo` swaps "
+            "it for the free public feeds, `edt demo --clear` removes it.")  # fmt: skip
+    if not played:
+        return
+    st.subheader("What the demo lived")
+    rows = [(job, schedule_words(DEFAULT_SCHEDULES[job]), f"{runs:,}", table.moment(last))
+            for job, (runs, last) in sorted(played.items(), key=lambda item: -item[1][0])]  # fmt: skip
+    navigation.show_html(table.plain_table(("job", "played", "runs", "last run"), rows), key="demo_runs")
+
+
 def _feeds_section(info: dict[str, Any]) -> None:
     """The free public feeds (docs/guides/feeds.md): freshness, and a button that fetches them."""
     from ..store.feeds import feed_table
+    from ..sync.schedule import schedule_words
 
     st.subheader("Free public feeds")
     try:
@@ -939,11 +692,11 @@ def _feeds_section(info: dict[str, Any]) -> None:
         st.error(str(exc))
         return
     if info["feeds"]:
-        table = pd.DataFrame(info["feeds"])
-        table["state"] = ["never fetched" if r["last_ok"] is None else ("fresh" if r["fresh"] else "stale")
-                          for r in info["feeds"]]  # fmt: skip
-        st.dataframe(table[["job", "schedule", "last_ok", "age_hours", "state", "enabled"]].rename(columns={"job": "feed"}),
-                     hide_index=True, key="feeds")  # fmt: skip
+        rows = [(f"{r['job']}: {feeds[r['job']].description}" if r["job"] in feeds else r["job"],
+                 schedule_words(r["schedule"]), table.moment(r["last_ok"]) or "—", _age(r["age_hours"]) or "—",
+                 _freshness_words(r, "fetched"), "yes" if r["enabled"] else "no") for r in info["feeds"]]  # fmt: skip
+        navigation.show_html(table.plain_table(("feed", "published", "last fetched", "", "state", "on"), rows),
+                             key="feeds")  # fmt: skip
     for failed, line in st.session_state.pop("feed_lines", []):  # the last run's, said after the rerun
         (st.error if failed else st.success)(line)
     runnable = [name for name, feed in feeds.items() if feed.url]
@@ -1031,10 +784,10 @@ def first_run() -> None:
 PAGES: dict[str, tuple[str, Any]] = {
     "explore": ("Explore", explore),
     "pending": ("Pending-delete", pending_delete),
-    "detail": ("Domain detail", detail),
+    "detail": ("Domain detail", domain.detail),
     "trust-flow": ("Trust Flow / Citation Flow", trust_flow),
     "archive": ("Archive age", archive),
     "calendar": ("Drop calendar", drop_calendar),
-    "watchlist": ("Watchlist", watchlist),
+    "watchlist": ("Watchlist", watchlist.watchlist),
     "sync": ("Sync", sync_page),
 }

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ..analysis import charts
-from . import echarts
+from . import echarts, state
 
 __all__ = ["signal_flags", "eur_price_text", "show_signals"]
 
@@ -47,21 +47,30 @@ def signal_flags(record: dict[str, Any]) -> list[tuple[str, str]]:
     return flags
 
 
-def show_signals(record: dict[str, Any], history: pd.DataFrame) -> None:
-    """The signals section of the domain page."""
+def show_signals(record: dict[str, Any], history: pd.DataFrame, unknown: list[str] | tuple[str, ...] = ()) -> None:
+    """The signals section of the domain page. What cannot be judged for want of data
+    (`unknown`: "no link data", "no archive data") is said, never passed as clear."""
     st.subheader("Before you buy")
-    cols = st.columns(3)
-    cols[0].metric("Price in EUR", eur_price_text(record),
-                   help="Effective price at the ECB reference rate of the day it was seen (edt fx)")  # fmt: skip
+    no_links, no_archive = "no link data" in unknown, "no archive data" in unknown
+    cols = st.columns(2)
     continuity = record.get("archive_continuity")
-    cols[1].metric("Archive continuity", "-" if continuity is None else f"{continuity}/100",
+    cols[0].metric("Archive continuity", "—" if continuity is None else f"{continuity}/100",
                    help="Years with archived content over the archived span, less parked pages")  # fmt: skip
     years = record.get("archive_years")
-    cols[2].metric("Years archived", "-" if years is None else years)
+    cols[1].metric("Years archived", "—" if years is None else years)
     flags = signal_flags(record)
     for flag, reason in flags:
         st.warning(f"**{flag}**: {reason}")
+    checked = ["spam word", *([] if no_links else ["metric jump"]),
+               *([] if no_archive else ["parked page", "archive gap"])]
     if not flags:
-        st.success("No spam word, metric jump, parked page or archive gap flagged.")
+        st.success(f"No {', '.join(checked[:-1]) + ' or ' + checked[-1] if len(checked) > 1 else checked[0]} flagged.")
+    if no_links or no_archive:
+        missing = [what for what, gone in (("metric jumps (no link data)", no_links),
+                                           ("parked pages and archive gaps (no archive data)", no_archive)) if gone]
+        st.caption(f"Not checked: {' and '.join(missing)}.")
+    if no_links:
+        return  # no metric was ever recorded: no chart of nothing
     jump = record.get("metrics_jump") if record.get("metrics_jumped") else None
-    echarts.show(charts.metric_history(history, jump_at=(jump or {}).get("after_at")), key="metric_history_chart")
+    echarts.show_made(lambda: charts.metric_history(history, jump_at=(jump or {}).get("after_at")),
+                      state.made_from("metric history", record["id"]), key="metric_history_chart")  # fmt: skip

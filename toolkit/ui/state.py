@@ -32,10 +32,13 @@ __all__ = [
     "exporter",
     "day_counts",
     "is_empty",
+    "demo",
     "current_filters",
     "set_filters",
     "keep_filters_of",
     "redraw_filters",
+    "read_only_words",
+    "made_from",
     "FILTER_GROUPS",
     "NOT_FILTERS",
 ]
@@ -171,6 +174,13 @@ def chart_counts(params: Mapping[str, Any]):
     return _chart_counts(mirror.path, mirror.generation(), plan_in_force(), _key(params))
 
 
+def made_from(*what: Any) -> tuple:
+    """What a chart drawn from the mirror depends on: the mirror, its generation, the plan in
+    force, and `what` (the filters, a listing, ...): the key its option is kept under."""
+    mirror = reader()
+    return (mirror.path, mirror.generation(), plan_in_force(), *what)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def _day_counts(path: str, generation: int, plan: str, key: tuple, pending: bool):
     return _reader(path).day_counts(dict(key), plan=plan, pending=pending)
@@ -195,6 +205,18 @@ def is_empty() -> bool:
         return True
     mirror = reader()
     return _is_empty(mirror.path, mirror.generation())
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _demo(path: str, generation: int) -> dict[str, str]:
+    return {k: v for k, v in _reader(path).meta().items() if k.startswith("demo_")}
+
+
+def demo() -> dict[str, str]:
+    """The demo's settings when the mirror holds the demo (`demo_scale`, `demo_seed`,
+    `demo_today`, `demo_days` for a time-lapse), else empty; once per mirror generation."""
+    mirror = reader()
+    return _demo(mirror.path, mirror.generation())
 
 
 def current_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str]:
@@ -237,3 +259,17 @@ def set_filters(params: Mapping[str, str]) -> None:
         if value not in (None, "") and name in DOMAIN_PARAMS:
             st.query_params[name] = str(value)
     redraw_filters([str(n)[2:] for n in st.session_state.keys() if str(n).startswith("f:")])
+
+
+def read_only_words(mirror: Mirror, exc: Exception) -> str | None:
+    """What to say when `exc` is SQLite refusing a write to a mirror opened read-only (a
+    read-only file, folder or mount): the mirror and the fix; None for any other error."""
+    import sqlite3
+
+    from ..store.access import read_only_place
+
+    if not (isinstance(exc, sqlite3.OperationalError) and "readonly database" in str(exc)):
+        return None
+    why = read_only_place(mirror.path) or "opened read-only"
+    return (f"The mirror {mirror.path} is {why}: the watchlist and the shortlist cannot be saved in it. "
+            "Copy it to a writable place and start the app on the copy (edt app --db PATH); reading works as it is.")

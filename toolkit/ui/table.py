@@ -16,6 +16,8 @@ from datetime import date, datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..sources import source_by_slug
+from ..store.labels import pipeline_name, status_meaning, status_words
 from ..store.schema import deal_ratio
 
 __all__ = [
@@ -31,6 +33,16 @@ __all__ = [
     "blank",
     "next_sort",
     "fields_html",
+    "grouped_fields_html",
+    "plain_table",
+    "keep_cell",
+    "name_link",
+    "when",
+    "window_text",
+    "platform",
+    "status",
+    "KEPT",
+    "WATCHED",
 ]
 
 Cell = Callable[[Mapping[str, Any], datetime], str]  # a record and now -> the cell's HTML
@@ -68,7 +80,7 @@ def money(value: Any, currency: str | None) -> str:
     return f"{text} {html.escape(currency)}" if text and currency else text
 
 
-def _when(value: Any) -> datetime | None:
+def when(value: Any) -> datetime | None:
     if not value:
         return None
     try:
@@ -80,13 +92,13 @@ def _when(value: Any) -> datetime | None:
 
 def moment(value: Any) -> str:
     """An ISO timestamp as people read it, `23 Nov 2026 07:00 UTC`; blank without one."""
-    when = _when(value)
-    return f"{when.astimezone(timezone.utc):%d %b %Y %H:%M} UTC" if when else blank(value)
+    found = when(value)
+    return f"{found.astimezone(timezone.utc):%d %b %Y %H:%M} UTC" if found else blank(value)
 
 
 def ends_in(value: Any, now: datetime) -> str:
     """A countdown to an ISO timestamp: `2d 4h`, `5h 12m`, `40m`, `ended`; blank without one."""
-    end = _when(value)
+    end = when(value)
     if end is None:
         return ""
     seconds = int((end - now).total_seconds())
@@ -112,21 +124,27 @@ def _drops(value: Any, now: datetime) -> str:
     if day is None:
         return blank(value) if value else ""
     days = (day - now.date()).days
-    when = "today" if days == 0 else (f"in {days} d" if days > 0 else f"{-days} d ago")
-    return f'{day:%a %d %b} <span class="edt-dim">({when})</span>'
+    said = "today" if days == 0 else (f"in {days} d" if days > 0 else f"{-days} d ago")
+    return f'{day:%a %d %b} <span class="edt-dim">({said})</span>'
 
 
-def _window(record: Mapping[str, Any], now: datetime) -> str:
+def window_text(record: Mapping[str, Any]) -> str:
     """The days a pending name may drop (`24 Nov – 26 Nov (3 days)`); one day when the date is known."""
     start, end = _day(record.get("drop_window_start")), _day(record.get("drop_window_end"))
     if start is None or end is None:
         return ""
     days = (end - start).days + 1
-    return f"{start:%d %b}" if days <= 1 else f'{start:%d %b} – {end:%d %b} <span class="edt-dim">({days} days)</span>'
+    return f"{start:%d %b}" if days <= 1 else f"{start:%d %b} – {end:%d %b} ({days} days)"
 
 
-def _link(view: str, name: str) -> str:
-    href = f"?view={view}&name={quote(name)}"
+def _window(record: Mapping[str, Any], now: datetime) -> str:
+    text = html.escape(window_text(record))
+    return text.replace(" (", ' <span class="edt-dim">(', 1) + "</span>" if " (" in text else text
+
+
+def name_link(name: str) -> str:
+    """A name linked to its domain page (followed in place)."""
+    href = f"?view=detail&name={quote(name)}"
     return f'<a href="{html.escape(href)}" target="_self" class="edt-name">{html.escape(name)}</a>'
 
 
@@ -155,15 +173,57 @@ def _deal(record: Mapping[str, Any], now: datetime) -> str:
     return "" if ratio is None else f"×{ratio:,.1f}"
 
 
+def platform(slug: str | None) -> str:
+    """A listing's source by its name (`godaddy` -> `GoDaddy Auctions`)."""
+    found = source_by_slug(slug or "")
+    return found.name if found else (slug or "")
+
+
+def status(code: str | None) -> str:
+    """A registry status in words, its EPP code (and what it means) on hover."""
+    if not code:
+        return ""
+    return f'<span title="{html.escape(status_meaning(code))}">{html.escape(status_words(code))}</span>'
+
+
 def _buy(record: Mapping[str, Any], now: datetime) -> str:
     url = record.get("purchase_url")
     return f'<a href="{html.escape(url)}" target="_blank" rel="noopener">buy ↗</a>' if url else ""
 
 
+KEPT = "_kept"  # a record's mark (ui/actions.py): the listing is on the shortlist
+WATCHED = "_watched"  # a record's mark: its name is watched
+
+
+def _act_button(action: str, face: str, tip: str) -> str:
+    return (f'<button type="button" class="edt-act" data-edt-act="{html.escape(action)}" title="{html.escape(tip)}" '
+            f'aria-label="{html.escape(tip)}">{face}</button>')
+
+
+def keep_cell(name_field: str, *, shortlist: bool = True) -> Cell:
+    """A row's buttons (ui/actions.py does what they ask): shortlist (a listing's) and watch."""
+
+    def cell(record: Mapping[str, Any], now: datetime) -> str:
+        name = record[name_field]
+        out = []
+        if shortlist and name_field == "name" and record.get("id") is not None:
+            kept = bool(record.get(KEPT))
+            out.append(_act_button(f"shortlist:{'off' if kept else 'on'}:{record['id']}:{name}",
+                                   "★" if kept else "☆",
+                                   f"On your shortlist: take {name} off" if kept else f"Shortlist {name}"))
+        watched = bool(record.get(WATCHED))
+        out.append(_act_button(f"watch:{'off' if watched else 'on'}:{name}", "◉" if watched else "◎",
+                               f"Watched: stop watching {name}" if watched else
+                               f"Watch {name} through expiry, redemption, pending delete and release"))  # fmt: skip
+        return "".join(out)
+
+    return cell
+
+
 # The Explore table, in the order an investor reads a row: the name, what it costs and when,
 # its link metrics, then where it is listed.
 LISTING_TABLE: tuple[Column, ...] = (
-    Column("name", "Domain", lambda r, now: _link("detail", r["name"]), "name", descending_first=False),
+    Column("name", "Domain", lambda r, now: name_link(r["name"]), "name", descending_first=False),
     Column("price", "Price", lambda r, now: money(r.get("effective_price"), r.get("currency")), "effective_price",
            numeric=True, help="current bid, else the price, in the platform's currency"),
     Column("eur", "EUR", lambda r, now: money(r.get("effective_price_eur"), "EUR"), "effective_price_eur",
@@ -185,7 +245,7 @@ LISTING_TABLE: tuple[Column, ...] = (
     Column("rd", "RD", _field("referring_domains"), "referring_domains", numeric=True, help="referring domains"),
     Column("age", "Age", _field("age"), "age", numeric=True, help="years since the first web-archive snapshot"),
     Column("score", "Score", _field("score"), "score", numeric=True),
-    Column("source", "Source", _field("source")),
+    Column("source", "Source", lambda r, now: blank(platform(r.get("source")))),
     Column("tld", "TLD", _field("tld")),
     Column("type", "Type", _field("type"), default=False),
     Column("backlinks", "Backlinks", _field("backlinks_count"), "backlinks_count", numeric=True, default=False),
@@ -196,16 +256,19 @@ LISTING_TABLE: tuple[Column, ...] = (
     Column("topic", "Topic", _field("ttf_topic"), default=False),
     Column("added", "Added", lambda r, now: blank((r.get("created_at") or "")[:10]), "created_at", default=False),
     Column("buy", "Buy", _buy),
+    Column("keep", "Keep", keep_cell("name"),
+           help="☆ shortlist it, ◎ watch its name (★ and ◉: done; click again to undo)"),
 )  # fmt: skip
 
 # The pending-delete table: the name, when it drops, its state, then the metrics when known.
 PENDING_TABLE: tuple[Column, ...] = (
-    Column("domain", "Domain", lambda r, now: _link("detail", r["domain"]), "domain", descending_first=False),
+    Column("domain", "Domain", lambda r, now: name_link(r["domain"]), "domain", descending_first=False),
     Column("drops", "Drops", lambda r, now: _drops(r.get("estimated_drop_date"), now), "drop_date",
            descending_first=False),
     Column("window", "Window", _window, default=False,
            help="the days it may drop: one when the registry lists it, else between two zone snapshots"),
-    Column("status", "Status", _field("whois_status")),
+    Column("status", "Status", lambda r, now: status(r.get("whois_status")),
+           help="the registry's status, its code on hover"),
     Column("tld", "TLD", lambda r, now: blank("." + r["tld"] if r.get("tld") else None)),
     Column("length", "Length", _field("sld_length"), numeric=True),
     Column("tf", "TF", _field("trust_flow"), numeric=True, help="Trust Flow, when known"),
@@ -214,9 +277,11 @@ PENDING_TABLE: tuple[Column, ...] = (
     Column("rd", "RD", _field("referring_domains"), numeric=True, help="referring domains, when known"),
     Column("snapshots", "Snapshots", _field("wayback_snapshots"), numeric=True),
     Column("score", "Score", _field("score"), numeric=True),
-    Column("source", "Pipeline", _field("source")),
+    Column("source", "Pipeline", lambda r, now: blank(pipeline_name(r.get("source")))),
     Column("dns", "DNS", _field("dns_status"), default=False),
     Column("language", "Lang", _field("language"), default=False),
+    Column("keep", "Watch", keep_cell("domain"),
+           help="◎ watch the name through its drop (◉: watched; click again to undo)"),
 )  # fmt: skip
 
 
@@ -271,14 +336,17 @@ _STYLE = """<style>
 .edt-dim {opacity: 0.6;}
 .edt-wrap {overflow-x: auto;}
 .edt-fields td {white-space: normal; word-break: break-word;}
+.edt-act {border: none; background: none; cursor: pointer; padding: 0 0.15rem; font-size: 1rem; color: inherit;}
+.edt-act:hover {color: #ff4b4b;}
 </style>"""
 
 
 def render(table: Sequence[Column], columns: Sequence[Column], records: Sequence[Mapping[str, Any]],
-           url_params: Mapping[str, str], now: datetime, *, pending: bool = False, sortable: bool = True) -> str:  # fmt: skip
+           url_params: Mapping[str, str], now: datetime, *, pending: bool = False, sortable: bool = True,
+           sort_key: str = "sort") -> str:  # fmt: skip
     """The HTML of one page of results. With `sortable`, headers of sortable columns link to
-    the same URL with the next `sort` and page 1."""
-    current = url_params.get("sort")
+    the same URL with the next sort (in `sort_key`) and page 1."""
+    current = url_params.get(sort_key)
     heads = []
     for column in columns:
         css = ' class="num"' if column.numeric else ""
@@ -286,7 +354,7 @@ def render(table: Sequence[Column], columns: Sequence[Column], records: Sequence
         tip = f' title="{html.escape(column.help)}"' if column.help else ""
         if column.sort and sortable:
             query = {k: v for k, v in url_params.items() if k != "page"}
-            query["sort"] = next_sort(column, current, pending)
+            query[sort_key] = next_sort(column, current, pending)
             href = html.escape("?" + urlencode(query))
             heads.append(f'<th{css}{tip}><a href="{href}" target="_self">{title}</a></th>')
         else:
@@ -304,3 +372,23 @@ def fields_html(rows: Sequence[tuple[str, str]], header: Sequence[str] = ("field
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows)
     return f'{_STYLE}<div class="edt-wrap"><table class="edt-table edt-fields"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def grouped_fields_html(groups: Sequence[tuple[str, Sequence[tuple[str, str, str]]]]) -> str:
+    """A record's fields under their groups' titles: (title, [(label, value, hover)]), the
+    hover (the field's own name and meaning) on the label."""
+    body = []
+    for title, rows in groups:
+        body.append(f'<tr><th colspan="2">{html.escape(title)}</th></tr>')
+        body += [f'<tr><td title="{html.escape(tip)}">{html.escape(label)}</td><td>{html.escape(value)}</td></tr>'
+                 for label, value, tip in rows]
+    return (f'{_STYLE}<div class="edt-wrap"><table class="edt-table edt-fields"><tbody>{"".join(body)}</tbody>'
+            "</table></div>")
+
+
+def plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A small static table of plain texts (escaped), as the results tables look."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return (f'{_STYLE}<div class="edt-wrap"><table class="edt-table edt-fields"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
