@@ -442,7 +442,7 @@ def test_a_set_based_write_writes_what_the_row_by_row_writer_writes(tmp_path):
         if i % 6 == 0:
             moved["bids_count"], moved["max_bid"] = 5, round((moved["price"] or 10) + 50, 2)
         if i % 5 == 1 and moved.get("trust_flow") is not None:
-            moved["trust_flow"] += 9  # a metric rose
+            moved["trust_flow"] = moved["trust_flow"] * 2 + 12  # a metric rose sharply: a jump
         if i % 7 == 3:
             moved["extra_field"] = "changed"  # only the raw record moved
         if moved == dict(record, archive_years=None) and i % 2:
@@ -454,8 +454,8 @@ def test_a_set_based_write_writes_what_the_row_by_row_writer_writes(tmp_path):
                {"id": 8, "domain": "bravo.nu", "source": "bardate", "estimated_drop_date": "2024-03-06", "tld": ".nu"}]
     pending2 = [dict(pending[0], estimated_drop_date="2024-03-07"), pending[1],
                 {"id": 9, "domain": "carl.se", "source": "bardate", "tld": ".se"}]  # fmt: skip
-    # two days far apart, at different ECB rates
-    first, second = "2024-03-01T06:00:00Z", "2024-06-03T06:00:00Z"
+    # two days within the 30 days before the auctions' ends (a rise there is a jump), ten days apart
+    first, second = "2026-11-12T06:00:00Z", "2026-11-22T06:00:00Z"
     mirrors = {name: Mirror(tmp_path / f"{name}.db", clock=fixed_clock, create=True) for name in ("rows", "set")}
     counts = {}
     for name, m in mirrors.items():

@@ -301,7 +301,7 @@ listing_values = itemgetter(*_LISTINGS.names)  # a listing_row dict -> the tuple
 pending_values = itemgetter(*_PENDING.names)
 
 
-_encode_raw = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(value, ensure_ascii=False), made once
+_encode_raw = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode  # one text whatever order the fields came in
 
 
 def _unknown_fields(record: dict[str, Any], kind: _Kind) -> str | None:
