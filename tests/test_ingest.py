@@ -21,7 +21,7 @@ from conftest import REAL, REFERENCE
 from toolkit import Mirror
 from toolkit.ingest import ADAPTERS, INGEST_ID_BASE, IngestError, ingest_file, ingest_id, ingest_url, parse_bardate
 from toolkit.ingest.lifecycle import predict_drop_date
-from toolkit.store.writer import save_pending
+from toolkit.store.writer import StagedWrite, save_pending
 
 PL_LIST = REAL / "registry_drop_lists" / "dnspl_deleted_domains_2025-08-19.txt"
 SCHEMAS = REFERENCE / "json-schema"
@@ -451,13 +451,18 @@ def test_a_failure_while_writing_rolls_back_the_whole_file(mirror, tmp_path, see
     old.write_text("alpha.se\nbravo.se\n")
     new.write_text("charlie.se\n")
 
-    def broken(*args, **kwargs):
-        raise sqlite3.OperationalError("disk I/O error")
+    written, real = [], StagedWrite.write
 
-    monkeypatch.setattr(ingest, "save_pending", broken)  # the listing is written first, then this fails
+    def broken(self, **kwargs):  # the first kind's rows are written, then the second's fail
+        if written:
+            raise sqlite3.OperationalError("disk I/O error")
+        written.append(self.kind.table)
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(StagedWrite, "write", broken)
     with pytest.raises(sqlite3.OperationalError):
         ingest_file(mirror, "zonediff", new, previous=old, is_available=lambda n: n == "alpha.se")
-    assert seeded() == before
+    assert len(written) == 1 and seeded() == before
 
 
 def test_id_collision_is_skipped_not_overwritten(mirror, tmp_path):
@@ -853,6 +858,10 @@ def test_a_first_big_load_builds_the_indexes_once_and_writes_the_same_rows(tmp_p
                      "2015-01-15T00:00:00Z,,,1,,,16,,,,1116.00")  # fmt: skip
     path = tmp_path / "Namecheap_Market_Sales.csv"
     path.write_text("\n".join(lines) + "\n")
+    day2 = tmp_path / "day2.csv"  # a bid on every fifth, ten gone, two new
+    moved = [line.replace(",13.98,", ",13.98,9") if i % 5 == 1 else line for i, line in enumerate(lines)]
+    day2.write_text("\n".join(moved[:100] + moved[110:] + [moved[-1].replace("name299harbor", f"fresh{i}harbor")
+                                                           for i in range(2)]) + "\n")  # fmt: skip
     tables, loads, real = {}, [], ingest.bulk_load
     monkeypatch.setattr(ingest, "bulk_load", lambda conn, tables: loads.append(tables) or real(conn, tables))
     for bulk in (False, True):
@@ -867,7 +876,69 @@ def test_a_first_big_load_builds_the_indexes_once_and_writes_the_same_rows(tmp_p
             assert m.search_domains({"contains": "042harbor"})["meta"]["total"] == 1
             tables[bulk] = {t: rows(m, f"SELECT * FROM {t} ORDER BY 1, 2")
                             for t in ("listings", "listing_history", "raw_records", "feed_digests")}  # fmt: skip
-    assert tables[True] == tables[False]
+            second = ingest_file(m, "namecheap", day2, observed_at=LATER)  # into the indexes: never a bulk load
+            assert (second.listings.new, second.listings.updated, second.unchanged) == (2, 58, 232)
+            tables[bulk, 2] = {t: rows(m, f"SELECT * FROM {t} ORDER BY 1, 2")
+                               for t in ("listings", "listing_history", "raw_records", "feed_digests")}  # fmt: skip
+            assert m.search_domains({"contains": "fresh1harbor"})["meta"]["total"] == 1 and missing_parts(conn) == []
+    assert tables[True] == tables[False] and tables[True, 2] == tables[False, 2]
+    assert len(tables[True, 2]["listing_history"]) == 300 + 58 + 2
+
+
+def _auctions(names_prices: list[tuple[str, str]], order: list[int] | None = None) -> str:
+    """A Namecheap auctions CSV of (name, price) rows (`order`: the columns' order)."""
+    header = NAMECHEAP_HEADER.split(",")
+    lines = [[f"https://www.namecheap.com/market/sale/{name}/", name, "2026-01-03T08:38:08Z", "2026-01-20T16:00:00Z",
+              price, "1.00", "13.98", "0", "0", "", "", "140.00", "340", "241000", "2015-01-15T00:00:00Z", "", "", "1",
+              "", "", "16", "", "", "", "1116.00"] for name, price in names_prices]  # fmt: skip
+    order = order or list(range(len(header)))
+    return "\n".join(",".join(cells[i] for i in order) for cells in [header, *lines]) + "\n"
+
+
+def test_an_unchanged_row_of_a_platform_feed_is_never_mapped_again(mirror, tmp_path, monkeypatch):
+    """A day that barely changed maps only what moved: a row whose text the mirror holds is only
+    seen again, without being parsed; a file whose columns moved is read again whole, and its rows
+    are still unchanged."""
+    from toolkit.ingest import namecheap
+
+    mapped, real = [], namecheap._record
+    monkeypatch.setattr(namecheap, "_record", lambda *a: mapped.append(a[0]["name"]) or real(*a))
+    names = [(f"steady{i}.com", f"{i + 1}.00") for i in range(40)]
+    path = tmp_path / "Namecheap_Market_Sales.csv"
+    path.write_text(_auctions(names))
+    assert ingest_file(mirror, "namecheap", path, observed_at=SEEN).listings.new == 40 and len(mapped) == 40
+    mapped.clear()
+    path.write_text(_auctions([*names[:5], ("steady5.com", "99.00"), *names[6:], ("arriving.com", "3.00")]))
+    report = ingest_file(mirror, "namecheap", path, observed_at=LATER)
+    assert sorted(mapped) == ["arriving.com", "steady5.com"]
+    assert (report.listings.new, report.listings.updated, report.unchanged) == (1, 1, 39)
+    assert rows(mirror, "SELECT count(*) AS n FROM listings WHERE last_seen_at = ?", LATER) == [{"n": 41}]
+    mapped.clear()
+    shuffled = list(reversed(range(len(NAMECHEAP_HEADER.split(",")))))
+    path.write_text(_auctions([*names[:5], ("steady5.com", "99.00"), *names[6:], ("arriving.com", "3.00")], shuffled))
+    history = count(mirror, "listing_history")
+    report = ingest_file(mirror, "namecheap", path, observed_at="2026-01-14T08:30:00Z")
+    assert len(mapped) == 41 and (report.listings.new, report.listings.updated) == (0, 0)
+    assert count(mirror, "listing_history") == history  # nothing moved: no history row
+
+
+def test_a_repeated_name_keeps_its_first_row_whether_it_changed_or_not(mirror, tmp_path):
+    path = tmp_path / "Namecheap_Market_Sales.csv"
+    names = [("alpha.com", "5.00"), ("bravo.com", "6.00"), ("charlie.com", "7.00")]
+    path.write_text(_auctions(names))
+    ingest_file(mirror, "namecheap", path, observed_at=SEEN)
+    # the moved row first, the unchanged one after it: the moved one is kept
+    path.write_text(_auctions([("bravo.com", "60.00"), *names]))
+    report = ingest_file(mirror, "namecheap", path, observed_at=LATER)
+    assert [str(s).split(": ", 1)[1] for s in report.skipped] == ["bravo.com repeats line 2; the first is kept"]
+    assert report.skipped[0].line == 4 and (report.listings.updated, report.unchanged) == (1, 2)
+    assert rows(mirror, "SELECT price FROM listings WHERE name = 'bravo.com'") == [{"price": 60.0}]
+    # the unchanged row first, a moved one after it: nothing moves
+    path.write_text(_auctions([("bravo.com", "60.00"), ("alpha.com", "5.00"), ("bravo.com", "61.00")]))
+    report = ingest_file(mirror, "namecheap", path, observed_at="2026-01-14T08:30:00Z")
+    assert [(s.line, s.reason) for s in report.skipped] == [(4, "bravo.com repeats line 2; the first is kept")]
+    assert rows(mirror, "SELECT price FROM listings WHERE name = 'bravo.com'") == [{"price": 60.0}]
+    assert report.unchanged == 2 and report.updated == 0
 
 
 # -- sales reported elsewhere (edt ingest sales) -------------------------------------------------

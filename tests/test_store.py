@@ -400,3 +400,86 @@ def test_a_bulk_load_stopped_inside_a_read_loop_is_the_stop_and_leaves_nothing(t
     reopened = connect(str(path))
     assert reopened.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert reopened.execute("SELECT count(*) FROM listings").fetchone()[0] == 50
+
+
+def _staged_day(conn, table, records, observed_at, *, seen=()):
+    """`records` written set-based (StagedWrite) in one transaction; the ids of `seen` only seen again."""
+    from toolkit.store.transaction import one_transaction
+    from toolkit.store.writer import StagedWrite, staging
+
+    with staging(conn) as stage, one_transaction(conn) as writer:
+        write = StagedWrite(writer, table, stage, origin="sync", observed_at=observed_at)
+        assert write.direct == (conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0)
+        assert write.add(records) == []
+        write.seen(list(seen))
+        return write.write()
+
+
+def _tables(conn):
+    return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+            for t in ("listings", "listing_history", "raw_records", "pending_delete")}  # fmt: skip
+
+
+def test_a_set_based_write_writes_what_the_row_by_row_writer_writes(tmp_path):
+    """StagedWrite (a feed's day) against save_listings / save_pending, record by record: a first
+    day into an empty mirror (rows straight in), then a day that moved prices, bids and metrics,
+    dropped and added rows, gave fewer archive signals, and left many rows as they were (only
+    seen again): the same listings, history, raw records, metric jumps and counts. A stored row
+    keeps its price range, its archive signals and its EUR price at the rate of the day its price
+    was first seen."""
+    from toolkit.store.results import save_values
+
+    day1 = [{**r, "archive_years": 4 if r["id"] % 5 == 0 else None, "extra_field": r["id"] % 3} for r in listing_records(400)]
+    for record in day1:
+        record.pop("updated_at", None)
+    day2, unchanged = [], []
+    for i, record in enumerate(day1):
+        if i % 11 == 0:
+            continue  # gone
+        moved = dict(record, archive_years=None)  # no signal given: the stored one is kept
+        if i % 4 == 0 and moved["price"] is not None:
+            moved["price"] = round(moved["price"] + 7, 2)
+        if i % 6 == 0:
+            moved["bids_count"], moved["max_bid"] = 5, round((moved["price"] or 10) + 50, 2)
+        if i % 5 == 1 and moved.get("trust_flow") is not None:
+            moved["trust_flow"] = moved["trust_flow"] * 2 + 12  # a metric rose sharply: a jump
+        if i % 7 == 3:
+            moved["extra_field"] = "changed"  # only the raw record moved
+        if moved == dict(record, archive_years=None) and i % 2:
+            unchanged.append(record)
+        else:
+            day2.append(moved)
+    day2 += [dict(r, id=r["id"] + 100_000) for r in listing_records(30, seed=9)]  # new
+    pending = [{"id": 7, "domain": "alpha.se", "source": "bardate", "estimated_drop_date": "2024-03-05", "tld": ".se"},
+               {"id": 8, "domain": "bravo.nu", "source": "bardate", "estimated_drop_date": "2024-03-06", "tld": ".nu"}]
+    pending2 = [dict(pending[0], estimated_drop_date="2024-03-07"), pending[1],
+                {"id": 9, "domain": "carl.se", "source": "bardate", "tld": ".se"}]  # fmt: skip
+    # two days within the 30 days before the auctions' ends (a rise there is a jump), ten days apart
+    first, second = "2026-11-12T06:00:00Z", "2026-11-22T06:00:00Z"
+    mirrors = {name: Mirror(tmp_path / f"{name}.db", clock=fixed_clock, create=True) for name in ("rows", "set")}
+    counts = {}
+    for name, m in mirrors.items():
+        conn = m.connection()
+        if name == "rows":
+            one = save_listings(conn, day1, origin="sync", observed_at=first, canonical=True, batch_size=97)
+            save_pending(conn, pending, origin="sync", observed_at=first, canonical=True)
+        else:
+            one = _staged_day(conn, "listings", day1, first)
+            _staged_day(conn, "pending_delete", pending, first)
+        with conn:
+            save_values(conn, [(r["id"], 10.0, 20.0, 30.0, None) for r in day1[::3]], "2024-04-01T00:00:00Z")
+        if name == "rows":
+            two = save_listings(conn, day2 + unchanged, origin="sync", observed_at=second, canonical=True, batch_size=97)
+            pend = save_pending(conn, pending2, origin="sync", observed_at=second, canonical=True)
+        else:
+            two = _staged_day(conn, "listings", day2, second, seen=[r["id"] for r in unchanged])
+            pend = _staged_day(conn, "pending_delete", pending2, second)
+        counts[name] = (vars(one), vars(two), vars(pend))
+    assert counts["rows"] == counts["set"]
+    assert counts["set"][1]["updated"] > 100 and counts["set"][1]["new"] == 30 and len(unchanged) > 50
+    rows, staged = (_tables(m.connection()) for m in mirrors.values())
+    assert rows == staged
+    conn = mirrors["set"].connection()
+    assert conn.execute("SELECT count(*) FROM listings WHERE metrics_jumped = 1").fetchone()[0] > 0
+    assert conn.execute("SELECT count(*) FROM listings WHERE value_mid = 20 AND archive_years = 4").fetchone()[0] > 0
+    assert conn.execute("SELECT count(DISTINCT observed_at) FROM listing_history").fetchone()[0] == 2

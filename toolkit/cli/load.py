@@ -271,6 +271,7 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
         from ..store.schema import connect
 
         with contextlib.suppress(Exception), contextlib.closing(connect(db, readonly=True)) as conn:  # a hint only
+            conn.execute("PRAGMA mmap_size=0")  # a scan of a big mirror, mapped, would count as this process's memory
             if conn.execute("SELECT EXISTS (SELECT 1 FROM listings WHERE origin = 'demo')").fetchone()[0]:
                 click.echo(f"{db} also holds demo rows (marked as such); `--clear-demo` removes them first.", err=True)
     click.echo(f"Feeds {', '.join(f.name for f in chosen)} into {db}")

@@ -18,20 +18,23 @@ pending-delete: docs/reference/fields.md); `ingest_file` is the one save step:
 | `droplist` | registry deletion / drop list: a name a line, or CSV with date columns | pending-delete, file date or lifecycle prediction |
 | `zonediff` | two zone files / name lists of one TLD (`previous=` the older), or a folder / glob of daily snapshots (a replay) | pending-delete candidates with a drop window; `regfree` listings only for names `is_available` confirms |
 
-A file is all or nothing: every good row is written in ONE transaction (read and written
-20,000 rows at a time inside it, so a big file needs no more memory than a chunk of its
-records; a file found truncated or unreadable at its end rolls the whole transaction back)
-through `toolkit.store.writer` (origin `ingest:<feed>`, the feed's original
-row kept in `raw_records` as `feed_record`). A file that cannot be read as the feed
-(wrong format, truncated) raises `IngestError` naming the file, the line and the fix, and
-writes nothing. A bad row in a valid file is skipped and reported; every good row is kept.
-Re-ingesting an unchanged file changes nothing but `last_seen_at`.
+A file is all or nothing: every good row is written in ONE transaction (read 5,000 rows at a
+time inside it, so a big file needs no more memory than a chunk of its rows; a file found
+truncated or unreadable at its end rolls the whole transaction back) through
+`toolkit.store.writer` (origin `ingest:<feed>`, the feed's original row kept in `raw_records`
+as `feed_record`). Each row's digest (`feed_digests`) is compared with the stored one: a row
+the mirror holds unchanged is only seen again (its `last_seen_at` moves); the others are
+staged in a file beside the mirror and written set-based (`StagedWrite`). A file that cannot
+be read as the feed (wrong format, truncated) raises `IngestError` naming the file, the line
+and the fix, and writes nothing. A bad row in a valid file is skipped and reported; every good
+row is kept. Re-ingesting an unchanged file changes nothing but `last_seen_at`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import contextlib
+import ctypes
+import itertools
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator
@@ -41,10 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..store.lock import writer_lock
 from ..store.results import derive_results
-from ..store.schema import LISTING_COLUMNS, PENDING_COLUMNS, bulk_load, ensure_schema
+from ..store.schema import bulk_load, ensure_schema
 from ..store.transaction import one_transaction
-from ..store.meta import bump_generation
-from ..store.writer import SIGNAL_COLUMNS, WriteCounts, listing_row, pending_row, save_listings, save_pending
+from ..store.writer import StagedWrite, WriteCounts, staging
 from .bardate import BARDATE_URL, bardate_rows, fetch_bardate, parse_bardate
 from .common import (
     DEFAULT_BOUNDS,
@@ -52,12 +54,14 @@ from .common import (
     Bounds,
     LISTING,
     PENDING,
+    BadRow,
     IngestError,
     Row,
     Skipped,
     fetch,
     ingest_id,
     observed,
+    text_digest,
 )
 from .droplist import NASK_DELETED_URL, droplist_rows, fetch_droplist, parse_droplist
 from .godaddy import GODADDY_URL, fetch_godaddy, godaddy_rows, parse_godaddy
@@ -184,103 +188,83 @@ class IngestReport:
         }
 
 
-_KIND = {
-    LISTING: ("listings", LISTING_COLUMNS, listing_row, "name", "listing"),
-    PENDING: ("pending_delete", PENDING_COLUMNS, pending_row, "domain", "pending_delete"),
-}
-_NOT_COMPARED = {"first_seen_at", "last_seen_at", "updated_at", *SIGNAL_COLUMNS}  # signals: the writer's own
-_STICKY = {LISTING: ("created_at",), PENDING: ("created_at", "week_end")}
-
-
-def _stored(conn: sqlite3.Connection, kind: str, ids: list[int]) -> tuple[dict[int, dict], dict[int, Any]]:
-    """The stored rows (as dicts) and raw extras of those of `ids` already in the mirror."""
-    table, columns, _, _, raw_kind = _KIND[kind]
-    rows: dict[int, dict] = {}
-    raws: dict[int, Any] = {}
-    names = list(columns)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for values in conn.execute(f"SELECT {', '.join(names)} FROM {table} WHERE id IN ({marks})", chunk):
-            rows[values[0]] = dict(zip(names, values))
-        for row_id, raw in conn.execute(f"SELECT id, raw FROM raw_records WHERE kind = ? AND id IN ({marks})",
-                                        [raw_kind, *chunk]):  # fmt: skip
-            raws[row_id] = json.loads(raw) if raw else None
-    return rows, raws
-
-
-def _reconcile(conn: sqlite3.Connection, kind: str, rows: list[Row], origin: str, stamp: str,
-               skipped: list[Skipped]) -> list[dict[str, Any]]:  # fmt: skip
-    """The records to write: each checked by the writer's own normalisation (a record it
-    refuses is skipped), an id already held by another name skipped (a hash collision), and
-    `created_at` / `updated_at` kept from the stored row unless the row changed."""
-    _, columns, to_row, name_field, _ = _KIND[kind]
-    stored, raws = _stored(conn, kind, [r.record["id"] for r in rows])
-    out = []
-    for row in rows:
-        record = row.record
-        try:
-            new = to_row(record, origin=origin, observed_at=stamp, canonical=True)
-        except (ValueError, TypeError) as exc:
-            skipped.append(Skipped(row.file, row.line, str(exc), row.unit))
-            continue
-        old = stored.get(new["id"])
-        if old is None:
-            record = {**record, "created_at": record.get("created_at") or stamp, "updated_at": stamp}
-        else:
-            if old[name_field] != new[name_field]:
-                skipped.append(Skipped(row.file, row.line, f"{new[name_field]}: its id {new['id']} is held by "
-                                                           f"{old[name_field]} (a hash collision); not written", row.unit))
-                continue
-            # kept from the first ingest: when the row was created, the week it first appeared
-            record = {**record, **{f: old[f] for f in _STICKY[kind]}, "updated_at": old["updated_at"]}
-            new = to_row(record, origin=origin, observed_at=stamp, canonical=True)
-            extra = json.loads(json.dumps({k: v for k, v in record.items() if k not in columns}, ensure_ascii=False))
-            same = raws.get(new["id"]) == (extra or None) and all(
-                old[c] == new[c] for c in columns if c not in _NOT_COMPARED
-            )
-            if not same:
-                record["updated_at"] = stamp
-        out.append(record)
-    return out
+_TABLES = {LISTING: "listings", PENDING: "pending_delete"}
+_RAW_KINDS = {LISTING: "listing", PENDING: "pending_delete"}  # as raw_records and feed_digests name them
+_STICKY = {LISTING: ("created_at",), PENDING: ("created_at", "week_end")}  # kept from the first ingest
+_TAGS = {"line": "INTEGER", "src": "INTEGER", "digest": "INTEGER"}  # where a staged row came from, its digest
 
 
 def _digest(record: dict[str, Any]) -> int:
-    """A row's fingerprint: 64 bits of BLAKE2b over the record as the adapter made it (its
-    original row included), as SQLite's signed integer."""
-    return int.from_bytes(hashlib.blake2b(repr(record).encode(), digest_size=8).digest(), "big", signed=True)
+    """The fingerprint of a record made at once by its adapter (one whose records depend on more
+    than the row: a lifecycle, earlier sightings): 64 bits of BLAKE2b over the record, its
+    original row included."""
+    return text_digest(repr(record))
 
 
 _DIGESTED = {  # the stored digests of open rows of this origin (a closed listing is written again: it reopens)
-    LISTING: "SELECT d.id, d.digest FROM feed_digests d JOIN listings t ON t.id = d.id WHERE d.kind = 'listing' "
-             "AND d.id IN (SELECT value FROM json_each(?)) AND t.origin = ? AND t.closed_at IS NULL",
-    PENDING: "SELECT d.id, d.digest FROM feed_digests d JOIN pending_delete t ON t.id = d.id "
-             "WHERE d.kind = 'pending_delete' AND d.id IN (SELECT value FROM json_each(?)) AND t.origin = ?",
+    LISTING: "SELECT d.digest, d.id FROM feed_digests d JOIN listings t ON t.id = d.id WHERE d.kind = 'listing' "
+             "AND t.origin = ? AND t.closed_at IS NULL",
+    PENDING: "SELECT d.digest, d.id FROM feed_digests d JOIN pending_delete t ON t.id = d.id "
+             "WHERE d.kind = 'pending_delete' AND t.origin = ?",
 }  # fmt: skip
 
 
-def _seen_unchanged(conn: Any, kind: str, rows: list[Row], origin: str, seen: "_SeenIds",
-                    counts: WriteCounts) -> list[Row]:  # fmt: skip
-    """The rows of `rows` that differ from what the mirror holds; those equal to it (same
-    digest) are only seen again (`seen.same`: their `last_seen_at` moves at the load's end)."""
-    if not rows:
-        return rows
-    stored = dict(conn.execute(_DIGESTED[kind], [json.dumps([r.record["id"] for r in rows]), origin]).fetchall())
-    if not stored:
-        return rows
-    fresh, same = [], []
+class _Held:
+    """The digests of the rows of this origin the mirror holds open, sorted, beside their ids
+    (16 bytes a row, where a dict of a million keys takes 150 MB): a chunk's unchanged rows
+    are found at once."""
+
+    def __init__(self, conn: Any, kind: str, origin: str):
+        import numpy as np
+
+        self._np = np
+        pairs = np.fromiter(itertools.chain.from_iterable(conn.execute(_DIGESTED[kind], [origin])), dtype=np.int64)
+        pairs = pairs.reshape(-1, 2)
+        order = np.argsort(pairs[:, 0], kind="stable")
+        self.digests, self.ids = pairs[order, 0].copy(), pairs[order, 1].copy()
+
+    def find(self, digests: list[int]) -> list[int]:
+        """For each digest, the id of the stored row it is the digest of (0: none)."""
+        if not len(self.digests):
+            return [0] * len(digests)
+        np = self._np
+        wanted = np.array(digests, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.digests, wanted), len(self.digests) - 1)
+        return np.where(self.digests[at] == wanted, self.ids[at], 0).tolist()
+
+
+def _stage(write: StagedWrite, held: _Held, rows: list[Row], sources: dict[tuple[str, str], int], stamp: str,
+           problems: list[Skipped]) -> int:  # fmt: skip
+    """Stage one chunk's rows of one kind: a row whose digest is a stored row's is only seen again;
+    the others are made (a bad row skipped) and staged to be written. Returns the rows taken."""
     for row in rows:
-        (same if stored.get(row.record["id"]) == row.digest else fresh).append(row)
-    seen.same(kind, same)
-    counts.seen += len(same)
-    return fresh
-
-
-def _keep_digests(conn: Any, kind: str, records: list[dict[str, Any]], rows: list[Row]) -> None:
-    digests = {r.record["id"]: r.digest for r in rows}
-    conn.executemany("INSERT INTO feed_digests (kind, id, digest) VALUES (?, ?, ?) "
-                     "ON CONFLICT(kind, id) DO UPDATE SET digest = excluded.digest",
-                     [(_KIND[kind][4], r["id"], digests[r["id"]]) for r in records])  # fmt: skip
+        if row.digest is None:
+            row.digest = _digest(row.made())
+    seen_ids, seen_tags, seen_order, records, tags, order, made = [], [], [], [], [], [], []
+    for place, row, row_id in zip(write.next(len(rows)), rows, held.find([row.digest for row in rows])):
+        src = sources.setdefault((row.file, row.unit), len(sources))
+        if row_id:
+            seen_ids.append(row_id)
+            seen_tags.append((row.line, src, row.digest))
+            seen_order.append(place)
+            continue
+        try:
+            record = row.made()
+        except BadRow as exc:
+            problems.append(Skipped(row.file, row.line, str(exc), row.unit))
+            continue
+        # a new row's first sighting; a stored one keeps its own (`_STICKY`, `changed_at`)
+        record["created_at"] = record.get("created_at") or stamp
+        record["updated_at"] = stamp
+        records.append(record)
+        tags.append((row.line, src, row.digest))
+        order.append(place)
+        made.append(row)
+    write.seen(seen_ids, seen_tags, seen_order)
+    for index, reason in write.add(records, tags, order):
+        row = made[index]
+        problems.append(Skipped(row.file, row.line, reason, row.unit))
+    return len(seen_ids) + len(records)
 
 
 def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Connection, str | None]:
@@ -294,61 +278,7 @@ def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Co
     return mirror_or_conn, None
 
 
-INGEST_CHUNK = 5_000  # rows reconciled and written at a time, inside the file's one transaction
-
-
-class _SeenIds:
-    """The rows a load has taken so far, by kind and id, with their line: a table of an in-memory
-    database attached for the load (a few dozen bytes a row, where a Python dict of a million
-    keys takes 150 MB; not SQLite's temp database, which a bulk load's index builds reset)."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self._conn = conn
-        self.rows = 0
-
-    def __enter__(self) -> "_SeenIds":
-        self._conn.execute("ATTACH DATABASE ':memory:' AS ingest_seen")
-        self._conn.execute("CREATE TABLE ingest_seen.rows (kind TEXT, id INTEGER, line INTEGER, PRIMARY KEY (kind, id)) "
-                           "WITHOUT ROWID")  # fmt: skip
-        self._conn.execute("CREATE TABLE ingest_seen.same (kind TEXT, id INTEGER, PRIMARY KEY (kind, id)) WITHOUT ROWID")
-        return self
-
-    def same(self, kind: str, rows: list[Row]) -> None:
-        """`rows` are equal to what the mirror holds: only their last sighting is to move."""
-        self._conn.executemany("INSERT INTO ingest_seen.same (kind, id) VALUES (?, ?)",
-                               [(kind, row.record["id"]) for row in rows])  # fmt: skip
-
-    def touch(self, conn: Any, stamp: str) -> None:
-        """Move the last sighting of every unchanged row at once, in id order: each page of the
-        table is rewritten once, where a chunk at a time would rewrite most pages each time."""
-        for kind, (table, *_) in _KIND.items():
-            cursor = conn.execute(f"UPDATE {table} SET last_seen_at = ? WHERE id IN "
-                                  "(SELECT id FROM ingest_seen.same WHERE kind = ? ORDER BY id)", [stamp, kind])  # fmt: skip
-            if cursor.rowcount:
-                bump_generation(conn)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._conn.in_transaction:  # the load's transaction ended; only an error leaves one open
-            self._conn.rollback()
-        self._conn.execute("DETACH DATABASE ingest_seen")
-
-    def first_lines(self, chunk: list[Row]) -> Iterator[tuple[Row, int | None]]:
-        """Each row of `chunk` with the line of an earlier row of the same kind and id (None: the first)."""
-        ids = json.dumps([[row.kind, row.record["id"]] for row in chunk])
-        earlier = {(kind, row_id): line for kind, row_id, line in self._conn.execute(
-            "SELECT kind, id, line FROM ingest_seen.rows WHERE (kind, id) IN "
-            "(SELECT value ->> 0, value ->> 1 FROM json_each(?))", [ids])}  # fmt: skip
-        taken = []
-        for row in chunk:
-            key = (row.kind, row.record["id"])
-            if key in earlier:
-                yield row, earlier[key]
-                continue
-            earlier[key] = row.line
-            taken.append((*key, row.line))
-            yield row, None
-        self._conn.executemany("INSERT INTO ingest_seen.rows (kind, id, line) VALUES (?, ?, ?)", taken)
-        self.rows += len(taken)
+INGEST_CHUNK = 5_000  # rows read, looked up and staged at a time, inside the file's one transaction
 
 
 def _chunks(rows: Iterator[Row], size: int) -> Iterator[list[Row]]:
@@ -405,8 +335,19 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
         _load(conn, adapter, rows, report, problems, origin, stamp, on_commit, bulk=_first_big_load(conn, adapter, path))
     finally:
         conn.execute(f"PRAGMA mmap_size={int(mapped)}")
+        _give_back_memory(conn)
     report.skipped = sorted(problems, key=lambda s: (s.file, s.line or 0))
     return report
+
+
+def _give_back_memory(conn: sqlite3.Connection) -> None:
+    """Give the memory a load used back to the system before what follows it (the columnar
+    index's refresh, in the same process): SQLite's page cache and the chunks' objects are freed,
+    but glibc keeps a freed heap unless asked (a day of 300,000 rows: 306 MB resident after the
+    load, 126 MB after this)."""
+    conn.execute("PRAGMA shrink_memory")
+    with contextlib.suppress(OSError, AttributeError):  # glibc only (Linux); elsewhere nothing to do
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 BULK_BYTES = 4 << 20  # a platform's file at least this big, into a mirror without listings: a bulk load
@@ -423,36 +364,48 @@ def _first_big_load(conn: sqlite3.Connection, adapter: Adapter, path: str | Path
 def _load(conn: sqlite3.Connection, adapter: Adapter, rows: Iterator[Row], report: IngestReport, problems: list[Skipped],
           origin: str, stamp: str, on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None, *,
           bulk: bool = False) -> None:  # fmt: skip
-    """`ingest_file`'s write: every row of `rows` in one transaction, chunk by chunk (`bulk`: with
-    the listings' indexes built at its end)."""
-    with writer_lock(conn, f"edt ingest {adapter.name}"), _SeenIds(conn) as seen:  # one load at a time
+    """`ingest_file`'s write, in one transaction (`bulk`: with the listings' indexes built at its
+    end): the file read chunk by chunk, each row either known unchanged by its digest or made and
+    staged; then the repeats and hash collisions left out, and what is staged written set-based
+    (`StagedWrite`), the written rows' digests kept."""
+    with writer_lock(conn, f"edt ingest {adapter.name}"), staging(conn) as stage:  # one load at a time
         load = bulk_load(conn, ("listings",)) if bulk else one_transaction(conn)
         with load as writer:  # the whole file or nothing, written as it is read
+            writes: dict[str, StagedWrite] = {}
+            held: dict[str, _Held] = {}
+            sources: dict[tuple[str, str], int] = {}  # (file, unit) -> the number a staged row carries
+            taken = 0
             for chunk in _chunks(rows, INGEST_CHUNK):
-                by_kind: dict[str, list[Row]] = {LISTING: [], PENDING: []}
-                for row, first in seen.first_lines(chunk):
-                    if first is not None:
-                        name = row.record.get("name") or row.record.get("domain")
-                        problems.append(Skipped(row.file, row.line, f"{name} repeats {row.unit} {first}; "
-                                                                    "the first is kept", row.unit))  # fmt: skip
-                        continue
-                    row.digest = _digest(row.record)
-                    by_kind[row.kind].append(row)
-                for kind, counts, save in ((LISTING, report.listings, save_listings),
-                                           (PENDING, report.pending, save_pending)):  # fmt: skip
-                    fresh = _seen_unchanged(writer, kind, by_kind[kind], origin, seen, counts)
-                    records = _reconcile(conn, kind, fresh, origin, stamp, problems)
-                    if records:
-                        counts += save(writer, records, origin=origin, observed_at=stamp, keep_raw=True,
-                                       batch_size=len(records), canonical=True)  # fmt: skip
-                        _keep_digests(writer, kind, records, fresh)
-            if not seen.rows and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
-                first = problems[0]
+                by_kind: dict[str, list[Row]] = {}
+                for row in chunk:
+                    by_kind.setdefault(row.kind, []).append(row)
+                for kind, kind_rows in by_kind.items():
+                    if kind not in writes:
+                        writes[kind] = StagedWrite(writer, _TABLES[kind], stage, origin=origin, observed_at=stamp,
+                                                   tags=_TAGS)  # fmt: skip
+                        held[kind] = _Held(writer, kind, origin)
+                    taken += _stage(writes[kind], held[kind], kind_rows, sources, stamp, problems)
+            where = list(sources)
+            for write in writes.values():
+                for name, first, (line, src, _) in write.repeats():
+                    file, unit = where[src]
+                    problems.append(Skipped(file, line, f"{name} repeats {unit} {first[0]}; the first is kept", unit))
+                for row_id, name, holder, (line, src, _) in write.foreign():
+                    file, unit = where[src]
+                    problems.append(Skipped(file, line, f"{name}: its id {row_id} is held by {holder} (a hash collision); "
+                                                        "not written", unit))  # fmt: skip
+            if not taken and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
+                first = min(problems, key=lambda s: (s.file, s.line or 0))
                 raise IngestError(first.file, first.line if first.unit == "line" else None,
                                   f"no row of the file is a {adapter.name} row ({first.reason})",
                                   f"check that it is a {adapter.name} file ({adapter.description}), or pick another "
                                   f"feed ({', '.join(ADAPTERS)})")  # fmt: skip
-            seen.touch(writer, stamp)
+            for kind, write in writes.items():
+                counts = report.listings if kind == LISTING else report.pending
+                counts += write.write(sticky=_STICKY[kind], changed_at="updated_at")
+                writer.execute(f"INSERT INTO main.feed_digests (kind, id, digest) SELECT ?, id, _digest FROM {write.table} "
+                               "WHERE _seen IS NULL ORDER BY id ON CONFLICT(kind, id) DO UPDATE SET digest = excluded.digest",
+                               [_RAW_KINDS[kind]])  # fmt: skip
             derive_results(writer, now=stamp)  # the auctions that ended, and where names went next
             if on_commit is not None:
                 on_commit(writer, report)

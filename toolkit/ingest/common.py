@@ -23,9 +23,10 @@ import tempfile
 import urllib.request
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -59,6 +60,9 @@ __all__ = [
     "header_key",
     "csv_table",
     "csv_records",
+    "made",
+    "reading_key",
+    "text_digest",
     "pending_record",
 ]
 
@@ -118,10 +122,14 @@ def ingest_id(namespace: str, name: str) -> int:
 # -- names, money, dates ----------------------------------------------------------------
 
 _LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\Z")
+# A name already in its clean form (most of a feed's): lower case ASCII labels, two or more.
+_CLEAN_NAME = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\Z")
 
 
 def clean_domain(text: Any) -> str:
     """A domain name in lower case ASCII (IDNs as `xn--`), or `BadRow` saying why not."""
+    if type(text) is str and len(text) <= 253 and _CLEAN_NAME.match(text):
+        return text
     if not isinstance(text, str):
         raise BadRow(f"expected a domain name, got {text!r}")
     name = text.strip().lower().rstrip(".")
@@ -143,10 +151,13 @@ def clean_domain(text: Any) -> str:
 
 
 _MONEY = re.compile(r"^(?:US\$|USD|\$)?\s*((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)\s*(?:USD)?$", re.IGNORECASE)
+_PLAIN_AMOUNT = re.compile(r"[0-9]{1,15}(?:\.[0-9]+)?\Z")  # `12.50`: most cells of a feed
 
 
 def parse_money(value: Any) -> float | None:
     """`"$1,234"` -> 1234.0 (US dollars); None or "" -> None; anything else is a `BadRow`."""
+    if type(value) is str and _PLAIN_AMOUNT.match(value):
+        return float(value)
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool):
@@ -172,6 +183,17 @@ def parse_timestamp(value: Any, *, zone: Any = None, us_dates: bool = False) -> 
     """A timestamp -> `YYYY-MM-DDTHH:MM:SSZ` (UTC). An offset or a zone tag (`(PDT)`,
     `UTC`) in the value wins; a naive value is in `zone` (default UTC). `us_dates` also
     reads `MM/DD/YYYY hh:mm AM` (a US source's own format). `BadRow` when unreadable."""
+    if type(value) is str:  # a feed's moments repeat (auctions end on the hour): each text is read once
+        return _timestamp_text(value, zone, us_dates)
+    return _timestamp(value, zone, us_dates)
+
+
+@lru_cache(maxsize=1 << 16)
+def _timestamp_text(value: str, zone: Any, us_dates: bool) -> str:
+    return _timestamp(value, zone, us_dates)
+
+
+def _timestamp(value: Any, zone: Any, us_dates: bool) -> str:
     text = str(value).strip() if value is not None else ""
     if not text:
         raise BadRow("empty timestamp")
@@ -199,6 +221,10 @@ def parse_timestamp(value: Any, *, zone: Any = None, us_dates: bool = False) -> 
 
 def whole_number(value: Any, field: str, low: int = 0, high: int | None = None) -> int | None:
     """A whole number in [low, high] from a feed cell (None for an empty one); `BadRow` otherwise."""
+    if type(value) is str and 0 < len(value) < 16 and value.isdigit() and value.isascii():
+        number = int(value)
+        if low <= number and (high is None or number <= high):
+            return number
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:
@@ -619,16 +645,58 @@ def fetch(url: str, dest: str | Path | None = None, *, timeout: float = 120.0,
 LISTING, PENDING = "listing", "pending"
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
-    """One record an adapter made, with where it came from (for the report)."""
+    """One row of a feed file, with where it came from (for the report): its record, or what
+    makes it (`make`, called by `made()`: an adapter whose records depend on the row alone reads
+    every row but maps only those the mirror does not already hold)."""
 
     kind: str  # LISTING or PENDING
     file: str
     line: int | None
-    record: dict[str, Any]
+    record: dict[str, Any] | None  # None until made
     unit: str = "line"  # "record": `line` counts the records of a JSON array
-    digest: int | None = None  # the record's fingerprint (ingest_file compares it with the stored one)
+    # The row's fingerprint, which ingest_file compares with the stored one: of what the
+    # publisher sent when the record is made on demand (`make`), else of the record.
+    digest: int | None = None
+    make: Callable[[], dict[str, Any]] | None = None  # the record (BadRow: the row is bad)
+
+    def made(self) -> dict[str, Any]:
+        """The record, made once (`BadRow` when the row is bad)."""
+        if self.record is None:
+            self.record = self.make()  # type: ignore[misc]
+        return self.record
+
+
+_UNIT = "\x1f"  # between a row's cells when they are digested (a unit separator: never in a feed's text)
+
+
+def text_digest(text: str, key: bytes = b"") -> int:
+    """64 bits of BLAKE2b over `text` (keyed by `key`), as SQLite's signed integer."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8, key=key).digest(), "big", signed=True)
+
+
+@lru_cache(maxsize=8)
+def _code(adapter: str) -> bytes:
+    """The code that turns an adapter's rows into records (its module, this one, the platforms'
+    table): a row read by another version of it is a new row, however equal its text."""
+    from .. import sources
+
+    digest = hashlib.blake2b(digest_size=32)
+    for path in (adapter, __file__, sources.__file__):
+        try:
+            digest.update(Path(path).read_bytes())
+        except OSError:  # no source beside the code (a frozen build): the version stands for it
+            from .. import __version__
+
+            digest.update(__version__.encode())
+    return digest.digest()
+
+
+def reading_key(adapter: str, *header: str) -> bytes:
+    """The key of one file's row digests (`Row.digest`): the adapter (its module's file), the
+    file's header (which column holds what) and the code that maps its rows."""
+    return hashlib.blake2b(_UNIT.join((Path(adapter).stem, *header)).encode() + _code(adapter), digest_size=32).digest()
 
 
 def utc_now_iso() -> str:
@@ -659,9 +727,10 @@ def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], 
     state = {"terminated": True}
 
     def text() -> Iterator[str]:
-        for _, line, terminated in feed.lines(ends=True):
-            state["terminated"] = terminated
-            yield line
+        for _, lines, complete in feed.blocks():
+            yield from map(_with_end, itertools.islice(lines, len(lines) - 1))  # each with its line end, at C speed
+            state["terminated"] = complete
+            yield lines[-1] + "\n" if complete else lines[-1]
 
     csv.field_size_limit(feed.bounds.field)
     reader = csv.reader(text(), delimiter=delimiter, skipinitialspace=True)
@@ -687,7 +756,7 @@ def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], 
         held: tuple[int, list[str]] | None = None  # one row behind: the last is checked before it is given
         try:
             for cells in reader:
-                if not cells or all(not c.strip() for c in cells):
+                if not cells or not (cells[0].strip() or any(map(str.strip, cells))):  # a blank row
                     continue
                 if held is not None:
                     yield held
@@ -703,20 +772,39 @@ def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], 
     return header, rows()
 
 
+def _with_end(line: str) -> str:
+    return line + "\n"
+
+
 def csv_records(feed: FeedFile, header: list[str], rows: Iterator[tuple[int, list[str]]], fields: list[str | None],
                 kind: str, make: Callable[[dict[str, str], dict[str, str]], dict[str, Any]],
-                on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:  # fmt: skip
-    """The records of a CSV whose header cells name `fields` (None: a column without one):
-    `make(mapped, original)` per row, `mapped` by field and `original` by header. A row of
-    another width, or one `make` refuses (`BadRow`), is skipped."""
+                on_bad_row: Callable[[Skipped], None], *, key: bytes) -> Iterator[Row]:  # fmt: skip
+    """The rows of a CSV whose header cells name `fields` (None: a column without one), each
+    with the digest of its cells (`key`: `reading_key`) and its record made when asked
+    (`Row.made`): `make(mapped, original)`, `mapped` by field and `original` by header. A row
+    of another width is skipped here; one `make` refuses (`BadRow`) where it is made."""
+    width, name = len(header), feed.name
+    picked = [(i, f) for i, f in enumerate(fields) if f is not None]
+
+    def record(cells: list[str]) -> dict[str, Any]:
+        return make({f: cells[i] for i, f in picked}, dict(zip(header, cells)))
+
     for line, cells in rows:
+        if len(cells) != width:
+            on_bad_row(Skipped(name, line, f"{len(cells)} fields, the header has {width}"))
+            continue
+        yield Row(kind, name, line, None, digest=text_digest(_UNIT.join(cells), key), make=partial(record, cells))
+
+
+def made(rows: Iterable[Row], on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+    """`rows` with their records made; one its adapter refuses (`BadRow`) is reported and left out."""
+    for row in rows:
         try:
-            if len(cells) != len(header):
-                raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
-            mapped = {f: v for f, v in zip(fields, cells) if f is not None}
-            yield Row(kind, feed.name, line, make(mapped, dict(zip(header, cells))))
+            row.made()
         except BadRow as exc:
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+            on_bad_row(Skipped(row.file, row.line, str(exc), row.unit))
+            continue
+        yield row
 
 
 def pending_record(domain: str, source: str, *, observed_at: str, status: str, drop: str | None, reason: str,

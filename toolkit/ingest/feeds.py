@@ -322,7 +322,8 @@ def _stamp(moment: datetime) -> str:
 
 def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClient, folder: Path) -> FeedReport:
     """Download and ingest one feed (the module's steps 1 and 2); never raises for the feed's own trouble."""
-    moment = mirror.now().astimezone(timezone.utc)
+    # to the second, as every moment the mirror keeps (the columnar index holds them as such)
+    moment = mirror.now().astimezone(timezone.utc).replace(microsecond=0)
     started, day = _stamp(moment), moment.strftime("%Y-%m-%d")
     report = FeedReport(feed.name, "ok")
     if not feed.url:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -48,11 +49,14 @@ from .common import (
     header_key,
     ingest_id,
     json_items,
+    made,
     observed,
     parse_money,
     parse_timestamp,
     read_feed,
+    reading_key,
     strict,
+    text_digest,
     whole_number,
 )
 
@@ -141,13 +145,12 @@ def _json_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterato
         raise IngestError(feed.name, None, "no record has a domainName field",
                           "check that this is a GoDaddy Auctions inventory file (or pick the right feed)")  # fmt: skip
     count = 0
+    key = reading_key(__file__, "json")
     for count, item in itertools.chain(ahead, items):
-        try:
-            if not isinstance(item, dict):
-                raise BadRow(f"expected an object, got {type(item).__name__}")
-            yield Row(LISTING, feed.name, count, _record(item, item, None), "record")
-        except BadRow as exc:
-            on_bad_row(Skipped(feed.name, count, str(exc), "record"))
+        if not isinstance(item, dict):
+            on_bad_row(Skipped(feed.name, count, f"expected an object, got {type(item).__name__}", "record"))
+            continue
+        yield Row(LISTING, feed.name, count, None, "record", text_digest(repr(item), key), partial(_record, item, item, None))
     if declared is not None and declared != count:
         raise IngestError(feed.name, None, f"meta declares {declared} records but data holds {count}",
                           "the file is incomplete: download it again")  # fmt: skip
@@ -162,12 +165,13 @@ def _csv_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterator
     end_header = next((h for h, f in zip(header, fields) if f == "auctionEndTime"), "")
     zone = _PACIFIC if any(tag in end_header.upper() for tag in ("(PDT)", "(PST)", "(PT)")) else None
     yield from csv_records(feed, header, rows, fields, LISTING, lambda mapped, original: _record(mapped, original, zone),
-                           on_bad_row)  # fmt: skip
+                           on_bad_row, key=reading_key(__file__, *header))  # fmt: skip
 
 
 def godaddy_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict,
                  bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
-    """The listing records of one inventory file (JSON or CSV, zipped or not), with their lines."""
+    """The listing rows of one inventory file (JSON or CSV, zipped or not), with their lines; each
+    row's record is made when asked (`Row.made`)."""
     observed(observed_at)
     feed = read_feed(path, bounds)
     yield from (_json_rows if feed.starts_json() else _csv_rows)(feed, on_bad_row)
@@ -176,7 +180,7 @@ def godaddy_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Calla
 def parse_godaddy(path: str | Path, *, observed_at: Any = None,
                   on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[dict[str, Any]]:  # fmt: skip
     """Listing records (docs/reference/fields.md) of a GoDaddy Auctions inventory file."""
-    for row in godaddy_rows(path, observed_at=observed_at, on_bad_row=on_bad_row):
+    for row in made(godaddy_rows(path, observed_at=observed_at, on_bad_row=on_bad_row), on_bad_row):
         yield row.record
 
 

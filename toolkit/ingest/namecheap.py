@@ -49,10 +49,12 @@ from .common import (
     fetch,
     header_key,
     ingest_id,
+    made,
     observed,
     parse_money,
     parse_timestamp,
     read_feed,
+    reading_key,
     strict,
     whole_number,
 )
@@ -113,7 +115,8 @@ def _record(fields: dict[str, str], original: dict[str, str], auction: bool) -> 
 
 def namecheap_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict,
                    bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
-    """The listing records of one Namecheap Market file (auctions or buy-now), with their lines."""
+    """The listing rows of one Namecheap Market file (auctions or buy-now), with their lines; each
+    row's record is made when asked (`Row.made`)."""
     observed(observed_at)
     feed: FeedFile = read_feed(path, bounds)
     header, rows = csv_table(feed, delimiters=",")
@@ -126,14 +129,14 @@ def namecheap_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Cal
     if auction and "endDate" not in fields:
         raise IngestError(feed.name, 1, "an auctions file without its endDate column",
                           "the file's columns changed: check Namecheap_Market_Sales.csv's header")  # fmt: skip
-    yield from csv_records(feed, header, rows, fields, LISTING,
-                           lambda mapped, original: _record(mapped, original, auction), on_bad_row)  # fmt: skip
+    yield from csv_records(feed, header, rows, fields, LISTING, lambda mapped, original: _record(mapped, original, auction),
+                           on_bad_row, key=reading_key(__file__, *header))  # fmt: skip
 
 
 def parse_namecheap(path: str | Path, *, observed_at: Any = None,
                     on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[dict[str, Any]]:  # fmt: skip
     """Listing records (docs/reference/fields.md) of a Namecheap Market sales file."""
-    for row in namecheap_rows(path, observed_at=observed_at, on_bad_row=on_bad_row):
+    for row in made(namecheap_rows(path, observed_at=observed_at, on_bad_row=on_bad_row), on_bad_row):
         yield row.record
 
 

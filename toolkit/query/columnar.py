@@ -479,6 +479,9 @@ def _refresh(path: str, previous: "ColumnarIndex") -> "ColumnarIndex | None":
     if previous.meta["unusable"] or any(c not in previous.arrays for c in columns) or "sort:name" not in previous.arrays:
         return None
     conn = connect(path, readonly=True)
+    # The changed rows lie all over the table: mapped, every page read would count as this
+    # process's memory (the whole table, after a feed's day); the page cache serves them.
+    conn.execute("PRAGMA mmap_size=0")
     try:
         conn.execute("BEGIN")
         generation = _generation(conn)
@@ -785,7 +788,7 @@ class ColumnarIndex:
                 out.write(b"\0" * (start - out.tell()))
                 for name, array in self.arrays.items():
                     out.seek(start + layout[name][1])
-                    out.write(np.ascontiguousarray(array).tobytes())
+                    out.write(memoryview(np.ascontiguousarray(array)).cast("B"))  # no copy of a whole array
                 out.truncate(start + offset)
             os.replace(temporary, target)
         finally:
