@@ -36,13 +36,20 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
 
 # -- parameters ------------------------------------------------------------------------------
 
+
 def _accepts(param: Any) -> str:
     if param.kind == "flag":
         return "1/true or 0/false"
     if param.choices:
         return ", ".join(f"`{c}`" for c in param.choices)
-    kind = {"int": "whole number", "number": "number", "date": "date (YYYY-MM-DD)", "week": "week end (YYYY-MM-DD) or `all`",
-            "text": "text", "list": "comma-separated list"}.get(param.kind, param.kind)
+    kind = {
+        "int": "whole number",
+        "number": "number",
+        "date": "date (YYYY-MM-DD)",
+        "week": "week end (YYYY-MM-DD) or `all`",
+        "text": "text",
+        "list": "comma-separated list",
+    }.get(param.kind, param.kind)
     bounds = []
     if param.minimum is not None:
         bounds.append(f">= {param.minimum:g}")
@@ -55,8 +62,12 @@ def _accepts(param: Any) -> str:
 
 def _param_rows(table: dict[str, Any]) -> list[list[Any]]:
     return [
-        [f"`{p.name}`", _accepts(p), "" if p.default is None else f"`{p.default}`",
-         p.description + (" *(toolkit extension)*" if p.extension else "")]
+        [
+            f"`{p.name}`",
+            _accepts(p),
+            "" if p.default is None else f"`{p.default}`",
+            p.description + (" *(toolkit extension)*" if p.extension else ""),
+        ]
         for p in table.values()
     ]
 
@@ -65,17 +76,20 @@ def parameters() -> str:
     from toolkit import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS
 
     headers = ["parameter", "accepts", "default", "what it does"]
-    return "\n\n".join([
-        "## `/api/domains`, `edt query`, `Mirror.search_domains`",
-        _table(headers, _param_rows(DOMAIN_PARAMS)),
-        "## `/api/pending-delete`, `edt query --pending`, `Mirror.search_pending`",
-        _table(headers, _param_rows(PENDING_PARAMS)),
-        "## `/api/free/domains` (no key)",
-        _table(headers, _param_rows(FREE_PARAMS)),
-    ])
+    return "\n\n".join(
+        [
+            "## `/api/domains`, `edt query`, `Mirror.search_domains`",
+            _table(headers, _param_rows(DOMAIN_PARAMS)),
+            "## `/api/pending-delete`, `edt query --pending`, `Mirror.search_pending`",
+            _table(headers, _param_rows(PENDING_PARAMS)),
+            "## `/api/free/domains` (no key)",
+            _table(headers, _param_rows(FREE_PARAMS)),
+        ]
+    )
 
 
 # -- commands --------------------------------------------------------------------------------
+
 
 def _option_row(param: click.Parameter) -> list[Any]:
     if isinstance(param, click.Argument):
@@ -115,6 +129,7 @@ def commands() -> str:
 
 # -- fields ----------------------------------------------------------------------------------
 
+
 def _type_text(schema: dict[str, Any]) -> str:
     kinds = schema.get("type")
     kinds = kinds if isinstance(kinds, list) else [kinds]
@@ -134,26 +149,42 @@ def fields() -> str:
 
     schemas = build_openapi()["components"]["schemas"]
     out = []
-    records = (("Domain", "listings", {**LISTING_EXTRA_FIELDS, **LISTING_DERIVED}, LISTING_LABELS),
-               ("PendingDeleteDomain", "pending_delete", PENDING_EXTRA_FIELDS, PENDING_LABELS))
+    records = (
+        ("Domain", "listings", {**LISTING_EXTRA_FIELDS, **LISTING_DERIVED}, LISTING_LABELS),
+        ("PendingDeleteDomain", "pending_delete", PENDING_EXTRA_FIELDS, PENDING_LABELS),
+    )
     for title, table, extra, labels in records:
         props = schemas[title]["properties"]
-        rows = [[f"`{name}`", labels[name].label, _type_text(s), "toolkit" if name in extra else "service",
-                 labels[name].meaning]
-                for name, s in props.items()]
+        rows = [
+            [
+                f"`{name}`",
+                labels[name].label,
+                _type_text(s),
+                "toolkit" if name in extra else "service",
+                labels[name].meaning,
+            ]
+            for name, s in props.items()
+        ]
         out += [f"## `{title}` (table `{table}`)", _table(["field", "label", "type", "from", "meaning"], rows)]
     return "\n\n".join(out)
 
 
 # -- plans -----------------------------------------------------------------------------------
 
+
 def plans() -> str:
     from toolkit import PLANS
     from toolkit.plans import CAPABILITIES, PLAN_LABELS, RATE_LIMITS, plan_allows
 
     headers = ["plan", "requests a minute", *[CAPABILITIES[c].removeprefix("access ") for c in CAPABILITIES]]
-    rows = [[f"`{p}` ({PLAN_LABELS[p]})", RATE_LIMITS[p] if RATE_LIMITS[p] is not None else "as configured",
-             *["yes" if plan_allows(p, c) else "no" for c in CAPABILITIES]] for p in PLANS]
+    rows = [
+        [
+            f"`{p}` ({PLAN_LABELS[p]})",
+            RATE_LIMITS[p] if RATE_LIMITS[p] is not None else "as configured",
+            *["yes" if plan_allows(p, c) else "no" for c in CAPABILITIES],
+        ]
+        for p in PLANS
+    ]
     return _table(headers, rows)
 
 
@@ -170,9 +201,22 @@ def feeds() -> str:
         hours = feed.every.total_seconds() / 3600
         return f"{hours:g} hours" if hours < 24 else f"{hours / 24:g} day" + ("s" if hours > 24 else "")
 
-    rows = [[f"`{f.name}`", f"`{f.adapter}`", f"`{f.url}`" if f.url else "(set `url`)", f.format, f"`{f.schedule}`",
-             every(f), "yes" if f.enabled else "no", f.description] for f in FEEDS.values()]  # fmt: skip
-    return _table(["feed", "adapter", "address", "format", "schedule (cron)", "fresh for", "on by default", "what"], rows)
+    rows = [
+        [
+            f"`{f.name}`",
+            f"`{f.adapter}`",
+            f"`{f.url}`" if f.url else "(set `url`)",
+            f.format,
+            f"`{f.schedule}`",
+            every(f),
+            "yes" if f.enabled else "no",
+            f.description,
+        ]
+        for f in FEEDS.values()
+    ]
+    return _table(
+        ["feed", "adapter", "address", "format", "schedule (cron)", "fresh for", "on by default", "what"], rows
+    )
 
 
 # name: (page, relative to docs/, what writes its block)
@@ -189,8 +233,10 @@ PAGES: dict[str, tuple[str, Callable[[], str]]] = {
 def render(name: str, text: str) -> str:
     """`text` with its generated block for `name` replaced by the current one."""
     begin, end = f"<!-- generated:{name} -->", f"<!-- /generated:{name} -->"
-    block = f"{begin}\n<!-- written by docs/generate.py from the code: edit the code, then run it -->\n\n" \
-            f"{PAGES[name][1]().strip()}\n\n{end}"
+    block = (
+        f"{begin}\n<!-- written by docs/generate.py from the code: edit the code, then run it -->\n\n"
+        f"{PAGES[name][1]().strip()}\n\n{end}"
+    )
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.DOTALL)
     if pattern.search(text):
         return pattern.sub(lambda _: block, text)

@@ -35,8 +35,9 @@ REFERENCE = FIXTURES / "reference" / "catchdoms"
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTSIDE = ROOT.parent / "shared"
-BROWSER_SKIP_REASON = ("needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver) "
-                       "and selenium")  # fmt: skip
+BROWSER_SKIP_REASON = (
+    "needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver) and selenium"
+)
 _outside_opened: list[str] = []
 _unexpected_skips: list[str] = []
 
@@ -77,9 +78,12 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.section("skipped, and only the browser check may skip", red=True)
         for line in _unexpected_skips:
             terminalreporter.line(line, red=True)
-        terminalreporter.line(f"{len(_unexpected_skips)} skipped for another reason than a missing browser: "
-                              "the run fails. Install the [dev] extras (pip install -e '.[dev]'); the data the "
-                              "tests read is in tests/fixtures.", red=True)  # fmt: skip
+        terminalreporter.line(
+            f"{len(_unexpected_skips)} skipped for another reason than a missing browser: "
+            "the run fails. Install the [dev] extras (pip install -e '.[dev]'); the data the "
+            "tests read is in tests/fixtures.",
+            red=True,
+        )
     if _outside_opened:
         terminalreporter.section(f"files opened outside the repository, under {OUTSIDE}", red=True)
         for path in sorted(set(_outside_opened)):
@@ -95,8 +99,18 @@ def ts(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-TOPICS = ["Health", "Health/Fitness", "Healthcare/Misc", "Recreation/Travel", "Recreation/Travel/Cruises", "Business/Marketing",
-          "Computers/Internet", "Arts/Music", "news/Media", None]  # fmt: skip
+TOPICS = [
+    "Health",
+    "Health/Fitness",
+    "Healthcare/Misc",
+    "Recreation/Travel",
+    "Recreation/Travel/Cruises",
+    "Business/Marketing",
+    "Computers/Internet",
+    "Arts/Music",
+    "news/Media",
+    None,
+]
 TLDS = [".com", ".fr", ".de", ".co.uk", ".uk", ".net", ".io", ".com.au", ".it"]
 WORDS = ["shop", "car", "auto", "green", "bio", "maison", "ai", "cloud", "100%off", "a_b", "travel", "health"]
 
@@ -173,10 +187,14 @@ def _archive_fields(rnd: random.Random, first: str | None) -> dict:
     span = NOW.year - int(first[:4]) + 1
     years = rnd.randint(1, span)
     parked = rnd.random() < 0.15
-    return {"archive_years": years, "archive_longest_gap": rnd.choice([0, 0, 1, 3, max(0, span - years)]),
-            "archive_redirect_share": rnd.choice([0.0, 0.1, 0.5, 1.0]), "archive_parked": parked,
-            "archive_parked_reason": "the same page in 40 of 44 captures" if parked else None,
-            "archive_continuity": rnd.randint(0, 100)}  # fmt: skip
+    return {
+        "archive_years": years,
+        "archive_longest_gap": rnd.choice([0, 0, 1, 3, max(0, span - years)]),
+        "archive_redirect_share": rnd.choice([0.0, 0.1, 0.5, 1.0]),
+        "archive_parked": parked,
+        "archive_parked_reason": "the same page in 40 of 44 captures" if parked else None,
+        "archive_continuity": rnd.randint(0, 100),
+    }
 
 
 def value_rows(records: list[dict], seed: int = 13) -> list[tuple]:
@@ -273,7 +291,12 @@ def synthetic_db(tmp_path_factory) -> Path:
     conn = mirror.connection()
     records = listing_records()
     save_listings(conn, records, origin="sync", observed_at=ts(NOW - timedelta(days=2)))
-    save_listings(conn, inflated_later_states(records), origin="sync", observed_at=ts(NOW - timedelta(days=2) + timedelta(hours=1)))
+    save_listings(
+        conn,
+        inflated_later_states(records),
+        origin="sync",
+        observed_at=ts(NOW - timedelta(days=2) + timedelta(hours=1)),
+    )
     with conn:
         save_values(conn, value_rows(records), ts(NOW - timedelta(days=1, hours=12)))
         save_live(conn, live_rows(records))
@@ -344,13 +367,20 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
         if flag("has_gmb") and not r["has_gmb"]:
             return False
         if flag("has_edu_gov") and not (
-            r["ref_domains_edu"] is not None and r["ref_domains_gov"] is not None
+            r["ref_domains_edu"] is not None
+            and r["ref_domains_gov"] is not None
             and r["ref_domains_edu"] + r["ref_domains_gov"] > 0
-        ):  # fmt: skip
+        ):
             return False
-        minimums = {"score_min": "score", "tf_min": "trust_flow", "cf_min": "citation_flow", "da_min": "domain_authority",
-                    "rd_min": "referring_domains", "snapshots_min": "wayback_snapshots",
-                    "traffic_min": "historical_traffic_etv"}  # fmt: skip
+        minimums = {
+            "score_min": "score",
+            "tf_min": "trust_flow",
+            "cf_min": "citation_flow",
+            "da_min": "domain_authority",
+            "rd_min": "referring_domains",
+            "snapshots_min": "wayback_snapshots",
+            "traffic_min": "historical_traffic_etv",
+        }
         for param, column in minimums.items():
             if param in p and not (r[column] is not None and r[column] >= int(p[param])):
                 return False
@@ -358,9 +388,13 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             age = whole_years(r["wayback_first_date"], today)
             if age is None or age < int(p["age_min"]):
                 return False
-        if "price_min" in p and not (r["effective_price"] is not None and r["effective_price"] >= float(p["price_min"])):
+        if "price_min" in p and not (
+            r["effective_price"] is not None and r["effective_price"] >= float(p["price_min"])
+        ):
             return False
-        if "price_max" in p and not (r["effective_price"] is not None and r["effective_price"] <= float(p["price_max"])):
+        if "price_max" in p and not (
+            r["effective_price"] is not None and r["effective_price"] <= float(p["price_max"])
+        ):
             return False
         eur = r["effective_price_eur"]
         if "price_eur_min" in p and not (eur is not None and eur >= float(p["price_eur_min"])):
@@ -575,10 +609,13 @@ def writer_lock_held(path: Path, command: str = "edt sync"):
     import subprocess
     import sys
 
-    code = ("import sys; from toolkit.store.lock import writer_lock\n"
-            "with writer_lock(sys.argv[1], sys.argv[2]):\n    print('held', flush=True); sys.stdin.read()")  # fmt: skip
-    holder = subprocess.Popen([sys.executable, "-c", code, str(path), command], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    code = (
+        "import sys; from toolkit.store.lock import writer_lock\n"
+        "with writer_lock(sys.argv[1], sys.argv[2]):\n    print('held', flush=True); sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(path), command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         yield holder.pid
@@ -596,16 +633,26 @@ def mirror_digest(path: Path) -> dict[str, str]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         out = {}
-        tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
-                                             "'%_fts%' AND name NOT LIKE 'sqlite_%' ORDER BY name")]  # fmt: skip
+        tables = [
+            t
+            for (t,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                "'%_fts%' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
         for table in tables:
             digest = hashlib.sha256()
             for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
                 digest.update(repr(row).encode())
             out[table] = digest.hexdigest()[:16]
-        out["shape"] = repr(conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') "
-                                         "ORDER BY name").fetchall())  # fmt: skip
-        out["fts"] = repr([conn.execute(f"SELECT count(*) FROM {t}_fts").fetchone() for t in ("listings", "pending_delete")])
+        out["shape"] = repr(
+            conn.execute(
+                "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') ORDER BY name"
+            ).fetchall()
+        )
+        out["fts"] = repr(
+            [conn.execute(f"SELECT count(*) FROM {t}_fts").fetchone() for t in ("listings", "pending_delete")]
+        )
         return out
     finally:
         conn.close()

@@ -82,8 +82,9 @@ def url_value(at: AppTest, key: str) -> str:
 
 def drawn_html(at: AppTest) -> list[str]:
     """The HTML drawn through `navigation.show_html` (the results tables), in page order."""
-    return [json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component")
-            if e.proto.component_name == "edt_html"]  # fmt: skip
+    return [
+        json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component") if e.proto.component_name == "edt_html"
+    ]
 
 
 def results_html(at: AppTest) -> str:
@@ -105,8 +106,10 @@ def record_fields(at: AppTest) -> dict[str, tuple[str, str]]:
 def html_rows(drawn: str) -> list[list[str]]:
     """The cells of a drawn table's body rows, as text."""
     body = drawn.split("<tbody>", 1)[1]
-    return [[html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
-            for row in re.findall(r"<tr>(.*?)</tr>", body)]
+    return [
+        [html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        for row in re.findall(r"<tr>(.*?)</tr>", body)
+    ]
 
 
 def follow(at: AppTest, href: str) -> AppTest:
@@ -132,8 +135,20 @@ def page_text(at: AppTest) -> str:
     kinds = ("markdown", "caption", "header", "subheader", "title", "info", "warning", "success", "error", "text")
     texts = [str(e.value) for kind in kinds for e in at.get(kind)]
     texts += [f"{m.label} {m.value}" for m in at.metric]
-    for kind in ("selectbox", "multiselect", "radio", "text_input", "button", "number_input", "checkbox", "toggle",
-                 "slider", "date_input", "text_area", "expander"):  # fmt: skip
+    for kind in (
+        "selectbox",
+        "multiselect",
+        "radio",
+        "text_input",
+        "button",
+        "number_input",
+        "checkbox",
+        "toggle",
+        "slider",
+        "date_input",
+        "text_area",
+        "expander",
+    ):
         for widget in at.get(kind):
             texts.append(str(getattr(widget, "label", "") or ""))
             texts += [str(o) for o in getattr(widget, "options", []) or []]
@@ -252,14 +267,30 @@ def test_a_closed_filter_group_draws_no_widgets_and_keeps_its_filters_in_force(d
 def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
     at = app(sort="-effective_price")
     no_exception(at)
-    assert headers(at) == ["Domain", "Price", "EUR", "Bids", "Ends in", "TF", "CF", "DA", "RD", "Age", "Score",
-                           "Source", "TLD", "Buy", "Keep"]  # fmt: skip (no value column before an appraisal)
+    assert headers(at) == [
+        "Domain",
+        "Price",
+        "EUR",
+        "Bids",
+        "Ends in",
+        "TF",
+        "CF",
+        "DA",
+        "RD",
+        "Age",
+        "Score",
+        "Source",
+        "TLD",
+        "Buy",
+        "Keep",
+    ]  # no value column before an appraisal
     expected = Mirror(demo_db).search_domains({"sort": "-effective_price"})["data"]
     rows = cells(at)
     first = expected[0]
     assert rows[0][0] == first["name"]  # whole, never cut
     assert rows[0][1] == f"{first['effective_price']:,.0f} {first['currency']}" or rows[0][1] == (
-        f"{first['effective_price']:,.2f} {first['currency']}")
+        f"{first['effective_price']:,.2f} {first['currency']}"
+    )
     eur = first["effective_price_eur"]
     assert eur is not None and rows[0][2] in (f"{eur:,.0f} EUR", f"{eur:,.2f} EUR")  # beside the native price
     assert not {"None", "nan", "NaN", "<NA>"} & {cell for row in rows for cell in row}
@@ -281,8 +312,11 @@ def test_a_column_title_sorts_every_result_not_the_page(demo_db):
     no_exception(sorted_at)
     top = Mirror(demo_db).search_domains({"tld": ".fr,.de", "sort": "-effective_price", "per_page": "100"})["data"]
     assert names_listed(sorted_at) == [r["name"] for r in top[:50]]
-    highest = max(r["effective_price"] for r in Mirror(demo_db).export_rows({"tld": ".fr,.de"})
-                  if r["effective_price"] is not None)  # fmt: skip
+    highest = max(
+        r["effective_price"]
+        for r in Mirror(demo_db).export_rows({"tld": ".fr,.de"})
+        if r["effective_price"] is not None
+    )
     assert top[0]["effective_price"] == highest  # the mirror's highest, not the page's
     assert header_link(sorted_at, "Price")["sort"] == "effective_price"  # a second click turns it around
     assert "Price, highest first" in sorted_at.caption[0].value  # the sort said in words
@@ -345,8 +379,13 @@ def test_the_listing_extension_filters_reach_the_sidebar_and_the_query_layer(dem
     at.sidebar.text_input(key="f:not_contains").set_value("shop,online").run()
     at.sidebar.number_input(key="f:tf_cf_ratio_min").set_value(0.5).run()
     no_exception(at)
-    params = {"no_numbers": "1", "no_dashes": "1", "length_max": "8", "not_contains": "shop,online",
-              "tf_cf_ratio_min": "0.5"}  # fmt: skip
+    params = {
+        "no_numbers": "1",
+        "no_dashes": "1",
+        "length_max": "8",
+        "not_contains": "shop,online",
+        "tf_cf_ratio_min": "0.5",
+    }
     expected = Mirror(demo_db).search_domains(params)
     assert 0 < total_shown(at) == expected["meta"]["total"] < Mirror(demo_db).search_domains({})["meta"]["total"]
     for name in names_listed(at):
@@ -439,8 +478,15 @@ def test_domain_detail_finds_a_name_by_part_and_shows_every_listing_of_it(demo_d
 
     mirror = Mirror(demo_db)
     record = mirror.search_domains({"has_bids": "1", "per_page": "1"})["data"][0]
-    other = {**record, "id": 99_000_001, "source": "sedo" if record["source"] != "sedo" else "dynadot",
-             "price": 777.0, "max_bid": None, "effective_price": 777.0, "trust_flow": None}  # fmt: skip
+    other = {
+        **record,
+        "id": 99_000_001,
+        "source": "sedo" if record["source"] != "sedo" else "dynadot",
+        "price": 777.0,
+        "max_bid": None,
+        "effective_price": 777.0,
+        "trust_flow": None,
+    }
     save_listings(mirror.connection(), [other], origin="sync")
     label = record["name"].split(".")[0]
     at = app("detail", name=label[: max(3, len(label) - 2)])
@@ -453,9 +499,10 @@ def test_domain_detail_finds_a_name_by_part_and_shows_every_listing_of_it(demo_d
     assert len(at.table) == 1 and record_fields(at)["name"][1] == record["name"]  # side by side, then the fields
     side = at.table[0].value
     by_name = {s.slug: s.name for s in SOURCES}
-    assert list(side.columns) == [f"{by_name[r['source']]} #{r['id']}" for r in
-                                  (Mirror(demo_db).get_domain(i)["data"] for i, _, _ in
-                                   Mirror(demo_db).listings_named(record["name"]))]  # fmt: skip
+    assert list(side.columns) == [
+        f"{by_name[r['source']]} #{r['id']}"
+        for r in (Mirror(demo_db).get_domain(i)["data"] for i, _, _ in Mirror(demo_db).listings_named(record["name"]))
+    ]
     column = f"{by_name[other['source']]} #{other['id']}"
     assert side.loc["Price", column] == f"777 {other['currency']}"
     assert side.loc["Trust Flow", column] == "—"
@@ -516,18 +563,26 @@ def test_every_page_keeps_its_own_settings_walking_through_the_sidebar(demo_db):
 
     name = Mirror(demo_db).search_domains({"has_bids": "1", "per_page": "1"})["data"][0]["name"]
     titles = {"explore": {c.key: c.title for c in LISTING_TABLE}, "pending": {c.key: c.title for c in PENDING_TABLE}}
-    chosen = {"explore": (["name", "price", "deal", "bids", "ends", "tf"], "-bids_count"),
-              "pending": (["domain", "window", "status", "tld"], "domain")}  # fmt: skip
+    chosen = {
+        "explore": (["name", "price", "deal", "bids", "ends", "tf"], "-bids_count"),
+        "pending": (["domain", "window", "status", "tld"], "domain"),
+    }
     at = app("explore", tld=".com")
     settings = {  # each page's own settings, set through its widgets
-        "explore": lambda: (table_settings(at), at.multiselect(key="cols").set_value(chosen["explore"][0]),
-                            at.selectbox(key="sort").set_value(chosen["explore"][1])),
-        "pending": lambda: (table_settings(at), at.multiselect(key="cols").set_value(chosen["pending"][0]),
-                            at.selectbox(key="sort").set_value(chosen["pending"][1])),
+        "explore": lambda: (
+            table_settings(at),
+            at.multiselect(key="cols").set_value(chosen["explore"][0]),
+            at.selectbox(key="sort").set_value(chosen["explore"][1]),
+        ),
+        "pending": lambda: (
+            table_settings(at),
+            at.multiselect(key="cols").set_value(chosen["pending"][0]),
+            at.selectbox(key="sort").set_value(chosen["pending"][1]),
+        ),
         "detail": lambda: at.text_input(key="detail_name").set_value(name),
         "trust-flow": lambda: at.slider(key="region_tf").set_value((10, 40)),
         "calendar": lambda: at.radio(key="cal_kind").set_value("drops"),
-    }  # fmt: skip
+    }
 
     def shows_its_own(view: str) -> None:
         no_exception(at)
@@ -599,12 +654,15 @@ def test_trust_flow_page_counts_all_the_filtered_rows_without_webgl(demo_db):
     cells = heatmap_cells(heatmap)  # (CF, TF) -> listings
     assert sum(cells.values()) == len(in_grid) > 0  # every matching row with both, not a sample
     tf, cf = in_grid.iloc[0]
-    assert cells[(str(int(cf)), str(int(tf)))] == ((in_grid["trust_flow"] == tf) & (in_grid["citation_flow"] == cf)).sum()
+    assert (
+        cells[(str(int(cf)), str(int(tf)))] == ((in_grid["trust_flow"] == tf) & (in_grid["citation_flow"] == cf)).sum()
+    )
     assert not at.get("plotly_chart")  # no Plotly (nor WebGL) by default: the point cloud is opt-in
     lines = [m[0] if isinstance(m, list) else m for m in heatmap["series"][0]["markLine"]["data"]]
     assert any(m.get("name") == "TF = CF" for m in lines)
-    assert at.caption[0].value.startswith(f"Counts over all {len(rows):,} matching listings (not a sample); "
-                                          f"{len(rows) - len(in_grid):,} without both")  # fmt: skip
+    assert at.caption[0].value.startswith(
+        f"Counts over all {len(rows):,} matching listings (not a sample); {len(rows) - len(in_grid):,} without both"
+    )
 
 
 def test_a_tf_cf_region_lists_its_domains_and_opens_in_explore(demo_db):
@@ -620,8 +678,9 @@ def test_a_tf_cf_region_lists_its_domains_and_opens_in_explore(demo_db):
     link = dict(parse_qsl(html.unescape(re.search(r'href="\?([^"]+)"', said).group(1))))
     assert link == {"view": "explore", **region, "sort": "-trust_flow"}
     shown = results_html(at)
-    assert [html.unescape(n) for n in re.findall(r'class="edt-name">([^<]+)<', shown)] == \
-        [r["name"] for r in expected["data"]]  # fmt: skip
+    assert [html.unescape(n) for n in re.findall(r'class="edt-name">([^<]+)<', shown)] == [
+        r["name"] for r in expected["data"]
+    ]
     again = app("trust-flow", source="dynadot", tf_min="5", tf_range="0-30", cf_range="20-60")
     assert again.slider(key="region_tf").value == (0, 30) and again.slider(key="region_cf").value == (20, 60)
 
@@ -659,7 +718,9 @@ def test_the_zone_share_is_by_topic_or_by_source(demo_db):
     no_exception(at)
     assert url_value(at, "zone_by") == "source"
     by_source = next(c for title, c in charts_titled(at).items() if title.startswith("CF far"))
-    assert by_source["yAxis"][0]["data"] == ["dynadot"] and [i[1] for i in by_source["series"][0]["data"]] == ["dynadot"]
+    assert by_source["yAxis"][0]["data"] == ["dynadot"] and [i[1] for i in by_source["series"][0]["data"]] == [
+        "dynadot"
+    ]
 
 
 def test_the_sampled_points_to_lasso_are_opt_in(demo_db):
@@ -708,7 +769,9 @@ def test_drop_calendar_counts_the_months_pending_drops(demo_db):
     assert headers(at)[:3] == ["Domain", "Drops", "Window"]
     for row, record in zip(cells(at), expected["data"]):  # each drop's window, from the record's own bounds
         start, end = (date.fromisoformat(record[k]) for k in ("drop_window_start", "drop_window_end"))
-        assert row[2] == (f"{start:%d %b}" if start == end else f"{start:%d %b} – {end:%d %b} ({(end - start).days + 1} days)")
+        assert row[2] == (
+            f"{start:%d %b}" if start == end else f"{start:%d %b} – {end:%d %b} ({(end - start).days + 1} days)"
+        )
     link = all_link(at)
     assert link["view"] == "pending" and (link["drop_date_from"], link["drop_date_to"]) == (day, day)
     assert mirror.search_pending_delete(search_of(link))["meta"]["total"] == expected["meta"]["total"]
@@ -745,19 +808,27 @@ def test_the_ics_spans_each_window_and_names_the_most_likely_day():
 
     from toolkit.ui.pages import ics_for_windows
 
-    drops = [("a.nu", date(2026, 3, 5), date(2026, 3, 4), date(2026, 3, 5)),
-             ("b.nu", date(2026, 3, 5), date(2026, 3, 4), date(2026, 3, 5)),
-             ("c.nu", date(2026, 3, 9), date(2026, 3, 8), date(2026, 3, 11)),
-             ("d.se", date(2026, 3, 6), date(2026, 3, 6), date(2026, 3, 6)),
-             ("e.com", date(2026, 3, 7), None, None)]  # fmt: skip
+    drops = [
+        ("a.nu", date(2026, 3, 5), date(2026, 3, 4), date(2026, 3, 5)),
+        ("b.nu", date(2026, 3, 5), date(2026, 3, 4), date(2026, 3, 5)),
+        ("c.nu", date(2026, 3, 9), date(2026, 3, 8), date(2026, 3, 11)),
+        ("d.se", date(2026, 3, 6), date(2026, 3, 6), date(2026, 3, 6)),
+        ("e.com", date(2026, 3, 7), None, None),
+    ]
     events = Calendar.from_ical(ics_for_windows(drops, "Pending-delete drops")).walk("VEVENT")
     got = {(e.decoded("dtstart"), e.decoded("dtend")): str(e["summary"]) for e in events}
     assert got == {
-        (date(2026, 3, 4), date(2026, 3, 6)): "Pending-delete drops: 2 domains, most likely Thu 05 Mar, window 04 Mar–05 Mar (2 days)",
-        (date(2026, 3, 8), date(2026, 3, 12)): "Pending-delete drops: 1 domain, most likely Mon 09 Mar, window 08 Mar–11 Mar (4 days)",
+        (
+            date(2026, 3, 4),
+            date(2026, 3, 6),
+        ): "Pending-delete drops: 2 domains, most likely Thu 05 Mar, window 04 Mar–05 Mar (2 days)",
+        (
+            date(2026, 3, 8),
+            date(2026, 3, 12),
+        ): "Pending-delete drops: 1 domain, most likely Mon 09 Mar, window 08 Mar–11 Mar (4 days)",
         (date(2026, 3, 6), date(2026, 3, 7)): "Pending-delete drops: 1 domain, on Fri 06 Mar",
         (date(2026, 3, 7), date(2026, 3, 8)): "Pending-delete drops: 1 domain, on Sat 07 Mar",
-    }  # fmt: skip
+    }
     described = {str(e["summary"]): str(e["description"]) for e in events}
     assert described[got[(date(2026, 3, 4), date(2026, 3, 6))]].endswith("a.nu\nb.nu")
 
@@ -783,8 +854,10 @@ def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(dem
     saved.save_search(mirror, "french", {"tld": ".fr"})
     conn = mirror.connection()
     with conn:  # the search was saved a day before the demo's latest arrivals
-        conn.execute("UPDATE saved_searches SET created_at = ?",
-                     [(mirror.now() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")])  # fmt: skip
+        conn.execute(
+            "UPDATE saved_searches SET created_at = ?",
+            [(mirror.now() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")],
+        )
     entry = saved.saved_searches(mirror)[0]
     new = entry["new_matches"]
     assert new > 0
@@ -825,8 +898,13 @@ def test_the_watchlist_watches_names_and_shows_their_stage(demo_db):
     at.button(key="FormSubmitter:watch_names-Watch").click().run()
     no_exception(at)
     assert [r["name"] for r in watched.watched_names(mirror)] == sorted(["kettleharbor.nu", listed])
-    seen = watched.Observation("kettleharbor.nu", "2026-11-20T06:30:00Z", statuses=["serverHold"],
-                               expires_at="2026-11-01T00:00:00Z", pending="serverHold")  # fmt: skip
+    seen = watched.Observation(
+        "kettleharbor.nu",
+        "2026-11-20T06:30:00Z",
+        statuses=["serverHold"],
+        expires_at="2026-11-01T00:00:00Z",
+        pending="serverHold",
+    )
     from toolkit.ingest.lifecycle import predict_drop_window
 
     watched.record_observation(mirror, seen, predict=predict_drop_window)
@@ -887,8 +965,9 @@ def test_every_page_renders_without_an_exception(demo_db, view):
     assert at.sidebar.radio(key="view").value == view
 
 
-@pytest.mark.parametrize("view", ["explore", "pending", "detail", "trust-flow", "archive", "calendar", "watchlist",
-                                  "sync"])  # fmt: skip
+@pytest.mark.parametrize(
+    "view", ["explore", "pending", "detail", "trust-flow", "archive", "calendar", "watchlist", "sync"]
+)
 def test_no_page_writes_what_markdown_takes_for_an_emoji_name(demo_db, view):
     """`:00:` (as in `T07:00:00Z`) reads as an emoji shortcode: Streamlit then loads its emoji
     code (260 kB) for the page. Text of every Markdown element, the sidebar's too."""
@@ -939,7 +1018,9 @@ def test_the_sync_page_fetches_the_free_feeds_without_a_key(demo_db, tmp_path, m
         no_exception(at)
     finally:
         publisher.close()
-    stored = connect(str(demo_db)).execute("SELECT count(*) FROM pending_delete WHERE source = 'droplist'").fetchone()[0]
+    stored = (
+        connect(str(demo_db)).execute("SELECT count(*) FROM pending_delete WHERE source = 'droplist'").fetchone()[0]
+    )
     assert stored > 1_500
     assert [s.value for s in at.success] == [f"nask-pl: ok: {stored:,} rows ({stored:,} new, 0 updated)"]
     feeds = {row[0].split(":")[0]: row for row in html_rows(next(h for h in drawn_html(at) if ">feed<" in h))}
@@ -985,6 +1066,7 @@ def test_the_domain_page_shows_comparable_results(tmp_path, monkeypatch):
 
 # -- a time-lapse demo: the page a bid is decided on, in words ------------------------------
 
+
 @pytest.fixture()
 def lapse_db(lapse_template, tmp_path, monkeypatch) -> Path:
     path = tmp_path / "lapse.db"
@@ -1010,14 +1092,28 @@ def _raw_words() -> dict[str, re.Pattern]:
     from toolkit.store.labels import LISTING_LABELS, PENDING_LABELS
     from toolkit.store.schema import RESULT_COLUMNS, WATCHED_NAME_COLUMNS
 
-    names = {*LISTING_LABELS, *PENDING_LABELS, *DOMAIN_PARAMS, *PENDING_PARAMS, *RESULT_PARAMS, *RESULT_COLUMNS,
-             *WATCHED_NAME_COLUMNS, "last_ok", "age_hours", "rows_seen", "started_at", "finished_at"}  # fmt: skip
+    names = {
+        *LISTING_LABELS,
+        *PENDING_LABELS,
+        *DOMAIN_PARAMS,
+        *PENDING_PARAMS,
+        *RESULT_PARAMS,
+        *RESULT_COLUMNS,
+        *WATCHED_NAME_COLUMNS,
+        "last_ok",
+        "age_hours",
+        "rows_seen",
+        "started_at",
+        "finished_at",
+    }
     raw = sorted(n for n in names if "_" in n)
-    return {"a field name": re.compile(r"(?<![\w/.-])(" + "|".join(map(re.escape, raw)) + r")(?![\w-])"),
-            # the codes written as code (camelCase); quarantine, transition, ok read as words
-            "an EPP code": re.compile(r"\b(" + "|".join(c for c in STATUS_WORDS if c != c.lower()) + r")\b"),
-            "None": re.compile(r"\bNone\b"),
-            "a cron line": re.compile(r"(?<!\S)(?:[\d*/,-]+ +){4}[\d*/,-]+(?!\S)|\bcron\b")}
+    return {
+        "a field name": re.compile(r"(?<![\w/.-])(" + "|".join(map(re.escape, raw)) + r")(?![\w-])"),
+        # the codes written as code (camelCase); quarantine, transition, ok read as words
+        "an EPP code": re.compile(r"\b(" + "|".join(c for c in STATUS_WORDS if c != c.lower()) + r")\b"),
+        "None": re.compile(r"\bNone\b"),
+        "a cron line": re.compile(r"(?<!\S)(?:[\d*/,-]+ +){4}[\d*/,-]+(?!\S)|\bcron\b"),
+    }
 
 
 def raw_words_in(text: str) -> list[str]:
@@ -1028,8 +1124,12 @@ def raw_words_in(text: str) -> list[str]:
 
 def test_the_raw_word_check_sees_them():
     text = "Trust Flow 20 · last_ok 2026 · redemptionPeriod · None · 0 */4 * * * · mirror /tmp/test_x0/m.db"
-    assert raw_words_in(text) == ["a field name: 'last_ok'", "an EPP code: 'redemptionPeriod'", "None: 'None'",
-                                  "a cron line: '0 */4 * * *'"]  # fmt: skip
+    assert raw_words_in(text) == [
+        "a field name: 'last_ok'",
+        "an EPP code: 'redemptionPeriod'",
+        "None: 'None'",
+        "a cron line: '0 */4 * * *'",
+    ]
     assert raw_words_in("in redemption (the code on hover), daily at 06:30, Trust Flow 15+") == []
 
 
@@ -1037,19 +1137,33 @@ def _every_page(db: Path) -> dict[str, dict[str, str]]:
     """Every page, and the domain page of each kind of listing, as bookmarks."""
     sold = _one(db, "SELECT name FROM auction_results WHERE sold = 1 ORDER BY ended_at DESC LIMIT 1")[0]
     unsold = _one(db, "SELECT name FROM auction_results WHERE sold = 0 ORDER BY ended_at DESC LIMIT 1")[0]
-    running = _one(db, "SELECT name FROM listings WHERE type = 'auction' AND bids_count > 0 AND value_low IS NOT NULL "
-                       "AND closed_at IS NULL AND auction_end_date > ? ORDER BY id LIMIT 1", lapse_now().isoformat())[0]
-    closeout = _one(db, "SELECT name FROM listings WHERE type = 'closeout' AND source != 'regfree' AND closed_at IS "
-                        "NULL ORDER BY id LIMIT 1")[0]
+    running = _one(
+        db,
+        "SELECT name FROM listings WHERE type = 'auction' AND bids_count > 0 AND value_low IS NOT NULL "
+        "AND closed_at IS NULL AND auction_end_date > ? ORDER BY id LIMIT 1",
+        lapse_now().isoformat(),
+    )[0]
+    closeout = _one(
+        db,
+        "SELECT name FROM listings WHERE type = 'closeout' AND source != 'regfree' AND closed_at IS "
+        "NULL ORDER BY id LIMIT 1",
+    )[0]
     regfree = _one(db, "SELECT name FROM listings WHERE source = 'regfree' ORDER BY id LIMIT 1")[0]
     pending = Mirror(db).search_pending_delete({"per_page": "1"})["data"][0]["domain"]
     pages = {view: {} for view in ("explore", "pending", "trust-flow", "archive", "calendar", "watchlist", "sync")}
-    kinds = (("a sold auction", sold), ("an unsold auction", unsold), ("a running auction", running),
-             ("a closeout", closeout), ("a dropped ccTLD name", regfree), ("a pending-delete name", pending))
+    kinds = (
+        ("a sold auction", sold),
+        ("an unsold auction", unsold),
+        ("a running auction", running),
+        ("a closeout", closeout),
+        ("a dropped ccTLD name", regfree),
+        ("a pending-delete name", pending),
+    )
     pages |= {f"detail of {what}": {"name": name} for what, name in kinds}
     pages["calendar of drops"] = {"dates": "drops"}
-    pages["explore, every column"] = {"cols": ",".join(c.key for c in __import__("toolkit.ui.table", fromlist=["x"])
-                                                       .LISTING_TABLE)}  # fmt: skip
+    pages["explore, every column"] = {
+        "cols": ",".join(c.key for c in __import__("toolkit.ui.table", fromlist=["x"]).LISTING_TABLE)
+    }
     return pages
 
 
@@ -1065,8 +1179,10 @@ def test_no_page_shows_a_raw_field_name_an_epp_code_without_words_none_or_a_cron
     shortlist_add(mirror, mirror.search_domains({"has_bids": "1", "per_page": "1"})["data"][0]["id"], "bid up to 400")
     watch_names(mirror, ["kettleharbor.nu"], note="for the shop")
     with connect(str(lapse_db)) as conn:
-        conn.execute("INSERT INTO sync_runs (job, started_at, finished_at, status, rows_seen, error) VALUES "
-                     "('bids', '2026-12-05T08:00:00Z', '2026-12-05T08:01:00Z', 'failed', NULL, 'HTTP 503')")
+        conn.execute(
+            "INSERT INTO sync_runs (job, started_at, finished_at, status, rows_seen, error) VALUES "
+            "('bids', '2026-12-05T08:00:00Z', '2026-12-05T08:01:00Z', 'failed', NULL, 'HTTP 503')"
+        )
     found = {}
     for page, query in _every_page(lapse_db).items():
         at = app(page.split(" ")[0].rstrip(","), **query)
@@ -1082,8 +1198,10 @@ def test_no_page_shows_a_raw_field_name_an_epp_code_without_words_none_or_a_cron
 
 def test_the_domain_page_of_a_sold_auction_says_sold_and_its_price(lapse_db):
     listing_id, name, price, currency, eur, ended, bids = _one(
-        lapse_db, "SELECT listing_id, name, final_price, currency, final_price_eur, ended_at, bids FROM "
-                  "auction_results WHERE sold = 1 AND bids > 1 ORDER BY ended_at DESC LIMIT 1")  # fmt: skip
+        lapse_db,
+        "SELECT listing_id, name, final_price, currency, final_price_eur, ended_at, bids FROM "
+        "auction_results WHERE sold = 1 AND bids > 1 ORDER BY ended_at DESC LIMIT 1",
+    )
     at = app("detail", name=name)
     no_exception(at)
     ended_at = datetime.fromisoformat(ended.replace("Z", "+00:00"))
@@ -1099,10 +1217,14 @@ def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_range
     coverage; and for an auction with bids the live estimate (live_low, live_high) before it."""
     from toolkit.analysis.appraise import coverage_note, live_coverage_note, value_model
 
-    name, end, low, high = _one(lapse_db, "SELECT name, auction_end_date, value_low, value_high FROM listings "
-                                          "WHERE type = 'auction' AND bids_count > 2 AND value_low IS NOT NULL AND "
-                                          "closed_at IS NULL AND auction_end_date > ? ORDER BY auction_end_date "
-                                          "LIMIT 1", lapse_now().isoformat())  # fmt: skip
+    name, end, low, high = _one(
+        lapse_db,
+        "SELECT name, auction_end_date, value_low, value_high FROM listings "
+        "WHERE type = 'auction' AND bids_count > 2 AND value_low IS NOT NULL AND "
+        "closed_at IS NULL AND auction_end_date > ? ORDER BY auction_end_date "
+        "LIMIT 1",
+        lapse_now().isoformat(),
+    )
     at = app("detail", name=name)
     no_exception(at)
     said = next(m.value for m in at.markdown if m.value.startswith("**Auction on "))
@@ -1115,9 +1237,12 @@ def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_range
     note = coverage_note(value_model(Mirror(lapse_db)))
     assert any(f"Pre-auction range: {note}." in c.value and "EUR: " in c.value for c in at.caption)
     # An auction with bids carries the live estimate (edt appraise): shown first, with its own coverage.
-    bid_name, live_low, live_high = _one(lapse_db, "SELECT name, live_low, live_high FROM listings WHERE live_mid IS "
-                                                   "NOT NULL AND value_low IS NOT NULL AND closed_at IS NULL ORDER BY "
-                                                   "bids_count DESC LIMIT 1")  # fmt: skip
+    bid_name, live_low, live_high = _one(
+        lapse_db,
+        "SELECT name, live_low, live_high FROM listings WHERE live_mid IS "
+        "NOT NULL AND value_low IS NOT NULL AND closed_at IS NULL ORDER BY "
+        "bids_count DESC LIMIT 1",
+    )
     both = app("detail", name=bid_name)
     no_exception(both)
     metrics = {m.label: m.value for m in both.metric}
@@ -1128,9 +1253,12 @@ def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_range
 
 
 def test_a_listing_without_link_data_says_so_instead_of_an_all_clear(lapse_db):
-    name = _one(lapse_db, "SELECT name FROM listings WHERE source != 'regfree' AND trust_flow IS NULL AND "
-                          "citation_flow IS NULL AND domain_authority IS NULL AND referring_domains IS NULL AND "
-                          "backlinks_count IS NULL AND spam_count = 0 AND closed_at IS NULL ORDER BY id LIMIT 1")[0]
+    name = _one(
+        lapse_db,
+        "SELECT name FROM listings WHERE source != 'regfree' AND trust_flow IS NULL AND "
+        "citation_flow IS NULL AND domain_authority IS NULL AND referring_domains IS NULL AND "
+        "backlinks_count IS NULL AND spam_count = 0 AND closed_at IS NULL ORDER BY id LIMIT 1",
+    )[0]
     at = app("detail", name=name)
     no_exception(at)
     said = next(m.value for m in at.markdown if m.value.startswith("**"))
@@ -1138,8 +1266,11 @@ def test_a_listing_without_link_data_says_so_instead_of_an_all_clear(lapse_db):
     assert [s.value for s in at.success] in ([], ["No spam word flagged."])  # never "no metric jump"
     assert any(c.value.startswith("Not checked: metric jumps (no link data)") for c in at.caption)
     assert "Metric history" not in charts_titled(at)  # no chart of nothing
-    enriched = _one(lapse_db, "SELECT name FROM listings WHERE trust_flow IS NOT NULL AND archive_years IS NOT NULL "
-                              "AND closed_at IS NULL ORDER BY id LIMIT 1")[0]  # fmt: skip
+    enriched = _one(
+        lapse_db,
+        "SELECT name FROM listings WHERE trust_flow IS NOT NULL AND archive_years IS NOT NULL "
+        "AND closed_at IS NULL ORDER BY id LIMIT 1",
+    )[0]
     shown = app("detail", name=enriched)
     assert not any("badge[no link data]" in m.value for m in shown.markdown)
     assert "Metric history" in charts_titled(shown)
@@ -1147,8 +1278,10 @@ def test_a_listing_without_link_data_says_so_instead_of_an_all_clear(lapse_db):
 
 def test_the_price_line_is_the_price_a_bid_moves_with_its_currency_on_the_axis(lapse_db):
     listing_id, name, currency, price = _one(
-        lapse_db, "SELECT id, name, currency, effective_price FROM listings WHERE type = 'auction' AND bids_count > 3 "
-                  "AND closed_at IS NULL ORDER BY bids_count DESC LIMIT 1")  # fmt: skip
+        lapse_db,
+        "SELECT id, name, currency, effective_price FROM listings WHERE type = 'auction' AND bids_count > 3 "
+        "AND closed_at IS NULL ORDER BY bids_count DESC LIMIT 1",
+    )
     at = app("detail", name=name)
     no_exception(at)
     history = charts_titled(at)["Price history"]
@@ -1164,8 +1297,11 @@ def test_the_domain_page_shows_the_price_range_and_its_coverage(lapse_db):
     db = lapse_db
     summary = value_model(Mirror(db))
     with Mirror(db) as mirror:
-        listing_id, low, high = mirror.connection().execute(
-            "SELECT id, value_low, value_high FROM listings WHERE value_low IS NOT NULL LIMIT 1").fetchone()
+        listing_id, low, high = (
+            mirror.connection()
+            .execute("SELECT id, value_low, value_high FROM listings WHERE value_low IS NOT NULL LIMIT 1")
+            .fetchone()
+        )
         name = mirror.connection().execute("SELECT name FROM listings WHERE id = ?", [listing_id]).fetchone()[0]
     at = app("detail", name=name, id=str(listing_id))
     no_exception(at)
@@ -1185,9 +1321,14 @@ def test_the_domain_page_shows_the_price_range_and_its_coverage(lapse_db):
     assert {"Value (EUR)", "Live (EUR)"} <= set(headers(app()))  # shown by default once the mirror has ranges
     # An auction with bids: its live estimate beside its range, on its page and in the table.
     with Mirror(db) as mirror:
-        bid_id, bid_name, live_low, live_high = mirror.connection().execute(
-            "SELECT id, name, live_low, live_high FROM listings WHERE live_mid IS NOT NULL AND value_low IS NOT NULL "
-            "LIMIT 1").fetchone()  # fmt: skip
+        bid_id, bid_name, live_low, live_high = (
+            mirror.connection()
+            .execute(
+                "SELECT id, name, live_low, live_high FROM listings WHERE live_mid IS NOT NULL AND value_low IS NOT NULL "
+                "LIMIT 1"
+            )
+            .fetchone()
+        )
         by_live = mirror.search_domains({"sort": "-live_mid", "per_page": "50"})["data"]
     at = app("detail", name=bid_name, id=str(bid_id))
     no_exception(at)
@@ -1197,7 +1338,6 @@ def test_the_domain_page_shows_the_price_range_and_its_coverage(lapse_db):
     at = app(sort="-live_mid", cols="name,live")
     assert names_listed(at) == [r["name"] for r in by_live]
     assert f"{by_live[0]['live_low']:,.0f} – {by_live[0]['live_high']:,.0f}" in results_html(at)
-
 
 
 def test_the_ending_soon_links_filter_explore_by_the_hours_left(lapse_db):
@@ -1212,16 +1352,21 @@ def test_the_ending_soon_links_filter_explore_by_the_hours_left(lapse_db):
     assert names_listed(at) == [r["name"] for r in expected["data"]]
     assert "<b>6 h</b>" in results_html(at) and "ending within 6 hours" not in results_html(at)
     assert groups_open(at)["Dates"] and at.sidebar.number_input(key="f:ends_within").value == 6
-    ends = [datetime.fromisoformat(r["auction_end_date"].replace("Z", "+00:00")) for r in
-            Mirror(lapse_db).export_rows({"ends_within": "6"})]  # fmt: skip
+    ends = [
+        datetime.fromisoformat(r["auction_end_date"].replace("Z", "+00:00"))
+        for r in Mirror(lapse_db).export_rows({"ends_within": "6"})
+    ]
     assert ends and all(lapse_now() < end <= lapse_now() + timedelta(hours=6) for end in ends)
 
 
 def test_the_calendar_opens_on_today(lapse_db):
     at = app("calendar")
     no_exception(at)
-    days = {date.fromisoformat(r["auction_end_date"][:10]) for r in Mirror(lapse_db).export_rows({})
-            if r["auction_end_date"]}  # fmt: skip
+    days = {
+        date.fromisoformat(r["auction_end_date"][:10])
+        for r in Mirror(lapse_db).export_rows({})
+        if r["auction_end_date"]
+    }
     assert LAPSE_TODAY in days and url_value(at, "day") == LAPSE_TODAY.isoformat()
     option = json.dumps(next(c for t, c in charts_titled(at).items() if t.startswith("Auction ends")))
     assert "auctions ending" in option and "drops" not in option.lower()  # its colour bar counts auctions, not drops
@@ -1231,8 +1376,9 @@ def test_the_domain_page_shortlists_and_watches_the_name(lapse_db):
     from toolkit.sync.watched_names import watched_names
     from toolkit.sync.watchlist import shortlist
 
-    name = _one(lapse_db, "SELECT name FROM listings WHERE closed_at IS NULL AND source != 'regfree' ORDER BY id "
-                          "LIMIT 1")[0]
+    name = _one(
+        lapse_db, "SELECT name FROM listings WHERE closed_at IS NULL AND source != 'regfree' ORDER BY id LIMIT 1"
+    )[0]
     at = app("detail", name=name)
     at.button(key="page_shortlist").click().run()
     at.button(key="page_watch").click().run()

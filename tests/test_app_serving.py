@@ -51,8 +51,11 @@ def test_the_listing_csv_holds_exactly_the_rows_counted_at_its_moment(demo_db):
     at = mirror.now()
     counted = mirror.search_domains({"tld": ".fr", "tf_min": "5", "sort": "-trust_flow"})["meta"]["total"]
     assert counted > 0
-    response = get(exports.export_url({"tld": ".fr", "tf_min": "5", "sort": "-trust_flow", "page": "3"},
-                                          plan="enterprise", at=at, pending=False))  # fmt: skip
+    response = get(
+        exports.export_url(
+            {"tld": ".fr", "tf_min": "5", "sort": "-trust_flow", "page": "3"}, plan="enterprise", at=at, pending=False
+        )
+    )
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
     assert 'filename="listings.csv"' in response.headers["content-disposition"]
     rows = csv_rows(response.content)
@@ -91,10 +94,16 @@ def test_the_pending_delete_csv_streams_its_filters(demo_db):
     assert all(r["domain"].endswith(".uk") for r in rows)
 
 
-@pytest.mark.parametrize(("query", "field"), [
-    ("tf_min=lots", "tf_min"), ("at=yesterday", "at"), ("at=2026-11-23T10:00:00", "at"), ("plan=gold", "plan"),
-    ("no_such_filter=1", "no_such_filter"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("tf_min=lots", "tf_min"),
+        ("at=yesterday", "at"),
+        ("at=2026-11-23T10:00:00", "at"),
+        ("plan=gold", "plan"),
+        ("no_such_filter=1", "no_such_filter"),
+    ],
+)
 def test_a_bad_export_request_is_a_422_naming_the_field(demo_db, query, field):
     response = get(f"/export/listings.csv?{query}")
     assert response.status_code == 422, response.text
@@ -116,8 +125,9 @@ def test_served_by_app_py_the_page_links_to_the_streamed_csv(demo_db, monkeypatc
     at.query_params["tld"] = ".de"
     at.run()
     assert not at.exception
-    drawn = next(json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component")
-                 if e.proto.component_name == "edt_html")  # fmt: skip
+    drawn = next(
+        json.loads(e.proto.json)[0]["html"] for e in at.get("bidi_component") if e.proto.component_name == "edt_html"
+    )
     url, label = re.search(r'<a class="edt-csv" href="([^"]+)" download>⬇ ([^<]+)</a>', drawn).groups()
     url = html.unescape(url)
     total = Mirror(demo_db, readonly=True).search_domains({"tld": ".de"})["meta"]["total"]
@@ -142,7 +152,7 @@ def test_app_py_serves_the_script_and_the_csv_over_a_real_socket(demo_db, tmp_pa
             chunk_body, chunk_type = response.read(), response.headers["Content-Type"]
     counted = Mirror(demo_db, readonly=True).search_domains({"tld": ".fr"})["meta"]["total"]
     assert len(csv_rows(body)) == counted and 'filename="listings.csv"' in disposition
-    assert "<div id=\"root\"" in page or "id=\"root\"" in page
+    assert '<div id="root"' in page or 'id="root"' in page
     # The page's element chunks named in its HTML (assets.PagePreload), the length told right.
     assert all(f'href="./{path}"' in page for path in assets.page_chunks("explore")) and length == len(page.encode())
     # Streamlit's front end from memory (assets.FromMemory), byte for byte, as JavaScript.
@@ -214,6 +224,7 @@ def test_each_page_gets_its_element_chunks_named_in_its_html():
         links = re.findall(r'<link rel="modulepreload" crossorigin href="\./([^"]+)">', response.text)
         assert set(assets.page_chunks(view)) <= set(links) and all(module_file(link).is_file() for link in links)
         assert response.text.index(assets.page_chunks(view)[0]) < response.text.index("</head>")
+
     # The chart library preloaded only where a chart is drawn: ours, not Streamlit's ECharts
     # element (a page without a chart loads it later: assets.later_script).
     def preloaded(response: httpx.Response) -> list[str]:
@@ -262,8 +273,10 @@ def test_streamlits_front_end_is_sent_from_memory_as_its_own_handler_sends_it():
     assert len(paths) > 100 and any(path.endswith(".woff2") for path in paths)
 
     async def both() -> list[tuple[str, httpx.Response, httpx.Response]]:
-        clients = [httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://app")
-                   for app in (ours, streamlits)]  # fmt: skip
+        clients = [
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://app")
+            for app in (ours, streamlits)
+        ]
         async with clients[0] as mine, clients[1] as theirs:
             return [(path, await mine.get(path), await theirs.get(path)) for path in paths]
 
@@ -293,11 +306,14 @@ def test_a_link_followed_in_place_writes_its_query_over_the_url():
     current = {"view": "explore", "tld": ".fr", "sort": "-trust_flow", "page": "4", "cols": "name,tf"}
     # A column title: the next sort, back to page 1, the rest kept.
     assert follow_link("?view=explore&tld=.fr&sort=-effective_price&cols=name%2Ctf", current) == {
-        "view": "explore", "tld": ".fr", "sort": "-effective_price", "cols": "name,tf"}
+        "view": "explore",
+        "tld": ".fr",
+        "sort": "-effective_price",
+        "cols": "name,tf",
+    }
     # A name: its page, with the search's filters; the table's own settings (sort, page,
     # columns) stay with the table (in the browser's history for Back, in the session for the sidebar).
-    assert follow_link("?view=detail&name=caf%C3%A9.fr", current) == {"view": "detail", "tld": ".fr",
-                                                                       "name": "café.fr"}  # fmt: skip
+    assert follow_link("?view=detail&name=caf%C3%A9.fr", current) == {"view": "detail", "tld": ".fr", "name": "café.fr"}
     # A link to a table brings that table's own settings, never the page-before's.
     assert follow_link("?view=pending&tld=uk", current) == {"view": "pending", "tld": "uk"}
     # A blank value removes its key.

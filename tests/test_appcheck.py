@@ -56,8 +56,10 @@ def test_an_exception_box_with_no_text_still_fails():
 
 
 def test_a_printed_traceback_fails_with_the_line_that_ends_it():
-    text = ("Sync\nTraceback (most recent call last):\n  File \"toolkit/sync/run.py\", line 9, in run\n"
-            "    raise SyncBusy('another sync')\ntoolkit.sync.run.SyncBusy: another sync\nmore text")  # fmt: skip
+    text = (
+        'Sync\nTraceback (most recent call last):\n  File "toolkit/sync/run.py", line 9, in run\n'
+        "    raise SyncBusy('another sync')\ntoolkit.sync.run.SyncBusy: another sync\nmore text"
+    )
     assert page_failure([], text) == "EXCEPTION: toolkit.sync.run.SyncBusy: another sync"
     cut_short = "Traceback (most recent call last):\n  (cut)"
     assert page_failure([], cut_short) == "EXCEPTION: Traceback (most recent call last):"
@@ -114,24 +116,39 @@ def test_a_timing_is_the_median_of_its_runs_and_the_table_prints_every_row():
 
     assert Timing("x", [3.0, 1.0, 2.0]).median == 2.0
     assert Timing("x", [4.0, 1.0]).median == 2.5
-    pages = {"explore": {"cold": Timing("cold", [2.0]), "reload": Timing("reload", [1.0]),
-                         "change": Timing("sidebar: TLD .com", [0.25])}}  # fmt: skip
+    pages = {
+        "explore": {
+            "cold": Timing("cold", [2.0]),
+            "reload": Timing("reload", [1.0]),
+            "change": Timing("sidebar: TLD .com", [0.25]),
+        }
+    }
     text = timing_table(pages, [Timing("next page", [0.5, 0.7, 0.6])])
     assert "| explore | 2.00 s | 1.00 s | — | 0.25 s | sidebar: TLD .com |" in text  # no restart measured
     assert "| next page | 0.60 s | 0.50, 0.70, 0.60 |" in text
     # With the blank-page peer measured in the same run, cold and reload read as multiples of it.
-    peer = {"cold": Timing("cold", [0.8, 1.0, 1.2]), "reload": Timing("reload", [0.25]),
-            "restart": Timing("restart", [0.5]), "change": Timing("", [])}  # fmt: skip
+    peer = {
+        "cold": Timing("cold", [0.8, 1.0, 1.2]),
+        "reload": Timing("reload", [0.25]),
+        "restart": Timing("restart", [0.5]),
+        "change": Timing("", []),
+    }
     pages["explore"]["restart"] = Timing("restart", [1.5])
     text = timing_table({"(peer) a blank Streamlit page": peer, **pages}, [])
     assert "| (peer) a blank Streamlit page | 1.00 s (1.0x) | 0.25 s (1.0x) | 0.50 s (1.0x) | — |  |" in text
     assert "| explore | 2.00 s (2.0x) | 1.00 s (4.0x) | 1.50 s (3.0x) | 0.25 s | sidebar: TLD .com |" in text
     # Measured in the same rounds, a multiple is the median of each round's: a slow round
     # (the machine busy for both) does not skew it as the ratio of the medians would.
-    rounds = {"cold": Timing("cold", [2.0, 2.6, 4.0]), "reload": Timing("reload", [0.5, 0.5, 0.5]),
-              "change": Timing("", [])}  # fmt: skip
-    page = {"cold": Timing("cold", [2.4, 3.9, 4.4]), "reload": Timing("reload", [1.0, 1.0, 1.0]),
-            "change": Timing("sidebar: TLD .com", [0.3])}  # fmt: skip
+    rounds = {
+        "cold": Timing("cold", [2.0, 2.6, 4.0]),
+        "reload": Timing("reload", [0.5, 0.5, 0.5]),
+        "change": Timing("", []),
+    }
+    page = {
+        "cold": Timing("cold", [2.4, 3.9, 4.4]),
+        "reload": Timing("reload", [1.0, 1.0, 1.0]),
+        "change": Timing("sidebar: TLD .com", [0.3]),
+    }
     text = timing_table({"(peer) a blank Streamlit page": rounds, "explore": page}, [])
     assert "| explore | 3.90 s (1.2x) | 1.00 s (2.0x) |" in text  # rounds 1.2x, 1.5x, 1.1x; medians' ratio 1.5x
 
@@ -178,23 +195,50 @@ def test_the_timing_script_opens_random_bookmarks_against_the_blank_page(tmp_pat
 @needs_chromium
 def test_the_timing_script_measures_every_page_and_explore_interaction(tmp_path, app_env, capsys):
     db = demo_mirror(tmp_path / "mirror.db")
-    assert main(["--db", str(db), "--out", str(tmp_path / "t"), "--timings", "--repeat", "1",
-                 "--views", "explore,pending,detail"]) == 0, capsys.readouterr().err  # fmt: skip
+    assert (
+        main(
+            [
+                "--db",
+                str(db),
+                "--out",
+                str(tmp_path / "t"),
+                "--timings",
+                "--repeat",
+                "1",
+                "--views",
+                "explore,pending,detail",
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     printed = capsys.readouterr().out
     with capsys.disabled():  # the ratios against the blank page, in the test run's output (not asserted: timed)
         print("\n" + printed)
     rows = {line.split("|")[1].strip(): line for line in printed.splitlines() if line.startswith("| ")}
     for view in ("explore", "pending", "detail"):  # each page as a multiple of the blank page of its round
         assert all(re.search(r"s \(\d+\.\dx\)", cell) for cell in rows[view].split("|")[2:5]), rows[view]
-    for view in ("explore", "pending", "detail", "(peer) a blank Streamlit page", "(peer) one small ECharts chart",
-                 "(peer) one small Plotly chart"):
+    for view in (
+        "explore",
+        "pending",
+        "detail",
+        "(peer) a blank Streamlit page",
+        "(peer) one small ECharts chart",
+        "(peer) one small Plotly chart",
+    ):
         cells = rows[view].split("|")[2:6] if not view.startswith("(peer)") else rows[view].split("|")[2:5]
         seconds = [float(cell.strip().split(" s")[0]) for cell in cells]
         assert all(0 < s < 120 for s in seconds), rows[view]
     assert rows["(peer) a blank Streamlit page"].count("(1.0x)") == 3  # cold, reload, restart
-    for step in ("next page", "sort by a column title (Price)", "open a domain from the table", "TLD .fr,.de",
-                 "open the SEO metrics group", "min Trust Flow 20", "open the Names group",
-                 "categories Business"):  # fmt: skip
+    for step in (
+        "next page",
+        "sort by a column title (Price)",
+        "open a domain from the table",
+        "TLD .fr,.de",
+        "open the SEO metrics group",
+        "min Trust Flow 20",
+        "open the Names group",
+        "categories Business",
+    ):
         assert float(rows[step].split("|")[2].strip().removesuffix(" s")) > 0, rows[step]
 
 
@@ -283,13 +327,18 @@ def test_a_bid_is_decided_on_the_domain_page_in_chromium(lapse_template, tmp_pat
     conn = connect(str(db))
     sold, price, currency, ended = conn.execute(
         "SELECT name, final_price, currency, ended_at FROM auction_results WHERE sold = 1 ORDER BY ended_at DESC "
-        "LIMIT 1").fetchone()  # fmt: skip
-    running = conn.execute("SELECT name FROM listings WHERE type = 'auction' AND bids_count > 0 AND value_low IS NOT "
-                           "NULL AND closed_at IS NULL AND auction_end_date > ? ORDER BY id LIMIT 1",
-                           [lapse_now().isoformat()]).fetchone()[0]  # fmt: skip
-    unlinked = conn.execute("SELECT name FROM listings WHERE source != 'regfree' AND trust_flow IS NULL AND "
-                            "citation_flow IS NULL AND domain_authority IS NULL AND referring_domains IS NULL AND "
-                            "backlinks_count IS NULL AND closed_at IS NULL ORDER BY id LIMIT 1").fetchone()[0]
+        "LIMIT 1"
+    ).fetchone()
+    running = conn.execute(
+        "SELECT name FROM listings WHERE type = 'auction' AND bids_count > 0 AND value_low IS NOT "
+        "NULL AND closed_at IS NULL AND auction_end_date > ? ORDER BY id LIMIT 1",
+        [lapse_now().isoformat()],
+    ).fetchone()[0]
+    unlinked = conn.execute(
+        "SELECT name FROM listings WHERE source != 'regfree' AND trust_flow IS NULL AND "
+        "citation_flow IS NULL AND domain_authority IS NULL AND referring_domains IS NULL AND "
+        "backlinks_count IS NULL AND closed_at IS NULL ORDER BY id LIMIT 1"
+    ).fetchone()[0]
     conn.close()
     ended_at = datetime.fromisoformat(ended.replace("Z", "+00:00"))
     ended_day = f"{ended_at.day} {ended_at:%b}"
@@ -346,7 +395,6 @@ def test_each_pages_html_names_every_element_chunk_it_draws(tmp_path, app_env):
                 assert set(appcheck.chunks_not_preloaded(driver)) <= idle_preload, view
 
 
-
 # The charts as the browser drew them: each `.edt-chart`'s ECharts instance, read through the
 # module the page imported (`arguments[0]`: its path).
 _DRAWN_TITLES_JS = """
@@ -370,7 +418,8 @@ import(new URL(arguments[0], document.baseURI).href).then((echarts) => {
 
 @needs_chromium
 def test_the_charts_are_drawn_from_our_echarts_module_redrawn_on_a_change_and_their_tooltips_filled(
-        tmp_path, app_env, monkeypatch):  # fmt: skip
+    tmp_path, app_env, monkeypatch
+):
     """Served by app.py, each chart is our component drawing what the script sent with the
     vendored ECharts module (not Streamlit's element); a filter change redraws it; a heatmap
     cell's tooltip is its template filled with that cell's values, which the mirror confirms."""

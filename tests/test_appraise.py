@@ -62,18 +62,23 @@ def test_the_80_percent_range_holds_four_prices_in_five_on_the_held_out_week(lap
 
 names = st.from_regex(r"[a-z][a-z0-9-]{0,20}[a-z0-9]", fullmatch=True)
 metric = st.one_of(st.none(), st.integers(0, 100))
-rows = st.fixed_dictionaries({
-    "name": st.builds(lambda n, t: f"{n}.{t}", names, st.sampled_from(["com", "net", "fr", "de", "co.uk", "shop", "zz"])),
-    "tld": st.none(),
-    "source": st.sampled_from(["dynadot", "godaddy", "namecheap", "sedo", "nosuchplatform"]),
-    "trust_flow": metric, "citation_flow": metric,
-    "referring_domains": st.one_of(st.none(), st.integers(0, 10_000)),
-    "backlinks_count": st.one_of(st.none(), st.integers(0, 10**6)),
-    "wayback_snapshots": st.one_of(st.none(), st.integers(0, 5_000)),
-    "wayback_first_date": st.one_of(st.none(), st.dates().map(lambda d: d.isoformat())),
-    "estibot_eur": st.one_of(st.none(), st.floats(0, 1e5)),
-    "first_price_eur": st.one_of(st.none(), st.floats(0, 1e5)),
-})  # fmt: skip
+rows = st.fixed_dictionaries(
+    {
+        "name": st.builds(
+            lambda n, t: f"{n}.{t}", names, st.sampled_from(["com", "net", "fr", "de", "co.uk", "shop", "zz"])
+        ),
+        "tld": st.none(),
+        "source": st.sampled_from(["dynadot", "godaddy", "namecheap", "sedo", "nosuchplatform"]),
+        "trust_flow": metric,
+        "citation_flow": metric,
+        "referring_domains": st.one_of(st.none(), st.integers(0, 10_000)),
+        "backlinks_count": st.one_of(st.none(), st.integers(0, 10**6)),
+        "wayback_snapshots": st.one_of(st.none(), st.integers(0, 5_000)),
+        "wayback_first_date": st.one_of(st.none(), st.dates().map(lambda d: d.isoformat())),
+        "estibot_eur": st.one_of(st.none(), st.floats(0, 1e5)),
+        "first_price_eur": st.one_of(st.none(), st.floats(0, 1e5)),
+    }
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -97,9 +102,14 @@ def test_every_live_listing_gets_a_range_or_its_reason(lapse, tmp_path):
     shutil.copy(lapse, copy)
     with Mirror(copy) as mirror:
         summary = appraise(mirror)
-        stored = mirror.connection().execute(
-            "SELECT source, value_low, value_high, value_reason FROM listings WHERE valued_at = ?", [summary["valued_at"]]
-        ).fetchall()
+        stored = (
+            mirror.connection()
+            .execute(
+                "SELECT source, value_low, value_high, value_reason FROM listings WHERE valued_at = ?",
+                [summary["valued_at"]],
+            )
+            .fetchall()
+        )
         live = mirror.search_domains({"per_page": "1"})["meta"]["total"]
         regfree = mirror.search_domains({"source": "regfree", "per_page": "1"})["meta"]["total"]
     assert summary["listings"] == len(stored) == live + regfree
@@ -120,8 +130,13 @@ def test_too_few_results_give_no_range_and_say_why(tmp_path):
     with Mirror(db) as mirror:
         assert train(mirror) is None
         summary = appraise(mirror)
-        reasons = {r for (r,) in mirror.connection().execute("SELECT DISTINCT value_reason FROM listings WHERE "
-                                                             "closed_at IS NULL AND live_until > ?", [summary["valued_at"]])}
+        reasons = {
+            r
+            for (r,) in mirror.connection().execute(
+                "SELECT DISTINCT value_reason FROM listings WHERE closed_at IS NULL AND live_until > ?",
+                [summary["valued_at"]],
+            )
+        }
         sold = mirror.results_df(sold=True)["final_price_eur"].notna().sum()
     assert summary["valued"] == 0 and summary["backtest"] is None and sold < MIN_RESULTS
     assert reasons == {f"too few sold results to learn from ({sold:,} of the {MIN_RESULTS:,} needed)"}
@@ -163,10 +178,15 @@ def test_the_ranges_are_retrained_after_a_sync_once_enough_new_results_arrived(l
         sold = first["trained_on"]
         conn = mirror.connection()
         stored = value_model(mirror)
-        for trained_on, due in ((int(sold / (1 + RETRAIN_AFTER)) + 1, False), (int(sold / (1 + RETRAIN_AFTER)) - 1, True)):
+        for trained_on, due in (
+            (int(sold / (1 + RETRAIN_AFTER)) + 1, False),
+            (int(sold / (1 + RETRAIN_AFTER)) - 1, True),
+        ):
             with conn:
-                conn.execute("UPDATE mirror_meta SET value = ? WHERE key = 'value_model'",
-                             [json.dumps({**stored, "trained_on": trained_on})])  # fmt: skip
+                conn.execute(
+                    "UPDATE mirror_meta SET value = ? WHERE key = 'value_model'",
+                    [json.dumps({**stored, "trained_on": trained_on})],
+                )
             assert (appraise_if_due(mirror, said.append) is not None) is due
 
 
@@ -183,16 +203,22 @@ def test_a_listing_synced_between_two_trainings_is_valued_with_the_kept_model(la
         trained_on = appraise(mirror, measure=False)["trained_on"]
         assert model_path(mirror).is_file() and value_model(mirror)["trained_on"] == trained_on
         conn = mirror.connection()
-        template = dict(zip([d[0] for d in conn.execute("SELECT * FROM listings LIMIT 0").description],
-                            conn.execute("SELECT * FROM listings WHERE value_mid IS NOT NULL AND source != 'regfree' "
-                                         "LIMIT 1").fetchone()))  # fmt: skip
+        template = dict(
+            zip(
+                [d[0] for d in conn.execute("SELECT * FROM listings LIMIT 0").description],
+                conn.execute(
+                    "SELECT * FROM listings WHERE value_mid IS NOT NULL AND source != 'regfree' LIMIT 1"
+                ).fetchone(),
+            )
+        )
         fresh = {**template, "id": 10**9, "name": "freshsynced.com", "historical_tech": None, "use_cases": None}
         with conn:
             save_listings(conn, [fresh], origin="sync", observed_at=template["last_seen_at"])
         assert conn.execute("SELECT valued_at FROM listings WHERE id = ?", [10**9]).fetchone()[0] is None
         assert appraise_if_due(mirror, said.append) is None  # nothing new sold: no retraining
-        low, mid, high = conn.execute("SELECT value_low, value_mid, value_high FROM listings WHERE id = ?",
-                                      [10**9]).fetchone()  # fmt: skip
+        low, mid, high = conn.execute(
+            "SELECT value_low, value_mid, value_high FROM listings WHERE id = ?", [10**9]
+        ).fetchone()
         kept = conn.execute("SELECT value_mid FROM listings WHERE id = ?", [template["id"]]).fetchone()[0]
     assert low <= mid <= high and kept == template["value_mid"]  # the others keep theirs
     assert said == [f"appraise: ranges for 1 new listing, with the model learnt from {trained_on:,} sales"]
@@ -220,18 +246,33 @@ def closed_auctions(conn, count: int, *, sources: tuple[str, ...], metrics: bool
         label = rnd.choice(WORDS) + rnd.choice(WORDS + ["", "", "hq", "24"])
         end = start + timedelta(hours=6 * i)
         price = round(10 * (20 / len(label)) ** 1.5 * rnd.lognormvariate(0, 0.5) * (3 if "24" not in label else 1), 2)
-        record = {"id": 10_000 + i, "name": f"{label}{i}.{rnd.choice(['com', 'net', 'io'])}", "source": rnd.choice(sources),
-                  "type": "auction", "currency": "USD", "price": 5.0, "max_bid": None, "bids_count": 0,
-                  "auction_end_date": end.strftime("%Y-%m-%dT%H:%M:%SZ")}  # fmt: skip
+        record = {
+            "id": 10_000 + i,
+            "name": f"{label}{i}.{rnd.choice(['com', 'net', 'io'])}",
+            "source": rnd.choice(sources),
+            "type": "auction",
+            "currency": "USD",
+            "price": 5.0,
+            "max_bid": None,
+            "bids_count": 0,
+            "auction_end_date": end.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
         if metrics:
-            record.update(trust_flow=rnd.randint(0, 40), citation_flow=rnd.randint(0, 40),
-                          referring_domains=rnd.randint(0, 500), backlinks_count=rnd.randint(0, 9000),
-                          wayback_snapshots=rnd.randint(0, 300), wayback_first_date="2011-03-04",
-                          estibot_appraisal=rnd.randint(50, 5000))  # fmt: skip
+            record.update(
+                trust_flow=rnd.randint(0, 40),
+                citation_flow=rnd.randint(0, 40),
+                referring_domains=rnd.randint(0, 500),
+                backlinks_count=rnd.randint(0, 9000),
+                wayback_snapshots=rnd.randint(0, 300),
+                wayback_first_date="2011-03-04",
+                estibot_appraisal=rnd.randint(50, 5000),
+            )
         first = (end - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
         last = (end - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
         save_listings(conn, [record], origin="sync", observed_at=first)
-        save_listings(conn, [{**record, "max_bid": price, "bids_count": rnd.randint(1, 30)}], origin="sync", observed_at=last)
+        save_listings(
+            conn, [{**record, "max_bid": price, "bids_count": rnd.randint(1, 30)}], origin="sync", observed_at=last
+        )
     with conn:
         derive_results(conn, now="2026-11-20T00:00:00Z")
 
@@ -247,7 +288,9 @@ def sales_file(path, count: int, *, seed: int = 5) -> None:
         label = rnd.choice(WORDS) + rnd.choice(WORDS + ["", "x", "24"])
         day = date(2017, 1, 1) + timedelta(days=i * 1200 // count)
         price = int(100 + 4000 / len(label) * rnd.lognormvariate(0, 0.6))
-        lines.append(f"{label}{i}.{rnd.choice(['com', 'net', 'io'])},{price},{day},{rnd.choice(['GoDaddy', 'NameJet', 'Sedo'])}")
+        lines.append(
+            f"{label}{i}.{rnd.choice(['com', 'net', 'io'])},{price},{day},{rnd.choice(['GoDaddy', 'NameJet', 'Sedo'])}"
+        )
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -262,17 +305,25 @@ def test_every_mirror_shape_trains_and_names_the_features_it_left_out(shape, tmp
         conn = mirror.connection()
         if shape == "reported":
             sales_file(tmp_path / "sales.csv", 600)
-            assert CliRunner().invoke(cli, ["ingest", "sales", str(tmp_path / "sales.csv"), "--db", str(db)]).exit_code == 0
+            assert (
+                CliRunner().invoke(cli, ["ingest", "sales", str(tmp_path / "sales.csv"), "--db", str(db)]).exit_code
+                == 0
+            )
         else:
-            closed_auctions(conn, 400, sources=("godaddy", "namecheap") if shape == "feeds" else ("dynadot", "sedo"),
-                            metrics=shape == "api")  # fmt: skip
+            closed_auctions(
+                conn,
+                400,
+                sources=("godaddy", "namecheap") if shape == "feeds" else ("dynadot", "sedo"),
+                metrics=shape == "api",
+            )
     until = "2019-06-01" if shape == "reported" else "2026-09-20"
     run = CliRunner().invoke(cli, ["appraise", "--db", str(db), "--backtest", "--until", until])
     assert run.exit_code == 0, run.output
     assert "80% range right " in run.output and "venue x TLD x length lookup" in run.output
     assert "one range for every name" in run.output
-    measured = json.loads(CliRunner().invoke(cli, ["appraise", "--db", str(db), "--backtest", "--until", until,
-                                                   "--json"]).output)  # fmt: skip
+    measured = json.loads(
+        CliRunner().invoke(cli, ["appraise", "--db", str(db), "--backtest", "--until", until, "--json"]).output
+    )
     left_out = measured["left_out"]
     if shape == "api":
         assert "trust_flow" not in left_out and "estibot_eur" not in left_out
@@ -280,8 +331,9 @@ def test_every_mirror_shape_trains_and_names_the_features_it_left_out(shape, tmp
     else:  # neither the free feeds nor a sales file carry link metrics: left out, and said so
         assert left_out["trust_flow"] == left_out["wayback_snapshots"] == "missing on every sale learnt from"
         assert "left out trust_flow" in run.output
-    assert [o["origin"] for o in measured["by_origin"]] == (["reported (sales.csv)"] if shape == "reported"
-                                                            else ["auctions the mirror saw end"])  # fmt: skip
+    assert [o["origin"] for o in measured["by_origin"]] == (
+        ["reported (sales.csv)"] if shape == "reported" else ["auctions the mirror saw end"]
+    )
     assert {p["peer"] for p in measured["peers"]} == {"one range for every name", "venue x TLD x length lookup"}
     assert all(p["sales"] == measured["scored"] and 0 <= p["coverage"] <= 1 for p in measured["peers"])
     appraised = CliRunner().invoke(cli, ["appraise", "--db", str(db)])
@@ -299,6 +351,7 @@ def test_the_model_leaves_out_a_feature_the_same_on_every_sale(tmp_path):
 
 # -- the live estimate ------------------------------------------------------------------------
 
+
 def test_the_live_estimate_holds_its_band_a_day_before_the_end_and_halves_the_error(lapse):
     """On the demo's 30 days: the auctions of the held-out week seen with 5 bids or more 24
     hours before their end. It costs one backtest (the time-lapse is this module's fixture):
@@ -311,10 +364,15 @@ def test_the_live_estimate_holds_its_band_a_day_before_the_end_and_halves_the_er
     assert live["median_abs_eur"] <= live["range_median_abs_eur"] / 2, live
 
 
-bidding = st.fixed_dictionaries({
-    "bid_eur": st.floats(0.01, 1e6), "bids": st.integers(1, 500), "hours_left": st.floats(0, 24 * 30),
-    "hours_listed": st.floats(0, 24 * 60), "source": st.sampled_from(["dynadot", "godaddy", "namecheap", "other"]),
-})  # fmt: skip
+bidding = st.fixed_dictionaries(
+    {
+        "bid_eur": st.floats(0.01, 1e6),
+        "bids": st.integers(1, 500),
+        "hours_left": st.floats(0, 24 * 30),
+        "hours_listed": st.floats(0, 24 * 60),
+        "source": st.sampled_from(["dynadot", "godaddy", "namecheap", "other"]),
+    }
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -339,9 +397,11 @@ def test_auctions_with_bids_get_a_live_estimate_and_the_deal_reads_it(lapse, tmp
     with Mirror(copy) as mirror:
         summary = appraise(mirror, measure=False)
         conn = mirror.connection()
-        rows = conn.execute("SELECT id, type, bids_count, effective_price_eur, value_mid, live_low, live_mid, live_high "
-                            "FROM listings WHERE closed_at IS NULL AND live_until > ? AND effective_price_eur > 0",
-                            [summary["valued_at"]]).fetchall()  # fmt: skip
+        rows = conn.execute(
+            "SELECT id, type, bids_count, effective_price_eur, value_mid, live_low, live_mid, live_high "
+            "FROM listings WHERE closed_at IS NULL AND live_until > ? AND effective_price_eur > 0",
+            [summary["valued_at"]],
+        ).fetchall()
         with_bids = [r for r in rows if r[1] == "auction" and r[2]]
         assert summary["live"] == len([r for r in with_bids if r[6] is not None]) > 50
         for _, kind, bids, eur, value_mid, low, mid, high in rows:
@@ -354,23 +414,35 @@ def test_auctions_with_bids_get_a_live_estimate_and_the_deal_reads_it(lapse, tmp
             mid = record["live_mid"] if record["live_mid"] is not None else record["value_mid"]
             assert record["live_mid"] is None or (record["type"] == "auction" and record["bids_count"])
             assert mid / record["effective_price_eur"] >= 0
-        ratios = [(r["live_mid"] if r["live_mid"] is not None else r["value_mid"]) / r["effective_price_eur"] for r in deals]
+        ratios = [
+            (r["live_mid"] if r["live_mid"] is not None else r["value_mid"]) / r["effective_price_eur"] for r in deals
+        ]
         assert ratios == sorted(ratios, reverse=True)
         # a sync that sees a new bid drops the estimate read from the old one, and the next
         # valuation (the kept model) estimates it again above the new bid
         listing_id, _, bids, eur, *_ = with_bids[0]
-        template = dict(zip([d[0] for d in conn.execute("SELECT * FROM listings LIMIT 0").description],
-                            conn.execute("SELECT * FROM listings WHERE id = ?", [listing_id]).fetchone()))  # fmt: skip
-        raised = {**template, "max_bid": template["max_bid"] * 3, "bids_count": bids + 2, "historical_tech": None,
-                  "use_cases": None}  # fmt: skip
+        template = dict(
+            zip(
+                [d[0] for d in conn.execute("SELECT * FROM listings LIMIT 0").description],
+                conn.execute("SELECT * FROM listings WHERE id = ?", [listing_id]).fetchone(),
+            )
+        )
+        raised = {
+            **template,
+            "max_bid": template["max_bid"] * 3,
+            "bids_count": bids + 2,
+            "historical_tech": None,
+            "use_cases": None,
+        }
         with conn:
             save_listings(conn, [raised], origin="sync", observed_at=template["last_seen_at"])
         assert conn.execute("SELECT live_mid FROM listings WHERE id = ?", [listing_id]).fetchone()[0] is None
         from toolkit.analysis.appraise import value_new
 
         assert value_new(mirror) >= 1
-        low, now_eur = conn.execute("SELECT live_low, effective_price_eur FROM listings WHERE id = ?",
-                                    [listing_id]).fetchone()  # fmt: skip
+        low, now_eur = conn.execute(
+            "SELECT live_low, effective_price_eur FROM listings WHERE id = ?", [listing_id]
+        ).fetchone()
     assert low >= round(now_eur, 2) > round(eur, 2)
 
 
@@ -405,5 +477,9 @@ def test_packing_and_archiving_change_nothing_the_model_learns_or_scores(lapse, 
     assert done.exit_code == 0 and "archived " in done.output and "packed " in done.output, done.output
     with Mirror(lapse) as plain, Mirror(copy) as put_away:
         before, after = backtest(plain), backtest(put_away)
-    assert (after.scored, after.coverage, after.median_abs_eur) == (before.scored, before.coverage, before.median_abs_eur)
+    assert (after.scored, after.coverage, after.median_abs_eur) == (
+        before.scored,
+        before.coverage,
+        before.median_abs_eur,
+    )
     assert after.live == before.live and after.live["auctions"] > 100

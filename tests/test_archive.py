@@ -43,9 +43,13 @@ def aged(tmp_path_factory) -> Path:
     conn = connect(str(path))
     load_demo(conn, scale="small", seed=3, today=TODAY, days=DAYS)
     # Raw records as a sync keeps them, for some closed listings: they must travel too.
-    conn.executemany("INSERT INTO raw_records (kind, id, raw) VALUES ('listing', ?, ?)",
-                     [(i, json.dumps({"extra": i})) for (i,) in conn.execute(
-                         "SELECT id FROM listings WHERE closed_at IS NOT NULL ORDER BY id LIMIT 300")])  # fmt: skip
+    conn.executemany(
+        "INSERT INTO raw_records (kind, id, raw) VALUES ('listing', ?, ?)",
+        [
+            (i, json.dumps({"extra": i}))
+            for (i,) in conn.execute("SELECT id FROM listings WHERE closed_at IS NOT NULL ORDER BY id LIMIT 300")
+        ],
+    )
     conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -86,12 +90,18 @@ def _what_readers_say(path: Path, ids: list[int]) -> dict:
     said: dict = {}
     filters = ["tld", "type", "has_bids", "source", "has_backlinks"]
     for n in range(14):
-        params = {"include_closed": "1", "per_page": "100", "page": str(1 + n % 3),
-                  "sort": rnd.choice(["-score", "name", "-bids_count", "price", "-auction_end_date", "id"])}  # fmt: skip
+        params = {
+            "include_closed": "1",
+            "per_page": "100",
+            "page": str(1 + n % 3),
+            "sort": rnd.choice(["-score", "name", "-bids_count", "price", "-auction_end_date", "id"]),
+        }
         for name in rnd.sample(filters, rnd.randint(0, 2)):
             params[name] = rnd.choice(POOLS[name])
         said[json.dumps(params, sort_keys=True)] = mirror.search_domains(params)
-    said["cursor"] = mirror.search_domains({"include_closed": "1", "after_id": str(ids[len(ids) // 2]), "per_page": 100})
+    said["cursor"] = mirror.search_domains(
+        {"include_closed": "1", "after_id": str(ids[len(ids) // 2]), "per_page": 100}
+    )
     chosen = rnd.sample(ids, 25)
     said["domains"] = {i: mirror.get_domain(i) for i in chosen}
     said["history"] = {i: _frame(mirror.listing_history(i)) for i in chosen}
@@ -148,11 +158,15 @@ def test_the_archive_reads_alone_with_pyarrow_and_as_one_with_the_mirror_in_duck
     assert [r[0] for r in duck.execute("SELECT id FROM listings ORDER BY id").fetchall()] == listing_ids
     archived = duck.execute("SELECT count(*) FROM listings WHERE month IS NOT NULL").fetchone()[0]
     assert archived == alone.num_rows
-    kinds = duck.execute("SELECT DISTINCT typeof(closed_at), typeof(observed_at) FROM listings "
-                         "JOIN listing_history h ON h.listing_id = listings.id").fetchall()  # fmt: skip
+    kinds = duck.execute(
+        "SELECT DISTINCT typeof(closed_at), typeof(observed_at) FROM listings "
+        "JOIN listing_history h ON h.listing_id = listings.id"
+    ).fetchall()
     assert kinds == [("TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE")]
-    by_month = duck.execute("SELECT strftime(closed_at AT TIME ZONE 'UTC', '%Y-%m') AS m, count(*) FROM listings "
-                            "WHERE month IS NOT NULL GROUP BY m ORDER BY m").fetchall()  # fmt: skip
+    by_month = duck.execute(
+        "SELECT strftime(closed_at AT TIME ZONE 'UTC', '%Y-%m') AS m, count(*) FROM listings "
+        "WHERE month IS NOT NULL GROUP BY m ORDER BY m"
+    ).fetchall()
     assert [m for m, _ in by_month] == ["2026-11", "2026-12"] and sum(n for _, n in by_month) == archived
     duck.close()
 
@@ -185,9 +199,11 @@ def test_a_month_archived_with_moments_as_text_is_still_read(copy):
     assert set(typed.column("month").to_pylist()) == {"2026-11", "2026-12"}
     duck = archive.open_duckdb(copy)
     assert duck.execute("SELECT DISTINCT typeof(closed_at) FROM listings WHERE month IS NOT NULL").fetchall() == [
-        ("TIMESTAMP WITH TIME ZONE",)]  # fmt: skip
-    assert duck.execute("SELECT count(*) FROM listings WHERE month = '2026-11' AND closed_at < TIMESTAMPTZ "
-                        "'2026-12-01 00:00:00+00'").fetchone()[0] == len(before_rows)  # fmt: skip
+        ("TIMESTAMP WITH TIME ZONE",)
+    ]
+    assert duck.execute(
+        "SELECT count(*) FROM listings WHERE month = '2026-11' AND closed_at < TIMESTAMPTZ '2026-12-01 00:00:00+00'"
+    ).fetchone()[0] == len(before_rows)
     duck.close()
     assert archive.restore_month(copy, "2026-11")["listings"] == len(before_rows)
     assert _rows(copy, "listings", november) == before_rows
@@ -198,8 +214,11 @@ def test_a_restored_month_is_exactly_what_was_archived(copy):
     november = "closed_at >= '2026-11' AND closed_at < '2026-12'"
     ids = [r[0] for r in _rows(copy, "listings", november)]
     id_list = ",".join(map(str, ids))
-    wheres = {"listings": f"id IN ({id_list})", "listing_history": f"listing_id IN ({id_list})",
-              "raw_records": f"kind = 'listing' AND id IN ({id_list})"}  # fmt: skip
+    wheres = {
+        "listings": f"id IN ({id_list})",
+        "listing_history": f"listing_id IN ({id_list})",
+        "raw_records": f"kind = 'listing' AND id IN ({id_list})",
+    }
     for table, where in wheres.items():
         month_rows[table] = _rows(copy, table, where)
     assert month_rows["raw_records"] and month_rows["listing_history"]
@@ -229,9 +248,14 @@ def test_a_mirror_made_now_gives_the_space_back(copy, tmp_path):
 
 def _archive_process(path: Path, *extra: str, **popen) -> subprocess.Popen:
     env = {**os.environ, "EDT_NOW": NOW.strftime("%Y-%m-%dT%H:%M:%SZ")}
-    return subprocess.Popen([sys.executable, "-m", "toolkit", "archive", "--db", str(path), "--closed-before", AGE,
-                             *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolkit", "archive", "--db", str(path), "--closed-before", AGE, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        **popen,
+    )
 
 
 def _archived_ids(path: Path) -> list[int]:
@@ -265,11 +289,16 @@ def test_an_archive_killed_midway_loses_and_doubles_nothing_and_a_rerun_finishes
     assert _archived_ids(copy) == wanted and _closed_ids(copy) == []
     assert not archive.archive_dir(copy).with_name(f"{copy.name}.archive-staging").exists()
     listed = {p["path"] for p in _manifest(copy)}
-    on_disk = {p.relative_to(archive.archive_dir(copy)).as_posix() for p in archive.archive_dir(copy).rglob("*.parquet")}
+    on_disk = {
+        p.relative_to(archive.archive_dir(copy)).as_posix() for p in archive.archive_dir(copy).rglob("*.parquet")
+    }
     assert on_disk == listed
     assert archive.verify(copy) == []
     conn = connect(str(copy), readonly=True)
-    assert len(_rows(copy, "listing_history")) + sum(m["listing_history"] for m in archive.months(conn).values()) == history
+    assert (
+        len(_rows(copy, "listing_history")) + sum(m["listing_history"] for m in archive.months(conn).values())
+        == history
+    )
     conn.close()
 
 
@@ -326,7 +355,10 @@ def test_a_write_during_an_archive_is_kept(copy):
     copies = _rows(copy, "listings", "id >= 90000000")
     assert len(copies) == 40 and all(r[1].startswith("zzkept") for r in copies)
     assert {r[0] for r in _rows(copy, "listings", "trust_flow = 77")} >= set(live)
-    assert Mirror(copy, clock=lambda: NOW).search_domains({"contains": "zzkept", "include_closed": "1"})["meta"]["total"] == 40
+    assert (
+        Mirror(copy, clock=lambda: NOW).search_domains({"contains": "zzkept", "include_closed": "1"})["meta"]["total"]
+        == 40
+    )
 
 
 def test_an_archive_to_a_full_disk_is_one_line_and_removes_nothing(copy):
@@ -352,8 +384,10 @@ def test_a_file_where_the_archive_folder_goes_is_one_line_and_removes_nothing(co
     result = CliRunner().invoke(cli, ["archive", "--db", str(copy), "--closed-before", AGE])
     assert result.exit_code == 2
     line = result.output.strip()
-    assert line == (f"edt: {blocker} is a file where the archive needs a folder; nothing was removed from {copy}. "
-                    "Move that file away and run this again")  # fmt: skip
+    assert line == (
+        f"edt: {blocker} is a file where the archive needs a folder; nothing was removed from {copy}. "
+        "Move that file away and run this again"
+    )
     assert {t: _rows(copy, t) for t in TABLES} == before and _manifest(copy) == []
 
 
@@ -437,14 +471,19 @@ def test_a_file_archived_before_a_column_was_declared_reads_it_as_null(copy):
 
     conn = connect(str(copy))
     with conn:  # every listing valued, closed ones too: the archive's copies lose theirs below
-        save_values(conn, [(i, 10.0, 20.0 + i % 7, 40.0, None) for (i,) in conn.execute("SELECT id FROM listings")],
-                    "2026-11-30T07:00:00Z")  # fmt: skip
+        save_values(
+            conn,
+            [(i, 10.0, 20.0 + i % 7, 40.0, None) for (i,) in conn.execute("SELECT id FROM listings")],
+            "2026-11-30T07:00:00Z",
+        )
     conn.close()
     ids = _closed_ids(copy)
     archive.archive_closed(copy, CUT, batch=700)
     conn = connect(str(copy), readonly=True)
     parts = [p for p in archive.manifest(conn) if p["table"] == "listings"]
-    valued_in_sqlite = conn.execute("SELECT count(*) FROM listings WHERE value_mid >= 21 AND source != 'regfree'").fetchone()[0]
+    valued_in_sqlite = conn.execute(
+        "SELECT count(*) FROM listings WHERE value_mid >= 21 AND source != 'regfree'"
+    ).fetchone()[0]
     conn.close()
     for part in parts:
         file = archive.archive_dir(copy) / part["path"]

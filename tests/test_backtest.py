@@ -32,17 +32,38 @@ def test_official_days_come_from_lists_not_from_predictions(mirror, tmp_path):
     ingest_file(mirror, "droplist", tmp_path / "deleted_2026-01-12.txt", observed_at=SEEN)
     (tmp_path / "undated.txt").write_text("nowy.pl\n")  # no date anywhere: its day is a prediction
     ingest_file(mirror, "droplist", tmp_path / "undated.txt", observed_at=SEEN)
-    save_pending(mirror.connection(), [{"id": 1, "domain": "kanel.se", "source": "oi-diff", "whois_status": "quarantine",
-                                        "estimated_drop_date": "2026-01-19", "first_disappeared_at": "2026-01-12T00:00:00Z"}],
-                 origin="sync", observed_at=SEEN)  # fmt: skip
+    save_pending(
+        mirror.connection(),
+        [
+            {
+                "id": 1,
+                "domain": "kanel.se",
+                "source": "oi-diff",
+                "whois_status": "quarantine",
+                "estimated_drop_date": "2026-01-19",
+                "first_disappeared_at": "2026-01-12T00:00:00Z",
+            }
+        ],
+        origin="sync",
+        observed_at=SEEN,
+    )
     assert official_dates(mirror.connection()) == {
-        "fjallstuga.se": date(2026, 1, 20), "snokaos.nu": date(2026, 1, 23), "stary.pl": date(2026, 1, 12)}
+        "fjallstuga.se": date(2026, 1, 20),
+        "snokaos.nu": date(2026, 1, 23),
+        "stary.pl": date(2026, 1, 12),
+    }
     assert mirror_sightings(mirror.connection()) == [Sighting("kanel.se", "quarantine", date(2026, 1, 12))]
 
 
 def test_scores_exact_near_and_undated():
-    official = {"a.se": date(2026, 1, 20), "b.se": date(2026, 1, 20), "c.se": date(2026, 1, 20),
-                "d.com": date(2026, 2, 14), "e.com": date(2026, 2, 14), "f.se": date(2026, 1, 20)}  # fmt: skip
+    official = {
+        "a.se": date(2026, 1, 20),
+        "b.se": date(2026, 1, 20),
+        "c.se": date(2026, 1, 20),
+        "d.com": date(2026, 2, 14),
+        "e.com": date(2026, 2, 14),
+        "f.se": date(2026, 1, 20),
+    }
     sightings = [
         Sighting("a.se", "quarantine", date(2026, 1, 13)),  # + 7 days: exact
         Sighting("a.se", "quarantine", date(2026, 1, 15)),  # a later sighting of the same status is ignored
@@ -68,11 +89,13 @@ def test_the_real_pl_list_against_a_sightings_log(tmp_path, capsys):
     names = [n for n in PL_LIST.read_text().split() if n][:4]
     deleted = date(2025, 8, 19)
     seen = tmp_path / "seen.csv"
-    seen.write_text("domain,status,observed_at\n"
-                    f"{names[0]},pendingDelete,2025-08-14T09:00:00Z\n"   # NASK: DELETE_BLOCKED 5 days: exact
-                    f"{names[1]},pendingDelete,2025-08-13\n"             # a day early
-                    f"{names[2]},serverHold,2025-07-20\n"                # BLOCKED 30 days: exact
-                    f"{names[3]},clientHold,2025-07-01\n")  # fmt: skip
+    seen.write_text(
+        "domain,status,observed_at\n"
+        f"{names[0]},pendingDelete,2025-08-14T09:00:00Z\n"  # NASK: DELETE_BLOCKED 5 days: exact
+        f"{names[1]},pendingDelete,2025-08-13\n"  # a day early
+        f"{names[2]},serverHold,2025-07-20\n"  # BLOCKED 30 days: exact
+        f"{names[3]},clientHold,2025-07-01\n"
+    )
     assert predict_drop_date("pl", "pendingDelete", date(2025, 8, 14))[0] == deleted
     assert predict_drop_date("pl", "serverHold", date(2025, 7, 20))[0] == deleted
     list_copy = tmp_path / PL_LIST.name
@@ -105,8 +128,17 @@ def test_bad_input_exits_2_naming_file_and_line(tmp_path, capsys):
 # -- windows from daily zone snapshots -------------------------------------------------------------
 
 NU_DROPS = REAL / "nu_drops"
-JSON_KEYS = ["tld", "official", "pairs", "one_day_pairs", "exact_share", "within_1_share", "window_share",
-             "mean_abs_error", "outliers"]  # fmt: skip
+JSON_KEYS = [
+    "tld",
+    "official",
+    "pairs",
+    "one_day_pairs",
+    "exact_share",
+    "within_1_share",
+    "window_share",
+    "mean_abs_error",
+    "outliers",
+]
 
 
 def _zone(folder: Path, days: dict[str, list[str]]) -> None:
@@ -117,11 +149,14 @@ def _zone(folder: Path, days: dict[str, list[str]]) -> None:
 
 def _small_case(tmp_path: Path) -> tuple[Path, Path]:
     zone, lists = tmp_path / "zone", tmp_path / "lists"
-    _zone(zone, {
-        "2025-12-26": ["a.nu", "b.nu", "c.nu", "d.nu", "e.nu"],
-        "2025-12-27": ["c.nu", "d.nu", "e.nu"],  # a, b leave (one-day window)
-        "2025-12-30": ["e.nu"],  # c, d leave in a gap: a 4-day window
-    })  # fmt: skip
+    _zone(
+        zone,
+        {
+            "2025-12-26": ["a.nu", "b.nu", "c.nu", "d.nu", "e.nu"],
+            "2025-12-27": ["c.nu", "d.nu", "e.nu"],  # a, b leave (one-day window)
+            "2025-12-30": ["e.nu"],  # c, d leave in a gap: a 4-day window
+        },
+    )
     lists.mkdir()
     (lists / "2026-03-05.csv").write_text(
         "domain,tld,release_date,available\n"
@@ -129,9 +164,11 @@ def _small_case(tmp_path: Path) -> tuple[Path, Path]:
         "b.nu,nu,2026-03-04,True\n"  # L + 1 + 67: exact
         "never.nu,nu,2026-03-05,True\n"  # in no snapshot
         "e.nu,nu,2026-03-05,True\n"  # still in the zone
-        "x.se,se,2026-03-05,True\n")  # fmt: skip
+        "x.se,se,2026-03-05,True\n"
+    )
     (lists / "2026-03-20.csv").write_text(
-        "domain,tld,release_date\nc.nu,nu,2026-03-06\nd.nu,nu,2026-03-20\n")  # d: far after its window
+        "domain,tld,release_date\nc.nu,nu,2026-03-06\nd.nu,nu,2026-03-20\n"
+    )  # d: far after its window
     return zone, lists
 
 
@@ -159,7 +196,8 @@ def test_zone_windows_are_scored_against_official_days(tmp_path, capsys):
     # without --tld every official TLD is a row: .se has no snapshots, so no pairs
     every = run_zone_backtest(str(zone), [f"bardate={lists}/*.csv"])
     assert every[".se"].to_dict()["pairs"] == 0 and every[".se"].unpaired == {
-        "no snapshot of its TLD (the snapshots are .nu)": 1}  # fmt: skip
+        "no snapshot of its TLD (the snapshots are .nu)": 1
+    }
     # the module's command line, as JSON
     assert main(["--zones", str(zone), "--official", f"bardate={lists}/*.csv", "--tld", ".nu", "--json"]) == 0
     import json
@@ -184,7 +222,10 @@ def test_zone_backtest_bad_input_exits_2_naming_file_and_line(tmp_path, capsys):
     assert "nu_domains_2025-12-31.txt: line 2: the last line is incomplete" in result.output
     (zone / "nu_domains_2025-12-31.txt").write_bytes((lists / "2026-03-05.csv").read_bytes())  # the wrong feed
     result = CliRunner().invoke(cli, ["backtest", "--zones", str(zone), "--official", f"bardate={lists}/*.csv"])
-    assert result.exit_code == 2 and "nu_domains_2025-12-31.txt: line 1: 'domain,tld,release_date,available'" in result.output
+    assert (
+        result.exit_code == 2
+        and "nu_domains_2025-12-31.txt: line 1: 'domain,tld,release_date,available'" in result.output
+    )
     result = CliRunner().invoke(cli, ["backtest", "--zones", str(zone), "--official", "godaddy=x.zip"])
     assert result.exit_code == 2 and "expected bardate=PATH or droplist=PATH" in result.output
 
@@ -194,9 +235,19 @@ def test_the_real_nu_backtest_meets_its_targets():
 
     from toolkit.cli import cli
 
-    result = CliRunner().invoke(cli, ["backtest", "--zones", str(NU_DROPS / "zone" / "*.txt.gz"),
-                                      "--official", f"bardate={NU_DROPS / 'release_lists'}/*.csv", "--tld", ".nu",
-                                      "--json"])  # fmt: skip
+    result = CliRunner().invoke(
+        cli,
+        [
+            "backtest",
+            "--zones",
+            str(NU_DROPS / "zone" / "*.txt.gz"),
+            "--official",
+            f"bardate={NU_DROPS / 'release_lists'}/*.csv",
+            "--tld",
+            ".nu",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     import json
 
@@ -204,7 +255,11 @@ def test_the_real_nu_backtest_meets_its_targets():
     assert (nu["tld"], nu["official"], nu["pairs"], nu["one_day_pairs"]) == (".nu", 1000, 958, 700)
     assert nu["exact_share"] >= 0.90 and nu["window_share"] >= 0.99
     assert (nu["exact_share"], nu["within_1_share"], nu["window_share"], nu["mean_abs_error"]) == (
-        0.9171, 0.9971, 0.9979, 0.24)  # the figures docs/benchmarks.md reports
+        0.9171,
+        0.9971,
+        0.9979,
+        0.24,
+    )  # the figures docs/benchmarks.md reports
     assert [(o["count"], o["days_outside"]) for o in nu["outliers"]] == [(2, [7, 8])]
 
 
@@ -218,7 +273,10 @@ def test_the_backtest_mirror_is_kept_only_in_a_new_file_and_only_on_success(tmp_
     args = ["backtest", "--zones", str(zone), "--official", f"bardate={lists}/*.csv", "--db", str(kept)]
     assert CliRunner().invoke(cli, args).exit_code == 0
     with Mirror(kept) as m:
-        assert m.connection().execute("SELECT COUNT(*) FROM pending_delete WHERE origin = 'ingest:zonediff'").fetchone()[0] == 4
+        assert (
+            m.connection().execute("SELECT COUNT(*) FROM pending_delete WHERE origin = 'ingest:zonediff'").fetchone()[0]
+            == 4
+        )
     again = CliRunner().invoke(cli, args)
     assert again.exit_code == 2 and "the file exists" in again.output
     (lists / "2026-03-21.csv").write_text("domain,tld,release_date\nq.nu,nu,2026-03-21\nr.nu,nu,2026-02-30\n")

@@ -19,38 +19,252 @@ from datetime import date, datetime, timedelta, timezone
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 
-_PLATFORM_TLDS = [(".com", 40), (".net", 7), (".org", 6), (".fr", 7), (".de", 8), (".co.uk", 4), (".uk", 2),
-                  (".io", 3), (".ai", 1), (".nl", 3), (".it", 3), (".es", 2), (".be", 2), (".info", 2),
-                  (".com.au", 1), (".ch", 1), (".pl", 1), (".eu", 1), (".co", 1), (".shop", 1)]  # fmt: skip
+_PLATFORM_TLDS = [
+    (".com", 40),
+    (".net", 7),
+    (".org", 6),
+    (".fr", 7),
+    (".de", 8),
+    (".co.uk", 4),
+    (".uk", 2),
+    (".io", 3),
+    (".ai", 1),
+    (".nl", 3),
+    (".it", 3),
+    (".es", 2),
+    (".be", 2),
+    (".info", 2),
+    (".com.au", 1),
+    (".ch", 1),
+    (".pl", 1),
+    (".eu", 1),
+    (".co", 1),
+    (".shop", 1),
+]
 _CCTLDS = [
-    "fr", "de", "nl", "be", "it", "es", "pl", "se", "ch", "at", "dk", "fi", "no", "pt", "cz", "sk", "hu", "ro",
-    "bg", "gr", "ie", "lt", "lv", "ee", "si", "hr", "co.uk", "com.au", "ca", "jp", "kr", "br", "mx"
-]  # fmt: skip
+    "fr",
+    "de",
+    "nl",
+    "be",
+    "it",
+    "es",
+    "pl",
+    "se",
+    "ch",
+    "at",
+    "dk",
+    "fi",
+    "no",
+    "pt",
+    "cz",
+    "sk",
+    "hu",
+    "ro",
+    "bg",
+    "gr",
+    "ie",
+    "lt",
+    "lv",
+    "ee",
+    "si",
+    "hr",
+    "co.uk",
+    "com.au",
+    "ca",
+    "jp",
+    "kr",
+    "br",
+    "mx",
+]
 _GTLDS = ["com", "net", "org", "info", "biz", "xyz", "online", "site", "shop", "store", "app", "dev"]
-_SOURCE_WEIGHTS = {"dynadot": 12, "dropcatch": 14, "godaddy": 16, "namecheap": 8, "sedo": 7, "snapnames": 5,
-                   "catched": 4, "gname": 4, "ukdroplists": 3, "subreg": 2, "webexpire": 3, "parkio": 1,
-                   "bloomup": 2, "nicsell": 4, "namesilo": 3, "gnews-domains": 2, "backorders-domains": 2,
-                   "domainlore": 2, "rakkodomain": 2, "seodomains": 3, "nameshift": 1, "namepros": 2}  # fmt: skip
+_SOURCE_WEIGHTS = {
+    "dynadot": 12,
+    "dropcatch": 14,
+    "godaddy": 16,
+    "namecheap": 8,
+    "sedo": 7,
+    "snapnames": 5,
+    "catched": 4,
+    "gname": 4,
+    "ukdroplists": 3,
+    "subreg": 2,
+    "webexpire": 3,
+    "parkio": 1,
+    "bloomup": 2,
+    "nicsell": 4,
+    "namesilo": 3,
+    "gnews-domains": 2,
+    "backorders-domains": 2,
+    "domainlore": 2,
+    "rakkodomain": 2,
+    "seodomains": 3,
+    "nameshift": 1,
+    "namepros": 2,
+}
 _WORDS = [
-    "shop", "car", "auto", "ai", "health", "travel", "green", "bio", "maison", "cloud", "tech", "data", "home",
-    "garden", "pet", "dog", "cat", "food", "wine", "beer", "coffee", "bike", "moto", "solar", "energy", "eco",
-    "smart", "web", "net", "digital", "media", "news", "blog", "art", "design", "studio", "photo", "music",
-    "game", "play", "sport", "fit", "yoga", "med", "care", "dental", "law", "legal", "tax", "money", "bank",
-    "pay", "crypto", "coin", "trade", "invest", "home", "house", "immo", "build", "craft", "wood", "metal",
-    "fashion", "style", "beauty", "hair", "skin", "baby", "kids", "school", "learn", "edu", "job", "work",
-    "hotel", "trip", "tour", "voyage", "city", "paris", "berlin", "london", "local", "best", "top", "my", "the",
-    "pro", "hub", "zone", "lab", "box", "go", "get", "buy", "deal", "market", "store", "mart", "plus", "club",
-    "team", "group", "world", "global", "one", "first", "new", "blue", "red", "gold", "star", "sun", "sea", "sky",
-    "mountain", "river", "farm", "fresh", "organic", "vegan", "chef", "cook", "pizza", "bar"
-]  # fmt: skip
+    "shop",
+    "car",
+    "auto",
+    "ai",
+    "health",
+    "travel",
+    "green",
+    "bio",
+    "maison",
+    "cloud",
+    "tech",
+    "data",
+    "home",
+    "garden",
+    "pet",
+    "dog",
+    "cat",
+    "food",
+    "wine",
+    "beer",
+    "coffee",
+    "bike",
+    "moto",
+    "solar",
+    "energy",
+    "eco",
+    "smart",
+    "web",
+    "net",
+    "digital",
+    "media",
+    "news",
+    "blog",
+    "art",
+    "design",
+    "studio",
+    "photo",
+    "music",
+    "game",
+    "play",
+    "sport",
+    "fit",
+    "yoga",
+    "med",
+    "care",
+    "dental",
+    "law",
+    "legal",
+    "tax",
+    "money",
+    "bank",
+    "pay",
+    "crypto",
+    "coin",
+    "trade",
+    "invest",
+    "home",
+    "house",
+    "immo",
+    "build",
+    "craft",
+    "wood",
+    "metal",
+    "fashion",
+    "style",
+    "beauty",
+    "hair",
+    "skin",
+    "baby",
+    "kids",
+    "school",
+    "learn",
+    "edu",
+    "job",
+    "work",
+    "hotel",
+    "trip",
+    "tour",
+    "voyage",
+    "city",
+    "paris",
+    "berlin",
+    "london",
+    "local",
+    "best",
+    "top",
+    "my",
+    "the",
+    "pro",
+    "hub",
+    "zone",
+    "lab",
+    "box",
+    "go",
+    "get",
+    "buy",
+    "deal",
+    "market",
+    "store",
+    "mart",
+    "plus",
+    "club",
+    "team",
+    "group",
+    "world",
+    "global",
+    "one",
+    "first",
+    "new",
+    "blue",
+    "red",
+    "gold",
+    "star",
+    "sun",
+    "sea",
+    "sky",
+    "mountain",
+    "river",
+    "farm",
+    "fresh",
+    "organic",
+    "vegan",
+    "chef",
+    "cook",
+    "pizza",
+    "bar",
+]
 _TOPICS = [
-    "Health", "Health/Fitness", "Health/Medicine", "Healthcare/Misc", "health/nutrition", "Recreation/Travel",
-    "Recreation/Travel/Cruises", "Recreation/Autos", "Business/Marketing", "Business/Real Estate",
-    "Computers/Internet", "Computers/Software", "Shopping/Clothing", "Arts/Music", "News/Media", "Sports/Cycling",
-    "Society/Law", "Science/Biology", "Games/Video Games", "Home/Gardening", "Regional/Europe", "Reference"
-]  # fmt: skip
-_TECH_SETS = [["WordPress", "PHP", "jQuery"], ["WordPress", "WooCommerce", "PHP"], ["Shopify"], ["Magento", "PHP"],
-              ["React", "Node.js"], ["Joomla", "PHP"], ["wordpress"], [], ["Bootstrap", "jQuery"], ["Wix"]]  # fmt: skip
+    "Health",
+    "Health/Fitness",
+    "Health/Medicine",
+    "Healthcare/Misc",
+    "health/nutrition",
+    "Recreation/Travel",
+    "Recreation/Travel/Cruises",
+    "Recreation/Autos",
+    "Business/Marketing",
+    "Business/Real Estate",
+    "Computers/Internet",
+    "Computers/Software",
+    "Shopping/Clothing",
+    "Arts/Music",
+    "News/Media",
+    "Sports/Cycling",
+    "Society/Law",
+    "Science/Biology",
+    "Games/Video Games",
+    "Home/Gardening",
+    "Regional/Europe",
+    "Reference",
+]
+_TECH_SETS = [
+    ["WordPress", "PHP", "jQuery"],
+    ["WordPress", "WooCommerce", "PHP"],
+    ["Shopify"],
+    ["Magento", "PHP"],
+    ["React", "Node.js"],
+    ["Joomla", "PHP"],
+    ["wordpress"],
+    [],
+    ["Bootstrap", "jQuery"],
+    ["Wix"],
+]
 _LANGUAGES = [("EN", 45), ("FR", 12), ("DE", 12), ("ES", 7), ("IT", 6), ("NL", 5), ("PL", 3), ("ja", 2), ("pt", 3)]
 
 
@@ -202,10 +416,22 @@ def synthetic_mirror(path, listings: int, regfree: int, pending: int, *, now: da
     conn = mirror.connection()
     observed = _ts(now - timedelta(days=1))
     with bulk_load(conn) if bulk else nullcontext():
-        save_listings(conn, listing_records(listings, regfree=regfree, now=now), origin="sync",
-                      observed_at=observed, keep_raw=not bulk, batch_size=5000)  # fmt: skip
-        save_pending(conn, pending_records(pending, now=now), origin="sync", observed_at=observed,
-                     keep_raw=not bulk, batch_size=5000)  # fmt: skip
+        save_listings(
+            conn,
+            listing_records(listings, regfree=regfree, now=now),
+            origin="sync",
+            observed_at=observed,
+            keep_raw=not bulk,
+            batch_size=5000,
+        )
+        save_pending(
+            conn,
+            pending_records(pending, now=now),
+            origin="sync",
+            observed_at=observed,
+            keep_raw=not bulk,
+            batch_size=5000,
+        )
     ids = [row[0] for row in conn.execute("SELECT id FROM listings WHERE id % 37 = 0")]
     close_listings(conn, ids, closed_at=_ts(now - timedelta(hours=6)))
     mirror.close()
@@ -335,7 +561,9 @@ def test_the_seen_bench_sees_every_write_through_both_readers(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "5 writes (seed 2)" in out
-    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ") and "median" not in line}
+    rows = {
+        line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ") and "median" not in line
+    }
     assert set(rows) == {"edt serve", "the app's state", "index current"}
     for line in rows.values():
         median, p95, top = (float(cell.strip().removesuffix(" ms")) for cell in line.split("|")[2:5])
@@ -354,8 +582,26 @@ def test_the_age_bench_ages_a_copy_and_measures_each_stage_and_the_archive(tmp_p
 
     db = small_demo(tmp_path / "fresh.db", seed=6)
     before = mirror_digest(db)
-    code = age.main(["--db", str(db), "--months", "0,1", "--per-day", "60", "--random", "6", "--repeat", "1",
-                     "--archive", "10d", "--pack-after", "5d", "--work", str(tmp_path)])  # fmt: skip
+    code = age.main(
+        [
+            "--db",
+            str(db),
+            "--months",
+            "0,1",
+            "--per-day",
+            "60",
+            "--random",
+            "6",
+            "--repeat",
+            "1",
+            "--archive",
+            "10d",
+            "--pack-after",
+            "5d",
+            "--work",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     last = "1 months, archive 10d, pack 5d"
@@ -364,8 +610,11 @@ def test_the_age_bench_ages_a_copy_and_measures_each_stage_and_the_archive(tmp_p
     fresh, aged, archived = (int(rows[k][2].replace(",", "")) for k in ("fresh", "1 months", last))
     assert aged - fresh >= 30 * 60  # a month of closings (and a day's more)
     assert archived < aged and float(rows[last][4]) >= 0
-    summary = re.fullmatch(r"archive \d+ s, pack ([\d,]+) listings \d+ s; first include_closed request [\d.]+ s; "
-                           r"file [\d.]+x fresh", out.splitlines()[-1])  # fmt: skip
+    summary = re.fullmatch(
+        r"archive \d+ s, pack ([\d,]+) listings \d+ s; first include_closed request [\d.]+ s; "
+        r"file [\d.]+x fresh",
+        out.splitlines()[-1],
+    )
     assert summary and int(summary[1].replace(",", "")) > 0
     assert all(r[-1] == "yes" for r in rows.values())
     assert re.search(r"\d+\.\d / \d+\.\d / \d+\.\d", rows["1 months"][9])
@@ -384,16 +633,22 @@ def test_the_index_bench_measures_each_index_against_its_use(tmp_path, capsys):
 
     db = small_demo(tmp_path / "fresh.db", seed=6)
     before = mirror_digest(db)
-    code = indexes.main(["--db", str(db), "--per-day", "40", "--random", "12", "--seed", "3", "--markdown",
-                         "--work", str(tmp_path)])  # fmt: skip
+    code = indexes.main(
+        ["--db", str(db), "--per-day", "40", "--random", "12", "--seed", "3", "--markdown", "--work", str(tmp_path)]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
-    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
-            for line in out.splitlines() if line.startswith("| idx_")}  # fmt: skip
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+        for line in out.splitlines()
+        if line.startswith("| idx_")
+    }
     assert set(rows) == set(LISTING_INDEXES) | set(HISTORY_INDEXES)
     asked = int(rows["idx_listings_closed"][2].split(" of ")[1])
     assert 0 < asked <= 12
-    assert rows["idx_listings_closed"][2] == f"{asked} of {asked}"  # every request asks whether any listing closed since
+    assert (
+        rows["idx_listings_closed"][2] == f"{asked} of {asked}"
+    )  # every request asks whether any listing closed since
     assert all(int(r[3]) <= int(r[2].split(" of ")[0]) for r in rows.values())
     assert all(r[1].endswith("%)") for r in rows.values())
     assert mirror_digest(db) == before and not list(tmp_path.glob("edt-indexes-*"))
@@ -411,8 +666,11 @@ def test_the_feeds_bench_checks_the_304_and_the_day_of_changes(capsys, tmp_path,
     out = capsys.readouterr().out
     assert "| edt sync --feeds: day 1, every row new | ok: 1,500 rows (1,500 new, 0 updated) |" in out
     assert "| edt sync --feeds: day 1 again (304) | not modified:" in out
-    assert re.search(r"^\| peer: `sqlite-utils insert --csv`, fresh database \| exit 0 \| [0-9.]+ s \| 1\.00x \| \d+ MB \|$",
-                     out, flags=re.M)  # fmt: skip
+    assert re.search(
+        r"^\| peer: `sqlite-utils insert --csv`, fresh database \| exit 0 \| [0-9.]+ s \| 1\.00x \| \d+ MB \|$",
+        out,
+        flags=re.M,
+    )
     assert "| floor: `csv` + one `executemany`, plain table | exit 0 |" in out
     (tmp_path / "again").mkdir()
     counts = feeds.write_days(tmp_path / "again", 1500, 4)

@@ -49,8 +49,19 @@ def test_random_filter_sets_count_alike_on_both_engines(engines):
 
 def _by_hand(mirror: Mirror, params: dict) -> dict:
     """The counts from `domains_df`, written plainly (zone, bins and topics from the contract)."""
-    df = mirror.domains_df(params, columns=["trust_flow", "citation_flow", "ttf_topic", "source", "age",
-                                            "wayback_first_date", "wayback_snapshots", "language"])  # fmt: skip
+    df = mirror.domains_df(
+        params,
+        columns=[
+            "trust_flow",
+            "citation_flow",
+            "ttf_topic",
+            "source",
+            "age",
+            "wayback_first_date",
+            "wayback_snapshots",
+            "language",
+        ],
+    )
     tf_cf, by_topic, by_source = Counter(), {}, {}
     joint, ages, years, languages = Counter(), Counter(), Counter(), Counter()
     for row in df.astype(object).where(df.notna(), None).to_dict("records"):
@@ -68,14 +79,29 @@ def _by_hand(mirror: Mirror, params: dict) -> dict:
             if row["wayback_snapshots"] is not None:
                 joint[(row["age"], bisect.bisect_right(SNAPSHOT_EDGES, row["wayback_snapshots"]))] += 1
         languages[row["language"]] += 1
-    return {"total": len(df), "tf_cf": dict(tf_cf), "zone_by_topic": {k: tuple(v) for k, v in by_topic.items()},
-            "zone_by_source": {k: tuple(v) for k, v in by_source.items()}, "ages": dict(ages),
-            "first_years": dict(years), "snapshots_by_age": dict(joint), "languages": dict(languages)}  # fmt: skip
+    return {
+        "total": len(df),
+        "tf_cf": dict(tf_cf),
+        "zone_by_topic": {k: tuple(v) for k, v in by_topic.items()},
+        "zone_by_source": {k: tuple(v) for k, v in by_source.items()},
+        "ages": dict(ages),
+        "first_years": dict(years),
+        "snapshots_by_age": dict(joint),
+        "languages": dict(languages),
+    }
 
 
-@pytest.mark.parametrize("params", [{}, {"tld": ".com,.fr"}, {"categories": "Health,Recreation"},
-                                    {"language": "fr", "include_closed": "1"}, {"source": "regfree"},
-                                    {"tf_min": "10", "cf_max": "40"}])  # fmt: skip
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"tld": ".com,.fr"},
+        {"categories": "Health,Recreation"},
+        {"language": "fr", "include_closed": "1"},
+        {"source": "regfree"},
+        {"tf_min": "10", "cf_max": "40"},
+    ],
+)
 def test_the_counts_are_those_of_the_matching_rows_counted_by_hand(engines, params):
     for mirror in engines:
         counts = mirror.chart_counts(params)
@@ -103,13 +129,26 @@ def _tiny(tmp_path, records: list[dict]) -> tuple[Mirror, Mirror]:
 
 
 def _live(records: list[dict]) -> list[dict]:
-    return [{**r, "source": "dynadot" if r["source"] == "regfree" else r["source"], "type": "closeout",
-             "auction_end_date": None} for r in records]  # fmt: skip
+    return [
+        {
+            **r,
+            "source": "dynadot" if r["source"] == "regfree" else r["source"],
+            "type": "closeout",
+            "auction_end_date": None,
+        }
+        for r in records
+    ]
 
 
 def test_rows_without_metrics_are_counted_as_such(tmp_path):
-    blank = {"trust_flow": None, "citation_flow": None, "wayback_first_date": None, "wayback_snapshots": None,
-             "language": None, "ttf_topic": None}  # fmt: skip
+    blank = {
+        "trust_flow": None,
+        "citation_flow": None,
+        "wayback_first_date": None,
+        "wayback_snapshots": None,
+        "language": None,
+        "ttf_topic": None,
+    }
     records = [{**r, **blank} for r in _live(listing_records(40, seed=3))]
     for mirror in _tiny(tmp_path, records):
         counts = mirror.chart_counts()
@@ -123,8 +162,10 @@ def test_ages_follow_the_birthday_rule(tmp_path):
     """Today is 2026-11-22: a first snapshot on 2016-11-22 is 10 years old, on 2016-11-23 only
     9 (its birthday is tomorrow)."""
     firsts = ["2016-11-22", "2016-11-23", "2016-11-21", "2016-02-29", "2025-11-23", "2026-11-22"]
-    records = [{**r, "wayback_first_date": first, "wayback_snapshots": snapshots}
-               for r, first, snapshots in zip(_live(listing_records(6, seed=4)), firsts, [0, 1, 4, 5, 99_999, None])]
+    records = [
+        {**r, "wayback_first_date": first, "wayback_snapshots": snapshots}
+        for r, first, snapshots in zip(_live(listing_records(6, seed=4)), firsts, [0, 1, 4, 5, 99_999, None])
+    ]
     for mirror in _tiny(tmp_path, records):
         counts = mirror.chart_counts()
         assert counts.ages == {10: 3, 9: 1, 0: 2}, mirror.engine
@@ -136,8 +177,10 @@ def test_ages_follow_the_birthday_rule(tmp_path):
 
 def test_a_zone_is_cf_at_least_twice_tf_plus_ten(tmp_path):
     pairs = [(10, 30), (10, 29), (0, 10), (0, 9), (45, 100), (46, 100), (100, 100), (None, 50), (50, None)]
-    records = [{**r, "trust_flow": tf, "citation_flow": cf, "ttf_topic": "Health/Fitness", "source": "sedo"}
-               for r, (tf, cf) in zip(_live(listing_records(len(pairs), seed=5)), pairs)]  # fmt: skip
+    records = [
+        {**r, "trust_flow": tf, "citation_flow": cf, "ttf_topic": "Health/Fitness", "source": "sedo"}
+        for r, (tf, cf) in zip(_live(listing_records(len(pairs), seed=5)), pairs)
+    ]
     for mirror in _tiny(tmp_path, records):
         counts = mirror.chart_counts()
         assert counts.zone_by_topic == {"Health": (3, 4)} and counts.zone_by_source == {"sedo": (3, 4)}

@@ -37,23 +37,25 @@ from toolkit.query.aggregates import ChartCounts
 
 def listings(n: int = 6) -> pd.DataFrame:
     """Rows 1..6: row 2 has no TF, row 4 no CF (pd.NA), row 5 CF = 0; nulls in every optional column."""
-    base = pd.DataFrame({
-        "id": [1, 2, 3, 4, 5, 6],
-        "name": ["a.fr", "b.fr", "c.de", "d.com", "e.com", "f.io"],
-        "source": ["dynadot", "sedo", "sedo", "godaddy", "sedo", "dynadot"],
-        "tld": [".fr", ".fr", ".de", ".com", ".com", ".io"],
-        "trust_flow": pd.array([10, None, 30, 5, 0, 40], dtype="Int64"),
-        "citation_flow": pd.array([20, 15, 30, pd.NA, 0, 20], dtype="Int64"),
-        "score": pd.array([50, 40, 60, 10, 0, 70], dtype="Int64"),
-        "ttf_topic": ["Recreation/Travel", "Recreation/Autos", None, "Business/Jobs", "Arts", np.nan],
-        "age": pd.array([3, None, 12, 3, 0, 5], dtype="Int64"),
-        "wayback_first_date": ["2014-03-01", None, "2010-12-31", "2014-07-07", np.nan, "2021-01-15"],
-        "wayback_snapshots": pd.array([120, 4, None, 0, 7, 30], dtype="Int64"),
-        "language": ["FR", "FR", "DE", None, "", "EN"],
-        "auction_end_date": ["2026-11-02T10:00:00Z", None, None, None, None, None],
-        "price": [10.0, 20.0, np.nan, 5.0, 1.0, 99.0],
-        "max_bid": [np.nan, 25.0, 30.0, 5.0, 1.0, 99.0],
-    })
+    base = pd.DataFrame(
+        {
+            "id": [1, 2, 3, 4, 5, 6],
+            "name": ["a.fr", "b.fr", "c.de", "d.com", "e.com", "f.io"],
+            "source": ["dynadot", "sedo", "sedo", "godaddy", "sedo", "dynadot"],
+            "tld": [".fr", ".fr", ".de", ".com", ".com", ".io"],
+            "trust_flow": pd.array([10, None, 30, 5, 0, 40], dtype="Int64"),
+            "citation_flow": pd.array([20, 15, 30, pd.NA, 0, 20], dtype="Int64"),
+            "score": pd.array([50, 40, 60, 10, 0, 70], dtype="Int64"),
+            "ttf_topic": ["Recreation/Travel", "Recreation/Autos", None, "Business/Jobs", "Arts", np.nan],
+            "age": pd.array([3, None, 12, 3, 0, 5], dtype="Int64"),
+            "wayback_first_date": ["2014-03-01", None, "2010-12-31", "2014-07-07", np.nan, "2021-01-15"],
+            "wayback_snapshots": pd.array([120, 4, None, 0, 7, 30], dtype="Int64"),
+            "language": ["FR", "FR", "DE", None, "", "EN"],
+            "auction_end_date": ["2026-11-02T10:00:00Z", None, None, None, None, None],
+            "price": [10.0, 20.0, np.nan, 5.0, 1.0, 99.0],
+            "max_bid": [np.nan, 25.0, 30.0, 5.0, 1.0, 99.0],
+        }
+    )
     return base.head(n)
 
 
@@ -120,12 +122,16 @@ def test_scatter_collapses_groups_beyond_twelve_into_other():
     rows = []
     for i in range(14):
         rows += [f"s{i:02d}"] * (15 - i)
-    df = pd.DataFrame({
-        "id": range(len(rows)), "name": [f"d{i}.com" for i in range(len(rows))], "source": rows,
-        "trust_flow": pd.array([10] * len(rows), dtype="Int64"),
-        "citation_flow": pd.array([20] * len(rows), dtype="Int64"),
-        "ttf_topic": [None] * len(rows),
-    })
+    df = pd.DataFrame(
+        {
+            "id": range(len(rows)),
+            "name": [f"d{i}.com" for i in range(len(rows))],
+            "source": rows,
+            "trust_flow": pd.array([10] * len(rows), dtype="Int64"),
+            "citation_flow": pd.array([20] * len(rows), dtype="Int64"),
+            "ttf_topic": [None] * len(rows),
+        }
+    )
     fig = tf_cf_scatter(df, color_by="source")
     names = [t.name for t in data_traces(fig)]
     assert len(names) == 13
@@ -138,12 +144,16 @@ def test_scatter_collapses_groups_beyond_twelve_into_other():
 def test_scatter_subsamples_deterministically():
     n = 1000
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({
-        "id": rng.permutation(n) + 1, "name": [f"d{i}.com" for i in range(n)], "source": ["x"] * n,
-        "trust_flow": pd.array(rng.integers(0, 100, n), dtype="Int64"),
-        "citation_flow": pd.array(rng.integers(0, 100, n), dtype="Int64"),
-        "ttf_topic": ["Arts/Music"] * n,
-    })
+    df = pd.DataFrame(
+        {
+            "id": rng.permutation(n) + 1,
+            "name": [f"d{i}.com" for i in range(n)],
+            "source": ["x"] * n,
+            "trust_flow": pd.array(rng.integers(0, 100, n), dtype="Int64"),
+            "citation_flow": pd.array(rng.integers(0, 100, n), dtype="Int64"),
+            "ttf_topic": ["Arts/Music"] * n,
+        }
+    )
     fig = tf_cf_scatter(df, max_points=300)
     traces = data_traces(fig)
     shown = sum(len(t.x) for t in traces)
@@ -213,8 +223,14 @@ def test_snapshots_vs_age_log_scatter():
     # row 2: null age, row 3: null snapshots, row 4: zero snapshots (not on a log axis)
     assert sorted(row[0] for row in trace.customdata) == [1, 5, 6]
     assert sorted(zip(trace.x, trace.y)) == [(0, 7), (3, 120), (5, 30)]
-    big = pd.DataFrame({"id": range(50), "name": ["x"] * 50, "age": pd.array([1] * 50, dtype="Int64"),
-                        "wayback_snapshots": pd.array([2] * 50, dtype="Int64")})
+    big = pd.DataFrame(
+        {
+            "id": range(50),
+            "name": ["x"] * 50,
+            "age": pd.array([1] * 50, dtype="Int64"),
+            "wayback_snapshots": pd.array([2] * 50, dtype="Int64"),
+        }
+    )
     small = snapshots_vs_age(big, max_points=20)
     assert len(small.data[0].x) <= 20 and "showing 17 of 50" in small.layout.title.text
     assert has_empty_annotation(snapshots_vs_age(listings().iloc[0:0]))
@@ -237,13 +253,25 @@ def test_language_breakdown_top_and_other():
 
 # 10 listings: 7 with TF and CF (one at CF 0), ages of 3 (twice) and 5, four languages.
 COUNTS = ChartCounts(
-    total=10, tf_cf={(10, 30): 3, (20, 20): 2, (0, 0): 1, (40, 20): 1},
-    zone_by_topic={"Health": (3, 1), None: (0, 3)}, zone_by_source={"sedo": (3, 2), "dynadot": (0, 2)},
-    ages={3: 2, 5: 1}, first_years={2014: 2, 2021: 1}, snapshots_by_age={(3, 5): 2, (5, 3): 1},
+    total=10,
+    tf_cf={(10, 30): 3, (20, 20): 2, (0, 0): 1, (40, 20): 1},
+    zone_by_topic={"Health": (3, 1), None: (0, 3)},
+    zone_by_source={"sedo": (3, 2), "dynadot": (0, 2)},
+    ages={3: 2, 5: 1},
+    first_years={2014: 2, 2021: 1},
+    snapshots_by_age={(3, 5): 2, (5, 3): 1},
     languages={"FR": 4, None: 3, "EN": 2, "DE": 1},
-)  # fmt: skip
-NONE = ChartCounts(total=4, tf_cf={}, zone_by_topic={}, zone_by_source={}, ages={}, first_years={},
-                   snapshots_by_age={}, languages={None: 4})  # fmt: skip
+)
+NONE = ChartCounts(
+    total=4,
+    tf_cf={},
+    zone_by_topic={},
+    zone_by_source={},
+    ages={},
+    first_years={},
+    snapshots_by_age={},
+    languages={None: 4},
+)
 
 
 def test_heatmap_counts_each_tf_cf_cell_on_a_log_colour_scale():
@@ -257,8 +285,10 @@ def test_heatmap_counts_each_tf_cf_cell_on_a_log_colour_scale():
     assert "%{customdata:,} listings" in heat.hovertemplate and "TF %{y}" in heat.hovertemplate
     assert len(fig.data) == 1  # the zone and the diagonal are shapes, not traces
     shapes = {shape.name: shape for shape in fig.layout.shapes}
-    corners = [tuple(float(v) for v in point.split(",")) for point in re.findall(r"[\d.]+,[\d.]+",
-                                                                                shapes[charts.ZONE_NAME].path)]
+    corners = [
+        tuple(float(v) for v in point.split(","))
+        for point in re.findall(r"[\d.]+,[\d.]+", shapes[charts.ZONE_NAME].path)
+    ]
     assert all(cf >= 2 * tf + 10 for cf, tf in corners) and max(tf for _, tf in corners) == 45
     diagonal = shapes["TF = CF"]
     assert (diagonal.x0, diagonal.y0, diagonal.x1, diagonal.y1) == (0, 0, 100, 100)
@@ -315,8 +345,18 @@ NOV = datetime.date(2026, 11, 1)
 
 
 def test_calendar_counts_month_only():
-    dates = ["2026-11-02", "2026-11-02T23:59:00Z", datetime.date(2026, 11, 30), "2026-10-31", "2026-12-01",
-             None, np.nan, pd.NA, "not a date", datetime.datetime(2026, 11, 15, 8, 0)]
+    dates = [
+        "2026-11-02",
+        "2026-11-02T23:59:00Z",
+        datetime.date(2026, 11, 30),
+        "2026-10-31",
+        "2026-12-01",
+        None,
+        np.nan,
+        pd.NA,
+        "not a date",
+        datetime.datetime(2026, 11, 15, 8, 0),
+    ]
     counts = calendar_counts(dates, NOV)
     assert len(counts) == 30 and min(counts) == datetime.date(2026, 11, 1)
     assert counts[datetime.date(2026, 11, 2)] == 2
@@ -365,13 +405,15 @@ def test_drop_calendar_empty_month_says_so():
 
 
 def test_price_history_steps_and_bids():
-    history = pd.DataFrame({
-        "observed_at": ["2026-11-03T00:00:00Z", "2026-11-01T00:00:00Z", "2026-11-02T00:00:00+00:00", None],
-        "price": [30.0, 10.0, np.nan, 99.0],
-        "max_bid": [35.0, 12.0, 20.0, 99.0],
-        "bids_count": pd.array([3, 1, None, 9], dtype="Int64"),
-        "effective_price": [35.0, 12.0, 20.0, 99.0],
-    })
+    history = pd.DataFrame(
+        {
+            "observed_at": ["2026-11-03T00:00:00Z", "2026-11-01T00:00:00Z", "2026-11-02T00:00:00+00:00", None],
+            "price": [30.0, 10.0, np.nan, 99.0],
+            "max_bid": [35.0, 12.0, 20.0, 99.0],
+            "bids_count": pd.array([3, 1, None, 9], dtype="Int64"),
+            "effective_price": [35.0, 12.0, 20.0, 99.0],
+        }
+    )
     fig = price_history(history, currency="EUR")
     by_name = {t.name: t for t in fig.data}
     paid, asked = "Price (highest bid, else asked)", "Start or asking price"

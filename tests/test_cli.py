@@ -34,7 +34,9 @@ def run(*args: str, env: dict | None = None):
 def test_every_command_has_help_a_reference_section_and_a_guide():
     reference = (DOCS / "reference" / "commands.md").read_text()
     assert set(re.findall(r"^## `edt (\w+)`", reference, flags=re.M)) == set(cli.commands)
-    guides = "\n".join(p.read_text() for p in [DOCS / "getting-started.md", DOCS / "benchmarks.md", *(DOCS / "guides").glob("*.md")])
+    guides = "\n".join(
+        p.read_text() for p in [DOCS / "getting-started.md", DOCS / "benchmarks.md", *(DOCS / "guides").glob("*.md")]
+    )
     unguided = {name for name in cli.commands if f"edt {name}" not in guides}
     assert not unguided, f"no guide shows {sorted(unguided)}"
     commands = set(cli.commands)
@@ -72,7 +74,10 @@ def test_query_table_and_csv(synthetic_db, mirror):
 
 def test_pending_query(synthetic_db, mirror):
     result = run("query", "--db", str(synthetic_db), "--pending", "status=pendingDelete", "--format", "json")
-    assert json.loads(result.stdout)["meta"]["total"] == mirror.search_pending_delete({"status": "pendingDelete"})["meta"]["total"]
+    assert (
+        json.loads(result.stdout)["meta"]["total"]
+        == mirror.search_pending_delete({"status": "pendingDelete"})["meta"]["total"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -130,20 +135,28 @@ def test_export_writes_every_matching_row(synthetic_db, mirror, tmp_path, fmt):
 
 
 def test_export_refuses_a_missing_folder_and_a_low_plan(synthetic_db, tmp_path):
-    result = CliRunner().invoke(cli, ["export", "--db", str(synthetic_db), "--format", "csv", "--out",
-                                      str(tmp_path / "no" / "x.csv")])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["export", "--db", str(synthetic_db), "--format", "csv", "--out", str(tmp_path / "no" / "x.csv")]
+    )
     assert result.exit_code == 2 and "does not exist" in result.stderr
-    result = CliRunner().invoke(cli, ["export", "--db", str(synthetic_db), "--format", "csv", "--out",
-                                      str(tmp_path / "x.csv"), "--plan", "pro"])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["export", "--db", str(synthetic_db), "--format", "csv", "--out", str(tmp_path / "x.csv"), "--plan", "pro"]
+    )
     assert result.exit_code == 2 and "Business" in result.stderr and not (tmp_path / "x.csv").exists()
 
 
 def test_status_counts(synthetic_db, mirror):
     result = run("status", "--db", str(synthetic_db), "--json")
     info = json.loads(result.output)
-    assert info["datasets"]["regfree"]["rows"] == mirror.search_domains({"source": "regfree", "include_closed": "1"})["meta"]["total"]
-    assert info["origins"] == {"sync": info["datasets"]["listings"]["rows"] + info["datasets"]["regfree"]["rows"]
-                               + info["datasets"]["pending_delete"]["rows"]}  # fmt: skip
+    assert (
+        info["datasets"]["regfree"]["rows"]
+        == mirror.search_domains({"source": "regfree", "include_closed": "1"})["meta"]["total"]
+    )
+    assert info["origins"] == {
+        "sync": info["datasets"]["listings"]["rows"]
+        + info["datasets"]["regfree"]["rows"]
+        + info["datasets"]["pending_delete"]["rows"]
+    }
     text = run("status", "--db", str(synthetic_db))
     assert "never synced" in text.output and re.search(r"^  pending delete +[\d,]+ rows$", text.output, flags=re.M)
     for line in text.output.splitlines():  # every state stands apart from its job's name and schedule
@@ -160,7 +173,9 @@ def test_demo_loads_refuses_to_mix_and_clears(tmp_path):
     with Mirror(db) as m:
         demo_total = m.search_domains({"include_closed": "1"})["meta"]["total"]
         assert demo_total > 4000
-        save_listings(m.connection(), [{"id": 1, "name": "real-one.com", "source": "sedo", "type": "auction"}], origin="sync")
+        save_listings(
+            m.connection(), [{"id": 1, "name": "real-one.com", "source": "sedo", "type": "auction"}], origin="sync"
+        )
     refused = CliRunner().invoke(cli, ["demo", "--db", db])
     assert refused.exit_code == 2 and "real data" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     cleared = run("demo", "--db", db, "--clear")
@@ -182,8 +197,20 @@ def test_a_file_that_is_not_a_mirror_is_refused_and_left_alone(tmp_path):
 
 
 def test_a_pending_delete_tld_is_its_suffix_family_on_the_command_line(synthetic_db):
-    result = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "--pending", "--format", "json", "tld=uk",
-                                      "include_past=1", "per_page=200"])  # fmt: skip
+    result = CliRunner().invoke(
+        cli,
+        [
+            "query",
+            "--db",
+            str(synthetic_db),
+            "--pending",
+            "--format",
+            "json",
+            "tld=uk",
+            "include_past=1",
+            "per_page=200",
+        ],
+    )
     assert result.exit_code == 0, result.output
     body = json.loads(result.output)
     assert body["meta"]["total"] > 0 and {r["tld"] for r in body["data"]} == {"co.uk"}
@@ -224,9 +251,12 @@ def test_bounds_that_exclude_each_other_are_refused_in_python_and_on_the_command
     assert mirror.search_domains({"tf_min": "30", "tf_max": "10"}, strict=False)["meta"]["total"] == 0  # HTTP: a page
     said = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "tf_min=30", "tf_max=10"])
     assert said.exit_code == 2 and said.stderr.strip() == (
-        "edt: tf_min=30 is above tf_max=10, so no row can match; lower tf_min or raise the other.")
+        "edt: tf_min=30 is above tf_max=10, so no row can match; lower tf_min or raise the other."
+    )
     typo = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "sort=-trustflow"])
-    assert typo.exit_code == 2 and typo.stderr.startswith("edt: sort=-trustflow: did you mean -trust_flow? sort must be")
+    assert typo.exit_code == 2 and typo.stderr.startswith(
+        "edt: sort=-trustflow: did you mean -trust_flow? sort must be"
+    )
 
 
 def test_schedule_next_says_the_api_jobs_wait_for_a_key(tmp_path):
@@ -240,7 +270,9 @@ def test_schedule_next_says_the_api_jobs_wait_for_a_key(tmp_path):
 
 
 def test_every_listing_record_says_its_deal_as_deal_min_and_sort_read_it(synthetic_db, mirror):
-    result = CliRunner().invoke(cli, ["query", "--db", str(synthetic_db), "deal_min=1", "sort=-deal", "--format", "json"])
+    result = CliRunner().invoke(
+        cli, ["query", "--db", str(synthetic_db), "deal_min=1", "sort=-deal", "--format", "json"]
+    )
     data = json.loads(result.stdout)["data"]
     deals = [r["deal"] for r in data]
     assert data and all(d is not None and d >= 1 for d in deals) and deals == sorted(deals, reverse=True)

@@ -86,7 +86,9 @@ def test_the_saved_index_is_used_by_a_new_reader_and_a_stale_one_is_not(tmp_path
     stale = Mirror(path, clock=fixed_clock)
     answer = stale.search_domains({"include_closed": 1, "per_page": 100})
     assert stale.answered_by() == "sqlite"  # the saved index is of an older generation
-    assert answer == Mirror(path, clock=fixed_clock, engine="sqlite").search_domains({"include_closed": 1, "per_page": 100})
+    assert answer == Mirror(path, clock=fixed_clock, engine="sqlite").search_domains(
+        {"include_closed": 1, "per_page": 100}
+    )
 
 
 def test_a_damaged_index_file_is_ignored(tmp_path):
@@ -138,8 +140,18 @@ def _write_batches(path: str, batches: int, size: int) -> None:
     mirror = Mirror(path, clock=fixed_clock)
     base = listing_records(1, seed=1)[0]
     for b in range(batches):
-        rows = [{**base, "id": 100_000 + b * size + i, "name": f"batch{b}x{i}.zz", "tld": ".zz", "source": "sedo",
-                 "type": "closeout", "auction_end_date": None} for i in range(size)]  # fmt: skip
+        rows = [
+            {
+                **base,
+                "id": 100_000 + b * size + i,
+                "name": f"batch{b}x{i}.zz",
+                "tld": ".zz",
+                "source": "sedo",
+                "type": "closeout",
+                "auction_end_date": None,
+            }
+            for i in range(size)
+        ]
         save_listings(mirror.connection(), rows, origin="sync", observed_at=ts(NOW))
         time.sleep(0.01)
     mirror.close()
@@ -152,13 +164,23 @@ def _write_batches_plainly(path: str, batches: int, size: int) -> None:
     conn = sqlite3.connect(path, timeout=30)
     columns = [r[1] for r in conn.execute("PRAGMA table_info(listings)")]
     template = conn.execute("SELECT id FROM listings WHERE source != 'regfree' LIMIT 1").fetchone()[0]
-    values = {"id": "?", "name": "?", "tld": "'.zz'", "source": "'sedo'", "type": "'closeout'", "auction_end_date": "NULL",
-              "closed_at": "NULL", "live_until": "'9999-12-31T23:59:59Z'"}  # fmt: skip
+    values = {
+        "id": "?",
+        "name": "?",
+        "tld": "'.zz'",
+        "source": "'sedo'",
+        "type": "'closeout'",
+        "auction_end_date": "NULL",
+        "closed_at": "NULL",
+        "live_until": "'9999-12-31T23:59:59Z'",
+    }
     select = ", ".join(values.get(c, c) for c in columns)
     for b in range(batches):
         for i in range(size):
-            conn.execute(f"INSERT INTO listings ({', '.join(columns)}) SELECT {select} FROM listings WHERE id = ?",
-                         [100_000 + b * size + i, f"batch{b}x{i}.zz", template])  # fmt: skip
+            conn.execute(
+                f"INSERT INTO listings ({', '.join(columns)}) SELECT {select} FROM listings WHERE id = ?",
+                [100_000 + b * size + i, f"batch{b}x{i}.zz", template],
+            )
         conn.commit()
         time.sleep(0.01)
     conn.close()
@@ -208,7 +230,9 @@ def test_the_commands_that_write_leave_a_current_index_behind(tmp_path):
     assert reader.answered_by() == "columnar"
     before = reader.generation()
     feed = godaddy_zip(tmp_path / "all_listings.json.zip")
-    result = CliRunner().invoke(cli, ["ingest", "godaddy", "--db", str(db), "--file", str(feed)], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["ingest", "godaddy", "--db", str(db), "--file", str(feed)], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     fresh = Mirror(db)
     assert load_index(index_path(db)).generation == fresh.generation() > before
@@ -291,10 +315,17 @@ def test_a_refreshed_index_holds_exactly_what_a_whole_build_holds(tmp_path, monk
                     conn.execute(
                         "UPDATE listings SET trust_flow = ?, price = ?, effective_price = ?, tld = ?, language = ?, "
                         "name = CASE WHEN ? THEN 'zz' || name ELSE name END, wayback_snapshots = ? WHERE id = ?",
-                        [rnd.choice([None, 0, 55, 99]), rnd.choice([None, 1.5, 2e6]), rnd.choice([None, 3.25]),
-                         rnd.choice([".fr", f".new{step}"]), rnd.choice([None, "EN", f"X{step}"]), n % 3 == 0,
-                         rnd.choice([None, 7, 3_000_000_000]), listing_id],
-                    )  # fmt: skip
+                        [
+                            rnd.choice([None, 0, 55, 99]),
+                            rnd.choice([None, 1.5, 2e6]),
+                            rnd.choice([None, 3.25]),
+                            rnd.choice([".fr", f".new{step}"]),
+                            rnd.choice([None, "EN", f"X{step}"]),
+                            n % 3 == 0,
+                            rnd.choice([None, 7, 3_000_000_000]),
+                            listing_id,
+                        ],
+                    )
                 conn.execute("UPDATE mirror_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
         elif kind == 2:  # closes
             ids = [r[0] for r in conn.execute("SELECT id FROM listings ORDER BY random() LIMIT 5")]
@@ -317,8 +348,14 @@ def test_a_refreshed_index_holds_exactly_what_a_whole_build_holds(tmp_path, monk
 def test_a_clock_before_the_newest_closing_reads_closed_rows_as_they_were_live(synthetic_db):
     """With the clock set before some closings (EDT_NOW, a replay), those listings were live
     then: the live part and the open-only index cannot answer, and both engines agree."""
-    closings = sorted({r[0] for r in Mirror(synthetic_db, clock=fixed_clock).connection().execute(
-        "SELECT closed_at FROM listings WHERE closed_at IS NOT NULL")})  # fmt: skip
+    closings = sorted(
+        {
+            r[0]
+            for r in Mirror(synthetic_db, clock=fixed_clock)
+            .connection()
+            .execute("SELECT closed_at FROM listings WHERE closed_at IS NOT NULL")
+        }
+    )
     assert closings
     before = datetime.fromisoformat(closings[0].replace("Z", "+00:00")) - timedelta(hours=1)
     columnar = Mirror(synthetic_db, clock=lambda: before, engine="columnar")
@@ -334,7 +371,10 @@ def test_a_clock_before_the_newest_closing_reads_closed_rows_as_they_were_live(s
     live_then = {r["id"] for r in sqlite.search_domains({"per_page": 100, "sort": "id"})["data"]}
     closed_later = {r[0] for r in sqlite.connection().execute("SELECT id FROM listings WHERE closed_at IS NOT NULL")}
     assert closed_later & live_then
-    assert columnar.search_domains({"per_page": 1})["meta"]["total"] == sqlite.search_domains({"per_page": 1})["meta"]["total"]
+    assert (
+        columnar.search_domains({"per_page": 1})["meta"]["total"]
+        == sqlite.search_domains({"per_page": 1})["meta"]["total"]
+    )
 
 
 def test_a_refreshed_index_answers_as_sqlite(tmp_path):
@@ -411,7 +451,12 @@ def test_an_index_saved_before_a_filter_column_existed_is_built_again(tmp_path, 
     import toolkit.query.columnar as columnar
 
     path = tmp_path / "m.db"
-    save_listings(Mirror(path, clock=fixed_clock, create=True).connection(), listing_records(60), origin="sync", observed_at=ts(NOW))
+    save_listings(
+        Mirror(path, clock=fixed_clock, create=True).connection(),
+        listing_records(60),
+        origin="sync",
+        observed_at=ts(NOW),
+    )
     older = [c for c in columnar._number_columns() if c != "length"]
     monkeypatch.setattr(columnar, "_number_columns", lambda: tuple(older))
     build_index(path).save(index_path(path))
@@ -426,8 +471,16 @@ def test_an_index_saved_before_a_filter_column_existed_is_built_again(tmp_path, 
     assert reader.answered_by() == "columnar"
 
 
-@pytest.mark.parametrize("params", [{}, {"tld": ".com,.fr"}, {"tf_min": "10", "sort": "-trust_flow"},
-                                    {"contains": "shop", "sort": "name"}, {"no_numbers": "1", "sort": "-age"}])  # fmt: skip
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"tld": ".com,.fr"},
+        {"tf_min": "10", "sort": "-trust_flow"},
+        {"contains": "shop", "sort": "name"},
+        {"no_numbers": "1", "sort": "-age"},
+    ],
+)
 def test_a_sampled_frame_is_the_same_rows_in_the_same_order_on_both_engines(engines, params):
     """`domains_df(sample=N)` picks its rows from the columnar index when it can (the rows
     `id % step = 0` keeps, in the query's order), which must be exactly what SQLite picks."""
@@ -439,8 +492,16 @@ def test_a_sampled_frame_is_the_same_rows_in_the_same_order_on_both_engines(engi
     assert got.equals(expected), params
 
 
-@pytest.mark.parametrize("params", [{}, {"tld": ".com,.fr"}, {"ends_after": "2026-11-23", "ends_before": "2026-11-26"},
-                                    {"include_closed": "1"}, {"source": "regfree"}])  # fmt: skip
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"tld": ".com,.fr"},
+        {"ends_after": "2026-11-23", "ends_before": "2026-11-26"},
+        {"include_closed": "1"},
+        {"source": "regfree"},
+    ],
+)
 def test_auction_end_days_are_counted_alike_on_both_engines(engines, params):
     columnar, sqlite = engines
     got, expected = columnar.day_counts(params), sqlite.day_counts(params)
@@ -452,10 +513,23 @@ def test_prices_held_as_ranks_compare_as_the_reals_do(engines):
     """Reals are held as ranks among their distinct values: a bound equal to a held price,
     between two, below the lowest and above the highest gives SQLite's answer for each."""
     columnar, sqlite = engines
-    prices = sorted({r[0] for r in sqlite.connection().execute("SELECT effective_price FROM listings "
-                                                               "WHERE effective_price IS NOT NULL")})  # fmt: skip
-    bounds = [prices[0], prices[len(prices) // 2], (prices[10] + prices[11]) / 2, prices[-1], prices[0] / 2,
-              prices[-1] * 2, 0]  # fmt: skip
+    prices = sorted(
+        {
+            r[0]
+            for r in sqlite.connection().execute(
+                "SELECT effective_price FROM listings WHERE effective_price IS NOT NULL"
+            )
+        }
+    )
+    bounds = [
+        prices[0],
+        prices[len(prices) // 2],
+        (prices[10] + prices[11]) / 2,
+        prices[-1],
+        prices[0] / 2,
+        prices[-1] * 2,
+        0,
+    ]
     for bound in bounds:
         for name in ("price_min", "price_max"):
             params = {name: bound, "per_page": 100, "sort": "-effective_price"}
@@ -484,8 +558,9 @@ def test_an_index_build_worker_dies_with_the_process_that_forked_it(tmp_path):
     )
     from pathlib import Path
 
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                              cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1]
+    )
     worker = int(parent.stdout.readline())
     os.kill(worker, 0)  # alive while its parent is
     parent.send_signal(signal.SIGKILL)

@@ -48,8 +48,12 @@ def _leaves(path: Path, name: str) -> list[int]:
     conn = _conn(path)
     try:
         try:
-            return [p for (p,) in conn.execute("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' "
-                                               "ORDER BY pageno", [name])]  # fmt: skip
+            return [
+                p
+                for (p,) in conn.execute(
+                    "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno", [name]
+                )
+            ]
         except sqlite3.OperationalError:  # no dbstat: an interior page lists its children
             size = conn.execute("PRAGMA page_size").fetchone()[0]
     finally:
@@ -130,25 +134,43 @@ def files(tmp_path_factory) -> dict[str, Path]:
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EDT_")}
-    env.update(EDT_CONFIG=str(tmp_path / "none.toml"), EDT_TIMEOUT="2", EDT_BUDGET_FILE=str(tmp_path / "budget.sqlite"),
-               EDT_RDAP_BOOTSTRAP_URL="http://127.0.0.1:9/dns.json", COLUMNS="200")  # fmt: skip
+    env.update(
+        EDT_CONFIG=str(tmp_path / "none.toml"),
+        EDT_TIMEOUT="2",
+        EDT_BUDGET_FILE=str(tmp_path / "budget.sqlite"),
+        EDT_RDAP_BOOTSTRAP_URL="http://127.0.0.1:9/dns.json",
+        COLUMNS="200",
+    )
     return env
 
 
-def edt(tmp_path: Path, *args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=tmp_path, env=env or _env(tmp_path),
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+def edt(
+    tmp_path: Path, *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "toolkit", *args],
+        cwd=tmp_path,
+        env=env or _env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 def _the_line(db: Path, words: str = "database disk image is malformed") -> str:
     if words == "file is not a database":  # a stray file as likely as a mirror whose first page is gone
-        return (f"edt: {db}: cannot open as a mirror: not a SQLite file, or the mirror's file is damaged ({words}); "
-                f"run `edt doctor --db {db}` to see what can be saved")  # fmt: skip
+        return (
+            f"edt: {db}: cannot open as a mirror: not a SQLite file, or the mirror's file is damaged ({words}); "
+            f"run `edt doctor --db {db}` to see what can be saved"
+        )
     return f"edt: {db}: the mirror's file is damaged ({words}); run `edt doctor --db {db}` to see what can be saved"
 
 
-def _assert_damaged_line(result: subprocess.CompletedProcess, db: Path, *, words: str | None = None,
-                         others: bool = False) -> None:  # fmt: skip
+def _assert_damaged_line(
+    result: subprocess.CompletedProcess, db: Path, *, words: str | None = None, others: bool = False
+) -> None:
     """Exit 2 and one `edt:` line on stderr naming the file, SQLite's words and `edt doctor`;
     no traceback. `others`: a command's own progress lines may come first (`edt bench`)."""
     lines = result.stderr.splitlines()
@@ -181,8 +203,19 @@ COMMANDS = {
     "fx": ["fx", "--db", "{db}"],
     "enrich": ["enrich", "--db", "{db}", "tld=.fr", "--timeout", "1"],
     "ingest": ["ingest", "--db", "{db}", "droplist", "--file", "drop.txt"],
-    "sync": ["sync", "--db", "{db}", "--api-key", "k", "--base-url", "http://127.0.0.1:9", "--plan", "pro",
-             "--timeout", "1"],
+    "sync": [
+        "sync",
+        "--db",
+        "{db}",
+        "--api-key",
+        "k",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--plan",
+        "pro",
+        "--timeout",
+        "1",
+    ],
     "bench": ["bench", "--db", "{db}", "--repeat", "1", "--only", "tld"],
 }
 
@@ -197,9 +230,16 @@ def test_every_command_on_a_damaged_mirror_says_so_in_one_line(files, tmp_path, 
     _assert_damaged_line(result, db, words="database disk image is malformed", others=command == "bench")
 
 
-@pytest.mark.parametrize("command,damage", [(["demo"], "tables"), (["demo"], "torn"), (["demo", "--clear"], "tables"),
-                                            (["demo", "--clear"], "torn"),
-                                            (["ingest", "droplist", "--file", "drop.txt"], "tables")])  # fmt: skip
+@pytest.mark.parametrize(
+    "command,damage",
+    [
+        (["demo"], "tables"),
+        (["demo"], "torn"),
+        (["demo", "--clear"], "tables"),
+        (["demo", "--clear"], "torn"),
+        (["ingest", "droplist", "--file", "drop.txt"], "tables"),
+    ],
+)
 def test_the_loaders_refuse_a_damaged_mirror_before_writing_a_byte(files, tmp_path, command, damage):
     """demo and demo --clear run SQLite's quick_check first (its words in the line); ingest
     fails on the table it writes to and rolls back."""
@@ -214,9 +254,14 @@ def test_the_loaders_refuse_a_damaged_mirror_before_writing_a_byte(files, tmp_pa
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # not switched out of WAL
 
 
-@pytest.mark.parametrize("damage,words", [("header", "file is not a database"),
-                                          ("truncated", "database disk image is malformed"),
-                                          ("text", "file is not a database")])  # fmt: skip
+@pytest.mark.parametrize(
+    "damage,words",
+    [
+        ("header", "file is not a database"),
+        ("truncated", "database disk image is malformed"),
+        ("text", "file is not a database"),
+    ],
+)
 @pytest.mark.parametrize("command", [["serve", "--port", "1"], ["mcp"], ["status"], ["demo"], ["query"]])
 def test_a_file_that_cannot_be_opened_is_refused_at_start(files, tmp_path, damage, words, command):
     db = _copy(files[damage], tmp_path)
@@ -258,8 +303,21 @@ def test_a_sync_that_meets_damage_mid_page_keeps_no_part_of_it(files, tmp_path):
     env = {**_env(tmp_path), "EDT_API_KEY": KEY}
     remote = create_app(_copy(files["sound"], tmp_path, "remote.db"), {KEY: "business"}, rates={"business": 100_000})
     with BackgroundServer(remote) as server:
-        result = edt(tmp_path, "sync", "--db", str(db), "--base-url", server.url, "--plan", "business", "--jobs",
-                     "listings", "--rate", "6000", env=env)  # fmt: skip
+        result = edt(
+            tmp_path,
+            "sync",
+            "--db",
+            str(db),
+            "--base-url",
+            server.url,
+            "--plan",
+            "business",
+            "--jobs",
+            "listings",
+            "--rate",
+            "6000",
+            env=env,
+        )
     _assert_damaged_line(result, db, words="database disk image is malformed")
     assert {t: _rows(db, t) for t in before} == before  # the page's rows, history and checkpoint: none of it
 
@@ -282,14 +340,22 @@ def test_an_enrich_batch_that_meets_damage_is_rolled_back(files, tmp_path):
 
     def web(request: httpx.Request) -> httpx.Response:
         asked.append(request.url.host)
-        body = [["urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length"],
-                ["fr,x)/", "20100101000000", "http://x.fr/", "text/html", "200", "AAAA", "100"]]  # fmt: skip
+        body = [
+            ["urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length"],
+            ["fr,x)/", "20100101000000", "http://x.fr/", "text/html", "200", "AAAA", "100"],
+        ]
         return httpx.Response(200, json=body)
 
     mirror = Mirror(db)
     with pytest.raises(sqlite3.DatabaseError) as raised:
-        enrich(mirror, rdap=False, params={"tld": ".fr"}, limit=30, transport=httpx.MockTransport(web),
-               sleep=lambda seconds: None)  # fmt: skip
+        enrich(
+            mirror,
+            rdap=False,
+            params={"tld": ".fr"},
+            limit=30,
+            transport=httpx.MockTransport(web),
+            sleep=lambda seconds: None,
+        )
     mirror.close()
     assert damage_in(raised.value) is not None
     assert asked and set(asked) == {"web.archive.org"}  # it got as far as writing what it learnt
@@ -298,8 +364,15 @@ def test_an_enrich_batch_that_meets_damage_is_rolled_back(files, tmp_path):
 
 # -- the server and the MCP tools ---------------------------------------------------------------
 
-ROUTES = ["/api/domains?tld=.fr", "/api/domains/{id}", "/api/pending-delete", "/api/pending-delete/{domain}",
-          "/api/free/domains", "/api/export", "/api/export?format=csv"]  # fmt: skip
+ROUTES = [
+    "/api/domains?tld=.fr",
+    "/api/domains/{id}",
+    "/api/pending-delete",
+    "/api/pending-delete/{domain}",
+    "/api/free/domains",
+    "/api/export",
+    "/api/export?format=csv",
+]
 
 
 def _warnings(caplog, logger: str) -> list[logging.LogRecord]:
@@ -361,8 +434,12 @@ def test_an_export_cut_by_damage_is_cut_and_logged_once(files, tmp_path, caplog)
         raise sqlite3.DatabaseError("database disk image is malformed")
 
     mirror.export_rows = broken
-    with BackgroundServer(app) as server, caplog.at_level(logging.INFO), pytest.raises(httpx.HTTPError), \
-            httpx.stream("GET", f"{server.url}/api/export", headers={"Authorization": f"Bearer {KEY}"}) as answer:
+    with (
+        BackgroundServer(app) as server,
+        caplog.at_level(logging.INFO),
+        pytest.raises(httpx.HTTPError),
+        httpx.stream("GET", f"{server.url}/api/export", headers={"Authorization": f"Bearer {KEY}"}) as answer,
+    ):
         assert answer.status_code == 200
         answer.read()
     assert len(_warnings(caplog, "toolkit.serve.server")) == 1
@@ -477,9 +554,12 @@ def test_doctor_on_files_it_cannot_read(files, tmp_path):
     text = _copy(files["text"], tmp_path, "notes.db")
     result = edt(tmp_path, "doctor", "--db", str(text))
     assert result.returncode == 2 and result.stderr.splitlines() == [
-        (f"edt: {text}: not a SQLite database (file is not a database): nothing `edt doctor` can read; if it was a "
-         "mirror, its first page is gone: restore a backup, or build a new mirror with `edt sync` or `edt demo` "
-         "(--db NEW_FILE)")]  # fmt: skip
+        (
+            f"edt: {text}: not a SQLite database (file is not a database): nothing `edt doctor` can read; if it was a "
+            "mirror, its first page is gone: restore a backup, or build a new mirror with `edt sync` or `edt demo` "
+            "(--db NEW_FILE)"
+        )
+    ]
     truncated = _copy(files["truncated"], tmp_path, "truncated.db")
     said = edt(tmp_path, "doctor", "--db", str(truncated))
     assert said.returncode == 1 and "no table can be read through SQLite" in said.stdout

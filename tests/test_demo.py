@@ -34,8 +34,19 @@ ANCHOR = anchor_of(TODAY)
 SCHEMAS = REFERENCE / "json-schema"
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-SEO_FIELDS = ("trust_flow", "citation_flow", "domain_authority", "referring_domains", "backlinks_count", "score",
-              "ttf_topic", "ref_domains_edu", "ref_domains_gov", "wayback_snapshots", "wayback_first_date")  # fmt: skip
+SEO_FIELDS = (
+    "trust_flow",
+    "citation_flow",
+    "domain_authority",
+    "referring_domains",
+    "backlinks_count",
+    "score",
+    "ttf_topic",
+    "ref_domains_edu",
+    "ref_domains_gov",
+    "wayback_snapshots",
+    "wayback_first_date",
+)
 
 
 def clock() -> datetime:
@@ -425,8 +436,9 @@ def test_the_mirror_holds_what_was_generated(mirror, listings, pending):
     meta = dict(conn.execute("SELECT key, value FROM mirror_meta"))
     assert meta["demo_scale"] == "small" and meta["demo_seed"] == "42" and TIMESTAMP.match(meta["demo_generated_at"])
     live = mirror.search_domains({"per_page": 1}, plan="enterprise")["meta"]["total"]
-    ended = sum(1 for r in listings if r["source"] != "regfree" and r["auction_end_date"]
-                and ts(r["auction_end_date"]) <= NOW)  # fmt: skip
+    ended = sum(
+        1 for r in listings if r["source"] != "regfree" and r["auction_end_date"] and ts(r["auction_end_date"]) <= NOW
+    )
     assert live == sum(r["source"] != "regfree" for r in listings) - ended
 
 
@@ -453,8 +465,17 @@ def test_bid_trajectories_are_in_listing_history(mirror):
 def test_load_refuses_real_data_unless_forced_and_clear_keeps_it(tmp_path):
     m = Mirror(tmp_path / "mixed.db", clock=clock, create=True)
     conn = m.connection()
-    real = {"id": 7, "name": "realdomain.com", "tld": ".com", "source": "sedo", "type": "auction", "price": 69.0,
-            "currency": "EUR", "bids_count": 0, "created_at": "2026-11-20T08:00:00Z"}  # fmt: skip
+    real = {
+        "id": 7,
+        "name": "realdomain.com",
+        "tld": ".com",
+        "source": "sedo",
+        "type": "auction",
+        "price": 69.0,
+        "currency": "EUR",
+        "bids_count": 0,
+        "created_at": "2026-11-20T08:00:00Z",
+    }
     save_listings(conn, [real], origin="sync", observed_at="2026-11-21T08:00:00Z")
     with pytest.raises(DemoRefused, match="force"):
         load_demo(conn, scale="small", seed=1, today=TODAY)
@@ -531,12 +552,15 @@ def test_a_failing_generator_process_fails_the_load_and_leaves_the_mirror_as_it_
     m.close()
 
 
-@pytest.mark.parametrize(("clock", "day"), [
-    (datetime(2026, 11, 24, 0, 10, tzinfo=timezone.utc), date(2026, 11, 23)),  # before the 07:00 fetch: yesterday
-    (datetime(2026, 11, 24, 6, 59, tzinfo=timezone.utc), date(2026, 11, 23)),
-    (datetime(2026, 11, 24, 7, 0, tzinfo=timezone.utc), date(2026, 11, 24)),
-    (datetime(2026, 11, 24, 23, 59, tzinfo=timezone.utc), date(2026, 11, 24)),
-])
+@pytest.mark.parametrize(
+    ("clock", "day"),
+    [
+        (datetime(2026, 11, 24, 0, 10, tzinfo=timezone.utc), date(2026, 11, 23)),  # before the 07:00 fetch: yesterday
+        (datetime(2026, 11, 24, 6, 59, tzinfo=timezone.utc), date(2026, 11, 23)),
+        (datetime(2026, 11, 24, 7, 0, tzinfo=timezone.utc), date(2026, 11, 24)),
+        (datetime(2026, 11, 24, 23, 59, tzinfo=timezone.utc), date(2026, 11, 24)),
+    ],
+)
 def test_without_a_day_the_demo_never_stamps_a_row_after_the_clock(clock, day):
     """A demo loaded at 00:10 UTC once stamped its rows 07:00 that day, in the future: a saved
     search then counted every match as new since it was saved."""

@@ -36,7 +36,9 @@ def _documents() -> list[Path]:
 
 def test_the_readme_stays_within_its_budget():
     lines = (ROOT / "README.md").read_text().splitlines()
-    assert len(lines) <= README_BUDGET, f"README.md has {len(lines)} lines; move detail into docs/ (budget {README_BUDGET})"
+    assert len(lines) <= README_BUDGET, (
+        f"README.md has {len(lines)} lines; move detail into docs/ (budget {README_BUDGET})"
+    )
 
 
 def test_git_ignores_every_file_the_readme_says_lives_beside_the_mirror():
@@ -50,8 +52,9 @@ def test_git_ignores_every_file_the_readme_says_lives_beside_the_mirror():
             paths.append(paths[-1].rsplit(".", 1)[0] + name if name.startswith(".") and paths else name)
     beside = [p.rstrip("/") + ("/part.parquet" if p.endswith("/") else "") for p in paths if p.startswith("data/")]
     assert len(beside) >= 7, beside  # the mirror, its two index parts, archive, lock, price model, feed snapshots
-    checked = subprocess.run(["git", "check-ignore", "--no-index", "-v", "-n", *beside], cwd=ROOT, capture_output=True,
-                             text=True)  # fmt: skip
+    checked = subprocess.run(
+        ["git", "check-ignore", "--no-index", "-v", "-n", *beside], cwd=ROOT, capture_output=True, text=True
+    )
     missing = [line.split("\t")[-1] for line in checked.stdout.splitlines() if line.startswith("::")]
     assert not missing, f"add these to .gitignore: {missing}"
 
@@ -94,8 +97,11 @@ def test_nothing_a_reader_meets_points_outside_the_repository():
 
 def test_the_generated_reference_pages_are_current():
     generator = _generator()
-    stale = [name for name, (file, _) in generator.PAGES.items()
-             if generator.render(name, (generator.DOCS / file).read_text()) != (generator.DOCS / file).read_text()]
+    stale = [
+        name
+        for name, (file, _) in generator.PAGES.items()
+        if generator.render(name, (generator.DOCS / file).read_text()) != (generator.DOCS / file).read_text()
+    ]
     assert not stale, f"stale: {stale}; run: python docs/generate.py"
 
 
@@ -124,8 +130,15 @@ def test_the_parameters_page_lists_every_parameter_and_the_commands_page_every_c
 
 def test_the_docs_site_builds_strictly_without_a_warning(tmp_path):
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-                         check=False, cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output
     assert "WARNING" not in output, output

@@ -23,8 +23,15 @@ from toolkit.query.aggregates import ZONE_OFFSET, ZONE_SLOPE, ChartCounts, snaps
 from toolkit.ui import echarts
 from toolkit.ui.echarts import option
 
-COUNT_CHARTS = (charts.tf_cf_heatmap, charts.tf_cf_ratio_bars, charts.zone_share_bars, charts.age_bars,
-                charts.first_year_bars, charts.snapshots_age_heatmap, charts.language_bars)  # fmt: skip
+COUNT_CHARTS = (
+    charts.tf_cf_heatmap,
+    charts.tf_cf_ratio_bars,
+    charts.zone_share_bars,
+    charts.age_bars,
+    charts.first_year_bars,
+    charts.snapshots_age_heatmap,
+    charts.language_bars,
+)
 VIRIDIS = [c for c in plotly.colors.sequential.Viridis]
 
 
@@ -50,8 +57,11 @@ def mark_lines(series: dict) -> list:
 
 
 def segments(series: dict, name: str) -> list[tuple[tuple, tuple]]:
-    return [(tuple(a["coord"]), tuple(b["coord"])) for a, b in (m for m in mark_lines(series) if isinstance(m, list))
-            if a["name"] == name]  # fmt: skip
+    return [
+        (tuple(a["coord"]), tuple(b["coord"]))
+        for a, b in (m for m in mark_lines(series) if isinstance(m, list))
+        if a["name"] == name
+    ]
 
 
 def test_the_module_exports_exactly_its_api():
@@ -67,8 +77,10 @@ def test_the_tf_cf_heatmap_sends_every_non_empty_cell_once_with_its_count(counts
     # Both axes span 0-100 as Plotly's range [-0.5, 100.5]: category i is the value i.
     assert out["xAxis"]["data"] == out["yAxis"][0]["data"] == [str(n) for n in range(101)]
     assert (out["xAxis"]["name"], out["yAxis"][0]["name"]) == ("Citation Flow", "Trust Flow")
-    cells = {(int(out["yAxis"][0]["data"][item[1]]), int(out["xAxis"]["data"][item[0]])): int(item[5].replace(",", ""))
-             for item in heat["data"]}  # fmt: skip
+    cells = {
+        (int(out["yAxis"][0]["data"][item[1]]), int(out["xAxis"]["data"][item[0]])): int(item[5].replace(",", ""))
+        for item in heat["data"]
+    }
     assert cells == busy.tf_cf  # sparse: exactly the non-empty cells, keyed (TF, CF)
     assert len(heat["data"]) == len(busy.tf_cf) < 101 * 101
     for item in heat["data"]:
@@ -120,8 +132,12 @@ def test_the_ratio_bars_stand_at_their_bin_centres_on_a_value_axis(counts):
     (vline,) = mark_lines(bars)
     assert vline["xAxis"] == 1.0 and vline["label"]["formatter"] == "TF = CF" and vline["lineStyle"]["type"] == "dashed"
     # A bar's hover shows anywhere in its column (an axis tooltip), its template at the top level.
-    assert out["tooltip"] == {"trigger": "axis", "confine": True, "axisPointer": {"type": "shadow"},
-                              "formatter": bars["tooltip"]["formatter"]}  # fmt: skip
+    assert out["tooltip"] == {
+        "trigger": "axis",
+        "confine": True,
+        "axisPointer": {"type": "shadow"},
+        "formatter": bars["tooltip"]["formatter"],
+    }
     biggest = max(range(len(trace.y)), key=lambda i: trace.y[i])
     assert tooltip(bars, bars["data"][biggest]) == f"TF / CF {trace.customdata[biggest]}: {trace.y[biggest]:,} listings"
     assert out["xAxis"]["name"] == "TF / CF (the last bar: 2 or more)" and out["yAxis"][0]["name"] == "Listings"
@@ -143,8 +159,9 @@ def test_the_zone_shares_are_horizontal_bars_highest_on_top(counts, by):
     assert bars["itemStyle"] == {"color": "#d62728"}
     first = bars["data"][0]
     inside, outside = groups[None if first[1] == "Unknown" and None in groups else first[1]]
-    assert tooltip(bars, first) == (f"{first[1]}: {inside:,} of {inside + outside:,} in the zone "
-                                    f"({100 * inside / (inside + outside):.1f}%)")  # fmt: skip
+    assert tooltip(bars, first) == (
+        f"{first[1]}: {inside:,} of {inside + outside:,} in the zone ({100 * inside / (inside + outside):.1f}%)"
+    )
     (vline,) = mark_lines(bars)
     overall = 100 * sum(i for i, _ in groups.values()) / sum(i + o for i, o in groups.values())
     assert vline["xAxis"] == pytest.approx(overall) and vline["label"]["formatter"] == f"all: {overall:.0f}%"
@@ -219,11 +236,19 @@ def test_an_empty_month_still_draws_its_days_and_says_why_it_is_blank():
 
 
 def _history() -> pd.DataFrame:
-    return pd.DataFrame({"observed_at": ["2026-11-01T07:00:00Z", "2026-11-05T07:00:00Z", "2026-11-20T07:00:00Z"],
-                         "price": [10.0, 12.0, 30.0], "max_bid": [None, 11.0, 25.0], "bids_count": [0, 1, 7],
-                         "trust_flow": [8, 9, 31], "citation_flow": [20, 22, 22],
-                         "domain_authority": [None, None, None],
-                         "referring_domains": [0, 95, 120], "backlinks_count": [400, 900, 4000]})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "observed_at": ["2026-11-01T07:00:00Z", "2026-11-05T07:00:00Z", "2026-11-20T07:00:00Z"],
+            "price": [10.0, 12.0, 30.0],
+            "max_bid": [None, 11.0, 25.0],
+            "bids_count": [0, 1, 7],
+            "trust_flow": [8, 9, 31],
+            "citation_flow": [20, 22, 22],
+            "domain_authority": [None, None, None],
+            "referring_domains": [0, 95, 120],
+            "backlinks_count": [400, 900, 4000],
+        }
+    )
 
 
 def test_price_history_steps_on_a_time_axis_with_the_bids_on_the_right():
@@ -235,8 +260,11 @@ def test_price_history_steps_on_a_time_axis_with_the_bids_on_the_right():
     named = {s["name"]: s for s in out["series"]}
     paid = "Price (highest bid, else asked)"
     assert set(named) == {paid, "Start or asking price", "Bids"}
-    assert named[paid]["data"] == [["2026-11-01T07:00:00Z", 10.0], ["2026-11-05T07:00:00Z", 11.0],
-                                   ["2026-11-20T07:00:00Z", 25.0]]  # fmt: skip
+    assert named[paid]["data"] == [
+        ["2026-11-01T07:00:00Z", 10.0],
+        ["2026-11-05T07:00:00Z", 11.0],
+        ["2026-11-20T07:00:00Z", 25.0],
+    ]
     assert [v for _, v in named["Start or asking price"]["data"]] == [10.0, 10.0, 10.0]
     assert named[paid]["step"] == "end" and named[paid]["type"] == "line" and named[paid]["showSymbol"]
     assert out["yAxis"][0]["name"] == "Price (USD)"
@@ -265,8 +293,16 @@ def test_metric_history_has_a_log_right_axis_and_marks_the_rise():
 
 @pytest.mark.parametrize("draw", COUNT_CHARTS)
 def test_every_empty_chart_says_no_rows_match(draw):
-    empty = ChartCounts(total=0, tf_cf={}, zone_by_topic={}, zone_by_source={}, ages={}, first_years={},
-                        snapshots_by_age={}, languages={})  # fmt: skip
+    empty = ChartCounts(
+        total=0,
+        tf_cf={},
+        zone_by_topic={},
+        zone_by_source={},
+        ages={},
+        first_years={},
+        snapshots_by_age={},
+        languages={},
+    )
     out = option(draw(empty))
     assert out["series"] == [] and out["xAxis"]["show"] is False and out["yAxis"][0]["show"] is False
     assert out["graphic"][0]["style"]["text"] == charts.EMPTY_TEXT
@@ -278,8 +314,11 @@ def test_every_empty_chart_says_no_rows_match(draw):
 
 def test_every_option_is_plain_json(counts):
     figures = [draw(counts) for draw in COUNT_CHARTS]
-    figures += [charts.drop_calendar({date(2026, 3, 5): 4}, date(2026, 3, 1)), charts.price_history(_history()),
-                charts.metric_history(_history(), jump_at="2026-11-20T07:00:00Z")]  # fmt: skip
+    figures += [
+        charts.drop_calendar({date(2026, 3, 5): 4}, date(2026, 3, 1)),
+        charts.price_history(_history()),
+        charts.metric_history(_history(), jump_at="2026-11-20T07:00:00Z"),
+    ]
     for fig in figures:
         text = json.dumps(option(fig), allow_nan=False)  # NumPy scalars, NaN and times converted
         assert json.loads(text)["series"]
@@ -288,9 +327,15 @@ def test_every_option_is_plain_json(counts):
 def test_numpy_values_become_python_values():
     import plotly.graph_objects as go
 
-    fig = go.Figure(go.Bar(x=np.array([0.5, 1.5]), y=np.array([3, 4], dtype=np.int64), width=0.9,
-                           customdata=np.array([7, 8], dtype=np.int32),
-                           hovertemplate="%{customdata:,d} at %{x:.1f}"))  # fmt: skip
+    fig = go.Figure(
+        go.Bar(
+            x=np.array([0.5, 1.5]),
+            y=np.array([3, 4], dtype=np.int64),
+            width=0.9,
+            customdata=np.array([7, 8], dtype=np.int32),
+            hovertemplate="%{customdata:,d} at %{x:.1f}",
+        )
+    )
     out = option(fig)
     assert out["series"][0]["data"] == [[0.5, 3, "7", "0.5"], [1.5, 4, "8", "1.5"]]
     assert all(type(v) in (float, int, str) for item in out["series"][0]["data"] for v in item)
@@ -330,8 +375,10 @@ def test_show_sizes_the_chart_by_the_figures_height():
 
     echarts.show(go.Figure(go.Bar(x=["a"], y=[1]), layout={"height": 640}), key="tall", where=Column())
     echarts.show(go.Figure(go.Bar(x=["a"], y=[1])), key="plain", where=Column())
-    assert [options for _, options in calls] == [{"key": "tall", "height": 640},
-                                                 {"key": "plain", "height": echarts.DEFAULT_HEIGHT}]  # fmt: skip
+    assert [options for _, options in calls] == [
+        {"key": "tall", "height": 640},
+        {"key": "plain", "height": echarts.DEFAULT_HEIGHT},
+    ]
     assert calls[0][0]["series"][0]["data"] == [["a", 1]]
 
 

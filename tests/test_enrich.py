@@ -14,12 +14,28 @@ import pytest
 
 from conftest import REAL
 from toolkit import Mirror
-from toolkit.enrich.rdap import (AVAILABLE, BOOTSTRAP_META_KEY, Bootstrap, NoRdapService, RdapError, epp_status,
-                                 load_bootstrap, parse_rdap_domain, pending_status)  # fmt: skip
+from toolkit.enrich.rdap import (
+    AVAILABLE,
+    BOOTSTRAP_META_KEY,
+    Bootstrap,
+    NoRdapService,
+    RdapError,
+    epp_status,
+    load_bootstrap,
+    parse_rdap_domain,
+    pending_status,
+)
 from toolkit.enrich.run import MIN_INTERVAL, PROGRESS_KEY, HostPacer, enrich, polite_client
 from toolkit.enrich.score import quality_score
-from toolkit.enrich.wayback import (CDX_FIELDS, WaybackError, check_cdx_body, fetch_cdx_pages, parse_cdx_json,
-                                    parse_cdx_text, summarize)  # fmt: skip
+from toolkit.enrich.wayback import (
+    CDX_FIELDS,
+    WaybackError,
+    check_cdx_body,
+    fetch_cdx_pages,
+    parse_cdx_json,
+    parse_cdx_text,
+    summarize,
+)
 from toolkit.sync.remote import Traffic
 from toolkit.store.writer import close_listings, save_listings
 
@@ -117,9 +133,17 @@ def test_cdx_empty_and_broken_bodies():
     assert parse_cdx_json(b"[]").captures == [] and parse_cdx_json(b"").captures == []
     assert parse_cdx_text(b"").captures == []
     assert summarize("x.com", [parse_cdx_json(b"[]")]).fields() == {
-        "wayback_snapshots": 0, "wayback_first_date": None, "wayback_last_date": None, "age": None,
-        "archive_years": None, "archive_longest_gap": None, "archive_redirect_share": None, "archive_parked": None,
-        "archive_parked_reason": None, "archive_continuity": None}  # fmt: skip
+        "wayback_snapshots": 0,
+        "wayback_first_date": None,
+        "wayback_last_date": None,
+        "age": None,
+        "archive_years": None,
+        "archive_longest_gap": None,
+        "archive_redirect_share": None,
+        "archive_parked": None,
+        "archive_parked_reason": None,
+        "archive_continuity": None,
+    }
     body = cdx("archive.org_output-json_limit3.json")
     with pytest.raises(WaybackError):
         parse_cdx_json(body[: len(body) // 2])
@@ -153,8 +177,10 @@ def test_rdap_com_answers():
 
     joker = parse_rdap_domain(rdap_fixture("verisign_com_20c.com.json"))
     assert joker.statuses == [] and joker.last_changed_at == "2024-06-25T03:31:37Z"
-    assert (joker.registrar, joker.expires_at) == ("CSL Computer Service Langenbach GmbH d/b/a joker.com",
-                                                   "2025-06-28T18:28:14Z")  # fmt: skip
+    assert (joker.registrar, joker.expires_at) == (
+        "CSL Computer Service Langenbach GmbH d/b/a joker.com",
+        "2025-06-28T18:28:14Z",
+    )
 
 
 def test_rdap_cz_and_no_answers():
@@ -226,7 +252,9 @@ def test_bootstrap_cached_in_mirror_meta(tmp_path):
     with polite_client(httpx.MockTransport(handler), sleep=no_sleep) as client:
         boot, origin = load_bootstrap(conn, client, now=NOW)
         assert (origin, len(calls)) == ("fetched", 1) and calls[0] == "https://data.iana.org/rdap/dns.json"
-        stored = json.loads(conn.execute("SELECT value FROM mirror_meta WHERE key = ?", (BOOTSTRAP_META_KEY,)).fetchone()[0])
+        stored = json.loads(
+            conn.execute("SELECT value FROM mirror_meta WHERE key = ?", (BOOTSTRAP_META_KEY,)).fetchone()[0]
+        )
         assert stored["fetched_at"] == NOW_TS and stored["data"]["publication"] == "2021-05-11T21:00:02Z"
         assert load_bootstrap(conn, client, now=NOW + timedelta(days=29))[1] == "cached" and len(calls) == 1
         assert load_bootstrap(conn, client, now=NOW + timedelta(days=31))[1] == "fetched" and len(calls) == 2
@@ -250,9 +278,15 @@ def test_host_pacing_per_host():
         slept.append(seconds)
         clock[0] += seconds
 
-    pacer = HostPacer(httpx.MockTransport(lambda r: httpx.Response(200)), Traffic(), sleep=sleep, clock=lambda: clock[0])
-    for url in ("https://web.archive.org/a", "https://web.archive.org/b", "https://rdap.nic.cz/x",
-                "https://web.archive.org/c"):  # fmt: skip
+    pacer = HostPacer(
+        httpx.MockTransport(lambda r: httpx.Response(200)), Traffic(), sleep=sleep, clock=lambda: clock[0]
+    )
+    for url in (
+        "https://web.archive.org/a",
+        "https://web.archive.org/b",
+        "https://rdap.nic.cz/x",
+        "https://web.archive.org/c",
+    ):
         pacer.handle_request(httpx.Request("GET", url))
     assert slept == [MIN_INTERVAL["web.archive.org"]] * 2  # the other host was not held back
     assert pacer.traffic.requests == 4
@@ -321,14 +355,32 @@ def rdap_route(host: str, path: str) -> tuple:
 
 
 LISTINGS = [
-    {"id": 1, "name": "example.com", "source": "sedo", "type": "auction", "trust_flow": 30, "citation_flow": 35,
-     "domain_authority": 40, "referring_domains": 120, "backlinks_count": 3000, "ref_domains_edu": 1, "score": 1},
+    {
+        "id": 1,
+        "name": "example.com",
+        "source": "sedo",
+        "type": "auction",
+        "trust_flow": 30,
+        "citation_flow": 35,
+        "domain_authority": 40,
+        "referring_domains": 120,
+        "backlinks_count": 3000,
+        "ref_domains_edu": 1,
+        "score": 1,
+    },
     {"id": 2, "name": "example.cz", "source": "sedo", "type": "closeout", "trust_flow": 12, "citation_flow": 14},
-    {"id": 3, "name": "norway.no", "source": "sedo", "type": "auction", "domain_authority": 20,
-     "wayback_snapshots": 99, "wayback_first_date": "2001-05-05"},
+    {
+        "id": 3,
+        "name": "norway.no",
+        "source": "sedo",
+        "type": "auction",
+        "domain_authority": 20,
+        "wayback_snapshots": 99,
+        "wayback_first_date": "2001-05-05",
+    },
     {"id": 4, "name": "gone-domain.com", "source": "dynadot", "type": "backorder", "referring_domains": 4},
     {"id": 5, "name": "beispiel.de", "source": "sedo", "type": "auction"},
-]  # fmt: skip
+]
 
 
 def record(mirror: Mirror, listing_id: int) -> dict:
@@ -345,26 +397,33 @@ def full_web() -> FakeWeb:
     limit5 = cdx("archive.org_limit5_showResumeKey_output-json.json")
     limit3 = cdx("archive.org_output-json_limit3.json")
     cz = rdap_fixture("cznic_cz_example.cz.json")
-    return FakeWeb({
-        ("data.iana.org", "/rdap/dns.json", None, None): [ok(bootstrap_bytes())],
-        # example.com: throttled, then a page with a resume key; the next page after a 503
-        cdx_route("example.com"): [httpx.Response(429, headers={"Retry-After": "7"}, text="Too Many Requests"),
-                                   ok(limit5)],
-        cdx_route("example.com", "org,archive)/ 19980109140106!"): [
-            httpx.Response(503, headers={"Retry-After": "3"}),
-            ok(_json_from_text(cdx("edgi_cassette_nasa.gov_prefix_2022-01_limit10.txt")))],
-        # example.cz: the first answer is cut off in transit
-        cdx_route("example.cz"): [ok(limit3[: len(limit3) // 2]), ok(limit3)],
-        cdx_route("norway.no"): [ok(b"[]")],
-        cdx_route("gone-domain.com"): [ok(_json_from_text(cdx("edgi_malformed_cdx.txt")))],
-        cdx_route("beispiel.de"): [ok(_json_from_text(cdx("edgi_bad_timestamp_cdx.txt")))],
-        rdap_route("rdap.verisign.com", "/com/v1/domain/example.com"): [
-            ok(rdap_fixture("verisign_com_example.com_2021-06.json"), "application/rdap+json")],
-        rdap_route("rdap.nic.cz", "/domain/example.cz"): [ok(cz[:700]), ok(cz, "application/rdap+json")],
-        rdap_route("rdap.norid.no", "/domain/norway.no"): [ok(rdap_fixture("norid_no_norway.no_2021.json"))],
-        rdap_route("rdap.verisign.com", "/com/v1/domain/gone-domain.com"): [
-            httpx.Response(404, json={"errorCode": 404, "title": "Not Found"})],
-    })  # fmt: skip
+    return FakeWeb(
+        {
+            ("data.iana.org", "/rdap/dns.json", None, None): [ok(bootstrap_bytes())],
+            # example.com: throttled, then a page with a resume key; the next page after a 503
+            cdx_route("example.com"): [
+                httpx.Response(429, headers={"Retry-After": "7"}, text="Too Many Requests"),
+                ok(limit5),
+            ],
+            cdx_route("example.com", "org,archive)/ 19980109140106!"): [
+                httpx.Response(503, headers={"Retry-After": "3"}),
+                ok(_json_from_text(cdx("edgi_cassette_nasa.gov_prefix_2022-01_limit10.txt"))),
+            ],
+            # example.cz: the first answer is cut off in transit
+            cdx_route("example.cz"): [ok(limit3[: len(limit3) // 2]), ok(limit3)],
+            cdx_route("norway.no"): [ok(b"[]")],
+            cdx_route("gone-domain.com"): [ok(_json_from_text(cdx("edgi_malformed_cdx.txt")))],
+            cdx_route("beispiel.de"): [ok(_json_from_text(cdx("edgi_bad_timestamp_cdx.txt")))],
+            rdap_route("rdap.verisign.com", "/com/v1/domain/example.com"): [
+                ok(rdap_fixture("verisign_com_example.com_2021-06.json"), "application/rdap+json")
+            ],
+            rdap_route("rdap.nic.cz", "/domain/example.cz"): [ok(cz[:700]), ok(cz, "application/rdap+json")],
+            rdap_route("rdap.norid.no", "/domain/norway.no"): [ok(rdap_fixture("norid_no_norway.no_2021.json"))],
+            rdap_route("rdap.verisign.com", "/com/v1/domain/gone-domain.com"): [
+                httpx.Response(404, json={"errorCode": 404, "title": "Not Found"})
+            ],
+        }
+    )
 
 
 def test_enrich_end_to_end(tmp_path):
@@ -385,20 +444,36 @@ def test_enrich_end_to_end(tmp_path):
 
     com = record(mirror, 1)
     # page 1: 4 distinct 1997-98 captures; page 2 (after the resume key): 10 captures of 2022-01-01
-    assert (com["wayback_snapshots"], com["wayback_first_date"], com["wayback_last_date"]) == (14, "1997-01-26", "2022-01-01")
+    assert (com["wayback_snapshots"], com["wayback_first_date"], com["wayback_last_date"]) == (
+        14,
+        "1997-01-26",
+        "2022-01-01",
+    )
     assert com["age"] == 29
     assert com["whois_status"] == ["clientDeleteProhibited", "clientTransferProhibited", "clientUpdateProhibited"]
     assert com["whois_registrar"] == "RESERVED-Internet Assigned Numbers Authority"
     assert com["whois_expires_at"] == "2021-08-13T04:00:00Z" and com["whois_checked_at"] == NOW_TS
-    expected = quality_score(trust_flow=30, citation_flow=35, domain_authority=40, referring_domains=120,
-                             backlinks_count=3000, ref_domains_edu=1, ref_domains_gov=None, age=29,
-                             wayback_snapshots=14, is_spammy=False)  # fmt: skip
+    expected = quality_score(
+        trust_flow=30,
+        citation_flow=35,
+        domain_authority=40,
+        referring_domains=120,
+        backlinks_count=3000,
+        ref_domains_edu=1,
+        ref_domains_gov=None,
+        age=29,
+        wayback_snapshots=14,
+        is_spammy=False,
+    )
     assert com["score"] == expected and expected != 1
 
     cz = record(mirror, 2)
     assert (cz["wayback_snapshots"], cz["wayback_last_date"], cz["age"]) == (3, "1997-12-11", 29)
-    assert (cz["whois_status"], cz["whois_registrar"], cz["whois_expires_at"]) == (["ok"], "REG-INTERNET-CZ",
-                                                                                  "2019-08-30T12:00:00Z")  # fmt: skip
+    assert (cz["whois_status"], cz["whois_registrar"], cz["whois_expires_at"]) == (
+        ["ok"],
+        "REG-INTERNET-CZ",
+        "2019-08-30T12:00:00Z",
+    )
 
     no = record(mirror, 3)  # archived before: zero captures now overwrite 99
     assert (no["wayback_snapshots"], no["wayback_first_date"], no["age"]) == (0, None, None)
@@ -441,12 +516,25 @@ def test_second_run_uses_the_cache(tmp_path):
 
 
 def test_rdap_404_marks_available(tmp_path):
-    mirror = make_mirror(tmp_path, [{"id": 9, "name": "gone-domain.com", "source": "sedo", "type": "auction",
-                                     "whois_status": ["redemptionPeriod"], "whois_registrar": "Old Registrar"}])  # fmt: skip
-    web = FakeWeb({
-        ("data.iana.org", "/rdap/dns.json", None, None): [ok(bootstrap_bytes())],
-        rdap_route("rdap.verisign.com", "/com/v1/domain/gone-domain.com"): [httpx.Response(404)],
-    })  # fmt: skip
+    mirror = make_mirror(
+        tmp_path,
+        [
+            {
+                "id": 9,
+                "name": "gone-domain.com",
+                "source": "sedo",
+                "type": "auction",
+                "whois_status": ["redemptionPeriod"],
+                "whois_registrar": "Old Registrar",
+            }
+        ],
+    )
+    web = FakeWeb(
+        {
+            ("data.iana.org", "/rdap/dns.json", None, None): [ok(bootstrap_bytes())],
+            rdap_route("rdap.verisign.com", "/com/v1/domain/gone-domain.com"): [httpx.Response(404)],
+        }
+    )
     report = enrich(mirror, wayback=False, transport=httpx.MockTransport(web), sleep=no_sleep)
     row = record(mirror, 9)
     assert row["whois_status"] == ["available"] and row["whois_registrar"] is None
@@ -467,15 +555,18 @@ def test_resumes_after_the_last_batch(tmp_path):
     assert (first.processed, first.finished, first.selected) == (2, False, 5)
     assert asked == ["example.com", "example.cz"]
     assert record(mirror, 3)["wayback_snapshots"] == 99  # not reached yet
-    progress = json.loads(mirror.connection().execute(
-        "SELECT value FROM mirror_meta WHERE key = ?", (PROGRESS_KEY,)).fetchone()[0])  # fmt: skip
+    progress = json.loads(
+        mirror.connection().execute("SELECT value FROM mirror_meta WHERE key = ?", (PROGRESS_KEY,)).fetchone()[0]
+    )
     assert progress["after_id"] == 2
 
     second = enrich(mirror, rdap=False, transport=httpx.MockTransport(empty), sleep=no_sleep)
     assert second.resumed_after == 2 and (second.processed, second.finished) == (3, True)
     assert asked == ["example.com", "example.cz", "norway.no", "gone-domain.com", "beispiel.de"]
     assert record(mirror, 3)["wayback_snapshots"] == 0
-    assert mirror.connection().execute("SELECT value FROM mirror_meta WHERE key = ?", (PROGRESS_KEY,)).fetchone() is None
+    assert (
+        mirror.connection().execute("SELECT value FROM mirror_meta WHERE key = ?", (PROGRESS_KEY,)).fetchone() is None
+    )
 
 
 def test_params_select_rows_and_closed_listings_stay_closed(tmp_path):
@@ -490,10 +581,17 @@ def test_params_select_rows_and_closed_listings_stay_closed(tmp_path):
         asked.append(request.url.params["url"])
         return ok(b"[]")
 
-    report = enrich(mirror, rdap=False, params={"tld": ".com", "include_closed": "1"},
-                    transport=httpx.MockTransport(empty), sleep=no_sleep)  # fmt: skip
+    report = enrich(
+        mirror,
+        rdap=False,
+        params={"tld": ".com", "include_closed": "1"},
+        transport=httpx.MockTransport(empty),
+        sleep=no_sleep,
+    )
     assert asked == ["example.com", "gone-domain.com", "closed-one.com"] and report.processed == 3
-    row = conn.execute("SELECT last_seen_at, closed_at, price, origin, wayback_snapshots FROM listings WHERE id = 7").fetchone()
+    row = conn.execute(
+        "SELECT last_seen_at, closed_at, price, origin, wayback_snapshots FROM listings WHERE id = 7"
+    ).fetchone()
     assert row == (*seen_before, 0)  # enriched, still closed, last seen unchanged
 
 

@@ -27,10 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 GIB = 1 << 30
 # The child prints its own peak resident memory when it exits (VmHWM: ru_maxrss would keep,
 # across exec, the peak of this test process it was forked from).
-CHILD = ("import atexit, re, sys\n"
-         "atexit.register(lambda: sys.stderr.write('peak-kib %s\\n' % re.search(r'VmHWM:\\s+(\\d+)', "
-         "open('/proc/self/status').read()).group(1)))\n"
-         "from toolkit.cli import main\nsys.argv = ['edt', *sys.argv[1:]]\nmain()\n")  # fmt: skip
+CHILD = (
+    "import atexit, re, sys\n"
+    "atexit.register(lambda: sys.stderr.write('peak-kib %s\\n' % re.search(r'VmHWM:\\s+(\\d+)', "
+    "open('/proc/self/status').read()).group(1)))\n"
+    "from toolkit.cli import main\nsys.argv = ['edt', *sys.argv[1:]]\nmain()\n"
+)
 _RUNS = itertools.count()
 PEAK_MIB = 300  # a refusal holds no more than the command itself needs
 
@@ -41,8 +43,9 @@ def edt(tmp_path: Path, *args: str, config: str = "") -> tuple[int, list[str], i
     # a pacing bucket of its own per run: six requests a minute to one host would make the tests wait
     budget = tmp_path / f"budget-{next(_RUNS)}.db"
     env = {**os.environ, "EDT_CONFIG": str(tmp_path / "config.toml"), "EDT_BUDGET_FILE": str(budget)}
-    ran = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True, timeout=120, cwd=ROOT,
-                         env=env)  # fmt: skip
+    ran = subprocess.run(
+        [sys.executable, "-c", CHILD, *args], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env
+    )
     peak = re.search(r"^peak-kib (\d+)$", ran.stderr, flags=re.M)
     assert peak, ran.stderr
     lines = [line for line in (ran.stdout + ran.stderr).splitlines() if line and not line.startswith("peak-kib")]
@@ -69,20 +72,29 @@ def publisher():
     p.close()
 
 
-def sync_refused(tmp_path: Path, publisher: Publisher, feed: str, path: str, body: bytes,
-                 extra: str = "") -> tuple[str, int]:  # fmt: skip
+def sync_refused(
+    tmp_path: Path, publisher: Publisher, feed: str, path: str, body: bytes, extra: str = ""
+) -> tuple[str, int]:
     """Serve `body`, run `edt sync --feeds FEED` on a mirror holding one listing: (the feed's one
     line, the child's peak MiB), after checking exit 2 and that the mirror kept what it held."""
     db = tmp_path / "mirror.db"
     if not db.exists():
         publisher.publish("/seed.json.zip", godaddy_zip([gd("kept.com", "BuyNow", "$5", 0, "")]), DAYS[0])
-        seeded, _, _ = edt(tmp_path, "sync", "--db", str(db), "--feeds", "godaddy-closeouts",
-                           config=feed_config(publisher, "godaddy-closeouts", "/seed.json.zip"))  # fmt: skip
+        seeded, _, _ = edt(
+            tmp_path,
+            "sync",
+            "--db",
+            str(db),
+            "--feeds",
+            "godaddy-closeouts",
+            config=feed_config(publisher, "godaddy-closeouts", "/seed.json.zip"),
+        )
         assert seeded == 0
     assert listings(db) == 1
     publisher.publish(path, body, DAYS[1])
-    status, lines, peak = edt(tmp_path, "sync", "--db", str(db), "--feeds", feed,
-                              config=feed_config(publisher, feed, path, extra))  # fmt: skip
+    status, lines, peak = edt(
+        tmp_path, "sync", "--db", str(db), "--feeds", feed, config=feed_config(publisher, feed, path, extra)
+    )
     said = [line for line in lines if line.startswith(f"{feed}: ")]
     assert status == 2 and len(said) == 1, lines
     assert said[0].startswith(f"{feed}: format: ") and said[0].endswith("nothing of it was written"), said
@@ -120,8 +132,9 @@ def test_a_field_of_a_gigabyte_is_refused_in_bounded_memory(tmp_path, gigabyte_f
     db = tmp_path / "mirror.db"
     status, lines, peak = edt(tmp_path, "ingest", "godaddy", "--file", str(gigabyte_field), "--db", str(db))
     assert status == 2, lines
-    assert len(lines) == 1 and lines[0].startswith(f"edt: {gigabyte_field}!all_listings.json: line 1: "
-                                                   "a record or value longer than 1,024 KB"), lines
+    assert len(lines) == 1 and lines[0].startswith(
+        f"edt: {gigabyte_field}!all_listings.json: line 1: a record or value longer than 1,024 KB"
+    ), lines
     assert lines[0].endswith("raise --max-field-kb")
     assert listings(db) == 0 and peak < PEAK_MIB, peak
 
@@ -130,8 +143,14 @@ def test_an_expansion_past_the_feeds_bound_is_refused_by_the_declared_size(tmp_p
     # 64 MB of honest records, zipped to well under 1 MB, against a bound of 16 MB set in the config
     record = json.dumps(gd("x" * 40 + ".com", "BuyNow", "$5", 0, "")).encode()
     body = b'{"meta": {}, "data": [' + b",".join([record] * (64 * (1 << 20) // len(record))) + b"]}"
-    line, peak = sync_refused(tmp_path, publisher, "godaddy-all", "/all_listings.json.zip",
-                              zip_of({"all_listings.json": body}), "max_size_mb = 16\n")  # fmt: skip
+    line, peak = sync_refused(
+        tmp_path,
+        publisher,
+        "godaddy-all",
+        "/all_listings.json.zip",
+        zip_of({"all_listings.json": body}),
+        "max_size_mb = 16\n",
+    )
     assert "the file expands past 16 MB, the most a feed file may be" in line
     assert "raise max_size_mb in [feeds.godaddy-all] of the config file" in line
     assert peak < PEAK_MIB
@@ -145,10 +164,14 @@ def test_a_gzip_that_expands_past_the_bound_is_refused_as_it_unzips(tmp_path):
         for _ in range(300):  # 36 MB of names
             out.write(block)
     db = tmp_path / "mirror.db"
-    status, lines, peak = edt(tmp_path, "ingest", "droplist", "--file", str(path), "--db", str(db), "--max-size-mb", "16")
+    status, lines, peak = edt(
+        tmp_path, "ingest", "droplist", "--file", str(path), "--db", str(db), "--max-size-mb", "16"
+    )
     assert status == 2 and len(lines) == 1, lines
-    assert lines[0] == (f"edt: {path}: the file expands past 16 MB, the most a feed file may be; if the "
-                        "publisher's file really is that big, raise --max-size-mb")  # fmt: skip
+    assert lines[0] == (
+        f"edt: {path}: the file expands past 16 MB, the most a feed file may be; if the "
+        "publisher's file really is that big, raise --max-size-mb"
+    )
     assert listings(db) == 0 and peak < PEAK_MIB, peak
 
 
@@ -199,7 +222,9 @@ def test_files_that_are_not_what_their_names_say(tmp_path, publisher):
 
 
 def test_invalid_utf8_names_its_line(tmp_path, publisher):
-    body = nc_auctions([("cafe.com", "1.00", 0, "2026-12-01T16:00:00Z"), ("menu.com", "2.00", 0, "2026-12-01T16:00:00Z")])
+    body = nc_auctions(
+        [("cafe.com", "1.00", 0, "2026-12-01T16:00:00Z"), ("menu.com", "2.00", 0, "2026-12-01T16:00:00Z")]
+    )
     latin1 = body.replace(b"menu.com", "menü.com".encode("latin-1"))
     line, peak = sync_refused(tmp_path, publisher, "namecheap-auctions", "/sales.csv", latin1)
     assert ": line 3: not UTF-8 text (byte 0xfc); convert the file to UTF-8" in line and peak < PEAK_MIB
@@ -212,8 +237,10 @@ def test_a_bom_crlf_and_a_quoted_comma_are_read_as_meant(tmp_path):
     from toolkit import Mirror
     from toolkit.ingest import ingest_file
 
-    row = ('"https://www.namecheap.com/market/sale/a,b/",quaint.com,2026-08-15T08:38:08Z,2026-12-01T16:00:00Z,'
-           '"1,250.00",1.00,13.98,3,4,,,140.00,340,241000,2015-01-15T00:00:00Z,,,1,7,21,16,,55,14,"1,116.00"')  # fmt: skip
+    row = (
+        '"https://www.namecheap.com/market/sale/a,b/",quaint.com,2026-08-15T08:38:08Z,2026-12-01T16:00:00Z,'
+        '"1,250.00",1.00,13.98,3,4,,,140.00,340,241000,2015-01-15T00:00:00Z,,,1,7,21,16,,55,14,"1,116.00"'
+    )
     path = tmp_path / "Namecheap_Market_Sales.csv"
     path.write_bytes(b"\xef\xbb\xbf" + f"{NC_HEADER}\r\n{row}\r\n".encode())
     with Mirror(tmp_path / "m.db", create=True) as mirror:
@@ -222,5 +249,7 @@ def test_a_bom_crlf_and_a_quoted_comma_are_read_as_meant(tmp_path):
         got = mirror.connection().execute("SELECT name, purchase_url, max_bid, bids_count FROM listings").fetchone()
         raw = json.loads(mirror.connection().execute("SELECT raw FROM raw_records").fetchone()[0])
     assert got == ("quaint.com", "https://www.namecheap.com/market/sale/a,b/", 1250.0, 3)
-    assert raw["feed_record"]["url"] == "https://www.namecheap.com/market/sale/a,b/"  # the header's first cell, BOM gone
+    assert (
+        raw["feed_record"]["url"] == "https://www.namecheap.com/market/sale/a,b/"
+    )  # the header's first cell, BOM gone
     assert raw["feed_record"]["goValue"] == "1,116.00"  # the last cell, its CR gone

@@ -126,35 +126,54 @@ def godaddy_zip(items: list[dict]) -> bytes:
     """GoDaddy's inventory file: zipped JSON {"meta": {...}, "data": [...]}."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("all_listings_ending_today.json",
-                         json.dumps({"meta": {"totalRecords": len(items)}, "data": items}, indent=1))  # fmt: skip
+        archive.writestr(
+            "all_listings_ending_today.json",
+            json.dumps({"meta": {"totalRecords": len(items)}, "data": items}, indent=1),
+        )
     return buffer.getvalue()
 
 
 def gd(name: str, kind: str, price: str, bids: int, end: str, tf: int = 10) -> dict:
-    return {"domainName": name, "link": f"https://auctions.godaddy.com/trpItemListing.aspx?domain={name}",
-            "auctionType": kind, "auctionEndTime": end, "price": price, "numberOfBids": bids, "domainAge": 9,
-            "pageviews": 0, "valuation": "$1,200", "isAdult": False, "majesticTf": tf, "majesticCf": tf + 5}  # fmt: skip
+    return {
+        "domainName": name,
+        "link": f"https://auctions.godaddy.com/trpItemListing.aspx?domain={name}",
+        "auctionType": kind,
+        "auctionEndTime": end,
+        "price": price,
+        "numberOfBids": bids,
+        "domainAge": 9,
+        "pageviews": 0,
+        "valuation": "$1,200",
+        "isAdult": False,
+        "majesticTf": tf,
+        "majesticCf": tf + 5,
+    }
 
 
-NC_HEADER = ("url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahrefsDomainRating,umbrellaRanking,"
-             "cloudflareRanking,estibotValue,extensionsTaken,keywordSearchCount,registeredDate,lastSoldPrice,"
-             "lastSoldYear,isPartnerSale,semrushAScore,majesticCitation,ahrefsBacklinks,semrushBacklinks,"
-             "majesticBacklinks,majesticTrustFlow,goValue")  # fmt: skip
+NC_HEADER = (
+    "url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahrefsDomainRating,umbrellaRanking,"
+    "cloudflareRanking,estibotValue,extensionsTaken,keywordSearchCount,registeredDate,lastSoldPrice,"
+    "lastSoldYear,isPartnerSale,semrushAScore,majesticCitation,ahrefsBacklinks,semrushBacklinks,"
+    "majesticBacklinks,majesticTrustFlow,goValue"
+)
 
 
 def nc_auctions(rows: list[tuple[str, str, int, str]]) -> bytes:
     """Namecheap_Market_Sales.csv: (name, price, bidCount, endDate) per auction."""
     lines = [NC_HEADER]
     for index, (name, price, bids, end) in enumerate(rows):
-        lines.append(f"https://www.namecheap.com/market/sale/Sale{index}x/,{name},2026-08-15T08:38:08Z,{end},{price},"
-                     f"1.00,13.98,{bids},4,,,140.00,340,241000,2015-01-15T00:00:00Z,,,1,7,21,16,,55,14,1116.00")  # fmt: skip
+        lines.append(
+            f"https://www.namecheap.com/market/sale/Sale{index}x/,{name},2026-08-15T08:38:08Z,{end},{price},"
+            f"1.00,13.98,{bids},4,,,140.00,340,241000,2015-01-15T00:00:00Z,,,1,7,21,16,,55,14,1116.00"
+        )
     return ("\n".join(lines) + "\n").encode()
 
 
 def nc_buy_now(rows: list[tuple[str, str]]) -> bytes:
-    return ("permalink,domain,price,extensions_taken\n"
-            + "".join(f"https://www.namecheap.com/market/buynow/{n}/,{n},{p},12\n" for n, p in rows)).encode()  # fmt: skip
+    return (
+        "permalink,domain,price,extensions_taken\n"
+        + "".join(f"https://www.namecheap.com/market/buynow/{n}/,{n},{p},12\n" for n, p in rows)
+    ).encode()
 
 
 def config_for(publisher: Publisher) -> dict:
@@ -199,12 +218,19 @@ def test_three_days_of_feeds(publisher, tmp_path):
     config = config_for(publisher)
     alerts = tmp_path / "alerts.jsonl"
     client = lambda: FeedClient(limiter=None, sleep=no_sleep(), timeout=5)  # noqa: E731
-    day = lambda i: (lambda: DAYS[i])  # noqa: E731
+    day = lambda i: lambda: DAYS[i]  # noqa: E731
 
     def run(i: int, names=None) -> dict:
         said: list[str] = []
-        reports = run_feeds(db, names, config=config, client=client(), clock=day(i), say=said.append,
-                            alert_options={"config": AlertConfig(file=str(alerts))})  # fmt: skip
+        reports = run_feeds(
+            db,
+            names,
+            config=config,
+            client=client(),
+            clock=day(i),
+            say=said.append,
+            alert_options={"config": AlertConfig(file=str(alerts))},
+        )
         return {r.feed: r for r in reports} | {"said": said}
 
     # a saved search, made the evening before: new GoDaddy or Namecheap auctions
@@ -214,17 +240,30 @@ def test_three_days_of_feeds(publisher, tmp_path):
 
     p = publisher
     # day 1: GoDaddy's auctions ending today and its closeouts; Namecheap's files; the lists; the zone
-    p.publish("/godaddy/all_listings_ending_today.json.zip", godaddy_zip([
-        gd("kettleharbor.com", "Bid", "$10", 0, "2026-08-21T18:00:00Z"),
-        gd("brightquay.com", "Bid", "$50", 2, "2026-08-22T18:00:00Z"),
-        gd("bothplaces.com", "Bid", "$35", 1, "2026-08-23T18:00:00Z"),
-    ]), DAYS[0])  # fmt: skip
-    p.publish("/godaddy/closeout_listings.json.zip", godaddy_zip([gd("cheapcloseout.net", "BuyNow", "$20", 0, "")]),
-              DAYS[0])  # fmt: skip
-    p.publish("/namecheap/Namecheap_Market_Sales.csv", nc_auctions([
-        ("bothplaces.com", "41.00", 3, "2026-08-24T16:00:00Z"),
-        ("menuhouse.pro", "1.00", 0, "2026-08-25T16:00:00Z"),
-    ]), DAYS[0])  # fmt: skip
+    p.publish(
+        "/godaddy/all_listings_ending_today.json.zip",
+        godaddy_zip(
+            [
+                gd("kettleharbor.com", "Bid", "$10", 0, "2026-08-21T18:00:00Z"),
+                gd("brightquay.com", "Bid", "$50", 2, "2026-08-22T18:00:00Z"),
+                gd("bothplaces.com", "Bid", "$35", 1, "2026-08-23T18:00:00Z"),
+            ]
+        ),
+        DAYS[0],
+    )
+    p.publish(
+        "/godaddy/closeout_listings.json.zip", godaddy_zip([gd("cheapcloseout.net", "BuyNow", "$20", 0, "")]), DAYS[0]
+    )
+    p.publish(
+        "/namecheap/Namecheap_Market_Sales.csv",
+        nc_auctions(
+            [
+                ("bothplaces.com", "41.00", 3, "2026-08-24T16:00:00Z"),
+                ("menuhouse.pro", "1.00", 0, "2026-08-25T16:00:00Z"),
+            ]
+        ),
+        DAYS[0],
+    )
     p.publish("/namecheap/Namecheap_Market_Sales_Buy_Now.csv", nc_buy_now([("fixedprice.io", "2500.00")]), DAYS[0])
     p.publish("/dns.pl/deleted_domains.txt", (NASK / "2022-07-05.txt").read_bytes(), DAYS[0])
     p.publish("/iis/bardate_domains_nu.csv", NU_RELEASES.read_bytes(), DAYS[0])
@@ -232,42 +271,82 @@ def test_three_days_of_feeds(publisher, tmp_path):
 
     first = run(0)
     assert {k: r.status for k, r in first.items() if k != "said"} == {
-        "godaddy-ending": "ok", "godaddy-closeouts": "ok", "namecheap-auctions": "ok", "namecheap-buynow": "ok",
-        "bardate-nu": "ok", "nask-pl": "ok", "zone-ee": "ok"}  # fmt: skip
+        "godaddy-ending": "ok",
+        "godaddy-closeouts": "ok",
+        "namecheap-auctions": "ok",
+        "namecheap-buynow": "ok",
+        "bardate-nu": "ok",
+        "nask-pl": "ok",
+        "zone-ee": "ok",
+    }
     assert first["godaddy-ending"].ingest.new == 3 and first["namecheap-auctions"].ingest.new == 2
     nask_day1 = [line for line in (NASK / "2022-07-05.txt").read_text().splitlines()[2:] if line.strip()]
     assert first["nask-pl"].ingest.pending.new == len(set(nask_day1))
     assert "first snapshot" in first["zone-ee"].message
     # a name on both platforms stays two listings, one per platform, as the API keeps them
-    both = rows(db, "SELECT source, max_bid, bids_count, origin FROM listings WHERE name = 'bothplaces.com' ORDER BY source")
+    both = rows(
+        db, "SELECT source, max_bid, bids_count, origin FROM listings WHERE name = 'bothplaces.com' ORDER BY source"
+    )
     assert both == [("godaddy", 35.0, 1, "ingest:godaddy"), ("namecheap", 41.0, 3, "ingest:namecheap")]
     # Namecheap's appraisal and link columns: mapped where the API has a field, the rest kept raw
-    (menu,) = rows(db, "SELECT price, trust_flow, citation_flow, backlinks_count, estibot_appraisal, purchase_url, "
-                       "whois_registered_at, type, auction_type, auction_end_date FROM listings WHERE name = 'menuhouse.pro'")  # fmt: skip
-    assert menu == (1.0, 14, 21, 55, 140.0, "https://www.namecheap.com/market/sale/Sale1x/", "2015-01-15T00:00:00Z",
-                    "auction", "Bid", "2026-08-25T16:00:00Z")  # fmt: skip
-    (raw,) = rows(db, "SELECT raw FROM raw_records WHERE kind = 'listing' AND id = ?", ingest_id("namecheap", "menuhouse.pro"))
+    (menu,) = rows(
+        db,
+        "SELECT price, trust_flow, citation_flow, backlinks_count, estibot_appraisal, purchase_url, "
+        "whois_registered_at, type, auction_type, auction_end_date FROM listings WHERE name = 'menuhouse.pro'",
+    )
+    assert menu == (
+        1.0,
+        14,
+        21,
+        55,
+        140.0,
+        "https://www.namecheap.com/market/sale/Sale1x/",
+        "2015-01-15T00:00:00Z",
+        "auction",
+        "Bid",
+        "2026-08-25T16:00:00Z",
+    )
+    (raw,) = rows(
+        db, "SELECT raw FROM raw_records WHERE kind = 'listing' AND id = ?", ingest_id("namecheap", "menuhouse.pro")
+    )
     assert json.loads(raw[0])["feed_record"]["goValue"] == "1116.00"
     assert json.loads(raw[0])["feed_record"]["semrushAScore"] == "7"
     # the saved search alerted on the feeds' arrivals, as after an API job
     sent = outbox(db)
     assert len(sent) == 1 and sent[0]["job"] == "feeds"
-    assert sorted(m["name"] for m in sent[0]["matches"]) == ["bothplaces.com", "bothplaces.com", "brightquay.com",
-                                                              "kettleharbor.com", "menuhouse.pro"]  # fmt: skip
+    assert sorted(m["name"] for m in sent[0]["matches"]) == [
+        "bothplaces.com",
+        "bothplaces.com",
+        "brightquay.com",
+        "kettleharbor.com",
+        "menuhouse.pro",
+    ]
     ee_day1 = {n for n in EE[0].read_text().split()}
 
     # day 2: bids moved, one auction ended, a new one; closeouts unchanged (304); Namecheap's
     # auctions cut off mid-download; its buy-now file answers 500; the .ee zone moved on
-    p.publish("/godaddy/all_listings_ending_today.json.zip", godaddy_zip([
-        gd("brightquay.com", "Bid", "$80", 5, "2026-08-22T18:00:00Z"),
-        gd("bothplaces.com", "Bid", "$35", 1, "2026-08-23T18:00:00Z"),
-        gd("newmorning.org", "Bid", "$15", 0, "2026-08-22T20:00:00Z"),
-    ]), DAYS[1])  # fmt: skip
-    p.publish("/namecheap/Namecheap_Market_Sales.csv", nc_auctions([
-        ("bothplaces.com", "44.00", 4, "2026-08-24T16:00:00Z"),
-        ("menuhouse.pro", "1.00", 0, "2026-08-25T16:00:00Z"),
-        ("arrivedtuesday.com", "9.00", 1, "2026-08-26T16:00:00Z"),
-    ]), DAYS[1])  # fmt: skip
+    p.publish(
+        "/godaddy/all_listings_ending_today.json.zip",
+        godaddy_zip(
+            [
+                gd("brightquay.com", "Bid", "$80", 5, "2026-08-22T18:00:00Z"),
+                gd("bothplaces.com", "Bid", "$35", 1, "2026-08-23T18:00:00Z"),
+                gd("newmorning.org", "Bid", "$15", 0, "2026-08-22T20:00:00Z"),
+            ]
+        ),
+        DAYS[1],
+    )
+    p.publish(
+        "/namecheap/Namecheap_Market_Sales.csv",
+        nc_auctions(
+            [
+                ("bothplaces.com", "44.00", 4, "2026-08-24T16:00:00Z"),
+                ("menuhouse.pro", "1.00", 0, "2026-08-25T16:00:00Z"),
+                ("arrivedtuesday.com", "9.00", 1, "2026-08-26T16:00:00Z"),
+            ]
+        ),
+        DAYS[1],
+    )
     p.faults["/namecheap/Namecheap_Market_Sales.csv"] = "cut"
     p.faults["/namecheap/Namecheap_Market_Sales_Buy_Now.csv"] = "500"
     p.publish("/dns.pl/deleted_domains.txt", (NASK / "2022-07-06.txt").read_bytes(), DAYS[1])
@@ -277,8 +356,15 @@ def test_three_days_of_feeds(publisher, tmp_path):
 
     second = run(1)
     status = {k: r.status for k, r in second.items() if k != "said"}
-    assert status == {"godaddy-ending": "ok", "godaddy-closeouts": "not_modified", "namecheap-auctions": "down",
-                      "namecheap-buynow": "down", "bardate-nu": "not_modified", "nask-pl": "ok", "zone-ee": "ok"}  # fmt: skip
+    assert status == {
+        "godaddy-ending": "ok",
+        "godaddy-closeouts": "not_modified",
+        "namecheap-auctions": "down",
+        "namecheap-buynow": "down",
+        "bardate-nu": "not_modified",
+        "nask-pl": "ok",
+        "zone-ee": "ok",
+    }
     # the 304 wrote nothing: the closeout was not even seen again
     assert rows(db, "SELECT last_seen_at FROM listings WHERE name = 'cheapcloseout.net'") == closeout_seen
     assert p.hits("/godaddy/closeout_listings.json.zip") == [200, 304]
@@ -291,17 +377,25 @@ def test_three_days_of_feeds(publisher, tmp_path):
     assert p.hits("/namecheap/Namecheap_Market_Sales_Buy_Now.csv") == [200, 500, 500, 500]
     assert "HTTP 500" in second["namecheap-buynow"].line()
     # the bids moved: a history row; the auction that ended and left the file closed; a new one arrived
-    history = rows(db, "SELECT h.max_bid, h.bids_count FROM listing_history h JOIN listings l ON l.id = h.listing_id "
-                       "WHERE l.name = 'brightquay.com' ORDER BY h.observed_at")  # fmt: skip
+    history = rows(
+        db,
+        "SELECT h.max_bid, h.bids_count FROM listing_history h JOIN listings l ON l.id = h.listing_id "
+        "WHERE l.name = 'brightquay.com' ORDER BY h.observed_at",
+    )
     assert history == [(50.0, 2), (80.0, 5)]
     assert rows(db, "SELECT closed_at FROM listings WHERE name = 'kettleharbor.com'") == [("2026-08-22T06:00:00Z",)]
-    assert rows(db, "SELECT closed_at FROM listings WHERE name IN ('brightquay.com', 'newmorning.org')") == [(None,), (None,)]
+    assert rows(db, "SELECT closed_at FROM listings WHERE name IN ('brightquay.com', 'newmorning.org')") == [
+        (None,),
+        (None,),
+    ]
     assert second["godaddy-ending"].closed == 1
     # the zone: every .ee name that left it between the two days is a pending-delete candidate
     ee_day2 = set(EE[1].read_text().split())
     gone = sorted(ee_day1 - ee_day2)
     assert gone and second["zone-ee"].ingest.pending.new == len(gone)
-    stored = rows(db, "SELECT domain, first_disappeared_at FROM pending_delete WHERE source = 'zonediff' ORDER BY domain")
+    stored = rows(
+        db, "SELECT domain, first_disappeared_at FROM pending_delete WHERE source = 'zonediff' ORDER BY domain"
+    )
     assert [d for d, _ in stored] == gone and {f for _, f in stored} == {"2026-08-22T00:00:00Z"}
     # the zone's daily snapshots are kept, one a day, for the backtest's replay
     assert [d.isoformat() for d, _ in snapshot_files(feeds_folder(db) / "zone-ee")] == ["2026-08-21", "2026-08-22"]
@@ -312,18 +406,35 @@ def test_three_days_of_feeds(publisher, tmp_path):
 
     # day 3: the feeds that failed succeed; the NASK list did not change (304)
     p.faults.clear()
-    p.publish("/godaddy/all_listings_ending_today.json.zip", godaddy_zip([
-        gd("bothplaces.com", "Bid", "$60", 4, "2026-08-23T18:00:00Z"),
-    ]), DAYS[2])  # fmt: skip
-    p.publish("/namecheap/Namecheap_Market_Sales_Buy_Now.csv",
-              nc_buy_now([("fixedprice.io", "2200.00"), ("cheaperlater.io", "900.00")]), DAYS[2])  # fmt: skip
+    p.publish(
+        "/godaddy/all_listings_ending_today.json.zip",
+        godaddy_zip(
+            [
+                gd("bothplaces.com", "Bid", "$60", 4, "2026-08-23T18:00:00Z"),
+            ]
+        ),
+        DAYS[2],
+    )
+    p.publish(
+        "/namecheap/Namecheap_Market_Sales_Buy_Now.csv",
+        nc_buy_now([("fixedprice.io", "2200.00"), ("cheaperlater.io", "900.00")]),
+        DAYS[2],
+    )
     third = run(2)
     status = {k: r.status for k, r in third.items() if k != "said"}
-    assert status["namecheap-auctions"] == "ok" and status["namecheap-buynow"] == "ok" and status["nask-pl"] == "not_modified"
+    assert (
+        status["namecheap-auctions"] == "ok"
+        and status["namecheap-buynow"] == "ok"
+        and status["nask-pl"] == "not_modified"
+    )
     assert third["namecheap-auctions"].ingest.new == 1 and third["namecheap-auctions"].ingest.updated == 1
     assert (third["namecheap-buynow"].ingest.new, third["namecheap-buynow"].ingest.updated) == (1, 1)
-    assert rows(db, "SELECT price, type, auction_type FROM listings WHERE name = 'fixedprice.io'") == [(2200.0, "closeout", "BuyNow")]
-    assert rows(db, "SELECT max_bid, bids_count FROM listings WHERE name = 'bothplaces.com' AND source = 'namecheap'") == [(44.0, 4)]
+    assert rows(db, "SELECT price, type, auction_type FROM listings WHERE name = 'fixedprice.io'") == [
+        (2200.0, "closeout", "BuyNow")
+    ]
+    assert rows(
+        db, "SELECT max_bid, bids_count FROM listings WHERE name = 'bothplaces.com' AND source = 'namecheap'"
+    ) == [(44.0, 4)]
     closed = rows(db, "SELECT name FROM listings WHERE closed_at IS NOT NULL ORDER BY name")
     assert closed == [("brightquay.com",), ("kettleharbor.com",), ("newmorning.org",)]
     sent = outbox(db)
@@ -346,8 +457,10 @@ def test_a_feed_whose_format_changed_is_exit_2_naming_the_feed_and_line(publishe
 
     db = tmp_path / "mirror.db"
     config = tmp_path / "config.toml"
-    config.write_text(f'[feeds.godaddy-closeouts]\nurl = "{publisher.url}/c.json.zip"\n'
-                      f'[feeds.nask-pl]\nurl = "{publisher.url}/pl.txt"\n')  # fmt: skip
+    config.write_text(
+        f'[feeds.godaddy-closeouts]\nurl = "{publisher.url}/c.json.zip"\n'
+        f'[feeds.nask-pl]\nurl = "{publisher.url}/pl.txt"\n'
+    )
     monkeypatch.setenv("EDT_CONFIG", str(config))
     monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))
     publisher.publish("/pl.txt", (NASK / "2022-07-05.txt").read_bytes(), DAYS[0])
@@ -367,15 +480,22 @@ def test_a_feed_whose_format_changed_is_exit_2_naming_the_feed_and_line(publishe
     before = rows(db, "SELECT name, last_seen_at, closed_at FROM listings ORDER BY name")
     changed = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "godaddy-closeouts,nask-pl"])
     assert changed.exit_code == 2
-    assert f"godaddy-closeouts: format: {publisher.url}/c.json.zip!all_listings_ending_today.json: no record " \
-           "has a domainName field" in changed.output
+    assert (
+        f"godaddy-closeouts: format: {publisher.url}/c.json.zip!all_listings_ending_today.json: no record "
+        "has a domainName field" in changed.output
+    )
     assert "nask-pl: ok" in changed.output
     assert rows(db, "SELECT name, last_seen_at, closed_at FROM listings ORDER BY name") == before
     said = CliRunner().invoke(cli, ["status", "--db", str(db)]).output
     line = next(line for line in said.splitlines() if line.startswith("  godaddy-closeouts "))
-    assert re.search(r"^  godaddy-closeouts +daily at 08:40 +failed at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(.*no record has a "
-                     r"domainName field.*\); fresh: last fetched", line), line  # the failure, then the last good run
-    widths = {len(line) - len(line.lstrip()) for line in said.split("Feeds", 1)[1].splitlines()[1:] if line.startswith("  ")}
+    assert re.search(
+        r"^  godaddy-closeouts +daily at 08:40 +failed at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(.*no record has a "
+        r"domainName field.*\); fresh: last fetched",
+        line,
+    ), line  # the failure, then the last good run
+    widths = {
+        len(line) - len(line.lstrip()) for line in said.split("Feeds", 1)[1].splitlines()[1:] if line.startswith("  ")
+    }
     assert widths == {2}
     unknown = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "nosuch"])
     assert unknown.exit_code == 2 and "unknown feed nosuch" in unknown.output
@@ -387,15 +507,23 @@ def test_schedule_once_feeds_runs_under_crons_bare_environment(publisher, tmp_pa
     off = "".join(f"[feeds.{name}]\nenabled = false\n" for name in FEEDS if name != "nask-pl")
     config.write_text(off + f'[feeds.nask-pl]\nurl = "{publisher.url}/pl.txt"\n')
     publisher.publish("/pl.txt", (NASK / "2022-07-07.txt").read_bytes(), DAYS[0])
-    cron_env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SHELL": "/bin/sh", "EDT_CONFIG": str(config),
-                "EDT_BUDGET_FILE": str(tmp_path / "budget.sqlite"), "PYTHONPATH": str(ROOT)}  # fmt: skip
+    cron_env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "SHELL": "/bin/sh",
+        "EDT_CONFIG": str(config),
+        "EDT_BUDGET_FILE": str(tmp_path / "budget.sqlite"),
+        "PYTHONPATH": str(ROOT),
+    }
     command = [sys.executable, "-m", "toolkit", "schedule", "--db", str(db), "--once", "feeds"]
     ran = subprocess.run(command, cwd="/", env=cron_env, capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     names = [line for line in (NASK / "2022-07-07.txt").read_text().splitlines()[2:] if line.strip()]
     assert rows(db, "SELECT count(*) FROM pending_delete WHERE source = 'droplist'") == [(len(set(names)),)]
     assert "nask-pl: ok" in ran.stdout and "alerts:" in ran.stdout
-    again = subprocess.run([*command[:-1], "nask-pl"], cwd="/", env=cron_env, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [*command[:-1], "nask-pl"], cwd="/", env=cron_env, capture_output=True, text=True, timeout=120
+    )
     assert again.returncode == 0 and "nask-pl: not modified" in again.stdout
 
 
@@ -418,8 +546,9 @@ class ZoneServer:
                 length = int.from_bytes(self._read(2), "big")
                 query = dns.message.from_wire(self._read(length))
                 response = dns.message.make_response(query)
-                soa = dns.rrset.from_text(f"{server.zone}.", 3600, "IN", "SOA",
-                                          f"ns.{server.zone}. host.{server.zone}. 1 3600 600 86400 300")  # fmt: skip
+                soa = dns.rrset.from_text(
+                    f"{server.zone}.", 3600, "IN", "SOA", f"ns.{server.zone}. host.{server.zone}. 1 3600 600 86400 300"
+                )
                 response.answer.append(soa)
                 response.answer.append(dns.rrset.from_text(f"{server.zone}.", 3600, "IN", "NS", f"ns.{server.zone}."))
                 for name in server.names:
@@ -487,17 +616,29 @@ def test_a_day_that_barely_changed_writes_only_what_moved(publisher, tmp_path):
         (report,) = run_feeds(db, config=config, client=client(), clock=lambda: DAYS[day], alerts=False)
         assert report.status == "ok"
     assert (report.ingest.written, report.ingest.new, report.ingest.updated, report.closed) == (3, 1, 1, 1)
-    listed = {name: (seen, updated, closed) for name, seen, updated, closed in rows(
-        db, "SELECT name, last_seen_at, updated_at, closed_at FROM listings")}  # fmt: skip
+    listed = {
+        name: (seen, updated, closed)
+        for name, seen, updated, closed in rows(db, "SELECT name, last_seen_at, updated_at, closed_at FROM listings")
+    }
     day1_at, day2_at = "2026-08-21T06:00:00Z", "2026-08-22T06:00:00Z"
-    assert listed == {"steady.com": (day2_at, day1_at, None), "moving.com": (day2_at, day2_at, None),
-                      "leaving.com": (day1_at, day1_at, day2_at), "arriving.com": (day2_at, day2_at, None)}  # fmt: skip
-    history = dict(rows(db, "SELECT l.name, count(*) FROM listing_history h JOIN listings l ON l.id = h.listing_id "
-                            "GROUP BY l.name"))  # fmt: skip
+    assert listed == {
+        "steady.com": (day2_at, day1_at, None),
+        "moving.com": (day2_at, day2_at, None),
+        "leaving.com": (day1_at, day1_at, day2_at),
+        "arriving.com": (day2_at, day2_at, None),
+    }
+    history = dict(
+        rows(
+            db, "SELECT l.name, count(*) FROM listing_history h JOIN listings l ON l.id = h.listing_id GROUP BY l.name"
+        )
+    )
     assert history == {"steady.com": 1, "moving.com": 2, "leaving.com": 1, "arriving.com": 1}
     # the unchanged listing was only seen again: not noted as changed for the columnar index
-    noted = dict(rows(db, "SELECT l.name, c.generation > ? FROM listing_changes c JOIN listings l ON l.id = c.id",
-                      int(generation)))  # fmt: skip
+    noted = dict(
+        rows(
+            db, "SELECT l.name, c.generation > ? FROM listing_changes c JOIN listings l ON l.id = c.id", int(generation)
+        )
+    )
     assert noted == {"steady.com": 0, "moving.com": 1, "leaving.com": 1, "arriving.com": 1}
     assert int(rows(db, "SELECT value FROM mirror_meta WHERE key = 'generation'")[0][0]) > int(generation)
 
@@ -517,8 +658,11 @@ def test_the_real_ee_days_by_the_default_zone_feed_give_every_gone_name_its_wind
         publisher.publish("/zones/ee_domains.txt", path.read_bytes(), day)
         (second,) = run_feeds(db, config=config, client=client(), clock=lambda: day, alerts=False)
     assert second.status == "ok" and second.ingest.pending.new == len(gone)
-    stored = rows(db, "SELECT domain, whois_status, drop_window_start, estimated_drop_date, drop_window_end "
-                      "FROM pending_delete ORDER BY domain")  # fmt: skip
+    stored = rows(
+        db,
+        "SELECT domain, whois_status, drop_window_start, estimated_drop_date, drop_window_end "
+        "FROM pending_delete ORDER BY domain",
+    )
     # last in the zone on 21 August, gone on the 22nd: out of the zone 30 days, then deleted to the auction
     assert stored == [(name, "serverHold", "2026-09-20", "2026-09-21", "2026-09-21") for name in gone]
     with sqlite3.connect(db) as conn:
@@ -539,9 +683,15 @@ def test_every_zone_feed_on_by_default_has_a_lifecycle():
 
 
 def test_the_config_file_overrides_and_adds_feeds():
-    table = feed_table({"feeds": {"nask-pl": {"schedule": "5 7 * * *"}, "godaddy-all": {"enabled": True},
-                                  "my-list": {"adapter": "droplist", "url": "https://example.org/drops.txt",
-                                              "schedule": "0 6 * * *"}}})  # fmt: skip
+    table = feed_table(
+        {
+            "feeds": {
+                "nask-pl": {"schedule": "5 7 * * *"},
+                "godaddy-all": {"enabled": True},
+                "my-list": {"adapter": "droplist", "url": "https://example.org/drops.txt", "schedule": "0 6 * * *"},
+            }
+        }
+    )
     assert table["nask-pl"].schedule == "5 7 * * *" and table["nask-pl"].url == FEEDS["nask-pl"].url
     assert table["godaddy-all"].enabled and table["my-list"].adapter == "droplist"
     with pytest.raises(ValueError, match=r"\[feeds.nask-pl\] urll: not a feed setting"):
@@ -565,14 +715,28 @@ def test_the_scheduler_runs_the_feeds_without_a_key_and_skips_listing_feeds_with
     assert set(crons) - set(DEFAULT_SCHEDULES) == set(enabled) and "godaddy-all" not in crons
     said: list[str] = []
     runner = lambda job, settings, *, stop, say: None  # noqa: E731
-    keyless = build_scheduler(Settings(db="unused.db"), crons, stop=threading.Event(), say=said.append,
-                              timezone=timezone.utc, feed_runner=runner)  # fmt: skip
+    keyless = build_scheduler(
+        Settings(db="unused.db"),
+        crons,
+        stop=threading.Event(),
+        say=said.append,
+        timezone=timezone.utc,
+        feed_runner=runner,
+    )
     assert sorted(j.id for j in keyless.get_jobs()) == sorted(enabled)
-    assert said == [f"{job}: skipped: no API key (set EDT_API_KEY for the API jobs; the free feeds need none)"
-                    for job in DEFAULT_SCHEDULES]  # fmt: skip
+    assert said == [
+        f"{job}: skipped: no API key (set EDT_API_KEY for the API jobs; the free feeds need none)"
+        for job in DEFAULT_SCHEDULES
+    ]
     said.clear()
-    keyed = build_scheduler(Settings(db="unused.db", plan="enterprise", api_key="k"), crons, stop=threading.Event(),
-                            say=said.append, timezone=timezone.utc, feed_runner=runner)  # fmt: skip
+    keyed = build_scheduler(
+        Settings(db="unused.db", plan="enterprise", api_key="k"),
+        crons,
+        stop=threading.Event(),
+        say=said.append,
+        timezone=timezone.utc,
+        feed_runner=runner,
+    )
     listing_feeds = [n for n in enabled if FEEDS[n].adapter in ("godaddy", "namecheap")]
     assert sorted(j.id for j in keyed.get_jobs()) == sorted(set(crons) - set(listing_feeds))
     assert [line.split(":")[0] for line in said] == listing_feeds
@@ -609,13 +773,20 @@ def test_the_demo_says_how_to_switch_to_the_feeds_in_one_command(publisher, tmp_
     monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))
     publisher.publish("/pl.txt", (NASK / "2022-07-05.txt").read_bytes(), DAYS[0])
     demo = CliRunner().invoke(cli, ["demo", "--db", str(db), "--days", "10"])  # results, a price model, alerts
-    assert demo.exit_code == 0 and "`edt sync --feeds --clear-demo` swaps the demo for the free public feeds" in demo.output
+    assert (
+        demo.exit_code == 0
+        and "`edt sync --feeds --clear-demo` swaps the demo for the free public feeds" in demo.output
+    )
     assert Path(f"{db}.value-model").exists() and rows(db, "SELECT count(*) FROM alert_outbox")[0][0] > 5
     demo_rows = rows(db, "SELECT count(*) FROM listings WHERE origin = 'demo' AND source != 'regfree'")[0][0]
     mixed = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "nask-pl"])
     assert mixed.exit_code == 0 and "also holds demo rows" in mixed.output
     assert "alerts: 0 new (0 listings), 0 logged" in mixed.output  # the demo's replayed alerts are its past, not news
-    assert rows(db, "SELECT count(*) FROM listings WHERE origin = 'demo' AND source != 'regfree'") == [(demo_rows,)] > [(4_000,)]
+    assert (
+        rows(db, "SELECT count(*) FROM listings WHERE origin = 'demo' AND source != 'regfree'")
+        == [(demo_rows,)]
+        > [(4_000,)]
+    )
     publisher.faults["/pl.txt"] = "500"  # offline: the demo stays rather than an empty mirror
     offline = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "nask-pl", "--clear-demo"])
     assert offline.exit_code == 1 and f"No feed could be fetched: the demo rows stay in {db}." in offline.output
@@ -624,7 +795,9 @@ def test_the_demo_says_how_to_switch_to_the_feeds_in_one_command(publisher, tmp_
     publisher.publish("/pl.txt", (NASK / "2022-07-06.txt").read_bytes(), DAYS[1])
     switched = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "nask-pl", "--clear-demo"])
     assert switched.exit_code == 0 and f"Removed the demo rows from {db}: {demo_rows:,} listings" in switched.output
-    assert [origin for origin, _ in rows(db, "SELECT origin, count(*) FROM pending_delete GROUP BY origin")] == ["ingest:droplist"]
+    assert [origin for origin, _ in rows(db, "SELECT origin, count(*) FROM pending_delete GROUP BY origin")] == [
+        "ingest:droplist"
+    ]
     assert rows(db, "SELECT count(*) FROM listings") == [(0,)]
     # everything the demo made went before the alerts ran: its results, searches, alerts and price model
     for table in ("auction_results", "saved_searches", "alert_outbox"):
@@ -659,12 +832,22 @@ def test_a_feed_whose_host_is_down_is_one_line_and_the_others_run(publisher, tmp
     port = closed.getsockname()[1]
     closed.close()  # nothing listens there now
     publisher.publish("/pl.txt", (NASK / "2022-07-05.txt").read_bytes(), DAYS[0])
-    config = {"feeds": {**{n: {"enabled": False} for n in FEEDS},
-                        "godaddy-closeouts": {"url": f"http://127.0.0.1:{port}/closeout_listings.json.zip"},
-                        "nask-pl": {"url": f"{publisher.url}/pl.txt"}}}  # fmt: skip
+    config = {
+        "feeds": {
+            **{n: {"enabled": False} for n in FEEDS},
+            "godaddy-closeouts": {"url": f"http://127.0.0.1:{port}/closeout_listings.json.zip"},
+            "nask-pl": {"url": f"{publisher.url}/pl.txt"},
+        }
+    }
     said: list[str] = []
-    reports = run_feeds(tmp_path / "m.db", config=config, client=FeedClient(limiter=None, sleep=no_sleep()),
-                        clock=lambda: DAYS[0], say=said.append, alerts=False)  # fmt: skip
+    reports = run_feeds(
+        tmp_path / "m.db",
+        config=config,
+        client=FeedClient(limiter=None, sleep=no_sleep()),
+        clock=lambda: DAYS[0],
+        say=said.append,
+        alerts=False,
+    )
     assert [r.status for r in reports] == ["down", "ok"]
     assert said[0].startswith(f"godaddy-closeouts: down: http://127.0.0.1:{port}/closeout_listings.json.zip: ")
     assert said[0].endswith("nothing was ingested, the next run tries again") and len(said) == 2

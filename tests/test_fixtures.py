@@ -18,10 +18,16 @@ from conftest import BROWSER_SKIP_REASON, FIXTURES, OUTSIDE, REAL, REFERENCE, RO
 
 # How a source would point at the folder beside the checkout (written so this file does not match).
 OUTSIDE_POINTERS = re.compile(
-    r"\.\./" + "shared"  # a path relative to the checkout
-    + r"|parents\[\d+\]\s*/\s*['\"]" + "shared" + r"['\"]"  # the checkout's parent, then that folder
-    + r"|['\"]" + "shared" + r"['\"]\s*/\s*['\"](fixtures|reference)"  # that folder, then what it held
-    + r"|/work/" + "shared"  # an absolute path
+    r"\.\./"
+    + "shared"  # a path relative to the checkout
+    + r"|parents\[\d+\]\s*/\s*['\"]"
+    + "shared"
+    + r"['\"]"  # the checkout's parent, then that folder
+    + r"|['\"]"
+    + "shared"
+    + r"['\"]\s*/\s*['\"](fixtures|reference)"  # that folder, then what it held
+    + r"|/work/"
+    + "shared"  # an absolute path
 )
 
 
@@ -31,10 +37,12 @@ def _sources() -> list[Path]:
 
 
 def test_no_test_or_module_points_outside_the_repository():
-    offenders = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
-                 for path in _sources()
-                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-                 if OUTSIDE_POINTERS.search(line)]  # fmt: skip
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in _sources()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if OUTSIDE_POINTERS.search(line)
+    ]
     assert offenders == []
     assert OUTSIDE_POINTERS.search('X = Path(__file__).resolve().parents[2] / "' + 'shared"')
     assert OUTSIDE_POINTERS.search("read in place from ../" + "shared/fixtures/real")
@@ -78,14 +86,34 @@ def _pytest_on(tmp_path: Path, source: str) -> subprocess.CompletedProcess:
     (tmp_path / "test_tiny.py").write_text(textwrap.dedent(source))
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     env_path = str(ROOT / "tests")
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
-                           "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                          env={**os.environ, "PYTHONPATH": env_path})  # fmt: skip
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "conftest",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            str(tmp_path / "pytest.ini"),
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": env_path},
+    )
 
 
 def test_a_run_whose_only_skip_is_the_browsers_passes(tmp_path):
-    result = _pytest_on(tmp_path, f"""
+    result = _pytest_on(
+        tmp_path,
+        f"""
         import pytest
 
         def test_runs():
@@ -94,13 +122,16 @@ def test_a_run_whose_only_skip_is_the_browsers_passes(tmp_path):
         @pytest.mark.skipif(True, reason={BROWSER_SKIP_REASON!r})
         def test_in_a_browser():
             pass
-    """)
+    """,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed, 1 skipped" in result.stdout
 
 
 def test_any_other_skip_fails_the_run_and_is_named(tmp_path):
-    result = _pytest_on(tmp_path, """
+    result = _pytest_on(
+        tmp_path,
+        """
         import pytest
 
         def test_runs():
@@ -112,7 +143,8 @@ def test_any_other_skip_fails_the_run_and_is_named(tmp_path):
         @pytest.mark.skipif(True, reason="reference not beside this checkout")
         def test_marked():
             pass
-    """)
+    """,
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "1 passed, 2 skipped" in result.stdout
     assert "test_tiny.py::test_without_its_data: Skipped: real fixtures not available" in result.stdout
@@ -121,27 +153,33 @@ def test_any_other_skip_fails_the_run_and_is_named(tmp_path):
 
 
 def test_a_module_skipped_at_collection_fails_the_run(tmp_path):
-    result = _pytest_on(tmp_path, """
+    result = _pytest_on(
+        tmp_path,
+        """
         import pytest
 
         pytest.importorskip("a_module_that_is_not_installed")
 
         def test_never_collected():
             pass
-    """)
+    """,
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "could not import 'a_module_that_is_not_installed'" in result.stdout
     assert "1 skipped for another reason than a missing browser" in result.stdout
 
 
 def test_a_file_opened_beside_the_checkout_fails_the_run(tmp_path):
-    result = _pytest_on(tmp_path, f"""
+    result = _pytest_on(
+        tmp_path,
+        f"""
         def test_reads_beside_the_checkout():
             try:
                 open({str(OUTSIDE / "fixtures" / "real" / "SOURCES.md")!r}).close()
             except OSError:
                 pass
-    """)
+    """,
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "1 passed" in result.stdout
     assert str(OUTSIDE / "fixtures" / "real" / "SOURCES.md") in result.stdout

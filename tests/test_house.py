@@ -90,8 +90,10 @@ def _room(dotted: str) -> str | None:
     return parts[0] if (PACKAGE / parts[0]).is_dir() else "root"
 
 
-_FACADE = {name: importlib.util.resolve_name(target, "toolkit")
-           for name, target in _lazy_table(ast.parse((PACKAGE / "__init__.py").read_text())).items()}  # fmt: skip
+_FACADE = {
+    name: importlib.util.resolve_name(target, "toolkit")
+    for name, target in _lazy_table(ast.parse((PACKAGE / "__init__.py").read_text())).items()
+}
 
 
 def test_the_root_holds_only_the_small_shared_facts():
@@ -170,8 +172,18 @@ def test_importing_the_toolkit_loads_nothing_else():
 
 def test_the_command_line_starts_without_the_heavy_libraries():
     """`edt --help` and a query on an upgraded mirror import no library they do not use."""
-    heavy = ("pandas", "pyarrow", "plotly", "sqlite_utils", "tldextract", "httpx", "starlette", "mcp", "streamlit",
-             "numpy")  # fmt: skip
+    heavy = (
+        "pandas",
+        "pyarrow",
+        "plotly",
+        "sqlite_utils",
+        "tldextract",
+        "httpx",
+        "starlette",
+        "mcp",
+        "streamlit",
+        "numpy",
+    )
     script = (
         "import sys\n"
         "from click.testing import CliRunner\n"
@@ -203,7 +215,7 @@ def test_no_import_cycles_between_modules():
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(trail[trail.index(nxt):] + [nxt] if nxt in trail else [node, nxt])
+                cycles.append(trail[trail.index(nxt) :] + [nxt] if nxt in trail else [node, nxt])
             elif nxt not in state:
                 visit(nxt, trail + [nxt])
         state[node] = 2

@@ -48,7 +48,9 @@ def rows(mirror: Mirror, sql: str, *args) -> list[dict]:
 
 
 def raw(mirror: Mirror, kind: str, row_id: int) -> dict:
-    (text,) = mirror.connection().execute("SELECT raw FROM raw_records WHERE kind = ? AND id = ?", [kind, row_id]).fetchone()
+    (text,) = (
+        mirror.connection().execute("SELECT raw FROM raw_records WHERE kind = ? AND id = ?", [kind, row_id]).fetchone()
+    )
     return json.loads(text)
 
 
@@ -65,16 +67,43 @@ def zipped(path: Path, member: str, text: str) -> Path:
 # -- GoDaddy inventory ------------------------------------------------------------------------
 
 GODADDY_ITEMS = [
-    {"domainName": "PPN57.COM", "link": "https://auctions.godaddy.com/trpItemListing.aspx?miid=575001",
-     "auctionType": "BuyNow", "auctionEndTime": "2026-01-14T16:00:00Z", "price": "$5", "numberOfBids": 0,
-     "domainAge": 7, "pageviews": 0, "valuation": "$1,067", "isAdult": False},
-    {"domainName": "GreenKettle.net", "link": "https://auctions.godaddy.com/trpItemListing.aspx?miid=575002",
-     "auctionType": "Bid", "auctionEndTime": "2026-01-15T09:30:00-08:00", "price": "$1,234", "numberOfBids": 7,
-     "domainAge": 16, "valuation": "$2,400", "majesticTf": 21, "majesticCf": 34},
-    {"domainName": "quietharbor.org", "link": "https://auctions.godaddy.com/trpItemListing.aspx?miid=575003",
-     "auctionType": "Bid", "auctionEndTime": "2026-01-16T18:05:00Z", "price": "$12", "numberOfBids": 0,
-     "domainAge": 3, "valuation": "$310", "majesticTf": 0, "majesticCf": 2},
-]  # fmt: skip
+    {
+        "domainName": "PPN57.COM",
+        "link": "https://auctions.godaddy.com/trpItemListing.aspx?miid=575001",
+        "auctionType": "BuyNow",
+        "auctionEndTime": "2026-01-14T16:00:00Z",
+        "price": "$5",
+        "numberOfBids": 0,
+        "domainAge": 7,
+        "pageviews": 0,
+        "valuation": "$1,067",
+        "isAdult": False,
+    },
+    {
+        "domainName": "GreenKettle.net",
+        "link": "https://auctions.godaddy.com/trpItemListing.aspx?miid=575002",
+        "auctionType": "Bid",
+        "auctionEndTime": "2026-01-15T09:30:00-08:00",
+        "price": "$1,234",
+        "numberOfBids": 7,
+        "domainAge": 16,
+        "valuation": "$2,400",
+        "majesticTf": 21,
+        "majesticCf": 34,
+    },
+    {
+        "domainName": "quietharbor.org",
+        "link": "https://auctions.godaddy.com/trpItemListing.aspx?miid=575003",
+        "auctionType": "Bid",
+        "auctionEndTime": "2026-01-16T18:05:00Z",
+        "price": "$12",
+        "numberOfBids": 0,
+        "domainAge": 3,
+        "valuation": "$310",
+        "majesticTf": 0,
+        "majesticCf": 2,
+    },
+]
 
 
 def godaddy_zip(path: Path, items=GODADDY_ITEMS, meta=None) -> Path:
@@ -89,7 +118,12 @@ def test_godaddy_zipped_json_maps_every_field(mirror, tmp_path):
     assert set(got) == {"ppn57.com", "greenkettle.net", "quietharbor.org"}
 
     buy_now, bid, no_bids = got["ppn57.com"], got["greenkettle.net"], got["quietharbor.org"]
-    assert (buy_now["type"], buy_now["auction_type"], buy_now["price"], buy_now["max_bid"]) == ("closeout", "BuyNow", 5.0, None)
+    assert (buy_now["type"], buy_now["auction_type"], buy_now["price"], buy_now["max_bid"]) == (
+        "closeout",
+        "BuyNow",
+        5.0,
+        None,
+    )
     assert (bid["type"], bid["auction_type"], bid["price"], bid["max_bid"]) == ("auction", "Bid", None, 1234.0)
     assert (bid["effective_price"], bid["bids_count"], bid["trust_flow"], bid["citation_flow"]) == (1234.0, 7, 21, 34)
     assert (no_bids["price"], no_bids["max_bid"], no_bids["bids_count"]) == (12.0, None, 0)
@@ -111,7 +145,7 @@ def test_godaddy_csv_with_pacific_end_times_and_a_bad_row(mirror, tmp_path):
     path = tmp_path / "tdnam_all_listings.csv"
     path.write_text(
         "Domain Name,Auction Type,Auction End Time (PDT),Price,Number of Bids,Domain Age,Valuation,Majestic TF,Majestic CF\n"
-        "SunnyLoft.com,Bid,08/20/2025 09:21 AM (PDT),\"$1,050\",4,12,\"$3,100\",18,27\n"
+        'SunnyLoft.com,Bid,08/20/2025 09:21 AM (PDT),"$1,050",4,12,"$3,100",18,27\n'
         "brokenprice.com,Bid,08/20/2025 10:00 AM (PDT),about ten,0,2,$90,,\n"
         "tinycart.io,BuyNow,08/21/2025 14:00,$25,0,1,$400,,\n",
         encoding="utf-8",
@@ -123,7 +157,11 @@ def test_godaddy_csv_with_pacific_end_times_and_a_bad_row(mirror, tmp_path):
     assert set(got) == {"sunnyloft.com", "tinycart.io"}
     assert got["sunnyloft.com"]["auction_end_date"] == "2025-08-20T16:21:00Z"  # 09:21 PDT
     assert got["tinycart.io"]["auction_end_date"] == "2025-08-21T21:00:00Z"  # naive, the column says PDT
-    assert (got["sunnyloft.com"]["max_bid"], got["sunnyloft.com"]["trust_flow"], got["tinycart.io"]["trust_flow"]) == (1050.0, 18, None)
+    assert (got["sunnyloft.com"]["max_bid"], got["sunnyloft.com"]["trust_flow"], got["tinycart.io"]["trust_flow"]) == (
+        1050.0,
+        18,
+        None,
+    )
     assert raw(mirror, "listing", got["tinycart.io"]["id"])["feed_record"]["Valuation"] == "$400"
 
 
@@ -139,7 +177,9 @@ def test_reingesting_changes_nothing_and_a_new_price_adds_one_history_row(mirror
     assert count(mirror, "listing_history") == history
     after = rows(mirror, "SELECT * FROM listings ORDER BY id")
     for old, new in zip(before, after):
-        assert {k: v for k, v in old.items() if k != "last_seen_at"} == {k: v for k, v in new.items() if k != "last_seen_at"}
+        assert {k: v for k, v in old.items() if k != "last_seen_at"} == {
+            k: v for k, v in new.items() if k != "last_seen_at"
+        }
         assert new["last_seen_at"] == LATER
 
     changed = [dict(item) for item in GODADDY_ITEMS]
@@ -159,18 +199,33 @@ def test_reingesting_changes_nothing_and_a_new_price_adds_one_history_row(mirror
 
 def test_bardate_json_gives_the_official_release_day(mirror, tmp_path):
     path = tmp_path / "bardate_domains.json"
-    path.write_text(json.dumps({"data": [
-        {"name": "fjallstuga.se", "release_at": "2026-01-20"},
-        {"name": "norrsken.nu", "release_at": "2026-01-21"},
-        {"name": "kanelbulle.se", "release_at": "2026-01-22T04:00:00Z"},
-    ]}, indent=2))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "data": [
+                    {"name": "fjallstuga.se", "release_at": "2026-01-20"},
+                    {"name": "norrsken.nu", "release_at": "2026-01-21"},
+                    {"name": "kanelbulle.se", "release_at": "2026-01-22T04:00:00Z"},
+                ]
+            },
+            indent=2,
+        )
+    )
     report = ingest_file(mirror, "bardate", path, observed_at=SEEN)
     assert (report.pending.seen, report.skipped) == (3, [])
     got = {r["domain"]: r for r in rows(mirror, "SELECT * FROM pending_delete")}
     assert {d: r["estimated_drop_date"] for d, r in got.items()} == {
-        "fjallstuga.se": "2026-01-20", "norrsken.nu": "2026-01-21", "kanelbulle.se": "2026-01-22"}  # fmt: skip
+        "fjallstuga.se": "2026-01-20",
+        "norrsken.nu": "2026-01-21",
+        "kanelbulle.se": "2026-01-22",
+    }
     row = got["norrsken.nu"]
-    assert (row["tld"], row["source"], row["whois_status"], row["origin"]) == ("nu", "bardate", "pendingDelete", "ingest:bardate")
+    assert (row["tld"], row["source"], row["whois_status"], row["origin"]) == (
+        "nu",
+        "bardate",
+        "pendingDelete",
+        "ingest:bardate",
+    )
     assert (row["week_end"], row["sld_length"], row["created_at"]) == ("2026-01-05", 8, SEEN)
     kept = raw(mirror, "pending_delete", row["id"])
     assert kept["feed_record"] == {"name": "norrsken.nu", "release_at": "2026-01-21"}
@@ -181,7 +236,9 @@ def test_bardate_json_gives_the_official_release_day(mirror, tmp_path):
 
 def test_bardate_txt_skips_foreign_and_malformed_lines(mirror, tmp_path):
     path = tmp_path / "bardate_domains.txt"
-    path.write_text("fjallstuga.se\t2026-01-20\nexample.com\t2026-01-20\nnorrsken.nu\t2026-13-01\nsnokaos.nu\t2026-01-23\n")
+    path.write_text(
+        "fjallstuga.se\t2026-01-20\nexample.com\t2026-01-20\nnorrsken.nu\t2026-13-01\nsnokaos.nu\t2026-01-23\n"
+    )
     report = ingest_file(mirror, "bardate", path, observed_at=SEEN)
     assert report.pending.seen == 2
     assert [(s.line, s.reason) for s in report.skipped] == [
@@ -194,7 +251,10 @@ def test_bardate_txt_skips_foreign_and_malformed_lines(mirror, tmp_path):
     # the generator on its own yields the same records, and stops at a bad row unless told to skip
     with pytest.raises(IngestError, match=r"bardate_domains.txt: line 2: example.com is not"):
         list(parse_bardate(path, observed_at=SEEN))
-    assert [r["domain"] for r in parse_bardate(path, observed_at=SEEN, on_bad_row=lambda s: None)] == ["fjallstuga.se", "snokaos.nu"]
+    assert [r["domain"] for r in parse_bardate(path, observed_at=SEEN, on_bad_row=lambda s: None)] == [
+        "fjallstuga.se",
+        "snokaos.nu",
+    ]
 
 
 # -- registry drop lists ----------------------------------------------------------------------
@@ -210,12 +270,17 @@ def test_real_pl_deletion_list(mirror):
     assert len(stored) == len(valid) and {r["domain"] for r in stored} == set(valid)
     # the list is the names NASK deleted on the day its file is named for
     assert {r["estimated_drop_date"] for r in stored} == {"2025-08-19"}
-    assert {(r["origin"], r["source"], r["whois_status"]) for r in stored} == {("ingest:droplist", "droplist", "pendingDelete")}
+    assert {(r["origin"], r["source"], r["whois_status"]) for r in stored} == {
+        ("ingest:droplist", "droplist", "pendingDelete")
+    }
     by_name = {r["domain"]: r for r in stored}
     assert by_name["0.edu.pl"]["tld"] == "edu.pl" and by_name["1by1.com.pl"]["tld"] == "com.pl"
     assert sum(r["is_idn"] for r in stored) == sum("xn--" in v for v in valid) > 0
     first = valid[0]
-    assert raw(mirror, "pending_delete", by_name[first]["id"]) == {"feed_record": first, "drop_date_reason": "from the file name"}
+    assert raw(mirror, "pending_delete", by_name[first]["id"]) == {
+        "feed_record": first,
+        "drop_date_reason": "from the file name",
+    }
     assert count(mirror, "raw_records") == len(valid)
     again = ingest_file(mirror, "droplist", PL_LIST, observed_at="2025-08-26T10:00:00Z")
     assert (again.new, again.updated, again.unchanged) == (0, 0, len(valid))
@@ -229,8 +294,13 @@ def test_real_pl_list_with_nasks_zoned_timestamp_header(mirror, tmp_path):
     report = ingest_file(mirror, "droplist", served, observed_at="2022-07-05T10:00:00Z")
     names = [n for n in served.read_text().splitlines()[2:] if n.strip()]
     assert report.skipped == [] and report.pending.new == len(names) == 1_800
-    assert rows(mirror, "SELECT DISTINCT estimated_drop_date FROM pending_delete") == [{"estimated_drop_date": "2022-07-05"}]
-    assert raw(mirror, "pending_delete", ingest_id("droplist", names[0]))["drop_date_reason"] == "from the file: header line 1"
+    assert rows(mirror, "SELECT DISTINCT estimated_drop_date FROM pending_delete") == [
+        {"estimated_drop_date": "2022-07-05"}
+    ]
+    assert (
+        raw(mirror, "pending_delete", ingest_id("droplist", names[0]))["drop_date_reason"]
+        == "from the file: header line 1"
+    )
 
 
 def test_real_pl_names_without_a_date_get_the_lifecycle_prediction(mirror, tmp_path):
@@ -246,7 +316,8 @@ def test_real_pl_names_without_a_date_get_the_lifecycle_prediction(mirror, tmp_p
     )
     # no earlier sighting: the status may have begun up to its length earlier, so the window spans it
     assert rows(mirror, "SELECT DISTINCT drop_window_start, drop_window_end FROM pending_delete") == [
-        {"drop_window_start": "2025-08-19", "drop_window_end": "2025-08-24"}]  # fmt: skip
+        {"drop_window_start": "2025-08-19", "drop_window_end": "2025-08-24"}
+    ]
     # seen again three days later: the evidence is still the first sighting
     again = ingest_file(mirror, "droplist", undated, observed_at="2025-08-22T10:00:00Z")
     assert (again.updated, again.unchanged) == (0, report.written)
@@ -270,12 +341,19 @@ def test_auda_style_csv_takes_the_date_column(mirror, tmp_path):
     ]
     got = {r["domain"]: r for r in rows(mirror, "SELECT * FROM pending_delete")}
     assert {d: r["estimated_drop_date"] for d, r in got.items()} == {
-        "fastframeless.com.au": "2019-11-10", "wattlegrove.net.au": "2019-11-11"}  # fmt: skip
+        "fastframeless.com.au": "2019-11-10",
+        "wattlegrove.net.au": "2019-11-11",
+    }
     assert got["wattlegrove.net.au"]["tld"] == "net.au"
     kept = raw(mirror, "pending_delete", got["wattlegrove.net.au"]["id"])
-    assert kept == {"feed_record": {"Date": "2019-11-11", "Eligible purge time (UTC)": "04:01:02",
-                                    "Domain name": "wattlegrove.net.au"},
-                    "drop_date_reason": "from the file: column 'Date'"}  # fmt: skip
+    assert kept == {
+        "feed_record": {
+            "Date": "2019-11-11",
+            "Eligible purge time (UTC)": "04:01:02",
+            "Domain name": "wattlegrove.net.au",
+        },
+        "drop_date_reason": "from the file: column 'Date'",
+    }
 
 
 def test_undated_list_predicts_per_tld_and_says_why_not(mirror, tmp_path):
@@ -286,7 +364,10 @@ def test_undated_list_predicts_per_tld_and_says_why_not(mirror, tmp_path):
     assert got["boekhandel.nl"]["estimated_drop_date"] == "2026-02-19"  # SIDN quarantine 40 days from 2026-01-10
     assert got["sonnenhof.de"]["estimated_drop_date"] is None
     why = raw(mirror, "pending_delete", got["sonnenhof.de"]["id"])["drop_date_reason"]
-    assert why == "predicted from its first sighting in this feed (2026-01-10): DENIC gives quarantine no fixed length for .de (TRANSIT has no fixed length)"
+    assert (
+        why
+        == "predicted from its first sighting in this feed (2026-01-10): DENIC gives quarantine no fixed length for .de (TRANSIT has no fixed length)"
+    )
     assert {r["whois_status"] for r in got.values()} == {"quarantine"}
 
 
@@ -331,7 +412,10 @@ def test_zonediff_yields_candidates_and_regfree_only_when_confirmed(mirror, tmp_
         assert (row["first_disappeared_at"], row["estimated_drop_date"]) == ("2026-01-10T00:00:00Z", drop.isoformat())
     assert drop == date(2026, 1, 10) + timedelta(days=67)
     assert raw(mirror, "pending_delete", got["norrsken.se"]["id"])["feed_record"] == {
-        "previous_file": old.name, "current_file": new.name, "previous_line": "norrsken 86400 IN NS ns.host.example."}
+        "previous_file": old.name,
+        "current_file": new.name,
+        "previous_line": "norrsken 86400 IN NS ns.host.example.",
+    }
     assert count(mirror, "listings") == 0  # nothing is regfree without an availability check
 
     asked = []
@@ -345,7 +429,12 @@ def test_zonediff_yields_candidates_and_regfree_only_when_confirmed(mirror, tmp_
     assert sorted(asked) == ["fjallstuga.se", "norrsken.se"]
     assert (report.listings.seen, report.pending.seen) == (1, 1)
     (listing,) = rows(other, "SELECT * FROM listings")
-    assert (listing["name"], listing["source"], listing["tld"], listing["origin"]) == ("fjallstuga.se", "regfree", ".se", "ingest:zonediff")
+    assert (listing["name"], listing["source"], listing["tld"], listing["origin"]) == (
+        "fjallstuga.se",
+        "regfree",
+        ".se",
+        "ingest:zonediff",
+    )
     assert listing["id"] == ingest_id("regfree", "fjallstuga.se") and listing["price"] is None
     assert [r["domain"] for r in rows(other, "SELECT * FROM pending_delete")] == ["norrsken.se"]
     assert other.search_domains({"source": "regfree"}, plan="enterprise")["meta"]["total"] == 1
@@ -359,11 +448,14 @@ def test_zonediff_of_name_lists_and_of_two_tlds(mirror, tmp_path):
     report = ingest_file(mirror, "zonediff", new, previous=old, observed_at=SEEN, status="quarantine")
     assert [r["domain"] for r in rows(mirror, "SELECT * FROM pending_delete")] == ["bravo.nl"]
     assert rows(mirror, "SELECT estimated_drop_date, first_disappeared_at FROM pending_delete") == [
-        {"estimated_drop_date": "2026-02-19", "first_disappeared_at": SEEN}]  # fmt: skip
+        {"estimated_drop_date": "2026-02-19", "first_disappeared_at": SEEN}
+    ]
     assert report.written == 1
     other = tmp_path / "other.txt"
     other.write_text("alpha.be\n")
-    with pytest.raises(IngestError, match=r"other\.txt: this zone is \.be but .*old\.txt is \.nl; diff two files of the same TLD"):
+    with pytest.raises(
+        IngestError, match=r"other\.txt: this zone is \.be but .*old\.txt is \.nl; diff two files of the same TLD"
+    ):
         ingest_file(mirror, "zonediff", other, previous=old)
 
 
@@ -378,8 +470,10 @@ def seeded(mirror, tmp_path):
     ingest_file(mirror, "bardate", tmp_path / "seed.txt", observed_at=SEEN)
 
     def snapshot():
-        return {t: rows(mirror, f"SELECT * FROM {t} ORDER BY 1, 2")
-                for t in ("listings", "listing_history", "pending_delete", "raw_records")}  # fmt: skip
+        return {
+            t: rows(mirror, f"SELECT * FROM {t} ORDER BY 1, 2")
+            for t in ("listings", "listing_history", "pending_delete", "raw_records")
+        }
 
     return snapshot
 
@@ -423,8 +517,12 @@ def test_wrong_format_and_truncated_text_files(mirror, tmp_path, seeded):
         (tmp_path / "auda.csv").write_text("Date,Time\n2019-11-10,03:32:31\n")
         ingest_file(mirror, "droplist", tmp_path / "auda.csv")
     cut_csv = tmp_path / "cut.csv"
-    cut_csv.write_text("Date, Eligible purge time (UTC), Domain name\n2019-11-10, 03:32:31, fastframeless.com.au\n2019-11-1")
-    with pytest.raises(IngestError, match=r"cut.csv: line 3: the last row stops after 1 of 3 columns; the file is truncated"):
+    cut_csv.write_text(
+        "Date, Eligible purge time (UTC), Domain name\n2019-11-10, 03:32:31, fastframeless.com.au\n2019-11-1"
+    )
+    with pytest.raises(
+        IngestError, match=r"cut.csv: line 3: the last row stops after 1 of 3 columns; the file is truncated"
+    ):
         ingest_file(mirror, "droplist", cut_csv)
     cut_txt = tmp_path / "bardate.txt"
     cut_txt.write_text("fjallstuga.se\t2026-01-20\nnorrsken.nu\t2026-0")
@@ -432,7 +530,10 @@ def test_wrong_format_and_truncated_text_files(mirror, tmp_path, seeded):
         ingest_file(mirror, "bardate", cut_txt)
     godaddy_csv = tmp_path / "inventory.csv"
     godaddy_csv.write_text("domainName,auctionType,price\nalpha.com,Bid,$5\n")
-    with pytest.raises(IngestError, match=r"inventory.csv: line 1: no row of the file is a bardate row \(expected domain<TAB>YYYY-MM-DD, got .*\); check that it is a bardate file"):
+    with pytest.raises(
+        IngestError,
+        match=r"inventory.csv: line 1: no row of the file is a bardate row \(expected domain<TAB>YYYY-MM-DD, got .*\); check that it is a bardate file",
+    ):
         ingest_file(mirror, "bardate", godaddy_csv)
     empty = tmp_path / "empty.txt"
     empty.write_text("")
@@ -467,15 +568,20 @@ def test_a_failure_while_writing_rolls_back_the_whole_file(mirror, tmp_path, see
 
 def test_id_collision_is_skipped_not_overwritten(mirror, tmp_path):
     taken = ingest_id("bardate", "fjallstuga.se")
-    save_pending(mirror.connection(), [{"id": taken, "domain": "someone-else.se", "source": "oi-diff",
-                                        "whois_status": "quarantine"}], origin="sync", observed_at=SEEN)  # fmt: skip
+    save_pending(
+        mirror.connection(),
+        [{"id": taken, "domain": "someone-else.se", "source": "oi-diff", "whois_status": "quarantine"}],
+        origin="sync",
+        observed_at=SEEN,
+    )
     path = tmp_path / "bardate_domains.txt"
     path.write_text("fjallstuga.se\t2026-01-20\nsnokaos.nu\t2026-01-23\n")
     report = ingest_file(mirror, "bardate", path, observed_at=SEEN)
     assert report.written == 1
     assert [s.line for s in report.skipped] == [1] and "hash collision" in report.skipped[0].reason
     assert rows(mirror, "SELECT domain, origin FROM pending_delete WHERE id = ?", taken) == [
-        {"domain": "someone-else.se", "origin": "sync"}]  # fmt: skip
+        {"domain": "someone-else.se", "origin": "sync"}
+    ]
 
 
 # -- the surface ------------------------------------------------------------------------------
@@ -484,7 +590,9 @@ def test_id_collision_is_skipped_not_overwritten(mirror, tmp_path):
 def test_registry_options_and_ids(mirror, tmp_path):
     assert set(ADAPTERS) == {"godaddy", "namecheap", "bardate", "droplist", "zonediff"}
     assert set(ingest.__all__) <= set(dir(ingest))
-    with pytest.raises(ValueError, match="unknown feed 'namejet'; choose one of godaddy, namecheap, bardate, droplist, zonediff"):
+    with pytest.raises(
+        ValueError, match="unknown feed 'namejet'; choose one of godaddy, namecheap, bardate, droplist, zonediff"
+    ):
         ingest_file(mirror, "namejet", tmp_path / "x.csv")
     with pytest.raises(TypeError, match=r"godaddy: unknown option status"):
         ingest_file(mirror, "godaddy", tmp_path / "x.csv", status="pendingDelete")
@@ -493,7 +601,11 @@ def test_registry_options_and_ids(mirror, tmp_path):
     with pytest.raises(ValueError, match="status: 'gone'"):
         ingest_file(mirror, "droplist", tmp_path / "x.txt", status="gone")
     # stable, feed-scoped, above the remote's ids and exact in a JavaScript number
-    assert ingest_id("godaddy", "example.com") == ingest_id("godaddy", "example.com") != ingest_id("regfree", "example.com")
+    assert (
+        ingest_id("godaddy", "example.com")
+        == ingest_id("godaddy", "example.com")
+        != ingest_id("regfree", "example.com")
+    )
     ids = [ingest_id("droplist", f"name{i}.pl") for i in range(2000)]
     assert len(set(ids)) == 2000 and all(2**52 <= i <= 2**53 - 1 for i in ids)
 
@@ -518,7 +630,9 @@ def test_ingested_records_against_the_reference_schemas(mirror, tmp_path):
     domain = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "catchdoms-domain-schema.json").read_text()))
     for record in mirror.search_domains({"source": "godaddy"}, plan="enterprise")["data"]:
         assert not list(domain.iter_errors(record)), record["name"]
-    pending = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "catchdoms-pending-delete-domain-schema.json").read_text()))
+    pending = jsonschema.Draft202012Validator(
+        json.loads((SCHEMAS / "catchdoms-pending-delete-domain-schema.json").read_text())
+    )
     (record,) = mirror.search_pending_delete({"include_past": "1"}, plan="enterprise")["data"]
     # the one documented deviation: `source` names the feed, not one of the live service's pipelines
     assert [list(e.path) for e in pending.iter_errors(record)] == [["source"]]
@@ -534,7 +648,8 @@ def test_ingest_url_without_dest_removes_its_download(mirror, tmp_path, monkeypa
     assert report.written == 1 and report.path.startswith(str(tmp_path / "tmp"))
     assert list((tmp_path / "tmp").iterdir()) == []
     assert rows(mirror, "SELECT domain, estimated_drop_date FROM pending_delete") == [
-        {"domain": "stary.pl", "estimated_drop_date": "2026-01-11"}]  # fmt: skip
+        {"domain": "stary.pl", "estimated_drop_date": "2026-01-11"}
+    ]
 
 
 # -- zonediff with the RDAP check ----------------------------------------------------------------
@@ -544,14 +659,22 @@ RDAP_BASE = "https://rdap.registry.example/se/"
 
 
 def bootstrap_json(base: str = RDAP_BASE) -> dict:
-    return {"version": "1.0", "publication": "2026-01-01T00:00:00Z", "description": "test bootstrap",
-            "services": [[["se", "nu"], [base]], [["cz"], ["https://rdap.nic.cz/"]]]}  # fmt: skip
+    return {
+        "version": "1.0",
+        "publication": "2026-01-01T00:00:00Z",
+        "description": "test bootstrap",
+        "services": [[["se", "nu"], [base]], [["cz"], ["https://rdap.nic.cz/"]]],
+    }
 
 
 def rdap_domain_json(name: str) -> dict:
-    return {"objectClassName": "domain", "ldhName": name, "rdapConformance": ["rdap_level_0"],
-            "status": ["client hold"],
-            "events": [{"eventAction": "expiration", "eventDate": "2025-12-01T00:00:00Z"}]}  # fmt: skip
+    return {
+        "objectClassName": "domain",
+        "ldhName": name,
+        "rdapConformance": ["rdap_level_0"],
+        "status": ["client hold"],
+        "events": [{"eventAction": "expiration", "eventDate": "2025-12-01T00:00:00Z"}],
+    }
 
 
 def rdap_registry(answers: dict[str, list[int]], asked: list[str]):
@@ -604,7 +727,9 @@ def test_zonediff_check_rdap_never_guesses(mirror, tmp_path):
     old.write_text("alpha.de\nbravo.de\n")
     new.write_text("alpha.de\n")
     asked: list[str] = []
-    with rdap_availability(mirror, transport=httpx.MockTransport(rdap_registry({}, asked)), sleep=lambda s: None) as check:
+    with rdap_availability(
+        mirror, transport=httpx.MockTransport(rdap_registry({}, asked)), sleep=lambda s: None
+    ) as check:
         ingest_file(mirror, "zonediff", new, previous=old, observed_at=SEEN, is_available=check)
     assert asked == [] and count(mirror, "listings") == 0  # .de is not in the bootstrap: no request, no guess
     assert "no RDAP service for .de (1 names stay candidates)" in check.summary()
@@ -646,13 +771,19 @@ def test_cli_zonediff_check_rdap_over_a_loopback_registry(tmp_path, monkeypatch)
     db = tmp_path / "m.db"
     with BackgroundServer(app) as server:
         env = {"EDT_RDAP_BOOTSTRAP_URL": f"{server.url}/dns.json"}
-        result = CliRunner().invoke(cli, ["ingest", "zonediff", "--db", str(db), "--previous", str(old), "--file",
-                                          str(new), "--check-rdap"], env=env, catch_exceptions=False)  # fmt: skip
+        result = CliRunner().invoke(
+            cli,
+            ["ingest", "zonediff", "--db", str(db), "--previous", str(old), "--file", str(new), "--check-rdap"],
+            env=env,
+            catch_exceptions=False,
+        )
     assert result.exit_code == 0, result.output
     assert "rdap: 1 available (regfree), 1 still registered, 2 asked" in result.output
     assert sorted(asked) == ["fjallstuga.se", "norrsken.se"]
     with Mirror(db) as m:
-        assert [r["name"] for r in m.search_domains({"source": "regfree"}, plan="enterprise")["data"]] == ["fjallstuga.se"]
+        assert [r["name"] for r in m.search_domains({"source": "regfree"}, plan="enterprise")["data"]] == [
+            "fjallstuga.se"
+        ]
     wrong = CliRunner().invoke(cli, ["ingest", "droplist", "--db", str(db), "--file", str(new), "--check-rdap"])
     assert wrong.exit_code == 2 and "--check-rdap: only zonediff" in wrong.output
 
@@ -676,34 +807,46 @@ def _snapshots(folder: Path, days: dict[str, list[str]], gz: bool = True) -> Non
 
 def test_a_replay_records_last_seen_and_first_absent_and_predicts_a_window(mirror, tmp_path):
     zone = tmp_path / "zone"
-    _snapshots(zone, {
-        "2025-12-30": ["alfa.nu", "bravo.nu", "charlie.nu", "delta.nu", "echo.nu"],
-        "2025-12-31": ["alfa.nu", "charlie.nu", "delta.nu", "echo.nu"],  # bravo leaves
-        # 2026-01-01 and 02 missing: charlie leaves somewhere in the gap
-        "2026-01-03": ["alfa.nu", "delta.nu", "echo.nu", "foxtrot.nu"],
-        "2026-01-04": ["alfa.nu", "echo.nu", "foxtrot.nu"],  # delta leaves...
-        "2026-01-05": ["alfa.nu", "delta.nu", "foxtrot.nu"],  # ...and comes back (renewed); echo leaves
-    })  # fmt: skip
+    _snapshots(
+        zone,
+        {
+            "2025-12-30": ["alfa.nu", "bravo.nu", "charlie.nu", "delta.nu", "echo.nu"],
+            "2025-12-31": ["alfa.nu", "charlie.nu", "delta.nu", "echo.nu"],  # bravo leaves
+            # 2026-01-01 and 02 missing: charlie leaves somewhere in the gap
+            "2026-01-03": ["alfa.nu", "delta.nu", "echo.nu", "foxtrot.nu"],
+            "2026-01-04": ["alfa.nu", "echo.nu", "foxtrot.nu"],  # delta leaves...
+            "2026-01-05": ["alfa.nu", "delta.nu", "foxtrot.nu"],  # ...and comes back (renewed); echo leaves
+        },
+    )
     report = ingest_file(mirror, "zonediff", zone, observed_at=SEEN)  # a folder
     assert (report.pending.seen, report.skipped) == (3, [])
     got = {r["domain"]: r for r in rows(mirror, "SELECT * FROM pending_delete")}
     assert set(got) == {"bravo.nu", "charlie.nu", "echo.nu"}
-    windows = {d: (r["drop_window_start"], r["estimated_drop_date"], r["drop_window_end"], r["first_disappeared_at"])
-               for d, r in got.items()}  # fmt: skip
+    windows = {
+        d: (r["drop_window_start"], r["estimated_drop_date"], r["drop_window_end"], r["first_disappeared_at"])
+        for d, r in got.items()
+    }
     assert windows == {
         "bravo.nu": ("2026-03-07", "2026-03-08", "2026-03-08", "2025-12-31T00:00:00Z"),  # [L+67, A+67], L+1+67
         "charlie.nu": ("2026-03-08", "2026-03-09", "2026-03-11", "2026-01-03T00:00:00Z"),  # a 4-day window
         "echo.nu": ("2026-03-12", "2026-03-13", "2026-03-13", "2026-01-05T00:00:00Z"),
     }
     kept = raw(mirror, "pending_delete", got["charlie.nu"]["id"])
-    assert kept["feed_record"] == {"previous_file": "nu_domains_2025-12-31.txt.gz",
-                                   "current_file": "nu_domains_2026-01-03.txt.gz", "previous_line": "charlie.nu"}
-    assert kept["drop_date_reason"].startswith("predicted from the zone (last in the zone on 2025-12-31, gone on 2026-01-03)")
+    assert kept["feed_record"] == {
+        "previous_file": "nu_domains_2025-12-31.txt.gz",
+        "current_file": "nu_domains_2026-01-03.txt.gz",
+        "previous_line": "charlie.nu",
+    }
+    assert kept["drop_date_reason"].startswith(
+        "predicted from the zone (last in the zone on 2025-12-31, gone on 2026-01-03)"
+    )
     # the API returns the window with the record; drop_date_from/to still filter on the estimate
-    page = mirror.search_pending_delete({"drop_date_from": "2026-03-09", "drop_date_to": "2026-03-09",
-                                         "include_past": "1"}, plan="enterprise")  # fmt: skip
+    page = mirror.search_pending_delete(
+        {"drop_date_from": "2026-03-09", "drop_date_to": "2026-03-09", "include_past": "1"}, plan="enterprise"
+    )
     assert [(d["domain"], d["drop_window_start"], d["drop_window_end"]) for d in page["data"]] == [
-        ("charlie.nu", "2026-03-08", "2026-03-11")]  # fmt: skip
+        ("charlie.nu", "2026-03-08", "2026-03-11")
+    ]
     # a glob gives the same rows; re-running changes nothing
     again = ingest_file(mirror, "zonediff", str(zone / "nu_domains_*.txt.gz"), observed_at=SEEN)
     assert (again.new, again.updated, again.unchanged) == (0, 0, 3)
@@ -722,8 +865,11 @@ def test_a_replay_refuses_bad_snapshots_naming_file_and_line_and_writes_nothing(
     assert count(mirror, "pending_delete") == 0
     (zone / "nu_domains_2026-01-01.txt.gz").unlink()
     (zone / "nu_domains_2026-01-01.csv").write_text("domain,tld,release_date\nalfa.nu,nu,2026-03-08\n")  # wrong feed
-    with pytest.raises(IngestError, match=r"nu_domains_2026-01-01.csv: line 1: 'domain,tld,release_date' is not a "
-                                          r"domain name .*a snapshot is a zone file or a list of one name a line"):
+    with pytest.raises(
+        IngestError,
+        match=r"nu_domains_2026-01-01.csv: line 1: 'domain,tld,release_date' is not a "
+        r"domain name .*a snapshot is a zone file or a list of one name a line",
+    ):
         ingest_file(mirror, "zonediff", zone, observed_at=SEEN)
     (zone / "nu_domains_2026-01-01.csv").write_text("alfa.nu\nbravo.se\n")  # another TLD's name
     with pytest.raises(IngestError, match=r"nu_domains_2026-01-01.csv: line 2: bravo.se is not in .nu"):
@@ -739,16 +885,20 @@ def test_a_replay_refuses_bad_snapshots_naming_file_and_line_and_writes_nothing(
 
 def test_bardate_reads_the_archived_csv_form(mirror, tmp_path):
     path = tmp_path / "2026-03-01.csv"
-    path.write_text("domain,tld,release_date,available,indexed,estimated_pages,index_source,checked_at\n"
-                    "fjallstuga.se,se,2026-03-01,True,False,0,wayback,2026-02-28T10:22:35+00:00\n"
-                    "norrsken.nu,nu,2026-03-01,False,True,12,google,2026-02-28T10:22:35+00:00\n"
-                    "trasig.nu,nu,2026-03-41,True,False,0,wayback,2026-02-28T10:22:35+00:00\n")  # fmt: skip
+    path.write_text(
+        "domain,tld,release_date,available,indexed,estimated_pages,index_source,checked_at\n"
+        "fjallstuga.se,se,2026-03-01,True,False,0,wayback,2026-02-28T10:22:35+00:00\n"
+        "norrsken.nu,nu,2026-03-01,False,True,12,google,2026-02-28T10:22:35+00:00\n"
+        "trasig.nu,nu,2026-03-41,True,False,0,wayback,2026-02-28T10:22:35+00:00\n"
+    )
     report = ingest_file(mirror, "bardate", path, observed_at=SEEN)
     assert report.pending.seen == 2
     assert [(s.line, s.reason) for s in report.skipped] == [(4, "'2026-03-41' is not a date (YYYY-MM-DD)")]
     got = {r["domain"]: r for r in rows(mirror, "SELECT * FROM pending_delete")}
     assert {d: (r["estimated_drop_date"], r["drop_window_start"], r["drop_window_end"]) for d, r in got.items()} == {
-        "fjallstuga.se": ("2026-03-01",) * 3, "norrsken.nu": ("2026-03-01",) * 3}  # fmt: skip
+        "fjallstuga.se": ("2026-03-01",) * 3,
+        "norrsken.nu": ("2026-03-01",) * 3,
+    }
     assert raw(mirror, "pending_delete", got["norrsken.nu"]["id"])["feed_record"]["indexed"] == "True"
 
 
@@ -768,15 +918,22 @@ def test_the_real_nu_replay_is_fast_and_small(tmp_path):
     # In a process of its own: its peak memory is the replay's, not that of the tests run before
     # it. Read as VmHWM, the peak of the process's own memory: ru_maxrss keeps, across exec,
     # the peak of the process it was forked from (this test process).
-    script = ("import json, re, sys, time\n"
-              "from toolkit import Mirror\nfrom toolkit.ingest import ingest_file\n"
-              "m = Mirror(sys.argv[1], create=True); started = time.perf_counter()\n"
-              "r = ingest_file(m, 'zonediff', sys.argv[2], observed_at=sys.argv[3])\n"
-              "peak = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
-              "print(json.dumps({'seen': r.pending.seen, 'skipped': len(r.skipped), 'seconds': time.perf_counter() - started,"
-              " 'kib': peak}))\n")  # fmt: skip
-    ran = subprocess.run([sys.executable, "-c", script, str(tmp_path / "nu.db"), str(NU_DROPS / "zone"), SEEN],
-                         capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    script = (
+        "import json, re, sys, time\n"
+        "from toolkit import Mirror\nfrom toolkit.ingest import ingest_file\n"
+        "m = Mirror(sys.argv[1], create=True); started = time.perf_counter()\n"
+        "r = ingest_file(m, 'zonediff', sys.argv[2], observed_at=sys.argv[3])\n"
+        "peak = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
+        "print(json.dumps({'seen': r.pending.seen, 'skipped': len(r.skipped), 'seconds': time.perf_counter() - started,"
+        " 'kib': peak}))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "nu.db"), str(NU_DROPS / "zone"), SEEN],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert ran.returncode == 0, ran.stderr
     measured = json.loads(ran.stdout.splitlines()[-1])
     assert (measured["seen"], measured["skipped"]) == (2111, 0)
@@ -785,7 +942,10 @@ def test_the_real_nu_replay_is_fast_and_small(tmp_path):
     m = Mirror(tmp_path / "nu.db", clock=clock)
     row = rows(m, "SELECT * FROM pending_delete WHERE domain = '046.nu'")[0]
     assert (row["drop_window_start"], row["estimated_drop_date"], row["drop_window_end"]) == (
-        "2026-03-04", "2026-03-05", "2026-03-05")  # fmt: skip
+        "2026-03-04",
+        "2026-03-05",
+        "2026-03-05",
+    )
     m.close()
 
 
@@ -809,22 +969,26 @@ def test_cli_replays_snapshots_with_zones(tmp_path):
 
 # -- Namecheap Market ---------------------------------------------------------------------------
 
-NAMECHEAP_HEADER = ("url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahrefsDomainRating,umbrellaRanking,"
-                    "cloudflareRanking,estibotValue,extensionsTaken,keywordSearchCount,registeredDate,lastSoldPrice,"
-                    "lastSoldYear,isPartnerSale,semrushAScore,majesticCitation,ahrefsBacklinks,semrushBacklinks,"
-                    "majesticBacklinks,majesticTrustFlow,goValue")  # fmt: skip
+NAMECHEAP_HEADER = (
+    "url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahrefsDomainRating,umbrellaRanking,"
+    "cloudflareRanking,estibotValue,extensionsTaken,keywordSearchCount,registeredDate,lastSoldPrice,"
+    "lastSoldYear,isPartnerSale,semrushAScore,majesticCitation,ahrefsBacklinks,semrushBacklinks,"
+    "majesticBacklinks,majesticTrustFlow,goValue"
+)
 
 
 def test_namecheap_auctions_and_a_bad_row(mirror, tmp_path):
     """Namecheap_Market_Sales.csv's documented columns; the rows are shaped as its published sample's."""
     path = tmp_path / "Namecheap_Market_Sales.csv"
-    path.write_text(NAMECHEAP_HEADER + "\n"
-                    "https://www.namecheap.com/market/sale/2RWa/,sgs.cc,2026-01-03T08:38:08Z,2026-01-15T16:00:00Z,1.00,1.00,"
-                    "13.98,1,0,,,140.00,340,241000,2015-01-15T00:00:00Z,,,1,,,16,,,,1116.00\n"
-                    "https://www.namecheap.com/market/sale/qMNd/,menu.pro,2026-01-03T10:31:53Z,2026-01-24T16:00:00Z,1.00,"
-                    "1.00,33.98,0,1,,,270.00,384,633000,2016-01-26T00:00:00Z,,,1,2,,9,31,,,3853.00\n"
-                    "https://www.namecheap.com/market/sale/zzzz/,bad.example,2026-01-03T10:31:53Z,2026-01-24T16:00:00Z,1.00,"
-                    "1.00,33.98,lots,1,,,270.00,384,633000,2016-01-26T00:00:00Z,,,1,2,,9,31,,,3853.00\n")  # fmt: skip
+    path.write_text(
+        NAMECHEAP_HEADER + "\n"
+        "https://www.namecheap.com/market/sale/2RWa/,sgs.cc,2026-01-03T08:38:08Z,2026-01-15T16:00:00Z,1.00,1.00,"
+        "13.98,1,0,,,140.00,340,241000,2015-01-15T00:00:00Z,,,1,,,16,,,,1116.00\n"
+        "https://www.namecheap.com/market/sale/qMNd/,menu.pro,2026-01-03T10:31:53Z,2026-01-24T16:00:00Z,1.00,"
+        "1.00,33.98,0,1,,,270.00,384,633000,2016-01-26T00:00:00Z,,,1,2,,9,31,,,3853.00\n"
+        "https://www.namecheap.com/market/sale/zzzz/,bad.example,2026-01-03T10:31:53Z,2026-01-24T16:00:00Z,1.00,"
+        "1.00,33.98,lots,1,,,270.00,384,633000,2016-01-26T00:00:00Z,,,1,2,,9,31,,,3853.00\n"
+    )
     report = ingest_file(mirror, "namecheap", path, observed_at=SEEN)
     assert report.listings.new == 2 and [s.line for s in report.skipped] == [4]
     assert "bidCount 'lots' is not a number" in report.skipped[0].reason
@@ -840,7 +1004,9 @@ def test_namecheap_auctions_and_a_bad_row(mirror, tmp_path):
     with pytest.raises(IngestError, match=r"cut.csv: line 4: the last row stops after \d+ of 25 columns"):
         ingest_file(mirror, "namecheap", cut, observed_at=LATER)
     buy_now = tmp_path / "Namecheap_Market_Sales_Buy_Now.csv"
-    buy_now.write_text("permalink,domain,price,extensions_taken\nhttps://www.namecheap.com/market/buynow/calm.io/,calm.io,2500.00,12\n")
+    buy_now.write_text(
+        "permalink,domain,price,extensions_taken\nhttps://www.namecheap.com/market/buynow/calm.io/,calm.io,2500.00,12\n"
+    )
     ingest_file(mirror, "namecheap", buy_now, observed_at=SEEN)
     (calm,) = rows(mirror, "SELECT type, auction_type, price, bids_count FROM listings WHERE name = 'calm.io'")
     assert calm == {"type": "closeout", "auction_type": "BuyNow", "price": 2500.0, "bids_count": None}
@@ -853,15 +1019,19 @@ def test_a_first_big_load_builds_the_indexes_once_and_writes_the_same_rows(tmp_p
 
     lines = [NAMECHEAP_HEADER]
     for i in range(300):
-        lines.append(f"https://www.namecheap.com/market/sale/S{i}/,name{i:03d}harbor.com,2026-01-03T08:38:08Z,"
-                     f"2026-01-{15 + i % 10}T16:00:00Z,{i + 1}.00,1.00,13.98,{i % 4},0,,,140.00,340,241000,"
-                     "2015-01-15T00:00:00Z,,,1,,,16,,,,1116.00")  # fmt: skip
+        lines.append(
+            f"https://www.namecheap.com/market/sale/S{i}/,name{i:03d}harbor.com,2026-01-03T08:38:08Z,"
+            f"2026-01-{15 + i % 10}T16:00:00Z,{i + 1}.00,1.00,13.98,{i % 4},0,,,140.00,340,241000,"
+            "2015-01-15T00:00:00Z,,,1,,,16,,,,1116.00"
+        )
     path = tmp_path / "Namecheap_Market_Sales.csv"
     path.write_text("\n".join(lines) + "\n")
     day2 = tmp_path / "day2.csv"  # a bid on every fifth, ten gone, two new
     moved = [line.replace(",13.98,", ",13.98,9") if i % 5 == 1 else line for i, line in enumerate(lines)]
-    day2.write_text("\n".join(moved[:100] + moved[110:] + [moved[-1].replace("name299harbor", f"fresh{i}harbor")
-                                                           for i in range(2)]) + "\n")  # fmt: skip
+    day2.write_text(
+        "\n".join(moved[:100] + moved[110:] + [moved[-1].replace("name299harbor", f"fresh{i}harbor") for i in range(2)])
+        + "\n"
+    )
     tables, loads, real = {}, [], ingest.bulk_load
     monkeypatch.setattr(ingest, "bulk_load", lambda conn, tables: loads.append(tables) or real(conn, tables))
     for bulk in (False, True):
@@ -872,14 +1042,20 @@ def test_a_first_big_load_builds_the_indexes_once_and_writes_the_same_rows(tmp_p
             assert loads == ([("listings",)] if bulk else [])
             conn = m.connection()
             assert missing_parts(conn) == []
-            assert {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")} >= set(LISTING_INDEXES)
+            assert {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")} >= set(
+                LISTING_INDEXES
+            )
             assert m.search_domains({"contains": "042harbor"})["meta"]["total"] == 1
-            tables[bulk] = {t: rows(m, f"SELECT * FROM {t} ORDER BY 1, 2")
-                            for t in ("listings", "listing_history", "raw_records", "feed_digests")}  # fmt: skip
+            tables[bulk] = {
+                t: rows(m, f"SELECT * FROM {t} ORDER BY 1, 2")
+                for t in ("listings", "listing_history", "raw_records", "feed_digests")
+            }
             second = ingest_file(m, "namecheap", day2, observed_at=LATER)  # into the indexes: never a bulk load
             assert (second.listings.new, second.listings.updated, second.unchanged) == (2, 58, 232)
-            tables[bulk, 2] = {t: rows(m, f"SELECT * FROM {t} ORDER BY 1, 2")
-                               for t in ("listings", "listing_history", "raw_records", "feed_digests")}  # fmt: skip
+            tables[bulk, 2] = {
+                t: rows(m, f"SELECT * FROM {t} ORDER BY 1, 2")
+                for t in ("listings", "listing_history", "raw_records", "feed_digests")
+            }
             assert m.search_domains({"contains": "fresh1harbor"})["meta"]["total"] == 1 and missing_parts(conn) == []
     assert tables[True] == tables[False] and tables[True, 2] == tables[False, 2]
     assert len(tables[True, 2]["listing_history"]) == 300 + 58 + 2
@@ -888,9 +1064,36 @@ def test_a_first_big_load_builds_the_indexes_once_and_writes_the_same_rows(tmp_p
 def _auctions(names_prices: list[tuple[str, str]], order: list[int] | None = None) -> str:
     """A Namecheap auctions CSV of (name, price) rows (`order`: the columns' order)."""
     header = NAMECHEAP_HEADER.split(",")
-    lines = [[f"https://www.namecheap.com/market/sale/{name}/", name, "2026-01-03T08:38:08Z", "2026-01-20T16:00:00Z",
-              price, "1.00", "13.98", "0", "0", "", "", "140.00", "340", "241000", "2015-01-15T00:00:00Z", "", "", "1",
-              "", "", "16", "", "", "", "1116.00"] for name, price in names_prices]  # fmt: skip
+    lines = [
+        [
+            f"https://www.namecheap.com/market/sale/{name}/",
+            name,
+            "2026-01-03T08:38:08Z",
+            "2026-01-20T16:00:00Z",
+            price,
+            "1.00",
+            "13.98",
+            "0",
+            "0",
+            "",
+            "",
+            "140.00",
+            "340",
+            "241000",
+            "2015-01-15T00:00:00Z",
+            "",
+            "",
+            "1",
+            "",
+            "",
+            "16",
+            "",
+            "",
+            "",
+            "1116.00",
+        ]
+        for name, price in names_prices
+    ]
     order = order or list(range(len(header)))
     return "\n".join(",".join(cells[i] for i in order) for cells in [header, *lines]) + "\n"
 
@@ -961,8 +1164,10 @@ def _sales_rows(db) -> list[tuple]:
 
     conn = connect(str(db))
     try:
-        return conn.execute("SELECT name, tld, sold_on, price, currency, round(price_eur, 2), venue, origin "
-                            "FROM reported_sales ORDER BY name").fetchall()  # fmt: skip
+        return conn.execute(
+            "SELECT name, tld, sold_on, price, currency, round(price_eur, 2), venue, origin "
+            "FROM reported_sales ORDER BY name"
+        ).fetchall()
     finally:
         conn.close()
 
@@ -982,13 +1187,25 @@ def test_edt_ingest_sales_reads_namebio_and_dnjournal_files_once(tmp_path):
     assert again.output == f"{namebio}: 3 reported sales read, 0 new (3 already kept)\n"  # nothing doubled
     packed = tmp_path / "namebio.csv.gz"  # the same export gzipped: read as a stream, nothing doubled either
     packed.write_bytes(__import__("gzip").compress(NAMEBIO.encode()))
-    assert CliRunner().invoke(cli, ["ingest", "sales", str(packed), "--db", str(db)]).output.endswith("0 new (3 already kept)\n")
+    assert (
+        CliRunner()
+        .invoke(cli, ["ingest", "sales", str(packed), "--db", str(db)])
+        .output.endswith("0 new (3 already kept)\n")
+    )
     assert CliRunner().invoke(cli, ["ingest", "sales", str(dnjournal), "--db", str(db)]).exit_code == 0
     rows = _sales_rows(db)
     assert len(rows) == 6
     assert rows[0] == ("harbor.de", ".de", "2019-06-07", 900.0, "EUR", 900.0, "Sedo", "dnjournal.txt")
-    assert rows[1] == ("harbor.net", ".net", "2019-06-01", 1200.0, "USD", round(to_eur(1200, "USD", "2019-06-01"), 2),
-                       "GoDaddy", "namebio.csv")  # fmt: skip
+    assert rows[1] == (
+        "harbor.net",
+        ".net",
+        "2019-06-01",
+        1200.0,
+        "USD",
+        round(to_eur(1200, "USD", "2019-06-01"), 2),
+        "GoDaddy",
+        "namebio.csv",
+    )
     assert ("kettle.io", ".io", "2019-06-05", 1200.0, "EUR", 1200.0, "Sedo", "dnjournal.txt") in rows
     assert ("voice.com", ".com", "2019-06-03", 30_000_000.0, "USD") == rows[-1][:5]
     # where they came from shows with them: in the comparables
@@ -996,14 +1213,21 @@ def test_edt_ingest_sales_reads_namebio_and_dnjournal_files_once(tmp_path):
     assert "reported (namebio.csv)" in shown.output and "kettleharbor.com" in shown.output
 
 
-@pytest.mark.parametrize("body, line, problem", [
-    ("Domain,Price,Date\nok.com,100,2020-01-01\nbad name.com,100,2020-01-02\n", 3, "'bad name.com' is not a domain name"),
-    ("Domain,Price,Date\nok.com,a lot,2020-01-01\n", 2, "price 'a lot' is not an amount"),
-    ("Domain,Price,Date\nok.com,100,01/02/2020\n", 2, "'01/02/2020' is not a date"),
-    ("Domain,Price,Date\nok.com,$100 EUR,2020-01-01\n", 2, "more than one currency"),
-    ("Name,Amount\nok.com,100\n", 1, "no date column in the header"),
-    ("\n\n", 1, "the file is empty"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "body, line, problem",
+    [
+        (
+            "Domain,Price,Date\nok.com,100,2020-01-01\nbad name.com,100,2020-01-02\n",
+            3,
+            "'bad name.com' is not a domain name",
+        ),
+        ("Domain,Price,Date\nok.com,a lot,2020-01-01\n", 2, "price 'a lot' is not an amount"),
+        ("Domain,Price,Date\nok.com,100,01/02/2020\n", 2, "'01/02/2020' is not a date"),
+        ("Domain,Price,Date\nok.com,$100 EUR,2020-01-01\n", 2, "more than one currency"),
+        ("Name,Amount\nok.com,100\n", 1, "no date column in the header"),
+        ("\n\n", 1, "the file is empty"),
+    ],
+)
 def test_a_bad_sales_row_names_its_line_exits_2_and_writes_nothing(tmp_path, body, line, problem):
     from click.testing import CliRunner
 

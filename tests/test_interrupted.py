@@ -29,13 +29,15 @@ LOADED = ("listings", "pending_delete", "listing_history", "raw_records", "saved
 
 
 def edt(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "toolkit", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "toolkit", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolkit", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +89,17 @@ def _state(path: Path, before: Path, after: Path) -> str:
     return "between"
 
 
-@pytest.mark.parametrize(("stop", "seed"), [(signal.SIGINT, 1), (signal.SIGINT, 2), (signal.SIGTERM, 3),
-                                            (signal.SIGTERM, 4), (signal.SIGKILL, 5), (signal.SIGKILL, 6)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("stop", "seed"),
+    [
+        (signal.SIGINT, 1),
+        (signal.SIGINT, 2),
+        (signal.SIGTERM, 3),
+        (signal.SIGTERM, 4),
+        (signal.SIGKILL, 5),
+        (signal.SIGKILL, 6),
+    ],
+)
 def test_a_demo_load_stopped_at_any_moment_leaves_the_mirror_before_or_after(before, after, tmp_path, stop, seed):
     path = _copy(before, tmp_path / "m")
     child = start("demo", "--db", str(path), "--seed", "5")
@@ -101,8 +112,10 @@ def test_a_demo_load_stopped_at_any_moment_leaves_the_mirror_before_or_after(bef
     assert "Complete: no load at work or stopped midway" in status.stdout, status.stdout
     state = _state(path, before, after)
     if child.returncode == 130:  # stopped, said in one line: within the load, or in its last instants
-        said = {"before": f"edt: interrupted: nothing of this load was written; {path} is as it was",
-                "after": f"edt: interrupted: after the load was written: {path} holds the new demo"}  # fmt: skip
+        said = {
+            "before": f"edt: interrupted: nothing of this load was written; {path} is as it was",
+            "after": f"edt: interrupted: after the load was written: {path} holds the new demo",
+        }
         assert state in said and err.strip().splitlines()[-1] == said[state], (state, err)
     elif child.returncode == 0:  # it had finished
         assert state == "after"
@@ -154,9 +167,12 @@ def test_two_demo_loads_at_once_one_is_refused_naming_the_other(before, after, t
             if child.returncode == 1:
                 refusals += 1
                 winner = next(c for c, _, _ in results if c is not child)
-                assert re.fullmatch(rf"edt: {re.escape(str(path))}: another load is writing to this mirror "
-                                    rf"\(pid {winner.pid} \(edt demo, since [0-9-]+ [0-9:]+ UTC\)\); wait for it to "
-                                    r"finish or stop it, then run this again", err.strip()), err  # fmt: skip
+                assert re.fullmatch(
+                    rf"edt: {re.escape(str(path))}: another load is writing to this mirror "
+                    rf"\(pid {winner.pid} \(edt demo, since [0-9-]+ [0-9:]+ UTC\)\); wait for it to "
+                    r"finish or stop it, then run this again",
+                    err.strip(),
+                ), err
         assert _state(path, before, after) == "after"
         assert sqlite3.connect(path).execute(history).fetchone() == expected
         if refusals:
@@ -171,15 +187,21 @@ def test_every_load_is_refused_at_once_while_another_runs(before, tmp_path):
     digest = mirror_digest(path)
     (tmp_path / "deleted.txt").write_text("kotwica.pl\nzagiel.pl\n")  # a registry's deletion list
     with writer_lock_held(path, "edt demo") as pid:
-        for command in (["demo", "--seed", "5"], ["demo", "--clear"], ["spam", "reflag", "--force"],
-                        ["enrich", "--limit", "1", "--timeout", "1"],
-                        ["ingest", "droplist", "--file", str(tmp_path / "deleted.txt")],
-                        ["sync", "--api-key", "k", "--base-url", "http://127.0.0.1:9", "--plan", "pro"]):  # fmt: skip
+        for command in (
+            ["demo", "--seed", "5"],
+            ["demo", "--clear"],
+            ["spam", "reflag", "--force"],
+            ["enrich", "--limit", "1", "--timeout", "1"],
+            ["ingest", "droplist", "--file", str(tmp_path / "deleted.txt")],
+            ["sync", "--api-key", "k", "--base-url", "http://127.0.0.1:9", "--plan", "pro"],
+        ):
             started = time.monotonic()
             second = edt(*command, "--db", str(path))
             assert second.returncode == 1, (command, second.stderr)
-            assert f"{path}: another load is writing to this mirror (pid {pid} (edt demo, since " in second.stderr, \
-                (command, second.stderr)  # fmt: skip
+            assert f"{path}: another load is writing to this mirror (pid {pid} (edt demo, since " in second.stderr, (
+                command,
+                second.stderr,
+            )
             assert "wait for it to finish or stop it" in second.stderr.strip().splitlines()[-1]
             assert time.monotonic() - started < 5, command  # at once, not after a busy timeout
     assert mirror_digest(path) == digest
@@ -202,8 +224,10 @@ def test_status_flags_what_an_older_toolkits_stopped_load_left(before, tmp_path)
     load, no indexes, a full-text index that missed rows."""
     path = _copy(before, tmp_path / "m")
     conn = sqlite3.connect(path)
-    for kind, name in conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') "
-                                   "AND tbl_name IN ('listings', 'pending_delete') AND sql IS NOT NULL").fetchall():  # fmt: skip
+    for kind, name in conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') "
+        "AND tbl_name IN ('listings', 'pending_delete') AND sql IS NOT NULL"
+    ).fetchall():
         conn.execute(f"DROP {kind} {name}")
     conn.execute("DELETE FROM listings WHERE id % 3 = 0")  # rows the FTS index still lists
     conn.execute("DELETE FROM pending_delete")
@@ -222,8 +246,10 @@ def test_status_flags_what_an_older_toolkits_stopped_load_left(before, tmp_path)
     assert "missing:" not in repaired.stdout
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT count(*) FROM listings_fts WHERE listings_fts MATCH 'zzz'").fetchone() == (0,)
-    assert conn.execute("SELECT count(*) FROM listings_fts_docsize").fetchone() == \
-        conn.execute("SELECT count(*) FROM listings").fetchone()  # fmt: skip
+    assert (
+        conn.execute("SELECT count(*) FROM listings_fts_docsize").fetchone()
+        == conn.execute("SELECT count(*) FROM listings").fetchone()
+    )
 
 
 def test_watch_add_on_a_mistyped_path_is_refused_and_creates_nothing(tmp_path):
@@ -231,7 +257,11 @@ def test_watch_add_on_a_mistyped_path_is_refused_and_creates_nothing(tmp_path):
     added = CliRunner().invoke(cli, ["watch", "add", "fr", "tld=.fr", "--db", str(typo)])
     listed = CliRunner().invoke(cli, ["watch", "list", "--db", str(typo)])
     assert added.exit_code == listed.exit_code == 2
-    assert added.output == listed.output == f"edt: {typo}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db\n"
+    assert (
+        added.output
+        == listed.output
+        == f"edt: {typo}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db\n"
+    )
     assert not typo.parent.exists()
 
 
@@ -285,10 +315,13 @@ def test_a_load_with_a_generator_process_stops_whole(before, tmp_path, stop):
     """Loads of 50,000 records and more generate in a forked worker: stopping the loader says
     one line (no worker traceback), and kill -9 leaves no worker behind either."""
     path = _copy(before, tmp_path / "m")
-    code = ("import sys, toolkit.demo as demo; demo.WORKER_MIN_RECORDS = 0\n"
-            "from toolkit.cli import main; sys.argv = ['edt', 'demo', '--db', sys.argv[1], '--seed', '5']; main()")  # fmt: skip
-    child = subprocess.Popen([sys.executable, "-c", code, str(path)], cwd=ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    code = (
+        "import sys, toolkit.demo as demo; demo.WORKER_MIN_RECORDS = 0\n"
+        "from toolkit.cli import main; sys.argv = ['edt', 'demo', '--db', sys.argv[1], '--seed', '5']; main()"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     _wait_for_load(path, child)
     workers = _children(child.pid)
     assert workers, "the load did not start its generator process"

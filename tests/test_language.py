@@ -16,60 +16,88 @@ import pytest
 from conftest import NOW, small_demo
 from toolkit import Mirror
 from toolkit.enrich import language as lang
-from toolkit.enrich.language import (LOW_CONFIDENCE, NO_CAPTURE, PAGE_KEY, TOO_SHORT, ArchivedPage,
-                                     LanguageUnavailable, check_page_body, decode_html, detect_language,
-                                     latest_home_page, page_text)  # fmt: skip
+from toolkit.enrich.language import (
+    LOW_CONFIDENCE,
+    NO_CAPTURE,
+    PAGE_KEY,
+    TOO_SHORT,
+    ArchivedPage,
+    LanguageUnavailable,
+    check_page_body,
+    decode_html,
+    detect_language,
+    latest_home_page,
+    page_text,
+)
 from toolkit.enrich.run import MIN_INTERVAL, PROGRESS_KEY, cache_put, enrich
 from toolkit.enrich.wayback import CDX_FIELDS, WaybackSummary, parse_cdx_json
 from toolkit.store.writer import close_listings, save_listings
 
-EN = ("Welcome to our family bakery. Since 1987 we have baked fresh bread every morning with flour from local mills, "
-      "and our small team still shapes every loaf by hand. Visit the shop on the market square, order a birthday cake "
-      "online, or read about the courses we run on weekends for people who want to learn how to bake at home.")
-FR = ("Bienvenue dans notre boulangerie familiale. Depuis 1987, nous préparons chaque matin du pain frais avec de la "
-      "farine issue des moulins de la région, et notre petite équipe façonne encore chaque baguette à la main. Passez "
-      "nous voir sur la place du marché, commandez un gâteau d'anniversaire en ligne ou découvrez les ateliers que "
-      "nous organisons le week-end pour apprendre à faire son pain chez soi.")
-DE = ("Willkommen in unserer Familienbäckerei. Seit 1987 backen wir jeden Morgen frisches Brot mit Mehl aus den "
-      "Mühlen der Umgebung, und unser kleines Team formt noch immer jeden Laib von Hand. Besuchen Sie unseren Laden "
-      "am Marktplatz, bestellen Sie eine Geburtstagstorte online oder lesen Sie mehr über unsere Backkurse am "
-      "Wochenende für alle, die zu Hause selbst backen möchten.")
-SV = ("Välkommen till vårt familjebageri. Sedan 1987 har vi bakat färskt bröd varje morgon med mjöl från kvarnar i "
-      "trakten, och vårt lilla team formar fortfarande varje limpa för hand. Besök butiken vid torget, beställ en "
-      "födelsedagstårta på nätet eller läs om kurserna vi håller på helgerna för dig som vill lära dig att baka "
-      "hemma i ditt eget kök.")
-PL = ("Witamy w naszej rodzinnej piekarni. Od 1987 roku każdego ranka pieczemy świeży chleb z mąki pochodzącej z "
-      "okolicznych młynów, a nasz niewielki zespół wciąż formuje każdy bochenek ręcznie. Odwiedź nasz sklep przy "
-      "rynku, zamów tort urodzinowy przez internet albo przeczytaj o weekendowych warsztatach dla osób, które chcą "
-      "nauczyć się piec chleb w domu.")
-ES = ("Bienvenidos a nuestra panadería familiar. Desde 1987 horneamos pan fresco cada mañana con harina de los "
-      "molinos de la comarca, y nuestro pequeño equipo sigue dando forma a cada barra a mano. Visite la tienda en la "
-      "plaza del mercado, encargue una tarta de cumpleaños por internet o infórmese sobre los cursos que ofrecemos "
-      "los fines de semana para aprender a hacer pan en casa.")
-NL = ("Welkom bij onze familiebakkerij. Sinds 1987 bakken we elke ochtend vers brood met meel van molens uit de "
-      "buurt, en ons kleine team vormt nog steeds elk brood met de hand. Kom langs in de winkel aan het marktplein, "
-      "bestel online een verjaardagstaart of lees meer over de cursussen die we in het weekend geven voor iedereen "
-      "die thuis zelf brood wil leren bakken.")  # fmt: skip
+EN = (
+    "Welcome to our family bakery. Since 1987 we have baked fresh bread every morning with flour from local mills, "
+    "and our small team still shapes every loaf by hand. Visit the shop on the market square, order a birthday cake "
+    "online, or read about the courses we run on weekends for people who want to learn how to bake at home."
+)
+FR = (
+    "Bienvenue dans notre boulangerie familiale. Depuis 1987, nous préparons chaque matin du pain frais avec de la "
+    "farine issue des moulins de la région, et notre petite équipe façonne encore chaque baguette à la main. Passez "
+    "nous voir sur la place du marché, commandez un gâteau d'anniversaire en ligne ou découvrez les ateliers que "
+    "nous organisons le week-end pour apprendre à faire son pain chez soi."
+)
+DE = (
+    "Willkommen in unserer Familienbäckerei. Seit 1987 backen wir jeden Morgen frisches Brot mit Mehl aus den "
+    "Mühlen der Umgebung, und unser kleines Team formt noch immer jeden Laib von Hand. Besuchen Sie unseren Laden "
+    "am Marktplatz, bestellen Sie eine Geburtstagstorte online oder lesen Sie mehr über unsere Backkurse am "
+    "Wochenende für alle, die zu Hause selbst backen möchten."
+)
+SV = (
+    "Välkommen till vårt familjebageri. Sedan 1987 har vi bakat färskt bröd varje morgon med mjöl från kvarnar i "
+    "trakten, och vårt lilla team formar fortfarande varje limpa för hand. Besök butiken vid torget, beställ en "
+    "födelsedagstårta på nätet eller läs om kurserna vi håller på helgerna för dig som vill lära dig att baka "
+    "hemma i ditt eget kök."
+)
+PL = (
+    "Witamy w naszej rodzinnej piekarni. Od 1987 roku każdego ranka pieczemy świeży chleb z mąki pochodzącej z "
+    "okolicznych młynów, a nasz niewielki zespół wciąż formuje każdy bochenek ręcznie. Odwiedź nasz sklep przy "
+    "rynku, zamów tort urodzinowy przez internet albo przeczytaj o weekendowych warsztatach dla osób, które chcą "
+    "nauczyć się piec chleb w domu."
+)
+ES = (
+    "Bienvenidos a nuestra panadería familiar. Desde 1987 horneamos pan fresco cada mañana con harina de los "
+    "molinos de la comarca, y nuestro pequeño equipo sigue dando forma a cada barra a mano. Visite la tienda en la "
+    "plaza del mercado, encargue una tarta de cumpleaños por internet o infórmese sobre los cursos que ofrecemos "
+    "los fines de semana para aprender a hacer pan en casa."
+)
+NL = (
+    "Welkom bij onze familiebakkerij. Sinds 1987 bakken we elke ochtend vers brood met meel van molens uit de "
+    "buurt, en ons kleine team vormt nog steeds elk brood met de hand. Kom langs in de winkel aan het marktplein, "
+    "bestel online een verjaardagstaart of lees meer over de cursussen die we in het weekend geven voor iedereen "
+    "die thuis zelf brood wil leren bakken."
+)
 
 
 def html_page(text: str, *, head: str = "", lang_attr: str = "") -> str:
-    return (f"<!DOCTYPE html><html{lang_attr}><head>{head}<title>Bakery</title>"
-            "<style>body { font-family: serif } p::after { content: 'style text' }</style>"
-            "<script>var banner = 'Dieser Text steht in einem Skript und zählt nicht';</script></head>"
-            f"<body><nav><a href='/'>Home</a></nav><main><h1>Bakery</h1><p>{text}</p></main>"
-            "<noscript>Bitte aktivieren Sie JavaScript</noscript><template><p>verborgen</p></template>"
-            "</body></html>")  # fmt: skip
+    return (
+        f"<!DOCTYPE html><html{lang_attr}><head>{head}<title>Bakery</title>"
+        "<style>body { font-family: serif } p::after { content: 'style text' }</style>"
+        "<script>var banner = 'Dieser Text steht in einem Skript und zählt nicht';</script></head>"
+        f"<body><nav><a href='/'>Home</a></nav><main><h1>Bakery</h1><p>{text}</p></main>"
+        "<noscript>Bitte aktivieren Sie JavaScript</noscript><template><p>verborgen</p></template>"
+        "</body></html>"
+    )
 
 
 # -- text and decoding ------------------------------------------------------------------
 
 
 def test_page_text_skips_code_and_decodes_entities():
-    body = ("<html><head><title>Caf&eacute; &amp; bar</title><style>.x{color:red}</style>"
-            "<script type='text/javascript'>if (a < b) { document.write('<p>no</p>') }</script></head>"
-            "<body><h1>Ol&aacute;&nbsp;mundo</h1><p>One<br>two <b>th</b>ree &#8212; &#x263A; &lt;tag&gt;</p>"
-            "<noscript>enable JavaScript</noscript><template><div>inert</div></template>"
-            "<!-- a comment --><script/><p>after</p></body></html>")  # fmt: skip
+    body = (
+        "<html><head><title>Caf&eacute; &amp; bar</title><style>.x{color:red}</style>"
+        "<script type='text/javascript'>if (a < b) { document.write('<p>no</p>') }</script></head>"
+        "<body><h1>Ol&aacute;&nbsp;mundo</h1><p>One<br>two <b>th</b>ree &#8212; &#x263A; &lt;tag&gt;</p>"
+        "<noscript>enable JavaScript</noscript><template><div>inert</div></template>"
+        "<!-- a comment --><script/><p>after</p></body></html>"
+    )
     assert page_text(body.encode()) == "Café & bar Olá\xa0mundo One two three — ☺ <tag> after".replace("\xa0", " ")
 
 
@@ -92,8 +120,9 @@ def test_charset_from_header_meta_bom_or_utf8():
 # -- detection --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, code", [(EN, "EN"), (FR, "FR"), (DE, "DE"), (SV, "SV"), (PL, "PL"), (ES, "ES"),
-                                        (NL, "NL")])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, code", [(EN, "EN"), (FR, "FR"), (DE, "DE"), (SV, "SV"), (PL, "PL"), (ES, "ES"), (NL, "NL")]
+)
 def test_detects_paragraphs(text, code):
     found = detect_language(page_text(html_page(text).encode()))
     assert (found.language, found.reason) == (code, None)
@@ -131,7 +160,10 @@ def test_missing_detector_names_the_extra(monkeypatch, tmp_path):
 
     result = CliRunner().invoke(cli, ["enrich", "--db", str(mirror.path), "--no-wayback", "--no-rdap", "--language"])
     assert result.exit_code == 2
-    assert 'edt: --language: language detection needs py3langid: pip install "expired-domains-toolkit[language]"' in result.output
+    assert (
+        'edt: --language: language detection needs py3langid: pip install "expired-domains-toolkit[language]"'
+        in result.output
+    )
     nothing = CliRunner().invoke(cli, ["enrich", "--db", str(mirror.path), "--no-wayback", "--no-rdap"])
     assert nothing.exit_code == 2 and "nothing to do" in nothing.output
 
@@ -142,20 +174,27 @@ def test_missing_detector_names_the_extra(monkeypatch, tmp_path):
 def cdx_body(domain: str, rows: list[tuple[str, str, str, str]]) -> bytes:
     """A JSON-form CDX answer: (timestamp, original, mimetype, statuscode) per capture."""
     key = ",".join(reversed(domain.split("."))) + ")/"
-    data = [list(CDX_FIELDS)] + [[key, ts, orig, mime, status, f"D{i}", "-" if status == "-" else "1200"]
-                                 for i, (ts, orig, mime, status) in enumerate(rows)]  # fmt: skip
+    data = [list(CDX_FIELDS)] + [
+        [key, ts, orig, mime, status, f"D{i}", "-" if status == "-" else "1200"]
+        for i, (ts, orig, mime, status) in enumerate(rows)
+    ]
     return json.dumps(data).encode()
 
 
 def test_latest_home_page_is_the_latest_html_200():
-    page = parse_cdx_json(cdx_body("example.com", [
-        ("20090105101010", "http://example.com/", "text/html", "200"),
-        ("20160203040506", "http://www.example.com:80/", "text/html; charset=utf-8", "200"),
-        ("20180101000000", "https://example.com/", "text/html", "301"),
-        ("20190101000000", "https://example.com/", "warc/revisit", "-"),
-        ("20200101000000", "https://example.com/", "image/png", "200"),
-        ("20211300000000", "https://example.com/", "text/html", "200"),  # month 13: no date, not chosen
-    ]))  # fmt: skip
+    page = parse_cdx_json(
+        cdx_body(
+            "example.com",
+            [
+                ("20090105101010", "http://example.com/", "text/html", "200"),
+                ("20160203040506", "http://www.example.com:80/", "text/html; charset=utf-8", "200"),
+                ("20180101000000", "https://example.com/", "text/html", "301"),
+                ("20190101000000", "https://example.com/", "warc/revisit", "-"),
+                ("20200101000000", "https://example.com/", "image/png", "200"),
+                ("20211300000000", "https://example.com/", "text/html", "200"),  # month 13: no date, not chosen
+            ],
+        )
+    )
     chosen = latest_home_page(page.captures)
     assert chosen == ArchivedPage("20160203040506", "http://www.example.com:80/")
     assert chosen.url == "https://web.archive.org/web/20160203040506id_/http://www.example.com:80/"
@@ -163,8 +202,17 @@ def test_latest_home_page_is_the_latest_html_200():
 
 
 def test_old_cache_entries_still_read():
-    old = {"domain": "example.com", "snapshots": 3, "first_date": "1997-01-26", "last_date": "1997-12-11", "pages": 1,
-           "malformed": 0, "bad_timestamps": 0, "duplicates": 0, "complete": True}  # fmt: skip
+    old = {
+        "domain": "example.com",
+        "snapshots": 3,
+        "first_date": "1997-01-26",
+        "last_date": "1997-12-11",
+        "pages": 1,
+        "malformed": 0,
+        "bad_timestamps": 0,
+        "duplicates": 0,
+        "complete": True,
+    }
     assert WaybackSummary.from_json(old).snapshots == 3
     assert WaybackSummary.from_json({**old, PAGE_KEY: {"timestamp": "1", "original": "x"}}).snapshots == 3
     assert ArchivedPage.from_json(old.get(PAGE_KEY)) is None
@@ -177,8 +225,12 @@ def test_cut_off_page_detected():
     cut = httpx.Response(200, content=b"<p>who", headers={"Content-Length": "12"}, request=request)
     with pytest.raises(ValueError, match="cut off: 6 of 12 bytes"):
         check_page_body(cut)
-    gz = httpx.Response(200, content=gzip.compress(b"<p>whole</p>"), request=request,
-                        headers={"Content-Length": "999", "Content-Encoding": "gzip"})  # fmt: skip
+    gz = httpx.Response(
+        200,
+        content=gzip.compress(b"<p>whole</p>"),
+        request=request,
+        headers={"Content-Length": "999", "Content-Encoding": "gzip"},
+    )
     check_page_body(gz)  # a decoded length says nothing about the encoded one
 
 
@@ -191,8 +243,12 @@ def no_sleep(seconds: float) -> None:
 
 def tiny_mirror(tmp_path: Path) -> Mirror:
     mirror = Mirror(tmp_path / "tiny.db", clock=lambda: NOW, create=True)
-    save_listings(mirror.connection(), [{"id": 1, "name": "example.com", "source": "sedo", "type": "auction"}],
-                  origin="sync", observed_at="2026-11-20T08:00:00Z")  # fmt: skip
+    save_listings(
+        mirror.connection(),
+        [{"id": 1, "name": "example.com", "source": "sedo", "type": "auction"}],
+        origin="sync",
+        observed_at="2026-11-20T08:00:00Z",
+    )
     return mirror
 
 
@@ -208,8 +264,9 @@ class FakeArchive:
         self.requests.append((self.clock[0], request))
         assert request.url.host == "web.archive.org", request.url
         if request.url.path == "/cdx/search/cdx":
-            return httpx.Response(200, content=self.cdx[request.url.params["url"]],
-                                  headers={"Content-Type": "application/json"})  # fmt: skip
+            return httpx.Response(
+                200, content=self.cdx[request.url.params["url"]], headers={"Content-Type": "application/json"}
+            )
         queue = self.pages.get(request.url.path)
         assert queue, f"unexpected request {request.url}"
         response = queue.pop(0) if len(queue) > 1 else queue[0]
@@ -241,14 +298,17 @@ def test_enrich_language_end_to_end(tmp_path):
     ids = [i for i, _ in rows]
     conn = mirror.connection()
     with conn:  # known starting values: none, then an old EN that a French page replaces, ...
-        conn.executemany("UPDATE listings SET language = ? WHERE id = ?",
-                         zip([None, "EN", None, None, None, "DE", "IT"], ids))  # fmt: skip
+        conn.executemany(
+            "UPDATE listings SET language = ? WHERE id = ?", zip([None, "EN", None, None, None, "DE", "IT"], ids)
+        )
     stamp = "20160203040506"
 
     def cdx_for(name: str, home: bool = True) -> bytes:
         rows_ = [("20090105101010", f"http://{name}/", "text/html", "200")] if home else []
-        rows_ += [("20180101000000", f"https://{name}/", "text/html", "301"),
-                  ("20190101000000", f"https://{name}/", "warc/revisit", "-")]  # fmt: skip
+        rows_ += [
+            ("20180101000000", f"https://{name}/", "text/html", "301"),
+            ("20190101000000", f"https://{name}/", "warc/revisit", "-"),
+        ]
         if home:
             rows_.insert(1, (stamp, f"http://www.{name}/", "text/html", "200"))
         return cdx_body(name, rows_)
@@ -268,19 +328,30 @@ def test_enrich_language_end_to_end(tmp_path):
         {name: cdx_for(name, home=i != 6) for i, name in enumerate(names)},
         {
             path(names[0]): [html(html_page(EN).encode())],
-            path(names[1]): [httpx.Response(429, headers={"Retry-After": "5"}, text="Too Many Requests"),
-                             html(html_page(FR).encode())],
+            path(names[1]): [
+                httpx.Response(429, headers={"Retry-After": "5"}, text="Too Many Requests"),
+                html(html_page(FR).encode()),
+            ],
             # cut off in transit: shorter than its Content-Length, asked again
-            path(names[2]): [html(de_body[: len(de_body) // 3], **{"Content-Length": str(len(de_body))}),
-                             html(de_body)],
+            path(names[2]): [
+                html(de_body[: len(de_body) // 3], **{"Content-Length": str(len(de_body))}),
+                html(de_body),
+            ],
             path(names[3]): [html(sv_body.encode("latin-1"), "text/html")],  # charset from the meta tag
             path(names[4]): [html(html_page(PL).encode())],
             path(names[5]): [html(b"<html><body><h1>Under construction</h1><p>Coming soon.</p></body></html>")],
         },
         clock,
-    )  # fmt: skip
-    report = enrich(mirror, wayback=True, rdap=False, language=True, transport=httpx.MockTransport(archive),
-                    sleep=sleep, clock=lambda: clock[0])  # fmt: skip
+    )
+    report = enrich(
+        mirror,
+        wayback=True,
+        rdap=False,
+        language=True,
+        transport=httpx.MockTransport(archive),
+        sleep=sleep,
+        clock=lambda: clock[0],
+    )
 
     assert report.errors == [] and report.finished and report.processed == 7
     assert languages(mirror, ids) == ["EN", "FR", "DE", "SV", "PL", "DE", "IT"]  # undetermined: left as they were
@@ -296,8 +367,10 @@ def test_enrich_language_end_to_end(tmp_path):
     assert str(pages[0].url) == f"https://web.archive.org/web/{stamp}id_/http://www.{names[0]}/"
     assert all(r.headers["User-Agent"].startswith("expired-domains-toolkit/") for _, r in archive.requests)
     assert mirror.get_domain(ids[0])["data"]["wayback_snapshots"] == 4  # the Wayback columns too
-    assert ("language: 5 detected (DE 1, EN 1, FR 1, PL 1, SV 1), 2 undetermined "
-            f"({NO_CAPTURE} 1, {TOO_SHORT} 1); 6 fetched, 0 from cache") in report.lines()  # fmt: skip
+    assert (
+        "language: 5 detected (DE 1, EN 1, FR 1, PL 1, SV 1), 2 undetermined "
+        f"({NO_CAPTURE} 1, {TOO_SHORT} 1); 6 fetched, 0 from cache"
+    ) in report.lines()
     assert conn.execute("SELECT COUNT(*) FROM mirror_meta WHERE key = ?", (PROGRESS_KEY,)).fetchone()[0] == 0
     cached = dict(conn.execute("SELECT domain, outcome FROM enrich_cache WHERE kind = 'language'").fetchall())
     assert cached == {**{n: "ok" for n in names[:5]}, names[5]: "undetermined", names[6]: "undetermined"}
@@ -305,8 +378,15 @@ def test_enrich_language_end_to_end(tmp_path):
     # a second run, with or without the Wayback columns, asks the archive nothing
     for wayback in (True, False):
         silent = FakeArchive({}, {}, clock)
-        again = enrich(mirror, wayback=wayback, rdap=False, language=True, transport=httpx.MockTransport(silent),
-                       sleep=sleep, clock=lambda: clock[0])  # fmt: skip
+        again = enrich(
+            mirror,
+            wayback=wayback,
+            rdap=False,
+            language=True,
+            transport=httpx.MockTransport(silent),
+            sleep=sleep,
+            clock=lambda: clock[0],
+        )
         assert silent.requests == [] and again.traffic.requests == 0 and again.language_cached == 7
         assert again.language_detected == report.language_detected
         assert languages(mirror, ids) == ["EN", "FR", "DE", "SV", "PL", "DE", "IT"]
@@ -315,8 +395,17 @@ def test_enrich_language_end_to_end(tmp_path):
 def test_language_reads_cdx_when_the_cached_summary_has_no_page(tmp_path):
     mirror = tiny_mirror(tmp_path)
     conn = mirror.connection()
-    old = {"domain": "example.com", "snapshots": 99, "first_date": "2001-05-05", "last_date": "2020-01-01",
-           "pages": 1, "malformed": 0, "bad_timestamps": 0, "duplicates": 0, "complete": True}  # fmt: skip
+    old = {
+        "domain": "example.com",
+        "snapshots": 99,
+        "first_date": "2001-05-05",
+        "last_date": "2020-01-01",
+        "pages": 1,
+        "malformed": 0,
+        "bad_timestamps": 0,
+        "duplicates": 0,
+        "complete": True,
+    }
     cache_put(conn, "wayback", "example.com", fetched_at="2026-11-21T00:00:00Z", outcome="ok", value=old)
     clock = [0.0]
     archive = FakeArchive(
@@ -328,8 +417,9 @@ def test_language_reads_cdx_when_the_cached_summary_has_no_page(tmp_path):
     report = enrich(mirror, rdap=False, transport=httpx.MockTransport(archive), sleep=no_sleep)
     assert archive.requests == [] and report.wayback_cached == 1
     # the language step needs the page, so the CDX rows are read again; wayback columns untouched
-    report = enrich(mirror, wayback=False, rdap=False, language=True, transport=httpx.MockTransport(archive),
-                    sleep=no_sleep)  # fmt: skip
+    report = enrich(
+        mirror, wayback=False, rdap=False, language=True, transport=httpx.MockTransport(archive), sleep=no_sleep
+    )
     paths = [r.url.path for _, r in archive.requests]
     assert paths == ["/cdx/search/cdx", "/web/20160203040506id_/http://example.com/"]
     row = mirror.get_domain(1)["data"]
@@ -345,15 +435,23 @@ def test_archive_failures_are_reported_not_cached(tmp_path):
         {"/web/20160203040506id_/http://example.com/": [httpx.Response(503)]},
         [0.0],
     )
-    report = enrich(mirror, wayback=False, rdap=False, language=True, retries=1,
-                    transport=httpx.MockTransport(archive), sleep=no_sleep)  # fmt: skip
+    report = enrich(
+        mirror,
+        wayback=False,
+        rdap=False,
+        language=True,
+        retries=1,
+        transport=httpx.MockTransport(archive),
+        sleep=no_sleep,
+    )
     assert [(k, d) for k, d, _ in report.errors] == [("language", "example.com")] and "503" in report.errors[0][2]
     assert report.updated == 0 and mirror.get_domain(1)["data"]["language"] is None
     conn = mirror.connection()
     assert conn.execute("SELECT COUNT(*) FROM enrich_cache WHERE kind = 'language'").fetchone()[0] == 0
     # a 404 is an answer: undetermined, cached
     archive.pages = {"/web/20160203040506id_/http://example.com/": [httpx.Response(404)]}
-    report = enrich(mirror, wayback=False, rdap=False, language=True, transport=httpx.MockTransport(archive),
-                    sleep=no_sleep)  # fmt: skip
+    report = enrich(
+        mirror, wayback=False, rdap=False, language=True, transport=httpx.MockTransport(archive), sleep=no_sleep
+    )
     assert report.language_undetermined == Counter({"HTTP 404": 1}) and report.errors == []
     assert conn.execute("SELECT outcome FROM enrich_cache WHERE kind = 'language'").fetchone() == ("undetermined",)

@@ -19,39 +19,61 @@ SEEN = date(2026, 11, 2)  # a Monday
     ("tld", "status", "days"),
     [
         # ICANN gTLDs: 30 days redemption + 5 days pending delete.
-        ("com", "redemptionPeriod", 35), ("net", "pendingDelete", 5), (".shop", "redemptionPeriod", 35),
+        ("com", "redemptionPeriod", 35),
+        ("net", "pendingDelete", 5),
+        (".shop", "redemptionPeriod", 35),
         ("online", "pendingDelete", 5),
         # Nominet: suspended at expiry + 30, renewable to day 90, then 5 days pending deletion.
-        ("uk", "serverHold", 65), ("co.uk", "serverHold", 65), (".org.uk", "pendingDelete", 5),
+        ("uk", "serverHold", 65),
+        ("co.uk", "serverHold", 65),
+        (".org.uk", "pendingDelete", 5),
         # EURid, DNS Belgium, SIDN, SWITCH: 40 days of quarantine.
-        ("eu", "quarantine", 40), ("be", "quarantine", 40), ("nl", "quarantine", 40), ("ch", "quarantine", 40),
+        ("eu", "quarantine", 40),
+        ("be", "quarantine", 40),
+        ("nl", "quarantine", 40),
+        ("ch", "quarantine", 40),
         ("li", "quarantine", 40),
         # DENIC: 30-day Redemption Grace Period after deletion.
         ("de", "redemptionPeriod", 30),
         # AFNIC: 30 days of redemption, shown with "pending delete" throughout.
-        ("fr", "redemptionPeriod", 30), ("fr", "pendingDelete", 30), ("re", "redemptionPeriod", 30),
+        ("fr", "redemptionPeriod", 30),
+        ("fr", "pendingDelete", 30),
+        ("re", "redemptionPeriod", 30),
         # Registro .it: 30 days redemption + up to 5 days pendingDelete.
-        ("it", "redemptionPeriod", 35), ("it", "pendingDelete", 5),
+        ("it", "redemptionPeriod", 35),
+        ("it", "pendingDelete", 5),
         # Internetstiftelsen: deactivated 60 days, then 7 days of quarantine.
-        ("se", "serverHold", 67), ("nu", "serverHold", 67), ("se", "quarantine", 7),
+        ("se", "serverHold", 67),
+        ("nu", "serverHold", 67),
+        ("se", "quarantine", 7),
         # CZ.NIC: out of the zone from expiry + 30, deleted on day 61.
         ("cz", "serverHold", 30),
         # auDA: Expired Hold 30 days, then purged a day after Pending Delete.
-        ("com.au", "serverHold", 31), ("au", "pendingDelete", 1),
+        ("com.au", "serverHold", 31),
+        ("au", "pendingDelete", 1),
         # NASK: BLOCKED 30 days; DELETE_BLOCKED 5 days.
-        ("pl", "serverHold", 30), ("pl", "pendingDelete", 5),
+        ("pl", "serverHold", 30),
+        ("pl", "pendingDelete", 5),
         # NIXI: 30-day RGP + 5-day RHP.
-        ("in", "redemptionPeriod", 35), ("co.in", "redemptionPeriod", 35), ("in", "pendingDelete", 5),
+        ("in", "redemptionPeriod", 35),
+        ("co.in", "redemptionPeriod", 35),
+        ("in", "pendingDelete", 5),
         # PANDI: 30 days redemption (shown as pendingDelete) + up to 7 days pending delete.
-        ("id", "redemptionPeriod", 37), ("co.id", "pendingDelete", 37),
+        ("id", "redemptionPeriod", 37),
+        ("co.id", "pendingDelete", 37),
         # .us, .me, .io, .cc, .tv: 30 days redemption + 5 days pending delete.
-        ("us", "redemptionPeriod", 35), ("us", "pendingDelete", 5), ("me", "redemptionPeriod", 35),
-        ("io", "redemptionPeriod", 35), ("io", "pendingDelete", 5), ("cc", "redemptionPeriod", 35),
+        ("us", "redemptionPeriod", 35),
+        ("us", "pendingDelete", 5),
+        ("me", "redemptionPeriod", 35),
+        ("io", "redemptionPeriod", 35),
+        ("io", "pendingDelete", 5),
+        ("cc", "redemptionPeriod", 35),
         ("tv", "pendingDelete", 5),
         # InternetNZ: 90 days of pending release.
-        ("nz", "pendingDelete", 90), ("co.nz", "pendingDelete", 90),
+        ("nz", "pendingDelete", 90),
+        ("co.nz", "pendingDelete", 90),
     ],
-)  # fmt: skip
+)
 def test_worked_examples(tld, status, days):
     drop, reason = predict_drop_date(tld, status, SEEN)
     assert drop == SEEN + timedelta(days=days), reason
@@ -96,11 +118,22 @@ def test_a_dot_nz_name_is_released_90_days_after_cancellation():
 
 @pytest.mark.parametrize(
     ("tld", "status"),
-    [("com", "clientHold"), ("org", "serverHold"), ("de", "transition"), ("uk", "quarantine"),
-     ("jp", "pendingDelete"), ("es", "redemptionPeriod"), ("co", "redemptionPeriod"), ("xn--p1ai", "pendingDelete"),
-     ("in", "serverHold"), ("id", "clientHold"), ("us", "quarantine"), ("nz", "redemptionPeriod"),
-     ("io", "serverHold")],
-)  # fmt: skip
+    [
+        ("com", "clientHold"),
+        ("org", "serverHold"),
+        ("de", "transition"),
+        ("uk", "quarantine"),
+        ("jp", "pendingDelete"),
+        ("es", "redemptionPeriod"),
+        ("co", "redemptionPeriod"),
+        ("xn--p1ai", "pendingDelete"),
+        ("in", "serverHold"),
+        ("id", "clientHold"),
+        ("us", "quarantine"),
+        ("nz", "redemptionPeriod"),
+        ("io", "serverHold"),
+    ],
+)
 def test_no_fixed_timeline_gives_none_and_a_reason(tld, status):
     drop, reason = predict_drop_date(tld, status, SEEN)
     assert drop is None
@@ -135,8 +168,11 @@ def test_every_policy_row_cites_a_source():
     """Each Policy(...) row is preceded by a comment naming its source."""
     source = inspect.getsource(lifecycle)
     lines = source.splitlines()
-    rows = [node for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Policy"]  # fmt: skip
+    rows = [
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Policy"
+    ]
     assert len(rows) >= 21
     for node in rows:
         above = []
@@ -164,9 +200,16 @@ def test_a_window_between_two_snapshots_and_its_most_likely_day():
     # missing snapshot days widen the window; the estimate stays the first day unobserved
     window, _ = predict_drop_window("nu", "serverHold", date(2026, 1, 3), date(2025, 12, 31))
     assert (window.start, window.end, window.estimate, window.days) == (
-        date(2026, 3, 8), date(2026, 3, 11), date(2026, 3, 9), 4)  # fmt: skip
-    assert window.as_fields() == {"estimated_drop_date": "2026-03-09", "drop_window_start": "2026-03-08",
-                                  "drop_window_end": "2026-03-11"}  # fmt: skip
+        date(2026, 3, 8),
+        date(2026, 3, 11),
+        date(2026, 3, 9),
+        4,
+    )
+    assert window.as_fields() == {
+        "estimated_drop_date": "2026-03-09",
+        "drop_window_start": "2026-03-08",
+        "drop_window_end": "2026-03-11",
+    }
 
 
 def test_a_window_without_an_earlier_observation_spans_the_status():
@@ -180,6 +223,8 @@ def test_a_window_without_an_earlier_observation_spans_the_status():
     assert {d.weekday() for d in (window.start, window.end, window.estimate)} == {2}
     assert reason.endswith("then the next weekly release")
     assert predict_drop_window("com", "clientHold", SEEN, SEEN - timedelta(days=1)) == (
-        None, "ICANN gTLD (RGP) gives clientHold no fixed length for .com")  # fmt: skip
+        None,
+        "ICANN gTLD (RGP) gives clientHold no fixed length for .com",
+    )
     assert predict_drop_window("nu", "serverHold", SEEN, SEEN)[0] is None  # last seen must come first
     assert predict_drop_window("jp", "serverHold", SEEN)[0] is None

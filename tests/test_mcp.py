@@ -49,8 +49,15 @@ ROOT = Path(__file__).resolve().parents[1]
 NOW = anchor_of(demo_day()) + timedelta(hours=1)
 KEYS = {"pro-key": "pro", "authority-key": "authority", "aplus-key": "authority_plus", "free-key": "free"}
 NO_LIMITS = {plan: 1_000_000 for plan in PLANS}
-JSON_TYPES = {"int": "integer", "number": "number", "flag": "boolean", "choice": "string", "date": "string",
-              "week": "string", "text": "string"}  # fmt: skip
+JSON_TYPES = {
+    "int": "integer",
+    "number": "number",
+    "flag": "boolean",
+    "choice": "string",
+    "date": "string",
+    "week": "string",
+    "text": "string",
+}
 
 
 @pytest.fixture(scope="module")
@@ -165,9 +172,16 @@ def test_search_domains_takes_every_api_filter_with_its_definition(servers):
     for name in filters:
         _check_property(props[name], DOMAIN_PARAMS[name])
     assert props["sort"]["enum"] == list(DOMAIN_PARAMS["sort"].choices) and "-score" in props["sort"]["enum"]
-    assert props["limit"] == {"type": "integer", "minimum": 1, "maximum": 100, "default": 50,
-                              "description": DOMAIN_PARAMS["per_page"].description}  # fmt: skip
-    assert props["page"]["type"] == "integer" and props["page"]["minimum"] == 1 and "2,000" in props["page"]["description"]
+    assert props["limit"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 100,
+        "default": 50,
+        "description": DOMAIN_PARAMS["per_page"].description,
+    }
+    assert (
+        props["page"]["type"] == "integer" and props["page"]["minimum"] == 1 and "2,000" in props["page"]["description"]
+    )
     assert props["fields"]["enum"] == ["full", "compact"]
     assert props["added_on"]["format"] == "date"
 
@@ -226,13 +240,17 @@ def test_search_domains_is_the_query_layers_page(servers, mirror, args):
 def test_search_domains_carries_both_ranges_and_sorts_by_the_live_deal(servers, mirror):
     answer = ok(call(servers["pro"], "search_domains", {"has_bids": True, "sort": "-deal", "limit": 20}))
     assert answer["data"] == mirror.search_domains({"has_bids": "1", "sort": "-deal", "per_page": "20"}, "pro")["data"]
-    assert answer["data"] and all({"value_low", "value_mid", "value_high", "live_low", "live_mid", "live_high"} <= set(r)
-                                  for r in answer["data"])  # fmt: skip
+    assert answer["data"] and all(
+        {"value_low", "value_mid", "value_high", "live_low", "live_mid", "live_high"} <= set(r) for r in answer["data"]
+    )
 
 
 def test_compact_fields_and_added_on(servers, mirror):
-    full, compact = session(servers["pro"], ("search_domains", {"tld": ".com", "limit": 30}),
-                            ("search_domains", {"tld": ".com", "limit": 30, "fields": "compact"}))  # fmt: skip
+    full, compact = session(
+        servers["pro"],
+        ("search_domains", {"tld": ".com", "limit": 30}),
+        ("search_domains", {"tld": ".com", "limit": 30, "fields": "compact"}),
+    )
     full, compact = ok(full), ok(compact)
     assert ids(compact["data"]) == ids(full["data"]) and len(compact["data"]) == 30
     assert all(list(row) == list(COMPACT_FIELDS) for row in compact["data"])
@@ -273,10 +291,19 @@ def test_page_times_limit_is_at_most_2000(servers, mirror):
         ("pro", "search_pending_delete_domains", {"limit": 500}, lambda m: m.search_pending_delete({}, "pro")),
         ("free", "get_domain", {"id": 1}, lambda m: m.get_domain(1, "free")),
         # the plan is checked before the arguments, as the API does
-        ("free", "search_domains", {"page": 41, "tf_min": "abc"}, lambda m: m.search_domains({"tf_min": "abc"}, "free")),
+        (
+            "free",
+            "search_domains",
+            {"page": 41, "tf_min": "abc"},
+            lambda m: m.search_domains({"tf_min": "abc"}, "free"),
+        ),
         ("free", "get_domain", {"id": "abc"}, lambda m: m.get_domain("abc", "free")),
-        ("pro", "search_pending_delete_domains", {"status": "gone"},
-         lambda m: m.search_pending_delete({"status": "gone"}, "pro")),
+        (
+            "pro",
+            "search_pending_delete_domains",
+            {"status": "gone"},
+            lambda m: m.search_pending_delete({"status": "gone"}, "pro"),
+        ),
     ],
 )
 def test_plan_gating_gives_the_apis_refusal(servers, mirror, plan, tool, args, mirror_call):
@@ -393,8 +420,10 @@ def test_get_domain_by_name_prefers_the_live_listing_this_plan_may_see(demo_db, 
     past = (NOW - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
     for new_id, source, closed in ((9_000_000_001, "sedo", past), (9_000_000_002, "regfree", None)):
         conn.execute("CREATE TEMP TABLE copy AS SELECT * FROM listings WHERE id = ?", [live["id"]])
-        conn.execute("UPDATE copy SET id = ?, source = ?, closed_at = ?, live_until = coalesce(?, live_until)",
-                     [new_id, source, closed, closed])  # fmt: skip
+        conn.execute(
+            "UPDATE copy SET id = ?, source = ?, closed_at = ?, live_until = coalesce(?, live_until)",
+            [new_id, source, closed, closed],
+        )
         conn.execute("INSERT INTO listings SELECT * FROM copy")
         conn.execute("DROP TABLE copy")
     conn.commit()
@@ -408,8 +437,9 @@ def test_get_domain_by_name_prefers_the_live_listing_this_plan_may_see(demo_db, 
     assert {o["id"] for o in authority["also_listed"]} == {9_000_000_001, 9_000_000_002}
     message, _ = refused(call(build_server(dupes, "pro"), "get_domain", {"name": regfree_only["name"]}))
     assert message == "Authority plan required to access source=regfree"
-    assert ok(call(build_server(dupes, "authority"), "get_domain", {"name": regfree_only["name"]}))["data"]["id"] == (
-        regfree_only["id"]
+    assert (
+        ok(call(build_server(dupes, "authority"), "get_domain", {"name": regfree_only["name"]}))["data"]["id"]
+        == (regfree_only["id"])
     )
 
 
@@ -454,7 +484,11 @@ def test_get_stats(servers, mirror):
     assert stats["regfree"]["rows"] == status["datasets"]["regfree"]["rows"] > 0
     assert stats["pending_delete"]["actionable"] == mirror.search_pending_delete({}, "enterprise")["meta"]["total"] > 0
     assert stats["freshness"] == status["freshness"] and [f["job"] for f in stats["freshness"]] == [
-        "listings", "bids", "regfree", "pending"]  # fmt: skip
+        "listings",
+        "bids",
+        "regfree",
+        "pending",
+    ]
     assert stats["demo"] is True and stats["as_of"] == NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -546,7 +580,10 @@ def test_http_without_a_valid_key_is_401_like_the_api(app, key):
 
     response = asyncio.run(post())
     assert response.status_code == 401 and list(response.json()) == ["message"]
-    assert response.json()["message"].startswith("Unauthenticated.") and "Authorization: Bearer KEY" in response.json()["message"]
+    assert (
+        response.json()["message"].startswith("Unauthenticated.")
+        and "Authorization: Bearer KEY" in response.json()["message"]
+    )
     with pytest.raises(Exception) as info:  # the SDK client cannot even connect
         over_http(app, MCP_PATH, key, ("get_stats", {}))
     assert any(isinstance(e, MCPError) for e in _leaves(info.value))
@@ -566,8 +603,11 @@ def test_http_is_stateless_get_and_delete_are_405(app):
     async def go():
         transport = httpx2.ASGITransport(app=app)
         async with httpx2.AsyncClient(transport=transport, base_url="http://testserver", timeout=10) as http:
-            streamable = {"Authorization": "Bearer pro-key", "Accept": "application/json, text/event-stream",
-                          "MCP-Protocol-Version": "2025-06-18"}  # fmt: skip
+            streamable = {
+                "Authorization": "Bearer pro-key",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2025-06-18",
+            }
             return [
                 await http.get(MCP_PATH, headers=streamable),
                 await http.get(MCP_FREE_PATH, headers={"Accept": "text/event-stream", "Mcp-Session-Id": "abc"}),
@@ -684,9 +724,13 @@ def test_legacy_sse_transport_on_both_paths(mirror):
     expected = mirror.search_domains(args, "authority")
     with BackgroundServer(app) as server:
         for path in (MCP_ALIASES[MCP_PATH], MCP_PATH):
-            names, results = over_sse(server.url + path, "aplus-key", ("search_domains", args),
-                                      ("get_domain", {"domain_name": expected["data"][0]["name"]}),
-                                      ("search_pending_delete_domains", {"limit": 3}))  # fmt: skip
+            names, results = over_sse(
+                server.url + path,
+                "aplus-key",
+                ("search_domains", args),
+                ("get_domain", {"domain_name": expected["data"][0]["name"]}),
+                ("search_pending_delete_domains", {"limit": 3}),
+            )
             assert names == [*TOOL_NAMES, *EXTENSION_TOOLS]
             found, detail, pending = map(ok, results)
             assert found["meta"]["total"] == expected["meta"]["total"] > 0
@@ -735,14 +779,19 @@ def test_an_sse_session_takes_messages_only_from_its_key(mirror):
 
 def test_stdio_search_is_the_query_layers(demo_db):
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "toolkit", "mcp", "--db", str(demo_db), "--plan", "authority"], cwd=str(ROOT)
+        command=sys.executable,
+        args=["-m", "toolkit", "mcp", "--db", str(demo_db), "--plan", "authority"],
+        cwd=str(ROOT),
     )
     args = {"type": "closeout", "score_min": 35, "sort": "-score"}  # no auction end: clock-independent
 
     async def go():
         async with Client(params) as client:
-            return client.server_info, await client.call_tool("search_domains", {**args, "limit": 40}), \
-                await client.call_tool("search_pending_delete_domains", {})
+            return (
+                client.server_info,
+                await client.call_tool("search_domains", {**args, "limit": 40}),
+                await client.call_tool("search_pending_delete_domains", {}),
+            )
 
     info, result, pending = asyncio.run(go())
     expected = Mirror(demo_db, readonly=True).search_domains({**args, "per_page": 40}, "authority")
@@ -756,15 +805,28 @@ def test_stdio_stdout_carries_only_the_protocol(demo_db):
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1], "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1],
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get_domain", "arguments": {"id": "x"}}},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_stats", "arguments": {}}},
-    ]  # fmt: skip
-    process = subprocess.Popen([sys.executable, "-m", "toolkit", "mcp", "--db", str(demo_db)], cwd=ROOT, text=True,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolkit", "mcp", "--db", str(demo_db)],
+        cwd=ROOT,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     watchdog = threading.Timer(60, process.kill)
     watchdog.start()
     try:
@@ -781,13 +843,21 @@ def test_stdio_stdout_carries_only_the_protocol(demo_db):
     answers = sorted((json.loads(line) for line in lines), key=lambda a: a["id"])
     assert [a["id"] for a in answers] == [1, 2, 3] and all(a["jsonrpc"] == "2.0" for a in answers)
     assert answers[0]["result"]["serverInfo"]["name"] == "expired-domains-toolkit"
-    assert answers[1]["result"]["isError"] is True and "id must be a whole number" in answers[1]["result"]["content"][0]["text"]
+    assert (
+        answers[1]["result"]["isError"] is True
+        and "id must be a whole number" in answers[1]["result"]["content"][0]["text"]
+    )
     assert answers[2]["result"]["structuredContent"]["listings"]["rows"] == 5001
 
 
 def test_edt_mcp_refuses_a_missing_mirror_on_stderr(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "toolkit", "mcp", "--db", str(tmp_path / "none.db")],
-                          capture_output=True, text=True, timeout=60, input="")  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "toolkit", "mcp", "--db", str(tmp_path / "none.db")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        input="",
+    )
     assert done.returncode == 2 and done.stdout == "" and "no mirror there" in done.stderr
 
 
@@ -825,7 +895,6 @@ print(sorted(m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "tool
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
-
 
 
 def test_auction_results_are_a_documented_extension_tool_answering_as_the_rest_route(servers, tmp_path):

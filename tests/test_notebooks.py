@@ -25,9 +25,14 @@ def demo_mirror(tmp_path_factory) -> Path:
 
 
 def test_the_six_notebooks_are_there():
-    assert [p.name for p in NOTEBOOKS] == ["01_quickstart.ipynb", "02_trust_flow_citation_flow.ipynb",
-                                           "03_archive_age.ipynb", "04_drop_calendar.ipynb", "05_history.ipynb",
-                                           "06_judging_a_name.ipynb"]  # fmt: skip
+    assert [p.name for p in NOTEBOOKS] == [
+        "01_quickstart.ipynb",
+        "02_trust_flow_citation_flow.ipynb",
+        "03_archive_age.ipynb",
+        "04_drop_calendar.ipynb",
+        "05_history.ipynb",
+        "06_judging_a_name.ipynb",
+    ]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -35,7 +40,9 @@ def test_notebooks_are_committed_without_outputs(path):
     notebook = nbformat.read(path, as_version=4)
     for cell in notebook.cells:
         if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: strip the outputs before committing"
+            assert cell.outputs == [] and cell.execution_count is None, (
+                f"{path.name}: strip the outputs before committing"
+            )
 
 
 def project_with(mirror: Path, folder: Path) -> Path:
@@ -56,8 +63,9 @@ def run_as_the_readme_starts_it(path: Path, project: Path, monkeypatch) -> nbfor
     monkeypatch.delenv("EDT_PLAN", raising=False)
     monkeypatch.setenv("EDT_CONFIG", str(project / "none.toml"))
     notebook = nbformat.read(project / "notebooks" / path.name, as_version=4)
-    client = NotebookClient(notebook, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(project / "notebooks")}})  # fmt: skip
+    client = NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(project / "notebooks")}}
+    )
     try:
         client.execute()
     finally:
@@ -70,13 +78,15 @@ def test_notebook_runs_top_to_bottom_and_its_checks_hold(path, demo_mirror, tmp_
     last = notebook.cells[-1]
     printed = "".join(out.get("text", "") for out in last.outputs if out.get("output_type") == "stream")
     assert "checked" in printed or "all routes agree" in printed
-    assert not any(out.get("output_type") == "error" for cell in notebook.cells if cell.cell_type == "code"
-                   for out in cell.outputs)  # fmt: skip
+    assert not any(
+        out.get("output_type") == "error" for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs
+    )
     assert str(notebook.cells[1].outputs[0]["text"]).startswith("../data/mirror.db")  # the project's mirror, found
 
 
-test_notebook_runs_top_to_bottom_and_its_checks_hold = pytest.mark.parametrize(
-    "path", NOTEBOOKS, ids=lambda p: p.stem)(test_notebook_runs_top_to_bottom_and_its_checks_hold)  # fmt: skip
+test_notebook_runs_top_to_bottom_and_its_checks_hold = pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)(
+    test_notebook_runs_top_to_bottom_and_its_checks_hold
+)
 
 
 def test_without_a_mirror_a_notebook_says_so_in_one_line_and_makes_none(tmp_path, monkeypatch):

@@ -125,14 +125,20 @@ def test_every_reference_parameter_is_documented_compatibly(doc):
             if "enum" in ref["schema"]:
                 # every value the live service takes is taken; the one deliberate extension is the
                 # pending-delete sources of `edt ingest`'s feeds (rows only a local mirror has)
-                extra = {"bardate", "droplist", "zonediff"} if (op_id, ref["name"]) == ("listPendingDeleteDomains", "source") else set()
+                extra = (
+                    {"bardate", "droplist", "zonediff"}
+                    if (op_id, ref["name"]) == ("listPendingDeleteDomains", "source")
+                    else set()
+                )
                 assert set(mine["enum"]) == set(ref["schema"]["enum"]) | extra, (op_id, ref["name"])
             if ref["schema"].get("default") not in (None, False):
                 assert mine.get("default") == ref["schema"]["default"], (op_id, ref["name"])
 
 
-@pytest.mark.parametrize("name, schema", [("domain", "Domain"), ("pending-delete-domain", "PendingDeleteDomain"),
-                                          ("free-domain", "FreeDomain")])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, schema",
+    [("domain", "Domain"), ("pending-delete-domain", "PendingDeleteDomain"), ("free-domain", "FreeDomain")],
+)
 def test_record_schemas_carry_every_reference_field_with_its_type(doc, name, schema):
     reference = json.loads((REFERENCE / "json-schema" / f"catchdoms-{name}-schema.json").read_text())["properties"]
     ours = doc["components"]["schemas"][schema]["properties"]
@@ -179,13 +185,24 @@ def test_served_document_is_the_generated_one(app, doc):
 
 @pytest.mark.parametrize(
     "url, key, status",
-    [("/api/domains?per_page=3", "k", 200), ("/api/domains?after_id=5&per_page=2", "k", 200), ("/api/domains", None, 401),
-     ("/api/domains?source=regfree&per_page=2", "k", 200), ("/api/domains?source=regfree", "p", 403),
-     ("/api/domains?after_id=0&source=regfree", "k", 403), ("/api/domains?tf_min=x", "k", 422),
-     ("/api/domains/3", "k", 200), ("/api/domains/4", "k", 404), ("/api/pending-delete?per_page=4&include_past=1", "k", 200),
-     ("/api/pending-delete", "p", 403), ("/api/free/domains?limit=6", None, 200), ("/api/free/domains?limit=0", None, 422),
-     ("/api/export?tld=.fr", "p", 403), ("/api/export?per_page=0", "k", 422)],
-)  # fmt: skip
+    [
+        ("/api/domains?per_page=3", "k", 200),
+        ("/api/domains?after_id=5&per_page=2", "k", 200),
+        ("/api/domains", None, 401),
+        ("/api/domains?source=regfree&per_page=2", "k", 200),
+        ("/api/domains?source=regfree", "p", 403),
+        ("/api/domains?after_id=0&source=regfree", "k", 403),
+        ("/api/domains?tf_min=x", "k", 422),
+        ("/api/domains/3", "k", 200),
+        ("/api/domains/4", "k", 404),
+        ("/api/pending-delete?per_page=4&include_past=1", "k", 200),
+        ("/api/pending-delete", "p", 403),
+        ("/api/free/domains?limit=6", None, 200),
+        ("/api/free/domains?limit=0", None, 422),
+        ("/api/export?tld=.fr", "p", 403),
+        ("/api/export?per_page=0", "k", 422),
+    ],
+)
 def test_answers_validate_against_the_document(app, doc, url, key, status):
     response = _get(app, url, key)
     assert response.status_code == status
@@ -222,8 +239,13 @@ def test_schemathesis_finds_no_server_error_and_no_broken_response(app, mode, ex
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     if mode == "positive":
         generation = GenerationMode.POSITIVE
-        checks = [not_a_server_error, status_code_conformance, content_type_conformance,
-                  response_headers_conformance, response_schema_conformance]  # fmt: skip
+        checks = [
+            not_a_server_error,
+            status_code_conformance,
+            content_type_conformance,
+            response_headers_conformance,
+            response_schema_conformance,
+        ]
     else:  # invalid input: anything may be refused, but never with a 5xx
         generation = GenerationMode.NEGATIVE
         checks = [not_a_server_error]
@@ -233,8 +255,13 @@ def test_schemathesis_finds_no_server_error_and_no_broken_response(app, mode, ex
         statuses: dict[int, int] = {}
 
         @given(case=operation.as_strategy(generation_mode=generation))
-        @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
-                  suppress_health_check=list(HealthCheck))  # fmt: skip
+        @settings(
+            max_examples=examples,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        )
         def check(case):
             response = case.call_and_validate(headers={"Authorization": "Bearer k"}, checks=checks)
             statuses[response.status_code] = statuses.get(response.status_code, 0) + 1

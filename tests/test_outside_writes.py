@@ -60,8 +60,9 @@ class OutsideWriter:
     )
 
     def __init__(self, path: Path):
-        self.proc = subprocess.Popen([sys.executable, "-c", self.CODE, str(path)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", self.CODE, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
 
     def write(self, *statements: tuple[str, list]) -> None:
         self.proc.stdin.write(json.dumps(statements) + "\n")
@@ -88,8 +89,11 @@ def _one(db: Path, sql: str) -> tuple:
 
 
 def _closeout(db: Path, order: str) -> tuple:
-    return _one(db, "SELECT * FROM listings WHERE source != 'regfree' AND type = 'closeout' AND closed_at IS NULL "
-                    f"ORDER BY {order} LIMIT 1")  # fmt: skip
+    return _one(
+        db,
+        "SELECT * FROM listings WHERE source != 'regfree' AND type = 'closeout' AND closed_at IS NULL "
+        f"ORDER BY {order} LIMIT 1",
+    )
 
 
 def insert(db: Path) -> list[tuple[str, list]]:
@@ -118,8 +122,12 @@ def delete(db: Path) -> list[tuple[str, list]]:
 def rename(db: Path) -> list[tuple[str, list]]:
     """A listing renamed: it moves to the front of the name order and matches a new term."""
     row_id = _closeout(db, "id DESC")[0]
-    return [("UPDATE listings SET name = 'aaoutsiderenamed.com', sld = 'aaoutsiderenamed', tld = '.com' WHERE id = ?",
-             [row_id])]  # fmt: skip
+    return [
+        (
+            "UPDATE listings SET name = 'aaoutsiderenamed.com', sld = 'aaoutsiderenamed', tld = '.com' WHERE id = ?",
+            [row_id],
+        )
+    ]
 
 
 WRITES = {"insert": insert, "update": update, "delete": delete, "rename": rename}
@@ -150,8 +158,22 @@ def _http(server: BackgroundServer, params: dict, path: str = "/api/domains") ->
 
 
 def _cli(db: Path, params: dict) -> dict:
-    out = subprocess.run([sys.executable, "-m", "toolkit", "query", "--db", str(db), "--format", "json",
-                          *(f"{k}={v}" for k, v in params.items())], capture_output=True, text=True, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolkit",
+            "query",
+            "--db",
+            str(db),
+            "--format",
+            "json",
+            *(f"{k}={v}" for k, v in params.items()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -220,8 +242,10 @@ def test_an_outside_write_is_seen_by_every_engine_and_reader(demo, write, monkey
         background = readers["background"]  # catches up with the index within a few seconds
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            if background.search_domains(QUERIES[1]) == sqlite.search_domains(QUERIES[1]) and \
-                    background.answered_by() == "columnar":  # fmt: skip
+            if (
+                background.search_domains(QUERIES[1]) == sqlite.search_domains(QUERIES[1])
+                and background.answered_by() == "columnar"
+            ):
                 break
             time.sleep(0.1)
         assert background.answered_by() == "columnar"
@@ -244,10 +268,18 @@ def test_outside_writes_to_pending_delete_and_history_renew_every_cache(demo, mo
     row.update(id=_one(demo, "SELECT max(id) + 1 FROM pending_delete")[0], domain="zzoutsidepending" + row["tld"])
     listing = _closeout(demo, "trust_flow, id")
     writer = OutsideWriter(demo)
-    writer.write((f"INSERT INTO pending_delete ({','.join(columns)}) VALUES ({','.join('?' * len(columns))})",
-                  [row[c] for c in columns]))  # fmt: skip
-    writer.write(("INSERT INTO listing_history (listing_id, observed_at, price) VALUES (?, ?, ?)",
-                  [listing[0], "2026-11-25T08:00:00Z", 1.0]))  # fmt: skip
+    writer.write(
+        (
+            f"INSERT INTO pending_delete ({','.join(columns)}) VALUES ({','.join('?' * len(columns))})",
+            [row[c] for c in columns],
+        )
+    )
+    writer.write(
+        (
+            "INSERT INTO listing_history (listing_id, observed_at, price) VALUES (?, ?, ?)",
+            [listing[0], "2026-11-25T08:00:00Z", 1.0],
+        )
+    )
     writer.write(("UPDATE listings SET trust_flow = 100, citation_flow = 100 WHERE id = ?", [listing[0]]))
     writer.close()
     found = state.search(pending_query, pending=True)
@@ -264,13 +296,20 @@ FILTERS = sorted(set(POOLS) - {"page", "per_page", "limit", "sort", "after_id"})
 SORTS = list(DOMAIN_SORTS) + ["-" + s for s in DOMAIN_SORTS]
 # Columns an outside write sets, with values the synthetic records hold (and some they do not).
 COLUMN_VALUES = {
-    "trust_flow": [0, 5, 35, 60, None], "citation_flow": [0, 20, 50, None], "score": [0, 30, 70, 100],
-    "price": [1.0, 49.99, 199.5, 5000.0, None], "effective_price": [1.0, 199.5, 1000.0],
-    "tld": [".com", ".fr", ".zz"], "source": ["sedo", "dynadot", "regfree"], "type": ["auction", "closeout"],
-    "language": ["EN", "FR", None], "bids_count": [0, 3, None], "created_at": ["2026-11-19T00:00:00Z"],
+    "trust_flow": [0, 5, 35, 60, None],
+    "citation_flow": [0, 20, 50, None],
+    "score": [0, 30, 70, 100],
+    "price": [1.0, 49.99, 199.5, 5000.0, None],
+    "effective_price": [1.0, 199.5, 1000.0],
+    "tld": [".com", ".fr", ".zz"],
+    "source": ["sedo", "dynadot", "regfree"],
+    "type": ["auction", "closeout"],
+    "language": ["EN", "FR", None],
+    "bids_count": [0, 3, None],
+    "created_at": ["2026-11-19T00:00:00Z"],
     "auction_end_date": [None, "2026-11-23T10:00:00Z", "2026-11-20T00:00:00Z"],
     "closed_at": [None, "2026-11-21T00:00:00Z"],
-}  # fmt: skip
+}
 write_steps = st.one_of(
     st.tuples(st.just("update"), st.integers(0, 10**6), st.sampled_from(sorted(COLUMN_VALUES)), st.integers(0, 4)),
     st.tuples(st.just("insert"), st.integers(0, 10**6), st.text("abcxyz", min_size=1, max_size=6)),
@@ -284,7 +323,9 @@ def plain_template(tmp_path_factory) -> Path:
     """A synthetic mirror with its index saved beside it."""
     path = tmp_path_factory.mktemp("plain") / "template.db"
     mirror = Mirror(path, clock=fixed_clock, create=True)
-    save_listings(mirror.connection(), listing_records(400, seed=21), origin="sync", observed_at=ts(NOW - timedelta(days=2)))
+    save_listings(
+        mirror.connection(), listing_records(400, seed=21), origin="sync", observed_at=ts(NOW - timedelta(days=2))
+    )
     mirror.refresh_index()
     mirror.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
     mirror.close()
@@ -310,23 +351,34 @@ def plain_mirror(template: Path, folder: Path):
 
 
 def _statement(path: Path, step: tuple) -> tuple[str, list]:
-    ids = [r[0] for r in sqlite3.connect(f"file:{path}?mode=ro", uri=True).execute("SELECT id FROM listings ORDER BY id")]
+    ids = [
+        r[0] for r in sqlite3.connect(f"file:{path}?mode=ro", uri=True).execute("SELECT id FROM listings ORDER BY id")
+    ]
     target = ids[step[1] % len(ids)]
     if step[0] == "update":
         column, value = step[2], COLUMN_VALUES[step[2]][step[3] % len(COLUMN_VALUES[step[2]])]
         if column == "closed_at":  # live_until follows, as the writer derives it
-            return ("UPDATE listings SET closed_at = ?1, live_until = COALESCE(?1, auction_end_date, "
-                    "'9999-12-31T23:59:59Z') WHERE id = ?2", [value, target])  # fmt: skip
+            return (
+                "UPDATE listings SET closed_at = ?1, live_until = COALESCE(?1, auction_end_date, "
+                "'9999-12-31T23:59:59Z') WHERE id = ?2",
+                [value, target],
+            )
         if column == "auction_end_date":
-            return ("UPDATE listings SET auction_end_date = ?1, live_until = COALESCE(closed_at, ?1, "
-                    "'9999-12-31T23:59:59Z') WHERE id = ?2", [value, target])  # fmt: skip
+            return (
+                "UPDATE listings SET auction_end_date = ?1, live_until = COALESCE(closed_at, ?1, "
+                "'9999-12-31T23:59:59Z') WHERE id = ?2",
+                [value, target],
+            )
         return f"UPDATE listings SET {column} = ? WHERE id = ?", [value, target]
     if step[0] == "insert":
         columns = _columns(path)
-        select = ", ".join("(SELECT max(id) + 1 FROM listings)" if c == "id" else ("?" if c == "name" else c)
-                           for c in columns)
-        return (f"INSERT INTO listings ({', '.join(columns)}) SELECT {select} FROM listings WHERE id = ?",
-                [f"{step[2]}{step[1]}.com", target])  # fmt: skip
+        select = ", ".join(
+            "(SELECT max(id) + 1 FROM listings)" if c == "id" else ("?" if c == "name" else c) for c in columns
+        )
+        return (
+            f"INSERT INTO listings ({', '.join(columns)}) SELECT {select} FROM listings WHERE id = ?",
+            [f"{step[2]}{step[1]}.com", target],
+        )
     if step[0] == "delete":
         return "DELETE FROM listings WHERE id = ?", [target]
     return "UPDATE listings SET name = ? WHERE id = ?", [f"{step[2]}{step[1]}.fr", target]

@@ -91,8 +91,10 @@ def test_a_dictionary_trained_on_the_mirror_packs_a_listing_in_a_fraction_of_its
     alone = zstandard.ZstdCompressor(level=packed.LEVEL)
     packed_bytes, json_bytes = sum(map(len, records)), sum(map(len, documents))
     without = sum(len(alone.compress(d)) for d in documents)
-    print(f"{len(records)} listings: JSON {json_bytes / len(records):.0f} B, zstd alone {without / len(records):.0f} B, "
-          f"with the dictionary {packed_bytes / len(records):.0f} B")  # fmt: skip
+    print(
+        f"{len(records)} listings: JSON {json_bytes / len(records):.0f} B, zstd alone {without / len(records):.0f} B, "
+        f"with the dictionary {packed_bytes / len(records):.0f} B"
+    )
     assert packed_bytes < 0.3 * json_bytes and packed_bytes < 0.6 * without
 
 
@@ -142,9 +144,13 @@ def test_a_listing_listed_again_after_it_was_packed_keeps_one_history(copy):
     names = [d[0] for d in row]
     restored = packed.packed_rows(conn, "listings", "id", [listing_id], names)[0]
     values = dict(zip(names, restored), closed_at=None, live_until="9999-12-31T23:59:59Z")
-    conn.execute(f"INSERT INTO listings ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", list(values.values()))
-    conn.execute("INSERT INTO listing_history (listing_id, observed_at, price) VALUES (?, ?, 9.5)",
-                 [listing_id, NOW.strftime("%Y-%m-%dT%H:%M:%SZ")])  # fmt: skip
+    conn.execute(
+        f"INSERT INTO listings ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", list(values.values())
+    )
+    conn.execute(
+        "INSERT INTO listing_history (listing_id, observed_at, price) VALUES (?, ?, 9.5)",
+        [listing_id, NOW.strftime("%Y-%m-%dT%H:%M:%SZ")],
+    )
     conn.commit()
     conn.close()
     mirror = _mirror(copy)
@@ -153,8 +159,10 @@ def test_a_listing_listed_again_after_it_was_packed_keeps_one_history(copy):
     assert [i for i, _, _ in mirror.listings_named(name)].count(listing_id) == 1
     # Closed again and packed again: one record, with the history of both stays.
     conn = sqlite3.connect(copy)
-    conn.execute("UPDATE listings SET closed_at = ?, live_until = ? WHERE id = ?",
-                 [values["updated_at"], values["updated_at"], listing_id])  # fmt: skip
+    conn.execute(
+        "UPDATE listings SET closed_at = ?, live_until = ? WHERE id = ?",
+        [values["updated_at"], values["updated_at"], listing_id],
+    )
     conn.commit()
     conn.close()
     packed.pack_closed(copy, NOW)
@@ -212,7 +220,8 @@ def test_the_command_packs_lists_unpacks_and_refuses_a_bad_age(copy, monkeypatch
     assert f"({len(ids):,} packed in all)" in again.output  # what it did, and what the mirror holds packed
     assert twice.output.splitlines()[:2] == [
         f"archived nothing: no listing closed before {said['cut']} is left in {copy}",
-        f"packed nothing: no plain listing closed before {said['pack_cut']} is left ({len(ids):,} packed already)"]
+        f"packed nothing: no plain listing closed before {said['pack_cut']} is left ({len(ids):,} packed already)",
+    ]
 
 
 def test_the_scheduler_packs_when_the_config_says(copy, tmp_path, monkeypatch):

@@ -94,7 +94,9 @@ def test_random_filter_combinations_match_the_oracle(mirror, seed):
     for _ in range(12):
         names = rnd.sample(sorted(POOLS), rnd.randint(1, 4))
         params = {name: rnd.choice(POOLS[name]) for name in names}
-        envelope = mirror.search_domains(params, strict=False)  # as the replica asks: bounds that cross give an empty page
+        envelope = mirror.search_domains(
+            params, strict=False
+        )  # as the replica asks: bounds that cross give an empty page
         ids, total = oracle_domains(rows, _normalise_expectations(params))
         assert [r["id"] for r in envelope["data"]] == ids, params
         assert envelope["meta"]["total"] == total, params
@@ -171,10 +173,14 @@ def test_contains_is_literal_and_uses_the_trigram_index(mirror):
     assert names and all("a_b" in n for n in names)
     percent = [r["name"] for r in mirror.export_rows({"contains": "100%"})]
     assert percent and all("100%" in n for n in percent)
-    plan = mirror.connection().execute(
-        "EXPLAIN QUERY PLAN SELECT count(*) FROM listings WHERE rowid IN "
-        "(SELECT rowid FROM listings_fts WHERE listings_fts MATCH '\"shop\"')"
-    ).fetchall()
+    plan = (
+        mirror.connection()
+        .execute(
+            "EXPLAIN QUERY PLAN SELECT count(*) FROM listings WHERE rowid IN "
+            "(SELECT rowid FROM listings_fts WHERE listings_fts MATCH '\"shop\"')"
+        )
+        .fetchall()
+    )
     assert any("VIRTUAL TABLE INDEX" in str(row) for row in plan)
 
 
@@ -185,7 +191,9 @@ def test_record_types_follow_the_schema(mirror):
     assert record["tld"].startswith(".")
     assert record["created_at"].endswith("Z")
     assert "historical_traffic" not in record
-    assert "historical_traffic" in mirror.search_domains({"include_historical_traffic": "1", "per_page": "1"})["data"][0]
+    assert (
+        "historical_traffic" in mirror.search_domains({"include_historical_traffic": "1", "per_page": "1"})["data"][0]
+    )
     effective = [r for r in mirror.export_rows({"has_bids": "1"}) if r["max_bid"] is not None]
     assert effective and all(r["effective_price"] == r["max_bid"] for r in effective)
 
@@ -239,7 +247,9 @@ def test_unknown_names_raise_in_python_but_are_ignored_over_http(mirror):
 
 
 def test_empty_values_count_as_absent(mirror):
-    assert mirror.search_domains({"tld": "", "tf_min": " "})["meta"]["total"] == mirror.search_domains({})["meta"]["total"]
+    assert (
+        mirror.search_domains({"tld": "", "tf_min": " "})["meta"]["total"] == mirror.search_domains({})["meta"]["total"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -277,8 +287,15 @@ def test_page_past_the_end_is_empty_with_correct_meta(mirror):
     total = mirror.search_domains({})["meta"]["total"]
     env = mirror.search_domains({"page": "999", "per_page": "10"})
     assert env["data"] == []
-    assert env["meta"] == {"current_page": 999, "from": None, "last_page": -(-total // 10), "path": "/api/domains",
-                           "per_page": 10, "to": None, "total": total}  # fmt: skip
+    assert env["meta"] == {
+        "current_page": 999,
+        "from": None,
+        "last_page": -(-total // 10),
+        "path": "/api/domains",
+        "per_page": 10,
+        "to": None,
+        "total": total,
+    }
     assert env["links"]["next"] is None and "page=998" in env["links"]["prev"]
 
 
@@ -293,10 +310,16 @@ def test_per_page_edges_and_the_limit_alias(mirror):
 
 
 def test_links_keep_every_filter(mirror):
-    env = mirror.search_domains({"tld": ".fr,.de", "tf_min": "5", "per_page": "2", "page": "2"}, url="http://h/api/domains")
+    env = mirror.search_domains(
+        {"tld": ".fr,.de", "tf_min": "5", "per_page": "2", "page": "2"}, url="http://h/api/domains"
+    )
     for key in ("first", "last", "prev", "next"):
         assert env["links"][key].startswith("http://h/api/domains?")
-        assert "tld=.fr%2C.de" in env["links"][key] and "tf_min=5" in env["links"][key] and "per_page=2" in env["links"][key]
+        assert (
+            "tld=.fr%2C.de" in env["links"][key]
+            and "tf_min=5" in env["links"][key]
+            and "per_page=2" in env["links"][key]
+        )
     assert env["links"]["next"].endswith("page=3") and env["links"]["prev"].endswith("page=1")
 
 
@@ -360,8 +383,15 @@ def test_free_endpoint_masks_names_and_omits_premium_metrics(mirror):
     assert [r["score"] for r in env["data"]] == [r["score"] for r in mirror.search_domains({"per_page": "8"})["data"]]
 
 
-@pytest.mark.parametrize("params, field", [({"limit": "51"}, "limit"), ({"source": "regfree"}, "source"),
-                                           ({"source": "sedo"}, "source"), ({"tf_min": "3"}, "tf_min")])  # fmt: skip
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"limit": "51"}, "limit"),
+        ({"source": "regfree"}, "source"),
+        ({"source": "sedo"}, "source"),
+        ({"tf_min": "3"}, "tf_min"),
+    ],
+)
 def test_free_endpoint_refuses_what_it_does_not_offer(mirror, params, field):
     with pytest.raises(ApiError) as exc:
         mirror.free_domains(params)
@@ -375,8 +405,11 @@ PENDING_POOLS = {
     "tld": ["fr", ".DE", "com,net", "co.uk", "uk", ".UK,au"],
     "status": ["pendingDelete", "redemptionPeriod,serverHold", "quarantine"],
     "source": ["oi-diff", "czds-daily"],
-    "week_end": ["all", (NOW.date() - timedelta(days=NOW.weekday())).isoformat(),
-                 (NOW.date() - timedelta(days=NOW.weekday() + 7)).isoformat()],
+    "week_end": [
+        "all",
+        (NOW.date() - timedelta(days=NOW.weekday())).isoformat(),
+        (NOW.date() - timedelta(days=NOW.weekday() + 7)).isoformat(),
+    ],
     "drops_within": ["1", "7", "45", "60"],
     "contains": ["shop", "car,bio", "9"],
     "no_dashes": ["1", "0"],
@@ -387,7 +420,7 @@ PENDING_POOLS = {
     "sort": ["drop_date", "drop_date_desc", "domain"],
     "per_page": ["1", "50", "200"],
     "page": ["1", "2"],
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("seed", range(15))
@@ -404,10 +437,16 @@ def test_pending_delete_matches_the_oracle(mirror, seed):
 
 @pytest.mark.parametrize(
     "params, field",
-    [({"status": "deleted"}, "status"), ({"drops_within": "61"}, "drops_within"), ({"per_page": "201"}, "per_page"),
-     ({"week_end": "last"}, "week_end"), ({"sort": "score"}, "sort"), ({"source": "zone"}, "source"),
-     ({"limit": "5"}, "limit")],
-)  # fmt: skip
+    [
+        ({"status": "deleted"}, "status"),
+        ({"drops_within": "61"}, "drops_within"),
+        ({"per_page": "201"}, "per_page"),
+        ({"week_end": "last"}, "week_end"),
+        ({"sort": "score"}, "sort"),
+        ({"source": "zone"}, "source"),
+        ({"limit": "5"}, "limit"),
+    ],
+)
 def test_pending_delete_422(mirror, params, field):
     with pytest.raises(ApiError) as exc:
         mirror.search_pending_delete(params)
@@ -421,7 +460,11 @@ def test_pending_delete_record_and_lookup(mirror):
     assert record["estimated_drop_date"] >= NOW.date().isoformat()
     found = mirror.get_pending_delete(record["domain"].upper())
     assert found["data"]["domain"] == record["domain"]
-    past = [r for r in all_rows(mirror, "pending_delete") if r["estimated_drop_date"] and r["estimated_drop_date"] < "2026-11-22"]
+    past = [
+        r
+        for r in all_rows(mirror, "pending_delete")
+        if r["estimated_drop_date"] and r["estimated_drop_date"] < "2026-11-22"
+    ]
     with pytest.raises(ApiError) as exc:
         mirror.get_pending_delete(past[0]["domain"])
     assert exc.value.status == 404
@@ -452,7 +495,9 @@ def test_every_query_plan_gives_the_oracle_answer(mirror, monkeypatch, walk_limi
     for _ in range(60):
         names = rnd.sample(sorted(set(POOLS) - {"limit"}), rnd.randint(1, 4))
         params = {name: rnd.choice(POOLS[name]) for name in names}
-        envelope = mirror.search_domains(params, strict=False)  # as the replica asks: bounds that cross give an empty page
+        envelope = mirror.search_domains(
+            params, strict=False
+        )  # as the replica asks: bounds that cross give an empty page
         ids, total = oracle_domains(rows, _normalise_expectations(params))
         assert [r["id"] for r in envelope["data"]] == ids, params
         assert envelope["meta"]["total"] == total, params
@@ -470,16 +515,33 @@ def test_captions_describe_the_filters_in_force():
     )
     assert say({"tld": ".fr", "tf_min": "15"}) == "French names, Trust Flow 15+"  # a saved search, as the app says it
     assert say({"type": "auction", "has_bids": "1", "score_min": "40"}) == "Auctions with bids, score 40+"
-    assert say({"tld": ".com", "length_max": "8", "ends_within": "6"}) == ".com names, length up to 8, ending within 6 hours"
+    assert (
+        say({"tld": ".com", "length_max": "8", "ends_within": "6"})
+        == ".com names, length up to 8, ending within 6 hours"
+    )
     # a flag switched off and a sort are not filters
-    assert say({"has_gmb": "0", "categories": "health", "sort": "-score", "language": "fr"}) == "Names in Health, language FR"
+    assert (
+        say({"has_gmb": "0", "categories": "health", "sort": "-score", "language": "fr"})
+        == "Names in Health, language FR"
+    )
 
 
 @pytest.mark.parametrize(
     "params",
-    [{"length_min": "8"}, {"length_max": "9"}, {"no_dashes": "1"}, {"no_numbers": "1"}, {"not_contains": "a,e"},
-     {"tf_max": "10"}, {"cf_max": "25"}, {"da_max": "15"}, {"tf_cf_ratio_min": "1"}, {"tf_cf_ratio_max": "0.5"}, {"age_max": "5"}],
-)  # fmt: skip
+    [
+        {"length_min": "8"},
+        {"length_max": "9"},
+        {"no_dashes": "1"},
+        {"no_numbers": "1"},
+        {"not_contains": "a,e"},
+        {"tf_max": "10"},
+        {"cf_max": "25"},
+        {"da_max": "15"},
+        {"tf_cf_ratio_min": "1"},
+        {"tf_cf_ratio_max": "0.5"},
+        {"age_max": "5"},
+    ],
+)
 def test_each_listing_extension_filter_narrows_without_emptying(mirror, params):
     """The oracle comparisons above are only worth something if each new filter keeps some
     listings and drops others on the synthetic mirror."""

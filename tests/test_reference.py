@@ -13,8 +13,16 @@ from toolkit.query.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, PEN
 from toolkit.sources import SOURCES
 from toolkit.store.fields import LISTING_FIELDS, PENDING_FIELDS
 
-KIND_TYPES = {"int": "integer", "num": "number", "str": "string", "bool": "boolean", "date": "string",
-              "datetime": "string", "array": "array", "object": "object"}  # fmt: skip
+KIND_TYPES = {
+    "int": "integer",
+    "num": "number",
+    "str": "string",
+    "bool": "boolean",
+    "date": "string",
+    "datetime": "string",
+    "array": "array",
+    "object": "object",
+}
 
 
 def _schema(name: str) -> dict:
@@ -61,7 +69,9 @@ def test_every_reference_parameter_is_defined_with_its_range():
                 assert set(param.choices) == set(schema["enum"]), ref["name"]
     pending_status = _schema("pending-delete-domain")["properties"]["whois_status"]["enum"]
     assert list(PENDING_STATUSES) == pending_status
-    assert FREE_PARAMS["source"].choices == tuple(_openapi("free")["paths"]["/free/domains"]["get"]["parameters"][0]["schema"]["enum"])
+    assert FREE_PARAMS["source"].choices == tuple(
+        _openapi("free")["paths"]["/free/domains"]["get"]["parameters"][0]["schema"]["enum"]
+    )
 
 
 def _validator(name: str):

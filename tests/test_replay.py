@@ -34,8 +34,13 @@ from toolkit.serve.server import create_app  # noqa: E402
 
 OPENAPI = REFERENCE / "openapi"
 
-KEYS = {"pro-key": "pro", "authority-key": "authority", "aplus-key": "authority_plus", "free-key": "free",
-        "top-key": "enterprise"}  # fmt: skip
+KEYS = {
+    "pro-key": "pro",
+    "authority-key": "authority",
+    "aplus-key": "authority_plus",
+    "free-key": "free",
+    "top-key": "enterprise",
+}
 HOST = "testserver"
 # Values for string parameters whose live schema gives neither an enum nor an example.
 NAMED_SAMPLES = {"categories": "health,recreation/travel"}
@@ -83,8 +88,9 @@ def app(mirror):
     return create_app(mirror, KEYS, {plan: 1_000_000 for plan in PLANS})
 
 
-def send(app, url: str, key: str | None = None, params: dict | None = None,
-         address: str = "127.0.0.1") -> httpx.Response:  # fmt: skip
+def send(
+    app, url: str, key: str | None = None, params: dict | None = None, address: str = "127.0.0.1"
+) -> httpx.Response:
     async def go():
         transport = httpx.ASGITransport(app=app, client=(address, 50000))
         async with httpx.AsyncClient(transport=transport) as client:
@@ -142,10 +148,13 @@ def samples(param: dict) -> list[str]:
             values.append(low + 12.5)
         return list(dict.fromkeys(str(v) for v in values))
     if schema.get("format") == "date":
-        return [param.get("example", schema.get("example")) or date.today().isoformat(),
-                (date.today() - timedelta(days=3)).isoformat()]  # fmt: skip
-    value = str(param.get("example") or schema.get("example") or schema.get("default")
-                or NAMED_SAMPLES.get(param["name"], "a"))  # fmt: skip
+        return [
+            param.get("example", schema.get("example")) or date.today().isoformat(),
+            (date.today() - timedelta(days=3)).isoformat(),
+        ]
+    value = str(
+        param.get("example") or schema.get("example") or schema.get("default") or NAMED_SAMPLES.get(param["name"], "a")
+    )
     values = [value]
     if "maxLength" in schema:  # the longest value allowed
         n = schema["maxLength"]
@@ -209,11 +218,15 @@ def _forbidden(app, op_id: str, cases: list[tuple[str | None, dict, str]], path_
 
 
 def _list_domains_403(app, mirror):
-    _forbidden(app, "listDomains", [
-        ("free-key", {}, "plan_required"),
-        ("pro-key", {"source": "regfree"}, "plan_required"),
-        ("top-key", {"source": "regfree", "after_id": "0"}, "cursor_not_available"),
-    ])  # fmt: skip
+    _forbidden(
+        app,
+        "listDomains",
+        [
+            ("free-key", {}, "plan_required"),
+            ("pro-key", {"source": "regfree"}, "plan_required"),
+            ("top-key", {"source": "regfree", "after_id": "0"}, "cursor_not_available"),
+        ],
+    )
 
 
 def _get_domain_200(app, mirror):
@@ -248,8 +261,10 @@ def _list_pending_200(app, mirror):
     walked = walk("listPendingDeleteDomains")
     for label, query in walked + [("no parameters", {})]:
         conforms("listPendingDeleteDomains", send(app, live_url("listPendingDeleteDomains"), "aplus-key", query), label)
-    page = conforms("listPendingDeleteDomains", send(app, live_url("listPendingDeleteDomains"), "aplus-key",
-                                                     {"per_page": "200", "include_past": "true"}))  # fmt: skip
+    page = conforms(
+        "listPendingDeleteDomains",
+        send(app, live_url("listPendingDeleteDomains"), "aplus-key", {"per_page": "200", "include_past": "true"}),
+    )
     assert len(page["data"]) == 200
 
 
@@ -294,8 +309,9 @@ def _get_pending_401(app, mirror):
 
 
 def _get_pending_403(app, mirror):
-    _forbidden(app, "getPendingDeleteDomain", [("authority-key", {}, "plan_required")],
-               {"domain": _pending_row(app)["domain"]})  # fmt: skip
+    _forbidden(
+        app, "getPendingDeleteDomain", [("authority-key", {}, "plan_required")], {"domain": _pending_row(app)["domain"]}
+    )
 
 
 def _get_pending_404(app, mirror):
@@ -348,9 +364,11 @@ def test_our_document_publishes_every_live_status_and_the_422(app):
         if any(p["in"] == "query" for p in op.get("parameters", [])):
             assert "422" in by_id[op_id]["responses"], op_id
             assert not {"400", "422"} & set(op["responses"]), f"{op_id}: the live description now documents it"
-    for op_id, key, query in (("listDomains", "pro-key", {"tf_min": "101"}),
-                              ("listPendingDeleteDomains", "aplus-key", {"drops_within": "61"}),
-                              ("freeDomains", None, {"limit": "51"})):  # fmt: skip
+    for op_id, key, query in (
+        ("listDomains", "pro-key", {"tf_min": "101"}),
+        ("listPendingDeleteDomains", "aplus-key", {"drops_within": "61"}),
+        ("freeDomains", None, {"limit": "51"}),
+    ):
         response = send(app, live_url(op_id), key, query)
         assert response.status_code == 422 and list(response.json()["errors"]) == list(query), (op_id, response.text)
         documented = by_id[op_id]["responses"]["422"]["content"]["application/json"]["schema"]

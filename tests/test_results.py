@@ -13,10 +13,28 @@ from toolkit.store.writer import save_listings, save_pending
 END = "2026-08-20T18:00:00Z"
 
 
-def auction(listing_id: int, name: str, *, bid: float | None, bids: int, currency: str = "USD", source: str = "dynadot",
-            kind: str = "auction", price: float | None = 12.0) -> dict:  # fmt: skip
-    return {"id": listing_id, "name": name, "source": source, "type": kind, "currency": currency, "price": price,
-            "max_bid": bid, "bids_count": bids, "auction_end_date": END if kind == "auction" else None}  # fmt: skip
+def auction(
+    listing_id: int,
+    name: str,
+    *,
+    bid: float | None,
+    bids: int,
+    currency: str = "USD",
+    source: str = "dynadot",
+    kind: str = "auction",
+    price: float | None = 12.0,
+) -> dict:
+    return {
+        "id": listing_id,
+        "name": name,
+        "source": source,
+        "type": kind,
+        "currency": currency,
+        "price": price,
+        "max_bid": bid,
+        "bids_count": bids,
+        "auction_end_date": END if kind == "auction" else None,
+    }
 
 
 def seen(conn: sqlite3.Connection, at: str, *records: dict) -> None:
@@ -56,7 +74,13 @@ def test_an_auction_without_bids_did_not_sell_and_keeps_its_asking_price(tmp_pat
     seen(conn, "2026-08-20T09:00:00Z", auction(2, "quiet.net", bid=None, bids=0, price=19.0))
     derive_results(conn, now="2026-08-21T00:00:00Z")
     got = result(conn, 2)
-    assert (got["final_price"], got["final_price_eur"], got["asking_price"], got["sold"], got["bids"]) == (None, None, 19.0, 0, 0)
+    assert (got["final_price"], got["final_price_eur"], got["asking_price"], got["sold"], got["bids"]) == (
+        None,
+        None,
+        19.0,
+        0,
+        0,
+    )
 
 
 def test_a_currency_without_a_rate_gives_a_result_without_eur(tmp_path):
@@ -69,20 +93,45 @@ def test_a_currency_without_a_rate_gives_a_result_without_eur(tmp_path):
 
 def test_where_the_name_went_next(tmp_path):
     conn = mirror(tmp_path)
-    seen(conn, "2026-08-20T12:00:00Z", auction(4, "relisted.com", bid=None, bids=0),
-         auction(5, "elsewhere.com", bid=None, bids=0), auction(6, "dropped.se", bid=None, bids=0),
-         auction(7, "nowhere.org", bid=None, bids=0))  # fmt: skip
+    seen(
+        conn,
+        "2026-08-20T12:00:00Z",
+        auction(4, "relisted.com", bid=None, bids=0),
+        auction(5, "elsewhere.com", bid=None, bids=0),
+        auction(6, "dropped.se", bid=None, bids=0),
+        auction(7, "nowhere.org", bid=None, bids=0),
+    )
     derive_results(conn, now="2026-08-20T19:00:00Z")
     assert {result(conn, i)["next_kind"] for i in (4, 5, 6, 7)} == {None}
     # the next day: a closeout of the same platform, another platform's auction, the drop list
-    seen(conn, "2026-08-21T07:00:00Z", auction(14, "relisted.com", bid=None, bids=0, kind="closeout", price=9.0),
-         auction(15, "elsewhere.com", bid=None, bids=0, source="godaddy"))  # fmt: skip
-    save_pending(conn, [{"id": 16, "domain": "dropped.se", "source": "oi-diff", "week_end": "2026-08-24",
-                         "whois_status": "pendingDelete", "estimated_drop_date": "2026-08-25"}],
-                 origin="sync", observed_at="2026-08-21T07:00:00Z")  # fmt: skip
+    seen(
+        conn,
+        "2026-08-21T07:00:00Z",
+        auction(14, "relisted.com", bid=None, bids=0, kind="closeout", price=9.0),
+        auction(15, "elsewhere.com", bid=None, bids=0, source="godaddy"),
+    )
+    save_pending(
+        conn,
+        [
+            {
+                "id": 16,
+                "domain": "dropped.se",
+                "source": "oi-diff",
+                "week_end": "2026-08-24",
+                "whois_status": "pendingDelete",
+                "estimated_drop_date": "2026-08-25",
+            }
+        ],
+        origin="sync",
+        observed_at="2026-08-21T07:00:00Z",
+    )
     derive_results(conn, now="2026-08-21T08:00:00Z")
     assert (result(conn, 4)["next_kind"], result(conn, 4)["next_id"]) == ("closeout", 14)
-    assert (result(conn, 5)["next_kind"], result(conn, 5)["next_id"], result(conn, 5)["next_source"]) == ("platform", 15, "godaddy")
+    assert (result(conn, 5)["next_kind"], result(conn, 5)["next_id"], result(conn, 5)["next_source"]) == (
+        "platform",
+        15,
+        "godaddy",
+    )
     assert (result(conn, 6)["next_kind"], result(conn, 6)["next_id"]) == ("drop", 16)
     assert result(conn, 7)["next_kind"] is None
     assert result(conn, 4)["next_seen_at"] == "2026-08-21T07:00:00Z"
@@ -95,14 +144,34 @@ def comps_mirror(tmp_path):
     db = tmp_path / "comps.db"
     conn = connect(str(db))
     ensure_schema(conn)
-    sold = [(101, "kettlehouse.com", 41.0), (102, "harborkettle.net", 30.0), (103, "zzqxv.com", 12.0),
-            (104, "kettleharbor.de", 25.0), (105, "bluekettle.com", 18.0), (106, "verylongunrelatedname.io", 90.0)]
-    seen(conn, "2026-08-20T12:00:00Z", *[{**auction(i, n, bid=p, bids=2), "trust_flow": 20, "citation_flow": 25,
-                                          "ttf_topic": "Home/Garden"} for i, n, p in sold])  # fmt: skip
+    sold = [
+        (101, "kettlehouse.com", 41.0),
+        (102, "harborkettle.net", 30.0),
+        (103, "zzqxv.com", 12.0),
+        (104, "kettleharbor.de", 25.0),
+        (105, "bluekettle.com", 18.0),
+        (106, "verylongunrelatedname.io", 90.0),
+    ]
+    seen(
+        conn,
+        "2026-08-20T12:00:00Z",
+        *[
+            {**auction(i, n, bid=p, bids=2), "trust_flow": 20, "citation_flow": 25, "ttf_topic": "Home/Garden"}
+            for i, n, p in sold
+        ],
+    )
     seen(conn, "2026-08-20T12:00:00Z", auction(107, "unsold-kettle.com", bid=None, bids=0))
-    seen(conn, "2026-08-21T07:00:00Z", {**auction(200, "kettleharbor.com", bid=None, bids=0), "trust_flow": 21,
-                                         "citation_flow": 24, "ttf_topic": "Home/Garden",
-                                         "auction_end_date": "2026-08-30T18:00:00Z"})  # fmt: skip
+    seen(
+        conn,
+        "2026-08-21T07:00:00Z",
+        {
+            **auction(200, "kettleharbor.com", bid=None, bids=0),
+            "trust_flow": 21,
+            "citation_flow": 24,
+            "ttf_topic": "Home/Garden",
+            "auction_end_date": "2026-08-30T18:00:00Z",
+        },
+    )
     with conn:
         derive_results(conn, now="2026-08-21T08:00:00Z")
     conn.close()
@@ -119,11 +188,18 @@ def test_comparables_rank_by_tld_words_length_topic_and_metrics(tmp_path):
     assert list(comparables(m, "kettleharbor.com", limit=6)["name"])[4:] == ["zzqxv.com", "verylongunrelatedname.io"]
     assert found.iloc[1]["why"].startswith("same TLD family (legacy); 12 letters (vs 12); shares 'harbor', 'kettle'")
     first = found.iloc[0]
-    assert first["why"] == "same TLD .com; 11 letters (vs 12); shares 'kettle'; topic Home/Garden; TF/CF 20/25 (vs 21/24)"
+    assert (
+        first["why"] == "same TLD .com; 11 letters (vs 12); shares 'kettle'; topic Home/Garden; TF/CF 20/25 (vs 21/24)"
+    )
     assert (first["final_price"], first["currency"], first["bids"]) == (41.0, "USD", 2)
     assert "unsold-kettle.com" not in set(comparables(m, "kettleharbor.com", limit=50)["name"])  # no sale, no price
     assert "kettleharbor.com" not in set(comparables(m, "kettleharbor.com", limit=50)["name"])
-    assert (tld_family("co.uk"), tld_family("uk"), tld_family("com"), tld_family("shop")) == ("cc:uk", "cc:uk", "legacy", "new")
+    assert (tld_family("co.uk"), tld_family("uk"), tld_family("com"), tld_family("shop")) == (
+        "cc:uk",
+        "cc:uk",
+        "legacy",
+        "new",
+    )
 
 
 def test_comparables_read_again_once_the_mirror_changed(tmp_path):
@@ -134,8 +210,11 @@ def test_comparables_read_again_once_the_mirror_changed(tmp_path):
     db, m = comps_mirror(tmp_path)
     assert "kettlebarn.com" not in set(comparables(m, "kettleharbor.com", limit=50)["name"])
     conn = connect(str(db))
-    seen(conn, "2026-08-21T06:00:00Z", {**auction(108, "kettlebarn.com", bid=55.0, bids=3), "auction_end_date":
-                                        "2026-08-21T06:30:00Z"})  # fmt: skip
+    seen(
+        conn,
+        "2026-08-21T06:00:00Z",
+        {**auction(108, "kettlebarn.com", bid=55.0, bids=3), "auction_end_date": "2026-08-21T06:30:00Z"},
+    )
     with conn:
         derive_results(conn, now="2026-08-21T08:00:00Z")
     conn.close()
@@ -153,7 +232,9 @@ def test_edt_comps_prints_the_comparables_and_why(tmp_path):
     assert shown.exit_code == 0, shown.output
     lines = shown.output.splitlines()
     assert lines[0] == "Comparable results for kettleharbor.com (sales, most alike first):"
-    assert lines[1].split()[:4] == ["kettlehouse.com", "dynadot", "2026-08-20", "41.00"] and "shares 'kettle'" in lines[1]
+    assert (
+        lines[1].split()[:4] == ["kettlehouse.com", "dynadot", "2026-08-20", "41.00"] and "shares 'kettle'" in lines[1]
+    )
     assert "bids" in lines[1] and "reported" not in lines[1]
     assert len(lines) == 3
     as_json = CliRunner().invoke(cli, ["comps", "kettleharbor.com", "--db", str(db), "--json"])
@@ -187,7 +268,12 @@ def test_edt_export_results_writes_every_result_of_the_matching_listings(tmp_pat
     rows = list(csv_module.DictReader(out.open()))
     assert sorted(r["name"] for r in rows) == sorted(m.results_df(tld=".com")["name"])
     kettle = next(r for r in rows if r["name"] == "kettlehouse.com")
-    assert (kettle["final_price"], kettle["bids"], kettle["sold"], kettle["currency"]) == ("41.0", "2", "True", "USD")  # as the listings export writes booleans
+    assert (kettle["final_price"], kettle["bids"], kettle["sold"], kettle["currency"]) == (
+        "41.0",
+        "2",
+        "True",
+        "USD",
+    )  # as the listings export writes booleans
     parquet = tmp_path / "results.parquet"
     assert CliRunner().invoke(cli, ["export", "--db", str(db), "--results", "--out", str(parquet)]).exit_code == 0
     table = pq.read_table(parquet)
@@ -216,10 +302,14 @@ def test_the_replica_serves_the_results_as_an_extension(tmp_path):
     expected = m.results_df(tld=".com", sold=True)
     assert body["meta"]["total"] == len(expected) == 3 and body["meta"]["last_page"] == 2
     assert [r["name"] for r in body["data"]] == list(expected["name"][:2])
-    assert body["data"][0]["sold"] is True and body["links"]["next"] == "http://t/api/results?tld=.com&sold=1&per_page=2&page=2"
+    assert (
+        body["data"][0]["sold"] is True
+        and body["links"]["next"] == "http://t/api/results?tld=.com&sold=1&per_page=2&page=2"
+    )
     bad = asyncio.run(get("ended_after=soon"))
     assert bad.status_code == 422 and "ended_after" in bad.text
     everything = asyncio.run(get("")).json()
     assert everything["meta"]["total"] == 7 and [r["ended_at"] for r in everything["data"]] == sorted(
-        (r["ended_at"] for r in everything["data"]), reverse=True)  # newest end first
+        (r["ended_at"] for r in everything["data"]), reverse=True
+    )  # newest end first
     assert asyncio.run(get("tf_min=200")).status_code == 422

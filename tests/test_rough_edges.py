@@ -57,7 +57,9 @@ def run(*args: str, env: dict | None = None):
     return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
 
 
-def edt(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def edt(
+    *args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """`edt` as a user runs it: a process of its own (main()'s one-line failures included)."""
     root = Path(__file__).resolve().parents[1]
     full_env = {**os.environ, "PYTHONPATH": str(root), **(env or {})}
@@ -180,11 +182,16 @@ def test_demo_loads_while_a_server_reads_the_mirror(db):
 
 def test_a_lasting_lock_is_one_line_naming_the_holder_and_the_fix(db):
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sqlite3, sys, time\n"
-         f"c = sqlite3.connect({str(db)!r}, isolation_level=None); c.execute('BEGIN IMMEDIATE')\n"
-         "print('held', flush=True); time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time\n"
+            f"c = sqlite3.connect({str(db)!r}, isolation_level=None); c.execute('BEGIN IMMEDIATE')\n"
+            "print('held', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         result = edt("watch", "add", "locked", "tld=.fr", "--db", str(db))
@@ -204,16 +211,22 @@ def test_sync_against_an_unreachable_host_says_each_retry_and_gives_up_within_ti
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     started = time.monotonic()
-    result = edt("sync", "--jobs", "bids", "--timeout", "3", env={"EDT_API_KEY": "x",
-                                                                  "EDT_BASE_URL": f"http://127.0.0.1:{port}"})
+    result = edt(
+        "sync", "--jobs", "bids", "--timeout", "3", env={"EDT_API_KEY": "x", "EDT_BASE_URL": f"http://127.0.0.1:{port}"}
+    )
     elapsed = time.monotonic() - started
     assert result.returncode == 1
     assert elapsed < 20
     retries = [line for line in result.stderr.splitlines() if "; retry " in line]
-    assert retries and all(f"127.0.0.1:{port}" in line and re.search(r"retry \d+ of \d+ in \d+ s", line)
-                           for line in retries)  # fmt: skip
+    assert retries and all(
+        f"127.0.0.1:{port}" in line and re.search(r"retry \d+ of \d+ in \d+ s", line) for line in retries
+    )
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("edt: sync stopped:") and f"127.0.0.1:{port} unreachable" in last and "--timeout or EDT_TIMEOUT: 3 s" in last
+    assert (
+        last.startswith("edt: sync stopped:")
+        and f"127.0.0.1:{port} unreachable" in last
+        and "--timeout or EDT_TIMEOUT: 3 s" in last
+    )
 
 
 def test_the_default_bound_is_a_minute_and_settable(monkeypatch):
@@ -246,8 +259,17 @@ def test_enrich_offline_stops_within_the_bound_naming_the_host(db):
 
     said: list[str] = []
     with Mirror(db) as mirror, pytest.raises(HostUnreachable) as info:
-        enrich(mirror, rdap=False, params={"tld": ".fr"}, limit=3, transport=httpx.MockTransport(offline),
-               sleep=sleep, clock=lambda: now[0], give_up_after=20, say=said.append)  # fmt: skip
+        enrich(
+            mirror,
+            rdap=False,
+            params={"tld": ".fr"},
+            limit=3,
+            transport=httpx.MockTransport(offline),
+            sleep=sleep,
+            clock=lambda: now[0],
+            give_up_after=20,
+            say=said.append,
+        )
     # Down since its first failure: no wait past 20 s from it, so the last failure comes at most
     # one attempt (1.5 s) later, whatever the backoff's random jitter drew; then no more waiting.
     assert len(failed_at) >= 3 and failed_at[-1] - failed_at[0] <= 20 + 1.5
@@ -263,8 +285,11 @@ def test_enrich_cli_gives_up_with_one_line(db, monkeypatch):
         raise httpx.ConnectError("[Errno -2] Name or service not known", request=request)
 
     real = run_module.polite_client
-    monkeypatch.setattr(run_module, "polite_client",
-                        lambda transport=None, **kw: real(httpx.MockTransport(offline), **{**kw, "backoff": 0.1}))  # fmt: skip
+    monkeypatch.setattr(
+        run_module,
+        "polite_client",
+        lambda transport=None, **kw: real(httpx.MockTransport(offline), **{**kw, "backoff": 0.1}),
+    )
     result = CliRunner().invoke(cli, ["enrich", "tld=.fr", "--limit", "3", "--no-rdap", "--timeout", "1"])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
@@ -321,8 +346,17 @@ def test_a_repeated_list_filter_merges_in_the_cli(db):
     comma = json.loads(run("query", "tld=.fr,.de", "--format", "json").output)
     assert both["meta"]["total"] == comma["meta"]["total"] > 0
     assert {r["tld"] for r in both["data"]} <= {".fr", ".de"}
-    assert len({r["tld"] for r in json.loads(run("query", "tld=.fr", "tld=.de", "per_page=100", "--format",
-                                                    "json").output)["data"]}) == 2  # fmt: skip
+    assert (
+        len(
+            {
+                r["tld"]
+                for r in json.loads(run("query", "tld=.fr", "tld=.de", "per_page=100", "--format", "json").output)[
+                    "data"
+                ]
+            }
+        )
+        == 2
+    )
 
 
 def test_a_repeated_one_value_filter_is_refused_in_the_cli(db):
@@ -366,8 +400,10 @@ def test_repeats_in_mcp_merge_or_are_refused_alike(db):
 
 def test_the_python_api_follows_the_same_rule(db):
     with Mirror(db) as mirror:
-        assert (mirror.search_domains({"tld": [".fr", ".de"]})["meta"]["total"]
-                == mirror.search_domains({"tld": ".fr,.de"})["meta"]["total"])  # fmt: skip
+        assert (
+            mirror.search_domains({"tld": [".fr", ".de"]})["meta"]["total"]
+            == mirror.search_domains({"tld": ".fr,.de"})["meta"]["total"]
+        )
         with pytest.raises(ApiError) as info:
             mirror.search_domains({"tf_min": ["20", "30"]})
         assert info.value.status == 422 and "tf_min was given 2 times (20, 30)" in info.value.body["message"]
@@ -421,9 +457,17 @@ def test_crontab_lines_are_absolute_and_the_printed_command_runs(db, tmp_path):
     executable = shlex.split(command.split("&&", 1)[1])[0]
     assert os.path.isabs(executable) and os.access(executable, os.X_OK)
     # cron's environment: a bare PATH, another working folder, no virtual environment
-    cron_env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SHELL": "/bin/sh", "EDT_API_KEY": "k",
-                "EDT_BASE_URL": "http://127.0.0.1:9", "EDT_TIMEOUT": "1", "EDT_CONFIG": str(tmp_path / "none.toml"),
-                "EDT_BUDGET_FILE": str(tmp_path / "budget.sqlite"), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # fmt: skip
+    cron_env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "SHELL": "/bin/sh",
+        "EDT_API_KEY": "k",
+        "EDT_BASE_URL": "http://127.0.0.1:9",
+        "EDT_TIMEOUT": "1",
+        "EDT_CONFIG": str(tmp_path / "none.toml"),
+        "EDT_BUDGET_FILE": str(tmp_path / "budget.sqlite"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
     ran = subprocess.run(["/bin/sh", "-c", command], cwd="/", env=cron_env, capture_output=True, text=True, timeout=120)
     log = Path(f"{db}.sync.log").read_text()
     assert "not found" not in log and "edt: " in log
@@ -509,8 +553,9 @@ def test_a_wrong_key_names_the_setting(db):
     app = create_app(str(db), {"right": "pro"})
 
     async def go():
-        async with RemoteClient("http://testserver", "wrong", limiter=None,
-                                transport=httpx.ASGITransport(app=app)) as client:  # fmt: skip
+        async with RemoteClient(
+            "http://testserver", "wrong", limiter=None, transport=httpx.ASGITransport(app=app)
+        ) as client:
             await client.get_json("/api/domains", {})
 
     with pytest.raises(RemoteRefused) as info:
@@ -551,7 +596,6 @@ def test_query_help_lists_the_filters():
         assert re.search(rf"^\s+{re.escape(name)}\s", text, flags=re.M), name
 
 
-
 # -- 12. a second report ------------------------------------------------------------------------
 
 
@@ -569,26 +613,33 @@ def test_an_unknown_parameter_names_the_closest_ones_everywhere(db):
     assert info.value.status == 422 and list(info.value.body["errors"]) == ["tf_mn"]
     assert "did you mean tf_min" in info.value.body["message"] and "use one of" in info.value.body["message"]
     with TestClient(create_app(str(db), {"k": "enterprise"})) as client:  # an HTTP 422: a webhook's filters
-        refused = client.post("/api/webhooks", headers={"Authorization": "Bearer k"},
-                              json={"url": "https://hooks.example.com/in", "filters": {"tf_mn": 20}})  # fmt: skip
+        refused = client.post(
+            "/api/webhooks",
+            headers={"Authorization": "Bearer k"},
+            json={"url": "https://hooks.example.com/in", "filters": {"tf_mn": 20}},
+        )
     assert refused.status_code == 422 and list(refused.json()["errors"]) == ["tf_mn"]
     assert "did you mean tf_min" in refused.json()["message"] and refused.json()["errors"]["tf_mn"] == [
-        refused.json()["message"]]  # fmt: skip
+        refused.json()["message"]
+    ]
 
     async def tool(args):
         async with Client(build_server(Mirror(db, readonly=True), "enterprise")) as client:
             return await client.call_tool("search_domains", args)
 
     called = asyncio.run(tool({"tf_mn": 20}))
-    assert called.is_error and "unknown argument 'tf_mn' for search_domains: did you mean tf_min" in called.content[0].text
+    assert (
+        called.is_error and "unknown argument 'tf_mn' for search_domains: did you mean tf_min" in called.content[0].text
+    )
     assert "did you mean" not in run("query", "zzzzzz=1").output  # nothing close: the list alone
 
 
 def test_an_empty_page_says_why_when_it_can(db):
     reversed_bounds = edt("query", "tf_min=30", "tf_max=10")  # no row can match: bad input, not an empty page
     assert reversed_bounds.returncode == 2 and reversed_bounds.stdout == ""
-    assert one_line(reversed_bounds.stderr) == ("edt: tf_min=30 is above tf_max=10, so no row can match; lower "
-                                                "tf_min or raise the other.")  # fmt: skip
+    assert one_line(reversed_bounds.stderr) == (
+        "edt: tf_min=30 is above tf_max=10, so no row can match; lower tf_min or raise the other."
+    )
     no_tld = edt("query", "tld=.notatld")
     assert one_line(no_tld.stderr) == "edt: nothing matches: no listing in the mirror has TLD .notatld"
     dates = edt("query", "created_after=2026-03-01", "created_before=2026-03-01", "--format", "json")
@@ -600,20 +651,32 @@ def test_an_empty_page_says_why_when_it_can(db):
     assert "nothing matches" not in plain.stderr
     with Mirror(db) as mirror:
         assert mirror.explain_empty({"tld": ".fr", "tf_min": 20}) == []
-        assert mirror.explain_empty({"tld": "zz", "drop_date_from": "2026-02-01", "drop_date_to": "2026-01-01"},
-                                    pending=True) == ["drop_date_from=2026-02-01 is after drop_date_to=2026-01-01",
-                                                      "no pending-delete row in the mirror has TLD .zz"]  # fmt: skip
-        only_regfree = mirror.connection().execute(
-            "SELECT tld FROM listings WHERE source = 'regfree' EXCEPT SELECT tld FROM listings WHERE source != 'regfree' "
-            "ORDER BY 1 LIMIT 1").fetchone()[0]  # fmt: skip
-        assert mirror.explain_empty({"tld": only_regfree}) == [f"only regfree rows (the deleted-ccTLD database) have TLD "
-                                                               f"{only_regfree}: add source=regfree to see them"]  # fmt: skip
+        assert mirror.explain_empty(
+            {"tld": "zz", "drop_date_from": "2026-02-01", "drop_date_to": "2026-01-01"}, pending=True
+        ) == [
+            "drop_date_from=2026-02-01 is after drop_date_to=2026-01-01",
+            "no pending-delete row in the mirror has TLD .zz",
+        ]
+        only_regfree = (
+            mirror.connection()
+            .execute(
+                "SELECT tld FROM listings WHERE source = 'regfree' EXCEPT SELECT tld FROM listings WHERE source != 'regfree' "
+                "ORDER BY 1 LIMIT 1"
+            )
+            .fetchone()[0]
+        )
+        assert mirror.explain_empty({"tld": only_regfree}) == [
+            f"only regfree rows (the deleted-ccTLD database) have TLD {only_regfree}: add source=regfree to see them"
+        ]
         assert mirror.search_domains({"tld": only_regfree, "source": "regfree"})["meta"]["total"] > 0
-        mirror.connection().execute("UPDATE listings SET closed_at = '2026-01-01T00:00:00Z', "
-                                    "live_until = '2026-01-01T00:00:00Z' WHERE tld = '.it'")  # fmt: skip
+        mirror.connection().execute(
+            "UPDATE listings SET closed_at = '2026-01-01T00:00:00Z', "
+            "live_until = '2026-01-01T00:00:00Z' WHERE tld = '.it'"
+        )
         mirror.connection().commit()
         assert mirror.explain_empty({"tld": ".it"}) == [
-            "only closed listings in the mirror have TLD .it: add include_closed=1 to see them"]
+            "only closed listings in the mirror have TLD .it: add include_closed=1 to see them"
+        ]
     from starlette.testclient import TestClient
 
     from toolkit.serve.server import create_app
@@ -626,10 +689,12 @@ def test_an_empty_page_says_why_when_it_can(db):
 def test_export_takes_its_format_from_the_extension(db, tmp_path):
     import pyarrow.parquet as pq
 
-    for name, check in (("fr.csv", lambda p: p.read_text().startswith("id,name,")),
-                        ("fr.ndjson", lambda p: json.loads(p.read_text().splitlines()[0])["tld"] == ".fr"),
-                        ("fr.JSONL", lambda p: json.loads(p.read_text().splitlines()[0])["tld"] == ".fr"),
-                        ("fr.parquet", lambda p: pq.read_table(p).num_rows > 0)):  # fmt: skip
+    for name, check in (
+        ("fr.csv", lambda p: p.read_text().startswith("id,name,")),
+        ("fr.ndjson", lambda p: json.loads(p.read_text().splitlines()[0])["tld"] == ".fr"),
+        ("fr.JSONL", lambda p: json.loads(p.read_text().splitlines()[0])["tld"] == ".fr"),
+        ("fr.parquet", lambda p: pq.read_table(p).num_rows > 0),
+    ):
         result = run("export", "--out", str(tmp_path / name), "tld=.fr")
         assert result.exit_code == 0 and check(tmp_path / name), (name, result.output)
     unknown = run("export", "--out", str(tmp_path / "fr.txt"), "tld=.fr")
@@ -649,9 +714,12 @@ def test_writing_under_a_file_is_one_line_naming_it(db, tmp_path):
     assert export.returncode == 2
     line = one_line(export.stderr)
     assert f"{blocker} is a file, not a folder" in line and "Errno" not in line
-    backtest = run("backtest", "--zones", str(tmp_path / "zones"), "--official", "bardate=x.csv", "--db",
-                   str(blocker / "kept.db"))  # refused before any file is read  # fmt: skip
-    assert backtest.exit_code == 2 and f"--db {blocker / 'kept.db'}: {blocker} is a file, not a folder" in backtest.output
+    backtest = run(
+        "backtest", "--zones", str(tmp_path / "zones"), "--official", "bardate=x.csv", "--db", str(blocker / "kept.db")
+    )  # refused before any file is read
+    assert (
+        backtest.exit_code == 2 and f"--db {blocker / 'kept.db'}: {blocker} is a file, not a folder" in backtest.output
+    )
 
 
 def test_an_alerts_file_that_cannot_be_written_is_said_and_kept_for_the_next_run(db, tmp_path):
@@ -683,9 +751,20 @@ def test_the_csv_carries_historical_traffic_when_asked_and_filled(db, tmp_path):
     assert held > 0
     plain = list(csv_module.DictReader(io.StringIO(run("query", "per_page=100", "--format", "csv").output)))
     assert plain and "historical_traffic" not in plain[0]  # not asked: no always-empty column
-    asked = list(csv_module.DictReader(io.StringIO(
-        run("query", "per_page=100", "sort=-historical_traffic_etv", "include_historical_traffic=1", "--format",
-            "csv").output)))  # fmt: skip
+    asked = list(
+        csv_module.DictReader(
+            io.StringIO(
+                run(
+                    "query",
+                    "per_page=100",
+                    "sort=-historical_traffic_etv",
+                    "include_historical_traffic=1",
+                    "--format",
+                    "csv",
+                ).output
+            )
+        )
+    )
     assert any(json.loads(r["historical_traffic"] or "null") for r in asked)
     assert run("export", "--out", str(tmp_path / "t.csv"), "include_historical_traffic=1").exit_code == 0
     exported = list(csv_module.DictReader((tmp_path / "t.csv").open()))
@@ -708,10 +787,14 @@ def test_a_401_says_to_send_the_key_as_a_bearer_and_never_echoes_it(db):
         for path in ("/api/domains", MCP_PATH):
             send = client.post if path == MCP_PATH else client.get
             said = {}
-            for how, kwargs in {"none": {}, "api_key": {"params": {"api_key": secret}},
-                                "apikey": {"params": {"apikey": secret}}, "key": {"params": {"key": secret}},
-                                "header": {"headers": {"X-API-Key": secret}},
-                                "wrong": {"headers": {"Authorization": "Bearer not-it"}}}.items():  # fmt: skip
+            for how, kwargs in {
+                "none": {},
+                "api_key": {"params": {"api_key": secret}},
+                "apikey": {"params": {"apikey": secret}},
+                "key": {"params": {"key": secret}},
+                "header": {"headers": {"X-API-Key": secret}},
+                "wrong": {"headers": {"Authorization": "Bearer not-it"}},
+            }.items():
                 response = send(path, **kwargs)
                 body = response.json()
                 assert response.status_code == 401 and list(body) == ["message"], (path, how)
@@ -732,23 +815,33 @@ def test_spam_show_counts_listings_and_regfree_rows_apart(db):
         (listings, flagged), (regfree, regfree_flagged) = (
             conn.execute(f"SELECT count(*), sum(spam_count > 0) FROM listings WHERE source {op} 'regfree'").fetchone()
             for op in ("!=", "=")
-        )  # fmt: skip
+        )
     assert regfree > 0
     shown = run("spam", "show").output
-    assert f"mirror: {flagged:,} of {listings:,} listings flagged, {regfree_flagged:,} of {regfree:,} regfree rows" in shown
+    assert (
+        f"mirror: {flagged:,} of {listings:,} listings flagged, {regfree_flagged:,} of {regfree:,} regfree rows"
+        in shown
+    )
 
 
 def test_a_reader_started_during_a_bulk_load_waits_for_it_then_answers(db):
     """`edt demo` on a mirror nobody has open loads in rollback-journal mode; a reader started
     meanwhile used to stop at once (`PRAGMA journal_mode=WAL` is refused without waiting)."""
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\n"
-         "from toolkit.store.schema import connect\nfrom toolkit.store.transaction import one_transaction\n"
-         "conn = connect(sys.argv[1])\nwith one_transaction(conn, bulk=True) as load:\n"
-         "    load.execute('UPDATE listings SET price = price WHERE id = (SELECT min(id) FROM listings)')\n"
-         "    print(load.execute('PRAGMA journal_mode').fetchone()[0], flush=True)\n    time.sleep(2.5)\n", str(db)],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from toolkit.store.schema import connect\nfrom toolkit.store.transaction import one_transaction\n"
+            "conn = connect(sys.argv[1])\nwith one_transaction(conn, bulk=True) as load:\n"
+            "    load.execute('UPDATE listings SET price = price WHERE id = (SELECT min(id) FROM listings)')\n"
+            "    print(load.execute('PRAGMA journal_mode').fetchone()[0], flush=True)\n    time.sleep(2.5)\n",
+            str(db),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
     try:
         assert holder.stdout.readline().strip() == "delete"  # the load holds the file in rollback-journal mode
         started = time.monotonic()
@@ -791,7 +884,9 @@ def test_saving_a_search_on_a_read_only_mirror_says_so(db, tmp_path, monkeypatch
     shutil.copy(db, copy)
     monkeypatch.setenv("EDT_DB", str(copy))
     real = access.read_only_place
-    monkeypatch.setattr(access, "read_only_place", lambda path: "a read-only file" if Path(path) == copy else real(path))
+    monkeypatch.setattr(
+        access, "read_only_place", lambda path: "a read-only file" if Path(path) == copy else real(path)
+    )
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "toolkit" / "ui" / "run.py"), default_timeout=60)
     at.query_params["view"] = "watchlist"
     at.run()
@@ -799,9 +894,11 @@ def test_saving_a_search_on_a_read_only_mirror_says_so(db, tmp_path, monkeypatch
     at.button[0].click().run()  # the form's submit button
     assert not at.exception, [e.value for e in at.exception]
     errors = [e.value for e in at.error]
-    assert errors == [f"The mirror {copy} is a read-only file: the watchlist and the shortlist cannot be saved in it. "
-                      "Copy it to a writable place and start the app on the copy (edt app --db PATH); reading works "
-                      "as it is."]  # fmt: skip
+    assert errors == [
+        f"The mirror {copy} is a read-only file: the watchlist and the shortlist cannot be saved in it. "
+        "Copy it to a writable place and start the app on the copy (edt app --db PATH); reading works "
+        "as it is."
+    ]
     assert sqlite3.connect(copy).execute("SELECT count(*) FROM saved_searches").fetchone()[0] == 0
 
 
@@ -816,8 +913,14 @@ def test_a_full_disk_is_one_line_naming_the_mirror_and_keeps_it_whole(db):
         resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, 256 * 1024))
 
     root = Path(__file__).resolve().parents[1]
-    result = subprocess.run([*EDT, "demo", "--force", "--db", str(db)], capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "PYTHONPATH": str(root)}, preexec_fn=small_disk)  # fmt: skip
+    result = subprocess.run(
+        [*EDT, "demo", "--force", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        preexec_fn=small_disk,
+    )
     assert result.returncode == 1
     line = one_line(result.stderr)
     assert line.startswith(f"edt: {db}: ") and "Free some space" in line and "the write under way was not kept" in line
@@ -828,9 +931,13 @@ def test_nothing_a_user_reads_from_edt_points_outside_the_repository(db, tmp_pat
     from toolkit.serve.ratelimit import KeyStore
     from toolkit.serve.server import startup_lines
 
-    said = [run("status", "--help").output, run("schedule", "--help").output, run("schedule", "--crontab").output,
-            run("sync", "--help").output, "\n".join(startup_lines(str(db), "127.0.0.1", 8000,
-                                                                  KeyStore({"k": "enterprise"}), None))]  # fmt: skip
+    said = [
+        run("status", "--help").output,
+        run("schedule", "--help").output,
+        run("schedule", "--crontab").output,
+        run("sync", "--help").output,
+        "\n".join(startup_lines(str(db), "127.0.0.1", 8000, KeyStore({"k": "enterprise"}), None)),
+    ]
     for text in said:
         assert not re.search(r"contract|\.\./shared|ARCHITECTURE|CONTRACT", text), text
     assert "docs/reference/freshness.md" in said[0] and "docs/reference/freshness.md" in said[2]

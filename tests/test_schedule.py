@@ -30,7 +30,15 @@ from toolkit import Mirror
 from toolkit.sync.alerts import AlertConfig
 from toolkit.config import Settings
 from toolkit.sync.remote import RemoteClient
-from toolkit.sync.schedule import DEFAULT_SCHEDULES, build_scheduler, crontab, next_runs, run_job, schedules, systemd_units
+from toolkit.sync.schedule import (
+    DEFAULT_SCHEDULES,
+    build_scheduler,
+    crontab,
+    next_runs,
+    run_job,
+    schedules,
+    systemd_units,
+)
 from toolkit.serve.server import BackgroundServer, create_app
 from toolkit.store.fields import LISTING_FIELDS
 from toolkit.store.feeds import FEEDS
@@ -64,8 +72,11 @@ def test_schedules_come_from_the_config_file_and_bad_ones_are_named():
 
 def test_crontab_and_systemd_equivalents():
     lines = crontab(DEFAULT_SCHEDULES, db="/srv/edt/data/mirror.db", edt="edt", workdir="/srv/edt").splitlines()
-    assert lines[1:] == [f"{cron} cd /srv/edt && edt schedule --db /srv/edt/data/mirror.db --once {job} "
-                         ">> /srv/edt/data/mirror.db.sync.log 2>&1" for job, cron in DEFAULT_SCHEDULES.items()]  # fmt: skip
+    assert lines[1:] == [
+        f"{cron} cd /srv/edt && edt schedule --db /srv/edt/data/mirror.db --once {job} "
+        ">> /srv/edt/data/mirror.db.sync.log 2>&1"
+        for job, cron in DEFAULT_SCHEDULES.items()
+    ]
     unit = systemd_units(db="/srv/edt/data/mirror.db", edt="edt", workdir="/srv/edt")
     assert "ExecStart=edt schedule --db /srv/edt/data/mirror.db" in unit and "KillSignal=SIGTERM" in unit
     assert "WorkingDirectory=/srv/edt" in unit
@@ -74,11 +85,14 @@ def test_crontab_and_systemd_equivalents():
 def test_jobs_the_plan_cannot_use_are_skipped_once():
     said = []
     settings = Settings(db="unused.db", plan="pro", api_key="k")
-    scheduler = build_scheduler(settings, DEFAULT_SCHEDULES, stop=threading.Event(), say=said.append,
-                                timezone=timezone.utc)  # fmt: skip
+    scheduler = build_scheduler(
+        settings, DEFAULT_SCHEDULES, stop=threading.Event(), say=said.append, timezone=timezone.utc
+    )
     assert sorted(j.id for j in scheduler.get_jobs()) == ["bids", "listings"]
-    assert said == ["regfree: skipped: the pro plan cannot use it (needs authority or above)",
-                    "pending: skipped: the pro plan cannot use it (needs authority_plus or above)"]  # fmt: skip
+    assert said == [
+        "regfree: skipped: the pro plan cannot use it (needs authority or above)",
+        "pending: skipped: the pro plan cannot use it (needs authority_plus or above)",
+    ]
     assert all(j.max_instances == 1 and j.coalesce and j.misfire_grace_time >= 3600 for j in scheduler.get_jobs())
 
 
@@ -89,8 +103,14 @@ def test_runs_missed_during_a_gap_are_coalesced_into_one():
         calls.append((job, datetime.now(timezone.utc)))
 
     settings = Settings(db="unused.db", plan="business", api_key="k")
-    scheduler = build_scheduler(settings, {"bids": "0 */4 * * *"}, stop=threading.Event(), runner=runner,
-                                timezone=timezone.utc, say=lambda line: None)  # fmt: skip
+    scheduler = build_scheduler(
+        settings,
+        {"bids": "0 */4 * * *"},
+        stop=threading.Event(),
+        runner=runner,
+        timezone=timezone.utc,
+        say=lambda line: None,
+    )
     scheduler.modify_job("bids", next_run_time=datetime.now(timezone.utc) - timedelta(hours=13))  # 4 fires missed
     thread = threading.Thread(target=scheduler.start, daemon=True)
     thread.start()
@@ -145,15 +165,33 @@ def _new_bid_listings(remote: Path, specs: list[tuple[int, str]], **extra) -> No
     """Add auctions with bids to the remote (as a platform would)."""
     conn = connect(str(remote))
     cols = ", ".join(LISTING_FIELDS)
-    template = dict(zip(LISTING_FIELDS, conn.execute(
-        f"SELECT {cols} FROM listings WHERE type = 'auction' AND bids_count > 0 AND auction_end_date > ? LIMIT 1",
-        [datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")]).fetchone()))  # fmt: skip
+    template = dict(
+        zip(
+            LISTING_FIELDS,
+            conn.execute(
+                f"SELECT {cols} FROM listings WHERE type = 'auction' AND bids_count > 0 AND auction_end_date > ? LIMIT 1",
+                [datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")],
+            ).fetchone(),
+        )
+    )
     for name in ("historical_tech", "use_cases", "historical_traffic", "ref_domains_by_tld", "anchors", "topics"):
         template.pop(name, None)
     end = (datetime.now(timezone.utc) + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    records = [{**template, "id": listing_id, "name": name, "tld": None, "created_at": now, "auction_end_date": end,
-                "bids_count": 3, "max_bid": 40.0, **extra} for listing_id, name in specs]  # fmt: skip
+    records = [
+        {
+            **template,
+            "id": listing_id,
+            "name": name,
+            "tld": None,
+            "created_at": now,
+            "auction_end_date": end,
+            "bids_count": 3,
+            "max_bid": 40.0,
+            **extra,
+        }
+        for listing_id, name in specs
+    ]
     save_listings(conn, records, origin="demo", observed_at=now, keep_raw=False)
     conn.close()
 
@@ -167,22 +205,44 @@ def test_a_scheduled_bids_job_alerts_a_saved_search_through_a_signed_webhook(tmp
     settings = Settings(db=str(local), plan="business", api_key=KEY, base_url="http://replica")
 
     def client():
-        return RemoteClient("http://replica", KEY, plan="business", transport=httpx.ASGITransport(app=app), limiter=None)
+        return RemoteClient(
+            "http://replica", KEY, plan="business", transport=httpx.ASGITransport(app=app), limiter=None
+        )
 
     mirror = Mirror(local)
     save_search(mirror, "french auctions with bids", {"tld": ".fr", "has_bids": "1"})
     time.sleep(1.1)  # first-seen stamps have whole seconds
-    _new_bid_listings(remote, [(9_300_001, "bonjourvelo.fr"), (9_300_002, "cafeparis.fr"), (9_300_003, "lunemer.fr"),
-                               (9_300_004, "gutenmorgen.de"), (9_300_005, "sunnyday.com")])  # fmt: skip
+    _new_bid_listings(
+        remote,
+        [
+            (9_300_001, "bonjourvelo.fr"),
+            (9_300_002, "cafeparis.fr"),
+            (9_300_003, "lunemer.fr"),
+            (9_300_004, "gutenmorgen.de"),
+            (9_300_005, "sunnyday.com"),
+        ],
+    )
     port = _free_port()
     secret = "s3cret-for-hmac"
-    config = AlertConfig(file=str(tmp_path / "alerts.jsonl"), webhook_url=f"http://127.0.0.1:{port}/hook",
-                         webhook_secret=secret, retries=1)  # fmt: skip
+    config = AlertConfig(
+        file=str(tmp_path / "alerts.jsonl"),
+        webhook_url=f"http://127.0.0.1:{port}/hook",
+        webhook_secret=secret,
+        retries=1,
+    )
     said = []
-    runner = functools.partial(run_job, client_factory=client,
-                               alert_options={"config": config, "sleep": lambda s: None})  # fmt: skip
-    scheduler = build_scheduler(settings, {"bids": "0 */4 * * *"}, stop=threading.Event(), say=said.append,
-                                runner=runner, run_now=True, timezone=timezone.utc)  # fmt: skip
+    runner = functools.partial(
+        run_job, client_factory=client, alert_options={"config": config, "sleep": lambda s: None}
+    )
+    scheduler = build_scheduler(
+        settings,
+        {"bids": "0 */4 * * *"},
+        stop=threading.Event(),
+        say=said.append,
+        runner=runner,
+        run_now=True,
+        timezone=timezone.utc,
+    )
     thread = threading.Thread(target=scheduler.start, daemon=True)
     with Receiver(port) as receiver:
         thread.start()
@@ -203,14 +263,26 @@ def test_a_scheduled_bids_job_alerts_a_saved_search_through_a_signed_webhook(tmp
     # The webhook is down: the next alert waits in the outbox and arrives on the run after.
     time.sleep(1.1)
     _new_bid_listings(remote, [(9_300_006, "boulangerie.fr")])
-    run_job("bids", settings, client_factory=client, alert_options={"config": config, "sleep": lambda s: None},
-            say=said.append)  # fmt: skip
+    run_job(
+        "bids",
+        settings,
+        client_factory=client,
+        alert_options={"config": config, "sleep": lambda s: None},
+        say=said.append,
+    )
     assert any("pending" in line and "retried on the next run" in line for line in said[-1:]), said[-1]
     with Receiver(port) as receiver:
-        run_job("bids", settings, client_factory=client, alert_options={"config": config, "sleep": lambda s: None},
-                say=said.append)  # fmt: skip
+        run_job(
+            "bids",
+            settings,
+            client_factory=client,
+            alert_options={"config": config, "sleep": lambda s: None},
+            say=said.append,
+        )
     assert [json.loads(b)["matches"][0]["name"] for _, b in receiver.received] == ["boulangerie.fr"]
-    outbox = sqlite3.connect(local).execute("SELECT count(*), sum(posted_at IS NOT NULL), max(attempts) FROM alert_outbox")
+    outbox = sqlite3.connect(local).execute(
+        "SELECT count(*), sum(posted_at IS NOT NULL), max(attempts) FROM alert_outbox"
+    )
     assert outbox.fetchone() == (2, 2, 2)
 
 
@@ -226,8 +298,14 @@ def test_sigterm_during_a_job_stops_after_a_whole_page(tmp_path):
     env.update(EDT_API_KEY=KEY, EDT_PLAN="pro", EDT_BUDGET_FILE=str(tmp_path / "budget.sqlite"), EDT_CONFIG=str(config))
     with BackgroundServer(create_app(remote, keys={KEY: "pro"}, rates={"pro": 100_000})) as server:
         env["EDT_BASE_URL"] = server.url
-        child = subprocess.Popen([sys.executable, "-m", "toolkit", "schedule", "--db", str(local), "--now"], env=env,
-                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        child = subprocess.Popen(
+            [sys.executable, "-m", "toolkit", "schedule", "--db", str(local), "--now"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             time.sleep(0.1)
@@ -260,9 +338,11 @@ def test_sigterm_during_a_job_stops_after_a_whole_page(tmp_path):
 
 def test_weekday_numbers_read_as_cron_reads_them():
     monday_8 = next_runs({"pending": "0 8 * * 1", "weekdays": "0 9 * * 1-5", "sunday": "0 9 * * 0"}, NOW, timezone.utc)
-    assert monday_8 == {"pending": datetime(2026, 11, 23, 8, 0, tzinfo=timezone.utc),
-                        "weekdays": datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc),
-                        "sunday": datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)}  # fmt: skip
+    assert monday_8 == {
+        "pending": datetime(2026, 11, 23, 8, 0, tzinfo=timezone.utc),
+        "weekdays": datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc),
+        "sunday": datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc),
+    }
 
 
 def test_edt_watch_add_list_show_rm(tmp_path, monkeypatch):
@@ -311,12 +391,17 @@ def test_the_replica_registers_webhooks_for_enterprise_keys_only(tmp_path):
         assert refused.status_code == 403 and refused.json()["required_plan"] == "enterprise"
         created = client.post("/api/webhooks", json=body, headers={"Authorization": "Bearer ent"})
         assert created.status_code == 201, created.text
-        assert created.json()["data"] == {"name": "webhook 1", "url": "https://hooks.example.com/new",
-                                          "filters": {"tf_min": "10", "tld": ".fr"}, "signed": True}  # fmt: skip
+        assert created.json()["data"] == {
+            "name": "webhook 1",
+            "url": "https://hooks.example.com/new",
+            "filters": {"tf_min": "10", "tld": ".fr"},
+            "signed": True,
+        }
         bad = client.post("/api/webhooks", json={**body, "url": "ftp://x"}, headers={"Authorization": "Bearer ent"})
         assert bad.status_code == 422 and "url" in bad.json()["errors"]
-        bad_filter = client.post("/api/webhooks", json={**body, "filters": {"tf_min": "lots"}},
-                                 headers={"Authorization": "Bearer ent"})  # fmt: skip
+        bad_filter = client.post(
+            "/api/webhooks", json={**body, "filters": {"tf_min": "lots"}}, headers={"Authorization": "Bearer ent"}
+        )
         assert bad_filter.status_code == 422 and "tf_min" in bad_filter.json()["errors"]
         assert client.post("/api/webhooks", json=body).status_code == 401
     row = sqlite3.connect(db).execute("SELECT name, webhook_url, webhook_secret FROM saved_searches").fetchall()
@@ -333,8 +418,11 @@ def test_a_webhook_registered_on_the_replica_is_delivered_by_the_alerts(tmp_path
     small_demo(db, 4)
     port = _free_port()
     with TestClient(create_app(db, keys={"ent": "enterprise"})) as client:
-        created = client.post("/api/webhooks", headers={"Authorization": "Bearer ent"},
-                              json={"url": f"http://127.0.0.1:{port}/in", "filters": {"tld": ".de"}, "secret": "k2"})  # fmt: skip
+        created = client.post(
+            "/api/webhooks",
+            headers={"Authorization": "Bearer ent"},
+            json={"url": f"http://127.0.0.1:{port}/in", "filters": {"tld": ".de"}, "secret": "k2"},
+        )
         assert created.status_code == 201
     time.sleep(1.1)
     _new_bid_listings(db, [(9_500_001, "morgenrot.de"), (9_500_002, "petitpain.fr")])

@@ -9,18 +9,36 @@ import pytest
 from toolkit.enrich import quality_score
 from toolkit.enrich.score import WEIGHTS
 
-BASE = dict(trust_flow=15, citation_flow=25, domain_authority=20, referring_domains=40, backlinks_count=900,
-            ref_domains_edu=0, ref_domains_gov=0, age=9, wayback_snapshots=120, is_spammy=False)  # fmt: skip
+BASE = dict(
+    trust_flow=15,
+    citation_flow=25,
+    domain_authority=20,
+    referring_domains=40,
+    backlinks_count=900,
+    ref_domains_edu=0,
+    ref_domains_gov=0,
+    age=9,
+    wayback_snapshots=120,
+    is_spammy=False,
+)
 EMPTY = {key: None for key in BASE} | {"is_spammy": False}
 
 
 def random_inputs(rnd: random.Random) -> dict:
     cf = rnd.randint(0, 100)
     rd = int(rnd.paretovariate(0.8)) - 1
-    return dict(trust_flow=rnd.randint(0, 100), citation_flow=cf, domain_authority=rnd.randint(0, 100),
-                referring_domains=rd, backlinks_count=rd * rnd.randint(1, 50), ref_domains_edu=rnd.choice([0, 0, 1, 5]),
-                ref_domains_gov=rnd.choice([0, 0, 0, 2]), age=rnd.choice([None, *range(0, 31)]),
-                wayback_snapshots=rnd.choice([None, 0, 5, 80, 3000]), is_spammy=rnd.random() < 0.1)  # fmt: skip
+    return dict(
+        trust_flow=rnd.randint(0, 100),
+        citation_flow=cf,
+        domain_authority=rnd.randint(0, 100),
+        referring_domains=rd,
+        backlinks_count=rd * rnd.randint(1, 50),
+        ref_domains_edu=rnd.choice([0, 0, 1, 5]),
+        ref_domains_gov=rnd.choice([0, 0, 0, 2]),
+        age=rnd.choice([None, *range(0, 31)]),
+        wayback_snapshots=rnd.choice([None, 0, 5, 80, 3000]),
+        is_spammy=rnd.random() < 0.1,
+    )
 
 
 def test_none_when_not_enriched():
@@ -34,21 +52,43 @@ def test_within_0_and_100():
     for _ in range(5_000):
         score = quality_score(**random_inputs(rnd))
         assert isinstance(score, int) and 0 <= score <= 100
-    best = dict(trust_flow=100, citation_flow=100, domain_authority=100, referring_domains=10**6,
-                backlinks_count=10**8, ref_domains_edu=500, ref_domains_gov=500, age=30, wayback_snapshots=10**5,
-                is_spammy=False)  # fmt: skip
+    best = dict(
+        trust_flow=100,
+        citation_flow=100,
+        domain_authority=100,
+        referring_domains=10**6,
+        backlinks_count=10**8,
+        ref_domains_edu=500,
+        ref_domains_gov=500,
+        age=30,
+        wayback_snapshots=10**5,
+        is_spammy=False,
+    )
     assert quality_score(**best) == 100
     assert quality_score(**EMPTY | {"trust_flow": 0, "citation_flow": 0}) == 0
 
 
-@pytest.mark.parametrize("field", ["trust_flow", "domain_authority", "referring_domains", "backlinks_count",
-                                   "ref_domains_edu", "ref_domains_gov", "age", "wayback_snapshots"])  # fmt: skip
+@pytest.mark.parametrize(
+    "field",
+    [
+        "trust_flow",
+        "domain_authority",
+        "referring_domains",
+        "backlinks_count",
+        "ref_domains_edu",
+        "ref_domains_gov",
+        "age",
+        "wayback_snapshots",
+    ],
+)
 def test_never_decreases_as_a_good_metric_rises(field):
     rnd = random.Random(field)
     for _ in range(300):
         inputs = random_inputs(rnd)
         previous = -1
-        steps = range(0, 101) if field in ("trust_flow", "domain_authority", "age") else (0, 1, 3, 10, 50, 400, 5000, 10**6)
+        steps = (
+            range(0, 101) if field in ("trust_flow", "domain_authority", "age") else (0, 1, 3, 10, 50, 400, 5000, 10**6)
+        )
         for value in steps:
             score = quality_score(**inputs | {field: value})
             assert score >= previous, (field, value, inputs)

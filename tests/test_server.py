@@ -51,8 +51,15 @@ class Client:
     def __init__(self, app):
         self.app = app
 
-    def get(self, url: str, key: str | None = None, *, address: str = "127.0.0.1", headers: dict | None = None,
-            method: str = "GET") -> httpx.Response:  # fmt: skip
+    def get(
+        self,
+        url: str,
+        key: str | None = None,
+        *,
+        address: str = "127.0.0.1",
+        headers: dict | None = None,
+        method: str = "GET",
+    ) -> httpx.Response:
         sent = dict(headers or {})
         if key is not None:
             sent["Authorization"] = f"Bearer {key}"
@@ -126,7 +133,12 @@ def test_links_follow_the_host_the_client_used(api):
 
 def test_cursor_mode_has_the_cursor_object_and_a_next_link(api, mirror):
     body = api.get("/api/domains?after_id=0&per_page=3&tld=.com", "pro-key").json()
-    assert body["cursor"] == {"after_id": 0, "next_after_id": body["data"][-1]["id"], "has_more": True, "order": "id asc"}
+    assert body["cursor"] == {
+        "after_id": 0,
+        "next_after_id": body["data"][-1]["id"],
+        "has_more": True,
+        "order": "id asc",
+    }
     ids = [r["id"] for r in body["data"]]
     assert ids == sorted(ids)
     following = dict(parse_qsl(urlsplit(body["links"]["next"]).query))
@@ -160,14 +172,23 @@ def test_openapi_and_home_page(api):
 
 @pytest.mark.parametrize(
     "headers",
-    [{}, {"Authorization": "Bearer nope"}, {"Authorization": "Bearer "}, {"Authorization": "Token pro-key"},
-     {"Authorization": "pro-key"}, {"Authorization": "Basic cHJvLWtleTo="}, {"X-API-Key": "pro-key"}],
-)  # fmt: skip
+    [
+        {},
+        {"Authorization": "Bearer nope"},
+        {"Authorization": "Bearer "},
+        {"Authorization": "Token pro-key"},
+        {"Authorization": "pro-key"},
+        {"Authorization": "Basic cHJvLWtleTo="},
+        {"X-API-Key": "pro-key"},
+    ],
+)
 def test_missing_or_unknown_key_is_401(api, headers):
     for path in ("/api/domains", "/api/domains/3", "/api/pending-delete", "/api/pending-delete/x.fr", "/api/export"):
         response = api.get(path, headers=headers)
         body = response.json()
-        assert response.status_code == 401 and list(body) == ["message"] and body["message"].startswith("Unauthenticated.")
+        assert (
+            response.status_code == 401 and list(body) == ["message"] and body["message"].startswith("Unauthenticated.")
+        )
         assert "Authorization: Bearer KEY" in body["message"] and "pro-key" not in body["message"]
         assert "X-RateLimit-Limit" not in response.headers
 
@@ -187,7 +208,12 @@ def test_bearer_scheme_is_case_insensitive_and_key_is_exact(api):
     [
         ("/api/domains", "free-key", "free", lambda m, plan: m.search_domains({}, plan)),
         ("/api/domains/3", "free-key", "free", lambda m, plan: m.get_domain(3, plan)),
-        ("/api/domains?source=Regfree", "pro-key", "pro", lambda m, plan: m.search_domains({"source": "Regfree"}, plan)),
+        (
+            "/api/domains?source=Regfree",
+            "pro-key",
+            "pro",
+            lambda m, plan: m.search_domains({"source": "Regfree"}, plan),
+        ),
         ("/api/pending-delete", "authority-key", "authority", lambda m, plan: m.search_pending_delete({}, plan)),
         ("/api/pending-delete/x.fr", "pro-key", "pro", lambda m, plan: m.get_pending_delete("x.fr", plan)),
         ("/api/export", "aplus-key", "authority_plus", lambda m, plan: m.export_rows({}, plan)),
@@ -220,8 +246,10 @@ def test_cursor_with_regfree_is_403_cursor_not_available(api):
 
 def test_the_403_links_point_at_sections_of_the_home_page(api):
     home = api.get("/").text
-    for path, key, field in (("/api/pending-delete", "pro-key", "upgrade_url"),
-                             ("/api/domains?after_id=0&source=regfree", "enterprise-key", "docs")):  # fmt: skip
+    for path, key, field in (
+        ("/api/pending-delete", "pro-key", "upgrade_url"),
+        ("/api/domains?after_id=0&source=regfree", "enterprise-key", "docs"),
+    ):
         link = api.get(path, key).json()[field]
         assert link.startswith("http://testserver/#") and f'id="{link.rsplit("#", 1)[1]}"' in home
     assert "edt serve --key KEY=PLAN" in home and "access /api/pending-delete" in home
@@ -232,16 +260,27 @@ def test_the_403_links_point_at_sections_of_the_home_page(api):
 
 @pytest.mark.parametrize(
     "path",
-    ["/api/domains/4", "/api/domains/abc", "/api/domains/-3", "/api/domains/1e3", "/api/domains/99999999999999999999999",
-     "/api/domains/%00", "/api/domains/1_000", "/api/pending-delete/no-such.fr", "/api/pending-delete/%E2%80%A2"],
-)  # fmt: skip
+    [
+        "/api/domains/4",
+        "/api/domains/abc",
+        "/api/domains/-3",
+        "/api/domains/1e3",
+        "/api/domains/99999999999999999999999",
+        "/api/domains/%00",
+        "/api/domains/1_000",
+        "/api/pending-delete/no-such.fr",
+        "/api/pending-delete/%E2%80%A2",
+    ],
+)
 def test_not_found(api, path):
     response = api.get(path, "enterprise-key")
     assert response.status_code == 404 and response.json() == {"message": "Not found."}
     assert rate_headers(response) == (300, 299)
 
 
-@pytest.mark.parametrize("path", ["/nope", "/api", "/api/domains/1/2", "/api/free", "/openapi.yaml", "/api/pending-delete/a/b"])
+@pytest.mark.parametrize(
+    "path", ["/nope", "/api", "/api/domains/1/2", "/api/free", "/openapi.yaml", "/api/pending-delete/a/b"]
+)
 def test_unknown_paths_are_json_404(api, path):
     response = api.get(path, "pro-key")
     assert response.status_code == 404 and response.json() == {"message": "Not found."}
@@ -258,10 +297,20 @@ def test_other_methods_are_json_405(api):
 
 @pytest.mark.parametrize(
     "query, field",
-    [("tf_min=abc", "tf_min"), ("tf_min=101", "tf_min"), ("per_page=0", "per_page"), ("type=foo", "type"),
-     ("categories=Nope", "categories"), ("has_bids=maybe", "has_bids"), ("created_after=yesterday", "created_after"),
-     ("source=nosuch", "source"), ("sort=-nope", "sort"), ("page=0", "page"), ("price_min=nan", "price_min")],
-)  # fmt: skip
+    [
+        ("tf_min=abc", "tf_min"),
+        ("tf_min=101", "tf_min"),
+        ("per_page=0", "per_page"),
+        ("type=foo", "type"),
+        ("categories=Nope", "categories"),
+        ("has_bids=maybe", "has_bids"),
+        ("created_after=yesterday", "created_after"),
+        ("source=nosuch", "source"),
+        ("sort=-nope", "sort"),
+        ("page=0", "page"),
+        ("price_min=nan", "price_min"),
+    ],
+)
 def test_malformed_parameter_is_422_naming_the_field(api, query, field):
     response = api.get(f"/api/domains?{query}", "pro-key")
     assert response.status_code == 422
@@ -300,8 +349,16 @@ def test_rate_limit_per_key_sliding_window(api, clock):
 
 
 def test_every_keyed_answer_counts_and_carries_the_headers(api):
-    statuses = [api.get(path, "pro-key").status_code for path in
-                ("/api/domains?per_page=1", "/api/domains?tf_min=x", "/api/domains/4", "/api/pending-delete", "/api/export")]  # fmt: skip
+    statuses = [
+        api.get(path, "pro-key").status_code
+        for path in (
+            "/api/domains?per_page=1",
+            "/api/domains?tf_min=x",
+            "/api/domains/4",
+            "/api/pending-delete",
+            "/api/export",
+        )
+    ]
     assert statuses == [200, 422, 404, 403, 403]
     assert rate_headers(api.get("/api/domains?per_page=1", "pro-key")) == (15, 9)
 
@@ -328,7 +385,11 @@ def test_sliding_window_unit():
     assert not window.hit("a", 2).allowed
     now[0] = 60.01
     decision = window.hit("a", 2)
-    assert decision.allowed and decision.remaining == 1 and decision.headers() == {"X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "1"}
+    assert (
+        decision.allowed
+        and decision.remaining == 1
+        and decision.headers() == {"X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "1"}
+    )
     assert window.hit("a", 2).remaining == 0
     assert window.hit("a", 2).headers() == {"X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "0", "Retry-After": "60"}
     assert window.hit("b", 2).allowed
@@ -344,7 +405,9 @@ def test_free_endpoint_masks_names_and_omits_premium_metrics(api, mirror):
     assert body == mirror.free_domains({"limit": "8"})
     names = [row["name"] for row in body["data"]]
     assert len(names) == 8 and all("•" not in n for n in names[:3])
-    assert all(n.startswith("••••••••.") for n in names[3:]) and all(r["purchase_url"] is None for r in body["data"][3:])
+    assert all(n.startswith("••••••••.") for n in names[3:]) and all(
+        r["purchase_url"] is None for r in body["data"][3:]
+    )
     for row in body["data"]:
         assert not {"trust_flow", "citation_flow", "ttf_topic", "has_gmb"} & set(row)
     assert rate_headers(response) == (3, 2)
@@ -362,8 +425,11 @@ def test_free_endpoint_is_limited_per_client_address(api):
 
 
 def test_free_endpoint_cors_preflight(api):
-    response = api.get("/api/free/domains", method="OPTIONS", headers={"Origin": "https://x.test",
-                                                                       "Access-Control-Request-Method": "GET"})  # fmt: skip
+    response = api.get(
+        "/api/free/domains",
+        method="OPTIONS",
+        headers={"Origin": "https://x.test", "Access-Control-Request-Method": "GET"},
+    )
     assert response.status_code == 204 and response.headers["Access-Control-Allow-Origin"] == "*"
 
 
@@ -395,10 +461,20 @@ def test_export_csv(api, mirror):
 def test_export_streams_in_bounded_chunks(app, mirror):
     """Straight at the ASGI interface: several body messages, each bounded, sent as produced."""
     sent: list[dict] = []
-    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"}, "http_version": "1.1", "method": "GET",
-             "scheme": "http", "path": "/api/export", "raw_path": b"/api/export", "query_string": b"include_closed=1",
-             "root_path": "", "headers": [(b"host", b"testserver"), (b"authorization", b"Bearer business-key")],
-             "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}  # fmt: skip
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/api/export",
+        "raw_path": b"/api/export",
+        "query_string": b"include_closed=1",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"authorization", b"Bearer business-key")],
+        "client": ("127.0.0.1", 5000),
+        "server": ("testserver", 80),
+    }
 
     async def receive():
         await asyncio.sleep(3600)
@@ -421,14 +497,30 @@ def test_export_streams_in_bounded_chunks(app, mirror):
 
 @pytest.mark.parametrize(
     "url",
-    ["/api/domains?tld=%00", "/api/domains?contains=%22%27%2A%28%29%00", "/api/domains?contains=%FF%FE",
-     "/api/domains?tld=" + "x" * 20000, "/api/domains?per_page=1&per_page=2", "/api/domains?page=99999999999999999999",
-     "/api/domains?tf_min=%EF%BC%91", "/api/domains?price_max=1e309", "/api/domains?created_after=2026-02-30",
-     "/api/domains?&&&=&==", "/api/domains?tld[]=.fr", "/api/domains?contains=NEAR(a%20b)", "/api/domains?contains=a*",
-     "/api/domains?sort=", "/api/pending-delete?week_end=%00", "/api/pending-delete/%27%20OR%201%3D1--",
-     "/api/free/domains?contains=%25%25%25", "/api/export?format=%00", "/api/domains?after_id=-1",
-     "/api/domains?after_id=99999999999999999999", "/api/domains?language=%F0%9F%98%80"],
-)  # fmt: skip
+    [
+        "/api/domains?tld=%00",
+        "/api/domains?contains=%22%27%2A%28%29%00",
+        "/api/domains?contains=%FF%FE",
+        "/api/domains?tld=" + "x" * 20000,
+        "/api/domains?per_page=1&per_page=2",
+        "/api/domains?page=99999999999999999999",
+        "/api/domains?tf_min=%EF%BC%91",
+        "/api/domains?price_max=1e309",
+        "/api/domains?created_after=2026-02-30",
+        "/api/domains?&&&=&==",
+        "/api/domains?tld[]=.fr",
+        "/api/domains?contains=NEAR(a%20b)",
+        "/api/domains?contains=a*",
+        "/api/domains?sort=",
+        "/api/pending-delete?week_end=%00",
+        "/api/pending-delete/%27%20OR%201%3D1--",
+        "/api/free/domains?contains=%25%25%25",
+        "/api/export?format=%00",
+        "/api/domains?after_id=-1",
+        "/api/domains?after_id=99999999999999999999",
+        "/api/domains?language=%F0%9F%98%80",
+    ],
+)
 def test_odd_requests_get_a_json_2xx_or_4xx(api, url):
     response = api.get(url, "enterprise-key")
     assert 200 <= response.status_code < 500, (url, response.status_code, response.text[:200])
@@ -438,9 +530,16 @@ def test_odd_requests_get_a_json_2xx_or_4xx(api, url):
 
 
 def test_odd_headers(api, synthetic_db):
-    for headers in ({"Authorization": "Bearer \u00e9t\u00e9".encode()}, {"Authorization": b"Bearer \xff\xfe"},
-                    {"Authorization": "Bearer " + "k" * 10000}, {"Cookie": b"\x80"},
-                    {"Host": ""}, {"Host": "[::1]:99"}, {"Authorization": "Bearer"}, {"Accept": "text/html"}):  # fmt: skip
+    for headers in (
+        {"Authorization": "Bearer \u00e9t\u00e9".encode()},
+        {"Authorization": b"Bearer \xff\xfe"},
+        {"Authorization": "Bearer " + "k" * 10000},
+        {"Cookie": b"\x80"},
+        {"Host": ""},
+        {"Host": "[::1]:99"},
+        {"Authorization": "Bearer"},
+        {"Accept": "text/html"},
+    ):
         response = api.get("/api/domains?per_page=1", headers=headers)
         assert response.status_code in (200, 401) and response.json()
     utf8 = Client(create_app(synthetic_db, {"cl\u00e9": "pro"}, clock=fixed_clock))
@@ -484,7 +583,9 @@ def test_a_locked_mirror_is_503_with_retry_after(app, monkeypatch):
 
     monkeypatch.setattr(app.state.mirror, "search_domains", locked)
     response = Client(app).get("/api/domains", "pro-key")
-    assert response.status_code == 503 and response.headers["Retry-After"] == "60" and response.json()["error"] == "busy"
+    assert (
+        response.status_code == 503 and response.headers["Retry-After"] == "60" and response.json()["error"] == "busy"
+    )
     # the pending-delete routes answer with the live service's code for it
     monkeypatch.setattr(app.state.mirror, "search_pending_delete", locked)
     response = Client(app).get("/api/pending-delete", "enterprise-key")
@@ -501,11 +602,17 @@ def test_keys_are_held_hashed_and_compared_in_constant_time(tmp_path):
     assert store.lookup("s3cret-key").plan == "pro" and store.lookup("s3cret-ke") is None and store.lookup(None) is None
     assert "s3cret" not in repr(store.lookup("s3cret-key"))
     text = tmp_path / "keys.txt"
-    text.write_text(f"# team keys\nalpha=pro\n\nbeta=Authority+\nsha256:{hash_key('gamma')}=business\nb64key==enterprise\n")
+    text.write_text(
+        f"# team keys\nalpha=pro\n\nbeta=Authority+\nsha256:{hash_key('gamma')}=business\nb64key==enterprise\n"
+    )
     store = KeyStore()
     store.load_file(text)
     assert {k: store.lookup(k).plan for k in ("alpha", "beta", "gamma", "b64key=")} == {
-        "alpha": "pro", "beta": "authority_plus", "gamma": "business", "b64key=": "enterprise"}  # fmt: skip
+        "alpha": "pro",
+        "beta": "authority_plus",
+        "gamma": "business",
+        "b64key=": "enterprise",
+    }
     assert store.plans() == {"pro": 1, "authority_plus": 1, "business": 1, "enterprise": 1}
     as_json = tmp_path / "keys.json"
     as_json.write_text(json.dumps([{"key": "delta", "plan": "pro"}]))
@@ -562,10 +669,25 @@ def test_edt_serve_subprocess_on_loopback(synthetic_db, tmp_path):
     log_path = tmp_path / "serve.log"
     with log_path.open("w") as log_file:
         process = subprocess.Popen(
-            [sys.executable, "-m", "toolkit", "serve", "--db", str(synthetic_db), "--port", str(port),
-             "--key", "k=pro", "--rate", "free=100"],
-            stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=Path(__file__).resolve().parents[1],
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "toolkit",
+                "serve",
+                "--db",
+                str(synthetic_db),
+                "--port",
+                str(port),
+                "--key",
+                "k=pro",
+                "--rate",
+                "free=100",
+            ],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=Path(__file__).resolve().parents[1],
+        )
         try:
             base = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 20
@@ -578,13 +700,18 @@ def test_edt_serve_subprocess_on_loopback(synthetic_db, tmp_path):
                 assert process.poll() is None, log_path.read_text()
                 assert time.monotonic() < deadline, "edt serve did not answer within 20 s:\n" + log_path.read_text()
                 time.sleep(0.2)
-            page = httpx.get(f"{base}/api/domains?per_page=2&tld=.fr", headers={"Authorization": "Bearer k"}, timeout=10)
+            page = httpx.get(
+                f"{base}/api/domains?per_page=2&tld=.fr", headers={"Authorization": "Bearer k"}, timeout=10
+            )
             assert page.status_code == 200 and page.headers["X-RateLimit-Limit"] == "15"
             body = page.json()
             assert len(body["data"]) == 2 and body["links"]["next"].startswith(f"{base}/api/domains?")
             assert httpx.get(f"{base}/api/domains", timeout=10).status_code == 401
             assert httpx.get(f"{base}/api/free/domains", timeout=10).status_code == 200
-            assert httpx.get(f"{base}/api/domains/abc", headers={"Authorization": "Bearer k"}, timeout=10).status_code == 404
+            assert (
+                httpx.get(f"{base}/api/domains/abc", headers={"Authorization": "Bearer k"}, timeout=10).status_code
+                == 404
+            )
         finally:
             process.terminate()
             try:

@@ -28,8 +28,15 @@ from toolkit.store.reflag import reflag
 from toolkit.store.schema import SCHEMA_VERSION
 from toolkit.store.writer import save_listings
 
-NEW_FILTERS = ("price_eur_min", "price_eur_max", "exclude_spam", "exclude_inflated", "archive_gap_max",
-               "continuity_min", "exclude_parked")  # fmt: skip
+NEW_FILTERS = (
+    "price_eur_min",
+    "price_eur_max",
+    "exclude_spam",
+    "exclude_inflated",
+    "archive_gap_max",
+    "continuity_min",
+    "exclude_parked",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -40,8 +47,15 @@ def no_user_settings(tmp_path, monkeypatch):
 
 
 def listing(i: int, name: str, **fields) -> dict:
-    return {"id": i, "name": name, "source": "sedo", "type": "auction", "currency": "EUR",
-            "created_at": "2026-10-01T08:00:00Z", **fields}  # fmt: skip
+    return {
+        "id": i,
+        "name": name,
+        "source": "sedo",
+        "type": "auction",
+        "currency": "EUR",
+        "created_at": "2026-10-01T08:00:00Z",
+        **fields,
+    }
 
 
 # -- prices in EUR -----------------------------------------------------------------------------
@@ -69,8 +83,11 @@ def test_no_rate_is_none_never_a_guess():
 def test_the_writer_converts_at_the_rate_of_the_day_seen_and_keeps_it_while_the_price_stands(tmp_path):
     m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     conn = m.connection()
-    rows = [listing(1, "alpha.com", source="godaddy", currency="USD", price=100.0),
-            listing(2, "beta.com", currency="XYZ", price=100.0), listing(3, "gamma.fr", price=80.0, max_bid=95.0)]
+    rows = [
+        listing(1, "alpha.com", source="godaddy", currency="USD", price=100.0),
+        listing(2, "beta.com", currency="XYZ", price=100.0),
+        listing(3, "gamma.fr", price=80.0, max_bid=95.0),
+    ]
     save_listings(conn, rows, origin="sync", observed_at="2024-01-15T09:00:00Z")
     got = {r["id"]: r for r in (m.get_domain(i)["data"] for i in (1, 2, 3))}
     assert (got[1]["price_eur"], got[1]["effective_price_eur"]) == (91.37, 91.37)
@@ -119,7 +136,9 @@ def test_a_user_file_adds_terms_and_allow_lists_others(tmp_path):
 def test_a_dictionary_that_is_not_utf8_or_not_words_names_file_and_line(tmp_path, monkeypatch):
     latin = tmp_path / "latin1.txt"
     latin.write_bytes(b"casino\ncaf\xe9\n")
-    with pytest.raises(SpamDictionaryError, match=r"latin1.txt, line 2: not UTF-8 \(byte 0xe9\); save the file as UTF-8"):
+    with pytest.raises(
+        SpamDictionaryError, match=r"latin1.txt, line 2: not UTF-8 \(byte 0xe9\); save the file as UTF-8"
+    ):
         load_dictionary(latin)
     odd = tmp_path / "odd.txt"
     odd.write_text("casino\nfree $$$\n", encoding="utf-8")
@@ -131,7 +150,9 @@ def test_a_dictionary_that_is_not_utf8_or_not_words_names_file_and_line(tmp_path
     for args in (["spam", "reflag", "--db", str(db)], ["ingest", "godaddy", "--file", str(latin), "--db", str(db)]):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 2, args
-        assert result.output.strip().splitlines() == [f"edt: {latin}, line 2: not UTF-8 (byte 0xe9); save the file as UTF-8"]
+        assert result.output.strip().splitlines() == [
+            f"edt: {latin}, line 2: not UTF-8 (byte 0xe9); save the file as UTF-8"
+        ]
     assert Mirror(db).get_domain(1)["data"]["spam_terms"] == ["poker"]  # nothing lost, nothing changed
 
 
@@ -139,16 +160,22 @@ def test_changing_the_file_reflags_the_mirror_without_a_resync(tmp_path, monkeyp
     db = tmp_path / "m.db"
     m = Mirror(db, clock=fixed_clock, create=True)
     conn = m.connection()
-    save_listings(conn, [listing(1, "bestcoachshop.com"), listing(2, "pokerclub.com"), listing(3, "garden.com")],
-                  origin="sync", observed_at=ts(NOW - timedelta(hours=1)))  # fmt: skip
+    save_listings(
+        conn,
+        [listing(1, "bestcoachshop.com"), listing(2, "pokerclub.com"), listing(3, "garden.com")],
+        origin="sync",
+        observed_at=ts(NOW - timedelta(hours=1)),
+    )
     assert m.search_domains({"exclude_spam": "1"})["meta"]["total"] == 2
     words = tmp_path / "spam.txt"
     words.write_text("coach\n!poker\n", encoding="utf-8")
     monkeypatch.setenv("EDT_SPAM_WORDS", str(words))
     result = CliRunner().invoke(cli, ["spam", "reflag", "--db", str(db)])
     assert result.exit_code == 0 and "2 changed, 1 flagged" in result.output
-    assert [r["name"] for r in m.search_domains({"exclude_spam": "1", "sort": "name"})["data"]] == ["garden.com",
-                                                                                                    "pokerclub.com"]
+    assert [r["name"] for r in m.search_domains({"exclude_spam": "1", "sort": "name"})["data"]] == [
+        "garden.com",
+        "pokerclub.com",
+    ]
     assert m.get_domain(1)["data"]["spam_terms"] == ["coach"]
     again = CliRunner().invoke(cli, ["spam", "reflag", "--db", str(db)])
     assert "nothing to do" in again.output
@@ -156,14 +183,21 @@ def test_changing_the_file_reflags_the_mirror_without_a_resync(tmp_path, monkeyp
     words.write_text("garden\n", encoding="utf-8")
     save_listings(conn, [listing(4, "newname.com")], origin="sync", observed_at=ts(NOW))
     assert {r["id"]: r["spam_terms"] for r in m.search_domains({"per_page": 10})["data"]} == {
-        1: [], 2: ["poker"], 3: ["garden"], 4: []}
+        1: [],
+        2: ["poker"],
+        3: ["garden"],
+        4: [],
+    }
     assert stored_fingerprint(conn) == load_dictionary(words).fingerprint
 
 
 def test_reflag_writes_only_the_rows_that_change(tmp_path):
     m = Mirror(tmp_path / "m.db", create=True)
-    save_listings(m.connection(), [listing(i, f"name{i}casino.com" if i % 2 else f"name{i}.com") for i in range(1, 41)],
-                  origin="sync")  # fmt: skip
+    save_listings(
+        m.connection(),
+        [listing(i, f"name{i}casino.com" if i % 2 else f"name{i}.com") for i in range(1, 41)],
+        origin="sync",
+    )
     report = reflag(m.connection(), load_dictionary(), force=True)
     assert (report.checked, report.changed, report.flagged) == (40, 0, 20)
 
@@ -187,8 +221,11 @@ def test_what_is_not_a_jump():
     assert metric_jump([obs(1, trust_flow=30), obs(20, trust_flow=42)], end) is None  # +12 but x1.4
     assert metric_jump([obs(1, trust_flow=None), obs(20, trust_flow=40)], end) is None  # a first value
     assert metric_jump([obs(1, trust_flow=5), obs(27, trust_flow=40)], end) is None  # seen after the end
-    early = [("2026-09-01T07:00:00Z", {"trust_flow": 5}), ("2026-09-20T07:00:00Z", {"trust_flow": 40}),
-             obs(20, trust_flow=40)]  # risen two months before the end, then flat  # fmt: skip
+    early = [
+        ("2026-09-01T07:00:00Z", {"trust_flow": 5}),
+        ("2026-09-20T07:00:00Z", {"trust_flow": 40}),
+        obs(20, trust_flow=40),
+    ]  # risen two months before the end, then flat
     assert metric_jump(early, end) is None
     assert metric_jump([obs(20, trust_flow=5)], end) is None
 
@@ -207,10 +244,18 @@ def test_the_writer_keeps_metric_history_and_flags_the_jump(tmp_path):
     base = listing(1, "inflated.com", auction_end_date=end, trust_flow=6, citation_flow=10, referring_domains=12)
     steady = listing(2, "steady.com", auction_end_date=end, trust_flow=20, citation_flow=25)
     save_listings(conn, [base, steady], origin="sync", observed_at=ts(NOW - timedelta(days=12)))
-    save_listings(conn, [{**base, "trust_flow": 9}, {**steady, "trust_flow": 21}], origin="sync",
-                  observed_at=ts(NOW - timedelta(days=6)))  # fmt: skip
-    save_listings(conn, [{**base, "trust_flow": 28, "citation_flow": 30}, steady], origin="sync",
-                  observed_at=ts(NOW - timedelta(days=1)))  # fmt: skip
+    save_listings(
+        conn,
+        [{**base, "trust_flow": 9}, {**steady, "trust_flow": 21}],
+        origin="sync",
+        observed_at=ts(NOW - timedelta(days=6)),
+    )
+    save_listings(
+        conn,
+        [{**base, "trust_flow": 28, "citation_flow": 30}, steady],
+        origin="sync",
+        observed_at=ts(NOW - timedelta(days=1)),
+    )
     history = m.listing_history(1)
     assert history["trust_flow"].tolist() == [6, 9, 28] and history["citation_flow"].tolist() == [10, 10, 30]
     flagged = m.get_domain(1)["data"]
@@ -242,17 +287,30 @@ def test_a_redirect_heavy_cdx_answer():
 
 def test_real_captures_over_two_years_are_continuous_and_not_parked():
     signals = summarize("archive.org", [parse_cdx_text(cdx("archive.org_limit5_showResumeKey.txt"))]).archive
-    assert signals == {"archive_years": 2, "archive_longest_gap": 0, "archive_redirect_share": 0.0,
-                       "archive_parked": 0, "archive_parked_reason": None, "archive_continuity": 100}  # fmt: skip
+    assert signals == {
+        "archive_years": 2,
+        "archive_longest_gap": 0,
+        "archive_redirect_share": 0.0,
+        "archive_parked": 0,
+        "archive_parked_reason": None,
+        "archive_continuity": 100,
+    }
 
 
 def test_a_parked_digest_run():
-    parked = [capture(f"20{y:02d}{m:02d}01000000", digest="PARKEDPAGEDIGEST" + "X" * 16) for y in (18, 19) for m in (1, 4, 7, 10)]
+    parked = [
+        capture(f"20{y:02d}{m:02d}01000000", digest="PARKEDPAGEDIGEST" + "X" * 16)
+        for y in (18, 19)
+        for m in (1, 4, 7, 10)
+    ]
     parked += [capture("20180115000000", digest="REALSITE" + "Y" * 24)]
     parked += [capture(f"2020{m:02d}01000000", digest="PARKEDPAGEDIGEST" + "X" * 16) for m in (2, 3, 5)]
     signals = archive_signals(parked)
     assert signals.archive_parked == 1
-    assert signals.archive_parked_reason == "the same page (digest PARKEDPA) in 11 of 12 captures from 2018-01-01 to 2020-05-01"
+    assert (
+        signals.archive_parked_reason
+        == "the same page (digest PARKEDPA) in 11 of 12 captures from 2018-01-01 to 2020-05-01"
+    )
     assert signals.archive_continuity == round(100 * 3 / 3 * (1 - 11 / 12))
     lively = [capture(f"20{y:02d}0101000000", digest=f"PAGE{y}" + "Z" * 26) for y in range(10, 22)]
     assert archive_signals(lively).archive_parked == 0
@@ -278,12 +336,18 @@ def test_parking_nameservers():
 
 def test_enrich_writes_the_signals_and_a_cdx_400_loses_nothing(tmp_path):
     m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
-    save_listings(m.connection(), [listing(1, "dw.com"), listing(2, "refused.com", archive_continuity=77, archive_years=9)],
-                  origin="sync", observed_at=ts(NOW - timedelta(days=1)))  # fmt: skip
-    web = FakeWeb({
-        cdx_route("dw.com"): [ok(_json_from_text(cdx("edgi_cassette_dw.com_2019-10_2020-03_page1.txt")))],
-        cdx_route("refused.com"): [httpx.Response(400, text="Bad Request")],
-    })  # fmt: skip
+    save_listings(
+        m.connection(),
+        [listing(1, "dw.com"), listing(2, "refused.com", archive_continuity=77, archive_years=9)],
+        origin="sync",
+        observed_at=ts(NOW - timedelta(days=1)),
+    )
+    web = FakeWeb(
+        {
+            cdx_route("dw.com"): [ok(_json_from_text(cdx("edgi_cassette_dw.com_2019-10_2020-03_page1.txt")))],
+            cdx_route("refused.com"): [httpx.Response(400, text="Bad Request")],
+        }
+    )
     report = enrich(m, rdap=False, transport=httpx.MockTransport(web), sleep=no_sleep)
     assert report.processed == 2 and report.errors == [("wayback", "refused.com", "CDX API: HTTP 400")]
     assert any("error: wayback refused.com: CDX API: HTTP 400" in line for line in report.lines())
@@ -303,12 +367,18 @@ def test_enrich_writes_the_signals_and_a_cdx_400_loses_nothing(tmp_path):
 def test_v9_derives_the_signals_of_a_v8_mirror_in_place(tmp_path):
     path = tmp_path / "v8.db"
     m = Mirror(path, create=True)
-    save_listings(m.connection(), [listing(1, "casinoroyale.com", source="godaddy", currency="USD", price=50.0)],
-                  origin="sync", observed_at="2024-01-15T10:00:00Z")  # fmt: skip
+    save_listings(
+        m.connection(),
+        [listing(1, "casinoroyale.com", source="godaddy", currency="USD", price=50.0)],
+        origin="sync",
+        observed_at="2024-01-15T10:00:00Z",
+    )
     m.close()
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE listings SET price_eur = NULL, effective_price_eur = NULL, spam_terms = NULL, spam_count = NULL, "
-                 "metrics_jumped = NULL")  # fmt: skip
+    conn.execute(
+        "UPDATE listings SET price_eur = NULL, effective_price_eur = NULL, spam_terms = NULL, spam_count = NULL, "
+        "metrics_jumped = NULL"
+    )
     conn.execute("DELETE FROM mirror_meta WHERE key IN ('spam_dictionary', 'schema_fingerprint')")
     conn.execute("PRAGMA user_version = 8")
     conn.commit()
@@ -316,8 +386,11 @@ def test_v9_derives_the_signals_of_a_v8_mirror_in_place(tmp_path):
     upgraded = Mirror(path)
     assert upgraded.connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 9
     row = upgraded.get_domain(1)["data"]
-    assert (row["price_eur"], row["spam_terms"], row["metrics_jumped"]) == (to_eur(50, "USD", "2024-01-15"), ["casino"],
-                                                                            False)  # fmt: skip
+    assert (row["price_eur"], row["spam_terms"], row["metrics_jumped"]) == (
+        to_eur(50, "USD", "2024-01-15"),
+        ["casino"],
+        False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -334,13 +407,17 @@ def test_the_demo_fills_every_signal(demo):
         "count(effective_price_eur), sum(effective_price IS NOT NULL AND currency IS NOT NULL) FROM listings"
     ).fetchone()
     assert spam > 30 and jumped >= 5 and parked > 100 and archived > 1000 and eur == priced > 3000
-    curves = conn.execute("SELECT count(*) FROM (SELECT listing_id FROM listing_history WHERE trust_flow IS NOT NULL "
-                          "GROUP BY listing_id HAVING count(DISTINCT trust_flow) > 1)").fetchone()[0]  # fmt: skip
+    curves = conn.execute(
+        "SELECT count(*) FROM (SELECT listing_id FROM listing_history WHERE trust_flow IS NOT NULL "
+        "GROUP BY listing_id HAVING count(DISTINCT trust_flow) > 1)"
+    ).fetchone()[0]
     assert curves > jumped  # organic drift as well as jumps
     jump = demo.search_domains({"sort": "-trust_flow", "per_page": 100, "exclude_inflated": "0"})
     assert all(r["metrics_jumped"] is False or r["metrics_jump"]["rise"] >= 10 for r in jump["data"])
     for name in NEW_FILTERS:  # every new filter narrows the demo
-        value = {"price_eur_min": "500", "price_eur_max": "20", "archive_gap_max": "0", "continuity_min": "80"}.get(name, "1")
+        value = {"price_eur_min": "500", "price_eur_max": "20", "archive_gap_max": "0", "continuity_min": "80"}.get(
+            name, "1"
+        )
         assert 0 < demo.search_domains({name: value})["meta"]["total"] < demo.search_domains({})["meta"]["total"], name
 
 
@@ -366,7 +443,11 @@ def test_the_domain_page_shows_flags_with_reasons_and_the_metric_chart(demo, mon
     from toolkit.ui.signals import signal_flags
 
     inflated = demo.search_domains({"per_page": 100, "sort": "-trust_flow"})["data"]
-    row = demo.connection().execute("SELECT id FROM listings WHERE metrics_jumped = 1 AND spam_count = 0 LIMIT 1").fetchone()
+    row = (
+        demo.connection()
+        .execute("SELECT id FROM listings WHERE metrics_jumped = 1 AND spam_count = 0 LIMIT 1")
+        .fetchone()
+    )
     record = demo.get_domain(row[0])["data"]
     flags = dict(signal_flags(record))
     assert flags["Inflated metrics"] == record["metrics_jump"]["reason"] and inflated
@@ -389,13 +470,24 @@ def test_the_metric_chart_draws_each_metric_on_its_axis_and_nothing_from_nothing
 
     from toolkit.analysis.charts import metric_history
 
-    history = pd.DataFrame({"observed_at": ["2026-11-01T07:00:00Z", "2026-11-20T07:00:00Z"], "trust_flow": [8, 31],
-                            "citation_flow": [20, 22], "domain_authority": [None, None], "referring_domains": [30, 95],
-                            "backlinks_count": [400, 900]})  # fmt: skip
+    history = pd.DataFrame(
+        {
+            "observed_at": ["2026-11-01T07:00:00Z", "2026-11-20T07:00:00Z"],
+            "trust_flow": [8, 31],
+            "citation_flow": [20, 22],
+            "domain_authority": [None, None],
+            "referring_domains": [30, 95],
+            "backlinks_count": [400, 900],
+        }
+    )
     fig = metric_history(history, jump_at="2026-11-20T07:00:00Z").to_dict()
     axes = {t["name"]: (t["yaxis"], list(t["y"])) for t in fig["data"]}
-    assert axes == {"Trust Flow": ("y", [8, 31]), "Citation Flow": ("y", [20, 22]),
-                    "Referring domains": ("y2", [30, 95]), "Backlinks": ("y2", [400, 900])}  # no DA: never observed
+    assert axes == {
+        "Trust Flow": ("y", [8, 31]),
+        "Citation Flow": ("y", [20, 22]),
+        "Referring domains": ("y2", [30, 95]),
+        "Backlinks": ("y2", [400, 900]),
+    }  # no DA: never observed
     assert str(fig["layout"]["shapes"][0]["x0"]).startswith("2026-11-20")
     empty = metric_history(history.iloc[0:0]).to_dict()
     assert empty["data"] == [] and empty["layout"]["title"]["text"] == "Metric history"
@@ -403,7 +495,11 @@ def test_the_metric_chart_draws_each_metric_on_its_axis_and_nothing_from_nothing
 
 def test_edt_spam_show_and_check(tmp_path):
     db = tmp_path / "m.db"
-    save_listings(Mirror(db, create=True).connection(), [listing(1, "bestcasinoshop.com"), listing(2, "garden.com")], origin="sync")
+    save_listings(
+        Mirror(db, create=True).connection(),
+        [listing(1, "bestcasinoshop.com"), listing(2, "garden.com")],
+        origin="sync",
+    )
     shown = CliRunner().invoke(cli, ["spam", "show", "--db", str(db)])
     assert shown.exit_code == 0
     assert "built-in" in shown.output and "1 of 2 listings flagged; flags follow this dictionary" in shown.output
@@ -420,9 +516,15 @@ def test_the_oracle_tests_meet_every_new_filter_with_rows_on_both_sides(syntheti
     keeps and rows it drops."""
     m = Mirror(synthetic_db, clock=fixed_clock, engine="sqlite")
     everything = m.search_domains({"include_closed": "1"})["meta"]["total"]
-    for name, value in (("exclude_spam", "1"), ("exclude_inflated", "1"), ("exclude_parked", "1"),
-                        ("archive_gap_max", "1"), ("continuity_min", "50"), ("price_eur_max", "300"),
-                        ("price_eur_min", "300")):  # fmt: skip
+    for name, value in (
+        ("exclude_spam", "1"),
+        ("exclude_inflated", "1"),
+        ("exclude_parked", "1"),
+        ("archive_gap_max", "1"),
+        ("continuity_min", "50"),
+        ("price_eur_max", "300"),
+        ("price_eur_min", "300"),
+    ):
         kept = m.search_domains({"include_closed": "1", name: value})["meta"]["total"]
         assert 0 < kept < everything, name
     jumped = m.connection().execute("SELECT count(*) FROM listings WHERE metrics_jumped = 1").fetchone()[0]

@@ -20,25 +20,59 @@ def test_a_new_mirror_has_every_table_in_wal_mode(tmp_path):
     m = Mirror(tmp_path / "m.db", create=True)
     conn = m.connection()
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"listings", "listing_history", "pending_delete", "sync_runs", "raw_records", "mirror_meta",
-            "listings_fts", "pending_delete_fts"} <= tables  # fmt: skip
+    assert {
+        "listings",
+        "listing_history",
+        "pending_delete",
+        "sync_runs",
+        "raw_records",
+        "mirror_meta",
+        "listings_fts",
+        "pending_delete_fts",
+    } <= tables
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     sync_cols = [r[1] for r in conn.execute("PRAGMA table_info(sync_runs)")]
-    assert sync_cols == ["id", "job", "started_at", "finished_at", "status", "requests", "rows_seen", "rows_new",
-                         "rows_updated", "rows_closed", "throttled", "error"]  # fmt: skip
+    assert sync_cols == [
+        "id",
+        "job",
+        "started_at",
+        "finished_at",
+        "status",
+        "requests",
+        "rows_seen",
+        "rows_new",
+        "rows_updated",
+        "rows_closed",
+        "throttled",
+        "error",
+    ]
     history_cols = [r[1] for r in conn.execute("PRAGMA table_info(listing_history)")]
-    assert history_cols == ["id", "listing_id", "observed_at", "price", "max_bid", "bids_count", "effective_price",
-                            "auction_end_date", "trust_flow", "citation_flow", "domain_authority", "referring_domains",
-                            "backlinks_count"]  # fmt: skip
+    assert history_cols == [
+        "id",
+        "listing_id",
+        "observed_at",
+        "price",
+        "max_bid",
+        "bids_count",
+        "effective_price",
+        "auction_end_date",
+        "trust_flow",
+        "citation_flow",
+        "domain_authority",
+        "referring_domains",
+        "backlinks_count",
+    ]
 
 
 def test_opening_an_older_mirror_upgrades_it_and_keeps_its_rows(tmp_path):
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)
     # A version-1 mirror: no live_until column, no indexes, no FTS yet.
-    conn.execute("CREATE TABLE listings (id INTEGER PRIMARY KEY, name TEXT, source TEXT, auction_end_date TEXT, "
-                 "closed_at TEXT, score INTEGER)")  # fmt: skip
+    conn.execute(
+        "CREATE TABLE listings (id INTEGER PRIMARY KEY, name TEXT, source TEXT, auction_end_date TEXT, "
+        "closed_at TEXT, score INTEGER)"
+    )
     conn.execute("INSERT INTO listings VALUES (7, 'old.com', 'sedo', '2030-01-01T00:00:00Z', NULL, 55)")
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
@@ -60,15 +94,19 @@ def test_v7_declares_the_enrichment_cache_and_keeps_a_v6_cache(tmp_path):
     Mirror(path, create=True).close()
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE enrich_cache")
-    conn.execute("CREATE TABLE enrich_cache (kind TEXT NOT NULL, domain TEXT NOT NULL, fetched_at TEXT NOT NULL, "
-                 "outcome TEXT NOT NULL, value TEXT, PRIMARY KEY (kind, domain))")  # fmt: skip
+    conn.execute(
+        "CREATE TABLE enrich_cache (kind TEXT NOT NULL, domain TEXT NOT NULL, fetched_at TEXT NOT NULL, "
+        "outcome TEXT NOT NULL, value TEXT, PRIMARY KEY (kind, domain))"
+    )
     conn.execute("INSERT INTO enrich_cache VALUES ('rdap', 'a.com', '2026-11-01T00:00:00Z', 'available', '{}')")
     conn.execute("PRAGMA user_version = 6")
     conn.commit()
     conn.close()
     upgraded = Mirror(path).connection()
     assert upgraded.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 7
-    assert upgraded.execute("SELECT kind, domain, outcome FROM enrich_cache").fetchall() == [("rdap", "a.com", "available")]
+    assert upgraded.execute("SELECT kind, domain, outcome FROM enrich_cache").fetchall() == [
+        ("rdap", "a.com", "available")
+    ]
 
 
 def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
@@ -76,9 +114,21 @@ def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
     is kept with a null window, and new rows carry theirs."""
     path = tmp_path / "v7.db"
     m = Mirror(path, create=True)
-    save_pending(m.connection(), [{"id": 1, "domain": "old.nu", "source": "oi-diff", "week_end": "2026-01-05",
-                                   "whois_status": "serverHold", "estimated_drop_date": "2026-03-10"}],
-                 origin="sync", observed_at="2026-01-05T00:00:00Z")  # fmt: skip
+    save_pending(
+        m.connection(),
+        [
+            {
+                "id": 1,
+                "domain": "old.nu",
+                "source": "oi-diff",
+                "week_end": "2026-01-05",
+                "whois_status": "serverHold",
+                "estimated_drop_date": "2026-03-10",
+            }
+        ],
+        origin="sync",
+        observed_at="2026-01-05T00:00:00Z",
+    )
     m.close()
     conn = sqlite3.connect(path)
     conn.execute("ALTER TABLE pending_delete DROP COLUMN drop_window_start")
@@ -92,15 +142,32 @@ def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 8
     columns = {r[1]: r[2] for r in conn.execute("PRAGMA table_info(pending_delete)")}
     assert (columns["drop_window_start"], columns["drop_window_end"]) == ("TEXT", "TEXT")
-    assert conn.execute("SELECT domain, estimated_drop_date, drop_window_start, drop_window_end FROM pending_delete"
-                        ).fetchall() == [("old.nu", "2026-03-10", None, None)]  # fmt: skip
-    save_pending(conn, [{"id": 2, "domain": "new.nu", "source": "oi-diff", "week_end": "2026-01-05",
-                         "whois_status": "serverHold", "estimated_drop_date": "2030-03-11",
-                         "drop_window_start": "2030-03-10", "drop_window_end": "2030-03-11"}],
-                 origin="sync", observed_at="2026-01-06T00:00:00Z")  # fmt: skip
+    assert conn.execute(
+        "SELECT domain, estimated_drop_date, drop_window_start, drop_window_end FROM pending_delete"
+    ).fetchall() == [("old.nu", "2026-03-10", None, None)]
+    save_pending(
+        conn,
+        [
+            {
+                "id": 2,
+                "domain": "new.nu",
+                "source": "oi-diff",
+                "week_end": "2026-01-05",
+                "whois_status": "serverHold",
+                "estimated_drop_date": "2030-03-11",
+                "drop_window_start": "2030-03-10",
+                "drop_window_end": "2030-03-11",
+            }
+        ],
+        origin="sync",
+        observed_at="2026-01-06T00:00:00Z",
+    )
     got = upgraded.get_pending_delete("new.nu", plan="enterprise")["data"]
     assert (got["drop_window_start"], got["drop_window_end"], got["estimated_drop_date"]) == (
-        "2030-03-10", "2030-03-11", "2030-03-11")  # fmt: skip
+        "2030-03-10",
+        "2030-03-11",
+        "2030-03-11",
+    )
     ensure_schema(conn)  # re-applied: nothing changes
     assert conn.execute("SELECT COUNT(*) FROM pending_delete").fetchone()[0] == 2
     upgraded.close()
@@ -149,8 +216,16 @@ def _stamp_version(conn: sqlite3.Connection, version: int) -> None:
 
 
 def _listing(**overrides):
-    record = {"id": 1, "name": "Example.CO.UK", "source": "sedo", "type": "auction", "price": 10, "bids_count": 0,
-              "auction_end_date": "2026-12-01T10:00:00+00:00", "created_at": "2026-11-01T00:00:00Z"}  # fmt: skip
+    record = {
+        "id": 1,
+        "name": "Example.CO.UK",
+        "source": "sedo",
+        "type": "auction",
+        "price": 10,
+        "bids_count": 0,
+        "auction_end_date": "2026-12-01T10:00:00+00:00",
+        "created_at": "2026-11-01T00:00:00Z",
+    }
     record.update(overrides)
     return record
 
@@ -158,9 +233,22 @@ def _listing(**overrides):
 def test_writer_derives_fields_and_tolerates_type_drift(tmp_path):
     m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
     conn = m.connection()
-    save_listings(conn, [_listing(price="12", bids_count="3", max_bid="15.5", is_spammy="false", language="fr",
-                                  historical_tech='["WordPress"]', wayback_first_date="2001-05-06T00:00:00Z")],
-                  origin="sync", observed_at="2026-11-20T00:00:00Z")  # fmt: skip
+    save_listings(
+        conn,
+        [
+            _listing(
+                price="12",
+                bids_count="3",
+                max_bid="15.5",
+                is_spammy="false",
+                language="fr",
+                historical_tech='["WordPress"]',
+                wayback_first_date="2001-05-06T00:00:00Z",
+            )
+        ],
+        origin="sync",
+        observed_at="2026-11-20T00:00:00Z",
+    )
     record = m.get_domain(1)["data"]
     assert record["name"] == "example.co.uk" and record["tld"] == ".co.uk" and record["sld"] == "example"
     assert (record["length"], record["hyphens"], record["digits"]) == (7, 0, 0)
@@ -177,11 +265,13 @@ def test_history_rows_only_when_a_price_field_changes(tmp_path):
     first = save_listings(conn, [_listing()], origin="sync", observed_at="2026-11-20T00:00:00Z")
     same = save_listings(conn, [_listing(price=10.0)], origin="sync", observed_at="2026-11-21T00:00:00Z")
     bid = save_listings(conn, [_listing(max_bid=30, bids_count=2)], origin="sync", observed_at="2026-11-22T00:00:00Z")
-    renamed = save_listings(conn, [_listing(max_bid=30, bids_count=2, score=40)], origin="sync",
-                            observed_at="2026-11-22T06:00:00Z")  # fmt: skip
+    renamed = save_listings(
+        conn, [_listing(max_bid=30, bids_count=2, score=40)], origin="sync", observed_at="2026-11-22T06:00:00Z"
+    )
     assert (first.new, same.new, same.updated, bid.updated, renamed.updated) == (1, 0, 0, 1, 1)
-    history = conn.execute("SELECT observed_at, max_bid, bids_count, effective_price FROM listing_history "
-                           "WHERE listing_id = 1 ORDER BY id").fetchall()  # fmt: skip
+    history = conn.execute(
+        "SELECT observed_at, max_bid, bids_count, effective_price FROM listing_history WHERE listing_id = 1 ORDER BY id"
+    ).fetchall()
     assert history == [("2026-11-20T00:00:00Z", None, 0, 10.0), ("2026-11-22T00:00:00Z", 30.0, 2, 30.0)]
     record = m.get_domain(1)["data"]
     assert record["first_seen_at"] == "2026-11-20T00:00:00Z" and record["last_seen_at"] == "2026-11-22T06:00:00Z"
@@ -212,12 +302,20 @@ def test_bad_records_are_refused_naming_what_is_missing(tmp_path):
 def test_the_default_sort_and_common_filters_read_an_index(mirror):
     conn = mirror.connection()
     sql = mirror._domain_sql({}, "enterprise")
-    plan = " ".join(str(r) for r in conn.execute(
-        f"EXPLAIN QUERY PLAN SELECT id FROM listings WHERE {sql.where} ORDER BY {sql.order} LIMIT 50", sql.args))  # fmt: skip
+    plan = " ".join(
+        str(r)
+        for r in conn.execute(
+            f"EXPLAIN QUERY PLAN SELECT id FROM listings WHERE {sql.where} ORDER BY {sql.order} LIMIT 50", sql.args
+        )
+    )
     assert "idx_listings_score" in plan and "TEMP B-TREE" not in plan
     sql = mirror._domain_sql({"sort": "auction_end_date"}, "enterprise")
-    plan = " ".join(str(r) for r in conn.execute(
-        f"EXPLAIN QUERY PLAN SELECT id FROM listings WHERE {sql.where} ORDER BY {sql.order} LIMIT 50", sql.args))  # fmt: skip
+    plan = " ".join(
+        str(r)
+        for r in conn.execute(
+            f"EXPLAIN QUERY PLAN SELECT id FROM listings WHERE {sql.where} ORDER BY {sql.order} LIMIT 50", sql.args
+        )
+    )
     assert "idx_listings_ending" in plan and "TEMP B-TREE" not in plan
 
 
@@ -229,10 +327,16 @@ def test_generation_changes_with_every_write(tmp_path):
     save_listings(m.connection(), [_listing()], origin="sync")
     seen.append(m.generation())
     other = sqlite3.connect(tmp_path / "m.db")
-    for sql in ("UPDATE listings SET trust_flow = 33", "INSERT INTO listing_history (listing_id, observed_at) VALUES (1, 'x')",
-                "UPDATE listing_history SET price = 2", "DELETE FROM listing_history WHERE observed_at = 'x'",
-                "INSERT INTO pending_delete (id, domain) VALUES (9, 'a.fr')", "UPDATE pending_delete SET tld = '.fr'",
-                "DELETE FROM pending_delete", "DELETE FROM listings"):
+    for sql in (
+        "UPDATE listings SET trust_flow = 33",
+        "INSERT INTO listing_history (listing_id, observed_at) VALUES (1, 'x')",
+        "UPDATE listing_history SET price = 2",
+        "DELETE FROM listing_history WHERE observed_at = 'x'",
+        "INSERT INTO pending_delete (id, domain) VALUES (9, 'a.fr')",
+        "UPDATE pending_delete SET tld = '.fr'",
+        "DELETE FROM pending_delete",
+        "DELETE FROM listings",
+    ):
         other.execute(sql)
         other.commit()
         seen.append(m.generation())
@@ -264,8 +368,13 @@ def test_the_canonical_shortcut_writes_what_the_checked_path_writes():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.lists(st.text()), st.lists(st.one_of(st.text(), st.integers(), st.none())),
-                 st.dictionaries(st.text(), st.text())))  # fmt: skip
+@given(
+    st.one_of(
+        st.lists(st.text()),
+        st.lists(st.one_of(st.text(), st.integers(), st.none())),
+        st.dictionaries(st.text(), st.text()),
+    )
+)
 def test_compact_json_matches_json_dumps(value):
     from toolkit.store.writer import _compact_json
 
@@ -280,7 +389,9 @@ def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
     save_listings(m.connection(), [_listing()], origin="sync")
     m.close()
     conn = sqlite3.connect(path)
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_writes_%'").fetchall():
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_writes_%'"
+    ).fetchall():
         conn.execute(f"DROP TRIGGER {name}")  # v9 had no triggers on pending_delete and listing_history
     for name, (_, body) in CHANGE_TRIGGERS.items():
         if name.startswith("listings_"):
@@ -320,22 +431,32 @@ def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_
     conn = sqlite3.connect(path)
     for column in ("value_low", "value_mid", "value_high", "value_reason", "valued_at"):
         conn.execute(f"ALTER TABLE listings DROP COLUMN {column}")
-    conn.execute("CREATE TABLE listing_values (listing_id INTEGER PRIMARY KEY, value_low FLOAT, value_mid FLOAT, "
-                 "value_high FLOAT, reason TEXT, valued_at TEXT)")
-    conn.executemany("INSERT INTO listing_values VALUES (?, ?, ?, ?, ?, '2026-11-21T07:00:00Z')",
-                     [(records[0]["id"], 10.0, 20.0, 40.0, None), (records[1]["id"], None, None, None, "no family")])
+    conn.execute(
+        "CREATE TABLE listing_values (listing_id INTEGER PRIMARY KEY, value_low FLOAT, value_mid FLOAT, "
+        "value_high FLOAT, reason TEXT, valued_at TEXT)"
+    )
+    conn.executemany(
+        "INSERT INTO listing_values VALUES (?, ?, ?, ?, ?, '2026-11-21T07:00:00Z')",
+        [(records[0]["id"], 10.0, 20.0, 40.0, None), (records[1]["id"], None, None, None, "no family")],
+    )
     conn.execute("DROP TRIGGER listings_au")  # sqlite-utils' own: every update re-indexed the name
-    conn.execute('CREATE TRIGGER listings_au AFTER UPDATE ON listings BEGIN INSERT INTO listings_fts (listings_fts, '
-                 "rowid, name) VALUES('delete', old.rowid, old.name); INSERT INTO listings_fts (rowid, name) "
-                 "VALUES (new.rowid, new.name); END")
+    conn.execute(
+        "CREATE TRIGGER listings_au AFTER UPDATE ON listings BEGIN INSERT INTO listings_fts (listings_fts, "
+        "rowid, name) VALUES('delete', old.rowid, old.name); INSERT INTO listings_fts (rowid, name) "
+        "VALUES (new.rowid, new.name); END"
+    )
     _stamp_version(conn, 14)
 
     upgraded = Mirror(path, clock=fixed_clock)
     db = upgraded.connection()
     assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'listing_values'").fetchone()[0] == 0
-    stored = db.execute("SELECT id, value_low, value_mid, value_high, value_reason FROM listings WHERE valued_at "
-                        "IS NOT NULL ORDER BY id").fetchall()
-    assert stored == sorted([(records[0]["id"], 10.0, 20.0, 40.0, None), (records[1]["id"], None, None, None, "no family")])
+    stored = db.execute(
+        "SELECT id, value_low, value_mid, value_high, value_reason FROM listings WHERE valued_at "
+        "IS NOT NULL ORDER BY id"
+    ).fetchall()
+    assert stored == sorted(
+        [(records[0]["id"], 10.0, 20.0, 40.0, None), (records[1]["id"], None, None, None, "no family")]
+    )
     assert upgraded.search_domains({"value_min": "15", "include_closed": "1"})["meta"]["total"] == 1
     before = db.execute("SELECT total_changes()").fetchone()[0]
     with db:
@@ -344,7 +465,9 @@ def test_a_v14_mirror_keeps_its_price_ranges_on_the_listings_and_its_name_index_
     assert db.execute("SELECT total_changes()").fetchone()[0] - before == 3 * 20
     with db:
         db.execute("UPDATE listings SET name = 'zebrafinchxyz.com' WHERE id = ?", [records[2]["id"]])
-    assert [r["id"] for r in upgraded.search_domains({"contains": "zebrafinch", "include_closed": "1"})["data"]] == [records[2]["id"]]
+    assert [r["id"] for r in upgraded.search_domains({"contains": "zebrafinch", "include_closed": "1"})["data"]] == [
+        records[2]["id"]
+    ]
 
 
 def test_a_v16_mirror_gains_the_reported_sales_and_the_live_estimate_and_keeps_it_while_the_bidding_stands(tmp_path):
@@ -354,8 +477,14 @@ def test_a_v16_mirror_gains_the_reported_sales_and_the_live_estimate_and_keeps_i
 
     path = tmp_path / "v16.db"
     m = Mirror(path, clock=fixed_clock, create=True)
-    record = {**_listing(), "type": "auction", "max_bid": 40.0, "bids_count": 3, "currency": "USD",
-              "auction_end_date": "2026-12-01T18:00:00Z"}  # fmt: skip
+    record = {
+        **_listing(),
+        "type": "auction",
+        "max_bid": 40.0,
+        "bids_count": 3,
+        "currency": "USD",
+        "auction_end_date": "2026-12-01T18:00:00Z",
+    }
     save_listings(m.connection(), [record], origin="sync")
     m.close()
     conn = sqlite3.connect(path)
@@ -416,8 +545,10 @@ def _staged_day(conn, table, records, observed_at, *, seen=()):
 
 
 def _tables(conn):
-    return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
-            for t in ("listings", "listing_history", "raw_records", "pending_delete")}  # fmt: skip
+    return {
+        t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+        for t in ("listings", "listing_history", "raw_records", "pending_delete")
+    }
 
 
 def test_a_set_based_write_writes_what_the_row_by_row_writer_writes(tmp_path):
@@ -429,7 +560,10 @@ def test_a_set_based_write_writes_what_the_row_by_row_writer_writes(tmp_path):
     was first seen."""
     from toolkit.store.results import save_values
 
-    day1 = [{**r, "archive_years": 4 if r["id"] % 5 == 0 else None, "extra_field": r["id"] % 3} for r in listing_records(400)]
+    day1 = [
+        {**r, "archive_years": 4 if r["id"] % 5 == 0 else None, "extra_field": r["id"] % 3}
+        for r in listing_records(400)
+    ]
     for record in day1:
         record.pop("updated_at", None)
     day2, unchanged = [], []
@@ -450,10 +584,15 @@ def test_a_set_based_write_writes_what_the_row_by_row_writer_writes(tmp_path):
         else:
             day2.append(moved)
     day2 += [dict(r, id=r["id"] + 100_000) for r in listing_records(30, seed=9)]  # new
-    pending = [{"id": 7, "domain": "alpha.se", "source": "bardate", "estimated_drop_date": "2024-03-05", "tld": ".se"},
-               {"id": 8, "domain": "bravo.nu", "source": "bardate", "estimated_drop_date": "2024-03-06", "tld": ".nu"}]
-    pending2 = [dict(pending[0], estimated_drop_date="2024-03-07"), pending[1],
-                {"id": 9, "domain": "carl.se", "source": "bardate", "tld": ".se"}]  # fmt: skip
+    pending = [
+        {"id": 7, "domain": "alpha.se", "source": "bardate", "estimated_drop_date": "2024-03-05", "tld": ".se"},
+        {"id": 8, "domain": "bravo.nu", "source": "bardate", "estimated_drop_date": "2024-03-06", "tld": ".nu"},
+    ]
+    pending2 = [
+        dict(pending[0], estimated_drop_date="2024-03-07"),
+        pending[1],
+        {"id": 9, "domain": "carl.se", "source": "bardate", "tld": ".se"},
+    ]
     # two days within the 30 days before the auctions' ends (a rise there is a jump), ten days apart
     first, second = "2026-11-12T06:00:00Z", "2026-11-22T06:00:00Z"
     mirrors = {name: Mirror(tmp_path / f"{name}.db", clock=fixed_clock, create=True) for name in ("rows", "set")}
@@ -469,7 +608,9 @@ def test_a_set_based_write_writes_what_the_row_by_row_writer_writes(tmp_path):
         with conn:
             save_values(conn, [(r["id"], 10.0, 20.0, 30.0, None) for r in day1[::3]], "2024-04-01T00:00:00Z")
         if name == "rows":
-            two = save_listings(conn, day2 + unchanged, origin="sync", observed_at=second, canonical=True, batch_size=97)
+            two = save_listings(
+                conn, day2 + unchanged, origin="sync", observed_at=second, canonical=True, batch_size=97
+            )
             pend = save_pending(conn, pending2, origin="sync", observed_at=second, canonical=True)
         else:
             two = _staged_day(conn, "listings", day2, second, seen=[r["id"] for r in unchanged])

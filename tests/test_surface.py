@@ -16,8 +16,16 @@ def test_all_is_exactly_the_public_api():
 def test_every_public_callable_is_documented_and_typed():
     import inspect
 
-    for name in ("search_domains", "get_domain", "search_pending_delete", "get_pending_delete", "free_domains",
-                 "export_rows", "domains_df", "status"):  # fmt: skip
+    for name in (
+        "search_domains",
+        "get_domain",
+        "search_pending_delete",
+        "get_pending_delete",
+        "free_domains",
+        "export_rows",
+        "domains_df",
+        "status",
+    ):
         method = getattr(toolkit.Mirror, name)
         assert method.__doc__, name
         assert "return" in inspect.get_annotations(method) or name == "domains_df", name

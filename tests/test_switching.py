@@ -37,19 +37,30 @@ def _godaddy(path: Path, items: list[dict], generated: str) -> Path:
 
 
 def _item(name: str, kind: str, price: str, bids: int, end: str) -> dict:
-    return {"domainName": name, "link": f"https://auctions.godaddy.com/trpItemListing.aspx?miid={abs(hash(name)) % 10**6}",
-            "auctionType": kind, "auctionEndTime": end, "price": price, "numberOfBids": bids, "domainAge": 9,
-            "valuation": "$1,200", "majesticTf": 12, "majesticCf": 20}  # fmt: skip
+    return {
+        "domainName": name,
+        "link": f"https://auctions.godaddy.com/trpItemListing.aspx?miid={abs(hash(name)) % 10**6}",
+        "auctionType": kind,
+        "auctionEndTime": end,
+        "price": price,
+        "numberOfBids": bids,
+        "domainAge": 9,
+        "valuation": "$1,200",
+        "majesticTf": 12,
+        "majesticCf": 20,
+    }
 
 
 def load_real_rows(db: Path, folder: Path) -> None:
     """The same real rows into any mirror, as a user loads them: two days of a GoDaddy file
     (an auction that ends between them, with bids: a result; auctions live until next year)
     and a registry's deletion list."""
-    first = [_item("kettleharbor.com", "Bid", "$310", 6, "2026-11-05T18:00:00Z"),
-             _item("brightorchard.net", "Bid", "$45", 0, "2027-01-20T18:00:00Z"),
-             _item("copperlantern.org", "Bid", "$120", 3, "2027-02-01T18:00:00Z"),
-             _item("quietmeadow.com", "BuyNow", "$900", 0, "2027-03-01T18:00:00Z")]  # fmt: skip
+    first = [
+        _item("kettleharbor.com", "Bid", "$310", 6, "2026-11-05T18:00:00Z"),
+        _item("brightorchard.net", "Bid", "$45", 0, "2027-01-20T18:00:00Z"),
+        _item("copperlantern.org", "Bid", "$120", 3, "2027-02-01T18:00:00Z"),
+        _item("quietmeadow.com", "BuyNow", "$900", 0, "2027-03-01T18:00:00Z"),
+    ]
     second = [dict(first[1]), dict(first[2], price="$150", numberOfBids=5), dict(first[3])]
     day1 = _godaddy(folder / "day1.json.zip", first, "2026-11-01T11:00:00Z")
     day2 = _godaddy(folder / "day2.json.zip", second, "2026-11-10T11:00:00Z")
@@ -77,7 +88,8 @@ def _tables(db: Path) -> dict[str, str]:
     try:
         columns = [row[1] for row in conn.execute("PRAGMA table_info(listing_history)") if row[1] != "id"]
         tables["listing_history"] = conn.execute(
-            f"SELECT {', '.join(columns)} FROM listing_history ORDER BY listing_id, observed_at").fetchall()  # fmt: skip
+            f"SELECT {', '.join(columns)} FROM listing_history ORDER BY listing_id, observed_at"
+        ).fetchall()
     finally:
         conn.close()
     return tables
@@ -85,17 +97,24 @@ def _tables(db: Path) -> dict[str, str]:
 
 def _files(db: Path) -> list[str]:
     """The files beside the mirror, named as if it were `m.db` (its columnar index is a cache, compared by answers)."""
-    return sorted(p.name.replace(db.name, "m.db") for p in db.parent.iterdir() if p.name.startswith(db.name)
-                  and ".colidx" not in p.name)  # fmt: skip
+    return sorted(
+        p.name.replace(db.name, "m.db")
+        for p in db.parent.iterdir()
+        if p.name.startswith(db.name) and ".colidx" not in p.name
+    )
 
 
 def _answers(db: Path) -> list:
     with Mirror(db, engine="columnar") as mirror:
-        pages = [mirror.search_domains({"include_closed": "1", "per_page": "100", "sort": "name"}),
-                 mirror.search_domains({"per_page": "100", "sort": "-price"}),
-                 mirror.search_pending_delete({"per_page": "100", "sort": "domain"})]  # fmt: skip
-    return [[(r["id"], r["name"] if "name" in r else r["domain"]) for r in page["data"]] + [page["meta"]["total"]]
-            for page in pages]  # fmt: skip
+        pages = [
+            mirror.search_domains({"include_closed": "1", "per_page": "100", "sort": "name"}),
+            mirror.search_domains({"per_page": "100", "sort": "-price"}),
+            mirror.search_pending_delete({"per_page": "100", "sort": "domain"}),
+        ]
+    return [
+        [(r["id"], r["name"] if "name" in r else r["domain"]) for r in page["data"]] + [page["meta"]["total"]]
+        for page in pages
+    ]
 
 
 def _assert_same_mirror(got: Path, want: Path) -> None:
@@ -124,7 +143,9 @@ def test_clearing_a_packed_and_archived_demo_leaves_the_mirror_that_never_had_it
     with Mirror(db) as mirror:  # what a scheduled sync does next: the demo's model prices the real listings
         appraise_if_due(mirror, say=lambda line: None)
     conn = sqlite3.connect(db)
-    valued = conn.execute("SELECT count(*) FROM listings WHERE origin != 'demo' AND value_mid IS NOT NULL").fetchone()[0]
+    valued = conn.execute("SELECT count(*) FROM listings WHERE origin != 'demo' AND value_mid IS NOT NULL").fetchone()[
+        0
+    ]
     demo_results = conn.execute("SELECT count(*) FROM auction_results").fetchone()[0]
     conn.close()
     assert valued >= 2 and demo_results > 1_000 and Path(f"{db}.value-model").exists()
@@ -160,8 +181,10 @@ def test_a_watched_name_is_no_longer_listed_where_only_the_demo_listed_it(tmp_pa
     db = tmp_path / "watched.db"
     edt("demo", "--db", str(db))
     conn = sqlite3.connect(db)
-    (name,) = conn.execute("SELECT name FROM listings WHERE origin = 'demo' AND live_until > "
-                           "strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '+2 days') ORDER BY id LIMIT 1").fetchone()
+    (name,) = conn.execute(
+        "SELECT name FROM listings WHERE origin = 'demo' AND live_until > "
+        "strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '+2 days') ORDER BY id LIMIT 1"
+    ).fetchone()
     conn.close()
     edt("watch", "name", name, "--db", str(db))
     with Mirror(db) as mirror:
@@ -188,8 +211,20 @@ def test_an_archive_file_holding_real_rows_beside_the_demos_keeps_them(tmp_path)
     (closed_at,) = conn.execute("SELECT min(closed_at) FROM listings WHERE closed_at IS NOT NULL").fetchone()
     conn.close()
     seen = (datetime.fromisoformat(closed_at.replace("Z", "+00:00")) - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    real = [{"id": 2**52 + n, "name": f"realname{n}.com", "tld": ".com", "source": "sedo", "type": "auction",
-             "price": 50.0 + n, "currency": "EUR", "bids_count": 0, "created_at": seen} for n in range(3)]  # fmt: skip
+    real = [
+        {
+            "id": 2**52 + n,
+            "name": f"realname{n}.com",
+            "tld": ".com",
+            "source": "sedo",
+            "type": "auction",
+            "price": 50.0 + n,
+            "currency": "EUR",
+            "bids_count": 0,
+            "created_at": seen,
+        }
+        for n in range(3)
+    ]
     with Mirror(db) as mirror:
         save_listings(mirror.connection(), real, origin="sync", observed_at=seen)
         close_listings(mirror.connection(), [r["id"] for r in real], closed_at=closed_at)

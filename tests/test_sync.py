@@ -66,13 +66,15 @@ class Sleeps:
         self.waits.append(seconds)
 
 
-def make_client(app, plan: str = "business", *, wrap=None, key: str = KEY, sleeps: Sleeps | None = None,
-                retries: int = 8) -> RemoteClient:  # fmt: skip
+def make_client(
+    app, plan: str = "business", *, wrap=None, key: str = KEY, sleeps: Sleeps | None = None, retries: int = 8
+) -> RemoteClient:
     transport = httpx.ASGITransport(app=app)
     if wrap is not None:
         transport = wrap(transport)
-    return RemoteClient("http://replica", key, plan=plan, transport=transport, limiter=None,
-                        sleep=sleeps or Sleeps(), retries=retries)  # fmt: skip
+    return RemoteClient(
+        "http://replica", key, plan=plan, transport=transport, limiter=None, sleep=sleeps or Sleeps(), retries=retries
+    )
 
 
 def run_sync(local: Path, client: RemoteClient, plan: str = "business", **kwargs):
@@ -113,15 +115,24 @@ def scalar(db: Path, sql: str, *args):
 def test_sync_into_an_empty_mirror_equals_the_remote(remote, tmp_path):
     local = tmp_path / "local.db"
     reports = run_sync(local, make_client(replica(remote)))
-    assert [(r.job, r.status) for r in reports] == [("listings", "ok"), ("bids", "ok"), ("regfree", "ok"), ("pending", "ok")]
+    assert [(r.job, r.status) for r in reports] == [
+        ("listings", "ok"),
+        ("bids", "ok"),
+        ("regfree", "ok"),
+        ("pending", "ok"),
+    ]
     expected = served_listings(remote)
     assert local_listings(local) == expected  # same ids, every reference field equal
     assert table_rows(local, "pending_delete", PENDING_FIELDS) == table_rows(remote, "pending_delete", PENDING_FIELDS)
     # one history row per listing (first sight); the bids pass changed nothing
     assert scalar(local, "SELECT count(*) FROM listing_history") == len(expected)
     assert scalar(local, "SELECT count(*) FROM raw_records") == 0  # no field the schema lacks
-    runs = {r[0]: r[1:] for r in sqlite3.connect(local).execute(
-        "SELECT job, status, requests, rows_seen, rows_new, throttled FROM sync_runs")}  # fmt: skip
+    runs = {
+        r[0]: r[1:]
+        for r in sqlite3.connect(local).execute(
+            "SELECT job, status, requests, rows_seen, rows_new, throttled FROM sync_runs"
+        )
+    }
     platform = sum(1 for row in expected.values() if row[3] != "regfree")
     assert runs["listings"] == ("ok", math.ceil(platform / 100) + (platform % 100 == 0), platform, platform, 0)
     regfree = len(expected) - platform
@@ -141,8 +152,10 @@ def test_jobs_the_plan_cannot_use_are_skipped_with_one_line(remote, tmp_path):
 def test_a_403_from_the_remote_stops_that_job_only(remote, tmp_path):
     """The key's real plan is lower than the one declared: the remote refuses regfree."""
     local = tmp_path / "local.db"
-    reports = {r.job: r for r in run_sync(local, make_client(replica(remote, "pro"), "pro"), "business",
-                                          jobs=["regfree", "listings"])}  # fmt: skip
+    reports = {
+        r.job: r
+        for r in run_sync(local, make_client(replica(remote, "pro"), "pro"), "business", jobs=["regfree", "listings"])
+    }
     assert reports["regfree"].status == "stopped" and "Authority plan required" in reports["regfree"].message
     assert reports["listings"].status == "ok"
     assert scalar(local, "SELECT error FROM sync_runs WHERE job = 'regfree'").startswith("Authority plan required")
@@ -154,8 +167,14 @@ def test_remote_changes_arrive_exactly(remote, tmp_path):
     history_before = scalar(local, "SELECT count(*) FROM listing_history")
     conn = connect(str(remote))
     live = sorted(i for i, row in served_listings(remote, regfree=False).items())
-    rows = {r["id"]: r for r in (dict(zip([d[0] for d in c.description], v)) for c in [conn.execute(
-        f"SELECT * FROM listings WHERE id IN ({','.join(map(str, live[:5]))})")] for v in c)}  # fmt: skip
+    rows = {
+        r["id"]: r
+        for r in (
+            dict(zip([d[0] for d in c.description], v))
+            for c in [conn.execute(f"SELECT * FROM listings WHERE id IN ({','.join(map(str, live[:5]))})")]
+            for v in c
+        )
+    }
     bid_on, closing = live[:3], live[3:5]
     new_ids = [9_000_001, 9_000_002]
     records = []
@@ -166,10 +185,24 @@ def test_remote_changes_arrive_exactly(remote, tmp_path):
     template = {k: v for k, v in rows[live[0]].items() if k in LISTING_FIELDS}
     for n, new_id in enumerate(new_ids):
         records.append({**template, "id": new_id, "name": f"brandnew{n}.com", "created_at": NOW_TEXT})
-    save_listings(conn, [{k: (json.loads(v) if k in ("historical_tech", "use_cases", "historical_traffic",
-                                                      "ref_domains_by_tld", "anchors") and isinstance(v, str) else v)
-                          for k, v in r.items()} for r in records], origin="demo", observed_at=NOW_TEXT,
-                  keep_raw=False)  # fmt: skip
+    save_listings(
+        conn,
+        [
+            {
+                k: (
+                    json.loads(v)
+                    if k in ("historical_tech", "use_cases", "historical_traffic", "ref_domains_by_tld", "anchors")
+                    and isinstance(v, str)
+                    else v
+                )
+                for k, v in r.items()
+            }
+            for r in records
+        ],
+        origin="demo",
+        observed_at=NOW_TEXT,
+        keep_raw=False,
+    )
     close_listings(conn, closing, closed_at=NOW_TEXT)
     conn.close()
 
@@ -180,24 +213,35 @@ def test_remote_changes_arrive_exactly(remote, tmp_path):
                 body = json.loads(await response.aread())
                 for record in body.get("data", []):
                     record["renewal_price"] = 12.5
-                return httpx.Response(response.status_code, headers={"content-type": "application/json"},
-                                      content=json.dumps(body).encode())  # fmt: skip
+                return httpx.Response(
+                    response.status_code,
+                    headers={"content-type": "application/json"},
+                    content=json.dumps(body).encode(),
+                )
 
         return AddField()
 
-    reports = {r.job: r for r in run_sync(local, make_client(replica(remote), wrap=with_new_field), jobs=["listings"],
-                                          full=True)}  # fmt: skip
+    reports = {
+        r.job: r
+        for r in run_sync(local, make_client(replica(remote), wrap=with_new_field), jobs=["listings"], full=True)
+    }
     assert reports["listings"].closed == 2 and reports["listings"].new == 2
     assert local_listings(local) == served_listings(remote, regfree=True) | {
-        i: r for i, r in local_listings(local).items() if r[3] == "regfree"}  # fmt: skip
+        i: r for i, r in local_listings(local).items() if r[3] == "regfree"
+    }
     closed = [r[0] for r in sqlite3.connect(local).execute("SELECT id FROM listings WHERE closed_at IS NOT NULL")]
     assert sorted(closed) == sorted(closing)
     # history: exactly one row per bid change and per new listing
     assert scalar(local, "SELECT count(*) FROM listing_history") == history_before + 3 + 2
     for n, listing_id in enumerate(bid_on):
-        last = sqlite3.connect(local).execute(
-            "SELECT bids_count, max_bid FROM listing_history WHERE listing_id = ? ORDER BY id DESC LIMIT 1", [listing_id]
-        ).fetchone()
+        last = (
+            sqlite3.connect(local)
+            .execute(
+                "SELECT bids_count, max_bid FROM listing_history WHERE listing_id = ? ORDER BY id DESC LIMIT 1",
+                [listing_id],
+            )
+            .fetchone()
+        )
         assert last == ((rows[listing_id]["bids_count"] or 0) + 2, (rows[listing_id]["price"] or 10) + 25 + n)
     raw = json.loads(scalar(local, "SELECT raw FROM raw_records WHERE id = ?", new_ids[0]))
     assert raw == {"renewal_price": 12.5}  # the unknown field is kept, nothing else duplicated
@@ -208,10 +252,22 @@ def test_an_incremental_run_asks_only_for_recent_listings(remote, tmp_path):
     first = run_sync(local, make_client(replica(remote)), jobs=["listings"])[0]
     assert first.mode == "full"
     conn = connect(str(remote))
-    template = dict(zip(LISTING_FIELDS, served_listings(remote, regfree=False)[min(served_listings(remote, regfree=False))]))
-    fresh = [{**{k: v for k, v in template.items() if k not in ("historical_tech", "use_cases", "historical_traffic",
-                                                                "ref_domains_by_tld", "anchors")},
-              "id": 9_100_000 + n, "name": f"justlisted{n}.com", "created_at": NOW_TEXT} for n in range(30)]  # fmt: skip
+    template = dict(
+        zip(LISTING_FIELDS, served_listings(remote, regfree=False)[min(served_listings(remote, regfree=False))])
+    )
+    fresh = [
+        {
+            **{
+                k: v
+                for k, v in template.items()
+                if k not in ("historical_tech", "use_cases", "historical_traffic", "ref_domains_by_tld", "anchors")
+            },
+            "id": 9_100_000 + n,
+            "name": f"justlisted{n}.com",
+            "created_at": NOW_TEXT,
+        }
+        for n in range(30)
+    ]
     save_listings(conn, fresh, origin="demo", observed_at=NOW_TEXT, keep_raw=False)
     conn.close()
     second = run_sync(local, make_client(replica(remote)), jobs=["listings"])[0]
@@ -234,13 +290,15 @@ class Faults(httpx.AsyncBaseTransport):
         fault = self.script.get(self.count) or ("500" if self.every_from and self.count >= self.every_from else None)
         json_headers = {"content-type": "application/json"}
         if fault == "429":
-            return httpx.Response(429, headers={**json_headers, "Retry-After": "60"},
-                                  content=b'{"message": "Too Many Attempts."}')  # fmt: skip
+            return httpx.Response(
+                429, headers={**json_headers, "Retry-After": "60"}, content=b'{"message": "Too Many Attempts."}'
+            )
         if fault == "429-bare":
             return httpx.Response(429, headers=json_headers, content=b'{"message": "Too Many Attempts."}')
         if fault == "503":
-            return httpx.Response(503, headers={**json_headers, "Retry-After": "7"},
-                                  content=b'{"error": "count_busy", "message": "busy"}')  # fmt: skip
+            return httpx.Response(
+                503, headers={**json_headers, "Retry-After": "7"}, content=b'{"error": "count_busy", "message": "busy"}'
+            )
         if fault == "500":
             return httpx.Response(500, headers=json_headers, content=b'{"message": "Server Error"}')
         if fault == "timeout":
@@ -280,15 +338,22 @@ def test_faults_at_the_transport_are_waited_out_and_the_result_is_exact(remote, 
 def test_a_remote_that_keeps_failing_stops_clearly_and_the_next_run_resumes(remote, tmp_path):
     local = tmp_path / "local.db"
     with pytest.raises(SyncStopped) as stopped:
-        run_sync(local, make_client(replica(remote), wrap=lambda inner: Faults(inner, {}, every_from=6), retries=3),
-                 jobs=["listings"])  # fmt: skip
+        run_sync(
+            local,
+            make_client(replica(remote), wrap=lambda inner: Faults(inner, {}, every_from=6), retries=3),
+            jobs=["listings"],
+        )
     assert "HTTP 500" in str(stopped.value) and "listings" in str(stopped.value)
     kept = scalar(local, "SELECT count(*) FROM listings")
     assert kept == 500  # the five pages before the failure are kept
     assert scalar(local, "SELECT status FROM sync_runs") == "failed"
     assert json.loads(scalar(local, "SELECT cursor FROM sync_state WHERE job = 'listings'"))["after_id"] > 0
     resumed = run_sync(local, make_client(replica(remote)), jobs=["listings"])[0]
-    assert resumed.resumed and resumed.status == "ok" and resumed.seen == len(served_listings(remote, regfree=False)) - kept
+    assert (
+        resumed.resumed
+        and resumed.status == "ok"
+        and resumed.seen == len(served_listings(remote, regfree=False)) - kept
+    )
     assert local_listings(local) == served_listings(remote, regfree=False)
     assert scalar(local, "SELECT count(*) FROM listing_history") == len(local_listings(local))  # nothing twice
 
@@ -351,8 +416,12 @@ print(" ".join(repr(s) for s in stamps))
 def test_two_processes_share_one_keys_budget(tmp_path):
     budget = tmp_path / "budget.sqlite"
     shared_limiter(KEY, 4, path=budget, window_ms=1000)  # create the file before the race
-    children = [subprocess.Popen([sys.executable, "-c", _PACED_CHILD, KEY, str(budget)], stdout=subprocess.PIPE,
-                                 text=True, cwd=ROOT) for _ in range(2)]  # fmt: skip
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PACED_CHILD, KEY, str(budget)], stdout=subprocess.PIPE, text=True, cwd=ROOT
+        )
+        for _ in range(2)
+    ]
     stamps = sorted(float(s) for child in children for s in child.communicate(timeout=60)[0].split())
     assert len(stamps) == 16
     # in any one-second window, at most 4 requests between the two processes
@@ -381,16 +450,32 @@ def test_a_sync_killed_at_any_moment_resumes_to_the_same_rows(remote, tmp_path, 
     local, reference = tmp_path / "killed.db", tmp_path / "uninterrupted.db"
     delay = random.Random(seed).uniform(0, 0.6)
     with LoopbackReplica(remote) as server:
-        args = [sys.executable, "-m", "toolkit", "sync", "--db", str(local), "--base-url", server.url,
-                "--plan", "business", "--rate", "900"]  # fmt: skip
-        child = subprocess.Popen(args, env=_sync_env(tmp_path), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        args = [
+            sys.executable,
+            "-m",
+            "toolkit",
+            "sync",
+            "--db",
+            str(local),
+            "--base-url",
+            server.url,
+            "--plan",
+            "business",
+            "--rate",
+            "900",
+        ]
+        child = subprocess.Popen(
+            args, env=_sync_env(tmp_path), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + 60
         killed_at = None
         while time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.05)
             try:
                 with sqlite3.connect(f"file:{local}?mode=ro", uri=True, timeout=1) as conn:
-                    row = conn.execute("SELECT cursor FROM sync_state WHERE job = 'listings' AND cursor IS NOT NULL").fetchone()
+                    row = conn.execute(
+                        "SELECT cursor FROM sync_state WHERE job = 'listings' AND cursor IS NOT NULL"
+                    ).fetchone()
             except sqlite3.Error:
                 continue
             if row and json.loads(row[0]).get("after_id", 0) > 0:
@@ -406,17 +491,24 @@ def test_a_sync_killed_at_any_moment_resumes_to_the_same_rows(remote, tmp_path, 
             assert child.returncode == -signal.SIGKILL
         else:  # one line saying what was kept, exit 130
             assert child.returncode == 130, said
-            assert said.strip().splitlines()[-1] == (f"edt: interrupted: the pages already written are kept in {local}; "
-                                                     "run `edt sync` again to resume")  # fmt: skip
+            assert said.strip().splitlines()[-1] == (
+                f"edt: interrupted: the pages already written are kept in {local}; run `edt sync` again to resume"
+            )
 
-        resumed = CliRunner().invoke(cli, ["sync", "--db", str(local), "--base-url", server.url, "--plan", "business",
-                                           "--rate", "6000"], env=_sync_env(tmp_path))  # fmt: skip
+        resumed = CliRunner().invoke(
+            cli,
+            ["sync", "--db", str(local), "--base-url", server.url, "--plan", "business", "--rate", "6000"],
+            env=_sync_env(tmp_path),
+        )
         assert resumed.exit_code == 0, resumed.output
         assert "listings: ok (resumed)" in resumed.output
         assert KEY not in resumed.output
 
-        plain = CliRunner().invoke(cli, ["sync", "--db", str(reference), "--base-url", server.url, "--plan",
-                                         "business", "--rate", "6000"], env=_sync_env(tmp_path))  # fmt: skip
+        plain = CliRunner().invoke(
+            cli,
+            ["sync", "--db", str(reference), "--base-url", server.url, "--plan", "business", "--rate", "6000"],
+            env=_sync_env(tmp_path),
+        )
         assert plain.exit_code == 0, plain.output
     for table, fields in (("listings", LISTING_FIELDS), ("pending_delete", PENDING_FIELDS)):
         assert table_rows(local, table, fields) == table_rows(reference, table, fields)
@@ -424,7 +516,9 @@ def test_a_sync_killed_at_any_moment_resumes_to_the_same_rows(remote, tmp_path, 
     with sqlite3.connect(local) as a, sqlite3.connect(reference) as b:
         assert a.execute(history).fetchall() == b.execute(history).fetchall()
         assert a.execute("SELECT status FROM sync_runs WHERE job = 'listings' ORDER BY id").fetchall() == [
-            ("interrupted",), ("ok",)]  # fmt: skip
+            ("interrupted",),
+            ("ok",),
+        ]
     for path in tmp_path.iterdir():  # the key is in no file: mirrors, their logs, the budget
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path
@@ -434,8 +528,9 @@ def test_cli_sync_refuses_without_a_key_or_with_an_unknown_job(tmp_path):
     env = {**_sync_env(tmp_path), "EDT_API_KEY": ""}
     no_key = CliRunner().invoke(cli, ["sync", "--db", str(tmp_path / "m.db")], env=env)
     assert no_key.exit_code == 2 and "no API key" in no_key.output and "edt demo" in no_key.output
-    bad_job = CliRunner().invoke(cli, ["sync", "--db", str(tmp_path / "m.db"), "--jobs", "listings,auctions"],
-                                 env=_sync_env(tmp_path))  # fmt: skip
+    bad_job = CliRunner().invoke(
+        cli, ["sync", "--db", str(tmp_path / "m.db"), "--jobs", "listings,auctions"], env=_sync_env(tmp_path)
+    )
     assert bad_job.exit_code == 2 and "unknown job auctions" in bad_job.output
 
 
@@ -447,8 +542,9 @@ def test_cli_sync_takes_the_plan_from_the_config_file_after_the_flag_and_the_env
     with LoopbackReplica(remote) as server:
         configured = CliRunner().invoke(cli, [*args, "--base-url", server.url], env=env)
         from_env = CliRunner().invoke(cli, [*args, "--base-url", server.url], env={**env, "EDT_PLAN": "business"})
-        flagged = CliRunner().invoke(cli, [*args, "--base-url", server.url, "--plan", "pro"],
-                                     env={**env, "EDT_PLAN": "business"})  # fmt: skip
+        flagged = CliRunner().invoke(
+            cli, [*args, "--base-url", server.url, "--plan", "pro"], env={**env, "EDT_PLAN": "business"}
+        )
     assert configured.exit_code == 0, configured.output
     assert "authority plan" in configured.output and "Assuming" not in configured.output
     assert "regfree: skipped" not in configured.output
@@ -461,13 +557,29 @@ def test_cli_sync_takes_the_plan_from_the_config_file_after_the_flag_and_the_env
 def test_cli_dry_run_and_status_over_a_socket(remote, tmp_path):
     local = tmp_path / "local.db"
     with LoopbackReplica(remote) as server:
-        dry = CliRunner().invoke(cli, ["sync", "--db", str(local), "--base-url", server.url, "--dry-run"],
-                                 env=_sync_env(tmp_path))  # fmt: skip
+        dry = CliRunner().invoke(
+            cli, ["sync", "--db", str(local), "--base-url", server.url, "--dry-run"], env=_sync_env(tmp_path)
+        )
         assert dry.exit_code == 0, dry.output
         assert "Assuming the pro plan" in dry.output and "regfree: skipped" in dry.output
         assert "listings: full pass, about" in dry.output and not local.exists()
-        done = CliRunner().invoke(cli, ["sync", "--db", str(local), "--base-url", server.url, "--plan", "pro",
-                                        "--rate", "6000", "--jobs", "listings"], env=_sync_env(tmp_path))  # fmt: skip
+        done = CliRunner().invoke(
+            cli,
+            [
+                "sync",
+                "--db",
+                str(local),
+                "--base-url",
+                server.url,
+                "--plan",
+                "pro",
+                "--rate",
+                "6000",
+                "--jobs",
+                "listings",
+            ],
+            env=_sync_env(tmp_path),
+        )
         assert done.exit_code == 0, done.output
     status = CliRunner().invoke(cli, ["status", "--db", str(local)])
     assert status.exit_code == 0
@@ -500,8 +612,9 @@ def test_type_drift_from_the_remote_is_tolerated(remote, tmp_path):
             response = await self.inner.handle_async_request(request)
             body = json.loads(await response.aread())
             body["data"] = [{k: (v if k == "id" else drift(v)) for k, v in r.items()} for r in body.get("data", [])]
-            return httpx.Response(response.status_code, headers={"content-type": "application/json"},
-                                  content=json.dumps(body).encode())  # fmt: skip
+            return httpx.Response(
+                response.status_code, headers={"content-type": "application/json"}, content=json.dumps(body).encode()
+            )
 
     local = tmp_path / "local.db"
     run_sync(local, make_client(replica(remote), wrap=Drift), jobs=["listings", "pending"])

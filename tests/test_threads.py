@@ -51,7 +51,9 @@ def test_every_fit_runs_with_the_threads_the_setting_gives(results, monkeypatch,
     monkeypatch.setenv("EDT_THREADS", setting)
     with Mirror(results) as mirror:
         assert train(mirror, max_iter=20) is not None
-    assert len(seen) >= 3 and all(pools.get("openmp") == int(setting) for pools in seen), seen  # the price and live models
+    assert len(seen) >= 3 and all(pools.get("openmp") == int(setting) for pools in seen), (
+        seen
+    )  # the price and live models
 
 
 def test_the_default_is_half_the_cores_and_the_config_file_can_say(tmp_path, monkeypatch):
@@ -67,8 +69,10 @@ def test_the_default_is_half_the_cores_and_the_config_file_can_say(tmp_path, mon
         assert limit == 4 and all(p["num_threads"] == 4 for p in threadpool_info() if p["user_api"] == "openmp")
 
 
-@pytest.mark.parametrize(("value", "said"), [("none", "EDT_THREADS: 'none' is not a number of threads"),
-                                             ("0", "EDT_THREADS: '0' is not a number of threads")])
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [("none", "EDT_THREADS: 'none' is not a number of threads"), ("0", "EDT_THREADS: '0' is not a number of threads")],
+)
 def test_a_bad_setting_is_one_line_and_exit_2_before_anything_is_written(results, tmp_path, monkeypatch, value, said):
     monkeypatch.setenv("EDT_THREADS", value)
     copy = tmp_path / "m.db"

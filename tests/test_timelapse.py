@@ -67,23 +67,37 @@ def test_the_window_is_played_on_the_services_schedules(lapse):
     seen = rows(lapse, "SELECT DISTINCT observed_at FROM listing_history")
     moments = {datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") for t, _ in runs}
     assert {s for (s,) in seen} <= moments  # every observation is a scheduled run's
-    days = rows(lapse, "SELECT substr(first_seen_at, 1, 10), count(*) FROM listings WHERE source != 'regfree' "
-                       "GROUP BY 1 ORDER BY 1")  # fmt: skip
+    days = rows(
+        lapse,
+        "SELECT substr(first_seen_at, 1, 10), count(*) FROM listings WHERE source != 'regfree' GROUP BY 1 ORDER BY 1",
+    )
     assert len(days) == DAYS + 1 and all(n > 100 for _, n in days[1:])  # new listings every morning
 
 
 def test_a_closed_auction_s_last_history_row_carries_its_final_bid(lapse):
-    closed = rows(lapse, "SELECT id, bids_count, max_bid, auction_end_date, closed_at FROM listings "
-                         "WHERE type = 'auction' AND closed_at IS NOT NULL AND bids_count > 0")  # fmt: skip
+    closed = rows(
+        lapse,
+        "SELECT id, bids_count, max_bid, auction_end_date, closed_at FROM listings "
+        "WHERE type = 'auction' AND closed_at IS NOT NULL AND bids_count > 0",
+    )
     assert len(closed) > 100
     for listing_id, bids, top, end, closed_at in closed:
-        history = rows(lapse, "SELECT observed_at, bids_count, max_bid FROM listing_history WHERE listing_id = ? "
-                              "ORDER BY observed_at", listing_id)  # fmt: skip
+        history = rows(
+            lapse,
+            "SELECT observed_at, bids_count, max_bid FROM listing_history WHERE listing_id = ? ORDER BY observed_at",
+            listing_id,
+        )
         assert history[-1][1:] == (bids, top), listing_id
         assert history[-1][0] < end <= closed_at  # seen before its end, closed at the next full pass
         assert [h[1] for h in history] == sorted(h[1] for h in history)  # bids only grow
-    median = sorted(n for (n,) in rows(lapse, "SELECT count(*) FROM listing_history JOIN listings ON listings.id = listing_id "
-                                             "WHERE type = 'auction' GROUP BY listing_id"))  # fmt: skip
+    median = sorted(
+        n
+        for (n,) in rows(
+            lapse,
+            "SELECT count(*) FROM listing_history JOIN listings ON listings.id = listing_id "
+            "WHERE type = 'auction' GROUP BY listing_id",
+        )
+    )
     assert median[len(median) // 2] >= 2
 
 
@@ -96,9 +110,16 @@ def test_a_search_saved_on_day_7_lists_exactly_the_listings_first_seen_after_it(
     entry = next(e for e in saved_searches(mirror) if e["name"] == "short com")
     assert entry["created_at"] == saved_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     listed = {r["id"] for r in mirror.search_domains({**new_matches_params(entry), "per_page": "100"})["data"]}
-    expected = {i for (i,) in rows(copy, "SELECT id FROM listings WHERE tld = '.com' AND length <= 8 AND source != "
-                                         "'regfree' AND first_seen_at > ? AND live_until > ?",
-                                   entry["created_at"], NOW.strftime("%Y-%m-%dT%H:%M:%SZ"))}  # fmt: skip
+    expected = {
+        i
+        for (i,) in rows(
+            copy,
+            "SELECT id FROM listings WHERE tld = '.com' AND length <= 8 AND source != "
+            "'regfree' AND first_seen_at > ? AND live_until > ?",
+            entry["created_at"],
+            NOW.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        )
+    }
     assert entry["new_matches"] == len(expected) > 0
     assert listed == expected or (len(expected) > 100 and listed < expected)
 
@@ -107,8 +128,9 @@ def test_a_search_saved_on_day_7_lists_exactly_the_listings_first_seen_after_it(
     report = replay_alerts(str(copy), runs)
     assert report.queued > 3 and not report.errors
     alerted: set[int] = set()
-    for created_at, payload in rows(copy, "SELECT created_at, payload FROM alert_outbox WHERE search = 'short com' "
-                                          "ORDER BY id"):  # fmt: skip
+    for created_at, payload in rows(
+        copy, "SELECT created_at, payload FROM alert_outbox WHERE search = 'short com' ORDER BY id"
+    ):
         body = json.loads(payload)
         assert (created_at, body["job"]) in runs
         for match in body["matches"]:
@@ -119,8 +141,9 @@ def test_a_search_saved_on_day_7_lists_exactly_the_listings_first_seen_after_it(
 
 def test_the_demo_saves_its_searches_and_queues_their_alerts(copy):
     runner = CliRunner()
-    result = runner.invoke(cli, ["demo", "--db", str(copy), "--days", "3", "--searches-day", "1"],
-                           env={"EDT_NOW": None})  # fmt: skip
+    result = runner.invoke(
+        cli, ["demo", "--db", str(copy), "--days", "3", "--searches-day", "1"], env={"EDT_NOW": None}
+    )
     assert result.exit_code == 0, result.output
     names = {n for (n,) in rows(copy, "SELECT name FROM saved_searches")}
     assert set(DEMO_SEARCHES) <= names
@@ -136,8 +159,13 @@ def test_the_demo_saves_its_searches_and_queues_their_alerts(copy):
 
 def test_a_dropped_pending_name_leaves_the_inventory_and_where_said_reaches_regfree(lapse):
     mirror = Mirror(lapse, clock=lambda: NOW)
-    outcomes = dict(rows(lapse, "SELECT id, json_extract(raw, '$.pending_outcome') FROM raw_records "
-                                "WHERE kind = 'demo_truth' AND raw LIKE '%pending_outcome%'"))  # fmt: skip
+    outcomes = dict(
+        rows(
+            lapse,
+            "SELECT id, json_extract(raw, '$.pending_outcome') FROM raw_records "
+            "WHERE kind = 'demo_truth' AND raw LIKE '%pending_outcome%'",
+        )
+    )
     world = plan_world("small", 7, TODAY - timedelta(days=DAYS), TODAY)
     by_id = {r["id"]: r for r in world.pending}
     held = {d for (d,) in rows(lapse, "SELECT domain FROM pending_delete")}
@@ -160,8 +188,12 @@ def test_a_dropped_pending_name_leaves_the_inventory_and_where_said_reaches_regf
     created = {}
     for name, at in rows(lapse, "SELECT name, created_at FROM listings WHERE source = 'regfree' AND closed_at IS NULL"):
         created.setdefault(name, []).append(at)
-    assert not [r["domain"] for r in dropped if outcomes[r["id"]] == "re-registered"
-                and any(at[:10] >= (r["estimated_drop_date"] or "") for at in created.get(r["domain"], []))]
+    assert not [
+        r["domain"]
+        for r in dropped
+        if outcomes[r["id"]] == "re-registered"
+        and any(at[:10] >= (r["estimated_drop_date"] or "") for at in created.get(r["domain"], []))
+    ]
     page = mirror.search_domains({"source": "regfree", "contains": to_regfree[0].split(".")[0]})
     assert to_regfree[0] in [r["name"] for r in page["data"]]
 
@@ -176,7 +208,9 @@ def test_the_same_seed_gives_the_same_mirror(lapse, tmp_path):
     again = mirror_digest(_load(tmp_path / "again.db"))
     before = mirror_digest(lapse)
     volatile = {"mirror_meta"}  # when it was generated
-    assert {k: v for k, v in again.items() if k not in volatile} == {k: v for k, v in before.items() if k not in volatile}
+    assert {k: v for k, v in again.items() if k not in volatile} == {
+        k: v for k, v in before.items() if k not in volatile
+    }
     other = mirror_digest(_load(tmp_path / "other.db", seed=8))
     assert other["listings"] != before["listings"]
 
@@ -203,9 +237,12 @@ def test_the_app_draws_an_auction_s_bids_through_time(lapse, monkeypatch, tmp_pa
     monkeypatch.setenv("EDT_DB", str(lapse))
     monkeypatch.setenv("EDT_NOW", NOW.isoformat())
     monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
-    name, changes = rows(lapse, "SELECT name, count(*) FROM listing_history JOIN listings ON listings.id = listing_id "
-                                "WHERE type = 'auction' AND listings.bids_count > 2 GROUP BY listing_id "
-                                "ORDER BY count(*) DESC, listing_id LIMIT 1")[0]  # fmt: skip
+    name, changes = rows(
+        lapse,
+        "SELECT name, count(*) FROM listing_history JOIN listings ON listings.id = listing_id "
+        "WHERE type = 'auction' AND listings.bids_count > 2 GROUP BY listing_id "
+        "ORDER BY count(*) DESC, listing_id LIMIT 1",
+    )[0]
     at = app("detail", name=name)
     no_exception(at)
     history = charts_titled(at)["Price history"]
@@ -233,8 +270,9 @@ def test_the_notebooks_run_on_a_time_lapse_mirror_packed_and_archived(notebook, 
 
     monkeypatch.setenv("EDT_NOW", NOW.isoformat())
     ran = run_as_the_readme_starts_it(notebook, project_with(put_away, tmp_path), monkeypatch)
-    assert not any(out.get("output_type") == "error" for cell in ran.cells if cell.cell_type == "code"
-                   for out in cell.outputs)  # fmt: skip
+    assert not any(
+        out.get("output_type") == "error" for cell in ran.cells if cell.cell_type == "code" for out in cell.outputs
+    )
     printed = "".join(out.get("text", "") for out in ran.cells[-1].outputs if out.get("output_type") == "stream")
     assert "checked" in printed or "all routes agree" in printed
 
@@ -286,9 +324,15 @@ def test_days_synced_on_schedule_hold_what_the_time_lapse_holds(tmp_path):
     _load(reference, seed=seed, days=days)
 
     def listings(db: Path) -> dict[int, tuple]:
-        return {r[0]: r[1:] for r in rows(db, "SELECT id, name, source, type, price, max_bid, bids_count, auction_end_date, "
-                                              "trust_flow, referring_domains, first_seen_at, last_seen_at, closed_at "
-                                              "FROM listings")}  # fmt: skip
+        return {
+            r[0]: r[1:]
+            for r in rows(
+                db,
+                "SELECT id, name, source, type, price, max_bid, bids_count, auction_end_date, "
+                "trust_flow, referring_domains, first_seen_at, last_seen_at, closed_at "
+                "FROM listings",
+            )
+        }
 
     synced, lapsed = listings(local), listings(reference)
     assert len(lapsed) > 5000 and synced.keys() == lapsed.keys()
@@ -299,9 +343,11 @@ def test_days_synced_on_schedule_hold_what_the_time_lapse_holds(tmp_path):
             assert row[:-2] == expected[:-2] and row[-1] == expected[-1] and row[-2] >= expected[-2], listing_id
         else:
             assert row == expected, listing_id
-    history = ("SELECT listing_id, observed_at, price, max_bid, bids_count, effective_price, auction_end_date, "
-               "trust_flow, citation_flow, domain_authority, referring_domains, backlinks_count FROM listing_history "
-               "ORDER BY listing_id, observed_at, id")  # fmt: skip
+    history = (
+        "SELECT listing_id, observed_at, price, max_bid, bids_count, effective_price, auction_end_date, "
+        "trust_flow, citation_flow, domain_authority, referring_domains, backlinks_count FROM listing_history "
+        "ORDER BY listing_id, observed_at, id"
+    )
     assert rows(local, history) == rows(reference, history)
     pending = "SELECT id, domain, estimated_drop_date, first_seen_at, last_seen_at FROM pending_delete ORDER BY id"
     assert rows(local, pending) == rows(reference, pending)

@@ -35,9 +35,15 @@ EXAMPLE = json.loads((RDAP / "verisign_com_example.com_2021-06.json").read_text(
 CZ = json.loads((RDAP / "cznic_cz_example.cz.json").read_text())
 
 # The simulated days: the moment of each day's run (UTC).
-DAYS = [datetime(2022, 3, 10, 6, 30), datetime(2022, 3, 20, 6, 30), datetime(2022, 3, 21, 6, 30),
-        datetime(2022, 4, 30, 6, 30), datetime(2022, 5, 1, 6, 30), datetime(2022, 6, 6, 6, 30),
-        datetime(2022, 6, 12, 6, 30)]  # fmt: skip
+DAYS = [
+    datetime(2022, 3, 10, 6, 30),
+    datetime(2022, 3, 20, 6, 30),
+    datetime(2022, 3, 21, 6, 30),
+    datetime(2022, 4, 30, 6, 30),
+    datetime(2022, 5, 1, 6, 30),
+    datetime(2022, 6, 6, 6, 30),
+    datetime(2022, 6, 12, 6, 30),
+]
 
 
 def edited(real: dict, status: list[str] | None = None, **events: str) -> dict:
@@ -76,10 +82,26 @@ SCRIPT = {
         (200, edited(EXAMPLE, ["redemption period", "pending delete"]), {}),  # edited
         (200, edited(EXAMPLE, ["redemption period", "pending delete"]), {}),
         # edited: caught the day it dropped, before any run saw it available: a new registration
-        (200, edited(EXAMPLE, ["client transfer prohibited"], registration="2022-06-05T17:02:11Z",
-                     expiration="2023-06-05T17:02:11Z"), {}),
-        (200, edited(EXAMPLE, ["client transfer prohibited"], registration="2022-06-05T17:02:11Z",
-                     expiration="2023-06-05T17:02:11Z"), {}),
+        (
+            200,
+            edited(
+                EXAMPLE,
+                ["client transfer prohibited"],
+                registration="2022-06-05T17:02:11Z",
+                expiration="2023-06-05T17:02:11Z",
+            ),
+            {},
+        ),
+        (
+            200,
+            edited(
+                EXAMPLE,
+                ["client transfer prohibited"],
+                registration="2022-06-05T17:02:11Z",
+                expiration="2023-06-05T17:02:11Z",
+            ),
+            {},
+        ),
     ],
     "kettleharbor.nu": [
         (200, edited(CZ, ["active"], expiration="2022-03-15T00:00:00Z"), {}),  # CZ.NIC's answer, edited: live
@@ -126,8 +148,15 @@ class Registry:
                 registry.requests.append(self.path)
                 if self.path == "/bootstrap.json":
                     base = f"http://127.0.0.1:{registry.port}/rdap/"
-                    return self._send(200, {"version": "1.0", "publication": "2022-03-01T00:00:00Z",
-                                            "services": [[["com"], [base]], [["nu"], [base]]]}, {})  # fmt: skip
+                    return self._send(
+                        200,
+                        {
+                            "version": "1.0",
+                            "publication": "2022-03-01T00:00:00Z",
+                            "services": [[["com"], [base]], [["nu"], [base]]],
+                        },
+                        {},
+                    )
                 name = self.path.rsplit("/", 1)[-1]
                 answer = SCRIPT.get(name, [NOT_FOUND] * len(DAYS))[registry.day]
                 if isinstance(answer, list):
@@ -139,8 +168,16 @@ class Registry:
 
             def do_POST(self) -> None:  # noqa: N802
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                registry.hooks.append((json.loads(body), {"signature": self.headers.get("X-EDT-Signature-256"),
-                                                          "event": self.headers.get("X-EDT-Event"), "raw": body}))
+                registry.hooks.append(
+                    (
+                        json.loads(body),
+                        {
+                            "signature": self.headers.get("X-EDT-Signature-256"),
+                            "event": self.headers.get("X-EDT-Event"),
+                            "raw": body,
+                        },
+                    )
+                )
                 self.send_response(204)
                 self.end_headers()
 
@@ -173,14 +210,23 @@ def test_each_stage_is_recorded_once_and_alerted_once_in_order(tmp_path, registr
         now[0] = moment.replace(tzinfo=timezone.utc)
         reports.append(check_names(mirror, predict=predict_drop_window, alerts=alerts, sleep=waits.append))
 
-    stages = {name: [(s["observed_at"][:10], s["stage"]) for s in name_stages(mirror, name)]
-              for name in ("themarquetry.com", "example.com", "kettleharbor.nu")}  # fmt: skip
-    assert stages["themarquetry.com"] == [("2022-03-10", "registered"), ("2022-03-20", "expired"),
-                                          ("2022-04-30", "redemption"), ("2022-06-06", "pending_delete"),
-                                          ("2022-06-12", "available")]  # fmt: skip
+    stages = {
+        name: [(s["observed_at"][:10], s["stage"]) for s in name_stages(mirror, name)]
+        for name in ("themarquetry.com", "example.com", "kettleharbor.nu")
+    }
+    assert stages["themarquetry.com"] == [
+        ("2022-03-10", "registered"),
+        ("2022-03-20", "expired"),
+        ("2022-04-30", "redemption"),
+        ("2022-06-06", "pending_delete"),
+        ("2022-06-12", "available"),
+    ]
     # re-registered before any run saw it available: never called "available"
-    assert stages["example.com"] == [("2022-03-10", "registered"), ("2022-04-30", "redemption"),
-                                     ("2022-06-06", "re_registered")]  # fmt: skip
+    assert stages["example.com"] == [
+        ("2022-03-10", "registered"),
+        ("2022-04-30", "redemption"),
+        ("2022-06-06", "re_registered"),
+    ]
     assert stages["kettleharbor.nu"] == [("2022-03-10", "registered"), ("2022-03-20", "expired")]
 
     # the 429 was waited out as its Retry-After said, and the day's answer then read
@@ -196,11 +242,14 @@ def test_each_stage_is_recorded_once_and_alerted_once_in_order(tmp_path, registr
     told = [json.loads(line) for line in (tmp_path / "alerts.jsonl").read_text().splitlines()]
     marquetry = [(m["first_seen_at"][:10], m["type"]) for m in told if m["name"] == "themarquetry.com"]
     assert marquetry == stages["themarquetry.com"][1:]
-    assert [(m["first_seen_at"][:10], m["type"]) for m in told if m["name"] == "example.com"] == stages["example.com"][1:]
+    assert [(m["first_seen_at"][:10], m["type"]) for m in told if m["name"] == "example.com"] == stages["example.com"][
+        1:
+    ]
     hooks = [body for body, _ in registry.hooks]
     assert [(h["name"], h["stage"]) for h in hooks] == [(m["name"], m["type"]) for m in told]
-    assert all(meta["signature"] == sign("s3", meta["raw"]) and meta["event"] == "name_stage"
-               for _, meta in registry.hooks)  # fmt: skip
+    assert all(
+        meta["signature"] == sign("s3", meta["raw"]) and meta["event"] == "name_stage" for _, meta in registry.hooks
+    )
     assert hooks[-1]["said"].startswith("pending delete -> available (not registered)")
 
 
@@ -216,7 +265,11 @@ def test_the_predicted_window_of_a_watched_nu_name_is_the_lifecycle_tables(tmp_p
         check_names(mirror, predict=predict_drop_window, alerts=AlertConfig(), sleep=lambda s: None)
         seen.append({**watched_names(mirror)[0]})
     registered, expired, held, later = seen
-    assert (registered["stage"], registered["next_stage"], registered["expected_to"]) == ("registered", "expired", "2022-03-15")
+    assert (registered["stage"], registered["next_stage"], registered["expected_to"]) == (
+        "registered",
+        "expired",
+        "2022-03-15",
+    )
     assert expired["stage"] == "expired" and expired["pending"] is None  # in the zone still: no lifecycle status yet
     # deactivated (serverHold) first seen on day 2, still in the zone on day 1: the window between
     window, reason = predict_drop_window("nu", "serverHold", date(2022, 3, 21), date(2022, 3, 20))
@@ -229,8 +282,14 @@ def test_a_watched_name_listed_anywhere_is_said_and_alerted_once(tmp_path, regis
     monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
     now = [DAYS[0].replace(tzinfo=timezone.utc)]
     mirror = Mirror(tmp_path / "m.db", clock=lambda: now[0], create=True)
-    record = {**listing_records(1)[0], "name": "themarquetry.com", "tld": ".com", "source": "dynadot",
-              "type": "auction", "auction_end_date": "2022-03-25T18:00:00Z"}  # fmt: skip
+    record = {
+        **listing_records(1)[0],
+        "name": "themarquetry.com",
+        "tld": ".com",
+        "source": "dynadot",
+        "type": "auction",
+        "auction_end_date": "2022-03-25T18:00:00Z",
+    }
     watch_names(mirror, ["themarquetry.com"])
     alerts = AlertConfig(file=str(tmp_path / "alerts.jsonl"))
     check_names(mirror, predict=predict_drop_window, alerts=alerts, sleep=lambda s: None)
@@ -239,8 +298,9 @@ def test_a_watched_name_listed_anywhere_is_said_and_alerted_once(tmp_path, regis
     again = check_names(mirror, predict=predict_drop_window, alerts=alerts, sleep=lambda s: None)
     assert (first.listed, again.listed) == (1, 0)
     told = [json.loads(line) for line in (tmp_path / "alerts.jsonl").read_text().splitlines()]
-    assert [(m["name"], m["source"], m["type"], m["id"]) for m in told] == [("themarquetry.com", "dynadot", "auction",
-                                                                              record["id"])]  # fmt: skip
+    assert [(m["name"], m["source"], m["type"], m["id"]) for m in told] == [
+        ("themarquetry.com", "dynadot", "auction", record["id"])
+    ]
     assert watched_names(mirror)[0]["listed"][0]["where"] == f"dynadot auction #{record['id']}"
 
 
@@ -254,14 +314,20 @@ def test_the_commands_watch_list_check_and_refuse_bad_names(tmp_path, registry, 
     runner = CliRunner()
     added = runner.invoke(cli, ["watch", "name", "--db", db, "--file", str(names_file), "--note", "shop"])
     assert added.exit_code == 0 and "Watching 2 names: themarquetry.com, kettleharbor.nu" in added.output
-    for bad, said in (("www.example.com", "is a subdomain; watch example.com"), ("foo", "is not a domain name"),
-                      ("example.notatld", ".notatld is not a public suffix")):  # fmt: skip
+    for bad, said in (
+        ("www.example.com", "is a subdomain; watch example.com"),
+        ("foo", "is not a domain name"),
+        ("example.notatld", ".notatld is not a public suffix"),
+    ):
         refused = runner.invoke(cli, ["watch", "name", "--db", db, "themarquetry.com", bad])
         assert refused.exit_code == 2 and said in refused.output and "nothing was added" in refused.output
     registry.day = 3
     checked = runner.invoke(cli, ["watch", "names", "--db", db, "--check"])
     assert checked.exit_code == 0, checked.output
-    assert "themarquetry.com: in redemption since 2022-04-30; next: available (not registered) 2022-04-30 - 2022-06-04" in checked.output
+    assert (
+        "themarquetry.com: in redemption since 2022-04-30; next: available (not registered) 2022-04-30 - 2022-06-04"
+        in checked.output
+    )
     assert "(shop)" in checked.output
     history = runner.invoke(cli, ["watch", "names", "--db", db, "--history", "themarquetry.com"])
     assert history.exit_code == 0 and history.output.startswith("2022-04-30T06:30:00Z  in redemption")
@@ -270,17 +336,36 @@ def test_the_commands_watch_list_check_and_refuse_bad_names(tmp_path, registry, 
     assert runner.invoke(cli, ["watch", "name", "--db", db, "--rm", "kettleharbor.nu"]).exit_code == 2
 
 
-@pytest.mark.parametrize(("fixture", "edit", "checked_at", "previous", "expected"), [
-    ("norid_no_norway.no_2021.json", None, "2021-02-01T00:00:00Z", None, "registered"),  # no status, no expiry at all
-    ("cznic_cz_example.cz.json", None, "2019-08-01T00:00:00Z", None, "registered"),  # "active", expiry ahead
-    ("cznic_cz_example.cz.json", None, "2019-09-15T00:00:00Z", None, "expired"),  # "active", expiry passed
-    ("verisign_com_google.com_2021-06.json", None, "2021-06-09T10:00:00Z", None, "registered"),  # six *Prohibited
-    ("verisign_com_themarquetry.com_2022-01.json", ["redemption period", "pending delete"], "2022-04-30T00:00:00Z",
-     None, "redemption"),  # gTLD redemption shows pendingDelete beside it
-    ("verisign_com_themarquetry.com_2022-01.json", ["client transfer prohibited"], "2022-01-20T00:00:00Z",
-     {"stage": "redemption", "registered_at": "2021-03-16T17:07:37Z"}, "renewed"),  # restored by its holder
-    ("cznic_cz_example.cz.json", ["quarantine"], "2020-01-01T00:00:00Z", None, "pending_delete"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("fixture", "edit", "checked_at", "previous", "expected"),
+    [
+        (
+            "norid_no_norway.no_2021.json",
+            None,
+            "2021-02-01T00:00:00Z",
+            None,
+            "registered",
+        ),  # no status, no expiry at all
+        ("cznic_cz_example.cz.json", None, "2019-08-01T00:00:00Z", None, "registered"),  # "active", expiry ahead
+        ("cznic_cz_example.cz.json", None, "2019-09-15T00:00:00Z", None, "expired"),  # "active", expiry passed
+        ("verisign_com_google.com_2021-06.json", None, "2021-06-09T10:00:00Z", None, "registered"),  # six *Prohibited
+        (
+            "verisign_com_themarquetry.com_2022-01.json",
+            ["redemption period", "pending delete"],
+            "2022-04-30T00:00:00Z",
+            None,
+            "redemption",
+        ),  # gTLD redemption shows pendingDelete beside it
+        (
+            "verisign_com_themarquetry.com_2022-01.json",
+            ["client transfer prohibited"],
+            "2022-01-20T00:00:00Z",
+            {"stage": "redemption", "registered_at": "2021-03-16T17:07:37Z"},
+            "renewed",
+        ),  # restored by its holder
+        ("cznic_cz_example.cz.json", ["quarantine"], "2020-01-01T00:00:00Z", None, "pending_delete"),
+    ],
+)
 def test_each_registrys_answer_reads_as_a_stage(fixture, edit, checked_at, previous, expected):
     from toolkit.enrich.rdap import parse_rdap_domain
     from toolkit.sync.watched_names import Observation, stage_of
@@ -307,15 +392,22 @@ def test_the_names_job_is_scheduled_daily_without_a_key_and_runs_once_as_cron_ca
     watch_names(Mirror(db, create=True), ["themarquetry.com"])
     runner = CliRunner()
     shown = runner.invoke(cli, ["schedule", "--db", db, "--next"])
-    assert shown.exit_code == 0 and any(line.split()[:3] == ["names", "names", "15"] for line in shown.output.splitlines())
+    assert shown.exit_code == 0 and any(
+        line.split()[:3] == ["names", "names", "15"] for line in shown.output.splitlines()
+    )
     registry.day = 3
     once = runner.invoke(cli, ["schedule", "--db", db, "--once", "names"])
     assert once.exit_code == 0, once.output
     assert "names: 1 checked (1 asked of their registries), 1 changed stage" in once.output
     assert [s["stage"] for s in name_stages(Mirror(db), "themarquetry.com")] == ["redemption"]
     said: list[str] = []
-    scheduler = build_scheduler(load_settings(db=db), names_schedule(), stop=_threading.Event(), say=said.append,
-                                names_runner=lambda *a, **k: None)  # fmt: skip
+    scheduler = build_scheduler(
+        load_settings(db=db),
+        names_schedule(),
+        stop=_threading.Event(),
+        say=said.append,
+        names_runner=lambda *a, **k: None,
+    )
     assert [job.id for job in scheduler.get_jobs()] == ["names"] and not said  # no key needed, nothing skipped
 
 

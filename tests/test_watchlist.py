@@ -67,8 +67,16 @@ def wm(db, clock) -> Mirror:
 
 def _listing(listing_id: int, name: str, **extra) -> dict:
     """A live listing (no end date) from a platform source."""
-    return {"id": listing_id, "name": name, "source": "dynadot", "type": "closeout", "price": 20.0,
-            "created_at": ts(NOW), "updated_at": ts(NOW), **extra}  # fmt: skip
+    return {
+        "id": listing_id,
+        "name": name,
+        "source": "dynadot",
+        "type": "closeout",
+        "price": 20.0,
+        "created_at": ts(NOW),
+        "updated_at": ts(NOW),
+        **extra,
+    }
 
 
 # -- schema v5 --------------------------------------------------------------------------------------
@@ -79,9 +87,20 @@ def test_the_watchlist_tables_have_their_declared_shape(wm):
     conn = wm.connection()
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert [r[1] for r in conn.execute("PRAGMA table_info(saved_searches)")] == [
-        "name", "params", "created_at", "last_opened_at", "alerted_until", "webhook_url", "webhook_secret"]  # fmt: skip
+        "name",
+        "params",
+        "created_at",
+        "last_opened_at",
+        "alerted_until",
+        "webhook_url",
+        "webhook_secret",
+    ]
     assert [r[1] for r in conn.execute("PRAGMA table_info(shortlist)")] == [
-        "listing_id", "note", "added_at", "updated_at"]  # fmt: skip
+        "listing_id",
+        "note",
+        "added_at",
+        "updated_at",
+    ]
     pks = {t: [r[1] for r in conn.execute(f"PRAGMA table_info({t})") if r[5]] for t in ("saved_searches", "shortlist")}
     assert pks == {"saved_searches": ["name"], "shortlist": ["listing_id"]}
 
@@ -240,8 +259,15 @@ def test_a_name_of_80_characters_is_fine(wm):
     assert [s["name"] for s in saved_searches(wm)] == ["y" * 80]
 
 
-@pytest.mark.parametrize("params, field", [({"tf_min": "abc"}, "tf_min"), ({"seen_after": "later"}, "seen_after"),
-                                           ({"colour": "red"}, "colour"), ({"sort": "-nope"}, "sort")])  # fmt: skip
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"tf_min": "abc"}, "tf_min"),
+        ({"seen_after": "later"}, "seen_after"),
+        ({"colour": "red"}, "colour"),
+        ({"sort": "-nope"}, "sort"),
+    ],
+)
 def test_bad_filters_are_refused_by_the_query_layer_and_nothing_is_saved(wm, params, field):
     with pytest.raises(ApiError) as caught:
         save_search(wm, "bad", params)
@@ -294,8 +320,9 @@ def test_new_matches_count_listings_first_seen_after_the_last_open(wm, clock):
     # a listing seen again later keeps its first sighting: not new again
     clock.now = NOW + timedelta(hours=4)
     open_search(wm, "io clouds")
-    save_listings(wm.connection(), [_listing(90_002, "cloudnine.io", price=25.0)], origin="sync",
-                  observed_at=ts(clock.now))  # fmt: skip
+    save_listings(
+        wm.connection(), [_listing(90_002, "cloudnine.io", price=25.0)], origin="sync", observed_at=ts(clock.now)
+    )
     assert saved_searches(wm)[0]["new_matches"] == 0
 
 

@@ -17,8 +17,20 @@ from pathlib import Path
 
 from .plans import normalize_plan
 
-__all__ = ["Settings", "load_settings", "config_file", "config_path", "configured_plan", "user_path", "frozen_now",
-           "DEFAULT_DB", "LOCAL_PLAN", "mirror_path", "thread_limit", "bounded_threads"]
+__all__ = [
+    "Settings",
+    "load_settings",
+    "config_file",
+    "config_path",
+    "configured_plan",
+    "user_path",
+    "frozen_now",
+    "DEFAULT_DB",
+    "LOCAL_PLAN",
+    "mirror_path",
+    "thread_limit",
+    "bounded_threads",
+]
 
 DEFAULT_DB = "data/mirror.db"
 DEFAULT_BASE_URL = "https://catchdoms.com"
@@ -108,8 +120,9 @@ def mirror_path(given: str | os.PathLike[str] | None = None, conf: dict | None =
     return DEFAULT_DB
 
 
-def load_settings(*, db: str | None = None, base_url: str | None = None, plan: str | None = None,
-                  api_key: str | None = None) -> Settings:  # fmt: skip
+def load_settings(
+    *, db: str | None = None, base_url: str | None = None, plan: str | None = None, api_key: str | None = None
+) -> Settings:
     conf = config_file()
     chosen_plan = plan or os.environ.get("EDT_PLAN") or configured_plan(conf) or LOCAL_PLAN
     return Settings(

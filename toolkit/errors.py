@@ -14,8 +14,10 @@ class MirrorMissing(FileNotFoundError):
 
     def __init__(self, path: str):
         self.path = path
-        super().__init__(f"{path}: no mirror there; `edt demo` makes one with demo data (`edt sync`, or `edt sync "
-                         "--feeds` without a key, with real data)")
+        super().__init__(
+            f"{path}: no mirror there; `edt demo` makes one with demo data (`edt sync`, or `edt sync "
+            "--feeds` without a key, with real data)"
+        )
 
 
 class ApiError(Exception):

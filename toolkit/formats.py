@@ -14,8 +14,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["csv_cell", "csv_chunks", "OutputRefused", "output_target", "replace_atomically", "not_a_folder",
-           "file_in_the_way", "format_of", "parquet_schema", "parquet_table"]
+__all__ = [
+    "csv_cell",
+    "csv_chunks",
+    "OutputRefused",
+    "output_target",
+    "replace_atomically",
+    "not_a_folder",
+    "file_in_the_way",
+    "format_of",
+    "parquet_schema",
+    "parquet_table",
+]
 
 log = logging.getLogger("toolkit.export")
 
@@ -32,8 +42,16 @@ def parquet_schema(columns: Mapping[str, str]) -> Any:
     moments as timestamps in UTC, days as dates, arrays and objects as JSON text."""
     import pyarrow as pa
 
-    types = {"int": pa.int64(), "num": pa.float64(), "str": pa.string(), "bool": pa.bool_(), "date": pa.date32(),
-             "datetime": pa.timestamp("ms", tz="UTC"), "array": pa.string(), "object": pa.string()}  # fmt: skip
+    types = {
+        "int": pa.int64(),
+        "num": pa.float64(),
+        "str": pa.string(),
+        "bool": pa.bool_(),
+        "date": pa.date32(),
+        "datetime": pa.timestamp("ms", tz="UTC"),
+        "array": pa.string(),
+        "object": pa.string(),
+    }
     return pa.schema([(name, types[kind]) for name, kind in columns.items()])
 
 
@@ -51,8 +69,9 @@ def parquet_table(rows: Sequence[Mapping[str, Any]], schema: Any) -> Any:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def csv_chunks(rows: Iterator[Mapping[str, Any]], empty_header: Sequence[str], *,
-               chunk_bytes: int = 64 * 1024) -> Iterator[bytes]:  # fmt: skip
+def csv_chunks(
+    rows: Iterator[Mapping[str, Any]], empty_header: Sequence[str], *, chunk_bytes: int = 64 * 1024
+) -> Iterator[bytes]:
     """Records as UTF-8 CSV in pieces of about `chunk_bytes`, for a response or a file
     streamed in constant memory. The header is the first record's fields (`empty_header`
     when there is none). An error while reading is logged and raised again, so the
@@ -96,8 +115,13 @@ class OutputRefused(ValueError):
     """`--out` names something export must not replace (a device, a FIFO, a folder...)."""
 
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def output_target(out: str) -> tuple[Path | None, str | None]:
@@ -123,7 +147,9 @@ def output_target(out: str) -> tuple[Path | None, str | None]:
         raise OutputRefused(not_a_folder("--out", out)) from None
     if mode is not None and not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-        raise OutputRefused(f"--out {out}: {kind}; export writes regular files only (--out - streams to standard output)")
+        raise OutputRefused(
+            f"--out {out}: {kind}; export writes regular files only (--out - streams to standard output)"
+        )
     if not path.parent.is_dir():
         raise OutputRefused(f"--out {out}: folder {path.parent} does not exist; create it or choose another path")
     return path, note
@@ -140,8 +166,10 @@ def not_a_folder(option: str, out: str | os.PathLike[str]) -> str:
     """The line for a path one of whose folders is a regular file (`x.txt/out.csv`): which
     one, and the fix; said where Python would say `[Errno 20] Not a directory`."""
     blocker = file_in_the_way(out) or Path(out).parent
-    return (f"{option} {out}: {blocker} is a file, not a folder; choose a path in an existing folder "
-            f"(or move {blocker} away)")
+    return (
+        f"{option} {out}: {blocker} is a file, not a folder; choose a path in an existing folder "
+        f"(or move {blocker} away)"
+    )
 
 
 def replace_atomically(target: Path, write: Callable[[Path], int]) -> int:
@@ -153,8 +181,10 @@ def replace_atomically(target: Path, write: Callable[[Path], int]) -> int:
         partial.touch()
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        raise OutputRefused(f"--out {target}: cannot write in folder {target.parent} ({reason}); "
-                            "choose a writable folder, or --out - for standard output") from None  # fmt: skip
+        raise OutputRefused(
+            f"--out {target}: cannot write in folder {target.parent} ({reason}); "
+            "choose a writable folder, or --out - for standard output"
+        ) from None
     try:
         count = write(partial)
         if target.exists():

@@ -87,6 +87,10 @@ def registrable_name(text: str) -> str:
     if not suffix:
         raise ValueError(f"{text!r}: .{labels[-1]} is not a public suffix the toolkit knows")
     if ascii_name.count(".") != suffix.count(".") + 1:
-        shown = "a public suffix itself" if ascii_name == suffix else f"a subdomain; watch {'.'.join(labels[-suffix.count('.') - 2:])}"
+        shown = (
+            "a public suffix itself"
+            if ascii_name == suffix
+            else f"a subdomain; watch {'.'.join(labels[-suffix.count('.') - 2 :])}"
+        )
         raise ValueError(f"{text!r} is {shown}")
     return name

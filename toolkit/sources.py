@@ -27,7 +27,9 @@ SOURCES: tuple[Source, ...] = (
     Source("dynadot", "Dynadot", "USD", "https://www.dynadot.com/market/closeout/{name}", True),
     Source("catched", "Catched", "USD", "https://catched.com/domain/{name}", True),
     Source("dropcatch", "DropCatch", "USD", "https://www.dropcatch.com/domain/{name}", True),
-    Source("godaddy", "GoDaddy Auctions", "USD", "https://auctions.godaddy.com/trpItemListing.aspx?domain={name}", True),
+    Source(
+        "godaddy", "GoDaddy Auctions", "USD", "https://auctions.godaddy.com/trpItemListing.aspx?domain={name}", True
+    ),
     Source("gname", "Gname", "USD", "https://www.gname.com/domain/auction/{name}", True),
     Source("snapnames", "SnapNames", "USD", "https://www.snapnames.com/domain/{name}", True),
     Source("ukdroplists", "UK Droplists", "GBP", "https://www.ukdroplists.com/domain/{name}", True),

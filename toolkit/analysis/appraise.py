@@ -60,13 +60,35 @@ from .comps import tld_family
 from .live import LiveModel, live_ranges, train_live
 from .namefeatures import LABEL_NUMERIC, label_features, word_price_table, word_prices
 
-__all__ = ["MIN_RESULTS", "QUANTILES", "PriceModel", "train", "appraise", "appraise_if_due", "value_new", "backtest",
-           "Backtest", "value_model", "model_path", "coverage_note", "RETRAIN_AFTER", "FEATURE_REASONS"]
+__all__ = [
+    "MIN_RESULTS",
+    "QUANTILES",
+    "PriceModel",
+    "train",
+    "appraise",
+    "appraise_if_due",
+    "value_new",
+    "backtest",
+    "Backtest",
+    "value_model",
+    "model_path",
+    "coverage_note",
+    "RETRAIN_AFTER",
+    "FEATURE_REASONS",
+]
 
 MIN_RESULTS = 200  # sales to learn from before any range is given
 QUANTILES = (0.1, 0.5, 0.9)
-METRICS = ("trust_flow", "citation_flow", "referring_domains", "backlinks_count", "wayback_snapshots", "archive_age",
-           "estibot_eur", "first_price_eur")  # fmt: skip
+METRICS = (
+    "trust_flow",
+    "citation_flow",
+    "referring_domains",
+    "backlinks_count",
+    "wayback_snapshots",
+    "archive_age",
+    "estibot_eur",
+    "first_price_eur",
+)
 NUMERIC = (*LABEL_NUMERIC, "comps_word", "comps_word_n", *METRICS)
 CATEGORICAL = ("tld", "family", "source", "pattern")
 _LOGGED = ("referring_domains", "backlinks_count", "wayback_snapshots", "estibot_eur", "first_price_eur")
@@ -74,12 +96,13 @@ _MAX_CATEGORIES = 250  # HistGradientBoosting's bins: the commonest values, the 
 # Why a feature is left out of a model (`PriceModel.left_out`).
 FEATURE_REASONS = {"missing": "missing on every sale learnt from", "constant": "the same on every sale learnt from"}
 
-_LISTING_FEATURES = ("l.trust_flow, l.citation_flow, l.referring_domains, l.backlinks_count, l.wayback_snapshots, "
-                     "l.wayback_first_date, l.estibot_appraisal")  # fmt: skip
+_LISTING_FEATURES = (
+    "l.trust_flow, l.citation_flow, l.referring_domains, l.backlinks_count, l.wayback_snapshots, "
+    "l.wayback_first_date, l.estibot_appraisal"
+)
 
 
-def _features(frame: Any, today: date, words: dict[str, tuple[float, int]] | None = None,
-              prices: Any = None) -> Any:
+def _features(frame: Any, today: date, words: dict[str, tuple[float, int]] | None = None, prices: Any = None) -> Any:
     """The model's columns from a frame with name, tld, source, the listing metrics,
     `first_price_eur` and `estibot_eur`. The word comparables come from `words` (the sales
     learnt from), or, for the sales themselves, from `prices` (their log EUR prices, each
@@ -93,11 +116,21 @@ def _features(frame: Any, today: date, words: dict[str, tuple[float, int]] | Non
         out["comps_word"], out["comps_word_n"] = word_prices(out["word_list"], prices, table=words)
     else:
         out["comps_word"], out["comps_word_n"] = np.nan, 0.0
-    for column in ("trust_flow", "citation_flow", "referring_domains", "backlinks_count", "wayback_snapshots",
-                   "estibot_eur", "first_price_eur"):  # fmt: skip
+    for column in (
+        "trust_flow",
+        "citation_flow",
+        "referring_domains",
+        "backlinks_count",
+        "wayback_snapshots",
+        "estibot_eur",
+        "first_price_eur",
+    ):
         out[column] = pd.to_numeric(frame[column], errors="coerce").astype(float) if column in frame else np.nan
-    first = pd.to_datetime(frame["wayback_first_date"], errors="coerce", format="ISO8601") \
-        if "wayback_first_date" in frame else pd.Series(pd.NaT, index=frame.index)
+    first = (
+        pd.to_datetime(frame["wayback_first_date"], errors="coerce", format="ISO8601")
+        if "wayback_first_date" in frame
+        else pd.Series(pd.NaT, index=frame.index)
+    )
     out["archive_age"] = (pd.Timestamp(today) - first).dt.days / 365.25
     for column in _LOGGED:
         out[column] = np.log1p(out[column].clip(lower=0))
@@ -144,8 +177,13 @@ class PriceModel:
         logs.sort(axis=1)  # quantiles that crossed are put back in order
         values = np.round(np.expm1(logs), 2)
         families = set(self.categories["family"])
-        reasons = np.array([None if f in families else f"no sold result of its TLD family ({f}) to learn from"
-                            for f in features["family"]], dtype=object)  # fmt: skip
+        reasons = np.array(
+            [
+                None if f in families else f"no sold result of its TLD family ({f}) to learn from"
+                for f in features["family"]
+            ],
+            dtype=object,
+        )
         return values, reasons
 
 
@@ -176,16 +214,33 @@ def _sales_frame(mirror: Any, *, ended_before: str | None = None, ended_from: st
         f"SELECT r.listing_id, r.name, r.tld, r.source, r.ended_at, r.final_price_eur, r.currency, {_LISTING_FEATURES}, "
         "(SELECT h.price FROM listing_history h WHERE h.listing_id = r.listing_id ORDER BY h.observed_at LIMIT 1) "
         f"AS first_price, 'auction' AS origin, l.id IS NULL AS put_away FROM auction_results r "
-        f"LEFT JOIN listings l ON l.id = r.listing_id WHERE {' AND '.join(where)}", conn, params=args)  # fmt: skip
+        f"LEFT JOIN listings l ON l.id = r.listing_id WHERE {' AND '.join(where)}",
+        conn,
+        params=args,
+    )
     auctions = _with_put_away_listings(mirror, auctions).drop(columns="put_away")
     reported = pd.read_sql_query(
         "SELECT NULL AS listing_id, name, tld, venue AS source, sold_on || 'T00:00:00Z' AS ended_at, "
         "price_eur AS final_price_eur, currency, origin FROM reported_sales "
-        f"WHERE {' AND '.join(reported_where)}", conn, params=reported_args)  # fmt: skip
-    frame = pd.concat([f for f in (auctions, reported) if not f.empty], ignore_index=True) \
-        if not (auctions.empty and reported.empty) else auctions
-    for column in ("trust_flow", "citation_flow", "referring_domains", "backlinks_count", "wayback_snapshots",
-                   "wayback_first_date", "estibot_appraisal", "first_price"):  # fmt: skip
+        f"WHERE {' AND '.join(reported_where)}",
+        conn,
+        params=reported_args,
+    )
+    frame = (
+        pd.concat([f for f in (auctions, reported) if not f.empty], ignore_index=True)
+        if not (auctions.empty and reported.empty)
+        else auctions
+    )
+    for column in (
+        "trust_flow",
+        "citation_flow",
+        "referring_domains",
+        "backlinks_count",
+        "wayback_snapshots",
+        "wayback_first_date",
+        "estibot_appraisal",
+        "first_price",
+    ):
         if column not in frame:
             frame[column] = None
     frame = frame.sort_values(["ended_at", "name"], kind="stable").reset_index(drop=True)
@@ -207,11 +262,16 @@ def _with_put_away_listings(mirror: Any, auctions: Any) -> Any:
         return auctions
     ids = [int(i) for i in auctions.loc[away, "listing_id"]]
     conn = mirror.connection()
-    listed = pd.DataFrame(archived_rows(mirror.path, "listings", "id", ids, ["id", *_FEATURE_COLUMNS], conn=conn),
-                          columns=["listing_id", *_FEATURE_COLUMNS]).drop_duplicates("listing_id")  # fmt: skip
-    history = pd.DataFrame(archived_rows(mirror.path, "listing_history", "listing_id", ids,
-                                         ["listing_id", "observed_at", "price"], conn=conn),
-                           columns=["listing_id", "observed_at", "first_price"])  # fmt: skip
+    listed = pd.DataFrame(
+        archived_rows(mirror.path, "listings", "id", ids, ["id", *_FEATURE_COLUMNS], conn=conn),
+        columns=["listing_id", *_FEATURE_COLUMNS],
+    ).drop_duplicates("listing_id")
+    history = pd.DataFrame(
+        archived_rows(
+            mirror.path, "listing_history", "listing_id", ids, ["listing_id", "observed_at", "price"], conn=conn
+        ),
+        columns=["listing_id", "observed_at", "first_price"],
+    )
     first = history.sort_values("observed_at").drop_duplicates("listing_id")[["listing_id", "first_price"]]
     found = auctions.loc[away, ["listing_id"]].merge(listed, how="left").merge(first, how="left")
     auctions = auctions.copy()
@@ -232,10 +292,14 @@ def _with_eur(frame: Any) -> Any:
 
     day = date.today().isoformat()
     currency = frame["currency"] if "currency" in frame else frame["listing_currency"]
-    frame["first_price_eur"] = [to_eur(p, c, day) if p == p and p is not None and isinstance(c, str) else None
-                                for p, c in zip(frame["first_price"], currency)]  # fmt: skip
+    frame["first_price_eur"] = [
+        to_eur(p, c, day) if p == p and p is not None and isinstance(c, str) else None
+        for p, c in zip(frame["first_price"], currency)
+    ]
     # Estibot appraises in US dollars
-    frame["estibot_eur"] = [to_eur(v, "USD", day) if v == v and v is not None else None for v in frame["estibot_appraisal"]]
+    frame["estibot_eur"] = [
+        to_eur(v, "USD", day) if v == v and v is not None else None for v in frame["estibot_appraisal"]
+    ]
     return frame
 
 
@@ -276,18 +340,35 @@ def train(mirror: Any, *, ended_before: str | None = None, max_iter: int = 200) 
     features = _features(frame, mirror.now().date(), prices=target)
     cut = int(len(frame) * (1 - CALIBRATION_SHARE))
     used, left_out = _usable(features.iloc[:cut])
-    categories = {c: features[c].iloc[:cut].value_counts().index[:_MAX_CATEGORIES].sort_values().tolist()
-                  for c in CATEGORICAL}  # fmt: skip
-    categories["family"] = sorted(features["family"].dropna().unique().tolist())  # every family it saw: the reasons read it
-    model = PriceModel([], categories, len(frame), iso_timestamp(mirror.now().replace(microsecond=0)), ended_before,
-                       features=used, left_out=left_out, words=word_price_table(features["word_list"], target))  # fmt: skip
+    categories = {
+        c: features[c].iloc[:cut].value_counts().index[:_MAX_CATEGORIES].sort_values().tolist() for c in CATEGORICAL
+    }
+    categories["family"] = sorted(
+        features["family"].dropna().unique().tolist()
+    )  # every family it saw: the reasons read it
+    model = PriceModel(
+        [],
+        categories,
+        len(frame),
+        iso_timestamp(mirror.now().replace(microsecond=0)),
+        ended_before,
+        features=used,
+        left_out=left_out,
+        words=word_price_table(features["word_list"], target),
+    )
     matrix = model._matrix(features)
     mask = [c in CATEGORICAL for c in matrix.columns]
     with bounded_threads():  # two processes training at once must not spin against each other
         for quantile in QUANTILES:
-            regressor = HistGradientBoostingRegressor(loss="quantile", quantile=quantile, max_iter=max_iter,
-                                                      learning_rate=0.05, min_samples_leaf=20, random_state=0,
-                                                      categorical_features=mask or None)  # fmt: skip
+            regressor = HistGradientBoostingRegressor(
+                loss="quantile",
+                quantile=quantile,
+                max_iter=max_iter,
+                learning_rate=0.05,
+                min_samples_leaf=20,
+                random_state=0,
+                categorical_features=mask or None,
+            )
             # the middle minimises the expected error in percent of the price: the median of the
             # prices weighted by 1/price (below the plain median when prices spread widely)
             weight = np.exp(-target[:cut]) if quantile == 0.5 else None
@@ -307,8 +388,11 @@ def _live_frame(mirror: Any, *, unvalued: bool = False) -> Any:
     frame = pd.read_sql_query(
         f"SELECT l.id AS listing_id, l.name, l.tld, l.source, l.currency, {_LISTING_FEATURES}, "
         "(SELECT h.price FROM listing_history h WHERE h.listing_id = l.id ORDER BY h.observed_at LIMIT 1) AS first_price "
-        "FROM listings l WHERE l.closed_at IS NULL AND l.live_until > ?" + (" AND l.valued_at IS NULL" if unvalued else ""),
-        mirror.connection(), params=[now])  # fmt: skip
+        "FROM listings l WHERE l.closed_at IS NULL AND l.live_until > ?"
+        + (" AND l.valued_at IS NULL" if unvalued else ""),
+        mirror.connection(),
+        params=[now],
+    )
     return _with_eur(frame)
 
 
@@ -370,20 +454,33 @@ def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = Tr
     rows = _ranges(mirror, model, _live_frame(mirror))
     live = live_ranges(model.live if model else None, mirror)
     stamp = iso_timestamp(mirror.now().replace(microsecond=0))
-    summary = {"listings": len(rows), "valued": sum(r[1] is not None for r in rows),
-               "trained_on": model.trained_on if model else 0, "valued_at": stamp,
-               "live": sum(r[1] is not None for r in live),
-               "left_out": model.left_out if model else {},
-               "backtest": None if measured is None or not measured.scored else
-               {"until": measured.until, "auctions": measured.scored, "coverage": measured.coverage,
-                "median_abs_eur": measured.median_abs_eur, "median_abs_pct": measured.median_abs_pct,
-                "live": measured.live}}  # fmt: skip
+    summary = {
+        "listings": len(rows),
+        "valued": sum(r[1] is not None for r in rows),
+        "trained_on": model.trained_on if model else 0,
+        "valued_at": stamp,
+        "live": sum(r[1] is not None for r in live),
+        "left_out": model.left_out if model else {},
+        "backtest": None
+        if measured is None or not measured.scored
+        else {
+            "until": measured.until,
+            "auctions": measured.scored,
+            "coverage": measured.coverage,
+            "median_abs_eur": measured.median_abs_eur,
+            "median_abs_pct": measured.median_abs_pct,
+            "live": measured.live,
+        },
+    }
     conn = mirror.connection()
     with conn:
         save_values(conn, rows, stamp, live={r[0]: r[1:] for r in live})  # one write a listing: range and live estimate
         summary["seconds"] = round(time.perf_counter() - started, 1)  # the writing included
-        conn.execute("INSERT INTO mirror_meta (key, value) VALUES ('value_model', ?) ON CONFLICT(key) DO UPDATE SET "
-                     "value = excluded.value", [json.dumps(summary)])  # fmt: skip
+        conn.execute(
+            "INSERT INTO mirror_meta (key, value) VALUES ('value_model', ?) ON CONFLICT(key) DO UPDATE SET "
+            "value = excluded.value",
+            [json.dumps(summary)],
+        )
     _save_model(mirror, model)
     return summary
 
@@ -429,9 +526,11 @@ class Backtest:
     def summary(self) -> str:
         if not self.scored:
             return f"no sale on or after {self.until} to score (trained on {self.trained_on:,})"
-        return (f"80% range right {self.coverage:.0%} of the time on {self.scored:,} sales since "
-                f"{self.until} (trained on {self.trained_on:,} before it); median error {self.median_abs_eur:,.0f} EUR "
-                f"({self.median_abs_pct:.0%})")  # fmt: skip
+        return (
+            f"80% range right {self.coverage:.0%} of the time on {self.scored:,} sales since "
+            f"{self.until} (trained on {self.trained_on:,} before it); median error {self.median_abs_eur:,.0f} EUR "
+            f"({self.median_abs_pct:.0%})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -439,10 +538,16 @@ class Backtest:
 
 def _scored(low: np.ndarray, mid: np.ndarray, high: np.ndarray, actual: np.ndarray) -> dict[str, Any]:
     error = np.abs(mid - actual)
-    scored = {"coverage": round(float(((low <= actual) & (actual <= high)).mean()), 3)} if low is not None else \
-        {"coverage": None}
-    return {**scored, "median_abs_eur": round(float(np.median(error)), 2),
-            "median_abs_pct": round(float(np.median(error / actual)), 3)}
+    scored = (
+        {"coverage": round(float(((low <= actual) & (actual <= high)).mean()), 3)}
+        if low is not None
+        else {"coverage": None}
+    )
+    return {
+        **scored,
+        "median_abs_eur": round(float(np.median(error)), 2),
+        "median_abs_pct": round(float(np.median(error / actual)), 3),
+    }
 
 
 def _lookup_peer(trained: Any, tested: Any, keys: list[str]) -> np.ndarray:
@@ -469,10 +574,13 @@ def _lookup_peer(trained: Any, tested: Any, keys: list[str]) -> np.ndarray:
 
 def _peers(trained: Any, tested: Any, actual: np.ndarray) -> list[dict[str, Any]]:
     """One range for every name, and the venue x TLD x label length lookup, on the same sales."""
+
     def shaped(frame: Any) -> Any:
-        return frame.assign(venue=frame["source"].fillna("").str.lower(),
-                            tld_=frame["tld"].fillna("").str.lstrip(".").str.lower(),
-                            length=frame["name"].map(lambda n: min(len(split_domain(n)[0]), 15)))  # fmt: skip
+        return frame.assign(
+            venue=frame["source"].fillna("").str.lower(),
+            tld_=frame["tld"].fillna("").str.lstrip(".").str.lower(),
+            length=frame["name"].map(lambda n: min(len(split_domain(n)[0]), 15)),
+        )
 
     trained, tested = shaped(trained), shaped(tested)
     peers = []
@@ -502,8 +610,12 @@ def _live_backtest(mirror: Any, model: PriceModel, until: str, tested: Any, mids
     actual = seen["final_price_eur"].to_numpy(dtype=float)
     ours = _scored(values[:, 0], values[:, 1], values[:, 2], actual)
     before = _scored(None, np.array([by_id[int(i)] for i in seen["listing_id"]]), None, actual)  # type: ignore[arg-type]
-    return {"auctions": len(seen), **ours, "range_median_abs_eur": before["median_abs_eur"],
-            "range_median_abs_pct": before["median_abs_pct"]}
+    return {
+        "auctions": len(seen),
+        **ours,
+        "range_median_abs_eur": before["median_abs_eur"],
+        "range_median_abs_pct": before["median_abs_pct"],
+    }
 
 
 def backtest(mirror: Any, *, until: str | date | None = None, max_iter: int = 200) -> Backtest:
@@ -513,9 +625,14 @@ def backtest(mirror: Any, *, until: str | date | None = None, max_iter: int = 20
     sales, the peers (one range for every name, the venue x TLD x length lookup), Estibot's
     appraisal and GoValue where present, and the live estimate 24 hours before the end."""
     if until is None:
-        last = mirror.connection().execute(
-            f"SELECT max(last) FROM (SELECT max(r.ended_at) AS last FROM auction_results r WHERE {_SOLD} UNION ALL "
-            "SELECT max(sold_on) || 'T00:00:00Z' FROM reported_sales WHERE price_eur IS NOT NULL)").fetchone()[0]  # fmt: skip
+        last = (
+            mirror.connection()
+            .execute(
+                f"SELECT max(last) FROM (SELECT max(r.ended_at) AS last FROM auction_results r WHERE {_SOLD} UNION ALL "
+                "SELECT max(sold_on) || 'T00:00:00Z' FROM reported_sales WHERE price_eur IS NOT NULL)"
+            )
+            .fetchone()[0]
+        )
         if last is None:
             return Backtest("-", 0, 0, None, None, None)
         until = (datetime.fromisoformat(last.replace("Z", "+00:00")) - timedelta(days=7)).date().isoformat()
@@ -523,36 +640,60 @@ def backtest(mirror: Any, *, until: str | date | None = None, max_iter: int = 20
     model = train(mirror, ended_before=until, max_iter=max_iter)
     tested = _sales_frame(mirror, ended_from=until)
     if model is None or tested.empty:
-        return Backtest(until, model.trained_on if model else 0, 0, None, None, None,
-                        left_out=model.left_out if model else {})  # fmt: skip
+        return Backtest(
+            until, model.trained_on if model else 0, 0, None, None, None, left_out=model.left_out if model else {}
+        )
     values, _ = model.predict(_features(tested, mirror.now().date(), words=model.words))
     low, mid, high = values[:, 0], values[:, 1], values[:, 2]
     actual = tested["final_price_eur"].astype(float).to_numpy()
     inside = (low <= actual) & (actual <= high)
     error = np.abs(mid - actual)
     whole = _scored(low, mid, high, actual)
-    report = Backtest(until, model.trained_on, len(actual), whole["coverage"], whole["median_abs_eur"],
-                      whole["median_abs_pct"], left_out=model.left_out)  # fmt: skip
+    report = Backtest(
+        until,
+        model.trained_on,
+        len(actual),
+        whole["coverage"],
+        whole["median_abs_eur"],
+        whole["median_abs_pct"],
+        left_out=model.left_out,
+    )
     for lo, hi in BANDS:
         chosen = (actual >= lo) & (actual < hi)
         if chosen.any():
             band = f"{lo:,}-{hi:,} EUR" if hi != math.inf else f"{lo:,}+ EUR"
-            report.by_band.append({"band": band, "auctions": int(chosen.sum()), "coverage": round(float(inside[chosen].mean()), 3),
-                                   "median_abs_eur": round(float(np.median(error[chosen])), 2),
-                                   "median_abs_pct": round(float(np.median(error[chosen] / actual[chosen])), 3)})  # fmt: skip
+            report.by_band.append(
+                {
+                    "band": band,
+                    "auctions": int(chosen.sum()),
+                    "coverage": round(float(inside[chosen].mean()), 3),
+                    "median_abs_eur": round(float(np.median(error[chosen])), 2),
+                    "median_abs_pct": round(float(np.median(error[chosen] / actual[chosen])), 3),
+                }
+            )
     tlds = tested["tld"].fillna("").str.lstrip(".").to_numpy()
     for tld in [t for t, _ in sorted(((t, (tlds == t).sum()) for t in set(tlds)), key=lambda p: -p[1])][:10]:
         chosen = tlds == tld
-        report.by_tld.append({"tld": tld, "auctions": int(chosen.sum()), "coverage": round(float(inside[chosen].mean()), 3),
-                              "median_abs_eur": round(float(np.median(error[chosen])), 2)})  # fmt: skip
+        report.by_tld.append(
+            {
+                "tld": tld,
+                "auctions": int(chosen.sum()),
+                "coverage": round(float(inside[chosen].mean()), 3),
+                "median_abs_eur": round(float(np.median(error[chosen])), 2),
+            }
+        )
     origins = tested["origin"].to_numpy()
     for origin in sorted(set(origins), key=lambda o: (o != "auction", o)):
         chosen = origins == origin
-        report.by_origin.append({"origin": "auctions the mirror saw end" if origin == "auction" else f"reported ({origin})",
-                                 "sales": int(chosen.sum()), **_scored(low[chosen], mid[chosen], high[chosen],
-                                                                        actual[chosen])})  # fmt: skip
+        report.by_origin.append(
+            {
+                "origin": "auctions the mirror saw end" if origin == "auction" else f"reported ({origin})",
+                "sales": int(chosen.sum()),
+                **_scored(low[chosen], mid[chosen], high[chosen], actual[chosen]),
+            }
+        )
     report.peers = _peers(_sales_frame(mirror, ended_before=until), tested, actual)
-    auctions = (origins == "auction")
+    auctions = origins == "auction"
     if auctions.any():
         seen = tested[auctions]
         report.others = _other_appraisals(mirror, seen, actual[auctions], error[auctions])
@@ -570,8 +711,11 @@ def _other_appraisals(mirror: Any, tested: Any, actual: np.ndarray, ours: np.nda
     estibot = tested["estibot_eur"].astype(float).to_numpy()
     govalue = np.full(len(tested), np.nan)
     ids = [int(i) for i in tested["listing_id"]]
-    raws = dict(mirror.connection().execute(
-        f"SELECT id, raw FROM raw_records WHERE kind = 'listing' AND id IN ({','.join('?' * len(ids))})", ids).fetchall())  # fmt: skip
+    raws = dict(
+        mirror.connection()
+        .execute(f"SELECT id, raw FROM raw_records WHERE kind = 'listing' AND id IN ({','.join('?' * len(ids))})", ids)
+        .fetchall()
+    )
     for index, listing_id in enumerate(ids):
         raw = json.loads(raws[listing_id]) if raws.get(listing_id) else {}
         record = raw.get("feed_record") if isinstance(raw, dict) else None
@@ -586,10 +730,15 @@ def _other_appraisals(mirror: Any, tested: Any, actual: np.ndarray, ours: np.nda
         chosen = ~np.isnan(theirs)
         if chosen.any():
             error = np.abs(theirs[chosen] - actual[chosen])
-            out.append({"appraisal": label, "auctions": int(chosen.sum()),
-                        "median_abs_eur": round(float(np.median(error)), 2),
-                        "median_abs_pct": round(float(np.median(error / actual[chosen])), 3),
-                        "ours_median_abs_eur": round(float(np.median(ours[chosen])), 2)})  # fmt: skip
+            out.append(
+                {
+                    "appraisal": label,
+                    "auctions": int(chosen.sum()),
+                    "median_abs_eur": round(float(np.median(error)), 2),
+                    "median_abs_pct": round(float(np.median(error / actual[chosen])), 3),
+                    "ours_median_abs_eur": round(float(np.median(ours[chosen])), 2),
+                }
+            )
     return out
 
 
@@ -600,23 +749,27 @@ def value_model(mirror: Any) -> dict[str, Any] | None:
 
 
 def coverage_note(summary: dict[str, Any] | None) -> str | None:
-    """"80% range, right 82% of the time on 1,390 sales since 18 Nov" (None before a backtest)."""
+    """ "80% range, right 82% of the time on 1,390 sales since 18 Nov" (None before a backtest)."""
     measured = (summary or {}).get("backtest")
     if not measured:
         return None
     since = date.fromisoformat(measured["until"][:10])
-    return (f"80% range, right {measured['coverage']:.0%} of the time on {measured['auctions']:,} sales since "
-            f"{since.day} {since:%b}")
+    return (
+        f"80% range, right {measured['coverage']:.0%} of the time on {measured['auctions']:,} sales since "
+        f"{since.day} {since:%b}"
+    )
 
 
 def live_coverage_note(summary: dict[str, Any] | None) -> str | None:
-    """"80% range given the bidding, right 81% of the time on 96 auctions a day before their end"
+    """ "80% range given the bidding, right 81% of the time on 96 auctions a day before their end"
     (None before a backtest that could read the live estimate)."""
     live = ((summary or {}).get("backtest") or {}).get("live")
     if not live or live.get("coverage") is None:
         return None
-    return (f"80% range given the bidding, right {live['coverage']:.0%} of the time on {live['auctions']:,} auctions "
-            "a day before their end")
+    return (
+        f"80% range given the bidding, right {live['coverage']:.0%} of the time on {live['auctions']:,} auctions "
+        "a day before their end"
+    )
 
 
 RETRAIN_AFTER = 0.1  # the share of new sold results since the last training that retrains
@@ -631,10 +784,14 @@ def appraise_if_due(mirror: Any, say: Callable[[str], None] = print) -> dict[str
     if sold < MIN_RESULTS or (last and sold < last * (1 + RETRAIN_AFTER)):
         valued = value_new(mirror)
         if valued:
-            say(f"appraise: ranges for {valued:,} new listing{'s' if valued != 1 else ''}, with the model learnt from "
-                f"{last:,} sales")
+            say(
+                f"appraise: ranges for {valued:,} new listing{'s' if valued != 1 else ''}, with the model learnt from "
+                f"{last:,} sales"
+            )
         return None
     summary = appraise(mirror)
-    say(f"appraise: ranges for {summary['valued']:,} listings, learnt from {summary['trained_on']:,} sales"
-        + (f"; {coverage_note(summary)}" if coverage_note(summary) else ""))
+    say(
+        f"appraise: ranges for {summary['valued']:,} listings, learnt from {summary['trained_on']:,} sales"
+        + (f"; {coverage_note(summary)}" if coverage_note(summary) else "")
+    )
     return summary

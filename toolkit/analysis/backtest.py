@@ -50,9 +50,22 @@ from ..ingest.lifecycle import predict_drop_date
 from ..names import split_domain
 from ..query.params import PENDING_STATUSES
 
-__all__ = ["Sighting", "Outcome", "TldScore", "official_dates", "mirror_sightings", "read_sightings", "backtest",
-           "WindowPair", "WindowScore", "zone_pairs", "window_scores", "run_zone_backtest", "window_report_lines",
-           "main"]  # fmt: skip
+__all__ = [
+    "Sighting",
+    "Outcome",
+    "TldScore",
+    "official_dates",
+    "mirror_sightings",
+    "read_sightings",
+    "backtest",
+    "WindowPair",
+    "WindowScore",
+    "zone_pairs",
+    "window_scores",
+    "run_zone_backtest",
+    "window_report_lines",
+    "main",
+]
 
 OFFICIAL_ORIGINS = ("ingest:bardate", "ingest:droplist")
 _ORIGIN_MARKS = ", ".join("?" * len(OFFICIAL_ORIGINS))  # the SQL placeholders for OFFICIAL_ORIGINS
@@ -132,8 +145,9 @@ def read_sightings(path: str | Path) -> list[Sighting]:
         reader = csv.DictReader(handle)
         missing = {"domain", "status", "observed_at"} - set(reader.fieldnames or ())
         if missing:
-            raise ValueError(f"{path}: line 1: the header lacks {', '.join(sorted(missing))} "
-                             "(expected domain,status,observed_at)")  # fmt: skip
+            raise ValueError(
+                f"{path}: line 1: the header lacks {', '.join(sorted(missing))} (expected domain,status,observed_at)"
+            )
         for row in reader:
             line = reader.line_num
             status = (row["status"] or "").strip()
@@ -142,8 +156,10 @@ def read_sightings(path: str | Path) -> list[Sighting]:
             try:
                 day = date.fromisoformat((row["observed_at"] or "").strip()[:10])
             except ValueError:
-                raise ValueError(f"{path}: line {line}: observed_at {row['observed_at']!r} is not a date "
-                                 "(YYYY-MM-DD or an ISO timestamp)") from None  # fmt: skip
+                raise ValueError(
+                    f"{path}: line {line}: observed_at {row['observed_at']!r} is not a date "
+                    "(YYYY-MM-DD or an ISO timestamp)"
+                ) from None
             found.append(Sighting(row["domain"].strip().lower().rstrip("."), status, day))
     return found
 
@@ -165,16 +181,16 @@ def backtest(official: Mapping[str, date], sightings: Iterable[Sighting]) -> dic
             continue
         # The sighting the registry's timeline can use, earliest first; else the earliest.
         candidates = sorted(seen.items(), key=lambda item: item[1])
-        predictions = [(predict_drop_date(tld, status, when), Sighting(domain, status, when))
-                       for status, when in candidates]  # fmt: skip
+        predictions = [
+            (predict_drop_date(tld, status, when), Sighting(domain, status, when)) for status, when in candidates
+        ]
         (predicted, reason), evidence = next(((p, s) for p, s in predictions if p[0] is not None), predictions[0])
         score.outcomes.append(Outcome(domain, day, predicted, evidence, reason))
     return scores
 
 
 def report_lines(scores: Mapping[str, TldScore]) -> list[str]:
-    head = (f"{'TLD':<8}{'official':>9}{'evidence':>9}{'dated':>7}{'exact':>8}{'±1 d':>8}{'±3 d':>8}"
-            f"{'mean err':>10}")  # fmt: skip
+    head = f"{'TLD':<8}{'official':>9}{'evidence':>9}{'dated':>7}{'exact':>8}{'±1 d':>8}{'±3 d':>8}{'mean err':>10}"
     lines = [head]
     totals = TldScore("all")
     for tld in sorted(scores):
@@ -198,9 +214,11 @@ def _row(score: TldScore) -> str:
     errors = [abs(o.error_days) for o in score.outcomes if o.error_days is not None]
     mean = f"{sum(errors) / len(errors):.1f} d" if errors else "-"
     dated = score.predicted
-    return (f"{score.tld:<8}{score.official:>9,}{len(score.outcomes):>9,}{dated:>7,}"
-            f"{_share(score.within(0), dated):>8}{_share(score.within(1), dated):>8}{_share(score.within(3), dated):>8}"
-            f"{mean:>10}")  # fmt: skip
+    return (
+        f"{score.tld:<8}{score.official:>9,}{len(score.outcomes):>9,}{dated:>7,}"
+        f"{_share(score.within(0), dated):>8}{_share(score.within(1), dated):>8}{_share(score.within(3), dated):>8}"
+        f"{mean:>10}"
+    )
 
 
 # -- windows from daily zone snapshots -------------------------------------------------------
@@ -220,7 +238,9 @@ class WindowPair:
 
     @property
     def gap_days(self) -> int | None:
-        return None if self.last_seen is None or self.first_absent is None else (self.first_absent - self.last_seen).days
+        return (
+            None if self.last_seen is None or self.first_absent is None else (self.first_absent - self.last_seen).days
+        )
 
     @property
     def error_days(self) -> int | None:
@@ -237,8 +257,10 @@ class WindowPair:
         if self.start is None or self.end is None:
             return "no window: the lifecycle gives this status no fixed length"
         if self.official > self.end:
-            return ("official day after the window: the name left the zone days before it was deactivated "
-                    "(its nameservers removed, or held out of the zone, before the registry deactivated it)")  # fmt: skip
+            return (
+                "official day after the window: the name left the zone days before it was deactivated "
+                "(its nameservers removed, or held out of the zone, before the registry deactivated it)"
+            )
         return "official day before the window: deactivated before it left the zone (a stale snapshot)"
 
     @property
@@ -288,20 +310,37 @@ class WindowScore:
             reason = pair.outlier_reason()
             if reason is not None:
                 found[reason].append(pair)
-        return [{"reason": reason, "count": len(pairs),
-                 "days_outside": sorted(p.outside_days for p in pairs),
-                 "examples": [{"domain": p.domain, "official": p.official.isoformat(),
-                               "window": [p.start.isoformat() if p.start else None, p.end.isoformat() if p.end else None],
-                               "last_seen": p.last_seen.isoformat() if p.last_seen else None,
-                               "first_absent": p.first_absent.isoformat() if p.first_absent else None}
-                              for p in pairs[:5]]}
-                for reason, pairs in sorted(found.items(), key=lambda item: -len(item[1]))]  # fmt: skip
+        return [
+            {
+                "reason": reason,
+                "count": len(pairs),
+                "days_outside": sorted(p.outside_days for p in pairs),
+                "examples": [
+                    {
+                        "domain": p.domain,
+                        "official": p.official.isoformat(),
+                        "window": [p.start.isoformat() if p.start else None, p.end.isoformat() if p.end else None],
+                        "last_seen": p.last_seen.isoformat() if p.last_seen else None,
+                        "first_absent": p.first_absent.isoformat() if p.first_absent else None,
+                    }
+                    for p in pairs[:5]
+                ],
+            }
+            for reason, pairs in sorted(found.items(), key=lambda item: -len(item[1]))
+        ]
 
     def to_dict(self) -> dict:
-        return {"tld": self.tld, "official": self.official, "pairs": len(self.pairs), "one_day_pairs": len(self.one_day),
-                "exact_share": self.exact_share, "within_1_share": self.within_1_share,
-                "window_share": self.window_share, "mean_abs_error": self.mean_abs_error,
-                "outliers": self.outliers()}  # fmt: skip
+        return {
+            "tld": self.tld,
+            "official": self.official,
+            "pairs": len(self.pairs),
+            "one_day_pairs": len(self.one_day),
+            "exact_share": self.exact_share,
+            "within_1_share": self.within_1_share,
+            "window_share": self.window_share,
+            "mean_abs_error": self.mean_abs_error,
+            "outliers": self.outliers(),
+        }
 
 
 def _day(text: str | None) -> date | None:
@@ -327,12 +366,18 @@ def zone_pairs(conn: sqlite3.Connection, official: Mapping[str, date] | None = N
         last = None
         if isinstance(record, dict):  # the last snapshot that held the name
             last = _day(day_in_name(record.get("previous_file") or ""))
-        pairs[domain] = WindowPair(domain, official[domain], _day(estimate), _day(start), _day(end), last, _day(gone_at))
+        pairs[domain] = WindowPair(
+            domain, official[domain], _day(estimate), _day(start), _day(end), last, _day(gone_at)
+        )
     return pairs
 
 
-def window_scores(official: Mapping[str, date], pairs: Mapping[str, WindowPair], tld: str | None = None,
-                  presence: Mapping[str, str] | None = None) -> dict[str, WindowScore]:  # fmt: skip
+def window_scores(
+    official: Mapping[str, date],
+    pairs: Mapping[str, WindowPair],
+    tld: str | None = None,
+    presence: Mapping[str, str] | None = None,
+) -> dict[str, WindowScore]:
     """Per registry TLD (`.nu`), the pairs and the official names without one (by `presence`
     reason, when given: {domain: why it has no pair})."""
     want = tld.strip().lower().lstrip(".") if tld else None
@@ -376,8 +421,9 @@ def _check_new_file(keep: str | Path) -> None:
         raise ValueError(f"--db {keep}: folder {path.parent} does not exist; create it or choose another path")
 
 
-def run_zone_backtest(zones: str, official: list[str], tld: str | None = None,
-                      keep: str | Path | None = None) -> dict[str, WindowScore]:  # fmt: skip
+def run_zone_backtest(
+    zones: str, official: list[str], tld: str | None = None, keep: str | Path | None = None
+) -> dict[str, WindowScore]:
     """Replay `zones` (a folder or a glob of daily snapshots) and ingest the `official` lists
     (`bardate=GLOB` or `droplist=GLOB`) into a scratch mirror, then score the windows.
     Every file is read strictly: a bad row raises `IngestError`/`ValueError` naming file and line.
@@ -402,8 +448,9 @@ def run_zone_backtest(zones: str, official: list[str], tld: str | None = None,
                 report = ingest_file(mirror, feed, path)
                 if report.skipped:
                     first = report.skipped[0]
-                    raise IngestError(first.file, first.line, first.reason,
-                                      "fix the list: a backtest reads official lists strictly")  # fmt: skip
+                    raise IngestError(
+                        first.file, first.line, first.reason, "fix the list: a backtest reads official lists strictly"
+                    )
             official_days = official_dates(mirror.connection())
             pairs = zone_pairs(mirror.connection(), official_days)
             if keep is not None:
@@ -428,8 +475,10 @@ def run_zone_backtest(zones: str, official: list[str], tld: str | None = None,
         elif domain in last:
             presence[domain] = "still in the zone in the last snapshot (deactivated later, or left and came back)"
         elif domain not in first:
-            presence[domain] = ("in no snapshot: never in the zone during the replay (a name without nameservers "
-                                "is not in the zone file)")  # fmt: skip
+            presence[domain] = (
+                "in no snapshot: never in the zone during the replay (a name without nameservers "
+                "is not in the zone file)"
+            )
         else:
             presence[domain] = "other"
     return window_scores(official_days, pairs, tld, presence)
@@ -440,29 +489,38 @@ def _pct(share: float | None) -> str:
 
 
 def window_report_lines(scores: Mapping[str, WindowScore]) -> list[str]:
-    head = (f"{'TLD':<6}{'official':>9}{'pairs':>7}{'1-day':>7}{'exact':>8}{'±1 d':>8}{'in window':>11}"
-            f"{'mean err':>10}")  # fmt: skip
+    head = f"{'TLD':<6}{'official':>9}{'pairs':>7}{'1-day':>7}{'exact':>8}{'±1 d':>8}{'in window':>11}{'mean err':>10}"
     lines = [head]
     for tld in sorted(scores):
         sc = scores[tld]
         mean = "-" if sc.mean_abs_error is None else f"{sc.mean_abs_error:.2f} d"
-        lines.append(f"{tld:<6}{sc.official:>9,}{len(sc.pairs):>7,}{len(sc.one_day):>7,}{_pct(sc.exact_share):>8}"
-                     f"{_pct(sc.within_1_share):>8}{_pct(sc.window_share):>11}{mean:>10}")  # fmt: skip
+        lines.append(
+            f"{tld:<6}{sc.official:>9,}{len(sc.pairs):>7,}{len(sc.one_day):>7,}{_pct(sc.exact_share):>8}"
+            f"{_pct(sc.within_1_share):>8}{_pct(sc.window_share):>11}{mean:>10}"
+        )
     for tld in sorted(scores):
         sc = scores[tld]
         gaps = Counter(p.gap_days for p in sc.pairs)
         if gaps:
-            lines.append(f"  {tld}: pairs by days between the two snapshots: "
-                         + ", ".join(f"{g} d: {n:,}" for g, n in sorted(gaps.items(), key=lambda i: (i[0] is None, i[0] or 0))))
+            lines.append(
+                f"  {tld}: pairs by days between the two snapshots: "
+                + ", ".join(f"{g} d: {n:,}" for g, n in sorted(gaps.items(), key=lambda i: (i[0] is None, i[0] or 0)))
+            )
         errors = Counter(p.error_days for p in sc.pairs if p.error_days is not None)
         if errors:
-            lines.append(f"  {tld}: estimate minus official day: "
-                         + ", ".join(f"{e:+d} d: {n:,}" for e, n in sorted(errors.items())))
+            lines.append(
+                f"  {tld}: estimate minus official day: "
+                + ", ".join(f"{e:+d} d: {n:,}" for e, n in sorted(errors.items()))
+            )
         for item in sc.outliers():
-            names = ", ".join(f"{e['domain']} (official {e['official']}, window {e['window'][0]}..{e['window'][1]})"
-                              for e in item["examples"])  # fmt: skip
-            lines.append(f"  {tld}: {item['count']:,} outlier{'s' * (item['count'] != 1)}, {item['reason']}; days outside: "
-                         f"{', '.join(map(str, item['days_outside']))}; {names}")
+            names = ", ".join(
+                f"{e['domain']} (official {e['official']}, window {e['window'][0]}..{e['window'][1]})"
+                for e in item["examples"]
+            )
+            lines.append(
+                f"  {tld}: {item['count']:,} outlier{'s' * (item['count'] != 1)}, {item['reason']}; days outside: "
+                f"{', '.join(map(str, item['days_outside']))}; {names}"
+            )
         for reason, n in sc.unpaired.most_common():
             lines.append(f"  {tld}: {n:,} official names without a pair: {reason}")
     return lines
@@ -471,12 +529,23 @@ def window_report_lines(scores: Mapping[str, WindowScore]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.analysis.backtest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", help="a mirror with official lists and sightings (default: a scratch mirror)")
-    parser.add_argument("--official", action="append", default=[], metavar="FEED=PATH",
-                        help="a bardate or droplist file (or folder, or glob) with official dates (repeatable)")
-    parser.add_argument("--evidence", action="append", default=[], metavar="PATH",
-                        help="CSV domain,status,observed_at of earlier sightings (repeatable)")
-    parser.add_argument("--zones", metavar="GLOB",
-                        help="a folder or glob of daily zone snapshots to replay (windows; a scratch mirror)")
+    parser.add_argument(
+        "--official",
+        action="append",
+        default=[],
+        metavar="FEED=PATH",
+        help="a bardate or droplist file (or folder, or glob) with official dates (repeatable)",
+    )
+    parser.add_argument(
+        "--evidence",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="CSV domain,status,observed_at of earlier sightings (repeatable)",
+    )
+    parser.add_argument(
+        "--zones", metavar="GLOB", help="a folder or glob of daily zone snapshots to replay (windows; a scratch mirror)"
+    )
     parser.add_argument("--tld", help="with --zones: report this TLD only (e.g. .nu)")
     parser.add_argument("--json", action="store_true", help="with --zones: print the scores as JSON")
     parser.add_argument("--keep", metavar="PATH", help="with --zones: keep the scratch mirror in this new file")

@@ -74,8 +74,7 @@ _MUTED = {"Other": "#9e9e9e", "Unknown": "#c7c7c7"}
 def _empty_figure(title: str = "") -> go.Figure:
     fig = go.Figure()
     fig.update_layout(title=title, xaxis={"visible": False}, yaxis={"visible": False})
-    fig.add_annotation(text=EMPTY_TEXT, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
-                       font={"size": 16})
+    fig.add_annotation(text=EMPTY_TEXT, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font={"size": 16})
     return fig
 
 
@@ -108,20 +107,43 @@ def _add_zone_and_diagonal(fig: go.Figure) -> None:
     """The "CF far above TF" zone (CF >= ZONE_SLOPE TF + ZONE_OFFSET, clipped to the 0-100
     square; x is CF, y is TF), filled, and the TF = CF line, as two traces (for the scatter)."""
     top = (100 - ZONE_OFFSET) / ZONE_SLOPE
-    fig.add_trace(go.Scatter(x=[ZONE_OFFSET, 100, 100, ZONE_OFFSET], y=[0, 0, top, 0], mode="lines", name=ZONE_NAME,
-                             hoverinfo="skip", fill="toself", fillcolor="rgba(214, 39, 40, 0.12)", line={"width": 0}))
-    fig.add_trace(go.Scatter(x=[0, 100], y=[0, 100], mode="lines", name=DIAGONAL_NAME,
-                             line={"color": "#555", "dash": "dash", "width": 1}, hoverinfo="skip"))
+    fig.add_trace(
+        go.Scatter(
+            x=[ZONE_OFFSET, 100, 100, ZONE_OFFSET],
+            y=[0, 0, top, 0],
+            mode="lines",
+            name=ZONE_NAME,
+            hoverinfo="skip",
+            fill="toself",
+            fillcolor="rgba(214, 39, 40, 0.12)",
+            line={"width": 0},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[0, 100],
+            y=[0, 100],
+            mode="lines",
+            name=DIAGONAL_NAME,
+            line={"color": "#555", "dash": "dash", "width": 1},
+            hoverinfo="skip",
+        )
+    )
 
 
 def _zone_and_diagonal_shapes(fig: go.Figure) -> None:
     """The zone's outline and the TF = CF line as layout shapes, each named by a label on the
     plot: over a heatmap, a shape costs the browser far less than a line trace and its legend."""
     top = (100 - ZONE_OFFSET) / ZONE_SLOPE
-    fig.add_shape(type="path", path=f"M {ZONE_OFFSET},0 L 100,0 L 100,{top:g} Z", name=ZONE_NAME,
-                  line={"color": "#b22222", "width": 2, "dash": "dot"})  # fmt: skip
-    fig.add_shape(type="line", x0=0, y0=0, x1=100, y1=100, name=DIAGONAL_NAME,
-                  line={"color": "#555", "dash": "dash", "width": 1})  # fmt: skip
+    fig.add_shape(
+        type="path",
+        path=f"M {ZONE_OFFSET},0 L 100,0 L 100,{top:g} Z",
+        name=ZONE_NAME,
+        line={"color": "#b22222", "width": 2, "dash": "dot"},
+    )
+    fig.add_shape(
+        type="line", x0=0, y0=0, x1=100, y1=100, name=DIAGONAL_NAME, line={"color": "#555", "dash": "dash", "width": 1}
+    )
     fig.add_annotation(x=78, y=12, text=ZONE_NAME, showarrow=False, font={"size": 11, "color": "#b22222"})
     fig.add_annotation(x=88, y=92, text=DIAGONAL_NAME, showarrow=False, font={"size": 11, "color": "#555"})
 
@@ -129,7 +151,7 @@ def _zone_and_diagonal_shapes(fig: go.Figure) -> None:
 def _log_colorbar(most: int) -> dict:
     """A colour bar for log10(count) whose ticks read as counts (1, 10, 100, ...)."""
     powers = range(0, max(1, math.ceil(math.log10(max(most, 1)))) + 1)
-    return {"title": {"text": "Listings"}, "tickvals": list(powers), "ticktext": [f"{10 ** p:,}" for p in powers]}
+    return {"title": {"text": "Listings"}, "tickvals": list(powers), "ticktext": [f"{10**p:,}" for p in powers]}
 
 
 def _log_heatmap(counts: np.ndarray, x: list, y: list, hover: str) -> go.Heatmap:
@@ -138,8 +160,15 @@ def _log_heatmap(counts: np.ndarray, x: list, y: list, hover: str) -> go.Heatmap
     present = counts > 0
     z = np.where(present, np.log10(np.where(present, counts, 1)), np.nan).astype(np.float32)
     return go.Heatmap(  # NumPy arrays: validated at once and sent as typed arrays, not lists of numbers
-        z=z, x=x, y=y, customdata=counts.astype(np.int32), colorscale="Viridis", zmin=0, colorbar=_log_colorbar(int(counts.max(initial=0))),
-        hoverongaps=False, hovertemplate=hover + "<extra></extra>",
+        z=z,
+        x=x,
+        y=y,
+        customdata=counts.astype(np.int32),
+        colorscale="Viridis",
+        zmin=0,
+        colorbar=_log_colorbar(int(counts.max(initial=0))),
+        hoverongaps=False,
+        hovertemplate=hover + "<extra></extra>",
     )
 
 
@@ -208,12 +237,17 @@ def tf_cf_scatter(df: pd.DataFrame, color_by: str = "topic", max_points: int = 2
     ordered = sorted(order.index, key=lambda g: (g in _MUTED, -order[g], str(g)))
     for i, group in enumerate(ordered):
         part = points[points["group"] == group]
-        fig.add_trace(go.Scattergl(
-            x=part["cf"].tolist(), y=part["tf"].tolist(), mode="markers", name=str(group),
-            customdata=_customdata(part),
-            marker={"size": 5, "opacity": 0.7, "color": _MUTED.get(group, _PALETTE[i % len(_PALETTE)])},
-            hovertemplate="%{customdata[1]}<br>id %{customdata[0]}<br>CF %{x} · TF %{y}<extra>%{fullData.name}</extra>",
-        ))
+        fig.add_trace(
+            go.Scattergl(
+                x=part["cf"].tolist(),
+                y=part["tf"].tolist(),
+                mode="markers",
+                name=str(group),
+                customdata=_customdata(part),
+                marker={"size": 5, "opacity": 0.7, "color": _MUTED.get(group, _PALETTE[i % len(_PALETTE)])},
+                hovertemplate="%{customdata[1]}<br>id %{customdata[0]}<br>CF %{x} · TF %{y}<extra>%{fullData.name}</extra>",
+            )
+        )
     fig.add_annotation(x=78, y=12, text=ZONE_NAME, showarrow=False, font={"size": 11, "color": "#b22222"})
     fig.update_layout(title=title + shown, dragmode="select", legend={"itemsizing": "constant"})
     fig.update_xaxes(title_text="Citation Flow", range=[0, 100])
@@ -289,11 +323,17 @@ def snapshots_vs_age(df: pd.DataFrame, max_points: int = 20_000) -> go.Figure:
     if points.empty:
         return _empty_figure(title)
     points, shown = _subsample(points, max_points)
-    fig = go.Figure(go.Scattergl(
-        x=points["age"].tolist(), y=points["snapshots"].tolist(), mode="markers", name="Domains",
-        customdata=_customdata(points), marker={"size": 5, "opacity": 0.6},
-        hovertemplate="%{customdata[1]}<br>id %{customdata[0]}<br>age %{x} · %{y} snapshots<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Scattergl(
+            x=points["age"].tolist(),
+            y=points["snapshots"].tolist(),
+            mode="markers",
+            name="Domains",
+            customdata=_customdata(points),
+            marker={"size": 5, "opacity": 0.6},
+            hovertemplate="%{customdata[1]}<br>id %{customdata[0]}<br>age %{x} · %{y} snapshots<extra></extra>",
+        )
+    )
     fig.update_layout(title=title + shown, dragmode="select")
     fig.update_xaxes(title_text="Age (years)")
     fig.update_yaxes(title_text="Wayback snapshots", type="log")
@@ -314,8 +354,9 @@ def _label_bars(counts: Mapping[str, int], title: str, top: int) -> go.Figure:
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
     rest = sum(n for _, n in ranked[top:])
     ranked = ranked[:top] + ([("Other", rest)] if rest else [])
-    fig = go.Figure(go.Bar(x=[n for _, n in ranked], y=[str(label) for label, _ in ranked], orientation="h",
-                           name="Domains"))
+    fig = go.Figure(
+        go.Bar(x=[n for _, n in ranked], y=[str(label) for label, _ in ranked], orientation="h", name="Domains")
+    )
     fig.update_layout(title=f"{title} ({sum(counts.values()):,} domains)", height=max(300, 28 * len(ranked) + 120))
     fig.update_xaxes(title_text="Domains")
     # Categories are drawn bottom-up: reverse so the largest language sits on top.
@@ -335,8 +376,14 @@ def tf_cf_heatmap(counts: ChartCounts) -> go.Figure:
     # Only up to the highest TF and CF held (the axes still show 0-100): a smaller figure to send and draw.
     grid = counts.tf_cf_grid()
     tf_top, cf_top = (int(np.flatnonzero(grid.any(axis=a)).max()) for a in (1, 0))
-    fig = go.Figure(_log_heatmap(grid[: tf_top + 1, : cf_top + 1], list(range(cf_top + 1)), list(range(tf_top + 1)),
-                                 "CF %{x} · TF %{y}<br>%{customdata:,} listings"))  # fmt: skip
+    fig = go.Figure(
+        _log_heatmap(
+            grid[: tf_top + 1, : cf_top + 1],
+            list(range(cf_top + 1)),
+            list(range(tf_top + 1)),
+            "CF %{x} · TF %{y}<br>%{customdata:,} listings",
+        )
+    )
     _zone_and_diagonal_shapes(fig)
     shown = sum(counts.tf_cf.values())
     fig.update_layout(title=f"{title} ({shown:,} listings with both)")
@@ -359,8 +406,16 @@ def tf_cf_ratio_bars(counts: ChartCounts, step: float = 0.05, top: float = 2.0) 
     per_bin = np.bincount(slot, weights=weights, minlength=bins + 1).astype(int)
     lows = [round(i * step, 6) for i in range(bins + 1)]
     labels = [f"{low:.2f}–{low + step:.2f}" for low in lows[:-1]] + [f"{top:.2f} or more"]
-    fig = go.Figure(go.Bar(x=[low + step / 2 for low in lows], y=per_bin.tolist(), width=step * 0.95, customdata=labels,
-                           name="TF / CF", hovertemplate="TF / CF %{customdata}: %{y:,} listings<extra></extra>"))
+    fig = go.Figure(
+        go.Bar(
+            x=[low + step / 2 for low in lows],
+            y=per_bin.tolist(),
+            width=step * 0.95,
+            customdata=labels,
+            name="TF / CF",
+            hovertemplate="TF / CF %{customdata}: %{y:,} listings<extra></extra>",
+        )
+    )
     fig.add_vline(x=1.0, line_dash="dash", line_color="#555", annotation_text="TF = CF")
     fig.update_layout(title=f"{title} ({int(weights.sum()):,} with CF > 0)", bargap=0.05)
     fig.update_xaxes(title_text=f"TF / CF (the last bar: {top:g} or more)", range=[0, top + step])
@@ -378,16 +433,23 @@ def zone_share_bars(counts: ChartCounts, by: str = "topic") -> go.Figure:
     groups = counts.zone_by_topic if by == "topic" else counts.zone_by_source
     if not groups:
         return _empty_figure(title)
-    rows = sorted(((label or "Unknown", inside, outside) for label, (inside, outside) in groups.items()),
-                  key=lambda r: (-r[1] / (r[1] + r[2]), r[0]))  # fmt: skip
+    rows = sorted(
+        ((label or "Unknown", inside, outside) for label, (inside, outside) in groups.items()),
+        key=lambda r: (-r[1] / (r[1] + r[2]), r[0]),
+    )
     shares = [100 * inside / (inside + outside) for _, inside, outside in rows]
-    fig = go.Figure(go.Bar(
-        # No bar labels: every text is measured by the browser on each redraw; the hover says it.
-        x=shares, y=[label for label, _, _ in rows], orientation="h", name="In the zone",
-        customdata=[[inside, inside + outside] for _, inside, outside in rows],
-        marker={"color": "#d62728"},
-        hovertemplate="%{y}: %{customdata[0]:,} of %{customdata[1]:,} in the zone (%{x:.1f}%)<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Bar(
+            # No bar labels: every text is measured by the browser on each redraw; the hover says it.
+            x=shares,
+            y=[label for label, _, _ in rows],
+            orientation="h",
+            name="In the zone",
+            customdata=[[inside, inside + outside] for _, inside, outside in rows],
+            marker={"color": "#d62728"},
+            hovertemplate="%{y}: %{customdata[0]:,} of %{customdata[1]:,} in the zone (%{x:.1f}%)<extra></extra>",
+        )
+    )
     inside_all = sum(inside for _, inside, _ in rows)
     overall = 100 * inside_all / sum(inside + outside for _, inside, outside in rows)
     fig.add_vline(x=overall, line_dash="dash", line_color="#555", annotation_text=f"all: {overall:.0f}%")
@@ -410,8 +472,9 @@ def first_year_bars(counts: ChartCounts) -> go.Figure:
     title = "First Wayback snapshot"
     if not counts.first_years:
         return _empty_figure(title)
-    return _year_bars(counts.first_years, f"{title} ({sum(counts.first_years.values()):,} domains)",
-                      "Year of first snapshot")  # fmt: skip
+    return _year_bars(
+        counts.first_years, f"{title} ({sum(counts.first_years.values()):,} domains)", "Year of first snapshot"
+    )
 
 
 def snapshots_age_heatmap(counts: ChartCounts) -> go.Figure:
@@ -465,8 +528,9 @@ def calendar_counts(dates: pd.Series | list, month: datetime.date) -> dict[datet
     return counts
 
 
-def drop_calendar(dates: pd.Series | list | Mapping[datetime.date, int], month: datetime.date,
-                  title: str = "", counted: str = "Drops") -> go.Figure:  # fmt: skip
+def drop_calendar(
+    dates: pd.Series | list | Mapping[datetime.date, int], month: datetime.date, title: str = "", counted: str = "Drops"
+) -> go.Figure:
     """Month calendar heatmap: columns Mon..Sun, one row per week, z = dates on that day.
 
     `dates` are the dates themselves, or already counted ({day: count}, as
@@ -487,11 +551,23 @@ def drop_calendar(dates: pd.Series | list | Mapping[datetime.date, int], month: 
         text.append([_day_text(d, counts.get(d)) for d in week])
         custom.append([d.isoformat() if d in counts else None for d in week])
     rows = [f"Week of {week[0]:%b %d}" for week in weeks]
-    fig = go.Figure(go.Heatmap(
-        z=z, x=WEEKDAYS, y=rows, text=text, texttemplate="%{text}", customdata=custom,
-        colorscale="Reds", zmin=0, xgap=3, ygap=3, hoverongaps=False, colorbar={"title": {"text": counted}},
-        hovertemplate="%{customdata}: %{z}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=WEEKDAYS,
+            y=rows,
+            text=text,
+            texttemplate="%{text}",
+            customdata=custom,
+            colorscale="Reds",
+            zmin=0,
+            xgap=3,
+            ygap=3,
+            hoverongaps=False,
+            colorbar={"title": {"text": counted}},
+            hovertemplate="%{customdata}: %{z}<extra></extra>",
+        )
+    )
     fig.update_layout(title=title or f"{month:%B %Y}")
     fig.update_xaxes(side="top")
     fig.update_yaxes(autorange="reversed")
@@ -536,35 +612,65 @@ def price_history(history: pd.DataFrame, currency: str | None = None) -> go.Figu
     for label, values in lines:
         keep = values.notna()
         if keep.any():
-            fig.add_trace(go.Scatter(x=frame.loc[keep, "_at"].tolist(), y=values[keep].tolist(),
-                                     mode="lines+markers", line={"shape": "hv"}, name=label))
+            fig.add_trace(
+                go.Scatter(
+                    x=frame.loc[keep, "_at"].tolist(),
+                    y=values[keep].tolist(),
+                    mode="lines+markers",
+                    line={"shape": "hv"},
+                    name=label,
+                )
+            )
     if "bids_count" in frame.columns:
         bids = _numeric(frame["bids_count"])
         keep = bids.notna()
         if keep.any():
-            fig.add_trace(go.Scatter(x=frame.loc[keep, "_at"].tolist(), y=bids[keep].tolist(), mode="markers",
-                                     name="Bids", yaxis="y2", marker={"symbol": "diamond", "size": 8}))
+            fig.add_trace(
+                go.Scatter(
+                    x=frame.loc[keep, "_at"].tolist(),
+                    y=bids[keep].tolist(),
+                    mode="markers",
+                    name="Bids",
+                    yaxis="y2",
+                    marker={"symbol": "diamond", "size": 8},
+                )
+            )
     if not fig.data:
         return _empty_figure(title)
-    most_bids = int(_numeric(frame["bids_count"]).max()) if "bids_count" in frame.columns and \
-        _numeric(frame["bids_count"]).notna().any() else 1  # fmt: skip
+    most_bids = (
+        int(_numeric(frame["bids_count"]).max())
+        if "bids_count" in frame.columns and _numeric(frame["bids_count"]).notna().any()
+        else 1
+    )
     fig.update_layout(
-        title=title, hovermode="x unified",
+        title=title,
+        hovermode="x unified",
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},  # clear of the axes
         xaxis={"title": {"text": "Observed at"}},
         yaxis={"title": {"text": f"Price ({currency})" if currency else "Price"}, "rangemode": "tozero"},
         # bids are counted: whole ticks only (a step of at least 1), never 2.05
-        yaxis2={"title": {"text": "Bids"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
-                "showgrid": False, "tickformat": ",d", "dtick": max(1, -(-most_bids // 5))},
+        yaxis2={
+            "title": {"text": "Bids"},
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+            "showgrid": False,
+            "tickformat": ",d",
+            "dtick": max(1, -(-most_bids // 5)),
+        },
     )
     return fig
 
 
 # ---------------------------------------------------------------- metric history
 
-_METRIC_LINES = (("trust_flow", "Trust Flow", "y"), ("citation_flow", "Citation Flow", "y"),
-                 ("domain_authority", "Domain Authority", "y"), ("referring_domains", "Referring domains", "y2"),
-                 ("backlinks_count", "Backlinks", "y2"))  # fmt: skip
+_METRIC_LINES = (
+    ("trust_flow", "Trust Flow", "y"),
+    ("citation_flow", "Citation Flow", "y"),
+    ("domain_authority", "Domain Authority", "y"),
+    ("referring_domains", "Referring domains", "y2"),
+    ("backlinks_count", "Backlinks", "y2"),
+)
 
 
 def metric_history(history: pd.DataFrame, jump_at: str | None = None) -> go.Figure:
@@ -582,9 +688,16 @@ def metric_history(history: pd.DataFrame, jump_at: str | None = None) -> go.Figu
         values = _numeric(frame[column])
         keep = values.notna()
         if keep.any():
-            fig.add_trace(go.Scatter(x=frame.loc[keep, "_at"].tolist(), y=values[keep].tolist(), mode="lines+markers",
-                                     line={"shape": "hv", "dash": "dot" if axis == "y2" else "solid"}, name=label,
-                                     yaxis=axis))  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=frame.loc[keep, "_at"].tolist(),
+                    y=values[keep].tolist(),
+                    mode="lines+markers",
+                    line={"shape": "hv", "dash": "dot" if axis == "y2" else "solid"},
+                    name=label,
+                    yaxis=axis,
+                )
+            )
     if not fig.data:
         return _empty_figure(title)
     if jump_at:
@@ -593,11 +706,17 @@ def metric_history(history: pd.DataFrame, jump_at: str | None = None) -> go.Figu
             fig.add_vline(x=peak, line={"color": "crimson", "dash": "dash"})
             fig.add_annotation(x=peak, y=1, yref="paper", text="sharp rise", showarrow=False, font={"color": "crimson"})
     fig.update_layout(
-        title=title, hovermode="x unified",
+        title=title,
+        hovermode="x unified",
         xaxis={"title": {"text": "Observed at"}},
         yaxis={"title": {"text": "TF / CF / DA"}, "range": [0, 100]},
-        yaxis2={"title": {"text": "Referring domains, backlinks"}, "overlaying": "y", "side": "right", "type": "log",
-                "showgrid": False},
+        yaxis2={
+            "title": {"text": "Referring domains, backlinks"},
+            "overlaying": "y",
+            "side": "right",
+            "type": "log",
+            "showgrid": False,
+        },
     )
     return fig
 

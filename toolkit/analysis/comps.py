@@ -47,10 +47,14 @@ def tld_family(tld: str | None) -> str:
 
 def _subject(mirror: Any, name: str) -> dict[str, Any]:
     sld, tld = split_domain(name)
-    row = mirror.connection().execute(
-        "SELECT ttf_topic, trust_flow, citation_flow FROM listings WHERE name = ? ORDER BY last_seen_at DESC LIMIT 1",
-        [name],
-    ).fetchone()
+    row = (
+        mirror.connection()
+        .execute(
+            "SELECT ttf_topic, trust_flow, citation_flow FROM listings WHERE name = ? ORDER BY last_seen_at DESC LIMIT 1",
+            [name],
+        )
+        .fetchone()
+    )
     topic, tf, cf = row if row else (None, None, None)
     return {"name": name, "sld": sld, "tld": tld, "words": set(name_words(sld)), "topic": topic, "tf": tf, "cf": cf}
 
@@ -71,7 +75,9 @@ def _sold(mirror: Any) -> Any:
             "r.bids, l.ttf_topic, l.trust_flow, l.citation_flow, 'auction' AS origin FROM auction_results r "
             "LEFT JOIN listings l ON l.id = r.listing_id WHERE r.sold = 1 "
             "UNION ALL SELECT NULL, name, tld, venue, sold_on, price, currency, price_eur, NULL, NULL, NULL, NULL, "
-            "origin FROM reported_sales", mirror.connection())  # fmt: skip
+            "origin FROM reported_sales",
+            mirror.connection(),
+        )
         frame["_sld"] = frame["name"].map(lambda n: split_domain(n)[0])
         frame["_tld"] = frame["tld"].fillna(frame["name"].map(lambda n: split_domain(n)[1]))
         frame["_family"] = frame["_tld"].map(tld_family)
@@ -92,8 +98,18 @@ def comparables(mirror: Any, name: str, *, limit: int = 10) -> Any:
     subject = _subject(mirror, name)
     frame = _sold(mirror)
     frame = frame[frame["name"] != name]
-    columns = ["name", "source", "ended_at", "final_price", "currency", "final_price_eur", "bids", "origin", "score",
-               "why"]
+    columns = [
+        "name",
+        "source",
+        "ended_at",
+        "final_price",
+        "currency",
+        "final_price_eur",
+        "bids",
+        "origin",
+        "score",
+        "why",
+    ]
     if frame.empty:
         return pd.DataFrame(columns=columns)
     slds, tlds = frame["_sld"], frame["_tld"]
@@ -109,17 +125,27 @@ def comparables(mirror: Any, name: str, *, limit: int = 10) -> Any:
         holds = np.zeros(len(frame), dtype=bool)
         for word in subject["words"]:
             holds |= lowered.str.contains(word, regex=False).to_numpy(dtype=bool, na_value=False)
-        shared = pd.Series([sorted(subject["words"] & set(name_words(sld))) if hit else [] for sld, hit in
-                            zip(slds, holds)], index=frame.index)  # fmt: skip
+        shared = pd.Series(
+            [sorted(subject["words"] & set(name_words(sld))) if hit else [] for sld, hit in zip(slds, holds)],
+            index=frame.index,
+        )
     words = (shared.map(len).to_numpy() / max(len(subject["words"]), 1)) if shared is not None else np.zeros(len(frame))
-    topic = (frame["ttf_topic"].str.lower() == (subject["topic"] or "").lower()).fillna(False).to_numpy() & bool(subject["topic"])
+    topic = (frame["ttf_topic"].str.lower() == (subject["topic"] or "").lower()).fillna(False).to_numpy() & bool(
+        subject["topic"]
+    )
     metrics = np.zeros(len(frame))
     for column, value in (("trust_flow", subject["tf"]), ("citation_flow", subject["cf"])):
         if value is not None:
             near = np.clip(1 - np.abs(frame[column].to_numpy(dtype=float) - value) / 20, 0, None)
             metrics += np.nan_to_num(near) / 2
-    score = (WEIGHTS["tld"] * same_tld + WEIGHTS["family"] * same_family + WEIGHTS["length"] * length
-             + WEIGHTS["words"] * words + WEIGHTS["topic"] * topic + WEIGHTS["metrics"] * metrics)  # fmt: skip
+    score = (
+        WEIGHTS["tld"] * same_tld
+        + WEIGHTS["family"] * same_family
+        + WEIGHTS["length"] * length
+        + WEIGHTS["words"] * words
+        + WEIGHTS["topic"] * topic
+        + WEIGHTS["metrics"] * metrics
+    )
     frame = frame.assign(score=np.round(score, 2))
     best = frame.assign(_order=-score).sort_values(["_order", "ended_at"], ascending=[True, False]).head(limit)
 
@@ -136,8 +162,10 @@ def comparables(mirror: Any, name: str, *, limit: int = 10) -> Any:
         if topic[index]:
             said.append(f"topic {subject['topic']}")
         if metrics[index] > 0:
-            said.append(f"TF/CF {_metric(frame['trust_flow'].iloc[index])}/{_metric(frame['citation_flow'].iloc[index])} "
-                        f"(vs {_metric(subject['tf'])}/{_metric(subject['cf'])})")  # fmt: skip
+            said.append(
+                f"TF/CF {_metric(frame['trust_flow'].iloc[index])}/{_metric(frame['citation_flow'].iloc[index])} "
+                f"(vs {_metric(subject['tf'])}/{_metric(subject['cf'])})"
+            )
         return "; ".join(said) or "nothing in common but a sale"
 
     positions = {label: i for i, label in enumerate(frame.index)}

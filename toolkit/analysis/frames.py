@@ -37,9 +37,25 @@ __all__ = [
     "currency_mistakes",
 ]
 
-METRICS = ["id", "name", "source", "tld", "type", "currency", "effective_price", "score", "trust_flow",
-           "citation_flow", "ttf_topic", "age", "wayback_first_date", "wayback_snapshots", "language",
-           "auction_end_date", "bids_count"]  # fmt: skip
+METRICS = [
+    "id",
+    "name",
+    "source",
+    "tld",
+    "type",
+    "currency",
+    "effective_price",
+    "score",
+    "trust_flow",
+    "citation_flow",
+    "ttf_topic",
+    "age",
+    "wayback_first_date",
+    "wayback_snapshots",
+    "language",
+    "auction_end_date",
+    "bids_count",
+]
 # CF this far above TF (CF >= 2 TF + 10) is the classic sign of bought, low-quality links.
 SPAM_MARGIN = 10
 
@@ -52,14 +68,16 @@ def tf_cf_by(mirror: Mirror, by: str = "source", params: Mapping[str, Any] | Non
     """Per `source` or `tld`: listings, how many have TF/CF, median TF and CF, median TF/CF."""
     frame = spam_signal(_listings(mirror, params))
     grouped = frame.groupby(by, dropna=False)
-    out = pd.DataFrame({
-        "listings": grouped.size(),
-        "with_metrics": grouped["tf_cf_ratio"].count(),
-        "median_tf": grouped["trust_flow"].median(),
-        "median_cf": grouped["citation_flow"].median(),
-        "median_ratio": grouped["tf_cf_ratio"].median(),
-        "spam_share": grouped["cf_far_above_tf"].mean(),
-    })  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "listings": grouped.size(),
+            "with_metrics": grouped["tf_cf_ratio"].count(),
+            "median_tf": grouped["trust_flow"].median(),
+            "median_cf": grouped["citation_flow"].median(),
+            "median_ratio": grouped["tf_cf_ratio"].median(),
+            "spam_share": grouped["cf_far_above_tf"].mean(),
+        }
+    )
     return out.sort_values("listings", ascending=False)
 
 
@@ -88,8 +106,13 @@ def tf_per_price(mirror: Mirror, params: Mapping[str, Any] | None = None, top: i
     frame = frame[frame["effective_price"].gt(0) & frame["trust_flow"].gt(0) & frame["currency"].notna()]
     frame = frame.assign(tf_per_unit=frame["trust_flow"].astype(float) / frame["effective_price"].astype(float))
     ranked = frame.sort_values(["currency", "tf_per_unit", "id"], ascending=[True, False, True])
-    return ranked.groupby("currency").head(top)[["currency", "name", "source", "trust_flow", "effective_price",
-                                                 "tf_per_unit", "auction_end_date", "id"]].reset_index(drop=True)  # fmt: skip
+    return (
+        ranked.groupby("currency")
+        .head(top)[
+            ["currency", "name", "source", "trust_flow", "effective_price", "tf_per_unit", "auction_end_date", "id"]
+        ]
+        .reset_index(drop=True)
+    )
 
 
 def age_profile(mirror: Mirror, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
@@ -98,16 +121,26 @@ def age_profile(mirror: Mirror, params: Mapping[str, Any] | None = None) -> pd.D
     frame = frame[frame["age"].notna() & frame["wayback_snapshots"].notna()]
     density = frame["wayback_snapshots"].astype(float) / frame["age"].clip(lower=1).astype(float)
     grouped = frame.assign(density=density).groupby("age")
-    return pd.DataFrame({"listings": grouped.size(), "median_snapshots": grouped["wayback_snapshots"].median(),
-                         "snapshots_per_year": grouped["density"].median()})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "listings": grouped.size(),
+            "median_snapshots": grouped["wayback_snapshots"].median(),
+            "snapshots_per_year": grouped["density"].median(),
+        }
+    )
 
 
 def first_snapshot_cohorts(frame: pd.DataFrame) -> pd.DataFrame:
     """Per year of the first web-archive snapshot: listings, median TF and median price."""
     year = pd.to_numeric(frame["wayback_first_date"].str.slice(0, 4), errors="coerce")
     grouped = frame.assign(first_year=year).dropna(subset=["first_year"]).groupby("first_year")
-    out = pd.DataFrame({"listings": grouped.size(), "median_tf": grouped["trust_flow"].median(),
-                        "median_price": grouped["effective_price"].median()})  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "listings": grouped.size(),
+            "median_tf": grouped["trust_flow"].median(),
+            "median_price": grouped["effective_price"].median(),
+        }
+    )
     out.index = out.index.astype(int)
     return out
 
@@ -121,8 +154,12 @@ def language_by_tld(frame: pd.DataFrame, top_tlds: int = 10) -> pd.DataFrame:
 
 def age_against_price(frame: pd.DataFrame) -> pd.DataFrame:
     """Median price and listings per age band, per currency."""
-    bands = pd.cut(frame["age"].astype(float), [0, 2, 5, 10, 15, 20, 30, 100], right=False,
-                   labels=["0-1", "2-4", "5-9", "10-14", "15-19", "20-29", "30+"])  # fmt: skip
+    bands = pd.cut(
+        frame["age"].astype(float),
+        [0, 2, 5, 10, 15, 20, 30, 100],
+        right=False,
+        labels=["0-1", "2-4", "5-9", "10-14", "15-19", "20-29", "30+"],
+    )
     priced = frame.assign(age_band=bands)[frame["effective_price"].notna() & bands.notna()]
     return priced.groupby(["currency", "age_band"], observed=True)["effective_price"].agg(["count", "median"])
 
@@ -146,10 +183,15 @@ def status_mix(mirror: Mirror, params: Mapping[str, Any] | None = None) -> pd.Da
 
 def best_of_the_week(mirror: Mirror, n: int = 20) -> pd.DataFrame:
     """The pending-delete domains dropping within 7 days, best score first."""
-    frame = mirror.pending_df({"drops_within": "7"}, columns=["domain", "tld", "whois_status", "estimated_drop_date",
-                                                                "score", "trust_flow", "referring_domains"])  # fmt: skip
-    return frame.sort_values(["score", "trust_flow", "domain"], ascending=[False, False, True],
-                             na_position="last").head(n).reset_index(drop=True)  # fmt: skip
+    frame = mirror.pending_df(
+        {"drops_within": "7"},
+        columns=["domain", "tld", "whois_status", "estimated_drop_date", "score", "trust_flow", "referring_domains"],
+    )
+    return (
+        frame.sort_values(["score", "trust_flow", "domain"], ascending=[False, False, True], na_position="last")
+        .head(n)
+        .reset_index(drop=True)
+    )
 
 
 def bid_trajectories(mirror: Mirror, top: int = 10) -> pd.DataFrame:
@@ -209,9 +251,11 @@ def first_seen_cohorts(mirror: Mirror) -> pd.DataFrame:
     """Listings per day this mirror first saw them, per origin (demo, sync, ingest), and how
     many of each cohort are still live (packed and archived ones counted too)."""
     now = mirror.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-    sql = ("SELECT substr(first_seen_at, 1, 10) AS first_seen, origin, count(*) AS listings, "
-           "sum(closed_at IS NULL AND (auction_end_date IS NULL OR auction_end_date > ?)) AS still_live "
-           "FROM listings GROUP BY 1, 2")  # fmt: skip
+    sql = (
+        "SELECT substr(first_seen_at, 1, 10) AS first_seen, origin, count(*) AS listings, "
+        "sum(closed_at IS NULL AND (auction_end_date IS NULL OR auction_end_date > ?)) AS still_live "
+        "FROM listings GROUP BY 1, 2"
+    )
     frame = _with_put_away(mirror, sql, [now], ["first_seen_at", "origin", "closed_at", "auction_end_date"])
     frame = frame.groupby(["first_seen", "origin"], as_index=False, dropna=False)[["listings", "still_live"]].sum()
     return frame.sort_values(["first_seen", "origin"], ignore_index=True)
@@ -221,9 +265,22 @@ def first_seen_cohorts(mirror: Mirror) -> pd.DataFrame:
 
 # The exclusion filters of the signals (toolkit/signals/) and the column each reads.
 SIGNAL_FLAGS = {"exclude_inflated": "metrics_jumped", "exclude_spam": "spam_count", "exclude_parked": "archive_parked"}
-_SIGNAL_COLUMNS = ["id", "name", "source", "currency", "effective_price", "effective_price_eur", "trust_flow",
-                   "metrics_jumped", "metrics_jump", "spam_count", "spam_terms", "archive_parked",
-                   "archive_parked_reason", "archive_continuity"]  # fmt: skip
+_SIGNAL_COLUMNS = [
+    "id",
+    "name",
+    "source",
+    "currency",
+    "effective_price",
+    "effective_price_eur",
+    "trust_flow",
+    "metrics_jumped",
+    "metrics_jump",
+    "spam_count",
+    "spam_terms",
+    "archive_parked",
+    "archive_parked_reason",
+    "archive_continuity",
+]
 
 
 def flagged_buys(mirror: Mirror, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
@@ -240,7 +297,9 @@ def flagged_buys(mirror: Mirror, params: Mapping[str, Any] | None = None) -> pd.
     hits["any flag"] = hits["exclude_inflated"] | hits["exclude_spam"] | hits["exclude_parked"]
     value = frame["effective_price_eur"].astype("Float64")
     rows = [{"flag": name, "listings": int(hit.sum()), "eur": float(value[hit].sum())} for name, hit in hits.items()]
-    rows.append({"flag": "kept", "listings": int((~hits["any flag"]).sum()), "eur": float(value[~hits["any flag"]].sum())})
+    rows.append(
+        {"flag": "kept", "listings": int((~hits["any flag"]).sum()), "eur": float(value[~hits["any flag"]].sum())}
+    )
     return pd.DataFrame(rows).set_index("flag")
 
 
@@ -254,6 +313,13 @@ def currency_mistakes(mirror: Mirror, limit: float, params: Mapping[str, Any] | 
     rows = []
     for currency in sorted(set(a.index) | set(b.index)):
         ids_a, ids_b = a.get(currency, set()), b.get(currency, set())
-        rows.append({"currency": currency, "price_max": len(ids_a), "price_eur_max": len(ids_b),
-                     "wrongly_in": len(ids_a - ids_b), "wrongly_out": len(ids_b - ids_a)})  # fmt: skip
+        rows.append(
+            {
+                "currency": currency,
+                "price_max": len(ids_a),
+                "price_eur_max": len(ids_b),
+                "wrongly_in": len(ids_a - ids_b),
+                "wrongly_out": len(ids_b - ids_a),
+            }
+        )
     return pd.DataFrame(rows).set_index("currency")

@@ -71,8 +71,12 @@ def _calibrated(outside: np.ndarray, groups: np.ndarray, auctions: np.ndarray) -
     per = pd.DataFrame({"miss": outside, "group": groups, "auction": auctions}).groupby(["auction", "group"])["miss"]
     one = per.median().reset_index()
     whole = _widen(one["miss"].to_numpy())
-    return [_widen(one.loc[one["group"] == k, "miss"].to_numpy()) if (one["group"] == k).sum() >= _MIN_CALIBRATION
-            else whole for k in range(2 * (len(HOURS_LEFT) + 1))]  # fmt: skip
+    return [
+        _widen(one.loc[one["group"] == k, "miss"].to_numpy())
+        if (one["group"] == k).sum() >= _MIN_CALIBRATION
+        else whole
+        for k in range(2 * (len(HOURS_LEFT) + 1))
+    ]
 
 
 def _hours(later: Any, earlier: Any) -> Any:
@@ -116,9 +120,12 @@ def training_frame(mirror: Any, *, ended_before: str | None = None, ended_from: 
         "JOIN listing_history h ON h.listing_id = r.listing_id AND h.observed_at < r.ended_at "
         "LEFT JOIN listings l ON l.id = r.listing_id "
         f"WHERE {' AND '.join(where)} AND h.bids_count > 0 AND h.max_bid > 0",
-        mirror.connection(), params=args)  # fmt: skip
-    frame = pd.concat([f for f in (frame, _put_away_sightings(mirror, where, args)) if not f.empty] or [frame],
-                      ignore_index=True)  # fmt: skip
+        mirror.connection(),
+        params=args,
+    )
+    frame = pd.concat(
+        [f for f in (frame, _put_away_sightings(mirror, where, args)) if not f.empty] or [frame], ignore_index=True
+    )
     if frame.empty:
         return frame
     frame["bid_eur"] = frame["max_bid"] * frame["rate"]
@@ -140,15 +147,28 @@ def _put_away_sightings(mirror: Any, where: list[str], args: list[Any]) -> Any:
     results = pd.read_sql_query(
         "SELECT r.listing_id, r.source, r.ended_at, r.final_price_eur, r.final_price_eur / r.final_price AS rate "
         f"FROM auction_results r WHERE {' AND '.join(where)} AND NOT EXISTS "
-        "(SELECT 1 FROM listings l WHERE l.id = r.listing_id)", conn, params=args)  # fmt: skip
+        "(SELECT 1 FROM listings l WHERE l.id = r.listing_id)",
+        conn,
+        params=args,
+    )
     if results.empty:
         return results
     ids = [int(i) for i in results["listing_id"]]
-    seen = pd.DataFrame(archived_rows(mirror.path, "listing_history", "listing_id", ids,
-                                      ["listing_id", "observed_at", "max_bid", "bids_count"], conn=conn),
-                        columns=["listing_id", "observed_at", "max_bid", "bids"])  # fmt: skip
-    first = pd.DataFrame(archived_rows(mirror.path, "listings", "id", ids, ["id", "first_seen_at"], conn=conn),
-                         columns=["listing_id", "first_seen_at"]).drop_duplicates("listing_id")  # fmt: skip
+    seen = pd.DataFrame(
+        archived_rows(
+            mirror.path,
+            "listing_history",
+            "listing_id",
+            ids,
+            ["listing_id", "observed_at", "max_bid", "bids_count"],
+            conn=conn,
+        ),
+        columns=["listing_id", "observed_at", "max_bid", "bids"],
+    )
+    first = pd.DataFrame(
+        archived_rows(mirror.path, "listings", "id", ids, ["id", "first_seen_at"], conn=conn),
+        columns=["listing_id", "first_seen_at"],
+    ).drop_duplicates("listing_id")
     rows = results.merge(seen, on="listing_id").merge(first, on="listing_id", how="left")
     keep = (rows["observed_at"] < rows["ended_at"]) & (rows["bids"].fillna(0) > 0) & (rows["max_bid"].fillna(0) > 0)
     return rows[keep]
@@ -179,9 +199,15 @@ def train_live(mirror: Any, *, ended_before: str | None = None, max_iter: int = 
     mask = [c == "source" for c in matrix.columns]
     with bounded_threads():
         for quantile in (0.1, 0.5, 0.9):
-            regressor = HistGradientBoostingRegressor(loss="quantile", quantile=quantile, max_iter=max_iter,
-                                                      learning_rate=0.1, min_samples_leaf=20, random_state=0,
-                                                      categorical_features=mask)  # fmt: skip
+            regressor = HistGradientBoostingRegressor(
+                loss="quantile",
+                quantile=quantile,
+                max_iter=max_iter,
+                learning_rate=0.1,
+                min_samples_leaf=20,
+                random_state=0,
+                categorical_features=mask,
+            )
             model.models.append(regressor.fit(matrix.iloc[:cut], target[:cut]))
         low, high = model.models[0].predict(matrix.iloc[cut:]), model.models[2].predict(matrix.iloc[cut:])
     outside = np.maximum(low - target[cut:], target[cut:] - high)
@@ -219,7 +245,10 @@ def live_frame(mirror: Any, *, missing_only: bool = False) -> Any:
         "SELECT id AS listing_id, source, effective_price_eur AS bid_eur, bids_count AS bids, auction_end_date, "
         "first_seen_at FROM listings WHERE closed_at IS NULL AND live_until > ? AND type = 'auction' "
         "AND bids_count > 0 AND max_bid > 0 AND effective_price_eur > 0 AND auction_end_date > ?"
-        + (" AND live_mid IS NULL" if missing_only else ""), mirror.connection(), params=[now, now])  # fmt: skip
+        + (" AND live_mid IS NULL" if missing_only else ""),
+        mirror.connection(),
+        params=[now, now],
+    )
     if frame.empty:
         return frame
     stamp = pd.Series([now] * len(frame), index=frame.index)

@@ -31,8 +31,18 @@ import numpy as np
 
 __all__ = ["LABEL_NUMERIC", "label_features", "word_prices", "word_price_table", "UNKNOWN_WORD"]
 
-LABEL_NUMERIC = ("length", "hyphens", "digits", "words", "word_cost", "rarest_word", "commonest_word", "one_word",
-                 "vowels", "consonant_run")  # fmt: skip
+LABEL_NUMERIC = (
+    "length",
+    "hyphens",
+    "digits",
+    "words",
+    "word_cost",
+    "rarest_word",
+    "commonest_word",
+    "one_word",
+    "vowels",
+    "consonant_run",
+)
 UNKNOWN_WORD = 30.0  # the cost of a run of letters wordninja's list does not hold
 _VOWELS = frozenset("aeiouy")
 _RUN = re.compile(r"[^\W\d_]+")
@@ -65,9 +75,20 @@ def _one(label: str, costs: dict[str, float], segment: Any) -> tuple:
     word_costs = [costs.get(w, UNKNOWN_WORD) for w in pieces] or [UNKNOWN_WORD]
     run = max((len(m) for m in _CONSONANTS.findall(label)), default=0)
     words = tuple(w for w in pieces if len(w) >= 3)  # as name_words reads them
-    return (len(label), label.count("-"), digits, len(words), sum(word_costs) / max(len(label), 1),
-            max(word_costs), min(word_costs), float(label in costs), sum(c in _VOWELS for c in label) / max(letters, 1),
-            run, _pattern(label, letters, digits), words)  # fmt: skip
+    return (
+        len(label),
+        label.count("-"),
+        digits,
+        len(words),
+        sum(word_costs) / max(len(label), 1),
+        max(word_costs),
+        min(word_costs),
+        float(label in costs),
+        sum(c in _VOWELS for c in label) / max(letters, 1),
+        run,
+        _pattern(label, letters, digits),
+        words,
+    )
 
 
 def label_features(labels: Iterable[str]) -> Any:
@@ -112,8 +133,13 @@ def _lookup(words: list[tuple[str, ...]], table: dict[str, tuple[float, int]]) -
     return median, np.log1p(count)
 
 
-def word_prices(words: Iterable[tuple[str, ...]], log_prices: Iterable[float] | None = None, *,
-                table: dict[str, tuple[float, int]] | None = None, folds: int = 5) -> tuple[np.ndarray, np.ndarray]:
+def word_prices(
+    words: Iterable[tuple[str, ...]],
+    log_prices: Iterable[float] | None = None,
+    *,
+    table: dict[str, tuple[float, int]] | None = None,
+    folds: int = 5,
+) -> tuple[np.ndarray, np.ndarray]:
     """`comps_word`, `comps_word_n` of each label, from its words: from `table` (the sales
     learnt from) when given; else from the sales themselves (`log_prices`), each fold of them
     priced by the others, so that no sale is its own comparable."""

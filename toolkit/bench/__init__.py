@@ -24,5 +24,18 @@ from .query import (
     summarize,
 )
 
-__all__ = ["BenchQuery", "QueryTiming", "BenchReport", "build_suite", "random_suite", "run_bench", "bench", "main",
-           "TARGET_MAX_MS", "compare", "format_report", "load_frames", "summarize"]  # fmt: skip
+__all__ = [
+    "BenchQuery",
+    "QueryTiming",
+    "BenchReport",
+    "build_suite",
+    "random_suite",
+    "run_bench",
+    "bench",
+    "main",
+    "TARGET_MAX_MS",
+    "compare",
+    "format_report",
+    "load_frames",
+    "summarize",
+]

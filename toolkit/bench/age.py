@@ -40,8 +40,7 @@ __all__ = ["main", "add_closed_months", "day_of_writes"]
 HISTORY_PER_LISTING = 3
 
 
-def add_closed_months(path: str, first_month: int, months: int, per_day: int, now: datetime,
-                      live_from: int = 0) -> int:  # fmt: skip
+def add_closed_months(path: str, first_month: int, months: int, per_day: int, now: datetime, live_from: int = 0) -> int:
     """Add `months` months of closed listings (`per_day` a day), the newest month ending
     `first_month` months before `now`: copies of platform listings, new ids and names,
     closed on each day, with their history. One bulk transaction. The copies are of open
@@ -52,8 +51,9 @@ def add_closed_months(path: str, first_month: int, months: int, per_day: int, no
     added = 0
     try:
         columns = [d[0] for d in conn.execute("SELECT * FROM listings LIMIT 0").description]
-        templates = conn.execute("SELECT count(*) FROM listings WHERE id >= ? AND source != 'regfree' "
-                                 "AND closed_at IS NULL", [live_from]).fetchone()[0]  # fmt: skip
+        templates = conn.execute(
+            "SELECT count(*) FROM listings WHERE id >= ? AND source != 'regfree' AND closed_at IS NULL", [live_from]
+        ).fetchone()[0]
         with bulk_load(conn, ("listings",)) as writer:
             # Below every id held, oldest first, ascending: the service numbers listings as
             # they come, so those that closed months ago are older, and lower, than the live
@@ -71,8 +71,9 @@ def add_closed_months(path: str, first_month: int, months: int, per_day: int, no
     return added
 
 
-def _one_day(conn: Any, columns: list[str], templates: tuple[int, int], count: int, closed: datetime,
-             after_id: int) -> int:  # fmt: skip
+def _one_day(
+    conn: Any, columns: list[str], templates: tuple[int, int], count: int, closed: datetime, after_id: int
+) -> int:
     """`count` closed copies of platform listings, closed at `closed`, ids from `after_id + 1`
     up, with their history."""
     stamp = closed.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -93,7 +94,9 @@ def _one_day(conn: Any, columns: list[str], templates: tuple[int, int], count: i
         f"INSERT INTO listings ({', '.join(columns)}) SELECT {select} FROM (SELECT * FROM listings "
         f"WHERE id >= {live_from} AND source != 'regfree' AND closed_at IS NULL LIMIT {count} OFFSET {offset})"
     )
-    made = conn.execute("SELECT count(*) FROM listings WHERE id > ? AND id <= ?", [after_id, after_id + count]).fetchone()[0]
+    made = conn.execute(
+        "SELECT count(*) FROM listings WHERE id > ? AND id <= ?", [after_id, after_id + count]
+    ).fetchone()[0]
     conn.execute(
         "INSERT INTO listing_history (listing_id, observed_at, price, max_bid, bids_count, effective_price, "
         "auction_end_date, trust_flow, citation_flow, domain_authority, referring_domains, backlinks_count) "
@@ -121,8 +124,10 @@ def day_of_writes(path: str, per_day: int, seed: int, live_from: int = 0) -> dic
         low, high = conn.execute("SELECT max(min(id), ?), max(id) FROM listings", [live_from]).fetchone()
 
         def live_page() -> list[tuple]:  # 100 live platform listings from a random place (a seek, not a scan)
-            return conn.execute("SELECT * FROM listings WHERE id >= ? AND closed_at IS NULL AND source != 'regfree' "
-                                "LIMIT 100", [rnd.randint(low, high)]).fetchall()  # fmt: skip
+            return conn.execute(
+                "SELECT * FROM listings WHERE id >= ? AND closed_at IS NULL AND source != 'regfree' LIMIT 100",
+                [rnd.randint(low, high)],
+            ).fetchall()
 
         started = time.perf_counter()
         top = high
@@ -131,14 +136,18 @@ def day_of_writes(path: str, per_day: int, seed: int, live_from: int = 0) -> dic
             for row in page:
                 top += 1
                 row[0], row[1] = top, f"n{top}{row[1]}"
-            conn.executemany(f"INSERT INTO listings ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", page)
+            conn.executemany(
+                f"INSERT INTO listings ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", page
+            )
             conn.commit()
         spent["new listings"] = time.perf_counter() - started
         started = time.perf_counter()
         for _ in range(0, per_day // 3, 100):
-            conn.executemany("UPDATE listings SET bids_count = coalesce(bids_count, 0) + 1, max_bid = coalesce(max_bid, "
-                             "price, 1) * 1.1, effective_price = coalesce(max_bid, price, 1) * 1.1 WHERE id = ?",
-                             [(row[0],) for row in live_page()])  # fmt: skip
+            conn.executemany(
+                "UPDATE listings SET bids_count = coalesce(bids_count, 0) + 1, max_bid = coalesce(max_bid, "
+                "price, 1) * 1.1, effective_price = coalesce(max_bid, price, 1) * 1.1 WHERE id = ?",
+                [(row[0],) for row in live_page()],
+            )
             conn.commit()
         spent["bid updates"] = time.perf_counter() - started
         started = time.perf_counter()
@@ -160,7 +169,8 @@ def _stage(path: str, label: str, args: argparse.Namespace, say: Any, live_from:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     figures["rows"], figures["closed"] = conn.execute(  # packed listings are the mirror's too
         "SELECT (SELECT count(*) FROM listings) + (SELECT count(*) FROM packed_listings), "
-        "(SELECT count(closed_at) FROM listings) + (SELECT count(*) FROM packed_listings)").fetchone()  # fmt: skip
+        "(SELECT count(closed_at) FROM listings) + (SELECT count(*) FROM packed_listings)"
+    ).fetchone()
     conn.close()
     figures["file_mb"] = file_bytes(path) / 1e6
     say(f"{label}: building the live index ...")
@@ -204,18 +214,45 @@ def _first_closed_request(path: str) -> float:
 
 
 def _table(rows: list[dict[str, Any]], markdown: bool) -> str:
-    head = ["stage", "rows", "closed", "file MB", "archive MB", "index MB", "build s", "day's writes s", "refresh s",
-            "layer p50/p95/max ms", "DuckDB p50/p95/max ms", "p50 ratio", "same answers"]  # fmt: skip
+    head = [
+        "stage",
+        "rows",
+        "closed",
+        "file MB",
+        "archive MB",
+        "index MB",
+        "build s",
+        "day's writes s",
+        "refresh s",
+        "layer p50/p95/max ms",
+        "DuckDB p50/p95/max ms",
+        "p50 ratio",
+        "same answers",
+    ]
     lines = []
     for r in rows:
         layer, duck = r["layer"], r["duckdb"]
-        lines.append([r["stage"], f"{r['rows']:,}", f"{r['closed']:,}", f"{r['file_mb']:,.0f}",
-                      f"{r.get('archive_mb', 0):,.0f}", f"{r['index_mb']:,.0f}", f"{r['build_s']:.1f}",
-                      f"{r.get('writes_s', 0):.1f}", f"{r.get('refresh_s', 0):.2f}",
-                      f"{layer[0]:.1f} / {layer[1]:.1f} / {layer[2]:.1f}", f"{duck[0]:.1f} / {duck[1]:.1f} / {duck[2]:.1f}",
-                      f"{layer[0] / duck[0]:.2f}x", "yes" if r["agree"] else "NO"])  # fmt: skip
+        lines.append(
+            [
+                r["stage"],
+                f"{r['rows']:,}",
+                f"{r['closed']:,}",
+                f"{r['file_mb']:,.0f}",
+                f"{r.get('archive_mb', 0):,.0f}",
+                f"{r['index_mb']:,.0f}",
+                f"{r['build_s']:.1f}",
+                f"{r.get('writes_s', 0):.1f}",
+                f"{r.get('refresh_s', 0):.2f}",
+                f"{layer[0]:.1f} / {layer[1]:.1f} / {layer[2]:.1f}",
+                f"{duck[0]:.1f} / {duck[1]:.1f} / {duck[2]:.1f}",
+                f"{layer[0] / duck[0]:.2f}x",
+                "yes" if r["agree"] else "NO",
+            ]
+        )
     if markdown:
-        return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(x) + " |" for x in lines])
+        return "\n".join(
+            ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(x) + " |" for x in lines]
+        )
     return "\n".join("  ".join(x) for x in [head, *lines])
 
 
@@ -227,8 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--random", type=int, default=40, help="random live requests per stage (default 40)")
     parser.add_argument("--repeat", type=int, default=3, help="timings per request (median; default 3)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--archive", default="180d", help="after the last stage, archive what closed before this (none: skip)")
-    parser.add_argument("--pack-after", default="30d", help="after the archive, pack what closed before this (none: skip)")
+    parser.add_argument(
+        "--archive", default="180d", help="after the last stage, archive what closed before this (none: skip)"
+    )
+    parser.add_argument(
+        "--pack-after", default="30d", help="after the archive, pack what closed before this (none: skip)"
+    )
     parser.add_argument("--work", default=None, help="the folder for the aged copy (default: a temporary one)")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
@@ -284,15 +325,20 @@ def main(argv: list[str] | None = None) -> int:
             say(f"{label}: the first include_closed request (builds the index part of every listing) ...")
             figures["all_build_s"] = _first_closed_request(path)
             rows.append(figures)
-    print(f"{platform.machine()}, {os.cpu_count()} cores; {args.per_day:,} closings a day; {args.random} random live "
-          f"requests (seed {args.seed}), median of {args.repeat} each")  # fmt: skip
+    print(
+        f"{platform.machine()}, {os.cpu_count()} cores; {args.per_day:,} closings a day; {args.random} random live "
+        f"requests (seed {args.seed}), median of {args.repeat} each"
+    )
     print(_table(rows, args.markdown))
     last = rows[-1]
     if "archive_s" in last:
         fresh = rows[0]["file_mb"] if rows[0]["stage"] == "fresh" else None
-        print(f"archive {last['archive_s']:.0f} s" + (f", pack {last['packed']:,} listings {last['pack_s']:.0f} s"
-              if "pack_s" in last else "") + f"; first include_closed request {last['all_build_s']:.1f} s"
-              + (f"; file {last['file_mb'] / fresh:.2f}x fresh" if fresh else ""))  # fmt: skip
+        print(
+            f"archive {last['archive_s']:.0f} s"
+            + (f", pack {last['packed']:,} listings {last['pack_s']:.0f} s" if "pack_s" in last else "")
+            + f"; first include_closed request {last['all_build_s']:.1f} s"
+            + (f"; file {last['file_mb'] / fresh:.2f}x fresh" if fresh else "")
+        )
     return 0 if all(r["agree"] for r in rows) else 1
 
 

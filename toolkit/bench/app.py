@@ -32,7 +32,9 @@ def _timed(run) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.bench.app", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", required=True, help="the mirror (a full demo mirror for the figures of docs/benchmarks.md)")
+    parser.add_argument(
+        "--db", required=True, help="the mirror (a full demo mirror for the figures of docs/benchmarks.md)"
+    )
     args = parser.parse_args(argv)
     os.environ["EDT_DB"] = args.db
     import streamlit as st
@@ -44,15 +46,23 @@ def main(argv: list[str] | None = None) -> int:
     some_name = Mirror(args.db, readonly=True).search_domains({"sort": "-bids_count", "per_page": 2})["data"][1]["name"]
     other_name = Mirror(args.db, readonly=True).search_domains({"per_page": 1})["data"][0]["name"]
     changes = {
-        "explore": ("tf_min = 20", lambda at: _opened(at, "f:group:seo").sidebar.number_input(key="f:tf_min")
-                    .set_value(20)),
-        "pending": ("tld = uk", lambda at: _opened(at, "p:group:source").sidebar.text_input(key="p:tld")
-                    .set_value("uk")),
+        "explore": (
+            "tf_min = 20",
+            lambda at: _opened(at, "f:group:seo").sidebar.number_input(key="f:tf_min").set_value(20),
+        ),
+        "pending": (
+            "tld = uk",
+            lambda at: _opened(at, "p:group:source").sidebar.text_input(key="p:tld").set_value("uk"),
+        ),
         "detail": ("another name", lambda at: at.text_input(key="detail_name").set_value(other_name)),
-        "trust-flow": ("tf_min = 20", lambda at: _opened(at, "f:group:seo").sidebar.number_input(key="f:tf_min")
-                       .set_value(20)),
-        "archive": ("language = FR", lambda at: _opened(at, "f:group:archive").sidebar.text_input(key="f:language")
-                    .set_value("FR")),
+        "trust-flow": (
+            "tf_min = 20",
+            lambda at: _opened(at, "f:group:seo").sidebar.number_input(key="f:tf_min").set_value(20),
+        ),
+        "archive": (
+            "language = FR",
+            lambda at: _opened(at, "f:group:archive").sidebar.text_input(key="f:language").set_value("FR"),
+        ),
         "calendar": ("pending drops", lambda at: at.radio(key="cal_kind").set_value("drops")),
         "watchlist": ("rerun", lambda at: at),
         "sync": ("rerun", lambda at: at),
@@ -74,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     print("| page | first render s | change | after change s | under 2 s |")
     print("|---|---:|---|---:|---|")
     for view, first, what, again, failed in rows:
-        verdict = "EXCEPTION: " + failed[0].splitlines()[0] if failed else ("yes" if max(first, again) < TARGET_S else "NO")
+        verdict = (
+            "EXCEPTION: " + failed[0].splitlines()[0] if failed else ("yes" if max(first, again) < TARGET_S else "NO")
+        )
         print(f"| {view} | {first:.2f} | {what} | {again:.2f} | {verdict} |")
     return 0 if all(not f and max(a, b) < TARGET_S for _, a, _, b, f in rows) else 1
 

@@ -164,8 +164,9 @@ def page_failure(exception_texts: Sequence[str], page_text: str) -> str | None:
     lines = page_text.splitlines()
     for index, line in enumerate(lines):
         if "Traceback" in line:
-            ending = next((later.strip() for later in lines[index + 1 :] if _EXCEPTION_LINE.match(later.strip())),
-                          line.strip())  # fmt: skip
+            ending = next(
+                (later.strip() for later in lines[index + 1 :] if _EXCEPTION_LINE.match(later.strip())), line.strip()
+            )
             return f"EXCEPTION: {ending}"
     return None
 
@@ -179,12 +180,26 @@ def _free_port() -> int:
 def _start_server(app: Path, db: Path, port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
     from ..ui import streamlit_flags
 
-    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-               *streamlit_flags()]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.fileWatcherType",
+        "none",
+        *streamlit_flags(),
+    ]
     env = {**os.environ, "EDT_DB": str(db)}
-    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            cwd=str(app.parent))  # fmt: skip
+    return subprocess.Popen(
+        command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(app.parent)
+    )
 
 
 def _wait_healthy(base: str, server: subprocess.Popen[bytes], timeout: float) -> bool:
@@ -241,8 +256,15 @@ def browser() -> Iterator[Any]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
-                     "--disable-dev-shm-usage", "--no-first-run", "--disable-extensions"):  # fmt: skip
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--window-size=1400,1000",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-extensions",
+    ):
         options.add_argument(argument)
     try:
         driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
@@ -259,8 +281,13 @@ def _rendered(state: dict[str, Any]) -> bool:
         return False
     if state.get("exceptions"):
         return state.get("script") == "notRunning"
-    return (state.get("script") == "notRunning" and not state.get("statusWidget") and state.get("elements", 0) > 0
-            and not state.get("skeletons") and not state.get("chartsPending"))  # fmt: skip
+    return (
+        state.get("script") == "notRunning"
+        and not state.get("statusWidget")
+        and state.get("elements", 0) > 0
+        and not state.get("skeletons")
+        and not state.get("chartsPending")
+    )
 
 
 def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PAGE_TIMEOUT_S) -> ViewResult:
@@ -281,8 +308,10 @@ def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PA
                 break
             time.sleep(POLL_S)
         else:
-            failure = (f"TIMEOUT: not rendered after {timeout:.0f} s (script {state.get('script')}, "
-                       f"connection {state.get('connection')})")  # fmt: skip
+            failure = (
+                f"TIMEOUT: not rendered after {timeout:.0f} s (script {state.get('script')}, "
+                f"connection {state.get('connection')})"
+            )
         seconds = time.monotonic() - started
         time.sleep(SETTLE_S)
         state = driver.execute_script(_PAGE_STATE_JS) or state
@@ -417,8 +446,11 @@ _PAGE_CHANGES: dict[str, tuple[str, str, Any]] = {
 
 # Links of the results table that change the page in place (a rerun, not a new document),
 # and what the URL then holds.
-_IN_PLACE = {"next page": "page=2", "sort by a column title (Price)": "sort=-effective_price",
-             "open a domain from the table": "view=detail"}
+_IN_PLACE = {
+    "next page": "page=2",
+    "sort by a column title (Price)": "sort=-effective_price",
+    "open a domain from the table": "view=detail",
+}
 
 
 @dataclass
@@ -474,12 +506,16 @@ def chunks_not_preloaded(driver: Any) -> list[str]:
 # Streamlit loads a chart library's code the first time a page draws a chart.
 PEERS: dict[str, str] = {
     "(peer) a blank Streamlit page": 'import streamlit as st\n\nst.write("hello")\n',
-    "(peer) one small ECharts chart": ('import streamlit as st\n\nst.write("hello")\nst.echarts_chart({"xAxis": {"type": '
-                                       '"category", "data": ["a", "b", "c"]}, "yAxis": {}, "series": [{"type": "line", '
-                                       '"data": [1, 3, 2]}]})\n'),
-    "(peer) one small Plotly chart": ('import plotly.graph_objects as go\nimport streamlit as st\n\nst.write("hello")\n'
-                                      "st.plotly_chart(go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 3, 2])))\n"),
-}  # fmt: skip
+    "(peer) one small ECharts chart": (
+        'import streamlit as st\n\nst.write("hello")\nst.echarts_chart({"xAxis": {"type": '
+        '"category", "data": ["a", "b", "c"]}, "yAxis": {}, "series": [{"type": "line", '
+        '"data": [1, 3, 2]}]})\n'
+    ),
+    "(peer) one small Plotly chart": (
+        'import plotly.graph_objects as go\nimport streamlit as st\n\nst.write("hello")\n'
+        "st.plotly_chart(go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 3, 2])))\n"
+    ),
+}
 
 
 # Before the first change on a page just drawn: an investor reads it first. Without it the
@@ -495,8 +531,16 @@ def _open_page(driver: Any, url: str, row: Mapping[str, Timing], kind: str, what
         raise AppCheckError(f"{what}, {kind} open: {exc}") from None
 
 
-def _one_round(app: Path, db: Path, log_path: Path, path: str, row: Mapping[str, Timing], timeout: float,
-               what: str, change: Any = None) -> None:  # fmt: skip
+def _one_round(
+    app: Path,
+    db: Path,
+    log_path: Path,
+    path: str,
+    row: Mapping[str, Timing],
+    timeout: float,
+    what: str,
+    change: Any = None,
+) -> None:
     """Open `path` in a fresh browser on a fresh server (cold), then again (reload), then time
     `change` if given; then stop the server, start it again on the same address and open the
     page in the same browser (restart: an investor's next morning, Streamlit's code cached).
@@ -524,12 +568,17 @@ def _one_round(app: Path, db: Path, log_path: Path, path: str, row: Mapping[str,
 
 
 def _row(what: str = "") -> dict[str, Timing]:
-    return {"cold": Timing("cold", []), "reload": Timing("reload", []), "restart": Timing("restart", []),
-            "change": Timing(what, [])}  # fmt: skip
+    return {
+        "cold": Timing("cold", []),
+        "reload": Timing("reload", []),
+        "restart": Timing("restart", []),
+        "change": Timing(what, []),
+    }
 
 
-def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] = tuple(_PAGE_CHANGES),
-            timeout: float = 120.0) -> tuple[dict[str, dict[str, Timing]], list[Timing]]:  # fmt: skip
+def measure(
+    db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] = tuple(_PAGE_CHANGES), timeout: float = 120.0
+) -> tuple[dict[str, dict[str, Timing]], list[Timing]]:
     """Page timings ({view: {"cold", "reload", "restart", "change"}}, the peers first) and
     Explore's interactions. Measured in rounds: each round opens every peer and every page
     once, so a drift of the machine's speed during the run touches the peers and the pages alike."""
@@ -546,16 +595,23 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
         for _ in range(repeat):
             for label, path in peers.items():
                 _one_round(path, db, log_path, "/", pages[label], timeout, label)
-                print(f"  {label}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in pages[label].items()
-                                                 if t.seconds), file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"  {label}: "
+                    + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in pages[label].items() if t.seconds),
+                    file=sys.stderr,
+                    flush=True,
+                )
             for view in views:
                 extra, _what, change = _PAGE_CHANGES[view]
                 if view == "detail":
                     change = _type_into("Domain name", other, sidebar=False)
                 row = pages[view]
                 _one_round(app, db, log_path, f"/?view={view}{extra.format(name=name)}", row, timeout, view, change)
-                print(f"  {view}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in row.items() if t.seconds),
-                      file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"  {view}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in row.items() if t.seconds),
+                    file=sys.stderr,
+                    flush=True,
+                )
     steps = [
         ("next page", _click_link('.edt-pager a[href*="page=2"]')),
         ("sort by a column title (Price)", _click_link('th a[href*="effective_price"]')),
@@ -582,10 +638,13 @@ def measure(db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] =
                     timing.seconds.append(_act(driver, step, timeout))
                 except AppCheckError as exc:
                     raise AppCheckError(f"Explore, {label}: {exc}") from None
-                if expected and (expected not in driver.current_url
-                                 or not driver.execute_script("return window.__edtSameDocument === true;")):
-                    raise AppCheckError(f"Explore, {label}: the link did not change the page in place "
-                                        f"(now {driver.current_url})")  # fmt: skip
+                if expected and (
+                    expected not in driver.current_url
+                    or not driver.execute_script("return window.__edtSameDocument === true;")
+                ):
+                    raise AppCheckError(
+                        f"Explore, {label}: the link did not change the page in place (now {driver.current_url})"
+                    )
                 print(f"  Explore, {label}: {timing.seconds[-1]:.2f} s", file=sys.stderr, flush=True)
                 if label.startswith("open a domain"):  # back to the sorted table (not timed; no
                     _open(driver, table_url, timeout)  # history.back: its cache keeps the old page)
@@ -606,7 +665,9 @@ def random_bookmarks(db: Path, rng: random.Random) -> dict[str, str]:
     with sqlite3.connect(f"file:{db.resolve()}?mode=ro", uri=True) as con:
         tlds = [t for (t,) in con.execute("SELECT tld FROM listings GROUP BY tld HAVING count(*) >= 50 ORDER BY tld")]
         count = con.execute("SELECT count(*) FROM listings").fetchone()[0]
-        name = con.execute("SELECT name FROM listings ORDER BY id LIMIT 1 OFFSET ?", (rng.randrange(count),)).fetchone()[0]
+        name = con.execute(
+            "SELECT name FROM listings ORDER BY id LIMIT 1 OFFSET ?", (rng.randrange(count),)
+        ).fetchone()[0]
 
     def some_tlds() -> str:
         return ",".join("." + t.lstrip(".") for t in rng.sample(tlds, rng.randint(1, min(3, len(tlds)))))
@@ -625,8 +686,9 @@ def random_bookmarks(db: Path, rng: random.Random) -> dict[str, str]:
     return {view: urlencode({"view": view, **queries[view]}) for view in RANDOM_VIEWS}
 
 
-def measure_random(db: Path, log_path: Path, seed: int, *, repeat: int = 3,
-                   timeout: float = 120.0) -> tuple[dict[str, dict[str, Timing]], list[str]]:  # fmt: skip
+def measure_random(
+    db: Path, log_path: Path, seed: int, *, repeat: int = 3, timeout: float = 120.0
+) -> tuple[dict[str, dict[str, Timing]], list[str]]:
     """Cold, reload and restart of `repeat` rounds of `random_bookmarks(seed)`, each round
     with the blank page's peer first; returns the rows (as `measure`) and the URLs opened."""
     import tempfile
@@ -644,8 +706,12 @@ def measure_random(db: Path, log_path: Path, seed: int, *, repeat: int = 3,
             for view, query in random_bookmarks(db, rng).items():
                 urls.append(f"/?{query}")
                 _one_round(app, db, log_path, urls[-1], pages[view], timeout, urls[-1])
-                print(f"  {urls[-1]}: " + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in pages[view].items()
-                                                   if k != "change"), file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"  {urls[-1]}: "
+                    + ", ".join(f"{k} {t.seconds[-1]:.2f} s" for k, t in pages[view].items() if k != "change"),
+                    file=sys.stderr,
+                    flush=True,
+                )
     return pages, urls
 
 
@@ -667,9 +733,12 @@ def timing_table(pages: Mapping[str, Mapping[str, Timing]], interactions: Sequen
 
     lines = ["| page | cold | reload | restart | change | (the change) |", "|---|---:|---:|---:|---:|---|"]
     for view, row in pages.items():
-        cold, reload, restart = (times(row.get(k) or Timing(k, []), (blank.get(k) if blank else None))
-                                 for k in ("cold", "reload", "restart"))  # fmt: skip
-        lines.append(f"| {view} | {cold} | {reload} | {restart} | {times(row['change'], None)} | {row['change'].what} |")
+        cold, reload, restart = (
+            times(row.get(k) or Timing(k, []), (blank.get(k) if blank else None)) for k in ("cold", "reload", "restart")
+        )
+        lines.append(
+            f"| {view} | {cold} | {reload} | {restart} | {times(row['change'], None)} | {row['change'].what} |"
+        )
     if interactions:
         lines += ["", "| on Explore | median | runs |", "|---|---:|---|"]
     for timing in interactions:
@@ -694,15 +763,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=PAGE_TIMEOUT_S, help="seconds each page may take")
     parser.add_argument("--timings", action="store_true", help="measure cold / reload / change per page instead")
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing (the median is printed)")
-    parser.add_argument("--random", type=int, metavar="SEED", default=None,
-                        help="with --timings: bookmarks with filters drawn by this seed instead of the fixed pages")
+    parser.add_argument(
+        "--random",
+        type=int,
+        metavar="SEED",
+        default=None,
+        help="with --timings: bookmarks with filters drawn by this seed instead of the fixed pages",
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
 
     views = [v.strip() for v in args.views.split(",") if v.strip()]
     unknown = [v for v in views if v not in VIEWS]
     if unknown or not views:
-        print(f"appcheck: unknown view(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(VIEWS)}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"appcheck: unknown view(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(VIEWS)}",
+            file=sys.stderr,
+        )
         return 2
     app = find_app()
     if not app.is_file():
@@ -712,8 +788,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"appcheck: no mirror at {args.db}", file=sys.stderr)
         return 2
     if not chromium_available():
-        print(f"appcheck: needs {CHROMIUM}, {CHROMEDRIVER} (apt-get install chromium chromium-driver) "
-              "and selenium (pip install selenium)", file=sys.stderr)  # fmt: skip
+        print(
+            f"appcheck: needs {CHROMIUM}, {CHROMEDRIVER} (apt-get install chromium chromium-driver) "
+            "and selenium (pip install selenium)",
+            file=sys.stderr,
+        )
         return 2
 
     out: Path = args.out
@@ -721,8 +800,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_path = out / "server.log"
     if args.timings and args.random is not None:
         try:
-            pages, urls = measure_random(args.db, log_path, args.random, repeat=max(1, args.repeat),
-                                         timeout=max(args.timeout, 60.0))  # fmt: skip
+            pages, urls = measure_random(
+                args.db, log_path, args.random, repeat=max(1, args.repeat), timeout=max(args.timeout, 60.0)
+            )
         except AppCheckError as exc:
             print(f"appcheck: {exc}; server output in {log_path}", file=sys.stderr)
             return 1
@@ -732,8 +812,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.timings:
         measured = [v for v in views if v in _PAGE_CHANGES]
         try:
-            pages, interactions = measure(args.db, log_path, repeat=max(1, args.repeat), views=measured,
-                                          timeout=max(args.timeout, 60.0))  # fmt: skip
+            pages, interactions = measure(
+                args.db, log_path, repeat=max(1, args.repeat), views=measured, timeout=max(args.timeout, 60.0)
+            )
         except AppCheckError as exc:
             print(f"appcheck: {exc}; server output in {log_path}", file=sys.stderr)
             return 1
@@ -753,6 +834,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if failed:
         print(f"{len(failed)} of {len(results)} page(s) failed; server output in {log_path}")
     return 1 if failed else 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

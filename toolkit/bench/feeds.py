@@ -47,25 +47,31 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-HEADER = ("url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahrefsDomainRating,umbrellaRanking,"
-          "cloudflareRanking,estibotValue,extensionsTaken,keywordSearchCount,registeredDate,lastSoldPrice,"
-          "lastSoldYear,isPartnerSale,semrushAScore,majesticCitation,ahrefsBacklinks,semrushBacklinks,"
-          "majesticBacklinks,majesticTrustFlow,goValue")  # fmt: skip
+HEADER = (
+    "url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahrefsDomainRating,umbrellaRanking,"
+    "cloudflareRanking,estibotValue,extensionsTaken,keywordSearchCount,registeredDate,lastSoldPrice,"
+    "lastSoldYear,isPartnerSale,semrushAScore,majesticCitation,ahrefsBacklinks,semrushBacklinks,"
+    "majesticBacklinks,majesticTrustFlow,goValue"
+)
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _TLDS = ("com", "net", "org", "io", "co", "xyz", "info", "pro", "cc", "me")
 # The child prints its own peak resident memory (VmHWM) as it exits, then runs a command's main.
-_CHILD = ("import atexit, re, runpy, sys\n"
-          "atexit.register(lambda: sys.stderr.write('peak-kib %s\\n' % re.search(r'VmHWM:\\s+(\\d+)', "
-          "open('/proc/self/status').read()).group(1)))\n"
-          "target = sys.argv[1]; sys.argv = [target, *sys.argv[2:]]\n"
-          "(runpy.run_path if target.endswith('.py') else runpy.run_module)(target, run_name='__main__')\n")  # fmt: skip
-_FLOOR = ("import csv, sqlite3, sys\n"
-          "conn = sqlite3.connect(sys.argv[2])\n"
-          "with open(sys.argv[1], newline='') as fh:\n"
-          "    reader = csv.reader(fh); header = next(reader)\n"
-          "    conn.execute(f'CREATE TABLE t ({\", \".join(chr(34) + h + chr(34) for h in header)})')\n"
-          "    conn.executemany(f'INSERT INTO t VALUES ({\", \".join(\"?\" * len(header))})', reader)\n"
-          "conn.commit()\n")  # fmt: skip
+_CHILD = (
+    "import atexit, re, runpy, sys\n"
+    "atexit.register(lambda: sys.stderr.write('peak-kib %s\\n' % re.search(r'VmHWM:\\s+(\\d+)', "
+    "open('/proc/self/status').read()).group(1)))\n"
+    "target = sys.argv[1]; sys.argv = [target, *sys.argv[2:]]\n"
+    "(runpy.run_path if target.endswith('.py') else runpy.run_module)(target, run_name='__main__')\n"
+)
+_FLOOR = (
+    "import csv, sqlite3, sys\n"
+    "conn = sqlite3.connect(sys.argv[2])\n"
+    "with open(sys.argv[1], newline='') as fh:\n"
+    "    reader = csv.reader(fh); header = next(reader)\n"
+    "    conn.execute(f'CREATE TABLE t ({\", \".join(chr(34) + h + chr(34) for h in header)})')\n"
+    '    conn.executemany(f\'INSERT INTO t VALUES ({", ".join("?" * len(header))})\', reader)\n'
+    "conn.commit()\n"
+)
 
 
 def _name(rnd: random.Random) -> str:
@@ -74,12 +80,33 @@ def _name(rnd: random.Random) -> str:
 
 def _row(rnd: random.Random, index: int, name: str) -> list[str]:
     bids = rnd.choice((0, 0, 0, 1, 2, 5))
-    return [f"https://www.namecheap.com/market/sale/S{index:07d}x/", name, f"2026-11-{rnd.randint(1, 25):02d}T08:38:08Z",
-            f"2026-12-{rnd.randint(1, 28):02d}T16:00:00Z", f"{rnd.randint(1, 500)}.00", "1.00", "13.98", str(bids),
-            str(rnd.randint(0, 40)), "", "", f"{rnd.randint(0, 3000)}.00", str(rnd.randint(0, 400)),
-            str(rnd.randint(0, 900_000)), f"20{rnd.randint(0, 24):02d}-01-15T00:00:00Z", "", "", str(rnd.randint(0, 1)),
-            str(rnd.randint(0, 30)), str(rnd.randint(0, 50)), str(rnd.randint(0, 500)), "", str(rnd.randint(0, 900)),
-            str(rnd.randint(0, 40)), f"{rnd.randint(0, 9000)}.00"]  # fmt: skip
+    return [
+        f"https://www.namecheap.com/market/sale/S{index:07d}x/",
+        name,
+        f"2026-11-{rnd.randint(1, 25):02d}T08:38:08Z",
+        f"2026-12-{rnd.randint(1, 28):02d}T16:00:00Z",
+        f"{rnd.randint(1, 500)}.00",
+        "1.00",
+        "13.98",
+        str(bids),
+        str(rnd.randint(0, 40)),
+        "",
+        "",
+        f"{rnd.randint(0, 3000)}.00",
+        str(rnd.randint(0, 400)),
+        str(rnd.randint(0, 900_000)),
+        f"20{rnd.randint(0, 24):02d}-01-15T00:00:00Z",
+        "",
+        "",
+        str(rnd.randint(0, 1)),
+        str(rnd.randint(0, 30)),
+        str(rnd.randint(0, 50)),
+        str(rnd.randint(0, 500)),
+        "",
+        str(rnd.randint(0, 900)),
+        str(rnd.randint(0, 40)),
+        f"{rnd.randint(0, 9000)}.00",
+    ]
 
 
 def write_days(folder: Path, rows: int, seed: int) -> dict[str, int]:
@@ -122,13 +149,21 @@ def write_godaddy(path: Path, records: int, seed: int) -> None:
             out.write(json.dumps({"meta": {"totalRecords": records}})[:-1].encode() + b', "data": [')
             for index in range(records):
                 name = f"{_name(rnd)[:-4]}{index}.com"
-                item = {"domainName": name, "link": f"https://auctions.godaddy.com/trpItemListing.aspx?miid={index}",
-                        "auctionType": rnd.choice(kinds), "auctionEndTime": f"2026-12-{rnd.randint(1, 28):02d}T16:00:00Z",
-                        "price": f"${rnd.randint(5, 5000):,}", "numberOfBids": rnd.choice((0, 0, 1, 3, 8)),
-                        "domainAge": rnd.randint(0, 25), "pageviews": rnd.randint(0, 500),
-                        "valuation": f"${rnd.randint(100, 9000):,}", "isAdult": False,
-                        "majesticTf": rnd.randint(0, 40), "majesticCf": rnd.randint(0, 50),
-                        "description": "x" * rnd.randint(300, 500)}  # fmt: skip
+                item = {
+                    "domainName": name,
+                    "link": f"https://auctions.godaddy.com/trpItemListing.aspx?miid={index}",
+                    "auctionType": rnd.choice(kinds),
+                    "auctionEndTime": f"2026-12-{rnd.randint(1, 28):02d}T16:00:00Z",
+                    "price": f"${rnd.randint(5, 5000):,}",
+                    "numberOfBids": rnd.choice((0, 0, 1, 3, 8)),
+                    "domainAge": rnd.randint(0, 25),
+                    "pageviews": rnd.randint(0, 500),
+                    "valuation": f"${rnd.randint(100, 9000):,}",
+                    "isAdult": False,
+                    "majesticTf": rnd.randint(0, 40),
+                    "majesticCf": rnd.randint(0, 50),
+                    "description": "x" * rnd.randint(300, 500),
+                }
                 out.write((b"," if index else b"") + json.dumps(item).encode())
             out.write(b"]}")
 
@@ -200,8 +235,9 @@ def run(label: str, target: str, *args: str, env: dict[str, str] | None = None) 
     """`python -m TARGET ARGS` (or `python TARGET.py ARGS`) as a whole process: wall time, its own
     peak memory, exit status."""
     started = time.perf_counter()
-    ran = subprocess.run([sys.executable, "-c", _CHILD, target, *args], capture_output=True, text=True,
-                         env={**os.environ, **(env or {})})  # fmt: skip
+    ran = subprocess.run(
+        [sys.executable, "-c", _CHILD, target, *args], capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
     seconds = time.perf_counter() - started
     peak = re.search(r"^peak-kib (\d+)$", ran.stderr, flags=re.M)
     output = "\n".join(line for line in (ran.stdout + ran.stderr).splitlines() if not line.startswith("peak-kib"))
@@ -245,10 +281,23 @@ def main(argv: list[str] | None = None) -> int:
     db = str(work / "mirror.db")
     sync = ("toolkit", "sync", "--db", db, "--feeds", "namecheap-auctions")
     (work / "floor.py").write_text(_FLOOR)
-    runs = [run("peer: `sqlite-utils insert --csv`, fresh database", "sqlite_utils", "insert", str(work / "peer.db"),
-                "t", str(work / "day1.csv"), "--csv"),
-            run("floor: `csv` + one `executemany`, plain table", str(work / "floor.py"), str(work / "day1.csv"),
-                str(work / "floor.db"))]  # fmt: skip
+    runs = [
+        run(
+            "peer: `sqlite-utils insert --csv`, fresh database",
+            "sqlite_utils",
+            "insert",
+            str(work / "peer.db"),
+            "t",
+            str(work / "day1.csv"),
+            "--csv",
+        ),
+        run(
+            "floor: `csv` + one `executemany`, plain table",
+            str(work / "floor.py"),
+            str(work / "day1.csv"),
+            str(work / "floor.db"),
+        ),
+    ]
     runs.append(run("edt sync --feeds: day 1, every row new", *sync, env=env))
     runs.append(run("edt sync --feeds: day 1 again (304)", *sync, env=env))
     time.sleep(0.01)
@@ -264,30 +313,57 @@ def main(argv: list[str] | None = None) -> int:
         zipped = work / "all_listings.json.zip"
         write_godaddy(zipped, args.godaddy, args.seed)
         genv = _feed_config(work, {"godaddy-all": publisher.publish("/all_listings.json.zip", zipped)})
-        runs.append(run(f"edt sync --feeds godaddy-all: {args.godaddy:,} records", "toolkit", "sync", "--db",
-                        str(work / "godaddy.db"), "--feeds", "godaddy-all", env=genv))  # fmt: skip
+        runs.append(
+            run(
+                f"edt sync --feeds godaddy-all: {args.godaddy:,} records",
+                "toolkit",
+                "sync",
+                "--db",
+                str(work / "godaddy.db"),
+                "--feeds",
+                "godaddy-all",
+                env=genv,
+            )
+        )
         if runs[-1].status != 0:
             failures.append(f"godaddy-all: exit {runs[-1].status}: {runs[-1].output[-300:]}")
     if args.bomb:
         field = write_bomb(work)
-        refused = run("edt ingest: a 3 GB field in a zip", "toolkit", "ingest", "godaddy", "--file", str(field),
-                      "--db", str(work / "bomb.db"))  # fmt: skip
+        refused = run(
+            "edt ingest: a 3 GB field in a zip",
+            "toolkit",
+            "ingest",
+            "godaddy",
+            "--file",
+            str(field),
+            "--db",
+            str(work / "bomb.db"),
+        )
         runs.append(refused)
         if refused.status != 2:
             failures.append(f"the 3 GB field: exit {refused.status}: {refused.output[-300:]}")
 
     size = (work / "day1.csv").stat().st_size
     peer = runs[0].seconds
-    print(f"# feeds in whole processes: {args.rows:,} auction rows ({size / 1e6:.0f} MB CSV), seed {args.seed}; "
-          f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs")
+    print(
+        f"# feeds in whole processes: {args.rows:,} auction rows ({size / 1e6:.0f} MB CSV), seed {args.seed}; "
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs"
+    )
     if args.markdown:
         print("\n| process | result | wall time | vs sqlite-utils | peak memory (VmHWM) |\n|---|---|---:|---:|---:|")
     for r in runs:
-        result = _line(r, "namecheap-auctions" if "feeds:" in r.label else "godaddy-all" if "godaddy" in r.label
-                       else "edt") if r.label.startswith("edt") else "exit 0" if r.status == 0 else f"exit {r.status}"  # fmt: skip
+        result = (
+            _line(r, "namecheap-auctions" if "feeds:" in r.label else "godaddy-all" if "godaddy" in r.label else "edt")
+            if r.label.startswith("edt")
+            else "exit 0"
+            if r.status == 0
+            else f"exit {r.status}"
+        )
         result = result.split(": ", 1)[1] if result.startswith(("namecheap-auctions: ", "godaddy-all: ")) else result
         if args.markdown:
-            print(f"| {r.label} | {result[:140]} | {r.seconds:.1f} s | {r.seconds / peer:.2f}x | {r.peak_mib:,.0f} MB |")
+            print(
+                f"| {r.label} | {result[:140]} | {r.seconds:.1f} s | {r.seconds / peer:.2f}x | {r.peak_mib:,.0f} MB |"
+            )
         else:
             print(f"{r.label:<48} {r.seconds:8.1f} s {r.seconds / peer:6.2f}x {r.peak_mib:7,.0f} MB  {result[:140]}")
     for problem in failures:

@@ -69,8 +69,10 @@ def index_costs(path: str, per_day: int, seed: int) -> tuple[float, dict[str, fl
     from .age import day_of_writes
 
     conn = sqlite3.connect(path)
-    declared = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
-                            "AND tbl_name IN ('listings', 'listing_history') ORDER BY name").fetchall()  # fmt: skip
+    declared = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+        "AND tbl_name IN ('listings', 'listing_history') ORDER BY name"
+    ).fetchall()
     conn.close()
 
     def day() -> float:
@@ -94,7 +96,9 @@ def index_costs(path: str, per_day: int, seed: int) -> tuple[float, dict[str, fl
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.bench.indexes", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True, help="a mirror (it is copied, never written)")
-    parser.add_argument("--per-day", type=int, default=10_000, help="listings new (and closed) in the day (default 10,000)")
+    parser.add_argument(
+        "--per-day", type=int, default=10_000, help="listings new (and closed) in the day (default 10,000)"
+    )
     parser.add_argument("--random", type=int, default=200, help="random requests for the use (default 200)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work", default=None, help="the folder for the copy (default: a temporary one)")
@@ -122,14 +126,27 @@ def main(argv: list[str] | None = None) -> int:
         sizes = dict(conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"))
         conn.close()
     head = ["index", "MB", "adds to a day's writes", "read by requests", "of them SQLite only"]
-    lines = [[name, f"{sizes.get(name, 0) / 1e6:,.0f}", f"{seconds:+.2f} s ({seconds / whole:+.0%})",
-              f"{reads[name]} of {asked}", str(only_sqlite[name])]
-             for name, seconds in sorted(added.items(), key=lambda kv: -kv[1])]  # fmt: skip
-    print(f"a day's writes with every index: {whole:.1f} s for {args.per_day:,} new listings, {args.per_day // 3:,} bid "
-          f"updates and {args.per_day:,} closings; {asked} random requests (seed {args.seed})")  # fmt: skip
+    lines = [
+        [
+            name,
+            f"{sizes.get(name, 0) / 1e6:,.0f}",
+            f"{seconds:+.2f} s ({seconds / whole:+.0%})",
+            f"{reads[name]} of {asked}",
+            str(only_sqlite[name]),
+        ]
+        for name, seconds in sorted(added.items(), key=lambda kv: -kv[1])
+    ]
+    print(
+        f"a day's writes with every index: {whole:.1f} s for {args.per_day:,} new listings, {args.per_day // 3:,} bid "
+        f"updates and {args.per_day:,} closings; {asked} random requests (seed {args.seed})"
+    )
     if args.markdown:
-        print("\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-                        + ["| " + " | ".join(x) + " |" for x in lines]))  # fmt: skip
+        print(
+            "\n".join(
+                ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+                + ["| " + " | ".join(x) + " |" for x in lines]
+            )
+        )
     else:
         print("\n".join("  ".join(x) for x in [head, *lines]))
     return 0

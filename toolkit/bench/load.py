@@ -63,21 +63,49 @@ def suite(now: datetime) -> list[tuple[str, dict[str, str], dict[str, str]]]:
     return [
         ("default order", {}, {**live, "_sort_desc": "score"}),
         ("tld=.fr", {"tld": ".fr"}, {**live, "tld": ".fr", "_sort_desc": "score"}),
-        ("tld=.de tf>=20", {"tld": ".de", "tf_min": "20"}, {**live, "tld": ".de", "trust_flow__gte": "20", "_sort_desc": "score"}),
-        ("has_bids, most bids", {"has_bids": "1", "sort": "-bids_count"}, {**live, "bids_count__gt": "0", "_sort_desc": "bids_count"}),
-        ("dynadot <= 50", {"source": "dynadot", "price_max": "50"},
-         {**live, "source": "dynadot", "effective_price__lte": "50", "_sort_desc": "score"}),
-        ("score>=50 by TF", {"score_min": "50", "sort": "-trust_flow"}, {**live, "score__gte": "50", "_sort_desc": "trust_flow"}),
-        ("cheapest closeouts", {"type": "closeout", "price_min": "0", "sort": "effective_price"},
-         {**live, "type": "closeout", "effective_price__gte": "0", "_sort": "effective_price"}),
+        (
+            "tld=.de tf>=20",
+            {"tld": ".de", "tf_min": "20"},
+            {**live, "tld": ".de", "trust_flow__gte": "20", "_sort_desc": "score"},
+        ),
+        (
+            "has_bids, most bids",
+            {"has_bids": "1", "sort": "-bids_count"},
+            {**live, "bids_count__gt": "0", "_sort_desc": "bids_count"},
+        ),
+        (
+            "dynadot <= 50",
+            {"source": "dynadot", "price_max": "50"},
+            {**live, "source": "dynadot", "effective_price__lte": "50", "_sort_desc": "score"},
+        ),
+        (
+            "score>=50 by TF",
+            {"score_min": "50", "sort": "-trust_flow"},
+            {**live, "score__gte": "50", "_sort_desc": "trust_flow"},
+        ),
+        (
+            "cheapest closeouts",
+            {"type": "closeout", "price_min": "0", "sort": "effective_price"},
+            {**live, "type": "closeout", "effective_price__gte": "0", "_sort": "effective_price"},
+        ),
         ("contains shop", {"contains": "shop"}, {**live, "name__contains": "shop", "_sort_desc": "score"}),
-        ("ending by tomorrow", {"ends_before": tomorrow, "sort": "auction_end_date"},
-         {**live, "auction_end_date__lt": tomorrow, "auction_end_date__gt": stamp, "_sort": "auction_end_date"}),
+        (
+            "ending by tomorrow",
+            {"ends_before": tomorrow, "sort": "auction_end_date"},
+            {**live, "auction_end_date__lt": tomorrow, "auction_end_date__gt": stamp, "_sort": "auction_end_date"},
+        ),
         ("has_gmb", {"has_gmb": "1"}, {**live, "has_gmb": "1", "_sort_desc": "score"}),
-        ("age>=10 .com", {"age_min": "10", "tld": ".com"},
-         {**live, "wayback_first_date__lte": ten_years, "tld": ".com", "_sort_desc": "score"}),
-        ("100 rows .com", {"tld": ".com", "per_page": "100"}, {**live, "tld": ".com", "_sort_desc": "score", "_size": "100"}),
-    ]  # fmt: skip
+        (
+            "age>=10 .com",
+            {"age_min": "10", "tld": ".com"},
+            {**live, "wayback_first_date__lte": ten_years, "tld": ".com", "_sort_desc": "score"},
+        ),
+        (
+            "100 rows .com",
+            {"tld": ".com", "per_page": "100"},
+            {**live, "tld": ".com", "_sort_desc": "score", "_size": "100"},
+        ),
+    ]
 
 
 # -- a minimal keep-alive HTTP/1.1 client ---------------------------------------------------------------
@@ -246,8 +274,15 @@ def _datasette_validator() -> Validator:
     return check
 
 
-async def _run_load(name: str, port: int, paths: list[str], clients: int, per_client: int,
-                    headers_for: Callable[[int], dict[str, str]], validator_for: Callable[[], Validator]) -> LoadResult:  # fmt: skip
+async def _run_load(
+    name: str,
+    port: int,
+    paths: list[str],
+    clients: int,
+    per_client: int,
+    headers_for: Callable[[int], dict[str, str]],
+    validator_for: Callable[[], Validator],
+) -> LoadResult:
     result = LoadResult(name, clients, per_client)
 
     async def client(index: int) -> None:
@@ -345,11 +380,20 @@ def _summary(errors: list[str], most: int = 10) -> list[str]:
 def _table(results: list[LoadResult], markdown: bool) -> str:
     header = ["server", "clients x requests", "requests", "200", "429", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms"]
     rows = [
-        [r.server, f"{r.clients} x {r.per_client}", str(r.requests), str(r.statuses.get(200, 0)),
-         str(r.statuses.get(429, 0)), str(len(r.errors)), f"{r.rps:.0f}", f"{r.percentile(0.5):.1f}",
-         f"{r.percentile(0.95):.1f}", f"{r.percentile(0.99):.1f}"]
+        [
+            r.server,
+            f"{r.clients} x {r.per_client}",
+            str(r.requests),
+            str(r.statuses.get(200, 0)),
+            str(r.statuses.get(429, 0)),
+            str(len(r.errors)),
+            f"{r.rps:.0f}",
+            f"{r.percentile(0.5):.1f}",
+            f"{r.percentile(0.95):.1f}",
+            f"{r.percentile(0.99):.1f}",
+        ]
         for r in results
-    ]  # fmt: skip
+    ]
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -361,7 +405,9 @@ def _table(results: list[LoadResult], markdown: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.bench.load", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", default=os.environ.get("EDT_DB", "data/mirror.db"), help="a (full demo) mirror; read only")
+    parser.add_argument(
+        "--db", default=os.environ.get("EDT_DB", "data/mirror.db"), help="a (full demo) mirror; read only"
+    )
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=250, help="requests per client")
     parser.add_argument("--no-datasette", action="store_true", help="load the replica only")
@@ -378,8 +424,10 @@ def main(argv: list[str] | None = None) -> int:
     queries = suite(now)
     replica_paths = ["/api/domains" + ("?" + urlencode(p) if p else "") for _, p, _ in queries]
     table = db.stem
-    datasette_paths = [f"/{table}/listings.json?" + urlencode({**d, "_shape": "objects", "_size": d.get("_size", "50")})
-                       for _, _, d in queries]  # fmt: skip
+    datasette_paths = [
+        f"/{table}/listings.json?" + urlencode({**d, "_shape": "objects", "_size": d.get("_size", "50")})
+        for _, _, d in queries
+    ]
     problems: list[str] = []
     notes: list[str] = []
     results: list[LoadResult] = []
@@ -391,17 +439,34 @@ def main(argv: list[str] | None = None) -> int:
     keys += ["--key", "loadcheck-probe=business", "--key", "loadcheck-warm=enterprise", "--rate", "enterprise=100000"]
     log = workdir / "replica.log"
     with log.open("w") as out:
-        replica = subprocess.Popen([sys.executable, "-m", "toolkit", "serve", "--db", str(db), "--port", str(port), *keys],
-                                   stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        replica = subprocess.Popen(
+            [sys.executable, "-m", "toolkit", "serve", "--db", str(db), "--port", str(port), *keys],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         _wait_ready(port, replica, "/openapi.json", 60, log)
         answers = asyncio.run(_fetch_all(port, replica_paths, {"Authorization": "Bearer loadcheck-warm"}))
-        totals = {name: body["meta"]["total"] if status == 200 else f"status {status}"
-                  for (name, _, _), (status, body) in zip(queries, answers)}  # fmt: skip
-        print(f"replica: edt serve on 127.0.0.1:{port}; {args.clients} clients x {args.requests} requests ...", flush=True)
-        results.append(asyncio.run(_run_load(
-            "replica (edt serve)", port, replica_paths, args.clients, args.requests,
-            lambda i: {"Authorization": f"Bearer loadcheck-{i}"}, _replica_validator(limit))))  # fmt: skip
+        totals = {
+            name: body["meta"]["total"] if status == 200 else f"status {status}"
+            for (name, _, _), (status, body) in zip(queries, answers)
+        }
+        print(
+            f"replica: edt serve on 127.0.0.1:{port}; {args.clients} clients x {args.requests} requests ...", flush=True
+        )
+        results.append(
+            asyncio.run(
+                _run_load(
+                    "replica (edt serve)",
+                    port,
+                    replica_paths,
+                    args.clients,
+                    args.requests,
+                    lambda i: {"Authorization": f"Bearer loadcheck-{i}"},
+                    _replica_validator(limit),
+                )
+            )
+        )
         problems += [f"replica: {e}" for e in _summary(results[-1].errors)]
         problems += asyncio.run(_limit_probe(port, limit))
     finally:
@@ -411,14 +476,31 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_datasette:
         datasette = shutil.which("datasette") or str(Path(sys.executable).with_name("datasette"))
         if not Path(datasette).exists():
-            print("loadcheck: datasette is not installed (pip install 'expired-domains-toolkit[bench]')", file=sys.stderr)
+            print(
+                "loadcheck: datasette is not installed (pip install 'expired-domains-toolkit[bench]')", file=sys.stderr
+            )
             return 2
         port = _free_port()
         log = workdir / "datasette.log"
         with log.open("w") as out:
-            server = subprocess.Popen([datasette, "serve", "-i", str(db), "--port", str(port),
-                                       "--setting", "suggest_facets", "off", "--setting", "sql_time_limit_ms", "30000"],
-                                      stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+            server = subprocess.Popen(
+                [
+                    datasette,
+                    "serve",
+                    "-i",
+                    str(db),
+                    "--port",
+                    str(port),
+                    "--setting",
+                    "suggest_facets",
+                    "off",
+                    "--setting",
+                    "sql_time_limit_ms",
+                    "30000",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         try:
             _wait_ready(port, server, f"/{table}.json", 120, log)
             for (name, _, _), (status, body) in zip(queries, asyncio.run(_fetch_all(port, datasette_paths))):
@@ -426,17 +508,31 @@ def main(argv: list[str] | None = None) -> int:
                 if count != totals[name]:
                     problems.append(f"suite: {name}: replica total {totals[name]}, Datasette count {count}")
             print(f"Datasette on 127.0.0.1:{port}; {args.clients} clients x {args.requests} requests ...", flush=True)
-            version = subprocess.run([datasette, "--version"], capture_output=True, text=True).stdout.strip().split()[-1]
-            results.append(asyncio.run(_run_load(
-                f"Datasette {version}", port, datasette_paths, args.clients, args.requests, lambda i: {},
-                lambda: _datasette_validator())))  # fmt: skip
+            version = (
+                subprocess.run([datasette, "--version"], capture_output=True, text=True).stdout.strip().split()[-1]
+            )
+            results.append(
+                asyncio.run(
+                    _run_load(
+                        f"Datasette {version}",
+                        port,
+                        datasette_paths,
+                        args.clients,
+                        args.requests,
+                        lambda i: {},
+                        lambda: _datasette_validator(),
+                    )
+                )
+            )
             notes += [f"Datasette: {e}" for e in _summary(results[-1].errors)]
         finally:
             _stop(server)
 
     print()
-    print(f"{db} ({db.stat().st_size / 1e9:.2f} GB), {len(queries)} filtered first pages, loopback, "
-          f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs")  # fmt: skip
+    print(
+        f"{db} ({db.stat().st_size / 1e9:.2f} GB), {len(queries)} filtered first pages, loopback, "
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs"
+    )
     print(_table(results, args.markdown))
     if len(results) == 2:
         ratio = results[0].rps / results[1].rps if results[1].rps else float("inf")

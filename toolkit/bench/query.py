@@ -46,8 +46,17 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BenchQuery", "QueryTiming", "BenchReport", "build_suite", "random_suite", "run_bench", "bench", "main",
-           "TARGET_MAX_MS"]  # fmt: skip
+__all__ = [
+    "BenchQuery",
+    "QueryTiming",
+    "BenchReport",
+    "build_suite",
+    "random_suite",
+    "run_bench",
+    "bench",
+    "main",
+    "TARGET_MAX_MS",
+]
 
 TARGET_MAX_MS = 50.0  # every query-layer query under this, on the machine at hand
 TARGET_P50_RATIO = 0.5  # query-layer p50 at most this times DuckDB's
@@ -162,14 +171,21 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
         "source": lambda: rnd.choice(["regfree"] + sorted(frame["source"].unique())),
         "tld": lambda: ",".join(sorted({str(pick("tld")) for _ in range(rnd.randint(1, 3))})),
         "type": lambda: rnd.choice(("auction", "closeout", "backorder")),
-        "has_bids": lambda: 1, "has_backlinks": lambda: 1, "has_gmb": lambda: 1, "has_edu_gov": lambda: 1,
-        "score_min": lambda: quantile("score"), "da_min": lambda: quantile("domain_authority"),
-        "rd_min": lambda: quantile("referring_domains"), "age_min": lambda: rnd.randint(1, 20),
-        "snapshots_min": lambda: quantile("wayback_snapshots"), "language": lambda: str(pick("language") or "EN"),
+        "has_bids": lambda: 1,
+        "has_backlinks": lambda: 1,
+        "has_gmb": lambda: 1,
+        "has_edu_gov": lambda: 1,
+        "score_min": lambda: quantile("score"),
+        "da_min": lambda: quantile("domain_authority"),
+        "rd_min": lambda: quantile("referring_domains"),
+        "age_min": lambda: rnd.randint(1, 20),
+        "snapshots_min": lambda: quantile("wayback_snapshots"),
+        "language": lambda: str(pick("language") or "EN"),
         "contains": lambda: ",".join(substring() for _ in range(rnd.randint(1, 2))),
         "price_min": lambda: round(rnd.choice((1, 5, 10, 50, 100, 500)) * rnd.uniform(0.5, 2), 2),
         "price_max": lambda: round(rnd.choice((10, 50, 100, 500, 2000)) * rnd.uniform(0.5, 2), 2),
-        "tf_min": lambda: quantile("trust_flow"), "cf_min": lambda: quantile("citation_flow"),
+        "tf_min": lambda: quantile("trust_flow"),
+        "cf_min": lambda: quantile("citation_flow"),
         "traffic_min": lambda: quantile("historical_traffic_etv"),
         "categories": lambda: ",".join(rnd.sample(TOP_CATEGORIES, rnd.randint(1, 2))),
         "techs": lambda: ",".join(sorted({tech() for _ in range(rnd.randint(1, 2))})),
@@ -182,17 +198,26 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
         "include_closed": lambda: 1,
         "price_eur_min": lambda: round(rnd.choice((1, 5, 10, 50, 100, 500)) * rnd.uniform(0.5, 2), 2),
         "price_eur_max": lambda: round(rnd.choice((10, 50, 100, 500, 2000)) * rnd.uniform(0.5, 2), 2),
-        "exclude_spam": lambda: 1, "exclude_inflated": lambda: 1, "exclude_parked": lambda: 1,
-        "archive_gap_max": lambda: rnd.choice((0, 1, 2, 5)), "continuity_min": lambda: quantile("archive_continuity"),
-        "length_min": lambda: rnd.randint(3, 12), "length_max": lambda: rnd.randint(4, 20),
-        "no_dashes": lambda: 1, "no_numbers": lambda: 1, "not_contains": substring,
-        "tf_max": lambda: quantile("trust_flow"), "cf_max": lambda: quantile("citation_flow"),
+        "exclude_spam": lambda: 1,
+        "exclude_inflated": lambda: 1,
+        "exclude_parked": lambda: 1,
+        "archive_gap_max": lambda: rnd.choice((0, 1, 2, 5)),
+        "continuity_min": lambda: quantile("archive_continuity"),
+        "length_min": lambda: rnd.randint(3, 12),
+        "length_max": lambda: rnd.randint(4, 20),
+        "no_dashes": lambda: 1,
+        "no_numbers": lambda: 1,
+        "not_contains": substring,
+        "tf_max": lambda: quantile("trust_flow"),
+        "cf_max": lambda: quantile("citation_flow"),
         "da_max": lambda: quantile("domain_authority"),
-        "age_max": lambda: rnd.randint(1, 20), "tf_cf_ratio_min": lambda: rnd.choice((0.3, 0.5, 0.75, 1, 1.2)),
+        "age_max": lambda: rnd.randint(1, 20),
+        "tf_cf_ratio_min": lambda: rnd.choice((0.3, 0.5, 0.75, 1, 1.2)),
         "tf_cf_ratio_max": lambda: rnd.choice((0.5, 0.8, 1, 1.5)),
-        "value_min": lambda: quantile("value_mid"), "value_max": lambda: quantile("value_mid"),
+        "value_min": lambda: quantile("value_mid"),
+        "value_max": lambda: quantile("value_mid"),
         "deal_min": lambda: rnd.choice((0.5, 1, 1.5, 2, 3)),
-    }  # fmt: skip
+    }
     filters = sorted(name for name, param in DOMAIN_PARAMS.items() if param.clause is not None and name in draw)
     missing = {n for n, p in DOMAIN_PARAMS.items() if p.clause is not None} - set(draw) - {"seen_after"}
     if missing:
@@ -218,39 +243,143 @@ def random_suite(listings: Any, today: date, count: int, seed: int) -> list[Benc
 # columns of the loaded frame, an order, and a page. Written from docs/reference/semantics.md, not from
 # `toolkit.query.params`, so that the query layer is checked against an independent reading.
 
-_TOP_CATEGORIES = ("Business", "Health", "Computers", "Shopping", "Recreation", "Society", "Sports", "News",
-                   "Science", "Arts", "Reference", "Regional", "Games", "Home", "World", "Adult")  # fmt: skip
+_TOP_CATEGORIES = (
+    "Business",
+    "Health",
+    "Computers",
+    "Shopping",
+    "Recreation",
+    "Society",
+    "Sports",
+    "News",
+    "Science",
+    "Arts",
+    "Reference",
+    "Regional",
+    "Games",
+    "Home",
+    "World",
+    "Adult",
+)
 _STATUSES = ("pendingDelete", "redemptionPeriod", "serverHold", "clientHold", "transition", "quarantine")
-_MINIMUMS = {"score_min": "score", "tf_min": "trust_flow", "cf_min": "citation_flow", "da_min": "domain_authority",
-             "age_min": "age", "rd_min": "referring_domains", "snapshots_min": "wayback_snapshots",
-             "traffic_min": "historical_traffic_etv"}  # fmt: skip
+_MINIMUMS = {
+    "score_min": "score",
+    "tf_min": "trust_flow",
+    "cf_min": "citation_flow",
+    "da_min": "domain_authority",
+    "age_min": "age",
+    "rd_min": "referring_domains",
+    "snapshots_min": "wayback_snapshots",
+    "traffic_min": "historical_traffic_etv",
+}
 # Sortable fields -> (frame column, whether the column's order is the reverse of the field's).
 # `age` sorts by the exact first-snapshot date (older = greater age), as the query layer's
 # tests read docs/reference/fields.md; `effective_price` is max_bid when present, else price.
-_SORTS = {name: (name, False) for name in (
-    "id", "name", "score", "price", "max_bid", "bids_count", "auction_end_date", "trust_flow", "citation_flow",
-    "domain_authority", "referring_domains", "backlinks_count", "wayback_snapshots", "historical_traffic_etv",
-    "created_at", "first_seen_at", "price_eur", "effective_price_eur", "value_mid", "live_mid")}  # fmt: skip
+_SORTS = {
+    name: (name, False)
+    for name in (
+        "id",
+        "name",
+        "score",
+        "price",
+        "max_bid",
+        "bids_count",
+        "auction_end_date",
+        "trust_flow",
+        "citation_flow",
+        "domain_authority",
+        "referring_domains",
+        "backlinks_count",
+        "wayback_snapshots",
+        "historical_traffic_etv",
+        "created_at",
+        "first_seen_at",
+        "price_eur",
+        "effective_price_eur",
+        "value_mid",
+        "live_mid",
+    )
+}
 _SORTS["age"] = ("wayback_first_date", True)
 _SORTS["effective_price"] = ("@effective_price", False)
 _SORTS["deal"] = ("@deal", False)
-_DOMAIN_KEYS = {"source", "tld", "type", "has_bids", "has_backlinks", "has_gmb", "has_edu_gov", "price_min",
-                "price_max", "categories", "contains", "language", "techs", "use_cases", "created_after",
-                "created_before", "ends_after", "ends_before", "ends_within", "after_id", "per_page", "limit", "page",
-                "sort",
-                "include_closed", "price_eur_min", "price_eur_max", "exclude_spam", "exclude_inflated",
-                "exclude_parked", "archive_gap_max", "continuity_min", "length_min", "length_max", "no_dashes",
-                "no_numbers", "not_contains", "tf_max", "cf_max", "da_max", "age_max", "tf_cf_ratio_min",
-                "tf_cf_ratio_max", "value_min", "value_max", "deal_min",
-                *_MINIMUMS}  # fmt: skip
+_DOMAIN_KEYS = {
+    "source",
+    "tld",
+    "type",
+    "has_bids",
+    "has_backlinks",
+    "has_gmb",
+    "has_edu_gov",
+    "price_min",
+    "price_max",
+    "categories",
+    "contains",
+    "language",
+    "techs",
+    "use_cases",
+    "created_after",
+    "created_before",
+    "ends_after",
+    "ends_before",
+    "ends_within",
+    "after_id",
+    "per_page",
+    "limit",
+    "page",
+    "sort",
+    "include_closed",
+    "price_eur_min",
+    "price_eur_max",
+    "exclude_spam",
+    "exclude_inflated",
+    "exclude_parked",
+    "archive_gap_max",
+    "continuity_min",
+    "length_min",
+    "length_max",
+    "no_dashes",
+    "no_numbers",
+    "not_contains",
+    "tf_max",
+    "cf_max",
+    "da_max",
+    "age_max",
+    "tf_cf_ratio_min",
+    "tf_cf_ratio_max",
+    "value_min",
+    "value_max",
+    "deal_min",
+    *_MINIMUMS,
+}
 # Bounds on real numbers, (op, column): the effective price (native, EUR) and the price range
 # (docs/guides/results.md: its middle, and the middle over the EUR price).
-_REAL_BOUNDS = {"price_min": ("ge", "@effective_price"), "price_max": ("le", "@effective_price"),
-                "price_eur_min": ("ge", "effective_price_eur"), "price_eur_max": ("le", "effective_price_eur"),
-                "value_min": ("ge", "value_mid"), "value_max": ("le", "value_mid"), "deal_min": ("ge", "@deal")}
+_REAL_BOUNDS = {
+    "price_min": ("ge", "@effective_price"),
+    "price_max": ("le", "@effective_price"),
+    "price_eur_min": ("ge", "effective_price_eur"),
+    "price_eur_max": ("le", "effective_price_eur"),
+    "value_min": ("ge", "value_mid"),
+    "value_max": ("le", "value_mid"),
+    "deal_min": ("ge", "@deal"),
+}
 _MAXIMUMS = {"tf_max": "trust_flow", "cf_max": "citation_flow", "da_max": "domain_authority", "age_max": "age"}
-_PENDING_KEYS = {"tld", "status", "source", "week_end", "drops_within", "contains", "no_dashes", "no_numbers",
-                 "include_past", "drop_date_from", "drop_date_to", "sort", "per_page", "page"}  # fmt: skip
+_PENDING_KEYS = {
+    "tld",
+    "status",
+    "source",
+    "week_end",
+    "drops_within",
+    "contains",
+    "no_dashes",
+    "no_numbers",
+    "include_past",
+    "drop_date_from",
+    "drop_date_to",
+    "sort",
+    "per_page",
+    "page",
+}
 
 Pred = tuple  # (op, column, *values)
 
@@ -333,8 +462,11 @@ def domain_spec(params: Mapping[str, Any], now: datetime) -> Spec:
         if param in p:
             preds.append((op, column, float(p[param])))
     # The signals (docs/guides/signals.md): spam words, metric jumps, archive.
-    for param, column in (("exclude_spam", "spam_count"), ("exclude_inflated", "metrics_jumped"),
-                          ("exclude_parked", "archive_parked")):  # fmt: skip
+    for param, column in (
+        ("exclude_spam", "spam_count"),
+        ("exclude_inflated", "metrics_jumped"),
+        ("exclude_parked", "archive_parked"),
+    ):
         if _flag(p.get(param, 0)):
             preds.append(("eq", column, 0))
     if "archive_gap_max" in p:
@@ -355,8 +487,12 @@ def domain_spec(params: Mapping[str, Any], now: datetime) -> Spec:
         preds.append(("array_any", "historical_tech", _terms(p["techs"])))
     if "use_cases" in p:
         preds.append(("array_any", "use_cases", [t.lower() for t in _terms(p["use_cases"])]))
-    for param, op, column in (("created_after", "ge", "_created_ts"), ("created_before", "lt", "_created_ts"),
-                              ("ends_after", "ge", "_ends_ts"), ("ends_before", "lt", "_ends_ts")):  # fmt: skip
+    for param, op, column in (
+        ("created_after", "ge", "_created_ts"),
+        ("created_before", "lt", "_created_ts"),
+        ("ends_after", "ge", "_ends_ts"),
+        ("ends_before", "lt", "_ends_ts"),
+    ):
         if param in p:
             preds.append((op, column, _day(p[param])))
     if "ends_within" in p:  # ending in the next N hours, none already ended
@@ -422,8 +558,13 @@ def query_spec(query: BenchQuery, now: datetime) -> Spec:
 # -- loading the rows once ---------------------------------------------------------------
 
 # Listings' array columns (JSON text in SQLite) and their DuckDB list types.
-_ARRAY_COLUMNS = {"historical_tech": "VARCHAR[]", "use_cases": "VARCHAR[]", "whois_status": "VARCHAR[]",
-                  "whois_nameservers": "VARCHAR[]", "historical_traffic_spark": "BIGINT[]"}  # fmt: skip
+_ARRAY_COLUMNS = {
+    "historical_tech": "VARCHAR[]",
+    "use_cases": "VARCHAR[]",
+    "whois_status": "VARCHAR[]",
+    "whois_nameservers": "VARCHAR[]",
+    "historical_traffic_spark": "BIGINT[]",
+}
 
 
 @dataclass
@@ -549,7 +690,9 @@ class DuckDBEngine:
         if name == "@effective_price":
             return 'coalesce("max_bid", "price")'
         if name == "@deal":
-            return 'CASE WHEN "effective_price_eur" > 0 THEN coalesce("live_mid", "value_mid") / "effective_price_eur" END'
+            return (
+                'CASE WHEN "effective_price_eur" > 0 THEN coalesce("live_mid", "value_mid") / "effective_price_eur" END'
+            )
         return _q(name)
 
     def _predicate(self, pred: Pred, args: list[Any]) -> str:
@@ -708,8 +851,9 @@ class PandasEngine:
             return (~s.str.contains(r"[0-9]", regex=True, na=False)).to_numpy(dtype=bool)
         if op in ("length_ge", "length_le"):
             lengths = s.str.len()
-            return (lengths >= values[0] if op == "length_ge" else lengths <= values[0]).to_numpy(dtype=bool,
-                                                                                                 na_value=False)  # fmt: skip
+            return (lengths >= values[0] if op == "length_ge" else lengths <= values[0]).to_numpy(
+                dtype=bool, na_value=False
+            )
         if op in ("ratio_ge", "ratio_lt"):
             other = df[values[0]]
             scaled = 100 * s
@@ -717,8 +861,14 @@ class PandasEngine:
             return (other.gt(0) & hit).to_numpy(dtype=bool, na_value=False)
         if op == "suffix_in":
             wanted = set(values[0])
-            return s.map(lambda t: isinstance(t, str) and (t in wanted or any(t.endswith("." + v) for v in wanted)),
-                         na_action="ignore").fillna(False).to_numpy(dtype=bool)  # fmt: skip
+            return (
+                s.map(
+                    lambda t: isinstance(t, str) and (t in wanted or any(t.endswith("." + v) for v in wanted)),
+                    na_action="ignore",
+                )
+                .fillna(False)
+                .to_numpy(dtype=bool)
+            )
         raise ValueError(f"unknown predicate {op}")
 
     def run(self, query: BenchQuery) -> Result:
@@ -824,8 +974,8 @@ def compare(dataset: str, results: Mapping[str, Result]) -> str | None:
         if ids != base_ids:
             first = next((i for i, (a, b) in enumerate(zip(base_ids, ids)) if a != b), min(len(ids), len(base_ids)))
             problems.append(
-                f"page ids differ from position {first} ({base_name} {base_ids[first:first + 3]} "
-                f"vs {name} {ids[first:first + 3]}; {len(base_ids)} vs {len(ids)} rows)"
+                f"page ids differ from position {first} ({base_name} {base_ids[first : first + 3]} "
+                f"vs {name} {ids[first : first + 3]}; {len(base_ids)} vs {len(ids)} rows)"
             )
             continue
         for a, b in zip(base_rows, rows):
@@ -930,9 +1080,15 @@ def bench(
         suite = build_suite(now.date(), max_id=max_id)
     suite = [q for q in suite if not only or only.lower() in q.name.lower()]
     if live_only:
-        suite = [BenchQuery(re.sub(r"&?include_closed=1", "", q.name), q.dataset,
-                            {k: v for k, v in q.params.items() if k != "include_closed"})
-                 for q in suite if q.dataset == "domains"]  # fmt: skip
+        suite = [
+            BenchQuery(
+                re.sub(r"&?include_closed=1", "", q.name),
+                q.dataset,
+                {k: v for k, v in q.params.items() if k != "include_closed"},
+            )
+            for q in suite
+            if q.dataset == "domains"
+        ]
     started = time.perf_counter()
     query_layer = QueryLayerEngine(db_path, now, engine)
     if engine == "columnar":
@@ -1037,10 +1193,16 @@ def summarize(timings: list[QueryTiming]) -> Summary:
     ql, duck, pdx = stats["query layer"], stats["duckdb"], stats["pandas"]
     over = [t for t in timings if t.ql_ms >= TARGET_MAX_MS]
     targets = [
-        (f"query-layer p50 <= {TARGET_P50_RATIO:g} x DuckDB p50", ql[0] <= TARGET_P50_RATIO * duck[0],
-         f"{ql[0]:.2f} ms vs {TARGET_P50_RATIO:g} x {duck[0]:.2f} ms"),
-        (f"query-layer p95 <= {TARGET_P95_RATIO:g} x DuckDB p95", ql[1] <= TARGET_P95_RATIO * duck[1],
-         f"{ql[1]:.2f} ms vs {TARGET_P95_RATIO:g} x {duck[1]:.2f} ms"),
+        (
+            f"query-layer p50 <= {TARGET_P50_RATIO:g} x DuckDB p50",
+            ql[0] <= TARGET_P50_RATIO * duck[0],
+            f"{ql[0]:.2f} ms vs {TARGET_P50_RATIO:g} x {duck[0]:.2f} ms",
+        ),
+        (
+            f"query-layer p95 <= {TARGET_P95_RATIO:g} x DuckDB p95",
+            ql[1] <= TARGET_P95_RATIO * duck[1],
+            f"{ql[1]:.2f} ms vs {TARGET_P95_RATIO:g} x {duck[1]:.2f} ms",
+        ),
         (
             f"every query-layer query < {TARGET_MAX_MS:g} ms",
             not over,
@@ -1075,17 +1237,27 @@ def format_report(report: BenchReport, *, markdown: bool = False) -> str:
     )
     counts = ", ".join(f"{k} {v:,}" for k, v in report.counts.items())
     out.append(f"\nSuite: {report.suite}; the query layer answered with {', '.join(report.answered_by) or '-'}.")
-    out.append(f"\nMirror {report.db}: {counts}. Now {report.now:%Y-%m-%dT%H:%M:%SZ}; rows loaded into pandas "
-               f"and DuckDB in {report.load_seconds:.1f} s (not timed). Each query: 1 warm-up, then the median "
-               f"of {report.repeat} runs per engine.")  # fmt: skip
+    out.append(
+        f"\nMirror {report.db}: {counts}. Now {report.now:%Y-%m-%dT%H:%M:%SZ}; rows loaded into pandas "
+        f"and DuckDB in {report.load_seconds:.1f} s (not timed). Each query: 1 warm-up, then the median "
+        f"of {report.repeat} runs per engine."
+    )
     out.append("")
     out.append(h("Per query (median ms)"))
     rows = []
     for i, t in enumerate(report.timings, 1):
-        rows.append([
-            str(i), t.name, f"{t.total:,}", f"{t.ql_ms:.2f}", f"{t.duckdb_ms:.2f}", f"{t.pandas_ms:.2f}",
-            f"{t.ql_ms / t.duckdb_ms:.2f}" if t.duckdb_ms else "-", "ok" if t.agree else "MISMATCH",
-        ])  # fmt: skip
+        rows.append(
+            [
+                str(i),
+                t.name,
+                f"{t.total:,}",
+                f"{t.ql_ms:.2f}",
+                f"{t.duckdb_ms:.2f}",
+                f"{t.pandas_ms:.2f}",
+                f"{t.ql_ms / t.duckdb_ms:.2f}" if t.duckdb_ms else "-",
+                "ok" if t.agree else "MISMATCH",
+            ]
+        )
     headers = ["#", "query", "total", "query layer", "duckdb", "pandas", "ql / duckdb", "check"]
     out.append(_table(headers, rows, markdown=markdown, right={0, 2, 3, 4, 5, 6}))
     if report.timings:
@@ -1127,20 +1299,40 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", help="the mirror (default: EDT_DB or data/mirror.db)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per engine and query, after a warm-up")
-    parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown (as docs/benchmarks.md shows them)")
+    parser.add_argument(
+        "--markdown", action="store_true", help="print the tables as Markdown (as docs/benchmarks.md shows them)"
+    )
     parser.add_argument("--only", help="run only the queries whose name contains this text")
-    parser.add_argument("--duckdb-storage", choices=("native", "arrow"), default="native",
-                        help="DuckDB over its own tables (default) or over registered Arrow tables")  # fmt: skip
-    parser.add_argument("--explain", type=int, default=0, metavar="N",
-                        help="print SQLite's plans for the query layer's N slowest queries")  # fmt: skip
+    parser.add_argument(
+        "--duckdb-storage",
+        choices=("native", "arrow"),
+        default="native",
+        help="DuckDB over its own tables (default) or over registered Arrow tables",
+    )
+    parser.add_argument(
+        "--explain",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print SQLite's plans for the query layer's N slowest queries",
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--now", help="the UTC moment queries run at (ISO 8601; default: now)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    parser.add_argument("--random", type=int, default=0, metavar="N",
-                        help="N random /api/domains requests drawn from the parameter table instead of the suite")
+    parser.add_argument(
+        "--random",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N random /api/domains requests drawn from the parameter table instead of the suite",
+    )
     parser.add_argument("--seed", type=int, default=0, help="the random requests' seed (same seed, same requests)")
-    parser.add_argument("--engine", choices=("columnar", "sqlite"), default="columnar",
-                        help="the query layer's engine (default: its columnar index)")  # fmt: skip
+    parser.add_argument(
+        "--engine",
+        choices=("columnar", "sqlite"),
+        default="columnar",
+        help="the query layer's engine (default: its columnar index)",
+    )
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -1164,9 +1356,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.random < 0:
         print("--random must be a positive number of requests", file=sys.stderr)
         return 2
-    report = bench(db, args.repeat, now=now, only=args.only, duckdb_storage=args.duckdb_storage,
-                   explain=args.explain, progress=progress, random=args.random, seed=args.seed,
-                   engine=args.engine)  # fmt: skip
+    report = bench(
+        db,
+        args.repeat,
+        now=now,
+        only=args.only,
+        duckdb_storage=args.duckdb_storage,
+        explain=args.explain,
+        progress=progress,
+        random=args.random,
+        seed=args.seed,
+        engine=args.engine,
+    )
     print(format_report(report, markdown=args.markdown))
     if any(not t.agree for t in report.timings):
         return 1

@@ -61,7 +61,9 @@ def _new_listings(conn: sqlite3.Connection, rnd: random.Random, size: int) -> in
 
 
 def _ids(conn: sqlite3.Connection, size: int) -> list[int]:
-    return [r[0] for r in conn.execute(f"SELECT id FROM listings WHERE source != 'regfree' ORDER BY random() LIMIT {size}")]
+    return [
+        r[0] for r in conn.execute(f"SELECT id FROM listings WHERE source != 'regfree' ORDER BY random() LIMIT {size}")
+    ]
 
 
 def _changed_bids(conn: sqlite3.Connection, rnd: random.Random, size: int) -> int:
@@ -79,9 +81,11 @@ def _changed_metrics(conn: sqlite3.Connection, rnd: random.Random, size: int) ->
     conn.executemany(
         "UPDATE listings SET trust_flow = ?, citation_flow = ?, referring_domains = ?, wayback_snapshots = ?, "
         "score = ? WHERE id = ?",
-        [(rnd.randint(0, 60), rnd.randint(0, 80), rnd.randint(0, 5000), rnd.randint(0, 9000), rnd.randint(0, 100), i)
-         for i in ids],
-    )  # fmt: skip
+        [
+            (rnd.randint(0, 60), rnd.randint(0, 80), rnd.randint(0, 5000), rnd.randint(0, 9000), rnd.randint(0, 100), i)
+            for i in ids
+        ],
+    )
     return len(ids)
 
 
@@ -204,20 +208,31 @@ def _reals(index: "object", name: str) -> "object":
 
 
 def _report(timings: dict, whole_time: float, rows: int, args: argparse.Namespace, fallbacks: int, same: bool) -> None:
-    head = f"Index refresh after a write, {rows:,} listings, seed {args.seed}, {args.rounds} rounds, " \
-           f"{platform.machine()} with {os.cpu_count()} cores"  # fmt: skip
-    lines = [head, "", "| write | rounds | rows changed | refresh + save, median | max | vs whole build |",
-             "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    head = (
+        f"Index refresh after a write, {rows:,} listings, seed {args.seed}, {args.rounds} rounds, "
+        f"{platform.machine()} with {os.cpu_count()} cores"
+    )
+    lines = [
+        head,
+        "",
+        "| write | rounds | rows changed | refresh + save, median | max | vs whole build |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for name, done in timings.items():
         if not done:
             continue
         median = statistics.median(t for _, t in done)
         changed = statistics.median(n for n, _ in done)
-        lines.append(f"| {name} | {len(done)} | {changed:,.0f} | {median:.2f} s | {max(t for _, t in done):.2f} s | "
-                     f"{median / whole_time:.2f}x |")  # fmt: skip
+        lines.append(
+            f"| {name} | {len(done)} | {changed:,.0f} | {median:.2f} s | {max(t for _, t in done):.2f} s | "
+            f"{median / whole_time:.2f}x |"
+        )
     lines.append(f"| whole build (the peer) | 3 | all | {whole_time:.2f} s | | 1.00x |")
-    lines += ["", f"refreshes that fell back to a whole build: {fallbacks}",
-              f"refreshed index identical to the whole build: {'yes' if same else 'NO'}"]  # fmt: skip
+    lines += [
+        "",
+        f"refreshes that fell back to a whole build: {fallbacks}",
+        f"refreshed index identical to the whole build: {'yes' if same else 'NO'}",
+    ]
     text = "\n".join(lines)
     print(text if args.markdown else text.replace("|---|---:|---:|---:|---:|---:|\n", ""))
 

@@ -75,14 +75,18 @@ def _write(conn: sqlite3.Connection, rnd: random.Random, round_: int) -> tuple[s
         conn.execute(f"INSERT INTO pending_delete VALUES ({','.join('?' * len(columns))})", row)
         conn.commit()
         return kind, "/api/pending-delete", {"contains": mark, "include_past": "1"}, True, 1
-    target, name = conn.execute("SELECT id, name FROM listings WHERE source != 'regfree' AND closed_at IS NULL "
-                                "ORDER BY random() LIMIT 1").fetchone()  # fmt: skip
+    target, name = conn.execute(
+        "SELECT id, name FROM listings WHERE source != 'regfree' AND closed_at IS NULL ORDER BY random() LIMIT 1"
+    ).fetchone()
     if kind == "new listing":
         columns = [d[0] for d in conn.execute("SELECT * FROM listings LIMIT 0").description]
-        select = ", ".join("(SELECT max(id) + 1 FROM listings)" if c == "id" else "?" if c == "name" else c
-                           for c in columns)  # fmt: skip
-        conn.execute(f"INSERT INTO listings ({', '.join(columns)}) SELECT {select} FROM listings WHERE id = ?",
-                     [mark + ".com", target])  # fmt: skip
+        select = ", ".join(
+            "(SELECT max(id) + 1 FROM listings)" if c == "id" else "?" if c == "name" else c for c in columns
+        )
+        conn.execute(
+            f"INSERT INTO listings ({', '.join(columns)}) SELECT {select} FROM listings WHERE id = ?",
+            [mark + ".com", target],
+        )
         params, total = {"contains": mark, "include_closed": "1"}, 1
     elif kind == "rename":
         conn.execute("UPDATE listings SET name = ? WHERE id = ?", [mark + ".com", target])
@@ -130,11 +134,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"copied and indexed {args.db} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         port = _free_port()
         env = {**os.environ, "EDT_DB": path}
-        server = subprocess.Popen([sys.executable, "-m", "toolkit", "serve", "--db", path, "--port", str(port),
-                                   "--key", f"{KEY}=enterprise"], env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)  # fmt: skip
-        app = subprocess.Popen([sys.executable, "-c", _APP_READER], env=env, stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+        server = subprocess.Popen(
+            [sys.executable, "-m", "toolkit", "serve", "--db", path, "--port", str(port), "--key", f"{KEY}=enterprise"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        app = subprocess.Popen(
+            [sys.executable, "-c", _APP_READER],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         writer = sqlite3.connect(path, timeout=30)
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {KEY}"})
         lags: dict[str, list[float]] = {"edt serve": [], "the app's state": [], "index current": []}

@@ -59,24 +59,32 @@ def main(argv: list[str] | None = None) -> int:
     for label, dictionary in (("built-in", built_in), ("changed", changed)):
         _segment.cache_clear()
         seconds, flagged = _time_match(dictionary, names)
-        print(f"match in memory, {label} dictionary: {seconds:.2f} s ({seconds / len(names) * 1e6:.2f} us a name), "
-              f"{flagged:,} flagged")  # fmt: skip
+        print(
+            f"match in memory, {label} dictionary: {seconds:.2f} s ({seconds / len(names) * 1e6:.2f} us a name), "
+            f"{flagged:,} flagged"
+        )
     with tempfile.TemporaryDirectory() as folder:
         conn = sqlite3.connect(Path(folder) / "spam.db")
         ensure_schema(conn)
         with conn:
-            conn.executemany("INSERT INTO listings (id, name, sld, spam_terms, spam_count) VALUES (?, ?, ?, '[]', 0)",
-                             ((i, f"{n}.com", n) for i, n in enumerate(names, 1)))  # fmt: skip
+            conn.executemany(
+                "INSERT INTO listings (id, name, sld, spam_terms, spam_count) VALUES (?, ?, ?, '[]', 0)",
+                ((i, f"{n}.com", n) for i, n in enumerate(names, 1)),
+            )
         for label, dictionary in (("built-in", built_in), ("changed", changed)):
             _segment.cache_clear()
             report = reflag(conn, dictionary, force=True)
-            print(f"reflag over SQLite, {label} dictionary: {report.seconds:.2f} s ({report.examined:,} names read "
-                  f"through the trigram index), {report.changed:,} rows rewritten")  # fmt: skip
+            print(
+                f"reflag over SQLite, {label} dictionary: {report.seconds:.2f} s ({report.examined:,} names read "
+                f"through the trigram index), {report.changed:,} rows rewritten"
+            )
         everything = SpamDictionary(built_in.terms | {"ai"}, source="with a 2-letter term")
         _segment.cache_clear()
         report = reflag(conn, everything, force=True)
-        print(f"reflag over SQLite, a term too short for the index (every name read): {report.seconds:.2f} s, "
-              f"{report.changed:,} rows rewritten")  # fmt: skip
+        print(
+            f"reflag over SQLite, a term too short for the index (every name read): {report.seconds:.2f} s, "
+            f"{report.changed:,} rows rewritten"
+        )
         conn.close()
     return 0
 

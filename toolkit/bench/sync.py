@@ -51,8 +51,9 @@ class Stamps(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-async def _listings(url: str, local: Path, *, per_minute: int, budget: Path | None, full: bool,
-                    stamps: Stamps | None = None):  # fmt: skip
+async def _listings(
+    url: str, local: Path, *, per_minute: int, budget: Path | None, full: bool, stamps: Stamps | None = None
+):
     limiter = shared_limiter(KEY, per_minute, path=budget) if budget else None
     inner = stamps if stamps is not None else httpx.AsyncHTTPTransport()
     client = RemoteClient(url, KEY, plan="business", per_minute=per_minute, limiter=limiter, transport=inner)
@@ -62,14 +63,22 @@ async def _listings(url: str, local: Path, *, per_minute: int, budget: Path | No
 
 def _add_listings(remote: Path, n: int) -> None:
     conn = connect(str(remote))
-    template = dict(zip(LISTING_FIELDS, conn.execute(
-        f"SELECT {', '.join(LISTING_FIELDS)} FROM listings WHERE source != 'regfree' LIMIT 1").fetchone()))  # fmt: skip
+    template = dict(
+        zip(
+            LISTING_FIELDS,
+            conn.execute(
+                f"SELECT {', '.join(LISTING_FIELDS)} FROM listings WHERE source != 'regfree' LIMIT 1"
+            ).fetchone(),
+        )
+    )
     for field in ("historical_tech", "use_cases", "historical_traffic", "ref_domains_by_tld", "anchors", "topics"):
         template.pop(field, None)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     top = conn.execute("SELECT max(id) FROM listings").fetchone()[0]
-    fresh = [{**template, "id": top + 1 + i, "name": f"benchnew{i}.com", "created_at": now, "auction_end_date": None}
-             for i in range(n)]  # fmt: skip
+    fresh = [
+        {**template, "id": top + 1 + i, "name": f"benchnew{i}.com", "created_at": now, "auction_end_date": None}
+        for i in range(n)
+    ]
     save_listings(conn, fresh, origin="demo", observed_at=now, keep_raw=False)
     conn.close()
 
@@ -93,32 +102,50 @@ def main(argv: list[str] | None = None) -> int:
     with BackgroundServer(app) as server:
         stamps = Stamps(httpx.AsyncHTTPTransport())
         started = time.monotonic()
-        report = asyncio.run(_listings(server.url, work / "local.db", per_minute=args.rate, budget=work / "budget.sqlite",
-                                       full=True, stamps=stamps))  # fmt: skip
+        report = asyncio.run(
+            _listings(
+                server.url,
+                work / "local.db",
+                per_minute=args.rate,
+                budget=work / "budget.sqlite",
+                full=True,
+                stamps=stamps,
+            )
+        )
         elapsed = time.monotonic() - started
         needed = args.windows * args.rate + 1
-        print(f"Full listings pass: {report.seen:,} rows, {report.requests} requests in {elapsed:.1f} s, "
-              f"{stamps.statuses.count(429)} answers 429, paced at {args.rate}/min")  # fmt: skip
+        print(
+            f"Full listings pass: {report.seen:,} rows, {report.requests} requests in {elapsed:.1f} s, "
+            f"{stamps.statuses.count(429)} answers 429, paced at {args.rate}/min"
+        )
         if len(stamps.sent) >= needed:
             span = stamps.sent[needed - 1] - stamps.sent[0]
             rows = (needed - 1) * 100
             per_minute = rows / span * 60
             ceiling = args.rate * 100
-            print(f"Steady state over {args.windows} windows: {per_minute:,.0f} rows/min against a ceiling of "
-                  f"{ceiling:,} ({args.rate} requests/min x 100 rows): {per_minute / ceiling:.3f} of the ceiling")  # fmt: skip
+            print(
+                f"Steady state over {args.windows} windows: {per_minute:,.0f} rows/min against a ceiling of "
+                f"{ceiling:,} ({args.rate} requests/min x 100 rows): {per_minute / ceiling:.3f} of the ceiling"
+            )
         else:
-            print(f"(too few requests for {args.windows} windows: need {needed}; lower --rate or use a larger --remote)")
+            print(
+                f"(too few requests for {args.windows} windows: need {needed}; lower --rate or use a larger --remote)"
+            )
         _add_listings(remote, args.new)
         app_fast = create_app(remote, keys={KEY: "business"}, rates={"business": 100_000})
     with BackgroundServer(app_fast) as fast:
         incremental = asyncio.run(_listings(fast.url, work / "local.db", per_minute=100_000, budget=None, full=False))
         resweep = asyncio.run(_listings(fast.url, work / "local.db", per_minute=100_000, budget=None, full=True))
-    print(f"After the remote gained {args.new} listings: incremental run {incremental.requests} requests "
-          f"({incremental.new} new rows), full re-sweep {resweep.requests} requests: "
-          f"{incremental.requests / max(resweep.requests, 1):.2f} of a re-sweep")  # fmt: skip
-    print(f"(created_after takes whole days, so an incremental run re-reads the listings added since the day "
-          f"before its newest; at the plan's 15/min a re-sweep of {report.seen:,} rows takes "
-          f"{math.ceil(report.seen / 100) / 15:.0f} min)")  # fmt: skip
+    print(
+        f"After the remote gained {args.new} listings: incremental run {incremental.requests} requests "
+        f"({incremental.new} new rows), full re-sweep {resweep.requests} requests: "
+        f"{incremental.requests / max(resweep.requests, 1):.2f} of a re-sweep"
+    )
+    print(
+        f"(created_after takes whole days, so an incremental run re-reads the listings added since the day "
+        f"before its newest; at the plan's 15/min a re-sweep of {report.seen:,} rows takes "
+        f"{math.ceil(report.seen / 100) / 15:.0f} min)"
+    )
     return 0
 
 

@@ -31,8 +31,12 @@ def _appraise(db: Path, threads: str | None) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "EDT_THREADS"}
     if threads is not None:
         env["EDT_THREADS"] = threads
-    return subprocess.Popen([sys.executable, "-m", "toolkit", "appraise", "--db", str(db)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolkit", "appraise", "--db", str(db)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _timed(dbs: list[Path], threads: str | None) -> list[float]:
@@ -59,21 +63,41 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch) / "m.db"
         print(f"building a {args.days}-day demo (seed {args.seed}) ...", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "toolkit", "demo", "--db", str(base), "--days", str(args.days),
-                        "--seed", str(args.seed)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toolkit",
+                "demo",
+                "--db",
+                str(base),
+                "--days",
+                str(args.days),
+                "--seed",
+                str(args.seed),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         copies = []
         for n in range(2):
             copy = Path(scratch) / f"copy{n}.db"
             shutil.copy(base, copy)
             copies.append(copy)
         rows = []
-        for label, threads in (("bounded (default: half the cores)", None), (f"unbounded ({cores} threads each)", str(cores))):
+        for label, threads in (
+            ("bounded (default: half the cores)", None),
+            (f"unbounded ({cores} threads each)", str(cores)),
+        ):
             alone = statistics.median(_timed(copies[:1], threads)[0] for _ in range(args.rounds))
             pair = statistics.median(max(_timed(copies, threads)) for _ in range(args.rounds))
             rows.append((label, alone, pair, pair / alone))
     head = ("threads", "alone (s)", "two at once, each (s)", "ratio")
-    print(f"edt appraise on a {args.days}-day small demo, whole processes, medians of {args.rounds}; "
-          f"{platform.machine()}, {cores} cores")
+    print(
+        f"edt appraise on a {args.days}-day small demo, whole processes, medians of {args.rounds}; "
+        f"{platform.machine()}, {cores} cores"
+    )
     if args.markdown:
         print(f"| {' | '.join(head)} |\n|---|---:|---:|---:|")
         for label, alone, pair, ratio in rows:

@@ -16,25 +16,55 @@ __all__ = ["archive"]
 
 @cli.command()
 @_db_option
-@click.option("--closed-before", "closed_before", default=None, metavar="AGE",
-              help="Archive the listings closed more than AGE ago: 180d, 26w, 6m (default: the config's "
-                   "[archive] closed_before, else 180d).")  # fmt: skip
-@click.option("--pack-after", "pack_after", default=None, metavar="AGE",
-              help="Pack the listings closed more than AGE ago and not archived: each one compressed record, "
-                   "about a quarter of its bytes (default: the config's [archive] pack_after, else 30d; none: "
-                   "pack nothing).")  # fmt: skip
-@click.option("--unpack", is_flag=True, help="Put every packed listing back as plain rows (for your own SQL over them).")
+@click.option(
+    "--closed-before",
+    "closed_before",
+    default=None,
+    metavar="AGE",
+    help="Archive the listings closed more than AGE ago: 180d, 26w, 6m (default: the config's "
+    "[archive] closed_before, else 180d).",
+)
+@click.option(
+    "--pack-after",
+    "pack_after",
+    default=None,
+    metavar="AGE",
+    help="Pack the listings closed more than AGE ago and not archived: each one compressed record, "
+    "about a quarter of its bytes (default: the config's [archive] pack_after, else 30d; none: "
+    "pack nothing).",
+)
+@click.option(
+    "--unpack", is_flag=True, help="Put every packed listing back as plain rows (for your own SQL over them)."
+)
 @click.option("--list", "list_months", is_flag=True, help="List the archived months: rows per table and a checksum.")
 @click.option("--verify", is_flag=True, help="Read every archived file back and compare it with its recorded rows.")
 @click.option("--restore", metavar="YYYY-MM", default=None, help="Put an archived month back into the mirror.")
-@click.option("--vacuum", is_flag=True,
-              help="Once, for a mirror made before this toolkit version: give the space archived rows left back to "
-                   "the file system, and from then on as it frees (rewrites the file: minutes at full scale).")  # fmt: skip
-@click.option("--batch", type=click.IntRange(1), default=None, metavar="N",
-              help="Listings per transaction (default 50,000: a few seconds of writer lock at full scale).")
+@click.option(
+    "--vacuum",
+    is_flag=True,
+    help="Once, for a mirror made before this toolkit version: give the space archived rows left back to "
+    "the file system, and from then on as it frees (rewrites the file: minutes at full scale).",
+)
+@click.option(
+    "--batch",
+    type=click.IntRange(1),
+    default=None,
+    metavar="N",
+    help="Listings per transaction (default 50,000: a few seconds of writer lock at full scale).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def archive(db: str, closed_before: str | None, pack_after: str | None, unpack: bool, list_months: bool, verify: bool,
-            restore: str | None, vacuum: bool, batch: int | None, as_json: bool) -> None:  # fmt: skip
+def archive(
+    db: str,
+    closed_before: str | None,
+    pack_after: str | None,
+    unpack: bool,
+    list_months: bool,
+    verify: bool,
+    restore: str | None,
+    vacuum: bool,
+    batch: int | None,
+    as_json: bool,
+) -> None:
     """Move the listings closed before a cut, with their history and raw records, out of the
     mirror into `<mirror>.archive/` (Parquet, a folder per month: pyarrow, DuckDB, Polars
     and Spark read it as is), pack those closed more than --pack-after ago (in the mirror,
@@ -65,8 +95,10 @@ def archive(db: str, closed_before: str | None, pack_after: str | None, unpack: 
         else:
             click.echo(f"{'month':8} {'listings':>10} {'history':>10} {'raw':>8} {'files':>5}  checksum")
             for month, row in months.items():
-                click.echo(f"{month:8} {row['listings']:>10,} {row['listing_history']:>10,} {row['raw_records']:>8,} "
-                           f"{row['files']:>5}  {row['checksum'][:16]}")  # fmt: skip
+                click.echo(
+                    f"{month:8} {row['listings']:>10,} {row['listing_history']:>10,} {row['raw_records']:>8,} "
+                    f"{row['files']:>5}  {row['checksum'][:16]}"
+                )
         if packed:
             click.echo("packed in the mirror: " + ", ".join(f"{m} {n:,}" for m, n in packed.items()))
         return
@@ -77,17 +109,24 @@ def archive(db: str, closed_before: str | None, pack_after: str | None, unpack: 
     try:
         if vacuum:
             before, after = archiving.reclaim_space(db)
-            _say({"file_bytes_before": before, "file_bytes_after": after} if as_json else
-                 f"{db}: {before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB; from now on it gives space back as it frees",
-                 as_json)  # fmt: skip
+            _say(
+                {"file_bytes_before": before, "file_bytes_after": after}
+                if as_json
+                else f"{db}: {before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB; from now on it gives space back as it frees",
+                as_json,
+            )
         elif unpack:
             count = packing.unpack(db)
             _say({"unpacked": count} if as_json else f"{count:,} packed listings back as plain rows in {db}", as_json)
         elif restore:
             restored = archiving.restore_month(db, restore)
-            _say({"restored": restored} if as_json else
-                 f"{restore}: {restored.get('listings', 0):,} listings and {restored.get('listing_history', 0):,} "
-                 f"history rows back in {db}", as_json)  # fmt: skip
+            _say(
+                {"restored": restored}
+                if as_json
+                else f"{restore}: {restored.get('listings', 0):,} listings and {restored.get('listing_history', 0):,} "
+                f"history rows back in {db}",
+                as_json,
+            )
         else:
             age = closed_before or archive_setting() or ARCHIVE_CLOSED_BEFORE
             pack_age = pack_after or pack_setting() or PACK_AFTER
@@ -122,30 +161,42 @@ def _summary(db: str, report, packing, held: int, as_json: bool):
     """What the run did: archived (or nothing to), packed (or nothing to, or packing off), the bytes."""
     after = packing.file_bytes_after if packing else report.file_bytes_after
     if as_json:
-        return {"cut": report.cut, "listings": report.listings, "history": report.history,
-                "raw_records": report.raw_records, "packed": packing.listings if packing else 0,
-                "pack_cut": packing.cut if packing else None, "packed_in_mirror": held,
-                "file_bytes_before": report.file_bytes_before,
-                "file_bytes_after": after, "archive_bytes": report.archive_bytes,
-                "seconds": round(report.seconds + (packing.seconds if packing else 0), 1)}  # fmt: skip
+        return {
+            "cut": report.cut,
+            "listings": report.listings,
+            "history": report.history,
+            "raw_records": report.raw_records,
+            "packed": packing.listings if packing else 0,
+            "pack_cut": packing.cut if packing else None,
+            "packed_in_mirror": held,
+            "file_bytes_before": report.file_bytes_before,
+            "file_bytes_after": after,
+            "archive_bytes": report.archive_bytes,
+            "seconds": round(report.seconds + (packing.seconds if packing else 0), 1),
+        }
     lines = []
     if not report.moved:
         lines.append(f"archived nothing: no listing closed before {report.cut} is left in {db}")
     else:
         months = ", ".join(f"{m} {n:,}" for m, n in sorted(report.listings.items()))
-        lines.append(f"archived {report.moved:,} listings closed before {report.cut} ({months}) and {report.history:,} "
-                     f"history rows into {Path(db).name}.archive/ in {report.seconds:.1f} s")  # fmt: skip
+        lines.append(
+            f"archived {report.moved:,} listings closed before {report.cut} ({months}) and {report.history:,} "
+            f"history rows into {Path(db).name}.archive/ in {report.seconds:.1f} s"
+        )
     if packing is None:
         lines.append(f"packed nothing: packing is off (--pack-after none); {held:,} listings packed before")
     elif packing.listings:
-        lines.append(f"packed {packing.listings:,} listings closed before {packing.cut} in {packing.seconds:.1f} s "
-                     f"({held:,} packed in all)")  # fmt: skip
+        lines.append(
+            f"packed {packing.listings:,} listings closed before {packing.cut} in {packing.seconds:.1f} s "
+            f"({held:,} packed in all)"
+        )
     else:
-        lines.append(f"packed nothing: no plain listing closed before {packing.cut} is left ({held:,} packed "
-                     "already)")  # fmt: skip
+        lines.append(f"packed nothing: no plain listing closed before {packing.cut} is left ({held:,} packed already)")
     if report.moved or (packing is not None and packing.listings):
-        lines.append(f"{db}: {report.file_bytes_before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB, archive "
-                     f"{report.archive_bytes / 1e6:,.1f} MB")  # fmt: skip
+        lines.append(
+            f"{db}: {report.file_bytes_before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB, archive "
+            f"{report.archive_bytes / 1e6:,.1f} MB"
+        )
     return "\n".join(lines)
 
 

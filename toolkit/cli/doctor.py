@@ -18,12 +18,19 @@ __all__ = ["doctor"]
 
 @cli.command()
 @_db_option
-@click.option("--repair", is_flag=True,
-              help="Rebuild the damaged indexes and full-text indexes in place, no row lost: only when every "
-                   "table's rows are sound. Stop `edt serve`, the app and any sync first.")  # fmt: skip
-@click.option("--salvage", metavar="NEW_FILE", default=None,
-              help="Copy every row that can still be read into a new mirror at NEW_FILE (which must not exist), "
-                   "and print how to swap it in.")  # fmt: skip
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Rebuild the damaged indexes and full-text indexes in place, no row lost: only when every "
+    "table's rows are sound. Stop `edt serve`, the app and any sync first.",
+)
+@click.option(
+    "--salvage",
+    metavar="NEW_FILE",
+    default=None,
+    help="Copy every row that can still be read into a new mirror at NEW_FILE (which must not exist), "
+    "and print how to swap it in.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def doctor(db: str, repair: bool, salvage: str | None, as_json: bool) -> None:
     """Check the mirror's file (SQLite's integrity_check): per table, whether its rows and its
@@ -34,11 +41,14 @@ def doctor(db: str, repair: bool, salvage: str | None, as_json: bool) -> None:
     if not Path(db).is_file():
         raise BadInput(f"{db}: no mirror there; pass --db PATH")
     if repair and salvage:
-        raise BadInput("--repair and --salvage: choose one (--repair mends indexes in place, --salvage copies "
-                       "rows into a new file)")  # fmt: skip
+        raise BadInput(
+            "--repair and --salvage: choose one (--repair mends indexes in place, --salvage copies "
+            "rows into a new file)"
+        )
     if salvage is not None and Path(salvage).exists():
-        raise BadInput(f"--salvage {salvage}: the file exists; the salvage writes only to a new file (choose "
-                       "another name)")  # fmt: skip
+        raise BadInput(
+            f"--salvage {salvage}: the file exists; the salvage writes only to a new file (choose another name)"
+        )
     if repair:
         _check_writable(db, "doctor --repair")
     _OPENED.append(db)
@@ -50,9 +60,11 @@ def doctor(db: str, repair: bool, salvage: str | None, as_json: bool) -> None:
     except sqlite3.DatabaseError as exc:  # damage the diagnosis did not foresee stopped a repair
         if damage_in(exc) is None:
             raise
-        refusal = Failed(f"{db}: SQLite stopped at damage the diagnosis did not see ({damage_words(exc)}); "
-                         f"`edt doctor --db {shlex.quote(db)} --salvage NEW_FILE` copies every row that can still be "
-                         "read into a new mirror")  # fmt: skip
+        refusal = Failed(
+            f"{db}: SQLite stopped at damage the diagnosis did not see ({damage_words(exc)}); "
+            f"`edt doctor --db {shlex.quote(db)} --salvage NEW_FILE` copies every row that can still be "
+            "read into a new mirror"
+        )
     # Raised here, outside the handler: the refusal says it all (`main` would otherwise say the
     # SQLite error it was raised while handling).
     raise refusal
@@ -64,7 +76,9 @@ def _run(db: str, repair: bool, salvage: str | None, as_json: bool) -> None:
     from ..store.doctor import salvage as salvage_file
 
     if salvage is not None:
-        progress = (lambda line: click.echo(f"\redt doctor: {line:<60}", nl=False, err=True)) if sys.stderr.isatty() else None
+        progress = (
+            (lambda line: click.echo(f"\redt doctor: {line:<60}", nl=False, err=True)) if sys.stderr.isatty() else None
+        )
         report = salvage_file(db, salvage, progress=progress)
         if progress is not None:
             click.echo("", err=True)
@@ -91,14 +105,20 @@ def _refusal(db: str, exc: Exception) -> click.ClickException:
     from ..store.doctor import NotSQLite, Unreadable
 
     if isinstance(exc, NotSQLite):
-        return BadInput(f"{db}: not a SQLite database ({exc}): nothing `edt doctor` can read; if it was a mirror, its "
-                        "first page is gone: restore a backup, or build a new mirror with `edt sync` or `edt demo` "
-                        "(--db NEW_FILE)")  # fmt: skip
+        return BadInput(
+            f"{db}: not a SQLite database ({exc}): nothing `edt doctor` can read; if it was a mirror, its "
+            "first page is gone: restore a backup, or build a new mirror with `edt sync` or `edt demo` "
+            "(--db NEW_FILE)"
+        )
     if isinstance(exc, Unreadable):
-        return Failed(f"{db}: SQLite cannot read the file's list of tables ({exc}): nothing can be salvaged through "
-                      "it; restore a backup, or try the sqlite3 shell's `.recover`")  # fmt: skip
-    return BadInput(f"--repair: {exc}; `edt doctor --db {shlex.quote(db)} --salvage NEW_FILE` copies every row "
-                    "that can still be read into a new mirror")  # fmt: skip
+        return Failed(
+            f"{db}: SQLite cannot read the file's list of tables ({exc}): nothing can be salvaged through "
+            "it; restore a backup, or try the sqlite3 shell's `.recover`"
+        )
+    return BadInput(
+        f"--repair: {exc}; `edt doctor --db {shlex.quote(db)} --salvage NEW_FILE` copies every row "
+        "that can still be read into a new mirror"
+    )
 
 
 def _say(report: dict | list[str], as_json: bool) -> None:

@@ -76,15 +76,32 @@ def _on_interrupt(kept: str, *, mirror: Any = None, written: str = "") -> Any:
 
 @cli.command()
 @_db_option
-@click.option("--scale", type=click.Choice(["small", "full"]), default="small", show_default=True,
-              help="small: ~5,000 listings; full: the service's scale (~563,000 listings).")  # fmt: skip
+@click.option(
+    "--scale",
+    type=click.Choice(["small", "full"]),
+    default="small",
+    show_default=True,
+    help="small: ~5,000 listings; full: the service's scale (~563,000 listings).",
+)
 @click.option("--seed", type=int, default=42, show_default=True, help="Same seed, same data (dates relative to today).")
-@click.option("--days", type=click.IntRange(0, 400), default=0, show_default=True, metavar="N",
-              help="Live the N days ending today: one scheduled sync after another (bids closing, prices cut, "
-                   "new listings every morning), so history, closed listings and alerts have something to show.")  # fmt: skip
-@click.option("--searches-day", type=click.IntRange(0, 400), default=1, show_default=True, metavar="K",
-              help="With --days: the demo's saved searches are saved on day K (0: the first sync); their new matches "
-                   "and alerts are the listings first seen after it.")  # fmt: skip
+@click.option(
+    "--days",
+    type=click.IntRange(0, 400),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Live the N days ending today: one scheduled sync after another (bids closing, prices cut, "
+    "new listings every morning), so history, closed listings and alerts have something to show.",
+)
+@click.option(
+    "--searches-day",
+    type=click.IntRange(0, 400),
+    default=1,
+    show_default=True,
+    metavar="K",
+    help="With --days: the demo's saved searches are saved on day K (0: the first sync); their new matches "
+    "and alerts are the listings first seen after it.",
+)
 @click.option("--clear", is_flag=True, help="Remove the demo rows and stop.")
 @click.option("--force", is_flag=True, help="Load demo rows even beside synced data (they stay marked as demo).")
 def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bool, force: bool) -> None:
@@ -97,8 +114,11 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
     mirror = _open(db, must_exist=False, writes="demo")
     conn = mirror.connection()
     if clear:
-        with _on_interrupt(f"nothing was removed; {db} is as it was", mirror=mirror,
-                           written=f"after the demo rows were removed from {db}"):  # fmt: skip
+        with _on_interrupt(
+            f"nothing was removed; {db} is as it was",
+            mirror=mirror,
+            written=f"after the demo rows were removed from {db}",
+        ):
             removed = clear_demo(conn)
             _refresh_index(mirror)
         click.echo(f"Removed demo rows from {db}: {removal_line(removed)}")
@@ -113,13 +133,18 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
         def report(stage: str, done: int) -> None:
             now = time.monotonic()
             if stage == "day":  # one line per simulated day, kept
-                progress.console.print(f"demo {scale}: day {done} of {days}" + (" (the first sync)" if not done else ""))
+                progress.console.print(
+                    f"demo {scale}: day {done} of {days}" + (" (the first sync)" if not done else "")
+                )
             progress.update(task, description=f"demo {scale}: {stage}", completed=done, refresh=now - shown[0] > 0.2)
             shown[0] = now if now - shown[0] > 0.2 else shown[0]
 
         try:
-            with _on_interrupt(f"nothing of this load was written; {db} is as it was", mirror=mirror,
-                               written=f"after the load was written: {db} holds the new demo"):  # fmt: skip
+            with _on_interrupt(
+                f"nothing of this load was written; {db} is as it was",
+                mirror=mirror,
+                written=f"after the load was written: {db} holds the new demo",
+            ):
                 counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report, days=days)
                 if days:  # the auctions it saw end price every live listing (analysis/appraise.py)
                     from ..analysis.appraise import appraise_if_due
@@ -132,12 +157,17 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
             held = getattr(exc, "held", None)
             if held is None:
                 raise BadInput(str(exc)) from None
-            raise BadInput(f"{db} holds real data ({held}); loading the demo would mix invented listings with them. "
-                           "Use another mirror (--db PATH), or pass --force to add the demo beside them "
-                           "(`edt demo --clear` removes only the demo rows later).") from None
+            raise BadInput(
+                f"{db} holds real data ({held}); loading the demo would mix invented listings with them. "
+                "Use another mirror (--db PATH), or pass --force to add the demo beside them "
+                "(`edt demo --clear` removes only the demo rows later)."
+            ) from None
     click.echo(f"Demo data ({scale}, seed {seed}) in {db}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
-    click.echo("Real data without a key: `edt sync --feeds --clear-demo` swaps the demo for the free public feeds "
-               "(auctions, drop lists, zones; docs/guides/feeds.md).", err=True)  # fmt: skip
+    click.echo(
+        "Real data without a key: `edt sync --feeds --clear-demo` swaps the demo for the free public feeds "
+        "(auctions, drop lists, zones; docs/guides/feeds.md).",
+        err=True,
+    )
     if days:
         _demo_watch(mirror, days, searches_day)
 
@@ -151,34 +181,74 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
     from ..demo.timelapse import DEMO_SEARCHES, searches_and_runs
     from ..sync.watchlist import save_searches_at
 
-    today = date.fromisoformat(mirror.connection().execute(
-        "SELECT value FROM mirror_meta WHERE key = 'demo_today'").fetchone()[0])  # fmt: skip
+    today = date.fromisoformat(
+        mirror.connection().execute("SELECT value FROM mirror_meta WHERE key = 'demo_today'").fetchone()[0]
+    )
     saved_at, runs = searches_and_runs(today, days, searches_day)
     save_searches_at(mirror.path, DEMO_SEARCHES, saved_at)
     report = replay_alerts(mirror.path, runs)
-    click.echo(f"{len(DEMO_SEARCHES)} demo saved searches (saved {saved_at:%Y-%m-%d %H:%M} UTC): {report.queued} alerts "
-               f"queued for {report.matches:,} new matches over {len(runs)} scheduled runs; `edt watch list` shows them")
+    click.echo(
+        f"{len(DEMO_SEARCHES)} demo saved searches (saved {saved_at:%Y-%m-%d %H:%M} UTC): {report.queued} alerts "
+        f"queued for {report.matches:,} new matches over {len(runs)} scheduled runs; `edt watch list` shows them"
+    )
 
 
 @cli.command(name="sync")
 @_db_option
 @click.option("--base-url", default=None, help="The remote API (env EDT_BASE_URL; default https://catchdoms.com).")
-@click.option("--api-key", default=None, help="Your API key (env EDT_API_KEY or the config file; never stored or printed).")
-@click.option("--plan", default=None,
-              help=f"Your subscription ({', '.join(PLANS)}); default EDT_PLAN, else the config file's plan, else pro.")
-@click.option("--jobs", default=None, metavar="LIST", help="Comma-separated jobs: listings,bids,regfree,pending (default all).")
-@click.option("--full", is_flag=True, help="A full listings pass (finds listings that left their source) even if recent.")
-@click.option("--dry-run", is_flag=True, help="Print what would run (rows, requests, time per job) from one count each.")
-@click.option("--rate", type=click.IntRange(1, 100_000), default=None, metavar="N",
-              help="Requests per minute to pace at (default: the plan's limit; enterprise 300).")  # fmt: skip
-@click.option("--feeds", "feeds", is_flag=False, flag_value="*", default=None, metavar="[NAMES]",
-              help="Instead of the API: the free public feeds (GoDaddy, Namecheap, registry lists, zones), every "
-                   "enabled one, or those NAMES (comma-separated; `edt schedule --next` lists them). No key needed.")
-@click.option("--clear-demo", is_flag=True,
-              help="With --feeds: once a feed brought real rows, remove the demo rows (switch from the demo to real data).")
+@click.option(
+    "--api-key", default=None, help="Your API key (env EDT_API_KEY or the config file; never stored or printed)."
+)
+@click.option(
+    "--plan",
+    default=None,
+    help=f"Your subscription ({', '.join(PLANS)}); default EDT_PLAN, else the config file's plan, else pro.",
+)
+@click.option(
+    "--jobs", default=None, metavar="LIST", help="Comma-separated jobs: listings,bids,regfree,pending (default all)."
+)
+@click.option(
+    "--full", is_flag=True, help="A full listings pass (finds listings that left their source) even if recent."
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print what would run (rows, requests, time per job) from one count each."
+)
+@click.option(
+    "--rate",
+    type=click.IntRange(1, 100_000),
+    default=None,
+    metavar="N",
+    help="Requests per minute to pace at (default: the plan's limit; enterprise 300).",
+)
+@click.option(
+    "--feeds",
+    "feeds",
+    is_flag=False,
+    flag_value="*",
+    default=None,
+    metavar="[NAMES]",
+    help="Instead of the API: the free public feeds (GoDaddy, Namecheap, registry lists, zones), every "
+    "enabled one, or those NAMES (comma-separated; `edt schedule --next` lists them). No key needed.",
+)
+@click.option(
+    "--clear-demo",
+    is_flag=True,
+    help="With --feeds: once a feed brought real rows, remove the demo rows (switch from the demo to real data).",
+)
 @_timeout_option
-def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str | None, jobs: str | None, full: bool,
-                 dry_run: bool, rate: int | None, feeds: str | None, clear_demo: bool, timeout: float | None) -> None:  # fmt: skip
+def sync_command(
+    db: str,
+    base_url: str | None,
+    api_key: str | None,
+    plan: str | None,
+    jobs: str | None,
+    full: bool,
+    dry_run: bool,
+    rate: int | None,
+    feeds: str | None,
+    clear_demo: bool,
+    timeout: float | None,
+) -> None:
     """Mirror the remote API into the database, within the plan's rate limit, resumable.
 
     With --feeds, download the free public feeds instead (docs/guides/feeds.md)."""
@@ -186,10 +256,16 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
 
     if feeds is not None:
         if jobs or full or dry_run or rate or plan or api_key or base_url:
-            raise BadInput("--feeds: the feeds need no key, plan or jobs; drop --jobs, --full, --dry-run, --rate, "
-                           "--plan, --api-key and --base-url")  # fmt: skip
-        _sync_feeds(db, None if feeds == "*" else [n.strip() for n in feeds.split(",") if n.strip()], timeout,
-                    clear_demo=clear_demo)  # fmt: skip
+            raise BadInput(
+                "--feeds: the feeds need no key, plan or jobs; drop --jobs, --full, --dry-run, --rate, "
+                "--plan, --api-key and --base-url"
+            )
+        _sync_feeds(
+            db,
+            None if feeds == "*" else [n.strip() for n in feeds.split(",") if n.strip()],
+            timeout,
+            clear_demo=clear_demo,
+        )
         return
     if clear_demo:
         raise BadInput("--clear-demo: only with --feeds (`edt demo --clear` removes the demo rows on its own)")
@@ -214,14 +290,25 @@ def sync_command(db: str, base_url: str | None, api_key: str | None, plan: str |
         _check_writable(db, "sync")
     _OPENED.append(db)
     if not settings.api_key:
-        raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file, or --api-key); "
-                       "without one, `edt sync --feeds` fills the mirror from the free public feeds, `edt demo` with demo data")  # fmt: skip
+        raise BadInput(
+            "no API key: set EDT_API_KEY (or api_key in the config file, or --api-key); "
+            "without one, `edt sync --feeds` fills the mirror from the free public feeds, `edt demo` with demo data"
+        )
     if not plan_given:
-        click.echo(f"Assuming the {settings.plan} plan (set --plan, EDT_PLAN or plan in the config file to use more "
-                   "of yours).", err=True)
+        click.echo(
+            f"Assuming the {settings.plan} plan (set --plan, EDT_PLAN or plan in the config file to use more "
+            "of yours).",
+            err=True,
+        )
     per_minute = rate or RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
-    client = RemoteClient(settings.base_url, settings.api_key, plan=settings.plan, per_minute=per_minute,
-                          give_up_after=_bound(timeout), say=_say_retry)  # fmt: skip
+    client = RemoteClient(
+        settings.base_url,
+        settings.api_key,
+        plan=settings.plan,
+        per_minute=per_minute,
+        give_up_after=_bound(timeout),
+        say=_say_retry,
+    )
 
     async def run() -> list:
         async with client:
@@ -263,8 +350,10 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     if not chosen:
-        raise BadInput("--feeds: every feed is disabled in the config file; name some (--feeds nask-pl,bardate-se) "
-                       "or set enabled = true under [feeds.NAME]")  # fmt: skip
+        raise BadInput(
+            "--feeds: every feed is disabled in the config file; name some (--feeds nask-pl,bardate-se) "
+            "or set enabled = true under [feeds.NAME]"
+        )
     _check_writable(db, "sync --feeds")
     _OPENED.append(db)
     if not clear_demo and Path(db).is_file():
@@ -278,8 +367,13 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
     say = lambda line: click.echo(line)  # noqa: E731
     try:
         with _on_interrupt(f"the feeds already ingested are kept in {db}; the one in progress wrote nothing"):
-            reports = run_feeds(db, [f.name for f in chosen], client=FeedClient(timeout=_bound(timeout)), say=say,
-                                before_alerts=_clear_demo_rows if clear_demo else None)  # fmt: skip
+            reports = run_feeds(
+                db,
+                [f.name for f in chosen],
+                client=FeedClient(timeout=_bound(timeout)),
+                say=say,
+                before_alerts=_clear_demo_rows if clear_demo else None,
+            )
     except MirrorBusy as exc:
         raise Failed(str(exc)) from None
     except ValueError as exc:
@@ -292,8 +386,10 @@ def feeds_exit(reports: list) -> None:
     file's format changed, 1 when a feed was down (the others ran), else 0."""
     changed = [r for r in reports if r.status == "format"]
     if changed:
-        raise BadInput(f"{len(changed)} feed file(s) could not be read as their feed, nothing of them was written: "
-                       + "; ".join(r.message for r in changed))  # fmt: skip
+        raise BadInput(
+            f"{len(changed)} feed file(s) could not be read as their feed, nothing of them was written: "
+            + "; ".join(r.message for r in changed)
+        )
     down = [r.feed for r in reports if r.status == "down"]
     if down:
         raise Failed(f"{', '.join(down)} could not be downloaded (see above); the next run tries again")
@@ -307,8 +403,11 @@ def _clear_demo_rows(mirror: Any, reports: list) -> bool:
     if not any(r.status == "ok" for r in reports):
         click.echo(f"No feed could be fetched: the demo rows stay in {mirror.path}.", err=True)
         return False
-    with _on_interrupt(f"no demo row was removed; {mirror.path} is as it was", mirror=mirror,
-                       written=f"after the demo rows were removed from {mirror.path}"):  # fmt: skip
+    with _on_interrupt(
+        f"no demo row was removed; {mirror.path} is as it was",
+        mirror=mirror,
+        written=f"after the demo rows were removed from {mirror.path}",
+    ):
         removed = clear_demo(mirror.connection())
     if any(removed.values()):
         click.echo(f"Removed the demo rows from {mirror.path}: {removal_line(removed)}")
@@ -322,9 +421,12 @@ class _SyncProgress:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
             transient=False,
-        )  # fmt: skip
+        )
         self.progress.__enter__()
         self.tasks: dict[str, Any] = {}
         self.per_minute = 15
@@ -347,27 +449,60 @@ class _SyncProgress:
             self.progress.update(self.tasks[job], completed=info["requests"], total=total, detail=detail)
         elif event == "end":
             report = info["report"]
-            self.progress.update(self.tasks[job], total=max(report.requests, 1), completed=max(report.requests, 1),
-                                 detail=f"{report.status}: {report.seen:,} rows, {report.requests:,} requests")  # fmt: skip
+            self.progress.update(
+                self.tasks[job],
+                total=max(report.requests, 1),
+                completed=max(report.requests, 1),
+                detail=f"{report.status}: {report.seen:,} rows, {report.requests:,} requests",
+            )
 
 
 @cli.command(name="enrich")
 @_db_option
 @click.argument("params", nargs=-1)
-@click.option("--wayback/--no-wayback", default=True, show_default=True,
-              help="Wayback Machine captures: wayback_snapshots, wayback_first_date, wayback_last_date, age.")
-@click.option("--rdap/--no-rdap", default=True, show_default=True,
-              help="Registry RDAP: whois_status, whois_registrar, whois_expires_at, ... (a 404 marks available).")
-@click.option("--language", is_flag=True,
-              help="Language of the latest archived home page, detected offline (the `language` extra: py3langid).")
-@click.option("--limit", type=click.IntRange(min=0), default=None,
-              help="At most N rows this run; the next run resumes after them.")
+@click.option(
+    "--wayback/--no-wayback",
+    default=True,
+    show_default=True,
+    help="Wayback Machine captures: wayback_snapshots, wayback_first_date, wayback_last_date, age.",
+)
+@click.option(
+    "--rdap/--no-rdap",
+    default=True,
+    show_default=True,
+    help="Registry RDAP: whois_status, whois_registrar, whois_expires_at, ... (a 404 marks available).",
+)
+@click.option(
+    "--language",
+    is_flag=True,
+    help="Language of the latest archived home page, detected offline (the `language` extra: py3langid).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=None,
+    help="At most N rows this run; the next run resumes after them.",
+)
 @click.option("--restart", is_flag=True, help="Start again from the first row instead of resuming.")
-@click.option("--cdx-output", type=click.Choice(["json", "text"]), default="json", show_default=True,
-              help="The CDX API's answer form.")
+@click.option(
+    "--cdx-output",
+    type=click.Choice(["json", "text"]),
+    default="json",
+    show_default=True,
+    help="The CDX API's answer form.",
+)
 @_timeout_option
-def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, language: bool, limit: int | None,
-                   restart: bool, cdx_output: str, timeout: float | None) -> None:  # fmt: skip
+def enrich_command(
+    db: str,
+    params: tuple[str, ...],
+    wayback: bool,
+    rdap: bool,
+    language: bool,
+    limit: int | None,
+    restart: bool,
+    cdx_output: str,
+    timeout: float | None,
+) -> None:
     """Enrich the listings that match KEY=VALUE filters (the /api/domains parameters, e.g.
     tld=.com score_min=20) from the Wayback Machine and RDAP, and with --language the
     archived home page's language, politely: paced per host, retried after 429/503 as
@@ -389,10 +524,19 @@ def enrich_command(db: str, params: tuple[str, ...], wayback: bool, rdap: bool, 
 
     try:
         with _on_interrupt(f"the batches already written are kept in {db}; run this again to resume"):
-            report = enrich(mirror, wayback=wayback, rdap=rdap, language=language, limit=limit, params=filters,
-                            resume=not restart, cdx_output=cdx_output,
-                            on_batch=progress if sys.stderr.isatty() else None, give_up_after=_bound(timeout),
-                            say=_say_retry)  # fmt: skip
+            report = enrich(
+                mirror,
+                wayback=wayback,
+                rdap=rdap,
+                language=language,
+                limit=limit,
+                params=filters,
+                resume=not restart,
+                cdx_output=cdx_output,
+                on_batch=progress if sys.stderr.isatty() else None,
+                give_up_after=_bound(timeout),
+                say=_say_retry,
+            )
     except HostUnreachable as exc:
         raise Failed(f"enrich stopped: {exc}; rows already written are kept, the next run resumes") from None
     except LanguageUnavailable as exc:  # the optional extra is not installed
@@ -421,8 +565,11 @@ def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bou
     _hold_load_lock(db, "edt ingest sales")
     mirror = _open(db, must_exist=False, writes="ingest")
     try:
-        with _on_interrupt(f"nothing of this file was written; {db} is as it was", mirror=mirror,
-                           written=f"after the sales were written to {db}"):  # fmt: skip
+        with _on_interrupt(
+            f"nothing of this file was written; {db} is as it was",
+            mirror=mirror,
+            written=f"after the sales were written to {db}",
+        ):
             report = ingest_sales(mirror, file, bounds=bounds)
     except IngestError as exc:
         raise BadInput(str(exc)) from None
@@ -435,37 +582,89 @@ def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bou
 
 @cli.command(name="ingest")
 @_db_option
-@click.argument("feed", type=click.Choice(["godaddy", "namecheap", "bardate", "droplist", "zonediff", "sales"],
-                                          case_sensitive=False))  # fmt: skip
+@click.argument(
+    "feed",
+    type=click.Choice(["godaddy", "namecheap", "bardate", "droplist", "zonediff", "sales"], case_sensitive=False),
+)
 @click.argument("path", required=False, metavar="[FILE]")
 @click.option("--file", "file", type=click.Path(dir_okay=False), default=None, help="The feed file to load (or FILE).")
 @click.option("--url", "url", default=None, help="Download the feed from this URL first (instead of --file).")
-@click.option("--previous", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="zonediff: the older zone file or name list (--file is the newer).")
-@click.option("--zones", default=None, metavar="FOLDER|GLOB",
-              help="zonediff: replay daily snapshots (a folder or a quoted glob, .gz read as is, days may be "
-                   "missing; each file's day from its name): every name that leaves the zone gets a drop window.")
+@click.option(
+    "--previous",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="zonediff: the older zone file or name list (--file is the newer).",
+)
+@click.option(
+    "--zones",
+    default=None,
+    metavar="FOLDER|GLOB",
+    help="zonediff: replay daily snapshots (a folder or a quoted glob, .gz read as is, days may be "
+    "missing; each file's day from its name): every name that leaves the zone gets a drop window.",
+)
 @click.option("--tld", default=None, metavar="TLD", help="zonediff: the zone's TLD (default: from the files).")
-@click.option("--status", default=None, metavar="STATUS",
-              help="droplist/zonediff: the names' WHOIS status (pendingDelete, serverHold, ...), which picks the "
-                   "lifecycle prediction (defaults: droplist pendingDelete, zonediff serverHold).")
-@click.option("--date", "day", default=None, metavar="YYYY-MM-DD",
-              help="droplist: the day the list covers; zonediff: the newer zone's day (default: from the file name).")
-@click.option("--check-rdap", is_flag=True,
-              help="zonediff: ask each gone name's registry over RDAP; a 404 (not registered) makes it a regfree "
-                   "listing, the others stay pending-delete candidates.")
+@click.option(
+    "--status",
+    default=None,
+    metavar="STATUS",
+    help="droplist/zonediff: the names' WHOIS status (pendingDelete, serverHold, ...), which picks the "
+    "lifecycle prediction (defaults: droplist pendingDelete, zonediff serverHold).",
+)
+@click.option(
+    "--date",
+    "day",
+    default=None,
+    metavar="YYYY-MM-DD",
+    help="droplist: the day the list covers; zonediff: the newer zone's day (default: from the file name).",
+)
+@click.option(
+    "--check-rdap",
+    is_flag=True,
+    help="zonediff: ask each gone name's registry over RDAP; a 404 (not registered) makes it a regfree "
+    "listing, the others stay pending-delete candidates.",
+)
 @click.option("--observed-at", default=None, metavar="TIMESTAMP", help="When the rows were seen (default now, UTC).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--show", type=click.IntRange(0), default=20, show_default=True, metavar="N",
-              help="Print the first N skipped rows (file:line: reason) on stderr.")
-@click.option("--max-size-mb", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MB",
-              help="The most the file may expand to, unzipped (default 2048); past it nothing is written.")
-@click.option("--max-field-kb", type=click.FloatRange(min=0, min_open=True), default=None, metavar="KB",
-              help="The most one line, field or record may be (default 1024); past it nothing is written.")
-def ingest_command(db: str, feed: str, path: str | None, file: str | None, url: str | None, previous: str | None,
-                   zones: str | None, tld: str | None, status: str | None, day: str | None, check_rdap: bool,
-                   observed_at: str | None, as_json: bool, show: int, max_size_mb: float | None,
-                   max_field_kb: float | None) -> None:  # fmt: skip
+@click.option(
+    "--show",
+    type=click.IntRange(0),
+    default=20,
+    show_default=True,
+    metavar="N",
+    help="Print the first N skipped rows (file:line: reason) on stderr.",
+)
+@click.option(
+    "--max-size-mb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="MB",
+    help="The most the file may expand to, unzipped (default 2048); past it nothing is written.",
+)
+@click.option(
+    "--max-field-kb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="KB",
+    help="The most one line, field or record may be (default 1024); past it nothing is written.",
+)
+def ingest_command(
+    db: str,
+    feed: str,
+    path: str | None,
+    file: str | None,
+    url: str | None,
+    previous: str | None,
+    zones: str | None,
+    tld: str | None,
+    status: str | None,
+    day: str | None,
+    check_rdap: bool,
+    observed_at: str | None,
+    as_json: bool,
+    show: int,
+    max_size_mb: float | None,
+    max_field_kb: float | None,
+) -> None:
     """Load a public feed file into the mirror: all of its good rows, or nothing.
 
     \b
@@ -508,8 +707,10 @@ def ingest_command(db: str, feed: str, path: str | None, file: str | None, url: 
             raise BadInput("--previous: only zonediff diffs two files")
         options["previous"] = previous
     elif feed == "zonediff" and zones is None:
-        raise BadInput("zonediff: pass --previous OLD (the older zone file) and the newer one as --file, or "
-                       "--zones FOLDER|GLOB (a replay of daily snapshots)")
+        raise BadInput(
+            "zonediff: pass --previous OLD (the older zone file) and the newer one as --file, or "
+            "--zones FOLDER|GLOB (a replay of daily snapshots)"
+        )
     if status is not None:
         if feed not in ("droplist", "zonediff"):
             raise BadInput(f"--status: {feed} rows carry their own status")
@@ -531,8 +732,13 @@ def ingest_command(db: str, feed: str, path: str | None, file: str | None, url: 
                 from ..enrich.available import rdap_availability
 
                 checker = options["is_available"] = stack.enter_context(rdap_availability(mirror, say=_say_retry))
-            stack.enter_context(_on_interrupt(f"nothing of this feed was written; {db} is as it was", mirror=mirror,
-                                              written=f"after the feed was written to {db}"))  # fmt: skip
+            stack.enter_context(
+                _on_interrupt(
+                    f"nothing of this feed was written; {db} is as it was",
+                    mirror=mirror,
+                    written=f"after the feed was written to {db}",
+                )
+            )
             if url:
                 report = ingest_url(mirror, feed, source, observed_at=observed_at, **options)
             else:
@@ -559,18 +765,36 @@ def ingest_command(db: str, feed: str, path: str | None, file: str | None, url: 
 
 
 @cli.command(name="backtest")
-@click.option("--zones", required=True, metavar="FOLDER|GLOB",
-              help="Daily zone snapshots to replay (a folder or a quoted glob; .gz read as is; days may be missing).")
-@click.option("--official", "official", multiple=True, required=True, metavar="FEED=GLOB",
-              help="The registry's own days: bardate=GLOB (release lists: JSON, TXT or CSV) or droplist=GLOB. "
-                   "Repeatable.")
+@click.option(
+    "--zones",
+    required=True,
+    metavar="FOLDER|GLOB",
+    help="Daily zone snapshots to replay (a folder or a quoted glob; .gz read as is; days may be missing).",
+)
+@click.option(
+    "--official",
+    "official",
+    multiple=True,
+    required=True,
+    metavar="FEED=GLOB",
+    help="The registry's own days: bardate=GLOB (release lists: JSON, TXT or CSV) or droplist=GLOB. Repeatable.",
+)
 @click.option("--tld", default=None, metavar="TLD", help="Report this TLD only (e.g. .nu).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print a list of objects: tld, official, pairs, one_day_pairs, exact_share, within_1_share, "
-                   "window_share, mean_abs_error, outliers.")
-@click.option("--db", "db", default=None, metavar="NEW_FILE",
-              help="Also keep the backtest's mirror (the replayed windows and the official days) in this new file, "
-                   "written only when every file was read. Never your mirror: the replay runs in a scratch one.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print a list of objects: tld, official, pairs, one_day_pairs, exact_share, within_1_share, "
+    "window_share, mean_abs_error, outliers.",
+)
+@click.option(
+    "--db",
+    "db",
+    default=None,
+    metavar="NEW_FILE",
+    help="Also keep the backtest's mirror (the replayed windows and the official days) in this new file, "
+    "written only when every file was read. Never your mirror: the replay runs in a scratch one.",
+)
 def backtest_command(zones: str, official: tuple[str, ...], tld: str | None, as_json: bool, db: str | None) -> None:
     """Measure predicted drop windows against the registry's official days.
 

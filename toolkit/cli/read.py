@@ -64,14 +64,18 @@ def _filters_help() -> str:
     from ..query.params import DOMAIN_PARAMS, PENDING_PARAMS
 
     def block(table) -> str:
-        return "\n".join(f"  {p.name:<24} {p.caption}{' (a comma list; repeats merge)' if takes_several(p) else ''}"
-                          for p in table.values())  # fmt: skip
+        return "\n".join(
+            f"  {p.name:<24} {p.caption}{' (a comma list; repeats merge)' if takes_several(p) else ''}"
+            for p in table.values()
+        )
 
     from ..query.params import takes_several
 
-    return ("\b\nFilters (KEY=VALUE, the /api/domains parameters; a list filter given twice merges, any other "
-            "is refused):\n" + block(DOMAIN_PARAMS) + "\n\n\b\nWith --pending (the /api/pending-delete "
-            "parameters):\n" + block(PENDING_PARAMS))  # fmt: skip
+    return (
+        "\b\nFilters (KEY=VALUE, the /api/domains parameters; a list filter given twice merges, any other "
+        "is refused):\n" + block(DOMAIN_PARAMS) + "\n\n\b\nWith --pending (the /api/pending-delete "
+        "parameters):\n" + block(PENDING_PARAMS)
+    )
 
 
 @cli.command(epilog=_filters_help())
@@ -103,8 +107,11 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
     else:
         _print_table(envelope, pending, valued=_asks_for_value(filters))
     if hidden:
-        click.echo(f"edt: {hidden:,} more rows match with include_past=1: their drop dates have passed (an ingested "
-                   "drop list's rows, for one); add include_past=1 to see them", err=True)  # fmt: skip
+        click.echo(
+            f"edt: {hidden:,} more rows match with include_past=1: their drop dates have passed (an ingested "
+            "drop list's rows, for one); add include_past=1 to see them",
+            err=True,
+        )
     _say_why_empty(why)
 
 
@@ -114,7 +121,9 @@ def _say_why_empty(reasons: list[str]) -> None:
         click.echo(f"edt: nothing matches: {reason}", err=True)
 
 
-def _result_rows(mirror: Mirror, filters: dict[str, Any], plan: str | None) -> tuple[Iterator[dict[str, Any]], dict[str, str]]:
+def _result_rows(
+    mirror: Mirror, filters: dict[str, Any], plan: str | None
+) -> tuple[Iterator[dict[str, Any]], dict[str, str]]:
     """The results of the listings `filters` match (`Mirror.results_df`), as records, and their columns."""
     from ..store.schema import RESULT_COLUMNS
 
@@ -195,8 +204,17 @@ def _print_table(envelope: dict[str, Any], pending: bool, valued: bool = False) 
 
     if pending:
         headers = ["id", "domain", "status", "drops", "pipeline", "week"]
-        rows = [[str(r["id"]), r["domain"], r["whois_status"], r["estimated_drop_date"] or "", r["source"],
-                 r["week_end"] or ""] for r in envelope["data"]]  # fmt: skip
+        rows = [
+            [
+                str(r["id"]),
+                r["domain"],
+                r["whois_status"],
+                r["estimated_drop_date"] or "",
+                r["source"],
+                r["week_end"] or "",
+            ]
+            for r in envelope["data"]
+        ]
         priority = _PENDING_PRIORITY
     else:
         headers = ["id", "name", "source", "price", "bids", "ends UTC", "score", "TF/CF", "age"]
@@ -239,8 +257,11 @@ def _print_table(envelope: dict[str, Any], pending: bool, valued: bool = False) 
     console.print(_page_line(meta), highlight=False)
     hidden = [h for h in headers if h not in shown]
     if hidden:
-        console.print(f"Hidden to fit {console.width} columns: {', '.join(hidden)} (a wider terminal, or --format "
-                      "csv/json for every field)", highlight=False)  # fmt: skip
+        console.print(
+            f"Hidden to fit {console.width} columns: {', '.join(hidden)} (a wider terminal, or --format "
+            "csv/json for every field)",
+            highlight=False,
+        )
 
 
 def _page_line(meta: dict[str, Any]) -> str:
@@ -267,8 +288,10 @@ def _export_format(out: str) -> str:
     fmt = format_of(out)
     if fmt is None:
         suffix = Path(out).suffix or "none"
-        raise BadInput(f"--out {out}: cannot tell the format from its extension ({suffix}): pass --format "
-                       f"{choices}, or name the file .csv, .jsonl (.ndjson) or .parquet")  # fmt: skip
+        raise BadInput(
+            f"--out {out}: cannot tell the format from its extension ({suffix}): pass --format "
+            f"{choices}, or name the file .csv, .jsonl (.ndjson) or .parquet"
+        )
     return fmt
 
 
@@ -276,15 +299,26 @@ def _export_format(out: str) -> str:
 @_db_option
 @_plan_option
 @click.argument("params", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(_EXPORT_FORMATS), default=None,
-              help="csv, jsonl or parquet; default: from --out's extension (.csv, .jsonl or .ndjson, .parquet). "
-                   "Needed with --out -.")
-@click.option("--out", required=True,
-              help="The file to write, replaced whole and atomically; - writes to standard output. Only regular "
-                   "files: a device, FIFO or folder is refused; a symbolic link is followed (its target replaced).")
-@click.option("--results", is_flag=True,
-              help="The auction results of the matching listings instead (closed ones included): final price, bids, "
-                   "sold, where the name went next (docs/guides/results.md).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_EXPORT_FORMATS),
+    default=None,
+    help="csv, jsonl or parquet; default: from --out's extension (.csv, .jsonl or .ndjson, .parquet). "
+    "Needed with --out -.",
+)
+@click.option(
+    "--out",
+    required=True,
+    help="The file to write, replaced whole and atomically; - writes to standard output. Only regular "
+    "files: a device, FIFO or folder is refused; a symbolic link is followed (its target replaced).",
+)
+@click.option(
+    "--results",
+    is_flag=True,
+    help="The auction results of the matching listings instead (closed ones included): final price, bids, "
+    "sold, where the name went next (docs/guides/results.md).",
+)
 def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, out: str, results: bool) -> None:
     """Every matching listing (the /api/domains filters, no paging) to CSV, JSON Lines or Parquet."""
     from ..formats import OutputRefused, output_target, replace_atomically
@@ -297,7 +331,9 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, 
     except OutputRefused as exc:
         raise BadInput(str(exc)) from None
     if target is None and fmt == "parquet" and sys.stdout.isatty():
-        raise BadInput("--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)")
+        raise BadInput(
+            "--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)"
+        )
     try:
         filters = _pairs(params)
         if results:
@@ -340,8 +376,12 @@ def _freshness(row: dict, done: str) -> str:
     return f"{'fresh' if row['fresh'] else 'STALE'}: last {done} {row['age_hours']} h ago ({row['last_ok']})"
 
 
-_RUN_WORDS = {"failed": "failed", "stopped": "refused by the service", "interrupted": "stopped midway",
-              "running": "running"}  # a last run that did not end well, in words; "ok" and "skipped" say nothing
+_RUN_WORDS = {
+    "failed": "failed",
+    "stopped": "refused by the service",
+    "interrupted": "stopped midway",
+    "running": "running",
+}  # a last run that did not end well, in words; "ok" and "skipped" say nothing
 
 
 def _state(row: dict, run: dict | None, done: str) -> str:
@@ -367,27 +407,56 @@ def _status_lines(info: dict) -> list[str]:
     from ..sync.schedule import schedule_words
     from ..sync.watched_names import STAGE_WORDS
 
-    data, put, results, ranges, watched = (info["datasets"], info["put_away"], info["results"], info["ranges"],
-                                           info["watched_names"])  # fmt: skip
+    data, put, results, ranges, watched = (
+        info["datasets"],
+        info["put_away"],
+        info["results"],
+        info["ranges"],
+        info["watched_names"],
+    )
     demo = demo_words(info["meta"])
-    out = [f"Mirror: {info['path']}" + (f" (demo data, {demo}: `edt sync --feeds --clear-demo` swaps it for real "
-                                        "data, `edt demo --clear` removes it)" if demo else "")]  # fmt: skip
+    out = [
+        f"Mirror: {info['path']}"
+        + (
+            f" (demo data, {demo}: `edt sync --feeds --clear-demo` swaps it for real "
+            "data, `edt demo --clear` removes it)"
+            if demo
+            else ""
+        )
+    ]
     away = ", ".join(f"{n:,} {k}" for k, n in put.items() if n)
-    held = [("listings", f"{data['listings']['rows']:,} rows, {data['listings']['live']:,} live" + (f"; {away}" if away else "")),
-            ("regfree", f"{data['regfree']['rows']:,} rows (deleted ccTLD domains)"),
-            ("pending delete", f"{data['pending_delete']['rows']:,} rows"),
-            ("history", f"{data['listing_history']['rows']:,} rows")]  # fmt: skip
-    held.append(("auction results", f"{results['auctions']:,} ended auctions, {results['sold']:,} sold"
-                 + (f" (the last ended {results['last_ended_at'][:10]})" if results["last_ended_at"] else "")))
+    held = [
+        (
+            "listings",
+            f"{data['listings']['rows']:,} rows, {data['listings']['live']:,} live" + (f"; {away}" if away else ""),
+        ),
+        ("regfree", f"{data['regfree']['rows']:,} rows (deleted ccTLD domains)"),
+        ("pending delete", f"{data['pending_delete']['rows']:,} rows"),
+        ("history", f"{data['listing_history']['rows']:,} rows"),
+    ]
+    held.append(
+        (
+            "auction results",
+            f"{results['auctions']:,} ended auctions, {results['sold']:,} sold"
+            + (f" (the last ended {results['last_ended_at'][:10]})" if results["last_ended_at"] else ""),
+        )
+    )
     model = ranges["model"]
     if model:
         note = coverage_note(model)
-        held.append(("price ranges", f"{ranges['valued']:,} of {ranges['live']:,} live listings, learnt from "
-                     f"{model['trained_on']:,} sold auctions on {model['valued_at'][:10]}" + (f" ({note})" if note else "")))
+        held.append(
+            (
+                "price ranges",
+                f"{ranges['valued']:,} of {ranges['live']:,} live listings, learnt from "
+                f"{model['trained_on']:,} sold auctions on {model['valued_at'][:10]}" + (f" ({note})" if note else ""),
+            )
+        )
     else:
         held.append(("price ranges", "none yet (`edt appraise` learns them from the sold auctions)"))
     if watched["names"]:
-        stages = ", ".join(f"{n:,} {STAGE_WORDS.get(stage, 'not checked yet')}" for stage, n in sorted(watched["stages"].items()))
+        stages = ", ".join(
+            f"{n:,} {STAGE_WORDS.get(stage, 'not checked yet')}" for stage, n in sorted(watched["stages"].items())
+        )
         checked = f"; last checked {watched['checked_at'][:16].replace('T', ' ')} UTC" if watched["checked_at"] else ""
         held.append(("watched names", f"{watched['names']:,}: {stages}{checked}"))
     else:
@@ -397,12 +466,21 @@ def _status_lines(info: dict) -> list[str]:
     out += _block(held)
     runs = info["last_sync"]
     out.append("API jobs (`edt sync` with an API key; the service refreshes each dataset on this schedule):")
-    out += _block([(job["job"], job["schedule"], _state(job, runs.get(job["job"]), "synced")) for job in info["freshness"]])
+    out += _block(
+        [(job["job"], job["schedule"], _state(job, runs.get(job["job"]), "synced")) for job in info["freshness"]]
+    )
     if info["feeds"]:
         out.append("Feeds (free public files, `edt sync --feeds`; their publishers' schedules):")
-        out += _block([(feed["job"], schedule_words(feed["schedule"]),
-                        _state(feed, runs.get(feed["job"]), "fetched") + ("" if feed["enabled"] else " (disabled)"))
-                       for feed in info["feeds"]])  # fmt: skip
+        out += _block(
+            [
+                (
+                    feed["job"],
+                    schedule_words(feed["schedule"]),
+                    _state(feed, runs.get(feed["job"]), "fetched") + ("" if feed["enabled"] else " (disabled)"),
+                )
+                for feed in info["feeds"]
+            ]
+        )
     if info["problems"]:
         out.append("Incomplete:")
         out += [f"  {problem}" for problem in info["problems"]]
@@ -441,19 +519,27 @@ def comps(db: str, name: str, limit: int, as_json: bool) -> None:
         click.echo(found.to_json(orient="records", indent=2))
         return
     if found.empty:
-        click.echo(f"No sale is in {db} yet: results come from the auctions the mirror sees end, and from the sales "
-                   "reported elsewhere (edt ingest sales FILE).")  # fmt: skip
+        click.echo(
+            f"No sale is in {db} yet: results come from the auctions the mirror sees end, and from the sales "
+            "reported elsewhere (edt ingest sales FILE)."
+        )
         return
     click.echo(f"Comparable results for {name.strip().lower()} (sales, most alike first):")
     for row in found.itertuples():
-        eur = "" if row.final_price_eur != row.final_price_eur or row.final_price_eur is None else f" ({row.final_price_eur:,.2f} EUR)"
+        eur = (
+            ""
+            if row.final_price_eur != row.final_price_eur or row.final_price_eur is None
+            else f" ({row.final_price_eur:,.2f} EUR)"
+        )
         how = f"{row.bids} bids" if row.origin == "auction" else f"reported ({row.origin})"
-        click.echo(f"  {row.name:<28} {row.source or '-':<12} {row.ended_at[:10]}  {row.final_price:,.2f} {row.currency}{eur}, "
-                   f"{how}  score {row.score:.1f}  {row.why}")  # fmt: skip
+        click.echo(
+            f"  {row.name:<28} {row.source or '-':<12} {row.ended_at[:10]}  {row.final_price:,.2f} {row.currency}{eur}, "
+            f"{how}  score {row.score:.1f}  {row.why}"
+        )
 
 
 def _left_out_text(left_out: dict[str, str]) -> str:
-    """"left out trust_flow, citation_flow (missing on every sale learnt from)"."""
+    """ "left out trust_flow, citation_flow (missing on every sale learnt from)"."""
     by_reason: dict[str, list[str]] = {}
     for feature, reason in left_out.items():
         by_reason.setdefault(reason, []).append(feature)
@@ -462,8 +548,12 @@ def _left_out_text(left_out: dict[str, str]) -> str:
 
 @cli.command()
 @_db_option
-@click.option("--backtest", is_flag=True, help="Measure instead: train before a day, score the sales after it, beside its peers.")
-@click.option("--until", default=None, metavar="YYYY-MM-DD", help="With --backtest: the day (default a week before the last end).")
+@click.option(
+    "--backtest", is_flag=True, help="Measure instead: train before a day, score the sales after it, beside its peers."
+)
+@click.option(
+    "--until", default=None, metavar="YYYY-MM-DD", help="With --backtest: the day (default a week before the last end)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
     """A price range in EUR for every live listing and a live estimate for every auction with bids, learnt from the
@@ -491,39 +581,55 @@ def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
         if report.scored:
             click.echo("By final price:")
             for band in report.by_band:
-                click.echo(f"  {band['band']:<16}{band['auctions']:>7,} sales  in range {band['coverage']:.0%}  "
-                           f"median error {band['median_abs_eur']:,.0f} EUR ({band['median_abs_pct']:.0%})")  # fmt: skip
+                click.echo(
+                    f"  {band['band']:<16}{band['auctions']:>7,} sales  in range {band['coverage']:.0%}  "
+                    f"median error {band['median_abs_eur']:,.0f} EUR ({band['median_abs_pct']:.0%})"
+                )
             click.echo("By TLD:")
             for tld in report.by_tld:
-                click.echo(f"  .{tld['tld']:<15}{tld['auctions']:>7,} sales  in range {tld['coverage']:.0%}  "
-                           f"median error {tld['median_abs_eur']:,.0f} EUR")  # fmt: skip
+                click.echo(
+                    f"  .{tld['tld']:<15}{tld['auctions']:>7,} sales  in range {tld['coverage']:.0%}  "
+                    f"median error {tld['median_abs_eur']:,.0f} EUR"
+                )
             click.echo("By origin:")
             for origin in report.by_origin:
-                click.echo(f"  {origin['origin']:<44}{origin['sales']:>7,} sales  in range {origin['coverage']:.0%}  "
-                           f"median error {origin['median_abs_eur']:,.0f} EUR ({origin['median_abs_pct']:.0%})")  # fmt: skip
+                click.echo(
+                    f"  {origin['origin']:<44}{origin['sales']:>7,} sales  in range {origin['coverage']:.0%}  "
+                    f"median error {origin['median_abs_eur']:,.0f} EUR ({origin['median_abs_pct']:.0%})"
+                )
             click.echo("Beside it, on the same sales:")
-            click.echo(f"  {'this model':<44}{report.scored:>7,} sales  in range {report.coverage:.0%}  "
-                       f"median error {report.median_abs_eur:,.0f} EUR ({report.median_abs_pct:.0%})")  # fmt: skip
+            click.echo(
+                f"  {'this model':<44}{report.scored:>7,} sales  in range {report.coverage:.0%}  "
+                f"median error {report.median_abs_eur:,.0f} EUR ({report.median_abs_pct:.0%})"
+            )
             for peer in report.peers:
-                click.echo(f"  {peer['peer']:<44}{peer['sales']:>7,} sales  in range {peer['coverage']:.0%}  "
-                           f"median error {peer['median_abs_eur']:,.0f} EUR ({peer['median_abs_pct']:.0%})")  # fmt: skip
+                click.echo(
+                    f"  {peer['peer']:<44}{peer['sales']:>7,} sales  in range {peer['coverage']:.0%}  "
+                    f"median error {peer['median_abs_eur']:,.0f} EUR ({peer['median_abs_pct']:.0%})"
+                )
             for other in report.others:
-                click.echo(f"  {other['appraisal']:<44}{other['auctions']:>7,} sales  (no range)  median error "
-                           f"{other['median_abs_eur']:,.0f} EUR ({other['median_abs_pct']:.0%}); this model on the same: "
-                           f"{other['ours_median_abs_eur']:,.0f} EUR")  # fmt: skip
+                click.echo(
+                    f"  {other['appraisal']:<44}{other['auctions']:>7,} sales  (no range)  median error "
+                    f"{other['median_abs_eur']:,.0f} EUR ({other['median_abs_pct']:.0%}); this model on the same: "
+                    f"{other['ours_median_abs_eur']:,.0f} EUR"
+                )
             live = report.live
             if live:
-                click.echo(f"Live estimate 24 hours before the end, on {live['auctions']:,} auctions with 5 bids or more then: "
-                           f"right {live['coverage']:.0%} of the time, median error {live['median_abs_eur']:,.0f} EUR "
-                           f"({live['median_abs_pct']:.0%}); the range on the same: {live['range_median_abs_eur']:,.0f} "
-                           f"EUR ({live['range_median_abs_pct']:.0%})")  # fmt: skip
+                click.echo(
+                    f"Live estimate 24 hours before the end, on {live['auctions']:,} auctions with 5 bids or more then: "
+                    f"right {live['coverage']:.0%} of the time, median error {live['median_abs_eur']:,.0f} EUR "
+                    f"({live['median_abs_pct']:.0%}); the range on the same: {live['range_median_abs_eur']:,.0f} "
+                    f"EUR ({live['range_median_abs_pct']:.0%})"
+                )
         return
     summary = appraisal.appraise(mirror)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
-    click.echo(f"Price ranges for {summary['valued']:,} of {summary['listings']:,} live listings, learnt from "
-               f"{summary['trained_on']:,} sales, in {summary['seconds']} s")  # fmt: skip
+    click.echo(
+        f"Price ranges for {summary['valued']:,} of {summary['listings']:,} live listings, learnt from "
+        f"{summary['trained_on']:,} sales, in {summary['seconds']} s"
+    )
     if summary["live"]:
         click.echo(f"Live estimates for {summary['live']:,} auctions with bids")
     note = appraisal.coverage_note(summary)
@@ -531,8 +637,14 @@ def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
         click.echo(note)
     if summary["left_out"]:
         click.echo(f"The model {_left_out_text(summary['left_out'])}")
-    reasons = mirror.connection().execute(
-        "SELECT value_reason, count(*) FROM listings WHERE valued_at = ? AND value_reason IS NOT NULL GROUP BY 1 "
-        "ORDER BY 2 DESC LIMIT 5", [summary["valued_at"]]).fetchall()
+    reasons = (
+        mirror.connection()
+        .execute(
+            "SELECT value_reason, count(*) FROM listings WHERE valued_at = ? AND value_reason IS NOT NULL GROUP BY 1 "
+            "ORDER BY 2 DESC LIMIT 5",
+            [summary["valued_at"]],
+        )
+        .fetchall()
+    )
     for reason, count in reasons:
         click.echo(f"  no range for {count:,}: {reason}")

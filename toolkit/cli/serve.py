@@ -14,8 +14,12 @@ from .shell import BadInput, Failed, _check_plan, _check_port, _db_option, _plan
 
 @cli.command(name="app")
 @_db_option
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on; the default lets only this machine connect (0.0.0.0: the network).")  # fmt: skip
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; the default lets only this machine connect (0.0.0.0: the network).",
+)
 @click.option("--port", type=click.IntRange(1, 65535), default=8501, show_default=True)
 def app_command(db: str, host: str, port: int) -> None:
     """Open the investors' app (Streamlit) on the mirror: explore, charts, drop calendar, watchlist, sync."""
@@ -29,15 +33,29 @@ def app_command(db: str, host: str, port: int) -> None:
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"edt app: {db} at http://{shown}:{port}/", err=True)
     if is_loopback(host):
-        click.echo(f"Bound to {host}: only this machine can connect (use --host 0.0.0.0 to share on the network).",
-                   err=True)  # fmt: skip
+        click.echo(
+            f"Bound to {host}: only this machine can connect (use --host 0.0.0.0 to share on the network).", err=True
+        )
     else:
-        click.echo(f"WARNING: bound to {host}: other machines can connect, with no key or password, to the app "
-                   "and its sync button; plain HTTP. Use it on a trusted network only.", err=True)  # fmt: skip
+        click.echo(
+            f"WARNING: bound to {host}: other machines can connect, with no key or password, to the app "
+            "and its sync button; plain HTTP. Use it on a trusted network only.",
+            err=True,
+        )
     from ..ui import streamlit_flags  # the users' options (no developer toolbar), as in .streamlit/config.toml
 
-    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.address", host,
-               "--server.port", str(port), *streamlit_flags()]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        *streamlit_flags(),
+    ]
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":
@@ -49,15 +67,33 @@ def app_command(db: str, host: str, port: int) -> None:
 
 @cli.command()
 @_db_option
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to bind; the default lets only this machine connect (0.0.0.0: the network).")  # fmt: skip
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; the default lets only this machine connect (0.0.0.0: the network).",
+)
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
-@click.option("--key", "keys", multiple=True, metavar="KEY=PLAN",
-              help="An API key and its plan (repeatable), e.g. --key team-key=pro. Visible in `ps`: prefer --keys-file.")  # fmt: skip
-@click.option("--keys-file", type=click.Path(dir_okay=False), default=None,
-              help="KEY=PLAN lines or JSON {KEY: PLAN}; a key may be written sha256:<hex digest> so the file never holds it.")  # fmt: skip
-@click.option("--rate", "rates", multiple=True, metavar="PLAN=N",
-              help="Override a plan's requests per minute (repeatable), e.g. --rate pro=600 for tests.")  # fmt: skip
+@click.option(
+    "--key",
+    "keys",
+    multiple=True,
+    metavar="KEY=PLAN",
+    help="An API key and its plan (repeatable), e.g. --key team-key=pro. Visible in `ps`: prefer --keys-file.",
+)
+@click.option(
+    "--keys-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="KEY=PLAN lines or JSON {KEY: PLAN}; a key may be written sha256:<hex digest> so the file never holds it.",
+)
+@click.option(
+    "--rate",
+    "rates",
+    multiple=True,
+    metavar="PLAN=N",
+    help="Override a plan's requests per minute (repeatable), e.g. --rate pro=600 for tests.",
+)
 def serve(db: str, host: str, port: int, keys: tuple[str, ...], keys_file: str | None, rates: tuple[str, ...]) -> None:
     """Serve the mirror as the REST API (/api/domains, ...) and /openapi.json on localhost."""
     from ..query import Mirror

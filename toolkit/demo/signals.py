@@ -28,14 +28,30 @@ __all__ = ["SPAM_WORDS", "spam_names", "archive_columns", "metric_history_states
 
 DAY = 86_400
 # Spam words the demo puts in names (all in the built-in dictionary).
-SPAM_WORDS = ("casino", "poker", "betting", "pills", "viagra", "payday", "loans", "replica", "escort", "porn", "xxx",
-              "slots", "torrent", "essay")  # fmt: skip
+SPAM_WORDS = (
+    "casino",
+    "poker",
+    "betting",
+    "pills",
+    "viagra",
+    "payday",
+    "loans",
+    "replica",
+    "escort",
+    "porn",
+    "xxx",
+    "slots",
+    "torrent",
+    "essay",
+)
 _SPAM_NAME_SHARE = 0.7
 INFLATED_SHARE = 0.06  # of live auctions with Trust Flow >= 15 ending within 25 days
 ORGANIC_SHARE = 0.12  # of other enriched platform listings older than two days
 
 
-def spam_names(names: list[str], parts: list[list[str]], spam: list[bool], fixed: set[int], seed: int, chunk: int) -> None:
+def spam_names(
+    names: list[str], parts: list[list[str]], spam: list[bool], fixed: set[int], seed: int, chunk: int
+) -> None:
     """Put a spam word in the names of most spam rows (in place); rows in `fixed` keep
     theirs (their earlier states were written under it)."""
     rnd = random.Random(seed * 7919 + chunk * 31 + 18)
@@ -49,8 +65,14 @@ def spam_names(names: list[str], parts: list[list[str]], spam: list[bool], fixed
         parts[i] = [word, head]
 
 
-def archive_columns(rng: np.random.Generator, first_ord: np.ndarray, last_ord: np.ndarray, authority: np.ndarray,
-                    has_wb: np.ndarray, nameservers: list[Any]) -> dict[str, list[Any]]:  # fmt: skip
+def archive_columns(
+    rng: np.random.Generator,
+    first_ord: np.ndarray,
+    last_ord: np.ndarray,
+    authority: np.ndarray,
+    has_wb: np.ndarray,
+    nameservers: list[Any],
+) -> dict[str, list[Any]]:
     """The six archive columns (None where `has_wb` is False)."""
     n = len(first_ord)
     first_year = _years(first_ord)
@@ -73,9 +95,17 @@ def archive_columns(rng: np.random.Generator, first_ord: np.ndarray, last_ord: n
     content_years = np.round(years * (1 - redirect * rng.uniform(0.5, 1.0, n)))
     continuity = np.round(100 * content_years / span * (1 - parked_share)).astype(np.int64)
     captures = np.maximum(10, (rng.exponential(60, n) + 10).astype(np.int64))
-    out: dict[str, list[Any]] = {k: [None] * n for k in ("archive_years", "archive_longest_gap", "archive_redirect_share",
-                                                          "archive_parked", "archive_parked_reason",
-                                                          "archive_continuity")}  # fmt: skip
+    out: dict[str, list[Any]] = {
+        k: [None] * n
+        for k in (
+            "archive_years",
+            "archive_longest_gap",
+            "archive_redirect_share",
+            "archive_parked",
+            "archive_parked_reason",
+            "archive_continuity",
+        )
+    }
     first_years, last_years = first_year.tolist(), last_year.tolist()
     for i in np.flatnonzero(has_wb).tolist():
         reasons = []
@@ -87,7 +117,9 @@ def archive_columns(rng: np.random.Generator, first_ord: np.ndarray, last_ord: n
             same = max(10, int(round(total * parked_share[i])))
             start = max(first_years[i], last_years[i] - int(rng.integers(1, 6)))
             digest = "".join(rng.choice(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"), 8))
-            reasons.append(f"the same page (digest {digest}) in {same} of {total} captures from {start} to {last_years[i]}")
+            reasons.append(
+                f"the same page (digest {digest}) in {same} of {total} captures from {start} to {last_years[i]}"
+            )
         out["archive_years"][i] = int(years[i])
         out["archive_longest_gap"][i] = int(gap[i])
         out["archive_redirect_share"][i] = round(float(redirect[i]), 3)
@@ -107,8 +139,9 @@ def _iso(seconds: int) -> str:
     return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def metric_history_states(records: list[dict[str, Any]], skip: set[int], anchor: int, seed: int,
-                          chunk: int) -> list[tuple[str, list[dict[str, Any]]]]:  # fmt: skip
+def metric_history_states(
+    records: list[dict[str, Any]], skip: set[int], anchor: int, seed: int, chunk: int
+) -> list[tuple[str, list[dict[str, Any]]]]:
     """Earlier states of some listings of one chunk (their metrics as first seen), grouped
     by the daily 07:00 fetch that saw them: [(observed_at, records)] oldest first. `skip`:
     ids whose earlier states are written elsewhere (the bid history)."""
@@ -152,5 +185,3 @@ def metric_history_states(records: list[dict[str, Any]], skip: set[int], anchor:
 
 def _seconds(text: str) -> int:
     return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
-
-

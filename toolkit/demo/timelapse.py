@@ -64,8 +64,20 @@ from .generate import (
 from .names import NameMaker
 from .words import THEMES
 
-__all__ = ["World", "State", "Player", "plan_world", "run_days", "state_at", "bids_at", "sync_moments", "searches_and_runs",
-           "DEMO_SEARCHES", "DEMO_SEARCH_PREFIX", "played_runs"]
+__all__ = [
+    "World",
+    "State",
+    "Player",
+    "plan_world",
+    "run_days",
+    "state_at",
+    "bids_at",
+    "sync_moments",
+    "searches_and_runs",
+    "DEMO_SEARCHES",
+    "DEMO_SEARCH_PREFIX",
+    "played_runs",
+]
 
 _ID_BASE = 38_400_000
 _PENDING_ID_BASE = 1_874_000
@@ -166,7 +178,9 @@ def searches_and_runs(today: date, days: int, searches_day: int = 1) -> tuple[da
 # -- planning the window ----------------------------------------------------------------------
 
 
-def _pending_world(sc: Scale, seed: int, first_day: date, today: date, anchor: int) -> tuple[list[dict], np.ndarray, np.ndarray]:
+def _pending_world(
+    sc: Scale, seed: int, first_day: date, today: date, anchor: int
+) -> tuple[list[dict], np.ndarray, np.ndarray]:
     """Weekly cohorts of pending-delete names: each seen in a pre-drop status in the week
     before the Monday batch that first lists it, listed until the first batch after its drop."""
     rng = np.random.default_rng([seed, 41])
@@ -201,7 +215,9 @@ def _pending_world(sc: Scale, seed: int, first_day: date, today: date, anchor: i
     records: list[dict] = []
     for chunk, start in enumerate(range(0, len(prepared), CHUNK)):
         stop = min(len(prepared), start + CHUNK)
-        records += pending_records(prepared[start:stop], ids[start:stop], seed + 7_919, chunk, today, anchor, rnd, namer)
+        records += pending_records(
+            prepared[start:stop], ids[start:stop], seed + 7_919, chunk, today, anchor, rnd, namer
+        )
     return records, np.array(listed, dtype=np.int64), np.array(drops, dtype=np.int64)
 
 
@@ -271,13 +287,22 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
             step = np.maximum(1.0, np.round(price * 0.05))
             bids = np.where(has, count, 0)
             top = np.where(has, np.maximum(np.round(price * (1 + growth)), price + step), np.nan)
-        parts.append({
-            "src": np.full(n, si, dtype=np.int16), "kind": np.full(n, ki, dtype=np.int8),
-            "tld": np.array([tld_id(t) for t in names], dtype=np.int16)[picked],
-            "lang": _choose_langs(rng, names, picked), "theme": _choose_themes(rng, n, platform.themes),
-            "brandable": rng.random(n) < platform.brandable, "created": created, "end": end, "gone": gone,
-            "price": price, "bids": bids, "max_bid": top,
-        })  # fmt: skip
+        parts.append(
+            {
+                "src": np.full(n, si, dtype=np.int16),
+                "kind": np.full(n, ki, dtype=np.int8),
+                "tld": np.array([tld_id(t) for t in names], dtype=np.int16)[picked],
+                "lang": _choose_langs(rng, names, picked),
+                "theme": _choose_themes(rng, n, platform.themes),
+                "brandable": rng.random(n) < platform.brandable,
+                "created": created,
+                "end": end,
+                "gone": gone,
+                "price": price,
+                "bids": bids,
+                "max_bid": top,
+            }
+        )
 
     # The deleted-ccTLD database: a batch on the 1st of each month (a year back), and in the
     # window the dropped pending names that reached it.
@@ -287,8 +312,9 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
     n = sum(reg_counts)
     picked = np.repeat(np.arange(len(reg_names)), reg_counts)
     months_back = rng.choice(12, n, p=(w := 0.85 ** np.arange(12)) / w.sum())
-    first_of_month = np.array([int(datetime(*_month_back(first_day, k), 1, tzinfo=timezone.utc).timestamp())
-                               for k in range(12)])  # fmt: skip
+    first_of_month = np.array(
+        [int(datetime(*_month_back(first_day, k), 1, tzinfo=timezone.utc).timestamp()) for k in range(12)]
+    )
     created = np.minimum(first_of_month[months_back] + 3 * HOUR + rng.integers(0, 3 * HOUR, n), first - HOUR)
     taken = created + (rng.exponential(30 / tl.regfree_taken_per_month, n) * DAY).astype(np.int64)
     keep = taken > first
@@ -306,24 +332,41 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
             outcome[index] = "regfree" if refresh is not None else "regfree at the next refresh"
             if refresh is not None:
                 extra_tld.append(reg_names.index("." + record["tld"]))
-                extra_created.append(refresh - 4 * HOUR - 1800 + int(rng.integers(0, 3 * HOUR)))  # 03:00-06:00 on the 1st
+                extra_created.append(
+                    refresh - 4 * HOUR - 1800 + int(rng.integers(0, 3 * HOUR))
+                )  # 03:00-06:00 on the 1st
                 extra_from.append(index)
         else:
             outcome[index] = "re-registered"
     reg_tld = np.concatenate([reg_rows["tld"], np.array(extra_tld, dtype=np.int64)])
     reg_created = np.concatenate([reg_rows["created"], np.array(extra_created, dtype=np.int64)])
-    reg_gone = np.concatenate([reg_rows["gone"], np.array(extra_created, dtype=np.int64) + (
-        rng.exponential(30 / tl.regfree_taken_per_month, len(extra_created)) * DAY).astype(np.int64)])
+    reg_gone = np.concatenate(
+        [
+            reg_rows["gone"],
+            np.array(extra_created, dtype=np.int64)
+            + (rng.exponential(30 / tl.regfree_taken_per_month, len(extra_created)) * DAY).astype(np.int64),
+        ]
+    )
     m = reg_tld.shape[0]
-    parts.append({
-        "src": np.full(m, _REGFREE_INDEX, dtype=np.int16), "kind": np.zeros(m, dtype=np.int8),
-        "tld": np.array([tld_id(t) for t in reg_names], dtype=np.int16)[reg_tld],
-        "lang": _choose_langs(rng, reg_names, reg_tld), "theme": _choose_themes(rng, m, ()),
-        "brandable": np.zeros(m, dtype=bool), "created": reg_created, "end": np.full(m, -1, dtype=np.int64),
-        "gone": reg_gone, "price": np.full(m, np.nan), "bids": np.full(m, -1, dtype=np.int64),
-        "max_bid": np.full(m, np.nan),
-        "from_pending": np.concatenate([np.full(reg_rows["tld"].shape[0], -1), np.array(extra_from, dtype=np.int64)]),
-    })  # fmt: skip
+    parts.append(
+        {
+            "src": np.full(m, _REGFREE_INDEX, dtype=np.int16),
+            "kind": np.zeros(m, dtype=np.int8),
+            "tld": np.array([tld_id(t) for t in reg_names], dtype=np.int16)[reg_tld],
+            "lang": _choose_langs(rng, reg_names, reg_tld),
+            "theme": _choose_themes(rng, m, ()),
+            "brandable": np.zeros(m, dtype=bool),
+            "created": reg_created,
+            "end": np.full(m, -1, dtype=np.int64),
+            "gone": reg_gone,
+            "price": np.full(m, np.nan),
+            "bids": np.full(m, -1, dtype=np.int64),
+            "max_bid": np.full(m, np.nan),
+            "from_pending": np.concatenate(
+                [np.full(reg_rows["tld"].shape[0], -1), np.array(extra_from, dtype=np.int64)]
+            ),
+        }
+    )
     for part in parts:
         part.setdefault("from_pending", np.full(part["src"].shape[0], -1, dtype=np.int64))
 
@@ -337,9 +380,17 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
     position[order] = np.arange(total)
     relist = np.where(cols["relist"] >= 0, position[np.maximum(cols["relist"], 0)], -1)
     ids = _ID_BASE + np.cumsum(rng.geometric(0.75, total)).astype(np.int64)
-    plan = ListingPlan(today=today, anchor=last, tlds=tlds, ids=ids, history=np.zeros(total, dtype=bool),
-                       **{k: cols[k] for k in ("src", "kind", "tld", "lang", "theme", "brandable", "created", "end",
-                                               "price", "bids", "max_bid")})  # fmt: skip
+    plan = ListingPlan(
+        today=today,
+        anchor=last,
+        tlds=tlds,
+        ids=ids,
+        history=np.zeros(total, dtype=bool),
+        **{
+            k: cols[k]
+            for k in ("src", "kind", "tld", "lang", "theme", "brandable", "created", "end", "price", "bids", "max_bid")
+        },
+    )
     plan.namer = NameMaker(random.Random(seed * 1_000_003 + 999_983))
     regfree_from = {}
     for row in np.flatnonzero(cols["from_pending"] >= 0).tolist():
@@ -356,13 +407,21 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
     chosen &= bids_at(plan.created, plan.end, plan.bids, gamma, moment) > 0
     jump_at = np.where(chosen, moment, -1)
     return World(
-        plan=plan, first=first, last=last, gone=cols["gone"], price0=cols["price"].copy(),
-        gamma=gamma, relist=relist,
+        plan=plan,
+        first=first,
+        last=last,
+        gone=cols["gone"],
+        price0=cols["price"].copy(),
+        gamma=gamma,
+        relist=relist,
         drift=np.where(rng.random(total) < tl.drifting_share, rng.uniform(0, tl.metric_drift, total), 0.0),
         cuts=rng.random(total) < tl.cutting_share,
-        jump_at=jump_at, pending=pending, pending_listed=pending_listed,
+        jump_at=jump_at,
+        pending=pending,
+        pending_listed=pending_listed,
         pending_leaves=np.array([_next_monday_batch(int(d)) for d in pending_drops.tolist()], dtype=np.int64),
-        pending_outcome=outcome, regfree_from=regfree_from,
+        pending_outcome=outcome,
+        regfree_from=regfree_from,
     )
 
 
@@ -419,11 +478,20 @@ def _relistings(rng: np.random.Generator, cols: dict[str, np.ndarray]) -> dict[s
         else:
             end, gone = -1, created + int(rng.exponential(20) * DAY) + HOUR
         values = {
-            "src": target, "kind": ki, "tld": cols["tld"][row], "lang": cols["lang"][row], "theme": cols["theme"][row],
-            "brandable": cols["brandable"][row], "created": created, "end": end, "gone": gone,
+            "src": target,
+            "kind": ki,
+            "tld": cols["tld"][row],
+            "lang": cols["lang"][row],
+            "theme": cols["theme"][row],
+            "brandable": cols["brandable"][row],
+            "created": created,
+            "end": end,
+            "gone": gone,
             "price": float(cols["price"][row]) * (0.8 if target == si else 1.0),
-            "bids": -1 if not spec.ends else 0, "max_bid": np.nan, "from_pending": -1,
-        }  # fmt: skip
+            "bids": -1 if not spec.ends else 0,
+            "max_bid": np.nan,
+            "from_pending": -1,
+        }
         for key in cols:
             if key != "relist":
                 new[key].append(values[key])
@@ -438,7 +506,9 @@ def _relistings(rng: np.random.Generator, cols: dict[str, np.ndarray]) -> dict[s
 # -- a listing's state at a moment ------------------------------------------------------------
 
 
-def bids_at(created: np.ndarray, end: np.ndarray, final: np.ndarray, gamma: np.ndarray, t: int | np.ndarray) -> np.ndarray:
+def bids_at(
+    created: np.ndarray, end: np.ndarray, final: np.ndarray, gamma: np.ndarray, t: int | np.ndarray
+) -> np.ndarray:
     """Bids an auction shows at `t`: its final count times the elapsed share of its bidding
     time (up to the last bids run before its end) to the power `gamma` (bids come late)."""
     last = np.maximum((end - 1) // (4 * HOUR) * (4 * HOUR), created + 1)
@@ -524,9 +594,13 @@ class _Made:
 
     @classmethod
     def sized(cls, rows: int) -> "_Made":
-        return cls(finals=np.full((rows, len(_METRICS)), -1, dtype=np.int64), bids=np.full(rows, -2, dtype=np.int64),
-                   max_bid=np.full(rows, np.nan), price=np.full(rows, np.nan),
-                   metrics=np.full((rows, len(_METRICS)), -2, dtype=np.int64))  # fmt: skip
+        return cls(
+            finals=np.full((rows, len(_METRICS)), -1, dtype=np.int64),
+            bids=np.full(rows, -2, dtype=np.int64),
+            max_bid=np.full(rows, np.nan),
+            price=np.full(rows, np.nan),
+            metrics=np.full((rows, len(_METRICS)), -2, dtype=np.int64),
+        )
 
 
 def _next_chunk(world: World, made: _Made, seed: int) -> dict[int, dict[str, Any]]:
@@ -548,8 +622,9 @@ def _next_chunk(world: World, made: _Made, seed: int) -> dict[int, dict[str, Any
     return out
 
 
-def run_days(writer: Any, world: World, seed: int, *, origin: str,
-             report: Callable[[str, int], None] | None = None) -> dict[str, int]:  # fmt: skip
+def run_days(
+    writer: Any, world: World, seed: int, *, origin: str, report: Callable[[str, int], None] | None = None
+) -> dict[str, int]:
     """Play every scheduled run of the window into the mirror through `writer` (inside the
     caller's transaction), then keep the demo's truth; returns counts. `report(stage, done)`
     hears each simulated day (0: the first sync)."""
@@ -569,8 +644,15 @@ class Player:
     (the remote of a replayed sync): at every run, every listing as it is then, those gone
     closed at once, so that a replica serving it at that moment answers what the service did."""
 
-    def __init__(self, world: World, seed: int, *, origin: str, source: bool = False,
-                 report: Callable[[str, int], None] | None = None):  # fmt: skip
+    def __init__(
+        self,
+        world: World,
+        seed: int,
+        *,
+        origin: str,
+        source: bool = False,
+        report: Callable[[str, int], None] | None = None,
+    ):
         # the sync's own rules: a full listings pass when the last is older than this, else the
         # listings added from the day before the newest it had
         from ..sync.run import FULL_PASS_EVERY, INCREMENTAL_OVERLAP
@@ -672,8 +754,9 @@ class Player:
     def _pending(self, writer: Any, at: int) -> None:
         world = self.world
         listed = np.flatnonzero((world.pending_listed <= at) & (at < world.pending_leaves)).tolist()
-        save_pending(writer, [world.pending[i] for i in listed], origin=self.origin, observed_at=_iso(at),
-                     keep_raw=False)  # fmt: skip
+        save_pending(
+            writer, [world.pending[i] for i in listed], origin=self.origin, observed_at=_iso(at), keep_raw=False
+        )
         self.counts["pending"] += len(set(listed) - self.pending_written)
         gone = [int(world.pending[i]["id"]) for i in sorted(self.pending_written - set(listed))]
         for start in range(0, len(gone), 500):  # what the sync's full pass removes
@@ -748,8 +831,9 @@ def _write_changes(writer: Any, world: World, made: _Made, rows: list[int], t: i
     out = []
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        for stored in writer.execute(f"SELECT {', '.join(_COLUMNS)} FROM listings WHERE id IN ({','.join('?' * len(chunk))})",
-                                     chunk):  # fmt: skip
+        for stored in writer.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM listings WHERE id IN ({','.join('?' * len(chunk))})", chunk
+        ):
             i = position[stored[0]]
             values = list(stored)
             for name, value in now.record(i).items():
@@ -764,8 +848,16 @@ def _write_changes(writer: Any, world: World, made: _Made, rows: list[int], t: i
             values[_AT["updated_at"]] = _iso(max(int(plan.created[index[i]]), min(t, int(world.gone[index[i]]))))
             values[_AT["last_seen_at"]] = stamp
             out.append(tuple(values))
-    save_listings(writer, out, origin=origin, observed_at=stamp, keep_raw=False, flag_jumps=False, normalized=True,
-                  batch_size=2000)  # fmt: skip
+    save_listings(
+        writer,
+        out,
+        origin=origin,
+        observed_at=stamp,
+        keep_raw=False,
+        flag_jumps=False,
+        normalized=True,
+        batch_size=2000,
+    )
 
 
 def _save(writer: Any, world: World, made: _Made, pairs: list[tuple[int, dict[str, Any]]], t: int, origin: str) -> None:
@@ -784,16 +876,25 @@ def _save(writer: Any, world: World, made: _Made, pairs: list[tuple[int, dict[st
         out["effective_price"] = out["max_bid"] if out.get("max_bid") is not None else out["price"]
         out["updated_at"] = _iso(max(int(world.plan.created[row]), min(t, int(world.gone[row]))))
         rows.append(listing_values(listing_row(out, origin=origin, observed_at=stamp, canonical=True)))
-    save_listings(writer, rows, origin=origin, observed_at=stamp, keep_raw=False, flag_jumps=False, normalized=True,
-                  batch_size=2000)  # fmt: skip
+    save_listings(
+        writer,
+        rows,
+        origin=origin,
+        observed_at=stamp,
+        keep_raw=False,
+        flag_jumps=False,
+        normalized=True,
+        batch_size=2000,
+    )
 
 
 def _seen(writer: Any, ids: list[int], stamp: str) -> None:
     """A full pass saw these listings unchanged: their last sighting moves, nothing else."""
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        writer.execute(f"UPDATE listings SET last_seen_at = ? WHERE id IN ({','.join('?' * len(chunk))})",
-                       [stamp, *chunk])  # fmt: skip
+        writer.execute(
+            f"UPDATE listings SET last_seen_at = ? WHERE id IN ({','.join('?' * len(chunk))})", [stamp, *chunk]
+        )
 
 
 def _keep_truth(writer: Any, world: World, made: _Made) -> None:
@@ -806,8 +907,11 @@ def _keep_truth(writer: Any, world: World, made: _Made) -> None:
         if outcome == "still pending":
             continue
         rows.append(("demo_truth", int(world.pending[index]["id"]), json.dumps({"pending_outcome": outcome})))
-    writer.executemany("INSERT INTO raw_records (kind, id, raw) VALUES (?, ?, ?) "
-                       "ON CONFLICT(kind, id) DO UPDATE SET raw = excluded.raw", rows)  # fmt: skip
+    writer.executemany(
+        "INSERT INTO raw_records (kind, id, raw) VALUES (?, ?, ?) "
+        "ON CONFLICT(kind, id) DO UPDATE SET raw = excluded.raw",
+        rows,
+    )
 
 
 def iter_days(first_day: date, today: date) -> Iterator[date]:

@@ -43,7 +43,9 @@ class Lang:
 
 
 EN = Lang(
-    "en", "EN", "",
+    "en",
+    "EN",
+    "",
     themes={
         "biz": _w("""consult capital partners ventures finance invest trade market agency office ledger payroll tax
             legal law insure lending credit wealth equity brand marketing sales leads startup supply logistics freight
@@ -94,7 +96,9 @@ EN = Lang(
 )
 
 FR = Lang(
-    "fr", "FR", "World/Français",
+    "fr",
+    "FR",
+    "World/Français",
     themes={
         "biz": _w("""immobilier immo agence conseil avocat notaire expert comptable assurance credit finance bourse
             artisan plombier electricien menuisier peintre couvreur renovation courtier patrimoine gestion
@@ -129,7 +133,9 @@ FR = Lang(
 )
 
 DE = Lang(
-    "de", "DE", "World/Deutsch",
+    "de",
+    "DE",
+    "World/Deutsch",
     themes={
         "biz": _w("""immobilien makler anwalt kanzlei steuer berater versicherung finanz kredit handwerk sanitaer
             elektro maler dach tischler schreiner bau firma buero verwaltung"""),
@@ -158,7 +164,9 @@ DE = Lang(
 )
 
 IT = Lang(
-    "it", "IT", "World/Italiano",
+    "it",
+    "IT",
+    "World/Italiano",
     themes={
         "biz": _w("""immobiliare agenzia avvocato studio consulenza assicurazioni finanza artigiano idraulico
             elettricista edilizia impresa ufficio commercialista"""),
@@ -187,7 +195,9 @@ IT = Lang(
 )
 
 ES = Lang(
-    "es", "ES", "World/Español",
+    "es",
+    "ES",
+    "World/Español",
     themes={
         "biz": _w("""inmobiliaria agencia abogado asesoria seguros finanzas credito reformas fontanero electricista
             construccion empresa oficina gestoria"""),
@@ -215,7 +225,9 @@ ES = Lang(
 )
 
 NL = Lang(
-    "nl", "NL", "World/Nederlands",
+    "nl",
+    "NL",
+    "World/Nederlands",
     themes={
         "biz": _w("""makelaar advocaat advies verzekering financien klus loodgieter elektricien bouw bedrijf kantoor
             boekhouding"""),
@@ -240,7 +252,9 @@ NL = Lang(
 )
 
 PT = Lang(
-    "pt", "PT", "World/Português",
+    "pt",
+    "PT",
+    "World/Português",
     themes={
         "biz": _w("imobiliaria agencia advogado seguros financas obras empresa escritorio contabilidade"),
         "tech": _w("web digital informatica rede software dados internet"),
@@ -266,7 +280,9 @@ PT = Lang(
 )
 
 JA = Lang(
-    "ja", "JA", "World/Japanese",
+    "ja",
+    "JA",
+    "World/Japanese",
     themes={
         "biz": _w("fudosan hoken shigoto tenshoku kaisha jimusho zeirishi bengoshi kyujin"),
         "tech": _w("web net app soft data code denki pc sumaho"),
@@ -287,7 +303,9 @@ JA = Lang(
 )
 
 PL = Lang(
-    "pl", "PL", "World/Polska",
+    "pl",
+    "PL",
+    "World/Polska",
     themes={
         "biz": _w("""nieruchomosci biuro adwokat doradztwo ubezpieczenia finanse kredyt remonty hydraulik elektryk
             budowa firma"""),
@@ -311,7 +329,9 @@ PL = Lang(
 )
 
 CS = Lang(
-    "cs", "CS", "World/Česky",
+    "cs",
+    "CS",
+    "World/Česky",
     themes={
         "biz": _w("reality kancelar advokat poradenstvi pojisteni finance uver stavby instalater elektrikar firma"),
         "tech": _w("web sit software data internet"),
@@ -333,7 +353,9 @@ CS = Lang(
 )
 
 SV = Lang(
-    "sv", "SV", "World/Svenska",
+    "sv",
+    "SV",
+    "World/Svenska",
     themes={
         "biz": _w("maklare bostad advokat radgivning forsakring ekonomi bygg ror foretag kontor"),
         "tech": _w("webb data digital mjukvara natet"),
@@ -355,7 +377,9 @@ SV = Lang(
 )
 
 DA = Lang(
-    "da", "DA", "World/Dansk",
+    "da",
+    "DA",
+    "World/Dansk",
     themes={
         "biz": _w("bolig advokat raadgivning forsikring okonomi byg vvs firma kontor"),
         "tech": _w("web data digital software net"),
@@ -377,7 +401,9 @@ DA = Lang(
 )
 
 NO = Lang(
-    "no", "NO", "World/Norsk",
+    "no",
+    "NO",
+    "World/Norsk",
     themes={
         "biz": _w("bolig advokat forsikring okonomi bygg rorlegger firma kontor"),
         "tech": _w("web data digital"),
@@ -399,7 +425,9 @@ NO = Lang(
 )
 
 FI = Lang(
-    "fi", "FI", "World/Suomi",
+    "fi",
+    "FI",
+    "World/Suomi",
     themes={
         "biz": _w("asunto lakitoimisto vakuutus talous rakennus putki sahko yritys toimisto"),
         "tech": _w("web data digi netti"),
@@ -422,7 +450,9 @@ FI = Lang(
 )
 
 ID = Lang(
-    "id", "ID", "World/Bahasa Indonesia",
+    "id",
+    "ID",
+    "World/Bahasa Indonesia",
     themes={
         "biz": _w("properti tanah hukum konsultan asuransi keuangan kredit bangun renovasi usaha kantor jasa"),
         "tech": _w("web digital teknologi aplikasi data internet kode"),
@@ -445,7 +475,9 @@ ID = Lang(
 )
 
 RO = Lang(
-    "ro", "RO", "World/Română",
+    "ro",
+    "RO",
+    "World/Română",
     themes={
         "biz": _w("imobiliare avocat consultanta asigurari finante constructii firma"),
         "tech": _w("web digital internet"),
@@ -467,7 +499,9 @@ RO = Lang(
 )
 
 HU = Lang(
-    "hu", "HU", "World/Magyar",
+    "hu",
+    "HU",
+    "World/Magyar",
     themes={
         "biz": _w("ingatlan ugyved tanacsado biztositas penzugy epites ceg"),
         "tech": _w("web digital net"),
@@ -489,7 +523,9 @@ HU = Lang(
 )
 
 TR = Lang(
-    "tr", "TR", "World/Türkçe",
+    "tr",
+    "TR",
+    "World/Türkçe",
     themes={
         "biz": _w("emlak avukat danismanlik sigorta finans insaat firma"),
         "tech": _w("web dijital yazilim internet"),
@@ -521,25 +557,80 @@ BRAND_ENDINGS = _w("a o ia io ex ly fy ify era ora ix on ity eo ara")
 
 # Topical categories by theme: "Category/Sub" paths, Category from the seed's 16.
 THEME_TOPICS: dict[str, tuple[str, ...]] = {
-    "biz": ("Business/Financial Services", "Business/Marketing and Advertising", "Business/Real Estate",
-            "Business/Consulting", "Business/Construction and Maintenance", "Society/Law", "Business/Employment"),
-    "tech": ("Computers/Internet/Web Design and Development", "Computers/Software", "Computers/Internet",
-             "Computers/Hardware", "Business/E-Commerce", "Computers/Security"),
-    "health": ("Health/Fitness", "Health/Medicine", "Health/Dentistry", "Health/Alternative", "Health/Nutrition",
-               "Shopping/Health", "Health/Beauty"),
-    "home": ("Home/Gardening", "Home/Home Improvement", "Home/Family", "Home/Cooking", "Shopping/Home and Garden",
-             "Recreation/Pets"),
-    "travel": ("Recreation/Travel", "Recreation/Outdoors", "Recreation/Travel/Lodging", "Recreation/Boating",
-               "Sports/Cycling"),
+    "biz": (
+        "Business/Financial Services",
+        "Business/Marketing and Advertising",
+        "Business/Real Estate",
+        "Business/Consulting",
+        "Business/Construction and Maintenance",
+        "Society/Law",
+        "Business/Employment",
+    ),
+    "tech": (
+        "Computers/Internet/Web Design and Development",
+        "Computers/Software",
+        "Computers/Internet",
+        "Computers/Hardware",
+        "Business/E-Commerce",
+        "Computers/Security",
+    ),
+    "health": (
+        "Health/Fitness",
+        "Health/Medicine",
+        "Health/Dentistry",
+        "Health/Alternative",
+        "Health/Nutrition",
+        "Shopping/Health",
+        "Health/Beauty",
+    ),
+    "home": (
+        "Home/Gardening",
+        "Home/Home Improvement",
+        "Home/Family",
+        "Home/Cooking",
+        "Shopping/Home and Garden",
+        "Recreation/Pets",
+    ),
+    "travel": (
+        "Recreation/Travel",
+        "Recreation/Outdoors",
+        "Recreation/Travel/Lodging",
+        "Recreation/Boating",
+        "Sports/Cycling",
+    ),
     "food": ("Home/Cooking", "Recreation/Food", "Shopping/Food", "Business/Hospitality", "Recreation/Food/Drink/Wine"),
-    "sport": ("Sports/Soccer", "Sports/Golf", "Sports/Tennis", "Sports/Running", "Sports/Cycling",
-              "Sports/Winter Sports"),
+    "sport": (
+        "Sports/Soccer",
+        "Sports/Golf",
+        "Sports/Tennis",
+        "Sports/Running",
+        "Sports/Cycling",
+        "Sports/Winter Sports",
+    ),
     "arts": ("Arts/Music", "Arts/Photography", "Arts/Movies", "Arts/Literature", "Arts/Design", "Arts/Performing Arts"),
-    "shop": ("Shopping/Clothing", "Shopping/Gifts", "Shopping/Jewelry", "Shopping/Toys and Games",
-             "Business/E-Commerce"),
-    "news": ("News/Newspapers", "News/Magazines and E-zines", "Society/Issues", "Reference/Education",
-             "Society/Religion and Spirituality", "Society/Organizations", "News/Weblogs"),
-    "science": ("Science/Environment", "Science/Biology", "Science/Physics", "Science/Earth Sciences",
-                "Science/Technology", "Reference/Libraries"),
+    "shop": (
+        "Shopping/Clothing",
+        "Shopping/Gifts",
+        "Shopping/Jewelry",
+        "Shopping/Toys and Games",
+        "Business/E-Commerce",
+    ),
+    "news": (
+        "News/Newspapers",
+        "News/Magazines and E-zines",
+        "Society/Issues",
+        "Reference/Education",
+        "Society/Religion and Spirituality",
+        "Society/Organizations",
+        "News/Weblogs",
+    ),
+    "science": (
+        "Science/Environment",
+        "Science/Biology",
+        "Science/Physics",
+        "Science/Earth Sciences",
+        "Science/Technology",
+        "Reference/Libraries",
+    ),
     "games": ("Games/Video Games", "Games/Board Games", "Games/Puzzles", "Games/Card Games", "Games/Gambling"),
 }

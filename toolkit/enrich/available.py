@@ -38,8 +38,17 @@ __all__ = ["AvailabilityCheck", "rdap_availability"]
 class AvailabilityCheck:
     """`check(name)` -> True (RDAP 404: available), False (registered) or None (cannot tell)."""
 
-    def __init__(self, conn: sqlite3.Connection, client: httpx.Client, bootstrap: Bootstrap | None, *, now: datetime,
-                 max_age: timedelta = MAX_AGE["rdap"], traffic: Traffic | None = None, problem: str | None = None):  # fmt: skip
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        client: httpx.Client,
+        bootstrap: Bootstrap | None,
+        *,
+        now: datetime,
+        max_age: timedelta = MAX_AGE["rdap"],
+        traffic: Traffic | None = None,
+        problem: str | None = None,
+    ):
         self.conn, self.client, self.bootstrap, self.now, self.max_age = conn, client, bootstrap, now, max_age
         self.traffic = traffic or Traffic()
         self.counts: Counter = Counter()  # available, registered, cached, failed
@@ -52,8 +61,9 @@ class AvailabilityCheck:
             self.counts["unchecked"] += 1
             return None
         try:
-            _, answer, fetched = cached_rdap(self.conn, self.client, self.bootstrap, name, now=self.now,
-                                             max_age=self.max_age)  # fmt: skip
+            _, answer, fetched = cached_rdap(
+                self.conn, self.client, self.bootstrap, name, now=self.now, max_age=self.max_age
+            )
         except NoRdapService as exc:
             self.no_rdap[f".{exc.tld}"] += 1
             return None
@@ -72,8 +82,11 @@ class AvailabilityCheck:
     def summary(self) -> str:
         """One line: how the names fared (for the CLI)."""
         c = self.counts
-        parts = [f"{c['available']:,} available (regfree)", f"{c['registered']:,} still registered",
-                 f"{c['fetched']:,} asked, {c['cached']:,} from the cache"]  # fmt: skip
+        parts = [
+            f"{c['available']:,} available (regfree)",
+            f"{c['registered']:,} still registered",
+            f"{c['fetched']:,} asked, {c['cached']:,} from the cache",
+        ]
         if c["failed"] or c["unchecked"]:
             parts.append(f"{c['failed'] + c['unchecked']:,} not checked")
         line = "rdap: " + ", ".join(parts)
@@ -83,10 +96,17 @@ class AvailabilityCheck:
 
 
 @contextmanager
-def rdap_availability(mirror_or_conn: Any, *, transport: httpx.BaseTransport | None = None,
-                      sleep: Sleep = time.sleep, clock: Clock = time.monotonic, retries: int = 4,
-                      url: str | None = None, now: datetime | None = None,
-                      say: Callable[[str], None] | None = None) -> Iterator[AvailabilityCheck]:  # fmt: skip
+def rdap_availability(
+    mirror_or_conn: Any,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Sleep = time.sleep,
+    clock: Clock = time.monotonic,
+    retries: int = 4,
+    url: str | None = None,
+    now: datetime | None = None,
+    say: Callable[[str], None] | None = None,
+) -> Iterator[AvailabilityCheck]:
     """An `AvailabilityCheck` over a polite client, with the IANA bootstrap loaded (cached in
     the mirror, as `edt enrich` does). When the bootstrap cannot be had, every answer is
     None and `problems` says why. `transport`: tests pass `httpx.MockTransport`."""

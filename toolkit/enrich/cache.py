@@ -18,8 +18,9 @@ from .rdap import Bootstrap, RdapDomain, rdap_lookup
 __all__ = ["CACHE_TABLE", "cache_get", "cache_put", "cached_rdap"]
 
 
-def cache_get(conn: sqlite3.Connection, kind: str, domain: str, *, now: datetime,
-              max_age: timedelta) -> tuple[str, str, Any] | None:  # fmt: skip
+def cache_get(
+    conn: sqlite3.Connection, kind: str, domain: str, *, now: datetime, max_age: timedelta
+) -> tuple[str, str, Any] | None:
     """(fetched_at, outcome, value) of a fresh entry, or None (missing or older than max_age)."""
     row = conn.execute(
         f"SELECT fetched_at, outcome, value FROM {CACHE_TABLE} WHERE kind = ? AND domain = ?", (kind, domain)
@@ -44,8 +45,15 @@ def cache_put(conn: sqlite3.Connection, kind: str, domain: str, *, fetched_at: s
         )
 
 
-def cached_rdap(conn: sqlite3.Connection, client: httpx.Client, bootstrap: Bootstrap, domain: str, *,
-                now: datetime, max_age: timedelta) -> tuple[str, RdapDomain, bool]:  # fmt: skip
+def cached_rdap(
+    conn: sqlite3.Connection,
+    client: httpx.Client,
+    bootstrap: Bootstrap,
+    domain: str,
+    *,
+    now: datetime,
+    max_age: timedelta,
+) -> tuple[str, RdapDomain, bool]:
     """(checked_at, the answer, whether it was fetched now) for `domain`: from the cache when
     fresh, else from the registry (and cached). Raises NoRdapService before any request for
     a TLD without RDAP, RdapError or an httpx error when the lookup fails."""
@@ -55,6 +63,12 @@ def cached_rdap(conn: sqlite3.Connection, client: httpx.Client, bootstrap: Boots
         return cached[0], RdapDomain.from_json(cached[2]), False
     answer = rdap_lookup(client, bootstrap, domain)
     checked_at = utc_seconds(now)
-    cache_put(conn, "rdap", domain, fetched_at=checked_at, outcome="available" if answer.available else "ok",
-              value=answer.to_json())  # fmt: skip
+    cache_put(
+        conn,
+        "rdap",
+        domain,
+        fetched_at=checked_at,
+        outcome="available" if answer.available else "ok",
+        value=answer.to_json(),
+    )
     return checked_at, answer, True

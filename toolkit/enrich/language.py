@@ -74,8 +74,17 @@ NO_ISO_CODE = "no ISO 639-1 code"
 NOT_HTML = "not HTML"
 
 # py3langid labels without an ISO 639-1 code whose macrolanguage has one.
-_MACRO = {"yue": "zh", "wuu": "zh", "arz": "ar", "ary": "ar", "uzs": "uz", "gug": "gn", "ltg": "lv", "fuv": "ff",
-          "sdh": "ku"}  # fmt: skip
+_MACRO = {
+    "yue": "zh",
+    "wuu": "zh",
+    "arz": "ar",
+    "ary": "ar",
+    "uzs": "uz",
+    "gug": "gn",
+    "ltg": "lv",
+    "fuv": "ff",
+    "sdh": "ku",
+}
 
 
 class LanguageUnavailable(ImportError):
@@ -125,7 +134,9 @@ def latest_home_page(captures: Iterable[Capture]) -> ArchivedPage | None:
     return ArchivedPage(best.timestamp, best.original) if best else None
 
 
-def wayback_summary_with_page(client: httpx.Client, domain: str, **options: Any) -> tuple[WaybackSummary, ArchivedPage | None]:
+def wayback_summary_with_page(
+    client: httpx.Client, domain: str, **options: Any
+) -> tuple[WaybackSummary, ArchivedPage | None]:
     """`wayback.wayback_walk`'s summary, and `latest_home_page` of the captures it read
     (options as there)."""
     summary, captures = wayback_walk(client, domain, **options)
@@ -194,8 +205,35 @@ def decode_html(body: bytes, content_type: str | None = None) -> str:
 
 _SKIP = frozenset({"script", "style", "noscript", "template"})
 # Inline elements join the text around them; every other tag separates words.
-_INLINE = frozenset({"a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
-                     "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var"})  # fmt: skip
+_INLINE = frozenset(
+    {
+        "a",
+        "abbr",
+        "b",
+        "bdi",
+        "bdo",
+        "cite",
+        "code",
+        "data",
+        "dfn",
+        "em",
+        "font",
+        "i",
+        "kbd",
+        "mark",
+        "q",
+        "s",
+        "samp",
+        "small",
+        "span",
+        "strong",
+        "sub",
+        "sup",
+        "time",
+        "u",
+        "var",
+    }
+)
 
 
 class _TextExtractor(HTMLParser):
@@ -267,8 +305,9 @@ def load_detector() -> Any:
     return _IDENTIFIER
 
 
-def detect_language(text: str, *, min_letters: int = MIN_LETTERS,
-                    min_probability: float = MIN_PROBABILITY) -> Detection:  # fmt: skip
+def detect_language(
+    text: str, *, min_letters: int = MIN_LETTERS, min_probability: float = MIN_PROBABILITY
+) -> Detection:
     """The language of `text` (see the module's docstring for when it is None)."""
     letters = sum(ch.isalpha() for ch in text)
     if letters < min_letters:

@@ -194,8 +194,14 @@ def fetch_bootstrap(client: httpx.Client, url: str = BOOTSTRAP_URL) -> dict[str,
     return data
 
 
-def load_bootstrap(conn: sqlite3.Connection, client: httpx.Client, *, now: datetime,
-                   max_age: timedelta = BOOTSTRAP_MAX_AGE, url: str | None = None) -> tuple[Bootstrap, str]:  # fmt: skip
+def load_bootstrap(
+    conn: sqlite3.Connection,
+    client: httpx.Client,
+    *,
+    now: datetime,
+    max_age: timedelta = BOOTSTRAP_MAX_AGE,
+    url: str | None = None,
+) -> tuple[Bootstrap, str]:
     """The bootstrap (from `url`, default `bootstrap_url()`) and where it came from: `cached` (younger than `max_age`), `fetched`
     (and cached), or `stale` (the fetch failed: the older copy is used). Raises RdapError
     (or an httpx error) when there is neither a copy nor an answer."""

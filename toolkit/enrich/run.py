@@ -60,8 +60,16 @@ from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, to_db, utc_seco
 from ..store.lock import writer_lock
 from ..store.writer import bump_generation
 from .cache import CACHE_TABLE, cache_get, cache_put, cached_rdap
-from .language import (PAGE_KEY, ArchivedPage, ArchiveFetchError, Detection, check_page_body, load_detector,
-                       page_language, wayback_summary_with_page)  # fmt: skip
+from .language import (
+    PAGE_KEY,
+    ArchivedPage,
+    ArchiveFetchError,
+    Detection,
+    check_page_body,
+    load_detector,
+    page_language,
+    wayback_summary_with_page,
+)
 from .rdap import BOOTSTRAP_MAX_AGE, Bootstrap, NoRdapService, RdapError, check_rdap_body, load_bootstrap
 from .score import quality_score
 from .wayback import CDX_URL, WaybackError, WaybackSummary, check_cdx_body
@@ -91,8 +99,11 @@ CONTACT_ENV = "EDT_CONTACT"  # an address or URL the services can reach you at, 
 # Registries' RDAP servers publish no common limit: one a second each.
 MIN_INTERVAL: dict[str, float] = {"web.archive.org": 1.5, "data.iana.org": 1.0}
 DEFAULT_MIN_INTERVAL = 1.0
-MAX_AGE: dict[str, timedelta] = {"wayback": timedelta(days=30), "rdap": timedelta(days=2),
-                                  "language": timedelta(days=90)}
+MAX_AGE: dict[str, timedelta] = {
+    "wayback": timedelta(days=30),
+    "rdap": timedelta(days=2),
+    "language": timedelta(days=90),
+}
 MAX_CONSECUTIVE_ERRORS = 10
 PROGRESS_KEY = "enrich_progress"
 
@@ -107,8 +118,16 @@ class HostPacer(httpx.BaseTransport):
     """Keeps at least `min_interval[host]` seconds between two requests to one host, and
     counts the requests that go out (retries included) in `traffic`."""
 
-    def __init__(self, inner: httpx.BaseTransport, traffic: Traffic, *, min_interval: Mapping[str, float] | None = None,
-                 default: float = DEFAULT_MIN_INTERVAL, sleep: Sleep = time.sleep, clock: Clock = time.monotonic):  # fmt: skip
+    def __init__(
+        self,
+        inner: httpx.BaseTransport,
+        traffic: Traffic,
+        *,
+        min_interval: Mapping[str, float] | None = None,
+        default: float = DEFAULT_MIN_INTERVAL,
+        sleep: Sleep = time.sleep,
+        clock: Clock = time.monotonic,
+    ):
         self.inner = inner
         self.traffic = traffic
         self.min_interval = dict(MIN_INTERVAL if min_interval is None else min_interval)
@@ -157,10 +176,19 @@ def user_agent_header() -> str:
     return os.environ.get("EDT_USER_AGENT") or (f"{USER_AGENT} (+{contact})" if contact else USER_AGENT)
 
 
-def polite_client(transport: httpx.BaseTransport | None = None, *, traffic: Traffic | None = None,
-                  sleep: Sleep = time.sleep, clock: Clock = time.monotonic, retries: int = 4, backoff: float = 2.0,
-                  min_interval: Mapping[str, float] | None = None, user_agent: str | None = None,
-                  give_up_after: float | None = None, say: Callable[[str], None] | None = None) -> httpx.Client:  # fmt: skip
+def polite_client(
+    transport: httpx.BaseTransport | None = None,
+    *,
+    traffic: Traffic | None = None,
+    sleep: Sleep = time.sleep,
+    clock: Clock = time.monotonic,
+    retries: int = 4,
+    backoff: float = 2.0,
+    min_interval: Mapping[str, float] | None = None,
+    user_agent: str | None = None,
+    give_up_after: float | None = None,
+    say: Callable[[str], None] | None = None,
+) -> httpx.Client:
     """An httpx client for third-party services: user agent, per-host pacing, retries.
 
     Transports, innermost first (as `toolkit.sync.remote`): `transport` (default the network;
@@ -171,8 +199,15 @@ def polite_client(transport: httpx.BaseTransport | None = None, *, traffic: Traf
     `say` is told of each retry (host, which retry, the wait)."""
     traffic = traffic if traffic is not None else Traffic()
     give_up_after = network_bound(give_up_after)
-    retry = ContractRetry.policy(retries=retries, backoff=backoff, validate=_check_body, traffic=traffic,
-                                 sync_sleep=sleep, give_up_after=give_up_after, say=say)  # fmt: skip
+    retry = ContractRetry.policy(
+        retries=retries,
+        backoff=backoff,
+        validate=_check_body,
+        traffic=traffic,
+        sync_sleep=sleep,
+        give_up_after=give_up_after,
+        say=say,
+    )
     retry.clock = clock
     paced = HostPacer(transport or httpx.HTTPTransport(), traffic, min_interval=min_interval, sleep=sleep, clock=clock)
     return httpx.Client(
@@ -229,8 +264,11 @@ class EnrichReport:
         if self.pending:
             out.append("pending delete: " + ", ".join(f"{s} {n}" for s, n in sorted(self.pending.items())))
         if self.available:
-            out.append(f"available (RDAP 404): {len(self.available)}: " + ", ".join(self.available[:10])
-                       + (" ..." if len(self.available) > 10 else ""))  # fmt: skip
+            out.append(
+                f"available (RDAP 404): {len(self.available)}: "
+                + ", ".join(self.available[:10])
+                + (" ..." if len(self.available) > 10 else "")
+            )
         for tld, n in sorted(self.no_rdap.items()):
             out.append(f"no RDAP service for {tld}: {n} row{'' if n == 1 else 's'}")
         out.extend(self.messages)
@@ -247,15 +285,27 @@ class EnrichReport:
             return f" ({', '.join(f'{k} {n}' for k, n in sorted(counter.items()))})" if counter else ""
 
         detected, undetermined = self.language_detected, self.language_undetermined
-        return (f"language: {sum(detected.values())} detected{counts(detected)}, "
-                f"{sum(undetermined.values())} undetermined{counts(undetermined)}; "
-                f"{self.language_fetched} fetched, {self.language_cached} from cache")  # fmt: skip
+        return (
+            f"language: {sum(detected.values())} detected{counts(detected)}, "
+            f"{sum(undetermined.values())} undetermined{counts(undetermined)}; "
+            f"{self.language_fetched} fetched, {self.language_cached} from cache"
+        )
 
 
 # -- writing ----------------------------------------------------------------------------
 
-_SCORE_INPUTS = ("trust_flow", "citation_flow", "domain_authority", "referring_domains", "backlinks_count",
-                 "ref_domains_edu", "ref_domains_gov", "is_spammy", "age", "wayback_snapshots")  # fmt: skip
+_SCORE_INPUTS = (
+    "trust_flow",
+    "citation_flow",
+    "domain_authority",
+    "referring_domains",
+    "backlinks_count",
+    "ref_domains_edu",
+    "ref_domains_gov",
+    "is_spammy",
+    "age",
+    "wayback_snapshots",
+)
 
 
 _KINDS = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}
@@ -335,8 +385,17 @@ def _clear_progress(conn: sqlite3.Connection) -> None:
 class _Run:
     """One enrichment run's state: the client, the bootstrap, the counters."""
 
-    def __init__(self, conn: sqlite3.Connection, client: httpx.Client, report: EnrichReport, *, now: datetime,
-                 max_age: Mapping[str, timedelta], cdx_output: str, cdx_url: str) -> None:  # fmt: skip
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        client: httpx.Client,
+        report: EnrichReport,
+        *,
+        now: datetime,
+        max_age: Mapping[str, timedelta],
+        cdx_output: str,
+        cdx_url: str,
+    ) -> None:
         self.conn, self.client, self.report, self.now = conn, client, report, now
         self.checked_at = utc_seconds(now)
         self.today: date = now.date()
@@ -395,8 +454,14 @@ class _Run:
         if page is not None:
             self.report.language_fetched += 1
         value = {**detection.to_json(), "page": page.to_json() if page else None}
-        cache_put(self.conn, "language", domain, fetched_at=self.checked_at,
-                  outcome="ok" if detection.language else "undetermined", value=value)  # fmt: skip
+        cache_put(
+            self.conn,
+            "language",
+            domain,
+            fetched_at=self.checked_at,
+            outcome="ok" if detection.language else "undetermined",
+            value=value,
+        )
         return detection
 
     def language_fields(self, detection: Detection) -> dict[str, Any]:
@@ -431,8 +496,9 @@ class _Run:
     def rdap(self, domain: str) -> dict[str, Any] | None:
         assert self.bootstrap is not None
         try:
-            checked_at, result, fetched = cached_rdap(self.conn, self.client, self.bootstrap, domain, now=self.now,
-                                                      max_age=self.max_age["rdap"])  # fmt: skip
+            checked_at, result, fetched = cached_rdap(
+                self.conn, self.client, self.bootstrap, domain, now=self.now, max_age=self.max_age["rdap"]
+            )
         except NoRdapService as exc:
             self.report.no_rdap[f".{exc.tld}"] += 1
             return None
@@ -528,17 +594,28 @@ def enrich(
         report.selected = len(rows)
         todo = rows if limit is None else rows[:limit]
         now = mirror.now()
-        with polite_client(transport, traffic=report.traffic, sleep=sleep, clock=clock, retries=retries,
-                           user_agent=user_agent, give_up_after=give_up_after, say=say) as client:  # fmt: skip
+        with polite_client(
+            transport,
+            traffic=report.traffic,
+            sleep=sleep,
+            clock=clock,
+            retries=retries,
+            user_agent=user_agent,
+            give_up_after=give_up_after,
+            say=say,
+        ) as client:
             run = _Run(conn, client, report, now=now, max_age=ages, cdx_output=cdx_output, cdx_url=cdx_url)
             # "wayback": the CDX API is consulted (the language step needs its rows)
             run.enabled = {"wayback": wayback or language, "rdap": rdap, "language": language}
             if rdap and todo:
                 try:
-                    run.bootstrap, report.bootstrap = load_bootstrap(conn, client, now=now, url=bootstrap_url,
-                                                                     max_age=BOOTSTRAP_MAX_AGE)  # fmt: skip
+                    run.bootstrap, report.bootstrap = load_bootstrap(
+                        conn, client, now=now, url=bootstrap_url, max_age=BOOTSTRAP_MAX_AGE
+                    )
                     if report.bootstrap == "stale":
-                        report.messages.append("rdap: the IANA bootstrap could not be refreshed; an older copy was used")
+                        report.messages.append(
+                            "rdap: the IANA bootstrap could not be refreshed; an older copy was used"
+                        )
                 except (RdapError, httpx.HTTPError) as exc:
                     run.enabled["rdap"] = False
                     report.messages.append(f"rdap: skipped, the IANA bootstrap is unavailable ({_describe(exc)})")

@@ -62,8 +62,10 @@ class NamesReport:
         return bool(self.asked) and not self.fetched and len(self.errors) >= self.checked - len(self.no_rdap)
 
     def lines(self) -> list[str]:
-        out = [f"names: {self.checked} checked ({self.fetched} asked of their registries), {len(self.changed)} changed "
-               f"stage, {self.listed} newly listed"]  # fmt: skip
+        out = [
+            f"names: {self.checked} checked ({self.fetched} asked of their registries), {len(self.changed)} changed "
+            f"stage, {self.listed} newly listed"
+        ]
         out += [f"  {name}: {stage.replace('_', ' ')}" for name, stage in self.changed]
         out += [f"  {line}; watched through the mirror's listings and drop lists only" for line in self.no_rdap]
         out += [f"  {line}" for line in self.errors]
@@ -72,11 +74,20 @@ class NamesReport:
         return out
 
 
-def check_names(mirror: Mirror, names: Iterable[str] | None = None, *, predict: Predict | None = None,
-                transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep,
-                clock: Callable[[], float] = time.monotonic, bootstrap_url: str | None = None,
-                alerts: AlertConfig | None = None, alert_transport: httpx.BaseTransport | None = None,
-                say: Callable[[str], None] | None = None, give_up_after: float | None = None) -> NamesReport:  # fmt: skip
+def check_names(
+    mirror: Mirror,
+    names: Iterable[str] | None = None,
+    *,
+    predict: Predict | None = None,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    bootstrap_url: str | None = None,
+    alerts: AlertConfig | None = None,
+    alert_transport: httpx.BaseTransport | None = None,
+    say: Callable[[str], None] | None = None,
+    give_up_after: float | None = None,
+) -> NamesReport:
     """Check every watched name (or `names`), record each change of stage, note where the
     mirror lists them, then deliver the alerts queued (`alerts`: default the config's). A
     registry down past `give_up_after` seconds (default EDT_TIMEOUT, else 60) is given up on."""
@@ -91,8 +102,10 @@ def check_names(mirror: Mirror, names: Iterable[str] | None = None, *, predict: 
         wanted = [n for n in wanted if n in chosen]
     now = mirror.now()
     report.asked = len(wanted)
-    with writer_lock(conn, "edt watch names --check"), polite_client(transport, sleep=sleep, clock=clock, say=say,
-                                                                    give_up_after=give_up_after) as client:  # fmt: skip
+    with (
+        writer_lock(conn, "edt watch names --check"),
+        polite_client(transport, sleep=sleep, clock=clock, say=say, give_up_after=give_up_after) as client,
+    ):
         bootstrap = None
         if wanted:
             try:
@@ -112,8 +125,16 @@ def check_names(mirror: Mirror, names: Iterable[str] | None = None, *, predict: 
                 report.errors.append(f"{name}: {_describe(exc)} (its stage is left as it was)")
                 continue
             report.fetched += fetched
-            seen = Observation(name, checked_at, answer.available, list(answer.statuses), answer.registered_at,
-                               answer.expires_at, answer.registrar, answer.pending_status)  # fmt: skip
+            seen = Observation(
+                name,
+                checked_at,
+                answer.available,
+                list(answer.statuses),
+                answer.registered_at,
+                answer.expires_at,
+                answer.registrar,
+                answer.pending_status,
+            )
             stage = record_observation(mirror, seen, predict=predict)
             if stage is not None:
                 report.changed.append((name, stage))
@@ -123,9 +144,9 @@ def check_names(mirror: Mirror, names: Iterable[str] | None = None, *, predict: 
     return report
 
 
-
-def run_names_job(job: str, settings: Any, *, stop: Any = None, say: Callable[[str], None] = print,
-                  predict: Predict | None = None) -> NamesReport | None:  # fmt: skip
+def run_names_job(
+    job: str, settings: Any, *, stop: Any = None, say: Callable[[str], None] = print, predict: Predict | None = None
+) -> NamesReport | None:
     """One scheduled `names` run (`edt schedule`, `--once names`): every watched name checked,
     its lines said. None when the mirror is busy (the next run checks)."""
     from ..store.lock import MirrorBusy

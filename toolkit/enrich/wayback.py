@@ -83,7 +83,15 @@ class Capture(NamedTuple):
     @property
     def identity(self) -> tuple[str, ...]:
         """What makes two rows the same capture (the row as listed, but the parsed fields)."""
-        return (self.urlkey, self.timestamp, self.original, self.mimetype, self.statuscode, self.digest, str(self.length))
+        return (
+            self.urlkey,
+            self.timestamp,
+            self.original,
+            self.mimetype,
+            self.statuscode,
+            self.digest,
+            str(self.length),
+        )
 
 
 @dataclass
@@ -163,8 +171,16 @@ def _capture(values: list[str], fields: tuple[str, ...]) -> Capture | None:
         return None
     raw_length = row.get("length", "-")
     length = int(raw_length) if raw_length.isascii() and raw_length.isdigit() else None
-    return Capture(urlkey, timestamp, original, row.get("mimetype", ""), row.get("statuscode", ""),
-                   row.get("digest", ""), length, _when(timestamp))  # fmt: skip
+    return Capture(
+        urlkey,
+        timestamp,
+        original,
+        row.get("mimetype", ""),
+        row.get("statuscode", ""),
+        row.get("digest", ""),
+        length,
+        _when(timestamp),
+    )
 
 
 def _add(page: CdxPage, values: Any, fields: tuple[str, ...]) -> None:
@@ -319,8 +335,15 @@ def fetch_cdx_pages(
         params = {**params, "resumeKey": unquote_plus(page.resume_key)}
 
 
-def wayback_walk(client: httpx.Client, domain: str, *, output: str = "json", page_size: int = PAGE_SIZE,
-                 max_pages: int | None = MAX_PAGES, url: str = CDX_URL) -> tuple[WaybackSummary, list[Capture]]:  # fmt: skip
+def wayback_walk(
+    client: httpx.Client,
+    domain: str,
+    *,
+    output: str = "json",
+    page_size: int = PAGE_SIZE,
+    max_pages: int | None = MAX_PAGES,
+    url: str = CDX_URL,
+) -> tuple[WaybackSummary, list[Capture]]:
     """The summary of every capture of `domain`, and the captures read. When `max_pages`
     stops the walk, the count is a lower bound (`complete` False) and the last capture is
     asked for on its own (`limit=-1`), so `wayback_last_date` stays right."""

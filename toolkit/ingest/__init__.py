@@ -121,18 +121,49 @@ class Adapter:
 ADAPTERS: dict[str, Adapter] = {
     a.name: a
     for a in (
-        Adapter("godaddy", "GoDaddy Auctions inventory (zipped JSON or CSV)", (LISTING,), godaddy_rows, parse_godaddy,
-                url=GODADDY_URL),
-        Adapter("namecheap", "Namecheap Market sales CSV (auctions, or buy-now)", (LISTING,), namecheap_rows,
-                parse_namecheap, url=NAMECHEAP_URL),
-        Adapter("bardate", "Internetstiftelsen .se/.nu release list (JSON or TXT)", (PENDING,), bardate_rows,
-                parse_bardate, url=BARDATE_URL),
-        Adapter("droplist", "registry deletion/drop list (a name a line, or CSV with dates)", (PENDING,),
-                droplist_rows, parse_droplist, options=("status", "list_date"), url=NASK_DELETED_URL),
-        Adapter("zonediff", "two zone files or name lists of one TLD (previous= the older)", (PENDING, LISTING),
-                zonediff_rows, parse_zonediff, options=("previous", "is_available", "status", "zone_date", "tld")),
+        Adapter(
+            "godaddy",
+            "GoDaddy Auctions inventory (zipped JSON or CSV)",
+            (LISTING,),
+            godaddy_rows,
+            parse_godaddy,
+            url=GODADDY_URL,
+        ),
+        Adapter(
+            "namecheap",
+            "Namecheap Market sales CSV (auctions, or buy-now)",
+            (LISTING,),
+            namecheap_rows,
+            parse_namecheap,
+            url=NAMECHEAP_URL,
+        ),
+        Adapter(
+            "bardate",
+            "Internetstiftelsen .se/.nu release list (JSON or TXT)",
+            (PENDING,),
+            bardate_rows,
+            parse_bardate,
+            url=BARDATE_URL,
+        ),
+        Adapter(
+            "droplist",
+            "registry deletion/drop list (a name a line, or CSV with dates)",
+            (PENDING,),
+            droplist_rows,
+            parse_droplist,
+            options=("status", "list_date"),
+            url=NASK_DELETED_URL,
+        ),
+        Adapter(
+            "zonediff",
+            "two zone files or name lists of one TLD (previous= the older)",
+            (PENDING, LISTING),
+            zonediff_rows,
+            parse_zonediff,
+            options=("previous", "is_available", "status", "zone_date", "tld"),
+        ),
     )
-}  # fmt: skip
+}
 
 
 @dataclass
@@ -165,8 +196,11 @@ class IngestReport:
         return self.written - self.new - self.updated
 
     def summary(self) -> str:
-        kinds = [f"{c.seen:,} {label}" for c, label in ((self.listings, "listings"), (self.pending, "pending-delete"))
-                 if c.seen]  # fmt: skip
+        kinds = [
+            f"{c.seen:,} {label}"
+            for c, label in ((self.listings, "listings"), (self.pending, "pending-delete"))
+            if c.seen
+        ]
         return (
             f"{self.origin}: {self.path}: {' + '.join(kinds) or '0'} rows written "
             f"({self.new:,} new, {self.updated:,} updated, {self.unchanged:,} unchanged), {len(self.skipped):,} skipped"
@@ -203,10 +237,10 @@ def _digest(record: dict[str, Any]) -> int:
 
 _DIGESTED = {  # the stored digests of open rows of this origin (a closed listing is written again: it reopens)
     LISTING: "SELECT d.digest, d.id FROM feed_digests d JOIN listings t ON t.id = d.id WHERE d.kind = 'listing' "
-             "AND t.origin = ? AND t.closed_at IS NULL",
+    "AND t.origin = ? AND t.closed_at IS NULL",
     PENDING: "SELECT d.digest, d.id FROM feed_digests d JOIN pending_delete t ON t.id = d.id "
-             "WHERE d.kind = 'pending_delete' AND t.origin = ?",
-}  # fmt: skip
+    "WHERE d.kind = 'pending_delete' AND t.origin = ?",
+}
 
 
 class _Held:
@@ -233,8 +267,14 @@ class _Held:
         return np.where(self.digests[at] == wanted, self.ids[at], 0).tolist()
 
 
-def _stage(write: StagedWrite, held: _Held, rows: list[Row], sources: dict[tuple[str, str], int], stamp: str,
-           problems: list[Skipped]) -> int:  # fmt: skip
+def _stage(
+    write: StagedWrite,
+    held: _Held,
+    rows: list[Row],
+    sources: dict[tuple[str, str], int],
+    stamp: str,
+    problems: list[Skipped],
+) -> int:
     """Stage one chunk's rows of one kind: a row whose digest is a stored row's is only seen again;
     the others are made (a bad row skipped) and staged to be written. Returns the rows taken."""
     for row in rows:
@@ -292,9 +332,16 @@ def _chunks(rows: Iterator[Row], size: int) -> Iterator[list[Row]]:
         yield chunk
 
 
-def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: str | Path, *,
-                observed_at: Any = None, on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None = None,
-                bounds: Bounds | None = None, **options: Any) -> IngestReport:  # fmt: skip
+def ingest_file(
+    mirror_or_conn: Mirror | sqlite3.Connection,
+    feed: str,
+    path: str | Path,
+    *,
+    observed_at: Any = None,
+    on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None = None,
+    bounds: Bounds | None = None,
+    **options: Any,
+) -> IngestReport:
     """Read `path` as `feed` (a key of `ADAPTERS`) and write every good row in one
     transaction, origin `ingest:<feed>`; returns the `IngestReport`.
 
@@ -314,8 +361,10 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
         allowed = ", ".join(adapter.options) or "none"
         raise TypeError(f"{adapter.name}: unknown option {', '.join(unknown)} (options: {allowed})")
     if adapter.name == "zonediff" and options.get("previous") is None and not is_replay(path):
-        raise TypeError("zonediff: pass previous= (the older zone file or name list), or a folder or glob of "
-                        "daily snapshots as the path (a replay)")
+        raise TypeError(
+            "zonediff: pass previous= (the older zone file or name list), or a folder or glob of "
+            "daily snapshots as the path (a replay)"
+        )
     conn, now = _connection(mirror_or_conn)
     stamp = observed(observed_at) if observed_at is not None else (now or observed(None))
     origin = f"ingest:{adapter.name}"
@@ -332,7 +381,9 @@ def ingest_file(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, path: st
     mapped = conn.execute("PRAGMA mmap_size").fetchone()[0]
     conn.execute("PRAGMA mmap_size=0")
     try:
-        _load(conn, adapter, rows, report, problems, origin, stamp, on_commit, bulk=_first_big_load(conn, adapter, path))
+        _load(
+            conn, adapter, rows, report, problems, origin, stamp, on_commit, bulk=_first_big_load(conn, adapter, path)
+        )
     finally:
         conn.execute(f"PRAGMA mmap_size={int(mapped)}")
         _give_back_memory(conn)
@@ -361,9 +412,18 @@ def _first_big_load(conn: sqlite3.Connection, adapter: Adapter, path: str | Path
     return conn.execute("SELECT 1 FROM listings LIMIT 1").fetchone() is None
 
 
-def _load(conn: sqlite3.Connection, adapter: Adapter, rows: Iterator[Row], report: IngestReport, problems: list[Skipped],
-          origin: str, stamp: str, on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None, *,
-          bulk: bool = False) -> None:  # fmt: skip
+def _load(
+    conn: sqlite3.Connection,
+    adapter: Adapter,
+    rows: Iterator[Row],
+    report: IngestReport,
+    problems: list[Skipped],
+    origin: str,
+    stamp: str,
+    on_commit: Callable[[sqlite3.Connection, IngestReport], None] | None,
+    *,
+    bulk: bool = False,
+) -> None:
     """`ingest_file`'s write, in one transaction (`bulk`: with the listings' indexes built at its
     end): the file read chunk by chunk, each row either known unchanged by its digest or made and
     staged; then the repeats and hash collisions left out, and what is staged written set-based
@@ -381,8 +441,9 @@ def _load(conn: sqlite3.Connection, adapter: Adapter, rows: Iterator[Row], repor
                     by_kind.setdefault(row.kind, []).append(row)
                 for kind, kind_rows in by_kind.items():
                     if kind not in writes:
-                        writes[kind] = StagedWrite(writer, _TABLES[kind], stage, origin=origin, observed_at=stamp,
-                                                   tags=_TAGS)  # fmt: skip
+                        writes[kind] = StagedWrite(
+                            writer, _TABLES[kind], stage, origin=origin, observed_at=stamp, tags=_TAGS
+                        )
                         held[kind] = _Held(writer, kind, origin)
                     taken += _stage(writes[kind], held[kind], kind_rows, sources, stamp, problems)
             where = list(sources)
@@ -392,27 +453,45 @@ def _load(conn: sqlite3.Connection, adapter: Adapter, rows: Iterator[Row], repor
                     problems.append(Skipped(file, line, f"{name} repeats {unit} {first[0]}; the first is kept", unit))
                 for row_id, name, holder, (line, src, _) in write.foreign():
                     file, unit = where[src]
-                    problems.append(Skipped(file, line, f"{name}: its id {row_id} is held by {holder} (a hash collision); "
-                                                        "not written", unit))  # fmt: skip
+                    problems.append(
+                        Skipped(
+                            file,
+                            line,
+                            f"{name}: its id {row_id} is held by {holder} (a hash collision); not written",
+                            unit,
+                        )
+                    )
             if not taken and problems and adapter.name != "zonediff":  # zonediff: no names gone is an answer
                 first = min(problems, key=lambda s: (s.file, s.line or 0))
-                raise IngestError(first.file, first.line if first.unit == "line" else None,
-                                  f"no row of the file is a {adapter.name} row ({first.reason})",
-                                  f"check that it is a {adapter.name} file ({adapter.description}), or pick another "
-                                  f"feed ({', '.join(ADAPTERS)})")  # fmt: skip
+                raise IngestError(
+                    first.file,
+                    first.line if first.unit == "line" else None,
+                    f"no row of the file is a {adapter.name} row ({first.reason})",
+                    f"check that it is a {adapter.name} file ({adapter.description}), or pick another "
+                    f"feed ({', '.join(ADAPTERS)})",
+                )
             for kind, write in writes.items():
                 counts = report.listings if kind == LISTING else report.pending
                 counts += write.write(sticky=_STICKY[kind], changed_at="updated_at")
-                writer.execute(f"INSERT INTO main.feed_digests (kind, id, digest) SELECT ?, id, _digest FROM {write.table} "
-                               "WHERE _seen IS NULL ORDER BY id ON CONFLICT(kind, id) DO UPDATE SET digest = excluded.digest",
-                               [_RAW_KINDS[kind]])  # fmt: skip
+                writer.execute(
+                    f"INSERT INTO main.feed_digests (kind, id, digest) SELECT ?, id, _digest FROM {write.table} "
+                    "WHERE _seen IS NULL ORDER BY id ON CONFLICT(kind, id) DO UPDATE SET digest = excluded.digest",
+                    [_RAW_KINDS[kind]],
+                )
             derive_results(writer, now=stamp)  # the auctions that ended, and where names went next
             if on_commit is not None:
                 on_commit(writer, report)
 
 
-def ingest_url(mirror_or_conn: Mirror | sqlite3.Connection, feed: str, url: str | None = None, *,
-               dest: str | Path | None = None, observed_at: Any = None, **options: Any) -> IngestReport:  # fmt: skip
+def ingest_url(
+    mirror_or_conn: Mirror | sqlite3.Connection,
+    feed: str,
+    url: str | None = None,
+    *,
+    dest: str | Path | None = None,
+    observed_at: Any = None,
+    **options: Any,
+) -> IngestReport:
     """Download `url` (default: the feed's public file) with `fetch`, then `ingest_file` it.
     The download is kept in `dest` when given, else removed once ingested."""
     adapter = ADAPTERS.get(str(feed).strip().lower())

@@ -55,16 +55,27 @@ def _record(name: Any, release_at: Any, original: Any, observed_at: str) -> dict
         raise BadRow(f"{domain} is not a .se or .nu name (Internetstiftelsen's lists hold only those)")
     if release_at in (None, ""):
         raise BadRow(f"{domain}: no release date")
-    return pending_record(domain, "bardate", observed_at=observed_at, status="pendingDelete",
-                          drop=parse_day(release_at), reason=_REASON, original=original)  # fmt: skip
+    return pending_record(
+        domain,
+        "bardate",
+        observed_at=observed_at,
+        status="pendingDelete",
+        drop=parse_day(release_at),
+        reason=_REASON,
+        original=original,
+    )
 
 
 def _json_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     _, items = json_items(feed, "data")
     ahead = list(itertools.islice(items, _LOOK_AHEAD))
     if ahead and not any(isinstance(i, dict) and "name" in i and "release_at" in i for _, i in ahead):
-        raise IngestError(feed.name, None, 'no item has both "name" and "release_at"',
-                          "check that this is Internetstiftelsen's bardate JSON (or pick the right feed)")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            None,
+            'no item has both "name" and "release_at"',
+            "check that this is Internetstiftelsen's bardate JSON (or pick the right feed)",
+        )
     for number, item in itertools.chain(ahead, items):
         try:
             if not isinstance(item, dict):
@@ -86,8 +97,9 @@ def _txt_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], 
             yield Row(PENDING, feed.name, line, _record(parts[0], parts[1].strip(), text, observed_at))
         except BadRow as exc:
             if not terminated:
-                raise IngestError(feed.name, line, f"the last line is incomplete ({exc})",
-                                  "the file is truncated: download it again") from None  # fmt: skip
+                raise IngestError(
+                    feed.name, line, f"the last line is incomplete ({exc})", "the file is truncated: download it again"
+                ) from None
             on_bad_row(Skipped(feed.name, line, str(exc)))
 
 
@@ -116,8 +128,13 @@ def _csv_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], 
             on_bad_row(Skipped(feed.name, line, str(exc)))
 
 
-def bardate_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict,
-                 bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
+def bardate_rows(
+    path: str | Path,
+    *,
+    observed_at: Any = None,
+    on_bad_row: Callable[[Skipped], None] = strict,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> Iterator[Row]:
     """The pending-delete records of one release list (JSON, TXT or an archived CSV), with their lines."""
     stamp = observed(observed_at)
     feed = read_feed(path, bounds)
@@ -125,8 +142,9 @@ def bardate_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Calla
     yield from reader(feed, stamp, on_bad_row)
 
 
-def parse_bardate(path: str | Path, *, observed_at: Any = None,
-                  on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[dict[str, Any]]:  # fmt: skip
+def parse_bardate(
+    path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict
+) -> Iterator[dict[str, Any]]:
     """Pending-delete records (docs/reference/fields.md) of a .se/.nu release list."""
     for row in bardate_rows(path, observed_at=observed_at, on_bad_row=on_bad_row):
         yield row.record

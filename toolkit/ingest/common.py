@@ -88,8 +88,11 @@ class Skipped:
     def __str__(self) -> str:
         if self.line is None:
             return f"{self.file}: {self.reason}"
-        return f"{self.file}:{self.line}: {self.reason}" if self.unit == "line" else \
-            f"{self.file}: {self.unit} {self.line:,}: {self.reason}"  # fmt: skip
+        return (
+            f"{self.file}:{self.line}: {self.reason}"
+            if self.unit == "line"
+            else f"{self.file}: {self.unit} {self.line:,}: {self.reason}"
+        )
 
 
 class BadRow(ValueError):
@@ -99,8 +102,7 @@ class BadRow(ValueError):
 def strict(problem: Skipped) -> None:
     """The default `on_bad_row` of the parse_* generators used on their own: a bad row
     stops the parse (pass `on_bad_row=list.append` to skip and collect them instead)."""
-    raise IngestError(problem.file, problem.line, problem.reason,
-                      "fix the row, or pass on_bad_row= to skip bad rows")  # fmt: skip
+    raise IngestError(problem.file, problem.line, problem.reason, "fix the row, or pass on_bad_row= to skip bad rows")
 
 
 # -- ids --------------------------------------------------------------------------------
@@ -150,7 +152,9 @@ def clean_domain(text: Any) -> str:
     return name
 
 
-_MONEY = re.compile(r"^(?:US\$|USD|\$)?\s*((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)\s*(?:USD)?$", re.IGNORECASE)
+_MONEY = re.compile(
+    r"^(?:US\$|USD|\$)?\s*((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)\s*(?:USD)?$", re.IGNORECASE
+)
 _PLAIN_AMOUNT = re.compile(r"[0-9]{1,15}(?:\.[0-9]+)?\Z")  # `12.50`: most cells of a feed
 
 
@@ -175,8 +179,14 @@ def parse_money(value: Any) -> float | None:
 _PACIFIC = ZoneInfo("America/Los_Angeles")
 _ZONE_TAGS = {"PDT": _PACIFIC, "PST": _PACIFIC, "PT": _PACIFIC, "UTC": timezone.utc, "GMT": timezone.utc}
 _TAG = re.compile(r"\s*\(?\b(PDT|PST|PT|UTC|GMT)\)?\s*$", re.IGNORECASE)
-_TIME_FORMATS = ("%m/%d/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p", "%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M",
-                 "%Y/%m/%d %H:%M:%S", "%Y/%m/%d %H:%M")  # fmt: skip
+_TIME_FORMATS = (
+    "%m/%d/%Y %I:%M:%S %p",
+    "%m/%d/%Y %I:%M %p",
+    "%m/%d/%Y %H:%M:%S",
+    "%m/%d/%Y %H:%M",
+    "%Y/%m/%d %H:%M:%S",
+    "%Y/%m/%d %H:%M",
+)
 
 
 def parse_timestamp(value: Any, *, zone: Any = None, us_dates: bool = False) -> str:
@@ -302,25 +312,35 @@ class Bounds:
     setting: str = "ingest_file(bounds=Bounds.of({key}=...))"
 
     @classmethod
-    def of(cls, max_size_mb: float | None = None, max_field_kb: float | None = None, *,
-           setting: str | None = None) -> "Bounds":  # fmt: skip
+    def of(
+        cls, max_size_mb: float | None = None, max_field_kb: float | None = None, *, setting: str | None = None
+    ) -> "Bounds":
         """Bounds from a config's or a command's figures (None: the default)."""
         default = cls()
-        return cls(size=int(max_size_mb * MB) if max_size_mb is not None else default.size,
-                   field=int(max_field_kb * 1024) if max_field_kb is not None else default.field,
-                   setting=setting or default.setting)  # fmt: skip
+        return cls(
+            size=int(max_size_mb * MB) if max_size_mb is not None else default.size,
+            field=int(max_field_kb * 1024) if max_field_kb is not None else default.field,
+            setting=setting or default.setting,
+        )
 
     def _where(self, key: str) -> str:
         return self.setting.format(key=key, option=key.replace("_", "-"))
 
     def too_big(self, name: str, line: int | None) -> "IngestError":
-        return IngestError(name, line, f"the file expands past {self.size / MB:,.0f} MB, the most a feed file may be",
-                           f"if the publisher's file really is that big, raise {self._where('max_size_mb')}")  # fmt: skip
+        return IngestError(
+            name,
+            line,
+            f"the file expands past {self.size / MB:,.0f} MB, the most a feed file may be",
+            f"if the publisher's file really is that big, raise {self._where('max_size_mb')}",
+        )
 
     def too_long(self, name: str, line: int | None, what: str = "a line") -> "IngestError":
-        return IngestError(name, line, f"{what} longer than {self.field / 1024:,.0f} KB, the most one line, field or "
-                           "record of a feed file may be",
-                           f"if the publisher's file really has one, raise {self._where('max_field_kb')}")  # fmt: skip
+        return IngestError(
+            name,
+            line,
+            f"{what} longer than {self.field / 1024:,.0f} KB, the most one line, field or record of a feed file may be",
+            f"if the publisher's file really has one, raise {self._where('max_field_kb')}",
+        )
 
 
 DEFAULT_BOUNDS = Bounds()
@@ -334,9 +354,15 @@ class _Counted(io.RawIOBase):
     `span` is set) more than `span` bytes since the reader's last `mark()` (one record); a
     damaged or truncated archive under it is `broken(line)`."""
 
-    def __init__(self, inner: Any, limit: int, too_big: Callable[[int | None], Exception],
-                 span: int | None, too_long: Callable[[int], Exception],
-                 broken: Callable[[int, Exception], Exception]):  # fmt: skip
+    def __init__(
+        self,
+        inner: Any,
+        limit: int,
+        too_big: Callable[[int | None], Exception],
+        span: int | None,
+        too_long: Callable[[int], Exception],
+        broken: Callable[[int, Exception], Exception],
+    ):
         self._inner, self._limit, self._too_big = inner, limit, too_big
         self._span, self._too_long, self._broken = span, too_long, broken
         self.count = self.newlines = self._mark = 0
@@ -389,15 +415,25 @@ class FeedFile:
         else:
             inner = open(self.path, "rb")
         bounds = self.bounds
-        return _Counted(inner, bounds.size, lambda line: bounds.too_big(self.name, line), span,
-                        lambda line: bounds.too_long(self.name, line, "a record or value"), self._broken)  # fmt: skip
+        return _Counted(
+            inner,
+            bounds.size,
+            lambda line: bounds.too_big(self.name, line),
+            span,
+            lambda line: bounds.too_long(self.name, line, "a record or value"),
+            self._broken,
+        )
 
     def _broken(self, line: int, exc: Exception) -> "IngestError":
         if self.gzipped:
             return IngestError(str(self.path), line, f"not a complete gzip file ({exc})", "download the file again")
         if self.member is not None:
-            return IngestError(self.name, None, f"the archive member cannot be read ({exc})",
-                               "download the archive again (it is truncated or damaged)")  # fmt: skip
+            return IngestError(
+                self.name,
+                None,
+                f"the archive member cannot be read ({exc})",
+                "download the archive again (it is truncated or damaged)",
+            )
         return IngestError(self.name, None, f"cannot read the file ({exc})", "check the path and its permissions")
 
     def lines(self, *, ends: bool = False) -> Iterator[tuple[int, str, bool]]:
@@ -449,8 +485,12 @@ class FeedFile:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = number + data.count(b"\n", 0, exc.start)
-            raise IngestError(self.name, line, f"not UTF-8 text (byte {data[exc.start]:#04x})",
-                              "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None  # fmt: skip
+            raise IngestError(
+                self.name,
+                line,
+                f"not UTF-8 text (byte {data[exc.start]:#04x})",
+                "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)",
+            ) from None
         return text[1:] if number == 1 and text.startswith("\ufeff") else text
 
     def first_line(self) -> str:
@@ -471,18 +511,30 @@ def _zip_member(path: Path, bounds: Bounds) -> tuple[str, int]:
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise IngestError(str(path), None, f"not a readable zip archive ({exc})", fix) from None
     if len(members) > bounds.members:
-        raise IngestError(str(path), None, f"the archive holds {len(members):,} files, more than the "
-                          f"{bounds.members} a feed archive may", "pass the feed's own archive (one data file)")  # fmt: skip
+        raise IngestError(
+            str(path),
+            None,
+            f"the archive holds {len(members):,} files, more than the {bounds.members} a feed archive may",
+            "pass the feed's own archive (one data file)",
+        )
     for info in members:
         parts = info.filename.replace("\\", "/").split("/")
         if ".." in parts or info.filename.startswith(("/", "\\")) or ":" in parts[0]:
-            raise IngestError(str(path), None, f"the archive names a file outside itself ({info.filename!r})",
-                              "this is not a feed's archive: do not unzip it")  # fmt: skip
+            raise IngestError(
+                str(path),
+                None,
+                f"the archive names a file outside itself ({info.filename!r})",
+                "this is not a feed's archive: do not unzip it",
+            )
     data_members = [i for i in members if i.filename.lower().endswith(_DATA_SUFFIXES)] or members
     if len(data_members) != 1:
         names = ", ".join(i.filename for i in data_members) or "none"
-        raise IngestError(str(path), None, f"the archive holds {len(data_members)} data files ({names})",
-                          "pass an archive of one .json/.csv/.txt file, or unzip it and pass the file")  # fmt: skip
+        raise IngestError(
+            str(path),
+            None,
+            f"the archive holds {len(data_members)} data files ({names})",
+            "pass an archive of one .json/.csv/.txt file, or unzip it and pass the file",
+        )
     member = data_members[0]
     if member.file_size > bounds.size:
         raise bounds.too_big(f"{path}!{member.filename}", None)
@@ -505,14 +557,19 @@ def read_feed(path: str | Path, bounds: Bounds = DEFAULT_BOUNDS) -> FeedFile:
         size = path.stat().st_size
         container = _container(path)
     except OSError as exc:
-        raise IngestError(str(path), None, f"cannot read the file ({exc.strerror or exc})",
-                          "check the path and its permissions") from None  # fmt: skip
+        raise IngestError(
+            str(path), None, f"cannot read the file ({exc.strerror or exc})", "check the path and its permissions"
+        ) from None
     named = path.suffix.lower()
     said = {".zip": "zip", ".gz": "gzip"}.get(named, "plain")
     if said != container and not (said == "plain" and container == "zip" and named in ("", ".txt")):
         what = {"zip": "a zip archive", "gzip": "gzip data", "plain": "plain text"}
-        raise IngestError(str(path), None, f"the file is named {named or 'without an extension'} but holds "
-                          f"{what[container]}", "check the address: the publisher served another kind of file")  # fmt: skip
+        raise IngestError(
+            str(path),
+            None,
+            f"the file is named {named or 'without an extension'} but holds {what[container]}",
+            "check the address: the publisher served another kind of file",
+        )
     member = None
     name = str(path)
     if container == "zip":
@@ -530,14 +587,22 @@ def read_feed(path: str | Path, bounds: Bounds = DEFAULT_BOUNDS) -> FeedFile:
     with feed.raw() as stream:
         start = stream.read(_CHUNK)
     if b"\x00" in start:
-        raise IngestError(name, None, "not a text file (it holds NUL bytes)",
-                          "check the address: the publisher served another kind of file")  # fmt: skip
+        raise IngestError(
+            name,
+            None,
+            "not a text file (it holds NUL bytes)",
+            "check the address: the publisher served another kind of file",
+        )
     if not start.strip(b" \t\r\n\xef\xbb\xbf"):
         raise IngestError(name, 1, "the file is empty", "download it again (an empty feed file is a failed download)")
     feed.head = start.decode("utf-8", errors="ignore").removeprefix("\ufeff")
     if feed.suffix == ".json" and not feed.starts_json():
-        raise IngestError(name, 1, "the file is named .json but is not JSON (it does not start with { or [)",
-                          "check the address: the publisher served another kind of file")  # fmt: skip
+        raise IngestError(
+            name,
+            1,
+            "the file is named .json but is not JSON (it does not start with { or [)",
+            "check the address: the publisher served another kind of file",
+        )
     return feed
 
 
@@ -574,14 +639,22 @@ def json_items(feed: FeedFile, key: str = "data") -> tuple[dict[str, Any], Itera
                     others[name] = builder.value
                     stream.mark()
                 elif path == "" and event not in ("start_map", "end_map"):
-                    raise IngestError(feed.name, 1, "not JSON (it does not start with { or [)",
-                                      "pass the feed's JSON file, or its CSV/TXT export")  # fmt: skip
+                    raise IngestError(
+                        feed.name,
+                        1,
+                        "not JSON (it does not start with { or [)",
+                        "pass the feed's JSON file, or its CSV/TXT export",
+                    )
         except ijson.JSONError as exc:
             raise _json_fail(feed, stream, exc) from None
     if prefix is None:
         members = ", ".join(others) or "none"
-        raise IngestError(feed.name, 1, f'no "{key}" array at the top level (members: {members})',
-                          f'check that this is the feed\'s JSON export ({{"{key}": [...]}})')  # fmt: skip
+        raise IngestError(
+            feed.name,
+            1,
+            f'no "{key}" array at the top level (members: {members})',
+            f'check that this is the feed\'s JSON export ({{"{key}": [...]}})',
+        )
     return others, _stream_items(feed, prefix)
 
 
@@ -606,16 +679,25 @@ def _stream_items(feed: FeedFile, prefix: str) -> Iterator[tuple[int, Any]]:
 def _json_fail(feed: FeedFile, stream: _Counted, exc: Exception) -> IngestError:
     line = stream.newlines + 1
     if any(word in str(exc).lower() for word in _JSON_CUT):
-        return IngestError(feed.name, line, f"the JSON stops before its end ({exc})",
-                           "the file is truncated: download it again")  # fmt: skip
-    return IngestError(feed.name, line, f"malformed JSON ({exc})", "check that the file is this feed's JSON export, unedited")
+        return IngestError(
+            feed.name, line, f"the JSON stops before its end ({exc})", "the file is truncated: download it again"
+        )
+    return IngestError(
+        feed.name, line, f"malformed JSON ({exc})", "check that the file is this feed's JSON export, unedited"
+    )
 
 
 # -- fetching ---------------------------------------------------------------------------
 
 
-def fetch(url: str, dest: str | Path | None = None, *, timeout: float = 120.0,
-          opener: Callable[..., Any] = urllib.request.urlopen, bounds: Bounds = DEFAULT_BOUNDS) -> Path:  # fmt: skip
+def fetch(
+    url: str,
+    dest: str | Path | None = None,
+    *,
+    timeout: float = 120.0,
+    opener: Callable[..., Any] = urllib.request.urlopen,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> Path:
     """Download `url` to `dest` (a folder, or a file path; default a temporary folder)
     and return the file's path. The file appears only once complete (written beside it,
     then renamed), so a failed download never leaves a half file to ingest; one past
@@ -765,8 +847,12 @@ def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], 
             raise unreadable(exc) from None
         if held is not None:
             if not state["terminated"] and len(held[1]) < width:
-                raise IngestError(feed.name, held[0], f"the last row stops after {len(held[1])} of {width} columns",
-                                  "the file is truncated: download it again")  # fmt: skip
+                raise IngestError(
+                    feed.name,
+                    held[0],
+                    f"the last row stops after {len(held[1])} of {width} columns",
+                    "the file is truncated: download it again",
+                )
             yield held
 
     return header, rows()
@@ -776,9 +862,17 @@ def _with_end(line: str) -> str:
     return line + "\n"
 
 
-def csv_records(feed: FeedFile, header: list[str], rows: Iterator[tuple[int, list[str]]], fields: list[str | None],
-                kind: str, make: Callable[[dict[str, str], dict[str, str]], dict[str, Any]],
-                on_bad_row: Callable[[Skipped], None], *, key: bytes) -> Iterator[Row]:  # fmt: skip
+def csv_records(
+    feed: FeedFile,
+    header: list[str],
+    rows: Iterator[tuple[int, list[str]]],
+    fields: list[str | None],
+    kind: str,
+    make: Callable[[dict[str, str], dict[str, str]], dict[str, Any]],
+    on_bad_row: Callable[[Skipped], None],
+    *,
+    key: bytes,
+) -> Iterator[Row]:
     """The rows of a CSV whose header cells name `fields` (None: a column without one), each
     with the digest of its cells (`key`: `reading_key`) and its record made when asked
     (`Row.made`): `make(mapped, original)`, `mapped` by field and `original` by header. A row
@@ -807,9 +901,19 @@ def made(rows: Iterable[Row], on_bad_row: Callable[[Skipped], None]) -> Iterator
         yield row
 
 
-def pending_record(domain: str, source: str, *, observed_at: str, status: str, drop: str | None, reason: str,
-                   original: Any, first_disappeared_at: str | None = None, dns_status: str | None = None,
-                   window: tuple[str | None, str | None] | None = None) -> dict[str, Any]:  # fmt: skip
+def pending_record(
+    domain: str,
+    source: str,
+    *,
+    observed_at: str,
+    status: str,
+    drop: str | None,
+    reason: str,
+    original: Any,
+    first_disappeared_at: str | None = None,
+    dns_status: str | None = None,
+    window: tuple[str | None, str | None] | None = None,
+) -> dict[str, Any]:
     """A pending-delete record (docs/reference/fields.md) from a feed row. `source` is the feed
     (`bardate`, `droplist`, `zonediff`: not the live service's `oi-diff`/`czds-daily`, which
     name its own pipelines); the id is `ingest_id(source, domain)`; `drop_date_reason` and

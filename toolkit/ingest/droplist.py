@@ -72,8 +72,9 @@ def _date_column(header: list[str]) -> int | None:
     return None
 
 
-def _predicted(domain: str, status: str, observed_at: str,
-               first_seen: FirstSeen | None) -> tuple[str | None, str, tuple[str | None, str | None]]:  # fmt: skip
+def _predicted(
+    domain: str, status: str, observed_at: str, first_seen: FirstSeen | None
+) -> tuple[str | None, str, tuple[str | None, str | None]]:
     """(estimate, reason, window): no earlier observation, so the window spans the status's length."""
     seen = first_seen(ingest_id("droplist", domain)) if first_seen else None
     evidence = date.fromisoformat((seen or observed_at)[:10])
@@ -84,14 +85,24 @@ def _predicted(domain: str, status: str, observed_at: str,
     return window.estimate.isoformat(), why, (window.start.isoformat(), window.end.isoformat())
 
 
-def _csv_rows(feed: FeedFile, stamp: str, status: str, list_day: tuple[str, str] | None,
-              first_seen: FirstSeen | None, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:  # fmt: skip
+def _csv_rows(
+    feed: FeedFile,
+    stamp: str,
+    status: str,
+    list_day: tuple[str, str] | None,
+    first_seen: FirstSeen | None,
+    on_bad_row: Callable[[Skipped], None],
+) -> Iterator[Row]:
     header, rows = csv_table(feed)
     keys = [header_key(h) for h in header]
     domain_at = next((keys.index(k) for k in _DOMAIN_COLUMNS if k in keys), None)
     if domain_at is None:
-        raise IngestError(feed.name, 1, f"no domain column in the header ({', '.join(header)})",
-                          "name the column Domain or Domain name (or pass a list of one name a line)")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            1,
+            f"no domain column in the header ({', '.join(header)})",
+            "name the column Domain or Domain name (or pass a list of one name a line)",
+        )
     date_at = _date_column(header)
     for line, cells in rows:
         try:
@@ -106,8 +117,16 @@ def _csv_rows(feed: FeedFile, stamp: str, status: str, list_day: tuple[str, str]
                 drop, reason = list_day
             else:
                 drop, reason, window = _predicted(domain, status, stamp, first_seen)
-            record = pending_record(domain, "droplist", observed_at=stamp, status=status, drop=drop,
-                                    reason=reason, original=original, window=window)  # fmt: skip
+            record = pending_record(
+                domain,
+                "droplist",
+                observed_at=stamp,
+                status=status,
+                drop=drop,
+                reason=reason,
+                original=original,
+                window=window,
+            )
             yield Row(PENDING, feed.name, line, record)
         except BadRow as exc:
             on_bad_row(Skipped(feed.name, line, str(exc)))
@@ -127,8 +146,15 @@ def _header_day(text: str) -> str | None:
         return None
 
 
-def _line_rows(feed: FeedFile, stamp: str, status: str, list_day: tuple[str, str] | None, name_day: str | None,
-               first_seen: FirstSeen | None, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:  # fmt: skip
+def _line_rows(
+    feed: FeedFile,
+    stamp: str,
+    status: str,
+    list_day: tuple[str, str] | None,
+    name_day: str | None,
+    first_seen: FirstSeen | None,
+    on_bad_row: Callable[[Skipped], None],
+) -> Iterator[Row]:
     first = True
     for line, text, terminated in feed.lines():
         entry = text.strip()
@@ -146,13 +172,15 @@ def _line_rows(feed: FeedFile, stamp: str, status: str, list_day: tuple[str, str
             domain = clean_domain(entry)
         except BadRow as exc:
             if not terminated:
-                raise IngestError(feed.name, line, f"the last line is incomplete ({exc})",
-                                  "the file is truncated: download it again") from None  # fmt: skip
+                raise IngestError(
+                    feed.name, line, f"the last line is incomplete ({exc})", "the file is truncated: download it again"
+                ) from None
             on_bad_row(Skipped(feed.name, line, str(exc)))
             continue
         drop, reason, window = (*list_day, None) if list_day else _predicted(domain, status, stamp, first_seen)
-        record = pending_record(domain, "droplist", observed_at=stamp, status=status, drop=drop, reason=reason,
-                                original=text, window=window)  # fmt: skip
+        record = pending_record(
+            domain, "droplist", observed_at=stamp, status=status, drop=drop, reason=reason, original=text, window=window
+        )
         yield Row(PENDING, feed.name, line, record)
 
 
@@ -161,9 +189,16 @@ def _looks_delimited(feed: FeedFile) -> bool:
     return any(d in first for d in ",;\t|") and _header_day(first) is None
 
 
-def droplist_rows(path: str | Path, *, observed_at: Any = None, status: str = "pendingDelete",
-                  list_date: Any = None, first_seen: FirstSeen | None = None,
-                  on_bad_row: Callable[[Skipped], None] = strict, bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
+def droplist_rows(
+    path: str | Path,
+    *,
+    observed_at: Any = None,
+    status: str = "pendingDelete",
+    list_date: Any = None,
+    first_seen: FirstSeen | None = None,
+    on_bad_row: Callable[[Skipped], None] = strict,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> Iterator[Row]:
     """The pending-delete records of one deletion / drop list, with their lines.
 
     `status`: the WHOIS status the names are in (one of the API's six, docs/reference/fields.md; it also picks
@@ -181,8 +216,12 @@ def droplist_rows(path: str | Path, *, observed_at: Any = None, status: str = "p
             raise ValueError(f"list_date: {exc}") from None
     feed = read_feed(path, bounds)
     if feed.starts_json():
-        raise IngestError(feed.name, 1, "this is JSON; a drop list is text, a name a line, or CSV with a header",
-                          "ingest it with the feed it belongs to (godaddy, bardate)")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            1,
+            "this is JSON; a drop list is text, a name a line, or CSV with a header",
+            "ingest it with the feed it belongs to (godaddy, bardate)",
+        )
     if _looks_delimited(feed):
         if list_day is None and (name_day := day_in_name(path)):
             list_day = (name_day, "from the file name")
@@ -198,7 +237,8 @@ def parse_droplist(path: str | Path, **options: Any) -> Iterator[dict[str, Any]]
         yield row.record
 
 
-def fetch_droplist(url: str = NASK_DELETED_URL, dest: str | Path | None = None,
-                   **options: Any) -> Iterator[dict[str, Any]]:  # fmt: skip
+def fetch_droplist(
+    url: str = NASK_DELETED_URL, dest: str | Path | None = None, **options: Any
+) -> Iterator[dict[str, Any]]:
     """Download a drop list (default: NASK's names deleted today, .pl), then yield its records."""
     yield from parse_droplist(fetch(url, dest), **options)

@@ -45,11 +45,28 @@ from ..store.feeds import Feed, feed_table
 from ..store.fields import iso_timestamp
 from ..store.lock import writer_lock
 from ..store.writer import close_listings
-from ..sync.remote import (ContractRetry, PacedTransport, RemoteFailed, Traffic, network_bound, request_timeout,
-                           shared_limiter)
+from ..sync.remote import (
+    ContractRetry,
+    PacedTransport,
+    RemoteFailed,
+    Traffic,
+    network_bound,
+    request_timeout,
+    shared_limiter,
+)
 from . import DEFAULT_BOUNDS, Bounds, IngestError, IngestReport, ingest_file
 
-__all__ = ["FeedReport", "FeedDown", "FeedClient", "run_feeds", "run_feed_job", "chosen_feeds", "feeds_folder", "transfer_zone", "FEED_REQUESTS_PER_MINUTE"]
+__all__ = [
+    "FeedReport",
+    "FeedDown",
+    "FeedClient",
+    "run_feeds",
+    "run_feed_job",
+    "chosen_feeds",
+    "feeds_folder",
+    "transfer_zone",
+    "FEED_REQUESTS_PER_MINUTE",
+]
 
 # Requests a minute to one host, shared by every process (a publisher's files are few and big).
 FEED_REQUESTS_PER_MINUTE = 6
@@ -80,13 +97,24 @@ class FeedReport:
             closed = f", {self.closed:,} closed" if self.closed else ""
             n = len(i.skipped)
             skipped = f", {n:,} row{'s' if n != 1 else ''} skipped (`edt ingest` lists them)" if n else ""
-            return (f"{self.feed}: ok: {i.written:,} rows ({i.new:,} new, {i.updated:,} updated){closed}{skipped}"
-                    + (f"; {self.message}" if self.message else ""))  # fmt: skip
-        return f"{self.feed}: {self.status.replace('_', ' ')}: {self.message}" if self.message else f"{self.feed}: {self.status}"
+            return f"{self.feed}: ok: {i.written:,} rows ({i.new:,} new, {i.updated:,} updated){closed}{skipped}" + (
+                f"; {self.message}" if self.message else ""
+            )
+        return (
+            f"{self.feed}: {self.status.replace('_', ' ')}: {self.message}"
+            if self.message
+            else f"{self.feed}: {self.status}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"feed": self.feed, "status": self.status, "message": self.message, "closed": self.closed,
-                "requests": self.requests, "ingest": self.ingest.to_dict() if self.ingest else None}  # fmt: skip
+        return {
+            "feed": self.feed,
+            "status": self.status,
+            "message": self.message,
+            "closed": self.closed,
+            "requests": self.requests,
+            "ingest": self.ingest.to_dict() if self.ingest else None,
+        }
 
 
 def feeds_folder(db: str | os.PathLike[str]) -> Path:
@@ -110,14 +138,24 @@ def chosen_feeds(names: Iterable[str] | None, feeds: Mapping[str, Feed]) -> list
 
 
 def _state(conn: sqlite3.Connection, feed: Feed) -> dict[str, Any]:
-    row = conn.execute("SELECT url, etag, last_modified, snapshot FROM feed_state WHERE feed = ?", [feed.name]).fetchone()
+    row = conn.execute(
+        "SELECT url, etag, last_modified, snapshot FROM feed_state WHERE feed = ?", [feed.name]
+    ).fetchone()
     if row is None or row[0] != feed.url:  # validators belong to one address
         return {"snapshot": row[3] if row else None}
     return {"etag": row[1], "last_modified": row[2], "snapshot": row[3]}
 
 
-def _save_state(conn: Any, feed: Feed, *, checked_at: str, changed: bool, etag: str | None = None,
-                last_modified: str | None = None, snapshot: str | None = None) -> None:  # fmt: skip
+def _save_state(
+    conn: Any,
+    feed: Feed,
+    *,
+    checked_at: str,
+    changed: bool,
+    etag: str | None = None,
+    last_modified: str | None = None,
+    snapshot: str | None = None,
+) -> None:
     conn.execute(
         "INSERT INTO feed_state (feed, url, etag, last_modified, checked_at, changed_at, snapshot) "
         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(feed) DO UPDATE SET url = excluded.url, checked_at = excluded.checked_at, "
@@ -133,18 +171,33 @@ def _record_run(conn: Any, feed: Feed, report: FeedReport, started_at: str, fini
     conn.execute(
         "INSERT INTO sync_runs (job, started_at, finished_at, status, requests, rows_seen, rows_new, rows_updated, "
         "rows_closed, throttled, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
-        [feed.name, started_at, finished_at, status, report.requests, i.written if i else 0, i.new if i else 0,
-         i.updated if i else 0, report.closed, None if status == "ok" else report.message],
-    )  # fmt: skip
+        [
+            feed.name,
+            started_at,
+            finished_at,
+            status,
+            report.requests,
+            i.written if i else 0,
+            i.new if i else 0,
+            i.updated if i else 0,
+            report.closed,
+            None if status == "ok" else report.message,
+        ],
+    )
 
 
 def _close_unlisted(conn: Any, feed: Feed, observed_at: str) -> int:
     """The adapter's listings in the feed's scope that this file no longer lists have closed."""
     if feed.scope is None:
         return 0
-    ids = [r[0] for r in conn.execute(
-        f"SELECT id FROM listings WHERE origin = :origin AND closed_at IS NULL AND last_seen_at < :observed_at "
-        f"AND ({feed.scope})", {"origin": f"ingest:{feed.adapter}", "observed_at": observed_at})]  # fmt: skip
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT id FROM listings WHERE origin = :origin AND closed_at IS NULL AND last_seen_at < :observed_at "
+            f"AND ({feed.scope})",
+            {"origin": f"ingest:{feed.adapter}", "observed_at": observed_at},
+        )
+    ]
     return close_listings(conn, ids, closed_at=observed_at, commit=False) if ids else 0
 
 
@@ -176,14 +229,26 @@ class FeedClient:
     def _client(self, host: str) -> httpx.AsyncClient:
         limiter = shared_limiter(f"feed:{host}", FEED_REQUESTS_PER_MINUTE) if self.limiter == "shared" else self.limiter
         bound = network_bound(self.timeout)
-        retry = ContractRetry.policy(retries=self.retries, backoff=2.0, methods=["GET"], traffic=self.traffic,
-                                     sleep=self.sleep, give_up_after=bound, say=self.say)  # fmt: skip
+        retry = ContractRetry.policy(
+            retries=self.retries,
+            backoff=2.0,
+            methods=["GET"],
+            traffic=self.traffic,
+            sleep=self.sleep,
+            give_up_after=bound,
+            say=self.say,
+        )
         paced = PacedTransport(self.transport or httpx.AsyncHTTPTransport(), limiter, self.traffic)
-        return httpx.AsyncClient(transport=RetryTransport(transport=paced, retry=retry), timeout=request_timeout(bound),
-                                 headers={"User-Agent": USER_AGENT}, follow_redirects=True)  # fmt: skip
+        return httpx.AsyncClient(
+            transport=RetryTransport(transport=paced, retry=retry),
+            timeout=request_timeout(bound),
+            headers={"User-Agent": USER_AGENT},
+            follow_redirects=True,
+        )
 
-    async def download(self, url: str, target: Path, *, etag: str | None, last_modified: str | None,
-                       bounds: Bounds = DEFAULT_BOUNDS) -> Download:  # fmt: skip
+    async def download(
+        self, url: str, target: Path, *, etag: str | None, last_modified: str | None, bounds: Bounds = DEFAULT_BOUNDS
+    ) -> Download:
         """Download `url` to `target` (conditional on the validators); a body past `bounds.size` is
         refused as it arrives (`IngestError`), whatever its Content-Length said."""
         headers = {}
@@ -199,8 +264,10 @@ class FeedClient:
                     if response.status_code == 304:
                         return Download(None, etag, last_modified, self.traffic.requests - before)
                     if response.status_code >= 400:
-                        raise FeedDown(f"{url} answered HTTP {response.status_code} "
-                                       f"{response.reason_phrase} after {self.traffic.requests - before} tries")  # fmt: skip
+                        raise FeedDown(
+                            f"{url} answered HTTP {response.status_code} "
+                            f"{response.reason_phrase} after {self.traffic.requests - before} tries"
+                        )
                     expected = response.headers.get("Content-Length")
                     if expected is not None and expected.isdigit() and int(expected) > bounds.size:
                         raise bounds.too_big(url, None)
@@ -220,11 +287,17 @@ class FeedClient:
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
-        if expected is not None and expected.isdigit() and response.headers.get("Content-Encoding") is None \
-                and written != int(expected):  # fmt: skip
+        if (
+            expected is not None
+            and expected.isdigit()
+            and response.headers.get("Content-Encoding") is None
+            and written != int(expected)
+        ):
             partial.unlink(missing_ok=True)
-            raise FeedDown(f"{url}: the download stopped at {written:,} of {int(expected):,} bytes; nothing was "
-                           "ingested, the next run tries again")  # fmt: skip
+            raise FeedDown(
+                f"{url}: the download stopped at {written:,} of {int(expected):,} bytes; nothing was "
+                "ingested, the next run tries again"
+            )
         partial.replace(target)
         return Download(target, new_etag, new_modified, self.traffic.requests - before)
 
@@ -265,7 +338,9 @@ def transfer_zone(url: str, dest: Path, *, tsig: str | None = None, timeout: flo
         algorithm, _, rest = tsig.partition(":")
         name, _, secret = rest.partition(":")
         if not (algorithm and name and secret):
-            raise ValueError("tsig: expected algorithm:name:secret (e.g. hmac-sha512:tsig-zonedata-ch-public-21-01:...)")
+            raise ValueError(
+                "tsig: expected algorithm:name:secret (e.g. hmac-sha512:tsig-zonedata-ch-public-21-01:...)"
+            )
         keys = {"keyring": dns.tsigkeyring.from_text({name: secret}), "keyname": name, "keyalgorithm": algorithm}
     try:
         address = socket.getaddrinfo(parts.hostname, port, proto=socket.IPPROTO_TCP)[0][4][0]
@@ -277,7 +352,9 @@ def transfer_zone(url: str, dest: Path, *, tsig: str | None = None, timeout: flo
                     if owner != zone:
                         names.add(owner)
     except (OSError, dns.exception.DNSException, EOFError) as exc:
-        raise FeedDown(f"{url}: the zone transfer failed ({type(exc).__name__}: {exc}); the next run tries again") from None
+        raise FeedDown(
+            f"{url}: the zone transfer failed ({type(exc).__name__}: {exc}); the next run tries again"
+        ) from None
     if not names:
         raise FeedDown(f"{url}: the transfer delegated no names; the next run tries again")
     partial = dest.with_name(dest.name + ".partial")
@@ -330,7 +407,9 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
         report.status, report.message = "skipped", f"no address: set url in the config file's [feeds.{feed.name}]"
         return report
     state = _state(conn, feed)
-    bounds = Bounds.of(feed.max_size_mb, feed.max_field_kb, setting=f"{{key}} in [feeds.{feed.name}] of the config file")
+    bounds = Bounds.of(
+        feed.max_size_mb, feed.max_field_kb, setting=f"{{key}} in [feeds.{feed.name}] of the config file"
+    )
     work = folder / feed.name
     work.mkdir(parents=True, exist_ok=True)
     if feed.is_zone:  # a snapshot a run, its day in its name (snapshot_files reads it; the backtest replays them)
@@ -347,8 +426,11 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
         elif feed.url.startswith("file://"):
             download = _copy_file(feed.url, target, state.get("etag"))
         else:
-            download = asyncio.run(client.download(feed.url, target, etag=state.get("etag"),
-                                                   last_modified=state.get("last_modified"), bounds=bounds))  # fmt: skip
+            download = asyncio.run(
+                client.download(
+                    feed.url, target, etag=state.get("etag"), last_modified=state.get("last_modified"), bounds=bounds
+                )
+            )
     except IngestError as exc:  # a body past the bounds: refused as it arrived
         report.status, report.message = "format", f"{exc.file}: {exc.problem}; {exc.fix}; nothing of it was written"
         with conn:
@@ -377,8 +459,15 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
             report.message = f"first snapshot ({target.name}); names that leave the zone are found from the next run"
             report.ingest = IngestReport(feed.adapter, str(target), f"ingest:{feed.adapter}", started)
             with conn:
-                _save_state(conn, feed, checked_at=started, changed=True, etag=download.etag,
-                            last_modified=download.last_modified, snapshot=str(target))  # fmt: skip
+                _save_state(
+                    conn,
+                    feed,
+                    checked_at=started,
+                    changed=True,
+                    etag=download.etag,
+                    last_modified=download.last_modified,
+                    snapshot=str(target),
+                )
                 _record_run(conn, feed, report, started, _stamp(mirror.now()))
             return report
         options.update(previous=previous, zone_date=day)
@@ -386,13 +475,21 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
     def commit_with_rows(writer: Any, ingested: IngestReport) -> None:
         report.ingest = ingested
         report.closed = _close_unlisted(writer, feed, ingested.observed_at)
-        _save_state(writer, feed, checked_at=started, changed=True, etag=download.etag,
-                    last_modified=download.last_modified, snapshot=str(target) if feed.is_zone else None)  # fmt: skip
+        _save_state(
+            writer,
+            feed,
+            checked_at=started,
+            changed=True,
+            etag=download.etag,
+            last_modified=download.last_modified,
+            snapshot=str(target) if feed.is_zone else None,
+        )
         _record_run(writer, feed, report, started, _stamp(mirror.now()))
 
     try:
-        ingest_file(mirror, feed.adapter, target, observed_at=moment, on_commit=commit_with_rows, bounds=bounds,
-                    **options)  # fmt: skip
+        ingest_file(
+            mirror, feed.adapter, target, observed_at=moment, on_commit=commit_with_rows, bounds=bounds, **options
+        )
     except IngestError as exc:
         member = exc.file.partition("!")[2]  # the file inside a zip archive
         where = feed.url + (f"!{member}" if member else "") + (f": line {exc.line}" if exc.line is not None else "")
@@ -416,11 +513,18 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
     return report
 
 
-def run_feeds(db: str | os.PathLike[str], names: Iterable[str] | None = None, *, config: Mapping[str, Any] | None = None,
-              client: FeedClient | None = None, clock: Callable[[], datetime] | None = None,
-              say: Callable[[str], None] | None = None, alerts: bool = True,
-              alert_options: Mapping[str, Any] | None = None,
-              before_alerts: Callable[[Any, list[FeedReport]], bool] | None = None) -> list[FeedReport]:  # fmt: skip
+def run_feeds(
+    db: str | os.PathLike[str],
+    names: Iterable[str] | None = None,
+    *,
+    config: Mapping[str, Any] | None = None,
+    client: FeedClient | None = None,
+    clock: Callable[[], datetime] | None = None,
+    say: Callable[[str], None] | None = None,
+    alerts: bool = True,
+    alert_options: Mapping[str, Any] | None = None,
+    before_alerts: Callable[[Any, list[FeedReport]], bool] | None = None,
+) -> list[FeedReport]:
     """Run the named feeds (default: every enabled one) into the mirror `db`, one after another,
     holding its writer lock; then `before_alerts(mirror, reports)` (True when it wrote: the
     demo's removal once real rows came), rebuild the columnar index and run the alerts
@@ -445,7 +549,9 @@ def run_feeds(db: str | os.PathLike[str], names: Iterable[str] | None = None, *,
                 if say is not None:
                     say(report.line())
             wrote = before_alerts(mirror, reports) if before_alerts is not None else False
-            if wrote or any(r.status == "ok" and r.ingest is not None and (r.ingest.written or r.closed) for r in reports):
+            if wrote or any(
+                r.status == "ok" and r.ingest is not None and (r.ingest.written or r.closed) for r in reports
+            ):
                 try:
                     mirror.refresh_indexes()
                 except Exception as exc:  # noqa: BLE001 - queries are then answered by SQLite
@@ -460,8 +566,14 @@ def run_feeds(db: str | os.PathLike[str], names: Iterable[str] | None = None, *,
     return reports
 
 
-def run_feed_job(job: str, settings: Any, *, stop: Any = None, say: Callable[[str], None] = print,
-                 after: Callable[[Any, Callable[[str], None]], None] | None = None) -> list[FeedReport]:  # fmt: skip
+def run_feed_job(
+    job: str,
+    settings: Any,
+    *,
+    stop: Any = None,
+    say: Callable[[str], None] = print,
+    after: Callable[[Any, Callable[[str], None]], None] | None = None,
+) -> list[FeedReport]:
     """A scheduled run of the feed `job` ("feeds": every enabled one), the scheduler's
     `feed_runner` (toolkit/sync/schedule.py): its lines said, the alerts after it, then
     `after(mirror, say)` when a feed brought rows."""

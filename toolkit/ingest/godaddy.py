@@ -83,18 +83,38 @@ GODADDY_TYPES: dict[str, tuple[str, str]] = {
 
 # CSV headers (compared as header_key) -> the JSON field they hold
 _CSV_FIELDS = {
-    "domainname": "domainName", "domain": "domainName", "name": "domainName",
-    "link": "link", "url": "link", "listingurl": "link",
-    "auctiontype": "auctionType", "type": "auctionType", "listingtype": "auctionType",
-    "price": "price", "currentprice": "price", "currentbid": "price", "buynowprice": "price",
-    "valuation": "valuation", "govalue": "valuation",
-    "numberofbids": "numberOfBids", "bids": "numberOfBids", "bidcount": "numberOfBids",
-    "auctionendtime": "auctionEndTime", "endtime": "auctionEndTime", "auctionenddate": "auctionEndTime",
-    "auctionendtimepdt": "auctionEndTime", "auctionendtimepst": "auctionEndTime", "auctionendtimeutc": "auctionEndTime",
+    "domainname": "domainName",
+    "domain": "domainName",
+    "name": "domainName",
+    "link": "link",
+    "url": "link",
+    "listingurl": "link",
+    "auctiontype": "auctionType",
+    "type": "auctionType",
+    "listingtype": "auctionType",
+    "price": "price",
+    "currentprice": "price",
+    "currentbid": "price",
+    "buynowprice": "price",
+    "valuation": "valuation",
+    "govalue": "valuation",
+    "numberofbids": "numberOfBids",
+    "bids": "numberOfBids",
+    "bidcount": "numberOfBids",
+    "auctionendtime": "auctionEndTime",
+    "endtime": "auctionEndTime",
+    "auctionenddate": "auctionEndTime",
+    "auctionendtimepdt": "auctionEndTime",
+    "auctionendtimepst": "auctionEndTime",
+    "auctionendtimeutc": "auctionEndTime",
     "domainage": "domainAge",
-    "majestictf": "majesticTf", "tf": "majesticTf", "trustflow": "majesticTf",
-    "majesticcf": "majesticCf", "cf": "majesticCf", "citationflow": "majesticCf",
-}  # fmt: skip
+    "majestictf": "majesticTf",
+    "tf": "majesticTf",
+    "trustflow": "majesticTf",
+    "majesticcf": "majesticCf",
+    "cf": "majesticCf",
+    "citationflow": "majesticCf",
+}
 _COUNT_KEYS = ("totalRecords", "total_records", "total", "count", "recordCount", "numberOfRecords")
 
 
@@ -126,11 +146,12 @@ def _record(fields: dict[str, Any], original: Any, end_zone: str | None) -> dict
         "auction_end_date": end_at,
         "trust_flow": whole_number(fields.get("majesticTf"), "majesticTf", 0, 100),
         "citation_flow": whole_number(fields.get("majesticCf"), "majesticCf", 0, 100),
-        "purchase_url": link.strip() if isinstance(link, str) and link.strip().startswith(("https://", "http://"))
+        "purchase_url": link.strip()
+        if isinstance(link, str) and link.strip().startswith(("https://", "http://"))
         else _SOURCE.purchase_url.format(name=name),
         "purchase_platform": _SOURCE.name,
         "feed_record": original,
-    }  # fmt: skip
+    }
 
 
 _LOOK_AHEAD = 1000  # records read before a file none of whose records has a domainName is refused
@@ -138,38 +159,71 @@ _LOOK_AHEAD = 1000  # records read before a file none of whose records has a dom
 
 def _json_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     meta, items = json_items(feed, "data")
-    declared = next((meta["meta"][k] for k in _COUNT_KEYS if isinstance(meta.get("meta"), dict)
-                     and isinstance(meta["meta"].get(k), int)), None)  # fmt: skip
+    declared = next(
+        (
+            meta["meta"][k]
+            for k in _COUNT_KEYS
+            if isinstance(meta.get("meta"), dict) and isinstance(meta["meta"].get(k), int)
+        ),
+        None,
+    )
     ahead = list(itertools.islice(items, _LOOK_AHEAD))
     if ahead and not any(isinstance(item, dict) and "domainName" in item for _, item in ahead):
-        raise IngestError(feed.name, None, "no record has a domainName field",
-                          "check that this is a GoDaddy Auctions inventory file (or pick the right feed)")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            None,
+            "no record has a domainName field",
+            "check that this is a GoDaddy Auctions inventory file (or pick the right feed)",
+        )
     count = 0
     key = reading_key(__file__, "json")
     for count, item in itertools.chain(ahead, items):
         if not isinstance(item, dict):
             on_bad_row(Skipped(feed.name, count, f"expected an object, got {type(item).__name__}", "record"))
             continue
-        yield Row(LISTING, feed.name, count, None, "record", text_digest(repr(item), key), partial(_record, item, item, None))
+        yield Row(
+            LISTING, feed.name, count, None, "record", text_digest(repr(item), key), partial(_record, item, item, None)
+        )
     if declared is not None and declared != count:
-        raise IngestError(feed.name, None, f"meta declares {declared} records but data holds {count}",
-                          "the file is incomplete: download it again")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            None,
+            f"meta declares {declared} records but data holds {count}",
+            "the file is incomplete: download it again",
+        )
 
 
 def _csv_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     header, rows = csv_table(feed)
     fields = [_CSV_FIELDS.get(header_key(h)) for h in header]
     if "domainName" not in fields:
-        raise IngestError(feed.name, 1, f"no domain column in the header ({', '.join(header)})",
-                          "check that this is a GoDaddy Auctions inventory CSV (a domainName column)")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            1,
+            f"no domain column in the header ({', '.join(header)})",
+            "check that this is a GoDaddy Auctions inventory CSV (a domainName column)",
+        )
     end_header = next((h for h, f in zip(header, fields) if f == "auctionEndTime"), "")
     zone = _PACIFIC if any(tag in end_header.upper() for tag in ("(PDT)", "(PST)", "(PT)")) else None
-    yield from csv_records(feed, header, rows, fields, LISTING, lambda mapped, original: _record(mapped, original, zone),
-                           on_bad_row, key=reading_key(__file__, *header))  # fmt: skip
+    yield from csv_records(
+        feed,
+        header,
+        rows,
+        fields,
+        LISTING,
+        lambda mapped, original: _record(mapped, original, zone),
+        on_bad_row,
+        key=reading_key(__file__, *header),
+    )
 
 
-def godaddy_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict,
-                 bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
+def godaddy_rows(
+    path: str | Path,
+    *,
+    observed_at: Any = None,
+    on_bad_row: Callable[[Skipped], None] = strict,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> Iterator[Row]:
     """The listing rows of one inventory file (JSON or CSV, zipped or not), with their lines; each
     row's record is made when asked (`Row.made`)."""
     observed(observed_at)
@@ -177,8 +231,9 @@ def godaddy_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Calla
     yield from (_json_rows if feed.starts_json() else _csv_rows)(feed, on_bad_row)
 
 
-def parse_godaddy(path: str | Path, *, observed_at: Any = None,
-                  on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[dict[str, Any]]:  # fmt: skip
+def parse_godaddy(
+    path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict
+) -> Iterator[dict[str, Any]]:
     """Listing records (docs/reference/fields.md) of a GoDaddy Auctions inventory file."""
     for row in made(godaddy_rows(path, observed_at=observed_at, on_bad_row=on_bad_row), on_bad_row):
         yield row.record

@@ -35,7 +35,16 @@ from types import MappingProxyType
 
 from ..query.params import PENDING_STATUSES as STATUSES
 
-__all__ = ["Policy", "POLICIES", "GTLD", "DropWindow", "policy_for", "predict_drop_date", "predict_drop_window", "is_gtld"]
+__all__ = [
+    "Policy",
+    "POLICIES",
+    "GTLD",
+    "DropWindow",
+    "policy_for",
+    "predict_drop_date",
+    "predict_drop_window",
+    "is_gtld",
+]
 
 
 @dataclass(frozen=True)
@@ -247,16 +256,20 @@ class DropWindow:
 
     def as_fields(self) -> dict[str, str]:
         """The pending-delete record's fields."""
-        return {"estimated_drop_date": self.estimate.isoformat(), "drop_window_start": self.start.isoformat(),
-                "drop_window_end": self.end.isoformat()}  # fmt: skip
+        return {
+            "estimated_drop_date": self.estimate.isoformat(),
+            "drop_window_start": self.start.isoformat(),
+            "drop_window_end": self.end.isoformat(),
+        }
 
 
 def _next_weekday(day: date, weekday: int | None) -> date:
     return day if weekday is None else day + timedelta(days=(weekday - day.weekday()) % 7)
 
 
-def predict_drop_window(tld: str, status: str, first_seen: date | datetime,
-                        last_before: date | datetime | None = None) -> tuple[DropWindow | None, str]:  # fmt: skip
+def predict_drop_window(
+    tld: str, status: str, first_seen: date | datetime, last_before: date | datetime | None = None
+) -> tuple[DropWindow | None, str]:
     """(the release window, reason), or (None, why it cannot be computed).
 
     `first_seen`: the first day the name was observed in `status` (for a zone diff: the first
@@ -273,12 +286,16 @@ def predict_drop_window(tld: str, status: str, first_seen: date | datetime,
         if before >= seen:
             return None, f"last seen before ({before}) is not before first seen ({seen})"
         start, end, likely = before + step, seen + step, before + timedelta(days=1) + step
-        reason = (f"{policy.registry}: {status} + {days} days; it began between {before} (last seen before) "
-                  f"and {seen} (first seen), most likely {before + timedelta(days=1)}")  # fmt: skip
+        reason = (
+            f"{policy.registry}: {status} + {days} days; it began between {before} (last seen before) "
+            f"and {seen} (first seen), most likely {before + timedelta(days=1)}"
+        )
     else:
         start, end, likely = seen, seen + step, seen + step
-        reason = (f"{policy.registry}: {status} + {days} days; first seen {seen}, it may have begun up to "
-                  f"{days} days earlier (no earlier observation): the latest day is given")  # fmt: skip
+        reason = (
+            f"{policy.registry}: {status} + {days} days; first seen {seen}, it may have begun up to "
+            f"{days} days earlier (no earlier observation): the latest day is given"
+        )
     if policy.release_weekday is not None:
         start, end, likely = (_next_weekday(d, policy.release_weekday) for d in (start, end, likely))
         reason += ", then the next weekly release"

@@ -67,12 +67,19 @@ _SOURCE = source_by_slug("namecheap")
 
 # header (compared as header_key) -> the field it fills; the two files' own names
 _FIELDS = {
-    "name": "name", "domain": "name",
-    "url": "url", "permalink": "url",
-    "enddate": "endDate", "price": "price", "bidcount": "bidCount",
-    "majestictrustflow": "trustFlow", "majesticcitation": "citationFlow", "majesticbacklinks": "backlinks",
-    "estibotvalue": "estibot", "registereddate": "registered",
-}  # fmt: skip
+    "name": "name",
+    "domain": "name",
+    "url": "url",
+    "permalink": "url",
+    "enddate": "endDate",
+    "price": "price",
+    "bidcount": "bidCount",
+    "majestictrustflow": "trustFlow",
+    "majesticcitation": "citationFlow",
+    "majesticbacklinks": "backlinks",
+    "estibotvalue": "estibot",
+    "registereddate": "registered",
+}
 _AUCTION_ONLY = ("startdate", "bidcount", "startprice")  # a header with one of these is the auctions file
 
 
@@ -113,8 +120,13 @@ def _record(fields: dict[str, str], original: dict[str, str], auction: bool) -> 
     }
 
 
-def namecheap_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict,
-                   bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
+def namecheap_rows(
+    path: str | Path,
+    *,
+    observed_at: Any = None,
+    on_bad_row: Callable[[Skipped], None] = strict,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> Iterator[Row]:
     """The listing rows of one Namecheap Market file (auctions or buy-now), with their lines; each
     row's record is made when asked (`Row.made`)."""
     observed(observed_at)
@@ -123,23 +135,42 @@ def namecheap_rows(path: str | Path, *, observed_at: Any = None, on_bad_row: Cal
     keys = [header_key(h) for h in header]
     fields = [_FIELDS.get(k) for k in keys]
     if "name" not in fields or "price" not in fields:
-        raise IngestError(feed.name, 1, f"no name and price columns in the header ({', '.join(header)})",
-                          "check that this is Namecheap Market's Namecheap_Market_Sales(_Buy_Now).csv")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            1,
+            f"no name and price columns in the header ({', '.join(header)})",
+            "check that this is Namecheap Market's Namecheap_Market_Sales(_Buy_Now).csv",
+        )
     auction = any(k in keys for k in _AUCTION_ONLY)
     if auction and "endDate" not in fields:
-        raise IngestError(feed.name, 1, "an auctions file without its endDate column",
-                          "the file's columns changed: check Namecheap_Market_Sales.csv's header")  # fmt: skip
-    yield from csv_records(feed, header, rows, fields, LISTING, lambda mapped, original: _record(mapped, original, auction),
-                           on_bad_row, key=reading_key(__file__, *header))  # fmt: skip
+        raise IngestError(
+            feed.name,
+            1,
+            "an auctions file without its endDate column",
+            "the file's columns changed: check Namecheap_Market_Sales.csv's header",
+        )
+    yield from csv_records(
+        feed,
+        header,
+        rows,
+        fields,
+        LISTING,
+        lambda mapped, original: _record(mapped, original, auction),
+        on_bad_row,
+        key=reading_key(__file__, *header),
+    )
 
 
-def parse_namecheap(path: str | Path, *, observed_at: Any = None,
-                    on_bad_row: Callable[[Skipped], None] = strict) -> Iterator[dict[str, Any]]:  # fmt: skip
+def parse_namecheap(
+    path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict
+) -> Iterator[dict[str, Any]]:
     """Listing records (docs/reference/fields.md) of a Namecheap Market sales file."""
     for row in made(namecheap_rows(path, observed_at=observed_at, on_bad_row=on_bad_row), on_bad_row):
         yield row.record
 
 
-def fetch_namecheap(url: str = NAMECHEAP_URL, dest: str | Path | None = None, **options: Any) -> Iterator[dict[str, Any]]:
+def fetch_namecheap(
+    url: str = NAMECHEAP_URL, dest: str | Path | None = None, **options: Any
+) -> Iterator[dict[str, Any]]:
     """Download a sales file (default: the auctions), then yield its records."""
     yield from parse_namecheap(fetch(url, dest), **options)

@@ -33,8 +33,18 @@ from typing import Any, Iterator
 from ..names import split_domain
 from ..store.fields import iso_timestamp
 from ..store.results import save_reported_sales
-from .common import (DEFAULT_BOUNDS, BadRow, Bounds, FeedFile, IngestError, clean_domain, csv_table, header_key,
-                     parse_day, read_feed)
+from .common import (
+    DEFAULT_BOUNDS,
+    BadRow,
+    Bounds,
+    FeedFile,
+    IngestError,
+    clean_domain,
+    csv_table,
+    header_key,
+    parse_day,
+    read_feed,
+)
 
 __all__ = ["SalesReport", "ingest_sales", "read_sales", "COLUMNS"]
 
@@ -48,8 +58,10 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 }
 REQUIRED = ("name", "price", "sold_on")
 _SYMBOLS = {"$": "USD", "us$": "USD", "€": "EUR", "£": "GBP"}
-_AMOUNT = re.compile(r"^(?P<pre>[A-Za-z]{3}|US\$|[$€£])?\s*(?P<num>(?:\d{1,3}(?:[,\s]\d{3})+|\d+)(?:\.\d+)?)\s*"
-                     r"(?P<post>[A-Za-z]{3}|[$€£])?$")  # fmt: skip
+_AMOUNT = re.compile(
+    r"^(?P<pre>[A-Za-z]{3}|US\$|[$€£])?\s*(?P<num>(?:\d{1,3}(?:[,\s]\d{3})+|\d+)(?:\.\d+)?)\s*"
+    r"(?P<post>[A-Za-z]{3}|[$€£])?$"
+)
 _LONG_DAYS = ("%B %d, %Y", "%b %d %Y", "%B %d %Y", "%d %B %Y")
 _BATCH = 5000
 
@@ -62,8 +74,10 @@ class SalesReport:
 
     def lines(self) -> list[str]:
         kept = self.read - self.new
-        return [f"{self.file}: {self.read:,} reported sales read, {self.new:,} new"
-                + (f" ({kept:,} already kept)" if kept else "")]
+        return [
+            f"{self.file}: {self.read:,} reported sales read, {self.new:,} new"
+            + (f" ({kept:,} already kept)" if kept else "")
+        ]
 
 
 def _amount(text: str, currency: str | None) -> tuple[float, str]:
@@ -108,9 +122,12 @@ def read_sales(feed: FeedFile) -> Iterator[dict[str, Any]]:
     missing = [f for f in REQUIRED if f not in where]
     if missing:
         wanted = {"name": "domain", "price": "price", "sold_on": "date"}
-        raise IngestError(feed.name, 1, f"no {' or '.join(wanted[f] for f in missing)} column in the header "
-                          f"({', '.join(header)})", "name the columns Domain, Price and Date (Venue and Currency "
-                          "optional), as NameBio's export does")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            1,
+            f"no {' or '.join(wanted[f] for f in missing)} column in the header ({', '.join(header)})",
+            "name the columns Domain, Price and Date (Venue and Currency optional), as NameBio's export does",
+        )
     for line, cells in rows:
         try:
             if len(cells) < len(header):
@@ -118,11 +135,18 @@ def read_sales(feed: FeedFile) -> Iterator[dict[str, Any]]:
             cell = {field: cells[i].strip() for field, i in where.items()}
             name = clean_domain(cell["name"])
             price, currency = _amount(cell["price"], cell.get("currency") or None)
-            yield {"name": name, "tld": split_domain(name)[1], "sold_on": _day(cell["sold_on"]), "price": price,
-                   "currency": currency, "venue": cell.get("venue", "")}  # fmt: skip
+            yield {
+                "name": name,
+                "tld": split_domain(name)[1],
+                "sold_on": _day(cell["sold_on"]),
+                "price": price,
+                "currency": currency,
+                "venue": cell.get("venue", ""),
+            }
         except BadRow as exc:
-            raise IngestError(feed.name, line, str(exc), "fix or remove the line; nothing of the file was "
-                              "written") from None  # fmt: skip
+            raise IngestError(
+                feed.name, line, str(exc), "fix or remove the line; nothing of the file was written"
+            ) from None
 
 
 def ingest_sales(mirror: Any, path: str | Path, *, now: Any = None, bounds: Bounds = DEFAULT_BOUNDS) -> SalesReport:

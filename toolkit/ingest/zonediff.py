@@ -81,8 +81,9 @@ def _is_ttl(token: str) -> bool:
     return token[:1].isdigit() and token.rstrip("smhdwSMHDW").isdigit()
 
 
-def _lines(feed: FeedFile, names: dict[str, tuple[int, str]],
-           plain: Callable[[], bool]) -> Iterator[tuple[int, str, bool]]:  # fmt: skip
+def _lines(
+    feed: FeedFile, names: dict[str, tuple[int, str]], plain: Callable[[], bool]
+) -> Iterator[tuple[int, str, bool]]:
     """`feed`'s lines as `FeedFile.lines` gives them, except that a name list's line that is
     already a clean name (while `plain()`: outside a record) goes straight into `names`."""
     fast = _PLAIN_NAME.fullmatch
@@ -100,8 +101,9 @@ def _lines(feed: FeedFile, names: dict[str, tuple[int, str]],
                 yield number + end, "", complete  # the last line's end, for the truncation checks
 
 
-def zone_names(feed: FeedFile, on_bad_row: Callable[[Skipped], None] = strict, tld: str | None = None, *,
-               whole: bool = False) -> tuple[str, dict[str, tuple[int, str]]]:  # fmt: skip
+def zone_names(
+    feed: FeedFile, on_bad_row: Callable[[Skipped], None] = strict, tld: str | None = None, *, whole: bool = False
+) -> tuple[str, dict[str, tuple[int, str]]]:
     """(the zone's TLD, {name: (line, line text)}) of a zone file or a list of names, read a
     line at a time. `whole`: a last line without its line end is a truncated file."""
     origin: str | None = None
@@ -165,18 +167,31 @@ def zone_names(feed: FeedFile, on_bad_row: Callable[[Skipped], None] = strict, t
                 names.setdefault(clean_domain(owner), (line, text))
         except BadRow as exc:
             if not terminated:
-                raise IngestError(feed.name, line, f"the last line is incomplete ({exc})",
-                                  "the file is truncated: download it again") from None  # fmt: skip
+                raise IngestError(
+                    feed.name, line, f"the last line is incomplete ({exc})", "the file is truncated: download it again"
+                ) from None
             on_bad_row(Skipped(feed.name, line, str(exc)))
     if whole and last is not None and not last[2]:
-        raise IngestError(feed.name, last[0], "the last line is incomplete (no line end)",
-                          "the file is truncated: download it again (nothing was written)")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            last[0],
+            "the last line is incomplete (no line end)",
+            "the file is truncated: download it again (nothing was written)",
+        )
     if depth > 0 or (is_zone and last is not None and not last[2]):
-        raise IngestError(feed.name, last[0] if last else None, "the zone file stops in the middle of a record",
-                          "the file is truncated: download it again")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            last[0] if last else None,
+            "the zone file stops in the middle of a record",
+            "the file is truncated: download it again",
+        )
     if not names:
-        raise IngestError(feed.name, None, "no delegated names in the file",
-                          "pass a zone file (NS records) or a list of one name a line")  # fmt: skip
+        raise IngestError(
+            feed.name,
+            None,
+            "no delegated names in the file",
+            "pass a zone file (NS records) or a list of one name a line",
+        )
     if apex is None:
         apex = next(iter(names)).rpartition(".")[2]
     under = [n for n in names if not n.endswith("." + apex)]
@@ -195,60 +210,106 @@ def is_replay(path: str | Path) -> bool:
 def snapshot_files(spec: str | Path) -> list[tuple[date, Path]]:
     """The snapshots a folder or a glob names, by day (the date in each file's name)."""
     text = str(spec)
-    paths = sorted(p for p in Path(text).iterdir() if p.is_file()) if Path(text).is_dir() else \
-        sorted(Path(p) for p in globbing.glob(text) if Path(p).is_file())  # fmt: skip
+    paths = (
+        sorted(p for p in Path(text).iterdir() if p.is_file())
+        if Path(text).is_dir()
+        else sorted(Path(p) for p in globbing.glob(text) if Path(p).is_file())
+    )
     if len(paths) < 2:
-        raise IngestError(text, None, f"{len(paths)} snapshot file(s) there; a replay needs two or more",
-                          "pass a folder of daily snapshots or a glob such as 'zone/nu_domains_*.txt.gz'")  # fmt: skip
+        raise IngestError(
+            text,
+            None,
+            f"{len(paths)} snapshot file(s) there; a replay needs two or more",
+            "pass a folder of daily snapshots or a glob such as 'zone/nu_domains_*.txt.gz'",
+        )
     days: dict[str, Path] = {}
     for path in paths:
         day = day_in_name(path)
         if day is None:
-            raise IngestError(str(path), None, "no date in the file name, so its day is unknown",
-                              "name each snapshot with its day (nu_domains_2025-12-20.txt.gz)")  # fmt: skip
+            raise IngestError(
+                str(path),
+                None,
+                "no date in the file name, so its day is unknown",
+                "name each snapshot with its day (nu_domains_2025-12-20.txt.gz)",
+            )
         if day in days:
-            raise IngestError(str(path), None, f"a second snapshot of {day} (the first: {days[day].name})",
-                              "keep one snapshot a day")  # fmt: skip
+            raise IngestError(
+                str(path), None, f"a second snapshot of {day} (the first: {days[day].name})", "keep one snapshot a day"
+            )
         days[day] = path
     return [(date.fromisoformat(d), days[d]) for d in sorted(days)]
 
 
-def _gone_row(name: str, line: int, text: str, *, tld: str, status: str, last: date | None, first_absent: date,
-              gone_at: str, stamp: str, feed_name: str, original: dict[str, Any],
-              is_available: Callable[[str], bool | None] | None) -> Row:  # fmt: skip
+def _gone_row(
+    name: str,
+    line: int,
+    text: str,
+    *,
+    tld: str,
+    status: str,
+    last: date | None,
+    first_absent: date,
+    gone_at: str,
+    stamp: str,
+    feed_name: str,
+    original: dict[str, Any],
+    is_available: Callable[[str], bool | None] | None,
+) -> Row:
     if is_available is not None and is_available(name) is True:
-        return Row(LISTING, feed_name, line, {
-            "id": ingest_id("regfree", name),
-            "name": name,
-            "source": "regfree",
-            "type": "closeout",
-            "currency": None,
-            "whois_checked_at": stamp,
-            "feed_record": original,
-            "availability_check": f"gone from the .{tld} zone of {first_absent}; is_available() confirmed it",
-        })  # fmt: skip
+        return Row(
+            LISTING,
+            feed_name,
+            line,
+            {
+                "id": ingest_id("regfree", name),
+                "name": name,
+                "source": "regfree",
+                "type": "closeout",
+                "currency": None,
+                "whois_checked_at": stamp,
+                "feed_record": original,
+                "availability_check": f"gone from the .{tld} zone of {first_absent}; is_available() confirmed it",
+            },
+        )
     window, reason = predict_drop_window(split_domain(name)[1], status, first_absent, last)
     where = f"last in the zone on {last}, gone on {first_absent}" if last else f"gone from the zone on {first_absent}"
     fields = window.as_fields() if window else {}
-    record = pending_record(name, "zonediff", observed_at=gone_at, status=status,
-                            drop=fields.get("estimated_drop_date"), reason=f"predicted from the zone ({where}): {reason}",
-                            original=original, first_disappeared_at=gone_at, dns_status="NXDOMAIN",
-                            window=(fields.get("drop_window_start"), fields.get("drop_window_end")))  # fmt: skip
+    record = pending_record(
+        name,
+        "zonediff",
+        observed_at=gone_at,
+        status=status,
+        drop=fields.get("estimated_drop_date"),
+        reason=f"predicted from the zone ({where}): {reason}",
+        original=original,
+        first_disappeared_at=gone_at,
+        dns_status="NXDOMAIN",
+        window=(fields.get("drop_window_start"), fields.get("drop_window_end")),
+    )
     return Row(PENDING, feed_name, line, record)
 
 
-def zonediff_rows(path: str | Path, *, previous: str | Path | None = None, observed_at: Any = None,
-                  is_available: Callable[[str], bool | None] | None = None, status: str = "serverHold",
-                  zone_date: Any = None, tld: str | None = None, on_bad_row: Callable[[Skipped], None] = strict,
-                  bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
+def zonediff_rows(
+    path: str | Path,
+    *,
+    previous: str | Path | None = None,
+    observed_at: Any = None,
+    is_available: Callable[[str], bool | None] | None = None,
+    status: str = "serverHold",
+    zone_date: Any = None,
+    tld: str | None = None,
+    on_bad_row: Callable[[Skipped], None] = strict,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> Iterator[Row]:
     """The names in `previous` that are gone from `path` (the later zone): pending-delete
     candidates, or regfree listings for those `is_available` confirms. Without `previous`,
     `path` is a folder or a glob of daily snapshots, replayed in order (`replay_rows`)."""
     if previous is None:
         if zone_date is not None:
             raise ValueError("zone_date: a replay takes each snapshot's day from its file name")
-        yield from replay_rows(path, observed_at=observed_at, is_available=is_available, status=status, tld=tld,
-                               bounds=bounds)
+        yield from replay_rows(
+            path, observed_at=observed_at, is_available=is_available, status=status, tld=tld, bounds=bounds
+        )
         return
     if status not in PENDING_STATUSES:
         raise ValueError(f"status: {status!r} is not one of {', '.join(PENDING_STATUSES)}")
@@ -257,8 +318,12 @@ def zonediff_rows(path: str | Path, *, previous: str | Path | None = None, obser
     old_tld, old = zone_names(old_feed, on_bad_row, tld)
     new_tld, new = zone_names(new_feed, on_bad_row, tld)
     if old_tld != new_tld:
-        raise IngestError(new_feed.name, None, f"this zone is .{new_tld} but {old_feed.name} is .{old_tld}",
-                          "diff two files of the same TLD")  # fmt: skip
+        raise IngestError(
+            new_feed.name,
+            None,
+            f"this zone is .{new_tld} but {old_feed.name} is .{old_tld}",
+            "diff two files of the same TLD",
+        )
     if zone_date is not None or day_in_name(path):
         try:
             day = parse_day(zone_date) if zone_date is not None else day_in_name(path)
@@ -274,19 +339,41 @@ def zonediff_rows(path: str | Path, *, previous: str | Path | None = None, obser
         if name in new:
             continue
         original = {"previous_file": Path(previous).name, "current_file": Path(path).name, "previous_line": text}
-        yield _gone_row(name, line, text, tld=new_tld, status=status, last=last, first_absent=evidence, gone_at=gone_at,
-                        stamp=stamp, feed_name=old_feed.name, original=original, is_available=is_available)  # fmt: skip
+        yield _gone_row(
+            name,
+            line,
+            text,
+            tld=new_tld,
+            status=status,
+            last=last,
+            first_absent=evidence,
+            gone_at=gone_at,
+            stamp=stamp,
+            feed_name=old_feed.name,
+            original=original,
+            is_available=is_available,
+        )
 
 
 def _snapshot_strict(problem: Skipped) -> None:
-    raise IngestError(problem.file, problem.line, problem.reason,
-                      "a snapshot is a zone file or a list of one name a line: check that this file is one, "
-                      "and undamaged (nothing was written)")  # fmt: skip
+    raise IngestError(
+        problem.file,
+        problem.line,
+        problem.reason,
+        "a snapshot is a zone file or a list of one name a line: check that this file is one, "
+        "and undamaged (nothing was written)",
+    )
 
 
-def replay_rows(spec: str | Path, *, observed_at: Any = None, is_available: Callable[[str], bool | None] | None = None,
-                status: str = "serverHold", tld: str | None = None,
-                bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[Row]:  # fmt: skip
+def replay_rows(
+    spec: str | Path,
+    *,
+    observed_at: Any = None,
+    is_available: Callable[[str], bool | None] | None = None,
+    status: str = "serverHold",
+    tld: str | None = None,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> Iterator[Row]:
     """Replay daily snapshots (a folder or a glob; `.gz` read as is; days may be missing):
     each name that leaves the zone and does not come back is a candidate, with the last day
     it was seen (L) and the first day it was absent (A), so its release window is
@@ -306,8 +393,12 @@ def replay_rows(spec: str | Path, *, observed_at: Any = None, is_available: Call
         if zone_tld is None:
             zone_tld = this_tld
         elif this_tld != zone_tld:
-            raise IngestError(str(path), None, f"this zone is .{this_tld} but {files[0][1].name} is .{zone_tld}",
-                              "replay snapshots of one TLD")  # fmt: skip
+            raise IngestError(
+                str(path),
+                None,
+                f"this zone is .{this_tld} but {files[0][1].name} is .{zone_tld}",
+                "replay snapshots of one TLD",
+            )
         if prev is not None:
             for name in [n for n in gone if n in names]:  # back in the zone: renewed, not dropping
                 del gone[name]
@@ -318,9 +409,20 @@ def replay_rows(spec: str | Path, *, observed_at: Any = None, is_available: Call
     for name in sorted(gone):
         last, absent, last_path, absent_path, line, text = gone[name]
         original = {"previous_file": last_path.name, "current_file": absent_path.name, "previous_line": text}
-        yield _gone_row(name, line, text, tld=zone_tld or "", status=status, last=last, first_absent=absent,
-                        gone_at=f"{absent}T00:00:00Z", stamp=stamp, feed_name=str(last_path), original=original,
-                        is_available=is_available)  # fmt: skip
+        yield _gone_row(
+            name,
+            line,
+            text,
+            tld=zone_tld or "",
+            status=status,
+            last=last,
+            first_absent=absent,
+            gone_at=f"{absent}T00:00:00Z",
+            stamp=stamp,
+            feed_name=str(last_path),
+            original=original,
+            is_available=is_available,
+        )
 
 
 def parse_zonediff(path: str | Path, **options: Any) -> Iterator[dict[str, Any]]:

@@ -17,7 +17,15 @@ from __future__ import annotations
 
 from .. import _lazy_exports
 
-__all__ = ["Mirror", "ENGINES", "LISTING_OUTPUT", "LISTING_EXPORT", "PENDING_OUTPUT", "FREE_FIELDS", "FREE_VISIBLE_NAMES"]
+__all__ = [
+    "Mirror",
+    "ENGINES",
+    "LISTING_OUTPUT",
+    "LISTING_EXPORT",
+    "PENDING_OUTPUT",
+    "FREE_FIELDS",
+    "FREE_VISIBLE_NAMES",
+]
 
 _LAZY = {
     "Mirror": ".mirror",

@@ -124,8 +124,9 @@ def _tf_cf_cells(tf: np.ndarray, cf: np.ndarray, weights: np.ndarray) -> dict[tu
     return {(int(c // side), int(c % side)): int(flat[c]) for c in np.flatnonzero(flat)}
 
 
-def _zone_counts(codes: np.ndarray, texts: list[str | None], tf: np.ndarray, cf: np.ndarray,
-                 weights: np.ndarray, label: Any = None) -> dict[str | None, tuple[int, int]]:  # fmt: skip
+def _zone_counts(
+    codes: np.ndarray, texts: list[str | None], tf: np.ndarray, cf: np.ndarray, weights: np.ndarray, label: Any = None
+) -> dict[str | None, tuple[int, int]]:
     """label -> (inside, outside) the zone, over the rows in the grid; `label` maps a text to
     the label it counts under (several texts may share one)."""
     labels = [label(t) if label else t for t in texts]
@@ -158,8 +159,9 @@ def _sums(keys: np.ndarray, weights: np.ndarray) -> dict[int, int]:
 _BINS = len(SNAPSHOT_EDGES) + 1  # bins 0 .. len(SNAPSHOT_EDGES)
 
 
-def _archive_counts(days: np.ndarray, bins: np.ndarray, weights: np.ndarray,
-                    today: date) -> tuple[dict[int, int], dict[int, int], dict[tuple[int, int], int]]:  # fmt: skip
+def _archive_counts(
+    days: np.ndarray, bins: np.ndarray, weights: np.ndarray, today: date
+) -> tuple[dict[int, int], dict[int, int], dict[tuple[int, int], int]]:
     """(ages, first years, (age, snapshot bin) counts) of the rows with a first snapshot date."""
     keep = days != NULL
     ages, years = _ages_and_years(days[keep], today)
@@ -216,16 +218,21 @@ def from_index(index: Any, mask: np.ndarray, today: date) -> ChartCounts:
     tf, cf = held("trust_flow"), held("citation_flow")
     metric = np.flatnonzero(_in_grid(tf, cf))  # NULL is the type's minimum: never in the grid
     tf, cf = tf[metric].astype(np.int64), cf[metric].astype(np.int64)
-    (source, s_tf, s_cf), by_source = _group_by([held("source")[metric].astype(np.int64), tf, cf],
-                                                [len(texts["source"]), side, side])  # fmt: skip
-    (topic, t_tf, t_cf), by_topic = _group_by([held("ttf_topic")[metric].astype(np.int64), tf, cf],
-                                              [len(texts["ttf_topic"]), side, side])  # fmt: skip
+    (source, s_tf, s_cf), by_source = _group_by(
+        [held("source")[metric].astype(np.int64), tf, cf], [len(texts["source"]), side, side]
+    )
+    (topic, t_tf, t_cf), by_topic = _group_by(
+        [held("ttf_topic")[metric].astype(np.int64), tf, cf], [len(texts["ttf_topic"]), side, side]
+    )
     days, snapshots = held("wayback_first_date"), held("wayback_snapshots")
     dated = np.flatnonzero(days != np.iinfo(days.dtype).min)
     days = days[dated].astype(np.int64)
     snapshots = snapshots[dated]
-    bins = np.where(snapshots != np.iinfo(snapshots.dtype).min,
-                    np.searchsorted(np.array(SNAPSHOT_EDGES), snapshots, side="right"), _BINS)  # fmt: skip
+    bins = np.where(
+        snapshots != np.iinfo(snapshots.dtype).min,
+        np.searchsorted(np.array(SNAPSHOT_EDGES), snapshots, side="right"),
+        _BINS,
+    )
     low = int(days.min()) if len(days) else 0
     (day, bin_), by_day = _group_by([days - low, bins], [int(days.max(initial=low)) - low + 1, _BINS + 1])
     ages, years, joint = _archive_counts(day + low, np.where(bin_ == _BINS, NULL, bin_), by_day, today)
@@ -296,15 +303,17 @@ def from_sql(conn: sqlite3.Connection, where: str, args: list[Any], today: date)
 
     def grouped(*keys: str, also: str = "") -> list[list[Any]]:
         positions = ", ".join(str(i) for i in range(1, len(keys) + 1))
-        rows = conn.execute(f"SELECT {', '.join(keys)}, count(*) FROM listings WHERE ({where}) {also} "
-                            f"GROUP BY {positions}", list(args)).fetchall()  # fmt: skip
+        rows = conn.execute(
+            f"SELECT {', '.join(keys)}, count(*) FROM listings WHERE ({where}) {also} GROUP BY {positions}", list(args)
+        ).fetchall()
         return [list(column) for column in zip(*rows)] if rows else [[] for _ in range(len(keys) + 1)]
 
     metrics = "AND trust_flow IS NOT NULL AND citation_flow IS NOT NULL"
     source, tf, cf, by_source = grouped("source", "trust_flow", "citation_flow", also=metrics)
     topic, topic_tf, topic_cf, by_topic = grouped("ttf_topic", "trust_flow", "citation_flow", also=metrics)
-    first, bins, by_first = grouped("wayback_first_date", _snapshot_bin_sql("wayback_snapshots"),
-                                    also="AND wayback_first_date IS NOT NULL")
+    first, bins, by_first = grouped(
+        "wayback_first_date", _snapshot_bin_sql("wayback_snapshots"), also="AND wayback_first_date IS NOT NULL"
+    )
     language, by_language = grouped("language")
     tf_values, cf_values = _whole(tf), _whole(cf)
     topic_codes, topic_texts = _coded(topic)
@@ -314,9 +323,12 @@ def from_sql(conn: sqlite3.Connection, where: str, args: list[Any], today: date)
     return ChartCounts(
         total=int(sum(by_language)),
         tf_cf=_tf_cf_cells(tf_values, cf_values, np.array(by_source, dtype=np.int64)),
-        zone_by_topic=_zone_counts(topic_codes, topic_texts, _whole(topic_tf), _whole(topic_cf),
-                                   np.array(by_topic, dtype=np.int64), topic_of),  # fmt: skip
-        zone_by_source=_zone_counts(source_codes, source_texts, tf_values, cf_values, np.array(by_source, dtype=np.int64)),
+        zone_by_topic=_zone_counts(
+            topic_codes, topic_texts, _whole(topic_tf), _whole(topic_cf), np.array(by_topic, dtype=np.int64), topic_of
+        ),
+        zone_by_source=_zone_counts(
+            source_codes, source_texts, tf_values, cf_values, np.array(by_source, dtype=np.int64)
+        ),
         ages=ages,
         first_years=years,
         snapshots_by_age=joint,

@@ -162,8 +162,10 @@ def _with_archive(conn: sqlite3.Connection, path: str, rows: Any, columns: list[
         scratch = sqlite3.connect(":memory:")
         try:
             scratch.execute(f"CREATE TABLE t ({', '.join(inputs)})")
-            scratch.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(inputs))})",
-                                zip(*(archived.column(c).to_pylist() for c in inputs)))  # fmt: skip
+            scratch.executemany(
+                f"INSERT INTO t VALUES ({', '.join('?' * len(inputs))})",
+                zip(*(archived.column(c).to_pylist() for c in inputs)),
+            )
             computed = _read_rows(scratch, expressions, "t")
         finally:
             scratch.close()
@@ -190,8 +192,14 @@ def _read_rows(conn: sqlite3.Connection, columns: list[str], source: str, args: 
 
     line = "printf('" + _SEPARATOR.join(["%s"] * len(columns)) + "', " + ", ".join(map(_field, columns)) + ")"
     rows, text = conn.execute(f"SELECT count(*), group_concat({line}, char(10)) FROM {source}", args).fetchone()
-    types = {"int": pa.int64(), "real": pa.float64(), "day": pa.string(), "time": pa.string(),
-             "code": pa.dictionary(pa.int32(), pa.string()), "name": pa.string()}  # fmt: skip
+    types = {
+        "int": pa.int64(),
+        "real": pa.float64(),
+        "day": pa.string(),
+        "time": pa.string(),
+        "code": pa.dictionary(pa.int32(), pa.string()),
+        "name": pa.string(),
+    }
     column_types = {c: types[_kind(c)] for c in columns}
     if not rows:
         return pa.table({c: pa.array([], type=t) for c, t in column_types.items()})
@@ -258,7 +266,9 @@ def _build_once(mirror_path: str | os.PathLike[str], part: str) -> ColumnarIndex
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent) as pool:
+        with ProcessPoolExecutor(
+            2, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent
+        ) as pool:
             built = list(pool.map(_build_part, *zip(*parts)))
     else:
         with ThreadPoolExecutor(2) as pool:
@@ -278,8 +288,13 @@ def _build_once(mirror_path: str | os.PathLike[str], part: str) -> ColumnarIndex
                 raise _Moved("the mirror changed while the index was read; build again")
             meta["archive"] = _archive_version(conn)
             # Archived and packed listings are not in SQLite's trigram index: their names are searched here.
-            meta["outside_fts"] = conn.execute("SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings') "
-                                               "OR EXISTS (SELECT 1 FROM packed_listings)").fetchone()[0] == 1  # fmt: skip
+            meta["outside_fts"] = (
+                conn.execute(
+                    "SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings') "
+                    "OR EXISTS (SELECT 1 FROM packed_listings)"
+                ).fetchone()[0]
+                == 1
+            )
         finally:
             conn.close()
     return ColumnarIndex(generation, arrays, meta)
@@ -291,8 +306,9 @@ def _archive_version(conn: sqlite3.Connection) -> str:
     return archive_version(conn)
 
 
-def _build_part(path: str, columns: list[str], with_names: bool,
-                part: str) -> tuple[int, dict[str, np.ndarray], dict[str, Any]]:  # fmt: skip
+def _build_part(
+    path: str, columns: list[str], with_names: bool, part: str
+) -> tuple[int, dict[str, np.ndarray], dict[str, Any]]:
     """Scan `columns` (and the name order), hold them in id order and sort the sortable ones."""
     generation, table = _scan(path, ["id"] + columns, part)
     rows = table.num_rows
@@ -340,7 +356,11 @@ def _numpy(data: Any, fill: Any = None) -> np.ndarray:
     if not len(data):
         return np.zeros(0, dtype=dtype)
     buffers = data.buffers()
-    values = _bits(buffers[1], data) if dtype is bool else np.frombuffer(buffers[1], dtype=dtype)[data.offset : data.offset + len(data)]
+    values = (
+        _bits(buffers[1], data)
+        if dtype is bool
+        else np.frombuffer(buffers[1], dtype=dtype)[data.offset : data.offset + len(data)]
+    )
     if data.null_count:
         if fill is None:
             raise ValueError("an array with nulls and nothing to fill them with")
@@ -421,7 +441,9 @@ def _null_of(values: np.ndarray) -> Any:
     return np.iinfo(values.dtype).min if values.dtype.kind == "i" else None
 
 
-def _put(arrays: dict[str, np.ndarray], meta: dict[str, Any], column: str, kind: str, data: Any, order: np.ndarray) -> None:
+def _put(
+    arrays: dict[str, np.ndarray], meta: dict[str, Any], column: str, kind: str, data: Any, order: np.ndarray
+) -> None:
     """Hold one column in id order: codes for texts, the narrowest integer type for whole
     numbers (seconds, days, counts), float64 for reals."""
     import pyarrow.compute as pc
@@ -451,8 +473,9 @@ _REFRESH_SHARE = 0.2
 _FEW_NAMES = 2000
 
 
-def update_index(mirror_path: str | os.PathLike[str], previous: "ColumnarIndex | None" = None, *,
-                 part: str = "live") -> "ColumnarIndex":  # fmt: skip
+def update_index(
+    mirror_path: str | os.PathLike[str], previous: "ColumnarIndex | None" = None, *, part: str = "live"
+) -> "ColumnarIndex":
     """A part of the index of the mirror as it is now: `previous` with the rows written since
     its generation read again (the mirror's change log, `listing_changes`), or, when that log
     cannot say (a bulk load since, too many changes, a held form that changed), built whole."""
@@ -476,7 +499,11 @@ def _refresh(path: str, previous: "ColumnarIndex") -> "ColumnarIndex | None":
     """`previous` patched with the rows the change log names since its generation, all read
     in one read transaction; None when only a whole build can give the current index."""
     columns = _held_columns()
-    if previous.meta["unusable"] or any(c not in previous.arrays for c in columns) or "sort:name" not in previous.arrays:
+    if (
+        previous.meta["unusable"]
+        or any(c not in previous.arrays for c in columns)
+        or "sort:name" not in previous.arrays
+    ):
         return None
     conn = connect(path, readonly=True)
     # The changed rows lie all over the table: mapped, every page read would count as this
@@ -499,9 +526,15 @@ def _refresh(path: str, previous: "ColumnarIndex") -> "ColumnarIndex | None":
         )
         if len(changed) > max(previous.rows * _REFRESH_SHARE, 1000):
             return None
-        held = f" AND {PARTS[previous.part]}" if PARTS[previous.part] else ""  # a row that left the part is gone from it
-        table = _read_rows(conn, ["id", *columns, "name"],
-                           f"listings WHERE id IN (SELECT id FROM listing_changes WHERE generation >= ?){held}", since)  # fmt: skip
+        held = (
+            f" AND {PARTS[previous.part]}" if PARTS[previous.part] else ""
+        )  # a row that left the part is gone from it
+        table = _read_rows(
+            conn,
+            ["id", *columns, "name"],
+            f"listings WHERE id IN (SELECT id FROM listing_changes WHERE generation >= ?){held}",
+            since,
+        )
     finally:
         conn.close()
     try:
@@ -514,8 +547,9 @@ class _Unpatchable(Exception):
     """A changed row holds a value the previous index's form cannot take (a new text form)."""
 
 
-def _patched(previous: "ColumnarIndex", generation: int, changed: np.ndarray, table: Any,
-             columns: list[str]) -> "ColumnarIndex":  # fmt: skip
+def _patched(
+    previous: "ColumnarIndex", generation: int, changed: np.ndarray, table: Any, columns: list[str]
+) -> "ColumnarIndex":
     """The arrays of `previous` with the rows of `table` written over, added or (ids of
     `changed` no longer in the mirror) removed; the sort orders of changed columns again."""
     import copy
@@ -545,8 +579,9 @@ def _patched(previous: "ColumnarIndex", generation: int, changed: np.ndarray, ta
     arrays["id"] = patch(old_ids, ids)
     resort = []
     for column in columns:
-        old, new = _changed_values(previous.arrays[column], meta, column, table.column(column).combine_chunks(), order,
-                                   arrays)
+        old, new = _changed_values(
+            previous.arrays[column], meta, column, table.column(column).combine_chunks(), order, arrays
+        )
         arrays[column] = patch(old, new)
         same = np.array_equal(old[found[updated]], new[updated], equal_nan=new.dtype.kind == "f")
         if f"sort:{column}" in arrays and (reshaped or not same):
@@ -569,8 +604,9 @@ def _positions(held: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return np.where(hit, at, -1)
 
 
-def _changed_values(old: np.ndarray, meta: dict[str, Any], column: str, data: Any, order: np.ndarray,
-                    arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def _changed_values(
+    old: np.ndarray, meta: dict[str, Any], column: str, data: Any, order: np.ndarray, arrays: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """(the old column, in a type that also holds the new values; the new values in it, in
     `order`). Arrow arrays are turned into NumPy before being reordered: Arrow's `take`
     with a NumPy index imports pandas. A real's distinct values in `arrays` grow as needed."""
@@ -599,8 +635,9 @@ def _changed_values(old: np.ndarray, meta: dict[str, Any], column: str, data: An
     return old, np.where(nulls, info.min, values).astype(old.dtype)
 
 
-def _changed_reals(old: np.ndarray, arrays: dict[str, np.ndarray], column: str,
-                   values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def _changed_reals(
+    old: np.ndarray, arrays: dict[str, np.ndarray], column: str, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Ranks of new real values; values never held join the distinct ones, and the old
     ranks move to their places among them (the order, and so every sort, is unchanged)."""
     held = arrays[f"values:{column}"]
@@ -663,8 +700,15 @@ def _changed_codes(old: np.ndarray, texts_held: list[str], data: Any) -> tuple[n
     return old, np.where(new < 0, null, new).astype(old.dtype)
 
 
-def _patch_names(previous: "ColumnarIndex", arrays: dict[str, np.ndarray], meta: dict[str, Any], found: np.ndarray,
-                 removed: np.ndarray, ids: np.ndarray, names: list[str]) -> None:  # fmt: skip
+def _patch_names(
+    previous: "ColumnarIndex",
+    arrays: dict[str, np.ndarray],
+    meta: dict[str, Any],
+    found: np.ndarray,
+    removed: np.ndarray,
+    ids: np.ndarray,
+    names: list[str],
+) -> None:
     """The name order and the joined names after the change: unchanged when no name changed
     and no row came or went; else the old order (`ORDER BY name, id`: bytes, ties by id)
     with the leaving names cut out and the incoming ones spliced in where they sort."""
@@ -719,19 +763,23 @@ def _patch_names(previous: "ColumnarIndex", arrays: dict[str, np.ndarray], meta:
     total = len(same)
     new_ends = arrays["name_ends"].astype(np.int64)
     after_cut = leaving - np.arange(len(leaving))  # the kept index that follows each cut
-    touched = np.concatenate((at + np.arange(len(at)), at + np.arange(len(at)) + 1,
-                              after_cut + np.searchsorted(at, after_cut, side="right")))  # fmt: skip
+    touched = np.concatenate(
+        (at + np.arange(len(at)), at + np.arange(len(at)) + 1, after_cut + np.searchsorted(at, after_cut, side="right"))
+    )
     for f in np.unique(touched):
         if 0 < f < total:
-            same[f] = text[(new_ends[f - 2] if f > 1 else 0) : new_ends[f - 1] - 1] == text[new_ends[f - 1] : new_ends[f] - 1]
+            same[f] = (
+                text[(new_ends[f - 2] if f > 1 else 0) : new_ends[f - 1] - 1] == text[new_ends[f - 1] : new_ends[f] - 1]
+            )
     if total:
         same[0] = False
     arrays["starts:name"] = np.flatnonzero(~same).astype(np.int32)
     meta["nonnull"]["name"] = total
 
 
-def _name_positions(incoming: list[tuple[bytes, int]], blob: bytes, ids_in_order: np.ndarray,
-                    name_at: Callable[[int], bytes]) -> np.ndarray:  # fmt: skip
+def _name_positions(
+    incoming: list[tuple[bytes, int]], blob: bytes, ids_in_order: np.ndarray, name_at: Callable[[int], bytes]
+) -> np.ndarray:
     """For each (name, id) of the sorted `incoming`, the old rank it goes before (`ORDER BY
     name, id`): a binary search each for a few, one vectorised search for many."""
     import bisect
@@ -777,8 +825,9 @@ class ColumnarIndex:
         for name, array in self.arrays.items():
             layout[name] = [array.dtype.str, offset, int(array.size)]
             offset += -(-array.nbytes // _ALIGN) * _ALIGN
-        header = json.dumps({"format": FORMAT, "generation": self.generation, "rows": self.rows, "layout": layout,
-                             "meta": self.meta}).encode()  # fmt: skip
+        header = json.dumps(
+            {"format": FORMAT, "generation": self.generation, "rows": self.rows, "layout": layout, "meta": self.meta}
+        ).encode()
         start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
         target = Path(path)
         temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.partial")
@@ -880,8 +929,9 @@ class ColumnarIndex:
         return at[self.arrays["id"][at] == ids]
 
     # -- answering -----------------------------------------------------------------------
-    def mask(self, values: Mapping[str, Any], now: datetime,
-             fts: Callable[[str, str, int, int], np.ndarray]) -> np.ndarray:  # fmt: skip
+    def mask(
+        self, values: Mapping[str, Any], now: datetime, fts: Callable[[str, str, int, int], np.ndarray]
+    ) -> np.ndarray:
         """The rows an `/api/domains` request matches (validated `values`), as of `now`;
         Unsupported when the index cannot answer it (a filter, or the sort, it does not hold)."""
         if "after_id" not in values:
@@ -993,8 +1043,12 @@ def load_index(path: str | os.PathLike[str], part: str = "live") -> ColumnarInde
 # -- exact comparisons on the held forms ---------------------------------------------
 
 _OPS: dict[str, Callable[[np.ndarray, Any], np.ndarray]] = {
-    ">=": np.greater_equal, ">": np.greater, "<=": np.less_equal, "<": np.less, "=": np.equal,
-}  # fmt: skip
+    ">=": np.greater_equal,
+    ">": np.greater,
+    "<=": np.less_equal,
+    "<": np.less,
+    "=": np.equal,
+}
 
 
 def _compare_whole(values: np.ndarray, op: str, target: float) -> np.ndarray:

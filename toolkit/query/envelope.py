@@ -49,5 +49,3 @@ def envelope(data: list, *, total: int, page: int, per_page: int, url: str, raw:
             "total": total,
         },
     }
-
-

@@ -270,8 +270,9 @@ class Mirror:
                 finally:
                     self._rebuilt_at[part] = time.monotonic()
 
-            thread = self._rebuilding[part] = threading.Thread(target=rebuild, name=f"edt-columnar-rebuild-{part}",
-                                                               daemon=True)  # fmt: skip
+            thread = self._rebuilding[part] = threading.Thread(
+                target=rebuild, name=f"edt-columnar-rebuild-{part}", daemon=True
+            )
             thread.start()
             _REBUILDS.add(thread)
 
@@ -294,8 +295,9 @@ class Mirror:
         import numpy as np
 
         def ids(table: str, match: str, low: int, high: int) -> Any:
-            rows = conn.execute(f"SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ? AND rowid BETWEEN ? AND ?",
-                                [match, low, high]).fetchall()  # fmt: skip
+            rows = conn.execute(
+                f"SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ? AND rowid BETWEEN ? AND ?", [match, low, high]
+            ).fetchall()
             return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
         return ids
@@ -323,8 +325,11 @@ class Mirror:
     def _closed_after(self, now: datetime) -> bool:
         """Whether a listing closed after `now` (a clock set in the past): then a live request
         may match closed rows, and neither the live part nor the open-only index serve it."""
-        row = self.connection().execute(
-            "SELECT 1 FROM listings WHERE closed_at > ? LIMIT 1", [iso_timestamp(now)]).fetchone()  # fmt: skip
+        row = (
+            self.connection()
+            .execute("SELECT 1 FROM listings WHERE closed_at > ? LIMIT 1", [iso_timestamp(now)])
+            .fetchone()
+        )
         return row is not None
 
     def _open_term(self, now: datetime) -> str:
@@ -363,16 +368,24 @@ class Mirror:
     # -- the archive (toolkit/store/archive.py): closed listings moved out, read back as one ---------
     def _archived(self, conn: sqlite3.Connection) -> bool:
         """Whether listings have been moved to the archive or packed (then closed rows are read from both)."""
-        return conn.execute("SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings') "
-                            "OR EXISTS (SELECT 1 FROM packed_listings)").fetchone()[0] == 1  # fmt: skip
+        return (
+            conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings') "
+                "OR EXISTS (SELECT 1 FROM packed_listings)"
+            ).fetchone()[0]
+            == 1
+        )
 
     def _rows_by_id(self, conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
         """The listings of these ids (LISTING_SELECT), in the order given: from SQLite, and
         from the archive those it no longer holds."""
         from ..store.archive import archived_rows
 
-        return sqlplan.rows_by_id(conn, ids, lambda missing: archived_rows(self.path, "listings", "id", missing,
-                                                                           list(LISTING_STORED), conn=conn))  # fmt: skip
+        return sqlplan.rows_by_id(
+            conn,
+            ids,
+            lambda missing: archived_rows(self.path, "listings", "id", missing, list(LISTING_STORED), conn=conn),
+        )
 
     def _total_and_page(self, values: Mapping[str, Any], plan: str, limit: int, offset: int) -> tuple[int, list[tuple]]:
         """The total of matches and the page's rows (LISTING_SELECT)."""
@@ -428,9 +441,7 @@ class Mirror:
             data = [listing_record(r, today, historical_traffic=ht) for r in rows[:per_page]]
             envelope = _envelope(data, total=total, page=1, per_page=per_page, url=url, raw=params)
             next_after_id = data[-1]["id"] if data else None
-            envelope["links"]["next"] = (
-                f"{url}?{_query_string(params, after_id=next_after_id)}" if has_more else None
-            )
+            envelope["links"]["next"] = f"{url}?{_query_string(params, after_id=next_after_id)}" if has_more else None
             envelope["cursor"] = {
                 "after_id": after_id,
                 "next_after_id": next_after_id,
@@ -475,11 +486,21 @@ class Mirror:
         ht = bool(values.get("include_historical_traffic"))
         if not sql.open_only and self._archived(self.connection()):
             return self._iter_with_archive(values, lambda row: listing_record(row, today, historical_traffic=ht))
-        return self._stream(f"SELECT {LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}", sql.args,
-                            lambda row: listing_record(row, today, historical_traffic=ht))  # fmt: skip
+        return self._stream(
+            f"SELECT {LISTING_SELECT} FROM listings WHERE {sql.where} ORDER BY {sql.order}",
+            sql.args,
+            lambda row: listing_record(row, today, historical_traffic=ht),
+        )
 
-    def domains_df(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
-                   columns: Iterable[str] | None = None, sample: int | None = None, **filters: Any):  # fmt: skip
+    def domains_df(
+        self,
+        params: Mapping[str, Any] | None = None,
+        plan: str | None = None,
+        *,
+        columns: Iterable[str] | None = None,
+        sample: int | None = None,
+        **filters: Any,
+    ):
         """Every matching listing as a pandas DataFrame (the `/api/domains` filters, no paging).
 
         `columns` picks fields (default all; `age` needs `wayback_first_date`, which is added).
@@ -499,8 +520,11 @@ class Mirror:
         sampled = self._sampled_ids(values, sample) if sample else None
         if sampled is not None:  # the columnar index picked (and ordered) the rows `id % step = 0` keeps
             read = read if "id" in chosen else ["id", *read]
-            frame = pd.read_sql_query(f"SELECT {', '.join(read)} FROM listings WHERE id IN (SELECT value FROM "
-                                      "json_each(?))", self.connection(), params=[json.dumps(sampled)])  # fmt: skip
+            frame = pd.read_sql_query(
+                f"SELECT {', '.join(read)} FROM listings WHERE id IN (SELECT value FROM json_each(?))",
+                self.connection(),
+                params=[json.dumps(sampled)],
+            )
             frame = frame.set_index("id", drop=False).loc[sampled].reset_index(drop=True)[chosen]
         else:
             if sample:
@@ -508,8 +532,11 @@ class Mirror:
                 step = -(-total // sample)
                 if step > 1:
                     where, args = f"({where}) AND id % ? = 0", [*args, step]
-            frame = pd.read_sql_query(f"SELECT {', '.join(read)} FROM listings WHERE {where} ORDER BY {sql.order}",
-                                      self.connection(), params=args)  # fmt: skip
+            frame = pd.read_sql_query(
+                f"SELECT {', '.join(read)} FROM listings WHERE {where} ORDER BY {sql.order}",
+                self.connection(),
+                params=args,
+            )
         today = self.now().date()
         for name, kind in LISTING_OUTPUT.items():
             if name not in frame.columns:
@@ -528,9 +555,16 @@ class Mirror:
             frame = frame.drop(columns=["historical_traffic"])
         return frame
 
-    def results_df(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
-                   ended_after: str | None = None, ended_before: str | None = None, sold: bool | None = None,
-                   **filters: Any):  # fmt: skip
+    def results_df(
+        self,
+        params: Mapping[str, Any] | None = None,
+        plan: str | None = None,
+        *,
+        ended_after: str | None = None,
+        ended_before: str | None = None,
+        sold: bool | None = None,
+        **filters: Any,
+    ):
         """The result of every auction the mirror saw end (`auction_results`, store/results.py)
         as a DataFrame, newest end first: final price (native and EUR), bids, sold, where the
         name went next. The `/api/domains` filters (`params`, `filters`) choose the listings,
@@ -547,8 +581,11 @@ class Mirror:
         if sold is not None:
             where.append("r.sold = ?")
             args.append(int(bool(sold)))
-        frame = pd.read_sql_query(f"SELECT r.* FROM auction_results r WHERE {' AND '.join(where)} "
-                                  "ORDER BY r.ended_at DESC, r.listing_id", self.connection(), params=args)  # fmt: skip
+        frame = pd.read_sql_query(
+            f"SELECT r.* FROM auction_results r WHERE {' AND '.join(where)} ORDER BY r.ended_at DESC, r.listing_id",
+            self.connection(),
+            params=args,
+        )
         chosen = {k: v for k, v in {**(params or {}), **filters}.items() if v not in (None, "")}
         if chosen:
             listings = self.domains_df({**chosen, "include_closed": "1"}, plan, columns=["id"])
@@ -569,8 +606,14 @@ class Mirror:
         found["sold"] = bool(found["sold"])
         return found
 
-    def search_results(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
-                       url: str = "/api/results", strict: bool = True) -> dict[str, Any]:
+    def search_results(
+        self,
+        params: Mapping[str, Any] | None = None,
+        plan: str | None = None,
+        *,
+        url: str = "/api/results",
+        strict: bool = True,
+    ) -> dict[str, Any]:
         """One page of `results_df` as the API's envelope (`GET /api/results`, an extension):
         the listing filters of `/api/domains`, `ended_after`, `ended_before`, `sold`, paging."""
         plan = self._plan(plan)
@@ -578,13 +621,24 @@ class Mirror:
         raw = dict(params or {})
         values = parse_params(RESULT_PARAMS, raw, strict=strict)
         listing = {k: v for k, v in raw.items() if k in values and k in DOMAIN_PARAMS and k not in ("per_page", "page")}
-        frame = self.results_df(listing, plan, ended_after=values.get("ended_after"),
-                                ended_before=values.get("ended_before"), sold=True if values.get("sold") else None)  # fmt: skip
+        frame = self.results_df(
+            listing,
+            plan,
+            ended_after=values.get("ended_after"),
+            ended_before=values.get("ended_before"),
+            sold=True if values.get("sold") else None,
+        )
         page, per_page = values.get("page", 1), values.get("per_page", 50)
         chosen = frame.iloc[(page - 1) * per_page : page * per_page]
         data = json.loads(chosen.to_json(orient="records"))
-        return _envelope(data, total=len(frame), page=page, per_page=per_page, url=url,
-                         raw={k: v for k, v in raw.items() if k in values})  # fmt: skip
+        return _envelope(
+            data,
+            total=len(frame),
+            page=page,
+            per_page=per_page,
+            url=url,
+            raw={k: v for k, v in raw.items() if k in values},
+        )
 
     def _sampled_ids(self, values: Mapping[str, Any], sample: int) -> list[int] | None:
         """The ids `domains_df(sample=...)` keeps (matches with `id % step = 0`, step =
@@ -600,9 +654,7 @@ class Mirror:
         return index.page(mask, values.get("sort"), 0, int(mask.sum())).tolist()
 
     # -- /api/free/domains ---------------------------------------------------------------
-    def free_domains(
-        self, params: Mapping[str, Any] | None = None, *, strict: bool = True
-    ) -> dict[str, Any]:
+    def free_domains(self, params: Mapping[str, Any] | None = None, *, strict: bool = True) -> dict[str, Any]:
         """The free endpoint: no key, the first names shown, the rest masked, premium metrics omitted."""
         values = parse_params(FREE_PARAMS, params, strict=strict)
         limit = values.get("limit", FREE_PARAMS["limit"].default)
@@ -663,7 +715,9 @@ class Mirror:
     def _pending_sql(self, values: Mapping[str, Any]) -> tuple[str, list[Any], str]:
         """(where, args, order) of a pending-delete query: the one place its SQL is built."""
         today = self.now().date()
-        clauses = list(sqlplan.filter_clauses(PENDING_PARAMS, values, Context(today=today, table="pending_delete")).values())
+        clauses = list(
+            sqlplan.filter_clauses(PENDING_PARAMS, values, Context(today=today, table="pending_delete")).values()
+        )
         week = values.get("week_end", "all")
         if week != "all":
             clauses.append(("week_end = ?", [week]))
@@ -677,17 +731,21 @@ class Mirror:
         }[values.get("sort", "drop_date")]
         return where, args, order
 
-    def export_pending_rows(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
-                            strict: bool = True) -> Iterator[dict[str, Any]]:  # fmt: skip
+    def export_pending_rows(
+        self, params: Mapping[str, Any] | None = None, plan: str | None = None, *, strict: bool = True
+    ) -> Iterator[dict[str, Any]]:
         """Every matching pending-delete row (its filters, no paging), streamed (Authority+):
         the records `search_pending_delete` pages through, in its order."""
         plan = self._plan(plan)
         require(plan, "pending_delete")
         where, args, order = self._pending_sql(parse_params(PENDING_PARAMS, params, strict=strict))
-        return self._stream(f"SELECT {PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order}", args,
-                            pending_record)  # fmt: skip
+        return self._stream(
+            f"SELECT {PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order}", args, pending_record
+        )
 
-    def _iter_with_archive(self, values: Mapping[str, Any], record: Callable[[tuple], dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def _iter_with_archive(
+        self, values: Mapping[str, Any], record: Callable[[tuple], dict[str, Any]]
+    ) -> Iterator[dict[str, Any]]:
         """Every match, closed ones in the archive too, in the request's order: the order from
         the `all` index, the rows read a thousand at a time."""
         with self._snapshot() as conn:
@@ -718,8 +776,14 @@ class Mirror:
 
         return rows()
 
-    def pending_df(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
-                   columns: Iterable[str] | None = None, **filters: Any):  # fmt: skip
+    def pending_df(
+        self,
+        params: Mapping[str, Any] | None = None,
+        plan: str | None = None,
+        *,
+        columns: Iterable[str] | None = None,
+        **filters: Any,
+    ):
         """Every matching pending-delete row (the /api/pending-delete filters, no paging) as a
         DataFrame; `columns` picks fields (default all)."""
         import pandas as pd
@@ -729,11 +793,15 @@ class Mirror:
         values = parse_params(PENDING_PARAMS, {**(params or {}), **filters}, strict=True)
         where, args, order = self._pending_sql(values)
         chosen = select_columns(columns, PENDING_OUTPUT)
-        return pd.read_sql_query(f"SELECT {', '.join(chosen)} FROM pending_delete WHERE {where} ORDER BY {order}",
-                                 self.connection(), params=args)  # fmt: skip
+        return pd.read_sql_query(
+            f"SELECT {', '.join(chosen)} FROM pending_delete WHERE {where} ORDER BY {order}",
+            self.connection(),
+            params=args,
+        )
 
-    def day_counts(self, params: Mapping[str, Any] | None = None, plan: str | None = None, *,
-                   pending: bool = False) -> dict[date, int]:  # fmt: skip
+    def day_counts(
+        self, params: Mapping[str, Any] | None = None, plan: str | None = None, *, pending: bool = False
+    ) -> dict[date, int]:
         """Matching rows per day: auction end dates of listings (the /api/domains filters), or
         estimated drop dates of pending-delete rows (its filters) with `pending=True`."""
         plan = self._plan(plan)
@@ -810,10 +878,15 @@ class Mirror:
             "sources": dict(pairs(f"SELECT source, count(*) {live} GROUP BY source")),
             "tlds": pairs(by_tld.format("!="), REGFREE),
             "regfree_tlds": pairs(by_tld.format("="), REGFREE),
-            "languages": pairs(f"SELECT language, count(*) {live} AND source != ? AND language IS NOT NULL "
-                               "GROUP BY language ORDER BY 2 DESC, 1", REGFREE),  # fmt: skip
-            "topics": pairs(f"SELECT ttf_topic, count(*) {live} AND source != ? AND ttf_topic IS NOT NULL "
-                            "GROUP BY ttf_topic", REGFREE),  # fmt: skip
+            "languages": pairs(
+                f"SELECT language, count(*) {live} AND source != ? AND language IS NOT NULL "
+                "GROUP BY language ORDER BY 2 DESC, 1",
+                REGFREE,
+            ),
+            "topics": pairs(
+                f"SELECT ttf_topic, count(*) {live} AND source != ? AND ttf_topic IS NOT NULL GROUP BY ttf_topic",
+                REGFREE,
+            ),
         }
 
     def listings_named(self, name: str) -> list[tuple[int, str, bool]]:
@@ -829,7 +902,9 @@ class Mirror:
             if self._archived(conn):  # archived listings closed long ago: never live
                 from ..store.archive import archived_rows
 
-                closed = archived_rows(self.path, "listings", "name", [name], ["id", "source", "last_seen_at"], conn=conn)
+                closed = archived_rows(
+                    self.path, "listings", "name", [name], ["id", "source", "last_seen_at"], conn=conn
+                )
                 held = {r[0] for r in rows}  # a listing listed again after it was packed: its plain row
                 rows += [(i, source, 0, seen) for i, source, seen in closed if i not in held]
         # The SQL's order over both: stable sorts, the last key first.
@@ -843,19 +918,32 @@ class Mirror:
         import pandas as pd
 
         self.get_domain(listing_id, plan)  # 404 / 403 as the API
-        columns = ["observed_at", "price", "max_bid", "bids_count", "effective_price", "auction_end_date", "trust_flow",
-                   "citation_flow", "domain_authority", "referring_domains", "backlinks_count"]  # fmt: skip
+        columns = [
+            "observed_at",
+            "price",
+            "max_bid",
+            "bids_count",
+            "effective_price",
+            "auction_end_date",
+            "trust_flow",
+            "citation_flow",
+            "domain_authority",
+            "referring_domains",
+            "backlinks_count",
+        ]
         with self._snapshot() as conn:
             frame = pd.read_sql_query(
                 f"SELECT {', '.join(columns)} FROM listing_history WHERE listing_id = ? ORDER BY observed_at, id",
-                conn, params=[int(listing_id)],
-            )  # fmt: skip
+                conn,
+                params=[int(listing_id)],
+            )
             held = conn.execute("SELECT 1 FROM listings WHERE id = ?", [int(listing_id)]).fetchone()
             if held is None and self._archived(conn):  # an archived listing: its history went with it
                 from ..store.archive import archived_rows
 
-                rows = archived_rows(self.path, "listing_history", "listing_id", [int(listing_id)], ["id", *columns],
-                                     conn=conn)  # fmt: skip
+                rows = archived_rows(
+                    self.path, "listing_history", "listing_id", [int(listing_id)], ["id", *columns], conn=conn
+                )
                 rows.sort(key=lambda r: (r[1], r[0]))
                 frame = pd.DataFrame([r[1:] for r in rows], columns=columns)
         return frame
@@ -865,11 +953,15 @@ class Mirror:
         plan = self._plan(plan)
         require(plan, "pending_delete")
         today = self.now().date().isoformat()
-        row = self.connection().execute(
-            f"SELECT {PENDING_SELECT} FROM pending_delete WHERE domain = ? COLLATE NOCASE "
-            "AND (estimated_drop_date IS NULL OR estimated_drop_date >= ?) ORDER BY week_end DESC, id DESC LIMIT 1",
-            [str(domain).strip(), today],
-        ).fetchone()
+        row = (
+            self.connection()
+            .execute(
+                f"SELECT {PENDING_SELECT} FROM pending_delete WHERE domain = ? COLLATE NOCASE "
+                "AND (estimated_drop_date IS NULL OR estimated_drop_date >= ?) ORDER BY week_end DESC, id DESC LIMIT 1",
+                [str(domain).strip(), today],
+            )
+            .fetchone()
+        )
         if row is None:
             raise not_found()
         return {"data": pending_record(row)}
@@ -912,16 +1004,20 @@ class Mirror:
                 continue
             elif held(name, wanted, scope):
                 if not values.get("include_closed"):
-                    reasons.append(f"only closed listings in the mirror have {label} {shown}: add include_closed=1 "
-                                   "to see them")  # fmt: skip
+                    reasons.append(
+                        f"only closed listings in the mirror have {label} {shown}: add include_closed=1 to see them"
+                    )
             elif not held(name, wanted):
                 reasons.append(f"no listing in the mirror has {label} {shown}")
             elif regfree:
-                reasons.append(f"no regfree row in the mirror has {label} {shown} (platform listings do: leave out "
-                               "source=regfree)")  # fmt: skip
+                reasons.append(
+                    f"no regfree row in the mirror has {label} {shown} (platform listings do: leave out source=regfree)"
+                )
             else:
-                reasons.append(f"only regfree rows (the deleted-ccTLD database) have {label} {shown}: add "
-                               "source=regfree to see them")  # fmt: skip
+                reasons.append(
+                    f"only regfree rows (the deleted-ccTLD database) have {label} {shown}: add "
+                    "source=regfree to see them"
+                )
         return reasons
 
     # -- about the mirror ----------------------------------------------------------------
@@ -932,9 +1028,11 @@ class Mirror:
 
     def is_empty(self) -> bool:
         """True when the mirror holds no listing and no pending-delete row (a first run)."""
-        row = self.connection().execute(
-            "SELECT EXISTS (SELECT 1 FROM listings) OR EXISTS (SELECT 1 FROM pending_delete)"
-        ).fetchone()
+        row = (
+            self.connection()
+            .execute("SELECT EXISTS (SELECT 1 FROM listings) OR EXISTS (SELECT 1 FROM pending_delete)")
+            .fetchone()
+        )
         return not row[0]
 
     def status(self) -> dict[str, Any]:
@@ -947,8 +1045,11 @@ class Mirror:
         datasets = {
             "listings": {
                 "rows": count("SELECT count(*) FROM listings WHERE source != ?", REGFREE),
-                "live": count(f"SELECT count(*) FROM listings WHERE {self._open_term(self.now())}source != ? "
-                              "AND live_until > ?", REGFREE, now),
+                "live": count(
+                    f"SELECT count(*) FROM listings WHERE {self._open_term(self.now())}source != ? AND live_until > ?",
+                    REGFREE,
+                    now,
+                ),
             },
             "regfree": {"rows": count("SELECT count(*) FROM listings WHERE source = ?", REGFREE)},
             "pending_delete": {"rows": count("SELECT count(*) FROM pending_delete")},
@@ -962,14 +1063,28 @@ class Mirror:
             "SELECT job, started_at, finished_at, status, rows_seen, error FROM sync_runs "
             "WHERE id IN (SELECT max(id) FROM sync_runs GROUP BY job)"
         ):
-            runs[job] = {"started_at": started, "finished_at": finished, "status": status, "rows_seen": rows_seen,
-                         "error": error}  # fmt: skip
+            runs[job] = {
+                "started_at": started,
+                "finished_at": finished,
+                "status": status,
+                "rows_seen": rows_seen,
+                "error": error,
+            }
         meta = dict(conn.execute("SELECT key, value FROM mirror_meta").fetchall())
-        return {"path": self.path, "datasets": datasets, "origins": origins, "last_sync": runs, "meta": meta,
-                "freshness": freshness(conn, self.now()), "feeds": feed_freshness(conn, self.now()),
-                "put_away": self._put_away(conn), "results": self._results_status(conn),
-                "ranges": self._ranges_status(conn, now, meta), "watched_names": self._watched_status(conn),
-                "problems": self._problems(conn, runs, meta)}  # fmt: skip
+        return {
+            "path": self.path,
+            "datasets": datasets,
+            "origins": origins,
+            "last_sync": runs,
+            "meta": meta,
+            "freshness": freshness(conn, self.now()),
+            "feeds": feed_freshness(conn, self.now()),
+            "put_away": self._put_away(conn),
+            "results": self._results_status(conn),
+            "ranges": self._ranges_status(conn, now, meta),
+            "watched_names": self._watched_status(conn),
+            "problems": self._problems(conn, runs, meta),
+        }
 
     def _put_away(self, conn: sqlite3.Connection) -> dict[str, int]:
         """Closed listings kept out of the plain table: packed in the mirror, archived beside it."""
@@ -978,15 +1093,23 @@ class Mirror:
 
     @staticmethod
     def _results_status(conn: sqlite3.Connection) -> dict[str, Any]:
-        ended, sold, last = conn.execute("SELECT count(*), coalesce(sum(sold), 0), max(ended_at) FROM auction_results").fetchone()
+        ended, sold, last = conn.execute(
+            "SELECT count(*), coalesce(sum(sold), 0), max(ended_at) FROM auction_results"
+        ).fetchone()
         return {"auctions": ended, "sold": sold, "last_ended_at": last}
 
     def _ranges_status(self, conn: sqlite3.Connection, now: str, meta: Mapping[str, str]) -> dict[str, Any]:
         """The live listings with a price range, and the last training's summary (`edt appraise`)."""
         valued, live = conn.execute(
             f"SELECT coalesce(sum(value_mid IS NOT NULL), 0), count(*) FROM listings WHERE {self._open_term(self.now())}"
-            "source != ? AND live_until > ?", [REGFREE, now]).fetchone()  # fmt: skip
-        return {"valued": valued, "live": live, "model": json.loads(meta["value_model"]) if "value_model" in meta else None}
+            "source != ? AND live_until > ?",
+            [REGFREE, now],
+        ).fetchone()
+        return {
+            "valued": valued,
+            "live": live,
+            "model": json.loads(meta["value_model"]) if "value_model" in meta else None,
+        }
 
     @staticmethod
     def _watched_status(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -1006,19 +1129,26 @@ class Mirror:
             problems.append(f"a load is writing to this mirror now ({holder}); these counts are from before it")
         for job, run in runs.items():
             if run["status"] in ("running", "interrupted") and not holder:
-                problems.append(f"sync job {job} stopped midway (started {run['started_at']}); the pages it wrote are "
-                                "kept: `edt sync` resumes it")  # fmt: skip
+                problems.append(
+                    f"sync job {job} stopped midway (started {run['started_at']}); the pages it wrote are "
+                    "kept: `edt sync` resumes it"
+                )
         if "enrich_progress" in meta and not holder:
             problems.append("an enrichment stopped midway; `edt enrich` with the same filters resumes it")
-        if "demo_scale" not in meta and conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM listings WHERE origin = 'demo')").fetchone()[0]:  # fmt: skip
-            problems.append("demo rows without a finished demo load (an older toolkit's load was stopped midway): "
-                            "`edt demo` loads it whole, `edt demo --clear` removes them")  # fmt: skip
+        if (
+            "demo_scale" not in meta
+            and conn.execute("SELECT EXISTS (SELECT 1 FROM listings WHERE origin = 'demo')").fetchone()[0]
+        ):
+            problems.append(
+                "demo rows without a finished demo load (an older toolkit's load was stopped midway): "
+                "`edt demo` loads it whole, `edt demo --clear` removes them"
+            )
         missing = missing_parts(conn)
         if missing:
-            fix = ("open it once read-write (any edt command) to rebuild them" if self.readonly
-                   else "`edt doctor --repair` rebuilds them")  # fmt: skip
+            fix = (
+                "open it once read-write (any edt command) to rebuild them"
+                if self.readonly
+                else "`edt doctor --repair` rebuilds them"
+            )
             problems.append(f"missing: {', '.join(missing)}; {fix}")
         return problems
-
-

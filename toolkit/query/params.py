@@ -62,12 +62,32 @@ __all__ = [
 ]
 
 TOP_CATEGORIES = (
-    "Business", "Health", "Computers", "Shopping", "Recreation", "Society", "Sports", "News",
-    "Science", "Arts", "Reference", "Regional", "Games", "Home", "World", "Adult",
-)  # fmt: skip
+    "Business",
+    "Health",
+    "Computers",
+    "Shopping",
+    "Recreation",
+    "Society",
+    "Sports",
+    "News",
+    "Science",
+    "Arts",
+    "Reference",
+    "Regional",
+    "Games",
+    "Home",
+    "World",
+    "Adult",
+)
 USE_CASES = ("ecommerce", "local-biz", "news", "saas", "forum", "media", "developer")
 PENDING_STATUSES = ("pendingDelete", "redemptionPeriod", "serverHold", "clientHold", "transition", "quarantine")
-PENDING_SOURCES = ("oi-diff", "czds-daily", "bardate", "droplist", "zonediff")  # the service's two, then edt ingest's feeds
+PENDING_SOURCES = (
+    "oi-diff",
+    "czds-daily",
+    "bardate",
+    "droplist",
+    "zonediff",
+)  # the service's two, then edt ingest's feeds
 DOMAIN_SORTS = tuple(SORT_COLUMNS)
 PENDING_SORTS = ("drop_date", "drop_date_desc", "domain")
 
@@ -159,7 +179,7 @@ class Param:
         raise self._fail(f"must be one of {', '.join(self.choices or ())}", raw, self._close_choices(text))
 
     def _close_choices(self, text: str) -> str:
-        """"did you mean -trust_flow? " for a near miss of a choice (a typo, a missing underscore)."""
+        """ "did you mean -trust_flow? " for a near miss of a choice (a typo, a missing underscore)."""
         folded = {c.lower().replace("_", ""): c for c in self.choices or ()}
         close = [folded[c] for c in difflib.get_close_matches(text.replace("_", ""), folded, n=3, cutoff=0.75)]
         close = [c for c in close if c.startswith("-") == text.startswith("-")] or close  # the order asked for first
@@ -251,7 +271,9 @@ def _categories_sql(values: tuple[str, ...], ctx: Context) -> Clause:
     # Whole path segments: `Health` matches `Health` and `Health/...`, never `Healthcare`.
     parts, args = [], []
     for value in values:
-        parts.append("(ttf_topic = ? COLLATE NOCASE OR (ttf_topic >= ? COLLATE NOCASE AND ttf_topic < ? COLLATE NOCASE))")
+        parts.append(
+            "(ttf_topic = ? COLLATE NOCASE OR (ttf_topic >= ? COLLATE NOCASE AND ttf_topic < ? COLLATE NOCASE))"
+        )
         args += [value, value + "/", value + "0"]  # '0' sorts right after '/'
     return "(" + " OR ".join(parts) + ")", args
 
@@ -314,7 +336,8 @@ def _parse_categories(param: Param, raw: Any) -> tuple[str, ...]:
         return tuple(_category(item) for item in items)
     except ValueError as exc:
         raise param._fail(
-            f"takes top categories ({', '.join(TOP_CATEGORIES)}) or paths such as Recreation/Travel; unknown: {exc}", raw
+            f"takes top categories ({', '.join(TOP_CATEGORIES)}) or paths such as Recreation/Travel; unknown: {exc}",
+            raw,
         ) from None
 
 
@@ -343,136 +366,516 @@ _SOURCE_SLUGS = tuple(s.slug for s in SOURCES)
 _FREE_SLUGS = tuple(s.slug for s in SOURCES if s.free_tier)
 
 _SHARED_DOMAIN_FILTERS: tuple[Param, ...] = (
-    Param("source", "choice", "Source", "One platform slug, or regfree for the deleted-ccTLD database (Authority).",
-          "source", choices=_SOURCE_SLUGS, clause=_eq("source")),
-    Param("tld", "list", "TLDs", "Comma-separated TLDs, with or without the leading dot (.com,.co.uk).", "source",
-          normalize=normalize_tld, clause=_in("tld")),
-    Param("type", "choice", "Type", "Listing type.", "source", choices=("auction", "closeout", "backorder"),
-          clause=_eq("type")),
-    Param("has_bids", "flag", "Has bids", "Only listings with at least one bid.", "price", clause=Flag("bids_count", ">", 0)),
-    Param("has_backlinks", "flag", "Has backlinks", "Only enriched listings with referring domains.", "seo",
-          clause=Flag("referring_domains", ">", 0)),
+    Param(
+        "source",
+        "choice",
+        "Source",
+        "One platform slug, or regfree for the deleted-ccTLD database (Authority).",
+        "source",
+        choices=_SOURCE_SLUGS,
+        clause=_eq("source"),
+    ),
+    Param(
+        "tld",
+        "list",
+        "TLDs",
+        "Comma-separated TLDs, with or without the leading dot (.com,.co.uk).",
+        "source",
+        normalize=normalize_tld,
+        clause=_in("tld"),
+    ),
+    Param(
+        "type",
+        "choice",
+        "Type",
+        "Listing type.",
+        "source",
+        choices=("auction", "closeout", "backorder"),
+        clause=_eq("type"),
+    ),
+    Param(
+        "has_bids",
+        "flag",
+        "Has bids",
+        "Only listings with at least one bid.",
+        "price",
+        clause=Flag("bids_count", ">", 0),
+    ),
+    Param(
+        "has_backlinks",
+        "flag",
+        "Has backlinks",
+        "Only enriched listings with referring domains.",
+        "seo",
+        clause=Flag("referring_domains", ">", 0),
+    ),
     Param("score_min", "int", "Min score", "Minimum quality score (0-100).", "seo", 0, 100, clause=_ge("score")),
-    Param("da_min", "int", "Min Domain Authority", "Minimum Domain Authority (0-100); enriched rows only.", "seo", 0, 100,
-          clause=_ge("domain_authority")),
-    Param("rd_min", "int", "Min referring domains", "Minimum referring domains; enriched rows only.", "seo", 0,
-          clause=_ge("referring_domains")),
-    Param("age_min", "int", "Min age (years)", "Minimum whole years since the first web-archive snapshot.", "archive", 0,
-          clause=_age_min),
-    Param("snapshots_min", "int", "Min snapshots", "Minimum web-archive snapshot count.", "archive", 0,
-          clause=_ge("wayback_snapshots")),
-    Param("language", "text", "Language", "Detected content language code (EN, FR, DE, ...), any case.", "archive",
-          max_length=5, normalize=str.upper, clause=_eq("language")),
-    Param("contains", "list", "Name contains", "Comma-separated terms; names containing any of them (case-insensitive).",
-          "names", max_length=200, clause=Contains("name")),
-    Param("price_min", "number", "Min price", "Minimum effective price (current bid, else price), native currency.",
-          "price", 0, clause=_ge("effective_price")),
-    Param("price_max", "number", "Max price", "Maximum effective price (current bid, else price), native currency.",
-          "price", 0, clause=_le("effective_price")),
-    Param("price_eur_min", "number", "Min price (EUR)",
-          "Minimum effective price in EUR (ECB rate of the day it was seen); rows without a EUR price never match.",
-          "price", 0, extension=True, clause=_ge("effective_price_eur")),
-    Param("price_eur_max", "number", "Max price (EUR)",
-          "Maximum effective price in EUR (ECB rate of the day it was seen); rows without a EUR price never match.",
-          "price", 0, extension=True, clause=_le("effective_price_eur")),
-    Param("exclude_spam", "flag", "Exclude spam words",
-          "Leave out names whose words match the spam dictionary (built-in list plus your own file).", "names",
-          extension=True, clause=Flag("spam_count", "=", 0)),
-)  # fmt: skip
+    Param(
+        "da_min",
+        "int",
+        "Min Domain Authority",
+        "Minimum Domain Authority (0-100); enriched rows only.",
+        "seo",
+        0,
+        100,
+        clause=_ge("domain_authority"),
+    ),
+    Param(
+        "rd_min",
+        "int",
+        "Min referring domains",
+        "Minimum referring domains; enriched rows only.",
+        "seo",
+        0,
+        clause=_ge("referring_domains"),
+    ),
+    Param(
+        "age_min",
+        "int",
+        "Min age (years)",
+        "Minimum whole years since the first web-archive snapshot.",
+        "archive",
+        0,
+        clause=_age_min,
+    ),
+    Param(
+        "snapshots_min",
+        "int",
+        "Min snapshots",
+        "Minimum web-archive snapshot count.",
+        "archive",
+        0,
+        clause=_ge("wayback_snapshots"),
+    ),
+    Param(
+        "language",
+        "text",
+        "Language",
+        "Detected content language code (EN, FR, DE, ...), any case.",
+        "archive",
+        max_length=5,
+        normalize=str.upper,
+        clause=_eq("language"),
+    ),
+    Param(
+        "contains",
+        "list",
+        "Name contains",
+        "Comma-separated terms; names containing any of them (case-insensitive).",
+        "names",
+        max_length=200,
+        clause=Contains("name"),
+    ),
+    Param(
+        "price_min",
+        "number",
+        "Min price",
+        "Minimum effective price (current bid, else price), native currency.",
+        "price",
+        0,
+        clause=_ge("effective_price"),
+    ),
+    Param(
+        "price_max",
+        "number",
+        "Max price",
+        "Maximum effective price (current bid, else price), native currency.",
+        "price",
+        0,
+        clause=_le("effective_price"),
+    ),
+    Param(
+        "price_eur_min",
+        "number",
+        "Min price (EUR)",
+        "Minimum effective price in EUR (ECB rate of the day it was seen); rows without a EUR price never match.",
+        "price",
+        0,
+        extension=True,
+        clause=_ge("effective_price_eur"),
+    ),
+    Param(
+        "price_eur_max",
+        "number",
+        "Max price (EUR)",
+        "Maximum effective price in EUR (ECB rate of the day it was seen); rows without a EUR price never match.",
+        "price",
+        0,
+        extension=True,
+        clause=_le("effective_price_eur"),
+    ),
+    Param(
+        "exclude_spam",
+        "flag",
+        "Exclude spam words",
+        "Leave out names whose words match the spam dictionary (built-in list plus your own file).",
+        "names",
+        extension=True,
+        clause=Flag("spam_count", "=", 0),
+    ),
+)
 
 _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
-    Param("has_gmb", "flag", "Has Google Business", "Only domains with a Google Business Profile listing.", "seo",
-          clause=Flag("has_gmb", "=", 1)),
-    Param("has_edu_gov", "flag", "Has EDU/GOV links", "Only enriched domains with EDU or GOV referring domains.", "seo",
-          clause=Flag("ref_domains_edu + ref_domains_gov", ">", 0)),
-    Param("tf_min", "int", "Min Trust Flow", "Minimum Trust Flow (0-100); enriched rows only.", "seo", 0, 100,
-          clause=_ge("trust_flow")),
-    Param("cf_min", "int", "Min Citation Flow", "Minimum Citation Flow (0-100); enriched rows only.", "seo", 0, 100,
-          clause=_ge("citation_flow")),
-    Param("traffic_min", "int", "Min monthly traffic", "Minimum estimated monthly organic traffic; enriched rows only.",
-          "seo", 0, clause=_ge("historical_traffic_etv")),
-    _CategoriesParam("categories", "list", "Categories",
-                     "Comma-separated topics: a top category (Health) or a path (Recreation/Travel), any case.", "names",
-                     clause=_categories),
-    Param("techs", "list", "Historical tech", "Comma-separated tech labels (case-sensitive); any of them.", "archive",
-          max_length=500, clause=ArrayHoldsAny("historical_tech")),
-    Param("use_cases", "list", "Use cases", "Comma-separated buyer-intent categories; any of them.", "archive",
-          max_length=200, choices=USE_CASES, clause=ArrayHoldsAny("use_cases")),
-    Param("exclude_inflated", "flag", "Exclude inflated metrics",
-          "Leave out listings whose TF, CF, DA, referring domains or backlinks rose sharply within 30 days before "
-          "the auction end.", "seo", extension=True, clause=Flag("metrics_jumped", "=", 0)),
-    Param("archive_gap_max", "int", "Max archive gap (years)",
-          "Longest run of years without a web-archive capture, at most this; archive-enriched rows only.", "archive", 0,
-          extension=True, clause=_le("archive_longest_gap")),
-    Param("continuity_min", "int", "Min archive continuity",
-          "Minimum archive continuity score (0-100: years archived over the span, less redirects and parked pages); "
-          "archive-enriched rows only.", "archive", 0, 100, extension=True, clause=_ge("archive_continuity")),
-    Param("exclude_parked", "flag", "Exclude parked",
-          "Only archive-enriched domains without a parked-page signal (one page across many captures, or parking "
-          "nameservers).", "archive", extension=True, clause=Flag("archive_parked", "=", 0)),
+    Param(
+        "has_gmb",
+        "flag",
+        "Has Google Business",
+        "Only domains with a Google Business Profile listing.",
+        "seo",
+        clause=Flag("has_gmb", "=", 1),
+    ),
+    Param(
+        "has_edu_gov",
+        "flag",
+        "Has EDU/GOV links",
+        "Only enriched domains with EDU or GOV referring domains.",
+        "seo",
+        clause=Flag("ref_domains_edu + ref_domains_gov", ">", 0),
+    ),
+    Param(
+        "tf_min",
+        "int",
+        "Min Trust Flow",
+        "Minimum Trust Flow (0-100); enriched rows only.",
+        "seo",
+        0,
+        100,
+        clause=_ge("trust_flow"),
+    ),
+    Param(
+        "cf_min",
+        "int",
+        "Min Citation Flow",
+        "Minimum Citation Flow (0-100); enriched rows only.",
+        "seo",
+        0,
+        100,
+        clause=_ge("citation_flow"),
+    ),
+    Param(
+        "traffic_min",
+        "int",
+        "Min monthly traffic",
+        "Minimum estimated monthly organic traffic; enriched rows only.",
+        "seo",
+        0,
+        clause=_ge("historical_traffic_etv"),
+    ),
+    _CategoriesParam(
+        "categories",
+        "list",
+        "Categories",
+        "Comma-separated topics: a top category (Health) or a path (Recreation/Travel), any case.",
+        "names",
+        clause=_categories,
+    ),
+    Param(
+        "techs",
+        "list",
+        "Historical tech",
+        "Comma-separated tech labels (case-sensitive); any of them.",
+        "archive",
+        max_length=500,
+        clause=ArrayHoldsAny("historical_tech"),
+    ),
+    Param(
+        "use_cases",
+        "list",
+        "Use cases",
+        "Comma-separated buyer-intent categories; any of them.",
+        "archive",
+        max_length=200,
+        choices=USE_CASES,
+        clause=ArrayHoldsAny("use_cases"),
+    ),
+    Param(
+        "exclude_inflated",
+        "flag",
+        "Exclude inflated metrics",
+        "Leave out listings whose TF, CF, DA, referring domains or backlinks rose sharply within 30 days before "
+        "the auction end.",
+        "seo",
+        extension=True,
+        clause=Flag("metrics_jumped", "=", 0),
+    ),
+    Param(
+        "archive_gap_max",
+        "int",
+        "Max archive gap (years)",
+        "Longest run of years without a web-archive capture, at most this; archive-enriched rows only.",
+        "archive",
+        0,
+        extension=True,
+        clause=_le("archive_longest_gap"),
+    ),
+    Param(
+        "continuity_min",
+        "int",
+        "Min archive continuity",
+        "Minimum archive continuity score (0-100: years archived over the span, less redirects and parked pages); "
+        "archive-enriched rows only.",
+        "archive",
+        0,
+        100,
+        extension=True,
+        clause=_ge("archive_continuity"),
+    ),
+    Param(
+        "exclude_parked",
+        "flag",
+        "Exclude parked",
+        "Only archive-enriched domains without a parked-page signal (one page across many captures, or parking "
+        "nameservers).",
+        "archive",
+        extension=True,
+        clause=Flag("archive_parked", "=", 0),
+    ),
     # Extensions that list-readers expect (ExpiredDomains.net's filters), on plain columns
     # the columnar index holds: the label's shape, excluded words, metric maxima, TF/CF.
-    Param("length_min", "int", "Min length", "Minimum length of the label left of the public suffix.", "names", 1, 63,
-          extension=True, clause=_ge("length")),
-    Param("length_max", "int", "Max length", "Maximum length of the label left of the public suffix.", "names", 1, 63,
-          extension=True, clause=_le("length")),
-    Param("no_dashes", "flag", "No hyphens", "Exclude names whose label has a hyphen.", "names", extension=True,
-          clause=Flag("hyphens", "=", 0)),
-    Param("no_numbers", "flag", "No digits", "Exclude names whose label has a digit.", "names", extension=True,
-          clause=Flag("digits", "=", 0)),
-    Param("not_contains", "list", "Name excludes", "Comma-separated terms; names containing none of them "
-          "(case-insensitive).", "names", max_length=200, extension=True, clause=ContainsNone("name")),
-    Param("tf_max", "int", "Max Trust Flow", "Maximum Trust Flow (0-100); enriched rows only.", "seo", 0, 100,
-          extension=True, clause=_le("trust_flow")),
-    Param("cf_max", "int", "Max Citation Flow", "Maximum Citation Flow (0-100); enriched rows only.", "seo", 0,
-          100, extension=True, clause=_le("citation_flow")),
-    Param("da_max", "int", "Max Domain Authority", "Maximum Domain Authority (0-100); enriched rows only.", "seo", 0,
-          100, extension=True, clause=_le("domain_authority")),
-    Param("tf_cf_ratio_min", "number", "Min TF/CF ratio", "Minimum Trust Flow / Citation Flow, two decimals "
-          "(0.5: TF at least half of CF); enriched rows with CF > 0 only.", "seo", 0, 100, extension=True, step=0.05,
-          clause=Compare(_TF_CF_PERCENT, ">=", _hundredths)),
-    Param("tf_cf_ratio_max", "number", "Max TF/CF ratio", "Maximum Trust Flow / Citation Flow, cut to two "
-          "decimals (0.505 counts as 0.50); enriched rows with CF > 0 only.", "seo", 0, 100, extension=True, step=0.05,
-          clause=Compare(_TF_CF_PERCENT, "<=", _hundredths)),
-    Param("age_max", "int", "Max age (years)", "Maximum whole years since the first web-archive snapshot.",
-          "archive", 0, extension=True, clause=_age_max),
+    Param(
+        "length_min",
+        "int",
+        "Min length",
+        "Minimum length of the label left of the public suffix.",
+        "names",
+        1,
+        63,
+        extension=True,
+        clause=_ge("length"),
+    ),
+    Param(
+        "length_max",
+        "int",
+        "Max length",
+        "Maximum length of the label left of the public suffix.",
+        "names",
+        1,
+        63,
+        extension=True,
+        clause=_le("length"),
+    ),
+    Param(
+        "no_dashes",
+        "flag",
+        "No hyphens",
+        "Exclude names whose label has a hyphen.",
+        "names",
+        extension=True,
+        clause=Flag("hyphens", "=", 0),
+    ),
+    Param(
+        "no_numbers",
+        "flag",
+        "No digits",
+        "Exclude names whose label has a digit.",
+        "names",
+        extension=True,
+        clause=Flag("digits", "=", 0),
+    ),
+    Param(
+        "not_contains",
+        "list",
+        "Name excludes",
+        "Comma-separated terms; names containing none of them (case-insensitive).",
+        "names",
+        max_length=200,
+        extension=True,
+        clause=ContainsNone("name"),
+    ),
+    Param(
+        "tf_max",
+        "int",
+        "Max Trust Flow",
+        "Maximum Trust Flow (0-100); enriched rows only.",
+        "seo",
+        0,
+        100,
+        extension=True,
+        clause=_le("trust_flow"),
+    ),
+    Param(
+        "cf_max",
+        "int",
+        "Max Citation Flow",
+        "Maximum Citation Flow (0-100); enriched rows only.",
+        "seo",
+        0,
+        100,
+        extension=True,
+        clause=_le("citation_flow"),
+    ),
+    Param(
+        "da_max",
+        "int",
+        "Max Domain Authority",
+        "Maximum Domain Authority (0-100); enriched rows only.",
+        "seo",
+        0,
+        100,
+        extension=True,
+        clause=_le("domain_authority"),
+    ),
+    Param(
+        "tf_cf_ratio_min",
+        "number",
+        "Min TF/CF ratio",
+        "Minimum Trust Flow / Citation Flow, two decimals "
+        "(0.5: TF at least half of CF); enriched rows with CF > 0 only.",
+        "seo",
+        0,
+        100,
+        extension=True,
+        step=0.05,
+        clause=Compare(_TF_CF_PERCENT, ">=", _hundredths),
+    ),
+    Param(
+        "tf_cf_ratio_max",
+        "number",
+        "Max TF/CF ratio",
+        "Maximum Trust Flow / Citation Flow, cut to two "
+        "decimals (0.505 counts as 0.50); enriched rows with CF > 0 only.",
+        "seo",
+        0,
+        100,
+        extension=True,
+        step=0.05,
+        clause=Compare(_TF_CF_PERCENT, "<=", _hundredths),
+    ),
+    Param(
+        "age_max",
+        "int",
+        "Max age (years)",
+        "Maximum whole years since the first web-archive snapshot.",
+        "archive",
+        0,
+        extension=True,
+        clause=_age_max,
+    ),
     # The price range `edt appraise` learns from the sales the mirror knows (value_mid: its middle, EUR), and
     # the live estimate of an auction with bids (live_mid), which the deal ratio reads first.
-    Param("value_min", "number", "Min value (EUR)", "Minimum middle of the listing's price range in EUR (value_mid, "
-          "from edt appraise); listings without a range never match.", "price", 0, extension=True,
-          clause=_ge("value_mid")),
-    Param("value_max", "number", "Max value (EUR)", "Maximum middle of the listing's price range in EUR (value_mid, "
-          "from edt appraise); listings without a range never match.", "price", 0, extension=True,
-          clause=_le("value_mid")),
-    Param("deal_min", "number", "Min value / price", "Minimum ratio of the value to the effective price in EUR "
-          "(2: priced at half its value or less): the live estimate's middle for an auction with bids, else the "
-          "range's; listings with one and a EUR price above 0 only.", "price",
-          0, extension=True, step=0.25, clause=_ge(DEAL_RATIO)),
-    Param("created_after", "date", "Added on or after", "Listings added on or after this date (YYYY-MM-DD).", "dates",
-          clause=_ge("created_at")),
-    Param("created_before", "date", "Added before", "Listings added before this date (YYYY-MM-DD).", "dates",
-          clause=_lt("created_at")),
-    Param("ends_after", "date", "Ends on or after", "Auctions ending on or after this date (YYYY-MM-DD).", "dates",
-          clause=_ge("auction_end_date")),
-    Param("ends_before", "date", "Ends before", "Auctions ending before this date (YYYY-MM-DD).", "dates",
-          clause=_lt("auction_end_date")),
-    Param("ends_within", "int", "Ends within (hours)", "Auctions ending within the next N hours (1-720), none "
-          "already ended.", "dates", 1, 720, extension=True, clause=Within("auction_end_date", _hours_ahead)),
-    _TimestampParam("seen_after", "text", "First seen after",
-                    "Listings first seen by this mirror after this UTC timestamp (ISO 8601, e.g. 2026-11-22T07:00:00Z).",
-                    "dates", extension=True, clause=_gt("first_seen_at")),
-    Param("include_closed", "flag", "Include closed", "Also return listings that are no longer live.", "output",
-          extension=True),
-    Param("include_historical_traffic", "flag", "Historical traffic", "Include the full historical_traffic object.",
-          "output"),
-    Param("sort", "text", "Sort", "A sort field, '-' prefix for descending; nulls last, ties by id.", "paging",
-          extension=True, choices=DOMAIN_SORTS + tuple("-" + s for s in DOMAIN_SORTS)),
-    Param("after_id", "int", "After id", "Keyset cursor: rows with id > after_id by id ascending (never regfree).",
-          "paging", 0),
+    Param(
+        "value_min",
+        "number",
+        "Min value (EUR)",
+        "Minimum middle of the listing's price range in EUR (value_mid, "
+        "from edt appraise); listings without a range never match.",
+        "price",
+        0,
+        extension=True,
+        clause=_ge("value_mid"),
+    ),
+    Param(
+        "value_max",
+        "number",
+        "Max value (EUR)",
+        "Maximum middle of the listing's price range in EUR (value_mid, "
+        "from edt appraise); listings without a range never match.",
+        "price",
+        0,
+        extension=True,
+        clause=_le("value_mid"),
+    ),
+    Param(
+        "deal_min",
+        "number",
+        "Min value / price",
+        "Minimum ratio of the value to the effective price in EUR "
+        "(2: priced at half its value or less): the live estimate's middle for an auction with bids, else the "
+        "range's; listings with one and a EUR price above 0 only.",
+        "price",
+        0,
+        extension=True,
+        step=0.25,
+        clause=_ge(DEAL_RATIO),
+    ),
+    Param(
+        "created_after",
+        "date",
+        "Added on or after",
+        "Listings added on or after this date (YYYY-MM-DD).",
+        "dates",
+        clause=_ge("created_at"),
+    ),
+    Param(
+        "created_before",
+        "date",
+        "Added before",
+        "Listings added before this date (YYYY-MM-DD).",
+        "dates",
+        clause=_lt("created_at"),
+    ),
+    Param(
+        "ends_after",
+        "date",
+        "Ends on or after",
+        "Auctions ending on or after this date (YYYY-MM-DD).",
+        "dates",
+        clause=_ge("auction_end_date"),
+    ),
+    Param(
+        "ends_before",
+        "date",
+        "Ends before",
+        "Auctions ending before this date (YYYY-MM-DD).",
+        "dates",
+        clause=_lt("auction_end_date"),
+    ),
+    Param(
+        "ends_within",
+        "int",
+        "Ends within (hours)",
+        "Auctions ending within the next N hours (1-720), none already ended.",
+        "dates",
+        1,
+        720,
+        extension=True,
+        clause=Within("auction_end_date", _hours_ahead),
+    ),
+    _TimestampParam(
+        "seen_after",
+        "text",
+        "First seen after",
+        "Listings first seen by this mirror after this UTC timestamp (ISO 8601, e.g. 2026-11-22T07:00:00Z).",
+        "dates",
+        extension=True,
+        clause=_gt("first_seen_at"),
+    ),
+    Param(
+        "include_closed",
+        "flag",
+        "Include closed",
+        "Also return listings that are no longer live.",
+        "output",
+        extension=True,
+    ),
+    Param(
+        "include_historical_traffic",
+        "flag",
+        "Historical traffic",
+        "Include the full historical_traffic object.",
+        "output",
+    ),
+    Param(
+        "sort",
+        "text",
+        "Sort",
+        "A sort field, '-' prefix for descending; nulls last, ties by id.",
+        "paging",
+        extension=True,
+        choices=DOMAIN_SORTS + tuple("-" + s for s in DOMAIN_SORTS),
+    ),
+    Param(
+        "after_id",
+        "int",
+        "After id",
+        "Keyset cursor: rows with id > after_id by id ascending (never regfree).",
+        "paging",
+        0,
+    ),
     Param("per_page", "int", "Per page", "Results per page (1-100).", "paging", 1, 100, default=50),
     Param("limit", "int", "Limit", "Alias of per_page, used when per_page is absent.", "paging", 1, 100),
     Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
-)  # fmt: skip
+)
 
 DOMAIN_PARAMS: dict[str, Param] = {p.name: p for p in _SHARED_DOMAIN_FILTERS + _DOMAIN_ONLY_FILTERS}
 
@@ -480,19 +883,35 @@ DOMAIN_PARAMS: dict[str, Param] = {p.name: p for p in _SHARED_DOMAIN_FILTERS + _
 _NOT_RESULT_FILTERS = ("sort", "after_id", "per_page", "limit", "page", "include_closed", "include_historical_traffic")
 RESULT_PARAMS: dict[str, Param] = {
     **{name: p for name, p in DOMAIN_PARAMS.items() if name not in _NOT_RESULT_FILTERS},
-    **{p.name: p for p in (
-        Param("ended_after", "date", "Ended on or after", "Auctions that ended on or after this date (YYYY-MM-DD).",
-              "dates", extension=True),
-        Param("ended_before", "date", "Ended before", "Auctions that ended before this date (YYYY-MM-DD).", "dates",
-              extension=True),
-        Param("sold", "flag", "Sold only", "Only the auctions that ended with bids.", "output", extension=True),
-        Param("per_page", "int", "Per page", "Results per page (1-100).", "paging", 1, 100, default=50),
-        Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
-    )},
-}  # fmt: skip
+    **{
+        p.name: p
+        for p in (
+            Param(
+                "ended_after",
+                "date",
+                "Ended on or after",
+                "Auctions that ended on or after this date (YYYY-MM-DD).",
+                "dates",
+                extension=True,
+            ),
+            Param(
+                "ended_before",
+                "date",
+                "Ended before",
+                "Auctions that ended before this date (YYYY-MM-DD).",
+                "dates",
+                extension=True,
+            ),
+            Param("sold", "flag", "Sold only", "Only the auctions that ended with bids.", "output", extension=True),
+            Param("per_page", "int", "Per page", "Results per page (1-100).", "paging", 1, 100, default=50),
+            Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
+        )
+    },
+}
 
-_free_source = Param("source", "choice", "Source", "One free-tier platform slug.", "source", choices=_FREE_SLUGS,
-                     clause=_eq("source"))  # fmt: skip
+_free_source = Param(
+    "source", "choice", "Source", "One free-tier platform slug.", "source", choices=_FREE_SLUGS, clause=_eq("source")
+)
 FREE_PARAMS: dict[str, Param] = {
     **{p.name: p for p in _SHARED_DOMAIN_FILTERS},
     "source": _free_source,
@@ -502,39 +921,118 @@ FREE_PARAMS: dict[str, Param] = {
 PENDING_PARAMS: dict[str, Param] = {
     p.name: p
     for p in (
-        Param("tld", "list", "TLDs", "Comma-separated TLDs, with or without the leading dot; a suffix also "
-              "matches the suffixes under it (uk: .uk, .co.uk, .org.uk, ...).", "source",
-              normalize=lambda t: normalize_tld(t, dot=False), clause=SuffixFamily("tld")),
-        Param("status", "list", "Status", "Comma-separated WHOIS statuses.", "source", choices=PENDING_STATUSES,
-              clause=_in("whois_status")),
-        Param("source", "choice", "Pipeline", "oi-diff (ccTLDs, weekly) or czds-daily (gTLDs).", "source",
-              choices=PENDING_SOURCES, clause=_eq("source")),
-        Param("week_end", "week", "Snapshot week", "Snapshot week (YYYY-MM-DD) or 'all'; explicit weeks include past drops.",
-              "dates", default="all"),
-        Param("drops_within", "int", "Drops within (days)", "Estimated drop within N days from today (never past).",
-              "dates", 1, 60, clause=_drops_within),
-        Param("contains", "list", "Name contains", "Substring of the domain name; comma-separated terms, any of them.",
-              "names", max_length=200, clause=Contains("domain")),
-        Param("no_dashes", "flag", "No hyphens", "Exclude names whose label has a hyphen.", "names",
-              clause=Flag("hyphens", "=", 0)),
-        Param("no_numbers", "flag", "No digits", "Exclude names whose label has a digit.", "names",
-              clause=Flag("digits", "=", 0)),
-        Param("include_past", "flag", "Include past drops", "With week_end=all, also rows whose drop date passed.", "dates"),
-        Param("drop_date_from", "date", "Drops from", "Estimated drop date on or after (YYYY-MM-DD).", "dates",
-              extension=True, clause=_ge("estimated_drop_date")),
-        Param("drop_date_to", "date", "Drops to", "Estimated drop date on or before (YYYY-MM-DD).", "dates",
-              extension=True, clause=_le("estimated_drop_date")),
-        Param("sort", "choice", "Sort", "drop_date (soonest first), drop_date_desc or domain.", "paging",
-              choices=PENDING_SORTS, default="drop_date"),
+        Param(
+            "tld",
+            "list",
+            "TLDs",
+            "Comma-separated TLDs, with or without the leading dot; a suffix also "
+            "matches the suffixes under it (uk: .uk, .co.uk, .org.uk, ...).",
+            "source",
+            normalize=lambda t: normalize_tld(t, dot=False),
+            clause=SuffixFamily("tld"),
+        ),
+        Param(
+            "status",
+            "list",
+            "Status",
+            "Comma-separated WHOIS statuses.",
+            "source",
+            choices=PENDING_STATUSES,
+            clause=_in("whois_status"),
+        ),
+        Param(
+            "source",
+            "choice",
+            "Pipeline",
+            "oi-diff (ccTLDs, weekly) or czds-daily (gTLDs).",
+            "source",
+            choices=PENDING_SOURCES,
+            clause=_eq("source"),
+        ),
+        Param(
+            "week_end",
+            "week",
+            "Snapshot week",
+            "Snapshot week (YYYY-MM-DD) or 'all'; explicit weeks include past drops.",
+            "dates",
+            default="all",
+        ),
+        Param(
+            "drops_within",
+            "int",
+            "Drops within (days)",
+            "Estimated drop within N days from today (never past).",
+            "dates",
+            1,
+            60,
+            clause=_drops_within,
+        ),
+        Param(
+            "contains",
+            "list",
+            "Name contains",
+            "Substring of the domain name; comma-separated terms, any of them.",
+            "names",
+            max_length=200,
+            clause=Contains("domain"),
+        ),
+        Param(
+            "no_dashes",
+            "flag",
+            "No hyphens",
+            "Exclude names whose label has a hyphen.",
+            "names",
+            clause=Flag("hyphens", "=", 0),
+        ),
+        Param(
+            "no_numbers",
+            "flag",
+            "No digits",
+            "Exclude names whose label has a digit.",
+            "names",
+            clause=Flag("digits", "=", 0),
+        ),
+        Param(
+            "include_past",
+            "flag",
+            "Include past drops",
+            "With week_end=all, also rows whose drop date passed.",
+            "dates",
+        ),
+        Param(
+            "drop_date_from",
+            "date",
+            "Drops from",
+            "Estimated drop date on or after (YYYY-MM-DD).",
+            "dates",
+            extension=True,
+            clause=_ge("estimated_drop_date"),
+        ),
+        Param(
+            "drop_date_to",
+            "date",
+            "Drops to",
+            "Estimated drop date on or before (YYYY-MM-DD).",
+            "dates",
+            extension=True,
+            clause=_le("estimated_drop_date"),
+        ),
+        Param(
+            "sort",
+            "choice",
+            "Sort",
+            "drop_date (soonest first), drop_date_desc or domain.",
+            "paging",
+            choices=PENDING_SORTS,
+            default="drop_date",
+        ),
         Param("per_page", "int", "Per page", "Results per page (1-200).", "paging", 1, 200, default=50),
         Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
     )
-}  # fmt: skip
+}
 
 
-def parse_params(
-    table: Mapping[str, Param], raw: Mapping[str, Any] | None, *, strict: bool
-) -> dict[str, Any]:
+def parse_params(table: Mapping[str, Param], raw: Mapping[str, Any] | None, *, strict: bool) -> dict[str, Any]:
     """Typed values of the parameters present in `raw` (empty values count as absent).
 
     With `strict`, an unknown name is a 422 (the Python API: a typo is never silently
@@ -559,8 +1057,9 @@ def parse_params(
     return values
 
 
-def unknown_message(known: Iterable[str], name: str, *, what: str = "parameter", of: str = "",
-                    sort: bool = True) -> str:
+def unknown_message(
+    known: Iterable[str], name: str, *, what: str = "parameter", of: str = "", sort: bool = True
+) -> str:
     """The 422's words for an unknown name (a query parameter, a tool's argument): the
     closest known names first (a typo such as tf_mn is "did you mean tf_min, ...?"), then
     every name known. One text for the CLI, the Python API, the HTTP API and the MCP tools."""
@@ -578,8 +1077,11 @@ _DATE_BOUNDS = (("created_after", "created_before"), ("ends_after", "ends_before
 
 def bound_pairs(table: Mapping[str, Param]) -> list[tuple[Param, Param, bool]]:
     """(lower, upper, upper is exclusive) of each pair of filters in `table` that bound one value."""
-    pairs = [(table[name], table[name[:-4] + "_max"], False) for name in table
-             if name.endswith("_min") and name[:-4] + "_max" in table]  # fmt: skip
+    pairs = [
+        (table[name], table[name[:-4] + "_max"], False)
+        for name in table
+        if name.endswith("_min") and name[:-4] + "_max" in table
+    ]
     for low, high in _DATE_BOUNDS:
         if low in table and high in table:
             clause = table[high].clause
@@ -599,8 +1101,9 @@ def _contradicted(table: Mapping[str, Param], values: Mapping[str, Any]) -> list
         if low.name not in values or high.name not in values:
             continue
         lo, hi = values[low.name], values[high.name]
-        shown = [f"{p.name}={v:g}" if isinstance(v, (int, float)) else f"{p.name}={v}"
-                 for p, v in ((low, lo), (high, hi))]
+        shown = [
+            f"{p.name}={v:g}" if isinstance(v, (int, float)) else f"{p.name}={v}" for p, v in ((low, lo), (high, hi))
+        ]
         if exclusive and lo >= hi:
             reasons.append((low, f"{shown[0]} is not before {shown[1]} (which leaves its own day out)"))
         elif lo > hi:
@@ -636,16 +1139,30 @@ def merge_repeated(param: Param, values: list[Any] | tuple[Any, ...]) -> Any:
         return ",".join(str(v).strip() for v in given) or None
     distinct = list(dict.fromkeys(str(v).strip() for v in given))
     if len(distinct) > 1:
-        raise invalid(param.name, f"{param.name} was given {len(given)} times ({', '.join(distinct)}); it takes one "
-                                  "value (only list filters such as tld or source merge repeats into a comma list).")
+        raise invalid(
+            param.name,
+            f"{param.name} was given {len(given)} times ({', '.join(distinct)}); it takes one "
+            "value (only list filters such as tld or source merge repeats into a comma list).",
+        )
     return given[0] if given else None
 
 
 # Words a filter reads as in a sentence, where its caption does not (captions are widget labels).
-_FLAG_WORDS = {"has_bids": "with bids", "has_backlinks": "with backlinks", "has_gmb": "with a Google Business Profile",
-               "has_edu_gov": "with EDU or GOV links", "include_closed": "closed ones too"}  # fmt: skip
-_LIST_WORDS = {"contains": "containing", "not_contains": "without", "categories": "in", "techs": "built with",
-               "use_cases": "for", "status": "status"}  # fmt: skip
+_FLAG_WORDS = {
+    "has_bids": "with bids",
+    "has_backlinks": "with backlinks",
+    "has_gmb": "with a Google Business Profile",
+    "has_edu_gov": "with EDU or GOV links",
+    "include_closed": "closed ones too",
+}
+_LIST_WORDS = {
+    "contains": "containing",
+    "not_contains": "without",
+    "categories": "in",
+    "techs": "built with",
+    "use_cases": "for",
+    "status": "status",
+}
 _PROPER = ("Trust", "Citation", "Domain", "TF/CF", "EUR", "EDU", "GOV")
 _ATTACHED = ("with ", "containing ", "in ", "for ", "built with ")
 

@@ -53,11 +53,27 @@ def listing_columns(historical_traffic: bool = False) -> dict[str, str]:
     include_historical_traffic=1, as the records then carry it. Without that flag the records
     leave it out (as the service's do), so a column for it would always be empty."""
     return LISTING_OUTPUT if historical_traffic else LISTING_EXPORT
+
+
 PENDING_OUTPUT: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
 FREE_FIELDS = (
-    "name", "tld", "source", "type", "price", "max_bid", "currency", "bids_count", "auction_end_date", "score", "age",
-    "domain_authority", "backlinks_count", "referring_domains", "language", "purchase_url",
-)  # fmt: skip
+    "name",
+    "tld",
+    "source",
+    "type",
+    "price",
+    "max_bid",
+    "currency",
+    "bids_count",
+    "auction_end_date",
+    "score",
+    "age",
+    "domain_authority",
+    "backlinks_count",
+    "referring_domains",
+    "language",
+    "purchase_url",
+)
 FREE_VISIBLE_NAMES = 3
 LISTING_SELECT = ", ".join(LISTING_STORED)
 PENDING_SELECT = ", ".join(PENDING_OUTPUT)

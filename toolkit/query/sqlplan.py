@@ -53,7 +53,9 @@ def where(clauses: list[tuple[str, list[Any]]]) -> tuple[str, list[Any]]:
     return sql, [a for _, args in clauses for a in args]
 
 
-def filter_clauses(table: Mapping[str, Param], values: Mapping[str, Any], ctx: Context) -> dict[str, tuple[str, list[Any]]]:
+def filter_clauses(
+    table: Mapping[str, Param], values: Mapping[str, Any], ctx: Context
+) -> dict[str, tuple[str, list[Any]]]:
     """The SQL condition of each filter in force, by parameter name (a flag at 0 has none)."""
     clauses = {}
     for name, value in values.items():
@@ -148,8 +150,6 @@ def _count_index(filters: set[str]) -> str:
     return FILTERS_INDEX
 
 
-
-
 def domain_sql(values: Mapping[str, Any], now: datetime, *, closed_after_now: bool = False) -> DomainSql:
     """The SQL of an `/api/domains` request (plan checks are the caller's). `closed_after_now`:
     some listing closed after `now` (a clock set in the past), so "live" may hold closed rows."""
@@ -178,7 +178,9 @@ def domain_sql(values: Mapping[str, Any], now: datetime, *, closed_after_now: bo
     covered = walk_index is not None and filters <= checks
     # What a walk of that index can check by itself (a partial index needs its condition).
     walk_where, walk_args = where(
-        base + [c for n, c in named.items() if n in checks] + [(h, []) for h in hints if walk_index == "idx_listings_tech"]
+        base
+        + [c for n, c in named.items() if n in checks]
+        + [(h, []) for h in hints if walk_index == "idx_listings_tech"]
     )
     fts = "contains" in values and all(len(t) >= 3 for t in values["contains"])
     count_index = None if fts or not open_only else _count_index(filters)
@@ -219,7 +221,9 @@ def count_and_page(
             return count(conn, sql), rows_by_id(conn, [r[0] for r in probe])
     # Only the wide covering index checks these filters: one pass over it gathers the
     # matches' ids and sort keys, then counts and orders just those.
-    keys = sorted({w for w in re.findall(r"[a-z_]+", sql.order) if w in LISTING_COLUMNS} - {"id"})  # the order's columns
+    keys = sorted(
+        {w for w in re.findall(r"[a-z_]+", sql.order) if w in LISTING_COLUMNS} - {"id"}
+    )  # the order's columns
     hint, where_sql = _covering_scan(sql)
     matches = f"SELECT {', '.join(['id', *keys])} FROM listings {hint} WHERE {where_sql}"
     found = conn.execute(
@@ -232,8 +236,9 @@ def count_and_page(
     return found[0][0], rows_by_id(conn, [r[1] for r in found])
 
 
-def rows_by_id(conn: sqlite3.Connection, ids: list[int],
-               elsewhere: Callable[[list[int]], Iterable[tuple]] | None = None) -> list[tuple]:  # fmt: skip
+def rows_by_id(
+    conn: sqlite3.Connection, ids: list[int], elsewhere: Callable[[list[int]], Iterable[tuple]] | None = None
+) -> list[tuple]:
     """The listings of these ids (LISTING_SELECT), in the order given; those the mirror no
     longer holds from `elsewhere` (the archive), when given (an id found nowhere is left out)."""
     if not ids:
@@ -263,8 +268,7 @@ def _page_rows(
         ids = [
             r[0]
             for r in conn.execute(
-                f"SELECT id FROM listings {hint} WHERE {where_sql} "
-                f"ORDER BY {sql.order} LIMIT ? OFFSET ?",
+                f"SELECT id FROM listings {hint} WHERE {where_sql} ORDER BY {sql.order} LIMIT ? OFFSET ?",
                 [*sql.args, limit, offset],
             )
         ]

@@ -102,10 +102,30 @@ GET_DOMAIN_ALIASES = {"domain_id": "id", "domain_name": "name"}
 MAX_RESULT_WINDOW = 2_000
 # `fields=compact`: what a shortlist needs (price, timing, quality, SEO metrics, where to buy).
 COMPACT_FIELDS = (
-    "id", "name", "tld", "source", "type", "price", "max_bid", "effective_price", "currency", "bids_count",
-    "auction_end_date", "score", "age", "trust_flow", "citation_flow", "domain_authority", "referring_domains",
-    "backlinks_count", "wayback_snapshots", "historical_traffic_etv", "language", "ttf_topic", "purchase_url",
-)  # fmt: skip
+    "id",
+    "name",
+    "tld",
+    "source",
+    "type",
+    "price",
+    "max_bid",
+    "effective_price",
+    "currency",
+    "bids_count",
+    "auction_end_date",
+    "score",
+    "age",
+    "trust_flow",
+    "citation_flow",
+    "domain_authority",
+    "referring_domains",
+    "backlinks_count",
+    "wayback_snapshots",
+    "historical_traffic_etv",
+    "language",
+    "ttf_topic",
+    "purchase_url",
+)
 
 # Messages of the REST replica's own errors (toolkit.serve.server), for the same situations.
 _TOO_MANY = {"message": "Too Many Attempts."}
@@ -193,8 +213,9 @@ class _Spec:
                 arguments[name] = arguments.pop(alias)
         unknown = sorted(set(arguments) - set(self.properties))
         if unknown:
-            raise invalid(unknown[0], unknown_message(self.properties, unknown[0], what="argument", of=self.name,
-                                                      sort=False))
+            raise invalid(
+                unknown[0], unknown_message(self.properties, unknown[0], what="argument", of=self.name, sort=False)
+            )
         return arguments
 
     def tool(self, wrap: Callable[[str, Callable[[], dict[str, Any]]], CallToolResult]) -> Tool:
@@ -215,9 +236,12 @@ class _Spec:
             fn_metadata=FuncMetadata(arg_model=model, output_schema=self.output),
             is_async=False,
             annotations=ToolAnnotations(
-                title=self.title, read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                title=self.title,
+                read_only_hint=True,
+                destructive_hint=False,
+                idempotent_hint=True,
                 open_world_hint=False,
-            ),  # fmt: skip
+            ),
         )
 
 
@@ -352,8 +376,9 @@ class _Tools:
         return _failure(503, _DAMAGED)
 
     # -- search_domains --------------------------------------------------------------------------
-    def search_domains(self, *, page: Any = None, limit: Any = None, fields: Any = None, added_on: Any = None,
-                       **filters: Any) -> dict[str, Any]:  # fmt: skip
+    def search_domains(
+        self, *, page: Any = None, limit: Any = None, fields: Any = None, added_on: Any = None, **filters: Any
+    ) -> dict[str, Any]:
         params = dict(filters)
         if self.free:  # the free endpoint: its own filters, limit 1-50, masked names
             if limit is not None:
@@ -434,10 +459,15 @@ class _Tools:
             return plan_allows(self.plan, "regfree" if slug == REGFREE else "domains")
 
         sources = [
-            {"slug": s.slug, "name": s.name, "currency": s.currency, "live": counts["sources"].get(s.slug, 0),
-             "available": available(s.slug)}
+            {
+                "slug": s.slug,
+                "name": s.name,
+                "currency": s.currency,
+                "live": counts["sources"].get(s.slug, 0),
+                "available": available(s.slug),
+            }
             for s in SOURCES
-        ]  # fmt: skip
+        ]
         return {
             "plan": self.plan,
             "sources": sources,
@@ -450,11 +480,18 @@ class _Tools:
             "sorts": list(DOMAIN_PARAMS["sort"].choices or ()),
             # every filter search_domains takes, from the parameter table (extensions included)
             "filters": [
-                {"name": p.name, "kind": p.kind, "caption": p.caption, "description": p.description,
-                 **({"minimum": p.minimum} if p.minimum is not None else {}),
-                 **({"maximum": p.maximum} if p.maximum is not None else {}), "extension": p.extension}
-                for p in DOMAIN_PARAMS.values() if p.clause is not None
-            ],  # fmt: skip
+                {
+                    "name": p.name,
+                    "kind": p.kind,
+                    "caption": p.caption,
+                    "description": p.description,
+                    **({"minimum": p.minimum} if p.minimum is not None else {}),
+                    **({"maximum": p.maximum} if p.maximum is not None else {}),
+                    "extension": p.extension,
+                }
+                for p in DOMAIN_PARAMS.values()
+                if p.clause is not None
+            ],
             "pending_delete": {
                 "available": plan_allows(self.plan, "pending_delete"),
                 "statuses": list(PENDING_STATUSES),
@@ -521,25 +558,35 @@ def _tool_params() -> dict[str, Param]:
     the API's under another name), so schema and validation come from one place."""
     per_page = DOMAIN_PARAMS["per_page"]
     return {
-        "added_on": _renamed(DOMAIN_PARAMS["created_after"], "added_on",
-                             "Listings added on this day (YYYY-MM-DD, UTC)."),  # fmt: skip
-        "page": _renamed(DOMAIN_PARAMS["page"], "page",
-                         f"Page number; page × limit must be at most {MAX_RESULT_WINDOW:,}."),  # fmt: skip
-        "limit": dataclasses.replace(_renamed(DOMAIN_PARAMS["limit"], "limit", per_page.description),
-                                     default=per_page.default),  # fmt: skip
+        "added_on": _renamed(
+            DOMAIN_PARAMS["created_after"], "added_on", "Listings added on this day (YYYY-MM-DD, UTC)."
+        ),
+        "page": _renamed(
+            DOMAIN_PARAMS["page"], "page", f"Page number; page × limit must be at most {MAX_RESULT_WINDOW:,}."
+        ),
+        "limit": dataclasses.replace(
+            _renamed(DOMAIN_PARAMS["limit"], "limit", per_page.description), default=per_page.default
+        ),
         "fields": Param(
-            "fields", "choice", "Fields",
+            "fields",
+            "choice",
+            "Fields",
             f"compact: {len(COMPACT_FIELDS)} fields a shortlist needs (name, price, timing, score, SEO metrics, "
             "purchase_url); full (default): every field of the record.",
-            "output", choices=("full", "compact"), default="full",
-        ),  # fmt: skip
-        "pending_limit": dataclasses.replace(_renamed(PENDING_PARAMS["per_page"], "limit"),
-                                             default=PENDING_PARAMS["per_page"].default),  # fmt: skip
-        "results_limit": dataclasses.replace(_renamed(RESULT_PARAMS["per_page"], "limit"),
-                                             default=RESULT_PARAMS["per_page"].default),  # fmt: skip
+            "output",
+            choices=("full", "compact"),
+            default="full",
+        ),
+        "pending_limit": dataclasses.replace(
+            _renamed(PENDING_PARAMS["per_page"], "limit"), default=PENDING_PARAMS["per_page"].default
+        ),
+        "results_limit": dataclasses.replace(
+            _renamed(RESULT_PARAMS["per_page"], "limit"), default=RESULT_PARAMS["per_page"].default
+        ),
         "id": Param("id", "int", "Id", "The listing id (as in search results).", "paging", 1),
-        "name": Param("name", "text", "Name", "A full domain name such as example.com (any case).", "names",
-                      max_length=253),  # fmt: skip
+        "name": Param(
+            "name", "text", "Name", "A full domain name such as example.com (any case).", "names", max_length=253
+        ),
     }
 
 
@@ -625,18 +672,21 @@ def _specs(tools: _Tools) -> list[_Spec]:
     results_props = {n: _schema(param) for n, param in RESULT_PARAMS.items() if n not in _RESULT_SKIP}
     results_props["page"] = _schema(RESULT_PARAMS["page"])
     results_props["limit"] = _schema(p["results_limit"])
-    return [*specs, _Spec(
-        "search_auction_results",
-        "Search auction results",
-        "Toolkit extension (not on the live service): what the auctions this mirror saw end came to, newest end "
-        "first: the final price (the last bid before the end, native currency and EUR), bids, sold or not, and "
-        "where the name went next (closeout, another platform, the drop). Takes search_domains' filters to choose "
-        "the listings (closed ones included), ended_after / ended_before / sold for the results; for comparable "
-        "sales of a name, filter by its TLD and words (contains). Returns {data: [results], meta: {...}}.",
-        results_props,
-        outputs["results"],
-        tools.search_results,
-    )]
+    return [
+        *specs,
+        _Spec(
+            "search_auction_results",
+            "Search auction results",
+            "Toolkit extension (not on the live service): what the auctions this mirror saw end came to, newest end "
+            "first: the final price (the last bid before the end, native currency and EUR), bids, sold or not, and "
+            "where the name went next (closeout, another platform, the drop). Takes search_domains' filters to choose "
+            "the listings (closed ones included), ended_after / ended_before / sold for the results; for comparable "
+            "sales of a name, filter by its TLD and words (contains). Returns {data: [results], meta: {...}}.",
+            results_props,
+            outputs["results"],
+            tools.search_results,
+        ),
+    ]
 
 
 # -- the server ---------------------------------------------------------------------------------------
@@ -744,8 +794,15 @@ class HttpEndpoint:
       opened it, counts against that key's limit, and takes messages only with that key.
     """
 
-    def __init__(self, mirror: Mirror, *, keys: Any = None, limits: Mapping[str, int] | None = None,
-                 limiter: Any = None, free: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        mirror: Mirror,
+        *,
+        keys: Any = None,
+        limits: Mapping[str, int] | None = None,
+        limiter: Any = None,
+        free: bool = False,
+    ):
         self.mirror = mirror
         self.keys = keys
         self.limits = dict(limits or {})
@@ -779,7 +836,6 @@ class HttpEndpoint:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         from starlette.concurrency import run_in_threadpool
         from starlette.requests import Request
-
 
         if scope["type"] != "http":
             return
@@ -817,9 +873,9 @@ class HttpEndpoint:
 
 
 _NOT_ALLOWED = {
-    "message": "Method not allowed. Streamable HTTP (set your client's transport to \"http\" / "
-    "\"streamable-http\"): POST here; this endpoint is stateless, so it has no standalone stream (GET) and no "
-    "session to end (DELETE). Legacy SSE (\"transport\": \"sse\"): GET here with Accept: text/event-stream."
+    "message": 'Method not allowed. Streamable HTTP (set your client\'s transport to "http" / '
+    '"streamable-http"): POST here; this endpoint is stateless, so it has no standalone stream (GET) and no '
+    'session to end (DELETE). Legacy SSE ("transport": "sse"): GET here with Accept: text/event-stream.'
 }
 
 
@@ -832,8 +888,14 @@ def _opens_sse(request: Any) -> bool:
     return "text/event-stream" in headers.get("accept", "").lower()
 
 
-def http_endpoint(mirror: Mirror, *, keys: Any = None, limits: Mapping[str, int] | None = None,
-                  limiter: Any = None, free: bool = False) -> HttpEndpoint:  # fmt: skip
+def http_endpoint(
+    mirror: Mirror,
+    *,
+    keys: Any = None,
+    limits: Mapping[str, int] | None = None,
+    limiter: Any = None,
+    free: bool = False,
+) -> HttpEndpoint:
     """The ASGI app `toolkit.serve.server.create_app` mounts at `MCP_PATH` (`free=False`) and
     `MCP_FREE_PATH` (`free=True`), and at their `MCP_ALIASES`."""
     return HttpEndpoint(mirror, keys=keys, limits=limits, limiter=limiter, free=free)

@@ -14,8 +14,15 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ..query.params import (DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, PENDING_SOURCES, PENDING_STATUSES, RESULT_PARAMS,
-                            Param)
+from ..query.params import (
+    DOMAIN_PARAMS,
+    FREE_PARAMS,
+    PENDING_PARAMS,
+    PENDING_SOURCES,
+    PENDING_STATUSES,
+    RESULT_PARAMS,
+    Param,
+)
 from ..plans import PLAN_LABELS, REQUIREMENTS
 from ..query import FREE_FIELDS, FREE_VISIBLE_NAMES, LISTING_OUTPUT, PENDING_OUTPUT
 from ..sources import SOURCES
@@ -35,10 +42,15 @@ REFERENCE_VERSION = "1.1.1"  # the live service's OpenAPI this replica follows
 
 # /api/export: the /api/domains filters without paging (every matching row), plus the format.
 EXPORT_FORMAT = Param(
-    "format", "choice", "Format",
+    "format",
+    "choice",
+    "Format",
     "ndjson: one JSON record a line (default); csv: a header row, arrays and objects as JSON text.",
-    "output", choices=("ndjson", "csv"), default="ndjson", extension=True,
-)  # fmt: skip
+    "output",
+    choices=("ndjson", "csv"),
+    default="ndjson",
+    extension=True,
+)
 _PAGING = ("after_id", "per_page", "limit", "page")
 EXPORT_PARAMS: dict[str, Param] = {
     **{name: p for name, p in DOMAIN_PARAMS.items() if name not in _PAGING},
@@ -69,6 +81,8 @@ def _result_fields() -> dict[str, str]:
 
     kinds = {int: "int", float: "num", str: "str"}
     return {name: "bool" if name == "sold" else kinds[kind] for name, kind in RESULT_COLUMNS.items()}
+
+
 _ENUMS = {
     "Domain": {"source": [s.slug for s in SOURCES], "type": list(DOMAIN_PARAMS["type"].choices or ())},
     "PendingDeleteDomain": {"source": list(PENDING_SOURCES), "whois_status": list(PENDING_STATUSES)},
@@ -76,9 +90,12 @@ _ENUMS = {
 # The toolkit's own fields, described with the field reference's words (store/labels.py).
 _EXTRA_DESCRIPTIONS = {
     name: f"Toolkit: {labels[name].meaning}"
-    for extra, labels in (({**LISTING_EXTRA_FIELDS, **LISTING_DERIVED_FIELDS}, LISTING_LABELS),
-                          (PENDING_EXTRA_FIELDS, PENDING_LABELS))
-    for name in extra if name not in INTERNAL_FIELDS
+    for extra, labels in (
+        ({**LISTING_EXTRA_FIELDS, **LISTING_DERIVED_FIELDS}, LISTING_LABELS),
+        (PENDING_EXTRA_FIELDS, PENDING_LABELS),
+    )
+    for name in extra
+    if name not in INTERNAL_FIELDS
 }
 
 
@@ -97,9 +114,7 @@ def _field_schema(name: str, kind: str, *, nullable: bool, enum: list[str] | Non
     return schema
 
 
-def _record_schema(
-    title: str, fields: Mapping[str, str], not_null: set[str], description: str
-) -> dict[str, Any]:
+def _record_schema(title: str, fields: Mapping[str, str], not_null: set[str], description: str) -> dict[str, Any]:
     enums = _ENUMS.get(title, {})
     return {
         "type": "object",
@@ -176,15 +191,28 @@ def _errors(*statuses: int, keyed: bool = True, extra_headers: Mapping[str, Any]
     table = {
         400: ("The request could not be processed.", _ref("Message"), extra_headers),
         401: ("Missing or unknown API key.", _ref("Message"), None),
-        403: ("Plan too low (plan_required) or keyset cursor with regfree (cursor_not_available).", _ref("AccessError"),
-              rate),
+        403: (
+            "Plan too low (plan_required) or keyset cursor with regfree (cursor_not_available).",
+            _ref("AccessError"),
+            rate,
+        ),
         404: ("Not found.", _ref("Message"), rate),
-        422: ("A malformed parameter; errors names the field.", _ref("ValidationError"), rate if keyed else extra_headers),
-        429: ("Too many requests: wait Retry-After seconds.", _ref("Message"),
-              {**rate, "Retry-After": {"$ref": "#/components/headers/Retry-After"}}),
-        503: ("The mirror is busy (a long write); retry after Retry-After seconds.", _ref("BusyError"),
-              {"Retry-After": {"$ref": "#/components/headers/Retry-After"}, **(extra_headers or {})}),
-    }  # fmt: skip
+        422: (
+            "A malformed parameter; errors names the field.",
+            _ref("ValidationError"),
+            rate if keyed else extra_headers,
+        ),
+        429: (
+            "Too many requests: wait Retry-After seconds.",
+            _ref("Message"),
+            {**rate, "Retry-After": {"$ref": "#/components/headers/Retry-After"}},
+        ),
+        503: (
+            "The mirror is busy (a long write); retry after Retry-After seconds.",
+            _ref("BusyError"),
+            {"Retry-After": {"$ref": "#/components/headers/Retry-After"}, **(extra_headers or {})},
+        ),
+    }
     out = {}
     for status in statuses:
         description, schema, headers = table[status]
@@ -219,11 +247,15 @@ def _build() -> dict[str, Any]:
         "description": f"One listing, closed ones included. {_plan_note('domains')} A regfree row needs "
         f"{PLAN_LABELS[REQUIREMENTS['regfree']]}. A non-integer id is a 404.",
         "tags": ["Domains"],
-        "parameters": [{"name": "id", "in": "path", "required": True, "description": "Domain id.",
-                        "schema": {"type": "integer"}}],  # fmt: skip
+        "parameters": [
+            {"name": "id", "in": "path", "required": True, "description": "Domain id.", "schema": {"type": "integer"}}
+        ],
         "responses": {
-            "200": _json("The listing.", {"type": "object", "required": ["data"], "properties": {"data": _ref("Domain")}},
-                         _RATE_HEADERS),  # fmt: skip
+            "200": _json(
+                "The listing.",
+                {"type": "object", "required": ["data"], "properties": {"data": _ref("Domain")}},
+                _RATE_HEADERS,
+            ),
             **_errors(400, 401, 403, 404, 429, 503),
         },
     }
@@ -245,12 +277,21 @@ def _build() -> dict[str, Any]:
         "description": "Case-insensitive lookup by domain name: the most recent snapshot row still in an actionable "
         f"state, else 404. {_plan_note('pending_delete')}",
         "tags": ["Pending-Delete"],
-        "parameters": [{"name": "domain", "in": "path", "required": True, "description": "Full domain name.",
-                        "schema": {"type": "string", "examples": ["example.fr"]}}],  # fmt: skip
+        "parameters": [
+            {
+                "name": "domain",
+                "in": "path",
+                "required": True,
+                "description": "Full domain name.",
+                "schema": {"type": "string", "examples": ["example.fr"]},
+            }
+        ],
         "responses": {
-            "200": _json("The pending-delete row.",
-                         {"type": "object", "required": ["data"], "properties": {"data": _ref("PendingDeleteDomain")}},
-                         _RATE_HEADERS),  # fmt: skip
+            "200": _json(
+                "The pending-delete row.",
+                {"type": "object", "required": ["data"], "properties": {"data": _ref("PendingDeleteDomain")}},
+                _RATE_HEADERS,
+            ),
             **_errors(400, 401, 403, 404, 429, 503),
         },
     }
@@ -267,11 +308,17 @@ def _build() -> dict[str, Any]:
             "200": _json("Masked free-tier results.", _ref("FreePage"), {**_RATE_HEADERS, **_CORS_HEADER}),
             "400": _json("The request could not be processed.", _ref("Message"), _CORS_HEADER),
             "422": _json("A malformed parameter; errors names the field.", _ref("ValidationError"), _CORS_HEADER),
-            "429": _json("Too many requests from this address: wait Retry-After seconds.", _ref("Message"),
-                         {**_RATE_HEADERS, **_CORS_HEADER, "Retry-After": {"$ref": "#/components/headers/Retry-After"}}),
-            "503": _json("The mirror is busy; retry after Retry-After seconds.", _ref("BusyError"),
-                         {"Retry-After": {"$ref": "#/components/headers/Retry-After"}, **_CORS_HEADER}),
-        },  # fmt: skip
+            "429": _json(
+                "Too many requests from this address: wait Retry-After seconds.",
+                _ref("Message"),
+                {**_RATE_HEADERS, **_CORS_HEADER, "Retry-After": {"$ref": "#/components/headers/Retry-After"}},
+            ),
+            "503": _json(
+                "The mirror is busy; retry after Retry-After seconds.",
+                _ref("BusyError"),
+                {"Retry-After": {"$ref": "#/components/headers/Retry-After"}, **_CORS_HEADER},
+            ),
+        },
     }
     export = {
         "operationId": "exportDomains",
@@ -335,14 +382,21 @@ def _build() -> dict[str, Any]:
                 "BearerAuth": {"type": "http", "scheme": "bearer", "description": "An API key given to `edt serve`."}
             },
             "headers": {
-                "X-RateLimit-Limit": {"description": "Requests allowed per minute for this key (or address).",
-                                      **integer_header},
-                "X-RateLimit-Remaining": {"description": "Requests left in the current 60-second window.",
-                                          **integer_header},
+                "X-RateLimit-Limit": {
+                    "description": "Requests allowed per minute for this key (or address).",
+                    **integer_header,
+                },
+                "X-RateLimit-Remaining": {
+                    "description": "Requests left in the current 60-second window.",
+                    **integer_header,
+                },
                 "Retry-After": {"description": "Seconds to wait before retrying.", **integer_header},
-                "Access-Control-Allow-Origin": {"description": "CORS: any origin.", "schema": {"type": "string"},
-                                                "required": True},
-            },  # fmt: skip
+                "Access-Control-Allow-Origin": {
+                    "description": "CORS: any origin.",
+                    "schema": {"type": "string"},
+                    "required": True,
+                },
+            },
             "schemas": _schemas(),
         },
     }
@@ -353,8 +407,12 @@ def _page(item: str, **extra: Any) -> dict[str, Any]:
     return {
         "type": "object",
         "required": ["data", "links", "meta"],
-        "properties": {"data": {"type": "array", "items": _ref(item)}, "links": _ref("PaginationLinks"),
-                       "meta": _ref("PaginationMeta"), **extra},
+        "properties": {
+            "data": {"type": "array", "items": _ref(item)},
+            "links": _ref("PaginationLinks"),
+            "meta": _ref("PaginationMeta"),
+            **extra,
+        },
     }
 
 
@@ -362,12 +420,24 @@ def _schemas() -> dict[str, Any]:
     nullable_int = {"type": ["integer", "null"]}
     free_fields = {name: LISTING_OUTPUT[name] for name in FREE_FIELDS}
     return {
-        "Domain": _record_schema("Domain", LISTING_OUTPUT, _DOMAIN_NOT_NULL,
-                                 "A listing: the reference Domain fields plus the toolkit's (sld ... origin)."),
-        "PendingDeleteDomain": _record_schema("PendingDeleteDomain", PENDING_OUTPUT, _PENDING_NOT_NULL,
-                                              "A pending-delete row: the reference fields plus the toolkit's."),
-        "FreeDomain": _record_schema("FreeDomain", free_fields, _FREE_NOT_NULL,
-                                     "A free-tier listing: names past the first few masked (••••••••.tld)."),
+        "Domain": _record_schema(
+            "Domain",
+            LISTING_OUTPUT,
+            _DOMAIN_NOT_NULL,
+            "A listing: the reference Domain fields plus the toolkit's (sld ... origin).",
+        ),
+        "PendingDeleteDomain": _record_schema(
+            "PendingDeleteDomain",
+            PENDING_OUTPUT,
+            _PENDING_NOT_NULL,
+            "A pending-delete row: the reference fields plus the toolkit's.",
+        ),
+        "FreeDomain": _record_schema(
+            "FreeDomain",
+            free_fields,
+            _FREE_NOT_NULL,
+            "A free-tier listing: names past the first few masked (••••••••.tld).",
+        ),
         "PaginationLinks": {
             "type": "object",
             "required": ["first", "last", "prev", "next"],
@@ -398,8 +468,12 @@ def _schemas() -> dict[str, Any]:
             },
         },
         "DomainPage": _page("Domain", cursor=_ref("Cursor")),
-        "AuctionResult": _record_schema("AuctionResult", _result_fields(), _RESULT_NOT_NULL,
-                                        "What an auction the mirror saw end came to (docs/guides/results.md)."),
+        "AuctionResult": _record_schema(
+            "AuctionResult",
+            _result_fields(),
+            _RESULT_NOT_NULL,
+            "What an auction the mirror saw end came to (docs/guides/results.md).",
+        ),
         "AuctionResultPage": _page("AuctionResult"),
         "PendingDeletePage": _page("PendingDeleteDomain"),
         "FreePage": {
@@ -417,10 +491,12 @@ def _schemas() -> dict[str, Any]:
                     },
                 },
                 "note": {"type": "string"},
-                "upsell": {"type": "object", "properties": {k: {"type": "string"} for k in
-                                                            ("message", "signup_url", "pro_url")}},
+                "upsell": {
+                    "type": "object",
+                    "properties": {k: {"type": "string"} for k in ("message", "signup_url", "pro_url")},
+                },
             },
-        },  # fmt: skip
+        },
         "Message": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}},
         "ValidationError": {
             "type": "object",
@@ -437,21 +513,30 @@ def _schemas() -> dict[str, Any]:
                 "error": {"type": "string", "enum": ["plan_required", "cursor_not_available"]},
                 "message": {"type": "string"},
                 "required_plan": {"type": "string", "description": "plan_required: the lowest plan that may."},
-                "upgrade_url": {"type": "string", "format": "uri",
-                                "description": "plan_required: this replica's page on plans and keys."},
-                "docs": {"type": "string", "format": "uri",
-                         "description": "cursor_not_available: this replica's page on the cursor."},
+                "upgrade_url": {
+                    "type": "string",
+                    "format": "uri",
+                    "description": "plan_required: this replica's page on plans and keys.",
+                },
+                "docs": {
+                    "type": "string",
+                    "format": "uri",
+                    "description": "cursor_not_available: this replica's page on the cursor.",
+                },
             },
         },
         "BusyError": {
             "type": "object",
             "required": ["error", "message"],
             "properties": {
-                "error": {"type": "string", "examples": ["busy", "count_busy"],
-                          "description": "busy; count_busy on the pending-delete routes (the live service's code)."},
+                "error": {
+                    "type": "string",
+                    "examples": ["busy", "count_busy"],
+                    "description": "busy; count_busy on the pending-delete routes (the live service's code).",
+                },
                 "message": {"type": "string"},
             },
-        },  # fmt: skip
+        },
     }
 
 

@@ -59,7 +59,10 @@ log = logging.getLogger("toolkit.serve.server")
 
 TOO_MANY = {"message": "Too Many Attempts."}
 BAD_REQUEST = {"message": "The request could not be processed: check the path and the parameters."}
-BUSY = {"error": "busy", "message": "The mirror is busy (a long write is in progress); retry after Retry-After seconds."}
+BUSY = {
+    "error": "busy",
+    "message": "The mirror is busy (a long write is in progress); retry after Retry-After seconds.",
+}
 DAMAGED = {"error": "damaged", "message": DAMAGED_MESSAGE}
 # The pending-delete routes answer a 503 with one of the live service's codes (its OpenAPI lists
 # count_busy, count_timeout, rows_timeout there): a locked mirror is its "busy".
@@ -69,8 +72,10 @@ PENDING_BUSY = {**BUSY, "error": "count_busy"}
 # (`/`) that explain plans and keys, and the cursor.
 ERROR_LINKS = {"plan_required": ("upgrade_url", "/#plans"), "cursor_not_available": ("docs", "/#cursor")}
 CORS = {"Access-Control-Allow-Origin": "*"}
-_HOST = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*"
-                   r"|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?")  # fmt: skip
+_HOST = re.compile(
+    r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*"
+    r"|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?"
+)
 _CHUNK = 64 * 1024
 
 
@@ -122,8 +127,9 @@ class _Api:
         self.limiter = limiter
 
     # -- the shared shell ----------------------------------------------------------------
-    async def _answer(self, request: Request, call: Callable[[], Response], headers: Mapping[str, str],
-                      busy: Mapping[str, str] = BUSY) -> Response:  # fmt: skip
+    async def _answer(
+        self, request: Request, call: Callable[[], Response], headers: Mapping[str, str], busy: Mapping[str, str] = BUSY
+    ) -> Response:
         """Run a query-layer call in the threadpool; its errors become the API's answers (docs/reference/errors.md)."""
         try:
             return await run_in_threadpool(call)
@@ -142,8 +148,9 @@ class _Api:
             log.exception("query failed on %s", request.url.path)
             return _json(400, BAD_REQUEST, headers)
 
-    async def _keyed(self, request: Request, call: Callable[[str], Response],
-                     busy: Mapping[str, str] = BUSY) -> Response:  # fmt: skip
+    async def _keyed(
+        self, request: Request, call: Callable[[str], Response], busy: Mapping[str, str] = BUSY
+    ) -> Response:
         """401 without a valid key; 429 past the plan's limit; else `call(plan)`, with the
         X-RateLimit headers on every answer (`busy`: the 503 body of a locked mirror)."""
         identity = self.keys.lookup(_bearer(request))
@@ -195,15 +202,20 @@ class _Api:
 
     async def free(self, request: Request) -> Response:
         if request.method == "OPTIONS":  # CORS preflight
-            preflight = {"Access-Control-Allow-Methods": "GET, OPTIONS", "Access-Control-Allow-Headers": "*",
-                         "Access-Control-Max-Age": "600"}  # fmt: skip
+            preflight = {
+                "Access-Control-Allow-Methods": "GET, OPTIONS",
+                "Access-Control-Allow-Headers": "*",
+                "Access-Control-Max-Age": "600",
+            }
             return Response(status_code=204, headers={**CORS, **preflight})
         decision = self.limiter.hit("addr:" + _client(request), self.limits["free"])
         headers = {**decision.headers(), **CORS}
         if not decision.allowed:
             return _json(429, TOO_MANY, headers)
         params = _params(request)
-        response = await self._answer(request, lambda: self._ok(self.mirror.free_domains(params, strict=False)), headers)
+        response = await self._answer(
+            request, lambda: self._ok(self.mirror.free_domains(params, strict=False)), headers
+        )
         for name, value in headers.items():
             response.headers.setdefault(name, value)
         return response
@@ -244,11 +256,16 @@ class _Api:
                 raise invalid("body", 'send a JSON object: {"url": "https://...", "filters": {...}, "secret": "..."}')
             filters = body.get("filters") or {}
             if not isinstance(filters, dict):
-                raise invalid("filters", "an object of /api/domains parameters, e.g. {\"tld\": \".fr\"}")
+                raise invalid("filters", 'an object of /api/domains parameters, e.g. {"tld": ".fr"}')
             name = body.get("name")
             try:
-                created = register_webhook(Mirror(self.mirror.path), body.get("url", ""), {k: str(v) for k, v in filters.items()},
-                                           secret=body.get("secret"), name=str(name) if name else None)  # fmt: skip
+                created = register_webhook(
+                    Mirror(self.mirror.path),
+                    body.get("url", ""),
+                    {k: str(v) for k, v in filters.items()},
+                    secret=body.get("secret"),
+                    name=str(name) if name else None,
+                )
             except ValueError as exc:
                 field, _, message = str(exc).partition(": ")
                 raise invalid(field if message else "url", message or str(exc)) from None
@@ -264,8 +281,6 @@ class _Api:
 
 
 # -- export encodings: bounded chunks, constant memory ---------------------------------------
-
-
 
 
 def _primed(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -332,8 +347,10 @@ def _home_page(document: dict[str, Any], limits: Mapping[str, int]) -> str:
     plan_rows = []
     for plan in PLANS:
         unlocks = [CAPABILITIES[c] for c, lowest in REQUIREMENTS.items() if lowest == plan]
-        plan_rows.append(f"<tr><td><code>{esc(plan)}</code></td><td>{limits[plan]}</td>"
-                         f"<td>{esc('; '.join(unlocks)) or '-'}</td></tr>")  # fmt: skip
+        plan_rows.append(
+            f"<tr><td><code>{esc(plan)}</code></td><td>{limits[plan]}</td>"
+            f"<td>{esc('; '.join(unlocks)) or '-'}</td></tr>"
+        )
     base = document["servers"][0]["url"].rstrip("/")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Expired Domains Toolkit: local API</title>
@@ -387,7 +404,9 @@ class _Guard:
             await self.app(scope, receive, guarded)
         except Exception as exc:
             if damage_in(exc) is not None:  # a damaged mirror met outside a route's own answer (a stream)
-                mirror = getattr(getattr(scope.get("app"), "state", None), "mirror", None)  # Starlette sets scope["app"]
+                mirror = getattr(
+                    getattr(scope.get("app"), "state", None), "mirror", None
+                )  # Starlette sets scope["app"]
                 answer = _damaged(getattr(mirror, "path", "the mirror"), str(scope.get("path")), exc)
                 if not started:
                     await answer(scope, receive, send)
@@ -537,13 +556,19 @@ def startup_lines(db: str, host: str, port: int, keys: KeyStore, rates: Mapping[
     if is_loopback(host):
         lines.append(f"Bound to {host}: only this machine can connect (use --host 0.0.0.0 to share on the network).")
     else:
-        lines.append(f"Bound to {host}: other machines can connect. Plain HTTP: keys travel unencrypted, "
-                     "put a TLS proxy in front for anything beyond a trusted network.")  # fmt: skip
+        lines.append(
+            f"Bound to {host}: other machines can connect. Plain HTTP: keys travel unencrypted, "
+            "put a TLS proxy in front for anything beyond a trusted network."
+        )
         if not len(keys):
-            lines.append("WARNING: bound beyond loopback with no keys: anyone who can reach this port gets "
-                         "/api/free/domains; every keyed endpoint answers 401. Add --key KEY=PLAN or --keys-file.")  # fmt: skip
+            lines.append(
+                "WARNING: bound beyond loopback with no keys: anyone who can reach this port gets "
+                "/api/free/domains; every keyed endpoint answers 401. Add --key KEY=PLAN or --keys-file."
+            )
     if len(keys):
-        lines.append("Keys: " + ", ".join(f"{n} {plan}" for plan, n in keys.plans().items()) + " (held as SHA-256 digests).")
+        lines.append(
+            "Keys: " + ", ".join(f"{n} {plan}" for plan, n in keys.plans().items()) + " (held as SHA-256 digests)."
+        )
     elif is_loopback(host):
         lines.append("No keys: every keyed endpoint answers 401. Add --key KEY=PLAN or --keys-file PATH.")
     limits = effective_limits(rates)
@@ -555,7 +580,9 @@ def startup_lines(db: str, host: str, port: int, keys: KeyStore, rates: Mapping[
         elif plan == "enterprise":
             text += f" (configurable: default {ENTERPRISE_DEFAULT}, set with --rate enterprise=N)"
         described.append(text)
-    lines.append("Requests per minute per key: " + ", ".join(described) + "; free also per address on /api/free/domains.")
+    lines.append(
+        "Requests per minute per key: " + ", ".join(described) + "; free also per address on /api/free/domains."
+    )
     return lines
 
 

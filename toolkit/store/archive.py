@@ -40,8 +40,17 @@ from pathlib import Path
 from typing import Any
 
 from .fields import iso_timestamp
-from .closing import (ARCHIVED_TABLES, MOMENTS, ArchiveError, archive_types, as_stored, delete_plain_batch, file_bytes,
-                      reclaim_pages, run_batches)
+from .closing import (
+    ARCHIVED_TABLES,
+    MOMENTS,
+    ArchiveError,
+    archive_types,
+    as_stored,
+    delete_plain_batch,
+    file_bytes,
+    reclaim_pages,
+    run_batches,
+)
 from .packed import epoch_ms, forget
 from .schema import connect
 
@@ -67,7 +76,6 @@ __all__ = [
 
 BATCH = 50_000  # listings per transaction: a few seconds of writer lock at full scale
 _PART = re.compile(r"^part-[0-9A-Za-z_-]+\.parquet$")
-
 
 
 @dataclass
@@ -127,8 +135,9 @@ def months(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     """Per month: rows per table and one checksum over the month's files (in path order)."""
     found: dict[str, dict[str, Any]] = {}
     for part in manifest(conn):
-        month = found.setdefault(part["month"], {"listings": 0, "listing_history": 0, "raw_records": 0, "files": 0,
-                                                 "_sums": []})  # fmt: skip
+        month = found.setdefault(
+            part["month"], {"listings": 0, "listing_history": 0, "raw_records": 0, "files": 0, "_sums": []}
+        )
         month[part["table"]] += part["rows"]
         month["files"] += 1
         month["_sums"].append(f"{part['path']}:{part['checksum']}")
@@ -148,7 +157,9 @@ def archive_version(conn: sqlite3.Connection) -> str:
 
 def _files(conn: sqlite3.Connection, mirror_path: str, table: str) -> list[str]:
     base = archive_dir(mirror_path)
-    return [str(base / p) for (p,) in conn.execute("SELECT path FROM archive_parts WHERE tbl = ? ORDER BY path", [table])]
+    return [
+        str(base / p) for (p,) in conn.execute("SELECT path FROM archive_parts WHERE tbl = ? ORDER BY path", [table])
+    ]
 
 
 def _dataset(conn: sqlite3.Connection, mirror_path: str, table: str, files: list[str]) -> Any:
@@ -159,8 +170,13 @@ def _dataset(conn: sqlite3.Connection, mirror_path: str, table: str, files: list
     import pyarrow.dataset as ds
 
     schema = pa.schema([*archive_types(conn, table), ("month", pa.string())])
-    return ds.dataset(files, schema=schema, format="parquet", partitioning=ds.partitioning(pa.schema([("month", pa.string())]),
-                      flavor="hive"), partition_base_dir=str(archive_dir(mirror_path)))  # fmt: skip
+    return ds.dataset(
+        files,
+        schema=schema,
+        format="parquet",
+        partitioning=ds.partitioning(pa.schema([("month", pa.string())]), flavor="hive"),
+        partition_base_dir=str(archive_dir(mirror_path)),
+    )
 
 
 # -- moving closed listings out -------------------------------------------------------
@@ -237,9 +253,11 @@ def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, re
         conn.executemany(
             "INSERT INTO archive_parts (path, tbl, month, rows, checksum, first_id, last_id, batch, archived_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(rel, table, month, rows.num_rows, checksum(rows), _first_id(rows), _last_id(rows), stamp, now)
-             for rel, table, month, rows, _ in parts],
-        )  # fmt: skip
+            [
+                (rel, table, month, rows.num_rows, checksum(rows), _first_id(rows), _last_id(rows), stamp, now)
+                for rel, table, month, rows, _ in parts
+            ],
+        )
         for rel, *_ in parts:  # into place: from here the files are the rows, once the commit lands
             target = archive_dir(path) / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -264,8 +282,10 @@ def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, re
 
             blocker = file_in_the_way(exc.filename, itself=True)
             if blocker is not None:
-                raise ArchiveError(f"{blocker} is a file where the archive needs a folder; nothing was removed from "
-                                   f"{path}. Move that file away and run this again") from None  # fmt: skip
+                raise ArchiveError(
+                    f"{blocker} is a file where the archive needs a folder; nothing was removed from "
+                    f"{path}. Move that file away and run this again"
+                ) from None
         raise
     shutil.rmtree(staging, ignore_errors=True)
     for month, count in chosen.items():
@@ -283,8 +303,9 @@ def _with_packed(conn: sqlite3.Connection, table: str, rows: Any, month: str) ->
 
     from .packed import packed_table
 
-    packed = packed_table(conn, table, rows.column_names,
-                          "id IN (SELECT id FROM temp.archive_batch WHERE month = ?)", [month])  # fmt: skip
+    packed = packed_table(
+        conn, table, rows.column_names, "id IN (SELECT id FROM temp.archive_batch WHERE month = ?)", [month]
+    )
     if packed is None:
         return rows
     packed = packed.cast(rows.schema)  # packed rows hold moments as text, as the mirror does
@@ -340,8 +361,10 @@ def _table_rows(conn: sqlite3.Connection, table: str, where: str, key: tuple[str
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
             bad = next(v for v in values if v is not None and not _fits(v, kind, moment))
             what = "a UTC moment like 2026-01-14T16:00:00Z" if moment else f"its declared type {kind}"
-            raise ArchiveError(f"{table}.{column} holds {bad!r}, not {what}: "
-                               "nothing was archived; correct that value and run this again") from None  # fmt: skip
+            raise ArchiveError(
+                f"{table}.{column} holds {bad!r}, not {what}: "
+                "nothing was archived; correct that value and run this again"
+            ) from None
     return pa.Table.from_arrays(arrays, names=names)
 
 
@@ -431,8 +454,14 @@ def recover(mirror_path: str | os.PathLike[str], conn: sqlite3.Connection | None
 # -- reading the archive --------------------------------------------------------------
 
 
-def archive_table(mirror_path: str | os.PathLike[str], table: str, *, columns: list[str] | None = None,
-                  filter: Any = None, conn: sqlite3.Connection | None = None) -> Any:  # fmt: skip
+def archive_table(
+    mirror_path: str | os.PathLike[str],
+    table: str,
+    *,
+    columns: list[str] | None = None,
+    filter: Any = None,
+    conn: sqlite3.Connection | None = None,
+) -> Any:
     """An archived table as one Arrow table (the files the manifest lists, with their `month`),
     optionally only `columns` and the rows a pyarrow `filter` keeps; None when nothing is
     archived. `conn` reads the manifest inside the caller's transaction."""
@@ -465,8 +494,14 @@ def archive_table(mirror_path: str | os.PathLike[str], table: str, *, columns: l
     return found
 
 
-def archived_rows(mirror_path: str | os.PathLike[str], table: str, column: str, values: Iterable[Any],
-                  columns: list[str], conn: sqlite3.Connection | None = None) -> list[tuple]:  # fmt: skip
+def archived_rows(
+    mirror_path: str | os.PathLike[str],
+    table: str,
+    column: str,
+    values: Iterable[Any],
+    columns: list[str],
+    conn: sqlite3.Connection | None = None,
+) -> list[tuple]:
     """Archived rows of `table` whose `column` is one of `values`, as tuples of `columns`."""
     import pyarrow.compute as pc
 
@@ -540,8 +575,10 @@ def restore_month(mirror_path: str | os.PathLike[str], month: str) -> dict[str, 
                 for part in (p for p in parts if p["table"] == table):
                     rows = pq.read_table(archive_dir(path) / part["path"])
                     if rows.num_rows != part["rows"] or checksum(rows) != part["checksum"]:
-                        raise ArchiveError(f"{archive_dir(path) / part['path']}: its rows differ from those recorded; "
-                                           "nothing was restored")  # fmt: skip
+                        raise ArchiveError(
+                            f"{archive_dir(path) / part['path']}: its rows differ from those recorded; "
+                            "nothing was restored"
+                        )
                     rows = as_stored(rows)  # moments back to the mirror's text
                     names = rows.column_names
                     conn.executemany(
@@ -594,12 +631,19 @@ def open_duckdb(mirror_path: str | os.PathLike[str], *, tables: Iterable[str] = 
             if files:
                 listed = ", ".join(_quote(f) for f in files)
                 # files written before moments were typed hold them as text: every file's are read as moments
-                typed = ", ".join(f'CAST("{c}" AS {"DATE" if kind == "date" else "TIMESTAMPTZ"}) AS "{c}"'
-                                  for c, kind in MOMENTS[table].items() if c in live.column_names)  # fmt: skip
-                files_sql = f"SELECT * {f'REPLACE ({typed}) ' if typed else ''}FROM read_parquet([{listed}], " \
-                            "hive_partitioning = true, union_by_name = true)"  # fmt: skip
-                db.execute(f"CREATE VIEW {table} AS SELECT *, CAST(NULL AS VARCHAR) AS month FROM _{table}_mirror "
-                           f"UNION ALL BY NAME {files_sql}")  # fmt: skip
+                typed = ", ".join(
+                    f'CAST("{c}" AS {"DATE" if kind == "date" else "TIMESTAMPTZ"}) AS "{c}"'
+                    for c, kind in MOMENTS[table].items()
+                    if c in live.column_names
+                )
+                files_sql = (
+                    f"SELECT * {f'REPLACE ({typed}) ' if typed else ''}FROM read_parquet([{listed}], "
+                    "hive_partitioning = true, union_by_name = true)"
+                )
+                db.execute(
+                    f"CREATE VIEW {table} AS SELECT *, CAST(NULL AS VARCHAR) AS month FROM _{table}_mirror "
+                    f"UNION ALL BY NAME {files_sql}"
+                )
             else:
                 db.execute(f"CREATE VIEW {table} AS SELECT *, CAST(NULL AS VARCHAR) AS month FROM _{table}_mirror")
         conn.execute("COMMIT")
@@ -608,11 +652,12 @@ def open_duckdb(mirror_path: str | os.PathLike[str], *, tables: Iterable[str] = 
     return db
 
 
-
 # -- taking one origin's listings out ---------------------------------------------------
 
 
-def remove_archived_origin(conn: sqlite3.Connection, mirror_path: str | os.PathLike[str], origin: str) -> tuple[set[int], dict[str, int], list[Path]]:  # fmt: skip
+def remove_archived_origin(
+    conn: sqlite3.Connection, mirror_path: str | os.PathLike[str], origin: str
+) -> tuple[set[int], dict[str, int], list[Path]]:
     """Take the archived listings of `origin` (with their history and raw records) out of the
     archive, inside the caller's transaction: a file holding only such rows leaves the
     manifest; a file holding others too is written again without them (a new file, listed in
@@ -661,9 +706,18 @@ def remove_archived_origin(conn: sqlite3.Connection, mirror_path: str | os.PathL
                 conn.execute(
                     "INSERT INTO archive_parts (path, tbl, month, rows, checksum, first_id, last_id, batch, archived_at) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [relative, table, month, kept.num_rows, checksum(kept), _first_id(kept), _last_id(kept),
-                     f"{stamp}-{number}", part["archived_at"]],
-                )  # fmt: skip
+                    [
+                        relative,
+                        table,
+                        month,
+                        kept.num_rows,
+                        checksum(kept),
+                        _first_id(kept),
+                        _last_id(kept),
+                        f"{stamp}-{number}",
+                        part["archived_at"],
+                    ],
+                )
     shutil.rmtree(staging, ignore_errors=True)
     return removed_ids, removed, unlisted
 

@@ -11,8 +11,20 @@ from typing import Any
 
 from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS
 
-__all__ = ["ARCHIVED_TABLES", "BATCH_TABLE", "MOMENTS", "ArchiveError", "archive_types", "as_stored", "declared",
-           "delete_plain_batch", "file_bytes", "optimize_search_index", "reclaim_pages", "run_batches"]
+__all__ = [
+    "ARCHIVED_TABLES",
+    "BATCH_TABLE",
+    "MOMENTS",
+    "ArchiveError",
+    "archive_types",
+    "as_stored",
+    "declared",
+    "delete_plain_batch",
+    "file_bytes",
+    "optimize_search_index",
+    "reclaim_pages",
+    "run_batches",
+]
 
 # Each table a closed listing takes with it: its primary key (the order of its rows in a
 # file, a record and a checksum) and how its rows are chosen from a batch of listing ids.
@@ -29,7 +41,9 @@ _ARROW_TYPES = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
 # timestamps and dates in the archive's files (files written before hold them as text; readers
 # read both).
 MOMENTS: dict[str, dict[str, str]] = {
-    "listings": {c: kind for c, kind in {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}.items() if kind in ("date", "datetime")},
+    "listings": {
+        c: kind for c, kind in {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}.items() if kind in ("date", "datetime")
+    },
     "listing_history": {"observed_at": "datetime", "auction_end_date": "datetime"},
     "raw_records": {},
 }
@@ -42,7 +56,9 @@ class ArchiveError(RuntimeError):
 
 def declared(conn: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
     """(column, Arrow type name) of a table, from its declared SQL types."""
-    return [(row[1], _ARROW_TYPES.get(str(row[2]).upper(), "string")) for row in conn.execute(f"PRAGMA table_info({table})")]
+    return [
+        (row[1], _ARROW_TYPES.get(str(row[2]).upper(), "string")) for row in conn.execute(f"PRAGMA table_info({table})")
+    ]
 
 
 def archive_types(conn: sqlite3.Connection, table: str) -> list[tuple[str, Any]]:
@@ -52,7 +68,9 @@ def archive_types(conn: sqlite3.Connection, table: str) -> list[tuple[str, Any]]
 
     moments = MOMENTS.get(table, {})
     kinds = {"datetime": pa.timestamp("ms", tz="UTC"), "date": pa.date32()}  # Parquet keeps ms, not s
-    return [(name, kinds[moments[name]] if name in moments else getattr(pa, kind)()) for name, kind in declared(conn, table)]
+    return [
+        (name, kinds[moments[name]] if name in moments else getattr(pa, kind)()) for name, kind in declared(conn, table)
+    ]
 
 
 def as_stored(rows: Any) -> Any:
@@ -105,8 +123,9 @@ def optimize_search_index(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO listings_fts (listings_fts) VALUES ('optimize')")
 
 
-def run_batches(conn: sqlite3.Connection, one_batch: Callable[[], bool], after_each: Callable[[], None],
-                reclaim: bool) -> int:  # fmt: skip
+def run_batches(
+    conn: sqlite3.Connection, one_batch: Callable[[], bool], after_each: Callable[[], None], reclaim: bool
+) -> int:
     """Run `one_batch` (one transaction; False when nothing is left) until it is done, calling
     `after_each` and giving pages back after each; then, when any ran, optimize the name
     search's index (its rows left) and give back what that freed. Returns the batches run."""

@@ -100,7 +100,9 @@ def damaged_line(path: str | os.PathLike[str], words: str) -> str:
     shown = os.fspath(path)
     way_out = f"run `edt doctor --db {shlex.quote(shown)}` to see what can be saved"
     if "not a database" in words:
-        return f"{shown}: cannot open as a mirror: not a SQLite file, or the mirror's file is damaged ({words}); {way_out}"
+        return (
+            f"{shown}: cannot open as a mirror: not a SQLite file, or the mirror's file is damaged ({words}); {way_out}"
+        )
     return f"{shown}: the mirror's file is damaged ({words}); {way_out}"
 
 
@@ -201,8 +203,11 @@ def _schema(conn: sqlite3.Connection) -> _Schema:
         owner = found.group(1) if found else table.name
         fts.setdefault(owner, []).append((table, [o for name, o in objects.items() if shadows.get(name) is table]))
     stats = [o for o in objects.values() if o.type == "table" and o.name.startswith("sqlite_stat")]
-    tables = [o for o in objects.values() if o.type == "table" and not o.virtual and o.name not in shadows
-              and not o.name.startswith("sqlite_")]  # fmt: skip
+    tables = [
+        o
+        for o in objects.values()
+        if o.type == "table" and not o.virtual and o.name not in shadows and not o.name.startswith("sqlite_")
+    ]
     indexes: dict[str, list[_Object]] = {}
     for o in objects.values():
         if o.type == "index":
@@ -238,8 +243,10 @@ class _Reader:
     def __init__(self, conn: sqlite3.Connection, table: str, columns: list[str], rowids: list[int] | None):
         self.conn = conn
         self.rowids = rowids
-        self.sql = (f"SELECT {', '.join(map(_quoted, columns))} FROM {_quoted(table)} NOT INDEXED "
-                    "WHERE rowid BETWEEN ? AND ? ORDER BY rowid")  # fmt: skip
+        self.sql = (
+            f"SELECT {', '.join(map(_quoted, columns))} FROM {_quoted(table)} NOT INDEXED "
+            "WHERE rowid BETWEEN ? AND ? ORDER BY rowid"
+        )
         self.table = table
         self.unreadable: list[tuple[int, int]] = []
         self.error: str | None = None  # SQLite's words for the first range it could not read
@@ -358,10 +365,16 @@ class TableHealth:
         return None if self.expected is None else max(self.expected - self.rows, 0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "rows": self.rows, "expected": self.expected, "lost": self.lost,
-                "rows_sound": self.rows_sound, "problem": self.problem,
-                "unreadable_rowids": [list(r) for r in self.unreadable],
-                "parts": [{"name": p.name, "kind": p.kind, "problem": p.problem} for p in self.parts]}  # fmt: skip
+        return {
+            "name": self.name,
+            "rows": self.rows,
+            "expected": self.expected,
+            "lost": self.lost,
+            "rows_sound": self.rows_sound,
+            "problem": self.problem,
+            "unreadable_rowids": [list(r) for r in self.unreadable],
+            "parts": [{"name": p.name, "kind": p.kind, "problem": p.problem} for p in self.parts],
+        }
 
 
 @dataclass
@@ -395,18 +408,30 @@ class Diagnosis:
         return None if self.repairable else _not_repairable(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "sound": self.sound, "repairable": self.repairable,
-                "integrity_check": self.problems, "schema_problem": self.schema_problem,
-                "seconds": round(self.seconds, 2), "tables": [t.to_dict() for t in self.tables]}  # fmt: skip
+        return {
+            "path": self.path,
+            "sound": self.sound,
+            "repairable": self.repairable,
+            "integrity_check": self.problems,
+            "schema_problem": self.schema_problem,
+            "seconds": round(self.seconds, 2),
+            "tables": [t.to_dict() for t in self.tables],
+        }
 
     def lines(self) -> list[str]:
         """The report, in words: per table, its rows and its indexes; then what to do."""
         quoted = shlex.quote(self.path)
         if self.schema_problem:
-            return [(f"{self.path} is damaged where SQLite keeps its list of tables ({self.schema_problem}): no "
-                     "table can be read through SQLite, so neither --repair nor --salvage can help."),
-                    ("Restore a backup, or build a new mirror (`edt sync` or `edt demo` with --db NEW_FILE); the "
-                     f"sqlite3 shell's `.recover` (sqlite3 {quoted} .recover) may still get rows out of it.")]  # fmt: skip
+            return [
+                (
+                    f"{self.path} is damaged where SQLite keeps its list of tables ({self.schema_problem}): no "
+                    "table can be read through SQLite, so neither --repair nor --salvage can help."
+                ),
+                (
+                    "Restore a backup, or build a new mirror (`edt sync` or `edt demo` with --db NEW_FILE); the "
+                    f"sqlite3 shell's `.recover` (sqlite3 {quoted} .recover) may still get rows out of it."
+                ),
+            ]
         if self.sound:
             out = [f"{self.path} is sound (SQLite's integrity_check: ok, {self.seconds:.1f} s). Rows per table:"]
             return out + [f"  {t.name:<18} {t.rows:>10,}" for t in self.tables]
@@ -416,7 +441,11 @@ class Diagnosis:
             if t.rows_sound:
                 rows = f"rows sound ({t.rows:,})"
             else:
-                lost = "how many were lost is unknown (no sound index lists them)" if t.lost is None else f"{t.lost:,} lost"
+                lost = (
+                    "how many were lost is unknown (no sound index lists them)"
+                    if t.lost is None
+                    else f"{t.lost:,} lost"
+                )
                 rows = f"ROWS DAMAGED: {t.rows:,} can still be read, {lost}{_ranges(t.unreadable)} ({t.problem})"
             parts = "; damaged: " + ", ".join(f"{p.kind} {p.name}" for p in damaged) if damaged else ""
             if damaged or not t.rows_sound or t.rows:
@@ -425,16 +454,22 @@ class Diagnosis:
         damaged = self.damaged_parts
         if broken_rows:
             readable = sum(t.rows for t in broken_rows)
-            out.append(f"Table pages are damaged: the rows on them are gone. `edt doctor --db {quoted} --salvage "
-                       f"NEW_FILE` copies every row that can still be read ({readable:,} of the damaged tables', and "
-                       "all of the others) into a new mirror.")  # fmt: skip
+            out.append(
+                f"Table pages are damaged: the rows on them are gone. `edt doctor --db {quoted} --salvage "
+                f"NEW_FILE` copies every row that can still be read ({readable:,} of the damaged tables', and "
+                "all of the others) into a new mirror."
+            )
         elif damaged:
             names = ", ".join(p.name for p in damaged)
-            out.append(f"Only indexes are damaged ({names}): `edt doctor --db {quoted} --repair` rebuilds them, no "
-                       "row lost (stop `edt serve`, the app and any sync first).")  # fmt: skip
+            out.append(
+                f"Only indexes are damaged ({names}): `edt doctor --db {quoted} --repair` rebuilds them, no "
+                "row lost (stop `edt serve`, the app and any sync first)."
+            )
         else:
-            out.append(f"No table or index is damaged, only the file's bookkeeping (unused or misfiled pages): "
-                       f"`edt doctor --db {quoted} --repair` rewrites the file (VACUUM), no row lost.")  # fmt: skip
+            out.append(
+                f"No table or index is damaged, only the file's bookkeeping (unused or misfiled pages): "
+                f"`edt doctor --db {quoted} --repair` rewrites the file (VACUUM), no row lost."
+            )
         return out
 
 
@@ -469,7 +504,9 @@ def diagnose(path: str | os.PathLike[str]) -> Diagnosis:
                 raise
             problems = [damage_words(exc)]
         if problems == ["ok"]:
-            counts = {t.name: conn.execute(f"SELECT count(*) FROM {_quoted(t.name)}").fetchone()[0] for t in schema.tables}
+            counts = {
+                t.name: conn.execute(f"SELECT count(*) FROM {_quoted(t.name)}").fetchone()[0] for t in schema.tables
+            }
             tables = [TableHealth(name, rows, expected=rows) for name, rows in counts.items()]
         else:
             tables = _inspect(conn, schema, problems)
@@ -478,8 +515,12 @@ def diagnose(path: str | os.PathLike[str]) -> Diagnosis:
         conn.close()
 
 
-def _inspect(conn: sqlite3.Connection, schema: _Schema, problems: list[str],
-             sink: Callable[[_Object, list[str], list[tuple]], None] | None = None) -> list[TableHealth]:  # fmt: skip
+def _inspect(
+    conn: sqlite3.Connection,
+    schema: _Schema,
+    problems: list[str],
+    sink: Callable[[_Object, list[str], list[tuple]], None] | None = None,
+) -> list[TableHealth]:
     """Each table's health: its parts checked through their own pages, then its rows read
     through the table's pages (given to `sink` when salvaging)."""
     bad_pages = _damaged_pages(conn)
@@ -500,8 +541,10 @@ def _inspect(conn: sqlite3.Connection, schema: _Schema, problems: list[str],
             best = max(counted, key=lambda p: p.entries or 0, default=None)
             rowids = None
             if best is not None:
-                rowids = sorted(r for (r,) in conn.execute(
-                    f"SELECT rowid FROM {_quoted(table.name)} INDEXED BY {_quoted(best.name)}"))  # fmt: skip
+                rowids = sorted(
+                    r
+                    for (r,) in conn.execute(f"SELECT rowid FROM {_quoted(table.name)} INDEXED BY {_quoted(best.name)}")
+                )
             reader = _Reader(conn, table.name, columns, rowids)
             for rows in reader.batches():
                 if sink is not None:
@@ -519,8 +562,13 @@ def _inspect(conn: sqlite3.Connection, schema: _Schema, problems: list[str],
     return out
 
 
-def _read_whole(conn: sqlite3.Connection, table: _Object, columns: list[str], health: TableHealth,
-                sink: Callable[[_Object, list[str], list[tuple]], None] | None) -> None:  # fmt: skip
+def _read_whole(
+    conn: sqlite3.Connection,
+    table: _Object,
+    columns: list[str],
+    health: TableHealth,
+    sink: Callable[[_Object, list[str], list[tuple]], None] | None,
+) -> None:
     """A table without rowids (none of the mirror's own): read whole, or not at all."""
     try:
         rows = conn.execute(f"SELECT {', '.join(map(_quoted, columns))} FROM {_quoted(table.name)}").fetchall()
@@ -544,7 +592,9 @@ def _index_part(conn: sqlite3.Connection, index: _Object, bad_pages: dict[str, i
     if index.partial:  # read through its pages it would also read the table's (its WHERE)
         return part
     try:
-        total = conn.execute(f"SELECT total(1) FROM {_quoted(index.table)} INDEXED BY {_quoted(index.name)}").fetchone()[0]
+        total = conn.execute(
+            f"SELECT total(1) FROM {_quoted(index.table)} INDEXED BY {_quoted(index.name)}"
+        ).fetchone()[0]
         part.entries = int(total)
     except sqlite3.DatabaseError as exc:
         if damage_in(exc) is None:
@@ -553,8 +603,9 @@ def _index_part(conn: sqlite3.Connection, index: _Object, bad_pages: dict[str, i
     return part
 
 
-def _fts_part(conn: sqlite3.Connection, owner: str, table: _Object, shadows: list[_Object],
-              bad_pages: dict[str, int]) -> Part:  # fmt: skip
+def _fts_part(
+    conn: sqlite3.Connection, owner: str, table: _Object, shadows: list[_Object], bad_pages: dict[str, int]
+) -> Part:
     part = Part(table.name, "full-text index", owner)
     for shadow in shadows:
         if shadow.name in bad_pages:
@@ -602,16 +653,24 @@ class RepairReport:
         return self.problems == ["ok"]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "rebuilt": self.rebuilt, "vacuumed": self.vacuumed, "sound": self.sound,
-                "integrity_check": self.problems, "seconds": round(self.seconds, 2)}  # fmt: skip
+        return {
+            "path": self.path,
+            "rebuilt": self.rebuilt,
+            "vacuumed": self.vacuumed,
+            "sound": self.sound,
+            "integrity_check": self.problems,
+            "seconds": round(self.seconds, 2),
+        }
 
     def lines(self) -> list[str]:
         what = ", ".join(self.rebuilt) or "nothing to rebuild"
         done = f"Rebuilt {what}{' and rewrote the file (VACUUM)' if self.vacuumed else ''} in {self.seconds:.1f} s"
         if self.sound:
             return [f"{done}: {self.path} is sound now (integrity_check: ok); no row was lost."]
-        return [f"{done}, but SQLite still finds problems: {_summary(self.problems)}.",
-                f"Run `edt doctor --db {shlex.quote(self.path)}` to see them."]  # fmt: skip
+        return [
+            f"{done}, but SQLite still finds problems: {_summary(self.problems)}.",
+            f"Run `edt doctor --db {shlex.quote(self.path)}` to see them.",
+        ]
 
 
 def repair(path: str | os.PathLike[str], diagnosis: Diagnosis | None = None) -> RepairReport:
@@ -691,8 +750,9 @@ def _not_repairable(diagnosis: Diagnosis) -> str:
         return f"SQLite cannot read the file's list of tables ({diagnosis.schema_problem})"
     broken = [t for t in diagnosis.tables if not t.rows_sound]
     if broken:
-        said = ", ".join(f"{t.name}: {'an unknown number of' if t.lost is None else f'{t.lost:,}'} rows unreadable"
-                         for t in broken)  # fmt: skip
+        said = ", ".join(
+            f"{t.name}: {'an unknown number of' if t.lost is None else f'{t.lost:,}'} rows unreadable" for t in broken
+        )
         return f"table pages are damaged ({said}); rebuilding indexes cannot bring rows back"
     keys = [p.name for p in diagnosis.damaged_parts if p.pages_damaged and not _recreatable(p)]
     return f"the pages of a table's own key are damaged ({', '.join(keys)}); it cannot be rebuilt in place"
@@ -711,7 +771,12 @@ class TableSalvage:
     unreadable: list[tuple[int, int]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "saved": self.saved, "lost": self.lost, "unreadable_rowids": [list(r) for r in self.unreadable]}
+        return {
+            "name": self.name,
+            "saved": self.saved,
+            "lost": self.lost,
+            "unreadable_rowids": [list(r) for r in self.unreadable],
+        }
 
 
 @dataclass
@@ -724,8 +789,13 @@ class SalvageReport:
     seconds: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "target": self.target, "seconds": round(self.seconds, 2),
-                "tables": [t.to_dict() for t in self.tables], "swap": self.swap_command()}  # fmt: skip
+        return {
+            "source": self.source,
+            "target": self.target,
+            "seconds": round(self.seconds, 2),
+            "tables": [t.to_dict() for t in self.tables],
+            "swap": self.swap_command(),
+        }
 
     def swap_command(self) -> str:
         source = shlex.quote(self.source)
@@ -744,13 +814,16 @@ class SalvageReport:
             out.append(f"  {t.name:<18} {t.saved:>10,} saved, {lost}{_ranges(t.unreadable)}")
         out.append("To use it: stop `edt serve`, the app and any sync or schedule on the mirror, then")
         out.append(f"  {self.swap_command()}")
-        out.append("(the old file's -wal and -shm must not meet the new file; the columnar index is rebuilt by the "
-                   "next command)")  # fmt: skip
+        out.append(
+            "(the old file's -wal and -shm must not meet the new file; the columnar index is rebuilt by the "
+            "next command)"
+        )
         return out
 
 
-def salvage(path: str | os.PathLike[str], target: str | os.PathLike[str],
-            progress: Callable[[str], None] | None = None) -> SalvageReport:  # fmt: skip
+def salvage(
+    path: str | os.PathLike[str], target: str | os.PathLike[str], progress: Callable[[str], None] | None = None
+) -> SalvageReport:
     """Copy every row of the mirror at `path` that can still be read, table by table through
     the table's own pages, into a new mirror at `target` (created with the mirror's schema;
     written beside it and renamed when whole). Raises FileExistsError when `target` exists,
@@ -769,8 +842,12 @@ def salvage(path: str | os.PathLike[str], target: str | os.PathLike[str],
         out = connect(str(scratch))
         try:
             ensure_schema(out)
-            known = {name: set(_columns(out, name)) for (name,) in out.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")}  # fmt: skip
+            known = {
+                name: set(_columns(out, name))
+                for (name,) in out.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+                )
+            }
             saved: dict[str, int] = {}
             generation = [0]
             writer: Any = out  # what bulk_load yields to write through (its transaction's), else the connection
@@ -790,7 +867,8 @@ def salvage(path: str | os.PathLike[str], target: str | os.PathLike[str],
                 with writer:
                     cursor = writer.executemany(
                         f"INSERT OR {conflict} INTO {_quoted(table.name)} ({names}) VALUES ({', '.join('?' * len(kept))})",
-                        [tuple(row[i] for i in kept) for row in rows])  # fmt: skip
+                        [tuple(row[i] for i in kept) for row in rows],
+                    )
                 done = given if table.name == "mirror_meta" else max(cursor.rowcount, 0)
                 saved[table.name] = saved.get(table.name, 0) + done
                 if progress is not None:
@@ -800,8 +878,10 @@ def salvage(path: str | os.PathLike[str], target: str | os.PathLike[str],
                 writer = loading if loading is not None else out
                 tables = _inspect(conn, schema, [], sink=sink)
                 with writer:  # readers cache by generation: the new file's must be past the old one's
-                    writer.execute("UPDATE mirror_meta SET value = ? WHERE key = 'generation' "
-                                   "AND CAST(value AS INTEGER) < ?", [str(generation[0]), generation[0]])  # fmt: skip
+                    writer.execute(
+                        "UPDATE mirror_meta SET value = ? WHERE key = 'generation' AND CAST(value AS INTEGER) < ?",
+                        [str(generation[0]), generation[0]],
+                    )
             out.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             out.close()

@@ -73,46 +73,163 @@ _DAY, _HOURS = timedelta(days=1), timedelta(hours=1)
 FEEDS: dict[str, Feed] = {
     f.name: f
     for f in (
-        Feed("godaddy-ending", "godaddy", _GODADDY + "all_listings_ending_today.json.zip", "zipped JSON", "20 */3 * * *", 3 * _HOURS,
-             "GoDaddy auctions ending today: bids and prices several times a day",
-             scope="type = 'auction' AND auction_end_date <= :observed_at"),
-        Feed("godaddy-closeouts", "godaddy", _GODADDY + "closeout_listings.json.zip", "zipped JSON", "40 8 * * *", _DAY,
-             "GoDaddy closeouts (fixed price)", scope="type = 'closeout'"),
-        Feed("godaddy-all", "godaddy", _GODADDY + "all_listings.json.zip", "zipped JSON", "10 9 * * *", _DAY,
-             "every GoDaddy Auctions listing (about 450 MB unzipped: enable it in the config)", scope="1",
-             enabled=False),
-        Feed("namecheap-auctions", "namecheap", _NAMECHEAP + "Namecheap_Market_Sales.csv", "CSV", "25 */6 * * *", 6 * _HOURS,
-             "Namecheap Market auctions, with their appraisal and link columns", scope="type = 'auction'"),
-        Feed("namecheap-buynow", "namecheap", _NAMECHEAP + "Namecheap_Market_Sales_Buy_Now.csv", "CSV", "35 9 * * *", _DAY,
-             "Namecheap Market buy-now listings", scope="type != 'auction'"),
-        Feed("bardate-se", "bardate", "https://data.internetstiftelsen.se/bardate_domains.json", "JSON",
-             "10 6 * * *", _DAY,
-             "Internetstiftelsen's .se release list (the day each name is freed)"),
-        Feed("bardate-nu", "bardate", "https://data.internetstiftelsen.se/bardate_domains_nu.json", "JSON",
-             "12 6 * * *", _DAY,
-             "Internetstiftelsen's .nu release list"),
-        Feed("nask-pl", "droplist", "https://dns.pl/deleted_domains.txt", "text, a name a line", "20 6 * * *", _DAY,
-             "NASK's .pl names deleted today"),
-        Feed("auda-au", "droplist", None, "CSV", "30 6 * * *", _DAY,
-             "an .au purge list (set its url in the config: auDA names no fixed public address)", enabled=False),
-        Feed("zone-se", "zonediff", "axfr://zonedata.iis.se/se", "zone transfer", "0 5 * * *", _DAY,
-             ".se zone by zone transfer: names that leave it get a drop window", options={"tld": "se"}),
-        Feed("zone-nu", "zonediff", "axfr://zonedata.iis.se/nu", "zone transfer", "5 5 * * *", _DAY,
-             ".nu zone by zone transfer", options={"tld": "nu"}),
-        Feed("zone-ee", "zonediff", "axfr://zone.internet.ee/ee", "zone transfer", "10 5 * * *", _DAY,
-             ".ee zone by zone transfer", options={"tld": "ee"}),
-        Feed("zone-ch", "zonediff", "axfr://zonedata.switch.ch/ch", "zone transfer", "15 5 * * *", _DAY,
-             ".ch zone by zone transfer (needs SWITCH's published TSIG key: tsig in the config)",
-             options={"tld": "ch"}, enabled=False),
-        Feed("zone-li", "zonediff", "axfr://zonedata.switch.ch/li", "zone transfer", "20 5 * * *", _DAY,
-             ".li zone by zone transfer (needs SWITCH's published TSIG key: tsig in the config)",
-             options={"tld": "li"}, enabled=False),
+        Feed(
+            "godaddy-ending",
+            "godaddy",
+            _GODADDY + "all_listings_ending_today.json.zip",
+            "zipped JSON",
+            "20 */3 * * *",
+            3 * _HOURS,
+            "GoDaddy auctions ending today: bids and prices several times a day",
+            scope="type = 'auction' AND auction_end_date <= :observed_at",
+        ),
+        Feed(
+            "godaddy-closeouts",
+            "godaddy",
+            _GODADDY + "closeout_listings.json.zip",
+            "zipped JSON",
+            "40 8 * * *",
+            _DAY,
+            "GoDaddy closeouts (fixed price)",
+            scope="type = 'closeout'",
+        ),
+        Feed(
+            "godaddy-all",
+            "godaddy",
+            _GODADDY + "all_listings.json.zip",
+            "zipped JSON",
+            "10 9 * * *",
+            _DAY,
+            "every GoDaddy Auctions listing (about 450 MB unzipped: enable it in the config)",
+            scope="1",
+            enabled=False,
+        ),
+        Feed(
+            "namecheap-auctions",
+            "namecheap",
+            _NAMECHEAP + "Namecheap_Market_Sales.csv",
+            "CSV",
+            "25 */6 * * *",
+            6 * _HOURS,
+            "Namecheap Market auctions, with their appraisal and link columns",
+            scope="type = 'auction'",
+        ),
+        Feed(
+            "namecheap-buynow",
+            "namecheap",
+            _NAMECHEAP + "Namecheap_Market_Sales_Buy_Now.csv",
+            "CSV",
+            "35 9 * * *",
+            _DAY,
+            "Namecheap Market buy-now listings",
+            scope="type != 'auction'",
+        ),
+        Feed(
+            "bardate-se",
+            "bardate",
+            "https://data.internetstiftelsen.se/bardate_domains.json",
+            "JSON",
+            "10 6 * * *",
+            _DAY,
+            "Internetstiftelsen's .se release list (the day each name is freed)",
+        ),
+        Feed(
+            "bardate-nu",
+            "bardate",
+            "https://data.internetstiftelsen.se/bardate_domains_nu.json",
+            "JSON",
+            "12 6 * * *",
+            _DAY,
+            "Internetstiftelsen's .nu release list",
+        ),
+        Feed(
+            "nask-pl",
+            "droplist",
+            "https://dns.pl/deleted_domains.txt",
+            "text, a name a line",
+            "20 6 * * *",
+            _DAY,
+            "NASK's .pl names deleted today",
+        ),
+        Feed(
+            "auda-au",
+            "droplist",
+            None,
+            "CSV",
+            "30 6 * * *",
+            _DAY,
+            "an .au purge list (set its url in the config: auDA names no fixed public address)",
+            enabled=False,
+        ),
+        Feed(
+            "zone-se",
+            "zonediff",
+            "axfr://zonedata.iis.se/se",
+            "zone transfer",
+            "0 5 * * *",
+            _DAY,
+            ".se zone by zone transfer: names that leave it get a drop window",
+            options={"tld": "se"},
+        ),
+        Feed(
+            "zone-nu",
+            "zonediff",
+            "axfr://zonedata.iis.se/nu",
+            "zone transfer",
+            "5 5 * * *",
+            _DAY,
+            ".nu zone by zone transfer",
+            options={"tld": "nu"},
+        ),
+        Feed(
+            "zone-ee",
+            "zonediff",
+            "axfr://zone.internet.ee/ee",
+            "zone transfer",
+            "10 5 * * *",
+            _DAY,
+            ".ee zone by zone transfer",
+            options={"tld": "ee"},
+        ),
+        Feed(
+            "zone-ch",
+            "zonediff",
+            "axfr://zonedata.switch.ch/ch",
+            "zone transfer",
+            "15 5 * * *",
+            _DAY,
+            ".ch zone by zone transfer (needs SWITCH's published TSIG key: tsig in the config)",
+            options={"tld": "ch"},
+            enabled=False,
+        ),
+        Feed(
+            "zone-li",
+            "zonediff",
+            "axfr://zonedata.switch.ch/li",
+            "zone transfer",
+            "20 5 * * *",
+            _DAY,
+            ".li zone by zone transfer (needs SWITCH's published TSIG key: tsig in the config)",
+            options={"tld": "li"},
+            enabled=False,
+        ),
     )
-}  # fmt: skip
+}
 
-_SETTABLE = {"url": str, "schedule": str, "enabled": bool, "adapter": str, "format": str, "description": str, "tsig": str,
-             "keep": int, "every_hours": (int, float), "options": dict, "max_size_mb": (int, float),
-             "max_field_kb": (int, float)}  # fmt: skip
+_SETTABLE = {
+    "url": str,
+    "schedule": str,
+    "enabled": bool,
+    "adapter": str,
+    "format": str,
+    "description": str,
+    "tsig": str,
+    "keep": int,
+    "every_hours": (int, float),
+    "options": dict,
+    "max_size_mb": (int, float),
+    "max_field_kb": (int, float),
+}
 
 
 def feed_table(config: Mapping[str, Any] | None = None) -> dict[str, Feed]:
@@ -146,11 +263,22 @@ def feed_table(config: Mapping[str, Any] | None = None) -> dict[str, Feed]:
         else:
             missing = [k for k in ("adapter", "url", "schedule") if k not in given]
             if missing:
-                raise ValueError(f"{where}: a feed of your own needs {', '.join(missing)} (adapter one of "
-                                 f"{', '.join(FEED_ADAPTERS)})")  # fmt: skip
-            feed = Feed(name, given["adapter"], given["url"], given.get("format", "as the adapter reads it"),
-                        given["schedule"], changes.pop("every", _DAY), given.get("description", "a feed from the config file"),
-                        **{k: v for k, v in changes.items() if k not in ("adapter", "url", "format", "schedule", "description")})  # fmt: skip
+                raise ValueError(
+                    f"{where}: a feed of your own needs {', '.join(missing)} (adapter one of "
+                    f"{', '.join(FEED_ADAPTERS)})"
+                )
+            feed = Feed(
+                name,
+                given["adapter"],
+                given["url"],
+                given.get("format", "as the adapter reads it"),
+                given["schedule"],
+                changes.pop("every", _DAY),
+                given.get("description", "a feed from the config file"),
+                **{
+                    k: v for k, v in changes.items() if k not in ("adapter", "url", "format", "schedule", "description")
+                },
+            )
         if feed.adapter not in FEED_ADAPTERS:
             raise ValueError(f"{where} adapter = {feed.adapter!r}: choose one of {', '.join(FEED_ADAPTERS)}")
         if feed.url is not None and not feed.url.startswith(("https://", "http://", "axfr://", "file://")):
@@ -161,8 +289,9 @@ def feed_table(config: Mapping[str, Any] | None = None) -> dict[str, Feed]:
     return out
 
 
-def feed_freshness(conn: sqlite3.Connection, now: datetime | None = None,
-                   feeds: Mapping[str, Feed] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+def feed_freshness(
+    conn: sqlite3.Connection, now: datetime | None = None, feeds: Mapping[str, Feed] | None = None
+) -> list[dict[str, Any]]:
     """Each feed that is enabled or has run: its last good run against how fresh its publisher
     keeps it (`kind` "feed"; the API jobs' rows are `toolkit.store.jobs.freshness`)."""
     now = now or datetime.now(timezone.utc)

@@ -16,9 +16,25 @@ from datetime import date
 
 from .fields import LISTING_DERIVED_FIELDS, LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
 
-__all__ = ["Label", "GROUPS", "LISTING_LABELS", "PENDING_LABELS", "STATUS_WORDS", "PIPELINE_NAMES", "TYPE_WORDS",
-           "INTERNAL_FIELDS", "SORT_LABELS", "TLD_WORDS", "tld_words", "demo_words", "field_label", "sort_field_label",
-           "status_words", "status_meaning", "pipeline_name"]
+__all__ = [
+    "Label",
+    "GROUPS",
+    "LISTING_LABELS",
+    "PENDING_LABELS",
+    "STATUS_WORDS",
+    "PIPELINE_NAMES",
+    "TYPE_WORDS",
+    "INTERNAL_FIELDS",
+    "SORT_LABELS",
+    "TLD_WORDS",
+    "tld_words",
+    "demo_words",
+    "field_label",
+    "sort_field_label",
+    "status_words",
+    "status_meaning",
+    "pipeline_name",
+]
 
 
 @dataclass(frozen=True)
@@ -115,59 +131,92 @@ LISTING_LABELS: dict[str, Label] = {
     "purchase_platform": Label("Sold through", "listing", "the platform the purchase page belongs to"),
     "length": Label("Length", "listing", "length of the label."),
     "closed_at": Label("Left its source", "seen", "when the listing left its source; null while live."),
-    "price_eur": Label("Start or asking price (EUR)", "price",
-                       "price in EUR at the ECB reference rate of the day it was seen; null without a currency or an "
-                       "ECB rate for it."),
-    "effective_price_eur": Label("Price (EUR)", "price",
-                                 "effective_price in EUR at the ECB reference rate of the day it was seen; "
-                                 "price_eur_min/price_eur_max filter on it."),
-    "spam_terms": Label("Spam words", "signals",
-                        "the spam dictionary's terms among the name's words (exclude_spam=1 leaves these out)."),
+    "price_eur": Label(
+        "Start or asking price (EUR)",
+        "price",
+        "price in EUR at the ECB reference rate of the day it was seen; null without a currency or an ECB rate for it.",
+    ),
+    "effective_price_eur": Label(
+        "Price (EUR)",
+        "price",
+        "effective_price in EUR at the ECB reference rate of the day it was seen; "
+        "price_eur_min/price_eur_max filter on it.",
+    ),
+    "spam_terms": Label(
+        "Spam words", "signals", "the spam dictionary's terms among the name's words (exclude_spam=1 leaves these out)."
+    ),
     "spam_count": Label("Spam words found", "signals", "how many spam terms the name holds."),
-    "metrics_jumped": Label("Metrics inflated", "signals",
-                            "TF, CF, DA, referring domains or backlinks rose sharply within 30 days before the auction "
-                            "end (exclude_inflated=1 leaves these out)."),
-    "metrics_jump": Label("Sharpest rise", "signals",
-                          "the sharpest rise: metric, before, after, rise, before_at, after_at, reason."),
+    "metrics_jumped": Label(
+        "Metrics inflated",
+        "signals",
+        "TF, CF, DA, referring domains or backlinks rose sharply within 30 days before the auction "
+        "end (exclude_inflated=1 leaves these out).",
+    ),
+    "metrics_jump": Label(
+        "Sharpest rise", "signals", "the sharpest rise: metric, before, after, rise, before_at, after_at, reason."
+    ),
     "archive_years": Label("Years archived", "archive", "calendar years with a web-archive capture."),
-    "archive_longest_gap": Label("Longest archive gap (years)", "archive",
-                                 "the longest run of years without a capture (archive_gap_max filters on it)."),
-    "archive_redirect_share": Label("Redirected captures", "archive",
-                                    "share of captures answered with a redirect (3xx)."),
-    "archive_parked": Label("Parked", "archive",
-                            "a parked-page signal (one page across many captures, or parking nameservers)."),
+    "archive_longest_gap": Label(
+        "Longest archive gap (years)",
+        "archive",
+        "the longest run of years without a capture (archive_gap_max filters on it).",
+    ),
+    "archive_redirect_share": Label(
+        "Redirected captures", "archive", "share of captures answered with a redirect (3xx)."
+    ),
+    "archive_parked": Label(
+        "Parked", "archive", "a parked-page signal (one page across many captures, or parking nameservers)."
+    ),
     "archive_parked_reason": Label("Why parked", "archive", "why archive_parked is set."),
-    "archive_continuity": Label("Archive continuity", "archive",
-                                "0-100, years with archived content over the archived span, less parked pages "
-                                "(continuity_min filters on it)."),
-    "value_low": Label("Range, low (EUR)", "value",
-                       "the low end of the 80% price range in EUR, learnt from the sales this mirror knows (the "
-                       "auctions it saw end, the reported sales: edt appraise); null before an appraisal or with "
-                       "value_reason."),
-    "value_mid": Label("Range, middle (EUR)", "value",
-                       "the range's middle in EUR, the value that errs least in percent of the price "
-                       "(value_min/value_max filter on it; sort=value_mid; deal_min and sort=deal read it over "
-                       "effective_price_eur, unless the listing has a live estimate)."),
+    "archive_continuity": Label(
+        "Archive continuity",
+        "archive",
+        "0-100, years with archived content over the archived span, less parked pages (continuity_min filters on it).",
+    ),
+    "value_low": Label(
+        "Range, low (EUR)",
+        "value",
+        "the low end of the 80% price range in EUR, learnt from the sales this mirror knows (the "
+        "auctions it saw end, the reported sales: edt appraise); null before an appraisal or with "
+        "value_reason.",
+    ),
+    "value_mid": Label(
+        "Range, middle (EUR)",
+        "value",
+        "the range's middle in EUR, the value that errs least in percent of the price "
+        "(value_min/value_max filter on it; sort=value_mid; deal_min and sort=deal read it over "
+        "effective_price_eur, unless the listing has a live estimate).",
+    ),
     "value_high": Label("Range, high (EUR)", "value", "the high end of the 80% price range in EUR."),
-    "value_reason": Label("Why no range", "value",
-                          "why the listing has no range (too few sold results, no result of its TLD family, a deleted "
-                          "ccTLD name)."),
+    "value_reason": Label(
+        "Why no range",
+        "value",
+        "why the listing has no range (too few sold results, no result of its TLD family, a deleted ccTLD name).",
+    ),
     "valued_at": Label("Range computed", "value", "when the range was computed (null: not appraised yet)."),
-    "live_low": Label("Live estimate, low (EUR)", "value",
-                      "the live estimate of an auction with bids: the low end of the 80% range of its final price in "
-                      "EUR given what the bidding shows (current bid, bids, bids per hour, time left); never below "
-                      "the current bid; null for a closeout, an auction without bids, or until the next estimate "
-                      "after a new bid."),
-    "live_mid": Label("Live estimate, middle (EUR)", "value",
-                      "the live estimate's middle in EUR (the median final price); deal_min and sort=deal read it "
-                      "over effective_price_eur for auctions with bids."),
-    "live_high": Label("Live estimate, high (EUR)", "value",
-                       "the high end of the live estimate's 80% range in EUR."),
+    "live_low": Label(
+        "Live estimate, low (EUR)",
+        "value",
+        "the live estimate of an auction with bids: the low end of the 80% range of its final price in "
+        "EUR given what the bidding shows (current bid, bids, bids per hour, time left); never below "
+        "the current bid; null for a closeout, an auction without bids, or until the next estimate "
+        "after a new bid.",
+    ),
+    "live_mid": Label(
+        "Live estimate, middle (EUR)",
+        "value",
+        "the live estimate's middle in EUR (the median final price); deal_min and sort=deal read it "
+        "over effective_price_eur for auctions with bids.",
+    ),
+    "live_high": Label("Live estimate, high (EUR)", "value", "the high end of the live estimate's 80% range in EUR."),
     "live_until": Label("Live until", "seen", "internal: when the listing stops being live"),
-    "deal": Label("Value over price", "value",
-                  "how far under its value the listing is priced: live_mid (an auction with bids) or value_mid, over "
-                  "effective_price_eur (2: priced at half its value); what deal_min and sort=deal read. Null without "
-                  "a value or a EUR price."),
+    "deal": Label(
+        "Value over price",
+        "value",
+        "how far under its value the listing is priced: live_mid (an auction with bids) or value_mid, over "
+        "effective_price_eur (2: priced at half its value); what deal_min and sort=deal read. Null without "
+        "a value or a EUR price.",
+    ),
 }
 
 PENDING_LABELS: dict[str, Label] = {
@@ -182,16 +231,24 @@ PENDING_LABELS: dict[str, Label] = {
     "whois_checked_at": Label("Status checked", "drop", "when its status was read"),
     "is_idn": Label("International name", "listing", "an internationalised (non-ASCII) name"),
     "sld_length": Label("Length", "listing", "length of the label"),
-    "drop_window_start": Label("Window from", "drop",
-                               "the first day the release can fall on (inclusive). A daily zone snapshot only says a "
-                               "name left the zone between two snapshots, so a predicted drop is a window; "
-                               "estimated_drop_date is its most likely day. Equal to drop_window_end when the registry "
-                               "published the day (a release list). Null when the row's source gives no window."),
-    "drop_window_end": Label("Window to", "drop",
-                             "the last day the release can fall on (inclusive); see drop_window_start. "
-                             "drop_date_from/drop_date_to filter on estimated_drop_date, not on the window."),
+    "drop_window_start": Label(
+        "Window from",
+        "drop",
+        "the first day the release can fall on (inclusive). A daily zone snapshot only says a "
+        "name left the zone between two snapshots, so a predicted drop is a window; "
+        "estimated_drop_date is its most likely day. Equal to drop_window_end when the registry "
+        "published the day (a release list). Null when the row's source gives no window.",
+    ),
+    "drop_window_end": Label(
+        "Window to",
+        "drop",
+        "the last day the release can fall on (inclusive); see drop_window_start. "
+        "drop_date_from/drop_date_to filter on estimated_drop_date, not on the window.",
+    ),
 }
-assert set(LISTING_LABELS) == {*LISTING_FIELDS, *LISTING_EXTRA_FIELDS, *LISTING_DERIVED_FIELDS}, "every listing field has its words"
+assert set(LISTING_LABELS) == {*LISTING_FIELDS, *LISTING_EXTRA_FIELDS, *LISTING_DERIVED_FIELDS}, (
+    "every listing field has its words"
+)
 assert set(PENDING_LABELS) == {*PENDING_FIELDS, *PENDING_EXTRA_FIELDS}, "every pending-delete field has its words"
 
 # Registry statuses (EPP codes, as the pending-delete rows and the registries give them) in
@@ -253,12 +310,35 @@ def sort_field_label(field: str) -> str:
 
 # Country-code TLDs as a person says names under them ("French names"); others by the TLD itself.
 TLD_WORDS: dict[str, str] = {
-    "fr": "French", "de": "German", "uk": "British", "co.uk": "British", "nl": "Dutch", "be": "Belgian",
-    "it": "Italian", "es": "Spanish", "pl": "Polish", "se": "Swedish", "ch": "Swiss", "at": "Austrian",
-    "dk": "Danish", "fi": "Finnish", "no": "Norwegian", "cz": "Czech", "pt": "Portuguese", "ie": "Irish",
-    "eu": "EU", "us": "US", "ca": "Canadian", "au": "Australian", "com.au": "Australian", "jp": "Japanese",
-    "br": "Brazilian", "com.br": "Brazilian", "in": "Indian", "mx": "Mexican",
-}  # fmt: skip
+    "fr": "French",
+    "de": "German",
+    "uk": "British",
+    "co.uk": "British",
+    "nl": "Dutch",
+    "be": "Belgian",
+    "it": "Italian",
+    "es": "Spanish",
+    "pl": "Polish",
+    "se": "Swedish",
+    "ch": "Swiss",
+    "at": "Austrian",
+    "dk": "Danish",
+    "fi": "Finnish",
+    "no": "Norwegian",
+    "cz": "Czech",
+    "pt": "Portuguese",
+    "ie": "Irish",
+    "eu": "EU",
+    "us": "US",
+    "ca": "Canadian",
+    "au": "Australian",
+    "com.au": "Australian",
+    "jp": "Japanese",
+    "br": "Brazilian",
+    "com.br": "Brazilian",
+    "in": "Indian",
+    "mx": "Mexican",
+}
 
 
 def tld_words(tld: str) -> str:
@@ -298,6 +378,7 @@ def demo_words(meta: Mapping[str, str]) -> str:
     if meta.get("demo_today"):
         day = date.fromisoformat(meta["demo_today"])
         days = int(meta.get("demo_days") or 0)
-        said += (f", a time-lapse of the {days} days to {day.day} {day:%b %Y}" if days else
-                 f", as of {day.day} {day:%b %Y}")  # fmt: skip
+        said += (
+            f", a time-lapse of the {days} days to {day.day} {day:%b %Y}" if days else f", as of {day.day} {day:%b %Y}"
+        )
     return said

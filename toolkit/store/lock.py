@@ -89,8 +89,10 @@ def _holder(mirror: str | os.PathLike[str], wait: float = 0.5) -> str | None:
 
 
 def _busy(shown: str, who: str) -> MirrorBusy:
-    return MirrorBusy(f"{shown}: another load is writing to this mirror ({who}); wait for it to finish or stop it, "
-                      "then run this again")  # fmt: skip
+    return MirrorBusy(
+        f"{shown}: another load is writing to this mirror ({who}); wait for it to finish or stop it, "
+        "then run this again"
+    )
 
 
 @contextmanager

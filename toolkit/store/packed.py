@@ -112,8 +112,10 @@ def _columns(conn: sqlite3.Connection) -> dict[str, list[str]]:
 
 
 def _codecs(conn: sqlite3.Connection) -> dict[int, _Codec]:
-    return {i: _Codec(i, json.loads(columns), dictionary)
-            for i, columns, dictionary in conn.execute("SELECT id, columns, dictionary FROM packed_codecs")}  # fmt: skip
+    return {
+        i: _Codec(i, json.loads(columns), dictionary)
+        for i, columns, dictionary in conn.execute("SELECT id, columns, dictionary FROM packed_codecs")
+    }
 
 
 def _codec_for(conn: sqlite3.Connection, columns: dict[str, list[str]], samples: list[bytes]) -> _Codec:
@@ -123,8 +125,9 @@ def _codec_for(conn: sqlite3.Connection, columns: dict[str, list[str]], samples:
 
     wanted = json.dumps(columns)
     plain = None
-    for codec_id, dictionary in conn.execute("SELECT id, dictionary FROM packed_codecs WHERE columns = ? ORDER BY id DESC",
-                                             [wanted]):  # fmt: skip
+    for codec_id, dictionary in conn.execute(
+        "SELECT id, dictionary FROM packed_codecs WHERE columns = ? ORDER BY id DESC", [wanted]
+    ):
         if dictionary:
             return _Codec(codec_id, columns, dictionary)
         plain = plain or codec_id
@@ -137,8 +140,9 @@ def _codec_for(conn: sqlite3.Connection, columns: dict[str, list[str]], samples:
     if trained is None and plain is not None:
         return _Codec(plain, columns, None)
     made = iso_timestamp(datetime.now(timezone.utc))
-    cursor = conn.execute("INSERT INTO packed_codecs (columns, dictionary, made_at) VALUES (?, ?, ?)",
-                          [wanted, trained, made])  # fmt: skip
+    cursor = conn.execute(
+        "INSERT INTO packed_codecs (columns, dictionary, made_at) VALUES (?, ?, ?)", [wanted, trained, made]
+    )
     return _Codec(cursor.lastrowid, columns, trained)
 
 
@@ -149,8 +153,10 @@ def packed_version(conn: sqlite3.Connection) -> str:
 
 
 def _bump_version(conn: sqlite3.Connection) -> None:
-    conn.execute("INSERT INTO mirror_meta (key, value) VALUES ('packed_version', '1') "
-                 "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")  # fmt: skip
+    conn.execute(
+        "INSERT INTO mirror_meta (key, value) VALUES ('packed_version', '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    )
 
 
 # -- packing ------------------------------------------------------------------------------
@@ -211,11 +217,17 @@ def _pack_batch(conn: sqlite3.Connection, cut: str, batch: int, report: PackRepo
         at = {c: i for i, c in enumerate(columns["listings"])}
         delete_plain_batch(conn)
         forget(conn, "id IN (SELECT id FROM temp.archive_batch)")  # the earlier records merged above
-        conn.executemany("INSERT INTO packed_listings (id, closed, codec, record) VALUES (?, ?, ?, ?)",
-                         [(listing[0], _closed(listing[0], listing[at["closed_at"]]), codec.id, codec.encode(document))
-                          for listing, document in documents])  # fmt: skip
-        conn.executemany("INSERT OR IGNORE INTO packed_names (name, id) VALUES (?, ?)",
-                         [(listing[at["name"]], listing[0]) for listing, _ in documents])  # fmt: skip
+        conn.executemany(
+            "INSERT INTO packed_listings (id, closed, codec, record) VALUES (?, ?, ?, ?)",
+            [
+                (listing[0], _closed(listing[0], listing[at["closed_at"]]), codec.id, codec.encode(document))
+                for listing, document in documents
+            ],
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO packed_names (name, id) VALUES (?, ?)",
+            [(listing[at["name"]], listing[0]) for listing, _ in documents],
+        )
         _bump_version(conn)
     report.listings += len(documents)
     report.history += sum(len(v) for v in rows["listing_history"].values())
@@ -227,16 +239,20 @@ def _closed(listing_id: int, closed_at: Any) -> int:
     try:
         return epoch_ms(str(closed_at))
     except ValueError:
-        raise ArchiveError(f"listings.closed_at of listing {listing_id} is {closed_at!r}, not a timestamp: packing "
-                           "stopped at its batch, left as it was; correct that value (YYYY-MM-DDTHH:MM:SSZ) and run "
-                           "this again") from None  # fmt: skip
+        raise ArchiveError(
+            f"listings.closed_at of listing {listing_id} is {closed_at!r}, not a timestamp: packing "
+            "stopped at its batch, left as it was; correct that value (YYYY-MM-DDTHH:MM:SSZ) and run "
+            "this again"
+        ) from None
 
 
 def _rows_of_batch(conn: sqlite3.Connection, table: str, columns: list[str]) -> Any:
     """The batch's rows of a table: listings as a list, the others grouped by listing id."""
     owner = columns.index(OWNER[table])
-    rows = conn.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE {ARCHIVED_TABLES[table][1]} "
-                        f"ORDER BY {', '.join(ARCHIVED_TABLES[table][0])}").fetchall()  # fmt: skip
+    rows = conn.execute(
+        f"SELECT {', '.join(columns)} FROM {table} WHERE {ARCHIVED_TABLES[table][1]} "
+        f"ORDER BY {', '.join(ARCHIVED_TABLES[table][0])}"
+    ).fetchall()
     if table == "listings":
         return rows
     grouped: dict[int, list[tuple]] = {}
@@ -246,21 +262,26 @@ def _rows_of_batch(conn: sqlite3.Connection, table: str, columns: list[str]) -> 
 
 
 def _earlier_records(conn: sqlite3.Connection) -> dict[int, tuple[_Codec, list]]:
-    found = conn.execute("SELECT id, codec, record FROM packed_listings WHERE id IN (SELECT id FROM temp.archive_batch)").fetchall()
+    found = conn.execute(
+        "SELECT id, codec, record FROM packed_listings WHERE id IN (SELECT id FROM temp.archive_batch)"
+    ).fetchall()
     if not found:
         return {}
     codecs = _codecs(conn)
     return {i: (codecs[c], codecs[c].decode(record)) for i, c, record in found}
 
 
-def _merged(earlier: tuple[_Codec, list], columns: dict[str, list[str]], history: list[tuple],
-            raw: list[tuple]) -> tuple[list[tuple], list[tuple]]:  # fmt: skip
+def _merged(
+    earlier: tuple[_Codec, list], columns: dict[str, list[str]], history: list[tuple], raw: list[tuple]
+) -> tuple[list[tuple], list[tuple]]:
     """The earlier record's history and raw records joined with the batch's (the batch's
     row wins on the same key)."""
     codec, (_, old_history, old_raw) = earlier
     merged = []
     for table, old, new in (("listing_history", old_history, history), ("raw_records", old_raw, raw)):
-        keyed = {_key(table, columns[table], r): r for r in (_reshaped(r, codec.columns[table], columns[table]) for r in old)}
+        keyed = {
+            _key(table, columns[table], r): r for r in (_reshaped(r, codec.columns[table], columns[table]) for r in old)
+        }
         keyed.update({_key(table, columns[table], r): r for r in new})
         merged.append([keyed[k] for k in sorted(keyed)])
     return merged[0], merged[1]
@@ -284,8 +305,10 @@ def _positions(had: tuple[str, ...], wanted: tuple[str, ...]) -> tuple[int | Non
 
 def forget(conn: sqlite3.Connection, where: str) -> None:
     """Delete the packed listings `where` picks, and their names (inside the caller's transaction)."""
-    names = [(doc[0][codec.columns["listings"].index("name")], doc[0][codec.columns["listings"].index("id")])
-             for codec, doc in _records(conn, where)]  # fmt: skip
+    names = [
+        (doc[0][codec.columns["listings"].index("name")], doc[0][codec.columns["listings"].index("id")])
+        for codec, doc in _records(conn, where)
+    ]
     conn.executemany("DELETE FROM packed_names WHERE name = ? AND id = ?", names)
     conn.execute(f"DELETE FROM packed_listings WHERE {where}")
 
@@ -295,7 +318,9 @@ def forget(conn: sqlite3.Connection, where: str) -> None:
 
 def _records(conn: sqlite3.Connection, where: str = "1", args: Iterable[Any] = ()) -> Iterator[tuple[_Codec, list]]:
     codecs = _codecs(conn)
-    for codec_id, record in conn.execute(f"SELECT codec, record FROM packed_listings WHERE {where} ORDER BY id", list(args)):
+    for codec_id, record in conn.execute(
+        f"SELECT codec, record FROM packed_listings WHERE {where} ORDER BY id", list(args)
+    ):
         yield codecs[codec_id], codecs[codec_id].decode(record)
 
 
@@ -305,14 +330,16 @@ def _rows_in(document: list, table: str) -> list[list]:
     return [listing] if table == "listings" else history if table == "listing_history" else raw
 
 
-def packed_rows(conn: sqlite3.Connection, table: str, column: str, values: Iterable[Any], columns: list[str]) -> list[tuple]:
+def packed_rows(
+    conn: sqlite3.Connection, table: str, column: str, values: Iterable[Any], columns: list[str]
+) -> list[tuple]:
     """Packed rows of `table` whose `column` is one of `values`, as tuples of `columns`."""
     wanted = list(dict.fromkeys(values))
     if not wanted:
         return []
     if column == OWNER[table] or (table == "listings" and column == "name"):
         pick = "id IN ({})" if column != "name" else "id IN (SELECT id FROM packed_names WHERE name IN ({}))"
-        chunks = [wanted[i:i + 500] for i in range(0, len(wanted), 500)]
+        chunks = [wanted[i : i + 500] for i in range(0, len(wanted), 500)]
         found = (r for chunk in chunks for r in _records(conn, pick.format(", ".join("?" * len(chunk))), chunk))
     else:
         found = _records(conn)
@@ -322,12 +349,18 @@ def packed_rows(conn: sqlite3.Connection, table: str, column: str, values: Itera
         for row in _rows_in(document, table):
             shaped = _reshaped(row, had, columns if column in columns else [*columns, column])
             if shaped[-1 if column not in columns else columns.index(column)] in wanted_set:
-                out.append(shaped[:len(columns)])
+                out.append(shaped[: len(columns)])
     return out
 
 
-def packed_table(conn: sqlite3.Connection, table: str, columns: list[str] | None = None,
-                 where: str = "1", args: Iterable[Any] = (), chunk: int = 100_000) -> Any:  # fmt: skip
+def packed_table(
+    conn: sqlite3.Connection,
+    table: str,
+    columns: list[str] | None = None,
+    where: str = "1",
+    args: Iterable[Any] = (),
+    chunk: int = 100_000,
+) -> Any:
     """Packed rows of `table` (those of the packed listings `where` picks) as an Arrow table
     typed by the table's declared columns, in key order; None when nothing is packed. Read
     `chunk` records at a time: memory holds Arrow columns, not millions of Python rows."""
@@ -340,8 +373,12 @@ def packed_table(conn: sqlite3.Connection, table: str, columns: list[str] | None
 
     def flush() -> None:
         if rows:
-            batches.append(pa.RecordBatch.from_arrays([pa.array(list(values), type=field.type)
-                                                       for values, field in zip(zip(*rows), schema)], schema=schema))  # fmt: skip
+            batches.append(
+                pa.RecordBatch.from_arrays(
+                    [pa.array(list(values), type=field.type) for values, field in zip(zip(*rows), schema)],
+                    schema=schema,
+                )
+            )
             rows.clear()
 
     for codec, document in _records(conn, where, args):
@@ -358,8 +395,11 @@ def packed_table(conn: sqlite3.Connection, table: str, columns: list[str] | None
 
 def packed_months(conn: sqlite3.Connection) -> dict[str, int]:
     """Packed listings per month they closed in."""
-    return dict(conn.execute("SELECT strftime('%Y-%m', closed / 1000, 'unixepoch'), count(*) FROM packed_listings "
-                             "GROUP BY 1 ORDER BY 1"))  # fmt: skip
+    return dict(
+        conn.execute(
+            "SELECT strftime('%Y-%m', closed / 1000, 'unixepoch'), count(*) FROM packed_listings GROUP BY 1 ORDER BY 1"
+        )
+    )
 
 
 def check_packed(conn: sqlite3.Connection) -> list[str]:
@@ -393,11 +433,13 @@ def unpack(mirror_path: str | os.PathLike[str], *, batch: int = BATCH) -> int:
                 marks = ", ".join("?" * len(ids))
                 for codec, document in list(_records(conn, f"id IN ({marks})", ids)):
                     for table in TABLES:
-                        shaped = [_reshaped(r, codec.columns[table], columns[table])
-                                  for r in _rows_in(document, table)]  # fmt: skip
+                        shaped = [_reshaped(r, codec.columns[table], columns[table]) for r in _rows_in(document, table)]
                         # A listing listed again after it was packed keeps its newer plain row.
-                        conn.executemany(f"INSERT OR IGNORE INTO {table} ({', '.join(columns[table])}) "
-                                         f"VALUES ({', '.join('?' * len(columns[table]))})", shaped)  # fmt: skip
+                        conn.executemany(
+                            f"INSERT OR IGNORE INTO {table} ({', '.join(columns[table])}) "
+                            f"VALUES ({', '.join('?' * len(columns[table]))})",
+                            shaped,
+                        )
                 forget(conn, f"id IN ({', '.join(map(str, ids))})")
                 _bump_version(conn)
             done += len(ids)

@@ -34,9 +34,11 @@ class ReflagReport:
     def line(self) -> str:
         if self.skipped:
             return f"spam flags already match {self.dictionary.source} ({self.dictionary.fingerprint}); nothing to do"
-        return (f"re-flagged {self.checked:,} listings with {self.dictionary.source} ({len(self.dictionary.terms)} terms, "
-                f"{len(self.dictionary.allowed)} allowed; {self.examined:,} names could hold a term): "
-                f"{self.changed:,} changed, {self.flagged:,} flagged, {self.seconds:.1f} s")  # fmt: skip
+        return (
+            f"re-flagged {self.checked:,} listings with {self.dictionary.source} ({len(self.dictionary.terms)} terms, "
+            f"{len(self.dictionary.allowed)} allowed; {self.examined:,} names could hold a term): "
+            f"{self.changed:,} changed, {self.flagged:,} flagged, {self.seconds:.1f} s"
+        )
 
 
 def _candidates(conn: sqlite3.Connection, dictionary: SpamDictionary) -> set[int] | None:
@@ -47,8 +49,17 @@ def _candidates(conn: sqlite3.Connection, dictionary: SpamDictionary) -> set[int
     if any(len(t) < 3 for t in terms):
         return None
     try:
-        found = {r[0] for r in conn.execute("SELECT rowid FROM listings_fts WHERE listings_fts MATCH ?",
-                                            [" OR ".join('"' + t + '"' for t in terms)])} if terms else set()  # fmt: skip
+        found = (
+            {
+                r[0]
+                for r in conn.execute(
+                    "SELECT rowid FROM listings_fts WHERE listings_fts MATCH ?",
+                    [" OR ".join('"' + t + '"' for t in terms)],
+                )
+            }
+            if terms
+            else set()
+        )
     except sqlite3.OperationalError:
         return None
     found.update(r[0] for r in conn.execute("SELECT id FROM listings WHERE spam_count IS NOT 0"))
@@ -72,9 +83,15 @@ def reflag(conn: sqlite3.Connection, dictionary: SpamDictionary | None = None, *
         rows: Any = conn.execute("SELECT id, sld, name, spam_terms FROM listings")
     else:
         ids = sorted(candidates)
-        rows = (row for start in range(0, len(ids), 500)
-                for row in conn.execute(f"SELECT id, sld, name, spam_terms FROM listings WHERE id IN "
-                                        f"({','.join('?' * len(ids[start:start + 500]))})", ids[start : start + 500]))  # fmt: skip
+        rows = (
+            row
+            for start in range(0, len(ids), 500)
+            for row in conn.execute(
+                f"SELECT id, sld, name, spam_terms FROM listings WHERE id IN "
+                f"({','.join('?' * len(ids[start : start + 500]))})",
+                ids[start : start + 500],
+            )
+        )
     for row_id, sld, name, stored in rows:
         report.examined += 1
         terms = match(sld if sld is not None else name)

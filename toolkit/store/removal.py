@@ -75,8 +75,9 @@ def other_origins(conn: sqlite3.Connection, mirror_path: str, origin: str) -> di
     return found
 
 
-def remove_origin(conn: sqlite3.Connection | Any, mirror_path: str | os.PathLike[str], origin: str, *,
-                  everything: bool = False) -> Removal:  # fmt: skip
+def remove_origin(
+    conn: sqlite3.Connection | Any, mirror_path: str | os.PathLike[str], origin: str, *, everything: bool = False
+) -> Removal:
     """Delete every row of `origin` inside the caller's transaction and return what went.
     `everything`: the mirror holds no other origin (`other_origins` is empty), so whole
     tables are emptied at once. Counts: listings (platform) and regfree, pending_delete,
@@ -84,10 +85,21 @@ def remove_origin(conn: sqlite3.Connection | Any, mirror_path: str | os.PathLike
     history and raw records with them), results."""
     removal = Removal(os.fspath(mirror_path))
     counts = removal.counts
-    counts.update(dict(zip(("listings", "regfree"), conn.execute(
-        "SELECT coalesce(sum(source IS NOT 'regfree'), 0), coalesce(sum(source = 'regfree'), 0) FROM listings "
-        "WHERE origin = ?", [origin]).fetchone())))  # fmt: skip
-    counts["pending_delete"] = conn.execute("SELECT count(*) FROM pending_delete WHERE origin = ?", [origin]).fetchone()[0]
+    counts.update(
+        dict(
+            zip(
+                ("listings", "regfree"),
+                conn.execute(
+                    "SELECT coalesce(sum(source IS NOT 'regfree'), 0), coalesce(sum(source = 'regfree'), 0) FROM listings "
+                    "WHERE origin = ?",
+                    [origin],
+                ).fetchone(),
+            )
+        )
+    )
+    counts["pending_delete"] = conn.execute(
+        "SELECT count(*) FROM pending_delete WHERE origin = ?", [origin]
+    ).fetchone()[0]
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS removed_listings (id INTEGER PRIMARY KEY)")
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS removed_pending (id INTEGER PRIMARY KEY)")
     conn.execute(f"DELETE FROM {_REMOVED}")
@@ -106,19 +118,25 @@ def remove_origin(conn: sqlite3.Connection | Any, mirror_path: str | os.PathLike
         counts["results"] = conn.execute("DELETE FROM auction_results").rowcount
         counts["history"] = conn.execute("DELETE FROM listing_history").rowcount
         counts["raw_records"] = conn.execute(
-            "DELETE FROM raw_records WHERE kind IN ('listing', 'pending_delete')").rowcount  # fmt: skip
+            "DELETE FROM raw_records WHERE kind IN ('listing', 'pending_delete')"
+        ).rowcount
         conn.execute("DELETE FROM listings")
         conn.execute("DELETE FROM pending_delete")
     else:
         counts["results"] = conn.execute(
-            f"DELETE FROM auction_results WHERE listing_id IN (SELECT id FROM {_REMOVED})").rowcount
+            f"DELETE FROM auction_results WHERE listing_id IN (SELECT id FROM {_REMOVED})"
+        ).rowcount
         counts["history"] = conn.execute(
-            f"DELETE FROM listing_history WHERE listing_id IN (SELECT id FROM {_REMOVED})").rowcount
+            f"DELETE FROM listing_history WHERE listing_id IN (SELECT id FROM {_REMOVED})"
+        ).rowcount
         counts["raw_records"] = (
-            conn.execute(f"DELETE FROM raw_records WHERE kind = 'listing' AND id IN (SELECT id FROM {_REMOVED})").rowcount
-            + conn.execute("DELETE FROM raw_records WHERE kind = 'pending_delete' "
-                           "AND id IN (SELECT id FROM temp.removed_pending)").rowcount
-        )  # fmt: skip
+            conn.execute(
+                f"DELETE FROM raw_records WHERE kind = 'listing' AND id IN (SELECT id FROM {_REMOVED})"
+            ).rowcount
+            + conn.execute(
+                "DELETE FROM raw_records WHERE kind = 'pending_delete' AND id IN (SELECT id FROM temp.removed_pending)"
+            ).rowcount
+        )
         conn.execute("DELETE FROM listings WHERE origin = ?", [origin])
         conn.execute("DELETE FROM pending_delete WHERE origin = ?", [origin])
         # A result whose name went to a removed row looks again for where it went.
@@ -140,8 +158,15 @@ def _forget_watched_places(conn: sqlite3.Connection | Any) -> None:
     for name, listed in conn.execute("SELECT name, listed FROM watched_names WHERE listed IS NOT NULL").fetchall():
         places = json.loads(listed)
         kinds = {"listing": _REMOVED, "pending": "temp.removed_pending"}
-        kept = [place for place in places
-                if not conn.execute(f"SELECT EXISTS (SELECT 1 FROM {kinds.get(place['key'].split(':')[0], _REMOVED)} "
-                                    "WHERE id = ?)", [int(place["key"].split(":")[1])]).fetchone()[0]]  # fmt: skip
+        kept = [
+            place
+            for place in places
+            if not conn.execute(
+                f"SELECT EXISTS (SELECT 1 FROM {kinds.get(place['key'].split(':')[0], _REMOVED)} WHERE id = ?)",
+                [int(place["key"].split(":")[1])],
+            ).fetchone()[0]
+        ]
         if len(kept) != len(places):
-            conn.execute("UPDATE watched_names SET listed = ? WHERE name = ?", [json.dumps(kept) if kept else None, name])
+            conn.execute(
+                "UPDATE watched_names SET listed = ? WHERE name = ?", [json.dumps(kept) if kept else None, name]
+            )

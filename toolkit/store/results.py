@@ -37,8 +37,17 @@ from typing import Any
 from ..signals.fx import to_eur
 from .fields import iso_timestamp
 
-__all__ = ["derive_results", "place_next", "save_values", "save_live", "save_reported_sales", "reported_sale_key",
-           "forget_values", "value_model_path", "VALUE_COLUMNS"]
+__all__ = [
+    "derive_results",
+    "place_next",
+    "save_values",
+    "save_live",
+    "save_reported_sales",
+    "reported_sale_key",
+    "forget_values",
+    "value_model_path",
+    "VALUE_COLUMNS",
+]
 
 _CHUNK = 500
 
@@ -55,10 +64,15 @@ def derive_results(conn: sqlite3.Connection | Any, now: Any = None) -> int:
     listing was seen since it was derived, then look for where the unplaced ones went next.
     Runs in the caller's transaction when there is one; returns how many results were written."""
     stamp = _stamp(now)
-    due = [row[0] for row in conn.execute(
-        "SELECT l.id FROM listings l LEFT JOIN auction_results r ON r.listing_id = l.id "
-        "WHERE l.type = 'auction' AND l.auction_end_date IS NOT NULL AND l.auction_end_date <= ? "
-        "AND (r.listing_id IS NULL OR l.last_seen_at > r.derived_at)", [stamp])]  # fmt: skip
+    due = [
+        row[0]
+        for row in conn.execute(
+            "SELECT l.id FROM listings l LEFT JOIN auction_results r ON r.listing_id = l.id "
+            "WHERE l.type = 'auction' AND l.auction_end_date IS NOT NULL AND l.auction_end_date <= ? "
+            "AND (r.listing_id IS NULL OR l.last_seen_at > r.derived_at)",
+            [stamp],
+        )
+    ]
     written = 0
     for start in range(0, len(due), _CHUNK):
         ids = due[start : start + _CHUNK]
@@ -81,9 +95,23 @@ def derive_results(conn: sqlite3.Connection | Any, now: Any = None) -> int:
         for listing_id, name, tld, source, currency, ended, seen, max_bid, price, bids in rows:
             sold = bool(bids) and max_bid is not None
             final = max_bid if sold else None
-            values.append((listing_id, name, tld, source, currency, ended, final,
-                           to_eur(final, currency, ended[:10]) if final is not None else None,
-                           price, bids, int(sold), seen, stamp))  # fmt: skip
+            values.append(
+                (
+                    listing_id,
+                    name,
+                    tld,
+                    source,
+                    currency,
+                    ended,
+                    final,
+                    to_eur(final, currency, ended[:10]) if final is not None else None,
+                    price,
+                    bids,
+                    int(sold),
+                    seen,
+                    stamp,
+                )
+            )
         conn.executemany(
             "INSERT INTO auction_results (listing_id, name, tld, source, currency, ended_at, final_price, "
             "final_price_eur, asking_price, bids, sold, last_seen_before_end, derived_at) "
@@ -122,8 +150,12 @@ def place_next(conn: Any) -> None:
     )
 
 
-def save_values(conn: sqlite3.Connection | Any, rows: list[tuple[int, Any, Any, Any, str | None]], valued_at: str,
-                live: dict[int, tuple[Any, Any, Any]] | None = None) -> int:
+def save_values(
+    conn: sqlite3.Connection | Any,
+    rows: list[tuple[int, Any, Any, Any, str | None]],
+    valued_at: str,
+    live: dict[int, tuple[Any, Any, Any]] | None = None,
+) -> int:
     """Write each listing's range, `(listing_id, low, mid, high, reason)` in EUR (a null
     range has its reason), stamped `valued_at`, in the caller's transaction when there is
     one; with `live` (listing_id -> its live estimate's low, mid, high), each listing's live
@@ -139,13 +171,24 @@ def save_values(conn: sqlite3.Connection | Any, rows: list[tuple[int, Any, Any, 
     cursor = conn.executemany(
         "UPDATE listings SET value_low = ?, value_mid = ?, value_high = ?, value_reason = ?, valued_at = ?, "
         "live_low = ?, live_mid = ?, live_high = ? WHERE id = ?",
-        [(low, mid, high, reason, valued_at, *live.get(listing_id, none), listing_id)
-         for listing_id, low, mid, high, reason in rows],
-    )  # fmt: skip
+        [
+            (low, mid, high, reason, valued_at, *live.get(listing_id, none), listing_id)
+            for listing_id, low, mid, high, reason in rows
+        ],
+    )
     return cursor.rowcount
 
 
-VALUE_COLUMNS = ("value_low", "value_mid", "value_high", "value_reason", "valued_at", "live_low", "live_mid", "live_high")
+VALUE_COLUMNS = (
+    "value_low",
+    "value_mid",
+    "value_high",
+    "value_reason",
+    "valued_at",
+    "live_low",
+    "live_mid",
+    "live_high",
+)
 
 
 def value_model_path(mirror_path: str | Any) -> Path:
@@ -158,8 +201,9 @@ def forget_values(conn: sqlite3.Connection | Any) -> int:
     that learnt from rows no longer in the mirror), in the caller's transaction; the model file
     is the caller's to remove once that commits (`value_model_path`). Returns the listings that
     had a range."""
-    cursor = conn.execute(f"UPDATE listings SET {', '.join(f'{c} = NULL' for c in VALUE_COLUMNS)} "
-                          "WHERE valued_at IS NOT NULL")  # fmt: skip
+    cursor = conn.execute(
+        f"UPDATE listings SET {', '.join(f'{c} = NULL' for c in VALUE_COLUMNS)} WHERE valued_at IS NOT NULL"
+    )
     conn.execute("DELETE FROM mirror_meta WHERE key = 'value_model'")
     return cursor.rowcount
 
@@ -167,8 +211,10 @@ def forget_values(conn: sqlite3.Connection | Any) -> int:
 def save_live(conn: sqlite3.Connection | Any, rows: list[tuple[int, Any, Any, Any]]) -> int:
     """Write each listing's live estimate, `(listing_id, low, mid, high)` in EUR (null: none),
     in the caller's transaction when there is one. Returns how many listings were written."""
-    cursor = conn.executemany("UPDATE listings SET live_low = ?, live_mid = ?, live_high = ? WHERE id = ?",
-                              [(low, mid, high, listing_id) for listing_id, low, mid, high in rows])  # fmt: skip
+    cursor = conn.executemany(
+        "UPDATE listings SET live_low = ?, live_mid = ?, live_high = ? WHERE id = ?",
+        [(low, mid, high, listing_id) for listing_id, low, mid, high in rows],
+    )
     return cursor.rowcount
 
 
@@ -185,8 +231,20 @@ def save_reported_sales(conn: sqlite3.Connection | Any, sales: Any, *, origin: s
     conn.executemany(
         "INSERT INTO reported_sales (key, name, tld, sold_on, price, currency, price_eur, venue, origin, imported_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING",
-        ((reported_sale_key(s["name"], s["sold_on"], s["price"], s["currency"], s["venue"]), s["name"], s["tld"],
-          s["sold_on"], s["price"], s["currency"], to_eur(s["price"], s["currency"], s["sold_on"]), s["venue"], origin,
-          imported_at) for s in sales),
-    )  # fmt: skip
+        (
+            (
+                reported_sale_key(s["name"], s["sold_on"], s["price"], s["currency"], s["venue"]),
+                s["name"],
+                s["tld"],
+                s["sold_on"],
+                s["price"],
+                s["currency"],
+                to_eur(s["price"], s["currency"], s["sold_on"]),
+                s["venue"],
+                origin,
+                imported_at,
+            )
+            for s in sales
+        ),
+    )
     return conn.total_changes - before

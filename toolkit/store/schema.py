@@ -30,7 +30,22 @@ from .fields import (
     SQL_TYPES,
 )
 
-__all__ = ["SCHEMA_VERSION", "ENRICH_CACHE_TABLE", "ensure_schema", "connect", "bulk_load", "without_indexes", "apply_schema", "missing_parts", "LISTING_COLUMNS", "PENDING_COLUMNS", "SORT_COLUMNS", "DEAL_RATIO", "REAL_EXPRESSIONS", "deal_ratio"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "ENRICH_CACHE_TABLE",
+    "ensure_schema",
+    "connect",
+    "bulk_load",
+    "without_indexes",
+    "apply_schema",
+    "missing_parts",
+    "LISTING_COLUMNS",
+    "PENDING_COLUMNS",
+    "SORT_COLUMNS",
+    "DEAL_RATIO",
+    "REAL_EXPRESSIONS",
+    "deal_ratio",
+]
 
 SCHEMA_VERSION = 19
 
@@ -140,8 +155,10 @@ ARCHIVE_PART_COLUMNS = {
 PACKED_COLUMNS = {"id": int, "closed": int, "codec": int, "record": bytes}
 PACKED_CODEC_COLUMNS = {"id": int, "columns": str, "dictionary": bytes, "made_at": str}
 PACKED_INDEXES = {"idx_packed_closed": "closed"}
-PACKED_NAMES = ("CREATE TABLE IF NOT EXISTS packed_names (name TEXT NOT NULL, id INTEGER NOT NULL, "
-                "PRIMARY KEY (name, id)) WITHOUT ROWID")  # fmt: skip
+PACKED_NAMES = (
+    "CREATE TABLE IF NOT EXISTS packed_names (name TEXT NOT NULL, id INTEGER NOT NULL, "
+    "PRIMARY KEY (name, id)) WITHOUT ROWID"
+)
 # Each public feed's last download (toolkit/ingest/feeds.py): the validators a conditional
 # request sends (a 304 writes nothing), committed with the rows of the file they describe.
 FEED_STATE_COLUMNS = {
@@ -285,11 +302,35 @@ SORT_COLUMNS: dict[str, tuple[str, bool]] = {
 # a sort with no index of its own) reads this narrow index instead of the wide table.
 # source then tld lead: with ANALYZE's statistics SQLite skip-scans the few sources to seek a tld.
 FILTER_COLUMNS = (
-    "source", "tld", "live_until", "type", "score", "trust_flow", "citation_flow", "domain_authority",
-    "referring_domains", "backlinks_count", "wayback_snapshots", "historical_traffic_etv", "effective_price",
-    "price", "max_bid", "bids_count", "wayback_first_date", "has_gmb", "ref_domains_edu", "ref_domains_gov",
-    "language", "created_at", "auction_end_date", "first_seen_at", "ttf_topic", "name", "historical_tech", "use_cases",
-)  # fmt: skip
+    "source",
+    "tld",
+    "live_until",
+    "type",
+    "score",
+    "trust_flow",
+    "citation_flow",
+    "domain_authority",
+    "referring_domains",
+    "backlinks_count",
+    "wayback_snapshots",
+    "historical_traffic_etv",
+    "effective_price",
+    "price",
+    "max_bid",
+    "bids_count",
+    "wayback_first_date",
+    "has_gmb",
+    "ref_domains_edu",
+    "ref_domains_gov",
+    "language",
+    "created_at",
+    "auction_end_date",
+    "first_seen_at",
+    "ttf_topic",
+    "name",
+    "historical_tech",
+    "use_cases",
+)
 
 # Sorts people run often get an index in their direction, so a page is a short index walk:
 # best score, ending soonest, oldest, cheapest, newest, most bids, TF, RD, DA, traffic, A-Z.
@@ -375,8 +416,10 @@ _GENERATION_NOW = "(SELECT COALESCE(CAST(value AS INTEGER), 0) FROM mirror_meta 
 
 def _note_change(row: str) -> str:
     # An upsert, not INSERT OR REPLACE: an outer statement's conflict policy would override that.
-    return (f"INSERT INTO listing_changes (id, generation) VALUES ({row}.id, {_GENERATION_NOW}) "
-            "ON CONFLICT(id) DO UPDATE SET generation = excluded.generation; " + _BUMP + "END")  # fmt: skip
+    return (
+        f"INSERT INTO listing_changes (id, generation) VALUES ({row}.id, {_GENERATION_NOW}) "
+        "ON CONFLICT(id) DO UPDATE SET generation = excluded.generation; " + _BUMP + "END"
+    )
 
 
 # An update of a listing's last sighting alone (a feed's unchanged row, v18) changes no column
@@ -387,11 +430,15 @@ _NOTED_COLUMNS = ", ".join(c for c in LISTING_COLUMNS if c != SEEN_COLUMN)
 # name -> (table, body)
 CHANGE_TRIGGERS = {
     "listings_changes_insert": ("listings", "AFTER INSERT ON listings BEGIN " + _note_change("new")),
-    "listings_changes_update": ("listings", f"AFTER UPDATE OF {_NOTED_COLUMNS} ON listings BEGIN "
-                                + _note_change("new")),  # fmt: skip
+    "listings_changes_update": (
+        "listings",
+        f"AFTER UPDATE OF {_NOTED_COLUMNS} ON listings BEGIN " + _note_change("new"),
+    ),
     "listings_seen_update": ("listings", f"AFTER UPDATE OF {SEEN_COLUMN} ON listings BEGIN {_BUMP}END"),
-    "listings_changes_rekey": ("listings", "AFTER UPDATE OF id ON listings WHEN old.id IS NOT new.id BEGIN "
-                               + _note_change("old")),  # fmt: skip
+    "listings_changes_rekey": (
+        "listings",
+        "AFTER UPDATE OF id ON listings WHEN old.id IS NOT new.id BEGIN " + _note_change("old"),
+    ),
     "listings_changes_delete": ("listings", "AFTER DELETE ON listings BEGIN " + _note_change("old")),
     **{
         f"{table}_writes_{event.lower()}": (table, f"AFTER {event} ON {table} BEGIN {_BUMP}END")
@@ -407,11 +454,13 @@ FTS_COLUMNS = {"listings": "name", "pending_delete": "domain"}
 # ranges of every live listing) leaves the trigram index alone: 11 s instead of 28 s for an
 # update of 727,000 listings. (sqlite-utils checks the trigger's name only, so it keeps it.)
 FTS_UPDATE_TRIGGERS = {
-    table: (f"CREATE TRIGGER {table}_au AFTER UPDATE ON {table} WHEN old.rowid IS NOT new.rowid OR old.{column} "
-            f"IS NOT new.{column} BEGIN INSERT INTO {table}_fts ({table}_fts, rowid, {column}) VALUES('delete', "
-            f"old.rowid, old.{column}); INSERT INTO {table}_fts (rowid, {column}) VALUES (new.rowid, new.{column}); END")
+    table: (
+        f"CREATE TRIGGER {table}_au AFTER UPDATE ON {table} WHEN old.rowid IS NOT new.rowid OR old.{column} "
+        f"IS NOT new.{column} BEGIN INSERT INTO {table}_fts ({table}_fts, rowid, {column}) VALUES('delete', "
+        f"old.rowid, old.{column}); INSERT INTO {table}_fts (rowid, {column}) VALUES (new.rowid, new.{column}); END"
+    )
     for table, column in FTS_COLUMNS.items()
-}  # fmt: skip
+}
 
 
 def _narrow_fts_update(conn: sqlite3.Connection, table: str) -> None:
@@ -441,9 +490,10 @@ def _ensure_indexes(conn: sqlite3.Connection, table: str, declared: dict[str, st
     """Make the table's indexes exactly the declared ones: a changed declaration is rebuilt,
     an index no longer declared is dropped (FTS shadow tables are not touched)."""
     existing = dict(
-        conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
-                     [table]).fetchall()
-    )  # fmt: skip
+        conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [table]
+        ).fetchall()
+    )
     for name, sql in existing.items():
         if name not in declared or " ".join(sql.split()) != _index_sql(name, table, declared[name]):
             conn.execute(f"DROP INDEX {name}")
@@ -485,8 +535,10 @@ def _migrate_v9(db: "sqlite_utils.Database") -> None:
             "AND effective_price_eur IS NULL AND currency IS NOT NULL AND effective_price IS NOT NULL "
             "AND last_seen_at IS NOT NULL"
         ).fetchall()
-        prices = [(table.to_eur(price, currency, seen[:10]), table.to_eur(effective, currency, seen[:10]), row_id)
-                  for row_id, price, effective, currency, seen in rows]  # fmt: skip
+        prices = [
+            (table.to_eur(price, currency, seen[:10]), table.to_eur(effective, currency, seen[:10]), row_id)
+            for row_id, price, effective, currency, seen in rows
+        ]
         conn.executemany("UPDATE listings SET price_eur = ?, effective_price_eur = ? WHERE id = ?", prices)
     try:
         dictionary = current_dictionary()
@@ -507,14 +559,19 @@ def _migrate_v15(db: "sqlite_utils.Database") -> None:
     # v15 keeps the price ranges on the listings themselves (filtered and sorted as any
     # field); v14 kept them in a table of their own, moved here and dropped.
     if db["listing_values"].exists():
-        db.execute("UPDATE listings AS l SET (value_low, value_mid, value_high, value_reason, valued_at) = "
-                   "(v.value_low, v.value_mid, v.value_high, v.reason, v.valued_at) FROM listing_values v "
-                   "WHERE v.listing_id = l.id")  # fmt: skip
+        db.execute(
+            "UPDATE listings AS l SET (value_low, value_mid, value_high, value_reason, valued_at) = "
+            "(v.value_low, v.value_mid, v.value_high, v.reason, v.valued_at) FROM listing_values v "
+            "WHERE v.listing_id = l.id"
+        )
         db.execute("DROP TABLE listing_values")
 
 
-_DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {2: _migrate_v2, 9: _migrate_v9,
-                                                                          15: _migrate_v15}
+_DATA_MIGRATIONS: dict[int, Callable[["sqlite_utils.Database"], None]] = {
+    2: _migrate_v2,
+    9: _migrate_v9,
+    15: _migrate_v15,
+}
 # v3 changed index declarations only: `_ensure_indexes` rebuilds them. v4 adds sync_state.
 # v5 adds the watchlist tables (saved_searches, shortlist); v6 the alerts (a column, a table);
 # v7 the enrichment cache; v8 the drop window (pending_delete.drop_window_start/_end,
@@ -574,12 +631,38 @@ def _switch_to_wal(conn: sqlite3.Connection) -> None:
 
 def _fingerprint() -> str:
     """Changes whenever a declared table, column or index changes."""
-    declared = (LISTING_COLUMNS, PENDING_COLUMNS, HISTORY_COLUMNS, SYNC_RUN_COLUMNS, SYNC_STATE_COLUMNS,
-                SAVED_SEARCH_COLUMNS, SHORTLIST_COLUMNS, ALERT_OUTBOX_COLUMNS, ENRICH_CACHE_COLUMNS, ARCHIVE_PART_COLUMNS,
-                LISTING_INDEXES, PENDING_INDEXES, HISTORY_INDEXES, SYNC_RUN_INDEXES, CHANGE_INDEXES,
-                CHANGE_TRIGGERS, PACKED_COLUMNS, PACKED_CODEC_COLUMNS, PACKED_INDEXES, PACKED_NAMES, FEED_STATE_COLUMNS,
-                RESULT_COLUMNS, RESULT_INDEXES, FTS_UPDATE_TRIGGERS, WATCHED_NAME_COLUMNS, NAME_STAGE_COLUMNS,
-                NAME_STAGE_INDEXES, FEED_DIGEST_COLUMNS, REPORTED_SALE_COLUMNS, REPORTED_SALE_INDEXES)  # fmt: skip
+    declared = (
+        LISTING_COLUMNS,
+        PENDING_COLUMNS,
+        HISTORY_COLUMNS,
+        SYNC_RUN_COLUMNS,
+        SYNC_STATE_COLUMNS,
+        SAVED_SEARCH_COLUMNS,
+        SHORTLIST_COLUMNS,
+        ALERT_OUTBOX_COLUMNS,
+        ENRICH_CACHE_COLUMNS,
+        ARCHIVE_PART_COLUMNS,
+        LISTING_INDEXES,
+        PENDING_INDEXES,
+        HISTORY_INDEXES,
+        SYNC_RUN_INDEXES,
+        CHANGE_INDEXES,
+        CHANGE_TRIGGERS,
+        PACKED_COLUMNS,
+        PACKED_CODEC_COLUMNS,
+        PACKED_INDEXES,
+        PACKED_NAMES,
+        FEED_STATE_COLUMNS,
+        RESULT_COLUMNS,
+        RESULT_INDEXES,
+        FTS_UPDATE_TRIGGERS,
+        WATCHED_NAME_COLUMNS,
+        NAME_STAGE_COLUMNS,
+        NAME_STAGE_INDEXES,
+        FEED_DIGEST_COLUMNS,
+        REPORTED_SALE_COLUMNS,
+        REPORTED_SALE_INDEXES,
+    )
     return hashlib.sha1(repr(declared).encode()).hexdigest()[:16]
 
 
@@ -600,8 +683,11 @@ def _schema_cookie(conn: sqlite3.Connection) -> str:
 def ensure_schema(conn: sqlite3.Connection) -> int:
     """Create or upgrade the mirror's shape; returns the version it had before."""
     before = conn.execute("PRAGMA user_version").fetchone()[0]
-    if (before == SCHEMA_VERSION and _stored(conn, "schema_fingerprint") == _fingerprint()
-            and _stored(conn, "schema_cookie") == _schema_cookie(conn)):  # fmt: skip
+    if (
+        before == SCHEMA_VERSION
+        and _stored(conn, "schema_fingerprint") == _fingerprint()
+        and _stored(conn, "schema_cookie") == _schema_cookie(conn)
+    ):
         return before  # the usual case, without importing sqlite_utils (and pandas with it)
     if before > SCHEMA_VERSION:
         raise RuntimeError(
@@ -679,7 +765,9 @@ def _ensure_change_triggers(conn: sqlite3.Connection) -> None:
     (re)created, writes may have gone unseen (a bulk load, an older toolkit, a tool that
     rebuilt a table): the log restarts, complete from a new generation on."""
     existing = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall())
-    missing = [name for name, (_, body) in CHANGE_TRIGGERS.items() if existing.get(name) != f"CREATE TRIGGER {name} {body}"]
+    missing = [
+        name for name, (_, body) in CHANGE_TRIGGERS.items() if existing.get(name) != f"CREATE TRIGGER {name} {body}"
+    ]
     if not missing:
         return
     for name in missing:
@@ -702,7 +790,14 @@ def missing_parts(conn: sqlite3.Connection) -> list[str]:
     tool that dropped a table's triggers or indexes), each as `index idx_...`, `trigger ...` or
     `full-text index of listings (N of M rows)`. Opening the mirror read-write puts them back."""
     found = {(kind, name) for kind, name in conn.execute("SELECT type, name FROM sqlite_master")}
-    declared = [*LISTING_INDEXES, *PENDING_INDEXES, *HISTORY_INDEXES, *SYNC_RUN_INDEXES, *CHANGE_INDEXES, *PACKED_INDEXES]
+    declared = [
+        *LISTING_INDEXES,
+        *PENDING_INDEXES,
+        *HISTORY_INDEXES,
+        *SYNC_RUN_INDEXES,
+        *CHANGE_INDEXES,
+        *PACKED_INDEXES,
+    ]
     missing = [f"index {name}" for name in declared if ("index", name) not in found]
     missing += [f"trigger {name}" for name in CHANGE_TRIGGERS if ("trigger", name) not in found]
     for table in FTS_COLUMNS:
@@ -727,7 +822,9 @@ def _index_names(conn: sqlite3.Connection, table: str) -> list[str]:
 
 
 @contextmanager
-def without_indexes(conn: sqlite3.Connection, tables: tuple[str, ...] = ("listings", "pending_delete")) -> Iterator[None]:
+def without_indexes(
+    conn: sqlite3.Connection, tables: tuple[str, ...] = ("listings", "pending_delete")
+) -> Iterator[None]:
     """Write many rows fast inside the caller's transaction: the tables' secondary indexes and
     triggers (and the generation's triggers on every table) are dropped, then (when the block ends without an error) rebuilt in one pass each,
     far cheaper than maintaining them row by row. Re-creating the change triggers starts a new
@@ -736,7 +833,7 @@ def without_indexes(conn: sqlite3.Connection, tables: tuple[str, ...] = ("listin
     for table in tables:
         for name in _index_names(conn, table):
             conn.execute(f"DROP INDEX {name}")
-    for (trigger, table) in conn.execute("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+    for trigger, table in conn.execute("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'").fetchall():
         if table in tables or trigger in CHANGE_TRIGGERS:  # history rows too are written without a bump each
             conn.execute(f"DROP TRIGGER {trigger}")
     yield

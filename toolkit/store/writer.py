@@ -74,8 +74,17 @@ LIVE_FIELDS = ("live_low", "live_mid", "live_high")
 _BIDDING = ("max_bid", "bids_count", "auction_end_date", "currency")
 # Listing columns the writer derives (from price, currency, name) or keeps from the stored
 # row (metric jump, archive signals, price range): a record never changes them by itself.
-SIGNAL_COLUMNS = ("price_eur", "effective_price_eur", "spam_terms", "spam_count", "metrics_jumped", "metrics_jump",
-                  *ARCHIVE_FIELDS, *VALUE_FIELDS, *LIVE_FIELDS)  # fmt: skip
+SIGNAL_COLUMNS = (
+    "price_eur",
+    "effective_price_eur",
+    "spam_terms",
+    "spam_count",
+    "metrics_jumped",
+    "metrics_jump",
+    *ARCHIVE_FIELDS,
+    *VALUE_FIELDS,
+    *LIVE_FIELDS,
+)
 HISTORY_FIELDS = ("price", "max_bid", "bids_count", "effective_price", "auction_end_date", *METRICS)
 
 
@@ -193,7 +202,10 @@ def listing_row(record: dict[str, Any], *, origin: str, observed_at: str, canoni
     row["spam_terms"] = _compact_json(terms)
     row["spam_count"] = len(terms)
     row["metrics_jumped"], row["metrics_jump"] = 0, None  # a stored row keeps its own (`_save`)
-    for field in (*VALUE_FIELDS, *LIVE_FIELDS):  # the mirror's own appraisal, never a record's: a stored row keeps its own
+    for field in (
+        *VALUE_FIELDS,
+        *LIVE_FIELDS,
+    ):  # the mirror's own appraisal, never a record's: a stored row keeps its own
         row[field] = None
     if not canonical:
         for field, convert in _ARCHIVE_CONVERTERS:
@@ -219,7 +231,9 @@ def listing_row(record: dict[str, Any], *, origin: str, observed_at: str, canoni
 def pending_row(record: dict[str, Any], *, origin: str, observed_at: str, canonical: bool = False) -> dict[str, Any]:
     """A `pending_delete` row from a record as received (see `listing_row` for `canonical`)."""
     get = record.get
-    row = _canonical(record, PENDING_FIELDS) if canonical else {f: convert(get(f)) for f, convert in _PENDING_CONVERTERS}
+    row = (
+        _canonical(record, PENDING_FIELDS) if canonical else {f: convert(get(f)) for f, convert in _PENDING_CONVERTERS}
+    )
     if row["id"] is None or not row["domain"]:
         raise ValueError(
             f"a pending-delete row needs an id and a domain, got id={record.get('id')!r} domain={record.get('domain')!r}"
@@ -231,15 +245,19 @@ def pending_row(record: dict[str, Any], *, origin: str, observed_at: str, canoni
     _, row["hyphens"], row["digits"] = label_stats(sld)
     if row["sld_length"] is None:
         row["sld_length"] = len(sld)
-    row["is_idn"] = row["is_idn"] if row["is_idn"] is not None else int(row["domain"].startswith("xn--") or "xn--" in row["domain"])
+    row["is_idn"] = (
+        row["is_idn"] if row["is_idn"] is not None else int(row["domain"].startswith("xn--") or "xn--" in row["domain"])
+    )
     if row["language"]:
         row["language"] = row["language"].strip().upper()
     row["origin"] = origin
     row["drop_window_start"] = iso_date(get("drop_window_start"))
     row["drop_window_end"] = iso_date(get("drop_window_end"))
     if row["drop_window_start"] and row["drop_window_end"] and row["drop_window_start"] > row["drop_window_end"]:
-        raise ValueError(f"{row['domain']}: drop_window_start {row['drop_window_start']} is after "
-                         f"drop_window_end {row['drop_window_end']}")  # fmt: skip
+        raise ValueError(
+            f"{row['domain']}: drop_window_start {row['drop_window_start']} is after "
+            f"drop_window_end {row['drop_window_end']}"
+        )
     row["first_seen_at"] = observed_at
     row["last_seen_at"] = observed_at
     return row
@@ -290,12 +308,21 @@ class _Kind:
         return self.names.index(name)
 
 
-_LISTINGS = _Kind("listings", LISTING_COLUMNS, _LISTING_UPSERT, "listing", listing_row,
-                  kept=("metrics_jumped", "metrics_jump", *VALUE_FIELDS), kept_unless_given=ARCHIVE_FIELDS,
-                  kept_while_same=(("price_eur", ("price", "currency")),
-                                   ("effective_price_eur", ("effective_price", "currency")),
-                                   *((field, _BIDDING) for field in LIVE_FIELDS)),
-                  derived=tuple(LISTING_DERIVED_FIELDS))  # fmt: skip
+_LISTINGS = _Kind(
+    "listings",
+    LISTING_COLUMNS,
+    _LISTING_UPSERT,
+    "listing",
+    listing_row,
+    kept=("metrics_jumped", "metrics_jump", *VALUE_FIELDS),
+    kept_unless_given=ARCHIVE_FIELDS,
+    kept_while_same=(
+        ("price_eur", ("price", "currency")),
+        ("effective_price_eur", ("effective_price", "currency")),
+        *((field, _BIDDING) for field in LIVE_FIELDS),
+    ),
+    derived=tuple(LISTING_DERIVED_FIELDS),
+)
 _PENDING = _Kind("pending_delete", PENDING_COLUMNS, _PENDING_UPSERT, "pending_delete", pending_row)
 listing_values = itemgetter(*_LISTINGS.names)  # a listing_row dict -> the tuple the writer takes
 pending_values = itemgetter(*_PENDING.names)
@@ -323,7 +350,9 @@ def _save(
         first_seen, last_seen = kind.position("first_seen_at"), kind.position("last_seen_at")
         kept = [kind.position(c) for c in kind.kept]
         kept_unless_given = [kind.position(c) for c in kind.kept_unless_given]
-        kept_while_same = [(kind.position(c), [kind.position(s) for s in sources]) for c, sources in kind.kept_while_same]
+        kept_while_same = [
+            (kind.position(c), [kind.position(s) for s in sources]) for c, sources in kind.kept_while_same
+        ]
         for row_id, row in rows.items():
             old = before.get(row_id)
             if old is None:
@@ -387,10 +416,12 @@ def _save_all(
             pairs = [(row, None) for row in batch]
         else:
             pairs = [
-                (values(kind.to_row(rec, origin=origin, observed_at=observed_at, canonical=canonical)),
-                 _unknown_fields(rec, kind) if keep_raw else None)
+                (
+                    values(kind.to_row(rec, origin=origin, observed_at=observed_at, canonical=canonical)),
+                    _unknown_fields(rec, kind) if keep_raw else None,
+                )
                 for rec in batch
-            ]  # fmt: skip
+            ]
         with conn:
             counts, before, rows = _save(conn, kind, pairs)
             if in_batch:
@@ -469,9 +500,19 @@ def save_listings(
         if rising and flag_jumps:
             flag_metric_jumps(conn, rising)
 
-    return _save_all(conn, _LISTINGS, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
-                     batch_size=batch_size, normalized=normalized, canonical=canonical, in_batch=write_history,
-                     commit_with=commit_with)  # fmt: skip
+    return _save_all(
+        conn,
+        _LISTINGS,
+        records,
+        origin=origin,
+        observed_at=observed_at,
+        keep_raw=keep_raw,
+        batch_size=batch_size,
+        normalized=normalized,
+        canonical=canonical,
+        in_batch=write_history,
+        commit_with=commit_with,
+    )
 
 
 def save_pending(
@@ -487,12 +528,23 @@ def save_pending(
     canonical: bool = False,
 ) -> WriteCounts:
     """Upsert pending-delete records (`commit_with`, `canonical` as for `save_listings`)."""
-    return _save_all(conn, _PENDING, records, origin=origin, observed_at=observed_at, keep_raw=keep_raw,
-                     batch_size=batch_size, normalized=normalized, canonical=canonical, commit_with=commit_with)  # fmt: skip
+    return _save_all(
+        conn,
+        _PENDING,
+        records,
+        origin=origin,
+        observed_at=observed_at,
+        keep_raw=keep_raw,
+        batch_size=batch_size,
+        normalized=normalized,
+        canonical=canonical,
+        commit_with=commit_with,
+    )
 
 
-def close_listings(conn: sqlite3.Connection, ids: Iterable[int], *, closed_at: str | None = None,
-                   commit: bool = True) -> int:  # fmt: skip
+def close_listings(
+    conn: sqlite3.Connection, ids: Iterable[int], *, closed_at: str | None = None, commit: bool = True
+) -> int:
     """Mark listings as having left their source; returns how many were live until now.
     `commit=False` leaves the transaction to the caller (a sync closes with its checkpoint)."""
     closed_at = closed_at or utc_now()
@@ -513,8 +565,10 @@ def close_listings(conn: sqlite3.Connection, ids: Iterable[int], *, closed_at: s
 _KINDS = {kind.table: kind for kind in (_LISTINGS, _PENDING)}
 SLICE_ROWS = 256  # rows one statement of a set-based write changes at most (`StagedWrite._sliced`)
 _LAST = (1 << 63) - 1  # above every id and place
-_HISTORY_INSERT = (f"INSERT INTO main.listing_history (listing_id, observed_at, {', '.join(HISTORY_FIELDS)}) "
-                   f"SELECT {{id}}, :stamp, {', '.join('{t}.' + f for f in HISTORY_FIELDS)} FROM {{source}}")  # fmt: skip
+_HISTORY_INSERT = (
+    f"INSERT INTO main.listing_history (listing_id, observed_at, {', '.join(HISTORY_FIELDS)}) "
+    f"SELECT {{id}}, :stamp, {', '.join('{t}.' + f for f in HISTORY_FIELDS)} FROM {{source}}"
+)
 
 
 @contextmanager
@@ -550,8 +604,14 @@ def _literal(value: Any, sql_type: str) -> str | None:
     return None
 
 
-def _insert(conn: sqlite3.Connection, into: str, names: Sequence[str], types: Sequence[str], rows: list[tuple],
-            conflict: str = "") -> None:  # fmt: skip
+def _insert(
+    conn: sqlite3.Connection,
+    into: str,
+    names: Sequence[str],
+    types: Sequence[str],
+    rows: list[tuple],
+    conflict: str = "",
+) -> None:
     """INSERT `rows` (tuples in `names` order) into `into`. A column that holds the same value in
     every row is written into the statement once; only the others are bound row by row (binding
     is most of an insert's cost, and a feed's rows share most of their columns: origin, times,
@@ -566,8 +626,10 @@ def _insert(conn: sqlite3.Connection, into: str, names: Sequence[str], types: Se
         values.append(literal or "?")
         if literal is None:
             bound.append(column)
-    conn.executemany(f"INSERT INTO {into} ({', '.join(names)}) VALUES ({', '.join(values)}) {conflict}",
-                     zip(*bound) if bound else [()] * len(rows))  # fmt: skip
+    conn.executemany(
+        f"INSERT INTO {into} ({', '.join(names)}) VALUES ({', '.join(values)}) {conflict}",
+        zip(*bound) if bound else [()] * len(rows),
+    )
 
 
 def _same(columns: Iterable[str], a: str = "s", b: str = "o") -> str:
@@ -596,8 +658,16 @@ class StagedWrite:
     of a price field or metric, the metric jumps flagged again for rises; raw records written
     where they changed; the rows only seen again get their last sighting."""
 
-    def __init__(self, conn: sqlite3.Connection, table: str, stage: str, *, origin: str, observed_at: str,
-                 tags: dict[str, str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        stage: str,
+        *,
+        origin: str,
+        observed_at: str,
+        tags: dict[str, str] | None = None,
+    ) -> None:
         self.conn, self.kind, self.origin, self.observed_at = conn, _KINDS[table], origin, observed_at
         self.table = f"{stage}.{table}"  # the stage table, for the caller's own reads of its tags
         self.tags = dict(tags or {})
@@ -607,12 +677,17 @@ class StagedWrite:
         self._deduped = False
         self._staged: list[list[Any]] = [[], [], []]  # the ids, places and only-seen flags staged, as arrays
         # Straight into the mirror when it holds no row of the table (nor a raw record of its kind) yet.
-        self.direct = (conn.execute(f"SELECT 1 FROM main.{table} LIMIT 1").fetchone() is None and conn.execute(
-            "SELECT 1 FROM main.raw_records WHERE kind = ? LIMIT 1", [self.kind.raw_kind]).fetchone() is None)  # fmt: skip
+        self.direct = (
+            conn.execute(f"SELECT 1 FROM main.{table} LIMIT 1").fetchone() is None
+            and conn.execute("SELECT 1 FROM main.raw_records WHERE kind = ? LIMIT 1", [self.kind.raw_kind]).fetchone()
+            is None
+        )
         columns = [f"{c} {t}" for c, t in zip(self.kind.names, self._types)]
-        conn.execute(f"CREATE TABLE {self.table} (_seq INTEGER PRIMARY KEY, {', '.join(columns)}, _raw TEXT, "
-                     f"{''.join(f'_{t} {sql}, ' for t, sql in self.tags.items())}_seen INTEGER, _present INTEGER, "
-                     "_mask TEXT, _history INTEGER, _rose INTEGER)")  # fmt: skip
+        conn.execute(
+            f"CREATE TABLE {self.table} (_seq INTEGER PRIMARY KEY, {', '.join(columns)}, _raw TEXT, "
+            f"{''.join(f'_{t} {sql}, ' for t, sql in self.tags.items())}_seen INTEGER, _present INTEGER, "
+            "_mask TEXT, _history INTEGER, _rose INTEGER)"
+        )
         if table == "listings":
             _current_spam_flags(conn)
 
@@ -625,8 +700,9 @@ class StagedWrite:
         """The places of the next `count` rows in the load (see `add`)."""
         return self._next(count)
 
-    def add(self, records: list[dict[str, Any]], tags: list[tuple] | None = None,
-            order: Sequence[int] | None = None) -> list[tuple[int, str]]:  # fmt: skip
+    def add(
+        self, records: list[dict[str, Any]], tags: list[tuple] | None = None, order: Sequence[int] | None = None
+    ) -> list[tuple[int, str]]:
         """Normalise each record (`listing_row` / `pending_row`, records of stored types) and stage
         it with its tags (a tuple in `tags` order, one a record) at its place in the load (`order`,
         rising numbers; default: after what is staged). Returns (index, reason) of each record the
@@ -636,7 +712,9 @@ class StagedWrite:
         rows, raws, kept_tags, seqs, refused = [], [], [], [], []
         for index, record in enumerate(records):
             try:
-                row = self._values(kind.to_row(record, origin=self.origin, observed_at=self.observed_at, canonical=True))
+                row = self._values(
+                    kind.to_row(record, origin=self.origin, observed_at=self.observed_at, canonical=True)
+                )
             except (ValueError, TypeError) as exc:
                 refused.append((index, str(exc)))
                 continue
@@ -649,15 +727,29 @@ class StagedWrite:
         tag_types = list(self.tags.values())
         if self.direct:
             _insert(self.conn, f"main.{kind.table}", names, self._types, rows, "ON CONFLICT(id) DO NOTHING")
-            _insert(self.conn, "main.raw_records", ("kind", "id", "raw"), ("TEXT", "INTEGER", "TEXT"),
-                    [(kind.raw_kind, row[0], raw) for row, raw in zip(rows, raws) if raw is not None],
-                    "ON CONFLICT(kind, id) DO NOTHING")  # fmt: skip
-            _insert(self.conn, self.table, ("_seq", "id", names[1], *tag_names), ("INTEGER", "INTEGER", "TEXT", *tag_types),
-                    [(seq, row[0], row[1], *tag) for seq, row, tag in zip(seqs, rows, kept_tags)])  # fmt: skip
+            _insert(
+                self.conn,
+                "main.raw_records",
+                ("kind", "id", "raw"),
+                ("TEXT", "INTEGER", "TEXT"),
+                [(kind.raw_kind, row[0], raw) for row, raw in zip(rows, raws) if raw is not None],
+                "ON CONFLICT(kind, id) DO NOTHING",
+            )
+            _insert(
+                self.conn,
+                self.table,
+                ("_seq", "id", names[1], *tag_names),
+                ("INTEGER", "INTEGER", "TEXT", *tag_types),
+                [(seq, row[0], row[1], *tag) for seq, row, tag in zip(seqs, rows, kept_tags)],
+            )
         else:
-            _insert(self.conn, self.table, ("_seq", *names, "_raw", *tag_names),
-                    ("INTEGER", *self._types, "TEXT", *tag_types),
-                    [(seq, *row, raw, *tag) for seq, row, raw, tag in zip(seqs, rows, raws, kept_tags)])  # fmt: skip
+            _insert(
+                self.conn,
+                self.table,
+                ("_seq", *names, "_raw", *tag_names),
+                ("INTEGER", *self._types, "TEXT", *tag_types),
+                [(seq, *row, raw, *tag) for seq, row, raw, tag in zip(seqs, rows, raws, kept_tags)],
+            )
         return refused
 
     def seen(self, ids: Sequence[int], tags: list[tuple] | None = None, order: Sequence[int] | None = None) -> None:
@@ -668,10 +760,11 @@ class StagedWrite:
         tag_names = [f"_{t}" for t in self.tags]
         order = order if order is not None else self._next(len(ids))
         self._note(ids, order, seen=True)
-        self.conn.executemany(f"INSERT INTO {self.table} (_seq, id, _seen{''.join(', ' + t for t in tag_names)}) "
-                              f"VALUES (?, ?, 1{', ?' * len(tag_names)})",
-                              [(seq, row_id, *tag) for seq, row_id, tag in
-                               zip(order, ids, tags or [()] * len(ids))])  # fmt: skip
+        self.conn.executemany(
+            f"INSERT INTO {self.table} (_seq, id, _seen{''.join(', ' + t for t in tag_names)}) "
+            f"VALUES (?, ?, 1{', ?' * len(tag_names)})",
+            [(seq, row_id, *tag) for seq, row_id, tag in zip(order, ids, tags or [()] * len(ids))],
+        )
 
     def _note(self, ids: Sequence[int], order: Sequence[int], *, seen: bool) -> None:
         """Keep the staged ids and places as arrays (17 bytes a row, where SQLite would sort them
@@ -679,8 +772,9 @@ class StagedWrite:
         import numpy as np
 
         if len(ids):
-            for kept, values in zip(self._staged, (np.array(ids, dtype=np.int64), np.array(order, dtype=np.int64),
-                                                   np.full(len(ids), seen))):  # fmt: skip
+            for kept, values in zip(
+                self._staged, (np.array(ids, dtype=np.int64), np.array(order, dtype=np.int64), np.full(len(ids), seen))
+            ):
                 kept.append(values)
 
     def _arrays(self) -> list[Any]:
@@ -714,10 +808,17 @@ class StagedWrite:
         keep[repeated] = False
         self._staged = [[ids[keep]], [places[keep]], [seen[order][keep]]]
         name, tags = self.kind.names[1], ", ".join(f"_{t}" for t in self.tags) or "NULL"
-        found = {row[0]: row[1:] for row in self.conn.execute(
-            f"SELECT _seq, coalesce(s.{name}, (SELECT m.{name} FROM main.{self.kind.table} m WHERE m.id = s.id)), {tags} "
-            f"FROM {self.table} s WHERE _seq IN (SELECT value FROM json_each(?))", [json.dumps(later + firsts)])}  # fmt: skip
-        self.conn.execute(f"DELETE FROM {self.table} WHERE _seq IN (SELECT value FROM json_each(?))", [json.dumps(later)])
+        found = {
+            row[0]: row[1:]
+            for row in self.conn.execute(
+                f"SELECT _seq, coalesce(s.{name}, (SELECT m.{name} FROM main.{self.kind.table} m WHERE m.id = s.id)), {tags} "
+                f"FROM {self.table} s WHERE _seq IN (SELECT value FROM json_each(?))",
+                [json.dumps(later + firsts)],
+            )
+        }
+        self.conn.execute(
+            f"DELETE FROM {self.table} WHERE _seq IN (SELECT value FROM json_each(?))", [json.dumps(later)]
+        )
         dropped = sorted(zip(later, firsts))
         return [(found[seq][0], found[first][1:], found[seq][1:]) for seq, first in dropped]
 
@@ -728,28 +829,38 @@ class StagedWrite:
             return []
         name = self.kind.names[1]
         tags = ", ".join(f"s._{t}" for t in self.tags) or "NULL"
-        found = self.conn.execute(f"SELECT s._seq, s.id, s.{name}, m.{name}, {tags} FROM {self.table} s "
-                                  f"JOIN main.{self.kind.table} m ON m.id = s.id "
-                                  f"WHERE s._seen IS NULL AND m.{name} IS NOT s.{name}").fetchall()  # fmt: skip
+        found = self.conn.execute(
+            f"SELECT s._seq, s.id, s.{name}, m.{name}, {tags} FROM {self.table} s "
+            f"JOIN main.{self.kind.table} m ON m.id = s.id "
+            f"WHERE s._seen IS NULL AND m.{name} IS NOT s.{name}"
+        ).fetchall()
         self.conn.executemany(f"DELETE FROM {self.table} WHERE _seq = ?", [(row[0],) for row in found])
         return [(row[1], row[2], row[3], row[4:]) for row in found]
 
     def _slices(self, where: str, params: dict[str, Any], rows: int, order: str = "_seq") -> list[dict[str, int]]:
         """Bounds (`low` <= `order` < `high`) of the stage rows matching `where`, `rows` at a time."""
-        starts = [r[0] for r in self.conn.execute(
-            f"SELECT {order} FROM (SELECT {order}, row_number() OVER (ORDER BY {order}) AS n FROM {self.table} "
-            f"WHERE {where}) WHERE n % {rows} = 1", params)]  # fmt: skip
+        starts = [
+            r[0]
+            for r in self.conn.execute(
+                f"SELECT {order} FROM (SELECT {order}, row_number() OVER (ORDER BY {order}) AS n FROM {self.table} "
+                f"WHERE {where}) WHERE n % {rows} = 1",
+                params,
+            )
+        ]
         return [{"low": low, "high": high} for low, high in zip(starts, [*starts[1:], _LAST])]
 
-    def _sliced(self, sql: str, where: str, params: dict[str, Any], rows: int = SLICE_ROWS, order: str = "_seq") -> None:
+    def _sliced(
+        self, sql: str, where: str, params: dict[str, Any], rows: int = SLICE_ROWS, order: str = "_seq"
+    ) -> None:
         """Run `sql` (whose stage rows are those `where` picks, within `:low` and `:high`) a slice
         of `rows` at a time: SQLite journals in memory each page a statement changes until the
         statement ends, and a listing changes a page of each of its two dozen indexes."""
         for bounds in self._slices(where, params, rows, order):
             self.conn.execute(sql, {**params, **bounds})
 
-    def write(self, *, sticky: tuple[str, ...] = (), changed_at: str | None = None,
-              flag_jumps: bool = True) -> WriteCounts:  # fmt: skip
+    def write(
+        self, *, sticky: tuple[str, ...] = (), changed_at: str | None = None, flag_jumps: bool = True
+    ) -> WriteCounts:
         """Write what is staged into the mirror; returns the counts. `sticky`: columns a stored
         row keeps whatever the record says; `changed_at`: a column stamped with `observed_at`
         only when the row changed (any column but the sightings, the signals and itself, or its
@@ -765,64 +876,92 @@ class StagedWrite:
         if self.direct:
             counts.new = counts.seen
             if history:
-                self._sliced(_HISTORY_INSERT.format(id="m.id", t="m", source=f"{stage} s JOIN {main} m ON m.id = s.id")
-                             + f" WHERE s.{within} ORDER BY s._seq", "1", at, SLICE_ROWS * 16)  # fmt: skip
+                self._sliced(
+                    _HISTORY_INSERT.format(id="m.id", t="m", source=f"{stage} s JOIN {main} m ON m.id = s.id")
+                    + f" WHERE s.{within} ORDER BY s._seq",
+                    "1",
+                    at,
+                    SLICE_ROWS * 16,
+                )
             return counts
         # A stored row's kept columns, as `_save` keeps them, and the caller's sticky ones.
         rules = {c: f"o.{c}" for c in sticky}
         rules.update({c: f"coalesce(o.{c}, s.{c})" for c in kind.kept})
         rules.update({c: f"coalesce(s.{c}, o.{c})" for c in kind.kept_unless_given})
         for column, sources in kind.kept_while_same:
-            rules[column] = (f"CASE WHEN o.{column} IS NOT NULL AND {_same(sources)} THEN o.{column} "
-                             f"ELSE s.{column} END")  # fmt: skip
+            rules[column] = f"CASE WHEN o.{column} IS NOT NULL AND {_same(sources)} THEN o.{column} ELSE s.{column} END"
         rules["_present"] = "1"
-        conn.execute(f"UPDATE {stage} AS s SET {', '.join(f'{c} = {e}' for c, e in rules.items())} FROM {main} AS o "
-                     f"WHERE o.id = s.id AND s._seen IS NULL")  # fmt: skip
+        conn.execute(
+            f"UPDATE {stage} AS s SET {', '.join(f'{c} = {e}' for c, e in rules.items())} FROM {main} AS o "
+            f"WHERE o.id = s.id AND s._seen IS NULL"
+        )
         if changed_at:
-            compared = [c for c in kind.names if c not in ("first_seen_at", "last_seen_at", changed_at, *SIGNAL_COLUMNS)]
-            conn.execute(f"UPDATE {stage} AS s SET {changed_at} = CASE WHEN {_same(compared)} AND s._raw IS "
-                         f"(SELECT r.raw FROM main.raw_records r WHERE r.kind = :raw_kind AND r.id = s.id) "
-                         f"THEN o.{changed_at} ELSE s.{changed_at} END FROM {main} AS o WHERE o.id = s.id AND s._present",
-                         at)  # fmt: skip
+            compared = [
+                c for c in kind.names if c not in ("first_seen_at", "last_seen_at", changed_at, *SIGNAL_COLUMNS)
+            ]
+            conn.execute(
+                f"UPDATE {stage} AS s SET {changed_at} = CASE WHEN {_same(compared)} AND s._raw IS "
+                f"(SELECT r.raw FROM main.raw_records r WHERE r.kind = :raw_kind AND r.id = s.id) "
+                f"THEN o.{changed_at} ELSE s.{changed_at} END FROM {main} AS o WHERE o.id = s.id AND s._present",
+                at,
+            )
         written = [c for c in kind.names if c not in ("id", "first_seen_at")]  # an upsert's columns
         flags = {"_mask": " || ".join(f"(s.{c} IS NOT o.{c})" for c in written)}
         if history:
             flags["_history"] = f"NOT ({_same(HISTORY_FIELDS)})"
-            flags["_rose"] = " OR ".join(f"(o.{m} IS NOT NULL AND s.{m} IS NOT NULL AND s.{m} > o.{m})" for m in METRICS)
-        conn.execute(f"UPDATE {stage} AS s SET {', '.join(f'{c} = {e}' for c, e in flags.items())} FROM {main} AS o "
-                     "WHERE o.id = s.id AND s._present")  # fmt: skip
+            flags["_rose"] = " OR ".join(
+                f"(o.{m} IS NOT NULL AND s.{m} IS NOT NULL AND s.{m} > o.{m})" for m in METRICS
+            )
+        conn.execute(
+            f"UPDATE {stage} AS s SET {', '.join(f'{c} = {e}' for c, e in flags.items())} FROM {main} AS o "
+            "WHERE o.id = s.id AND s._present"
+        )
         new = "_seen IS NULL AND _present IS NULL"
         counts.new = conn.execute(f"SELECT count(*) FROM {stage} WHERE {new}").fetchone()[0]
         masks = [m for (m,) in conn.execute(f"SELECT DISTINCT _mask FROM {stage} WHERE _present")]
         seen_at = written.index("last_seen_at")
         moved = [m for m in masks if "1" in m[:seen_at] + m[seen_at + 1 :]]
-        counts.updated = conn.execute(f"SELECT count(*) FROM {stage} WHERE _mask IN (SELECT value FROM json_each(?))",
-                                      [json.dumps(moved)]).fetchone()[0]  # fmt: skip
+        counts.updated = conn.execute(
+            f"SELECT count(*) FROM {stage} WHERE _mask IN (SELECT value FROM json_each(?))", [json.dumps(moved)]
+        ).fetchone()[0]
         names = ", ".join(kind.names)
-        self._sliced(f"INSERT INTO {main} ({names}) SELECT {names} FROM {stage} WHERE {new} AND {within} ORDER BY id",
-                     new, at)  # fmt: skip
+        self._sliced(
+            f"INSERT INTO {main} ({names}) SELECT {names} FROM {stage} WHERE {new} AND {within} ORDER BY id", new, at
+        )
         for mask in masks:  # each set of changed columns in one statement a slice
             changed = [c for c, bit in zip(written, mask) if bit == "1"]
             if changed:
-                self._sliced(f"UPDATE {main} AS o SET ({', '.join(changed)}) = ({', '.join('s.' + c for c in changed)}) "
-                             f"FROM {stage} AS s WHERE s._mask = :mask AND s.{within} AND s.id = o.id",
-                             "_mask = :mask", {**at, "mask": mask})  # fmt: skip
+                self._sliced(
+                    f"UPDATE {main} AS o SET ({', '.join(changed)}) = ({', '.join('s.' + c for c in changed)}) "
+                    f"FROM {stage} AS s WHERE s._mask = :mask AND s.{within} AND s.id = o.id",
+                    "_mask = :mask",
+                    {**at, "mask": mask},
+                )
         if history:
-            self._sliced(_HISTORY_INSERT.format(id="id", t=stage, source=stage)
-                         + f" WHERE {stage}.{within} AND _seen IS NULL AND (_present IS NULL OR _history) ORDER BY _seq",
-                         "_seen IS NULL AND (_present IS NULL OR _history)", at)  # fmt: skip
-        self._sliced(f"INSERT INTO main.raw_records (kind, id, raw) SELECT :raw_kind, s.id, s._raw FROM {stage} s "
-                     f"WHERE s.{within} AND s._seen IS NULL AND s._raw IS NOT NULL AND s._raw IS NOT "
-                     "(SELECT r.raw FROM main.raw_records r WHERE r.kind = :raw_kind AND r.id = s.id) ORDER BY s.id "
-                     "ON CONFLICT(kind, id) DO UPDATE SET raw = excluded.raw", "_seen IS NULL AND _raw IS NOT NULL", at)  # fmt: skip
+            self._sliced(
+                _HISTORY_INSERT.format(id="id", t=stage, source=stage)
+                + f" WHERE {stage}.{within} AND _seen IS NULL AND (_present IS NULL OR _history) ORDER BY _seq",
+                "_seen IS NULL AND (_present IS NULL OR _history)",
+                at,
+            )
+        self._sliced(
+            f"INSERT INTO main.raw_records (kind, id, raw) SELECT :raw_kind, s.id, s._raw FROM {stage} s "
+            f"WHERE s.{within} AND s._seen IS NULL AND s._raw IS NOT NULL AND s._raw IS NOT "
+            "(SELECT r.raw FROM main.raw_records r WHERE r.kind = :raw_kind AND r.id = s.id) ORDER BY s.id "
+            "ON CONFLICT(kind, id) DO UPDATE SET raw = excluded.raw",
+            "_seen IS NULL AND _raw IS NOT NULL",
+            at,
+        )
         # Only seen again: the last sighting, in id order (each page of the table rewritten once).
         import numpy as np
 
         ids, _, seen = self._arrays()
         ids = np.sort(ids[seen])
         for start in range(0, len(ids), SLICE_ROWS * 16):
-            conn.execute(f"UPDATE {main} SET last_seen_at = ? WHERE id IN (SELECT value FROM json_each(?))",
-                         [self.observed_at, json.dumps(ids[start : start + SLICE_ROWS * 16].tolist())])  # fmt: skip
+            conn.execute(
+                f"UPDATE {main} SET last_seen_at = ? WHERE id IN (SELECT value FROM json_each(?))",
+                [self.observed_at, json.dumps(ids[start : start + SLICE_ROWS * 16].tolist())],
+            )
         if history and flag_jumps:
             rising = [row[0] for row in conn.execute(f"SELECT id FROM {stage} WHERE _rose ORDER BY _seq")]
             if rising:

@@ -31,8 +31,16 @@ from ..store.fields import iso_timestamp
 from .outbox import MATCH_FIELDS, outbox_add
 from .remote import ContractRetry
 
-__all__ = ["AlertConfig", "AlertReport", "alert_config", "queue_alerts", "replay_alerts", "deliver_alerts", "run_alerts",
-           "sign"]
+__all__ = [
+    "AlertConfig",
+    "AlertReport",
+    "alert_config",
+    "queue_alerts",
+    "replay_alerts",
+    "deliver_alerts",
+    "run_alerts",
+    "sign",
+]
 
 log = logging.getLogger("toolkit.sync.alerts")
 SIGNATURE_HEADER = "X-EDT-Signature-256"
@@ -77,8 +85,10 @@ class AlertReport:
     errors: list[str] = field(default_factory=list)
 
     def line(self) -> str:
-        text = (f"alerts: {self.queued} new ({self.matches} listings), {self.logged} logged, {self.filed} filed, "
-                f"{self.posted} posted, {self.pending} pending")  # fmt: skip
+        text = (
+            f"alerts: {self.queued} new ({self.matches} listings), {self.logged} logged, {self.filed} filed, "
+            f"{self.posted} posted, {self.pending} pending"
+        )
         return text + (f"; {self.errors[-1]}" if self.errors else "")
 
 
@@ -107,8 +117,18 @@ def _searches(conn: Any) -> list[tuple[str, dict[str, Any], str]]:
     return [(name, json.loads(params), alerted_until or created_at) for name, params, created_at, alerted_until in rows]
 
 
-def _queue(conn: Any, report: AlertReport, name: str, params: dict[str, Any], since: str, frame: Any, job: str,
-           now: str, *, logged: bool = False) -> str:  # fmt: skip
+def _queue(
+    conn: Any,
+    report: AlertReport,
+    name: str,
+    params: dict[str, Any],
+    since: str,
+    frame: Any,
+    job: str,
+    now: str,
+    *,
+    logged: bool = False,
+) -> str:
     """One outbox row for `frame`'s matches and the search's watermark moved to the newest,
     in one transaction; returns the watermark (`since` when there was nothing). `logged`:
     the row counts as already said in the log (a replayed run's)."""
@@ -116,8 +136,16 @@ def _queue(conn: Any, report: AlertReport, name: str, params: dict[str, Any], si
         return since
     matches = json.loads(frame[MATCH_FIELDS].sort_values("id").to_json(orient="records"))
     newest = max(m["first_seen_at"] for m in matches)
-    payload = {"event": "new_domains", "search": name, "params": params, "job": job, "since": since,
-               "until": newest, "created_at": now, "matches": matches}  # fmt: skip
+    payload = {
+        "event": "new_domains",
+        "search": name,
+        "params": params,
+        "job": job,
+        "since": since,
+        "until": newest,
+        "created_at": now,
+        "matches": matches,
+    }
     with conn:
         outbox_add(conn, name, payload, now, logged=logged)
         conn.execute("UPDATE saved_searches SET alerted_until = ? WHERE name = ?", [newest, name])
@@ -164,15 +192,24 @@ def _file_problem(path: str, exc: OSError) -> str:
     return f"{said} (the alerts are kept and filed by the next run)"
 
 
-def _webhook_client(retries: int, transport: httpx.BaseTransport | None, sleep: Callable[[float], None] | None) -> httpx.Client:
+def _webhook_client(
+    retries: int, transport: httpx.BaseTransport | None, sleep: Callable[[float], None] | None
+) -> httpx.Client:
     # A receiver's 429/503 is waited out as its Retry-After says; without one, backoff.
     retry = ContractRetry.policy(retries=retries, backoff=0.5, methods=["POST"], sync_sleep=sleep, default_wait=None)
-    return httpx.Client(transport=RetryTransport(transport=transport or httpx.HTTPTransport(), retry=retry),
-                        timeout=httpx.Timeout(10.0, connect=5.0))  # fmt: skip
+    return httpx.Client(
+        transport=RetryTransport(transport=transport or httpx.HTTPTransport(), retry=retry),
+        timeout=httpx.Timeout(10.0, connect=5.0),
+    )
 
 
-def deliver_alerts(mirror: Mirror, config: AlertConfig, *, transport: httpx.BaseTransport | None = None,
-                   sleep: Callable[[float], None] | None = None) -> AlertReport:  # fmt: skip
+def deliver_alerts(
+    mirror: Mirror,
+    config: AlertConfig,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> AlertReport:
     """Deliver every outbox row to each configured channel not yet stamped for it."""
     report = AlertReport()
     conn = mirror.connection()
@@ -196,7 +233,9 @@ def deliver_alerts(mirror: Mirror, config: AlertConfig, *, transport: httpx.Base
                     log.warning("%s", _log_line(search, matches, payload))
                 elif report.logged == LOG_LINES:
                     waiting = sum(1 for r in rows if r[4] is None) - LOG_LINES
-                    log.warning("... and %d more alert(s): `edt watch list` and `edt watch show NAME` list them", waiting)
+                    log.warning(
+                        "... and %d more alert(s): `edt watch list` and `edt watch show NAME` list them", waiting
+                    )
                 with conn:
                     conn.execute("UPDATE alert_outbox SET logged_at = ? WHERE id = ?", [now, outbox_id])
                 report.logged += 1
@@ -212,8 +251,12 @@ def deliver_alerts(mirror: Mirror, config: AlertConfig, *, transport: httpx.Base
                     report.filed += 1
             if client is not None and url and posted_at is None:
                 body = payload_json.encode()
-                headers = {"Content-Type": "application/json", "User-Agent": "edt-alerts",
-                           "X-EDT-Event": payload.get("event", "new_domains"), "X-EDT-Delivery": str(outbox_id)}  # fmt: skip
+                headers = {
+                    "Content-Type": "application/json",
+                    "User-Agent": "edt-alerts",
+                    "X-EDT-Event": payload.get("event", "new_domains"),
+                    "X-EDT-Delivery": str(outbox_id),
+                }
                 if secret:
                     headers[SIGNATURE_HEADER] = sign(secret, body)
                 try:
@@ -223,12 +266,17 @@ def deliver_alerts(mirror: Mirror, config: AlertConfig, *, transport: httpx.Base
                     ok, error = False, f"{type(exc).__name__}: {exc}"
                 with conn:
                     if ok:
-                        conn.execute("UPDATE alert_outbox SET posted_at = ?, attempts = attempts + 1, last_error = NULL "
-                                     "WHERE id = ?", [now, outbox_id])  # fmt: skip
+                        conn.execute(
+                            "UPDATE alert_outbox SET posted_at = ?, attempts = attempts + 1, last_error = NULL "
+                            "WHERE id = ?",
+                            [now, outbox_id],
+                        )
                         report.posted += 1
                     else:
-                        conn.execute("UPDATE alert_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-                                     [error, outbox_id])  # fmt: skip
+                        conn.execute(
+                            "UPDATE alert_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+                            [error, outbox_id],
+                        )
                         report.errors.append(f"webhook: {error} (kept; retried on the next run)")
     finally:
         if client is not None:
@@ -258,8 +306,9 @@ def replay_alerts(path: str, runs: list[tuple[str, str]]) -> AlertReport:
         conn = mirror.connection()
         for name, params, since in _searches(conn):
             try:  # every match since, once (closed ones too): each run then takes its own
-                frame = mirror.domains_df({**params, "seen_after": since, "include_closed": "1"},
-                                          columns=[*MATCH_FIELDS, "closed_at"])  # fmt: skip
+                frame = mirror.domains_df(
+                    {**params, "seen_after": since, "include_closed": "1"}, columns=[*MATCH_FIELDS, "closed_at"]
+                )
             except Exception as exc:  # noqa: BLE001
                 report.errors.append(f"saved search {name!r}: {exc}")
                 continue
@@ -275,9 +324,14 @@ def replay_alerts(path: str, runs: list[tuple[str, str]]) -> AlertReport:
     return report
 
 
-def run_alerts(mirror: Mirror, config: AlertConfig | None = None, *, job: str = "",
-               transport: httpx.BaseTransport | None = None,
-               sleep: Callable[[float], None] | None = None) -> AlertReport:  # fmt: skip
+def run_alerts(
+    mirror: Mirror,
+    config: AlertConfig | None = None,
+    *,
+    job: str = "",
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> AlertReport:
     """Queue then deliver: what runs after every sync job (the saved searches' new matches,
     and the watched names the mirror now lists)."""
     from .watched_names import queue_listed

@@ -9,8 +9,20 @@ from typing import Any
 __all__ = ["MATCH_FIELDS", "outbox_add"]
 
 # The fields of each row an alert tells (the columns of the alerts file, as CSV).
-MATCH_FIELDS = ["id", "name", "source", "type", "effective_price", "currency", "auction_end_date", "score",
-                "trust_flow", "citation_flow", "purchase_url", "first_seen_at"]  # fmt: skip
+MATCH_FIELDS = [
+    "id",
+    "name",
+    "source",
+    "type",
+    "effective_price",
+    "currency",
+    "auction_end_date",
+    "score",
+    "trust_flow",
+    "citation_flow",
+    "purchase_url",
+    "first_seen_at",
+]
 
 
 def outbox_add(conn: Any, search: str, payload: dict[str, Any], now: str, *, logged: bool = False) -> None:
@@ -18,6 +30,14 @@ def outbox_add(conn: Any, search: str, payload: dict[str, Any], now: str, *, log
     is queued exactly once). `payload["matches"]` are the rows a file gets, keyed as
     `MATCH_FIELDS`; `payload["event"]` names the event (`new_domains`, `name_stage`, `name_listed`).
     `logged`: the row counts as said in the log at `now` (an alert of a past run, replayed)."""
-    conn.execute("INSERT INTO alert_outbox (search, created_at, matches, payload, attempts, logged_at) "
-                 "VALUES (?, ?, ?, ?, 0, ?)", [search, now, len(payload["matches"]),
-                 json.dumps(payload, ensure_ascii=False, sort_keys=True), now if logged else None])  # fmt: skip
+    conn.execute(
+        "INSERT INTO alert_outbox (search, created_at, matches, payload, attempts, logged_at) "
+        "VALUES (?, ?, ?, ?, 0, ?)",
+        [
+            search,
+            now,
+            len(payload["matches"]),
+            json.dumps(payload, ensure_ascii=False, sort_keys=True),
+            now if logged else None,
+        ],
+    )

@@ -33,8 +33,17 @@ from pyrate_limiter import Limiter, Rate, SQLiteBucket
 
 from ..plans import RATE_LIMITS
 
-__all__ = ["RemoteClient", "RemoteRefused", "RemoteFailed", "HostUnreachable", "Traffic", "shared_limiter", "budget_path",
-           "network_bound", "DEFAULT_GIVE_UP"]
+__all__ = [
+    "RemoteClient",
+    "RemoteRefused",
+    "RemoteFailed",
+    "HostUnreachable",
+    "Traffic",
+    "shared_limiter",
+    "budget_path",
+    "network_bound",
+    "DEFAULT_GIVE_UP",
+]
 
 # The pacing window is a little longer than the service's minute, so that network jitter can
 # never put one request too many into the service's own window (costs 1.6% of the ceiling).
@@ -84,8 +93,10 @@ class HostUnreachable(RemoteFailed):
     longer than the give-up bound: the run stops with one line naming the host."""
 
     def __init__(self, host: str, cause: str, seconds: float, attempts: int, bound: float):
-        super().__init__(f"{host} unreachable ({cause}); gave up after {seconds:.0f} s and {attempts} attempts "
-                         f"(--timeout or {TIMEOUT_ENV}: {bound:g} s; check the network or the address)")  # fmt: skip
+        super().__init__(
+            f"{host} unreachable ({cause}); gave up after {seconds:.0f} s and {attempts} attempts "
+            f"(--timeout or {TIMEOUT_ENV}: {bound:g} s; check the network or the address)"
+        )
         self.host = host
 
 
@@ -166,8 +177,9 @@ def key_digest(api_key: str) -> str:
     return hashlib.sha256(api_key.encode()).hexdigest()[:24]
 
 
-def shared_limiter(api_key: str, per_minute: int, *, path: str | os.PathLike[str] | None = None,
-                   window_ms: int = PACING_WINDOW_MS) -> Limiter:  # fmt: skip
+def shared_limiter(
+    api_key: str, per_minute: int, *, path: str | os.PathLike[str] | None = None, window_ms: int = PACING_WINDOW_MS
+) -> Limiter:
     """A limiter whose bucket is shared, through a SQLite file and a file lock, by every
     process that paces requests for this key."""
     file = Path(path) if path else budget_path()
@@ -216,18 +228,33 @@ class ContractRetry(Retry):
     clock: Callable[[], float] = staticmethod(time.monotonic)  # type: ignore[assignment]
 
     @classmethod
-    def policy(cls, *, retries: int, backoff: float, validate: Callable[[httpx.Response], Any] | None = None,
-               methods: list[str] | None = None, traffic: Traffic | None = None, sleep: Sleep | None = None,
-               sync_sleep: Callable[[float], None] | None = None,
-               default_wait: float | None = WAIT_WITHOUT_RETRY_AFTER, give_up_after: float | None = None,
-               say: Callable[[str], None] | None = None) -> "ContractRetry":  # fmt: skip
+    def policy(
+        cls,
+        *,
+        retries: int,
+        backoff: float,
+        validate: Callable[[httpx.Response], Any] | None = None,
+        methods: list[str] | None = None,
+        traffic: Traffic | None = None,
+        sleep: Sleep | None = None,
+        sync_sleep: Callable[[float], None] | None = None,
+        default_wait: float | None = WAIT_WITHOUT_RETRY_AFTER,
+        give_up_after: float | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> "ContractRetry":
         """The project's retry policy, built once for every client (the API, RDAP and
         Wayback, alert webhooks). `give_up_after`: a host that has failed at the network
         level for that long (across requests, until it answers) raises `HostUnreachable`
         instead of another retry; `say` gets one line per retry (host, which retry, wait)."""
-        retry = cls(total=retries, backoff_factor=backoff, max_backoff_wait=120.0, allowed_methods=methods,
-                    status_forcelist=RETRY_STATUSES, retry_on_exceptions=RETRY_EXCEPTIONS,
-                    validate_response=validate)  # fmt: skip
+        retry = cls(
+            total=retries,
+            backoff_factor=backoff,
+            max_backoff_wait=120.0,
+            allowed_methods=methods,
+            status_forcelist=RETRY_STATUSES,
+            retry_on_exceptions=RETRY_EXCEPTIONS,
+            validate_response=validate,
+        )
         retry.traffic, retry.default_wait = traffic if traffic is not None else Traffic(), default_wait
         retry.give_up_after, retry.say = give_up_after, say
         if sleep is not None:
@@ -239,7 +266,12 @@ class ContractRetry(Retry):
     def copy_with(self, **changes: Any) -> "ContractRetry":
         new = super().copy_with(**changes)
         new.sleep_with, new.sync_sleep, new.traffic = self.sleep_with, self.sync_sleep, self.traffic
-        new.default_wait, new.give_up_after, new.say, new.clock = self.default_wait, self.give_up_after, self.say, self.clock
+        new.default_wait, new.give_up_after, new.say, new.clock = (
+            self.default_wait,
+            self.give_up_after,
+            self.say,
+            self.clock,
+        )
         return new  # type: ignore[return-value]
 
     def _wait_for(self, response: httpx.Response | Exception) -> float:
@@ -271,9 +303,15 @@ class ContractRetry(Retry):
             self.traffic.down[host] = (since, waited + seconds)
             until = f"; giving up {self.give_up_after - spent:.0f} s from now (--timeout or {TIMEOUT_ENV})"
         if self.say is not None:
-            why = "Retry-After" if isinstance(response, httpx.Response) and response.status_code in (429, 503) else "backoff"
-            self.say(f"{host}: {_cause(response)}; retry {self.attempts_made} of {self.total} in {seconds:.0f} s "
-                     f"({why}){until}")  # fmt: skip
+            why = (
+                "Retry-After"
+                if isinstance(response, httpx.Response) and response.status_code in (429, 503)
+                else "backoff"
+            )
+            self.say(
+                f"{host}: {_cause(response)}; retry {self.attempts_made} of {self.total} in {seconds:.0f} s "
+                f"({why}){until}"
+            )
         if self.traffic is not None:
             self.traffic.retried += 1
             self.traffic.waited += seconds
@@ -294,7 +332,9 @@ async def _require_json_object(response: httpx.Response) -> None:
     try:
         body = json.loads(response.content)
     except ValueError:
-        raise MalformedBody(f"unreadable JSON from {response.request.url.path} ({len(response.content)} bytes)") from None
+        raise MalformedBody(
+            f"unreadable JSON from {response.request.url.path} ({len(response.content)} bytes)"
+        ) from None
     if not isinstance(body, dict):
         raise MalformedBody(f"{response.request.url.path} answered {type(body).__name__}, not an object")
 
@@ -331,8 +371,15 @@ class RemoteClient:
         if limiter == "shared":
             limiter = shared_limiter(api_key, self.per_minute)
         give_up_after = network_bound(give_up_after)  # None: EDT_TIMEOUT, else 60 s
-        retry = ContractRetry.policy(retries=retries, backoff=backoff, validate=_require_json_object,
-                                     traffic=self.traffic, sleep=sleep, give_up_after=give_up_after, say=say)  # fmt: skip
+        retry = ContractRetry.policy(
+            retries=retries,
+            backoff=backoff,
+            validate=_require_json_object,
+            traffic=self.traffic,
+            sleep=sleep,
+            give_up_after=give_up_after,
+            say=say,
+        )
         paced = PacedTransport(transport or httpx.AsyncHTTPTransport(), limiter, self.traffic)  # type: ignore[arg-type]
         self._client = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
@@ -348,12 +395,17 @@ class RemoteClient:
         try:
             response = await self._client.get(path, params={k: v for k, v in params.items() if v is not None})
         except httpx.HTTPError as exc:
-            raise RemoteFailed(f"GET {path}: {type(exc).__name__}: {exc} (after {self.traffic.retried} retries)") from None
+            raise RemoteFailed(
+                f"GET {path}: {type(exc).__name__}: {exc} (after {self.traffic.retried} retries)"
+            ) from None
         if response.status_code == 401:
             host = response.request.url.netloc.decode()
             said = _message(response).split(". ")[0].rstrip(".")  # "Unauthenticated"; the replica's hint is for others
-            raise RemoteRefused(401, f"{said}: {host} refused the API key; set the right one "
-                                     "in EDT_API_KEY (or --api-key, or api_key in the config file, see EDT_CONFIG)")
+            raise RemoteRefused(
+                401,
+                f"{said}: {host} refused the API key; set the right one "
+                "in EDT_API_KEY (or --api-key, or api_key in the config file, see EDT_CONFIG)",
+            )
         if response.status_code == 403:
             raise RemoteRefused(response.status_code, _message(response))
         if response.status_code >= 400:

@@ -170,14 +170,23 @@ class PassState:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(job) DO UPDATE SET run_id = excluded.run_id, "
             "mode = excluded.mode, pass_started_at = excluded.pass_started_at, cursor = excluded.cursor, "
             "high_water = excluded.high_water, last_full_at = excluded.last_full_at, updated_at = excluded.updated_at",
-            [self.job, self.run_id, self.mode, self.pass_started_at,
-             None if self.cursor is None else json.dumps(self.cursor), self.high_water, self.last_full_at, utc_now()],
-        )  # fmt: skip
+            [
+                self.job,
+                self.run_id,
+                self.mode,
+                self.pass_started_at,
+                None if self.cursor is None else json.dumps(self.cursor),
+                self.high_water,
+                self.last_full_at,
+                utc_now(),
+            ],
+        )
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, job: str) -> "PassState":
         row = conn.execute(
-            "SELECT run_id, mode, pass_started_at, cursor, high_water, last_full_at FROM sync_state WHERE job = ?", [job]
+            "SELECT run_id, mode, pass_started_at, cursor, high_water, last_full_at FROM sync_state WHERE job = ?",
+            [job],
         ).fetchone()
         if row is None:
             return cls(job)
@@ -227,8 +236,9 @@ def _mode_params(job: Job, mode: str, high_water: str | None) -> dict[str, Any]:
     return {}
 
 
-async def fetch_pages(client: RemoteClient, job: Job, pages: CursorPages | NumberedPages,
-                      params: Mapping[str, Any]) -> AsyncIterator[dict[str, Any]]:  # fmt: skip
+async def fetch_pages(
+    client: RemoteClient, job: Job, pages: CursorPages | NumberedPages, params: Mapping[str, Any]
+) -> AsyncIterator[dict[str, Any]]:
     """The job's pages from where `pages` stands; `pages` advances past each one yielded."""
     while not pages.done:
         body = await client.get_json(job.path, {**job.params, **params, "per_page": job.per_page, **pages.request()})
@@ -241,12 +251,19 @@ async def fetch_pages(client: RemoteClient, job: Job, pages: CursorPages | Numbe
 # -- writing ---------------------------------------------------------------------------------
 
 
-def save_page(conn: sqlite3.Connection, job: Job, records: list[dict[str, Any]], *, observed_at: str,
-              commit_with: Callable[[sqlite3.Connection], None]) -> WriteCounts:  # fmt: skip
+def save_page(
+    conn: sqlite3.Connection,
+    job: Job,
+    records: list[dict[str, Any]],
+    *,
+    observed_at: str,
+    commit_with: Callable[[sqlite3.Connection], None],
+) -> WriteCounts:
     """A page's rows and the job's checkpoint, in one transaction."""
     save = save_listings if job.table == "listings" else save_pending
-    return save(conn, records, origin=ORIGIN, observed_at=observed_at, batch_size=max(1, len(records)),
-                commit_with=commit_with)  # fmt: skip
+    return save(
+        conn, records, origin=ORIGIN, observed_at=observed_at, batch_size=max(1, len(records)), commit_with=commit_with
+    )
 
 
 def _close_unseen(conn: sqlite3.Connection, job: Job, pass_started_at: str, closed_at: str) -> int:
@@ -256,8 +273,10 @@ def _close_unseen(conn: sqlite3.Connection, job: Job, pass_started_at: str, clos
     where = f"origin = ? AND last_seen_at < ? AND ({job.scope})"
     if job.table == "pending_delete":
         return conn.execute(f"DELETE FROM pending_delete WHERE {where}", [ORIGIN, pass_started_at]).rowcount
-    ids = [r[0] for r in conn.execute(f"SELECT id FROM listings WHERE closed_at IS NULL AND {where}",
-                                      [ORIGIN, pass_started_at])]  # fmt: skip
+    ids = [
+        r[0]
+        for r in conn.execute(f"SELECT id FROM listings WHERE closed_at IS NULL AND {where}", [ORIGIN, pass_started_at])
+    ]
     return close_listings(conn, ids, closed_at=closed_at, commit=False)
 
 
@@ -270,14 +289,25 @@ def _start_run(conn: sqlite3.Connection, job: str, started_at: str) -> int:
     return int(cursor.lastrowid)
 
 
-def _update_run(conn: sqlite3.Connection, report: JobReport, run_id: int, *, finished: bool = False,
-                error: str | None = None) -> None:  # fmt: skip
+def _update_run(
+    conn: sqlite3.Connection, report: JobReport, run_id: int, *, finished: bool = False, error: str | None = None
+) -> None:
     conn.execute(
         "UPDATE sync_runs SET requests = ?, rows_seen = ?, rows_new = ?, rows_updated = ?, rows_closed = ?, "
         "throttled = ?, status = ?, finished_at = ?, error = ? WHERE id = ?",
-        [report.requests, report.seen, report.new, report.updated, report.closed, report.throttled,
-         report.status if finished else "running", utc_now() if finished else None, error, run_id],
-    )  # fmt: skip
+        [
+            report.requests,
+            report.seen,
+            report.new,
+            report.updated,
+            report.closed,
+            report.throttled,
+            report.status if finished else "running",
+            utc_now() if finished else None,
+            error,
+            run_id,
+        ],
+    )
 
 
 async def _next_second(conn: sqlite3.Connection, job: Job) -> None:
@@ -289,8 +319,16 @@ async def _next_second(conn: sqlite3.Connection, job: Job) -> None:
         await asyncio.sleep(1.02 - (time.time() % 1))
 
 
-async def sync_job(conn: sqlite3.Connection, client: RemoteClient, job: Job, *, plan: str, full: bool = False,
-                   progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> JobReport:  # fmt: skip
+async def sync_job(
+    conn: sqlite3.Connection,
+    client: RemoteClient,
+    job: Job,
+    *,
+    plan: str,
+    full: bool = False,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> JobReport:
     """Run (or resume) one job's pass; returns its report. Raises SyncStopped on a refusal or
     a remote that keeps failing, after recording it in `sync_runs`. `should_stop` is asked
     after each committed page: when it says yes the pass pauses there (status
@@ -308,12 +346,13 @@ async def sync_job(conn: sqlite3.Connection, client: RemoteClient, job: Job, *, 
     with conn:
         if state.in_progress:
             report.resumed = True
-            conn.execute("UPDATE sync_runs SET status = 'interrupted', finished_at = ? WHERE id = ? AND status = 'running'",
-                         [utc_now(), state.run_id])  # fmt: skip
+            conn.execute(
+                "UPDATE sync_runs SET status = 'interrupted', finished_at = ? WHERE id = ? AND status = 'running'",
+                [utc_now(), state.run_id],
+            )
         else:
             stale = state.last_full_at is None or (
-                _now() - datetime.fromisoformat(state.last_full_at.replace("Z", "+00:00"))
-                > FULL_PASS_EVERY
+                _now() - datetime.fromisoformat(state.last_full_at.replace("Z", "+00:00")) > FULL_PASS_EVERY
             )
             state.mode = "full" if (full or stale or not state.high_water or job.name != "listings") else "incremental"
             if job.name == "bids":
@@ -408,9 +447,17 @@ def _chosen(jobs: Iterable[str] | None) -> list[Job]:
     return [JOBS[n] for n in JOBS if n in names]
 
 
-async def sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: Iterable[str] | None = None,
-               full: bool = False, progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
-               clock: Callable[[], datetime] | None = None) -> list[JobReport]:  # fmt: skip
+async def sync(
+    db_path: str | Path,
+    client: RemoteClient,
+    *,
+    plan: str,
+    jobs: Iterable[str] | None = None,
+    full: bool = False,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> list[JobReport]:
     """Run the chosen jobs (default: all of `JOBS`, in order) against `client`.
 
     Holds the mirror's writer lock for the whole run (`SyncBusy` if another load has it). A job
@@ -424,16 +471,25 @@ async def sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: It
     token = _CLOCK.set(clock)
     try:
         with writer_lock(db_path, "edt sync"):
-            return await _run_jobs(db_path, client, chosen, plan=plan, full=full, progress=progress,
-                                   should_stop=should_stop)  # fmt: skip
+            return await _run_jobs(
+                db_path, client, chosen, plan=plan, full=full, progress=progress, should_stop=should_stop
+            )
     except MirrorBusy as exc:
         raise SyncBusy(str(exc)) from None
     finally:
         _CLOCK.reset(token)
 
 
-async def _run_jobs(db_path: str | Path, client: RemoteClient, chosen: list[Job], *, plan: str, full: bool,
-                    progress: Progress | None, should_stop: Callable[[], bool] | None) -> list[JobReport]:  # fmt: skip
+async def _run_jobs(
+    db_path: str | Path,
+    client: RemoteClient,
+    chosen: list[Job],
+    *,
+    plan: str,
+    full: bool,
+    progress: Progress | None,
+    should_stop: Callable[[], bool] | None,
+) -> list[JobReport]:
     conn = connect(str(db_path))
     try:
         ensure_schema(conn)
@@ -443,8 +499,11 @@ async def _run_jobs(db_path: str | Path, client: RemoteClient, chosen: list[Job]
                 if should_stop is not None and should_stop():
                     break
                 try:
-                    reports.append(await sync_job(conn, client, job, plan=plan, full=full, progress=progress,
-                                                  should_stop=should_stop))  # fmt: skip
+                    reports.append(
+                        await sync_job(
+                            conn, client, job, plan=plan, full=full, progress=progress, should_stop=should_stop
+                        )
+                    )
                 except SyncStopped as exc:
                     stopped = SyncStopped(str(exc), reports + exc.reports)
                     stopped.unreachable = exc.unreachable
@@ -471,8 +530,10 @@ class PlannedJob:
     def line(self) -> str:
         if not self.allowed:
             return f"{self.job}: skipped: {self.note}"
-        return (f"{self.job}: {self.mode} pass, about {self.rows:,} rows, {self.requests:,} requests, "
-                f"~{_duration(self.minutes)}{' (' + self.note + ')' if self.note else ''}")  # fmt: skip
+        return (
+            f"{self.job}: {self.mode} pass, about {self.rows:,} rows, {self.requests:,} requests, "
+            f"~{_duration(self.minutes)}{' (' + self.note + ')' if self.note else ''}"
+        )
 
 
 def _duration(minutes: float) -> str:
@@ -483,8 +544,9 @@ def _duration(minutes: float) -> str:
     return f"{minutes / 60:.1f} h"
 
 
-async def plan_sync(db_path: str | Path, client: RemoteClient, *, plan: str, jobs: Iterable[str] | None = None,
-                    full: bool = False) -> list[PlannedJob]:  # fmt: skip
+async def plan_sync(
+    db_path: str | Path, client: RemoteClient, *, plan: str, jobs: Iterable[str] | None = None, full: bool = False
+) -> list[PlannedJob]:
     """What `sync` would do: one cheap count request per job (per_page=1), no writes."""
     plan = normalize_plan(plan)
     planned = []
@@ -498,18 +560,28 @@ async def plan_sync(db_path: str | Path, client: RemoteClient, *, plan: str, job
             conn.close()
     for job in _chosen(jobs):
         if not plan_allows(plan, job.capability):
-            planned.append(PlannedJob(job.name, False, note=f"the {plan} plan cannot use it "
-                                                            f"(needs {REQUIREMENTS[job.capability]})"))  # fmt: skip
+            planned.append(
+                PlannedJob(
+                    job.name, False, note=f"the {plan} plan cannot use it (needs {REQUIREMENTS[job.capability]})"
+                )
+            )
             continue
         state = states.get(job.name) or PassState(job.name)
         mode = "bids" if job.name == "bids" else "full"
-        if job.name == "listings" and not full and state.high_water and state.last_full_at and (
-            datetime.now(timezone.utc) - datetime.fromisoformat(state.last_full_at.replace("Z", "+00:00"))
-            <= FULL_PASS_EVERY
+        if (
+            job.name == "listings"
+            and not full
+            and state.high_water
+            and state.last_full_at
+            and (
+                datetime.now(timezone.utc) - datetime.fromisoformat(state.last_full_at.replace("Z", "+00:00"))
+                <= FULL_PASS_EVERY
+            )
         ):
             mode = "incremental"
-        body = await client.get_json(job.path, {**job.params, **_mode_params(job, mode, state.high_water),
-                                                "per_page": 1, "page": 1})  # fmt: skip
+        body = await client.get_json(
+            job.path, {**job.params, **_mode_params(job, mode, state.high_water), "per_page": 1, "page": 1}
+        )
         rows = int((body.get("meta") or {}).get("total") or 0)
         requests = max(1, math.ceil(rows / job.per_page))
         note = "resumes a pass in progress" if state.in_progress else ""

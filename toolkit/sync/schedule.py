@@ -34,8 +34,23 @@ from apscheduler.util import undefined
 from ..config import Settings, config_file
 from ..plans import RATE_LIMITS, REQUIREMENTS, plan_allows
 
-__all__ = ["DEFAULT_SCHEDULES", "NAMES_JOB", "NAMES_SCHEDULE", "GRACE_SECONDS", "schedules", "names_schedule", "feed_schedules", "triggers", "next_runs", "crontab", "schedule_words",
-           "systemd_units", "run_job", "build_scheduler", "serve"]  # fmt: skip
+__all__ = [
+    "DEFAULT_SCHEDULES",
+    "NAMES_JOB",
+    "NAMES_SCHEDULE",
+    "GRACE_SECONDS",
+    "schedules",
+    "names_schedule",
+    "feed_schedules",
+    "triggers",
+    "next_runs",
+    "crontab",
+    "schedule_words",
+    "systemd_units",
+    "run_job",
+    "build_scheduler",
+    "serve",
+]
 
 log = logging.getLogger("toolkit.sync.schedule")
 
@@ -159,11 +174,15 @@ def crontab(crons: Mapping[str, str], *, db: str, edt: str | None = None, workdi
     command = edt or edt_command()
     folder = shlex.quote(os.path.abspath(workdir or os.getcwd()))
     mirror = os.path.abspath(db)
-    lines = ["# Expired Domains Toolkit: the sync jobs on the service's schedules, docs/reference/freshness.md "
-             "(EDT_API_KEY and EDT_PLAN in the environment, e.g. lines KEY=value above these)"]  # fmt: skip
+    lines = [
+        "# Expired Domains Toolkit: the sync jobs on the service's schedules, docs/reference/freshness.md "
+        "(EDT_API_KEY and EDT_PLAN in the environment, e.g. lines KEY=value above these)"
+    ]
     for job, cron in crons.items():
-        lines.append(f"{cron} cd {folder} && {command} schedule --db {shlex.quote(mirror)} --once {job} "
-                     f">> {shlex.quote(mirror + '.sync.log')} 2>&1")  # fmt: skip
+        lines.append(
+            f"{cron} cd {folder} && {command} schedule --db {shlex.quote(mirror)} --once {job} "
+            f">> {shlex.quote(mirror + '.sync.log')} 2>&1"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -190,9 +209,16 @@ WantedBy=default.target
 """
 
 
-def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None, client_factory: Callable[[], Any] | None = None,
-            alert_options: Mapping[str, Any] | None = None, say: Callable[[str], None] = print,
-            after: Callable[[Any, Callable[[str], None]], None] | None = None) -> list:  # fmt: skip
+def run_job(
+    job: str,
+    settings: Settings,
+    *,
+    stop: threading.Event | None = None,
+    client_factory: Callable[[], Any] | None = None,
+    alert_options: Mapping[str, Any] | None = None,
+    say: Callable[[str], None] = print,
+    after: Callable[[Any, Callable[[str], None]], None] | None = None,
+) -> list:
     """One scheduled run: the sync job, then the saved-search alerts, then `after(mirror, say)`
     (the CLI hands in the price ranges' retraining). Returns the reports."""
     from .alerts import run_alerts
@@ -202,8 +228,9 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
 
     def make_client() -> Any:
         per_minute = RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
-        return RemoteClient(settings.base_url, settings.api_key or "", plan=settings.plan, per_minute=per_minute,
-                            say=say)  # retries said as they happen; gives up after EDT_TIMEOUT (60 s)
+        return RemoteClient(
+            settings.base_url, settings.api_key or "", plan=settings.plan, per_minute=per_minute, say=say
+        )  # retries said as they happen; gives up after EDT_TIMEOUT (60 s)
 
     async def go() -> list:
         # A stop request cancels the sync at its next await (an HTTP call or a pacing wait);
@@ -219,8 +246,9 @@ def run_job(job: str, settings: Settings, *, stop: threading.Event | None = None
         watcher = asyncio.create_task(watch()) if stop is not None else None
         try:
             async with (client_factory or make_client)() as client:
-                return await sync(settings.db, client, plan=settings.plan, jobs=[job],
-                                  should_stop=(stop.is_set if stop else None))  # fmt: skip
+                return await sync(
+                    settings.db, client, plan=settings.plan, jobs=[job], should_stop=(stop.is_set if stop else None)
+                )
         except asyncio.CancelledError:
             say(f"{job}: interrupted; the next run resumes where it stopped")
             return []
@@ -282,10 +310,18 @@ def _archive_after(mirror: Any, say: Callable[[str], None]) -> None:
         mirror.refresh_indexes()
 
 
-def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threading.Event,
-                    timezone: Any = None, say: Callable[[str], None] = print, run_now: bool = False,
-                    runner: Callable[..., Any] = run_job, feed_runner: Callable[..., Any] | None = None,
-                    names_runner: Callable[..., Any] | None = None) -> BlockingScheduler:  # fmt: skip
+def build_scheduler(
+    settings: Settings,
+    crons: Mapping[str, str],
+    *,
+    stop: threading.Event,
+    timezone: Any = None,
+    say: Callable[[str], None] = print,
+    run_now: bool = False,
+    runner: Callable[..., Any] = run_job,
+    feed_runner: Callable[..., Any] | None = None,
+    names_runner: Callable[..., Any] | None = None,
+) -> BlockingScheduler:
     """A scheduler with one job per allowed dataset and per feed (the names of `crons` that
     are not API jobs, run by `feed_runner`); API jobs without a key or beyond the plan are
     skipped with one line, and so are the listing feeds (GoDaddy, Namecheap) when there is a
@@ -309,8 +345,10 @@ def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threa
                 raise ValueError(f"{job}: neither an API job ({', '.join(JOBS)}) nor given a feed runner")
             target = feed_runner
             if settings.api_key and job in feeds and feeds[job].adapter in LISTING_ADAPTERS:
-                say(f"{job}: skipped: with an API key the listings job brings {feeds[job].adapter}'s listings "
-                    f"(`edt sync --feeds {job}` runs it anyway)")  # fmt: skip
+                say(
+                    f"{job}: skipped: with an API key the listings job brings {feeds[job].adapter}'s listings "
+                    f"(`edt sync --feeds {job}` runs it anyway)"
+                )
                 continue
         elif not settings.api_key:
             say(f"{job}: skipped: no API key (set EDT_API_KEY for the API jobs; the free feeds need none)")
@@ -319,15 +357,31 @@ def build_scheduler(settings: Settings, crons: Mapping[str, str], *, stop: threa
             capability = JOBS[job].capability
             say(f"{job}: skipped: the {settings.plan} plan cannot use it (needs {REQUIREMENTS[capability]} or above)")
             continue
-        scheduler.add_job(target, trigger, args=[job, settings], kwargs={"stop": stop, "say": say}, id=job, name=job,
-                          max_instances=1, coalesce=True, misfire_grace_time=GRACE_SECONDS,
-                          next_run_time=datetime.now(trigger.timezone) if run_now else undefined)  # fmt: skip
+        scheduler.add_job(
+            target,
+            trigger,
+            args=[job, settings],
+            kwargs={"stop": stop, "say": say},
+            id=job,
+            name=job,
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=GRACE_SECONDS,
+            next_run_time=datetime.now(trigger.timezone) if run_now else undefined,
+        )
     return scheduler
 
 
-def serve(settings: Settings, *, run_now: bool = False, say: Callable[[str], None] = print,
-          crons: Mapping[str, str] | None = None, feed_runner: Callable[..., Any] | None = None,
-          runner: Callable[..., Any] = run_job, names_runner: Callable[..., Any] | None = None) -> None:  # fmt: skip
+def serve(
+    settings: Settings,
+    *,
+    run_now: bool = False,
+    say: Callable[[str], None] = print,
+    crons: Mapping[str, str] | None = None,
+    feed_runner: Callable[..., Any] | None = None,
+    runner: Callable[..., Any] = run_job,
+    names_runner: Callable[..., Any] | None = None,
+) -> None:
     """Run until SIGTERM or Ctrl-C; a job being written stops after its current page.
     `crons`: the jobs and feeds to run (default: the API jobs of the config file)."""
     import signal
@@ -336,8 +390,17 @@ def serve(settings: Settings, *, run_now: bool = False, say: Callable[[str], Non
     crons = crons if crons is not None else schedules(config)
     timezone = config.get("schedule", {}).get("timezone")
     stop = threading.Event()
-    scheduler = build_scheduler(settings, crons, stop=stop, timezone=timezone, say=say, run_now=run_now,
-                                runner=runner, feed_runner=feed_runner, names_runner=names_runner)  # fmt: skip
+    scheduler = build_scheduler(
+        settings,
+        crons,
+        stop=stop,
+        timezone=timezone,
+        say=say,
+        run_now=run_now,
+        runner=runner,
+        feed_runner=feed_runner,
+        names_runner=names_runner,
+    )
 
     def on_signal(signum: int, frame: Any) -> None:
         say(f"stopping ({signal.Signals(signum).name}): the job in progress ends after its current page")

@@ -41,14 +41,34 @@ from ..query import Mirror
 from ..store.fields import iso_timestamp
 from .outbox import MATCH_FIELDS, outbox_add
 
-__all__ = ["STAGES", "STAGE_WORDS", "Observation", "name_key", "window_text", "watch_names", "unwatch_names", "watched_names", "name_stages",
-           "watching",
-           "stage_of", "record_observation", "record_failure", "queue_listed", "Predict"]
+__all__ = [
+    "STAGES",
+    "STAGE_WORDS",
+    "Observation",
+    "name_key",
+    "window_text",
+    "watch_names",
+    "unwatch_names",
+    "watched_names",
+    "name_stages",
+    "watching",
+    "stage_of",
+    "record_observation",
+    "record_failure",
+    "queue_listed",
+    "Predict",
+]
 
 STAGES = ("registered", "expired", "redemption", "pending_delete", "available", "renewed", "re_registered")
-STAGE_WORDS = {"registered": "registered", "expired": "expired", "redemption": "in redemption",
-               "pending_delete": "pending delete", "available": "available (not registered)",
-               "renewed": "renewed by its holder", "re_registered": "re-registered"}  # fmt: skip
+STAGE_WORDS = {
+    "registered": "registered",
+    "expired": "expired",
+    "redemption": "in redemption",
+    "pending_delete": "pending delete",
+    "available": "available (not registered)",
+    "renewed": "renewed by its holder",
+    "re_registered": "re-registered",
+}
 _DROPPING = ("expired", "redemption", "pending_delete")
 _HELD = ("renewed", "re_registered")  # registered, with news: a later plain "registered" is no change
 # (tld, pending status, first day seen, the observation before it) -> (window or None, reason)
@@ -118,8 +138,11 @@ def watch_names(mirror: Mirror, names: Iterable[str], note: str | None = None) -
     conn = mirror.connection()
     with conn:
         for name in cleaned:
-            conn.execute("INSERT INTO watched_names (name, note, added_at) VALUES (?, ?, ?) ON CONFLICT(name) DO "
-                         "UPDATE SET note = coalesce(excluded.note, watched_names.note)", [name, note, now])  # fmt: skip
+            conn.execute(
+                "INSERT INTO watched_names (name, note, added_at) VALUES (?, ?, ?) ON CONFLICT(name) DO "
+                "UPDATE SET note = coalesce(excluded.note, watched_names.note)",
+                [name, note, now],
+            )
     return cleaned
 
 
@@ -141,8 +164,11 @@ def watching(mirror: Mirror, names: Iterable[str]) -> set[str]:
     wanted = list({name_key(n) for n in names})
     if not wanted:
         return set()
-    rows = mirror.connection().execute(
-        f"SELECT name FROM watched_names WHERE name IN ({','.join('?' * len(wanted))})", wanted).fetchall()
+    rows = (
+        mirror.connection()
+        .execute(f"SELECT name FROM watched_names WHERE name IN ({','.join('?' * len(wanted))})", wanted)
+        .fetchall()
+    )
     return {row[0] for row in rows}
 
 
@@ -168,8 +194,15 @@ def name_stages(mirror: Mirror, name: str | None = None) -> list[dict[str, Any]]
 # -- observations -----------------------------------------------------------------------------
 
 
-def _expectation(name: str, stage: str, seen: Observation, pending: str | None, since: str | None,
-                 after: str | None, predict: Predict | None) -> tuple[str | None, str | None, str | None, str]:  # fmt: skip
+def _expectation(
+    name: str,
+    stage: str,
+    seen: Observation,
+    pending: str | None,
+    since: str | None,
+    after: str | None,
+    predict: Predict | None,
+) -> tuple[str | None, str | None, str | None, str]:
     """(next stage, expected from, expected to, why) for a name in `stage`."""
     if stage == "available":
         return None, None, None, "not registered: anyone may register it now"
@@ -179,13 +212,24 @@ def _expectation(name: str, stage: str, seen: Observation, pending: str | None, 
         day = seen.expires_at[:10]
         return "expired", day, day, f"expires {day} unless renewed"
     if pending is None:  # expired without a registry status of the lifecycle (a gTLD's auto-renew grace)
-        return "redemption", None, None, ("the registrar decides when it deletes an expired name (0-45 days for "
-                                          "gTLDs); the redemption period follows")  # fmt: skip
+        return (
+            "redemption",
+            None,
+            None,
+            (
+                "the registrar decides when it deletes an expired name (0-45 days for "
+                "gTLDs); the redemption period follows"
+            ),
+        )
     if predict is None:
         return "available", None, None, "no lifecycle table given"
     tld = split_domain(name)[1].lstrip(".")
-    window, reason = predict(tld, pending, date.fromisoformat((since or seen.checked_at)[:10]),
-                             date.fromisoformat(after[:10]) if after and after[:10] < (since or "")[:10] else None)
+    window, reason = predict(
+        tld,
+        pending,
+        date.fromisoformat((since or seen.checked_at)[:10]),
+        date.fromisoformat(after[:10]) if after and after[:10] < (since or "")[:10] else None,
+    )
     if window is None:
         return "available", None, None, reason
     return "available", window.start.isoformat(), window.end.isoformat(), reason
@@ -225,27 +269,71 @@ def record_observation(mirror: Mirror, seen: Observation, *, predict: Predict | 
             "UPDATE watched_names SET stage = ?, stage_since = ?, statuses = ?, pending = ?, pending_since = ?, "
             "pending_after = ?, registered_at = ?, expires_at = ?, registrar = ?, checked_at = ?, next_stage = ?, "
             "expected_from = ?, expected_to = ?, expected_reason = ?, rdap = 'ok', last_error = NULL WHERE name = ?",
-            [stage, seen.checked_at if changed else previous["stage_since"], json.dumps(seen.statuses), pending, since,
-             after, seen.registered_at, seen.expires_at, seen.registrar, seen.checked_at, *expected, seen.name],
-        )  # fmt: skip
+            [
+                stage,
+                seen.checked_at if changed else previous["stage_since"],
+                json.dumps(seen.statuses),
+                pending,
+                since,
+                after,
+                seen.registered_at,
+                seen.expires_at,
+                seen.registrar,
+                seen.checked_at,
+                *expected,
+                seen.name,
+            ],
+        )
         if not changed:
             return None
         conn.execute(
             "INSERT INTO name_stages (name, stage, previous, observed_at, statuses, expires_at, registered_at, "
             "expected_from, expected_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [seen.name, stage, previous["stage"], seen.checked_at, json.dumps(seen.statuses), seen.expires_at,
-             seen.registered_at, expected[1], expected[2]],
-        )  # fmt: skip
+            [
+                seen.name,
+                stage,
+                previous["stage"],
+                seen.checked_at,
+                json.dumps(seen.statuses),
+                seen.expires_at,
+                seen.registered_at,
+                expected[1],
+                expected[2],
+            ],
+        )
         if previous["stage"] is not None or stage in (*_DROPPING, "available"):
             said = _said(stage, previous["stage"], expected)
-            row = {**dict.fromkeys(MATCH_FIELDS), "name": seen.name, "source": "rdap", "type": stage,
-                   "auction_end_date": expected[2], "first_seen_at": seen.checked_at, "stage": stage,
-                   "previous": previous["stage"], "statuses": seen.statuses, "expires_at": seen.expires_at,
-                   "expected_from": expected[1], "expected_to": expected[2], "expected_reason": expected[3]}  # fmt: skip
-            outbox_add(conn, f"watch:{seen.name}", {"event": "name_stage", "search": f"watch:{seen.name}",
-                                                    "name": seen.name, "stage": stage, "previous": previous["stage"],
-                                                    "said": said, "job": "names", "created_at": now,
-                                                    "matches": [row]}, now)  # fmt: skip
+            row = {
+                **dict.fromkeys(MATCH_FIELDS),
+                "name": seen.name,
+                "source": "rdap",
+                "type": stage,
+                "auction_end_date": expected[2],
+                "first_seen_at": seen.checked_at,
+                "stage": stage,
+                "previous": previous["stage"],
+                "statuses": seen.statuses,
+                "expires_at": seen.expires_at,
+                "expected_from": expected[1],
+                "expected_to": expected[2],
+                "expected_reason": expected[3],
+            }
+            outbox_add(
+                conn,
+                f"watch:{seen.name}",
+                {
+                    "event": "name_stage",
+                    "search": f"watch:{seen.name}",
+                    "name": seen.name,
+                    "stage": stage,
+                    "previous": previous["stage"],
+                    "said": said,
+                    "job": "names",
+                    "created_at": now,
+                    "matches": [row],
+                },
+                now,
+            )
     return stage
 
 
@@ -254,8 +342,10 @@ def record_failure(mirror: Mirror, name: str, error: str, *, rdap: str | None = 
     `rdap`: why the registry cannot be asked at all (a TLD without RDAP)."""
     conn = mirror.connection()
     with conn:
-        conn.execute("UPDATE watched_names SET last_error = ?, rdap = coalesce(?, rdap) WHERE name = ?",
-                     [None if rdap else error, rdap, name])  # fmt: skip
+        conn.execute(
+            "UPDATE watched_names SET last_error = ?, rdap = coalesce(?, rdap) WHERE name = ?",
+            [None if rdap else error, rdap, name],
+        )
 
 
 # -- listed anywhere ----------------------------------------------------------------------------
@@ -271,28 +361,72 @@ def queue_listed(mirror: Mirror, *, job: str = "") -> int:
     for name, listed in conn.execute("SELECT name, listed FROM watched_names ORDER BY name").fetchall():
         known = json.loads(listed) if listed else []
         keys = {entry["key"] for entry in known}
-        places = [{"key": f"listing:{r[0]}", "where": f"{r[2]} {r[3] or 'listing'} #{r[0]}", "id": r[0], "name": name,
-                   "source": r[2], "type": r[3], "effective_price": r[4], "currency": r[5], "auction_end_date": r[6],
-                   "purchase_url": r[7], "first_seen_at": r[8], "score": None, "trust_flow": None,
-                   "citation_flow": None}
-                  for r in conn.execute(
-                      "SELECT id, name, source, type, effective_price, currency, auction_end_date, purchase_url, "
-                      "first_seen_at FROM listings WHERE name = ? AND closed_at IS NULL AND live_until > ? ORDER BY id",
-                      [name, now])]  # fmt: skip
-        places += [{"key": f"pending:{r[0]}", "where": f"pending delete ({r[2]}), drops {r[3] or 'on a day not known'}",
-                    "id": r[0], "name": name, "source": r[2], "type": "pending_delete", "effective_price": None,
-                    "currency": None, "auction_end_date": r[3], "purchase_url": None, "first_seen_at": r[1],
-                    "score": None, "trust_flow": None, "citation_flow": None}
-                   for r in conn.execute("SELECT id, first_seen_at, source, estimated_drop_date FROM pending_delete "
-                                         "WHERE domain = ? COLLATE NOCASE ORDER BY id", [name])]  # fmt: skip
+        places = [
+            {
+                "key": f"listing:{r[0]}",
+                "where": f"{r[2]} {r[3] or 'listing'} #{r[0]}",
+                "id": r[0],
+                "name": name,
+                "source": r[2],
+                "type": r[3],
+                "effective_price": r[4],
+                "currency": r[5],
+                "auction_end_date": r[6],
+                "purchase_url": r[7],
+                "first_seen_at": r[8],
+                "score": None,
+                "trust_flow": None,
+                "citation_flow": None,
+            }
+            for r in conn.execute(
+                "SELECT id, name, source, type, effective_price, currency, auction_end_date, purchase_url, "
+                "first_seen_at FROM listings WHERE name = ? AND closed_at IS NULL AND live_until > ? ORDER BY id",
+                [name, now],
+            )
+        ]
+        places += [
+            {
+                "key": f"pending:{r[0]}",
+                "where": f"pending delete ({r[2]}), drops {r[3] or 'on a day not known'}",
+                "id": r[0],
+                "name": name,
+                "source": r[2],
+                "type": "pending_delete",
+                "effective_price": None,
+                "currency": None,
+                "auction_end_date": r[3],
+                "purchase_url": None,
+                "first_seen_at": r[1],
+                "score": None,
+                "trust_flow": None,
+                "citation_flow": None,
+            }
+            for r in conn.execute(
+                "SELECT id, first_seen_at, source, estimated_drop_date FROM pending_delete "
+                "WHERE domain = ? COLLATE NOCASE ORDER BY id",
+                [name],
+            )
+        ]
         new = [p for p in places if p["key"] not in keys]
         if not new:
             continue
         with conn:
-            conn.execute("UPDATE watched_names SET listed = ? WHERE name = ?",
-                         [json.dumps([*known, *({"key": p["key"], "where": p["where"], "seen_at": now} for p in new)]),
-                          name])  # fmt: skip
-            outbox_add(conn, f"watch:{name}", {"event": "name_listed", "search": f"watch:{name}", "name": name,
-                                               "job": job, "created_at": now, "matches": new}, now)  # fmt: skip
+            conn.execute(
+                "UPDATE watched_names SET listed = ? WHERE name = ?",
+                [json.dumps([*known, *({"key": p["key"], "where": p["where"], "seen_at": now} for p in new)]), name],
+            )
+            outbox_add(
+                conn,
+                f"watch:{name}",
+                {
+                    "event": "name_listed",
+                    "search": f"watch:{name}",
+                    "name": name,
+                    "job": job,
+                    "created_at": now,
+                    "matches": new,
+                },
+                now,
+            )
         found += len(new)
     return found

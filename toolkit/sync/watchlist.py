@@ -114,8 +114,10 @@ def save_search(mirror: Mirror, name: str, params: Mapping[str, str], *, replace
             row = conn.execute("SELECT params FROM saved_searches WHERE name = ?", [name]).fetchone()
             if row is not None:
                 saved = " ".join(f"{k}={v}" for k, v in json.loads(row[0]).items()) or "all listings"
-                raise SearchExists(f"a saved search is already named {name!r} ({saved}); "
-                                   "pass --replace to replace it, or choose another name")  # fmt: skip
+                raise SearchExists(
+                    f"a saved search is already named {name!r} ({saved}); "
+                    "pass --replace to replace it, or choose another name"
+                )
         conn.execute(
             "INSERT INTO saved_searches (name, params, created_at, last_opened_at) VALUES (?, ?, ?, NULL) "
             "ON CONFLICT(name) DO UPDATE SET params = excluded.params",
@@ -144,9 +146,11 @@ def saved_searches(mirror: Mirror) -> list[dict[str, Any]]:
     listing it matches now.
 
     A saved filter the query layer no longer accepts raises its ApiError."""
-    rows = mirror.connection().execute(
-        "SELECT name, params, created_at, last_opened_at FROM saved_searches ORDER BY name"
-    ).fetchall()
+    rows = (
+        mirror.connection()
+        .execute("SELECT name, params, created_at, last_opened_at FROM saved_searches ORDER BY name")
+        .fetchall()
+    )
     out = []
     for name, params_json, created_at, last_opened_at in rows:
         params = json.loads(params_json)
@@ -224,11 +228,14 @@ def shortlist_add(mirror: Mirror, listing_id: int, note: str = "") -> bool:
     now = _stamp(mirror)
     conn = mirror.connection()
     with conn:
-        added = conn.execute(
-            "INSERT INTO shortlist (listing_id, note, added_at, updated_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(listing_id) DO NOTHING",
-            [listing_id, note, now, now],
-        ).rowcount > 0
+        added = (
+            conn.execute(
+                "INSERT INTO shortlist (listing_id, note, added_at, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(listing_id) DO NOTHING",
+                [listing_id, note, now, now],
+            ).rowcount
+            > 0
+        )
         if not added and note:
             conn.execute("UPDATE shortlist SET note = ?, updated_at = ? WHERE listing_id = ?", [note, now, listing_id])
     return added
@@ -273,8 +280,11 @@ def shortlisted(mirror: Mirror, listing_ids: Iterable[int]) -> set[int]:
     wanted = [int(i) for i in listing_ids]
     if not wanted:
         return set()
-    rows = mirror.connection().execute(
-        f"SELECT listing_id FROM shortlist WHERE listing_id IN ({','.join('?' * len(wanted))})", wanted).fetchall()
+    rows = (
+        mirror.connection()
+        .execute(f"SELECT listing_id FROM shortlist WHERE listing_id IN ({','.join('?' * len(wanted))})", wanted)
+        .fetchall()
+    )
     return {row[0] for row in rows}
 
 
@@ -282,9 +292,11 @@ def shortlist(mirror: Mirror) -> list[dict[str, Any]]:
     """The shortlist, most recently added first: `listing_id`, `note`, `added_at`,
     `updated_at`, and the listing's `name` and `source` (None when the mirror has no such
     listing, or the plan may not read it)."""
-    rows = mirror.connection().execute(
-        "SELECT listing_id, note, added_at, updated_at FROM shortlist ORDER BY added_at DESC, listing_id DESC"
-    ).fetchall()
+    rows = (
+        mirror.connection()
+        .execute("SELECT listing_id, note, added_at, updated_at FROM shortlist ORDER BY added_at DESC, listing_id DESC")
+        .fetchall()
+    )
     out = []
     for listing_id, note, added_at, updated_at in rows:
         try:
@@ -304,8 +316,9 @@ def shortlist(mirror: Mirror) -> list[dict[str, Any]]:
     return out
 
 
-def register_webhook(mirror: Mirror, url: str, params: Mapping[str, str], *, secret: str | None = None,
-                     name: str | None = None) -> dict[str, Any]:  # fmt: skip
+def register_webhook(
+    mirror: Mirror, url: str, params: Mapping[str, str], *, secret: str | None = None, name: str | None = None
+) -> dict[str, Any]:
     """A saved search whose new matches are POSTed to `url` after each sync job (the served
     replica's `POST /api/webhooks`; delivered by `toolkit.sync.alerts`, signed with `secret`)."""
     from urllib.parse import urlsplit
@@ -319,7 +332,9 @@ def register_webhook(mirror: Mirror, url: str, params: Mapping[str, str], *, sec
     save_search(mirror, name, params)
     conn = mirror.connection()
     with conn:
-        conn.execute("UPDATE saved_searches SET webhook_url = ?, webhook_secret = ? WHERE name = ?",
-                     [parts.geturl(), secret or None, _name(name)])  # fmt: skip
+        conn.execute(
+            "UPDATE saved_searches SET webhook_url = ?, webhook_secret = ? WHERE name = ?",
+            [parts.geturl(), secret or None, _name(name)],
+        )
     stored = conn.execute("SELECT params FROM saved_searches WHERE name = ?", [_name(name)]).fetchone()[0]
     return {"name": _name(name), "url": parts.geturl(), "filters": json.loads(stored), "signed": bool(secret)}

@@ -16,8 +16,10 @@ STREAMLIT_OPTIONS: dict[str, object] = {"client.toolbarMode": "viewer", "browser
 
 def streamlit_flags() -> list[str]:
     """STREAMLIT_OPTIONS as `streamlit run` flags."""
-    return [f"--{name}={str(value).lower() if isinstance(value, bool) else value}"
-            for name, value in STREAMLIT_OPTIONS.items()]  # fmt: skip
+    return [
+        f"--{name}={str(value).lower() if isinstance(value, bool) else value}"
+        for name, value in STREAMLIT_OPTIONS.items()
+    ]
 
 
 def main() -> None:

@@ -31,8 +31,10 @@ def marked(records: Sequence[Mapping[str, Any]], *, name_field: str = "name") ->
     ids = [r["id"] for r in records if name_field == "name" and r.get("id") is not None]
     kept = shortlisted(mirror, ids)
     watched = watching(mirror, (r[name_field] for r in records))
-    return [{**r, KEPT: r.get("id") in kept and name_field == "name", WATCHED: name_key(r[name_field]) in watched}
-            for r in records]  # fmt: skip
+    return [
+        {**r, KEPT: r.get("id") in kept and name_field == "name", WATCHED: name_key(r[name_field]) in watched}
+        for r in records
+    ]
 
 
 def apply(action: str) -> None:
@@ -60,8 +62,10 @@ def apply(action: str) -> None:
                 said = f"{name} is no longer watched."
             else:
                 added = watched.watch_names(mirror, [name])
-                said = (f"Watching {', '.join(added)}: its registry is asked daily, or now from the Watchlist page "
-                        "(Check now).")  # fmt: skip
+                said = (
+                    f"Watching {', '.join(added)}: its registry is asked daily, or now from the Watchlist page "
+                    "(Check now)."
+                )
         else:
             return
     except ValueError as exc:
@@ -81,18 +85,27 @@ def page_buttons(record: Mapping[str, Any], where: Any = st) -> None:
     name, listing_id = record["name"], record["id"]
     (marks,) = marked([record])
     left, right = where.columns(2)
-    left.button("★ On your shortlist" if marks[KEPT] else "☆ Shortlist", key="page_shortlist",
-                help="Take it off your shortlist" if marks[KEPT] else "Keep this listing on your shortlist",
-                on_click=apply, args=(f"shortlist:{'off' if marks[KEPT] else 'on'}:{listing_id}:{name}",))  # fmt: skip
+    left.button(
+        "★ On your shortlist" if marks[KEPT] else "☆ Shortlist",
+        key="page_shortlist",
+        help="Take it off your shortlist" if marks[KEPT] else "Keep this listing on your shortlist",
+        on_click=apply,
+        args=(f"shortlist:{'off' if marks[KEPT] else 'on'}:{listing_id}:{name}",),
+    )
     watch_button(name, bool(marks[WATCHED]), right)
 
 
 def watch_button(name: str, watched: bool, where: Any = st) -> None:
     """A page's button that watches a name (or stops watching it)."""
-    where.button("◉ Watched" if watched else "◎ Watch", key="page_watch",
-                 help="Stop watching it" if watched else "Follow the name through expiry, redemption, pending delete "
-                 "and release (asked of its registry daily)", on_click=apply,
-                 args=(f"watch:{'off' if watched else 'on'}:{name}",))  # fmt: skip
+    where.button(
+        "◉ Watched" if watched else "◎ Watch",
+        key="page_watch",
+        help="Stop watching it"
+        if watched
+        else "Follow the name through expiry, redemption, pending delete and release (asked of its registry daily)",
+        on_click=apply,
+        args=(f"watch:{'off' if watched else 'on'}:{name}",),
+    )
 
 
 def say_done() -> None:

@@ -33,9 +33,27 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-__all__ = ["CHART_ELEMENT", "ECHARTS_FILE", "ECHARTS_URL", "ELEMENTS", "LATER", "OWN_MODULES", "WARM_OPTIONS",
-           "LATER_MS", "FromMemory", "PagePreload", "later_chunks", "later_script", "lazy_chunks", "mark_served",
-           "page_chunks", "preload_links", "served", "static_files", "warm_options"]
+__all__ = [
+    "CHART_ELEMENT",
+    "ECHARTS_FILE",
+    "ECHARTS_URL",
+    "ELEMENTS",
+    "LATER",
+    "OWN_MODULES",
+    "WARM_OPTIONS",
+    "LATER_MS",
+    "FromMemory",
+    "PagePreload",
+    "later_chunks",
+    "later_script",
+    "lazy_chunks",
+    "mark_served",
+    "page_chunks",
+    "preload_links",
+    "served",
+    "static_files",
+    "warm_options",
+]
 
 # Apache ECharts as its npm package ships it (`dist/echarts.esm.min.js`, see static/README.md),
 # which app.py serves (`FromMemory`) for the charts (`echarts.show`): without the 1 MB of
@@ -216,8 +234,12 @@ def later_script(view: str) -> bytes:
 
     modules = list(later_chunks(view))
     warm = ECHARTS_URL in modules  # a page that draws no chart
-    data = {"after": LATER_MS, "modules": modules, "warm": ECHARTS_URL if warm else None,
-            "options": warm_options() if warm else []}  # fmt: skip
+    data = {
+        "after": LATER_MS,
+        "modules": modules,
+        "warm": ECHARTS_URL if warm else None,
+        "options": warm_options() if warm else [],
+    }
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     return (_LATER_JS % text).encode()
 
@@ -246,8 +268,12 @@ class PagePreload:
             nonlocal start
             if message["type"] == "http.response.start":
                 headers = dict(message.get("headers") or [])
-                if (not links or message.get("status") != 200 or b"content-encoding" in headers
-                        or not headers.get(b"content-type", b"").startswith(b"text/html")):
+                if (
+                    not links
+                    or message.get("status") != 200
+                    or b"content-encoding" in headers
+                    or not headers.get(b"content-type", b"").startswith(b"text/html")
+                ):
                     start = None
                     await send(message)
                     return
@@ -296,8 +322,11 @@ def _response(path: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
     kind = mimetypes.guess_type(path)[0] or "text/plain"  # Streamlit's server registers a JavaScript type for .js
     if kind.startswith("text/"):
         kind += "; charset=utf-8"
-    headers = [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode()),
-               (b"cache-control", _IMMUTABLE)]  # fmt: skip
+    headers = [
+        (b"content-type", kind.encode()),
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", _IMMUTABLE),
+    ]
     return headers, body
 
 

@@ -24,8 +24,16 @@ from ..errors import ApiError
 from ..plans import plan_allows
 from ..sources import REGFREE
 from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
-from ..store.labels import (GROUPS, INTERNAL_FIELDS, LISTING_LABELS, PENDING_LABELS, TYPE_WORDS, pipeline_name,
-                            status_meaning, status_words)
+from ..store.labels import (
+    GROUPS,
+    INTERNAL_FIELDS,
+    LISTING_LABELS,
+    PENDING_LABELS,
+    TYPE_WORDS,
+    pipeline_name,
+    status_meaning,
+    status_words,
+)
 from . import actions, navigation, state, table
 
 __all__ = ["detail", "PriceRange", "price_ranges", "what_it_is", "where_it_stands", "unknowns"]
@@ -65,8 +73,10 @@ def where_it_stands(record: Mapping[str, Any], result: Mapping[str, Any] | None,
         if result["sold"]:
             eur = f" ({result['final_price_eur']:,.0f} EUR)" if result.get("final_price_eur") else ""
             bids = result.get("bids") or 0
-            return (f"Sold for {html.unescape(table.money(result['final_price'], result['currency']))}{eur} on "
-                    f"{_day(result['ended_at'])}, after {bids:,} bid{'s' if bids != 1 else ''}")  # fmt: skip
+            return (
+                f"Sold for {html.unescape(table.money(result['final_price'], result['currency']))}{eur} on "
+                f"{_day(result['ended_at'])}, after {bids:,} bid{'s' if bids != 1 else ''}"
+            )
         return f"Unsold: no bid by its end on {_day(result['ended_at'])}"
     end, closed = table.when(record.get("auction_end_date")), record.get("closed_at")
     if end is not None and end > now and not closed:
@@ -112,12 +122,25 @@ def price_ranges(record: Mapping[str, Any], coverage: str | None, live_coverage:
     pre-auction range (`value_low`, `value_mid`, `value_high`, with `coverage`, the backtest's note)."""
     out = []
     if record.get("live_low") is not None and record.get("live_high") is not None:
-        out.append(PriceRange("Live estimate", record["live_low"], record.get("live_mid"), record["live_high"],
-                              live_coverage or "80% range of its final price given the bidding so far, never below "
-                              "the current bid"))  # fmt: skip
+        out.append(
+            PriceRange(
+                "Live estimate",
+                record["live_low"],
+                record.get("live_mid"),
+                record["live_high"],
+                live_coverage or "80% range of its final price given the bidding so far, never below the current bid",
+            )
+        )
     if record.get("value_low") is not None and record.get("value_high") is not None:
-        out.append(PriceRange("Pre-auction range", record["value_low"], record.get("value_mid"), record["value_high"],
-                              coverage or "80% range, learnt from the sales this mirror knows"))  # fmt: skip
+        out.append(
+            PriceRange(
+                "Pre-auction range",
+                record["value_low"],
+                record.get("value_mid"),
+                record["value_high"],
+                coverage or "80% range, learnt from the sales this mirror knows",
+            )
+        )
     return out
 
 
@@ -146,18 +169,27 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
     from .signals import eur_price_text
 
     sold = result is not None and result["sold"]
-    native = table.money(result["final_price"], result["currency"]) if sold else \
-        table.money(record.get("effective_price"), record.get("currency"))  # fmt: skip
+    native = (
+        table.money(result["final_price"], result["currency"])
+        if sold
+        else table.money(record.get("effective_price"), record.get("currency"))
+    )
     eur = result.get("final_price_eur") if sold else record.get("effective_price_eur")
     model = value_model(state.reader())
     ranges = price_ranges(record, coverage_note(model), live_coverage_note(model))
     cols = st.columns(3 + len(ranges))
     cols[0].metric(_price_label(record, result), html.unescape(native) or "—")
-    cols[1].metric("In EUR", f"{eur:,.0f} EUR" if eur is not None else eur_price_text(record).replace("-", "—"),
-                   help="at the ECB reference rate of the day it was seen")  # fmt: skip
+    cols[1].metric(
+        "In EUR",
+        f"{eur:,.0f} EUR" if eur is not None else eur_price_text(record).replace("-", "—"),
+        help="at the ECB reference rate of the day it was seen",
+    )
     for column, found in zip(cols[2:], ranges):
-        column.metric(f"{found.title} (EUR)", f"{found.low:,.0f} – {found.high:,.0f}", help=found.note +
-                      (f"; middle {found.mid:,.0f} EUR" if found.mid is not None else ""))  # fmt: skip
+        column.metric(
+            f"{found.title} (EUR)",
+            f"{found.low:,.0f} – {found.high:,.0f}",
+            help=found.note + (f"; middle {found.mid:,.0f} EUR" if found.mid is not None else ""),
+        )
     bids = (result.get("bids") if sold else record.get("bids_count")) or 0
     cols[-1].metric("Bids", f"{bids:,}")
     said = [f"{found.title}: {found.note}." for found in ranges]
@@ -173,8 +205,10 @@ def _no_range(record: Mapping[str, Any], result: Mapping[str, Any] | None, model
     if record.get("value_reason"):
         return f"No price range: {record['value_reason']}."
     if not model:
-        return ("No price range yet: `edt appraise` learns them from the sales this mirror knows (the auctions it saw "
-                "end, the sales reported elsewhere).")
+        return (
+            "No price range yet: `edt appraise` learns them from the sales this mirror knows (the auctions it saw "
+            "end, the sales reported elsewhere)."
+        )
     end = table.when(record.get("auction_end_date"))
     if result is not None or record.get("closed_at") or (end is not None and end <= state.reader().now()):
         return "No price range: ranges are given to live listings, and this one had ended before the last appraisal."
@@ -229,8 +263,12 @@ def detail() -> None:
         if not options:
             st.warning(f"No listing is named or contains “{typed}”.")
             return
-        picked = st.selectbox(f"{len(options)} names contain “{typed}”", ["", *options], key="detail_pick",
-                              format_func=lambda n: n or "choose one…")  # fmt: skip
+        picked = st.selectbox(
+            f"{len(options)} names contain “{typed}”",
+            ["", *options],
+            key="detail_pick",
+            format_func=lambda n: n or "choose one…",
+        )
         if not picked:
             return
         typed = picked
@@ -265,8 +303,10 @@ def _listing_page(record: dict[str, Any], records: list[dict[str, Any]], plan: s
     if record.get("source") != REGFREE:
         _show_price(record, result)
     left = f", left its source {table.moment(record['closed_at'])}" if record.get("closed_at") else ""
-    st.caption(f"First seen {table.moment(record.get('first_seen_at'))}, last seen "
-               f"{table.moment(record.get('last_seen_at'))}{left}")
+    st.caption(
+        f"First seen {table.moment(record.get('first_seen_at'))}, last seen "
+        f"{table.moment(record.get('last_seen_at'))}{left}"
+    )
     links = [f"[Wayback calendar](https://web.archive.org/web/*/{record['name']})"]
     if record.get("purchase_url"):
         links.append(f"[Purchase page]({record['purchase_url']})")
@@ -291,8 +331,11 @@ def _history(record: Mapping[str, Any], history: Any) -> None:
     if history.empty:
         st.caption("No price recorded yet.")
         return
-    echarts.show_made(lambda: charts.price_history(history, currency=record.get("currency")),
-                      state.made_from("price history", record["id"]), key="history_chart")  # fmt: skip
+    echarts.show_made(
+        lambda: charts.price_history(history, currency=record.get("currency")),
+        state.made_from("price history", record["id"]),
+        key="history_chart",
+    )
 
 
 def _side_by_side(records: list[dict[str, Any]], mirror: Any, now: datetime) -> None:
@@ -330,18 +373,25 @@ def _where_sold(sale: Mapping[str, Any]) -> str:
         return where
     return f"{where}, reported ({sale['origin']})" if where else f"reported ({sale['origin']})"
 
-_COMPS_SORTS = {"alike": ("score", True), "name": ("name", False), "eur": ("final_price_eur", True),
-                "bids": ("bids", True), "ended": ("ended_at", True)}  # fmt: skip
+
+_COMPS_SORTS = {
+    "alike": ("score", True),
+    "name": ("name", False),
+    "eur": ("final_price_eur", True),
+    "bids": ("bids", True),
+    "ended": ("ended_at", True),
+}
 _COMPS_TABLE: tuple[table.Column, ...] = (
     table.Column("name", "Sold", lambda r, now: table.name_link(r["name"]), "name", descending_first=False),
-    table.Column("price", "For", lambda r, now: table.money(r.get("final_price"), r.get("currency")), "eur",
-                 numeric=True),
+    table.Column(
+        "price", "For", lambda r, now: table.money(r.get("final_price"), r.get("currency")), "eur", numeric=True
+    ),
     table.Column("eur", "EUR", lambda r, now: table.money(r.get("final_price_eur"), "EUR"), "eur", numeric=True),
     table.Column("bids", "Bids", lambda r, now: table.blank(r.get("bids")), "bids", numeric=True),
     table.Column("ended", "Ended", lambda r, now: html.escape(_day(r.get("ended_at"))), "ended"),
     table.Column("where", "On", lambda r, now: html.escape(_where_sold(r))),
     table.Column("why", "Why alike", lambda r, now: html.escape(r.get("why") or ""), "alike"),
-)  # fmt: skip
+)
 
 
 def _comparables(name: str) -> None:
@@ -352,16 +402,27 @@ def _comparables(name: str) -> None:
     st.subheader("Comparable sales")
     found = comparables(state.reader(), name, limit=8)
     if found.empty:
-        st.caption("No sale known yet: sales come from the auctions the mirror sees end, and from the sales reported "
-                   "elsewhere (edt ingest sales FILE).")
+        st.caption(
+            "No sale known yet: sales come from the auctions the mirror sees end, and from the sales reported "
+            "elsewhere (edt ingest sales FILE)."
+        )
         return
     sort = st.query_params.get("comps_sort") or "-alike"
     field, descending_first = _COMPS_SORTS.get(sort.lstrip("-"), _COMPS_SORTS["alike"])
     found = found.sort_values(field, ascending=not sort.startswith("-"), kind="stable", na_position="last")
     records = json.loads(found.to_json(orient="records"))
     url = {k: (v[-1] if isinstance(v, list) else v) for k, v in st.query_params.to_dict().items()}
-    navigation.show_html(table.render(_COMPS_TABLE, _COMPS_TABLE, records, {**url, "comps_sort": sort},
-                                      state.reader().now(), sort_key="comps_sort"), key="comps")  # fmt: skip
+    navigation.show_html(
+        table.render(
+            _COMPS_TABLE,
+            _COMPS_TABLE,
+            records,
+            {**url, "comps_sort": sort},
+            state.reader().now(),
+            sort_key="comps_sort",
+        ),
+        key="comps",
+    )
 
 
 # -- every field -----------------------------------------------------------------------------
@@ -392,8 +453,9 @@ def field_text(name: str, value: Any, record: Mapping[str, Any], kind: str) -> s
         return f"{value:.0%}"
     if name == "metrics_jump" and isinstance(value, dict):
         return str(value.get("reason") or f"{value.get('metric')} rose by {value.get('rise')}")
-    declared = {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS} if kind == "listing" else {**PENDING_FIELDS,
-                                                                                       **PENDING_EXTRA_FIELDS}
+    declared = (
+        {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS} if kind == "listing" else {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
+    )
     sort = declared.get(name)
     if sort == "datetime":
         return table.moment(value)
@@ -421,11 +483,13 @@ def _fields(record: Mapping[str, Any], *, pending: bool) -> None:
             continue
         label = labels[name]
         tip = f"{name}: {label.meaning}" if label.meaning else name
-        grouped[label.group].append((label.label, field_text(name, value, record, "pending" if pending else "listing"),
-                                     tip))  # fmt: skip
+        grouped[label.group].append(
+            (label.label, field_text(name, value, record, "pending" if pending else "listing"), tip)
+        )
     st.subheader("Every field")
-    navigation.show_html(table.grouped_fields_html([(GROUPS[g], rows) for g, rows in grouped.items() if rows]),
-                         key="fields")  # fmt: skip
+    navigation.show_html(
+        table.grouped_fields_html([(GROUPS[g], rows) for g, rows in grouped.items() if rows]), key="fields"
+    )
 
 
 # -- pending delete --------------------------------------------------------------------------
@@ -441,16 +505,22 @@ def _pending_page(name: str, plan: str) -> bool:
         return False
     top, buttons = st.columns([3, 1])
     top.subheader(row["domain"])
-    badges = " ".join(f":orange-badge[{b}]" for b in unknowns(row) if b != "no archive data" or
-                      row.get("wayback_snapshots") is None)  # fmt: skip
-    top.markdown(f"**Pending delete** ({status_words(row['whois_status'])}) · not listed on any platform this mirror "
-                 f"follows · {pipeline_name(row['source'])} {badges}".strip())  # fmt: skip
+    badges = " ".join(
+        f":orange-badge[{b}]" for b in unknowns(row) if b != "no archive data" or row.get("wayback_snapshots") is None
+    )
+    top.markdown(
+        f"**Pending delete** ({status_words(row['whois_status'])}) · not listed on any platform this mirror "
+        f"follows · {pipeline_name(row['source'])} {badges}".strip()
+    )
     (marks,) = actions.marked([row], name_field="domain")
     actions.watch_button(row["domain"], bool(marks[table.WATCHED]), buttons)
     cols = st.columns(4)
     window = table.window_text(row)
-    cols[0].metric("Drops", _day(row.get("estimated_drop_date")) or "—",
-                   help=f"the most likely day; it may drop {window}" if window else None)
+    cols[0].metric(
+        "Drops",
+        _day(row.get("estimated_drop_date")) or "—",
+        help=f"the most likely day; it may drop {window}" if window else None,
+    )
     cols[1].metric("Status", status_words(row["whois_status"]), help=status_meaning(row["whois_status"]))
     cols[2].metric("TF / CF", f"{_dash(row.get('trust_flow'))} / {_dash(row.get('citation_flow'))}")
     cols[3].metric("Referring domains", _dash(row.get("referring_domains")))
@@ -467,5 +537,7 @@ def _pending_note(name: str, plan: str) -> None:
     except ApiError:
         return
     drop = _day(row.get("estimated_drop_date")) or "on a day not known"
-    st.info(f"{name} is also pending delete: {status_words(row['whois_status'])}, expected to drop {drop} "
-            f"({pipeline_name(row['source'])}).")  # fmt: skip
+    st.info(
+        f"{name} is also pending delete: {status_words(row['whois_status'])}, expected to drop {drop} "
+        f"({pipeline_name(row['source'])})."
+    )

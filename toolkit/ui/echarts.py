@@ -61,13 +61,25 @@ _PLACEHOLDER = re.compile(r"%\{([^}:]+)(?::([^}]*))?\}")
 _EXTRA = re.compile(r"<extra>.*?</extra>", re.S)
 _TAG = re.compile(r"<[^>]+>")
 _PATH_POINT = re.compile(r"[ML]\s*([-\d.eE+]+)\s*,\s*([-\d.eE+]+)")
-_DASHES = {"dash": "dashed", "longdash": "dashed", "dashdot": "dashed", "longdashdot": "dashed", "dot": "dotted",
-           "solid": "solid"}  # fmt: skip
+_DASHES = {
+    "dash": "dashed",
+    "longdash": "dashed",
+    "dashdot": "dashed",
+    "longdashdot": "dashed",
+    "dot": "dotted",
+    "solid": "solid",
+}
 _STEPS = {"hv": "end", "vh": "start", "hvh": "middle", "vhv": "middle"}
 _SYMBOLS = {"circle": "circle", "diamond": "diamond", "square": "rect", "triangle-up": "triangle"}
 _PAPER = ("paper", "x domain", "y domain")
-_TIME_LABELS = {"year": "{yyyy}", "month": "{MMM} {yyyy}", "day": "{MMM} {d}", "hour": "{HH}:{mm}",
-                "minute": "{HH}:{mm}", "second": "{HH}:{mm}:{ss}"}  # fmt: skip
+_TIME_LABELS = {
+    "year": "{yyyy}",
+    "month": "{MMM} {yyyy}",
+    "day": "{MMM} {d}",
+    "hour": "{HH}:{mm}",
+    "minute": "{HH}:{mm}",
+    "second": "{HH}:{mm}:{ss}",
+}
 
 
 _CHART_JS = """
@@ -141,19 +153,28 @@ def warm_options() -> list[dict]:
     from ..analysis import charts
 
     days = pd.date_range("2026-01-01", periods=4, freq="D", tz="UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
-    history = pd.DataFrame({"observed_at": days, "price": [10, 12, 12, 15], "max_bid": [5, 8, 9, 9],
-                            "bids_count": [1, 2, 2, 3]})  # fmt: skip
+    history = pd.DataFrame(
+        {"observed_at": days, "price": [10, 12, 12, 15], "max_bid": [5, 8, 9, 9], "bids_count": [1, 2, 2, 3]}
+    )
     bars = go.Figure(go.Bar(x=["a", "b", "c"], y=[3, 1, 2], hovertemplate="%{x}: %{y:,}<extra></extra>"))
     bars.add_vline(x=1, line_dash="dash", annotation_text="line")
-    heat = go.Figure(go.Heatmap(z=[[1, 2, 0], [3, 0, 4]], x=[0, 1, 2], y=[0, 1], colorscale="Viridis",
-                                hovertemplate="%{x} · %{y}: %{z}<extra></extra>"))  # fmt: skip
+    heat = go.Figure(
+        go.Heatmap(
+            z=[[1, 2, 0], [3, 0, 4]],
+            x=[0, 1, 2],
+            y=[0, 1],
+            colorscale="Viridis",
+            hovertemplate="%{x} · %{y}: %{z}<extra></extra>",
+        )
+    )
     return [option(charts.price_history(history)), option(bars), option(heat)]
 
 
 @functools.cache
 def _chart_component() -> Any:
-    return st.components.v2.component("edt_chart", html='<div class="edt-chart" style="width: 100%"></div>',
-                                      js=_CHART_JS, isolate_styles=False)  # fmt: skip
+    return st.components.v2.component(
+        "edt_chart", html='<div class="edt-chart" style="width: 100%"></div>', js=_CHART_JS, isolate_styles=False
+    )
 
 
 def show(fig: go.Figure, *, key: str, where: Any = st) -> None:
@@ -521,8 +542,13 @@ class _Data(list):
 def _rows(*columns: Sequence[Any]) -> _Data:
     """Data items from columns, each value made plain JSON."""
     listed = [column.tolist() if isinstance(column, np.ndarray) else column for column in columns]
-    plain = [[v if type(v) in _PLAIN or v is None or (type(v) is float and math.isfinite(v)) else _jsonable(v)
-              for v in column] for column in listed]  # fmt: skip
+    plain = [
+        [
+            v if type(v) in _PLAIN or v is None or (type(v) is float and math.isfinite(v)) else _jsonable(v)
+            for v in column
+        ]
+        for column in listed
+    ]
     return _Data(list(row) for row in zip(*plain))
 
 
@@ -535,21 +561,30 @@ def _heatmap(trace: go.Heatmap, x_axis: _Axis, y_axis: _Axis, index: int) -> tup
     ys = _values(trace.y) or list(range(z.shape[0]))
     cell_rows, cell_columns = np.nonzero(np.isfinite(z))  # sparse: only the cells with a value
     count = len(cell_rows)
-    points = {"x": np.asarray(xs, dtype=object)[cell_columns].tolist(),
-              "y": np.asarray(ys, dtype=object)[cell_rows].tolist(),
-              "z": z[cell_rows, cell_columns].tolist(), "name": trace.name,
-              "customdata": _cells(trace.customdata, z.shape, cell_rows, cell_columns),
-              "text": _cells(trace.text, z.shape, cell_rows, cell_columns)}  # fmt: skip
+    points = {
+        "x": np.asarray(xs, dtype=object)[cell_columns].tolist(),
+        "y": np.asarray(ys, dtype=object)[cell_rows].tolist(),
+        "z": z[cell_rows, cell_columns].tolist(),
+        "name": trace.name,
+        "customdata": _cells(trace.customdata, z.shape, cell_rows, cell_columns),
+        "text": _cells(trace.text, z.shape, cell_rows, cell_columns),
+    }
     hover = _Template(trace.hovertemplate)
     label = _Template(trace.texttemplate)
     label_dim = 3 + len(hover.holders)
     x_index = np.array([x_axis.index(x) for x in xs])[cell_columns].tolist()
     y_index = np.array([y_axis.index(y) for y in ys])[cell_rows].tolist()
     labels = [label.texts(label.columns(points, count))] if label else []
-    data = _rows(x_index, y_index, np.round(z[cell_rows, cell_columns], 4).tolist(), *hover.columns(points, count),
-                 *labels)  # fmt: skip
-    one: dict[str, Any] = {"type": "heatmap", "name": trace.name or "", "data": data, "tooltip": hover.tooltip(3),
-                           "encode": {"x": 0, "y": 1, "value": 2}}  # fmt: skip
+    data = _rows(
+        x_index, y_index, np.round(z[cell_rows, cell_columns], 4).tolist(), *hover.columns(points, count), *labels
+    )
+    one: dict[str, Any] = {
+        "type": "heatmap",
+        "name": trace.name or "",
+        "data": data,
+        "tooltip": hover.tooltip(3),
+        "encode": {"x": 0, "y": 1, "value": 2},
+    }
     if label:
         one["label"] = {"show": True, "formatter": f"{{@[{label_dim}]}}", "fontSize": 11, "lineHeight": 14}
     gap = max(trace.xgap or 0, trace.ygap or 0)
@@ -582,10 +617,20 @@ def _visual_map(trace: go.Heatmap, z: np.ndarray, series_index: int) -> dict:
     colours = [colour for _, colour in trace.colorscale] if trace.colorscale else None
     labels = [_end_label(trace, z, low, lowest=True), _end_label(trace, z, high, lowest=False)]
     title = (trace.colorbar.title.text or "").lower() if trace.colorbar else ""
-    visual = {"type": "continuous", "seriesIndex": series_index, "dimension": 2, "min": low,
-              "max": high if high > low else low + 1, "calculable": False, "hoverLink": False,
-              "text": [f"{labels[1]} {title}".strip(), labels[0]], "orient": "vertical", "right": 0, "top": "middle",
-              "itemHeight": 160}  # fmt: skip
+    visual = {
+        "type": "continuous",
+        "seriesIndex": series_index,
+        "dimension": 2,
+        "min": low,
+        "max": high if high > low else low + 1,
+        "calculable": False,
+        "hoverLink": False,
+        "text": [f"{labels[1]} {title}".strip(), labels[0]],
+        "orient": "vertical",
+        "right": 0,
+        "top": "middle",
+        "itemHeight": 160,
+    }
     if colours:
         visual["inRange"] = {"color": colours}
     return visual
@@ -609,11 +654,21 @@ def _bar(trace: go.Bar, x_axis: _Axis, y_axis: _Axis, layout: Any) -> dict:
     xs, ys = _values(trace.x), _values(trace.y)
     hover = _Template(trace.hovertemplate)
     count = min(len(xs), len(ys))
-    points = {"x": xs, "y": ys, "customdata": _per_point(trace.customdata, count),
-              "text": _per_point(trace.text, count), "name": trace.name}  # fmt: skip
+    points = {
+        "x": xs,
+        "y": ys,
+        "customdata": _per_point(trace.customdata, count),
+        "text": _per_point(trace.text, count),
+        "name": trace.name,
+    }
     data = _rows([_value_on(x_axis, x) for x in xs], [_value_on(y_axis, y) for y in ys], *hover.columns(points, count))
-    one: dict[str, Any] = {"type": "bar", "name": trace.name or "", "data": data, "tooltip": hover.tooltip(2),
-                           "encode": {"x": 0, "y": 1}}  # fmt: skip
+    one: dict[str, Any] = {
+        "type": "bar",
+        "name": trace.name or "",
+        "data": data,
+        "tooltip": hover.tooltip(2),
+        "encode": {"x": 0, "y": 1},
+    }
     if isinstance(trace.marker.color, str):
         one["itemStyle"] = {"color": trace.marker.color}
     base = y_axis if horizontal else x_axis
@@ -641,8 +696,13 @@ def _scatter(trace: go.Scatter, x_axis: _Axis, y_axis: _Axis) -> dict:
     # A log axis cannot place zero or less; Plotly leaves such points out too.
     ys = [None if y_axis.type == "log" and (y is None or y <= 0) else y for y in _values(trace.y)]
     count = min(len(xs), len(ys))
-    points = {"x": xs, "y": ys, "customdata": _per_point(trace.customdata, count),
-              "text": _per_point(trace.text, count), "name": trace.name}  # fmt: skip
+    points = {
+        "x": xs,
+        "y": ys,
+        "customdata": _per_point(trace.customdata, count),
+        "text": _per_point(trace.text, count),
+        "name": trace.name,
+    }
     data = _rows([_value_on(x_axis, x) for x in xs], ys, *hover.columns(points, count))
     one: dict[str, Any] = {"name": trace.name or "", "data": data, "tooltip": hover.tooltip(2)}
     if "lines" in mode:
@@ -711,12 +771,23 @@ def _add_shapes(out: dict, fig: go.Figure, x_axis: _Axis, y_axis: _Axis) -> None
         elif note.yref in _PAPER and _key(note.x) in vlines:
             vlines[_key(note.x)]["label"] = {"show": True, "formatter": note.text, "position": top, **font}
         elif note.yref in _PAPER:
-            lines.append({"xAxis": x_axis.coord(note.x), "lineStyle": {"opacity": 0},
-                          "label": {"show": True, "formatter": note.text, "position": top, **font}})  # fmt: skip
+            lines.append(
+                {
+                    "xAxis": x_axis.coord(note.x),
+                    "lineStyle": {"opacity": 0},
+                    "label": {"show": True, "formatter": note.text, "position": top, **font},
+                }
+            )
         else:
-            points.append({"coord": [x_axis.coord(note.x), y_axis.coord(note.y)], "value": note.text,
-                           "symbol": "circle", "symbolSize": 0,
-                           "label": {"show": True, "formatter": note.text, "position": "inside", **font}})  # fmt: skip
+            points.append(
+                {
+                    "coord": [x_axis.coord(note.x), y_axis.coord(note.y)],
+                    "value": note.text,
+                    "symbol": "circle",
+                    "symbolSize": 0,
+                    "label": {"show": True, "formatter": note.text, "position": "inside", **font},
+                }
+            )
     if texts:
         out["graphic"] = texts
     if not out["series"] or not (lines or points):
@@ -731,16 +802,26 @@ def _add_shapes(out: dict, fig: go.Figure, x_axis: _Axis, y_axis: _Axis) -> None
 def _paper_text(note: Any, font: dict) -> dict:
     """An annotation placed on the figure (paper coordinates) as text on the chart."""
     top = 100 * (1 - note.y)  # above the plot (y > 1) is the chart's top edge
-    style = {"text": _TAG.sub("", note.text or ""), "fill": font.get("color", "#555"),
-             "fontSize": font.get("fontSize", 14)}  # fmt: skip
-    return {"type": "text", "z": 100, "style": style, "left": "center" if note.x == 0.5 else f"{100 * note.x:g}%",
-            "top": "middle" if note.y == 0.5 else f"{max(0.0, min(100.0, top)):g}%"}  # fmt: skip
+    style = {
+        "text": _TAG.sub("", note.text or ""),
+        "fill": font.get("color", "#555"),
+        "fontSize": font.get("fontSize", 14),
+    }
+    return {
+        "type": "text",
+        "z": 100,
+        "style": style,
+        "left": "center" if note.x == 0.5 else f"{100 * note.x:g}%",
+        "top": "middle" if note.y == 0.5 else f"{max(0.0, min(100.0, top)):g}%",
+    }
 
 
 def _segment(ends: Iterable[tuple[Any, Any]], x_axis: _Axis, y_axis: _Axis, name: str, style: dict) -> list[dict]:
     (x0, y0), (x1, y1) = ends
-    return [{"coord": [x_axis.coord(x0), y_axis.coord(y0)], "name": name, "lineStyle": style, "label": {"show": False}},
-            {"coord": [x_axis.coord(x1), y_axis.coord(y1)]}]  # fmt: skip
+    return [
+        {"coord": [x_axis.coord(x0), y_axis.coord(y0)], "name": name, "lineStyle": style, "label": {"show": False}},
+        {"coord": [x_axis.coord(x1), y_axis.coord(y1)]},
+    ]
 
 
 def _key(value: Any) -> Any:

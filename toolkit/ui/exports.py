@@ -71,8 +71,11 @@ def _export(request: Request, *, pending: bool) -> Response:
         chunks = search_csv(mirror, params, plan=plan, pending=pending)
     except ApiError as exc:
         return json_response(exc.status, exc.body)
-    return StreamingResponse(chunks, media_type="text/csv; charset=utf-8",
-                             headers={"Content-Disposition": f'attachment; filename="{csv_name(pending)}"'})  # fmt: skip
+    return StreamingResponse(
+        chunks,
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{csv_name(pending)}"'},
+    )
 
 
 async def _listings_csv(request: Request) -> Response:

@@ -26,9 +26,15 @@ def plan_picker() -> str:
     box = st.sidebar.expander(f"Answers as the {plan} plan", key="plan_group", on_change="rerun")
     if not box.open:
         return plan
-    return box.selectbox("Plan in force", PLANS, index=PLANS.index(plan), key="plan", on_change=_plan_chosen,
-                         help="Your own mirror answers as the top plan unless EDT_PLAN says otherwise; "
-                              "pick a plan to see what a subscription gets.")  # fmt: skip
+    return box.selectbox(
+        "Plan in force",
+        PLANS,
+        index=PLANS.index(plan),
+        key="plan",
+        on_change=_plan_chosen,
+        help="Your own mirror answers as the top plan unless EDT_PLAN says otherwise; "
+        "pick a plan to see what a subscription gets.",
+    )
 
 
 def _plan_chosen() -> None:
@@ -63,20 +69,39 @@ def _widget(param: Param, value: str | None, plan: str, prefix: str) -> Any:
         except ValueError:
             number = None
         bound = lambda b: None if b is None else cast(b)  # noqa: E731
-        return st.number_input(label, value=number, min_value=bound(param.minimum), max_value=bound(param.maximum),
-                               step=cast(param.step or 1), key=key, help=help_text)  # fmt: skip
+        return st.number_input(
+            label,
+            value=number,
+            min_value=bound(param.minimum),
+            max_value=bound(param.maximum),
+            step=cast(param.step or 1),
+            key=key,
+            help=help_text,
+        )
     if param.kind == "choice":
-        choices = [c for c in (param.choices or ()) if param.name != "source" or c != REGFREE or
-                   plan_allows(plan, "regfree")]  # fmt: skip
+        choices = [
+            c for c in (param.choices or ()) if param.name != "source" or c != REGFREE or plan_allows(plan, "regfree")
+        ]
         options = ["", *choices]
         pending = prefix == "p:"
-        return st.selectbox(label, options, index=options.index(value) if value in options else 0, key=key,
-                            help=help_text,
-                            format_func=lambda c: choice_words(param, c, pending=pending) if c else "any")
+        return st.selectbox(
+            label,
+            options,
+            index=options.index(value) if value in options else 0,
+            key=key,
+            help=help_text,
+            format_func=lambda c: choice_words(param, c, pending=pending) if c else "any",
+        )
     if param.kind == "list" and param.choices:
         chosen = [v for v in (value or "").split(",") if v in param.choices]
-        return st.multiselect(label, list(param.choices), default=chosen, key=key, help=help_text,
-                              format_func=lambda c: choice_words(param, c, pending=prefix == "p:"))
+        return st.multiselect(
+            label,
+            list(param.choices),
+            default=chosen,
+            key=key,
+            help=help_text,
+            format_func=lambda c: choice_words(param, c, pending=prefix == "p:"),
+        )
     if param.kind == "date":
         day = None
         if value:
@@ -133,8 +158,12 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
             kept = {p.name: in_url[p.name] for p in params if p.name in in_url}
             chosen.update(kept)
             if kept:  # what the closed group holds, said under its title
-                st.sidebar.caption(" · ".join(f"{table[name].caption}: {_value_words(table[name], value, prefix)}"
-                                              for name, value in kept.items()))  # fmt: skip
+                st.sidebar.caption(
+                    " · ".join(
+                        f"{table[name].caption}: {_value_words(table[name], value, prefix)}"
+                        for name, value in kept.items()
+                    )
+                )
             continue
         with box:
             for param in params:

@@ -134,5 +134,9 @@ def _act(key: str) -> None:
 def show_html(html: str, *, key: str) -> None:
     """Draw `html`; its `?query` links change the page in place (see the module's docstring),
     its row buttons shortlist or watch (`ui/actions.py`)."""
-    _component("edt_html")(data=payload({"html": html}), key=key, on_navigate_change=lambda: _navigate(key),
-                           on_act_change=lambda: _act(key))
+    _component("edt_html")(
+        data=payload({"html": html}),
+        key=key,
+        on_navigate_change=lambda: _navigate(key),
+        on_act_change=lambda: _act(key),
+    )

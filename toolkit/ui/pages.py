@@ -59,8 +59,11 @@ def sort_label(sort: str) -> str:
     if not sort:
         return "Best score first (default)"
     if sort in PENDING_SORTS:
-        return {"drop_date": "Drop date, soonest first", "drop_date_desc": "Drop date, latest first",
-                "domain": "Domain, A to Z"}[sort]  # fmt: skip
+        return {
+            "drop_date": "Drop date, soonest first",
+            "drop_date_desc": "Drop date, latest first",
+            "domain": "Domain, A to Z",
+        }[sort]
     field, descending = sort.lstrip("-"), sort.startswith("-")
     label = sort_field_label(field)
     if field == "name":
@@ -74,8 +77,11 @@ def _sort_options(pending: bool) -> list[str]:
     if pending:
         return list(PENDING_SORTS)
     ordered = sorted(DOMAIN_SORTS, key=lambda s: (s == "id", sort_field_label(s)))
-    return ["", *[s if s in _ASCENDING_FIRST else f"-{s}" for s in ordered],
-            *[f"-{s}" if s in _ASCENDING_FIRST else s for s in ordered]]  # fmt: skip
+    return [
+        "",
+        *[s if s in _ASCENDING_FIRST else f"-{s}" for s in ordered],
+        *[f"-{s}" if s in _ASCENDING_FIRST else s for s in ordered],
+    ]
 
 
 def _url_choice(name: str, options: list[Any], default: Any) -> Any:
@@ -116,8 +122,11 @@ def results_page(pending: bool) -> None:
     defaults = table.default_keys(columns_table, has=("values",) if valued else ())
     keys = [c.key for c in columns_table]
     shown = [k for k in st.query_params.get("cols", "").split(",") if k in keys] or defaults
-    box = st.expander(f"Sort ({sort_label(sort).lower()}), rows per page ({per_page}), columns ({len(shown)})",
-                      key="table_settings", on_change="rerun")  # fmt: skip
+    box = st.expander(
+        f"Sort ({sort_label(sort).lower()}), rows per page ({per_page}), columns ({len(shown)})",
+        key="table_settings",
+        on_change="rerun",
+    )
     if box.open:
         with box:
             sort, size, shown = _table_settings(columns_table, sorts, sort, sizes, int(per_page), shown)
@@ -155,8 +164,10 @@ def results_page(pending: bool) -> None:
             why = []
         st.caption(f"No {noun[:-1]} matches: {'; '.join(why) if why else 'loosen a filter in the sidebar'}.")
     else:
-        st.caption(f"Page {page:,} of {meta['last_page']:,} · rows {meta['from']:,}–{meta['to']:,} · "
-                   f"{sort_label(sort)} · click a column title to sort all {meta['total']:,} by it")  # fmt: skip
+        st.caption(
+            f"Page {page:,} of {meta['last_page']:,} · rows {meta['from']:,}–{meta['to']:,} · "
+            f"{sort_label(sort)} · click a column title to sort all {meta['total']:,} by it"
+        )
     url_params = {k: (v[-1] if isinstance(v, list) else v) for k, v in st.query_params.to_dict().items()}
     records = envelope["data"]
     if any(c.key == "keep" for c in chosen):
@@ -170,8 +181,14 @@ def results_page(pending: bool) -> None:
         st.caption(f"Value: {coverage_note(valued)} (`edt appraise --backtest` measures it on this mirror).")
 
 
-def _table_settings(columns_table: tuple[table.Column, ...], sorts: list[str], sort: str, sizes: list[int],
-                    per_page: int, shown: list[str]) -> tuple[str, int, list[str]]:  # fmt: skip
+def _table_settings(
+    columns_table: tuple[table.Column, ...],
+    sorts: list[str],
+    sort: str,
+    sizes: list[int],
+    per_page: int,
+    shown: list[str],
+) -> tuple[str, int, list[str]]:
     """The sort menu, the rows per page and the column chooser (the group is open), kept in step
     with the URL: a header link or a bookmark changes the URL, the widgets follow it."""
     left, middle, right = st.columns([3, 1, 4])
@@ -211,9 +228,11 @@ def _pager(page: int, last: int) -> str:
             return f'<span class="edt-dim">{text}</span>'
         return f'<a href="?{html.escape(urlencode({"page": target if target > 1 else ""}))}" target="_self">{text}</a>'
 
-    return (f'<p class="edt-pager">{link("« First", 1, page > 1)} · {link("‹ Previous", page - 1, page > 1)} · '
-            f'page {page:,} of {last:,} · {link("Next ›", page + 1, page < last)} · '
-            f'{link("Last »", last, page < last)}</p>')  # fmt: skip
+    return (
+        f'<p class="edt-pager">{link("« First", 1, page > 1)} · {link("‹ Previous", page - 1, page > 1)} · '
+        f"page {page:,} of {last:,} · {link('Next ›', page + 1, page < last)} · "
+        f"{link('Last »', last, page < last)}</p>"
+    )
 
 
 def _download_all(params: dict[str, str], pending: bool) -> str | None:
@@ -227,8 +246,10 @@ def _download_all(params: dict[str, str], pending: bool) -> str | None:
     at = state.searched_at(params, pending=pending)
     plan = state.plan_in_force()
     if not pending and not plan_allows(plan, "export"):
-        return (f'<p class="edt-dim">The CSV of all {total:,} rows needs the Business plan (the plan in force is '
-                f"{plan}).</p>")
+        return (
+            f'<p class="edt-dim">The CSV of all {total:,} rows needs the Business plan (the plan in force is '
+            f"{plan}).</p>"
+        )
     label = f"Download all {total:,} rows (CSV)"
     if assets.served():
         url = exports.export_url(search, plan=plan, at=at, pending=pending)
@@ -237,8 +258,9 @@ def _download_all(params: dict[str, str], pending: bool) -> str | None:
     def all_rows_csv() -> bytes:
         return csv_of_all(search, mirror=state.exporter(at), plan=plan, pending=pending)
 
-    st.download_button(label, all_rows_csv, file_name=exports.csv_name(pending), mime="text/csv", on_click="ignore",
-                       key="csv")  # fmt: skip
+    st.download_button(
+        label, all_rows_csv, file_name=exports.csv_name(pending), mime="text/csv", on_click="ignore", key="csv"
+    )
     command = "edt export --format csv --out listings.csv" if not pending else None
     if command:
         args = " ".join(shlex.quote(f"{k}={v}") for k, v in search.items())
@@ -286,8 +308,10 @@ def trust_flow() -> None:
     filters, counts = _chart_page("Trust Flow / Citation Flow")
     if counts is None:
         return
-    st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
-               f"{counts.without_tf_cf:,} without both Trust Flow and Citation Flow are left out.")  # fmt: skip
+    st.caption(
+        f"Counts over all {counts.total:,} matching listings (not a sample); "
+        f"{counts.without_tf_cf:,} without both Trust Flow and Citation Flow are left out."
+    )
     left, right = st.columns([3, 2])
     made = state.made_from(state._key(filters))
     echarts.show_made(lambda: charts.tf_cf_heatmap(counts), (*made, "tfcf"), key="tfcf", where=left)
@@ -296,8 +320,9 @@ def trust_flow() -> None:
     _from_url("zone_by", "zone_by", lambda v: {"topic": "topic", "source": "source"}[v], "topic")
     zone_by = left.radio("Share in the zone by", ["topic", "source"], horizontal=True, key="zone_by")
     _to_url("zone_by", "" if zone_by == "topic" else zone_by)
-    echarts.show_made(lambda: charts.zone_share_bars(counts, zone_by), (*made, "zone", zone_by), key="zone_share",
-                      where=left)  # fmt: skip
+    echarts.show_made(
+        lambda: charts.zone_share_bars(counts, zone_by), (*made, "zone", zone_by), key="zone_share", where=left
+    )
     _tf_cf_region(filters, right)
     _tf_cf_points(filters)
 
@@ -342,13 +367,17 @@ def _tf_cf_region(filters: dict[str, str], where: Any) -> None:
     total = found["meta"]["total"]
     bounds = f"TF {region['tf_min']}–{region['tf_max']}, CF {region['cf_min']}–{region['cf_max']}"
     with where:
-        navigation.show_html(f"<p><b>{total:,}</b> matching listings in {bounds} (enriched ones only) · "
-                             f"{_open_all_link('explore', {**region, 'sort': '-trust_flow'})}</p>",
-                             key="region_summary")  # fmt: skip
+        navigation.show_html(
+            f"<p><b>{total:,}</b> matching listings in {bounds} (enriched ones only) · "
+            f"{_open_all_link('explore', {**region, 'sort': '-trust_flow'})}</p>",
+            key="region_summary",
+        )
     if total:
         columns = table.chosen_columns(table.LISTING_TABLE, None)
-        navigation.show_html(table.render(table.LISTING_TABLE, columns, found["data"], {}, state.reader().now(),
-                                          sortable=False), key="region_table")  # fmt: skip
+        navigation.show_html(
+            table.render(table.LISTING_TABLE, columns, found["data"], {}, state.reader().now(), sortable=False),
+            key="region_table",
+        )
         if total > len(found["data"]):
             st.caption(f"The {len(found['data'])} highest Trust Flow of {total:,}; Explore pages through all of them.")
 
@@ -358,8 +387,10 @@ def _tf_cf_points(filters: dict[str, str]) -> None:
     from ..analysis import charts  # Plotly and pandas: loaded by the pages that draw charts
 
     _from_url("tf_points", "points", lambda v: v == "1", False)
-    shown = st.toggle(f"Show a sample of {state.CHART_SAMPLE:,} listings as points, to lasso any shape (slow "
-                      "without a GPU)", key="tf_points")  # fmt: skip
+    shown = st.toggle(
+        f"Show a sample of {state.CHART_SAMPLE:,} listings as points, to lasso any shape (slow without a GPU)",
+        key="tf_points",
+    )
     _to_url("points", "1" if shown else "")
     if not shown:
         return
@@ -373,8 +404,12 @@ def _tf_cf_points(filters: dict[str, str]) -> None:
         _show_error(exc)
         return
     st.caption(f"{len(rows):,} rows drawn (an even sample by id when more match).")
-    event = st.plotly_chart(charts.tf_cf_scatter(rows, color_by=color_by), on_select="rerun",
-                            selection_mode=("points", "box", "lasso"), key="tfcf_points")  # fmt: skip
+    event = st.plotly_chart(
+        charts.tf_cf_scatter(rows, color_by=color_by),
+        on_select="rerun",
+        selection_mode=("points", "box", "lasso"),
+        key="tfcf_points",
+    )
     picked = charts.frame_ids(list(event.selection.get("points", []))) if event and event.selection else []
     if picked:
         st.subheader(f"{len(picked)} selected")
@@ -394,9 +429,11 @@ def archive() -> None:
     filters, counts = _chart_page("Archive age")
     if counts is None:
         return
-    st.caption(f"Counts over all {counts.total:,} matching listings (not a sample); "
-               f"{counts.without_first_date:,} without a first web-archive snapshot date are left out of the age "
-               "charts.")  # fmt: skip
+    st.caption(
+        f"Counts over all {counts.total:,} matching listings (not a sample); "
+        f"{counts.without_first_date:,} without a first web-archive snapshot date are left out of the age "
+        "charts."
+    )
     left, right = st.columns(2)
     made = state.made_from(state._key(filters))
     echarts.show_made(lambda: charts.age_bars(counts), (*made, "age"), key="age", where=left)
@@ -426,7 +463,9 @@ def ics_for_days(days: dict[date, list[str]], title: str) -> bytes:
         event.add("dtstamp", datetime.now(timezone.utc))
         event.add("dtstart", day)
         event.add("summary", f"{title}: {len(names)} domain{'s' if len(names) != 1 else ''}")
-        event.add("description", "\n".join(names[:200]) + (f"\n… and {len(names) - 200} more" if len(names) > 200 else ""))
+        event.add(
+            "description", "\n".join(names[:200]) + (f"\n… and {len(names) - 200} more" if len(names) > 200 else "")
+        )
         cal.add_component(event)
     return cal.to_ical()
 
@@ -452,11 +491,18 @@ def ics_for_windows(drops: list[tuple[str, date, date | None, date | None]], tit
         event.add("dtstart", start)
         event.add("dtend", end + timedelta(days=1))
         count = f"{len(names)} domain{'s' if len(names) != 1 else ''}"
-        when = (f"most likely {likely:%a %d %b}, window {start:%d %b}–{end:%d %b} ({span} days)" if span > 1
-                else f"on {likely:%a %d %b}")  # fmt: skip
+        when = (
+            f"most likely {likely:%a %d %b}, window {start:%d %b}–{end:%d %b} ({span} days)"
+            if span > 1
+            else f"on {likely:%a %d %b}"
+        )
         event.add("summary", f"{title}: {count}, {when}")
-        note = ("The day each name is released lies in this window; a daily zone snapshot only says a name left "
-                "the zone between two snapshots." if span > 1 else "A one-day window (the registry published it).")
+        note = (
+            "The day each name is released lies in this window; a daily zone snapshot only says a name left "
+            "the zone between two snapshots."
+            if span > 1
+            else "A one-day window (the registry published it)."
+        )
         listed = "\n".join(names[:200]) + (f"\n… and {len(names) - 200} more" if len(names) > 200 else "")
         event.add("description", f"{note}\n\n{listed}")
         cal.add_component(event)
@@ -507,8 +553,10 @@ def drop_calendar() -> None:
     _to_url("month", "" if month == this_month else f"{month:%Y-%m}")
     first, last = _month_bounds(month)
     _from_url("cal_tld", "cal_tld", str, "")
-    tld = st.text_input("TLD (comma-separated; uk also means .co.uk, .org.uk, ...)" if pending
-                        else "TLD (comma-separated)", key="cal_tld").strip()  # fmt: skip
+    tld = st.text_input(
+        "TLD (comma-separated; uk also means .co.uk, .org.uk, ...)" if pending else "TLD (comma-separated)",
+        key="cal_tld",
+    ).strip()
     _to_url("cal_tld", tld)
     if pending:
         _from_url("cal_status", "cal_status", lambda t: [v for v in t.split(",") if v in PENDING_STATUSES], [])
@@ -525,16 +573,22 @@ def drop_calendar() -> None:
         _show_error(exc)
         return
     title = _CALENDAR_KINDS[kind]
-    echarts.show_made(lambda: charts.drop_calendar(counts, month, title=f"{title}, {month:%B %Y}",
-                                                   counted="Drops" if pending else "Auctions ending"),
-                      state.made_from(state._key(params), pending, month), key="calendar")  # fmt: skip
+    echarts.show_made(
+        lambda: charts.drop_calendar(
+            counts, month, title=f"{title}, {month:%B %Y}", counted="Drops" if pending else "Auctions ending"
+        ),
+        state.made_from(state._key(params), pending, month),
+        key="calendar",
+    )
     in_month = {d: n for d, n in counts.items() if first <= d <= last and n}
     st.caption(f"{sum(in_month.values()):,} domains in {month:%B %Y}")
     if pending:
-        st.caption("Each drop is counted on its most likely day. A drop predicted from a daily zone snapshot is a "
-                   "window (the name left the zone between two snapshots): the table and the .ics show it. On the "
-                   ".nu backtest the most likely day was exact for 92% of names and the window held the official "
-                   "day for 99.8% (docs/guides/drop-dates.md).")  # fmt: skip
+        st.caption(
+            "Each drop is counted on its most likely day. A drop predicted from a daily zone snapshot is a "
+            "window (the name left the zone between two snapshots): the table and the .ics show it. On the "
+            ".nu backtest the most likely day was exact for 92% of names and the window held the official "
+            "day for 99.8% (docs/guides/drop-dates.md)."
+        )
     if not in_month:
         return
     days = sorted(in_month)
@@ -542,8 +596,9 @@ def drop_calendar() -> None:
     first_day = next((d for d in days if d >= today), days[-1])
     # The menu's key names its search: after a filter change its counts are the new ones.
     menu = f"cal_day:{kind}:{month:%Y-%m}:{tld}:{params.get('status', '')}"
-    _from_url(menu, "day", lambda t: date.fromisoformat(t) if date.fromisoformat(t) in in_month else first_day,
-              first_day)  # fmt: skip
+    _from_url(
+        menu, "day", lambda t: date.fromisoformat(t) if date.fromisoformat(t) in in_month else first_day, first_day
+    )
     if st.session_state[menu] not in in_month:
         st.session_state[menu] = first_day
     day = st.selectbox("Day", days, format_func=lambda d: f"{d:%a %d %b} ({in_month[d]:,})", key=menu)
@@ -555,8 +610,14 @@ def drop_calendar() -> None:
             return ics_for_windows([d for day in sorted(in_month) for d in _drops_on(day, params)], title)
         return ics_for_days({d: _names_on(d, params) for d in sorted(in_month)}, title)
 
-    st.download_button("Download the days (.ics)", calendar_file, file_name="drops.ics", mime="text/calendar",
-                       on_click="ignore", key="ics")  # fmt: skip
+    st.download_button(
+        "Download the days (.ics)",
+        calendar_file,
+        file_name="drops.ics",
+        mime="text/calendar",
+        on_click="ignore",
+        key="ics",
+    )
 
 
 def _on_day(day: date, params: dict[str, str], pending: bool) -> dict[str, str]:
@@ -582,8 +643,15 @@ def _day_table(day: date, params: dict[str, str], pending: bool) -> None:
         return
     total, shown = found["meta"]["total"], len(found["data"])
     what = f"The first {shown} of {total:,}" if total > shown else f"All {total:,}"
-    rows = table.render(columns_table, table.chosen_columns(columns_table, keys), found["data"], {},
-                        state.reader().now(), pending=pending, sortable=False)  # fmt: skip
+    rows = table.render(
+        columns_table,
+        table.chosen_columns(columns_table, keys),
+        found["data"],
+        {},
+        state.reader().now(),
+        pending=pending,
+        sortable=False,
+    )
     navigation.show_html(f"<p>{what} · {_open_all_link(view, search)}</p>{rows}", key="day_table")
 
 
@@ -596,10 +664,15 @@ def _open_all_link(view: str, search: dict[str, str]) -> str:
 
 def _drops_on(day: date, params: dict[str, str]) -> list[tuple[str, date, date | None, date | None]]:
     """(domain, most likely day, window start, window end) of the pending drops counted on `day`."""
-    rows = state.reader().pending_df(_on_day(day, params, True), plan=state.plan_in_force(),
-                                     columns=["domain", "drop_window_start", "drop_window_end"])  # fmt: skip
-    return [(name, day, _as_day(start), _as_day(end))
-            for name, start, end in zip(rows["domain"], rows["drop_window_start"], rows["drop_window_end"])]  # fmt: skip
+    rows = state.reader().pending_df(
+        _on_day(day, params, True),
+        plan=state.plan_in_force(),
+        columns=["domain", "drop_window_start", "drop_window_end"],
+    )
+    return [
+        (name, day, _as_day(start), _as_day(end))
+        for name, start, end in zip(rows["domain"], rows["drop_window_start"], rows["drop_window_end"])
+    ]
 
 
 def _as_day(value: object) -> date | None:
@@ -615,8 +688,14 @@ def _names_on(day: date, params: dict[str, str]) -> list[str]:
 # -- Sync ------------------------------------------------------------------------------------
 
 
-_RUN_WORDS = {"ok": "done", "failed": "failed", "stopped": "refused by the service", "interrupted": "stopped midway",
-              "running": "running", "skipped": "skipped"}  # fmt: skip
+_RUN_WORDS = {
+    "ok": "done",
+    "failed": "failed",
+    "stopped": "refused by the service",
+    "interrupted": "stopped midway",
+    "running": "running",
+    "skipped": "skipped",
+}
 
 
 def _age(hours: float | None) -> str:
@@ -640,22 +719,40 @@ def sync_page() -> None:
     if demo:
         _demo_runs(demo)
     st.subheader("Datasets from the live service")
-    rows = [(f"{r['job']}: {JOBS[r['job']].description.split(' (')[0]}", r["schedule"],
-             table.moment(r["last_ok"]) or "—", _age(r["age_hours"]) or "—",
-             _freshness_words(r, "synced", bool(demo))) for r in info["freshness"]]  # fmt: skip
-    navigation.show_html(table.plain_table(("dataset", "the service refreshes it", "last synced", "", "state"), rows),
-                         key="freshness")  # fmt: skip
+    rows = [
+        (
+            f"{r['job']}: {JOBS[r['job']].description.split(' (')[0]}",
+            r["schedule"],
+            table.moment(r["last_ok"]) or "—",
+            _age(r["age_hours"]) or "—",
+            _freshness_words(r, "synced", bool(demo)),
+        )
+        for r in info["freshness"]
+    ]
+    navigation.show_html(
+        table.plain_table(("dataset", "the service refreshes it", "last synced", "", "state"), rows), key="freshness"
+    )
     if info["last_sync"]:
         st.subheader("Last runs")
-        runs = [(job, table.moment(r["started_at"]), table.moment(r["finished_at"]) or "—",
-                 _RUN_WORDS.get(r["status"], r["status"]),
-                 f"{r['rows_seen']:,}" if r["rows_seen"] is not None else "—", r["error"] or "")
-                for job, r in info["last_sync"].items()]  # fmt: skip
-        navigation.show_html(table.plain_table(("job", "started", "finished", "result", "rows seen", "problem"), runs),
-                             key="runs")  # fmt: skip
+        runs = [
+            (
+                job,
+                table.moment(r["started_at"]),
+                table.moment(r["finished_at"]) or "—",
+                _RUN_WORDS.get(r["status"], r["status"]),
+                f"{r['rows_seen']:,}" if r["rows_seen"] is not None else "—",
+                r["error"] or "",
+            )
+            for job, r in info["last_sync"].items()
+        ]
+        navigation.show_html(
+            table.plain_table(("job", "started", "finished", "result", "rows seen", "problem"), runs), key="runs"
+        )
     if not os.environ.get("EDT_API_KEY"):
-        st.info("Set EDT_API_KEY (and EDT_PLAN) before starting the app to sync from the live service; "
-                "the free public feeds below need no key.")  # fmt: skip
+        st.info(
+            "Set EDT_API_KEY (and EDT_PLAN) before starting the app to sync from the live service; "
+            "the free public feeds below need no key."
+        )
     else:
         job = st.selectbox("Job", list(JOBS), key="sync_job")
         if st.button("Run this job now", key="sync_run"):
@@ -670,13 +767,17 @@ def _demo_runs(meta: dict[str, str]) -> None:
     from ..sync.schedule import DEFAULT_SCHEDULES, schedule_words
 
     played = played_runs(meta)
-    st.info(f"This mirror holds {demo_words(meta)}: generated data, not a sync. `edt sync --feeds --clear-demo` swaps "
-            "it for the free public feeds, `edt demo --clear` removes it.")  # fmt: skip
+    st.info(
+        f"This mirror holds {demo_words(meta)}: generated data, not a sync. `edt sync --feeds --clear-demo` swaps "
+        "it for the free public feeds, `edt demo --clear` removes it."
+    )
     if not played:
         return
     st.subheader("What the demo lived")
-    rows = [(job, schedule_words(DEFAULT_SCHEDULES[job]), f"{runs:,}", table.moment(last))
-            for job, (runs, last) in sorted(played.items(), key=lambda item: -item[1][0])]  # fmt: skip
+    rows = [
+        (job, schedule_words(DEFAULT_SCHEDULES[job]), f"{runs:,}", table.moment(last))
+        for job, (runs, last) in sorted(played.items(), key=lambda item: -item[1][0])
+    ]
     navigation.show_html(table.plain_table(("job", "played", "runs", "last run"), rows), key="demo_runs")
 
 
@@ -692,11 +793,20 @@ def _feeds_section(info: dict[str, Any]) -> None:
         st.error(str(exc))
         return
     if info["feeds"]:
-        rows = [(f"{r['job']}: {feeds[r['job']].description}" if r["job"] in feeds else r["job"],
-                 schedule_words(r["schedule"]), table.moment(r["last_ok"]) or "—", _age(r["age_hours"]) or "—",
-                 _freshness_words(r, "fetched"), "yes" if r["enabled"] else "no") for r in info["feeds"]]  # fmt: skip
-        navigation.show_html(table.plain_table(("feed", "published", "last fetched", "", "state", "on"), rows),
-                             key="feeds")  # fmt: skip
+        rows = [
+            (
+                f"{r['job']}: {feeds[r['job']].description}" if r["job"] in feeds else r["job"],
+                schedule_words(r["schedule"]),
+                table.moment(r["last_ok"]) or "—",
+                _age(r["age_hours"]) or "—",
+                _freshness_words(r, "fetched"),
+                "yes" if r["enabled"] else "no",
+            )
+            for r in info["feeds"]
+        ]
+        navigation.show_html(
+            table.plain_table(("feed", "published", "last fetched", "", "state", "on"), rows), key="feeds"
+        )
     for failed, line in st.session_state.pop("feed_lines", []):  # the last run's, said after the rerun
         (st.error if failed else st.success)(line)
     runnable = [name for name, feed in feeds.items() if feed.url]
@@ -737,8 +847,9 @@ def _run_job(job: str) -> None:
 
     async def run() -> list:
         per_minute = RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
-        async with RemoteClient(settings.base_url, settings.api_key or "", plan=settings.plan,
-                                per_minute=per_minute) as client:  # fmt: skip
+        async with RemoteClient(
+            settings.base_url, settings.api_key or "", plan=settings.plan, per_minute=per_minute
+        ) as client:
             return await sync(settings.db, client, plan=settings.plan, jobs=[job], progress=progress)
 
     try:
@@ -760,8 +871,10 @@ def first_run() -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Try it with demo data")
-        st.write("About 5,000 realistic listings, 1,500 deleted ccTLD domains and 1,000 pending-delete domains, "
-                 "generated on this machine in a few seconds.")  # fmt: skip
+        st.write(
+            "About 5,000 realistic listings, 1,500 deleted ccTLD domains and 1,000 pending-delete domains, "
+            "generated on this machine in a few seconds."
+        )
         if st.button("Load the demo data", type="primary", key="load_demo"):
             from ..demo import load_demo
 

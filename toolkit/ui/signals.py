@@ -34,8 +34,12 @@ def signal_flags(record: dict[str, Any]) -> list[tuple[str, str]]:
         flags.append(("Inflated metrics", jump.get("reason") or f"{jump.get('metric')} rose by {jump.get('rise')}"))
     terms = record.get("spam_terms") or []
     if terms:
-        flags.append(("Spam words", "the name reads as " + ", ".join(f"'{t}'" for t in terms)
-                      + " (your spam dictionary: edt spam show)"))  # fmt: skip
+        flags.append(
+            (
+                "Spam words",
+                "the name reads as " + ", ".join(f"'{t}'" for t in terms) + " (your spam dictionary: edt spam show)",
+            )
+        )
     if record.get("archive_parked"):
         flags.append(("Parked", record.get("archive_parked_reason") or "parked-page signal in the archive"))
     share = record.get("archive_redirect_share")
@@ -54,23 +58,38 @@ def show_signals(record: dict[str, Any], history: pd.DataFrame, unknown: list[st
     no_links, no_archive = "no link data" in unknown, "no archive data" in unknown
     cols = st.columns(2)
     continuity = record.get("archive_continuity")
-    cols[0].metric("Archive continuity", "—" if continuity is None else f"{continuity}/100",
-                   help="Years with archived content over the archived span, less parked pages")  # fmt: skip
+    cols[0].metric(
+        "Archive continuity",
+        "—" if continuity is None else f"{continuity}/100",
+        help="Years with archived content over the archived span, less parked pages",
+    )
     years = record.get("archive_years")
     cols[1].metric("Years archived", "—" if years is None else years)
     flags = signal_flags(record)
     for flag, reason in flags:
         st.warning(f"**{flag}**: {reason}")
-    checked = ["spam word", *([] if no_links else ["metric jump"]),
-               *([] if no_archive else ["parked page", "archive gap"])]
+    checked = [
+        "spam word",
+        *([] if no_links else ["metric jump"]),
+        *([] if no_archive else ["parked page", "archive gap"]),
+    ]
     if not flags:
         st.success(f"No {', '.join(checked[:-1]) + ' or ' + checked[-1] if len(checked) > 1 else checked[0]} flagged.")
     if no_links or no_archive:
-        missing = [what for what, gone in (("metric jumps (no link data)", no_links),
-                                           ("parked pages and archive gaps (no archive data)", no_archive)) if gone]
+        missing = [
+            what
+            for what, gone in (
+                ("metric jumps (no link data)", no_links),
+                ("parked pages and archive gaps (no archive data)", no_archive),
+            )
+            if gone
+        ]
         st.caption(f"Not checked: {' and '.join(missing)}.")
     if no_links:
         return  # no metric was ever recorded: no chart of nothing
     jump = record.get("metrics_jump") if record.get("metrics_jumped") else None
-    echarts.show_made(lambda: charts.metric_history(history, jump_at=(jump or {}).get("after_at")),
-                      state.made_from("metric history", record["id"]), key="metric_history_chart")  # fmt: skip
+    echarts.show_made(
+        lambda: charts.metric_history(history, jump_at=(jump or {}).get("after_at")),
+        state.made_from("metric history", record["id"]),
+        key="metric_history_chart",
+    )

@@ -140,8 +140,9 @@ def status() -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _frame(path: str, generation: int, plan: str, key: tuple, columns: tuple[str, ...], sample: int | None,
-           pending: bool):  # fmt: skip
+def _frame(
+    path: str, generation: int, plan: str, key: tuple, columns: tuple[str, ...], sample: int | None, pending: bool
+):
     mirror = _reader(path)
     if pending:
         return mirror.pending_df(dict(key), plan=plan, columns=list(columns))
@@ -271,5 +272,7 @@ def read_only_words(mirror: Mirror, exc: Exception) -> str | None:
     if not (isinstance(exc, sqlite3.OperationalError) and "readonly database" in str(exc)):
         return None
     why = read_only_place(mirror.path) or "opened read-only"
-    return (f"The mirror {mirror.path} is {why}: the watchlist and the shortlist cannot be saved in it. "
-            "Copy it to a writable place and start the app on the copy (edt app --db PATH); reading works as it is.")
+    return (
+        f"The mirror {mirror.path} is {why}: the watchlist and the shortlist cannot be saved in it. "
+        "Copy it to a writable place and start the app on the copy (edt app --db PATH); reading works as it is."
+    )

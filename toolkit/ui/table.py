@@ -196,8 +196,10 @@ WATCHED = "_watched"  # a record's mark: its name is watched
 
 
 def _act_button(action: str, face: str, tip: str) -> str:
-    return (f'<button type="button" class="edt-act" data-edt-act="{html.escape(action)}" title="{html.escape(tip)}" '
-            f'aria-label="{html.escape(tip)}">{face}</button>')
+    return (
+        f'<button type="button" class="edt-act" data-edt-act="{html.escape(action)}" title="{html.escape(tip)}" '
+        f'aria-label="{html.escape(tip)}">{face}</button>'
+    )
 
 
 def keep_cell(name_field: str, *, shortlist: bool = True) -> Cell:
@@ -208,13 +210,23 @@ def keep_cell(name_field: str, *, shortlist: bool = True) -> Cell:
         out = []
         if shortlist and name_field == "name" and record.get("id") is not None:
             kept = bool(record.get(KEPT))
-            out.append(_act_button(f"shortlist:{'off' if kept else 'on'}:{record['id']}:{name}",
-                                   "★" if kept else "☆",
-                                   f"On your shortlist: take {name} off" if kept else f"Shortlist {name}"))
+            out.append(
+                _act_button(
+                    f"shortlist:{'off' if kept else 'on'}:{record['id']}:{name}",
+                    "★" if kept else "☆",
+                    f"On your shortlist: take {name} off" if kept else f"Shortlist {name}",
+                )
+            )
         watched = bool(record.get(WATCHED))
-        out.append(_act_button(f"watch:{'off' if watched else 'on'}:{name}", "◉" if watched else "◎",
-                               f"Watched: stop watching {name}" if watched else
-                               f"Watch {name} through expiry, redemption, pending delete and release"))  # fmt: skip
+        out.append(
+            _act_button(
+                f"watch:{'off' if watched else 'on'}:{name}",
+                "◉" if watched else "◎",
+                f"Watched: stop watching {name}"
+                if watched
+                else f"Watch {name} through expiry, redemption, pending delete and release",
+            )
+        )
         return "".join(out)
 
     return cell
@@ -224,21 +236,59 @@ def keep_cell(name_field: str, *, shortlist: bool = True) -> Cell:
 # its link metrics, then where it is listed.
 LISTING_TABLE: tuple[Column, ...] = (
     Column("name", "Domain", lambda r, now: name_link(r["name"]), "name", descending_first=False),
-    Column("price", "Price", lambda r, now: money(r.get("effective_price"), r.get("currency")), "effective_price",
-           numeric=True, help="current bid, else the price, in the platform's currency"),
-    Column("eur", "EUR", lambda r, now: money(r.get("effective_price_eur"), "EUR"), "effective_price_eur",
-           numeric=True, help="the price in euros, at the ECB rate of the day it was seen"),
-    Column("value", "Value (EUR)", _value, "value_mid", numeric=True, needs="values",
-           help="80% price range in EUR, learnt from the auctions this mirror saw end (edt appraise); sorts by its middle"),
-    Column("live", "Live (EUR)", _live, "live_mid", numeric=True, needs="values",
-           help="what an auction with bids will sell for, given its bidding: 80% range in EUR, never below the bid; "
-                "sorts by its middle"),
-    Column("deal", "Value/price", _deal, "deal", numeric=True, default=False,
-           help="the value over the EUR price (the live estimate for an auction with bids, else the range's middle): "
-                "above 1, priced under its value"),
+    Column(
+        "price",
+        "Price",
+        lambda r, now: money(r.get("effective_price"), r.get("currency")),
+        "effective_price",
+        numeric=True,
+        help="current bid, else the price, in the platform's currency",
+    ),
+    Column(
+        "eur",
+        "EUR",
+        lambda r, now: money(r.get("effective_price_eur"), "EUR"),
+        "effective_price_eur",
+        numeric=True,
+        help="the price in euros, at the ECB rate of the day it was seen",
+    ),
+    Column(
+        "value",
+        "Value (EUR)",
+        _value,
+        "value_mid",
+        numeric=True,
+        needs="values",
+        help="80% price range in EUR, learnt from the auctions this mirror saw end (edt appraise); sorts by its middle",
+    ),
+    Column(
+        "live",
+        "Live (EUR)",
+        _live,
+        "live_mid",
+        numeric=True,
+        needs="values",
+        help="what an auction with bids will sell for, given its bidding: 80% range in EUR, never below the bid; "
+        "sorts by its middle",
+    ),
+    Column(
+        "deal",
+        "Value/price",
+        _deal,
+        "deal",
+        numeric=True,
+        default=False,
+        help="the value over the EUR price (the live estimate for an auction with bids, else the range's middle): "
+        "above 1, priced under its value",
+    ),
     Column("bids", "Bids", _field("bids_count"), "bids_count", numeric=True),
-    Column("ends", "Ends in", lambda r, now: ends_in(r.get("auction_end_date"), now), "auction_end_date",
-           descending_first=False),
+    Column(
+        "ends",
+        "Ends in",
+        lambda r, now: ends_in(r.get("auction_end_date"), now),
+        "auction_end_date",
+        descending_first=False,
+    ),
     Column("tf", "TF", _field("trust_flow"), "trust_flow", numeric=True, help="Trust Flow"),
     Column("cf", "CF", _field("citation_flow"), "citation_flow", numeric=True, help="Citation Flow"),
     Column("da", "DA", _field("domain_authority"), "domain_authority", numeric=True, help="Domain Authority"),
@@ -250,25 +300,43 @@ LISTING_TABLE: tuple[Column, ...] = (
     Column("type", "Type", _field("type"), default=False),
     Column("backlinks", "Backlinks", _field("backlinks_count"), "backlinks_count", numeric=True, default=False),
     Column("snapshots", "Snapshots", _field("wayback_snapshots"), "wayback_snapshots", numeric=True, default=False),
-    Column("traffic", "Traffic", _field("historical_traffic_etv"), "historical_traffic_etv", numeric=True,
-           default=False, help="estimated monthly organic traffic"),
+    Column(
+        "traffic",
+        "Traffic",
+        _field("historical_traffic_etv"),
+        "historical_traffic_etv",
+        numeric=True,
+        default=False,
+        help="estimated monthly organic traffic",
+    ),
     Column("language", "Lang", _field("language"), default=False),
     Column("topic", "Topic", _field("ttf_topic"), default=False),
     Column("added", "Added", lambda r, now: blank((r.get("created_at") or "")[:10]), "created_at", default=False),
     Column("buy", "Buy", _buy),
-    Column("keep", "Keep", keep_cell("name"),
-           help="☆ shortlist it, ◎ watch its name (★ and ◉: done; click again to undo)"),
-)  # fmt: skip
+    Column(
+        "keep", "Keep", keep_cell("name"), help="☆ shortlist it, ◎ watch its name (★ and ◉: done; click again to undo)"
+    ),
+)
 
 # The pending-delete table: the name, when it drops, its state, then the metrics when known.
 PENDING_TABLE: tuple[Column, ...] = (
     Column("domain", "Domain", lambda r, now: name_link(r["domain"]), "domain", descending_first=False),
-    Column("drops", "Drops", lambda r, now: _drops(r.get("estimated_drop_date"), now), "drop_date",
-           descending_first=False),
-    Column("window", "Window", _window, default=False,
-           help="the days it may drop: one when the registry lists it, else between two zone snapshots"),
-    Column("status", "Status", lambda r, now: status(r.get("whois_status")),
-           help="the registry's status, its code on hover"),
+    Column(
+        "drops", "Drops", lambda r, now: _drops(r.get("estimated_drop_date"), now), "drop_date", descending_first=False
+    ),
+    Column(
+        "window",
+        "Window",
+        _window,
+        default=False,
+        help="the days it may drop: one when the registry lists it, else between two zone snapshots",
+    ),
+    Column(
+        "status",
+        "Status",
+        lambda r, now: status(r.get("whois_status")),
+        help="the registry's status, its code on hover",
+    ),
     Column("tld", "TLD", lambda r, now: blank("." + r["tld"] if r.get("tld") else None)),
     Column("length", "Length", _field("sld_length"), numeric=True),
     Column("tf", "TF", _field("trust_flow"), numeric=True, help="Trust Flow, when known"),
@@ -280,9 +348,10 @@ PENDING_TABLE: tuple[Column, ...] = (
     Column("source", "Pipeline", lambda r, now: blank(pipeline_name(r.get("source")))),
     Column("dns", "DNS", _field("dns_status"), default=False),
     Column("language", "Lang", _field("language"), default=False),
-    Column("keep", "Watch", keep_cell("domain"),
-           help="◎ watch the name through its drop (◉: watched; click again to undo)"),
-)  # fmt: skip
+    Column(
+        "keep", "Watch", keep_cell("domain"), help="◎ watch the name through its drop (◉: watched; click again to undo)"
+    ),
+)
 
 
 def default_keys(table: Sequence[Column], has: Iterable[str] = ()) -> list[str]:
@@ -341,9 +410,17 @@ _STYLE = """<style>
 </style>"""
 
 
-def render(table: Sequence[Column], columns: Sequence[Column], records: Sequence[Mapping[str, Any]],
-           url_params: Mapping[str, str], now: datetime, *, pending: bool = False, sortable: bool = True,
-           sort_key: str = "sort") -> str:  # fmt: skip
+def render(
+    table: Sequence[Column],
+    columns: Sequence[Column],
+    records: Sequence[Mapping[str, Any]],
+    url_params: Mapping[str, str],
+    now: datetime,
+    *,
+    pending: bool = False,
+    sortable: bool = True,
+    sort_key: str = "sort",
+) -> str:
     """The HTML of one page of results. With `sortable`, headers of sortable columns link to
     the same URL with the next sort (in `sort_key`) and page 1."""
     current = url_params.get(sort_key)
@@ -363,8 +440,10 @@ def render(table: Sequence[Column], columns: Sequence[Column], records: Sequence
     for record in records:
         cells = "".join(('<td class="num">' if c.numeric else "<td>") + c.cell(record, now) + "</td>" for c in columns)
         rows.append(f"<tr>{cells}</tr>")
-    return (f'{_STYLE}<div class="edt-wrap"><table class="edt-table"><thead><tr>{"".join(heads)}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div>')  # fmt: skip
+    return (
+        f'{_STYLE}<div class="edt-wrap"><table class="edt-table"><thead><tr>{"".join(heads)}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def fields_html(rows: Sequence[tuple[str, str]], header: Sequence[str] = ("field", "value")) -> str:
@@ -380,15 +459,21 @@ def grouped_fields_html(groups: Sequence[tuple[str, Sequence[tuple[str, str, str
     body = []
     for title, rows in groups:
         body.append(f'<tr><th colspan="2">{html.escape(title)}</th></tr>')
-        body += [f'<tr><td title="{html.escape(tip)}">{html.escape(label)}</td><td>{html.escape(value)}</td></tr>'
-                 for label, value, tip in rows]
-    return (f'{_STYLE}<div class="edt-wrap"><table class="edt-table edt-fields"><tbody>{"".join(body)}</tbody>'
-            "</table></div>")
+        body += [
+            f'<tr><td title="{html.escape(tip)}">{html.escape(label)}</td><td>{html.escape(value)}</td></tr>'
+            for label, value, tip in rows
+        ]
+    return (
+        f'{_STYLE}<div class="edt-wrap"><table class="edt-table edt-fields"><tbody>{"".join(body)}</tbody>'
+        "</table></div>"
+    )
 
 
 def plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A small static table of plain texts (escaped), as the results tables look."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return (f'{_STYLE}<div class="edt-wrap"><table class="edt-table edt-fields"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table></div>")
+    return (
+        f'{_STYLE}<div class="edt-wrap"><table class="edt-table edt-fields"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )

@@ -32,8 +32,11 @@ def watchlist() -> None:
     st.subheader("Saved searches")
     with st.form("save_search"):
         name = st.text_input("Save the current filters as", key="search_name")
-        st.caption(f"Current filters: {search_words(filters)}" if filters else
-                   "No filter now: set filters on Explore, then save them here.")  # fmt: skip
+        st.caption(
+            f"Current filters: {search_words(filters)}"
+            if filters
+            else "No filter now: set filters on Explore, then save them here."
+        )
         if st.form_submit_button("Save"):
             try:
                 saved.save_search(mirror, name, filters)
@@ -68,8 +71,11 @@ def watchlist() -> None:
             else:
                 st.rerun()
         if entry["new_matches"]:  # drawn when opened (a hundred rows a search would slow the page)
-            box = st.expander(f"The {entry['new_matches']:,} new matches of “{entry['name']}”",
-                              key=f"new:{entry['name']}", on_change="rerun")  # fmt: skip
+            box = st.expander(
+                f"The {entry['new_matches']:,} new matches of “{entry['name']}”",
+                key=f"new:{entry['name']}",
+                on_change="rerun",
+            )
             if box.open:
                 with box:
                     _new_matches(mirror, entry)
@@ -100,8 +106,10 @@ def _shortlist(mirror: Any) -> None:
             record = {"id": item["listing_id"], "name": item["name"] or f"listing {item['listing_id']}"}
         records.append({**record, "_note": item["note"], "_added_at": item["added_at"]})
     columns = [*table.chosen_columns(table.LISTING_TABLE, _SHORTLIST_COLUMNS), _NOTE, _ADDED]
-    navigation.show_html(table.render(columns, columns, actions.marked(records), {}, state.reader().now(),
-                                      sortable=False), key="shortlist")  # fmt: skip
+    navigation.show_html(
+        table.render(columns, columns, actions.marked(records), {}, state.reader().now(), sortable=False),
+        key="shortlist",
+    )
     with st.form("shortlist_note"):
         left, right = st.columns([1, 2])
         names = {f"{r['name']} ({table.platform(r.get('source'))})": r["id"] for r in records}
@@ -127,9 +135,10 @@ _WATCHED_TABLE: tuple[table.Column, ...] = (
     table.Column("checked", "Last checked", lambda r, now: html.escape(r["_checked"])),
     table.Column("problem", "Problem", lambda r, now: html.escape(r["_problem"])),
     table.Column("note", "Note", lambda r, now: html.escape(r["note"] or "")),
-    table.Column("keep", "Watch", table.keep_cell("name", shortlist=False),
-                 help="◉ watched: click to stop watching it"),
-)  # fmt: skip
+    table.Column(
+        "keep", "Watch", table.keep_cell("name", shortlist=False), help="◉ watched: click to stop watching it"
+    ),
+)
 
 
 def _watched_names(mirror: Any) -> None:
@@ -145,8 +154,10 @@ def _watched_names(mirror: Any) -> None:
             names = [n.strip() for n in typed.replace(",", "\n").splitlines() if n.strip()]
             try:
                 added = watched.watch_names(mirror, names, note=note or None)
-                st.success(f"Watching {', '.join(added)}: each registry is asked by the daily names job, or now "
-                           "(Check now, below).")  # fmt: skip
+                st.success(
+                    f"Watching {', '.join(added)}: each registry is asked by the daily names job, or now "
+                    "(Check now, below)."
+                )
             except ValueError as exc:
                 st.error(f"{exc}; nothing was added.")
             except Exception as exc:
@@ -156,26 +167,38 @@ def _watched_names(mirror: Any) -> None:
         (st.error if failed else st.caption)(line)
     rows = watched.watched_names(mirror)
     if not rows:
-        st.caption("No watched name yet: any name, listed or not, followed through expiry, redemption, pending "
-                   "delete and release, with an alert at each stage. Only the registries' RDAP servers are "
-                   "asked.")
+        st.caption(
+            "No watched name yet: any name, listed or not, followed through expiry, redemption, pending "
+            "delete and release, with an alert at each stage. Only the registries' RDAP servers are "
+            "asked."
+        )
         return
     shown = []
     for row in rows:
-        shown.append({**row, table.WATCHED: True,
-                      "_stage": watched.STAGE_WORDS.get(row["stage"] or "", "not checked yet"),
-                      "_since": table.moment(row["stage_since"]).removesuffix(" 00:00 UTC"),
-                      "_next": watched.STAGE_WORDS.get(row["next_stage"] or "", ""),
-                      "_expected": watched.window_text(row["expected_from"], row["expected_to"], sep=" – ") or "",
-                      "_listed": "; ".join(e["where"] for e in row["listed"]),
-                      "_checked": table.moment(row["checked_at"]),
-                      "_problem": row["last_error"] or (row["rdap"] if row["rdap"] not in (None, "ok") else "")})
-    navigation.show_html(table.render(_WATCHED_TABLE, _WATCHED_TABLE, shown, {}, state.reader().now(),
-                                      sortable=False), key="watched_names")  # fmt: skip
+        shown.append(
+            {
+                **row,
+                table.WATCHED: True,
+                "_stage": watched.STAGE_WORDS.get(row["stage"] or "", "not checked yet"),
+                "_since": table.moment(row["stage_since"]).removesuffix(" 00:00 UTC"),
+                "_next": watched.STAGE_WORDS.get(row["next_stage"] or "", ""),
+                "_expected": watched.window_text(row["expected_from"], row["expected_to"], sep=" – ") or "",
+                "_listed": "; ".join(e["where"] for e in row["listed"]),
+                "_checked": table.moment(row["checked_at"]),
+                "_problem": row["last_error"] or (row["rdap"] if row["rdap"] not in (None, "ok") else ""),
+            }
+        )
+    navigation.show_html(
+        table.render(_WATCHED_TABLE, _WATCHED_TABLE, shown, {}, state.reader().now(), sortable=False),
+        key="watched_names",
+    )
     names = [r["name"] for r in rows]
-    if st.button(f"Check now: ask the registries about these {len(names):,} names", key="check_names",
-                 help="What the daily names job does (edt watch names --check), for the names above: one request "
-                      "a second per registry, from this machine only"):  # fmt: skip
+    if st.button(
+        f"Check now: ask the registries about these {len(names):,} names",
+        key="check_names",
+        help="What the daily names job does (edt watch names --check), for the names above: one request "
+        "a second per registry, from this machine only",
+    ):
         _check_now(mirror, names)
 
 
@@ -196,8 +219,9 @@ def _check_now(mirror: Any, names: list[str]) -> None:
             if not _said_read_only(mirror, exc):
                 raise
             return
-    st.session_state["_checked_lines"] = [(report.failed and i == 0, line.strip()) for i, line in
-                                          enumerate(report.lines())]  # fmt: skip
+    st.session_state["_checked_lines"] = [
+        (report.failed and i == 0, line.strip()) for i, line in enumerate(report.lines())
+    ]
     st.rerun()
 
 
@@ -214,8 +238,10 @@ def _new_matches(mirror: Any, entry: dict[str, Any]) -> None:
         st.error(str(exc.body.get("message", exc)))
         return
     columns = table.chosen_columns(table.LISTING_TABLE, None)
-    navigation.show_html(table.render(table.LISTING_TABLE, columns, actions.marked(found["data"]), {}, mirror.now(),
-                                      sortable=False), key=f"new_matches:{entry['name']}")  # fmt: skip
+    navigation.show_html(
+        table.render(table.LISTING_TABLE, columns, actions.marked(found["data"]), {}, mirror.now(), sortable=False),
+        key=f"new_matches:{entry['name']}",
+    )
     if found["meta"]["total"] > len(found["data"]):
         st.caption(f"The 100 most recent of {found['meta']['total']:,}.")
     if st.button(f"Mark these {found['meta']['total']:,} seen", key=f"seen:{entry['name']}"):
