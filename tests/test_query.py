@@ -571,3 +571,23 @@ def test_edt_now_answers_as_of_that_moment(synthetic_db, monkeypatch):
     monkeypatch.setenv("EDT_NOW", "yesterday")
     with pytest.raises(ValueError, match=r"EDT_NOW: 'yesterday' is not an ISO 8601 moment"):
         Mirror(synthetic_db)
+
+
+def test_typed_keyword_reads_yield_the_records_the_api_pages_through(mirror):
+    """`Mirror.listings` / `Mirror.pending`: typed keywords in, records out, as sqlite-utils'
+    `rows_where` yields rows; the same records and order as the API's pages."""
+    rows = list(mirror.listings(tld=".fr", tf_min=20, sort="-trust_flow", limit=7))
+    page = mirror.search_domains({"tld": ".fr", "tf_min": "20", "sort": "-trust_flow", "per_page": "7"})["data"]
+    assert rows == page and len(rows) == 7
+    wide = {"tld": ".fr,.de", "include_closed": "1", "has_bids": "1"}
+    every = list(mirror.listings(tld=[".fr", ".de"], include_closed=True, has_bids=True))
+    assert len(every) == mirror.search_domains({**wide, "per_page": "1"})["meta"]["total"] > 50
+    assert [r["id"] for r in every[:50]] == [r["id"] for r in mirror.search_domains({**wide, "per_page": "50"})["data"]]
+    assert all(r["bids_count"] and r["tld"] in (".fr", ".de") for r in every)
+    with pytest.raises(ApiError) as refused:
+        next(mirror.listings(tf_minn=3))
+    assert refused.value.status == 422 and "tf_minn" in str(refused.value)
+    assert list(mirror.pending(limit=5)) == mirror.search_pending_delete({"per_page": "5"})["data"]
+    assert list(mirror.pending(sort="domain", limit=3)) == mirror.search_pending_delete(
+        {"sort": "domain", "per_page": "3"}
+    )["data"]

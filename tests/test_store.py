@@ -301,7 +301,7 @@ def test_bad_records_are_refused_naming_what_is_missing(tmp_path):
 
 def test_the_default_sort_and_common_filters_read_an_index(mirror):
     conn = mirror.connection()
-    sql = mirror._domain_sql({}, "enterprise")
+    sql = mirror.search.sql({}, mirror.now())
     plan = " ".join(
         str(r)
         for r in conn.execute(
@@ -309,7 +309,7 @@ def test_the_default_sort_and_common_filters_read_an_index(mirror):
         )
     )
     assert "idx_listings_score" in plan and "TEMP B-TREE" not in plan
-    sql = mirror._domain_sql({"sort": "auction_end_date"}, "enterprise")
+    sql = mirror.search.sql({"sort": "auction_end_date"}, mirror.now())
     plan = " ".join(
         str(r)
         for r in conn.execute(

@@ -1,6 +1,11 @@
 """The query layer: every read of the mirror goes through here.
 
-- `mirror.py`     `Mirror`, the public API: validation, plan rules, the envelope
+- `mirror.py`     `Mirror`, the public API: connections, rows for typed keywords, and a door to each read below
+- `replica.py`    the service's API answers: plan rules, the envelope, links, cursor, free-tier masks
+- `listing_search.py` how a request's matches are found: the columnar index or the SQLite planner
+- `index_keeper.py`   the columnar index's life: in use, read again, refreshed, rebuilt in the background
+- `dataframes.py` the mirror as DataFrames (listings, results, pending-delete rows, a listing's history)
+- `mirror_status.py`  `Mirror.status` and the live counts; `explain.py`, why an answer is empty
 - `params.py`     every request parameter as data: parsing, validation, its condition
 - `conditions.py` a filter's condition, once: as SQL and as a columnar mask
 - `sqlplan.py`    the SQLite planner: filters as SQL, the cheapest index plan per request

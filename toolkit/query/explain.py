@@ -1,0 +1,69 @@
+"""Why a request matches nothing, when it can be told: a lower bound above its upper bound,
+or a TLD or source no row of the mirror has (open, closed, regfree or platform rows)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..sources import REGFREE
+from ..store.schema import OPEN
+from .params import DOMAIN_PARAMS, PENDING_PARAMS, Context, contradictions, parse_params
+
+if TYPE_CHECKING:
+    from .mirror import Mirror
+
+__all__ = ["explain_empty"]
+
+
+def explain_empty(mirror: Mirror, params: Mapping[str, Any] | None = None, *, pending: bool = False) -> list[str]:
+    """Why a request (`/api/domains` parameters, or `/api/pending-delete` ones with
+    `pending`) matches nothing, when it can be told: a lower bound above its upper bound
+    (tf_min=30 tf_max=10, dates from/to), or a TLD or source no row of the mirror has.
+    One sentence per reason; an empty list when none is found. What the CLI prints under
+    an empty page, for the app to show too; the HTTP API answers its empty page as the
+    service does."""
+    table = PENDING_PARAMS if pending else DOMAIN_PARAMS
+    values = parse_params(table, params, strict=False)
+    reasons = contradictions(table, values)
+    ctx = Context(today=mirror.now().date(), table="pending_delete" if pending else "listings", now=mirror.now())
+    conn = mirror.connection()
+
+    def held(param_name: str, wanted: tuple[Any, ...], extra: str = "") -> bool:
+        """Whether a row has one of `wanted` (the parameter's own condition, one value at a time)."""
+        for value in wanted:
+            sql, args = table[param_name].clause(value, ctx)
+            if conn.execute(f"SELECT EXISTS (SELECT 1 FROM {ctx.table} WHERE ({sql}){extra})", args).fetchone()[0]:
+                return True
+        return False
+
+    # Listings are platform rows unless source=regfree asks for the deleted-ccTLD database.
+    regfree = values.get("source") == REGFREE
+    scope = f" AND source {'=' if regfree else '!='} '{REGFREE}'"
+    for name, label in (("tld", "TLD"), ("source", "source")):
+        if name not in values:
+            continue
+        several = isinstance(values[name], tuple)  # a list filter (tld): its condition takes a tuple
+        wanted = tuple((v,) for v in values[name]) if several else (values[name],)
+        shown = " or ".join(("." if pending and name == "tld" else "") + (v[0] if several else v) for v in wanted)
+        if pending:
+            if not held(name, wanted):
+                reasons.append(f"no pending-delete row in the mirror has {label} {shown}")
+        elif held(name, wanted, f"{scope} AND {OPEN}"):
+            continue
+        elif held(name, wanted, scope):
+            if not values.get("include_closed"):
+                reasons.append(
+                    f"only closed listings in the mirror have {label} {shown}: add include_closed=1 to see them"
+                )
+        elif not held(name, wanted):
+            reasons.append(f"no listing in the mirror has {label} {shown}")
+        elif regfree:
+            reasons.append(
+                f"no regfree row in the mirror has {label} {shown} (platform listings do: leave out source=regfree)"
+            )
+        else:
+            reasons.append(
+                f"only regfree rows (the deleted-ccTLD database) have {label} {shown}: add source=regfree to see them"
+            )
+    return reasons
