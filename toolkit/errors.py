@@ -1,14 +1,74 @@
-"""ApiError and the error bodies the REST API answers (docs/reference/errors.md), and
-MirrorMissing, what a reader meets where no mirror is."""
+"""The errors the toolkit raises on purpose, in one hierarchy:
+
+    ToolkitError            one line: what went wrong and the fix; the exit status `edt` gives it
+    ├── RunFailed           a run that could not finish (exit 1)
+    ├── BadInput            an argument, a file or a setting that cannot be used (exit 2)
+    │   └── MirrorMissing   no mirror where a reader looks (a reader never makes one)
+    ├── MirrorDamaged       the mirror's file is damaged: `edt doctor` (exit 2)
+    ├── MirrorBusy          another program holds the mirror (exit 1)
+    ├── Unreachable         a host that stays unreachable past the time allowed (exit 1)
+    └── ApiError            an answer of the service's API: its HTTP status and JSON body
+                            (docs/reference/errors.md); a 4xx is bad input (exit 2)
+
+Each room raises its own subclasses (`store.lock.MirrorBusy`, `ingest.common.IngestError`,
+...); the command line maps them by type, in one place (`cli/shell.py`), never by their words.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ApiError", "MirrorMissing", "invalid", "not_found", "unauthenticated", "cursor_not_available"]
+__all__ = [
+    "ToolkitError",
+    "RunFailed",
+    "BadInput",
+    "MirrorMissing",
+    "MirrorDamaged",
+    "MirrorBusy",
+    "Unreachable",
+    "ApiError",
+    "invalid",
+    "not_found",
+    "unauthenticated",
+    "cursor_not_available",
+]
 
 
-class MirrorMissing(FileNotFoundError):
+class ToolkitError(Exception):
+    """An error raised on purpose: its message is one line saying what and the fix."""
+
+    exit_status = 1
+
+    def line(self) -> str:
+        """The one line a command prints for it (after `edt: `)."""
+        return str(self)
+
+
+class RunFailed(ToolkitError):
+    """A run that could not finish: what stopped it and what to do (exit 1)."""
+
+
+class BadInput(ToolkitError, ValueError):
+    """An argument, a file or a setting that cannot be used: the field or file, and the fix."""
+
+    exit_status = 2
+
+
+class MirrorDamaged(ToolkitError):
+    """The mirror's file is damaged: the file, SQLite's words and `edt doctor`."""
+
+    exit_status = 2
+
+
+class MirrorBusy(ToolkitError, RuntimeError):
+    """Another program holds the mirror: who, and what to do."""
+
+
+class Unreachable(ToolkitError, ConnectionError):
+    """A host that stayed unreachable (refused, no DNS, timeouts) past the time allowed."""
+
+
+class MirrorMissing(BadInput, FileNotFoundError):
     """No mirror at the path a reader opens (a reader never makes one): one line naming the
     path and what makes one."""
 
@@ -20,13 +80,22 @@ class MirrorMissing(FileNotFoundError):
         )
 
 
-class ApiError(Exception):
+class ApiError(ToolkitError):
     """An error with the HTTP status and JSON body the REST API would answer."""
 
     def __init__(self, status: int, body: dict[str, Any]):
         self.status = status
         self.body = body
         super().__init__(f"{status}: {body.get('message', body)}")
+
+    @property
+    def exit_status(self) -> int:  # type: ignore[override]  # the status decides: a 4xx is the caller's input
+        return 2 if 400 <= self.status < 500 else 1
+
+    def line(self) -> str:
+        """The message, led by the parameter a 422 names when the message does not say it."""
+        field, message = self.field, self.body.get("message", str(self))
+        return f"{field}: {message}" if field and field not in message else message
 
     @property
     def field(self) -> str | None:

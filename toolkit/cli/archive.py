@@ -9,13 +9,13 @@ from pathlib import Path
 
 import click
 
-from .shell import BadInput, Failed, _db_option, _open, _refresh_index, cli
+from .shell import BadInput, RunFailed, db_option, open_mirror, refresh_index, cli
 
 __all__ = ["archive"]
 
 
 @cli.command()
-@_db_option
+@db_option
 @click.option(
     "--closed-before",
     "closed_before",
@@ -78,12 +78,12 @@ def archive(
     if sum(map(bool, (closed_before or pack_after, unpack, list_months, verify, restore, vacuum))) > 1:
         raise BadInput("--closed-before/--pack-after, --unpack, --list, --verify, --restore and --vacuum: choose one")
     if list_months or verify:
-        mirror = _open(db)
+        mirror = open_mirror(db)
         if verify:
             problems = archiving.verify(db)
             _say({"problems": problems} if as_json else "\n".join(problems) or "the archive is whole", as_json)
             if problems:
-                raise Failed(f"{len(problems)} archived file(s) differ from what was recorded")
+                raise RunFailed(f"{len(problems)} archived file(s) differ from what was recorded")
             return
         months = archiving.months(mirror.connection())
         packed = packing.packed_months(mirror.connection())
@@ -102,10 +102,10 @@ def archive(
         if packed:
             click.echo("packed in the mirror: " + ", ".join(f"{m} {n:,}" for m, n in packed.items()))
         return
-    from .load import _hold_load_lock
+    from .load import hold_load_lock
 
-    _hold_load_lock(db, "edt archive")
-    mirror = _open(db, writes="archive")
+    hold_load_lock(db, "edt archive")
+    mirror = open_mirror(db, writes="archive")
     try:
         if vacuum:
             before, after = archiving.reclaim_space(db)
@@ -146,7 +146,7 @@ def archive(
             _say(_summary(db, report, packing_report, held, as_json), as_json)
     except archiving.ArchiveError as exc:
         raise BadInput(str(exc)) from None
-    _refresh_index(mirror)
+    refresh_index(mirror)
 
 
 def _progress(quiet: bool):

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import click
 
-from .shell import _OPENED, BadInput, Failed, _check_writable, _db_option, cli
+from .shell import note_opened, BadInput, RunFailed, check_writable, db_option, cli
 
 __all__ = ["doctor"]
 
 
 @cli.command()
-@_db_option
+@db_option
 @click.option(
     "--repair",
     is_flag=True,
@@ -50,8 +50,8 @@ def doctor(db: str, repair: bool, salvage: str | None, as_json: bool) -> None:
             f"--salvage {salvage}: the file exists; the salvage writes only to a new file (choose another name)"
         )
     if repair:
-        _check_writable(db, "doctor --repair")
-    _OPENED.append(db)
+        check_writable(db, "doctor --repair")
+    note_opened(db)
     try:
         _run(db, repair, salvage, as_json)
         return
@@ -60,7 +60,7 @@ def doctor(db: str, repair: bool, salvage: str | None, as_json: bool) -> None:
     except sqlite3.DatabaseError as exc:  # damage the diagnosis did not foresee stopped a repair
         if damage_in(exc) is None:
             raise
-        refusal = Failed(
+        refusal = RunFailed(
             f"{db}: SQLite stopped at damage the diagnosis did not see ({damage_words(exc)}); "
             f"`edt doctor --db {shlex.quote(db)} --salvage NEW_FILE` copies every row that can still be "
             "read into a new mirror"
@@ -101,7 +101,7 @@ def _run(db: str, repair: bool, salvage: str | None, as_json: bool) -> None:
         sys.exit(1)
 
 
-def _refusal(db: str, exc: Exception) -> click.ClickException:
+def _refusal(db: str, exc: Exception) -> BadInput | RunFailed:
     from ..store.doctor import NotSQLite, Unreadable
 
     if isinstance(exc, NotSQLite):
@@ -111,7 +111,7 @@ def _refusal(db: str, exc: Exception) -> click.ClickException:
             "(--db NEW_FILE)"
         )
     if isinstance(exc, Unreadable):
-        return Failed(
+        return RunFailed(
             f"{db}: SQLite cannot read the file's list of tables ({exc}): nothing can be salvaged through "
             "it; restore a backup, or try the sqlite3 shell's `.recover`"
         )

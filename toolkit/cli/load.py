@@ -16,30 +16,30 @@ import click
 from ..errors import ApiError
 from ..plans import PLANS, RATE_LIMITS
 from .shell import (
-    _OPENED,
+    note_opened,
     BadInput,
-    Failed,
-    _api_error,
-    _bound,
-    _check_plan,
-    _check_writable,
-    _db_option,
-    _open,
-    _pairs,
-    _refresh_index,
-    _say_retry,
-    _timeout_option,
+    RunFailed,
+    from_api_error,
+    timeout_bound,
+    check_plan,
+    check_writable,
+    db_option,
+    open_mirror,
+    key_value_pairs,
+    refresh_index,
+    say_retry,
+    timeout_option,
     cli,
 )
 
 
-def _hold_load_lock(db: str, command: str) -> None:
+def hold_load_lock(db: str, command: str) -> None:
     """Hold the mirror's writer lock (toolkit/store/lock.py) for the rest of this command, taken
     before the mirror is opened: a second load is refused at once, naming this one, instead of
     meeting its SQLite lock. A mirror that does not exist yet is created by the load."""
     from ..store.lock import writer_lock
 
-    _check_writable(db, command.removeprefix("edt "))
+    check_writable(db, command.removeprefix("edt "))
     Path(db).parent.mkdir(parents=True, exist_ok=True)
     click.get_current_context().with_resource(writer_lock(db, command))
 
@@ -75,7 +75,7 @@ def _on_interrupt(kept: str, *, mirror: Any = None, written: str = "") -> Any:
 
 
 @cli.command()
-@_db_option
+@db_option
 @click.option(
     "--scale",
     type=click.Choice(["small", "full"]),
@@ -110,8 +110,8 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
 
     if searches_day > days and days:
         raise BadInput(f"--searches-day {searches_day}: must be a day of the window, 0 to --days {days}")
-    _hold_load_lock(db, "edt demo --clear" if clear else "edt demo")
-    mirror = _open(db, must_exist=False, writes="demo")
+    hold_load_lock(db, "edt demo --clear" if clear else "edt demo")
+    mirror = open_mirror(db, must_exist=False, writes="demo")
     conn = mirror.connection()
     if clear:
         with _on_interrupt(
@@ -120,7 +120,7 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
             written=f"after the demo rows were removed from {db}",
         ):
             removed = clear_demo(conn)
-            _refresh_index(mirror)
+            refresh_index(mirror)
         click.echo(f"Removed demo rows from {db}: {removal_line(removed)}")
         return
     from rich.progress import Progress
@@ -152,7 +152,7 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
                     progress.update(task, description=f"demo {scale}: price ranges", refresh=True)
                     appraise_if_due(mirror, say=progress.console.print)
                 progress.update(task, description=f"demo {scale}: columnar index", refresh=True)
-                _refresh_index(mirror)
+                refresh_index(mirror)
         except DemoRefused as exc:  # said with the command's own flags, not the Python arguments
             held = getattr(exc, "held", None)
             if held is None:
@@ -194,7 +194,7 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
 
 
 @cli.command(name="sync")
-@_db_option
+@db_option
 @click.option("--base-url", default=None, help="The remote API (env EDT_BASE_URL; default https://catchdoms.com).")
 @click.option(
     "--api-key", default=None, help="Your API key (env EDT_API_KEY or the config file; never stored or printed)."
@@ -235,7 +235,7 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
     is_flag=True,
     help="With --feeds: once a feed brought real rows, remove the demo rows (switch from the demo to real data).",
 )
-@_timeout_option
+@timeout_option
 def sync_command(
     db: str,
     base_url: str | None,
@@ -280,15 +280,15 @@ def sync_command(
     if unknown:
         raise BadInput(f"--jobs: unknown job {', '.join(unknown)}; choose from {', '.join(JOBS)}")
     # The settings' order (toolkit/config.py): --plan > EDT_PLAN > the config file's plan > pro.
-    plan_given = _check_plan(plan) or _check_plan(os.environ.get("EDT_PLAN"))
+    plan_given = check_plan(plan) or check_plan(os.environ.get("EDT_PLAN"))
     try:
         plan_given = plan_given or configured_plan()
         settings = load_settings(db=db, base_url=base_url, plan=plan_given or "pro", api_key=api_key)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     if not dry_run:
-        _check_writable(db, "sync")
-    _OPENED.append(db)
+        check_writable(db, "sync")
+    note_opened(db)
     if not settings.api_key:
         raise BadInput(
             "no API key: set EDT_API_KEY (or api_key in the config file, or --api-key); "
@@ -306,8 +306,8 @@ def sync_command(
         settings.api_key,
         plan=settings.plan,
         per_minute=per_minute,
-        give_up_after=_bound(timeout),
-        say=_say_retry,
+        give_up_after=timeout_bound(timeout),
+        say=say_retry,
     )
 
     async def run() -> list:
@@ -322,20 +322,22 @@ def sync_command(
         with _on_interrupt(f"the pages already written are kept in {db}; run `edt sync` again to resume"):
             results = asyncio.run(run())
     except SyncBusy as exc:
-        raise Failed(str(exc)) from None
+        raise RunFailed(str(exc)) from None
     except SyncStopped as exc:
-        _refresh_index(db)
+        refresh_index(db)
         if exc.unreachable:
-            raise Failed(f"sync stopped: {exc}; pages already written are kept, `edt sync` resumes") from None
+            raise RunFailed(f"sync stopped: {exc}; pages already written are kept, `edt sync` resumes") from None
         for report in exc.reports:
             click.echo(report.line())
-        raise Failed(f"sync stopped: {exc}. Pages already written are kept; run `edt sync` again to resume.") from None
+        raise RunFailed(
+            f"sync stopped: {exc}. Pages already written are kept; run `edt sync` again to resume."
+        ) from None
     if not dry_run:
-        _refresh_index(db)
+        refresh_index(db)
     for result in results:
         click.echo(result.line())
     if not dry_run and any(r.status not in ("ok", "skipped") for r in results):
-        raise Failed("some jobs did not finish (see above)")
+        raise RunFailed("some jobs did not finish (see above)")
 
 
 def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clear_demo: bool = False) -> None:
@@ -354,8 +356,8 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
             "--feeds: every feed is disabled in the config file; name some (--feeds nask-pl,bardate-se) "
             "or set enabled = true under [feeds.NAME]"
         )
-    _check_writable(db, "sync --feeds")
-    _OPENED.append(db)
+    check_writable(db, "sync --feeds")
+    note_opened(db)
     if not clear_demo and Path(db).is_file():
         from ..store.schema import connect
 
@@ -370,12 +372,12 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
             reports = run_feeds(
                 db,
                 [f.name for f in chosen],
-                client=FeedClient(timeout=_bound(timeout)),
+                client=FeedClient(timeout=timeout_bound(timeout)),
                 say=say,
                 before_alerts=_clear_demo_rows if clear_demo else None,
             )
     except MirrorBusy as exc:
-        raise Failed(str(exc)) from None
+        raise RunFailed(str(exc)) from None
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     feeds_exit(reports)
@@ -392,7 +394,7 @@ def feeds_exit(reports: list) -> None:
         )
     down = [r.feed for r in reports if r.status == "down"]
     if down:
-        raise Failed(f"{', '.join(down)} could not be downloaded (see above); the next run tries again")
+        raise RunFailed(f"{', '.join(down)} could not be downloaded (see above); the next run tries again")
 
 
 def _clear_demo_rows(mirror: Any, reports: list) -> bool:
@@ -458,7 +460,7 @@ class _SyncProgress:
 
 
 @cli.command(name="enrich")
-@_db_option
+@db_option
 @click.argument("params", nargs=-1)
 @click.option(
     "--wayback/--no-wayback",
@@ -491,7 +493,7 @@ class _SyncProgress:
     show_default=True,
     help="The CDX API's answer form.",
 )
-@_timeout_option
+@timeout_option
 def enrich_command(
     db: str,
     params: tuple[str, ...],
@@ -514,10 +516,10 @@ def enrich_command(
 
     if not (wayback or rdap or language):
         raise BadInput("nothing to do: --no-wayback and --no-rdap without --language")
-    filters = _pairs(params)
-    if Path(db).is_file():  # else `_open` says there is no mirror
-        _hold_load_lock(db, "edt enrich")
-    mirror = _open(db, writes="enrich")
+    filters = key_value_pairs(params)
+    if Path(db).is_file():  # else `open_mirror` says there is no mirror
+        hold_load_lock(db, "edt enrich")
+    mirror = open_mirror(db, writes="enrich")
 
     def progress(report) -> None:
         click.echo(f"\r{report.processed}/{report.selected} rows", nl=False, err=True)
@@ -534,19 +536,19 @@ def enrich_command(
                 resume=not restart,
                 cdx_output=cdx_output,
                 on_batch=progress if sys.stderr.isatty() else None,
-                give_up_after=_bound(timeout),
-                say=_say_retry,
+                give_up_after=timeout_bound(timeout),
+                say=say_retry,
             )
     except HostUnreachable as exc:
-        raise Failed(f"enrich stopped: {exc}; rows already written are kept, the next run resumes") from None
+        raise RunFailed(f"enrich stopped: {exc}; rows already written are kept, the next run resumes") from None
     except LanguageUnavailable as exc:  # the optional extra is not installed
         raise BadInput(f"--language: {exc}") from None
     except ApiError as exc:  # a malformed filter: exit status 2 naming the field
-        raise _api_error(exc) from None
+        raise from_api_error(exc) from None
     if sys.stderr.isatty():
         click.echo("", err=True)
     if report.updated:
-        _refresh_index(mirror)
+        refresh_index(mirror)
     for line in report.lines():
         click.echo(line)
     if report.errors and not report.updated:
@@ -562,8 +564,8 @@ def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bou
         raise BadInput("sales: give the file of reported sales (edt ingest sales FILE)")
     if not Path(file).is_file():
         raise BadInput(f"{file}: no such file")
-    _hold_load_lock(db, "edt ingest sales")
-    mirror = _open(db, must_exist=False, writes="ingest")
+    hold_load_lock(db, "edt ingest sales")
+    mirror = open_mirror(db, must_exist=False, writes="ingest")
     try:
         with _on_interrupt(
             f"nothing of this file was written; {db} is as it was",
@@ -581,7 +583,7 @@ def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bou
 
 
 @cli.command(name="ingest")
-@_db_option
+@db_option
 @click.argument(
     "feed",
     type=click.Choice(["godaddy", "namecheap", "bardate", "droplist", "zonediff", "sales"], case_sensitive=False),
@@ -723,15 +725,15 @@ def ingest_command(
         raise BadInput(f"--check-rdap: only zonediff names need the check ({feed} rows say what they are)")
     if file is not None and zones is None and not Path(file).is_file():
         raise BadInput(f"--file {file}: no such file")
-    _hold_load_lock(db, f"edt ingest {feed}")
-    mirror = _open(db, must_exist=False, writes="ingest")
+    hold_load_lock(db, f"edt ingest {feed}")
+    mirror = open_mirror(db, must_exist=False, writes="ingest")
     checker = None
     try:
         with contextlib.ExitStack() as stack:
             if check_rdap:
                 from ..enrich.available import rdap_availability
 
-                checker = options["is_available"] = stack.enter_context(rdap_availability(mirror, say=_say_retry))
+                checker = options["is_available"] = stack.enter_context(rdap_availability(mirror, say=say_retry))
             stack.enter_context(
                 _on_interrupt(
                     f"nothing of this feed was written; {db} is as it was",
@@ -748,8 +750,8 @@ def ingest_command(
     except (ValueError, TypeError) as exc:  # a bad --status, --date or --observed-at
         raise BadInput(str(exc)) from None
     except OSError as exc:  # a download that failed
-        raise Failed(f"{source}: {exc}") from None
-    _refresh_index(mirror)
+        raise RunFailed(f"{source}: {exc}") from None
+    refresh_index(mirror)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:

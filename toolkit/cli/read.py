@@ -14,7 +14,7 @@ import click
 
 from ..errors import ApiError
 from ..formats import csv_cell
-from .shell import BadInput, _api_error, _check_plan, _db_option, _open, _pairs, _plan_option, cli
+from .shell import BadInput, from_api_error, check_plan, db_option, open_mirror, key_value_pairs, plan_option, cli
 
 if TYPE_CHECKING:
     from ..query import Mirror
@@ -79,17 +79,17 @@ def _filters_help() -> str:
 
 
 @cli.command(epilog=_filters_help())
-@_db_option
-@_plan_option
+@db_option
+@plan_option
 @click.argument("params", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("--pending", is_flag=True, help="Query the pending-delete inventory (/api/pending-delete) instead.")
 def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending: bool) -> None:
     """One page of listings with /api/domains semantics: edt query tld=.fr tf_min=20 sort=-trust_flow"""
-    plan = _check_plan(plan)
-    mirror = _open(db)
+    plan = check_plan(plan)
+    mirror = open_mirror(db)
     try:
-        filters = _pairs(params)
+        filters = key_value_pairs(params)
         if pending:
             envelope = mirror.search_pending_delete(filters, plan=plan)
         else:
@@ -97,7 +97,7 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
         hidden = _past_drops_hidden(mirror, filters, envelope, plan) if pending else 0
         why = [] if envelope["meta"]["total"] else mirror.explain_empty(filters, pending=pending)
     except ApiError as exc:
-        raise _api_error(exc) from None
+        raise from_api_error(exc) from None
     if fmt == "json":
         click.echo(json.dumps(envelope, ensure_ascii=False, indent=2))
     elif fmt == "csv":
@@ -296,8 +296,8 @@ def _export_format(out: str) -> str:
 
 
 @cli.command()
-@_db_option
-@_plan_option
+@db_option
+@plan_option
 @click.argument("params", nargs=-1)
 @click.option(
     "--format",
@@ -324,8 +324,8 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, 
     from ..formats import OutputRefused, output_target, replace_atomically
 
     fmt = fmt or _export_format(out)
-    plan = _check_plan(plan)
-    mirror = _open(db)
+    plan = check_plan(plan)
+    mirror = open_mirror(db)
     try:
         target, note = output_target(out)
     except OutputRefused as exc:
@@ -335,14 +335,14 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, 
             "--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)"
         )
     try:
-        filters = _pairs(params)
+        filters = key_value_pairs(params)
         if results:
             rows, columns = _result_rows(mirror, filters, plan)
         else:
             rows = mirror.export_rows(filters, plan=plan)
             columns = _listing_columns(filters)
     except ApiError as exc:
-        raise _api_error(exc) from None
+        raise from_api_error(exc) from None
     if note:
         click.echo(f"edt: {note}", err=True)
 
@@ -490,11 +490,11 @@ def _status_lines(info: dict) -> list[str]:
 
 
 @cli.command()
-@_db_option
+@db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(db: str, as_json: bool) -> None:
     """What the mirror holds (rows, results, price ranges, watched names), and each sync job's and feed's last run and freshness (docs/reference/freshness.md)."""
-    info = _open(db).status()
+    info = open_mirror(db).status()
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -502,7 +502,7 @@ def status(db: str, as_json: bool) -> None:
 
 
 @cli.command()
-@_db_option
+@db_option
 @click.argument("name")
 @click.option("--limit", type=click.IntRange(1, 200), default=10, show_default=True, help="How many comparables.")
 @click.option("--json", "as_json", is_flag=True, help="Print them as JSON records.")
@@ -510,7 +510,7 @@ def comps(db: str, name: str, limit: int, as_json: bool) -> None:
     """The sales most like NAME (auctions the mirror saw end, reported sales), what they sold for and why each was chosen."""
     from ..analysis.comps import comparables
 
-    mirror = _open(db)
+    mirror = open_mirror(db)
     try:
         found = comparables(mirror, name, limit=limit)
     except ValueError as exc:
@@ -547,7 +547,7 @@ def _left_out_text(left_out: dict[str, str]) -> str:
 
 
 @cli.command()
-@_db_option
+@db_option
 @click.option(
     "--backtest", is_flag=True, help="Measure instead: train before a day, score the sales after it, beside its peers."
 )
@@ -569,7 +569,7 @@ def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
             date.fromisoformat(until)
         except ValueError:
             raise BadInput(f"--until: {until!r} is not a date (YYYY-MM-DD)") from None
-    mirror = _open(db) if backtest else _open(db, writes="appraise")
+    mirror = open_mirror(db) if backtest else open_mirror(db, writes="appraise")
     if backtest:
         report = appraisal.backtest(mirror, until=until)
         if as_json:

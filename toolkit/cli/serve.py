@@ -9,11 +9,11 @@ from pathlib import Path
 
 import click
 
-from .shell import BadInput, Failed, _check_plan, _check_port, _db_option, _plan_option, cli
+from .shell import BadInput, RunFailed, check_plan, check_port, db_option, plan_option, cli
 
 
 @cli.command(name="app")
-@_db_option
+@db_option
 @click.option(
     "--host",
     default="127.0.0.1",
@@ -27,7 +27,7 @@ def app_command(db: str, host: str, port: int) -> None:
 
     from ..serve.server import is_loopback
 
-    _check_port(host, port)
+    check_port(host, port)
     script = Path(__file__).resolve().parents[1] / "ui" / "launch.py"
     env = {**os.environ, "EDT_DB": db}
     shown = f"[{host}]" if ":" in host else host
@@ -66,7 +66,7 @@ def app_command(db: str, host: str, port: int) -> None:
 
 
 @cli.command()
-@_db_option
+@db_option
 @click.option(
     "--host",
     default="127.0.0.1",
@@ -115,13 +115,13 @@ def serve(db: str, host: str, port: int, keys: tuple[str, ...], keys_file: str |
         Mirror(db, readonly=True).close()
     except Exception as exc:  # not a mirror, or an older schema
         raise BadInput(f"{db}: cannot serve ({exc})") from None
-    _check_port(host, port)
+    check_port(host, port)
     run_server(db, host=host, port=port, keys=store, rates=limits, echo=lambda line: click.echo(line, err=True))
 
 
 @cli.command(name="mcp")
-@_db_option
-@_plan_option
+@db_option
+@plan_option
 def mcp_command(db: str, plan: str | None) -> None:
     """Serve the mirror to AI assistants as an MCP server on standard input and output."""
     import importlib.util
@@ -129,15 +129,15 @@ def mcp_command(db: str, plan: str | None) -> None:
 
     from ..query import Mirror
 
-    plan = _check_plan(plan)
+    plan = check_plan(plan)
     if not Path(db).is_file():
         raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
     if importlib.util.find_spec("mcp") is None:
-        raise Failed("the MCP server needs the mcp package: pip install 'expired-domains-toolkit[mcp]'")
+        raise RunFailed("the MCP server needs the mcp package: pip install 'expired-domains-toolkit[mcp]'")
     try:
         from ..serve.mcp_server import run_stdio
     except ImportError as exc:  # an mcp this toolkit cannot use (1.x)
-        raise Failed(f"the MCP server needs mcp>=2.3 ({exc}): pip install 'expired-domains-toolkit[mcp]'") from None
+        raise RunFailed(f"the MCP server needs mcp>=2.3 ({exc}): pip install 'expired-domains-toolkit[mcp]'") from None
     try:
         mirror = Mirror(db, readonly=True, engine=os.environ.get("EDT_ENGINE") or "background")
     except Exception as exc:  # not a mirror, or an older schema

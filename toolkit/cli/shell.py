@@ -12,39 +12,77 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ApiError
+from ..errors import ApiError, BadInput, MirrorDamaged, RunFailed, ToolkitError
 from ..plans import PLANS, normalize_plan
 
 if TYPE_CHECKING:  # the query layer is imported by the commands that open a mirror
     from ..query import Mirror
 
-__all__ = ["main", "cli"]
+__all__ = [
+    "main",
+    "cli",
+    "BadInput",
+    "RunFailed",
+    "db_option",
+    "plan_option",
+    "timeout_option",
+    "open_mirror",
+    "note_opened",
+    "key_value_pairs",
+    "from_api_error",
+    "check_plan",
+    "check_writable",
+    "check_port",
+    "refresh_index",
+    "timeout_bound",
+    "say_retry",
+]
+
+# What a run noted on click's context (shared by every command's context): the mirror its
+# --db names, and the one it opened, for the one line main() says about a lock or a damaged file.
+_DB, _OPENED = "edt.db", "edt.opened"
 
 
-class BadInput(click.ClickException):
-    """Bad arguments or input: one line on stderr, exit status 2."""
+class _Said(click.ClickException):
+    """A ToolkitError as click shows it: its one line after `edt: `, its exit status."""
 
-    exit_code = 2
+    def __init__(self, error: ToolkitError):
+        super().__init__(error.line())
+        self.error, self.exit_code = error, error.exit_status
 
     def show(self, file: Any = None) -> None:
         click.echo(f"edt: {self.format_message()}", err=True)
 
 
-def _db_option(func):
+class _Group(click.Group):
+    """`edt`: every command's ToolkitError becomes its one line and exit status, by type."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ToolkitError as exc:
+            raise _Said(exc) from None
+
+
+def db_option(func):
     from ..config import mirror_path
+
+    def chosen(ctx: click.Context, param: Any, value: str | None) -> str:
+        ctx.meta[_DB] = path = mirror_path(value)
+        return path
 
     return click.option(
         "--db",
         "db",
         envvar="EDT_DB",
         default=None,
-        callback=lambda ctx, param, value: mirror_path(value),
+        callback=chosen,
         show_default="data/mirror.db here, or in the nearest folder above holding one",
         help="The mirror's SQLite file (env EDT_DB, else the config file's db).",
     )(func)
 
 
-def _plan_option(func):
+def plan_option(func):
     return click.option(
         "--plan",
         default=None,
@@ -52,7 +90,7 @@ def _plan_option(func):
     )(func)
 
 
-def _check_plan(plan: str | None) -> str | None:
+def check_plan(plan: str | None) -> str | None:
     if plan is None:
         return None
     try:
@@ -61,7 +99,7 @@ def _check_plan(plan: str | None) -> str | None:
         raise BadInput(f"--plan: {exc}") from None
 
 
-def _pairs(items: Iterable[str]) -> dict[str, Any]:
+def key_value_pairs(items: Iterable[str]) -> dict[str, Any]:
     """KEY=VALUE arguments; a repeated KEY becomes a list, which the query layer merges into a
     list filter's comma list (tld=.fr tld=.de is tld=.fr,.de) or refuses (exit 2) for a
     one-value parameter, as the HTTP API and the MCP tools do."""
@@ -76,16 +114,19 @@ def _pairs(items: Iterable[str]) -> dict[str, Any]:
     return gather(pairs)
 
 
-def _api_error(exc: ApiError) -> BadInput:
-    field = exc.field
-    message = exc.body.get("message", str(exc))
-    return BadInput(f"{field}: {message}" if field and field not in message else message)
+def from_api_error(exc: ApiError) -> BadInput:
+    """An API answer refusing the request, as the command's bad input (exit 2)."""
+    return BadInput(exc.line())
 
 
-_OPENED: list[str] = []  # the mirror this run opened, for a lock's one-line message in main()
+def note_opened(db: str) -> None:
+    """Note on click's context the mirror this run opened (main() names it in a lock's line)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[_OPENED] = db
 
 
-def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mirror:
+def open_mirror(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mirror:
     """The mirror at `db`. `writes`: the command, when it writes to the mirror, which is then
     refused with one line (exit 2) if the file is in a read-only place (a reading command
     opens it read-only instead, saying so). A damaged file is one line naming it and `edt
@@ -93,9 +134,9 @@ def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mir
     if must_exist and not Path(db).is_file():
         raise BadInput(f"{db}: no mirror there; run `edt demo` (demo data) or `edt sync` first, or pass --db")
     if writes:
-        _check_writable(db, writes)
+        check_writable(db, writes)
         _check_signal_inputs()
-    _OPENED.append(db)
+    note_opened(db)
     _check_now()
     if writes == "demo":
         _check_sound(db)
@@ -104,9 +145,9 @@ def _open(db: str, *, must_exist: bool = True, writes: str | None = None) -> Mir
     try:
         return Mirror(db, create=True)  # a load makes it; a reader was refused above
     except Exception as exc:  # noqa: BLE001 - a file that is not a mirror, or a damaged one
-        if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+        if _sqlite_code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
             raise  # held past the busy timeout: main() names the holder and the fix (exit 1)
-        if _disk_trouble(exc) is not None:
+        if _sqlite_code(exc) in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
             raise  # no room to write (a new mirror's tables, an upgrade): main() says so (exit 1)
         damage = _damage_of(exc)
         if damage is not None:
@@ -147,34 +188,27 @@ def _damage_of(exc: BaseException) -> sqlite3.DatabaseError | None:
     return damage_in(exc)
 
 
-class _DamagedFile(BadInput):
-    """A damaged mirror, said once: the file, SQLite's words, `edt doctor` (exit 2)."""
-
-
-def _damaged(db: str, damage: BaseException | str) -> BadInput:
+def _damaged(db: str, damage: BaseException | str) -> MirrorDamaged:
     """The one line for a damaged mirror at `db` (`damage`: the error, or SQLite's words)."""
     from ..store.doctor import damage_words, damaged_line
 
-    return _DamagedFile(damaged_line(db, damage if isinstance(damage, str) else damage_words(damage)))
+    return MirrorDamaged(damaged_line(db, damage if isinstance(damage, str) else damage_words(damage)))
 
 
-def _mirror_path() -> str:
-    """The mirror this run uses: the one it opened, else its --db (or EDT_DB, or the default),
-    for commands that open it themselves (`edt serve`, `edt mcp`, `edt bench`)."""
-    if _OPENED:
-        return _OPENED[-1]
-    args = sys.argv[1:]
-    for i, arg in enumerate(args):
-        if arg == "--db" and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith("--db="):
-            return arg.removeprefix("--db=")
+def _mirror_path(meta: dict[str, Any]) -> str:
+    """The mirror a run used: the one it opened, else its --db (or EDT_DB, or the default)."""
     from ..config import mirror_path
 
-    return mirror_path()
+    return meta.get(_OPENED) or meta.get(_DB) or mirror_path()
 
 
-def _refresh_index(db: str | Mirror) -> None:
+def _sqlite_code(exc: BaseException) -> int | None:
+    """SQLite's primary result code of a sqlite3 error (SQLITE_BUSY, SQLITE_FULL, ...), else None."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(exc, sqlite3.Error) and code is not None else None
+
+
+def refresh_index(db: str | Mirror) -> None:
     """After a write: rebuild the mirror's columnar index, so the next reader need not (a
     failure only costs speed: queries are then answered by SQLite)."""
     from ..query import Mirror
@@ -204,7 +238,7 @@ def _check_signal_inputs() -> None:
         raise BadInput(str(exc)) from None
 
 
-def _check_writable(db: str, command: str) -> None:
+def check_writable(db: str, command: str) -> None:
     from ..store.access import read_only_place
 
     why = read_only_place(db)
@@ -215,13 +249,13 @@ def _check_writable(db: str, command: str) -> None:
         )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="expired-domains-toolkit")
 def cli() -> None:
     """Expired Domains Toolkit: a local mirror of expired, deleted and pending-delete domains."""
 
 
-def _timeout_option(func):
+def timeout_option(func):
     return click.option(
         "--timeout",
         type=click.FloatRange(min=0, min_open=True),
@@ -232,7 +266,7 @@ def _timeout_option(func):
     )(func)
 
 
-def _bound(timeout: float | None) -> float:
+def timeout_bound(timeout: float | None) -> float:
     from ..sync.remote import network_bound
 
     try:
@@ -241,20 +275,11 @@ def _bound(timeout: float | None) -> float:
         raise BadInput(str(exc)) from None
 
 
-def _say_retry(line: str) -> None:
+def say_retry(line: str) -> None:
     click.echo(f"edt: {line}", err=True)
 
 
-class Failed(click.ClickException):
-    """A run that could not finish (exit status 1), in one line."""
-
-    exit_code = 1
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"edt: {self.format_message()}", err=True)
-
-
-def _check_port(host: str, port: int, option: str = "--port") -> None:
+def check_port(host: str, port: int, option: str = "--port") -> None:
     """One line and exit status 2 when the address cannot be bound (in use, or not this machine's)."""
     import errno
     import socket
@@ -277,14 +302,21 @@ def _check_port(host: str, port: int, option: str = "--port") -> None:
             raise BadInput(f"--host {host} {option} {port}: cannot listen there ({exc.strerror})") from None
 
 
-def main() -> None:
-    """`edt`: click's standalone handling, plus the one line (exit 2) for a damaged mirror
-    however a command met it, and one line (exit 1) for any other unexpected failure."""
+def main(args: list[str] | None = None) -> None:
+    """`edt`: click's own handling of the command line, plus one line for any failure: a
+    ToolkitError's own (its exit status), a damaged mirror however a command met it (exit 2),
+    and anything unexpected (exit 1; EDT_DEBUG=1 shows the traceback)."""
+    meta: dict[str, Any] = {}
     try:
-        code = cli.main(prog_name="edt", standalone_mode=False)
+        with cli.make_context("edt", list(sys.argv[1:] if args is None else args)) as ctx:
+            meta = ctx.meta
+            cli.invoke(ctx)
+    except click.exceptions.Exit as exc:  # --help, --version
+        raise SystemExit(exc.exit_code) from None
     except click.ClickException as exc:  # a command's own line, unless it was about a damaged file
         damage = _damage_of(exc)
-        shown = exc if damage is None or isinstance(exc, _DamagedFile) else _damaged(_mirror_path(), damage)
+        said_damage = isinstance(getattr(exc, "error", None), MirrorDamaged)
+        shown = exc if damage is None or said_damage else _Said(_damaged(_mirror_path(meta), damage))
         shown.show()
         raise SystemExit(shown.exit_code) from None
     except click.Abort:  # Ctrl-C, as click says it
@@ -298,51 +330,49 @@ def main() -> None:
         if isinstance(exc, BrokenPipeError):  # the reader went away (`edt export ... | head`), as click does
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise SystemExit(1) from None
-        click.echo(f"edt: {_failure_line(exc)}", err=True)
+        click.echo(f"edt: {_failure_line(exc, meta)}", err=True)
         raise SystemExit(2 if _damage_of(exc) is not None else 1) from None
-    raise SystemExit(code if isinstance(code, int) else 0)
+    raise SystemExit(0)
 
 
-def _failure_line(exc: Exception) -> str:
+def _failure_line(exc: Exception, meta: dict[str, Any]) -> str:
     """One line for an unexpected failure; a damaged file names itself and `edt doctor`; a
     lock that outlasted the busy timeout names who holds the mirror and the fix."""
     from ..store.access import locked_message, read_only_place
 
     damage = _damage_of(exc)
     if damage is not None:
-        return _damaged(_mirror_path(), damage).format_message()
-    text = str(exc)
-    disk = _disk_trouble(exc)
+        return _damaged(_mirror_path(meta), damage).line()
+    disk = _disk_trouble(exc, meta)
     if disk is not None:
         return disk
-    if isinstance(exc, sqlite3.OperationalError) and _OPENED:
-        db = _OPENED[-1]
-        if "locked" in text or "busy" in text:
+    code = _sqlite_code(exc)
+    if code is not None and meta.get(_OPENED):
+        db = meta[_OPENED]
+        if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
             return locked_message(db)
-        if "readonly database" in text:
+        if code == sqlite3.SQLITE_READONLY:
             why = read_only_place(db) or "read-only"
             return f"{db} is {why}: this command writes to the mirror; copy it to a writable place (--db PATH)"
-    return text
+    return str(exc)
 
 
-def _disk_trouble(exc: BaseException) -> str | None:
+def _disk_trouble(exc: BaseException, meta: dict[str, Any]) -> str | None:
     """The line for SQLite failing to write the mirror for want of room (SQLITE_FULL), or with
     a write error (SQLITE_IOERR: a full disk, a file-size or quota limit, a failing device):
     the file, the space left beside it and the fix. SQLite rolled the write under way back,
     so nothing of it was kept (a sync keeps the pages it committed before). None otherwise."""
     import shutil
 
-    code = getattr(exc, "sqlite_errorcode", None)
-    if not isinstance(exc, sqlite3.Error) or code is None:
+    code = _sqlite_code(exc)
+    if code not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
         return None
-    if code & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):  # the primary code of an extended one
-        return None
-    db = _mirror_path()
+    db = _mirror_path(meta)
     try:
         free = f"{shutil.disk_usage(Path(os.path.abspath(db)).parent).free / 1e6:,.0f} MB free there"
     except OSError:
         free = "free space unknown"
-    if code & 0xFF == sqlite3.SQLITE_FULL:
+    if code == sqlite3.SQLITE_FULL:
         what = f"the disk is full ({free})"
     else:
         what = (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .shell import BadInput, _db_option, _open, _refresh_index, cli
+from .shell import BadInput, db_option, open_mirror, refresh_index, cli
 
 __all__ = ["spam", "fx"]
 
@@ -20,7 +20,7 @@ def spam() -> None:
 
 
 @spam.command("show")
-@_db_option
+@db_option
 def spam_show(db: str) -> None:
     """The dictionary in use, and whether the mirror's flags follow it."""
     from ..signals.spam import stored_fingerprint
@@ -31,7 +31,7 @@ def spam_show(db: str) -> None:
         f"dictionary: {dictionary.source} ({len(dictionary.terms)} terms, {len(dictionary.allowed)} allowed, "
         f"fingerprint {dictionary.fingerprint})"
     )
-    conn = _open(db).connection()
+    conn = open_mirror(db).connection()
     # Platform listings and regfree rows (deleted ccTLD names, no listing) counted apart, as `edt status` does.
     (flagged, total), (regfree_flagged, regfree_total) = (
         conn.execute(
@@ -54,7 +54,7 @@ def spam_show(db: str) -> None:
 
 
 @spam.command("check")
-@_db_option
+@db_option
 @click.argument("names", nargs=-1, required=True)
 def spam_check(db: str, names: tuple[str, ...]) -> None:
     """How NAMES are read (their words) and which terms they match; for names the mirror
@@ -65,7 +65,7 @@ def spam_check(db: str, names: tuple[str, ...]) -> None:
     from ..signals.spam import _LETTERS, _segment
 
     dictionary = _dictionary()
-    conn = _open(db).connection() if Path(db).is_file() else None
+    conn = open_mirror(db).connection() if Path(db).is_file() else None
     for name in names:
         folded = name.strip().lower()
         label = split_domain(folded)[0] or folded
@@ -83,7 +83,7 @@ def spam_check(db: str, names: tuple[str, ...]) -> None:
 
 
 @spam.command("reflag")
-@_db_option
+@db_option
 @click.option("--force", is_flag=True, help="Re-flag even when the mirror follows this dictionary already.")
 def spam_reflag(db: str, force: bool) -> None:
     """Re-flag every listing with the dictionary in use (seconds; no re-sync). Writes that
@@ -95,11 +95,11 @@ def spam_reflag(db: str, force: bool) -> None:
 
     if Path(db).is_file():  # taken before the mirror is opened: another load refuses this at once
         click.get_current_context().with_resource(writer_lock(db, "edt spam reflag"))
-    mirror = _open(db, writes="spam reflag")
+    mirror = open_mirror(db, writes="spam reflag")
     report = reflag(mirror.connection(), dictionary, force=force)
     click.echo(report.line())
     if report.changed:
-        _refresh_index(mirror)
+        refresh_index(mirror)
 
 
 def _dictionary():
@@ -112,7 +112,7 @@ def _dictionary():
 
 
 @cli.command()
-@_db_option
+@db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def fx(db: str, as_json: bool) -> None:
     """The ECB table in use (EDT_ECB_FILE, else the bundled one) and the priced listings it gave no EUR price."""
@@ -124,7 +124,7 @@ def fx(db: str, as_json: bool) -> None:
         table = fx_table()
     except ValueError as exc:
         raise BadInput(str(exc)) from None
-    conn = _open(db).connection()
+    conn = open_mirror(db).connection()
     missing = conn.execute(
         "SELECT coalesce(currency, '(none)'), count(*) FROM listings WHERE effective_price IS NOT NULL "
         "AND effective_price_eur IS NULL GROUP BY 1 ORDER BY 2 DESC"

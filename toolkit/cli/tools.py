@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from .shell import _db_option, cli
+from .shell import db_option, cli
 
 
 @cli.command()
-@_db_option
+@db_option
 @click.option(
     "--repeat", type=int, default=5, show_default=True, help="Timed runs per engine and query, after a warm-up."
 )

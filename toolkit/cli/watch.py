@@ -8,11 +8,22 @@ import os
 import click
 
 from ..errors import ApiError
-from .shell import BadInput, Failed, _api_error, _bound, _check_plan, _db_option, _open, _pairs, _timeout_option, cli
+from .shell import (
+    BadInput,
+    RunFailed,
+    from_api_error,
+    timeout_bound,
+    check_plan,
+    db_option,
+    open_mirror,
+    key_value_pairs,
+    timeout_option,
+    cli,
+)
 
 
 @cli.command(name="schedule")
-@_db_option
+@db_option
 @click.option("--next", "show_next", is_flag=True, help="Print the next run of each job and feed, and exit.")
 @click.option("--crontab", "as_crontab", is_flag=True, help="Print equivalent crontab lines and exit.")
 @click.option("--systemd", "as_systemd", is_flag=True, help="Print a systemd user unit that runs this and exit.")
@@ -80,7 +91,7 @@ def schedule_command(
                 "feeds and the watched names need none."
             )
         return
-    plan = _check_plan(os.environ.get("EDT_PLAN")) or "pro"
+    plan = check_plan(os.environ.get("EDT_PLAN")) or "pro"
     settings = load_settings(db=db, plan=plan)
     import functools
 
@@ -96,12 +107,12 @@ def schedule_command(
     names_job = functools.partial(run_names_job, predict=predict_drop_window)
     if once == NAMES_JOB:
         if names_job(once, settings, say=lambda line: click.echo(line)) is None:
-            raise Failed(f"{once} did not run (see above)")
+            raise RunFailed(f"{once} did not run (see above)")
         return
     if once and once not in JOBS:
         reports = feed_job(once, settings, say=lambda line: click.echo(line))
         if not reports:
-            raise Failed(f"{once} did not run (see above)")
+            raise RunFailed(f"{once} did not run (see above)")
         feeds_exit(reports)
         return
     if not settings.api_key and (once or not any(job not in JOBS for job in crons)):
@@ -112,7 +123,7 @@ def schedule_command(
     if once:
         reports = api_job(once, settings, say=lambda line: click.echo(line))
         if not reports or any(r.status not in ("ok", "skipped") for r in reports):
-            raise Failed(f"{once} did not finish (see above)")
+            raise RunFailed(f"{once} did not finish (see above)")
         return
     serve(
         settings,
@@ -131,7 +142,7 @@ def watch() -> None:
 
 
 @watch.command(name="add")
-@_db_option
+@db_option
 @click.argument("name")
 @click.argument("params", nargs=-1)
 @click.option(
@@ -144,16 +155,16 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
     count as new; `edt watch show NAME --all` lists every current match."""
     from ..sync.watchlist import SearchExists, save_search, saved_searches
 
-    mirror = _open(db, writes="watch add")  # as `watch list`: a mistyped --db is refused, not created
+    mirror = open_mirror(db, writes="watch add")  # as `watch list`: a mistyped --db is refused, not created
     existed = (
         replace
         and mirror.connection().execute("SELECT 1 FROM saved_searches WHERE name = ?", [name.strip()]).fetchone()
         is not None
     )
     try:
-        save_search(mirror, name, _pairs(params), replace=replace)
+        save_search(mirror, name, key_value_pairs(params), replace=replace)
     except ApiError as exc:
-        raise _api_error(exc) from None
+        raise from_api_error(exc) from None
     except SearchExists as exc:
         raise BadInput(str(exc)) from None
     except ValueError as exc:
@@ -174,12 +185,12 @@ def _quoted(name: str) -> str:
 
 
 @watch.command(name="list")
-@_db_option
+@db_option
 def watch_list(db: str) -> None:
     """Each saved search with its current matches and its new ones since saved or last shown."""
     from ..sync.watchlist import saved_searches, search_words
 
-    searches = saved_searches(_open(db))
+    searches = saved_searches(open_mirror(db))
     if not searches:
         click.echo("No saved search: add one with `edt watch add NAME KEY=VALUE ...`")
     for entry in searches:
@@ -198,26 +209,26 @@ def watch_list(db: str) -> None:
 
 
 @watch.command(name="rm")
-@_db_option
+@db_option
 @click.argument("name")
 def watch_rm(db: str, name: str) -> None:
     """Forget a saved search."""
     from ..sync.watchlist import delete_search
 
-    if not delete_search(_open(db, writes="watch rm"), name):
+    if not delete_search(open_mirror(db, writes="watch rm"), name):
         raise BadInput(f"no saved search named {name!r} (see `edt watch list`)")
     click.echo(f"Removed {name!r}")
 
 
 @watch.command(name="show")
-@_db_option
+@db_option
 @click.argument("name")
 @click.option("--all", "show_all", is_flag=True, help="Every listing the search matches now, not only the new ones.")
 def watch_show(db: str, name: str, show_all: bool) -> None:
     """The search's new matches since it was last shown (then marks them shown); --all: every current match."""
     from ..sync.watchlist import open_search, saved_searches
 
-    mirror = _open(db)
+    mirror = open_mirror(db)
     entry = next((s for s in saved_searches(mirror) if s["name"] == name.strip()), None)
     if entry is None:
         raise BadInput(f"no saved search named {name!r} (see `edt watch list`)")
@@ -248,7 +259,7 @@ def watch_show(db: str, name: str, show_all: bool) -> None:
 
 
 @watch.command(name="name")
-@_db_option
+@db_option
 @click.argument("names", nargs=-1)
 @click.option("--note", default=None, help="A note kept with the names.")
 @click.option(
@@ -285,7 +296,7 @@ def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str
     if not wanted:
         raise BadInput("give names to watch (edt watch name example.com), or --file FILE")
     texts = [text for text, _ in wanted]
-    mirror = _open(db, writes="watch name")
+    mirror = open_mirror(db, writes="watch name")
     if remove:
         gone = unwatch_names(mirror, texts)
         missing = [t for t in texts if name_key(t) not in gone]
@@ -308,17 +319,17 @@ def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str
 
 
 @watch.command(name="names")
-@_db_option
+@db_option
 @click.option("--check", is_flag=True, help="Ask the registries now (what the scheduled `names` job does), then list.")
 @click.option("--history", "history", metavar="NAME", default=None, help="Every stage NAME went through, oldest first.")
-@_timeout_option
+@timeout_option
 def watch_names_command(db: str, check: bool, history: str | None, timeout: float | None) -> None:
     """The watched names: stage, since when, what comes next and when, where the mirror lists them."""
     from ..sync.watched_names import STAGE_WORDS, name_key, name_stages, watched_names, window_text
 
     if timeout is not None and not check:
         raise BadInput("--timeout: only with --check (the registries are asked then)")
-    mirror = _open(db, writes="watch names --check") if check else _open(db)
+    mirror = open_mirror(db, writes="watch names --check") if check else open_mirror(db)
     if check:
         from ..enrich.watch import check_names
         from ..ingest.lifecycle import predict_drop_window
@@ -329,14 +340,14 @@ def watch_names_command(db: str, check: bool, history: str | None, timeout: floa
                 mirror,
                 predict=predict_drop_window,
                 say=lambda line: click.echo(line, err=True),
-                give_up_after=_bound(timeout),
+                give_up_after=timeout_bound(timeout),
             )
         except MirrorBusy as exc:
-            raise Failed(str(exc)) from None
+            raise RunFailed(str(exc)) from None
         for line in report.lines():
             click.echo(line)
         if report.failed:
-            raise Failed(
+            raise RunFailed(
                 f"no registry could be asked ({report.errors[0]}); the stages are left as they were, "
                 "the next check asks again"
             )
