@@ -125,8 +125,8 @@ def test_the_room_check_sees_a_climb():
     assert RANK["query"] < RANK["sync"] < RANK["serve"] < RANK["cli"]
     # store/jobs.py holds the jobs because Mirror.status (query) reports their freshness: the sync
     # itself is a higher room, which the query layer may not import
-    assert "toolkit.store.jobs.freshness" in _imports(PACKAGE / "query" / "mirror.py")
-    assert not any(n.startswith("toolkit.sync") for n in _imports(PACKAGE / "query" / "mirror.py"))
+    assert "toolkit.store.jobs.freshness" in _imports(PACKAGE / "query" / "mirror_status.py")
+    assert not any(n.startswith("toolkit.sync") for n in _imports(PACKAGE / "query" / "mirror_status.py"))
 
 
 def test_the_product_imports_nothing_from_the_measuring_tools():
