@@ -51,6 +51,13 @@ def _lazy_table(tree: ast.Module) -> dict[str, str]:
     return {}
 
 
+def _type_checking_only(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 def _imports(path: Path) -> set[str]:
     """The toolkit modules a file imports, as absolute dotted names (a package's lazy names too)."""
     module = _module_of(path)
@@ -63,6 +70,8 @@ def _imports(path: Path) -> set[str]:
         return f"{base}.{name}" if level and name else (base if level else name or "")
 
     tree = ast.parse(path.read_text())
+    for block in [n for n in ast.walk(tree) if isinstance(n, ast.If) and _type_checking_only(n)]:
+        block.body = []  # names for the type checker alone: no import at run time, no climb, no cycle
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
