@@ -457,8 +457,8 @@ def test_an_index_saved_before_a_filter_column_existed_is_built_again(tmp_path, 
         origin="sync",
         observed_at=ts(NOW),
     )
-    older = [c for c in columnar._number_columns() if c != "length"]
-    monkeypatch.setattr(columnar, "_number_columns", lambda: tuple(older))
+    older = [c for c in columnar.number_columns() if c != "length"]
+    monkeypatch.setattr(columnar, "number_columns", lambda: tuple(older))
     build_index(path).save(index_path(path))
     monkeypatch.undo()
     assert load_index(index_path(path)) is None
