@@ -744,6 +744,7 @@ def ingest_command(
             if url:
                 report = ingest_url(mirror, feed, source, observed_at=observed_at, **options)
             else:
+                assert source is not None  # --file or --url, checked above
                 report = ingest_file(mirror, feed, source, observed_at=observed_at, **options)
     except IngestError as exc:
         raise BadInput(str(exc)) from None
@@ -760,8 +761,8 @@ def ingest_command(
         click.echo(checker.summary(), err=as_json)
         for problem in checker.problems[:show]:
             click.echo(f"rdap: {problem}", err=True)
-    for problem in report.skipped[:show]:
-        click.echo(f"skipped {problem}", err=True)
+    for skipped in report.skipped[:show]:
+        click.echo(f"skipped {skipped}", err=True)
     if len(report.skipped) > show:
         click.echo(f"... and {len(report.skipped) - show:,} more skipped rows (--show N, or --json for all)", err=True)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -394,7 +394,7 @@ def _state(row: dict, run: dict | None, done: str) -> str:
     return said
 
 
-def _block(lines: list[tuple[str, ...]]) -> list[str]:
+def _block(lines: Sequence[tuple[str, ...]]) -> list[str]:
     """Rows of cells as aligned text, each column as wide as its widest cell, two spaces apart."""
     widths = [max(len(row[i]) for row in lines) for i in range(len(lines[0]))] if lines else []
     return ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in lines]

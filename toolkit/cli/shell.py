@@ -48,7 +48,8 @@ class _Said(click.ClickException):
 
     def __init__(self, error: ToolkitError):
         super().__init__(error.line())
-        self.error, self.exit_code = error, error.exit_status
+        self.error = error
+        self.exit_code = error.exit_status  # type: ignore[misc]  # click reads it from the instance too
 
     def show(self, file: Any = None) -> None:
         click.echo(f"edt: {self.format_message()}", err=True)
@@ -217,8 +218,9 @@ def refresh_index(db: str | Mirror) -> None:
     try:
         mirror.refresh_indexes()
     except Exception as exc:  # noqa: BLE001
-        if _damage_of(exc) is not None:  # not a matter of speed: the file is damaged
-            raise _damaged(mirror.path, _damage_of(exc)) from None
+        damage = _damage_of(exc)
+        if damage is not None:  # not a matter of speed: the file is damaged
+            raise _damaged(mirror.path, damage) from None
         click.echo(f"edt: the columnar index was not rebuilt ({exc}); queries use SQLite until it is", err=True)
 
 

@@ -637,7 +637,7 @@ def _whole_type(low: int | None, high: int | None) -> Any:
     """The narrowest integer type holding `low .. high` with its minimum left for NULL."""
     for candidate in (np.int8, np.int16, np.int32):
         info = np.iinfo(candidate)
-        if low is None or (info.min < low and high <= info.max):
+        if low is None or high is None or (info.min < low and high <= info.max):
             return candidate
     return np.int64
 

@@ -92,9 +92,10 @@ class ColumnarIndex:
     # -- saving and loading --------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index to `path`, replacing any older one at once (never half written)."""
-        layout, offset = {}, 0
+        layout: dict[str, tuple[str, int, int]] = {}
+        offset = 0
         for name, array in self.arrays.items():
-            layout[name] = [array.dtype.str, offset, int(array.size)]
+            layout[name] = (array.dtype.str, offset, int(array.size))
             offset += -(-array.nbytes // ALIGN) * ALIGN
         header = json.dumps(
             {"format": FORMAT, "generation": self.generation, "rows": self.rows, "layout": layout, "meta": self.meta}
@@ -108,7 +109,7 @@ class ColumnarIndex:
                 out.write(b"\0" * (start - out.tell()))
                 for name, array in self.arrays.items():
                     out.seek(start + layout[name][1])
-                    out.write(memoryview(np.ascontiguousarray(array)).cast("B"))  # no copy of a whole array
+                    out.write(memoryview(np.ascontiguousarray(array)).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer: no copy
                 out.truncate(start + offset)
             os.replace(temporary, target)
         finally:
@@ -352,7 +353,9 @@ def _rank_target(distinct: np.ndarray, op: str, value: float) -> tuple[str, floa
         at = int(np.searchsorted(distinct, value))
         return "=", float(at) if at < len(distinct) and distinct[at] == value else 0.5  # 0.5: no rank equals it
     side = "left" if op in (">=", "<") else "right"
-    return (">=" if op in (">=", ">") else "<"), float(np.searchsorted(distinct, value, side=side))
+    return (">=" if op in (">=", ">") else "<"), float(
+        np.searchsorted(distinct, value, side="left" if side == "left" else "right")
+    )
 
 
 _EPOCH = datetime(1970, 1, 1)
@@ -361,7 +364,7 @@ _EPOCH = datetime(1970, 1, 1)
 def _timestamp_position(value: Any) -> float:
     """Where a compared value sorts among stored `YYYY-MM-DDTHH:MM:SSZ` texts, in seconds:
     a bare date sorts before its midnight, a fraction of a second before the whole second."""
-    text = iso_timestamp(value) if isinstance(value, datetime) else str(value)
+    text = (iso_timestamp(value) if isinstance(value, datetime) else None) or str(value)
     try:
         if len(text) == 10:
             return (datetime.fromisoformat(text) - _EPOCH).total_seconds() - 0.5

@@ -224,7 +224,7 @@ class SuffixFamily(Condition):
         self.columns = (column,)
 
     def __call__(self, values: tuple[str, ...], ctx: Any) -> Clause:
-        parts, args = [f"{self.column} IN ({','.join('?' * len(values))})"], list(values)
+        parts, args = [f"{self.column} IN ({','.join('?' * len(values))})"], list[Any](values)
         for value in values:
             parts.append(f"substr({self.column}, -?) = ?")
             args += [len(value) + 1, "." + value]

@@ -119,7 +119,8 @@ def results_df(
     """The result of every auction the mirror saw end, newest end first (see `Mirror.results_df`)."""
     import pandas as pd
 
-    where, args = ["1"], []
+    where: list[str] = ["1"]
+    args: list[Any] = []
     if ended_after:
         where.append("r.ended_at >= ?")
         args.append(str(ended_after))

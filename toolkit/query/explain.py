@@ -32,7 +32,12 @@ def explain_empty(mirror: Mirror, params: Mapping[str, Any] | None = None, *, pe
     def held(param_name: str, wanted: tuple[Any, ...], extra: str = "") -> bool:
         """Whether a row has one of `wanted` (the parameter's own condition, one value at a time)."""
         for value in wanted:
-            sql, args = table[param_name].clause(value, ctx)
+            clause = table[param_name].clause
+            assert clause is not None, param_name  # tld and source are filters
+            found = clause(value, ctx)
+            if found is None:
+                continue
+            sql, args = found
             if conn.execute(f"SELECT EXISTS (SELECT 1 FROM {ctx.table} WHERE ({sql}){extra})", args).fetchone()[0]:
                 return True
         return False
@@ -45,7 +50,7 @@ def explain_empty(mirror: Mirror, params: Mapping[str, Any] | None = None, *, pe
             continue
         several = isinstance(values[name], tuple)  # a list filter (tld): its condition takes a tuple
         wanted = tuple((v,) for v in values[name]) if several else (values[name],)
-        shown = " or ".join(("." if pending and name == "tld" else "") + (v[0] if several else v) for v in wanted)
+        shown = " or ".join(("." if pending and name == "tld" else "") + str(v[0] if several else v) for v in wanted)
         if pending:
             if not held(name, wanted):
                 reasons.append(f"no pending-delete row in the mirror has {label} {shown}")

@@ -191,6 +191,7 @@ class ListingSearch:
                     list(sql.args),
                 )
                 return {date.fromisoformat(day): n for day, n in rows}
+        assert ends is not None  # usable
         seconds = ends[mask]
         seconds = seconds[seconds != np.iinfo(seconds.dtype).min].astype(np.int64)  # NULL: no end date
         days, counts = np.unique(seconds // 86400, return_counts=True)

@@ -68,7 +68,7 @@ def status(mirror: Mirror) -> dict[str, Any]:
         "feeds": feed_freshness(conn, mirror.now()),
         "put_away": _put_away(conn),
         "results": _results_status(conn),
-        "ranges": _ranges_status(mirror, conn, now, meta),
+        "ranges": _ranges_status(mirror, conn, now or "", meta),
         "watched_names": _watched_status(conn),
         "problems": _problems(mirror, conn, runs, meta),
     }

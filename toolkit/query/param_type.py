@@ -285,6 +285,7 @@ def drops_within(days: int, ctx: Context) -> Clause:
 
 def hours_ahead(hours: int, ctx: Context) -> tuple[str | None, str | None]:
     """(now, now + hours) as stored timestamps: what `ends_within` keeps between."""
+    assert ctx.now is not None, "ends_within needs the moment of the query"
     return iso_timestamp(ctx.now), iso_timestamp(ctx.now + timedelta(hours=hours))
 
 

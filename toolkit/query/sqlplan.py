@@ -34,7 +34,7 @@ class DomainSql:
     fts: bool  # `contains` is answered by the trigram index (every term >= 3 characters)
     count_index: str | None  # the index that counts the matches without reading the table
     walk_where: str = "1"  # the conditions a walk of walk_index checks by itself
-    walk_args: list[Any] = ()
+    walk_args: list[Any] | tuple[Any, ...] = ()
     # Only open listings can match (`closed_at IS NULL` is in `where`): the listing indexes,
     # which hold open listings only, serve; else none does (the table is read).
     open_only: bool = True
@@ -174,7 +174,7 @@ def domain_sql(values: Mapping[str, Any], now: datetime, *, closed_after_now: bo
     filters = set(named) - {"source", "ends_after_now"}
     if len(values.get("tld", ())) > 1:
         filters.add("tld+")  # several TLDs: no single seek
-    checks = _INDEX_CHECKS.get(walk_index, set()) | {"source", "type"}
+    checks = (_INDEX_CHECKS.get(walk_index, set()) if walk_index else set()) | {"source", "type"}
     covered = walk_index is not None and filters <= checks
     # What a walk of that index can check by itself (a partial index needs its condition).
     walk_where, walk_args = where(
