@@ -233,3 +233,65 @@ def test_no_import_cycles_between_modules():
         if node not in state:
             visit(node, [node])
     assert not cycles, cycles
+
+
+# -- a house a newcomer reads: sizes, names, what a package's door holds ---------------------
+
+MAX_MODULE_LINES, MAX_CLASS_LINES = 800, 400
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_no_module_nor_class_is_too_long_to_read_in_one_sitting():
+    long_modules = [
+        f"{p.relative_to(PACKAGE)}: {n}"
+        for p in _modules()
+        if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES
+    ]
+    long_classes = [
+        f"{p.relative_to(PACKAGE)}: {node.name} {node.end_lineno - node.lineno + 1}"
+        for p in _modules()
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.ClassDef) and (node.end_lineno or 0) - node.lineno + 1 > MAX_CLASS_LINES
+    ]
+    assert not long_modules and not long_classes, (long_modules, long_classes)
+
+
+def test_no_module_imports_another_modules_private_name():
+    """A name another module needs is public (in its module's `__all__`), or moves to where it is used."""
+    found = []
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("toolkit")):
+                found += [
+                    f"{path.relative_to(PACKAGE)}: {node.module or '.'}.{alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.startswith("__")
+                ]
+    assert not found, found
+
+
+def test_no_two_modules_share_a_name_outside_the_command_shells():
+    """`archive.py` is one thing in the package: the command line's shells are named for their commands."""
+    by_name: dict[str, list[str]] = {}
+    for path in _modules():
+        if path.name in ("__init__.py", "__main__.py") or path.parent.name == "cli":
+            continue
+        by_name.setdefault(path.name, []).append(str(path.relative_to(PACKAGE)))
+    assert not {name: paths for name, paths in by_name.items() if len(paths) > 1}
+
+
+def test_a_packages_door_hands_names_on_and_holds_no_machinery():
+    """A sub-package's `__init__.py`: its docstring, imports, `__all__` and the lazy table; the
+    work is in modules named for it (the root's door, `toolkit/__init__.py`, makes the lazy names)."""
+    allowed = (ast.Expr, ast.ImportFrom, ast.Import, ast.Assign, ast.AnnAssign)
+    doors = [p for p in _modules() if p.name == "__init__.py" and p.parent != PACKAGE]
+    busy = {
+        str(p.relative_to(PACKAGE)): sorted(
+            {type(n).__name__ for n in ast.parse(p.read_text()).body if not isinstance(n, allowed)}
+        )
+        for p in doors
+    }
+    assert not {door: kinds for door, kinds in busy.items() if kinds}
