@@ -10,9 +10,11 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+from .errors import BadInput
 
 __all__ = [
     "csv_cell",
@@ -25,6 +27,9 @@ __all__ = [
     "format_of",
     "parquet_schema",
     "parquet_table",
+    "write_csv",
+    "write_jsonl",
+    "write_parquet",
 ]
 
 log = logging.getLogger("toolkit.export")
@@ -111,7 +116,7 @@ def format_of(out: str) -> str | None:
     return EXTENSION_FORMATS.get(Path(out).suffix.lower()) if out != "-" else None
 
 
-class OutputRefused(ValueError):
+class OutputRefused(BadInput):
     """`--out` names something export must not replace (a device, a FIFO, a folder...)."""
 
 
@@ -192,4 +197,44 @@ def replace_atomically(target: Path, write: Callable[[Path], int]) -> int:
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
+    return count
+
+
+def write_csv(rows: Iterable[Mapping[str, Any]], columns: list[str], out: TextIO) -> int:
+    """Records to CSV with a header, cells as `csv_cell` writes them; returns how many."""
+    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    count = 0
+    for row in rows:
+        writer.writerow({k: csv_cell(row.get(k)) for k in columns})
+        count += 1
+    return count
+
+
+def write_jsonl(rows: Iterable[Mapping[str, Any]], out: TextIO) -> int:
+    """Records as JSON Lines, one a line; returns how many."""
+    count = 0
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def write_parquet(rows: Iterator[dict[str, Any]], columns: Mapping[str, str], path: Any) -> int:
+    """Records to Parquet (typed by `columns`), written 10,000 rows at a time; returns how many."""
+    import pyarrow.parquet as pq
+
+    schema = parquet_schema(columns)
+    count = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) == 10000:
+                writer.write_table(parquet_table(batch, schema))
+                count += len(batch)
+                batch = []
+        if batch or count == 0:
+            writer.write_table(parquet_table(batch, schema))
+            count += len(batch)
     return count

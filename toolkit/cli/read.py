@@ -3,60 +3,19 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import ApiError
-from ..formats import csv_cell
 from .shell import BadInput, from_api_error, check_plan, db_option, open_mirror, key_value_pairs, plan_option, cli
 
 if TYPE_CHECKING:
     from ..query import Mirror
-
-
-def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], out) -> int:
-    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
-    writer.writeheader()
-    count = 0
-    for row in rows:
-        writer.writerow({k: csv_cell(row.get(k)) for k in columns})
-        count += 1
-    return count
-
-
-def _write_jsonl(rows: Iterable[dict[str, Any]], out) -> int:
-    count = 0
-    for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        count += 1
-    return count
-
-
-def _write_parquet(rows: Iterator[dict[str, Any]], columns: dict[str, str], path: Any) -> int:
-    import pyarrow.parquet as pq
-
-    from ..formats import parquet_schema, parquet_table
-
-    schema = parquet_schema(columns)
-    count = 0
-    with pq.ParquetWriter(path, schema) as writer:
-        batch: list[dict[str, Any]] = []
-        for row in rows:
-            batch.append(row)
-            if len(batch) == 10000:
-                writer.write_table(parquet_table(batch, schema))
-                count += len(batch)
-                batch = []
-        if batch or count == 0:
-            writer.write_table(parquet_table(batch, schema))
-            count += len(batch)
-    return count
 
 
 def _filters_help() -> str:
@@ -101,9 +60,10 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
     if fmt == "json":
         click.echo(json.dumps(envelope, ensure_ascii=False, indent=2))
     elif fmt == "csv":
+        from ..formats import write_csv
         from ..query.records import PENDING_OUTPUT
 
-        _write_csv(envelope["data"], list(PENDING_OUTPUT if pending else _listing_columns(filters)), sys.stdout)
+        write_csv(envelope["data"], list(PENDING_OUTPUT if pending else _listing_columns(filters)), sys.stdout)
     else:
         _print_table(envelope, pending, valued=_asks_for_value(filters))
     if hidden:
@@ -321,15 +281,12 @@ def _export_format(out: str) -> str:
 )
 def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, out: str, results: bool) -> None:
     """Every matching listing (the /api/domains filters, no paging) to CSV, JSON Lines or Parquet."""
-    from ..formats import OutputRefused, output_target, replace_atomically
+    from ..formats import output_target, replace_atomically, write_csv, write_jsonl, write_parquet
 
     fmt = fmt or _export_format(out)
     plan = check_plan(plan)
     mirror = open_mirror(db)
-    try:
-        target, note = output_target(out)
-    except OutputRefused as exc:
-        raise BadInput(str(exc)) from None
+    target, note = output_target(out)  # OutputRefused: bad input, said by the group
     if target is None and fmt == "parquet" and sys.stdout.isatty():
         raise BadInput(
             "--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)"
@@ -348,22 +305,19 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, 
 
     def write(path: Path | None) -> int:
         if fmt == "parquet":
-            return _write_parquet(rows, columns, str(path) if path else sys.stdout.buffer)
+            return write_parquet(rows, columns, str(path) if path else sys.stdout.buffer)
         if path is None:
             stream = sys.stdout
-            return _write_csv(rows, list(columns), stream) if fmt == "csv" else _write_jsonl(rows, stream)
+            return write_csv(rows, list(columns), stream) if fmt == "csv" else write_jsonl(rows, stream)
         with path.open("w", newline="", encoding="utf-8") as fh:
-            return _write_csv(rows, list(columns), fh) if fmt == "csv" else _write_jsonl(rows, fh)
+            return write_csv(rows, list(columns), fh) if fmt == "csv" else write_jsonl(rows, fh)
 
     if target is None:
         count = write(None)
         sys.stdout.flush()
         click.echo(f"Wrote {count:,} listings to standard output", err=True)
     else:
-        try:
-            count = replace_atomically(target, write)
-        except OutputRefused as exc:
-            raise BadInput(str(exc)) from None
+        count = replace_atomically(target, write)
         click.echo(f"Wrote {count:,} listings to {out}")
     if not count:
         _say_why_empty(mirror.explain_empty(filters))
