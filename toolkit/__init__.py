@@ -41,7 +41,7 @@ _LAZY = {
 }
 
 
-def _lazy_exports(package: str, origins: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(package: str, origins: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A package's module `__getattr__` and `__dir__` (PEP 562): each name of `origins` is
     imported from its module (relative to `package`) when first used, then kept. The root
     and the rooms whose names cost an import (query, sync, analysis) share this one."""
@@ -60,4 +60,4 @@ def _lazy_exports(package: str, origins: Mapping[str, str]) -> tuple[Callable[[s
     return __getattr__, __dir__
 
 
-__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -10,7 +10,7 @@ package's too, each imported (with pandas) when first used.
 
 from __future__ import annotations
 
-from .. import _lazy_exports
+from .. import lazy_exports
 
 __all__ = [
     "METRICS",
@@ -54,4 +54,4 @@ _LAZY = {
     "currency_mistakes": ".frames",
 }
 
-__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

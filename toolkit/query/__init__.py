@@ -20,7 +20,7 @@ the planner, the columnar index or NumPy.
 
 from __future__ import annotations
 
-from .. import _lazy_exports
+from .. import lazy_exports
 
 __all__ = [
     "Mirror",
@@ -42,4 +42,4 @@ _LAZY = {
     "FREE_VISIBLE_NAMES": ".records",
 }
 
-__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

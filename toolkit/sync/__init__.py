@@ -12,7 +12,7 @@ below are the ones `toolkit.sync` has always offered; each is imported when firs
 
 from __future__ import annotations
 
-from .. import _lazy_exports
+from .. import lazy_exports
 
 __all__ = [
     "JOBS",
@@ -42,4 +42,4 @@ _LAZY = {
     "fetch_pages": ".run",
 }
 
-__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
