@@ -40,7 +40,7 @@ __all__ = [
 
 # What a run noted on click's context (shared by every command's context): the mirror its
 # --db names, and the one it opened, for the one line main() says about a lock or a damaged file.
-_DB, _OPENED = "edt.db", "edt.opened"
+_DB, _OPENED, _MIRROR = "edt.db", "edt.opened", "edt.mirror"
 
 
 class _Said(click.ClickException):
@@ -144,7 +144,7 @@ def open_mirror(db: str, *, must_exist: bool = True, writes: str | None = None) 
     from ..query import Mirror
 
     try:
-        return Mirror(db, create=True)  # a load makes it; a reader was refused above
+        mirror = Mirror(db, create=True)  # a load makes it; a reader was refused above
     except Exception as exc:  # noqa: BLE001 - a file that is not a mirror, or a damaged one
         if _sqlite_code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
             raise  # held past the busy timeout: main() names the holder and the fix (exit 1)
@@ -154,6 +154,11 @@ def open_mirror(db: str, *, must_exist: bool = True, writes: str | None = None) 
         if damage is not None:
             raise _damaged(db, damage) from None
         raise BadInput(f"{db}: cannot open as a mirror ({exc})") from None
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:  # held on the command's context, closed when the command is done
+        ctx.meta[_MIRROR] = mirror
+        ctx.call_on_close(mirror.close)
+    return mirror
 
 
 def _check_now() -> None:
