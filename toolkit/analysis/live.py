@@ -141,7 +141,7 @@ def _put_away_sightings(mirror: Any, where: list[str], args: list[Any]) -> Any:
     (`edt archive`): their sightings read from there, as a plain listing's are from SQLite."""
     import pandas as pd
 
-    from ..store.archive import archived_rows
+    from ..store.parquet_archive import archived_rows
 
     conn = mirror.connection()
     results = pd.read_sql_query(

@@ -655,7 +655,7 @@ class Player:
     ):
         # the sync's own rules: a full listings pass when the last is older than this, else the
         # listings added from the day before the newest it had
-        from ..sync.run import FULL_PASS_EVERY, INCREMENTAL_OVERLAP
+        from ..sync.engine import FULL_PASS_EVERY, INCREMENTAL_OVERLAP
 
         self.overlap = int(INCREMENTAL_OVERLAP.total_seconds())
 

@@ -29,7 +29,7 @@ from ..errors import MirrorMissing, cursor_not_available, invalid, not_found
 from ..plans import normalize_plan, require
 from ..sources import REGFREE
 from ..store.fields import iso_timestamp
-from ..store.feeds import feed_freshness
+from ..store.feed_catalog import feed_freshness
 from ..store.jobs import freshness
 from ..store.schema import DEAL_RATIO, OPEN, SCHEMA_VERSION, connect, ensure_schema
 from ..store.access import opens_read_only
@@ -365,7 +365,7 @@ class Mirror:
         except Unsupported:
             return None, None
 
-    # -- the archive (toolkit/store/archive.py): closed listings moved out, read back as one ---------
+    # -- the archive (toolkit/store/parquet_archive.py): closed listings moved out, read back as one ---------
     def _archived(self, conn: sqlite3.Connection) -> bool:
         """Whether listings have been moved to the archive or packed (then closed rows are read from both)."""
         return (
@@ -379,7 +379,7 @@ class Mirror:
     def _rows_by_id(self, conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
         """The listings of these ids (LISTING_SELECT), in the order given: from SQLite, and
         from the archive those it no longer holds."""
-        from ..store.archive import archived_rows
+        from ..store.parquet_archive import archived_rows
 
         return sqlplan.rows_by_id(
             conn,
@@ -900,7 +900,7 @@ class Mirror:
                 [iso_timestamp(self.now()), name, REGFREE],
             ).fetchall()
             if self._archived(conn):  # archived listings closed long ago: never live
-                from ..store.archive import archived_rows
+                from ..store.parquet_archive import archived_rows
 
                 closed = archived_rows(
                     self.path, "listings", "name", [name], ["id", "source", "last_seen_at"], conn=conn
@@ -939,7 +939,7 @@ class Mirror:
             )
             held = conn.execute("SELECT 1 FROM listings WHERE id = ?", [int(listing_id)]).fetchone()
             if held is None and self._archived(conn):  # an archived listing: its history went with it
-                from ..store.archive import archived_rows
+                from ..store.parquet_archive import archived_rows
 
                 rows = archived_rows(
                     self.path, "listing_history", "listing_id", [int(listing_id)], ["id", *columns], conn=conn

@@ -249,7 +249,7 @@ class _Api:
             body = None
 
         def call(plan: str) -> Response:
-            from ..sync.watchlist import register_webhook
+            from ..sync.saved_searches import register_webhook
 
             require(plan, "webhook")
             if not isinstance(body, dict):

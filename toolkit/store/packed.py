@@ -10,7 +10,7 @@ its rows as JSON, compressed with a dictionary trained on the mirror's own recor
 (`packed_codecs`, with the columns each table had when it was written); `packed_names` finds
 a name's packed listings.
 
-Readers see packed rows where they see archived ones (`toolkit/store/archive.py`:
+Readers see packed rows where they see archived ones (`toolkit/store/parquet_archive.py`:
 `archive_table`, `archived_rows`, `open_duckdb`), so the API, the app and the notebooks
 read mirror, packed rows and archive as one. `edt archive` packs what closed more than
 `--pack-after` ago (default 30 days) and moves to Parquet what closed before

@@ -97,7 +97,7 @@ SYNC_STATE_COLUMNS = {
     "updated_at": str,
 }
 
-# The watchlist (toolkit/sync/watchlist.py writes these two tables, and only these): named
+# The watchlist (toolkit/sync/saved_searches.py writes these two tables, and only these): named
 # searches and a shortlist of listings with notes. Timestamps are UTC `YYYY-MM-DDTHH:MM:SSZ`.
 SAVED_SEARCH_COLUMNS = {
     "name": str,
@@ -133,7 +133,7 @@ ENRICH_CACHE_COLUMNS = {
     "outcome": str,
     "value": str,
 }
-# The archive's manifest (toolkit/store/archive.py): one row per Parquet file of `<mirror>.archive/`,
+# The archive's manifest (toolkit/store/parquet_archive.py): one row per Parquet file of `<mirror>.archive/`,
 # written in the same transaction that deletes its rows from the mirror. A file it does not
 # list is what a stopped archive left, and is removed.
 ARCHIVE_PART_COLUMNS = {

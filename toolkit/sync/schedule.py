@@ -7,7 +7,7 @@ or Ctrl-C stops after the page being written (each page commits with its checkpo
 the next start resumes there). Times come from the config file's `[schedule]` table, e.g.
 `bids = "0 */4 * * *"`, and `timezone` (default: the machine's).
 
-The free public feeds (`toolkit.store.feeds`) are jobs of the same scheduler, each on its
+The free public feeds (`toolkit.store.feed_catalog`) are jobs of the same scheduler, each on its
 publisher's schedule (`[feeds.NAME] schedule`); they need no key. Their runner lives with
 the ingest (toolkit/ingest/feeds.py) and is handed in as `feed_runner`.
 """
@@ -91,7 +91,7 @@ def names_schedule(config: Mapping[str, Any] | None = None) -> dict[str, str]:
 
 
 def feed_schedules(feeds: Mapping[str, Any]) -> dict[str, str]:
-    """The cron expression of each enabled feed with an address (`toolkit.store.feeds.feed_table`)."""
+    """The cron expression of each enabled feed with an address (`toolkit.store.feed_catalog.feed_table`)."""
     chosen = {}
     for name, feed in feeds.items():
         if not feed.enabled or not feed.url:
@@ -224,7 +224,7 @@ def run_job(
     from .alerts import run_alerts
     from ..query import Mirror
     from .remote import RemoteClient
-    from .run import SyncBusy, SyncStopped, sync
+    from .engine import SyncBusy, SyncStopped, sync
 
     def make_client() -> Any:
         per_minute = RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
@@ -285,7 +285,8 @@ def _archive_after(mirror: Any, say: Callable[[str], None]) -> None:
     """After the daily listings run: the config's `[archive] closed_before`, when set, moves
     what closed before it to the archive, and its `pack_after`, when set, packs what closed
     before that (`edt archive`)."""
-    from ..store import archive, packed
+    from ..store import packed
+    from ..store import parquet_archive as archive
     from ..config import archive_setting, pack_setting
 
     age, pack_age = archive_setting(), pack_setting()
@@ -328,7 +329,7 @@ def build_scheduler(
     key: the API's listings already hold those platforms, and a feed would list them twice.
     The watched names' job (`names`, no key needed) is run by `names_runner`.
     One worker thread: jobs run one after another (they share the mirror and the budget)."""
-    from ..store.feeds import LISTING_ADAPTERS, feed_table
+    from ..store.feed_catalog import LISTING_ADAPTERS, feed_table
     from ..store.jobs import JOBS
 
     feeds = feed_table() if any(job not in JOBS for job in crons) else {}
