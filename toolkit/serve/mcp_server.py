@@ -68,7 +68,7 @@ from ..query.params import (
 from ..plans import PLAN_LABELS, REQUIREMENTS, normalize_plan, plan_allows, require
 from ..query import FREE_VISIBLE_NAMES, Mirror
 from ..sources import REGFREE, SOURCES
-from ..store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
+from ..store.damage import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
 from .openapi import build_openapi, param_schema
 from .web import bearer_key, client_address, json_response, unauthenticated_body
 

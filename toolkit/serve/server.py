@@ -45,7 +45,7 @@ from ..formats import csv_chunks
 from ..query.params import DOMAIN_PARAMS, gather, merge_repeated
 from ..plans import CAPABILITIES, PLANS, REQUIREMENTS, require
 from ..query import Mirror
-from ..store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
+from ..store.damage import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
 from .web import bearer_key as _bearer
