@@ -267,4 +267,4 @@ def live_ranges(model: LiveModel | None, mirror: Any, *, missing_only: bool = Fa
     if model is None:
         return [(int(i), None, None, None) for i in frame["listing_id"]]
     values = predict(model, frame)
-    return [(int(i), *map(float, v)) for i, v in zip(frame["listing_id"], values)]
+    return [(int(i), float(low), float(mid), float(high)) for i, (low, mid, high) in zip(frame["listing_id"], values)]

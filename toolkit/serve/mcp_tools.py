@@ -186,7 +186,7 @@ class _Spec:
         return arguments
 
     def tool(self, wrap: Callable[[str, Callable[[], dict[str, Any]]], CallToolResult]) -> Tool:
-        fields = {name: (Any, None) for name in self.properties}
+        fields: dict[str, Any] = {name: (Any, None) for name in self.properties}  # each optional, any value
         model = create_model(f"{self.name}_arguments", __base__=_Arguments, **fields)
         schema = {"type": "object", "properties": self.properties, "additionalProperties": False}
 
@@ -202,6 +202,7 @@ class _Spec:
             parameters=schema,
             fn_metadata=FuncMetadata(arg_model=model, output_schema=self.output),
             is_async=False,
+            context_kwarg=None,  # no tool takes the request's context
             annotations=ToolAnnotations(
                 title=self.title,
                 read_only_hint=True,

@@ -26,7 +26,7 @@ import os
 import re
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -394,7 +394,7 @@ class _Guard:
             scope = {**scope, "path": path.rstrip("/") or "/"}
         started = False
 
-        async def guarded(message: dict) -> None:
+        async def guarded(message: MutableMapping[str, Any]) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True

@@ -13,7 +13,7 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -99,10 +99,10 @@ def _narrow_fts_update(conn: sqlite3.Connection, table: str) -> None:
         conn.execute(FTS_UPDATE_TRIGGERS[table])
 
 
-def _table(db: "sqlite_utils.Database", name: str, columns: dict[str, type], pk) -> None:
-    table = db[name]
+def _table(db: "sqlite_utils.Database", name: str, columns: Mapping[str, type], pk: str | tuple[str, ...]) -> None:
+    table = db.table(name)
     if not table.exists():
-        table.create(columns, pk=pk)
+        table.create(dict(columns), pk=pk)
         return
     existing = set(table.columns_dict)
     for column, col_type in columns.items():
@@ -259,7 +259,7 @@ def apply_schema(conn: sqlite3.Connection, before: int | None = None) -> None:
     _ensure_change_triggers(conn)
     for table in ("listings", "pending_delete"):
         # present and kept by its triggers, else (re)created and filled from the table
-        db[table].enable_fts([FTS_COLUMNS[table]], tokenize="trigram", create_triggers=True, replace=True)
+        db.table(table).enable_fts([FTS_COLUMNS[table]], tokenize="trigram", create_triggers=True, replace=True)
         _narrow_fts_update(conn, table)
     conn.executemany(
         "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -361,7 +361,7 @@ def without_indexes(
     try:
         for table in tables:
             # replace=True recreates the FTS table and fills it from the content table.
-            db[table].enable_fts([FTS_COLUMNS[table]], tokenize="trigram", create_triggers=True, replace=True)
+            db.table(table).enable_fts([FTS_COLUMNS[table]], tokenize="trigram", create_triggers=True, replace=True)
         apply_schema(conn)  # the indexes and triggers again, a new generation
         conn.execute("PRAGMA analysis_limit=1000")  # sampled statistics: enough for the planner
         conn.execute("ANALYZE")

@@ -16,13 +16,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
-from datetime import datetime, timezone
 from itertools import islice
 from operator import itemgetter
 from typing import Any
 
 from ..signals.inflation import METRICS, flag_metric_jumps
-from .fields import iso_timestamp
+from .fields import utc_now
 from .meta import bump_generation
 from .reflag import current_spam_flags
 from .rows import (
@@ -63,10 +62,6 @@ __all__ = [
     "VALUE_FIELDS",
     "LIVE_FIELDS",
 ]
-
-
-def utc_now() -> str:
-    return iso_timestamp(datetime.now(timezone.utc).replace(microsecond=0))
 
 
 def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -163,6 +158,7 @@ def _save_all(
     values = itemgetter(*kind.names)
     total = WriteCounts()
     for batch in _batches(records, batch_size):
+        pairs: list[tuple[tuple, str | None]]
         if normalized:
             pairs = [(row, None) for row in batch]
         else:
