@@ -43,6 +43,7 @@ __all__ = [
     "names_schedule",
     "feed_schedules",
     "triggers",
+    "cron_trigger",
     "next_runs",
     "crontab",
     "schedule_words",
@@ -74,7 +75,7 @@ def schedules(config: Mapping[str, Any] | None = None) -> dict[str, str]:
     chosen = {job: str(table.get(job, cron)) for job, cron in DEFAULT_SCHEDULES.items()}
     for job, cron in chosen.items():
         try:
-            _trigger(cron)
+            cron_trigger(cron)
         except ValueError as exc:
             raise ValueError(f"[schedule] {job} = {cron!r}: not a crontab expression ({exc})") from None
     return chosen
@@ -84,7 +85,7 @@ def names_schedule(config: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The watched names' job and its cron expression (`[schedule] names`, default daily 06:30)."""
     cron = str((config if config is not None else config_file()).get("schedule", {}).get(NAMES_JOB, NAMES_SCHEDULE))
     try:
-        _trigger(cron)
+        cron_trigger(cron)
     except ValueError as exc:
         raise ValueError(f"[schedule] {NAMES_JOB} = {cron!r}: not a crontab expression ({exc})") from None
     return {NAMES_JOB: cron}
@@ -97,7 +98,7 @@ def feed_schedules(feeds: Mapping[str, Any]) -> dict[str, str]:
         if not feed.enabled or not feed.url:
             continue
         try:
-            _trigger(feed.schedule)
+            cron_trigger(feed.schedule)
         except ValueError as exc:
             raise ValueError(f"[feeds.{name}] schedule = {feed.schedule!r}: not a crontab expression ({exc})") from None
         chosen[name] = feed.schedule
@@ -140,7 +141,7 @@ def schedule_words(cron: str) -> str:
     return f"cron {cron}"
 
 
-def _trigger(cron: str, timezone: Any = None) -> CronTrigger:
+def cron_trigger(cron: str, timezone: Any = None) -> CronTrigger:
     """A crontab line as cron reads it: APScheduler numbers weekdays from Monday = 0, cron
     from Sunday = 0, so weekday numbers are turned into names first."""
     fields = cron.split()
@@ -150,7 +151,7 @@ def _trigger(cron: str, timezone: Any = None) -> CronTrigger:
 
 
 def triggers(crons: Mapping[str, str], timezone: Any = None) -> dict[str, CronTrigger]:
-    return {job: _trigger(cron, timezone) for job, cron in crons.items()}
+    return {job: cron_trigger(cron, timezone) for job, cron in crons.items()}
 
 
 def next_runs(crons: Mapping[str, str], now: datetime, timezone: Any = None) -> dict[str, datetime]:
