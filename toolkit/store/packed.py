@@ -181,13 +181,7 @@ def pack_closed(
     started = time.monotonic()
     conn = connect(path)
     try:
-
-        def after_each() -> None:
-            report.batches += 1
-            if progress is not None:
-                progress(report)
-
-        run_batches(conn, lambda: _pack_batch(conn, cut, batch, report), after_each, reclaim)
+        run_batches(conn, lambda: _pack_batch(conn, cut, batch, report), report, progress, reclaim)
     finally:
         conn.close()
     report.file_bytes_after = file_bytes(path)

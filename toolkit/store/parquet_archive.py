@@ -200,13 +200,7 @@ def archive_closed(
     conn = connect(path)
     try:
         recover(path, conn)
-
-        def after_each() -> None:
-            report.batches += 1
-            if progress is not None:
-                progress(report)
-
-        run_batches(conn, lambda: _archive_batch(path, conn, cut, batch, report), after_each, reclaim)
+        run_batches(conn, lambda: _archive_batch(path, conn, cut, batch, report), report, progress, reclaim)
     finally:
         conn.close()
         shutil.rmtree(_staging(path), ignore_errors=True)
