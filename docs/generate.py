@@ -195,7 +195,7 @@ def timelapse() -> str:
 
 
 def feeds() -> str:
-    from toolkit.store.feeds import FEEDS
+    from toolkit.store.feed_catalog import FEEDS
 
     def every(feed: Any) -> str:
         hours = feed.every.total_seconds() / 3600

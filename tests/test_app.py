@@ -848,7 +848,7 @@ def test_a_saved_search_survives_a_rerun_and_a_new_session(demo_db):
 def test_the_watchlist_lists_new_matches_and_marks_them_seen_only_when_asked(demo_db):
     from datetime import timedelta
 
-    from toolkit.sync import watchlist as saved
+    from toolkit.sync import saved_searches as saved
 
     mirror = Mirror(demo_db)
     saved.save_search(mirror, "french", {"tld": ".fr"})
@@ -1173,7 +1173,7 @@ def test_no_page_shows_a_raw_field_name_an_epp_code_without_words_none_or_a_cron
     against the field names, the EPP codes, None and crontab lines. Each page of a demo mirror
     says it holds the demo."""
     from toolkit.sync.watched_names import watch_names
-    from toolkit.sync.watchlist import shortlist_add
+    from toolkit.sync.saved_searches import shortlist_add
 
     mirror = Mirror(lapse_db)
     shortlist_add(mirror, mirror.search_domains({"has_bids": "1", "per_page": "1"})["data"][0]["id"], "bid up to 400")
@@ -1374,7 +1374,7 @@ def test_the_calendar_opens_on_today(lapse_db):
 
 def test_the_domain_page_shortlists_and_watches_the_name(lapse_db):
     from toolkit.sync.watched_names import watched_names
-    from toolkit.sync.watchlist import shortlist
+    from toolkit.sync.saved_searches import shortlist
 
     name = _one(
         lapse_db, "SELECT name FROM listings WHERE closed_at IS NULL AND source != 'regfree' ORDER BY id LIMIT 1"

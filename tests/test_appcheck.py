@@ -57,10 +57,10 @@ def test_an_exception_box_with_no_text_still_fails():
 
 def test_a_printed_traceback_fails_with_the_line_that_ends_it():
     text = (
-        'Sync\nTraceback (most recent call last):\n  File "toolkit/sync/run.py", line 9, in run\n'
-        "    raise SyncBusy('another sync')\ntoolkit.sync.run.SyncBusy: another sync\nmore text"
+        'Sync\nTraceback (most recent call last):\n  File "toolkit/sync/engine.py", line 9, in run\n'
+        "    raise SyncBusy('another sync')\ntoolkit.sync.engine.SyncBusy: another sync\nmore text"
     )
-    assert page_failure([], text) == "EXCEPTION: toolkit.sync.run.SyncBusy: another sync"
+    assert page_failure([], text) == "EXCEPTION: toolkit.sync.engine.SyncBusy: another sync"
     cut_short = "Traceback (most recent call last):\n  (cut)"
     assert page_failure([], cut_short) == "EXCEPTION: Traceback (most recent call last):"
 
@@ -285,7 +285,7 @@ def test_a_rows_buttons_shortlist_and_watch_it_in_place(tmp_path, app_env):
     from selenium.webdriver.common.by import By
 
     from toolkit.sync.watched_names import watched_names
-    from toolkit.sync.watchlist import shortlist
+    from toolkit.sync.saved_searches import shortlist
 
     db = demo_mirror(tmp_path / "mirror.db")
     first = Mirror(db, readonly=True).search_domains({"tld": ".com", "per_page": "1"})["data"][0]

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from test_query import POOLS
 
 from toolkit import Mirror
-from toolkit.store import archive
+from toolkit.store import parquet_archive as archive
 from toolkit.cli import cli
 from toolkit.demo import load_demo
 from toolkit.demo.generate import anchor_of
@@ -494,3 +494,12 @@ def test_a_file_archived_before_a_column_was_declared_reads_it_as_null(copy):
     assert mirror.search_domains({"include_closed": "1", "value_min": "21"})["meta"]["total"] == valued_in_sqlite > 0
     dealt = mirror.search_domains({"include_closed": "1", "sort": "-deal", "per_page": "100"})
     assert dealt["meta"]["total"] > valued_in_sqlite and dealt["data"][0]["value_mid"] is not None
+
+
+def test_the_old_module_name_still_imports_and_warns():
+    """`toolkit.store.archive` (docs and notebooks once imported it) is now
+    `toolkit.store.parquet_archive`: the old name hands on the same functions, with a warning."""
+    sys.modules.pop("toolkit.store.archive", None)
+    with pytest.warns(DeprecationWarning, match="parquet_archive"):
+        from toolkit.store.archive import archive_table, open_duckdb
+    assert open_duckdb is archive.open_duckdb and archive_table is archive.archive_table

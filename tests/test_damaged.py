@@ -97,7 +97,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("damaged")
     sound = small_demo(folder / "sound.db", 5)
     mirror = Mirror(sound)
-    from toolkit.sync.watchlist import save_search
+    from toolkit.sync.saved_searches import save_search
 
     save_search(mirror, "fr", {"tld": ".fr"})
     mirror.close()

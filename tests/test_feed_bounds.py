@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from test_feeds import DAYS, NC_HEADER, Publisher, gd, godaddy_zip, nc_auctions
-from toolkit.store.feeds import FEEDS
+from toolkit.store.feed_catalog import FEEDS
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 1 << 30

@@ -33,9 +33,9 @@ from toolkit import Mirror
 from toolkit.ingest import ingest_id
 from toolkit.ingest.feeds import FeedClient, feeds_folder, run_feeds, transfer_zone
 from toolkit.ingest.zonediff import snapshot_files
-from toolkit.store.feeds import FEEDS, feed_table
+from toolkit.store.feed_catalog import FEEDS, feed_table
 from toolkit.sync.alerts import AlertConfig
-from toolkit.sync.watchlist import save_search
+from toolkit.sync.saved_searches import save_search
 
 ROOT = Path(__file__).resolve().parents[1]
 NASK = REAL / "registry_drop_lists" / "nask_pl_2022_2024"

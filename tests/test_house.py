@@ -130,7 +130,7 @@ def test_no_room_imports_a_higher_one():
 
 def test_the_room_check_sees_a_climb():
     assert _room("toolkit.config") == "root" and _room("toolkit.Mirror") == "query"
-    assert _room("toolkit.sync.run.sync") == "sync" and _room("toolkit.__version__") == "root"
+    assert _room("toolkit.sync.engine.sync") == "sync" and _room("toolkit.__version__") == "root"
     assert RANK["query"] < RANK["sync"] < RANK["serve"] < RANK["cli"]
     # store/jobs.py holds the jobs because Mirror.status (query) reports their freshness: the sync
     # itself is a higher room, which the query layer may not import
@@ -152,11 +152,11 @@ def test_the_product_imports_nothing_from_the_measuring_tools():
 
 def test_the_import_scan_sees_relative_imports():
     seen = _imports(PACKAGE / "bench" / "sync.py")
-    assert "toolkit.serve.server" in seen and "toolkit.sync.run" in seen
+    assert "toolkit.serve.server" in seen and "toolkit.sync.engine" in seen
     seen = _imports(PACKAGE / "ingest" / "__init__.py")  # a package's own relative imports
     assert "toolkit.query" in seen and "toolkit.ingest.droplist" in seen
     seen = _imports(PACKAGE / "sync" / "__init__.py")  # names imported when first used
-    assert "toolkit.store.jobs.JOBS" in seen and "toolkit.sync.run.sync" in seen
+    assert "toolkit.store.jobs.JOBS" in seen and "toolkit.sync.engine.sync" in seen
 
 
 def test_the_lazy_names_resolve():

@@ -18,7 +18,8 @@ from test_archive import AGE, CUT, NOW, TABLES, _archive_process, _closed_ids, _
 from test_archive import aged, copy  # noqa: F401  (fixtures)
 
 from toolkit.cli import cli
-from toolkit.store import archive, packed
+from toolkit.store import packed
+from toolkit.store import parquet_archive as archive
 from toolkit.store.schema import connect
 
 

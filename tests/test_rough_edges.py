@@ -333,7 +333,7 @@ def test_watch_add_refuses_an_existing_name_unless_replace(db):
     again = run("watch", "add", "fr", "tld=.de")
     assert again.exit_code == 2 and "already named 'fr'" in again.output and "--replace" in again.output
     with Mirror(db) as mirror:
-        from toolkit.sync.watchlist import saved_searches
+        from toolkit.sync.saved_searches import saved_searches
 
         assert saved_searches(mirror)[0]["params"] == {"tld": ".fr"}
     assert run("watch", "add", "fr", "tld=.de", "--replace").exit_code == 0
@@ -724,7 +724,7 @@ def test_writing_under_a_file_is_one_line_naming_it(db, tmp_path):
 
 def test_an_alerts_file_that_cannot_be_written_is_said_and_kept_for_the_next_run(db, tmp_path):
     from toolkit.sync.alerts import AlertConfig, run_alerts
-    from toolkit.sync.watchlist import save_search
+    from toolkit.sync.saved_searches import save_search
 
     mirror = Mirror(db)
     save_search(mirror, "french", {"tld": ".fr"})

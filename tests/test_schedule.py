@@ -41,10 +41,10 @@ from toolkit.sync.schedule import (
 )
 from toolkit.serve.server import BackgroundServer, create_app
 from toolkit.store.fields import LISTING_FIELDS
-from toolkit.store.feeds import FEEDS
+from toolkit.store.feed_catalog import FEEDS
 from toolkit.store.schema import connect
 from toolkit.store.writer import save_listings
-from toolkit.sync.watchlist import save_search
+from toolkit.sync.saved_searches import save_search
 
 KEY = "schedule-test-key-91ab"
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from conftest import fixed_clock, listing_records
 from toolkit import Mirror
-from toolkit.store.schema import _BUMP, CHANGE_TRIGGERS, SCHEMA_VERSION, ensure_schema
+from toolkit.store.schema import CHANGE_TRIGGERS, SCHEMA_VERSION, ensure_schema
+from toolkit.store.tables import GENERATION_BUMP
 from toolkit.store.writer import close_listings, save_listings, save_pending
 
 
@@ -376,9 +377,9 @@ def test_the_canonical_shortcut_writes_what_the_checked_path_writes():
     )
 )
 def test_compact_json_matches_json_dumps(value):
-    from toolkit.store.writer import _compact_json
+    from toolkit.store.rows import compact_json
 
-    assert _compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
@@ -397,7 +398,7 @@ def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
         if name.startswith("listings_"):
             conn.execute(f"DROP TRIGGER {name}")
             if name != "listings_seen_update":  # v18's: a last sighting alone bumps the generation
-                conn.execute(f"CREATE TRIGGER {name} {body.replace(_BUMP, '')}")
+                conn.execute(f"CREATE TRIGGER {name} {body.replace(GENERATION_BUMP, '')}")
     conn.execute("DELETE FROM mirror_meta WHERE key IN ('schema_fingerprint', 'schema_cookie')")
     conn.execute("PRAGMA user_version = 9")
     conn.commit()

@@ -102,7 +102,7 @@ def test_a_closed_auction_s_last_history_row_carries_its_final_bid(lapse):
 
 
 def test_a_search_saved_on_day_7_lists_exactly_the_listings_first_seen_after_it(copy):
-    from toolkit.sync.watchlist import new_matches_params, save_searches_at, saved_searches
+    from toolkit.sync.saved_searches import new_matches_params, save_searches_at, saved_searches
 
     saved_at, runs = searches_and_runs(TODAY, DAYS, 7)
     save_searches_at(str(copy), {"short com": {"tld": ".com", "length_max": "8"}}, saved_at)

@@ -15,7 +15,7 @@ from conftest import NOW, all_rows, fixed_clock, listing_records, ts
 from toolkit import ApiError, Mirror
 from toolkit.store.schema import SCHEMA_VERSION, ensure_schema
 from toolkit.store.writer import save_listings
-from toolkit.sync.watchlist import (
+from toolkit.sync.saved_searches import (
     delete_search,
     mark_seen,
     new_matches_params,

@@ -255,7 +255,7 @@ def _with_put_away_listings(mirror: Any, auctions: Any) -> Any:
     archived (`edt archive`): read from there, as a plain listing's are from SQLite."""
     import pandas as pd
 
-    from ..store.archive import archived_rows
+    from ..store.parquet_archive import archived_rows
 
     away = auctions["put_away"].astype(bool).to_numpy()
     if not away.any():

@@ -464,17 +464,17 @@ def run_zone_backtest(
         finally:
             mirror.close()
     files = snapshot_files(zones)
-    first_tld, first = zone_names(read_feed(files[0][1]), tld=tld)
-    _, last = zone_names(read_feed(files[-1][1]), tld=tld)
+    first_tld, in_first = zone_names(read_feed(files[0][1]), tld=tld)
+    _, in_last = zone_names(read_feed(files[-1][1]), tld=tld)
     presence: dict[str, str] = {}
     for domain in official_days:
         if domain in pairs:
             continue
         if domain.rpartition(".")[2] != first_tld:
             presence[domain] = f"no snapshot of its TLD (the snapshots are .{first_tld})"
-        elif domain in last:
+        elif domain in in_last:
             presence[domain] = "still in the zone in the last snapshot (deactivated later, or left and came back)"
-        elif domain not in first:
+        elif domain not in in_first:
             presence[domain] = (
                 "in no snapshot: never in the zone during the replay (a name without nameservers "
                 "is not in the zone file)"
@@ -558,14 +558,14 @@ def main(argv: list[str] | None = None) -> int:
         from ..ingest import IngestError
 
         try:
-            scores = run_zone_backtest(args.zones, args.official, args.tld, args.keep)
+            windows = run_zone_backtest(args.zones, args.official, args.tld, args.keep)
         except (IngestError, ValueError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         if args.json:
-            print(json.dumps([scores[t].to_dict() for t in sorted(scores)], indent=2))
+            print(json.dumps([windows[t].to_dict() for t in sorted(windows)], indent=2))
         else:
-            print("\n".join(window_report_lines(scores)))
+            print("\n".join(window_report_lines(windows)))
         return 0
     if not args.db and not args.official:
         parser.error("give --db MIRROR, or --official FEED=PATH (with --evidence PATH)")

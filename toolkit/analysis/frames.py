@@ -219,7 +219,7 @@ def _with_put_away(mirror: Mirror, sql: str, params: list[Any], columns: list[st
     (`edt archive`), as one frame: `sql` reads a table `listings` of `columns`."""
     import sqlite3
 
-    from ..store.archive import archive_table
+    from ..store.parquet_archive import archive_table
 
     frame = pd.read_sql_query(sql, mirror.connection(), params=params)
     put_away = archive_table(mirror.path, "listings", columns=columns, conn=mirror.connection())

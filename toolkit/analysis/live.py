@@ -141,7 +141,7 @@ def _put_away_sightings(mirror: Any, where: list[str], args: list[Any]) -> Any:
     (`edt archive`): their sightings read from there, as a plain listing's are from SQLite."""
     import pandas as pd
 
-    from ..store.archive import archived_rows
+    from ..store.parquet_archive import archived_rows
 
     conn = mirror.connection()
     results = pd.read_sql_query(
@@ -267,4 +267,4 @@ def live_ranges(model: LiveModel | None, mirror: Any, *, missing_only: bool = Fa
     if model is None:
         return [(int(i), None, None, None) for i in frame["listing_id"]]
     values = predict(model, frame)
-    return [(int(i), *map(float, v)) for i, v in zip(frame["listing_id"], values)]
+    return [(int(i), float(low), float(mid), float(high)) for i, (low, mid, high) in zip(frame["listing_id"], values)]

@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--months {args.months!r}: write months as 0,6,12", file=sys.stderr)
         return 2
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
-    from ..store.archive import archive_closed, parse_age
+    from ..store.parquet_archive import archive_closed, parse_age
     from ..store.packed import pack_closed
     from .refresh import copy_mirror
 

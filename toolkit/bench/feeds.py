@@ -246,7 +246,7 @@ def run(label: str, target: str, *args: str, env: dict[str, str] | None = None) 
 
 def _feed_config(folder: Path, feeds: dict[str, str]) -> dict[str, str]:
     """EDT_CONFIG (only `feeds` on, at these addresses) and a pacing bucket of the bench's own."""
-    from ..store.feeds import FEEDS
+    from ..store.feed_catalog import FEEDS
 
     text = "".join(f"[feeds.{name}]\nenabled = false\n" for name in FEEDS if name not in feeds)
     text += "".join(f'[feeds.{name}]\nenabled = true\nurl = "{url}"\n' for name, url in feeds.items())

@@ -30,7 +30,7 @@ from ..serve.server import BackgroundServer, create_app
 from ..store.fields import LISTING_FIELDS
 from ..store.schema import connect
 from ..store.writer import save_listings
-from ..sync.run import sync
+from ..sync.engine import sync
 
 KEY = "syncbench-key"
 

@@ -1,6 +1,6 @@
 """`edt archive`: move listings closed long ago, with their history, into the Parquet archive
 beside the mirror, and pack those closed some weeks ago; list, check and restore (a thin
-shell over `toolkit/store/archive.py` and `toolkit/store/packed.py`)."""
+shell over `toolkit/store/parquet_archive.py` and `toolkit/store/packed.py`)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def archive(
     one compressed record each), then give the space back. The API, the app and the
     notebooks read mirror, packed rows and archive as one. A batch at a time, each all or
     nothing: a stop leaves nothing half done, and running it again finishes it."""
-    from ..store import archive as archiving
+    from ..store import parquet_archive as archiving
     from ..store import packed as packing
     from ..config import ARCHIVE_CLOSED_BEFORE, PACK_AFTER, archive_setting, pack_setting
 

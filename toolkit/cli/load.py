@@ -178,7 +178,7 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
 
     from ..sync.alerts import replay_alerts
     from ..demo.timelapse import DEMO_SEARCHES, searches_and_runs
-    from ..sync.watchlist import save_searches_at
+    from ..sync.saved_searches import save_searches_at
 
     today = date.fromisoformat(
         mirror.connection().execute("SELECT value FROM mirror_meta WHERE key = 'demo_today'").fetchone()[0]
@@ -272,7 +272,7 @@ def sync_command(
     from ..config import configured_plan, load_settings
     from ..sync.remote import RemoteClient
     from ..store.jobs import JOBS
-    from ..sync.run import SyncBusy, SyncStopped, plan_sync, sync
+    from ..sync.engine import SyncBusy, SyncStopped, plan_sync, sync
 
     chosen = [j.strip() for j in jobs.split(",") if j.strip()] if jobs else None
     unknown = [j for j in chosen or [] if j not in JOBS]
@@ -343,7 +343,7 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
     """`edt sync --feeds`: each feed's line as it ends; exit 2 when a file's format changed,
     1 when a feed was down (the others ran). `clear_demo`: the demo rows go once a feed brought rows."""
     from ..ingest.feeds import FeedClient, chosen_feeds, run_feeds
-    from ..store.feeds import feed_table
+    from ..store.feed_catalog import feed_table
     from ..store.lock import MirrorBusy
 
     try:

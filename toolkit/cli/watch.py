@@ -43,7 +43,7 @@ def schedule_command(
     from datetime import datetime
 
     from ..config import config_file, load_settings
-    from ..store.feeds import feed_table
+    from ..store.feed_catalog import feed_table
     from ..store.jobs import JOBS
     from ..sync.schedule import (
         NAMES_JOB,
@@ -153,7 +153,7 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
 
     Only listings first seen after the search is saved (then after each `edt watch show`)
     count as new; `edt watch show NAME --all` lists every current match."""
-    from ..sync.watchlist import SearchExists, save_search, saved_searches
+    from ..sync.saved_searches import SearchExists, save_search, saved_searches
 
     mirror = open_mirror(db, writes="watch add")  # as `watch list`: a mistyped --db is refused, not created
     existed = (
@@ -188,7 +188,7 @@ def _quoted(name: str) -> str:
 @db_option
 def watch_list(db: str) -> None:
     """Each saved search with its current matches and its new ones since saved or last shown."""
-    from ..sync.watchlist import saved_searches, search_words
+    from ..sync.saved_searches import saved_searches, search_words
 
     searches = saved_searches(open_mirror(db))
     if not searches:
@@ -213,7 +213,7 @@ def watch_list(db: str) -> None:
 @click.argument("name")
 def watch_rm(db: str, name: str) -> None:
     """Forget a saved search."""
-    from ..sync.watchlist import delete_search
+    from ..sync.saved_searches import delete_search
 
     if not delete_search(open_mirror(db, writes="watch rm"), name):
         raise BadInput(f"no saved search named {name!r} (see `edt watch list`)")
@@ -226,7 +226,7 @@ def watch_rm(db: str, name: str) -> None:
 @click.option("--all", "show_all", is_flag=True, help="Every listing the search matches now, not only the new ones.")
 def watch_show(db: str, name: str, show_all: bool) -> None:
     """The search's new matches since it was last shown (then marks them shown); --all: every current match."""
-    from ..sync.watchlist import open_search, saved_searches
+    from ..sync.saved_searches import open_search, saved_searches
 
     mirror = open_mirror(db)
     entry = next((s for s in saved_searches(mirror) if s["name"] == name.strip()), None)

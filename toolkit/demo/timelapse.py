@@ -132,7 +132,7 @@ def _mondays(first: date, last: date) -> list[date]:
 def sync_moments(first: int, last: int) -> list[tuple[int, str]]:
     """The runs of `edt schedule`'s default cron lines (UTC) from `first` to `last` (both
     included), oldest first, as (seconds, job): what a mirror synced on schedule saw."""
-    from ..sync.schedule import DEFAULT_SCHEDULES, _trigger
+    from ..sync.schedule import DEFAULT_SCHEDULES, cron_trigger as _trigger
 
     out = []
     start = datetime.fromtimestamp(first, tz=timezone.utc)
@@ -655,7 +655,7 @@ class Player:
     ):
         # the sync's own rules: a full listings pass when the last is older than this, else the
         # listings added from the day before the newest it had
-        from ..sync.run import FULL_PASS_EVERY, INCREMENTAL_OVERLAP
+        from ..sync.engine import FULL_PASS_EVERY, INCREMENTAL_OVERLAP
 
         self.overlap = int(INCREMENTAL_OVERLAP.total_seconds())
 

@@ -1,4 +1,4 @@
-"""`edt sync --feeds`: the free public feeds (`toolkit.store.feeds`) downloaded and ingested.
+"""`edt sync --feeds`: the free public feeds (`toolkit.store.feed_catalog`) downloaded and ingested.
 
 Each feed's run is one step, all of its file or nothing:
 
@@ -41,7 +41,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 from httpx_retries import RetryTransport
 
-from ..store.feeds import Feed, feed_table
+from ..store.feed_catalog import Feed, feed_table
 from ..store.fields import iso_timestamp
 from ..store.lock import writer_lock
 from ..store.writer import close_listings

@@ -1,7 +1,7 @@
 """Namecheap Market's public sales files -> listing records of source `namecheap`.
 
 Namecheap publishes two CSV files, linked from Namecheap Market's pages and refreshed
-through the day (`toolkit.store.feeds`):
+through the day (`toolkit.store.feed_catalog`):
 
 - `Namecheap_Market_Sales.csv`, the auctions: `url, name, startDate, endDate, price,
   startPrice, renewPrice, bidCount, ahrefsDomainRating, umbrellaRanking, cloudflareRanking,

@@ -123,7 +123,7 @@ def _with_archive(conn: sqlite3.Connection, path: str, rows: Any, columns: list[
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..store.archive import archive_table
+    from ..store.parquet_archive import archive_table
 
     plain = [c for c in columns if c in LISTING_COLUMNS]
     # A filter's expression (a ratio, a sum) is computed by SQLite, as the scan computes it.
@@ -275,7 +275,7 @@ def _build_once(mirror_path: str | os.PathLike[str], part: str) -> ColumnarIndex
 
 
 def _archive_version(conn: sqlite3.Connection) -> str:
-    from ..store.archive import archive_version
+    from ..store.parquet_archive import archive_version
 
     return archive_version(conn)
 

@@ -183,7 +183,7 @@ def listing_history(mirror: Mirror, listing_id: int | str, plan: str | None = No
         )
         held = conn.execute("SELECT 1 FROM listings WHERE id = ?", [int(listing_id)]).fetchone()
         if held is None and mirror.search.archived(conn):
-            from ..store.archive import archived_rows
+            from ..store.parquet_archive import archived_rows
 
             rows = archived_rows(
                 mirror.path, "listing_history", "listing_id", [int(listing_id)], ["id", *HISTORY_COLUMNS], conn=conn

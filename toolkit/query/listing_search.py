@@ -97,7 +97,7 @@ class ListingSearch:
     def rows_by_id(self, conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
         """The listings of these ids (LISTING_SELECT), in the order given: from SQLite, and
         from the archive those it no longer holds."""
-        from ..store.archive import archived_rows
+        from ..store.parquet_archive import archived_rows
 
         path = self.mirror.path
         return sqlplan.rows_by_id(

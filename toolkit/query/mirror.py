@@ -354,7 +354,7 @@ class Mirror:
                 [iso_timestamp(self.now()), name, REGFREE],
             ).fetchall()
             if self.search.archived(conn):  # archived listings closed long ago: never live
-                from ..store.archive import archived_rows
+                from ..store.parquet_archive import archived_rows
 
                 closed = archived_rows(
                     self.path, "listings", "name", [name], ["id", "source", "last_seen_at"], conn=conn

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..sources import REGFREE
-from ..store.feeds import feed_freshness
+from ..store.feed_catalog import feed_freshness
 from ..store.fields import iso_timestamp
 from ..store.jobs import freshness
 

@@ -4,5 +4,6 @@
 - `openapi.py`    the replica's OpenAPI 3.1 document, generated from the parameter definitions
 - `ratelimit.py`  API keys (digests only) and per-minute rate limits per plan
 - `web.py`        what the REST and MCP endpoints share: bearer key, client address, JSON answers
-- `mcp_server.py` the MCP server: the live service's five tools (stdio, or mounted by `server.py`)
+- `mcp_tools.py`  the MCP tools: the live service's five and the extension, over `Mirror`
+- `mcp_server.py` the MCP server serving them (stdio, or mounted by `server.py`)
 """

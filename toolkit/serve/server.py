@@ -26,7 +26,7 @@ import os
 import re
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -45,7 +45,7 @@ from ..formats import csv_chunks
 from ..query.params import DOMAIN_PARAMS, gather, merge_repeated
 from ..plans import CAPABILITIES, PLANS, REQUIREMENTS, require
 from ..query import Mirror
-from ..store.doctor import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
+from ..store.damage import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
 from .web import bearer_key as _bearer
@@ -249,7 +249,7 @@ class _Api:
             body = None
 
         def call(plan: str) -> Response:
-            from ..sync.watchlist import register_webhook
+            from ..sync.saved_searches import register_webhook
 
             require(plan, "webhook")
             if not isinstance(body, dict):
@@ -394,7 +394,7 @@ class _Guard:
             scope = {**scope, "path": path.rstrip("/") or "/"}
         started = False
 
-        async def guarded(message: dict) -> None:
+        async def guarded(message: MutableMapping[str, Any]) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True

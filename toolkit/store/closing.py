@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS
 
@@ -123,17 +123,31 @@ def optimize_search_index(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO listings_fts (listings_fts) VALUES ('optimize')")
 
 
+class Batched(Protocol):
+    batches: int  # the batches run so far
+
+
+Report = TypeVar("Report", bound=Batched)
+
+
 def run_batches(
-    conn: sqlite3.Connection, one_batch: Callable[[], bool], after_each: Callable[[], None], reclaim: bool
+    conn: sqlite3.Connection,
+    one_batch: Callable[[], bool],
+    report: Report,
+    progress: Callable[[Report], None] | None,
+    reclaim: bool,
 ) -> int:
-    """Run `one_batch` (one transaction; False when nothing is left) until it is done, calling
-    `after_each` and giving pages back after each; then, when any ran, optimize the name
-    search's index (its rows left) and give back what that freed. Returns the batches run."""
+    """Run `one_batch` (one transaction; False when nothing is left) until it is done, counting
+    each in `report.batches`, telling `progress` and giving pages back after each; then, when
+    any ran, optimize the name search's index (its rows left) and give back what that freed.
+    Returns the batches run."""
     conn.execute(BATCH_TABLE)
     batches = 0
     while one_batch():
         batches += 1
-        after_each()
+        report.batches += 1
+        if progress is not None:
+            progress(report)
         if reclaim:
             reclaim_pages(conn)
     if batches:

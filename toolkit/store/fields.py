@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import date, datetime, timezone
-from typing import Any
+from typing import Any, overload
 
 __all__ = [
     "LISTING_FIELDS",
@@ -26,6 +26,8 @@ __all__ = [
     "from_db",
     "iso_timestamp",
     "utc_seconds",
+    "utc_stamp",
+    "utc_now",
     "iso_date",
 ]
 
@@ -185,6 +187,12 @@ SQL_TYPES = {
 }
 
 
+@overload
+def iso_timestamp(value: datetime | date) -> str: ...
+@overload
+def iso_timestamp(value: Any) -> str | None: ...
+
+
 def iso_timestamp(value: Any) -> str | None:
     """Any ISO 8601 timestamp (or datetime) -> UTC `YYYY-MM-DDTHH:MM:SSZ`; naive means UTC."""
     if value is None or value == "":
@@ -210,7 +218,17 @@ def iso_timestamp(value: Any) -> str | None:
 def utc_seconds(dt: datetime) -> str:
     """A datetime as the mirror's UTC timestamp, to the second (naive: local time, as
     `datetime.astimezone` reads it)."""
-    return iso_timestamp(dt.astimezone(timezone.utc).replace(microsecond=0))  # type: ignore[return-value]
+    return iso_timestamp(dt.astimezone(timezone.utc).replace(microsecond=0))
+
+
+def utc_stamp(dt: datetime) -> str:
+    """A moment as the mirror stores it, to the second: UTC (naive means UTC, as `iso_timestamp` reads it)."""
+    return iso_timestamp(dt.replace(microsecond=0))
+
+
+def utc_now() -> str:
+    """Now, as the mirror stores moments (UTC, whole seconds)."""
+    return utc_stamp(datetime.now(timezone.utc))
 
 
 def iso_date(value: Any) -> str | None:

@@ -10,7 +10,7 @@ its rows as JSON, compressed with a dictionary trained on the mirror's own recor
 (`packed_codecs`, with the columns each table had when it was written); `packed_names` finds
 a name's packed listings.
 
-Readers see packed rows where they see archived ones (`toolkit/store/archive.py`:
+Readers see packed rows where they see archived ones (`toolkit/store/parquet_archive.py`:
 `archive_table`, `archived_rows`, `open_duckdb`), so the API, the app and the notebooks
 read mirror, packed rows and archive as one. `edt archive` packs what closed more than
 `--pack-after` ago (default 30 days) and moves to Parquet what closed before
@@ -27,7 +27,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -134,7 +134,8 @@ def _codec_for(conn: sqlite3.Connection, columns: dict[str, list[str]], samples:
     trained = None
     if len(samples) >= MIN_SAMPLES:
         try:
-            trained = zstandard.train_dictionary(DICTIONARY_BYTES, samples[:20_000]).as_bytes()
+            chosen: list[bytes | bytearray | memoryview] = list(samples[:20_000])
+            trained = zstandard.train_dictionary(DICTIONARY_BYTES, chosen).as_bytes()
         except zstandard.ZstdError:  # records too alike or too few bytes to learn from
             trained = None
     if trained is None and plain is not None:
@@ -143,6 +144,7 @@ def _codec_for(conn: sqlite3.Connection, columns: dict[str, list[str]], samples:
     cursor = conn.execute(
         "INSERT INTO packed_codecs (columns, dictionary, made_at) VALUES (?, ?, ?)", [wanted, trained, made]
     )
+    assert cursor.lastrowid is not None  # an INSERT's row
     return _Codec(cursor.lastrowid, columns, trained)
 
 
@@ -179,13 +181,7 @@ def pack_closed(
     started = time.monotonic()
     conn = connect(path)
     try:
-
-        def after_each() -> None:
-            report.batches += 1
-            if progress is not None:
-                progress(report)
-
-        run_batches(conn, lambda: _pack_batch(conn, cut, batch, report), after_each, reclaim)
+        run_batches(conn, lambda: _pack_batch(conn, cut, batch, report), report, progress, reclaim)
     finally:
         conn.close()
     report.file_bytes_after = file_bytes(path)
@@ -292,7 +288,7 @@ def _key(table: str, columns: list[str], row: Iterable[Any]) -> tuple:
     return tuple(row[columns.index(k)] for k in ARCHIVED_TABLES[table][0])
 
 
-def _reshaped(row: list, had: list[str], wanted: list[str]) -> tuple:
+def _reshaped(row: list, had: Sequence[str], wanted: Sequence[str]) -> tuple:
     """A row written with the columns `had`, in the columns `wanted` (new ones null)."""
     return tuple(row[i] if i is not None else None for i in _positions(tuple(had), tuple(wanted)))  # cached by columns
 
@@ -340,7 +336,9 @@ def packed_rows(
     if column == OWNER[table] or (table == "listings" and column == "name"):
         pick = "id IN ({})" if column != "name" else "id IN (SELECT id FROM packed_names WHERE name IN ({}))"
         chunks = [wanted[i : i + 500] for i in range(0, len(wanted), 500)]
-        found = (r for chunk in chunks for r in _records(conn, pick.format(", ".join("?" * len(chunk))), chunk))
+        found: Iterator[tuple[_Codec, list]] = (
+            r for chunk in chunks for r in _records(conn, pick.format(", ".join("?" * len(chunk))), chunk)
+        )
     else:
         found = _records(conn)
     wanted_set, out = set(wanted), []
@@ -369,7 +367,8 @@ def packed_table(
     types = dict(declared(conn, table))
     names = list(types) if columns is None else [c for c in columns if c in types]
     schema = pa.schema([(c, getattr(pa, types[c])()) for c in names])
-    batches, rows = [], []
+    batches: list[Any] = []
+    rows: list[tuple] = []
 
     def flush() -> None:
         if rows:

@@ -18,7 +18,7 @@ from typing import Any
 from ..signals.spam import SpamDictionary, current_dictionary, record_fingerprint, stored_fingerprint
 from .meta import bump_generation
 
-__all__ = ["ReflagReport", "reflag"]
+__all__ = ["ReflagReport", "reflag", "current_spam_flags"]
 
 
 @dataclass
@@ -110,3 +110,15 @@ def reflag(conn: sqlite3.Connection, dictionary: SpamDictionary | None = None, *
     report.flagged = conn.execute("SELECT count(*) FROM listings WHERE spam_count > 0").fetchone()[0]
     report.seconds = time.perf_counter() - started
     return report
+
+
+def current_spam_flags(conn: sqlite3.Connection) -> None:
+    """Before listings are written: when the spam dictionary changed since the mirror was
+    flagged, every listing is re-flagged (a broken file fails here, before anything is written)."""
+    dictionary = current_dictionary()
+    if stored_fingerprint(conn) != dictionary.fingerprint:
+        if conn.execute("SELECT 1 FROM listings LIMIT 1").fetchone():
+            reflag(conn, dictionary)
+        else:
+            with conn:
+                record_fingerprint(conn, dictionary)

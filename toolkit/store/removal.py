@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .archive import drop_unlisted, remove_archived_origin
+from .parquet_archive import drop_unlisted, remove_archived_origin
 from .packed import forget_packed, packed_origins
 from .results import place_next
 
@@ -43,7 +43,7 @@ class Removal:
 
 
 def _archived_origins(conn: sqlite3.Connection, mirror_path: str) -> dict[str, int]:
-    from .archive import archive_dir, manifest
+    from .parquet_archive import archive_dir, manifest
 
     import pyarrow.compute as pc
     import pyarrow.parquet as pq

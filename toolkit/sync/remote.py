@@ -150,9 +150,11 @@ def attach_request(exc: httpx.RequestError, request: httpx.Request) -> None:
 
 
 def _host(response: httpx.Response | Exception) -> str:
+    if not isinstance(response, (httpx.Response, httpx.HTTPError)):
+        return "the remote"
     try:
         request = response.request
-    except (AttributeError, RuntimeError):  # an exception raised without its request
+    except RuntimeError:  # an exception raised without its request
         return "the remote"
     return request.url.netloc.decode() if request is not None else "the remote"
 
@@ -263,8 +265,9 @@ class ContractRetry(Retry):
             retry.sync_sleep = sync_sleep
         return retry
 
-    def copy_with(self, **changes: Any) -> "ContractRetry":
-        new = super().copy_with(**changes)
+    def copy_with(self, *args: Any, **changes: Any) -> "ContractRetry":
+        new = super().copy_with(*args, **changes)
+        assert isinstance(new, ContractRetry)  # Retry.copy_with builds an instance of self's class
         new.sleep_with, new.sync_sleep, new.traffic = self.sleep_with, self.sync_sleep, self.traffic
         new.default_wait, new.give_up_after, new.say, new.clock = (
             self.default_wait,
@@ -272,7 +275,7 @@ class ContractRetry(Retry):
             self.say,
             self.clock,
         )
-        return new  # type: ignore[return-value]
+        return new
 
     def _wait_for(self, response: httpx.Response | Exception) -> float:
         if isinstance(response, httpx.Response) and response.status_code in (429, 503):

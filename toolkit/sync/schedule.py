@@ -7,7 +7,7 @@ or Ctrl-C stops after the page being written (each page commits with its checkpo
 the next start resumes there). Times come from the config file's `[schedule]` table, e.g.
 `bids = "0 */4 * * *"`, and `timezone` (default: the machine's).
 
-The free public feeds (`toolkit.store.feeds`) are jobs of the same scheduler, each on its
+The free public feeds (`toolkit.store.feed_catalog`) are jobs of the same scheduler, each on its
 publisher's schedule (`[feeds.NAME] schedule`); they need no key. Their runner lives with
 the ingest (toolkit/ingest/feeds.py) and is handed in as `feed_runner`.
 """
@@ -43,6 +43,7 @@ __all__ = [
     "names_schedule",
     "feed_schedules",
     "triggers",
+    "cron_trigger",
     "next_runs",
     "crontab",
     "schedule_words",
@@ -74,7 +75,7 @@ def schedules(config: Mapping[str, Any] | None = None) -> dict[str, str]:
     chosen = {job: str(table.get(job, cron)) for job, cron in DEFAULT_SCHEDULES.items()}
     for job, cron in chosen.items():
         try:
-            _trigger(cron)
+            cron_trigger(cron)
         except ValueError as exc:
             raise ValueError(f"[schedule] {job} = {cron!r}: not a crontab expression ({exc})") from None
     return chosen
@@ -84,20 +85,20 @@ def names_schedule(config: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The watched names' job and its cron expression (`[schedule] names`, default daily 06:30)."""
     cron = str((config if config is not None else config_file()).get("schedule", {}).get(NAMES_JOB, NAMES_SCHEDULE))
     try:
-        _trigger(cron)
+        cron_trigger(cron)
     except ValueError as exc:
         raise ValueError(f"[schedule] {NAMES_JOB} = {cron!r}: not a crontab expression ({exc})") from None
     return {NAMES_JOB: cron}
 
 
 def feed_schedules(feeds: Mapping[str, Any]) -> dict[str, str]:
-    """The cron expression of each enabled feed with an address (`toolkit.store.feeds.feed_table`)."""
+    """The cron expression of each enabled feed with an address (`toolkit.store.feed_catalog.feed_table`)."""
     chosen = {}
     for name, feed in feeds.items():
         if not feed.enabled or not feed.url:
             continue
         try:
-            _trigger(feed.schedule)
+            cron_trigger(feed.schedule)
         except ValueError as exc:
             raise ValueError(f"[feeds.{name}] schedule = {feed.schedule!r}: not a crontab expression ({exc})") from None
         chosen[name] = feed.schedule
@@ -140,7 +141,7 @@ def schedule_words(cron: str) -> str:
     return f"cron {cron}"
 
 
-def _trigger(cron: str, timezone: Any = None) -> CronTrigger:
+def cron_trigger(cron: str, timezone: Any = None) -> CronTrigger:
     """A crontab line as cron reads it: APScheduler numbers weekdays from Monday = 0, cron
     from Sunday = 0, so weekday numbers are turned into names first."""
     fields = cron.split()
@@ -150,7 +151,7 @@ def _trigger(cron: str, timezone: Any = None) -> CronTrigger:
 
 
 def triggers(crons: Mapping[str, str], timezone: Any = None) -> dict[str, CronTrigger]:
-    return {job: _trigger(cron, timezone) for job, cron in crons.items()}
+    return {job: cron_trigger(cron, timezone) for job, cron in crons.items()}
 
 
 def next_runs(crons: Mapping[str, str], now: datetime, timezone: Any = None) -> dict[str, datetime]:
@@ -224,7 +225,7 @@ def run_job(
     from .alerts import run_alerts
     from ..query import Mirror
     from .remote import RemoteClient
-    from .run import SyncBusy, SyncStopped, sync
+    from .engine import SyncBusy, SyncStopped, sync
 
     def make_client() -> Any:
         per_minute = RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
@@ -285,7 +286,8 @@ def _archive_after(mirror: Any, say: Callable[[str], None]) -> None:
     """After the daily listings run: the config's `[archive] closed_before`, when set, moves
     what closed before it to the archive, and its `pack_after`, when set, packs what closed
     before that (`edt archive`)."""
-    from ..store import archive, packed
+    from ..store import packed
+    from ..store import parquet_archive as archive
     from ..config import archive_setting, pack_setting
 
     age, pack_age = archive_setting(), pack_setting()
@@ -328,7 +330,7 @@ def build_scheduler(
     key: the API's listings already hold those platforms, and a feed would list them twice.
     The watched names' job (`names`, no key needed) is run by `names_runner`.
     One worker thread: jobs run one after another (they share the mirror and the budget)."""
-    from ..store.feeds import LISTING_ADAPTERS, feed_table
+    from ..store.feed_catalog import LISTING_ADAPTERS, feed_table
     from ..store.jobs import JOBS
 
     feeds = feed_table() if any(job not in JOBS for job in crons) else {}

@@ -38,7 +38,7 @@ from typing import Any
 
 from ..names import registrable_name, split_domain
 from ..query import Mirror
-from ..store.fields import iso_timestamp
+from ..store.fields import utc_stamp
 from .outbox import MATCH_FIELDS, outbox_add
 
 __all__ = [
@@ -90,7 +90,7 @@ class Observation:
 
 
 def _now(mirror: Mirror) -> str:
-    return iso_timestamp(mirror.now().replace(microsecond=0))
+    return utc_stamp(mirror.now())
 
 
 def name_key(text: Any) -> str:

@@ -3,7 +3,7 @@
 A row's buttons are drawn in the table's HTML (`table.py`'s "Keep" column, with a `data-edt-act` attribute
 the table's component turns into the trigger `act`, see `navigation`); the domain page draws
 Streamlit buttons (`page_buttons`). Both end in `apply`, which writes through the watchlist's
-own functions (`toolkit.sync.watchlist`, `toolkit.sync.watched_names`) to the writable mirror,
+own functions (`toolkit.sync.saved_searches`, `toolkit.sync.watched_names`) to the writable mirror,
 and says what it did at the top of the next run (`say_done`).
 """
 
@@ -25,7 +25,7 @@ _SAID = "_action_said"
 def marked(records: Sequence[Mapping[str, Any]], *, name_field: str = "name") -> list[dict[str, Any]]:
     """The records with their marks (`KEPT`, `WATCHED`), read in two small queries."""
     from ..sync.watched_names import name_key, watching
-    from ..sync.watchlist import shortlisted
+    from ..sync.saved_searches import shortlisted
 
     mirror = state.reader()
     ids = [r["id"] for r in records if name_field == "name" and r.get("id") is not None]
@@ -41,7 +41,7 @@ def apply(action: str) -> None:
     """Do `action`: `shortlist:on|off:<id>:<name>` or `watch:on|off:<name>` (what the button
     showed: doing it twice does it once); what was done is said at the top of the next run."""
     from ..sync import watched_names as watched
-    from ..sync import watchlist as saved
+    from ..sync import saved_searches as saved
 
     kind, _, rest = action.partition(":")
     wanted, _, rest = rest.partition(":")

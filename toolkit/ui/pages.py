@@ -783,7 +783,7 @@ def _demo_runs(meta: dict[str, str]) -> None:
 
 def _feeds_section(info: dict[str, Any]) -> None:
     """The free public feeds (docs/guides/feeds.md): freshness, and a button that fetches them."""
-    from ..store.feeds import feed_table
+    from ..store.feed_catalog import feed_table
     from ..sync.schedule import schedule_words
 
     st.subheader("Free public feeds")
@@ -835,7 +835,7 @@ def _run_job(job: str) -> None:
     from ..config import load_settings
     from ..plans import RATE_LIMITS
     from ..sync.remote import RemoteClient
-    from ..sync.run import SyncBusy, SyncStopped, sync
+    from ..sync.engine import SyncBusy, SyncStopped, sync
 
     settings = load_settings(db=state.db_path(), plan=os.environ.get("EDT_PLAN") or "pro")
     bar = st.progress(0.0, text=f"{job}: starting")

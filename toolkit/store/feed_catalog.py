@@ -216,7 +216,7 @@ FEEDS: dict[str, Feed] = {
     )
 }
 
-_SETTABLE = {
+_SETTABLE: dict[str, type | tuple[type, ...]] = {
     "url": str,
     "schedule": str,
     "enabled": bool,
@@ -253,7 +253,7 @@ def feed_table(config: Mapping[str, Any] | None = None) -> dict[str, Feed]:
                 raise ValueError(f"{where} {key}: not a feed setting; use {', '.join(_SETTABLE)}")
             if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
                 raise ValueError(f"{where} {key} = {value!r}: expected {getattr(kind, '__name__', 'a number')}")
-            if key.startswith("max_") and value <= 0:
+            if key.startswith("max_") and isinstance(value, (int, float)) and value <= 0:
                 raise ValueError(f"{where} {key} = {value!r}: expected a number above 0")
         changes = {k: v for k, v in given.items() if k != "every_hours"}
         if "every_hours" in given:

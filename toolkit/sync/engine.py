@@ -21,6 +21,7 @@ import time
 from contextvars import ContextVar
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
+from dataclasses import fields as dataclass_fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from typing import Any
 from ..plans import REQUIREMENTS, normalize_plan, plan_allows
 from ..store.lock import MirrorBusy, writer_lock
 from ..store.schema import connect, ensure_schema
-from ..store.fields import iso_timestamp
+from ..store.fields import utc_stamp
 from ..store.jobs import JOBS, Job
 from ..store.results import derive_results
 from ..store.writer import WriteCounts, bump_generation, close_listings, save_listings, save_pending
@@ -67,7 +68,7 @@ def _now() -> datetime:
 
 def utc_now() -> str:
     """Now on the sync's clock, as the mirror stores timestamps (UTC, whole seconds)."""
-    return iso_timestamp(_now().replace(microsecond=0))
+    return utc_stamp(_now())
 
 
 class SyncBusy(MirrorBusy):
@@ -136,13 +137,13 @@ class NumberedPages:
         return None if last is None else max(0, last - self.page + (0 if self.done else 1))
 
 
-_PAGINATORS = {"cursor": CursorPages, "page": NumberedPages}
+_PAGINATORS: dict[str, type[CursorPages] | type[NumberedPages]] = {"cursor": CursorPages, "page": NumberedPages}
 
 
 def _paginator(job: Job, state: Mapping[str, Any] | None = None) -> CursorPages | NumberedPages:
     kind = _PAGINATORS[job.paging]
-    fields = {k: v for k, v in (state or {}).items() if k in kind.__dataclass_fields__}
-    return kind(**fields)
+    names = {f.name for f in dataclass_fields(kind)}
+    return kind(**{k: v for k, v in (state or {}).items() if k in names})
 
 
 # -- state -----------------------------------------------------------------------------------
@@ -286,7 +287,8 @@ def _start_run(conn: sqlite3.Connection, job: str, started_at: str) -> int:
         "throttled) VALUES (?, ?, 'running', 0, 0, 0, 0, 0, 0)",
         [job, started_at],
     )
-    return int(cursor.lastrowid)
+    assert cursor.lastrowid is not None  # an INSERT's row
+    return cursor.lastrowid
 
 
 def _update_run(
