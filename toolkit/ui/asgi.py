@@ -53,8 +53,11 @@ def load_libraries() -> None:
     from ..analysis import charts, comps  # noqa: F401 - pandas, Plotly
     from ..names import split_domain
     from ..signals.spam import name_words
-    from . import domain, echarts, pages, signals  # noqa: F401
+    from . import echarts, signals  # noqa: F401 - signals: the domain page's, imported as it draws them
+    from .pages import PAGES
 
+    for page in PAGES.values():
+        page.load()
     echarts.warm_options()
     split_domain("example.co.uk")
     name_words("example")
