@@ -8,7 +8,7 @@ ECharts draws on a canvas from a 1.1 MB module, so the chart pages open and redr
 Served by app.py, `show` draws the option with a small component of ours (`_CHART_JS`,
 no iframe) that imports ECharts' own module (`assets.ECHARTS_URL`); Streamlit's ECharts
 element (`st.echarts_chart`, used where app.py's routes are not served: AppTest,
-`streamlit run toolkit/ui/run.py`) brings 1 MB of Arrow and number-formatting code with it,
+`streamlit run toolkit/ui/page_script.py`) brings 1 MB of Arrow and number-formatting code with it,
 0.2-0.3 s of a chart page's first render. The component gives the charts Streamlit's look
 (`themeFor` in `_CHART_JS`) and reads tooltip templates as Streamlit's element does (`{@[k]}`: dimension k of
 the point, as escaped text).

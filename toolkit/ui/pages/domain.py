@@ -167,7 +167,7 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
     price stands against each."""
     from ...analysis.appraise import coverage_note, live_coverage_note, value_model
 
-    from ..signals import eur_price_text
+    from .domain_signals import eur_price_text
 
     sold = result is not None and result["sold"]
     native = (
@@ -313,7 +313,7 @@ def _listing_page(record: dict[str, Any], records: list[dict[str, Any]], plan: s
     history = mirror.listing_history(record["id"], plan=plan)
     _history(record, history)
     _comparables(record["name"])
-    from ..signals import show_signals
+    from .domain_signals import show_signals
 
     show_signals(record, history, unknown=unknowns(record))
     _fields(record, pending=False)

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ..analysis import charts
-from . import echarts, state
+from ...analysis import charts
+from .. import echarts, state
 
 __all__ = ["signal_flags", "eur_price_text", "show_signals"]
 
