@@ -267,12 +267,12 @@ class PagePreload:
         async def rewrite(message: dict) -> None:
             nonlocal start
             if message["type"] == "http.response.start":
-                headers = dict(message.get("headers") or [])
+                sent = dict(message.get("headers") or [])
                 if (
                     not links
                     or message.get("status") != 200
-                    or b"content-encoding" in headers
-                    or not headers.get(b"content-type", b"").startswith(b"text/html")
+                    or b"content-encoding" in sent
+                    or not sent.get(b"content-type", b"").startswith(b"text/html")
                 ):
                     start = None
                     await send(message)

@@ -612,9 +612,10 @@ def _add_shapes(out: dict, fig: go.Figure, x_axis: _Axis, y_axis: _Axis) -> None
             ends = [(shape.x0, shape.y0), (shape.x1, shape.y1)]
             lines.append(_segment(ends, x_axis, y_axis, name, style))
         elif shape.type == "path" and shape.path:
-            points = _path_points(shape.path)
-            lines.extend(_segment(pair, x_axis, y_axis, name, style) for pair in zip(points, points[1:]))
-    points, texts = [], []
+            corners = _path_points(shape.path)
+            lines.extend(_segment(pair, x_axis, y_axis, name, style) for pair in zip(corners, corners[1:]))
+    points: list[dict] = []  # annotations in data coordinates, as mark points
+    texts: list[dict] = []  # annotations on the figure itself (paper coordinates)
     top = "start" if y_axis.spec.autorange == "reversed" else "end"  # a vertical line's label at the top, as Plotly's
     for note in fig.layout.annotations:
         font = {"color": note.font.color} if note.font and note.font.color else {}

@@ -169,13 +169,13 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
 
     from .domain_signals import eur_price_text
 
-    sold = result is not None and result["sold"]
+    sale = result if result is not None and result["sold"] else None
     native = (
-        table.money(result["final_price"], result["currency"])
-        if sold
+        table.money(sale["final_price"], sale["currency"])
+        if sale
         else table.money(record.get("effective_price"), record.get("currency"))
     )
-    eur = result.get("final_price_eur") if sold else record.get("effective_price_eur")
+    eur = sale.get("final_price_eur") if sale else record.get("effective_price_eur")
     model = value_model(state.reader())
     ranges = price_ranges(record, coverage_note(model), live_coverage_note(model))
     cols = st.columns(3 + len(ranges))
@@ -191,7 +191,7 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
             f"{found.low:,.0f} – {found.high:,.0f}",
             help=found.note + (f"; middle {found.mid:,.0f} EUR" if found.mid is not None else ""),
         )
-    bids = (result.get("bids") if sold else record.get("bids_count")) or 0
+    bids = (sale.get("bids") if sale else record.get("bids_count")) or 0
     cols[-1].metric("Bids", f"{bids:,}")
     said = [f"{found.title}: {found.note}." for found in ranges]
     if eur is not None and ranges:

@@ -175,7 +175,7 @@ def _table_settings(
     if "cols" not in st.session_state or st.session_state.get("_cols_in_url") != shown:
         st.session_state["cols"] = shown
     titles = {c.key: c.title for c in columns_table}
-    shown = right.multiselect("Columns", list(titles), key="cols", format_func=titles.get)
+    shown = right.multiselect("Columns", list(titles), key="cols", format_func=lambda key: titles[key])
     st.session_state["_cols_in_url"] = [c.key for c in table.chosen_columns(columns_table, shown)]
     return sort, per_page, shown
 
