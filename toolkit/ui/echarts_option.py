@@ -507,15 +507,8 @@ def _bar(trace: go.Bar, x_axis: _Axis, y_axis: _Axis, layout: Any) -> dict:
     horizontal = trace.orientation == "h"
     xs, ys = _values(trace.x), _values(trace.y)
     hover = _Template(trace.hovertemplate)
-    count = min(len(xs), len(ys))
-    points = {
-        "x": xs,
-        "y": ys,
-        "customdata": _per_point(trace.customdata, count),
-        "text": _per_point(trace.text, count),
-        "name": trace.name,
-    }
-    data = _rows([_value_on(x_axis, x) for x in xs], [_value_on(y_axis, y) for y in ys], *hover.columns(points, count))
+    columns = hover.columns(*_points(trace, xs, ys))
+    data = _rows([_value_on(x_axis, x) for x in xs], [_value_on(y_axis, y) for y in ys], *columns)
     one: dict[str, Any] = {
         "type": "bar",
         "name": trace.name or "",
@@ -535,6 +528,20 @@ def _bar(trace: go.Bar, x_axis: _Axis, y_axis: _Axis, layout: Any) -> dict:
     return one
 
 
+def _points(trace: Any, xs: list, ys: list) -> tuple[dict[str, Any], int]:
+    """What a bar's or a line's hover template may name at each point (`%{x}`,
+    `%{customdata[1]}`, ...), and the count of points."""
+    count = min(len(xs), len(ys))
+    points = {
+        "x": xs,
+        "y": ys,
+        "customdata": _per_point(trace.customdata, count),
+        "text": _per_point(trace.text, count),
+        "name": trace.name,
+    }
+    return points, count
+
+
 def _value_on(axis: _Axis, value: Any) -> Any:
     if axis.type == "category":
         return axis.categories[axis.index(value)]
@@ -549,15 +556,7 @@ def _scatter(trace: go.Scatter, x_axis: _Axis, y_axis: _Axis) -> dict:
     xs = _values(trace.x)
     # A log axis cannot place zero or less; Plotly leaves such points out too.
     ys = [None if y_axis.type == "log" and (y is None or y <= 0) else y for y in _values(trace.y)]
-    count = min(len(xs), len(ys))
-    points = {
-        "x": xs,
-        "y": ys,
-        "customdata": _per_point(trace.customdata, count),
-        "text": _per_point(trace.text, count),
-        "name": trace.name,
-    }
-    data = _rows([_value_on(x_axis, x) for x in xs], ys, *hover.columns(points, count))
+    data = _rows([_value_on(x_axis, x) for x in xs], ys, *hover.columns(*_points(trace, xs, ys)))
     one: dict[str, Any] = {"name": trace.name or "", "data": data, "tooltip": hover.tooltip(2)}
     if "lines" in mode:
         one.update(type="line", showSymbol="markers" in mode)
