@@ -45,13 +45,16 @@ class Page:
         return importlib.import_module(f"{__name__}.{self.module}")
 
     def draw(self) -> None:
+        """Draw the page (a Streamlit script run)."""
         getattr(self.load(), self.function)()
 
 
+_TABLE_KEYS = ("cols", "sort", "page", "per_page")  # a results table's columns, order and page
+
 # view (in the URL) -> the page, in the sidebar's order.
 PAGES: dict[str, Page] = {
-    "explore": Page("Explore", "search_results", "explore", ("cols", "sort", "page", "per_page")),
-    "pending": Page("Pending-delete", "search_results", "pending_delete", ("cols", "sort", "page", "per_page")),
+    "explore": Page("Explore", "search_results", "explore", _TABLE_KEYS),
+    "pending": Page("Pending-delete", "search_results", "pending_delete", _TABLE_KEYS),
     "detail": Page("Domain detail", "domain", "detail", ("name", "id", "comps_sort")),
     "trust-flow": Page(
         "Trust Flow / Citation Flow",
