@@ -22,7 +22,7 @@ from toolkit.store.labels import STATUS_WORDS
 from toolkit.store.schema import connect
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "toolkit" / "ui" / "run.py")  # the page script app.py serves
+APP = str(ROOT / "toolkit" / "ui" / "page_script.py")  # the page script app.py serves
 
 
 @pytest.fixture(scope="session")
@@ -395,7 +395,7 @@ def test_the_listing_extension_filters_reach_the_sidebar_and_the_query_layer(dem
 
 
 def test_the_csv_holds_exactly_the_rows_the_button_counts(demo_db):
-    from toolkit.ui import pages
+    from toolkit.ui.pages import search_results
 
     at = app(tld=".fr")
     no_exception(at)
@@ -403,7 +403,7 @@ def test_the_csv_holds_exactly_the_rows_the_button_counts(demo_db):
     total = Mirror(demo_db).search_domains({"tld": ".fr"})["meta"]["total"]
     assert f"Download all {total:,} rows (CSV)" in button.proto.label
     mirror = Mirror(demo_db, readonly=True)
-    data = pages.csv_of_all({"tld": ".fr"}, mirror=mirror, plan="enterprise", pending=False)
+    data = search_results.csv_of_all({"tld": ".fr"}, mirror=mirror, plan="enterprise", pending=False)
     import csv
     import io
 
@@ -558,7 +558,8 @@ def test_every_page_keeps_its_own_settings_walking_through_the_sidebar(demo_db):
     the sidebar: a page shows its own columns, sort and settings, never another page's (Explore's
     `cols=...,tf` once opened Pending-delete with a TF column alone)."""
     from toolkit.ui.navigation import OWN_KEYS
-    from toolkit.ui.pages import PAGES, sort_label
+    from toolkit.ui.pages import PAGES
+    from toolkit.ui.pages.search_results import sort_label
     from toolkit.ui.table import LISTING_TABLE, PENDING_TABLE
 
     name = Mirror(demo_db).search_domains({"has_bids": "1", "per_page": "1"})["data"][0]["name"]
@@ -806,7 +807,7 @@ def test_the_ics_spans_each_window_and_names_the_most_likely_day():
 
     from icalendar import Calendar
 
-    from toolkit.ui.pages import ics_for_windows
+    from toolkit.ui.pages.drop_calendar import ics_for_windows
 
     drops = [
         ("a.nu", date(2026, 3, 5), date(2026, 3, 4), date(2026, 3, 5)),

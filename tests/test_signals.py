@@ -440,7 +440,7 @@ def test_every_new_filter_is_in_openapi_mcp_and_the_sidebar(demo):
 def test_the_domain_page_shows_flags_with_reasons_and_the_metric_chart(demo, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from toolkit.ui.signals import signal_flags
+    from toolkit.ui.pages.domain_signals import signal_flags
 
     inflated = demo.search_domains({"per_page": 100, "sort": "-trust_flow"})["data"]
     row = (
@@ -452,7 +452,9 @@ def test_the_domain_page_shows_flags_with_reasons_and_the_metric_chart(demo, mon
     flags = dict(signal_flags(record))
     assert flags["Inflated metrics"] == record["metrics_jump"]["reason"] and inflated
     monkeypatch.setenv("EDT_DB", str(demo.path))
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "toolkit" / "ui" / "run.py"), default_timeout=60)
+    at = AppTest.from_file(
+        str(Path(__file__).resolve().parents[1] / "toolkit" / "ui" / "page_script.py"), default_timeout=60
+    )
     at.query_params["view"] = "detail"
     at.query_params["id"] = str(record["id"])
     at.run()

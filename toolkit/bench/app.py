@@ -14,7 +14,7 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-APP = Path(__file__).resolve().parents[1] / "ui" / "run.py"
+APP = Path(__file__).resolve().parents[1] / "ui" / "page_script.py"
 TARGET_S = 2.0
 
 

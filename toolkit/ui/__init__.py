@@ -1,8 +1,9 @@
 """The Streamlit app for investors (`streamlit run app.py`, or `edt app`).
 
 A page is chosen in the sidebar and kept in the URL (`?view=`) with the filters, so any
-view is a bookmark. Pages live in `pages.py`; they read through `state.py` (the query layer,
-cached) and draw with `toolkit.analysis.charts`.
+view is a bookmark. The pages live in `pages/`, one module each, named in one table
+(`pages.PAGES`); they read through `state.py` (the query layer, cached) and draw with
+`toolkit.analysis.charts`.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ def main() -> None:
     import streamlit as st  # here, so the options above are read without loading Streamlit
 
     from . import navigation, state
-    from .pages import PAGES, first_run
+    from .pages import PAGES
 
     st.set_page_config(page_title="Expired Domains Toolkit", page_icon="🔎", layout="wide")
     if state.is_empty():
+        from .pages.welcome import first_run
+
         first_run()
         return
     views = list(PAGES)
@@ -39,7 +42,7 @@ def main() -> None:
         current = "explore"
     if current in views and st.session_state.get("_view_in_url") != current:
         st.session_state["view"] = current  # a link or a page's button changed the URL
-    view = st.sidebar.radio("Page", views, format_func=lambda v: PAGES[v][0], key="view")
+    view = st.sidebar.radio("Page", views, format_func=lambda v: PAGES[v].title, key="view")
     if view != current:  # chosen in the sidebar: each page keeps its own settings
         navigation.move_to(view)
     st.query_params["view"] = st.session_state["_view_in_url"] = view
@@ -49,4 +52,4 @@ def main() -> None:
         from ..store.labels import demo_words
 
         st.sidebar.markdown(f":orange-badge[Demo data] {demo_words(demo)}")
-    PAGES[view][1]()
+    PAGES[view].draw()

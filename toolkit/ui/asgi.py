@@ -1,15 +1,15 @@
 """What `streamlit run app.py` and `edt app` serve (Streamlit's `st.App`, an ASGI app): the
-app's script (`run.py`), and beside it the CSV download routes (`exports.py`), the page's
-front-end code named in its HTML (`assets.PagePreload`), Streamlit's front end and the
-charts' library (`assets.ECHARTS_FILE`) sent from memory (`assets.FromMemory`), plus a
-warm-up when the server starts.
+app's page script (`page_script.py`), and beside it the CSV download routes (`exports.py`),
+the page's front-end code named in its HTML (`assets.PagePreload`), Streamlit's front end
+and the charts' library (`assets.ECHARTS_FILE`) sent from memory (`assets.FromMemory`),
+plus a warm-up when the server starts.
 
 The warm-up (a background thread, so the server answers at once) imports the pages'
 libraries, pays Streamlit's own once-per-process costs of a first run, and opens the mirror
 with its columnar index, all of which the first visitor would otherwise wait for.
 
-`streamlit run toolkit/ui/run.py` (and `AppTest`) runs the script alone: the pages then
-offer the CSV through Streamlit's own download button, held in memory.
+`streamlit run toolkit/ui/page_script.py` (and `AppTest`) runs the script alone: the pages
+then offer the CSV through Streamlit's own download button, held in memory.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .assets import FromMemory, PagePreload, mark_served
 
 __all__ = ["SCRIPT", "ROUTES", "MIDDLEWARE", "lifespan", "load_libraries", "warm_up"]
 
-SCRIPT = str(Path(__file__).with_name("run.py"))
+SCRIPT = str(Path(__file__).with_name("page_script.py"))
 log = logging.getLogger("toolkit.ui")
 MIDDLEWARE = [Middleware(FromMemory), Middleware(PagePreload)]
 ROUTES = exports.ROUTES
@@ -53,8 +53,11 @@ def load_libraries() -> None:
     from ..analysis import charts, comps  # noqa: F401 - pandas, Plotly
     from ..names import split_domain
     from ..signals.spam import name_words
-    from . import domain, echarts, pages, signals  # noqa: F401
+    from . import echarts
+    from .pages import PAGES, domain_signals  # noqa: F401 - the domain page's, imported as it draws them
 
+    for page in PAGES.values():
+        page.load()
     echarts.warm_options()
     split_domain("example.co.uk")
     name_words("example")

@@ -86,7 +86,7 @@ def mark_served() -> None:
 
 def served() -> bool:
     """True when this process is app.py's server (`st.App`); false under AppTest and
-    `streamlit run toolkit/ui/run.py`, where the pages use Streamlit's own elements instead."""
+    `streamlit run toolkit/ui/page_script.py`, where the pages use Streamlit's own elements instead."""
     return _served.is_set()
 
 
@@ -267,12 +267,12 @@ class PagePreload:
         async def rewrite(message: dict) -> None:
             nonlocal start
             if message["type"] == "http.response.start":
-                headers = dict(message.get("headers") or [])
+                sent = dict(message.get("headers") or [])
                 if (
                     not links
                     or message.get("status") != 200
-                    or b"content-encoding" in headers
-                    or not headers.get(b"content-type", b"").startswith(b"text/html")
+                    or b"content-encoding" in sent
+                    or not sent.get(b"content-type", b"").startswith(b"text/html")
                 ):
                     start = None
                     await send(message)

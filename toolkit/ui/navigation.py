@@ -1,4 +1,5 @@
-"""HTML whose links change the page in place.
+"""The URL a page is drawn from: HTML whose links change the page in place, and the
+settings each page keeps in the URL.
 
 A plain link in a Streamlit page loads the page anew: a new session, the script run from
 the start, every widget rebuilt (1-2 s on the full demo). The results tables' links (a
@@ -8,30 +9,40 @@ link's query; `follow_link` writes that query into the URL, and the pages read t
 they do for a bookmark. A middle or modified click still opens the link itself, so "open in a
 new tab" and copying a link work as before. A row's shortlist and watch buttons become the
 trigger `act` (`ui/actions.py` does what they ask).
+
+The URL also keeps each page's own settings (`OWN_KEYS`, from the pages' table): a page left
+for another keeps them in the session and finds them again when opened from the sidebar
+(`move_to`); a page's widgets follow the URL and write to it (`widget_from_url`,
+`widget_to_url`), so any view is a bookmark.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import html
+from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
 
-__all__ = ["OWN_KEYS", "payload", "show_html", "follow_link", "move_to"]
+from .pages import PAGES
 
-# What each page keeps in the URL beside the filters, the plan and `view` (views as in
-# pages.PAGES): its own settings, which no other page reads or carries. Explore and
-# Pending-delete name theirs alike (`cols`, `sort`, ...) with other meanings. A page left for
-# another keeps them in the session, and finds them again when opened from the sidebar.
-OWN_KEYS: dict[str, tuple[str, ...]] = {
-    "explore": ("cols", "sort", "page", "per_page"),
-    "pending": ("cols", "sort", "page", "per_page"),
-    "detail": ("name", "id", "comps_sort"),
-    "trust-flow": ("tf_range", "cf_range", "zone_by", "points", "color_by"),
-    "calendar": ("dates", "month", "cal_tld", "cal_status", "day"),
-}
+__all__ = [
+    "OWN_KEYS",
+    "payload",
+    "show_html",
+    "follow_link",
+    "move_to",
+    "open_all_link",
+    "url_choice",
+    "put_in_url",
+    "widget_from_url",
+    "widget_to_url",
+]
+
+# view -> what the page keeps in the URL beside the filters, the plan and `view` (`Page.own_keys`).
+OWN_KEYS: dict[str, tuple[str, ...]] = {view: page.own_keys for view, page in PAGES.items() if page.own_keys}
 _ALL_OWN = frozenset(key for keys in OWN_KEYS.values() for key in keys)
 
 # Plain left clicks on the drawn HTML's `?query` links become the trigger `navigate`.
@@ -140,3 +151,44 @@ def show_html(html: str, *, key: str) -> None:
         on_navigate_change=lambda: _navigate(key),
         on_act_change=lambda: _act(key),
     )
+
+
+def open_all_link(view: str, search: Mapping[str, str]) -> str:
+    """A link that opens `search` in page `view` (Explore, Pending-delete), the plan kept."""
+    query = {k: v for k, v in st.query_params.to_dict().items() if k == "plan"} | {"view": view, **search}
+    return f'<a href="?{html.escape(urlencode(query))}">open them all in {PAGES[view].title} →</a>'
+
+
+# -- a page's settings kept in the URL ---------------------------------------------------------
+
+
+def url_choice(name: str, options: list[Any], default: Any) -> Any:
+    """The URL's `name` when it is one of `options`, else `default`."""
+    value = st.query_params.get(name, default)
+    return value if value in options else default
+
+
+def put_in_url(name: str, value: Any, default: Any = "") -> None:
+    """`name=value` in the URL; no `name` at all when the value is blank or the default."""
+    if value in (None, "", default):
+        st.query_params.pop(name, None)
+    else:
+        st.query_params[name] = str(value)
+
+
+def widget_from_url(key: str, name: str, parse: Callable[[str], Any], default: Any) -> None:
+    """Before widget `key` is drawn: take its value from the URL's `name` on a new session or
+    when the URL changed under it (a bookmark, a link); a value that does not parse is the default."""
+    raw = st.query_params.get(name, "")
+    if key not in st.session_state or st.session_state.get(f"_url:{name}") != raw:
+        try:
+            st.session_state[key] = parse(raw) if raw else default
+        except (ValueError, KeyError):
+            st.session_state[key] = default
+        st.session_state[f"_url:{name}"] = raw
+
+
+def widget_to_url(name: str, text: str) -> None:
+    """After a widget is drawn: its value, as `text`, in the URL's `name` (none when blank)."""
+    put_in_url(name, text)
+    st.session_state[f"_url:{name}"] = text

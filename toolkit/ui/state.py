@@ -39,6 +39,7 @@ __all__ = [
     "redraw_filters",
     "read_only_words",
     "made_from",
+    "params_key",
     "FILTER_GROUPS",
     "NOT_FILTERS",
 ]
@@ -93,7 +94,8 @@ def plan_in_force() -> str:
         return default
 
 
-def _key(params: Mapping[str, Any]) -> tuple:
+def params_key(params: Mapping[str, Any]) -> tuple:
+    """A search's parameters as a key to cache its answer by: sorted, blank values left out."""
     return tuple(sorted((k, str(v)) for k, v in params.items() if v not in (None, "", [])))
 
 
@@ -118,7 +120,7 @@ def searched_at(params: Mapping[str, Any], *, pending: bool = False) -> datetime
 
 def _searched(params: Mapping[str, Any], pending: bool) -> tuple[dict[str, Any], str]:
     mirror = reader()
-    return _search(mirror.path, mirror.generation(), plan_in_force(), _key(params), pending)
+    return _search(mirror.path, mirror.generation(), plan_in_force(), params_key(params), pending)
 
 
 def exporter(at: datetime | None) -> Mirror:
@@ -160,7 +162,9 @@ def frame(params: Mapping[str, Any], columns: list[str], *, sample: int | None =
     """The matching rows' chosen columns as a DataFrame (about `sample` rows at most, an even
     sample by id picked through the columnar index)."""
     mirror = reader()
-    return _frame(mirror.path, mirror.generation(), plan_in_force(), _key(params), tuple(columns), sample, pending)
+    return _frame(
+        mirror.path, mirror.generation(), plan_in_force(), params_key(params), tuple(columns), sample, pending
+    )
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -172,7 +176,7 @@ def chart_counts(params: Mapping[str, Any]):
     """The chart pages' counts over ALL matching listings (`Mirror.chart_counts`: TF x CF
     cells, zone shares, ages, first years, snapshots x age, languages), cached like `search`."""
     mirror = reader()
-    return _chart_counts(mirror.path, mirror.generation(), plan_in_force(), _key(params))
+    return _chart_counts(mirror.path, mirror.generation(), plan_in_force(), params_key(params))
 
 
 def made_from(*what: Any) -> tuple:
@@ -190,7 +194,7 @@ def _day_counts(path: str, generation: int, plan: str, key: tuple, pending: bool
 def day_counts(params: Mapping[str, Any], *, pending: bool = False):
     """Matching rows per day (auction ends, or pending-delete drops), cached like `search`."""
     mirror = reader()
-    return _day_counts(mirror.path, mirror.generation(), plan_in_force(), _key(params), pending)
+    return _day_counts(mirror.path, mirror.generation(), plan_in_force(), params_key(params), pending)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

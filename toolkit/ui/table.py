@@ -372,12 +372,13 @@ def chosen_columns(table: Sequence[Column], keys: str | Sequence[str] | None) ->
 def next_sort(column: Column, current: str | None, pending: bool = False) -> str:
     """The `sort` a click on this header asks for: its first direction, or the other one
     when the table is already sorted by it."""
+    sort = column.sort or ""  # a column without a sort has no link to ask for one
     if pending:  # the pending-delete API sorts by drop date (either way) or domain only
-        if column.sort == "drop_date":
+        if sort == "drop_date":
             return "drop_date_desc" if current in (None, "", "drop_date") else "drop_date"
-        return column.sort or ""
-    first = f"-{column.sort}" if column.descending_first else column.sort
-    other = column.sort if column.descending_first else f"-{column.sort}"
+        return sort
+    first = f"-{sort}" if column.descending_first else sort
+    other = sort if column.descending_first else f"-{sort}"
     return other if current == first else first
 
 

@@ -20,11 +20,11 @@ from urllib.parse import quote
 
 import streamlit as st
 
-from ..errors import ApiError
-from ..plans import plan_allows
-from ..sources import REGFREE
-from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
-from ..store.labels import (
+from ...errors import ApiError
+from ...plans import plan_allows
+from ...sources import REGFREE
+from ...store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
+from ...store.labels import (
     GROUPS,
     INTERNAL_FIELDS,
     LISTING_LABELS,
@@ -34,7 +34,8 @@ from ..store.labels import (
     status_meaning,
     status_words,
 )
-from . import actions, navigation, state, table
+from .. import actions, navigation, state, table
+from .shared import show_error
 
 __all__ = ["detail", "PriceRange", "price_ranges", "what_it_is", "where_it_stands", "unknowns"]
 
@@ -164,17 +165,17 @@ def _price_label(record: Mapping[str, Any], result: Mapping[str, Any] | None) ->
 def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> None:
     """The price in its currency and in EUR, the ranges with their coverage, and where the
     price stands against each."""
-    from ..analysis.appraise import coverage_note, live_coverage_note, value_model
+    from ...analysis.appraise import coverage_note, live_coverage_note, value_model
 
-    from .signals import eur_price_text
+    from .domain_signals import eur_price_text
 
-    sold = result is not None and result["sold"]
+    sale = result if result is not None and result["sold"] else None
     native = (
-        table.money(result["final_price"], result["currency"])
-        if sold
+        table.money(sale["final_price"], sale["currency"])
+        if sale
         else table.money(record.get("effective_price"), record.get("currency"))
     )
-    eur = result.get("final_price_eur") if sold else record.get("effective_price_eur")
+    eur = sale.get("final_price_eur") if sale else record.get("effective_price_eur")
     model = value_model(state.reader())
     ranges = price_ranges(record, coverage_note(model), live_coverage_note(model))
     cols = st.columns(3 + len(ranges))
@@ -190,7 +191,7 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
             f"{found.low:,.0f} – {found.high:,.0f}",
             help=found.note + (f"; middle {found.mid:,.0f} EUR" if found.mid is not None else ""),
         )
-    bids = (result.get("bids") if sold else record.get("bids_count")) or 0
+    bids = (sale.get("bids") if sale else record.get("bids_count")) or 0
     cols[-1].metric("Bids", f"{bids:,}")
     said = [f"{found.title}: {found.note}." for found in ranges]
     if eur is not None and ranges:
@@ -225,10 +226,6 @@ def _suggestions(path: str, generation: int, plan: str, text: str) -> list[str]:
     return list(dict.fromkeys(r["name"] for r in found))
 
 
-def _show_error(exc: ApiError) -> None:
-    st.error(f"{exc.field + ': ' if exc.field else ''}{exc.body.get('message', exc)}")
-
-
 def detail() -> None:
     st.header("Domain")
     plan = state.plan_in_force()
@@ -238,7 +235,7 @@ def detail() -> None:
         try:
             st.query_params["name"] = mirror.get_domain(legacy_id, plan=plan)["data"]["name"]
         except ApiError as exc:
-            _show_error(exc)
+            show_error(exc)
             return
     in_url = st.query_params.get("name", "")
     if st.session_state.get("_name_in_url") != in_url or "detail_name" not in st.session_state:
@@ -258,7 +255,7 @@ def detail() -> None:
         try:
             options = _suggestions(mirror.path, mirror.generation(), plan, typed) if len(typed) >= 2 else []
         except ApiError as exc:
-            _show_error(exc)
+            show_error(exc)
             return
         if not options:
             st.warning(f"No listing is named or contains “{typed}”.")
@@ -316,16 +313,16 @@ def _listing_page(record: dict[str, Any], records: list[dict[str, Any]], plan: s
     history = mirror.listing_history(record["id"], plan=plan)
     _history(record, history)
     _comparables(record["name"])
-    from .signals import show_signals
+    from .domain_signals import show_signals
 
     show_signals(record, history, unknown=unknowns(record))
     _fields(record, pending=False)
 
 
 def _history(record: Mapping[str, Any], history: Any) -> None:
-    from ..analysis import charts
+    from ...analysis import charts
 
-    from . import echarts
+    from .. import echarts
 
     st.subheader("Price history")
     if history.empty:
@@ -397,7 +394,7 @@ _COMPS_TABLE: tuple[table.Column, ...] = (
 def _comparables(name: str) -> None:
     """The closed auctions most like this name, what they sold for and why (analysis/comps.py),
     as a table sorted by any of its titles, each name a link to its own page."""
-    from ..analysis.comps import comparables
+    from ...analysis.comps import comparables
 
     st.subheader("Comparable sales")
     found = comparables(state.reader(), name, limit=8)

@@ -4,18 +4,19 @@ the metric history chart. `signal_flags` is plain Python (the app and tests read
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from ..analysis import charts
-from . import echarts, state
+from ...analysis import charts
+from .. import echarts, state
 
 __all__ = ["signal_flags", "eur_price_text", "show_signals"]
 
 
-def eur_price_text(record: dict[str, Any]) -> str:
+def eur_price_text(record: Mapping[str, Any]) -> str:
     """`€ 91.37` (the effective price in EUR), or why there is none."""
     eur = record.get("effective_price_eur")
     if eur is not None:
@@ -26,7 +27,7 @@ def eur_price_text(record: dict[str, Any]) -> str:
     return "no EUR price (no currency given)" if not currency else f"no EUR price (no ECB rate for {currency})"
 
 
-def signal_flags(record: dict[str, Any]) -> list[tuple[str, str]]:
+def signal_flags(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(flag, reason) for each warning the listing's signals raise, most serious first."""
     flags: list[tuple[str, str]] = []
     jump = record.get("metrics_jump")
@@ -51,7 +52,7 @@ def signal_flags(record: dict[str, Any]) -> list[tuple[str, str]]:
     return flags
 
 
-def show_signals(record: dict[str, Any], history: pd.DataFrame, unknown: list[str] | tuple[str, ...] = ()) -> None:
+def show_signals(record: Mapping[str, Any], history: pd.DataFrame, unknown: list[str] | tuple[str, ...] = ()) -> None:
     """The signals section of the domain page. What cannot be judged for want of data
     (`unknown`: "no link data", "no archive data") is said, never passed as clear."""
     st.subheader("Before you buy")

@@ -8,9 +8,9 @@ from typing import Any
 
 import streamlit as st
 
-from ..errors import ApiError
-from ..sync.saved_searches import search_words
-from . import actions, navigation, state, table
+from ...errors import ApiError
+from ...sync.saved_searches import search_words
+from .. import actions, navigation, state, table
 
 __all__ = ["watchlist"]
 
@@ -23,7 +23,7 @@ def _said_read_only(mirror: Any, exc: Exception) -> bool:
 
 
 def watchlist() -> None:
-    from ..sync import saved_searches as saved
+    from ...sync import saved_searches as saved
 
     st.header("Watchlist")
     actions.say_done()
@@ -90,7 +90,7 @@ _ADDED = table.Column("added_at", "Added", lambda r, now: html.escape(table.mome
 
 def _shortlist(mirror: Any) -> None:
     """The shortlisted listings as Explore's table (★ takes one off), with their notes."""
-    from ..sync import saved_searches as saved
+    from ...sync import saved_searches as saved
 
     st.subheader("Shortlist")
     items = saved.shortlist(mirror)
@@ -144,7 +144,7 @@ _WATCHED_TABLE: tuple[table.Column, ...] = (
 def _watched_names(mirror: Any) -> None:
     """Names watched through their registration lifecycle (`edt watch name`): their stage, what
     comes next and when, where the mirror lists them; add, stop watching, check now."""
-    from ..sync import watched_names as watched
+    from ...sync import watched_names as watched
 
     st.subheader("Watched names")
     with st.form("watch_names"):
@@ -205,9 +205,9 @@ def _watched_names(mirror: Any) -> None:
 def _check_now(mirror: Any, names: list[str]) -> None:
     """The names job now, for `names` (`toolkit.enrich.watch.check_names`): the same polite
     lookups, then the page again with what changed."""
-    from ..enrich.watch import check_names
-    from ..ingest.lifecycle import predict_drop_window
-    from ..store.lock import MirrorBusy
+    from ...enrich.watch import check_names
+    from ...ingest.lifecycle import predict_drop_window
+    from ...store.lock import MirrorBusy
 
     with st.spinner(f"Asking the registries about {len(names):,} names…"):
         try:
@@ -228,7 +228,7 @@ def _check_now(mirror: Any, names: list[str]) -> None:
 def _new_matches(mirror: Any, entry: dict[str, Any]) -> None:
     """The new matches as a table (the first 100 by first-seen time), and the one action that
     marks them seen: up to the moment they were listed, so later arrivals stay new."""
-    from ..sync import saved_searches as saved
+    from ...sync import saved_searches as saved
 
     listed_at = mirror.now().replace(microsecond=0).isoformat()
     params = {**saved.new_matches_params(entry), "sort": "-first_seen_at", "per_page": "100"}
