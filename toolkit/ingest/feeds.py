@@ -54,7 +54,8 @@ from ..sync.remote import (
     request_timeout,
     shared_limiter,
 )
-from . import DEFAULT_BOUNDS, Bounds, IngestError, IngestReport, ingest_file
+from .common import DEFAULT_BOUNDS, Bounds, IngestError
+from .file_ingest import IngestReport, ingest_file
 
 __all__ = [
     "FeedReport",
