@@ -175,7 +175,7 @@ def test_pending_drop_dates_follow_the_registry_timelines(pending):
 
 
 def test_every_field_key_is_present_with_canonical_times(listings, pending):
-    from toolkit.signals.archive import ARCHIVE_FIELDS
+    from toolkit.signals.wayback_content import ARCHIVE_FIELDS
 
     for r in listings:  # the reference fields, then the archive signals `edt enrich` would add
         assert tuple(r) == tuple(LISTING_FIELDS) + ARCHIVE_FIELDS

@@ -12,7 +12,7 @@ What is in it (see `catalog.py`): per platform volume, listing kinds (auction ty
 closeouts, backorders), TLD mix, native currency, purchase links and believable prices;
 the deleted-ccTLD database over 83 TLDs; the pending-delete inventory over 125 TLDs with
 drop dates from `toolkit.ingest.lifecycle`; correlated SEO metrics (`generate.py`); names made of
-words of the TLD's language (`words.py`, `names.py`). Time is relative to `today`: the
+words of the TLD's language (`words.py`, `name_maker.py`). Time is relative to `today`: the
 demo's "now" is 07:00 UTC that day (after the morning fetch of every platform); without a
 `today`, the demo's day is the last one whose 07:00 UTC has passed.
 
@@ -24,8 +24,8 @@ synced or ingested rows unless `force=True`; `clear_demo` removes only demo rows
 - `generate.py`   the listing plan and the listing, regfree and pending-delete records
 - `timelapse.py`  the demo through time (`edt demo --days N`)
 - `catalog.py`    what the demo looks like: volumes, kinds, TLDs, prices, languages
-- `names.py`, `words.py`   names made of words of the TLD's language
-- `signals.py`    the judging signals the demo's records carry
+- `name_maker.py`, `words.py`   names made of words of the TLD's language
+- `signal_fields.py`  the judging signals the demo's records carry
 
 The names below are imported when first used: `toolkit.demo.catalog` alone does not load
 the generators or NumPy.

@@ -26,8 +26,8 @@ from ..ingest.lifecycle import policy_for, predict_drop_window
 from ..sources import source_by_slug
 from ..store.fields import LISTING_FIELDS, PENDING_FIELDS
 from .catalog import COUNTRY_OF_TLD, PENDING_TLDS, PLATFORMS, REGFREE_TLDS, langs_for, regional_topic
-from .names import NameMaker
-from .signals import archive_columns, spam_names
+from .name_maker import NameMaker
+from .signal_fields import archive_columns, spam_names
 from .words import LANGS, THEME_TOPICS, THEMES
 
 __all__ = [
@@ -56,7 +56,7 @@ ARCHIVE_KEYS = (
     "archive_parked",
     "archive_parked_reason",
     "archive_continuity",
-)  # what `edt enrich` adds (toolkit.signals.archive)
+)  # what `edt enrich` adds (toolkit.signals.wayback_content)
 PENDING_KEYS = tuple(PENDING_FIELDS)
 LANG_KEYS = tuple(LANGS)
 _EPOCH_ORD = date(1970, 1, 1).toordinal()

@@ -61,7 +61,7 @@ from .generate import (
     anchor_of,
     pending_records,
 )
-from .names import NameMaker
+from .name_maker import NameMaker
 from .words import THEMES
 
 __all__ = [

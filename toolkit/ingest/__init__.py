@@ -31,7 +31,7 @@ reported; every good row is kept. Re-ingesting an unchanged file changes nothing
 - `godaddy.py`, `namecheap.py`, `bardate.py`, `droplist.py`, `zonediff.py`: one adapter a feed
 - `sales.py`        sales reported elsewhere (`edt ingest sales`)
 - `lifecycle.py`    registry policies: the drop date and window of a name in a status
-- `feeds.py`        the declared feeds (`toolkit.store.feeds`) run as sync jobs
+- `feed_runner.py`  the declared feeds (`toolkit.store.feeds`) run as sync jobs
 
 The names below are imported when first used: `toolkit.ingest.lifecycle` alone loads no
 adapter.

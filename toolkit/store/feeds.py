@@ -2,7 +2,7 @@
 adapter reads it (docs/guides/feeds.md).
 
 A feed is the file-shaped sibling of a sync job (`toolkit.store.jobs`): `edt sync --feeds`
-and `edt schedule` download it (toolkit/ingest/feeds.py), `edt status` and the app's Sync
+and `edt schedule` download it (toolkit/ingest/feed_runner.py), `edt status` and the app's Sync
 page show its freshness beside the API jobs'. The declaration lives here, beside the
 tables it fills, so the query layer reports freshness without importing the ingest.
 

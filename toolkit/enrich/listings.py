@@ -1,7 +1,7 @@
 """`enrich(mirror)`: Wayback, RDAP and language figures for the mirror's listings, politely.
 
     from toolkit import Mirror
-    from toolkit.enrich.run import enrich
+    from toolkit.enrich.listings import enrich
     report = enrich(Mirror("data/mirror.db"), params={"tld": ".com"}, limit=500)
     print("\\n".join(report.lines()))
 
@@ -55,7 +55,7 @@ from httpx_retries import RetryTransport
 
 from .. import __version__
 from ..sync.remote import ContractRetry, MalformedBody, Traffic, network_bound, request_timeout
-from ..signals.archive import parking_service
+from ..signals.wayback_content import parking_service
 from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, to_db, utc_seconds
 from ..store.lock import writer_lock
 from ..store.writer import bump_generation

@@ -1,12 +1,12 @@
 """The `names` job: ask each watched name's registry over RDAP what stage it is at.
 
     from toolkit import Mirror
-    from toolkit.enrich.watch import check_names
+    from toolkit.enrich.name_checks import check_names
     from toolkit.ingest.lifecycle import predict_drop_window
     report = check_names(Mirror("data/mirror.db"), predict=predict_drop_window)
     print("\\n".join(report.lines()))
 
-The lookups are `edt enrich`'s (`toolkit.enrich.run.polite_client`: a user agent naming the
+The lookups are `edt enrich`'s (`toolkit.enrich.listings.polite_client`: a user agent naming the
 toolkit, one request a second per registry, retries with `Retry-After` waited out, a host
 given up on after `EDT_TIMEOUT`; the IANA bootstrap and the `enrich_cache`). An answer
 younger than `MAX_AGE` (20 hours: a daily run always asks again) is taken from the cache.
@@ -38,7 +38,7 @@ from ..sync.remote import RemoteFailed
 from ..sync.watched_names import Observation, Predict, name_key, queue_listed, record_failure, record_observation
 from .cache import cached_rdap
 from .rdap import BOOTSTRAP_MAX_AGE, NoRdapService, RdapError, load_bootstrap
-from .run import _describe, polite_client
+from .listings import _describe, polite_client
 
 __all__ = ["MAX_AGE", "NamesReport", "check_names", "run_names_job"]
 

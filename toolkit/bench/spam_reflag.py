@@ -1,4 +1,4 @@
-"""`python -m toolkit.bench.spam`: how long re-flagging a full mirror's names takes.
+"""`python -m toolkit.bench.spam_reflag`: how long re-flagging a full mirror's names takes.
 
 Draws `--names` labels (default 727,000: the full demo's listings and regfree rows) from the
 demo's word lists, 1-3 words each, with a spam word in `--spam-share` of them, and times
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..demo.signals import SPAM_WORDS
+from ..demo.signal_fields import SPAM_WORDS
 from ..demo.words import LANGS
 from ..signals.spam import SpamDictionary, load_dictionary
 from ..store.reflag import reflag
@@ -45,7 +45,7 @@ def _time_match(dictionary: SpamDictionary, names: list[str]) -> tuple[float, in
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.spam", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.spam_reflag", description=__doc__.splitlines()[0])
     parser.add_argument("--names", type=int, default=727_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--spam-share", type=float, default=0.03)

@@ -6,7 +6,7 @@ fields the demo made before these signals existed stay exactly as they were.
 - `spam_names`: most listings the demo marks `is_spammy` (links without trust) get a name
   holding a spam word of the built-in dictionary (`casinobonus.com`, `cheappills.net`);
 - `archive_columns`: the archive signals `edt enrich` computes from CDX rows
-  (`toolkit.signals.archive`), for rows with Wayback figures: years archived out of the
+  (`toolkit.signals.wayback_content`), for rows with Wayback figures: years archived out of the
   span, the longest gap, redirect share, parked pages (more often on parking nameservers)
   and the continuity score by the same formula;
 - `metric_history_states`: earlier observations of some listings' metrics, so
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..signals.archive import parking_service
+from ..signals.wayback_content import parking_service
 
 __all__ = ["SPAM_WORDS", "spam_names", "archive_columns", "metric_history_states"]
 
