@@ -20,7 +20,8 @@ from conftest import REFERENCE, mirror_digest, small_demo
 from toolkit import Mirror
 from toolkit.demo import DemoRefused, SCALES, clear_demo, generate_listings, generate_pending, load_demo
 from toolkit.demo.catalog import PENDING_TLDS, PLATFORMS, REGFREE_TLDS
-from toolkit.demo.generate import allocate, anchor_of, platform_counts
+from toolkit.demo.clock import anchor_of
+from toolkit.demo.plan import allocate, platform_counts
 from toolkit.enrich.score import quality_score
 from toolkit.ingest.lifecycle import predict_drop_date
 from toolkit.names import split_domain
@@ -565,6 +566,6 @@ def test_a_failing_generator_process_fails_the_load_and_leaves_the_mirror_as_it_
 def test_without_a_day_the_demo_never_stamps_a_row_after_the_clock(clock, day):
     """A demo loaded at 00:10 UTC once stamped its rows 07:00 that day, in the future: a saved
     search then counted every match as new since it was saved."""
-    assert loader._today(None, now=clock) == loader.demo_day(clock) == day
+    assert loader.demo_today(None, now=clock) == loader.demo_day(clock) == day
     assert anchor_of(loader.demo_day(clock)) <= clock
-    assert loader._today(date(2026, 1, 5), now=clock) == date(2026, 1, 5)  # a day given is kept
+    assert loader.demo_today(date(2026, 1, 5), now=clock) == date(2026, 1, 5)  # a day given is kept

@@ -35,7 +35,8 @@ def index_use(path: str, requests: int, seed: int, now: datetime) -> tuple[Count
     """(requests whose SQLite plans read each index, those of them the columnar index cannot
     answer, requests asked)."""
     from ..query import Mirror
-    from .query import PLAN, load_frames, random_suite
+    from .engines import PLAN, load_frames
+    from .query_suite import random_suite
 
     frames = load_frames(path, now, "closed_at IS NULL")
     suite = [q for q in random_suite(frames.listings, now.date(), requests, seed) if q.dataset == "domains"]

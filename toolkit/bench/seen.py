@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .app_server import free_port
+
 __all__ = ["main"]
 
 KEY = "seen-bench-key"
@@ -52,14 +54,6 @@ for line in sys.stdin:
             break
         time.sleep(0.001)
 """
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _write(conn: sqlite3.Connection, rnd: random.Random, round_: int) -> tuple[str, str, dict[str, str], bool, int]:
@@ -132,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         copy_mirror(args.db, path)
         Mirror(path).refresh_index()
         print(f"copied and indexed {args.db} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        port = _free_port()
+        port = free_port()
         env = {**os.environ, "EDT_DB": path}
         server = subprocess.Popen(
             [sys.executable, "-m", "toolkit", "serve", "--db", path, "--port", str(port), "--key", f"{KEY}=enterprise"],

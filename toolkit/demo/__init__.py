@@ -21,8 +21,11 @@ synced or ingested rows unless `force=True`; `clear_demo` removes only demo rows
 
 - `loader.py`     `load_demo`, `clear_demo`: the demo into the mirror and out again
 - `worker.py`     the rows made ready for the writer, in a worker process for big loads
-- `generate.py`   the listing plan and the listing, regfree and pending-delete records
-- `timelapse.py`  the demo through time (`edt demo --days N`)
+- `clock.py`      the demo's "now" (07:00 UTC on its day) and its timestamps
+- `plan.py`       the scales and the listing plan: who, when, what price, in id order
+- `generate.py`   the listing and regfree records; `pending.py` the pending-delete ones
+- `site_profile.py`  a domain's past as a site: links, topic, tech, traffic, WHOIS
+- `timelapse.py`  the demo through time (`edt demo --days N`), played by `playback.py`
 - `catalog.py`    what the demo looks like: volumes, kinds, TLDs, prices, languages
 - `name_maker.py`, `words.py`   names made of words of the TLD's language
 - `signal_fields.py`  the judging signals the demo's records carry
@@ -50,15 +53,15 @@ __all__ = [
 
 _LAZY = {
     "DemoRefused": ".loader",
-    "SCALES": ".generate",
-    "Scale": ".generate",
+    "SCALES": ".plan",
+    "Scale": ".plan",
     "generate_listings": ".loader",
     "generate_pending": ".loader",
     "load_demo": ".loader",
     "clear_demo": ".loader",
     "removal_line": ".loader",
-    "demo_day": ".loader",
-    "platform_counts": ".generate",
+    "demo_day": ".clock",
+    "platform_counts": ".plan",
 }
 
 __getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

@@ -16,7 +16,7 @@ import gc
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timedelta
 from typing import Any
 
 from ..store.closing import optimize_search_index, reclaim_pages
@@ -27,7 +27,10 @@ from ..store.schema import bulk_load, ensure_schema, without_indexes
 from ..store.transaction import one_transaction
 from ..store.writer import bump_generation, save_listings, save_pending, utc_now
 from ..signals.inflation import flag_metric_jumps
-from .generate import ANCHOR_HOUR, SCALES, Scale, anchor_of, listing_chunks, pending_chunks, plan_listings
+from .clock import anchor_of, demo_day, demo_today
+from .generate import listing_chunks
+from .pending import pending_chunks
+from .plan import Scale, plan_listings, scale_of
 from .worker import DEMO, SOURCE_COLUMN, demo_rows
 
 __all__ = [
@@ -51,39 +54,17 @@ class DemoRefused(ValueError):
     """The mirror holds real (synced or ingested) rows: a demo load would mix with them."""
 
 
-def demo_day(now: datetime | None = None) -> date:
-    """The day a demo loaded at `now` (the clock) is of: the last day whose 07:00 UTC fetch has
-    happened (before 07:00 UTC, yesterday), so no demo row is stamped later than the clock."""
-    return ((now or datetime.now(timezone.utc)) - timedelta(hours=ANCHOR_HOUR)).date()
-
-
-def _today(today: date | datetime | None, now: datetime | None = None) -> date:
-    """The demo's day: `today`, else `demo_day(now)`."""
-    if today is None:
-        return demo_day(now)
-    if isinstance(today, datetime):
-        return (today.astimezone(timezone.utc) if today.tzinfo else today).date()
-    return today
-
-
-def _scale(scale: str) -> Scale:
-    key = str(scale).strip().lower()
-    if key not in SCALES:
-        raise ValueError(f"unknown demo scale {scale!r}; choose one of {', '.join(SCALES)}")
-    return SCALES[key]
-
-
 def generate_listings(scale: str, seed: int, today: date) -> Iterator[dict[str, Any]]:
     """Every platform and regfree listing record of the demo, in id order (final states)."""
-    sc = _scale(scale)
-    plan = plan_listings(sc, seed, _today(today))
+    sc = scale_of(scale)
+    plan = plan_listings(sc, seed, demo_today(today))
     for chunk in listing_chunks(plan, seed):
         yield from chunk
 
 
 def generate_pending(scale: str, seed: int, today: date) -> Iterator[dict[str, Any]]:
     """Every pending-delete record of the demo, in id order."""
-    for chunk in pending_chunks(_scale(scale), seed, _today(today)):
+    for chunk in pending_chunks(scale_of(scale), seed, demo_today(today)):
         yield from chunk
 
 
@@ -196,8 +177,8 @@ def load_demo(
     `progress(stage, rows_done)` is called as the load advances (stages: history,
     listings, pending_delete, indexes, done).
     """
-    sc = _scale(scale)
-    day = _today(today)
+    sc = scale_of(scale)
+    day = demo_today(today)
     if not isinstance(days, int) or isinstance(days, bool) or not 0 <= days <= MAX_DAYS:
         raise ValueError(f"days must be a whole number from 0 to {MAX_DAYS} (got {days!r})")
     ensure_schema(conn)
@@ -347,7 +328,8 @@ def _load_days(
 ) -> dict[str, float]:
     """The time-lapse load: the window planned, then played run after run, in one transaction
     with the indexes dropped; fills `counts`, returns phase timings."""
-    from .timelapse import plan_world, run_days
+    from .playback import run_days
+    from .timelapse import plan_world
 
     timings: dict[str, float] = {}
     started = time.perf_counter()

@@ -17,12 +17,13 @@ fields the demo made before these signals existed stay exactly as they were.
 from __future__ import annotations
 
 import random
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from ..signals.wayback_content import parking_service
+from .clock import iso
 
 __all__ = ["SPAM_WORDS", "spam_names", "archive_columns", "metric_history_states"]
 
@@ -135,10 +136,6 @@ def _years(ordinals: np.ndarray) -> np.ndarray:
     return days.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
 
 
-def _iso(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def metric_history_states(
     records: list[dict[str, Any]], skip: set[int], anchor: int, seed: int, chunk: int
 ) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -178,9 +175,9 @@ def metric_history_states(
                     earlier["domain_authority"] = round(record["domain_authority"] * rnd.uniform(0.2, 0.5))
                 if record["referring_domains"] is not None and rnd.random() < 0.5:
                     earlier["referring_domains"] = round(record["referring_domains"] * rnd.uniform(0.1, 0.4))
-            earlier["updated_at"] = _iso(anchor - d * DAY)
+            earlier["updated_at"] = iso(anchor - d * DAY)
             by_time.setdefault(anchor - d * DAY, []).append(earlier)
-    return [(_iso(t), by_time[t]) for t in sorted(by_time)]
+    return [(iso(t), by_time[t]) for t in sorted(by_time)]
 
 
 def _seconds(text: str) -> int:

@@ -24,7 +24,10 @@ from typing import Any
 
 from ..store.schema import LISTING_COLUMNS
 from ..store.writer import listing_row, listing_values, pending_row, pending_values
-from .generate import Scale, anchor_of, history_states, listing_chunks, pending_chunks, plan_listings
+from .clock import anchor_of
+from .generate import listing_chunks
+from .pending import pending_chunks
+from .plan import Scale, history_states, plan_listings
 from .signal_fields import metric_history_states
 
 __all__ = ["DEMO", "Item", "SOURCE_COLUMN", "WORKER_MIN_RECORDS", "demo_rows"]

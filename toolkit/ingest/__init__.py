@@ -26,8 +26,8 @@ reported; every good row is kept. Re-ingesting an unchanged file changes nothing
 
 - `file_ingest.py`  `ingest_file`, `ingest_url`, `IngestReport`: a file into the mirror
 - `adapters.py`     `ADAPTERS`: the table of feeds, each adapter's rows, options and URL
-- `common.py`       what the adapters share: files read as streams within their `Bounds`,
-                    errors, ids, names, money and dates
+- `common.py`       what the adapters share: errors, ids, names, money, dates and rows
+- `feed_file.py`    a feed file read as a stream within its `Bounds`, its JSON and CSV, `fetch`
 - `godaddy.py`, `namecheap.py`, `bardate.py`, `droplist.py`, `zonediff.py`: one adapter a feed
 - `sales.py`        sales reported elsewhere (`edt ingest sales`)
 - `lifecycle.py`    registry policies: the drop date and window of a name in a status
@@ -73,15 +73,15 @@ __all__ = [
 _LAZY = {
     "ADAPTERS": ".adapters",
     "Adapter": ".adapters",
-    "Bounds": ".common",
-    "DEFAULT_BOUNDS": ".common",
+    "Bounds": ".feed_file",
+    "DEFAULT_BOUNDS": ".feed_file",
     "INGEST_ID_BASE": ".common",
     "INGEST_PENDING_SOURCES": ".adapters",
     "IngestError": ".common",
     "IngestReport": ".file_ingest",
     "Row": ".common",
     "Skipped": ".common",
-    "fetch": ".common",
+    "fetch": ".feed_file",
     "fetch_bardate": ".bardate",
     "fetch_droplist": ".droplist",
     "fetch_godaddy": ".godaddy",

@@ -23,23 +23,16 @@ from typing import Any
 from .common import (
     PENDING,
     BadRow,
-    Bounds,
-    DEFAULT_BOUNDS,
-    FeedFile,
     IngestError,
     Row,
     Skipped,
     clean_domain,
-    csv_table,
-    fetch,
-    header_key,
-    json_items,
     observed,
     parse_day,
     pending_record,
-    read_feed,
     strict,
 )
+from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_table, fetch, header_key, json_items, read_feed
 
 __all__ = ["BARDATE_URL", "BARDATE_TLDS", "bardate_rows", "parse_bardate", "fetch_bardate"]
 

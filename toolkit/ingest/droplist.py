@@ -34,24 +34,18 @@ from .lifecycle import predict_drop_window
 from .common import (
     PENDING,
     BadRow,
-    Bounds,
-    DEFAULT_BOUNDS,
-    FeedFile,
     IngestError,
     Row,
     Skipped,
     clean_domain,
-    csv_table,
     day_in_name,
-    fetch,
-    header_key,
     ingest_id,
     observed,
     parse_day,
     pending_record,
-    read_feed,
     strict,
 )
+from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_table, fetch, header_key, read_feed
 
 __all__ = ["NASK_DELETED_URL", "droplist_rows", "parse_droplist", "fetch_droplist"]
 

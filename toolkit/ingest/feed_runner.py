@@ -54,7 +54,8 @@ from ..sync.remote import (
     request_timeout,
     shared_limiter,
 )
-from .common import DEFAULT_BOUNDS, Bounds, IngestError
+from .common import IngestError
+from .feed_file import DEFAULT_BOUNDS, Bounds
 from .file_ingest import IngestReport, ingest_file
 
 __all__ = [

@@ -28,19 +28,8 @@ from ..store.schema import bulk_load, ensure_schema
 from ..store.transaction import one_transaction
 from ..store.writer import StagedWrite, WriteCounts, staging
 from .adapters import ADAPTERS, Adapter
-from .common import (
-    DEFAULT_BOUNDS,
-    LISTING,
-    PENDING,
-    BadRow,
-    Bounds,
-    IngestError,
-    Row,
-    Skipped,
-    fetch,
-    observed,
-    text_digest,
-)
+from .common import LISTING, PENDING, BadRow, IngestError, Row, Skipped, observed, text_digest
+from .feed_file import DEFAULT_BOUNDS, Bounds, fetch
 from .zonediff import is_replay
 
 if TYPE_CHECKING:  # imported when a Mirror is handed in: the feeds' parsers and `lifecycle` need no query layer

@@ -37,27 +37,20 @@ from ..sources import source_by_slug
 from .common import (
     LISTING,
     BadRow,
-    Bounds,
-    DEFAULT_BOUNDS,
-    FeedFile,
     IngestError,
     Row,
     Skipped,
     clean_domain,
-    csv_records,
-    csv_table,
-    fetch,
-    header_key,
     ingest_id,
     made,
     observed,
     parse_money,
     parse_timestamp,
-    read_feed,
     reading_key,
     strict,
     whole_number,
 )
+from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_records, csv_table, fetch, header_key, read_feed
 
 __all__ = ["NAMECHEAP_URL", "NAMECHEAP_BUY_NOW_URL", "namecheap_rows", "parse_namecheap", "fetch_namecheap"]
 

@@ -33,18 +33,8 @@ from typing import Any, Iterator
 from ..names import split_domain
 from ..store.fields import iso_timestamp
 from ..store.results import save_reported_sales
-from .common import (
-    DEFAULT_BOUNDS,
-    BadRow,
-    Bounds,
-    FeedFile,
-    IngestError,
-    clean_domain,
-    csv_table,
-    header_key,
-    parse_day,
-    read_feed,
-)
+from .common import BadRow, IngestError, clean_domain, parse_day
+from .feed_file import DEFAULT_BOUNDS, Bounds, FeedFile, csv_table, header_key, read_feed
 
 __all__ = ["SalesReport", "ingest_sales", "read_sales", "COLUMNS"]
 

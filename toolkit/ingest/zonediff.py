@@ -42,9 +42,6 @@ from .common import (
     LISTING,
     PENDING,
     BadRow,
-    Bounds,
-    DEFAULT_BOUNDS,
-    FeedFile,
     IngestError,
     Row,
     Skipped,
@@ -54,9 +51,9 @@ from .common import (
     observed,
     parse_day,
     pending_record,
-    read_feed,
     strict,
 )
+from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, read_feed
 
 __all__ = ["zone_names", "zonediff_rows", "replay_rows", "parse_zonediff", "snapshot_files", "is_replay"]
 
