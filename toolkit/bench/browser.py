@@ -133,8 +133,9 @@ def page_failure(exception_texts: Sequence[str], page_text: str) -> str | None:
 def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PAGE_TIMEOUT_S) -> ViewResult:
     """Opens `?view=VIEW`, waits until it has rendered, saves `out/VIEW.png`, and judges it."""
     started = time.monotonic()
-    shot = out / f"{view}.png"
-    shot.unlink(missing_ok=True)  # a screenshot left by an earlier run is no evidence of this one
+    path = out / f"{view}.png"
+    path.unlink(missing_ok=True)  # a screenshot left by an earlier run is no evidence of this one
+    shot: Path | None = path
     failure: str | None = None
     state: dict[str, Any] = {}
     try:
@@ -157,13 +158,13 @@ def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PA
         state = driver.execute_script(PAGE_STATE_JS) or state
         found = page_failure(state.get("exceptions") or [], driver.execute_script(TEXT_JS) or "")
         failure = found or failure
-        if not driver.save_screenshot(str(shot)):
+        if not driver.save_screenshot(str(path)):
             shot = None
             failure = failure or "ERROR: no screenshot"
     except Exception as exc:  # a browser that died or a page that never loaded fails this view, not the run
         seconds = time.monotonic() - started
         failure = f"ERROR: {type(exc).__name__}: {first_line(str(exc))}"
-        shot = shot if shot.exists() else None
+        shot = path if path.exists() else None
     return ViewResult(view=view, seconds=seconds, screenshot=shot, failure=failure)
 
 

@@ -10,12 +10,12 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from .query_spec import Pred, Spec, query_spec
 from .query_suite import BenchQuery
 
-__all__ = ["PLAN", "Result", "Frames", "load_frames", "QueryLayerEngine", "DuckDBEngine", "PandasEngine"]
+__all__ = ["PLAN", "Engine", "Result", "Frames", "load_frames", "QueryLayerEngine", "DuckDBEngine", "PandasEngine"]
 PLAN = "enterprise"  # the plan every engine answers as: every field, every filter
 
 # -- loading the rows once ---------------------------------------------------------------
@@ -79,6 +79,16 @@ def load_frames(db_path: str | os.PathLike[str], now: datetime, where: str = "1"
 # -- the engines -------------------------------------------------------------------------
 
 Result = tuple[int, list[dict[str, Any]]]
+
+
+class Engine(Protocol):
+    """What the benchmark times: an engine answering a query with its total and page rows."""
+
+    name: str
+
+    def run(self, query: BenchQuery) -> Result: ...
+
+    def close(self) -> None: ...
 
 
 class QueryLayerEngine:

@@ -45,7 +45,8 @@ def index_use(path: str, requests: int, seed: int, now: datetime) -> tuple[Count
     columnar = Mirror(path, engine="columnar", clock=lambda: now)
     statements: list[str] = []
     sqlite_only.connection().set_trace_callback(statements.append)
-    reads, only_sqlite = Counter(), Counter()
+    reads: Counter[str] = Counter()
+    only_sqlite: Counter[str] = Counter()
     for query in suite:
         statements.clear()
         sqlite_only.search_domains(dict(query.params), plan=PLAN, strict=False)

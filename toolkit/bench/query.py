@@ -41,12 +41,13 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .engines import PLAN, DuckDBEngine, Frames, PandasEngine, QueryLayerEngine, Result, load_frames
+from .engines import PLAN, Engine, DuckDBEngine, Frames, PandasEngine, QueryLayerEngine, Result, load_frames
 from .query_suite import BenchQuery, build_suite, random_suite
 
 __all__ = [
@@ -252,7 +253,7 @@ def bench(
     if engine == "columnar":
         say("building the query layer's columnar index if it is stale ...")
         query_layer.mirror.search_domains({"per_page": 1}, plan=PLAN)
-    engines = [
+    engines: list[Engine] = [
         query_layer,
         DuckDBEngine(frames, now, storage=duckdb_storage),
         PandasEngine(frames, now),
@@ -262,9 +263,10 @@ def bench(
     try:
         for index, query in enumerate(suite, 1):
             say(f"[{index}/{len(suite)}] {query.name}")
-            results, samples = {}, {}
-            for engine in engines:
-                results[engine.name], samples[engine.name] = _time(lambda e=engine: e.run(query), repeat)
+            results: dict[str, Result] = {}
+            samples: dict[str, list[float]] = {}
+            for each in engines:
+                results[each.name], samples[each.name] = _time(partial(each.run, query), repeat)
             mismatch = compare(query.dataset, results)
             total, rows = results[engines[0].name]
             timings.append(
@@ -284,19 +286,18 @@ def bench(
             )
         plans = {}
         if explain:
-            ql = engines[0]
             for timing in sorted(timings, key=lambda t: -t.ql_ms)[:explain]:
                 query = next(q for q in suite if q.name == timing.name)
-                conn = ql.mirror.connection()
+                conn = query_layer.mirror.connection()
                 plans[timing.name] = [
                     (sql, [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + sql).fetchall()])
-                    for sql in ql.trace(query)
+                    for sql in query_layer.trace(query)
                 ]
         counts = _counts(frames, now)
         answered_by = sorted(query_layer.answered_by)
     finally:
-        for engine in engines:
-            engine.close()
+        for each in engines:
+            each.close()
     return BenchReport(
         db=os.fspath(db_path),
         now=now,

@@ -53,11 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     names = labels(args.names, args.seed, args.spam_share)
     built_in = load_dictionary()
     changed = SpamDictionary(built_in.terms | {"coach", "nike", "cheap"}, frozenset({"poker"}), source="changed")
-    from ..signals.spam import _segment
+    from ..signals.spam import segment
 
     print(f"{len(names):,} labels, {args.spam_share:.0%} with a spam word (seed {args.seed})")
     for label, dictionary in (("built-in", built_in), ("changed", changed)):
-        _segment.cache_clear()
+        segment.cache_clear()
         seconds, flagged = _time_match(dictionary, names)
         print(
             f"match in memory, {label} dictionary: {seconds:.2f} s ({seconds / len(names) * 1e6:.2f} us a name), "
@@ -72,14 +72,14 @@ def main(argv: list[str] | None = None) -> int:
                 ((i, f"{n}.com", n) for i, n in enumerate(names, 1)),
             )
         for label, dictionary in (("built-in", built_in), ("changed", changed)):
-            _segment.cache_clear()
+            segment.cache_clear()
             report = reflag(conn, dictionary, force=True)
             print(
                 f"reflag over SQLite, {label} dictionary: {report.seconds:.2f} s ({report.examined:,} names read "
                 f"through the trigram index), {report.changed:,} rows rewritten"
             )
         everything = SpamDictionary(built_in.terms | {"ai"}, source="with a 2-letter term")
-        _segment.cache_clear()
+        segment.cache_clear()
         report = reflag(conn, everything, force=True)
         print(
             f"reflag over SQLite, a term too short for the index (every name read): {report.seconds:.2f} s, "

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..enrich.score import quality_score
+from ..signals.wayback_content import ARCHIVE_FIELDS
 from ..store.fields import LISTING_FIELDS
 from .clock import DAY, EPOCH_ORDINAL, HOUR
 from .plan import (
@@ -52,14 +53,7 @@ from .words import LANGS, THEME_TOPICS, THEMES
 __all__ = ["LISTING_KEYS", "ARCHIVE_KEYS", "listing_chunk", "listing_chunks"]
 
 LISTING_KEYS = tuple(LISTING_FIELDS)
-ARCHIVE_KEYS = (
-    "archive_years",
-    "archive_longest_gap",
-    "archive_redirect_share",
-    "archive_parked",
-    "archive_parked_reason",
-    "archive_continuity",
-)  # what `edt enrich` adds (toolkit.signals.wayback_content)
+ARCHIVE_KEYS = ARCHIVE_FIELDS  # what `edt enrich` adds (toolkit.signals.wayback_content)
 
 
 def _opt(values: np.ndarray, present: np.ndarray) -> list:
@@ -233,7 +227,7 @@ def listing_chunk(plan: ListingPlan, start: int, stop: int, seed: int, chunk: in
             seo_subcategory[i] = path[1] if len(path) > 1 else None
     patterns = [URL_PATTERN[s] for s in src.tolist()]
     effective = np.where(has_max, max_bid, price)
-    languages = [LANGS[k].code for k in lang_keys]
+    languages: list[str | None] = [LANGS[k].code for k in lang_keys]
     for i in np.flatnonzero(~has_language).tolist():
         languages[i] = None
 

@@ -13,11 +13,12 @@ process for big loads); a time-lapse load (`days`) plays `timelapse.run_days` in
 from __future__ import annotations
 
 import gc
+from functools import partial
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, cast
 
 from ..store.closing import optimize_search_index, reclaim_pages
 from ..store.lock import mirror_file, writer_lock
@@ -51,7 +52,12 @@ _BULK_CLEAR_MIN_ROWS = 20_000
 
 
 class DemoRefused(ValueError):
-    """The mirror holds real (synced or ingested) rows: a demo load would mix with them."""
+    """The mirror holds real (synced or ingested) rows: a demo load would mix with them.
+    `held` says which rows, in words ("5 listings (ingest:godaddy)")."""
+
+    def __init__(self, message: str, held: str = ""):
+        super().__init__(message)
+        self.held = held
 
 
 def generate_listings(scale: str, seed: int, today: date) -> Iterator[dict[str, Any]]:
@@ -136,14 +142,11 @@ def clear_demo(conn: sqlite3.Connection) -> dict[str, int]:
     with writer_lock(conn, "edt demo --clear"):
         everything = not _foreign_rows(conn)
         demo = _demo_counts(conn)
-        if sum(demo.values()) >= _BULK_CLEAR_MIN_ROWS:
-            with bulk_load(conn) as writer:
-                removal = _delete_demo_rows(writer, everything=everything)
-                bump_generation(writer)
-        else:
-            with one_transaction(conn) as writer:
-                removal = _delete_demo_rows(writer, everything=everything)
-                bump_generation(writer)
+        load = bulk_load(conn) if sum(demo.values()) >= _BULK_CLEAR_MIN_ROWS else one_transaction(conn)
+        with load as transaction:
+            writer = cast(sqlite3.Connection, transaction)  # it forwards every call to the connection
+            removal = _delete_demo_rows(writer, everything=everything)
+            bump_generation(writer)
         removal.finish()
         if any(removal.counts.values()):  # the name search's tombstones merged, the freed pages given back
             optimize_search_index(conn)
@@ -189,9 +192,9 @@ def load_demo(
             refused = DemoRefused(
                 f"this mirror holds real data ({what}); loading the demo would mix invented listings with them. "
                 "Use another database, or pass force=True to add the demo beside them "
-                "(clear_demo removes only demo rows later)."
+                "(clear_demo removes only demo rows later).",
+                held=what,
             )
-            refused.held = what
             raise refused
         report = progress or (lambda stage, done: None)
         counts = {"listings": 0, "regfree": 0, "pending_delete": 0, "history": 0}
@@ -199,29 +202,17 @@ def load_demo(
         collecting = gc.isenabled()
         gc.disable()  # neither the generator nor the writer makes reference cycles
         try:
-            if days:
-                timings = _load_days(
-                    conn,
-                    sc,
-                    seed,
-                    day,
-                    days,
-                    scale_name=str(scale).strip().lower(),
-                    everything=not foreign,
-                    counts=counts,
-                    report=report,
-                )
-            else:
-                timings = _load(
-                    conn,
-                    sc,
-                    seed,
-                    day,
-                    scale_name=str(scale).strip().lower(),
-                    everything=not foreign,
-                    counts=counts,
-                    report=report,
-                )
+            load = partial(_load_days, days=days) if days else _load
+            timings = load(
+                conn,
+                sc,
+                seed,
+                day,
+                scale_name=str(scale).strip().lower(),
+                everything=not foreign,
+                counts=counts,
+                report=report,
+            )
         finally:
             if collecting:
                 gc.enable()
@@ -253,7 +244,8 @@ def _load(
     observed_at = anchor_of(day).strftime("%Y-%m-%dT%H:%M:%SZ")
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    with demo_rows(scale, seed, day) as items, one_transaction(conn, bulk=True) as writer:
+    with demo_rows(scale, seed, day) as items, one_transaction(conn, bulk=True) as transaction:
+        writer = cast(sqlite3.Connection, transaction)  # it forwards every call to the connection
         with without_indexes(conn):
             removal = _delete_demo_rows(writer, everything=everything)
             history_before = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0]
@@ -335,7 +327,8 @@ def _load_days(
     started = time.perf_counter()
     world = plan_world(scale, seed, day - timedelta(days=days), day)
     timings["plan"] = time.perf_counter() - started
-    with one_transaction(conn, bulk=True) as writer:
+    with one_transaction(conn, bulk=True) as transaction:
+        writer = cast(sqlite3.Connection, transaction)  # it forwards every call to the connection
         with without_indexes(conn):
             removal = _delete_demo_rows(writer, everything=everything)
             history_before = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0]

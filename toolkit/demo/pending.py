@@ -33,13 +33,13 @@ _DNS = ("NXDOMAIN", "SERVFAIL", "NOERROR", None)
 def status_mix(tld: str) -> tuple[tuple[str, ...], np.ndarray, dict[str, int]]:
     """Statuses seen under `tld`, their shares, and each status's stage length in days."""
     policy = policy_for(tld)
+    statuses: tuple[str, ...]
     if policy is None:
         statuses = ("serverHold", "clientHold", "pendingDelete", "redemptionPeriod", "transition", "quarantine")
-        weights = np.array([0.33, 0.2, 0.22, 0.15, 0.05, 0.05])
-        return statuses, weights, {}
+        return statuses, np.array([0.33, 0.2, 0.22, 0.15, 0.05, 0.05]), {}
     days = dict(policy.days)
     ordered = sorted(days.items(), key=lambda kv: -kv[1])
-    stage = {}
+    stage: dict[str, int] = {}
     for index, (status, value) in enumerate(ordered):
         later = [v for _, v in ordered[index + 1 :] if v < value]
         stage[status] = value - (max(later) if later else 0)
@@ -70,6 +70,8 @@ def pending_chunks(scale: str | Scale, seed: int, today: date) -> Iterator[list[
     rows: list[tuple] = []
     for tld, count in zip(tld_names, counts):
         statuses, shares, stage = status_mix(tld)
+        policy = policy_for(tld)
+        stage_days = dict(policy.days) if policy is not None and stage else {}
         status_idx = rng.choice(len(statuses), count, p=shares / shares.sum())
         past = rng.random(count) < 0.06
         mix = langs_for("." + tld)
@@ -80,7 +82,8 @@ def pending_chunks(scale: str | Scale, seed: int, today: date) -> Iterator[list[
         for j in range(count):
             status = statuses[status_idx[j]]
             length = stage.get(status, 40)
-            remaining = None if status not in stage else dict(policy_for(tld).days)[status]
+            remaining = stage_days.get(status)
+            elapsed: float
             if past[j] and remaining is not None:
                 elapsed = remaining + rnd.randint(1, 14)
             else:
@@ -147,6 +150,7 @@ def pending_records(
         window, _ = predict_drop_window(tld, status, date.fromordinal(evidence), date.fromordinal(evidence - 1))
         drop = window.estimate if window else None
         checked = created + rnd.randint(0, max(1, anchor - created))
+        dns: str | None
         if status == "transition":
             dns = "NOERROR" if rnd.random() < 0.6 else "NXDOMAIN"
         else:

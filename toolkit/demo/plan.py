@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..sources import source_by_slug
+from ..sources import SOURCES
 from .catalog import PLATFORMS, REGFREE_TLDS, Kind, langs_for
 from .clock import DAY, HOUR, anchor_of, iso, month_back
 from .name_maker import NameMaker
@@ -34,6 +34,7 @@ __all__ = [
     "draw_prices",
     "draw_bids",
     "regfree_batches",
+    "regfree_columns",
 ]
 
 CHUNK = 4096  # records are made this many at a time
@@ -139,9 +140,10 @@ def regfree_batches(rng: np.random.Generator, total: int, day: date) -> tuple[li
 
 REGFREE_INDEX = len(PLATFORMS)
 SLUGS = np.array([p.slug for p in PLATFORMS] + ["regfree"], dtype=object)
-CURRENCY = np.array([source_by_slug(p.slug).currency for p in PLATFORMS] + [None], dtype=object)
-PLATFORM_NAME = np.array([source_by_slug(p.slug).name for p in PLATFORMS] + [None], dtype=object)
-URL_PATTERN = [source_by_slug(p.slug).purchase_url for p in PLATFORMS] + [None]
+_SOURCE = {s.slug: s for s in SOURCES}
+CURRENCY = np.array([_SOURCE[p.slug].currency for p in PLATFORMS] + [None], dtype=object)
+PLATFORM_NAME = np.array([_SOURCE[p.slug].name for p in PLATFORMS] + [None], dtype=object)
+URL_PATTERN = [_SOURCE[p.slug].purchase_url for p in PLATFORMS] + [None]
 ENRICHED = np.array([p.enriched for p in PLATFORMS] + [0.86])
 ESTIBOT = np.array([p.estibot for p in PLATFORMS] + [0.0])
 _MAX_KINDS = max(len(p.kinds) for p in PLATFORMS)
@@ -184,6 +186,36 @@ class ListingPlan:
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 
+    @classmethod
+    def of(
+        cls,
+        today: date,
+        anchor: int,
+        tlds: list[str],
+        ids: np.ndarray,
+        history: np.ndarray,
+        cols: dict[str, np.ndarray],
+    ) -> ListingPlan:
+        """A plan of the columns `cols` holds (in id order), by name."""
+        return cls(
+            today=today,
+            anchor=anchor,
+            tlds=tlds,
+            ids=ids,
+            history=history,
+            src=cols["src"],
+            kind=cols["kind"],
+            tld=cols["tld"],
+            lang=cols["lang"],
+            theme=cols["theme"],
+            brandable=cols["brandable"],
+            created=cols["created"],
+            end=cols["end"],
+            price=cols["price"],
+            bids=cols["bids"],
+            max_bid=cols["max_bid"],
+        )
+
 
 def choose_langs(rng: np.random.Generator, tld_names: list[str], picked: np.ndarray) -> np.ndarray:
     out = np.zeros(picked.shape[0], dtype=np.int8)
@@ -217,6 +249,27 @@ class TldCodes:
             self._codes[name] = len(self.names)
             self.names.append(name)
         return self._codes[name]
+
+
+def regfree_columns(
+    rng: np.random.Generator, tld_id: TldCodes, names: list[str], picked: np.ndarray, created: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The plan's columns of regfree rows (TLD `names[picked]`, added at `created`): a language
+    and a theme drawn, no kind, price or bids."""
+    n = int(picked.shape[0])
+    return {
+        "src": np.full(n, REGFREE_INDEX, dtype=np.int16),
+        "kind": np.zeros(n, dtype=np.int8),
+        "tld": np.array([tld_id(t) for t in names], dtype=np.int16)[picked],
+        "lang": choose_langs(rng, names, picked),
+        "theme": choose_themes(rng, n, ()),
+        "brandable": np.zeros(n, dtype=bool),
+        "created": created.astype(np.int64),
+        "end": np.full(n, -1, dtype=np.int64),
+        "price": np.full(n, np.nan),
+        "bids": np.full(n, -1, dtype=np.int64),
+        "max_bid": np.full(n, np.nan),
+    }
 
 
 def plan_listings(scale: str | Scale, seed: int, today: date) -> ListingPlan:
@@ -289,30 +342,15 @@ def plan_listings(scale: str | Scale, seed: int, today: date) -> ListingPlan:
     # Regfree: the monthly refresh of the deleted-ccTLD database, twelve batches back.
     reg_names, picked, reg_created = regfree_batches(rng, sc.regfree, today)
     reg_created = np.minimum(reg_created, anchor - HOUR)
-    n = picked.shape[0]
-    parts.append(
-        {
-            "src": np.full(n, REGFREE_INDEX, dtype=np.int16),
-            "kind": np.zeros(n, dtype=np.int8),
-            "tld": np.array([tld_id(t) for t in reg_names], dtype=np.int16)[picked],
-            "lang": choose_langs(rng, reg_names, picked),
-            "theme": choose_themes(rng, n, ()),
-            "brandable": np.zeros(n, dtype=bool),
-            "created": reg_created.astype(np.int64),
-            "end": np.full(n, -1, dtype=np.int64),
-            "price": np.full(n, np.nan),
-            "bids": np.full(n, -1, dtype=np.int64),
-            "max_bid": np.full(n, np.nan),
-        }
-    )
+    parts.append(regfree_columns(rng, tld_id, reg_names, picked, reg_created))
     cols = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
-    total = cols["src"].shape[0]
+    total = int(cols["src"].shape[0])
     order = np.lexsort((rng.random(total), cols["created"]))
     cols = {key: value[order] for key, value in cols.items()}
     ids = LISTING_ID_BASE + np.cumsum(rng.geometric(0.75, total)).astype(np.int64)
     is_auction = KIND_TYPE[cols["src"], cols["kind"]] == "auction"
     history = is_auction & (cols["bids"] >= 2) & (cols["created"] < anchor - 8 * HOUR) & (rng.random(total) < 0.5)
-    plan = ListingPlan(today=today, anchor=anchor, tlds=tlds, ids=ids, history=history, **cols)
+    plan = ListingPlan.of(today, anchor, tlds, ids, history, cols)
     # Names of the listings with a bid history are needed first (their earlier states are
     # written before the final ones): make them now, from their own random stream.
     plan.namer = NameMaker(random.Random(seed * 1_000_003 + 999_983))

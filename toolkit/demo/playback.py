@@ -185,7 +185,7 @@ class Player:
         self.last_full: int | None = None
         self.high_water = 0  # the newest listing a listings run saw (created_at, seconds)
         self.pending_written: set[int] = set()
-        self.day = None
+        self.day: int | None = None  # the simulated day of the last run played
         self.regfree = world.plan.src == REGFREE_INDEX
         self.auctions = world.plan.bids > 0
 
@@ -335,9 +335,7 @@ def _write_changes(writer: Any, world: World, made: _Made, rows: list[int], t: i
     plan = world.plan
     index = np.array(sorted(rows), dtype=np.int64)
     ids = plan.ids[index].tolist()
-    now = state_at(world, made.finals, index, t)
-    made.bids[index], made.max_bid[index], made.price[index] = now.bids, now.max_bid, now.price
-    made.metrics[index] = now.metrics
+    now = _shown(world, made, index, t)
     position = {listing_id: i for i, listing_id in enumerate(ids)}
     stamp = iso(t)
     day = stamp[:10]
@@ -361,16 +359,7 @@ def _write_changes(writer: Any, world: World, made: _Made, rows: list[int], t: i
             values[_AT["updated_at"]] = iso(max(int(plan.created[index[i]]), min(t, int(world.gone[index[i]]))))
             values[_AT["last_seen_at"]] = stamp
             out.append(tuple(values))
-    save_listings(
-        writer,
-        out,
-        origin=origin,
-        observed_at=stamp,
-        keep_raw=False,
-        flag_jumps=False,
-        normalized=True,
-        batch_size=2000,
-    )
+    _write_rows(writer, out, origin, stamp)
 
 
 def _save(writer: Any, world: World, made: _Made, pairs: list[tuple[int, dict[str, Any]]], t: int, origin: str) -> None:
@@ -379,9 +368,7 @@ def _save(writer: Any, world: World, made: _Made, pairs: list[tuple[int, dict[st
     if not pairs:
         return
     index = np.array([row for row, _ in pairs], dtype=np.int64)
-    now = state_at(world, made.finals, index, t)
-    made.bids[index], made.max_bid[index], made.price[index] = now.bids, now.max_bid, now.price
-    made.metrics[index] = now.metrics
+    now = _shown(world, made, index, t)
     stamp = iso(t)
     rows = []
     for i, (row, record) in enumerate(pairs):
@@ -389,6 +376,19 @@ def _save(writer: Any, world: World, made: _Made, pairs: list[tuple[int, dict[st
         out["effective_price"] = out["max_bid"] if out.get("max_bid") is not None else out["price"]
         out["updated_at"] = iso(max(int(world.plan.created[row]), min(t, int(world.gone[row]))))
         rows.append(listing_values(listing_row(out, origin=origin, observed_at=stamp, canonical=True)))
+    _write_rows(writer, rows, origin, stamp)
+
+
+def _shown(world: World, made: _Made, index: np.ndarray, t: int) -> State:
+    """The source's view of the rows `index` at `t`, noted as what the mirror was last shown."""
+    now = state_at(world, made.finals, index, t)
+    made.bids[index], made.max_bid[index], made.price[index] = now.bids, now.max_bid, now.price
+    made.metrics[index] = now.metrics
+    return now
+
+
+def _write_rows(writer: Any, rows: list[tuple], origin: str, stamp: str) -> None:
+    """Listing rows (as the writer takes them) written as a sync at `stamp` writes them."""
     save_listings(
         writer,
         rows,

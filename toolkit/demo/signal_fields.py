@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..signals.wayback_content import parking_service
+from ..signals.wayback_content import ARCHIVE_FIELDS, parking_service
 from .clock import iso
 
 __all__ = ["SPAM_WORDS", "spam_names", "archive_columns", "metric_history_states"]
@@ -96,17 +96,7 @@ def archive_columns(
     content_years = np.round(years * (1 - redirect * rng.uniform(0.5, 1.0, n)))
     continuity = np.round(100 * content_years / span * (1 - parked_share)).astype(np.int64)
     captures = np.maximum(10, (rng.exponential(60, n) + 10).astype(np.int64))
-    out: dict[str, list[Any]] = {
-        k: [None] * n
-        for k in (
-            "archive_years",
-            "archive_longest_gap",
-            "archive_redirect_share",
-            "archive_parked",
-            "archive_parked_reason",
-            "archive_continuity",
-        )
-    }
+    out: dict[str, list[Any]] = {k: [None] * n for k in ARCHIVE_FIELDS}
     first_years, last_years = first_year.tolist(), last_year.tolist()
     for i in np.flatnonzero(has_wb).tolist():
         reasons = []
@@ -159,12 +149,12 @@ def metric_history_states(
             continue
         chosen = sorted(rnd.sample(days, min(len(days), rnd.randint(1, 3))), reverse=True)  # oldest first
         for step, d in enumerate(chosen):
-            earlier = dict(record)
+            earlier: dict[str, Any] = dict(record)
             share = (step + 1) / (len(chosen) + 1)  # later states are closer to today's values
-            for metric, drift in (("trust_flow", 3), ("citation_flow", 4), ("domain_authority", 2)):
+            for metric, points in (("trust_flow", 3), ("citation_flow", 4), ("domain_authority", 2)):
                 value = record[metric]
                 if value is not None:
-                    earlier[metric] = max(0, value - round(rnd.randint(0, drift) * (1 - share)))
+                    earlier[metric] = max(0, value - round(rnd.randint(0, points) * (1 - share)))
             for metric, drift in (("referring_domains", 0.12), ("backlinks_count", 0.2)):
                 value = record[metric]
                 if value is not None:

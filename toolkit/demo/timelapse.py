@@ -43,7 +43,6 @@ from .plan import (
     CHUNK,
     KIND_TYPE,
     LISTING_ID_BASE,
-    REGFREE_INDEX,
     SCALES,
     ListingPlan,
     Scale,
@@ -54,6 +53,7 @@ from .plan import (
     draw_bids,
     draw_prices,
     regfree_batches,
+    regfree_columns,
 )
 from .words import THEMES
 
@@ -287,7 +287,7 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
     pending, pending_listed, pending_drops = _pending_world(sc, seed, first_day, today, last)
     reg_names, picked, created = regfree_batches(rng, sc.regfree, first_day)
     created = np.minimum(created, first - HOUR)
-    n = picked.shape[0]
+    n = int(picked.shape[0])
     taken = created + (rng.exponential(30 / tl.regfree_taken_per_month, n) * DAY).astype(np.int64)
     keep = taken > first
     reg_rows = {"tld": picked[keep], "created": created[keep], "gone": taken[keep]}
@@ -319,21 +319,10 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
             + (rng.exponential(30 / tl.regfree_taken_per_month, len(extra_created)) * DAY).astype(np.int64),
         ]
     )
-    m = reg_tld.shape[0]
     parts.append(
         {
-            "src": np.full(m, REGFREE_INDEX, dtype=np.int16),
-            "kind": np.zeros(m, dtype=np.int8),
-            "tld": np.array([tld_id(t) for t in reg_names], dtype=np.int16)[reg_tld],
-            "lang": choose_langs(rng, reg_names, reg_tld),
-            "theme": choose_themes(rng, m, ()),
-            "brandable": np.zeros(m, dtype=bool),
-            "created": reg_created,
-            "end": np.full(m, -1, dtype=np.int64),
+            **regfree_columns(rng, tld_id, reg_names, reg_tld, reg_created),
             "gone": reg_gone,
-            "price": np.full(m, np.nan),
-            "bids": np.full(m, -1, dtype=np.int64),
-            "max_bid": np.full(m, np.nan),
             "from_pending": np.concatenate(
                 [np.full(reg_rows["tld"].shape[0], -1), np.array(extra_from, dtype=np.int64)]
             ),
@@ -345,24 +334,14 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
     cols = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     # Unsold auctions come back: a closeout on the same platform, or a listing on another.
     cols = _relistings(rng, cols)
-    total = cols["src"].shape[0]
+    total = int(cols["src"].shape[0])
     order = np.lexsort((rng.random(total), cols["created"]))
     cols = {key: value[order] for key, value in cols.items()}
     position = np.empty(total, dtype=np.int64)
     position[order] = np.arange(total)
     relist = np.where(cols["relist"] >= 0, position[np.maximum(cols["relist"], 0)], -1)
     ids = LISTING_ID_BASE + np.cumsum(rng.geometric(0.75, total)).astype(np.int64)
-    plan = ListingPlan(
-        today=today,
-        anchor=last,
-        tlds=tlds,
-        ids=ids,
-        history=np.zeros(total, dtype=bool),
-        **{
-            k: cols[k]
-            for k in ("src", "kind", "tld", "lang", "theme", "brandable", "created", "end", "price", "bids", "max_bid")
-        },
-    )
+    plan = ListingPlan.of(today, last, tlds, ids, np.zeros(total, dtype=bool), cols)
     plan.namer = NameMaker(random.Random(seed * 1_000_003 + 999_983))
     regfree_from = {}
     for row in np.flatnonzero(cols["from_pending"] >= 0).tolist():
@@ -371,8 +350,8 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
         plan.names[row] = (record["domain"], [record["domain"].rpartition("." + record["tld"])[0]])
     # Metrics bought just before the sale: on auctions with bids, a few days before the end,
     # when the 4-hourly bids runs read them (the rise is seen, as a real one would be).
-    gamma = rng.uniform(*tl.bid_timing, total)
-    lead = (rng.uniform(*tl.jump_days_before_end, total) * DAY).astype(np.int64)
+    gamma = rng.uniform(tl.bid_timing[0], tl.bid_timing[1], total)
+    lead = (rng.uniform(tl.jump_days_before_end[0], tl.jump_days_before_end[1], total) * DAY).astype(np.int64)
     moment = plan.end - lead
     chosen = (KIND_TYPE[plan.src, plan.kind] == "auction") & (plan.bids > 0) & (rng.random(total) < tl.jump_share)
     chosen &= (moment > first) & (moment < last - 3 * HOUR) & (moment > plan.created + DAY)  # a bids run sees it
@@ -422,7 +401,7 @@ def _relistings(rng: np.random.Generator, cols: dict[str, np.ndarray]) -> dict[s
     """Rows for what unsold auctions become (a closeout on the same platform, or a listing
     on another), with `relist`: the new row's index, on the original."""
     tl = TIMELAPSE
-    total = cols["src"].shape[0]
+    total = int(cols["src"].shape[0])
     unsold = (KIND_TYPE[cols["src"], cols["kind"]] == "auction") & (cols["bids"] == 0)
     draw = rng.random(total)
     to_closeout = unsold & (draw < tl.unsold_to_closeout)

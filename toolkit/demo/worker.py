@@ -111,7 +111,7 @@ def demo_rows(scale: Scale, seed: int, today: date) -> Iterator[Iterator[Item]]:
     if total < WORKER_MIN_RECORDS:
         yield _produce(scale, seed, today)
         return
-    ctx = multiprocessing.get_context(_start_method())
+    ctx = multiprocessing.get_context("fork") if _start_method() == "fork" else multiprocessing.get_context("spawn")
     channel = ctx.Queue(maxsize=24)
     worker = ctx.Process(target=_worker, args=(channel, scale, seed, today), name="edt-demo-generator", daemon=True)
     worker.start()

@@ -8,7 +8,7 @@ next page is asked for with `resumeKey=<key>`.
 
 Parsing is pure (`parse_cdx_json`, `parse_cdx_text`, `summarize`): no I/O, tested on recorded
 answers. Fetching (`fetch_cdx_pages`, a generator of parsed pages, and `wayback_summary`)
-takes an `httpx.Client` built by the caller (`toolkit.enrich.listings.polite_client`: user agent,
+takes an `httpx.Client` built by the caller (`toolkit.enrich.polite.polite_client`: user agent,
 per-host pacing, retries), so this module never decides how polite to be.
 
 What counts, for `url=<domain>` (an exact match on the home page: the CDX key drops the
@@ -212,7 +212,7 @@ def parse_cdx_json(body: str | bytes) -> CdxPage:
         return page
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise WaybackError(f"CDX answer is not JSON ({exc.msg} at {exc.pos} of {len(text)} characters)") from None
     if not isinstance(data, list):
         raise WaybackError(f"CDX answer is a JSON {type(data).__name__}, not an array")

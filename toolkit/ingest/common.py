@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ..store.fields import iso_timestamp
+from ..sources import SOURCES
+from ..store.fields import iso_timestamp, utc_seconds
 
 __all__ = [
     "IngestError",
@@ -48,6 +49,7 @@ __all__ = [
     "reading_key",
     "text_digest",
     "pending_record",
+    "ListingPlatform",
     "UNIT_SEPARATOR",
 ]
 
@@ -104,6 +106,28 @@ INGEST_ID_BASE = 1 << 52
 def ingest_id(namespace: str, name: str) -> int:
     digest = hashlib.blake2b(f"{namespace}:{name}".encode(), digest_size=8).digest()
     return INGEST_ID_BASE + (int.from_bytes(digest, "big") >> 12)
+
+
+@dataclass(frozen=True)
+class ListingPlatform:
+    """The platform a listings feed comes from, as `toolkit.sources` declares it."""
+
+    name: str
+    currency: str
+    purchase_url: str  # a pattern with {name}
+
+    @classmethod
+    def of(cls, slug: str) -> ListingPlatform:
+        source = next((s for s in SOURCES if s.slug == slug), None)
+        if source is None or source.currency is None or source.purchase_url is None:
+            raise LookupError(f"{slug}: not a platform with a currency and a buy link in toolkit/sources.py")
+        return cls(source.name, source.currency, source.purchase_url)
+
+    def purchase_link(self, link: Any, name: str) -> str:
+        """The feed's own link to the listing when it gives one, else the platform's for `name`."""
+        if isinstance(link, str) and link.strip().startswith(("https://", "http://")):
+            return link.strip()
+        return self.purchase_url.format(name=name)
 
 
 # -- names, money, dates ----------------------------------------------------------------
@@ -211,19 +235,19 @@ def _timestamp(value: Any, zone: Any, us_dates: bool) -> str:
         raise BadRow(f"{value!r} is not a timestamp (ISO 8601 like 2026-01-14T16:00:00Z)")
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=zone or timezone.utc)
-    return iso_timestamp(parsed)
+    return _moment_text(parsed)
 
 
 def whole_number(value: Any, field: str, low: int = 0, high: int | None = None) -> int | None:
     """A whole number in [low, high] from a feed cell (None for an empty one); `BadRow` otherwise."""
     if type(value) is str and 0 < len(value) < 16 and value.isdigit() and value.isascii():
-        number = int(value)
-        if low <= number and (high is None or number <= high):
-            return number
+        whole = int(value)
+        if low <= whole and (high is None or whole <= high):
+            return whole
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:
-        number = float(str(value).replace(",", "").strip()) if not isinstance(value, (int, float)) else value
+        number: float = float(str(value).replace(",", "").strip()) if not isinstance(value, (int, float)) else value
     except ValueError:
         raise BadRow(f"{field} {value!r} is not a number") from None
     out_of_range = number < low or (high is not None and number > high)
@@ -233,6 +257,14 @@ def whole_number(value: Any, field: str, low: int = 0, high: int | None = None) 
     return int(number)
 
 
+def _moment_text(moment: datetime) -> str:
+    """A datetime as the writer's UTC timestamp (a naive one is UTC; fractions of a second kept)."""
+    text = iso_timestamp(moment)
+    if text is None:  # iso_timestamp answers None only for no value
+        raise BadRow(f"{moment!r} is not a timestamp")
+    return text
+
+
 _DAY_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%Y%m%d", "%d.%m.%Y", "%d %b %Y", "%d-%b-%Y", "%b %d, %Y")
 
 
@@ -240,7 +272,7 @@ def parse_day(value: Any) -> str:
     """A date (or a timestamp, taken in UTC) -> `YYYY-MM-DD`; `BadRow` when unreadable.
     Slash dates with the year last (`03/04/2025`) are refused: day and month are ambiguous."""
     if isinstance(value, datetime):
-        return iso_timestamp(value)[:10]
+        return _moment_text(value)[:10]
     if isinstance(value, date):
         return value.isoformat()
     text = str(value).strip() if value is not None else ""
@@ -339,13 +371,9 @@ def reading_key(adapter: str, *header: str) -> bytes:
     ).digest()
 
 
-def utc_now_iso() -> str:
-    return iso_timestamp(datetime.now(timezone.utc).replace(microsecond=0))
-
-
 def observed(observed_at: Any) -> str:
     """`observed_at` (None: now) as the writer's UTC timestamp."""
-    stamp = iso_timestamp(observed_at) if observed_at is not None else utc_now_iso()
+    stamp = iso_timestamp(observed_at) if observed_at is not None else utc_seconds(datetime.now(timezone.utc))
     if stamp is None:
         raise ValueError(f"observed_at: {observed_at!r} is not an ISO 8601 timestamp")
     return stamp

@@ -20,14 +20,14 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..store.lock import writer_lock
 from ..store.results import derive_results
 from ..store.schema import bulk_load, ensure_schema
 from ..store.transaction import one_transaction
 from ..store.writer import StagedWrite, WriteCounts, staging
-from .adapters import ADAPTERS, Adapter
+from .adapters import ADAPTERS, Adapter, adapter_for
 from .common import LISTING, PENDING, BadRow, IngestError, Row, Skipped, observed, text_digest
 from .feed_file import DEFAULT_BOUNDS, Bounds, fetch
 from .zonediff import is_replay
@@ -149,11 +149,13 @@ def _stage(
 ) -> int:
     """Stage one chunk's rows of one kind: a row whose digest is a stored row's is only seen again;
     the others are made (a bad row skipped) and staged to be written. Returns the rows taken."""
+    digests: list[int] = []
     for row in rows:
         if row.digest is None:
             row.digest = _digest(row.made())
+        digests.append(row.digest)
     seen_ids, seen_tags, seen_order, records, tags, order, made = [], [], [], [], [], [], []
-    for place, row, row_id in zip(write.next(len(rows)), rows, held.find([row.digest for row in rows])):
+    for place, row, row_id in zip(write.next(len(rows)), rows, held.find(digests)):
         src = sources.setdefault((row.file, row.unit), len(sources))
         if row_id:
             seen_ids.append(row_id)
@@ -225,9 +227,7 @@ def ingest_file(
     `bounds` (default `DEFAULT_BOUNDS`) is what the file may be: how big it may expand to,
     how long a line, field or record may be. Raises `IngestError` (nothing written) when the
     file cannot be read as `feed` or is past its bounds."""
-    adapter = ADAPTERS.get(str(feed).strip().lower())
-    if adapter is None:
-        raise ValueError(f"feed: unknown feed {feed!r}; choose one of {', '.join(ADAPTERS)}")
+    adapter = adapter_for(feed)
     unknown = sorted(set(options) - set(adapter.options))
     if unknown:
         allowed = ", ".join(adapter.options) or "none"
@@ -302,7 +302,8 @@ def _load(
     (`StagedWrite`), the written rows' digests kept."""
     with writer_lock(conn, f"edt ingest {adapter.name}"), staging(conn) as stage:  # one load at a time
         load = bulk_load(conn, ("listings",)) if bulk else one_transaction(conn)
-        with load as writer:  # the whole file or nothing, written as it is read
+        with load as transaction:  # the whole file or nothing, written as it is read
+            writer = cast(sqlite3.Connection, transaction)  # it forwards every call to the connection
             writes: dict[str, StagedWrite] = {}
             held: dict[str, _Held] = {}
             sources: dict[tuple[str, str], int] = {}  # (file, unit) -> the number a staged row carries
@@ -366,15 +367,12 @@ def ingest_url(
 ) -> IngestReport:
     """Download `url` (default: the feed's public file) with `fetch`, then `ingest_file` it.
     The download is kept in `dest` when given, else removed once ingested."""
-    adapter = ADAPTERS.get(str(feed).strip().lower())
-    if adapter is None:
-        raise ValueError(f"feed: unknown feed {feed!r}; choose one of {', '.join(ADAPTERS)}")
-    if url is None and adapter.url is None:
-        raise ValueError(f"{adapter.name}: no default URL; pass url=")
+    adapter = adapter_for(feed)
+    where = adapter.file_url(url)
     bounds = options.get("bounds") or DEFAULT_BOUNDS
     if dest is not None:
-        path = fetch(url or adapter.url, dest, bounds=bounds)
+        path = fetch(where, dest, bounds=bounds)
         return ingest_file(mirror_or_conn, adapter.name, path, observed_at=observed_at, **options)
     with tempfile.TemporaryDirectory(prefix="edt-ingest-") as folder:  # the download goes once ingested
-        path = fetch(url or adapter.url, folder, bounds=bounds)
+        path = fetch(where, folder, bounds=bounds)
         return ingest_file(mirror_or_conn, adapter.name, path, observed_at=observed_at, **options)

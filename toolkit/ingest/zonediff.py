@@ -55,7 +55,7 @@ from .common import (
 )
 from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, read_feed
 
-__all__ = ["zone_names", "zonediff_rows", "replay_rows", "parse_zonediff", "snapshot_files", "is_replay"]
+__all__ = ["zone_names", "zonediff_rows", "replay_rows", "snapshot_files", "is_replay"]
 
 _CLASSES = {"IN", "CH", "HS", "CS"}
 # A name list's line that `clean_domain` would return unchanged (lower case, ASCII, two
@@ -420,9 +420,3 @@ def replay_rows(
             original=original,
             is_available=is_available,
         )
-
-
-def parse_zonediff(path: str | Path, **options: Any) -> Iterator[dict[str, Any]]:
-    """Records of the names gone from the later zone (options as `zonediff_rows`)."""
-    for row in zonediff_rows(path, **options):
-        yield row.record
