@@ -567,7 +567,7 @@ LAPSE_TODAY = date(2026, 12, 5)
 
 def lapse_now() -> datetime:
     """The moment the time-lapse demo's app tests answer as of: 09:00 UTC on LAPSE_TODAY."""
-    from toolkit.demo.generate import anchor_of
+    from toolkit.demo.clock import anchor_of
 
     return anchor_of(LAPSE_TODAY) + timedelta(hours=2)
 

@@ -13,6 +13,7 @@ from conftest import BROWSER_SKIP_REASON, small_demo
 
 from toolkit import Mirror
 from toolkit.bench import browser as appcheck
+from toolkit.bench import browser_timings as timings
 from toolkit.bench.browser import VIEWS, chromium_available, main, page_failure
 
 needs_chromium = pytest.mark.skipif(not chromium_available(), reason=BROWSER_SKIP_REASON)  # the one skip allowed
@@ -181,7 +182,7 @@ def test_random_bookmarks_are_drawn_from_the_mirror_by_their_seed(tmp_path):
 
 @needs_chromium
 def test_the_timing_script_opens_random_bookmarks_against_the_blank_page(tmp_path, app_env, capsys, monkeypatch):
-    monkeypatch.setattr(appcheck, "RANDOM_VIEWS", ("trust-flow",))  # one page keeps the test short
+    monkeypatch.setattr(timings, "RANDOM_VIEWS", ("trust-flow",))  # one page keeps the test short
     db = demo_mirror(tmp_path / "mirror.db")
     assert main(["--db", str(db), "--out", str(tmp_path / "t"), "--timings", "--random", "5", "--repeat", "1"]) == 0
     printed = capsys.readouterr().out
@@ -252,7 +253,7 @@ def test_a_tables_links_change_the_page_in_place_and_back_returns_to_the_search(
 
     db = demo_mirror(tmp_path / "mirror.db")
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
-        appcheck._open(driver, f"{base}/?view=explore&tld=.com", 60)
+        timings._open(driver, f"{base}/?view=explore&tld=.com", 60)
         # Once idle, the browser has run the chart library and drawn its small charts out of
         # sight (assets.later_script), and left none behind.
         deadline = time.monotonic() + 20
@@ -261,19 +262,19 @@ def test_a_tables_links_change_the_page_in_place_and_back_returns_to_the_search(
         assert driver.execute_script("return window.__edtChartsWarmed === true;")
         assert driver.execute_script("return document.querySelectorAll('canvas').length;") == 0
         driver.execute_script("window.__sameDocument = true;")
-        appcheck._act(driver, appcheck._click_link('th a[href*="effective_price"]'), 60)
+        timings._act(driver, timings._click_link('th a[href*="effective_price"]'), 60)
         assert driver.current_url.endswith("?view=explore&tld=.com&sort=-effective_price")
         first = driver.find_element(By.CSS_SELECTOR, "a.edt-name").text
         prices = Mirror(db, readonly=True).search_domains({"tld": ".com", "sort": "-effective_price", "per_page": "1"})
         assert first == prices["data"][0]["name"]  # sorted over every result
-        appcheck._act(driver, appcheck._click_link("a.edt-name"), 60)
+        timings._act(driver, timings._click_link("a.edt-name"), 60)
         assert "view=detail" in driver.current_url and f"name={first}" in driver.current_url
         assert driver.execute_script("return window.__sameDocument === true;")  # never a new page load
         driver.back()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and "view=explore" not in driver.current_url:
             time.sleep(0.1)
-        appcheck._wait_rendered(driver, time.monotonic(), 60, rerun=False)
+        timings._wait_rendered(driver, time.monotonic(), 60, rerun=False)
         assert driver.current_url.endswith("?view=explore&tld=.com&sort=-effective_price")
         assert driver.find_element(By.CSS_SELECTOR, "a.edt-name").text == first
 
@@ -291,17 +292,17 @@ def test_a_rows_buttons_shortlist_and_watch_it_in_place(tmp_path, app_env):
     first = Mirror(db, readonly=True).search_domains({"tld": ".com", "per_page": "1"})["data"][0]
     row = "table.edt-table tbody tr:first-child"
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
-        appcheck._open(driver, f"{base}/?view=explore&tld=.com", 60)
+        timings._open(driver, f"{base}/?view=explore&tld=.com", 60)
         driver.execute_script("window.__sameDocument = true;")
         assert driver.find_element(By.CSS_SELECTOR, f"{row} a.edt-name").text == first["name"]
-        appcheck._act(driver, appcheck._click_link(f'{row} button[data-edt-act^="shortlist:on:"]'), 60)
-        appcheck._act(driver, appcheck._click_link(f'{row} button[data-edt-act^="watch:on:"]'), 60)
+        timings._act(driver, timings._click_link(f'{row} button[data-edt-act^="shortlist:on:"]'), 60)
+        timings._act(driver, timings._click_link(f'{row} button[data-edt-act^="watch:on:"]'), 60)
         faces = [b.text for b in driver.find_elements(By.CSS_SELECTOR, f"{row} button.edt-act")]
         assert faces == ["★", "◉"]
         assert [item["listing_id"] for item in shortlist(Mirror(db))] == [first["id"]]
         assert [r["name"] for r in watched_names(Mirror(db))] == [first["name"]]
         assert f"Watching {first['name']}" in driver.find_element(By.CSS_SELECTOR, "body").text  # said above the table
-        appcheck._act(driver, appcheck._click_link(f'{row} button[data-edt-act^="shortlist:off:"]'), 60)
+        timings._act(driver, timings._click_link(f'{row} button[data-edt-act^="shortlist:off:"]'), 60)
         assert shortlist(Mirror(db)) == [] and watched_names(Mirror(db))  # off the shortlist, still watched
         assert driver.execute_script("return window.__sameDocument === true;")  # never a new page load
 
@@ -344,18 +345,18 @@ def test_a_bid_is_decided_on_the_domain_page_in_chromium(lapse_template, tmp_pat
     ended_day = f"{ended_at.day} {ended_at:%b}"
     read = lambda driver: driver.find_element(By.CSS_SELECTOR, "body").text  # noqa: E731
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
-        appcheck._open(driver, f"{base}/?view=detail&name={sold}", 60)
+        timings._open(driver, f"{base}/?view=detail&name={sold}", 60)
         assert f"Sold for {price:,.0f} {currency}" in read(driver) and f"on {ended_day}" in read(driver)
-        appcheck._open(driver, f"{base}/?view=detail&name={running}", 60)
+        timings._open(driver, f"{base}/?view=detail&name={running}", 60)
         text = read(driver)
         assert "Ends in " in text and "Pre-auction range (EUR)" in text and "right " in text  # with its coverage
-        appcheck._open(driver, f"{base}/?view=detail&name={unlinked}", 60)
+        timings._open(driver, f"{base}/?view=detail&name={unlinked}", 60)
         text = read(driver)
         assert "no link data" in text and "no metric jump" not in text
         assert "Not checked: metric jumps (no link data)" in text
         shown = {}
         for view in VIEWS:
-            appcheck._open(driver, f"{base}/?view={view}" + (f"&name={running}" if view == "detail" else ""), 60)
+            timings._open(driver, f"{base}/?view={view}" + (f"&name={running}" if view == "detail" else ""), 60)
             shown[view] = raw_words_in(read(driver))
         assert not {view: words for view, words in shown.items() if words}, shown
 
@@ -370,8 +371,8 @@ def test_a_link_that_changes_filters_in_place_redraws_the_sidebar_from_it(tmp_pa
     region = {"tf_min": "10", "tf_max": "30", "cf_min": "20", "cf_max": "60"}
     expected = Mirror(db, readonly=True).search_domains({**region, "per_page": "1"})["meta"]["total"]
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
-        appcheck._open(driver, f"{base}/?view=trust-flow&tf_min=10&tf_range=0-30&cf_range=20-60", 60)
-        appcheck._act(driver, appcheck._click_link('a[href*="view=explore"]'), 60)
+        timings._open(driver, f"{base}/?view=trust-flow&tf_min=10&tf_range=0-30&cf_range=20-60", 60)
+        timings._act(driver, timings._click_link('a[href*="view=explore"]'), 60)
         assert all(f"{k}={v}" in driver.current_url for k, v in region.items()), driver.current_url
         shown = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMetricValue"]').text
         assert int(shown.replace(",", "")) == expected
@@ -385,14 +386,14 @@ def test_each_pages_html_names_every_element_chunk_it_draws(tmp_path, app_env):
     from toolkit.ui.assets import ELEMENTS, LATER
 
     db = demo_mirror(tmp_path / "mirror.db")
-    name, _ = appcheck._names(db)
+    name, _ = timings._names(db)
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base:
         for view in ELEMENTS:
             extra = f"&name={name}" if view == "detail" else ""
             with appcheck.browser() as driver:  # a fresh one: nothing cached by the page before
-                appcheck._open(driver, f"{base}/?view={view}{extra}", 60)
+                timings._open(driver, f"{base}/?view={view}{extra}", 60)
                 idle_preload = set(LATER) - set(ELEMENTS[view])
-                assert set(appcheck.chunks_not_preloaded(driver)) <= idle_preload, view
+                assert set(timings.chunks_not_preloaded(driver)) <= idle_preload, view
 
 
 # The charts as the browser drew them: each `.edt-chart`'s ECharts instance, read through the
@@ -447,12 +448,12 @@ def test_the_charts_are_drawn_from_our_echarts_module_redrawn_on_a_change_and_th
         return [chart["option"]["title"]["text"] for chart in drawn]
 
     with appcheck.serve_app(appcheck.find_app(), db, tmp_path / "server.log") as base, appcheck.browser() as driver:
-        appcheck._open(driver, f"{base}/?view=trust-flow", 60)
+        timings._open(driver, f"{base}/?view=trust-flow", 60)
         assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stEChartsChart"]')
         first = driver.execute_async_script(_DRAWN_TITLES_JS, assets.ECHARTS_URL)
         assert len(first) == 3 and first == titles_sent(driver.current_url)
 
-        appcheck._act(driver, appcheck._type_into("TLDs", ".com", group="Source and type"), 60)
+        timings._act(driver, timings._type_into("TLDs", ".com", group="Source and type"), 60)
         assert "tld=.com" in driver.current_url
         redrawn = driver.execute_async_script(_DRAWN_TITLES_JS, assets.ECHARTS_URL)
         assert redrawn == titles_sent(driver.current_url) and redrawn[0] != first[0]

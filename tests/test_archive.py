@@ -26,7 +26,7 @@ from toolkit import Mirror
 from toolkit.store import parquet_archive as archive
 from toolkit.cli import cli
 from toolkit.demo import load_demo
-from toolkit.demo.generate import anchor_of
+from toolkit.demo.clock import anchor_of
 from toolkit.store.schema import connect
 
 TODAY = date(2026, 12, 10)  # the window, Nov 19 - Dec 10: closings in two months

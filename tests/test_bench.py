@@ -658,7 +658,7 @@ def test_the_index_bench_measures_each_index_against_its_use(tmp_path, capsys):
 def test_the_feeds_bench_checks_the_304_and_the_day_of_changes(capsys, tmp_path, monkeypatch):
     """A Namecheap-sized feed, small: day 1 all new, day 1 again answered 304 (nothing written),
     day 2's seeded changes updated, closed and added exactly."""
-    from toolkit.bench import feeds
+    from toolkit.bench import feed_ingest as feeds
 
     monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))

@@ -332,7 +332,7 @@ def test_an_ingest_that_meets_damage_mid_file_keeps_no_part_of_it(files, tmp_pat
 
 
 def test_an_enrich_batch_that_meets_damage_is_rolled_back(files, tmp_path):
-    from toolkit.enrich.run import enrich
+    from toolkit.enrich.listings import enrich
 
     db = _copy(files["filters_index"], tmp_path)
     rows = _rows(db, "listings")

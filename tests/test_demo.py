@@ -14,12 +14,14 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-import toolkit.demo as demo
+import toolkit.demo.loader as loader
+import toolkit.demo.worker as worker
 from conftest import REFERENCE, mirror_digest, small_demo
 from toolkit import Mirror
 from toolkit.demo import DemoRefused, SCALES, clear_demo, generate_listings, generate_pending, load_demo
 from toolkit.demo.catalog import PENDING_TLDS, PLATFORMS, REGFREE_TLDS
-from toolkit.demo.generate import allocate, anchor_of, platform_counts
+from toolkit.demo.clock import anchor_of
+from toolkit.demo.plan import allocate, platform_counts
 from toolkit.enrich.score import quality_score
 from toolkit.ingest.lifecycle import predict_drop_date
 from toolkit.names import split_domain
@@ -174,7 +176,7 @@ def test_pending_drop_dates_follow_the_registry_timelines(pending):
 
 
 def test_every_field_key_is_present_with_canonical_times(listings, pending):
-    from toolkit.signals.archive import ARCHIVE_FIELDS
+    from toolkit.signals.wayback_content import ARCHIVE_FIELDS
 
     for r in listings:  # the reference fields, then the archive signals `edt enrich` would add
         assert tuple(r) == tuple(LISTING_FIELDS) + ARCHIVE_FIELDS
@@ -514,8 +516,8 @@ def test_the_worker_process_path_writes_the_same_mirror(loaded, tmp_path, monkey
     import multiprocessing
 
     assert method in multiprocessing.get_all_start_methods(), f"no {method} start method here"
-    monkeypatch.setattr(demo, "WORKER_MIN_RECORDS", 0)
-    monkeypatch.setattr(demo, "_start_method", lambda: method)
+    monkeypatch.setattr(worker, "WORKER_MIN_RECORDS", 0)
+    monkeypatch.setattr(worker, "_start_method", lambda: method)
     m = Mirror(tmp_path / "worker.db", clock=clock, create=True)
     counts = load_demo(m.connection(), scale="small", seed=42, today=TODAY)
     assert counts == loaded[1]
@@ -535,13 +537,13 @@ def test_a_failing_generator_process_fails_the_load_and_leaves_the_mirror_as_it_
     assert "fork" in multiprocessing.get_all_start_methods(), "needs fork to inject the failure into the worker"
     path = small_demo(tmp_path / "broken.db", seed=3, today=TODAY)
     before = mirror_digest(path)
-    monkeypatch.setattr(demo, "WORKER_MIN_RECORDS", 0)
-    monkeypatch.setattr(demo, "_start_method", lambda: "fork")
+    monkeypatch.setattr(worker, "WORKER_MIN_RECORDS", 0)
+    monkeypatch.setattr(worker, "_start_method", lambda: "fork")
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("injected")
 
-    monkeypatch.setattr(demo, "pending_chunks", broken)  # fails after every listing was written
+    monkeypatch.setattr(worker, "pending_chunks", broken)  # fails after every listing was written
     m = Mirror(path, clock=clock)
     with pytest.raises(RuntimeError, match="injected"):
         load_demo(m.connection(), scale="small", seed=42, today=TODAY)
@@ -564,6 +566,6 @@ def test_a_failing_generator_process_fails_the_load_and_leaves_the_mirror_as_it_
 def test_without_a_day_the_demo_never_stamps_a_row_after_the_clock(clock, day):
     """A demo loaded at 00:10 UTC once stamped its rows 07:00 that day, in the future: a saved
     search then counted every match as new since it was saved."""
-    assert demo._today(None, now=clock) == demo.demo_day(clock) == day
-    assert anchor_of(demo.demo_day(clock)) <= clock
-    assert demo._today(date(2026, 1, 5), now=clock) == date(2026, 1, 5)  # a day given is kept
+    assert loader.demo_today(None, now=clock) == loader.demo_day(clock) == day
+    assert anchor_of(loader.demo_day(clock)) <= clock
+    assert loader.demo_today(date(2026, 1, 5), now=clock) == date(2026, 1, 5)  # a day given is kept

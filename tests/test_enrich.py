@@ -25,7 +25,8 @@ from toolkit.enrich.rdap import (
     parse_rdap_domain,
     pending_status,
 )
-from toolkit.enrich.run import MIN_INTERVAL, PROGRESS_KEY, HostPacer, enrich, polite_client
+from toolkit.enrich.listings import PROGRESS_KEY, enrich
+from toolkit.enrich.polite import MIN_INTERVAL, HostPacer, polite_client
 from toolkit.enrich.score import quality_score
 from toolkit.enrich.wayback import (
     CDX_FIELDS,
@@ -614,7 +615,7 @@ def test_persistent_throttling_is_reported_not_written(tmp_path):
 
 
 def test_user_agent_names_the_toolkit_and_your_contact(monkeypatch):
-    from toolkit.enrich.run import user_agent_header
+    from toolkit.enrich.polite import user_agent_header
 
     monkeypatch.delenv("EDT_USER_AGENT", raising=False)
     monkeypatch.delenv("EDT_CONTACT", raising=False)

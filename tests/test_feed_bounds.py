@@ -1,4 +1,4 @@
-"""Hostile and odd feed files (toolkit/ingest/common.py's bounds): each hostile one is refused
+"""Hostile and odd feed files (toolkit/ingest/feed_file.py's bounds): each hostile one is refused
 whole, in one line naming the feed or file and the fix, exit status 2, nothing written, while
 the refusing process's own peak memory (VmHWM of a child process, not this test process's)
 stays small. Odd but honest files (a BOM, CRLF line ends, a quoted comma) are read as their

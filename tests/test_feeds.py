@@ -1,4 +1,4 @@
-"""The free public feeds as sync jobs (toolkit/ingest/feeds.py), served from a local HTTP
+"""The free public feeds as sync jobs (toolkit/ingest/feed_runner.py), served from a local HTTP
 server on a real loopback socket and a local zone-transfer server.
 
 Real files: NASK's .pl deletion lists of three consecutive days, an Internetstiftelsen .nu
@@ -31,7 +31,7 @@ import pytest
 from conftest import REAL
 from toolkit import Mirror
 from toolkit.ingest import ingest_id
-from toolkit.ingest.feeds import FeedClient, feeds_folder, run_feeds, transfer_zone
+from toolkit.ingest.feed_runner import FeedClient, feeds_folder, run_feeds, transfer_zone
 from toolkit.ingest.zonediff import snapshot_files
 from toolkit.store.feed_catalog import FEEDS, feed_table
 from toolkit.sync.alerts import AlertConfig

@@ -153,8 +153,10 @@ def test_the_product_imports_nothing_from_the_measuring_tools():
 def test_the_import_scan_sees_relative_imports():
     seen = _imports(PACKAGE / "bench" / "sync.py")
     assert "toolkit.serve.server" in seen and "toolkit.sync.engine" in seen
-    seen = _imports(PACKAGE / "ingest" / "__init__.py")  # a package's own relative imports
-    assert "toolkit.query" in seen and "toolkit.ingest.droplist" in seen
+    seen = _imports(PACKAGE / "ingest" / "file_ingest.py")  # a package's own relative imports
+    assert "toolkit.query" in seen and "toolkit.ingest.adapters" in seen
+    seen = _imports(PACKAGE / "ingest" / "__init__.py")  # a package's names imported when first used
+    assert "toolkit.ingest.adapters.parse_droplist" in seen
     seen = _imports(PACKAGE / "sync" / "__init__.py")  # names imported when first used
     assert "toolkit.store.jobs.JOBS" in seen and "toolkit.sync.engine.sync" in seen
 
@@ -165,7 +167,7 @@ def test_the_lazy_names_resolve():
     import toolkit.analysis.frames
 
     assert toolkit.analysis.__all__ == toolkit.analysis.frames.__all__
-    for name in ("toolkit", "toolkit.query", "toolkit.sync", "toolkit.analysis"):
+    for name in ("toolkit", "toolkit.query", "toolkit.sync", "toolkit.analysis", "toolkit.demo", "toolkit.ingest"):
         package = importlib.import_module(name)
         assert sorted(package.__all__) == sorted(package._LAZY), name
         for attribute in package.__all__:

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 import toolkit.ingest as ingest
+import toolkit.ingest.file_ingest as file_ingest
 from conftest import REAL, REFERENCE
 from toolkit import Mirror
 from toolkit.ingest import ADAPTERS, INGEST_ID_BASE, IngestError, ingest_file, ingest_id, ingest_url, parse_bardate
@@ -642,7 +643,7 @@ def test_ingested_records_against_the_reference_schemas(mirror, tmp_path):
 def test_ingest_url_without_dest_removes_its_download(mirror, tmp_path, monkeypatch):
     source = tmp_path / "deleted_domains.txt"
     source.write_text("stary.pl\n")
-    monkeypatch.setattr(ingest.tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setattr(file_ingest.tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     report = ingest_url(mirror, "droplist", source.as_uri(), observed_at=SEEN, list_date="2026-01-11")
     assert report.written == 1 and report.path.startswith(str(tmp_path / "tmp"))
@@ -1032,10 +1033,10 @@ def test_a_first_big_load_builds_the_indexes_once_and_writes_the_same_rows(tmp_p
         "\n".join(moved[:100] + moved[110:] + [moved[-1].replace("name299harbor", f"fresh{i}harbor") for i in range(2)])
         + "\n"
     )
-    tables, loads, real = {}, [], ingest.bulk_load
-    monkeypatch.setattr(ingest, "bulk_load", lambda conn, tables: loads.append(tables) or real(conn, tables))
+    tables, loads, real = {}, [], file_ingest.bulk_load
+    monkeypatch.setattr(file_ingest, "bulk_load", lambda conn, tables: loads.append(tables) or real(conn, tables))
     for bulk in (False, True):
-        monkeypatch.setattr(ingest, "BULK_BYTES", 0 if bulk else 1 << 40)
+        monkeypatch.setattr(file_ingest, "BULK_BYTES", 0 if bulk else 1 << 40)
         loads.clear()
         with Mirror(tmp_path / f"m{bulk}.db", clock=clock, create=True) as m:
             assert ingest_file(m, "namecheap", path, observed_at=SEEN).listings.new == 300

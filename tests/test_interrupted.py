@@ -316,7 +316,7 @@ def test_a_load_with_a_generator_process_stops_whole(before, tmp_path, stop):
     one line (no worker traceback), and kill -9 leaves no worker behind either."""
     path = _copy(before, tmp_path / "m")
     code = (
-        "import sys, toolkit.demo as demo; demo.WORKER_MIN_RECORDS = 0\n"
+        "import sys, toolkit.demo.worker as worker; worker.WORKER_MIN_RECORDS = 0\n"
         "from toolkit.cli import main; sys.argv = ['edt', 'demo', '--db', sys.argv[1], '--seed', '5']; main()"
     )
     child = subprocess.Popen(

@@ -29,7 +29,9 @@ from toolkit.enrich.language import (
     latest_home_page,
     page_text,
 )
-from toolkit.enrich.run import MIN_INTERVAL, PROGRESS_KEY, cache_put, enrich
+from toolkit.enrich.cache import cache_put
+from toolkit.enrich.listings import PROGRESS_KEY, enrich
+from toolkit.enrich.polite import MIN_INTERVAL
 from toolkit.enrich.wayback import CDX_FIELDS, WaybackSummary, parse_cdx_json
 from toolkit.store.writer import close_listings, save_listings
 

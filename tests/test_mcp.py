@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 from conftest import REFERENCE, small_demo  # noqa: E402
 from toolkit import ApiError, Mirror  # noqa: E402
 from toolkit.demo import demo_day  # noqa: E402
-from toolkit.demo.generate import anchor_of  # noqa: E402
+from toolkit.demo.clock import anchor_of  # noqa: E402
 from toolkit.serve.mcp_server import (  # noqa: E402
     COMPACT_FIELDS,
     GET_DOMAIN_ALIASES,

@@ -588,6 +588,7 @@ def test_typed_keyword_reads_yield_the_records_the_api_pages_through(mirror):
         next(mirror.listings(tf_minn=3))
     assert refused.value.status == 422 and "tf_minn" in str(refused.value)
     assert list(mirror.pending(limit=5)) == mirror.search_pending_delete({"per_page": "5"})["data"]
-    assert list(mirror.pending(sort="domain", limit=3)) == mirror.search_pending_delete(
-        {"sort": "domain", "per_page": "3"}
-    )["data"]
+    assert (
+        list(mirror.pending(sort="domain", limit=3))
+        == mirror.search_pending_delete({"sort": "domain", "per_page": "3"})["data"]
+    )

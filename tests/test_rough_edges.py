@@ -242,7 +242,7 @@ def test_the_default_bound_is_a_minute_and_settable(monkeypatch):
 def test_enrich_offline_stops_within_the_bound_naming_the_host(db):
     """A DNS failure for every request: the run stops after at most `give_up_after` seconds of
     (virtual) waiting, instead of retrying each row in silence."""
-    from toolkit.enrich.run import enrich
+    from toolkit.enrich.listings import enrich
     from toolkit.sync.remote import HostUnreachable
 
     now = [0.0]
@@ -279,7 +279,7 @@ def test_enrich_offline_stops_within_the_bound_naming_the_host(db):
 
 
 def test_enrich_cli_gives_up_with_one_line(db, monkeypatch):
-    import toolkit.enrich.run as run_module
+    import toolkit.enrich.listings as run_module
 
     def offline(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("[Errno -2] Name or service not known", request=request)

@@ -18,7 +18,7 @@ from test_enrich import FakeWeb, _json_from_text, cdx, cdx_route, no_sleep, ok
 
 from toolkit import Mirror
 from toolkit.cli import cli
-from toolkit.enrich.run import enrich
+from toolkit.enrich.listings import enrich
 from toolkit.enrich.wayback import Capture, parse_cdx_text, summarize
 from toolkit.query.params import DOMAIN_PARAMS
 from toolkit.signals import archive_signals, load_dictionary, metric_jump, parking_service

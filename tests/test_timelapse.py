@@ -20,7 +20,7 @@ from test_notebooks import NOTEBOOKS
 from toolkit import Mirror
 from toolkit.cli import cli
 from toolkit.demo import load_demo
-from toolkit.demo.generate import anchor_of
+from toolkit.demo.clock import anchor_of
 from toolkit.demo.timelapse import DEMO_SEARCHES, plan_world, searches_and_runs, sync_moments
 from toolkit.store.schema import connect
 
@@ -295,7 +295,7 @@ def test_days_synced_on_schedule_hold_what_the_time_lapse_holds(tmp_path):
 
     from test_sync import KEY, make_client
 
-    from toolkit.demo.timelapse import Player
+    from toolkit.demo.playback import Player
     from toolkit.serve.server import create_app
     from toolkit.store.transaction import one_transaction
     from toolkit.sync import sync

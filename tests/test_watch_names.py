@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from conftest import listing_records
 from toolkit import Mirror
 from toolkit.cli import cli
-from toolkit.enrich.watch import check_names
+from toolkit.enrich.name_checks import check_names
 from toolkit.ingest.lifecycle import predict_drop_window
 from toolkit.sync.alerts import AlertConfig, sign
 from toolkit.sync.watched_names import name_stages, watch_names, watched_names

@@ -432,7 +432,7 @@ def run_zone_backtest(
         _check_new_file(keep)
     from ..query import Mirror
     from ..ingest import IngestError, ingest_file, snapshot_files, zone_names
-    from ..ingest.common import read_feed
+    from ..ingest.feed_file import read_feed
 
     specs: list[tuple[str, str]] = []
     for spec in official:

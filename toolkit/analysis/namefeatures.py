@@ -50,7 +50,7 @@ _CONSONANTS = re.compile(r"[b-df-hj-np-tv-xz]+")
 
 
 def _costs() -> dict[str, float]:
-    from ..signals.spam import _word_costs
+    from ..signals.spam import word_costs as _word_costs
 
     return _word_costs()
 
@@ -96,7 +96,7 @@ def label_features(labels: Iterable[str]) -> Any:
     `word_prices`), one row per label (in order), each label read once."""
     import pandas as pd
 
-    from ..signals.spam import _segment
+    from ..signals.spam import segment as _segment
 
     costs = _costs()
     seen: dict[str, tuple] = {}

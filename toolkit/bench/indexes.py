@@ -35,7 +35,8 @@ def index_use(path: str, requests: int, seed: int, now: datetime) -> tuple[Count
     """(requests whose SQLite plans read each index, those of them the columnar index cannot
     answer, requests asked)."""
     from ..query import Mirror
-    from .query import PLAN, load_frames, random_suite
+    from .engines import PLAN, load_frames
+    from .query_suite import random_suite
 
     frames = load_frames(path, now, "closed_at IS NULL")
     suite = [q for q in random_suite(frames.listings, now.date(), requests, seed) if q.dataset == "domains"]
@@ -44,7 +45,8 @@ def index_use(path: str, requests: int, seed: int, now: datetime) -> tuple[Count
     columnar = Mirror(path, engine="columnar", clock=lambda: now)
     statements: list[str] = []
     sqlite_only.connection().set_trace_callback(statements.append)
-    reads, only_sqlite = Counter(), Counter()
+    reads: Counter[str] = Counter()
+    only_sqlite: Counter[str] = Counter()
     for query in suite:
         statements.clear()
         sqlite_only.search_domains(dict(query.params), plan=PLAN, strict=False)

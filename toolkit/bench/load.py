@@ -34,7 +34,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -45,6 +44,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
+from .app_server import free_port
 
 __all__ = ["main", "suite", "LoadResult"]
 
@@ -162,12 +162,6 @@ class Http:
 
 
 # -- servers -------------------------------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _wait_ready(port: int, process: subprocess.Popen, path: str, timeout: float, log: Path) -> None:
@@ -434,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="edt-loadcheck-"))
 
     # the replica
-    port = _free_port()
+    port = free_port()
     keys = [arg for i in range(args.clients) for arg in ("--key", f"loadcheck-{i}=business")]
     keys += ["--key", "loadcheck-probe=business", "--key", "loadcheck-warm=enterprise", "--rate", "enterprise=100000"]
     log = workdir / "replica.log"
@@ -480,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
                 "loadcheck: datasette is not installed (pip install 'expired-domains-toolkit[bench]')", file=sys.stderr
             )
             return 2
-        port = _free_port()
+        port = free_port()
         log = workdir / "datasette.log"
         with log.open("w") as out:
             server = subprocess.Popen(

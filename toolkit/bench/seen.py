@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .app_server import free_port
+
 __all__ = ["main"]
 
 KEY = "seen-bench-key"
@@ -52,14 +54,6 @@ for line in sys.stdin:
             break
         time.sleep(0.001)
 """
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _write(conn: sqlite3.Connection, rnd: random.Random, round_: int) -> tuple[str, str, dict[str, str], bool, int]:
@@ -132,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         copy_mirror(args.db, path)
         Mirror(path).refresh_index()
         print(f"copied and indexed {args.db} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        port = _free_port()
+        port = free_port()
         env = {**os.environ, "EDT_DB": path}
         server = subprocess.Popen(
             [sys.executable, "-m", "toolkit", "serve", "--db", path, "--port", str(port), "--key", f"{KEY}=enterprise"],
@@ -148,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
             stderr=subprocess.DEVNULL,
             text=True,
         )
+        asks, answers = app.stdin, app.stdout
+        if asks is None or answers is None:  # both are pipes (PIPE above)
+            raise RuntimeError("the app's reader has no pipes")
         writer = sqlite3.connect(path, timeout=30)
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {KEY}"})
         lags: dict[str, list[float]] = {"edt serve": [], "the app's state": [], "index current": []}
@@ -163,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                     if time.monotonic() > deadline:
                         raise RuntimeError("edt serve did not start") from None
                     time.sleep(0.1)
-            assert app.stdout.readline().strip() == "ready"
+            assert answers.readline().strip() == "ready"
             quiet = []
             for _ in range(30):  # the peer: one request with nothing changing
                 begun = time.perf_counter()
@@ -174,14 +171,14 @@ def main(argv: list[str] | None = None) -> int:
                 kind, route, params, pending, total = _write(writer, rnd, round_)
                 committed = time.time()
                 kinds.append(kind)
-                app.stdin.write(json.dumps({"params": params, "pending": pending, "total": total}) + "\n")
-                app.stdin.flush()
+                asks.write(json.dumps({"params": params, "pending": pending, "total": total}) + "\n")
+                asks.flush()
                 seen_serve = None
                 give_up = time.monotonic() + 30
                 while seen_serve is None and time.monotonic() < give_up:
                     if client.get(route, params=params).json()["meta"]["total"] == total:
                         seen_serve = time.time()
-                seen_app = json.loads(app.stdout.readline())["seen"]
+                seen_app = json.loads(answers.readline())["seen"]
                 current = None
                 while current is None and time.monotonic() < give_up:
                     index = load_index(index_path(path))
@@ -200,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             client.close()
             writer.close()
-            app.stdin.close()
+            asks.close()
             for process in (server, app):
                 process.terminate()
                 process.wait(10)

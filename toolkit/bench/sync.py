@@ -39,7 +39,9 @@ class Stamps(httpx.AsyncBaseTransport):
     """Notes when each request left and what came back."""
 
     def __init__(self, inner: httpx.AsyncBaseTransport):
-        self.inner, self.sent, self.statuses = inner, [], []
+        self.inner = inner
+        self.sent: list[float] = []
+        self.statuses: list[int] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.sent.append(time.monotonic())

@@ -342,7 +342,7 @@ def sync_command(
 def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clear_demo: bool = False) -> None:
     """`edt sync --feeds`: each feed's line as it ends; exit 2 when a file's format changed,
     1 when a feed was down (the others ran). `clear_demo`: the demo rows go once a feed brought rows."""
-    from ..ingest.feeds import FeedClient, chosen_feeds, run_feeds
+    from ..ingest.feed_runner import FeedClient, chosen_feeds, run_feeds
     from ..store.feed_catalog import feed_table
     from ..store.lock import MirrorBusy
 
@@ -510,7 +510,7 @@ def enrich_command(
     Retry-After says, cached (a re-run refetches nothing fresh), resumable. The quality
     score is recomputed."""
     from ..enrich.language import LanguageUnavailable
-    from ..enrich.run import enrich
+    from ..enrich.listings import enrich
     from ..sync.remote import HostUnreachable
 
     if not (wayback or rdap or language):

@@ -62,7 +62,7 @@ def spam_check(db: str, names: tuple[str, ...]) -> None:
     from pathlib import Path
 
     from ..names import split_domain
-    from ..signals.spam import _LETTERS, _segment
+    from ..signals.spam import LETTERS as _LETTERS, segment as _segment
 
     dictionary = _dictionary()
     conn = open_mirror(db).connection() if Path(db).is_file() else None

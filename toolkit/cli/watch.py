@@ -96,8 +96,8 @@ def schedule_command(
     import functools
 
     from ..analysis.appraise import appraise_if_due
-    from ..enrich.watch import run_names_job
-    from ..ingest.feeds import run_feed_job
+    from ..enrich.name_checks import run_names_job
+    from ..ingest.feed_runner import run_feed_job
     from ..ingest.lifecycle import predict_drop_window
     from .load import feeds_exit
     from ..sync.schedule import run_job
@@ -331,7 +331,7 @@ def watch_names_command(db: str, check: bool, history: str | None, timeout: floa
         raise BadInput("--timeout: only with --check (the registries are asked then)")
     mirror = open_mirror(db, writes="watch names --check") if check else open_mirror(db)
     if check:
-        from ..enrich.watch import check_names
+        from ..enrich.name_checks import check_names
         from ..ingest.lifecycle import predict_drop_window
         from ..store.lock import MirrorBusy
 

@@ -5,7 +5,7 @@ listing that is live at some moment of it, with when it appeared, when it leaves
 (an auction's end, a closeout sold or withdrawn), its price, the bids it will have, when
 they come, and what an unsold auction becomes; the pending-delete names of every weekly
 batch, with their drop dates and what happened at the drop; the deleted-ccTLD database's
-monthly batches. `run_days` then plays the service's schedules (`toolkit.sync.schedule`'s cron
+monthly batches. `run_days` (`playback.py`) then plays the service's schedules (`toolkit.sync.schedule`'s cron
 lines: bids every 4 hours, new listings every morning, pending-delete on Mondays, regfree
 on the 1st) from the first morning to today's, and at each run writes what a sync at that
 moment would have seen, through the writer the sync uses, observed at that moment:
@@ -26,51 +26,42 @@ at its drop, so a test can score the toolkit's readers against it. Parameters:
 
 from __future__ import annotations
 
-import json
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ..ingest.lifecycle import predict_drop_window
-from ..signals.fx import to_eur
-from ..store.schema import LISTING_COLUMNS
-from ..store.writer import close_listings, listing_row, listing_values, save_listings, save_pending
-from .catalog import PENDING_TLDS, PLATFORMS, REGFREE_TLDS, TIMELAPSE, langs_for
-from .generate import (
+from .catalog import PENDING_TLDS, PLATFORMS, TIMELAPSE, langs_for
+from .clock import DAY, HOUR, anchor_of, iso
+from .name_maker import NameMaker
+from .pending import PENDING_ID_BASE, pending_records, status_mix
+from .plan import (
     CHUNK,
-    DAY,
-    HOUR,
+    KIND_TYPE,
+    LISTING_ID_BASE,
     SCALES,
     ListingPlan,
     Scale,
     TldCodes,
-    _REGFREE_INDEX,
-    _TYPE,
-    _choose_langs,
-    _choose_themes,
-    _listing_chunk,
-    _month_back,
-    _round_price,
-    _status_mix,
     allocate,
-    anchor_of,
-    pending_records,
+    choose_langs,
+    choose_themes,
+    draw_bids,
+    draw_prices,
+    regfree_batches,
+    regfree_columns,
 )
-from .names import NameMaker
 from .words import THEMES
 
 __all__ = [
     "World",
-    "State",
-    "Player",
+    "JUMP_MIN_TF",
+    "METRICS",
     "plan_world",
-    "run_days",
-    "state_at",
     "bids_at",
     "sync_moments",
     "searches_and_runs",
@@ -79,12 +70,9 @@ __all__ = [
     "played_runs",
 ]
 
-_ID_BASE = 38_400_000
-_PENDING_ID_BASE = 1_874_000
-_WEEK = 7 * DAY
 _DELAYED = next(i for i, p in enumerate(PLATFORMS) if p.slug == TIMELAPSE.delayed_platform)
 JUMP_MIN_TF = 15  # a jump is planned on auctions whose final Trust Flow reaches this
-_METRICS = ("trust_flow", "citation_flow", "domain_authority", "referring_domains", "backlinks_count")
+METRICS = ("trust_flow", "citation_flow", "domain_authority", "referring_domains", "backlinks_count")
 # Saved searches the time-lapse demo makes (on its first day, or the day asked), so the
 # watchlist and the alert outbox have something to show.
 DEMO_SEARCH_PREFIX = "demo: "
@@ -132,13 +120,12 @@ def _mondays(first: date, last: date) -> list[date]:
 def sync_moments(first: int, last: int) -> list[tuple[int, str]]:
     """The runs of `edt schedule`'s default cron lines (UTC) from `first` to `last` (both
     included), oldest first, as (seconds, job): what a mirror synced on schedule saw."""
-    from ..sync.schedule import DEFAULT_SCHEDULES, cron_trigger as _trigger
+    from ..sync.schedule import DEFAULT_SCHEDULES, triggers
 
     out = []
     start = datetime.fromtimestamp(first, tz=timezone.utc)
     end = datetime.fromtimestamp(last, tz=timezone.utc)
-    for job, cron in DEFAULT_SCHEDULES.items():
-        trigger = _trigger(cron, timezone.utc)
+    for job, trigger in triggers(DEFAULT_SCHEDULES, timezone.utc).items():
         moment = trigger.get_next_fire_time(None, start - timedelta(seconds=1))
         while moment is not None and moment <= end:
             out.append((int(moment.timestamp()), job))
@@ -171,7 +158,7 @@ def searches_and_runs(today: date, days: int, searches_day: int = 1) -> tuple[da
         raise ValueError(f"searches_day must be from 0 to {days} (got {searches_day})")
     first = int(anchor_of(today - timedelta(days=days)).timestamp())
     saved = first + searches_day * DAY
-    runs = [(_iso(t), job) for t, job in sync_moments(first, int(anchor_of(today).timestamp())) if t > saved]
+    runs = [(iso(t), job) for t, job in sync_moments(first, int(anchor_of(today).timestamp())) if t > saved]
     return datetime.fromtimestamp(saved, tz=timezone.utc), runs
 
 
@@ -196,7 +183,7 @@ def _pending_world(
         picked = rng.choice(len(tld_names), per_week, p=tld_weights / tld_weights.sum())
         for index in picked.tolist():
             tld = tld_names[index]
-            statuses, shares, stage = _status_mix(tld)
+            statuses, shares, stage = status_mix(tld)
             status = statuses[int(rng.choice(len(statuses), p=shares / shares.sum()))]
             evidence = monday.toordinal() - rnd.randint(1, 7)
             window, _ = predict_drop_window(tld, status, date.fromordinal(evidence), date.fromordinal(evidence - 1))
@@ -211,7 +198,7 @@ def _pending_world(
             prepared.append((tld, status, evidence, seen, lang_key, theme, monday.toordinal(), batch - HOUR))
             listed.append(batch)
             drops.append((drop + 1 - date(1970, 1, 1).toordinal()) * DAY)  # past once its drop day is over
-    ids = (_PENDING_ID_BASE + np.cumsum(rng.geometric(0.8, len(prepared)))).tolist()
+    ids = (PENDING_ID_BASE + np.cumsum(rng.geometric(0.8, len(prepared)))).tolist()
     records: list[dict] = []
     for chunk, start in enumerate(range(0, len(prepared), CHUNK)):
         stop = min(len(prepared), start + CHUNK)
@@ -273,27 +260,18 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
         names = [t for t, _ in platform.tlds]
         tw = np.array([w for _, w in platform.tlds])
         picked = rng.choice(len(names), n, p=tw / tw.sum())
-        if spec.price[0] == "fixed":
-            price = np.full(n, float(spec.price[1]))
-        else:
-            _, median, sigma, low, high = spec.price
-            price = _round_price(np.clip(median * np.exp(sigma * rng.standard_normal(n)), low, high), platform.rounding)
+        price = draw_prices(rng, spec, platform.rounding, n)
         bids = np.full(n, -1, dtype=np.int64)
         top = np.full(n, np.nan)
         if spec.type in ("auction", "backorder"):
-            has = rng.random(n) < min(0.9, spec.bid_share * tl.bids_at_end_factor)
-            count = np.clip(np.ceil(np.exp(rng.normal(1.5, 0.9, n))), 1, 350).astype(np.int64)
-            growth = 0.12 * count**1.3 * np.exp(rng.normal(0, 0.5, n))
-            step = np.maximum(1.0, np.round(price * 0.05))
-            bids = np.where(has, count, 0)
-            top = np.where(has, np.maximum(np.round(price * (1 + growth)), price + step), np.nan)
+            bids, top = draw_bids(rng, price, min(0.9, spec.bid_share * tl.bids_at_end_factor), 1.5, 0.9)
         parts.append(
             {
                 "src": np.full(n, si, dtype=np.int16),
                 "kind": np.full(n, ki, dtype=np.int8),
                 "tld": np.array([tld_id(t) for t in names], dtype=np.int16)[picked],
-                "lang": _choose_langs(rng, names, picked),
-                "theme": _choose_themes(rng, n, platform.themes),
+                "lang": choose_langs(rng, names, picked),
+                "theme": choose_themes(rng, n, platform.themes),
                 "brandable": rng.random(n) < platform.brandable,
                 "created": created,
                 "end": end,
@@ -307,15 +285,9 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
     # The deleted-ccTLD database: a batch on the 1st of each month (a year back), and in the
     # window the dropped pending names that reached it.
     pending, pending_listed, pending_drops = _pending_world(sc, seed, first_day, today, last)
-    reg_names = [t for t, _ in REGFREE_TLDS]
-    reg_counts = allocate([w for _, w in REGFREE_TLDS], sc.regfree, 1)
-    n = sum(reg_counts)
-    picked = np.repeat(np.arange(len(reg_names)), reg_counts)
-    months_back = rng.choice(12, n, p=(w := 0.85 ** np.arange(12)) / w.sum())
-    first_of_month = np.array(
-        [int(datetime(*_month_back(first_day, k), 1, tzinfo=timezone.utc).timestamp()) for k in range(12)]
-    )
-    created = np.minimum(first_of_month[months_back] + 3 * HOUR + rng.integers(0, 3 * HOUR, n), first - HOUR)
+    reg_names, picked, created = regfree_batches(rng, sc.regfree, first_day)
+    created = np.minimum(created, first - HOUR)
+    n = int(picked.shape[0])
     taken = created + (rng.exponential(30 / tl.regfree_taken_per_month, n) * DAY).astype(np.int64)
     keep = taken > first
     reg_rows = {"tld": picked[keep], "created": created[keep], "gone": taken[keep]}
@@ -347,21 +319,10 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
             + (rng.exponential(30 / tl.regfree_taken_per_month, len(extra_created)) * DAY).astype(np.int64),
         ]
     )
-    m = reg_tld.shape[0]
     parts.append(
         {
-            "src": np.full(m, _REGFREE_INDEX, dtype=np.int16),
-            "kind": np.zeros(m, dtype=np.int8),
-            "tld": np.array([tld_id(t) for t in reg_names], dtype=np.int16)[reg_tld],
-            "lang": _choose_langs(rng, reg_names, reg_tld),
-            "theme": _choose_themes(rng, m, ()),
-            "brandable": np.zeros(m, dtype=bool),
-            "created": reg_created,
-            "end": np.full(m, -1, dtype=np.int64),
+            **regfree_columns(rng, tld_id, reg_names, reg_tld, reg_created),
             "gone": reg_gone,
-            "price": np.full(m, np.nan),
-            "bids": np.full(m, -1, dtype=np.int64),
-            "max_bid": np.full(m, np.nan),
             "from_pending": np.concatenate(
                 [np.full(reg_rows["tld"].shape[0], -1), np.array(extra_from, dtype=np.int64)]
             ),
@@ -373,24 +334,14 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
     cols = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     # Unsold auctions come back: a closeout on the same platform, or a listing on another.
     cols = _relistings(rng, cols)
-    total = cols["src"].shape[0]
+    total = int(cols["src"].shape[0])
     order = np.lexsort((rng.random(total), cols["created"]))
     cols = {key: value[order] for key, value in cols.items()}
     position = np.empty(total, dtype=np.int64)
     position[order] = np.arange(total)
     relist = np.where(cols["relist"] >= 0, position[np.maximum(cols["relist"], 0)], -1)
-    ids = _ID_BASE + np.cumsum(rng.geometric(0.75, total)).astype(np.int64)
-    plan = ListingPlan(
-        today=today,
-        anchor=last,
-        tlds=tlds,
-        ids=ids,
-        history=np.zeros(total, dtype=bool),
-        **{
-            k: cols[k]
-            for k in ("src", "kind", "tld", "lang", "theme", "brandable", "created", "end", "price", "bids", "max_bid")
-        },
-    )
+    ids = LISTING_ID_BASE + np.cumsum(rng.geometric(0.75, total)).astype(np.int64)
+    plan = ListingPlan.of(today, last, tlds, ids, np.zeros(total, dtype=bool), cols)
     plan.namer = NameMaker(random.Random(seed * 1_000_003 + 999_983))
     regfree_from = {}
     for row in np.flatnonzero(cols["from_pending"] >= 0).tolist():
@@ -399,10 +350,10 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
         plan.names[row] = (record["domain"], [record["domain"].rpartition("." + record["tld"])[0]])
     # Metrics bought just before the sale: on auctions with bids, a few days before the end,
     # when the 4-hourly bids runs read them (the rise is seen, as a real one would be).
-    gamma = rng.uniform(*tl.bid_timing, total)
-    lead = (rng.uniform(*tl.jump_days_before_end, total) * DAY).astype(np.int64)
+    gamma = rng.uniform(tl.bid_timing[0], tl.bid_timing[1], total)
+    lead = (rng.uniform(tl.jump_days_before_end[0], tl.jump_days_before_end[1], total) * DAY).astype(np.int64)
     moment = plan.end - lead
-    chosen = (_TYPE[plan.src, plan.kind] == "auction") & (plan.bids > 0) & (rng.random(total) < tl.jump_share)
+    chosen = (KIND_TYPE[plan.src, plan.kind] == "auction") & (plan.bids > 0) & (rng.random(total) < tl.jump_share)
     chosen &= (moment > first) & (moment < last - 3 * HOUR) & (moment > plan.created + DAY)  # a bids run sees it
     chosen &= bids_at(plan.created, plan.end, plan.bids, gamma, moment) > 0
     jump_at = np.where(chosen, moment, -1)
@@ -450,8 +401,8 @@ def _relistings(rng: np.random.Generator, cols: dict[str, np.ndarray]) -> dict[s
     """Rows for what unsold auctions become (a closeout on the same platform, or a listing
     on another), with `relist`: the new row's index, on the original."""
     tl = TIMELAPSE
-    total = cols["src"].shape[0]
-    unsold = (_TYPE[cols["src"], cols["kind"]] == "auction") & (cols["bids"] == 0)
+    total = int(cols["src"].shape[0])
+    unsold = (KIND_TYPE[cols["src"], cols["kind"]] == "auction") & (cols["bids"] == 0)
     draw = rng.random(total)
     to_closeout = unsold & (draw < tl.unsold_to_closeout)
     elsewhere = unsold & (draw >= tl.unsold_to_closeout) & (draw < tl.unsold_to_closeout + tl.unsold_elsewhere)
@@ -503,9 +454,6 @@ def _relistings(rng: np.random.Generator, cols: dict[str, np.ndarray]) -> dict[s
     return out
 
 
-# -- a listing's state at a moment ------------------------------------------------------------
-
-
 def bids_at(
     created: np.ndarray, end: np.ndarray, final: np.ndarray, gamma: np.ndarray, t: int | np.ndarray
 ) -> np.ndarray:
@@ -514,408 +462,3 @@ def bids_at(
     last = np.maximum((end - 1) // (4 * HOUR) * (4 * HOUR), created + 1)
     share = np.clip((t - created) / (last - created), 0.0, 1.0)
     return np.where(share >= 1.0, final, np.minimum(final, np.floor(final * share**gamma))).astype(np.int64)
-
-
-@dataclass
-class State:
-    """What the source shows of some listings at a moment: the fields that change over a
-    listing's life, one array per field (rows in the order asked)."""
-
-    bids: np.ndarray  # -1: no bids field (not an auction)
-    max_bid: np.ndarray  # NaN: none
-    price: np.ndarray  # NaN: none (regfree)
-    metrics: np.ndarray  # (rows, 5) in _METRICS order, -1: none
-
-    def record(self, i: int) -> dict[str, Any]:
-        """Row `i`'s fields as a record's."""
-        out: dict[str, Any] = {m: (None if v < 0 else int(v)) for m, v in zip(_METRICS, self.metrics[i].tolist())}
-        price = float(self.price[i])
-        out["price"] = None if np.isnan(price) else price
-        bids = int(self.bids[i])
-        if bids >= 0:
-            top = float(self.max_bid[i])
-            out["bids_count"] = bids
-            out["max_bid"] = None if np.isnan(top) else top
-        return out
-
-
-def state_at(world: World, finals: np.ndarray, rows: np.ndarray, t: int) -> State:
-    """The source's view of `rows` at `t` (`finals`: every row's final metrics): bids and top
-    bid (bids come late, the last before the final bids run); a closeout's price, cut every
-    week; the metrics, re-measured weekly, nearer their final values week after week, low
-    until a planned jump."""
-    plan = world.plan
-    created, end, gone = plan.created[rows], plan.end[rows], world.gone[rows]
-    final_bids = plan.bids[rows]
-    price0 = world.price0[rows]
-    bids = np.where(final_bids >= 0, bids_at(created, end, np.maximum(final_bids, 0), world.gamma[rows], t), -1)
-    top = plan.max_bid[rows]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where(final_bids > 0, bids / np.maximum(final_bids, 1), 0.0)
-        grown = np.maximum(np.round(price0 + (top - price0) * ratio**1.3), price0 + 1.0)
-    max_bid = np.where(bids > 0, grown, np.nan)
-    closeout = (end < 0) & (plan.src[rows] != _REGFREE_INDEX) & world.cuts[rows]
-    steps = np.maximum(0, (t - created) // (TIMELAPSE.closeout_step_days * DAY))
-    cut = np.maximum(TIMELAPSE.closeout_floor, TIMELAPSE.closeout_step**steps)
-    price = np.where(closeout, np.round(price0 * cut, 2), price0)
-    horizon = np.minimum(gone, world.last)
-    weeks = np.maximum(1, (horizon - created) // _WEEK)
-    share = world.drift[rows] * np.maximum(0, (horizon - t) // _WEEK) / weeks
-    final = finals[rows]
-    metrics = np.where(final >= 0, np.maximum(0, np.round(final * (1 - share[:, None]))), -1).astype(np.int64)
-    jumped = (world.jump_at[rows] > 0) & (t < world.jump_at[rows]) & (final[:, 0] >= JUMP_MIN_TF)
-    metrics[jumped, 0] = np.round(final[jumped, 0] * 0.3)
-    low_rd = jumped & (final[:, 3] >= 0)
-    metrics[low_rd, 3] = np.round(final[low_rd, 3] * 0.3)
-    return State(bids=bids, max_bid=max_bid, price=price, metrics=metrics)
-
-
-@lru_cache(maxsize=1 << 16)  # most rows of a run share its moment
-def _iso(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# -- playing the window --------------------------------------------------------------------------
-
-
-@dataclass
-class _Made:
-    """What the run keeps per listing: the records made but not yet written (their listing
-    has not appeared yet), each listing's final metrics, and what its source showed when
-    it was last written (to tell a change)."""
-
-    finals: np.ndarray  # (rows, 5): final metrics, -1 for none
-    bids: np.ndarray
-    max_bid: np.ndarray
-    price: np.ndarray
-    metrics: np.ndarray
-    waiting: dict[int, dict[str, Any]] = field(default_factory=dict)
-    next_chunk: int = 0
-
-    @classmethod
-    def sized(cls, rows: int) -> "_Made":
-        return cls(
-            finals=np.full((rows, len(_METRICS)), -1, dtype=np.int64),
-            bids=np.full(rows, -2, dtype=np.int64),
-            max_bid=np.full(rows, np.nan),
-            price=np.full(rows, np.nan),
-            metrics=np.full((rows, len(_METRICS)), -2, dtype=np.int64),
-        )
-
-
-def _next_chunk(world: World, made: _Made, seed: int) -> dict[int, dict[str, Any]]:
-    """The records of the next chunk (chunks in id order), by row."""
-    plan = world.plan
-    chunk = made.next_chunk
-    start, stop = chunk * CHUNK, min(len(plan), (chunk + 1) * CHUNK)
-    out = {}
-    for offset, record in enumerate(_listing_chunk(plan, start, stop, seed, chunk)):
-        r = start + offset
-        if record["source"] == "regfree":
-            record.update(price=None, max_bid=None, effective_price=None, bids_count=None)
-        out[r] = record
-        made.finals[r] = [-1 if record[m] is None else record[m] for m in _METRICS]
-        target = int(world.relist[r])
-        if target >= 0:  # an unsold auction comes back under its own name
-            plan.names[target] = (record["name"], [record["name"].partition(".")[0]])
-    made.next_chunk += 1
-    return out
-
-
-def run_days(
-    writer: Any, world: World, seed: int, *, origin: str, report: Callable[[str, int], None] | None = None
-) -> dict[str, int]:
-    """Play every scheduled run of the window into the mirror through `writer` (inside the
-    caller's transaction), then keep the demo's truth; returns counts. `report(stage, done)`
-    hears each simulated day (0: the first sync)."""
-    player = Player(world, seed, origin=origin, report=report)
-    counts = player.play_until(writer, world.last)
-    player.keep_truth(writer)
-    return counts
-
-
-class Player:
-    """Plays a world's scheduled runs into a mirror, run after run (`play_until`).
-
-    As a mirror synced on schedule sees them (the default): the listings run writes the new
-    listings, and once a week (the sync's full pass) every changed one, closing those gone;
-    the bids run writes the auctions with a bid whose bids or metrics changed (new ones too);
-    regfree and pending-delete runs their datasets. `source=True` plays the source itself
-    (the remote of a replayed sync): at every run, every listing as it is then, those gone
-    closed at once, so that a replica serving it at that moment answers what the service did."""
-
-    def __init__(
-        self,
-        world: World,
-        seed: int,
-        *,
-        origin: str,
-        source: bool = False,
-        report: Callable[[str, int], None] | None = None,
-    ):
-        # the sync's own rules: a full listings pass when the last is older than this, else the
-        # listings added from the day before the newest it had
-        from ..sync.engine import FULL_PASS_EVERY, INCREMENTAL_OVERLAP
-
-        self.overlap = int(INCREMENTAL_OVERLAP.total_seconds())
-
-        self.world, self.seed, self.origin, self.source = world, seed, origin, source
-        self.say = report or (lambda stage, done: None)
-        self.full_every = int(FULL_PASS_EVERY.total_seconds())
-        rows = len(world.plan)
-        self.made = _Made.sized(rows)
-        self.written = np.zeros(rows, dtype=bool)  # rows the mirror holds
-        self.closed = np.zeros(rows, dtype=bool)
-        self.counts = {"runs": 0, "listings": 0, "updates": 0, "closed": 0, "pending": 0, "regfree": 0}
-        self.runs = sync_moments(world.first, world.last)
-        self.next_run = 0
-        self.last_full: int | None = None
-        self.high_water = 0  # the newest listing a listings run saw (created_at, seconds)
-        self.pending_written: set[int] = set()
-        self.day = None
-        self.regfree = world.plan.src == _REGFREE_INDEX
-        self.auctions = world.plan.bids > 0
-
-    def play_until(self, writer: Any, moment: int) -> dict[str, int]:
-        """Play the runs not played yet up to `moment` (included); returns the counts so far."""
-        while self.next_run < len(self.runs) and self.runs[self.next_run][0] <= moment:
-            at, job = self.runs[self.next_run]
-            self.next_run += 1
-            self.counts["runs"] += 1
-            if (at - self.world.first) // DAY != self.day:
-                self.day = (at - self.world.first) // DAY
-                self.say("day", int(self.day))
-            if self.source:
-                self._source(writer, at, job)
-            else:
-                getattr(self, f"_{job}")(writer, at)
-        return self.counts
-
-    def keep_truth(self, writer: Any) -> None:
-        _keep_truth(writer, self.world, self.made)
-
-    # -- the runs ---------------------------------------------------------------------------
-    def _new(self, writer: Any, rows: list[int], at: int) -> None:
-        _write_new(writer, self.world, self.made, rows, at, self.seed, self.origin)
-        self.written[rows] = True
-
-    def _close(self, writer: Any, rows: np.ndarray, at: int) -> None:
-        ids = self.world.plan.ids[rows].tolist()
-        self.counts["closed"] += close_listings(writer, ids, closed_at=_iso(at), commit=False)
-        self.closed[rows] = True
-
-    def _listings(self, writer: Any, at: int) -> None:
-        """A full pass (the first, then when the last is older than the sync's period) reads
-        every live listing; an incremental one those added since the day before the newest
-        it had (`created_after`, whole days): the new ones written, the changed ones written
-        again, the others seen."""
-        plan = self.world.plan
-        present = self.world.present(at) & ~self.regfree
-        full = self.last_full is None or at - self.last_full > self.full_every
-        if not full:
-            present &= plan.created >= (self.high_water - self.overlap) // DAY * DAY
-        old = np.flatnonzero(present & self.written)
-        new = np.flatnonzero(present & ~self.written).tolist()
-        self.counts["listings"] += len(new)
-        self._new(writer, new, at)
-        changed = _changed(self.world, self.made, old.tolist(), at)
-        self.counts["updates"] += len(changed)
-        _write_changes(writer, self.world, self.made, changed, at, self.origin)
-        _seen(writer, plan.ids[np.setdiff1d(old, changed)].tolist(), _iso(at))
-        if present.any():
-            self.high_water = max(self.high_water, int(plan.created[present].max()))
-        if full:  # the rows it did not see have left their source
-            self._close(writer, np.flatnonzero(self.written & ~present & ~self.closed & ~self.regfree), at)
-            self.last_full = at
-
-    def _bids(self, writer: Any, at: int) -> None:  # has_bids=1: the auctions with a bid now
-        plan = self.world.plan
-        live = self.world.present(at) & self.auctions & (plan.end > at)
-        live &= bids_at(plan.created, plan.end, plan.bids, self.world.gamma, at) > 0
-        old = np.flatnonzero(live & self.written).tolist()
-        new = np.flatnonzero(live & ~self.written).tolist()  # seen here before the next listings run
-        self.counts["listings"] += len(new)
-        self._new(writer, new, at)
-        rows = _changed(self.world, self.made, old, at)
-        self.counts["updates"] += len(rows)
-        _write_changes(writer, self.world, self.made, rows, at, self.origin)
-
-    def _regfree(self, writer: Any, at: int) -> None:
-        present = self.world.present(at) & self.regfree
-        rows = np.flatnonzero(present)
-        old, new = rows[self.written[rows]], rows[~self.written[rows]].tolist()
-        self.counts["regfree"] += len(new)
-        changed = _changed(self.world, self.made, old.tolist(), at)
-        _write_changes(writer, self.world, self.made, changed, at, self.origin)
-        _seen(writer, self.world.plan.ids[np.setdiff1d(old, changed)].tolist(), _iso(at))
-        self._new(writer, new, at)
-        self._close(writer, np.flatnonzero(self.written & ~present & ~self.closed & self.regfree), at)
-
-    def _pending(self, writer: Any, at: int) -> None:
-        world = self.world
-        listed = np.flatnonzero((world.pending_listed <= at) & (at < world.pending_leaves)).tolist()
-        save_pending(
-            writer, [world.pending[i] for i in listed], origin=self.origin, observed_at=_iso(at), keep_raw=False
-        )
-        self.counts["pending"] += len(set(listed) - self.pending_written)
-        gone = [int(world.pending[i]["id"]) for i in sorted(self.pending_written - set(listed))]
-        for start in range(0, len(gone), 500):  # what the sync's full pass removes
-            chunk = gone[start : start + 500]
-            writer.execute(f"DELETE FROM pending_delete WHERE id IN ({','.join('?' * len(chunk))})", chunk)
-        self.pending_written = set(listed)
-
-    def _source(self, writer: Any, at: int, job: str) -> None:
-        """The source at `at`: every listing there as it is, the gone ones closed; the weekly
-        and monthly datasets at their runs."""
-        present = self.world.present(at)
-        if job == "pending":
-            self._pending(writer, at)
-        old = np.flatnonzero(present & self.written).tolist()
-        new = np.flatnonzero(present & ~self.written & (~self.regfree | (job == "regfree"))).tolist()
-        self._new(writer, new, at)
-        _write_changes(writer, self.world, self.made, _changed(self.world, self.made, old, at), at, self.origin)
-        gone = self.written & ~present & ~self.closed
-        self._close(writer, np.flatnonzero(gone & (~self.regfree | (job == "regfree"))), at)
-
-
-def _changed(world: World, made: _Made, rows: list[int], t: int) -> list[int]:
-    """Of `rows` (written before), those whose source shows something else at `t`."""
-    if not rows:
-        return []
-    index = np.array(rows, dtype=np.int64)
-    now = state_at(world, made.finals, index, t)
-    same = (now.bids == made.bids[index]) & (now.metrics == made.metrics[index]).all(axis=1)
-    same &= np.isclose(now.price, made.price[index], equal_nan=True)
-    same &= np.isclose(now.max_bid, made.max_bid[index], equal_nan=True)
-    return index[~same].tolist()
-
-
-def _write_new(writer: Any, world: World, made: _Made, rows: list[int], t: int, seed: int, origin: str) -> None:
-    """Write listings seen for the first time at `t`, as their source shows them then. Their
-    records are made chunk by chunk and written as they come; rows of a chunk that appear
-    later wait (a few hours of arrivals at full scale)."""
-    if not rows:
-        return
-    wanted = set(rows)
-    ready = [(row, made.waiting.pop(row)) for row in sorted(wanted & made.waiting.keys())]
-    _save(writer, world, made, ready, t, origin)
-    while made.next_chunk * CHUNK <= max(rows):
-        pairs = []
-        for row, record in _next_chunk(world, made, seed).items():
-            if row in wanted:
-                pairs.append((row, record))
-            elif world.gone[row] > t:  # appears later (a row gone before any run never is)
-                made.waiting[row] = record
-        _save(writer, world, made, pairs, t, origin)
-
-
-_COLUMNS = list(LISTING_COLUMNS)
-_AT = {name: i for i, name in enumerate(_COLUMNS)}
-
-
-def _write_changes(writer: Any, world: World, made: _Made, rows: list[int], t: int, origin: str) -> None:
-    """Write listings the mirror holds again, as their source shows them at `t`: each stored
-    row with the fields that changed (and what the writer derives from them), through the
-    writer as rows (`save_listings(normalized=True)`)."""
-    if not rows:
-        return
-    plan = world.plan
-    index = np.array(sorted(rows), dtype=np.int64)
-    ids = plan.ids[index].tolist()
-    now = state_at(world, made.finals, index, t)
-    made.bids[index], made.max_bid[index], made.price[index] = now.bids, now.max_bid, now.price
-    made.metrics[index] = now.metrics
-    position = {listing_id: i for i, listing_id in enumerate(ids)}
-    stamp = _iso(t)
-    day = stamp[:10]
-    out = []
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        for stored in writer.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM listings WHERE id IN ({','.join('?' * len(chunk))})", chunk
-        ):
-            i = position[stored[0]]
-            values = list(stored)
-            for name, value in now.record(i).items():
-                values[_AT[name]] = value
-            price, top = values[_AT["price"]], values[_AT["max_bid"]]
-            values[_AT["effective_price"]] = top if top is not None else price
-            currency = values[_AT["currency"]]
-            if price != stored[_AT["price"]]:
-                values[_AT["price_eur"]] = to_eur(price, currency, day)
-            if values[_AT["effective_price"]] != stored[_AT["effective_price"]]:
-                values[_AT["effective_price_eur"]] = to_eur(values[_AT["effective_price"]], currency, day)
-            values[_AT["updated_at"]] = _iso(max(int(plan.created[index[i]]), min(t, int(world.gone[index[i]]))))
-            values[_AT["last_seen_at"]] = stamp
-            out.append(tuple(values))
-    save_listings(
-        writer,
-        out,
-        origin=origin,
-        observed_at=stamp,
-        keep_raw=False,
-        flag_jumps=False,
-        normalized=True,
-        batch_size=2000,
-    )
-
-
-def _save(writer: Any, world: World, made: _Made, pairs: list[tuple[int, dict[str, Any]]], t: int, origin: str) -> None:
-    """Write (row, record) pairs with their state at `t` through the writer (rows made as the
-    demo's own records are, `listing_row(canonical=True)`), noting what was shown."""
-    if not pairs:
-        return
-    index = np.array([row for row, _ in pairs], dtype=np.int64)
-    now = state_at(world, made.finals, index, t)
-    made.bids[index], made.max_bid[index], made.price[index] = now.bids, now.max_bid, now.price
-    made.metrics[index] = now.metrics
-    stamp = _iso(t)
-    rows = []
-    for i, (row, record) in enumerate(pairs):
-        out = {**record, **now.record(i)}
-        out["effective_price"] = out["max_bid"] if out.get("max_bid") is not None else out["price"]
-        out["updated_at"] = _iso(max(int(world.plan.created[row]), min(t, int(world.gone[row]))))
-        rows.append(listing_values(listing_row(out, origin=origin, observed_at=stamp, canonical=True)))
-    save_listings(
-        writer,
-        rows,
-        origin=origin,
-        observed_at=stamp,
-        keep_raw=False,
-        flag_jumps=False,
-        normalized=True,
-        batch_size=2000,
-    )
-
-
-def _seen(writer: Any, ids: list[int], stamp: str) -> None:
-    """A full pass saw these listings unchanged: their last sighting moves, nothing else."""
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        writer.execute(
-            f"UPDATE listings SET last_seen_at = ? WHERE id IN ({','.join('?' * len(chunk))})", [stamp, *chunk]
-        )
-
-
-def _keep_truth(writer: Any, world: World, made: _Made) -> None:
-    """What the demo made happen, for tests and readers to be scored against."""
-    plan = world.plan
-    rows = []
-    for row in np.flatnonzero((world.jump_at > 0) & (made.finals[:, 0] >= JUMP_MIN_TF)).tolist():
-        rows.append(("demo_truth", int(plan.ids[row]), json.dumps({"metrics_jump_at": _iso(int(world.jump_at[row]))})))
-    for index, outcome in enumerate(world.pending_outcome):
-        if outcome == "still pending":
-            continue
-        rows.append(("demo_truth", int(world.pending[index]["id"]), json.dumps({"pending_outcome": outcome})))
-    writer.executemany(
-        "INSERT INTO raw_records (kind, id, raw) VALUES (?, ?, ?) "
-        "ON CONFLICT(kind, id) DO UPDATE SET raw = excluded.raw",
-        rows,
-    )
-
-
-def iter_days(first_day: date, today: date) -> Iterator[date]:
-    day = first_day
-    while day <= today:
-        yield day
-        day += timedelta(days=1)

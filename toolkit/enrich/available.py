@@ -30,7 +30,7 @@ import httpx
 from ..sync.remote import Traffic
 from .rdap import Bootstrap, NoRdapService, RdapError, load_bootstrap
 from .cache import cached_rdap
-from .run import MAX_AGE, MAX_CONSECUTIVE_ERRORS, Clock, Sleep, polite_client
+from .polite import MAX_AGE, MAX_CONSECUTIVE_ERRORS, Clock, Sleep, polite_client
 
 __all__ = ["AvailabilityCheck", "rdap_availability"]
 

@@ -192,9 +192,9 @@ def _content_type_charset(content_type: str | None) -> str | None:
 def decode_html(body: bytes, content_type: str | None = None) -> str:
     """BOM, then the HTTP charset, then the first `<meta>` charset, else UTF-8; bytes that do
     not decode are replaced."""
-    for bom, name in _BOMS:
+    for bom, encoding in _BOMS:
         if body.startswith(bom):
-            return body.decode(name, errors="replace")
+            return body.decode(encoding, errors="replace")
     meta = _META_CHARSET.search(body[:4096])
     for label in (_content_type_charset(content_type), meta.group(1).decode("ascii") if meta else None):
         name = _codec(label)

@@ -24,7 +24,7 @@ A 404 from the registry's RDAP server means the name is not registered: `availab
 listing's `whois_status` then holds the toolkit's marker `["available"]` (not an EPP status).
 
 Parsing (`parse_rdap_domain`, `Bootstrap.from_json`) is pure; fetching (`fetch_rdap_domain`,
-`fetch_bootstrap`) takes an `httpx.Client` built by the caller (`toolkit.enrich.run`).
+`fetch_bootstrap`) takes an `httpx.Client` built by the caller (`toolkit.enrich.polite`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ next page is asked for with `resumeKey=<key>`.
 
 Parsing is pure (`parse_cdx_json`, `parse_cdx_text`, `summarize`): no I/O, tested on recorded
 answers. Fetching (`fetch_cdx_pages`, a generator of parsed pages, and `wayback_summary`)
-takes an `httpx.Client` built by the caller (`toolkit.enrich.run.polite_client`: user agent,
+takes an `httpx.Client` built by the caller (`toolkit.enrich.polite.polite_client`: user agent,
 per-host pacing, retries), so this module never decides how polite to be.
 
 What counts, for `url=<domain>` (an exact match on the home page: the CDX key drops the
@@ -22,7 +22,7 @@ scheme and `www.`, so http, https and www captures all count):
 - `age`: whole years from `wayback_first_date` (docs/reference/fields.md), via the writer's rule.
 - the archive signals (`archive_years`, `archive_longest_gap`, `archive_redirect_share`,
   `archive_parked`, `archive_parked_reason`, `archive_continuity`) of the distinct captures:
-  `toolkit.signals.archive` says how each is computed.
+  `toolkit.signals.wayback_content` says how each is computed.
 - Malformed rows are skipped and counted (`malformed`): a wrong number of fields, a
   timestamp that is not 4-14 digits, a `data:` URL glued into the key, an e-mail or
   `mailto:` address with `http://` pasted in front, an "original" that is not a URL.
@@ -40,7 +40,7 @@ from urllib.parse import unquote_plus
 
 import httpx
 
-from ..signals.archive import archive_signals
+from ..signals.wayback_content import archive_signals
 from ..store.writer import age_in_years
 
 __all__ = [
@@ -117,7 +117,9 @@ class WaybackSummary:
     bad_timestamps: int = 0
     duplicates: int = 0
     complete: bool = True  # False: MAX_PAGES stopped the walk, `snapshots` is a lower bound
-    archive: dict[str, Any] | None = None  # the archive signals (toolkit.signals.archive); None in older cache entries
+    archive: dict[str, Any] | None = (
+        None  # the archive signals (toolkit.signals.wayback_content); None in older cache entries
+    )
 
     def age(self, today: date | None = None) -> int | None:
         return age_in_years(self.first_date, today)
@@ -210,7 +212,7 @@ def parse_cdx_json(body: str | bytes) -> CdxPage:
         return page
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise WaybackError(f"CDX answer is not JSON ({exc.msg} at {exc.pos} of {len(text)} characters)") from None
     if not isinstance(data, list):
         raise WaybackError(f"CDX answer is a JSON {type(data).__name__}, not an array")

@@ -23,25 +23,18 @@ from typing import Any
 from .common import (
     PENDING,
     BadRow,
-    Bounds,
-    DEFAULT_BOUNDS,
-    FeedFile,
     IngestError,
     Row,
     Skipped,
     clean_domain,
-    csv_table,
-    fetch,
-    header_key,
-    json_items,
     observed,
     parse_day,
     pending_record,
-    read_feed,
     strict,
 )
+from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_table, header_key, json_items, read_feed
 
-__all__ = ["BARDATE_URL", "BARDATE_TLDS", "bardate_rows", "parse_bardate", "fetch_bardate"]
+__all__ = ["BARDATE_URL", "BARDATE_TLDS", "bardate_rows"]
 
 BARDATE_URL = "https://data.internetstiftelsen.se/bardate_domains.json"
 BARDATE_TLDS = ("se", "nu")
@@ -140,16 +133,3 @@ def bardate_rows(
     feed = read_feed(path, bounds)
     reader = _json_rows if feed.starts_json() else _csv_rows if _csv_header(feed) else _txt_rows
     yield from reader(feed, stamp, on_bad_row)
-
-
-def parse_bardate(
-    path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict
-) -> Iterator[dict[str, Any]]:
-    """Pending-delete records (docs/reference/fields.md) of a .se/.nu release list."""
-    for row in bardate_rows(path, observed_at=observed_at, on_bad_row=on_bad_row):
-        yield row.record
-
-
-def fetch_bardate(url: str = BARDATE_URL, dest: str | Path | None = None, **options: Any) -> Iterator[dict[str, Any]]:
-    """Download a release list (default: the .se/.nu JSON), then yield its records."""
-    yield from parse_bardate(fetch(url, dest), **options)

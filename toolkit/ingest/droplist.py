@@ -34,26 +34,20 @@ from .lifecycle import predict_drop_window
 from .common import (
     PENDING,
     BadRow,
-    Bounds,
-    DEFAULT_BOUNDS,
-    FeedFile,
     IngestError,
     Row,
     Skipped,
     clean_domain,
-    csv_table,
     day_in_name,
-    fetch,
-    header_key,
     ingest_id,
     observed,
     parse_day,
     pending_record,
-    read_feed,
     strict,
 )
+from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_table, header_key, read_feed
 
-__all__ = ["NASK_DELETED_URL", "droplist_rows", "parse_droplist", "fetch_droplist"]
+__all__ = ["NASK_DELETED_URL", "droplist_rows"]
 
 NASK_DELETED_URL = "https://dns.pl/deleted_domains.txt"
 _DOMAIN_COLUMNS = ("domainname", "domain", "name", "fqdn", "domena", "domeny")
@@ -111,6 +105,7 @@ def _csv_rows(
             domain = clean_domain(cells[domain_at])
             original = dict(zip(header, cells))
             window = None  # a day the file gives: a window of one day
+            drop: str | None
             if date_at is not None and cells[date_at].strip():
                 drop, reason = parse_day(cells[date_at]), f"from the file: column {header[date_at]!r}"
             elif list_day:
@@ -228,17 +223,3 @@ def droplist_rows(
         yield from _csv_rows(feed, stamp, status, list_day, first_seen, on_bad_row)
     else:
         yield from _line_rows(feed, stamp, status, list_day, day_in_name(path), first_seen, on_bad_row)
-
-
-def parse_droplist(path: str | Path, **options: Any) -> Iterator[dict[str, Any]]:
-    """Pending-delete records (docs/reference/fields.md) of a deletion / drop list (options as
-    `droplist_rows`)."""
-    for row in droplist_rows(path, **options):
-        yield row.record
-
-
-def fetch_droplist(
-    url: str = NASK_DELETED_URL, dest: str | Path | None = None, **options: Any
-) -> Iterator[dict[str, Any]]:
-    """Download a drop list (default: NASK's names deleted today, .pl), then yield its records."""
-    yield from parse_droplist(fetch(url, dest), **options)

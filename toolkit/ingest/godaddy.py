@@ -30,40 +30,41 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
+from datetime import tzinfo
 from zoneinfo import ZoneInfo
 
-from ..sources import source_by_slug
 from .common import (
+    ListingPlatform,
     LISTING,
     BadRow,
-    Bounds,
-    DEFAULT_BOUNDS,
-    FeedFile,
     IngestError,
     Row,
     Skipped,
     clean_domain,
-    csv_records,
-    csv_table,
-    fetch,
-    header_key,
     ingest_id,
-    json_items,
-    made,
     observed,
     parse_money,
     parse_timestamp,
-    read_feed,
     reading_key,
     strict,
     text_digest,
     whole_number,
 )
+from .feed_file import (
+    Bounds,
+    DEFAULT_BOUNDS,
+    FeedFile,
+    csv_records,
+    csv_table,
+    header_key,
+    json_items,
+    read_feed,
+)
 
-__all__ = ["GODADDY_TYPES", "GODADDY_URL", "godaddy_rows", "parse_godaddy", "fetch_godaddy"]
+__all__ = ["GODADDY_TYPES", "GODADDY_URL", "godaddy_rows"]
 
 GODADDY_URL = "https://inventory.auctions.godaddy.com/all_listings.json.zip"
-_SOURCE = source_by_slug("godaddy")
+_PLATFORM = ListingPlatform.of("godaddy")
 _PACIFIC = ZoneInfo("America/Los_Angeles")
 
 # auctionType (compared without case, spaces or punctuation) -> (type, auction_type)
@@ -118,7 +119,7 @@ _CSV_FIELDS = {
 _COUNT_KEYS = ("totalRecords", "total_records", "total", "count", "recordCount", "numberOfRecords")
 
 
-def _record(fields: dict[str, Any], original: Any, end_zone: str | None) -> dict[str, Any]:
+def _record(fields: dict[str, Any], original: Any, end_zone: tzinfo | None) -> dict[str, Any]:
     """A listing record from one inventory row (`fields` in the JSON's names)."""
     name = clean_domain(fields.get("domainName"))
     kind = fields.get("auctionType")
@@ -141,15 +142,13 @@ def _record(fields: dict[str, Any], original: Any, end_zone: str | None) -> dict
         "auction_type": auction_type,
         "price": None if with_bids else amount,
         "max_bid": amount if with_bids else None,
-        "currency": _SOURCE.currency,
+        "currency": _PLATFORM.currency,
         "bids_count": bids,
         "auction_end_date": end_at,
         "trust_flow": whole_number(fields.get("majesticTf"), "majesticTf", 0, 100),
         "citation_flow": whole_number(fields.get("majesticCf"), "majesticCf", 0, 100),
-        "purchase_url": link.strip()
-        if isinstance(link, str) and link.strip().startswith(("https://", "http://"))
-        else _SOURCE.purchase_url.format(name=name),
-        "purchase_platform": _SOURCE.name,
+        "purchase_url": _PLATFORM.purchase_link(link, name),
+        "purchase_platform": _PLATFORM.name,
         "feed_record": original,
     }
 
@@ -229,16 +228,3 @@ def godaddy_rows(
     observed(observed_at)
     feed = read_feed(path, bounds)
     yield from (_json_rows if feed.starts_json() else _csv_rows)(feed, on_bad_row)
-
-
-def parse_godaddy(
-    path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict
-) -> Iterator[dict[str, Any]]:
-    """Listing records (docs/reference/fields.md) of a GoDaddy Auctions inventory file."""
-    for row in made(godaddy_rows(path, observed_at=observed_at, on_bad_row=on_bad_row), on_bad_row):
-        yield row.record
-
-
-def fetch_godaddy(url: str = GODADDY_URL, dest: str | Path | None = None, **options: Any) -> Iterator[dict[str, Any]]:
-    """Download an inventory file (default: all listings), then yield its records."""
-    yield from parse_godaddy(fetch(url, dest), **options)

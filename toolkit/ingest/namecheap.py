@@ -33,37 +33,29 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..sources import source_by_slug
 from .common import (
+    ListingPlatform,
     LISTING,
     BadRow,
-    Bounds,
-    DEFAULT_BOUNDS,
-    FeedFile,
     IngestError,
     Row,
     Skipped,
     clean_domain,
-    csv_records,
-    csv_table,
-    fetch,
-    header_key,
     ingest_id,
-    made,
     observed,
     parse_money,
     parse_timestamp,
-    read_feed,
     reading_key,
     strict,
     whole_number,
 )
+from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_records, csv_table, header_key, read_feed
 
-__all__ = ["NAMECHEAP_URL", "NAMECHEAP_BUY_NOW_URL", "namecheap_rows", "parse_namecheap", "fetch_namecheap"]
+__all__ = ["NAMECHEAP_URL", "NAMECHEAP_BUY_NOW_URL", "namecheap_rows"]
 
 NAMECHEAP_URL = "https://nc-aftermarket-www-production.s3.amazonaws.com/reports/Namecheap_Market_Sales.csv"
 NAMECHEAP_BUY_NOW_URL = NAMECHEAP_URL.replace(".csv", "_Buy_Now.csv")
-_SOURCE = source_by_slug("namecheap")
+_PLATFORM = ListingPlatform.of("namecheap")
 
 # header (compared as header_key) -> the field it fills; the two files' own names
 _FIELDS = {
@@ -106,7 +98,7 @@ def _record(fields: dict[str, str], original: dict[str, str], auction: bool) -> 
         "auction_type": "Bid" if auction else "BuyNow",
         "price": None if with_bids else amount,
         "max_bid": amount if with_bids else None,
-        "currency": _SOURCE.currency,
+        "currency": _PLATFORM.currency,
         "bids_count": bids,
         "auction_end_date": parse_timestamp(end) if end.strip() else None,
         "trust_flow": whole_number(fields.get("trustFlow"), "majesticTrustFlow", 0, 100),
@@ -114,8 +106,8 @@ def _record(fields: dict[str, str], original: dict[str, str], auction: bool) -> 
         "backlinks_count": whole_number(fields.get("backlinks"), "majesticBacklinks"),
         "estibot_appraisal": _money(fields.get("estibot", ""), "estibotValue"),
         "whois_registered_at": parse_timestamp(registered) if registered.strip() else None,
-        "purchase_url": link if link.startswith(("https://", "http://")) else _SOURCE.purchase_url.format(name=name),
-        "purchase_platform": _SOURCE.name,
+        "purchase_url": _PLATFORM.purchase_link(link, name),
+        "purchase_platform": _PLATFORM.name,
         "feed_record": original,
     }
 
@@ -159,18 +151,3 @@ def namecheap_rows(
         on_bad_row,
         key=reading_key(__file__, *header),
     )
-
-
-def parse_namecheap(
-    path: str | Path, *, observed_at: Any = None, on_bad_row: Callable[[Skipped], None] = strict
-) -> Iterator[dict[str, Any]]:
-    """Listing records (docs/reference/fields.md) of a Namecheap Market sales file."""
-    for row in made(namecheap_rows(path, observed_at=observed_at, on_bad_row=on_bad_row), on_bad_row):
-        yield row.record
-
-
-def fetch_namecheap(
-    url: str = NAMECHEAP_URL, dest: str | Path | None = None, **options: Any
-) -> Iterator[dict[str, Any]]:
-    """Download a sales file (default: the auctions), then yield its records."""
-    yield from parse_namecheap(fetch(url, dest), **options)

@@ -31,20 +31,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..names import split_domain
-from ..store.fields import iso_timestamp
 from ..store.results import save_reported_sales
-from .common import (
-    DEFAULT_BOUNDS,
-    BadRow,
-    Bounds,
-    FeedFile,
-    IngestError,
-    clean_domain,
-    csv_table,
-    header_key,
-    parse_day,
-    read_feed,
-)
+from .common import observed, BadRow, IngestError, clean_domain, parse_day
+from .feed_file import DEFAULT_BOUNDS, Bounds, FeedFile, csv_table, header_key, read_feed
 
 __all__ = ["SalesReport", "ingest_sales", "read_sales", "COLUMNS"]
 
@@ -153,7 +142,7 @@ def ingest_sales(mirror: Any, path: str | Path, *, now: Any = None, bounds: Boun
     """Read the file's sales into `reported_sales` in one transaction (all or nothing)."""
     path = Path(path)
     report = SalesReport(str(path))
-    stamp = iso_timestamp(now) if now is not None else iso_timestamp(datetime.now().astimezone().replace(microsecond=0))
+    stamp = observed(now)  # now: the mirror's clock, else this moment (UTC)
     feed = read_feed(path, bounds)
     conn = mirror.connection()
     with conn:

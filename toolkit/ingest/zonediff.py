@@ -42,9 +42,6 @@ from .common import (
     LISTING,
     PENDING,
     BadRow,
-    Bounds,
-    DEFAULT_BOUNDS,
-    FeedFile,
     IngestError,
     Row,
     Skipped,
@@ -54,11 +51,11 @@ from .common import (
     observed,
     parse_day,
     pending_record,
-    read_feed,
     strict,
 )
+from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, read_feed
 
-__all__ = ["zone_names", "zonediff_rows", "replay_rows", "parse_zonediff", "snapshot_files", "is_replay"]
+__all__ = ["zone_names", "zonediff_rows", "replay_rows", "snapshot_files", "is_replay"]
 
 _CLASSES = {"IN", "CH", "HS", "CS"}
 # A name list's line that `clean_domain` would return unchanged (lower case, ASCII, two
@@ -423,9 +420,3 @@ def replay_rows(
             original=original,
             is_available=is_available,
         )
-
-
-def parse_zonediff(path: str | Path, **options: Any) -> Iterator[dict[str, Any]]:
-    """Records of the names gone from the later zone (options as `zonediff_rows`)."""
-    for row in zonediff_rows(path, **options):
-        yield row.record

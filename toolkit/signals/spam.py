@@ -43,6 +43,9 @@ __all__ = [
     "stored_fingerprint",
     "record_fingerprint",
     "name_words",
+    "LETTERS",
+    "segment",
+    "word_costs",
 ]
 
 SPAM_WORDS_ENV = "EDT_SPAM_WORDS"
@@ -100,7 +103,7 @@ DEFAULT_TERMS: tuple[str, ...] = (
     "followers",
 )
 
-_LETTERS = re.compile(r"[^\W\d_]+")
+LETTERS = re.compile(r"[^\W\d_]+")
 
 
 class SpamDictionaryError(ValueError):
@@ -133,8 +136,8 @@ class SpamDictionary:
             return []
         guarded = [(m.start(), m.end()) for word in self.allowed for m in re.finditer(re.escape(word), text)]
         found: list[str] = []
-        for run in _LETTERS.finditer(text):
-            words = _segment(run.group())
+        for run in LETTERS.finditer(text):
+            words = segment(run.group())
             starts = [run.start()]
             for word in words:
                 starts.append(starts[-1] + len(word))
@@ -165,13 +168,13 @@ _MAX_WORD = 24  # letters: wordninja's list goes to 58, but longer words are not
 
 
 @lru_cache(maxsize=200_000)
-def _segment(letters: str) -> tuple[str, ...]:
+def segment(letters: str) -> tuple[str, ...]:
     """The most probable words of a run of letters: wordninja's dynamic programme over its
     English word costs (Zipf's law on Wikipedia frequencies), with words capped at
     `_MAX_WORD` letters, which makes it about five times faster than `wordninja.split`."""
     if not letters.isascii():
         return (letters,)  # wordninja's model is English, ASCII: a non-ASCII run stays whole
-    costs = _word_costs()
+    costs = word_costs()
     n = len(letters)
     best = [0.0] * (n + 1)
     step = [0] * (n + 1)
@@ -192,14 +195,14 @@ def _segment(letters: str) -> tuple[str, ...]:
 def name_words(label: str, *, shortest: int = 3) -> tuple[str, ...]:
     """The words of a name's label, as the spam words read it (`kettleharbor` -> kettle,
     harbor; digits and hyphens split runs): words shorter than `shortest` letters left out."""
-    words = []
+    words: list[str] = []
     for run in re.findall(r"[^\W\d_]+", label.lower()):
-        words.extend(w for w in _segment(run) if len(w) >= shortest)
+        words.extend(w for w in segment(run) if len(w) >= shortest)
     return tuple(words)
 
 
 @lru_cache(maxsize=1)
-def _word_costs() -> dict[str, float]:
+def word_costs() -> dict[str, float]:
     import wordninja
 
     return wordninja.DEFAULT_LANGUAGE_MODEL._wordcost  # its public split() has no word-length cap
@@ -233,9 +236,9 @@ def load_dictionary(path: str | os.PathLike[str] | None = None, *, defaults: boo
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        bad_line = data[: exc.start].count(b"\n") + 1
         raise SpamDictionaryError(
-            f"{where}, line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
+            f"{where}, line {bad_line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
         ) from None
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()

@@ -2,7 +2,7 @@
 adapter reads it (docs/guides/feeds.md).
 
 A feed is the file-shaped sibling of a sync job (`toolkit.store.jobs`): `edt sync --feeds`
-and `edt schedule` download it (toolkit/ingest/feeds.py), `edt status` and the app's Sync
+and `edt schedule` download it (toolkit/ingest/feed_runner.py), `edt status` and the app's Sync
 page show its freshness beside the API jobs'. The declaration lives here, beside the
 tables it fills, so the query layer reports freshness without importing the ingest.
 
@@ -57,7 +57,7 @@ class Feed:
     tsig: str | None = field(default=None, repr=False)  # zone transfers: "algorithm:name:secret"
     keep: int = 14  # zone feeds: daily snapshots kept (the backtest replays them)
     # What the publisher's file may be before it is refused whole (None: the ingest's defaults,
-    # toolkit.ingest.common.Bounds): megabytes it may expand to, kilobytes of one line, field or record.
+    # toolkit.ingest.feed_file.Bounds): megabytes it may expand to, kilobytes of one line, field or record.
     max_size_mb: float | None = None
     max_field_kb: float | None = None
 

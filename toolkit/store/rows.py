@@ -14,7 +14,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..names import label_stats, split_domain
-from ..signals.archive import ARCHIVE_FIELDS
+from ..signals.wayback_content import ARCHIVE_FIELDS
 from ..signals.fx import to_eur
 from ..signals.inflation import METRICS
 from ..signals.spam import current_dictionary

@@ -9,7 +9,7 @@ the next start resumes there). Times come from the config file's `[schedule]` ta
 
 The free public feeds (`toolkit.store.feed_catalog`) are jobs of the same scheduler, each on its
 publisher's schedule (`[feeds.NAME] schedule`); they need no key. Their runner lives with
-the ingest (toolkit/ingest/feeds.py) and is handed in as `feed_runner`.
+the ingest (toolkit/ingest/feed_runner.py) and is handed in as `feed_runner`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 tables (schema v16), of which this module is the only writer.
 
 A watched name is any registrable name, listed anywhere or not. Each observation of its
-registry state (`Observation`, made by `toolkit.enrich.watch` from RDAP) is read as a
+registry state (`Observation`, made by `toolkit.enrich.name_checks` from RDAP) is read as a
 *stage*; a change of stage is kept as history (`name_stages`) and queued as an alert in the
 same transaction, so each is told once. The stages, in the order a name that is not renewed
 walks them:

@@ -142,7 +142,7 @@ def _feeds_section(info: dict[str, Any]) -> None:
 
 def _run_feeds(names: list[str]) -> None:
     """Fetch `names`, then draw the page again: its freshness table then shows this run."""
-    from ...ingest.feeds import run_feeds
+    from ...ingest.feed_runner import run_feeds
     from ...store.lock import MirrorBusy
 
     with st.spinner(f"Fetching {len(names)} feed(s)…"):

@@ -203,9 +203,9 @@ def _watched_names(mirror: Any) -> None:
 
 
 def _check_now(mirror: Any, names: list[str]) -> None:
-    """The names job now, for `names` (`toolkit.enrich.watch.check_names`): the same polite
+    """The names job now, for `names` (`toolkit.enrich.name_checks.check_names`): the same polite
     lookups, then the page again with what changed."""
-    from ...enrich.watch import check_names
+    from ...enrich.name_checks import check_names
     from ...ingest.lifecycle import predict_drop_window
     from ...store.lock import MirrorBusy
 

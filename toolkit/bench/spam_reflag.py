@@ -1,4 +1,4 @@
-"""`python -m toolkit.bench.spam`: how long re-flagging a full mirror's names takes.
+"""`python -m toolkit.bench.spam_reflag`: how long re-flagging a full mirror's names takes.
 
 Draws `--names` labels (default 727,000: the full demo's listings and regfree rows) from the
 demo's word lists, 1-3 words each, with a spam word in `--spam-share` of them, and times
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..demo.signals import SPAM_WORDS
+from ..demo.signal_fields import SPAM_WORDS
 from ..demo.words import LANGS
 from ..signals.spam import SpamDictionary, load_dictionary
 from ..store.reflag import reflag
@@ -45,7 +45,7 @@ def _time_match(dictionary: SpamDictionary, names: list[str]) -> tuple[float, in
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.spam", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.spam_reflag", description=__doc__.splitlines()[0])
     parser.add_argument("--names", type=int, default=727_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--spam-share", type=float, default=0.03)
@@ -53,11 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     names = labels(args.names, args.seed, args.spam_share)
     built_in = load_dictionary()
     changed = SpamDictionary(built_in.terms | {"coach", "nike", "cheap"}, frozenset({"poker"}), source="changed")
-    from ..signals.spam import _segment
+    from ..signals.spam import segment
 
     print(f"{len(names):,} labels, {args.spam_share:.0%} with a spam word (seed {args.seed})")
     for label, dictionary in (("built-in", built_in), ("changed", changed)):
-        _segment.cache_clear()
+        segment.cache_clear()
         seconds, flagged = _time_match(dictionary, names)
         print(
             f"match in memory, {label} dictionary: {seconds:.2f} s ({seconds / len(names) * 1e6:.2f} us a name), "
@@ -72,14 +72,14 @@ def main(argv: list[str] | None = None) -> int:
                 ((i, f"{n}.com", n) for i, n in enumerate(names, 1)),
             )
         for label, dictionary in (("built-in", built_in), ("changed", changed)):
-            _segment.cache_clear()
+            segment.cache_clear()
             report = reflag(conn, dictionary, force=True)
             print(
                 f"reflag over SQLite, {label} dictionary: {report.seconds:.2f} s ({report.examined:,} names read "
                 f"through the trigram index), {report.changed:,} rows rewritten"
             )
         everything = SpamDictionary(built_in.terms | {"ai"}, source="with a 2-letter term")
-        _segment.cache_clear()
+        segment.cache_clear()
         report = reflag(conn, everything, force=True)
         print(
             f"reflag over SQLite, a term too short for the index (every name read): {report.seconds:.2f} s, "

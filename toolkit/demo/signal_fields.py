@@ -6,7 +6,7 @@ fields the demo made before these signals existed stay exactly as they were.
 - `spam_names`: most listings the demo marks `is_spammy` (links without trust) get a name
   holding a spam word of the built-in dictionary (`casinobonus.com`, `cheappills.net`);
 - `archive_columns`: the archive signals `edt enrich` computes from CDX rows
-  (`toolkit.signals.archive`), for rows with Wayback figures: years archived out of the
+  (`toolkit.signals.wayback_content`), for rows with Wayback figures: years archived out of the
   span, the longest gap, redirect share, parked pages (more often on parking nameservers)
   and the continuity score by the same formula;
 - `metric_history_states`: earlier observations of some listings' metrics, so
@@ -17,12 +17,13 @@ fields the demo made before these signals existed stay exactly as they were.
 from __future__ import annotations
 
 import random
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from ..signals.archive import parking_service
+from ..signals.wayback_content import ARCHIVE_FIELDS, parking_service
+from .clock import iso
 
 __all__ = ["SPAM_WORDS", "spam_names", "archive_columns", "metric_history_states"]
 
@@ -95,17 +96,7 @@ def archive_columns(
     content_years = np.round(years * (1 - redirect * rng.uniform(0.5, 1.0, n)))
     continuity = np.round(100 * content_years / span * (1 - parked_share)).astype(np.int64)
     captures = np.maximum(10, (rng.exponential(60, n) + 10).astype(np.int64))
-    out: dict[str, list[Any]] = {
-        k: [None] * n
-        for k in (
-            "archive_years",
-            "archive_longest_gap",
-            "archive_redirect_share",
-            "archive_parked",
-            "archive_parked_reason",
-            "archive_continuity",
-        )
-    }
+    out: dict[str, list[Any]] = {k: [None] * n for k in ARCHIVE_FIELDS}
     first_years, last_years = first_year.tolist(), last_year.tolist()
     for i in np.flatnonzero(has_wb).tolist():
         reasons = []
@@ -135,10 +126,6 @@ def _years(ordinals: np.ndarray) -> np.ndarray:
     return days.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
 
 
-def _iso(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def metric_history_states(
     records: list[dict[str, Any]], skip: set[int], anchor: int, seed: int, chunk: int
 ) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -162,12 +149,12 @@ def metric_history_states(
             continue
         chosen = sorted(rnd.sample(days, min(len(days), rnd.randint(1, 3))), reverse=True)  # oldest first
         for step, d in enumerate(chosen):
-            earlier = dict(record)
+            earlier: dict[str, Any] = dict(record)
             share = (step + 1) / (len(chosen) + 1)  # later states are closer to today's values
-            for metric, drift in (("trust_flow", 3), ("citation_flow", 4), ("domain_authority", 2)):
+            for metric, points in (("trust_flow", 3), ("citation_flow", 4), ("domain_authority", 2)):
                 value = record[metric]
                 if value is not None:
-                    earlier[metric] = max(0, value - round(rnd.randint(0, drift) * (1 - share)))
+                    earlier[metric] = max(0, value - round(rnd.randint(0, points) * (1 - share)))
             for metric, drift in (("referring_domains", 0.12), ("backlinks_count", 0.2)):
                 value = record[metric]
                 if value is not None:
@@ -178,9 +165,9 @@ def metric_history_states(
                     earlier["domain_authority"] = round(record["domain_authority"] * rnd.uniform(0.2, 0.5))
                 if record["referring_domains"] is not None and rnd.random() < 0.5:
                     earlier["referring_domains"] = round(record["referring_domains"] * rnd.uniform(0.1, 0.4))
-            earlier["updated_at"] = _iso(anchor - d * DAY)
+            earlier["updated_at"] = iso(anchor - d * DAY)
             by_time.setdefault(anchor - d * DAY, []).append(earlier)
-    return [(_iso(t), by_time[t]) for t in sorted(by_time)]
+    return [(iso(t), by_time[t]) for t in sorted(by_time)]
 
 
 def _seconds(text: str) -> int:

@@ -1,7 +1,7 @@
 """`enrich(mirror)`: Wayback, RDAP and language figures for the mirror's listings, politely.
 
     from toolkit import Mirror
-    from toolkit.enrich.run import enrich
+    from toolkit.enrich.listings import enrich
     report = enrich(Mirror("data/mirror.db"), params={"tld": ".com"}, limit=500)
     print("\\n".join(report.lines()))
 
@@ -41,7 +41,6 @@ Writing: see `_write_batch` for why this is a targeted UPDATE rather than `save_
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 from collections import Counter
@@ -51,172 +50,37 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 import httpx
-from httpx_retries import RetryTransport
 
-from .. import __version__
-from ..sync.remote import ContractRetry, MalformedBody, Traffic, network_bound, request_timeout
-from ..signals.archive import parking_service
+from ..sync.remote import Traffic
+from ..signals.wayback_content import parking_service
 from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, to_db, utc_seconds
 from ..store.lock import writer_lock
 from ..store.writer import bump_generation
-from .cache import CACHE_TABLE, cache_get, cache_put, cached_rdap
+from .cache import cache_get, cache_put, cached_rdap
 from .language import (
     PAGE_KEY,
     ArchivedPage,
     ArchiveFetchError,
     Detection,
-    check_page_body,
     load_detector,
     page_language,
     wayback_summary_with_page,
 )
-from .rdap import BOOTSTRAP_MAX_AGE, Bootstrap, NoRdapService, RdapError, check_rdap_body, load_bootstrap
+from .rdap import BOOTSTRAP_MAX_AGE, Bootstrap, NoRdapService, RdapError, load_bootstrap
 from .score import quality_score
-from .wayback import CDX_URL, WaybackError, WaybackSummary, check_cdx_body
+from .wayback import CDX_URL, WaybackError, WaybackSummary
+from .polite import (
+    MAX_AGE,
+    MAX_CONSECUTIVE_ERRORS,
+    Clock,
+    Sleep,
+    describe_failure,
+    polite_client,
+)
 
-__all__ = [
-    "USER_AGENT",
-    "CONTACT_ENV",
-    "user_agent_header",
-    "MIN_INTERVAL",
-    "DEFAULT_MIN_INTERVAL",
-    "MAX_AGE",
-    "CACHE_TABLE",
-    "PROGRESS_KEY",
-    "EnrichReport",
-    "HostPacer",
-    "polite_client",
-    "cache_get",
-    "cache_put",
-    "enrich",
-]
+__all__ = ["PROGRESS_KEY", "EnrichReport", "enrich"]
 
-USER_AGENT = f"expired-domains-toolkit/{__version__}"
-CONTACT_ENV = "EDT_CONTACT"  # an address or URL the services can reach you at, added to the User-Agent
-
-# Seconds between two requests to one host. The Wayback CDX API allows about 60 requests a
-# minute before it throttles; we stay well below (archived pages, same host, share the pace).
-# Registries' RDAP servers publish no common limit: one a second each.
-MIN_INTERVAL: dict[str, float] = {"web.archive.org": 1.5, "data.iana.org": 1.0}
-DEFAULT_MIN_INTERVAL = 1.0
-MAX_AGE: dict[str, timedelta] = {
-    "wayback": timedelta(days=30),
-    "rdap": timedelta(days=2),
-    "language": timedelta(days=90),
-}
-MAX_CONSECUTIVE_ERRORS = 10
 PROGRESS_KEY = "enrich_progress"
-
-Sleep = Callable[[float], None]
-Clock = Callable[[], float]
-
-
-# -- the HTTP stack ---------------------------------------------------------------------
-
-
-class HostPacer(httpx.BaseTransport):
-    """Keeps at least `min_interval[host]` seconds between two requests to one host, and
-    counts the requests that go out (retries included) in `traffic`."""
-
-    def __init__(
-        self,
-        inner: httpx.BaseTransport,
-        traffic: Traffic,
-        *,
-        min_interval: Mapping[str, float] | None = None,
-        default: float = DEFAULT_MIN_INTERVAL,
-        sleep: Sleep = time.sleep,
-        clock: Clock = time.monotonic,
-    ):
-        self.inner = inner
-        self.traffic = traffic
-        self.min_interval = dict(MIN_INTERVAL if min_interval is None else min_interval)
-        self.default = default
-        self.sleep = sleep
-        self.clock = clock
-        self.paced = 0.0  # seconds waited for pacing
-        self._last: dict[str, float] = {}
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        host = request.url.host
-        last = self._last.get(host)
-        if last is not None:
-            wait = last + self.min_interval.get(host, self.default) - self.clock()
-            if wait > 0:
-                self.paced += wait
-                self.sleep(wait)
-        self._last[host] = self.clock()
-        with self.traffic.exchange(request, self.clock()):
-            return self.inner.handle_request(request)
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-def _check_body(response: httpx.Response) -> None:
-    """A 200 cut off in transit is retried like a 5xx (`MalformedBody`)."""
-    if response.status_code != 200:
-        return
-    response.read()
-    url = response.request.url
-    try:
-        if url.path.rstrip("/").endswith("/cdx/search/cdx"):
-            check_cdx_body(response.content, "json" if url.params.get("output") == "json" else "text")
-        elif url.host == "web.archive.org" and url.path.startswith("/web/"):  # an archived page
-            check_page_body(response)
-        else:  # RDAP answers and the bootstrap are JSON objects
-            check_rdap_body(response.content)
-    except ValueError as exc:
-        raise MalformedBody(f"{url.host}: {exc}") from None
-
-
-def user_agent_header() -> str:
-    """`$EDT_USER_AGENT` when set, else `USER_AGENT` with `(+$EDT_CONTACT)` when that is set."""
-    contact = os.environ.get(CONTACT_ENV, "").strip()
-    return os.environ.get("EDT_USER_AGENT") or (f"{USER_AGENT} (+{contact})" if contact else USER_AGENT)
-
-
-def polite_client(
-    transport: httpx.BaseTransport | None = None,
-    *,
-    traffic: Traffic | None = None,
-    sleep: Sleep = time.sleep,
-    clock: Clock = time.monotonic,
-    retries: int = 4,
-    backoff: float = 2.0,
-    min_interval: Mapping[str, float] | None = None,
-    user_agent: str | None = None,
-    give_up_after: float | None = None,
-    say: Callable[[str], None] | None = None,
-) -> httpx.Client:
-    """An httpx client for third-party services: user agent, per-host pacing, retries.
-
-    Transports, innermost first (as `toolkit.sync.remote`): `transport` (default the network;
-    tests pass `httpx.MockTransport`), `HostPacer`, httpx-retries' `RetryTransport` with
-    `ContractRetry`. `sleep` serves both the pacing and the retry waits (tests pass a no-op).
-    A host unreachable for `give_up_after` seconds (default EDT_TIMEOUT, else 60) raises
-    `HostUnreachable` (the run stops);
-    `say` is told of each retry (host, which retry, the wait)."""
-    traffic = traffic if traffic is not None else Traffic()
-    give_up_after = network_bound(give_up_after)
-    retry = ContractRetry.policy(
-        retries=retries,
-        backoff=backoff,
-        validate=_check_body,
-        traffic=traffic,
-        sync_sleep=sleep,
-        give_up_after=give_up_after,
-        say=say,
-    )
-    retry.clock = clock
-    paced = HostPacer(transport or httpx.HTTPTransport(), traffic, min_interval=min_interval, sleep=sleep, clock=clock)
-    return httpx.Client(
-        headers={"User-Agent": user_agent or user_agent_header()},
-        transport=RetryTransport(transport=paced, retry=retry),
-        timeout=request_timeout(give_up_after),
-        follow_redirects=True,  # RDAP servers may redirect (RFC 9224 section 5)
-    )
-
 
 # -- the cache --------------------------------------------------------------------------
 
@@ -426,7 +290,7 @@ class _Run:
         try:
             summary, page = wayback_summary_with_page(self.client, domain, output=self.cdx_output, url=self.cdx_url)
         except (WaybackError, httpx.HTTPError) as exc:
-            self._failed("wayback", domain, _describe(exc))
+            self._failed("wayback", domain, describe_failure(exc))
             return None
         self.failures["wayback"] = 0
         self.report.wayback_fetched += 1
@@ -448,7 +312,7 @@ class _Run:
         try:
             detection = page_language(self.client, page)
         except (ArchiveFetchError, httpx.HTTPError) as exc:
-            self._failed("language", domain, _describe(exc))
+            self._failed("language", domain, describe_failure(exc))
             return None
         self.failures["language"] = 0
         if page is not None:
@@ -503,7 +367,7 @@ class _Run:
             self.report.no_rdap[f".{exc.tld}"] += 1
             return None
         except (RdapError, httpx.HTTPError) as exc:
-            self._failed("rdap", domain, _describe(exc))
+            self._failed("rdap", domain, describe_failure(exc))
             return None
         if fetched:
             self.failures["rdap"] = 0
@@ -525,12 +389,6 @@ def _mark_parking(values: dict[str, Any]) -> None:
         values["archive_parked_reason"] = f"nameservers at {service}"
     elif service and f"nameservers at {service}" not in (values.get("archive_parked_reason") or ""):
         values["archive_parked_reason"] = f"nameservers at {service}; {values['archive_parked_reason']}"
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, httpx.HTTPError) and not str(exc):
-        return type(exc).__name__
-    return str(exc) if isinstance(exc, (WaybackError, RdapError, ArchiveFetchError)) else f"{type(exc).__name__}: {exc}"
 
 
 def _selected_rows(mirror: Any, params: Mapping[str, Any] | None) -> list[tuple[int, str]]:
@@ -618,7 +476,9 @@ def enrich(
                         )
                 except (RdapError, httpx.HTTPError) as exc:
                     run.enabled["rdap"] = False
-                    report.messages.append(f"rdap: skipped, the IANA bootstrap is unavailable ({_describe(exc)})")
+                    report.messages.append(
+                        f"rdap: skipped, the IANA bootstrap is unavailable ({describe_failure(exc)})"
+                    )
             for start in range(0, len(todo), batch_size):
                 batch = todo[start : start + batch_size]
                 updates: dict[int, dict[str, Any]] = {}

@@ -42,7 +42,7 @@ import httpx
 from httpx_retries import RetryTransport
 
 from ..store.feed_catalog import Feed, feed_table
-from ..store.fields import iso_timestamp
+from ..store.fields import utc_seconds
 from ..store.lock import writer_lock
 from ..store.writer import close_listings
 from ..sync.remote import (
@@ -54,7 +54,9 @@ from ..sync.remote import (
     request_timeout,
     shared_limiter,
 )
-from . import DEFAULT_BOUNDS, Bounds, IngestError, IngestReport, ingest_file
+from .common import IngestError
+from .feed_file import DEFAULT_BOUNDS, Bounds
+from .file_ingest import IngestReport, ingest_file
 
 __all__ = [
     "FeedReport",
@@ -343,7 +345,7 @@ def transfer_zone(url: str, dest: Path, *, tsig: str | None = None, timeout: flo
             )
         keys = {"keyring": dns.tsigkeyring.from_text({name: secret}), "keyname": name, "keyalgorithm": algorithm}
     try:
-        address = socket.getaddrinfo(parts.hostname, port, proto=socket.IPPROTO_TCP)[0][4][0]
+        address = str(socket.getaddrinfo(parts.hostname, port, proto=socket.IPPROTO_TCP)[0][4][0])
         names: set[str] = set()
         for message in dns.query.xfr(address, zone, port=port, lifetime=timeout, relativize=False, **keys):
             for rrset in message.answer:
@@ -393,15 +395,11 @@ def _suffix(url: str) -> str:
     return ".txt"
 
 
-def _stamp(moment: datetime) -> str:
-    return iso_timestamp(moment.astimezone(timezone.utc).replace(microsecond=0))
-
-
 def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClient, folder: Path) -> FeedReport:
     """Download and ingest one feed (the module's steps 1 and 2); never raises for the feed's own trouble."""
     # to the second, as every moment the mirror keeps (the columnar index holds them as such)
     moment = mirror.now().astimezone(timezone.utc).replace(microsecond=0)
-    started, day = _stamp(moment), moment.strftime("%Y-%m-%d")
+    started, day = utc_seconds(moment), moment.strftime("%Y-%m-%d")
     report = FeedReport(feed.name, "ok")
     if not feed.url:
         report.status, report.message = "skipped", f"no address: set url in the config file's [feeds.{feed.name}]"
@@ -434,12 +432,12 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
     except IngestError as exc:  # a body past the bounds: refused as it arrived
         report.status, report.message = "format", f"{exc.file}: {exc.problem}; {exc.fix}; nothing of it was written"
         with conn:
-            _record_run(conn, feed, report, started, _stamp(mirror.now()))
+            _record_run(conn, feed, report, started, utc_seconds(mirror.now()))
         return report
     except FeedDown as exc:
         report.status, report.message, report.requests = "down", str(exc), client.traffic.requests
         with conn:
-            _record_run(conn, feed, report, started, _stamp(mirror.now()))
+            _record_run(conn, feed, report, started, utc_seconds(mirror.now()))
         return report
     except ValueError as exc:  # a bad axfr:// address or tsig in the config
         report.status, report.message = "format", f"[feeds.{feed.name}]: {exc}"
@@ -449,32 +447,14 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
         report.status, report.message = "not_modified", "the publisher's file has not changed since the last run"
         with conn:
             _save_state(conn, feed, checked_at=started, changed=False)
-            _record_run(conn, feed, report, started, _stamp(mirror.now()))
+            _record_run(conn, feed, report, started, utc_seconds(mirror.now()))
         return report
 
     options = dict(feed.options)
     previous = state.get("snapshot")
-    if feed.is_zone:
-        if not previous or not Path(previous).is_file():
-            report.message = f"first snapshot ({target.name}); names that leave the zone are found from the next run"
-            report.ingest = IngestReport(feed.adapter, str(target), f"ingest:{feed.adapter}", started)
-            with conn:
-                _save_state(
-                    conn,
-                    feed,
-                    checked_at=started,
-                    changed=True,
-                    etag=download.etag,
-                    last_modified=download.last_modified,
-                    snapshot=str(target),
-                )
-                _record_run(conn, feed, report, started, _stamp(mirror.now()))
-            return report
-        options.update(previous=previous, zone_date=day)
 
-    def commit_with_rows(writer: Any, ingested: IngestReport) -> None:
-        report.ingest = ingested
-        report.closed = _close_unlisted(writer, feed, ingested.observed_at)
+    def keep_download(writer: Any) -> None:
+        """The feed's new validators (and snapshot) and this run, with what the download brought."""
         _save_state(
             writer,
             feed,
@@ -484,7 +464,21 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
             last_modified=download.last_modified,
             snapshot=str(target) if feed.is_zone else None,
         )
-        _record_run(writer, feed, report, started, _stamp(mirror.now()))
+        _record_run(writer, feed, report, started, utc_seconds(mirror.now()))
+
+    if feed.is_zone:
+        if not previous or not Path(previous).is_file():
+            report.message = f"first snapshot ({target.name}); names that leave the zone are found from the next run"
+            report.ingest = IngestReport(feed.adapter, str(target), f"ingest:{feed.adapter}", started)
+            with conn:
+                keep_download(conn)
+            return report
+        options.update(previous=previous, zone_date=day)
+
+    def commit_with_rows(writer: Any, ingested: IngestReport) -> None:
+        report.ingest = ingested
+        report.closed = _close_unlisted(writer, feed, ingested.observed_at)
+        keep_download(writer)
 
     try:
         ingest_file(
@@ -496,7 +490,7 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
         report.status, report.message = "format", f"{where}: {exc.problem}; {exc.fix}; nothing of it was written"
         report.ingest = None
         with conn:
-            _record_run(conn, feed, report, started, _stamp(mirror.now()))
+            _record_run(conn, feed, report, started, utc_seconds(mirror.now()))
         if feed.is_zone:
             target.unlink(missing_ok=True)
         return report

@@ -1,12 +1,12 @@
 """The `names` job: ask each watched name's registry over RDAP what stage it is at.
 
     from toolkit import Mirror
-    from toolkit.enrich.watch import check_names
+    from toolkit.enrich.name_checks import check_names
     from toolkit.ingest.lifecycle import predict_drop_window
     report = check_names(Mirror("data/mirror.db"), predict=predict_drop_window)
     print("\\n".join(report.lines()))
 
-The lookups are `edt enrich`'s (`toolkit.enrich.run.polite_client`: a user agent naming the
+The lookups are `edt enrich`'s (`toolkit.enrich.polite.polite_client`: a user agent naming the
 toolkit, one request a second per registry, retries with `Retry-After` waited out, a host
 given up on after `EDT_TIMEOUT`; the IANA bootstrap and the `enrich_cache`). An answer
 younger than `MAX_AGE` (20 hours: a daily run always asks again) is taken from the cache.
@@ -38,7 +38,7 @@ from ..sync.remote import RemoteFailed
 from ..sync.watched_names import Observation, Predict, name_key, queue_listed, record_failure, record_observation
 from .cache import cached_rdap
 from .rdap import BOOTSTRAP_MAX_AGE, NoRdapService, RdapError, load_bootstrap
-from .run import _describe, polite_client
+from .polite import describe_failure, polite_client
 
 __all__ = ["MAX_AGE", "NamesReport", "check_names", "run_names_job"]
 
@@ -111,33 +111,36 @@ def check_names(
             try:
                 bootstrap, _ = load_bootstrap(conn, client, now=now, url=bootstrap_url, max_age=BOOTSTRAP_MAX_AGE)
             except (RdapError, httpx.HTTPError, RemoteFailed) as exc:
-                report.errors.append(f"the IANA RDAP bootstrap is unavailable ({_describe(exc)}): no name was checked")
-        for name in wanted if bootstrap is not None else []:
-            report.checked += 1
-            try:
-                checked_at, answer, fetched = cached_rdap(conn, client, bootstrap, name, now=now, max_age=MAX_AGE)
-            except NoRdapService as exc:
-                record_failure(mirror, name, str(exc), rdap=str(exc))
-                report.no_rdap.append(f"{name}: {exc}")
-                continue
-            except (RdapError, httpx.HTTPError, RemoteFailed, ValueError) as exc:
-                record_failure(mirror, name, _describe(exc))
-                report.errors.append(f"{name}: {_describe(exc)} (its stage is left as it was)")
-                continue
-            report.fetched += fetched
-            seen = Observation(
-                name,
-                checked_at,
-                answer.available,
-                list(answer.statuses),
-                answer.registered_at,
-                answer.expires_at,
-                answer.registrar,
-                answer.pending_status,
-            )
-            stage = record_observation(mirror, seen, predict=predict)
-            if stage is not None:
-                report.changed.append((name, stage))
+                report.errors.append(
+                    f"the IANA RDAP bootstrap is unavailable ({describe_failure(exc)}): no name was checked"
+                )
+        if bootstrap is not None:
+            for name in wanted:
+                report.checked += 1
+                try:
+                    checked_at, answer, fetched = cached_rdap(conn, client, bootstrap, name, now=now, max_age=MAX_AGE)
+                except NoRdapService as exc:
+                    record_failure(mirror, name, str(exc), rdap=str(exc))
+                    report.no_rdap.append(f"{name}: {exc}")
+                    continue
+                except (RdapError, httpx.HTTPError, RemoteFailed, ValueError) as exc:
+                    record_failure(mirror, name, describe_failure(exc))
+                    report.errors.append(f"{name}: {describe_failure(exc)} (its stage is left as it was)")
+                    continue
+                report.fetched += fetched
+                seen = Observation(
+                    name,
+                    checked_at,
+                    answer.available,
+                    list(answer.statuses),
+                    answer.registered_at,
+                    answer.expires_at,
+                    answer.registrar,
+                    answer.pending_status,
+                )
+                stage = record_observation(mirror, seen, predict=predict)
+                if stage is not None:
+                    report.changed.append((name, stage))
     report.listed = queue_listed(mirror, job="names")
     delivered = deliver_alerts(mirror, alerts or alert_config(), transport=alert_transport, sleep=sleep)
     report.alerts = delivered.line()

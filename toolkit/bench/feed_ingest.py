@@ -1,6 +1,6 @@
 """What a day of a big public feed costs, in whole processes, against its peers in the same run.
 
-    python -m toolkit.bench.feeds [--rows 1100000] [--godaddy 590000] [--bomb] [--seed 1]
+    python -m toolkit.bench.feed_ingest [--rows 1100000] [--godaddy 590000] [--bomb] [--seed 1]
                                   [--work DIR] [--markdown]
 
 A script, not a timed test. It writes seeded random files in the real feeds' formats and sizes
@@ -260,7 +260,7 @@ def _line(run_: Run, feed: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.feeds", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.feed_ingest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200_000, help="auction rows (the real file: about 1.1 million)")
     parser.add_argument("--godaddy", type=int, default=0, metavar="N", help="also a GoDaddy JSON of N records")
     parser.add_argument("--bomb", action="store_true", help="also the 3 GB expansions, refused")

@@ -1,0 +1,564 @@
+"""A feed file read as a stream, never more than its `Bounds` allow: zip (one data member) and
+gzip read as they unzip, UTF-8 decoded line by line (`read_feed`, `FeedFile`); its JSON array
+item by item (`json_items`), its CSV row by row (`csv_table`, `csv_records`); and `fetch`, the
+download that appears only once whole. A file that cannot be read as a whole is an
+`IngestError` naming the file, the line and the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import itertools
+import re
+import tempfile
+import urllib.request
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from .common import UNIT_SEPARATOR, IngestError, Row, Skipped, text_digest
+
+__all__ = [
+    "Bounds",
+    "DEFAULT_BOUNDS",
+    "FeedFile",
+    "read_feed",
+    "json_items",
+    "fetch",
+    "header_key",
+    "csv_table",
+    "csv_records",
+]
+
+# -- reading files ----------------------------------------------------------------------
+
+MB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What a feed file may be before it is refused whole (`IngestError`, nothing written):
+    how big it may expand to (unzipped), how long one line, CSV field or JSON record may be,
+    how many entries a zip may hold. The defaults are several times the biggest real files
+    (GoDaddy's all-listings JSON: 450 MB unzipped, records under 2 KB). `setting` says where
+    a user raises them, `{key}` (max_size_mb, max_field_kb) or `{option}` (max-size-mb) in it."""
+
+    size: int = 2048 * MB
+    field: int = 1 * MB
+    members: int = 16
+    setting: str = "ingest_file(bounds=Bounds.of({key}=...))"
+
+    @classmethod
+    def of(
+        cls, max_size_mb: float | None = None, max_field_kb: float | None = None, *, setting: str | None = None
+    ) -> "Bounds":
+        """Bounds from a config's or a command's figures (None: the default)."""
+        default = cls()
+        return cls(
+            size=int(max_size_mb * MB) if max_size_mb is not None else default.size,
+            field=int(max_field_kb * 1024) if max_field_kb is not None else default.field,
+            setting=setting or default.setting,
+        )
+
+    def _where(self, key: str) -> str:
+        return self.setting.format(key=key, option=key.replace("_", "-"))
+
+    def too_big(self, name: str, line: int | None) -> "IngestError":
+        return IngestError(
+            name,
+            line,
+            f"the file expands past {self.size / MB:,.0f} MB, the most a feed file may be",
+            f"if the publisher's file really is that big, raise {self._where('max_size_mb')}",
+        )
+
+    def too_long(self, name: str, line: int | None, what: str = "a line") -> "IngestError":
+        return IngestError(
+            name,
+            line,
+            f"{what} longer than {self.field / 1024:,.0f} KB, the most one line, field or record of a feed file may be",
+            f"if the publisher's file really has one, raise {self._where('max_field_kb')}",
+        )
+
+
+DEFAULT_BOUNDS = Bounds()
+_DATA_SUFFIXES = (".json", ".csv", ".txt", ".tsv", ".zone", ".lst", ".list")
+_ZIP, _GZIP = b"PK\x03\x04", b"\x1f\x8b"
+_CHUNK = 1 << 16
+
+
+class _Counted(io.RawIOBase):
+    """A decompressed stream that refuses to give more than `limit` bytes, and (when
+    `span` is set) more than `span` bytes since the reader's last `mark()` (one record); a
+    damaged or truncated archive under it is `broken(line)`."""
+
+    def __init__(
+        self,
+        inner: Any,
+        limit: int,
+        too_big: Callable[[int | None], Exception],
+        span: int | None,
+        too_long: Callable[[int], Exception],
+        broken: Callable[[int, Exception], Exception],
+    ):
+        self._inner, self._limit, self._too_big = inner, limit, too_big
+        self._span, self._too_long, self._broken = span, too_long, broken
+        self.count = self.newlines = self._mark = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            n = self._inner.readinto(buffer)
+        except (EOFError, zlib.error, zipfile.BadZipFile, OSError) as exc:
+            raise self._broken(self.newlines + 1, exc) from None
+        if n:
+            self.count += n
+            self.newlines += memoryview(buffer)[:n].tobytes().count(b"\n")
+            if self.count > self._limit:
+                raise self._too_big(self.newlines + 1 if self._span is not None else None)
+            if self._span is not None and self.count - self._mark > self._span + _CHUNK:
+                raise self._too_long(self.newlines + 1)
+        return n
+
+    def mark(self) -> None:
+        self._mark = self.count
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+@dataclass
+class FeedFile:
+    """A feed file opened as a stream: zip (one data member) and gzip read as they unzip,
+    UTF-8 decoded line by line, never more than `bounds` allow. `name` is what errors cite
+    (`path!member` inside a zip); `head` the first 64 KB of its text, to tell its kind."""
+
+    name: str
+    path: Path
+    member: str | None
+    gzipped: bool
+    bounds: Bounds
+    head: str = ""
+    suffix: str = ""  # the data's own extension (.json, .csv, ...), the member's inside a zip
+
+    def raw(self, *, span: int | None = None) -> _Counted:
+        """The decompressed bytes, bounded (`span`: the most bytes one record may take)."""
+        if self.member is not None:
+            inner: Any = zipfile.ZipFile(self.path).open(self.member)
+        elif self.gzipped:
+            inner = gzip.open(self.path, "rb")
+        else:
+            inner = open(self.path, "rb")
+        bounds = self.bounds
+        return _Counted(
+            inner,
+            bounds.size,
+            lambda line: bounds.too_big(self.name, line),
+            span,
+            lambda line: bounds.too_long(self.name, line, "a record or value"),
+            self._broken,
+        )
+
+    def _broken(self, line: int, exc: Exception) -> "IngestError":
+        if self.gzipped:
+            return IngestError(str(self.path), line, f"not a complete gzip file ({exc})", "download the file again")
+        if self.member is not None:
+            return IngestError(
+                self.name,
+                None,
+                f"the archive member cannot be read ({exc})",
+                "download the archive again (it is truncated or damaged)",
+            )
+        return IngestError(self.name, None, f"cannot read the file ({exc})", "check the path and its permissions")
+
+    def lines(self, *, ends: bool = False) -> Iterator[tuple[int, str, bool]]:
+        """(line number, line (without its end unless `ends`), whether the line was terminated),
+        one at a time: a line longer than the bounds, or one that is not UTF-8, is an `IngestError`."""
+        for number, lines, complete in self.blocks():
+            last = len(lines) - 1
+            for offset, line in enumerate(lines):
+                terminated = complete or offset < last
+                if ends:
+                    yield number + offset, line + "\n" if terminated else line, terminated
+                else:
+                    yield number + offset, line[:-1] if line.endswith("\r") else line, terminated
+
+    def blocks(self, size: int = 1 << 20) -> Iterator[tuple[int, list[str], bool]]:
+        """The text as blocks of whole lines, about `size` bytes each: (the first line's number,
+        its lines without their line feeds (a CR before one is kept), whether the block's last
+        line was terminated: false only for a file's last line without its end)."""
+        limit = self.bounds.field
+        number, carry = 1, b""
+        with self.raw() as stream:
+            while True:
+                chunk = stream.read(size)
+                data = carry + chunk if carry else chunk
+                if not chunk:
+                    if data:
+                        yield number, [self._decode(data, number)], False
+                    return
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    if len(data) > limit:
+                        raise self.bounds.too_long(self.name, number, f"line {number:,} is")
+                    carry = data
+                    continue
+                body, carry = data[:cut], data[cut + 1 :]
+                lines = self._decode(body, number).split("\n")
+                if len(body) > limit and max(map(len, lines)) * 4 > limit:  # a character is 4 bytes at most
+                    for offset, line in enumerate(lines):
+                        if len(line.encode()) > limit:
+                            raise self.bounds.too_long(self.name, number + offset, f"line {number + offset:,} is")
+                if len(carry) > limit:
+                    at = number + len(lines)
+                    raise self.bounds.too_long(self.name, at, f"line {at:,} is")
+                yield number, lines, True
+                number += len(lines)
+
+    def _decode(self, data: bytes, number: int) -> str:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = number + data.count(b"\n", 0, exc.start)
+            raise IngestError(
+                self.name,
+                line,
+                f"not UTF-8 text (byte {data[exc.start]:#04x})",
+                "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)",
+            ) from None
+        return text[1:] if number == 1 and text.startswith("\ufeff") else text
+
+    def first_line(self) -> str:
+        """The first line that is not blank (from `head`)."""
+        return self.head.lstrip("\r\n").split("\n", 1)[0].rstrip("\r")
+
+    def starts_json(self) -> bool:
+        return self.head.lstrip()[:1] in ("{", "[")
+
+
+def _zip_member(path: Path, bounds: Bounds) -> tuple[str, int]:
+    """The one data member of a zip archive and its declared size, after the checks a third
+    party's archive must pass (readable, few members, no path outside the archive)."""
+    fix = "download the archive again (it is truncated or damaged)"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = [i for i in archive.infolist() if not i.is_dir()]
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise IngestError(str(path), None, f"not a readable zip archive ({exc})", fix) from None
+    if len(members) > bounds.members:
+        raise IngestError(
+            str(path),
+            None,
+            f"the archive holds {len(members):,} files, more than the {bounds.members} a feed archive may",
+            "pass the feed's own archive (one data file)",
+        )
+    for info in members:
+        parts = info.filename.replace("\\", "/").split("/")
+        if ".." in parts or info.filename.startswith(("/", "\\")) or ":" in parts[0]:
+            raise IngestError(
+                str(path),
+                None,
+                f"the archive names a file outside itself ({info.filename!r})",
+                "this is not a feed's archive: do not unzip it",
+            )
+    data_members = [i for i in members if i.filename.lower().endswith(_DATA_SUFFIXES)] or members
+    if len(data_members) != 1:
+        names = ", ".join(i.filename for i in data_members) or "none"
+        raise IngestError(
+            str(path),
+            None,
+            f"the archive holds {len(data_members)} data files ({names})",
+            "pass an archive of one .json/.csv/.txt file, or unzip it and pass the file",
+        )
+    member = data_members[0]
+    if member.file_size > bounds.size:
+        raise bounds.too_big(f"{path}!{member.filename}", None)
+    return member.filename, member.file_size
+
+
+def _container(path: Path) -> str:
+    """What the file's bytes are: zip, gzip or plain (by its first bytes, not its name)."""
+    with open(path, "rb") as fh:
+        magic = fh.read(4)
+    return "zip" if magic == _ZIP else "gzip" if magic[:2] == _GZIP else "plain"
+
+
+def read_feed(path: str | Path, bounds: Bounds = DEFAULT_BOUNDS) -> FeedFile:
+    """A feed file, checked and opened for streaming (`FeedFile`): zip (one data member) and
+    gzip are unzipped as read, UTF-8 (with or without BOM) decoded. A file that is not what
+    its name says, empty, truncated, too big for `bounds` or not text is an `IngestError`."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        container = _container(path)
+    except OSError as exc:
+        raise IngestError(
+            str(path), None, f"cannot read the file ({exc.strerror or exc})", "check the path and its permissions"
+        ) from None
+    named = path.suffix.lower()
+    said = {".zip": "zip", ".gz": "gzip"}.get(named, "plain")
+    if said != container and not (said == "plain" and container == "zip" and named in ("", ".txt")):
+        what = {"zip": "a zip archive", "gzip": "gzip data", "plain": "plain text"}
+        raise IngestError(
+            str(path),
+            None,
+            f"the file is named {named or 'without an extension'} but holds {what[container]}",
+            "check the address: the publisher served another kind of file",
+        )
+    member = None
+    name = str(path)
+    if container == "zip":
+        member, _ = _zip_member(path, bounds)
+        name = f"{path}!{member}"
+    elif container == "plain" and size > bounds.size:
+        raise bounds.too_big(name, None)
+    feed = FeedFile(name, path, member, container == "gzip", bounds)
+    feed.suffix = Path(member or (path.name[: -len(named)] if said != "plain" else path.name)).suffix.lower()
+    if feed.gzipped:  # gzip declares no size: unzip it once, keeping nothing, before a row is read
+        buffer = bytearray(1 << 20)
+        with feed.raw() as stream:
+            while stream.readinto(buffer):
+                pass
+    with feed.raw() as stream:
+        start = stream.read(_CHUNK)
+    if b"\x00" in start:
+        raise IngestError(
+            name,
+            None,
+            "not a text file (it holds NUL bytes)",
+            "check the address: the publisher served another kind of file",
+        )
+    if not start.strip(b" \t\r\n\xef\xbb\xbf"):
+        raise IngestError(name, 1, "the file is empty", "download it again (an empty feed file is a failed download)")
+    feed.head = start.decode("utf-8", errors="ignore").removeprefix("\ufeff")
+    if feed.suffix == ".json" and not feed.starts_json():
+        raise IngestError(
+            name,
+            1,
+            "the file is named .json but is not JSON (it does not start with { or [)",
+            "check the address: the publisher served another kind of file",
+        )
+    return feed
+
+
+_JSON_CUT = ("premature eof", "incomplete")
+
+
+def json_items(feed: FeedFile, key: str = "data") -> tuple[dict[str, Any], Iterator[tuple[int, Any]]]:
+    """Read `{"<key>": [...], ...}` (or a bare `[...]`) as a stream: (the top-level members
+    before the array, an iterator of (record number, item)). Malformed or truncated JSON is
+    an `IngestError` naming the line where it breaks (when the items reach it); a record
+    longer than the bounds is refused before it is held."""
+    import ijson
+
+    others: dict[str, Any] = {}
+    prefix = None
+    with feed.raw(span=feed.bounds.field) as stream:
+        try:
+            events = ijson.parse(stream, use_float=True)
+            for path, event, value in events:
+                if path == "" and event == "start_array":
+                    prefix = "item"
+                    break
+                if path == "" and event == "map_key":
+                    name = value
+                    first = next(events)
+                    if name == key and first[1] == "start_array":
+                        prefix = f"{key}.item"
+                        break
+                    builder = ijson.ObjectBuilder()
+                    for sub, event, value in itertools.chain([first], events):
+                        builder.event(event, value)
+                        if _closes(sub, name, event):
+                            break
+                    others[name] = builder.value
+                    stream.mark()
+                elif path == "" and event not in ("start_map", "end_map"):
+                    raise IngestError(
+                        feed.name,
+                        1,
+                        "not JSON (it does not start with { or [)",
+                        "pass the feed's JSON file, or its CSV/TXT export",
+                    )
+        except ijson.JSONError as exc:
+            raise _json_fail(feed, stream, exc) from None
+    if prefix is None:
+        members = ", ".join(others) or "none"
+        raise IngestError(
+            feed.name,
+            1,
+            f'no "{key}" array at the top level (members: {members})',
+            f'check that this is the feed\'s JSON export ({{"{key}": [...]}})',
+        )
+    return others, _stream_items(feed, prefix)
+
+
+def _closes(path: str, name: str, event: str) -> bool:
+    """Whether `event` at `path` ends the value of top-level member `name`."""
+    return path == name and event in ("end_map", "end_array", "string", "number", "boolean", "null")
+
+
+def _stream_items(feed: FeedFile, prefix: str) -> Iterator[tuple[int, Any]]:
+    import ijson
+
+    with feed.raw(span=feed.bounds.field) as stream:
+        number = 0
+        try:
+            for number, item in enumerate(ijson.items(stream, prefix, use_float=True), start=1):
+                stream.mark()
+                yield number, item
+        except ijson.JSONError as exc:
+            raise _json_fail(feed, stream, exc) from None
+
+
+def _json_fail(feed: FeedFile, stream: _Counted, exc: Exception) -> IngestError:
+    line = stream.newlines + 1
+    if any(word in str(exc).lower() for word in _JSON_CUT):
+        return IngestError(
+            feed.name, line, f"the JSON stops before its end ({exc})", "the file is truncated: download it again"
+        )
+    return IngestError(
+        feed.name, line, f"malformed JSON ({exc})", "check that the file is this feed's JSON export, unedited"
+    )
+
+
+# -- fetching ---------------------------------------------------------------------------
+
+
+def fetch(
+    url: str,
+    dest: str | Path | None = None,
+    *,
+    timeout: float = 120.0,
+    opener: Callable[..., Any] = urllib.request.urlopen,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> Path:
+    """Download `url` to `dest` (a folder, or a file path; default a temporary folder)
+    and return the file's path. The file appears only once complete (written beside it,
+    then renamed), so a failed download never leaves a half file to ingest; one past
+    `bounds.size` is refused as it arrives (`IngestError`)."""
+    name = Path(urllib.request.url2pathname(url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1])).name or "feed"
+    dest = Path(dest) if dest is not None else Path(tempfile.mkdtemp(prefix="edt-ingest-"))
+    target = dest / name if dest.is_dir() else dest
+    partial = target.with_name(target.name + ".partial")
+    request = urllib.request.Request(url, headers={"User-Agent": "expired-domains-toolkit (edt ingest)"})
+    try:
+        with opener(request, timeout=timeout) as response, open(partial, "wb") as out:
+            written = 0
+            while chunk := response.read(_CHUNK):
+                written += len(chunk)
+                if written > bounds.size:
+                    raise bounds.too_big(url, None)
+                out.write(chunk)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    partial.replace(target)
+    return target
+
+
+def header_key(name: str) -> str:
+    """A header cell compared loosely: `Domain Name`, `domainName`, `domain_name` -> `domainname`."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """A delimited file's header and its data rows as (line, cells), read as they are used.
+    The delimiter is the one of `delimiters` the header line uses most. A last row cut short
+    (no line end and fewer cells than the header) means the file is truncated: an
+    `IngestError` when the rows reach it (a load in one transaction then writes nothing).
+    A field longer than the feed's bounds is refused (the csv module's field limit is set to them)."""
+    first = feed.first_line()
+    delimiter = max(delimiters, key=first.count)
+    state = {"terminated": True}
+
+    def text() -> Iterator[str]:
+        for _, lines, complete in feed.blocks():
+            yield from map(_with_end, itertools.islice(lines, len(lines) - 1))  # each with its line end, at C speed
+            state["terminated"] = complete
+            yield lines[-1] + "\n" if complete else lines[-1]
+
+    csv.field_size_limit(feed.bounds.field)
+    reader = csv.reader(text(), delimiter=delimiter, skipinitialspace=True)
+
+    def unreadable(exc: csv.Error) -> IngestError:
+        if "field larger than field limit" in str(exc):
+            return feed.bounds.too_long(feed.name, reader.line_num, "a field")
+        return IngestError(feed.name, reader.line_num, f"unreadable CSV ({exc})", "check the file's quoting")
+
+    header: list[str] | None = None
+    try:
+        for cells in reader:
+            if cells and any(c.strip() for c in cells):
+                header = [c.strip() for c in cells]
+                break
+    except csv.Error as exc:
+        raise unreadable(exc) from None
+    if header is None:
+        raise IngestError(feed.name, 1, "no header line", "pass the feed's CSV export with its header")
+    width = len(header)
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        held: tuple[int, list[str]] | None = None  # one row behind: the last is checked before it is given
+        try:
+            for cells in reader:
+                if not cells or not (cells[0].strip() or any(map(str.strip, cells))):  # a blank row
+                    continue
+                if held is not None:
+                    yield held
+                held = (reader.line_num, cells)
+        except csv.Error as exc:
+            raise unreadable(exc) from None
+        if held is not None:
+            if not state["terminated"] and len(held[1]) < width:
+                raise IngestError(
+                    feed.name,
+                    held[0],
+                    f"the last row stops after {len(held[1])} of {width} columns",
+                    "the file is truncated: download it again",
+                )
+            yield held
+
+    return header, rows()
+
+
+def _with_end(line: str) -> str:
+    return line + "\n"
+
+
+def csv_records(
+    feed: FeedFile,
+    header: list[str],
+    rows: Iterator[tuple[int, list[str]]],
+    fields: list[str | None],
+    kind: str,
+    make: Callable[[dict[str, str], dict[str, str]], dict[str, Any]],
+    on_bad_row: Callable[[Skipped], None],
+    *,
+    key: bytes,
+) -> Iterator[Row]:
+    """The rows of a CSV whose header cells name `fields` (None: a column without one), each
+    with the digest of its cells (`key`: `reading_key`) and its record made when asked
+    (`Row.made`): `make(mapped, original)`, `mapped` by field and `original` by header. A row
+    of another width is skipped here; one `make` refuses (`BadRow`) where it is made."""
+    width, name = len(header), feed.name
+    picked = [(i, f) for i, f in enumerate(fields) if f is not None]
+
+    def record(cells: list[str]) -> dict[str, Any]:
+        return make({f: cells[i] for i, f in picked}, dict(zip(header, cells)))
+
+    for line, cells in rows:
+        if len(cells) != width:
+            on_bad_row(Skipped(name, line, f"{len(cells)} fields, the header has {width}"))
+            continue
+        yield Row(
+            kind, name, line, None, digest=text_digest(UNIT_SEPARATOR.join(cells), key), make=partial(record, cells)
+        )
