@@ -59,6 +59,16 @@ def _note_skip(report) -> None:
             _unexpected_skips.append(f"{report.nodeid or report.fspath}: {reason}")
 
 
+@pytest.fixture(autouse=True)
+def _stands_alone():
+    """A test that opened a file under the folder beside the checkout fails, named (each test
+    runs in a worker process of its own with pytest-xdist: the session's check alone would not see it)."""
+    before = len(_outside_opened)
+    yield
+    if len(_outside_opened) > before:
+        pytest.fail(f"opened outside the repository, under {OUTSIDE}: {sorted(set(_outside_opened[before:]))}")
+
+
 def pytest_collectreport(report) -> None:
     _note_skip(report)
 

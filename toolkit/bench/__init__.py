@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from .. import _lazy_exports
+from .. import lazy_exports
 
 __all__ = [
     "BenchQuery",
@@ -46,4 +46,4 @@ _LAZY = {
     "summarize": ".query",
 }
 
-__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

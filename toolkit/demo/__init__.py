@@ -36,7 +36,7 @@ the generators or NumPy.
 
 from __future__ import annotations
 
-from .. import _lazy_exports
+from .. import lazy_exports
 
 __all__ = [
     "DemoRefused",
@@ -64,4 +64,4 @@ _LAZY = {
     "platform_counts": ".plan",
 }
 
-__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

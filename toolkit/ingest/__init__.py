@@ -39,7 +39,7 @@ adapter.
 
 from __future__ import annotations
 
-from .. import _lazy_exports
+from .. import lazy_exports
 
 __all__ = [
     "ADAPTERS",
@@ -99,4 +99,4 @@ _LAZY = {
     "zone_names": ".zonediff",
 }
 
-__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -566,7 +566,7 @@ def run_feed_job(
     *,
     stop: Any = None,
     say: Callable[[str], None] = print,
-    after: Callable[[Any, Callable[[str], None]], None] | None = None,
+    after: Callable[[Any, Callable[[str], None]], object] | None = None,
 ) -> list[FeedReport]:
     """A scheduled run of the feed `job` ("feeds": every enabled one), the scheduler's
     `feed_runner` (toolkit/sync/schedule.py): its lines said, the alerts after it, then

@@ -218,7 +218,7 @@ def run_job(
     client_factory: Callable[[], Any] | None = None,
     alert_options: Mapping[str, Any] | None = None,
     say: Callable[[str], None] = print,
-    after: Callable[[Any, Callable[[str], None]], None] | None = None,
+    after: Callable[[Any, Callable[[str], None]], object] | None = None,
 ) -> list:
     """One scheduled run: the sync job, then the saved-search alerts, then `after(mirror, say)`
     (the CLI hands in the price ranges' retraining). Returns the reports."""
