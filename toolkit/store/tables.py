@@ -177,7 +177,7 @@ PACKED_NAMES = (
     "CREATE TABLE IF NOT EXISTS packed_names (name TEXT NOT NULL, id INTEGER NOT NULL, "
     "PRIMARY KEY (name, id)) WITHOUT ROWID"
 )
-# Each public feed's last download (toolkit/ingest/feeds.py): the validators a conditional
+# Each public feed's last download (toolkit/ingest/feed_runner.py): the validators a conditional
 # request sends (a 304 writes nothing), committed with the rows of the file they describe.
 FEED_STATE_COLUMNS = {
     "feed": str,
