@@ -297,3 +297,38 @@ def test_a_packages_door_hands_names_on_and_holds_no_machinery():
         for p in doors
     }
     assert not {door: kinds for door, kinds in busy.items() if kinds}
+
+
+def test_every_error_raised_on_purpose_is_a_toolkit_error():
+    """One hierarchy (errors.py): the command line maps each by type to its line and exit status.
+    Outside it only signals between two parts of the code that never reach a user (an index that
+    cannot hold a filter, a refresh that must rebuild), click's own exceptions in the shell, an
+    httpx error the transports retry on, and the browser check's own failure in the bench."""
+    import inspect
+    import pkgutil
+
+    from toolkit.errors import ToolkitError
+
+    outside = {
+        "toolkit.query.conditions.Unsupported",
+        "toolkit.query.columnar._Moved",
+        "toolkit.query.columnar._Unpatchable",
+        "toolkit.cli.shell._Said",
+        "toolkit.cli.load.Interrupted",
+        "toolkit.sync.remote.MalformedBody",
+        "toolkit.bench.app_server.AppCheckError",
+    }
+    found = set()
+    for info in pkgutil.walk_packages(toolkit.__path__, "toolkit."):
+        if info.name.endswith(("__main__", "page_script", "store.archive")):  # scripts; a deprecated alias
+            continue
+        module = importlib.import_module(info.name)
+        found |= {
+            f"{module.__name__}.{name}"
+            for name, value in vars(module).items()
+            if inspect.isclass(value)
+            and issubclass(value, BaseException)
+            and value.__module__ == module.__name__
+            and not issubclass(value, ToolkitError)
+        }
+    assert found == outside

@@ -39,7 +39,7 @@ class ToolkitError(Exception):
 
     exit_status = 1
 
-    def line(self) -> str:
+    def said(self) -> str:
         """The one line a command prints for it (after `edt: `)."""
         return str(self)
 
@@ -64,7 +64,7 @@ class MirrorBusy(ToolkitError, RuntimeError):
     """Another program holds the mirror: who, and what to do."""
 
 
-class Unreachable(ToolkitError, ConnectionError):
+class Unreachable(ToolkitError):
     """A host that stayed unreachable (refused, no DNS, timeouts) past the time allowed."""
 
 
@@ -92,7 +92,7 @@ class ApiError(ToolkitError):
     def exit_status(self) -> int:  # type: ignore[override]  # the status decides: a 4xx is the caller's input
         return 2 if 400 <= self.status < 500 else 1
 
-    def line(self) -> str:
+    def said(self) -> str:
         """The message, led by the parameter a 422 names when the message does not say it."""
         field, message = self.field, self.body.get("message", str(self))
         return f"{field}: {message}" if field and field not in message else message

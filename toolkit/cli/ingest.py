@@ -26,7 +26,6 @@ from .load import on_interrupt, hold_load_lock
 
 def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bounds: Any) -> None:
     """`edt ingest sales FILE`: reported sales into their own table, all or nothing."""
-    from ..ingest import IngestError
     from ..ingest.sales import ingest_sales
 
     if url is not None or file is None:
@@ -35,15 +34,12 @@ def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bou
         raise BadInput(f"{file}: no such file")
     hold_load_lock(db, "edt ingest sales")
     mirror = open_mirror(db, must_exist=False, writes="ingest")
-    try:
-        with on_interrupt(
-            f"nothing of this file was written; {db} is as it was",
-            mirror=mirror,
-            written=f"after the sales were written to {db}",
-        ):
-            report = ingest_sales(mirror, file, bounds=bounds)
-    except IngestError as exc:
-        raise BadInput(str(exc)) from None
+    with on_interrupt(
+        f"nothing of this file was written; {db} is as it was",
+        mirror=mirror,
+        written=f"after the sales were written to {db}",
+    ):
+        report = ingest_sales(mirror, file, bounds=bounds)  # a bad file: IngestError, said by the group
     if as_json:
         click.echo(json.dumps(vars(report)))
     else:
@@ -215,8 +211,8 @@ def ingest_command(
             else:
                 assert source is not None  # --file or --url, checked above
                 report = ingest_file(mirror, feed, source, observed_at=observed_at, **options)
-    except IngestError as exc:
-        raise BadInput(str(exc)) from None
+    except IngestError:
+        raise  # bad input, said by the group
     except (ValueError, TypeError) as exc:  # a bad --status, --date or --observed-at
         raise BadInput(str(exc)) from None
     except OSError as exc:  # a download that failed

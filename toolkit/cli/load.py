@@ -320,8 +320,8 @@ def sync_command(
     try:
         with on_interrupt(f"the pages already written are kept in {db}; run `edt sync` again to resume"):
             results = asyncio.run(run())
-    except SyncBusy as exc:
-        raise RunFailed(str(exc)) from None
+    except SyncBusy:
+        raise  # said by the group (exit 1), before SyncStopped's handling below
     except SyncStopped as exc:
         refresh_index(db)
         if exc.unreachable:
@@ -344,7 +344,6 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
     1 when a feed was down (the others ran). `clear_demo`: the demo rows go once a feed brought rows."""
     from ..ingest.feed_runner import FeedClient, chosen_feeds, run_feeds
     from ..store.feed_catalog import feed_table
-    from ..store.lock import MirrorBusy
 
     try:
         chosen = chosen_feeds(names, feed_table())
@@ -375,8 +374,6 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
                 say=say,
                 before_alerts=_clear_demo_rows if clear_demo else None,
             )
-    except MirrorBusy as exc:
-        raise RunFailed(str(exc)) from None
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     feeds_exit(reports)

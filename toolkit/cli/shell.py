@@ -47,7 +47,7 @@ class _Said(click.ClickException):
     """A ToolkitError as click shows it: its one line after `edt: `, its exit status."""
 
     def __init__(self, error: ToolkitError):
-        super().__init__(error.line())
+        super().__init__(error.said())
         self.error = error
         self.exit_code = error.exit_status  # type: ignore[misc]  # click reads it from the instance too
 
@@ -117,7 +117,7 @@ def key_value_pairs(items: Iterable[str]) -> dict[str, Any]:
 
 def from_api_error(exc: ApiError) -> BadInput:
     """An API answer refusing the request, as the command's bad input (exit 2)."""
-    return BadInput(exc.line())
+    return BadInput(exc.said())
 
 
 def note_opened(db: str) -> None:
@@ -233,12 +233,9 @@ def _check_signal_inputs() -> None:
     """Bad input for a command that writes listings: a spam word list or an ECB file that
     cannot be read is one line and exit 2, before anything is written."""
     from ..signals.fx import fx_table
-    from ..signals.spam import SpamDictionaryError, current_dictionary
+    from ..signals.spam import current_dictionary
 
-    try:
-        current_dictionary()
-    except SpamDictionaryError as exc:
-        raise BadInput(str(exc)) from None
+    current_dictionary()  # an unreadable word list: SpamDictionaryError, bad input said by the group
     try:
         fx_table()
     except ValueError as exc:
@@ -349,7 +346,7 @@ def _failure_line(exc: Exception, meta: dict[str, Any]) -> str:
 
     damage = _damage_of(exc)
     if damage is not None:
-        return _damaged(_mirror_path(meta), damage).line()
+        return _damaged(_mirror_path(meta), damage).said()
     disk = _disk_trouble(exc, meta)
     if disk is not None:
         return disk

@@ -33,6 +33,7 @@ from .generate import listing_chunks
 from .pending import pending_chunks
 from .plan import Scale, plan_listings, scale_of
 from .worker import DEMO, SOURCE_COLUMN, demo_rows
+from .. import errors
 
 __all__ = [
     "DemoRefused",
@@ -51,7 +52,7 @@ MAX_DAYS = 400  # a time-lapse of more than a year and a month is not a demo
 _BULK_CLEAR_MIN_ROWS = 20_000
 
 
-class DemoRefused(ValueError):
+class DemoRefused(errors.BadInput):
     """The mirror holds real (synced or ingested) rows: a demo load would mix with them.
     `held` says which rows, in words ("5 listings (ingest:godaddy)")."""
 

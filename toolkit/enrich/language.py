@@ -36,6 +36,7 @@ from typing import Any
 import httpx
 
 from .wayback import Capture, WaybackSummary, wayback_walk
+from .. import errors
 
 __all__ = [
     "ARCHIVE_URL",
@@ -87,11 +88,11 @@ _MACRO = {
 }
 
 
-class LanguageUnavailable(ImportError):
+class LanguageUnavailable(errors.ToolkitError, ImportError):
     """py3langid is not installed; the message names the extra that brings it."""
 
 
-class ArchiveFetchError(Exception):
+class ArchiveFetchError(errors.Unreachable):
     """The archive did not serve the page (throttled or down after every retry)."""
 
 

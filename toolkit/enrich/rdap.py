@@ -40,6 +40,7 @@ import httpx
 
 from ..query.params import PENDING_STATUSES
 from ..store.fields import iso_timestamp, utc_seconds
+from .. import errors
 
 __all__ = [
     "BOOTSTRAP_URL",
@@ -78,11 +79,11 @@ assert set(PENDING_PRECEDENCE) == set(PENDING_STATUSES)
 RDAP_ACCEPT = "application/rdap+json, application/json;q=0.9"
 
 
-class RdapError(Exception):
+class RdapError(errors.Unreachable):
     """The RDAP server answered something else than a domain or a 404."""
 
 
-class NoRdapService(LookupError):
+class NoRdapService(errors.ToolkitError, LookupError):
     """The IANA bootstrap lists no RDAP server for this TLD."""
 
     def __init__(self, tld: str):

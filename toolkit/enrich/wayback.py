@@ -42,6 +42,7 @@ import httpx
 
 from ..signals.wayback_content import archive_signals
 from ..store.writer import age_in_years
+from .. import errors
 
 __all__ = [
     "CDX_URL",
@@ -66,7 +67,7 @@ PAGE_SIZE = 5000  # rows per request
 MAX_PAGES = 50  # then the count is a lower bound and the last date is asked for separately
 
 
-class WaybackError(Exception):
+class WaybackError(errors.Unreachable):
     """The CDX API answered something else than captures (an HTTP error, a body that is not CDX)."""
 
 

@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 
 from ..sources import SOURCES
 from ..store.fields import iso_timestamp, utc_seconds
+from .. import errors
 
 __all__ = [
     "IngestError",
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 
-class IngestError(Exception):
+class IngestError(errors.BadInput):
     """A feed file that cannot be ingested as a whole; nothing of it was written."""
 
     def __init__(self, file: str, line: int | None, problem: str, fix: str):
@@ -82,7 +83,7 @@ class Skipped:
         )
 
 
-class BadRow(ValueError):
+class BadRow(errors.BadInput):
     """Raised by the row parsers; becomes a `Skipped`."""
 
 

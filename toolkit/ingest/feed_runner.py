@@ -57,6 +57,7 @@ from ..sync.remote import (
 from .common import IngestError
 from .feed_file import DEFAULT_BOUNDS, Bounds
 from .file_ingest import IngestReport, ingest_file
+from .. import errors
 
 __all__ = [
     "FeedReport",
@@ -76,7 +77,7 @@ FEED_RETRIES = 2  # three tries in all; the next scheduled run tries again
 USER_AGENT = "expired-domains-toolkit (edt sync --feeds)"
 
 
-class FeedDown(Exception):
+class FeedDown(errors.Unreachable):
     """The feed could not be downloaded this time (network, HTTP error, cut download)."""
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from .. import errors
 
 __all__ = [
     "DEFAULT_TERMS",
@@ -106,7 +107,7 @@ DEFAULT_TERMS: tuple[str, ...] = (
 LETTERS = re.compile(r"[^\W\d_]+")
 
 
-class SpamDictionaryError(ValueError):
+class SpamDictionaryError(errors.BadInput):
     """The dictionary file cannot be read: the message names the file, the line and the fix."""
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS
+from .. import errors
 
 __all__ = [
     "ARCHIVED_TABLES",
@@ -50,7 +51,7 @@ MOMENTS: dict[str, dict[str, str]] = {
 _STORED_MOMENT = "%Y-%m-%dT%H:%M:%SZ"  # the writer's form (store/fields.py iso_timestamp)
 
 
-class ArchiveError(RuntimeError):
+class ArchiveError(errors.RunFailed):
     """An archive, packing or restore that could not be done; the mirror and the archive are as they were."""
 
 

@@ -15,6 +15,7 @@ import shlex
 import sqlite3
 
 from .access import BUSY_TIMEOUT_MS, read_only_uri
+from .. import errors
 
 __all__ = [
     "DAMAGED_MESSAGE",
@@ -121,13 +122,13 @@ def first_problem(lines: list[str]) -> str:
     return first + (f", and {len(lines) - 1} more" if len(lines) > 1 else "")
 
 
-class NotSQLite(Exception):
+class NotSQLite(errors.BadInput):
     """The file is not a SQLite database (or its first page, which says so, is gone)."""
 
 
-class Unreadable(Exception):
+class Unreadable(errors.MirrorDamaged):
     """SQLite cannot read the file's schema, so no table can be read through it."""
 
 
-class NotRepairable(Exception):
+class NotRepairable(errors.BadInput):
     """The damage is beyond what rebuilding indexes mends: rows are lost (salvage them)."""

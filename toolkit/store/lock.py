@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from .. import errors
 
 __all__ = ["MirrorBusy", "writer_lock", "lock_path", "current_holder", "mirror_file"]
 
@@ -34,7 +35,7 @@ _HELD: dict[tuple[str, int], int] = {}
 _GUARD = threading.Lock()
 
 
-class MirrorBusy(RuntimeError):
+class MirrorBusy(errors.MirrorBusy):
     """Another load is writing to this mirror."""
 
 

@@ -35,6 +35,7 @@ from ..store.jobs import JOBS, Job
 from ..store.results import derive_results
 from ..store.writer import WriteCounts, bump_generation, close_listings, save_listings, save_pending
 from .remote import HostUnreachable, RemoteClient, RemoteFailed, RemoteRefused
+from .. import errors
 
 __all__ = [
     "JobReport",
@@ -75,7 +76,7 @@ class SyncBusy(MirrorBusy):
     """Another load (a sync, a demo load, an ingest...) holds this mirror."""
 
 
-class SyncStopped(Exception):
+class SyncStopped(errors.RunFailed):
     """The run stopped (refused or failing remote); committed pages are kept."""
 
     def __init__(self, message: str, reports: list["JobReport"] | None = None):

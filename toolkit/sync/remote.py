@@ -32,6 +32,7 @@ from httpx_retries import Retry, RetryTransport
 from pyrate_limiter import Limiter, Rate, SQLiteBucket
 
 from ..plans import RATE_LIMITS
+from .. import errors
 
 __all__ = [
     "RemoteClient",
@@ -76,7 +77,7 @@ def request_timeout(bound: float | None) -> httpx.Timeout:
     return httpx.Timeout(min(30.0, bound), connect=min(10.0, max(bound / 4, 0.5)))
 
 
-class RemoteRefused(Exception):
+class RemoteRefused(errors.RunFailed):
     """401 or 403: the key or the plan does not allow this; retrying cannot help."""
 
     def __init__(self, status: int, message: str):
@@ -84,7 +85,7 @@ class RemoteRefused(Exception):
         self.status = status
 
 
-class RemoteFailed(Exception):
+class RemoteFailed(errors.Unreachable):
     """The remote kept failing (5xx, timeouts, unreadable answers) after every retry."""
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import ApiError
 from ..query import Mirror
 from ..store.fields import iso_timestamp
+from .. import errors
 
 __all__ = [
     "register_webhook",
@@ -91,7 +92,7 @@ def _note(note: Any) -> str:
 # -- saved searches -------------------------------------------------------------------
 
 
-class SearchExists(ValueError):
+class SearchExists(errors.BadInput):
     """`save_search(..., replace=False)` on a name already saved."""
 
 
