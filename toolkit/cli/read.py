@@ -37,7 +37,16 @@ def _filters_help() -> str:
     )
 
 
-@cli.command(epilog=_filters_help())
+class _FiltersListed(click.Command):
+    """`edt query`: its help lists the filters, read from the parameter tables only when the help
+    is shown (`edt --help` and every other command start without them)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.epilog = _filters_help()
+        super().format_epilog(ctx, formatter)
+
+
+@cli.command(cls=_FiltersListed)
 @db_option
 @plan_option
 @click.argument("params", nargs=-1)
