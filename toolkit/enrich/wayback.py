@@ -41,7 +41,7 @@ from urllib.parse import unquote_plus
 import httpx
 
 from ..signals.wayback_content import archive_signals
-from ..store.writer import age_in_years
+from ..store.fields import age_in_years
 from .. import errors
 
 __all__ = [

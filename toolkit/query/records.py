@@ -16,7 +16,7 @@ from ..store.fields import (
     from_db,
 )
 from ..store.schema import deal_ratio
-from ..store.writer import age_in_years
+from ..store.fields import age_in_years
 
 __all__ = [
     "FREE_FIELDS",

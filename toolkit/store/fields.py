@@ -15,6 +15,7 @@ from datetime import date, datetime, timezone
 from typing import Any, overload
 
 __all__ = [
+    "age_in_years",
     "LISTING_FIELDS",
     "LISTING_EXTRA_FIELDS",
     "LISTING_DERIVED_FIELDS",
@@ -369,3 +370,12 @@ def from_db(kind: str, value: Any) -> Any:
     if kind == "num":
         return float(value)
     return value
+
+
+def age_in_years(first_date: str | None, today: date | None = None) -> int | None:
+    """Whole years from `first_date` (YYYY-MM-DD) to today (`age`, docs/reference/fields.md)."""
+    if not first_date:
+        return None
+    today = today or datetime.now(timezone.utc).date()
+    year, month, day = int(first_date[:4]), int(first_date[5:7]), int(first_date[8:10])
+    return today.year - year - ((today.month, today.day) < (month, day))

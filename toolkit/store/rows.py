@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
 from operator import itemgetter
 from typing import Any
 
@@ -19,6 +18,7 @@ from ..signals.fx import to_eur
 from ..signals.inflation import METRICS
 from ..signals.spam import current_dictionary
 from .fields import (
+    age_in_years,
     LISTING_DERIVED_FIELDS,
     LISTING_EXTRA_FIELDS,
     LISTING_FIELDS,
@@ -83,15 +83,6 @@ class WriteCounts:
         self.updated += other.updated
         self.closed += other.closed
         return self
-
-
-def age_in_years(first_date: str | None, today: date | None = None) -> int | None:
-    """Whole years from `first_date` (YYYY-MM-DD) to today (`age`, docs/reference/fields.md)."""
-    if not first_date:
-        return None
-    today = today or datetime.now(timezone.utc).date()
-    year, month, day = int(first_date[:4]), int(first_date[5:7]), int(first_date[8:10])
-    return today.year - year - ((today.month, today.day) < (month, day))
 
 
 _LISTING_CONVERTERS = converters(LISTING_FIELDS)
