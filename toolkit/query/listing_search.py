@@ -97,12 +97,14 @@ class ListingSearch:
     def rows_by_id(self, conn: sqlite3.Connection, ids: list[int]) -> list[tuple]:
         """The listings of these ids (LISTING_SELECT), in the order given: from SQLite, and
         from the archive those it no longer holds."""
-        from ..store.parquet_archive import archived_rows
-
         path = self.mirror.path
-        return sqlplan.rows_by_id(
-            conn, ids, lambda missing: archived_rows(path, "listings", "id", missing, list(LISTING_STORED), conn=conn)
-        )
+
+        def from_archive(missing: list[int]) -> list[tuple]:
+            from ..store.parquet_archive import archived_rows  # only when SQLite lacks some: most reads never do
+
+            return archived_rows(path, "listings", "id", missing, list(LISTING_STORED), conn=conn)
+
+        return sqlplan.rows_by_id(conn, ids, from_archive)
 
     def total_and_page(self, values: Mapping[str, Any], limit: int, offset: int) -> tuple[int, list[tuple]]:
         """The total of matches and the page's rows (LISTING_SELECT)."""

@@ -34,7 +34,7 @@ from ..sources import REGFREE
 from ..store.access import opens_read_only
 from ..store.fields import iso_timestamp
 from ..store.schema import SCHEMA_VERSION, connect, ensure_schema
-from . import dataframes, explain, mirror_status, replica
+from . import replica
 from .aggregates import ChartCounts
 from .index_keeper import ENGINES, IndexKeeper
 from .listing_search import ListingSearch, stream
@@ -257,6 +257,8 @@ class Mirror:
         `columns` picks fields (default all; `age` needs `wayback_first_date`, which is added).
         `sample=N` keeps about N rows when more match: every k-th by id, the same rows each
         time (charts over a broad filter need the shape, not all 500,000 points)."""
+        from . import dataframes
+
         return dataframes.domains_df(self, params, plan, columns=columns, sample=sample, **filters)
 
     def results_df(
@@ -273,6 +275,8 @@ class Mirror:
         as a DataFrame, newest end first: final price (native and EUR), bids, sold, where the
         name went next. The `/api/domains` filters (`params`, `filters`) choose the listings,
         closed or not; `ended_after` / `ended_before` (ISO dates or moments) and `sold` the results."""
+        from . import dataframes
+
         return dataframes.results_df(
             self, params, plan, ended_after=ended_after, ended_before=ended_before, sold=sold, **filters
         )
@@ -287,10 +291,14 @@ class Mirror:
     ) -> pd.DataFrame:
         """Every matching pending-delete row (the /api/pending-delete filters, no paging) as a
         DataFrame; `columns` picks fields (default all)."""
+        from . import dataframes
+
         return dataframes.pending_df(self, params, plan, columns=columns, **filters)
 
     def listing_history(self, listing_id: int | str, plan: str | None = None) -> pd.DataFrame:
         """A listing's price, bid and metric history (`listing_history`), oldest first, as a DataFrame."""
+        from . import dataframes
+
         return dataframes.listing_history(self, listing_id, plan)
 
     def auction_result(self, listing_id: int | str) -> dict[str, Any] | None:
@@ -341,6 +349,8 @@ class Mirror:
     def live_counts(self) -> dict[str, Any]:
         """Live listings counted per source, TLD (platforms and regfree apart), language and
         topic: what a filter picker or an assistant's `list_filters` shows beside each value."""
+        from . import mirror_status
+
         return mirror_status.live_counts(self)
 
     def listings_named(self, name: str) -> list[tuple[int, str, bool]]:
@@ -370,6 +380,8 @@ class Mirror:
     def explain_empty(self, params: Mapping[str, Any] | None = None, *, pending: bool = False) -> list[str]:
         """Why a request matches nothing, when it can be told, one sentence per reason
         (`explain.py`): what the CLI prints under an empty page, for the app to show too."""
+        from . import explain
+
         return explain.explain_empty(self, params, pending=pending)
 
     # -- about the mirror ----------------------------------------------------------------
@@ -391,6 +403,8 @@ class Mirror:
         """Row counts per dataset, demo or synced, the last sync of each job and each
         dataset's freshness against the service's schedule (docs/reference/freshness.md), each
         public feed's against its publisher's, and what is incomplete (`mirror_status.py`)."""
+        from . import mirror_status
+
         return mirror_status.status(self)
 
 
