@@ -5,7 +5,6 @@ ages, hours and days ahead). The tables themselves are in `params.py`."""
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable
@@ -147,6 +146,8 @@ class Param:
     def _close_choices(self, text: str) -> str:
         """ "did you mean -trust_flow? " for a near miss of a choice (a typo, a missing underscore)."""
         folded = {c.lower().replace("_", ""): c for c in self.choices or ()}
+        import difflib  # only for a misspelt value: not on every start
+
         close = [folded[c] for c in difflib.get_close_matches(text.replace("_", ""), folded, n=3, cutoff=0.75)]
         close = [c for c in close if c.startswith("-") == text.startswith("-")] or close  # the order asked for first
         return f"did you mean {' or '.join(close)}? " if close else ""

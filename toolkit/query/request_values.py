@@ -4,7 +4,6 @@ repeated parameters gathered (tld=.fr tld=.de is tld=.fr,.de)."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -55,6 +54,8 @@ def unknown_message(
     closest known names first (a typo such as tf_mn is "did you mean tf_min, ...?"), then
     every name known. One text for the CLI, the Python API, the HTTP API and the MCP tools."""
     names = sorted(known) if sort else list(known)
+    import difflib  # only for a misspelt value: not on every start
+
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     hint = f"did you mean {', '.join(close[:-1])} or {close[-1]}? " if len(close) > 1 else ""
     hint = hint or (f"did you mean {close[0]}? " if close else "")
