@@ -101,6 +101,15 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.line("the tests read their files from tests/fixtures only: the run fails.", red=True)
 
 
+def default_sigint() -> None:
+    """For `subprocess.Popen(preexec_fn=...)`: Ctrl-C as a terminal gives it. A pytest-xdist
+    worker ignores SIGINT, and a child would inherit that (Python then never raises
+    KeyboardInterrupt in it, as in a `nohup` job)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def fixed_clock() -> datetime:
     return NOW
 

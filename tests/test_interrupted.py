@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
-from conftest import mirror_digest, small_demo
+from conftest import default_sigint, mirror_digest, small_demo
 
 from toolkit.cli import cli
 
@@ -36,7 +36,12 @@ def edt(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 def start(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "toolkit", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "toolkit", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
     )
 
 
@@ -320,7 +325,12 @@ def test_a_load_with_a_generator_process_stops_whole(before, tmp_path, stop):
         "from toolkit.cli import main; sys.argv = ['edt', 'demo', '--db', sys.argv[1], '--seed', '5']; main()"
     )
     child = subprocess.Popen(
-        [sys.executable, "-c", code, str(path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, str(path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
     )
     _wait_for_load(path, child)
     workers = _children(child.pid)

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from conftest import NOW, fixed_clock, small_demo, writer_lock_held
+from conftest import default_sigint, NOW, fixed_clock, small_demo, writer_lock_held
 from toolkit.cli import cli
 from toolkit.sync.remote import RemoteClient, shared_limiter
 from toolkit.serve.server import BackgroundServer, create_app
@@ -465,7 +465,12 @@ def test_a_sync_killed_at_any_moment_resumes_to_the_same_rows(remote, tmp_path, 
             "400",  # the listings job's 47 pages take some 7 s: a stop drawn within 0.6 s of a page lands in it
         ]
         child = subprocess.Popen(
-            args, env=_sync_env(tmp_path), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+            args,
+            env=_sync_env(tmp_path),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            preexec_fn=default_sigint,
         )
         deadline = time.monotonic() + 60
         killed_at = None
