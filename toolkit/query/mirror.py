@@ -37,9 +37,9 @@ from ..store.schema import SCHEMA_VERSION, connect, ensure_schema
 from . import replica
 from .aggregates import ChartCounts
 from .index_keeper import ENGINES, IndexKeeper
-from .listing_search import ListingSearch, stream
+from .listing_search import ListingSearch
 from .params import DOMAIN_PARAMS, PENDING_PARAMS, parse_params
-from .records import PENDING_SELECT, listing_record, pending_record
+from .records import listing_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -172,16 +172,7 @@ class Mirror:
     def pending(self, *, plan: str | None = None, limit: int | None = None, **filters: Any) -> Iterator[dict[str, Any]]:
         """Every pending-delete row the filters match (the `/api/pending-delete` parameters as
         typed keywords: `tld="de"`, `drop_date_from="2026-12-01"`), as records, `limit` at most."""
-        plan = replica.plan_in_force(self, plan)
-        require(plan, "pending_delete")
-        values = parse_params(PENDING_PARAMS, _typed_keywords(filters), strict=True)
-        where, args, order = replica.pending_sql(self, values)
-        rows = stream(
-            self.path,
-            f"SELECT {PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order}",
-            args,
-            pending_record,
-        )
+        rows = replica.export_pending_rows(self, _typed_keywords(filters), plan)  # the export's rule, SQL and stream
         return itertools.islice(rows, limit) if limit is not None else rows
 
     # -- the service's API answers (replica.py) -------------------------------------------
