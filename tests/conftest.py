@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit import Mirror
+from toolkit import ApiError, Mirror
 from toolkit.sources import PLATFORM_SLUGS, source_by_slug
 from toolkit.store.results import save_live, save_values
 from toolkit.store.writer import close_listings, save_listings, save_pending
@@ -108,6 +108,13 @@ def default_sigint() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def refusal(call, *args, **kwargs) -> ApiError:
+    """The ApiError `call(*args, **kwargs)` raises; the test fails if it raises none."""
+    with pytest.raises(ApiError) as raised:
+        call(*args, **kwargs)
+    return raised.value
 
 
 def fixed_clock() -> datetime:

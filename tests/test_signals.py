@@ -47,15 +47,8 @@ def no_user_settings(tmp_path, monkeypatch):
 
 
 def listing(i: int, name: str, **fields) -> dict:
-    return {
-        "id": i,
-        "name": name,
-        "source": "sedo",
-        "type": "auction",
-        "currency": "EUR",
-        "created_at": "2026-10-01T08:00:00Z",
-        **fields,
-    }
+    base = {"id": i, "name": name, "source": "sedo", "type": "auction", "currency": "EUR"}
+    return {**base, "created_at": "2026-10-01T08:00:00Z", **fields}
 
 
 # -- prices in EUR -----------------------------------------------------------------------------
