@@ -117,6 +117,12 @@ def refusal(call, *args, **kwargs) -> ApiError:
     return raised.value
 
 
+def pending_row(row_id: int, domain: str, week_end: str, drops: str, status: str = "serverHold", **extra) -> dict:
+    """A pending-delete record as the oi-diff feed gives it, to `save_pending`."""
+    record = {"id": row_id, "domain": domain, "source": "oi-diff", "week_end": week_end, "whois_status": status}
+    return {**record, "estimated_drop_date": drops, **extra}
+
+
 def fixed_clock() -> datetime:
     return NOW
 

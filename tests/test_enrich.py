@@ -454,17 +454,9 @@ def test_enrich_end_to_end(tmp_path):
     assert com["whois_status"] == ["clientDeleteProhibited", "clientTransferProhibited", "clientUpdateProhibited"]
     assert com["whois_registrar"] == "RESERVED-Internet Assigned Numbers Authority"
     assert com["whois_expires_at"] == "2021-08-13T04:00:00Z" and com["whois_checked_at"] == NOW_TS
+    links = dict(trust_flow=30, citation_flow=35, domain_authority=40, referring_domains=120, backlinks_count=3000)
     expected = quality_score(
-        trust_flow=30,
-        citation_flow=35,
-        domain_authority=40,
-        referring_domains=120,
-        backlinks_count=3000,
-        ref_domains_edu=1,
-        ref_domains_gov=None,
-        age=29,
-        wayback_snapshots=14,
-        is_spammy=False,
+        **links, ref_domains_edu=1, ref_domains_gov=None, age=29, wayback_snapshots=14, is_spammy=False
     )
     assert com["score"] == expected and expected != 1
 

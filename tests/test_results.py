@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from conftest import pending_row
 from toolkit.signals.fx import to_eur
 from toolkit.store.results import derive_results
 from toolkit.store.schema import connect, ensure_schema
@@ -110,21 +111,8 @@ def test_where_the_name_went_next(tmp_path):
         auction(14, "relisted.com", bid=None, bids=0, kind="closeout", price=9.0),
         auction(15, "elsewhere.com", bid=None, bids=0, source="godaddy"),
     )
-    save_pending(
-        conn,
-        [
-            {
-                "id": 16,
-                "domain": "dropped.se",
-                "source": "oi-diff",
-                "week_end": "2026-08-24",
-                "whois_status": "pendingDelete",
-                "estimated_drop_date": "2026-08-25",
-            }
-        ],
-        origin="sync",
-        observed_at="2026-08-21T07:00:00Z",
-    )
+    dropped = pending_row(16, "dropped.se", "2026-08-24", "2026-08-25", status="pendingDelete")
+    save_pending(conn, [dropped], origin="sync", observed_at="2026-08-21T07:00:00Z")
     derive_results(conn, now="2026-08-21T08:00:00Z")
     assert (result(conn, 4)["next_kind"], result(conn, 4)["next_id"]) == ("closeout", 14)
     assert (result(conn, 5)["next_kind"], result(conn, 5)["next_id"], result(conn, 5)["next_source"]) == (

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import fixed_clock, listing_records
+from conftest import fixed_clock, listing_records, pending_row
 from toolkit import Mirror
+from toolkit.query.dataframes import HISTORY_COLUMNS
 from toolkit.store.schema import CHANGE_TRIGGERS, SCHEMA_VERSION, ensure_schema
 from toolkit.store.tables import GENERATION_BUMP
 from toolkit.store.writer import close_listings, save_listings, save_pending
@@ -49,21 +50,7 @@ def test_a_new_mirror_has_every_table_in_wal_mode(tmp_path):
         "error",
     ]
     history_cols = [r[1] for r in conn.execute("PRAGMA table_info(listing_history)")]
-    assert history_cols == [
-        "id",
-        "listing_id",
-        "observed_at",
-        "price",
-        "max_bid",
-        "bids_count",
-        "effective_price",
-        "auction_end_date",
-        "trust_flow",
-        "citation_flow",
-        "domain_authority",
-        "referring_domains",
-        "backlinks_count",
-    ]
+    assert history_cols == ["id", "listing_id", *HISTORY_COLUMNS]  # what `listing_history` reads, in order
 
 
 def test_opening_an_older_mirror_upgrades_it_and_keeps_its_rows(tmp_path):
@@ -115,21 +102,8 @@ def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
     is kept with a null window, and new rows carry theirs."""
     path = tmp_path / "v7.db"
     m = Mirror(path, create=True)
-    save_pending(
-        m.connection(),
-        [
-            {
-                "id": 1,
-                "domain": "old.nu",
-                "source": "oi-diff",
-                "week_end": "2026-01-05",
-                "whois_status": "serverHold",
-                "estimated_drop_date": "2026-03-10",
-            }
-        ],
-        origin="sync",
-        observed_at="2026-01-05T00:00:00Z",
-    )
+    old = pending_row(1, "old.nu", "2026-01-05", "2026-03-10")
+    save_pending(m.connection(), [old], origin="sync", observed_at="2026-01-05T00:00:00Z")
     m.close()
     conn = sqlite3.connect(path)
     conn.execute("ALTER TABLE pending_delete DROP COLUMN drop_window_start")
@@ -146,23 +120,10 @@ def test_v8_adds_the_drop_window_to_a_v7_mirror_in_place(tmp_path):
     assert conn.execute(
         "SELECT domain, estimated_drop_date, drop_window_start, drop_window_end FROM pending_delete"
     ).fetchall() == [("old.nu", "2026-03-10", None, None)]
-    save_pending(
-        conn,
-        [
-            {
-                "id": 2,
-                "domain": "new.nu",
-                "source": "oi-diff",
-                "week_end": "2026-01-05",
-                "whois_status": "serverHold",
-                "estimated_drop_date": "2030-03-11",
-                "drop_window_start": "2030-03-10",
-                "drop_window_end": "2030-03-11",
-            }
-        ],
-        origin="sync",
-        observed_at="2026-01-06T00:00:00Z",
+    new = pending_row(
+        2, "new.nu", "2026-01-05", "2030-03-11", drop_window_start="2030-03-10", drop_window_end="2030-03-11"
     )
+    save_pending(conn, [new], origin="sync", observed_at="2026-01-06T00:00:00Z")
     got = upgraded.get_pending_delete("new.nu", plan="enterprise")["data"]
     assert (got["drop_window_start"], got["drop_window_end"], got["estimated_drop_date"]) == (
         "2030-03-10",
