@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from toolkit import ApiError, Mirror
+from toolkit.query.aggregates import ChartCounts
 from toolkit.sources import PLATFORM_SLUGS, source_by_slug
 from toolkit.store.results import save_live, save_values
 from toolkit.store.writer import close_listings, save_listings, save_pending
@@ -121,6 +122,12 @@ def pending_row(row_id: int, domain: str, week_end: str, drops: str, status: str
     """A pending-delete record as the oi-diff feed gives it, to `save_pending`."""
     record = {"id": row_id, "domain": domain, "source": "oi-diff", "week_end": week_end, "whois_status": status}
     return {**record, "estimated_drop_date": drops, **extra}
+
+
+def empty_counts(total: int = 0, languages: dict | None = None) -> ChartCounts:
+    """Chart counts of `total` listings with nothing to draw: no TF/CF, zone, age or snapshots."""
+    nothing = ("tf_cf", "zone_by_topic", "zone_by_source", "ages", "first_years", "snapshots_by_age")
+    return ChartCounts(total=total, languages=languages or {}, **{name: {} for name in nothing})
 
 
 def fixed_clock() -> datetime:

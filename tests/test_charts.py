@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import pytest
+from conftest import empty_counts
 
 from toolkit.analysis import charts
 from toolkit.analysis.charts import (
@@ -262,16 +263,7 @@ COUNTS = ChartCounts(
     snapshots_by_age={(3, 5): 2, (5, 3): 1},
     languages={"FR": 4, None: 3, "EN": 2, "DE": 1},
 )
-NONE = ChartCounts(
-    total=4,
-    tf_cf={},
-    zone_by_topic={},
-    zone_by_source={},
-    ages={},
-    first_years={},
-    snapshots_by_age={},
-    languages={None: 4},
-)
+NONE = empty_counts(4, languages={None: 4})
 
 
 def test_heatmap_counts_each_tf_cf_cell_on_a_log_colour_scale():

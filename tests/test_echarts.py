@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.colors
 import pytest
-from conftest import small_demo
+from conftest import empty_counts, small_demo
 
 from toolkit import Mirror
 from toolkit.analysis import charts
@@ -293,16 +293,7 @@ def test_metric_history_has_a_log_right_axis_and_marks_the_rise():
 
 @pytest.mark.parametrize("draw", COUNT_CHARTS)
 def test_every_empty_chart_says_no_rows_match(draw):
-    empty = ChartCounts(
-        total=0,
-        tf_cf={},
-        zone_by_topic={},
-        zone_by_source={},
-        ages={},
-        first_years={},
-        snapshots_by_age={},
-        languages={},
-    )
+    empty = empty_counts()
     out = option(draw(empty))
     assert out["series"] == [] and out["xAxis"]["show"] is False and out["yAxis"][0]["show"] is False
     assert out["graphic"][0]["style"]["text"] == charts.EMPTY_TEXT
