@@ -378,6 +378,36 @@ def _terms(value: str) -> list[str]:
     return [t.strip() for t in str(value).split(",") if t.strip()]
 
 
+# The bounds on one column, param -> column (`deal`: deal_value): a `_min` at least, a `_max` at most.
+_WHOLE_BOUNDS = {
+    "score_min": "score",
+    "tf_min": "trust_flow",
+    "cf_min": "citation_flow",
+    "da_min": "domain_authority",
+    "rd_min": "referring_domains",
+    "snapshots_min": "wayback_snapshots",
+    "traffic_min": "historical_traffic_etv",
+    "tf_max": "trust_flow",
+    "cf_max": "citation_flow",
+    "da_max": "domain_authority",
+    "archive_gap_max": "archive_longest_gap",
+    "continuity_min": "archive_continuity",
+}
+_DECIMAL_BOUNDS = {
+    "price_min": "effective_price",
+    "price_max": "effective_price",
+    "price_eur_min": "effective_price_eur",
+    "price_eur_max": "effective_price_eur",
+    "value_min": "value_mid",
+    "value_max": "value_mid",
+    "deal_min": "deal",
+}
+
+
+def _within(value: float | None, bound: float, at_least: bool) -> bool:
+    return value is not None and (value >= bound if at_least else value <= bound)
+
+
 def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple[list[int], int]:
     """(ids of the requested page in order, total) per contract section 3."""
     today = now.date()
@@ -411,46 +441,18 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             and r["ref_domains_edu"] + r["ref_domains_gov"] > 0
         ):
             return False
-        minimums = {
-            "score_min": "score",
-            "tf_min": "trust_flow",
-            "cf_min": "citation_flow",
-            "da_min": "domain_authority",
-            "rd_min": "referring_domains",
-            "snapshots_min": "wayback_snapshots",
-            "traffic_min": "historical_traffic_etv",
-        }
-        for param, column in minimums.items():
-            if param in p and not (r[column] is not None and r[column] >= int(p[param])):
-                return False
+        values = {**r, "deal": deal_value(r)}
+        for number, bounds in ((int, _WHOLE_BOUNDS), (float, _DECIMAL_BOUNDS)):
+            for param, column in bounds.items():
+                if param in p and not _within(values[column], number(p[param]), at_least=param.endswith("_min")):
+                    return False
         if "age_min" in p:
             age = whole_years(r["wayback_first_date"], today)
             if age is None or age < int(p["age_min"]):
                 return False
-        if "price_min" in p and not (
-            r["effective_price"] is not None and r["effective_price"] >= float(p["price_min"])
-        ):
-            return False
-        if "price_max" in p and not (
-            r["effective_price"] is not None and r["effective_price"] <= float(p["price_max"])
-        ):
-            return False
-        eur = r["effective_price_eur"]
-        if "price_eur_min" in p and not (eur is not None and eur >= float(p["price_eur_min"])):
-            return False
-        if "price_eur_max" in p and not (eur is not None and eur <= float(p["price_eur_max"])):
-            return False
         if flag("exclude_spam") and json.loads(r["spam_terms"]):
             return False
         if flag("exclude_inflated") and r["metrics_jumped"]:
-            return False
-        if "archive_gap_max" in p and not (
-            r["archive_longest_gap"] is not None and r["archive_longest_gap"] <= int(p["archive_gap_max"])
-        ):
-            return False
-        if "continuity_min" in p and not (
-            r["archive_continuity"] is not None and r["archive_continuity"] >= int(p["continuity_min"])
-        ):
             return False
         if flag("exclude_parked") and r["archive_parked"] != 0:
             return False
@@ -475,9 +477,6 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
             return False
         if "not_contains" in p and any(t.lower() in r["name"].lower() for t in _terms(p["not_contains"])):
             return False
-        for param, column in {"tf_max": "trust_flow", "cf_max": "citation_flow", "da_max": "domain_authority"}.items():
-            if param in p and not (r[column] is not None and r[column] <= int(p[param])):
-                return False
         if "age_max" in p:
             age = whole_years(r["wayback_first_date"], today)
             if age is None or age > int(p["age_max"]):
@@ -489,13 +488,6 @@ def oracle_domains(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
         if "tf_cf_ratio_max" in p and not (  # the ratio cut to two decimals
             has_ratio and Fraction(100 * tf // cf, 100) <= Fraction(p["tf_cf_ratio_max"])
         ):
-            return False
-        mid = r["value_mid"]
-        if "value_min" in p and not (mid is not None and mid >= float(p["value_min"])):
-            return False
-        if "value_max" in p and not (mid is not None and mid <= float(p["value_max"])):
-            return False
-        if "deal_min" in p and not (deal_value(r) is not None and deal_value(r) >= float(p["deal_min"])):
             return False
         if "techs" in p and not set(_terms(p["techs"])) & set(json.loads(r["historical_tech"] or "[]")):
             return False
