@@ -3,10 +3,13 @@ and a plain-Python oracle of the contract's filter semantics."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import random
+import socketserver
 import sys
+import threading
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from fractions import Fraction
@@ -128,6 +131,20 @@ def empty_counts(total: int = 0, languages: dict | None = None) -> ChartCounts:
     """Chart counts of `total` listings with nothing to draw: no TF/CF, zone, age or snapshots."""
     nothing = ("tf_cf", "zone_by_topic", "zone_by_source", "ages", "first_years", "snapshots_by_age")
     return ChartCounts(total=total, languages=languages or {}, **{name: {} for name in nothing})
+
+
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A request handler for a loopback test server: it logs nothing."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def serve_in_background(server: socketserver.BaseServer) -> int:
+    """Serve from a daemon thread, each request in a daemon thread where the server threads: its port."""
+    setattr(server, "daemon_threads", True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server.server_address[1]
 
 
 def fixed_clock() -> datetime:

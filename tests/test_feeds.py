@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL
+from conftest import REAL, QuietHandler, serve_in_background
 from toolkit import Mirror
 from toolkit.ingest import ingest_id
 from toolkit.ingest.feed_runner import FeedClient, feeds_folder, run_feeds, transfer_zone
@@ -59,7 +59,7 @@ class Publisher:
         self.log: list[tuple[str, int]] = []
         publisher = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self):  # noqa: N802
@@ -95,13 +95,8 @@ class Publisher:
                     return
                 self.wfile.write(body)
 
-            def log_message(self, *args):
-                pass
-
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{serve_in_background(self.server)}"
 
     def publish(self, path: str, body: bytes, at: datetime) -> None:
         if self.files.get(path) != body:
@@ -239,30 +234,27 @@ def test_three_days_of_feeds(publisher, tmp_path):
         save_search(mirror, "auctions", {"type": "auction"})
 
     p = publisher
+
+    def godaddy_ending(i: int, *auctions: dict) -> None:
+        p.publish("/godaddy/all_listings_ending_today.json.zip", godaddy_zip(list(auctions)), DAYS[i])
+
+    def namecheap_auctions(i: int, *auctions: tuple[str, str, int, str]) -> None:
+        p.publish("/namecheap/Namecheap_Market_Sales.csv", nc_auctions(list(auctions)), DAYS[i])
+
     # day 1: GoDaddy's auctions ending today and its closeouts; Namecheap's files; the lists; the zone
-    p.publish(
-        "/godaddy/all_listings_ending_today.json.zip",
-        godaddy_zip(
-            [
-                gd("kettleharbor.com", "Bid", "$10", 0, "2026-08-21T18:00:00Z"),
-                gd("brightquay.com", "Bid", "$50", 2, "2026-08-22T18:00:00Z"),
-                gd("bothplaces.com", "Bid", "$35", 1, "2026-08-23T18:00:00Z"),
-            ]
-        ),
-        DAYS[0],
+    godaddy_ending(
+        0,
+        gd("kettleharbor.com", "Bid", "$10", 0, "2026-08-21T18:00:00Z"),
+        gd("brightquay.com", "Bid", "$50", 2, "2026-08-22T18:00:00Z"),
+        gd("bothplaces.com", "Bid", "$35", 1, "2026-08-23T18:00:00Z"),
     )
     p.publish(
         "/godaddy/closeout_listings.json.zip", godaddy_zip([gd("cheapcloseout.net", "BuyNow", "$20", 0, "")]), DAYS[0]
     )
-    p.publish(
-        "/namecheap/Namecheap_Market_Sales.csv",
-        nc_auctions(
-            [
-                ("bothplaces.com", "41.00", 3, "2026-08-24T16:00:00Z"),
-                ("menuhouse.pro", "1.00", 0, "2026-08-25T16:00:00Z"),
-            ]
-        ),
-        DAYS[0],
+    namecheap_auctions(
+        0,
+        ("bothplaces.com", "41.00", 3, "2026-08-24T16:00:00Z"),
+        ("menuhouse.pro", "1.00", 0, "2026-08-25T16:00:00Z"),
     )
     p.publish("/namecheap/Namecheap_Market_Sales_Buy_Now.csv", nc_buy_now([("fixedprice.io", "2500.00")]), DAYS[0])
     p.publish("/dns.pl/deleted_domains.txt", (NASK / "2022-07-05.txt").read_bytes(), DAYS[0])
@@ -325,27 +317,17 @@ def test_three_days_of_feeds(publisher, tmp_path):
 
     # day 2: bids moved, one auction ended, a new one; closeouts unchanged (304); Namecheap's
     # auctions cut off mid-download; its buy-now file answers 500; the .ee zone moved on
-    p.publish(
-        "/godaddy/all_listings_ending_today.json.zip",
-        godaddy_zip(
-            [
-                gd("brightquay.com", "Bid", "$80", 5, "2026-08-22T18:00:00Z"),
-                gd("bothplaces.com", "Bid", "$35", 1, "2026-08-23T18:00:00Z"),
-                gd("newmorning.org", "Bid", "$15", 0, "2026-08-22T20:00:00Z"),
-            ]
-        ),
-        DAYS[1],
+    godaddy_ending(
+        1,
+        gd("brightquay.com", "Bid", "$80", 5, "2026-08-22T18:00:00Z"),
+        gd("bothplaces.com", "Bid", "$35", 1, "2026-08-23T18:00:00Z"),
+        gd("newmorning.org", "Bid", "$15", 0, "2026-08-22T20:00:00Z"),
     )
-    p.publish(
-        "/namecheap/Namecheap_Market_Sales.csv",
-        nc_auctions(
-            [
-                ("bothplaces.com", "44.00", 4, "2026-08-24T16:00:00Z"),
-                ("menuhouse.pro", "1.00", 0, "2026-08-25T16:00:00Z"),
-                ("arrivedtuesday.com", "9.00", 1, "2026-08-26T16:00:00Z"),
-            ]
-        ),
-        DAYS[1],
+    namecheap_auctions(
+        1,
+        ("bothplaces.com", "44.00", 4, "2026-08-24T16:00:00Z"),
+        ("menuhouse.pro", "1.00", 0, "2026-08-25T16:00:00Z"),
+        ("arrivedtuesday.com", "9.00", 1, "2026-08-26T16:00:00Z"),
     )
     p.faults["/namecheap/Namecheap_Market_Sales.csv"] = "cut"
     p.faults["/namecheap/Namecheap_Market_Sales_Buy_Now.csv"] = "500"
@@ -406,15 +388,7 @@ def test_three_days_of_feeds(publisher, tmp_path):
 
     # day 3: the feeds that failed succeed; the NASK list did not change (304)
     p.faults.clear()
-    p.publish(
-        "/godaddy/all_listings_ending_today.json.zip",
-        godaddy_zip(
-            [
-                gd("bothplaces.com", "Bid", "$60", 4, "2026-08-23T18:00:00Z"),
-            ]
-        ),
-        DAYS[2],
-    )
+    godaddy_ending(2, gd("bothplaces.com", "Bid", "$60", 4, "2026-08-23T18:00:00Z"))
     p.publish(
         "/namecheap/Namecheap_Market_Sales_Buy_Now.csv",
         nc_buy_now([("fixedprice.io", "2200.00"), ("cheaperlater.io", "900.00")]),
@@ -568,9 +542,7 @@ class ZoneServer:
                 return data
 
         self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"axfr://127.0.0.1:{self.server.server_address[1]}/{zone}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"axfr://127.0.0.1:{serve_in_background(self.server)}/{zone}"
 
     def close(self) -> None:
         self.server.shutdown()

@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import NOW, small_demo
+from conftest import NOW, QuietHandler, small_demo
 from toolkit import Mirror
 from toolkit.sync.alerts import AlertConfig
 from toolkit.config import Settings
@@ -133,15 +133,12 @@ class Receiver:
     def __init__(self, port: int):
         received = self.received = []
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self):  # noqa: N802
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 received.append((dict(self.headers), body))
                 self.send_response(204)
                 self.end_headers()
-
-            def log_message(self, *args):
-                pass
 
         self.server = http.server.HTTPServer(("127.0.0.1", port), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import listing_records
+from conftest import QuietHandler, listing_records, serve_in_background
 from toolkit import Mirror
 from toolkit.cli import cli
 from toolkit.enrich.name_checks import check_names
@@ -130,10 +130,7 @@ class Registry:
         self.played: dict[str, int] = {}
         registry = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _send(self, status: int, body: dict, headers: dict) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
@@ -182,8 +179,7 @@ class Registry:
                 self.end_headers()
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.port = serve_in_background(self.server)
 
     @property
     def url(self) -> str:
@@ -377,8 +373,6 @@ def test_each_registrys_answer_reads_as_a_stage(fixture, edit, checked_at, previ
 
 
 def test_the_names_job_is_scheduled_daily_without_a_key_and_runs_once_as_cron_calls_it(tmp_path, registry, monkeypatch):
-    import threading as _threading
-
     from toolkit.config import load_settings
     from toolkit.sync.schedule import build_scheduler, names_schedule
 
@@ -404,7 +398,7 @@ def test_the_names_job_is_scheduled_daily_without_a_key_and_runs_once_as_cron_ca
     scheduler = build_scheduler(
         load_settings(db=db),
         names_schedule(),
-        stop=_threading.Event(),
+        stop=threading.Event(),
         say=said.append,
         names_runner=lambda *a, **k: None,
     )
