@@ -64,6 +64,14 @@ def edited(real: dict, status: list[str] | None = None, **events: str) -> dict:
 
 NOT_FOUND = (404, {"errorCode": 404, "title": "Not Found"}, {})
 THROTTLED = (429, {"errorCode": 429, "title": "Too Many Requests"}, {"Retry-After": "7"})
+# edited: caught the day it dropped, before any run saw it available: a new registration
+REREGISTERED = (
+    200,
+    edited(
+        EXAMPLE, ["client transfer prohibited"], registration="2022-06-05T17:02:11Z", expiration="2023-06-05T17:02:11Z"
+    ),
+    {},
+)
 # Each name's answer on each day (index into DAYS); a list plays its answers in turn that day.
 SCRIPT = {
     "themarquetry.com": [
@@ -81,27 +89,8 @@ SCRIPT = {
         (200, EXAMPLE, {}),
         (200, edited(EXAMPLE, ["redemption period", "pending delete"]), {}),  # edited
         (200, edited(EXAMPLE, ["redemption period", "pending delete"]), {}),
-        # edited: caught the day it dropped, before any run saw it available: a new registration
-        (
-            200,
-            edited(
-                EXAMPLE,
-                ["client transfer prohibited"],
-                registration="2022-06-05T17:02:11Z",
-                expiration="2023-06-05T17:02:11Z",
-            ),
-            {},
-        ),
-        (
-            200,
-            edited(
-                EXAMPLE,
-                ["client transfer prohibited"],
-                registration="2022-06-05T17:02:11Z",
-                expiration="2023-06-05T17:02:11Z",
-            ),
-            {},
-        ),
+        REREGISTERED,
+        REREGISTERED,
     ],
     "kettleharbor.nu": [
         (200, edited(CZ, ["active"], expiration="2022-03-15T00:00:00Z"), {}),  # CZ.NIC's answer, edited: live
