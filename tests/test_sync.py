@@ -450,22 +450,10 @@ def test_a_sync_killed_at_any_moment_resumes_to_the_same_rows(remote, tmp_path, 
     local, reference = tmp_path / "killed.db", tmp_path / "uninterrupted.db"
     delay = random.Random(seed).uniform(0, 0.6)
     with LoopbackReplica(remote) as server:
-        args = [
-            sys.executable,
-            "-m",
-            "toolkit",
-            "sync",
-            "--db",
-            str(local),
-            "--base-url",
-            server.url,
-            "--plan",
-            "business",
-            "--rate",
-            "400",  # the listings job's 47 pages take some 7 s: a stop drawn within 0.6 s of a page lands in it
-        ]
+        # the listings job's 47 pages take some 7 s at this rate: a stop drawn within 0.6 s of a page lands in it
+        sync = ["sync", "--db", str(local), "--base-url", server.url, "--plan", "business", "--rate", "400"]
         child = subprocess.Popen(
-            args,
+            [sys.executable, "-m", "toolkit", *sync],
             env=_sync_env(tmp_path),
             cwd=ROOT,
             stdout=subprocess.PIPE,
@@ -568,22 +556,9 @@ def test_cli_dry_run_and_status_over_a_socket(remote, tmp_path):
         assert dry.exit_code == 0, dry.output
         assert "Assuming the pro plan" in dry.output and "regfree: skipped" in dry.output
         assert "listings: full pass, about" in dry.output and not local.exists()
+        pro = ["--plan", "pro", "--rate", "6000", "--jobs", "listings"]
         done = CliRunner().invoke(
-            cli,
-            [
-                "sync",
-                "--db",
-                str(local),
-                "--base-url",
-                server.url,
-                "--plan",
-                "pro",
-                "--rate",
-                "6000",
-                "--jobs",
-                "listings",
-            ],
-            env=_sync_env(tmp_path),
+            cli, ["sync", "--db", str(local), "--base-url", server.url, *pro], env=_sync_env(tmp_path)
         )
         assert done.exit_code == 0, done.output
     status = CliRunner().invoke(cli, ["status", "--db", str(local)])
