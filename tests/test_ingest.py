@@ -327,13 +327,13 @@ def test_real_pl_names_without_a_date_get_the_lifecycle_prediction(mirror, tmp_p
 
 def test_auda_style_csv_takes_the_date_column(mirror, tmp_path):
     path = tmp_path / "auda_purge_list.csv"
-    path.write_text(
-        "Date, Eligible purge time (UTC), Domain name\n"
-        "2019-11-10, 03:32:31, fastframeless.com.au\n"
-        "2019-11-10, 03:32:40, not a domain\n"
-        "2019-11-11, 04:01:02, wattlegrove.net.au\n"
-        "2019-11-12, 04:10:00, fastframeless.com.au\n"
-    )
+    path.write_text("""\
+Date, Eligible purge time (UTC), Domain name
+2019-11-10, 03:32:31, fastframeless.com.au
+2019-11-10, 03:32:40, not a domain
+2019-11-11, 04:01:02, wattlegrove.net.au
+2019-11-12, 04:10:00, fastframeless.com.au
+""")
     report = ingest_file(mirror, "droplist", path, observed_at=SEEN)
     assert report.pending.seen == 2
     assert [str(s) for s in report.skipped] == [
@@ -510,40 +510,39 @@ def test_truncated_json_names_the_line(mirror, tmp_path, seeded):
 
 def test_wrong_format_and_truncated_text_files(mirror, tmp_path, seeded):
     before = seeded()
-    bardate_json = tmp_path / "bardate_domains.json"
-    bardate_json.write_text(json.dumps({"data": [{"name": "fjallstuga.se", "release_at": "2026-01-20"}]}))
-    with pytest.raises(IngestError, match=r"bardate_domains.json: no record has a domainName field; .*GoDaddy"):
-        ingest_file(mirror, "godaddy", bardate_json)
-    with pytest.raises(IngestError, match=r"auda.csv: line 1: no domain column in the header \(Date, Time\)"):
-        (tmp_path / "auda.csv").write_text("Date,Time\n2019-11-10,03:32:31\n")
-        ingest_file(mirror, "droplist", tmp_path / "auda.csv")
-    cut_csv = tmp_path / "cut.csv"
-    cut_csv.write_text(
-        "Date, Eligible purge time (UTC), Domain name\n2019-11-10, 03:32:31, fastframeless.com.au\n2019-11-1"
+
+    def refused(name: str, kind: str, body: bytes, error: str) -> None:
+        (tmp_path / name).write_bytes(body)
+        with pytest.raises(IngestError, match=error):
+            ingest_file(mirror, kind, tmp_path / name)
+
+    godaddy_wanted = r"bardate_domains.json: no record has a domainName field; .*GoDaddy"
+    refused(
+        "bardate_domains.json",
+        "godaddy",
+        b'{"data": [{"name": "fjallstuga.se", "release_at": "2026-01-20"}]}',
+        godaddy_wanted,
     )
-    with pytest.raises(
-        IngestError, match=r"cut.csv: line 3: the last row stops after 1 of 3 columns; the file is truncated"
-    ):
-        ingest_file(mirror, "droplist", cut_csv)
-    cut_txt = tmp_path / "bardate.txt"
-    cut_txt.write_text("fjallstuga.se\t2026-01-20\nnorrsken.nu\t2026-0")
-    with pytest.raises(IngestError, match=r"bardate.txt: line 2: the last line is incomplete"):
-        ingest_file(mirror, "bardate", cut_txt)
-    godaddy_csv = tmp_path / "inventory.csv"
-    godaddy_csv.write_text("domainName,auctionType,price\nalpha.com,Bid,$5\n")
-    with pytest.raises(
-        IngestError,
-        match=r"inventory.csv: line 1: no row of the file is a bardate row \(expected domain<TAB>YYYY-MM-DD, got .*\); check that it is a bardate file",
-    ):
-        ingest_file(mirror, "bardate", godaddy_csv)
-    empty = tmp_path / "empty.txt"
-    empty.write_text("")
-    with pytest.raises(IngestError, match=r"empty.txt: line 1: the file is empty"):
-        ingest_file(mirror, "droplist", empty)
-    latin = tmp_path / "latin.txt"
-    latin.write_bytes("abc.pl\nzażółć.pl\n".encode("latin-1", "replace").replace(b"?", b"\xbf"))
-    with pytest.raises(IngestError, match=r"latin.txt: line 2: not UTF-8 text"):
-        ingest_file(mirror, "droplist", latin)
+    no_domain = r"auda.csv: line 1: no domain column in the header \(Date, Time\)"
+    refused("auda.csv", "droplist", b"Date,Time\n2019-11-10,03:32:31\n", no_domain)
+    cut_csv = b"Date, Eligible purge time (UTC), Domain name\n2019-11-10, 03:32:31, fastframeless.com.au\n2019-11-1"
+    refused(
+        "cut.csv",
+        "droplist",
+        cut_csv,
+        r"cut.csv: line 3: the last row stops after 1 of 3 columns; the file is truncated",
+    )
+    refused(
+        "bardate.txt",
+        "bardate",
+        b"fjallstuga.se\t2026-01-20\nnorrsken.nu\t2026-0",
+        r"bardate.txt: line 2: the last line is incomplete",
+    )
+    not_bardate = r"inventory.csv: line 1: no row of the file is a bardate row \(expected domain<TAB>YYYY-MM-DD, got .*\); check that it is a bardate file"
+    refused("inventory.csv", "bardate", b"domainName,auctionType,price\nalpha.com,Bid,$5\n", not_bardate)
+    refused("empty.txt", "droplist", b"", r"empty.txt: line 1: the file is empty")
+    latin = "abc.pl\nzażółć.pl\n".encode("latin-1", "replace").replace(b"?", b"\xbf")
+    refused("latin.txt", "droplist", latin, r"latin.txt: line 2: not UTF-8 text")
     assert seeded() == before
 
 
@@ -886,12 +885,12 @@ def test_a_replay_refuses_bad_snapshots_naming_file_and_line_and_writes_nothing(
 
 def test_bardate_reads_the_archived_csv_form(mirror, tmp_path):
     path = tmp_path / "2026-03-01.csv"
-    path.write_text(
-        "domain,tld,release_date,available,indexed,estimated_pages,index_source,checked_at\n"
-        "fjallstuga.se,se,2026-03-01,True,False,0,wayback,2026-02-28T10:22:35+00:00\n"
-        "norrsken.nu,nu,2026-03-01,False,True,12,google,2026-02-28T10:22:35+00:00\n"
-        "trasig.nu,nu,2026-03-41,True,False,0,wayback,2026-02-28T10:22:35+00:00\n"
-    )
+    path.write_text("""\
+domain,tld,release_date,available,indexed,estimated_pages,index_source,checked_at
+fjallstuga.se,se,2026-03-01,True,False,0,wayback,2026-02-28T10:22:35+00:00
+norrsken.nu,nu,2026-03-01,False,True,12,google,2026-02-28T10:22:35+00:00
+trasig.nu,nu,2026-03-41,True,False,0,wayback,2026-02-28T10:22:35+00:00
+""")
     report = ingest_file(mirror, "bardate", path, observed_at=SEEN)
     assert report.pending.seen == 2
     assert [(s.line, s.reason) for s in report.skipped] == [(4, "'2026-03-41' is not a date (YYYY-MM-DD)")]
