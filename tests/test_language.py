@@ -326,6 +326,13 @@ def test_enrich_language_end_to_end(tmp_path):
     def sleep(seconds: float) -> None:
         clock[0] += seconds
 
+    def detect(archive: FakeArchive, wayback: bool):
+        """Languages (and the Wayback columns, or not) from this archive, on the fake clock."""
+        transport = httpx.MockTransport(archive)
+        return enrich(
+            mirror, wayback=wayback, rdap=False, language=True, transport=transport, sleep=sleep, clock=lambda: clock[0]
+        )
+
     archive = FakeArchive(
         {name: cdx_for(name, home=i != 6) for i, name in enumerate(names)},
         {
@@ -345,15 +352,7 @@ def test_enrich_language_end_to_end(tmp_path):
         },
         clock,
     )
-    report = enrich(
-        mirror,
-        wayback=True,
-        rdap=False,
-        language=True,
-        transport=httpx.MockTransport(archive),
-        sleep=sleep,
-        clock=lambda: clock[0],
-    )
+    report = detect(archive, wayback=True)
 
     assert report.errors == [] and report.finished and report.processed == 7
     assert languages(mirror, ids) == ["EN", "FR", "DE", "SV", "PL", "DE", "IT"]  # undetermined: left as they were
@@ -380,15 +379,7 @@ def test_enrich_language_end_to_end(tmp_path):
     # a second run, with or without the Wayback columns, asks the archive nothing
     for wayback in (True, False):
         silent = FakeArchive({}, {}, clock)
-        again = enrich(
-            mirror,
-            wayback=wayback,
-            rdap=False,
-            language=True,
-            transport=httpx.MockTransport(silent),
-            sleep=sleep,
-            clock=lambda: clock[0],
-        )
+        again = detect(silent, wayback=wayback)
         assert silent.requests == [] and again.traffic.requests == 0 and again.language_cached == 7
         assert again.language_detected == report.language_detected
         assert languages(mirror, ids) == ["EN", "FR", "DE", "SV", "PL", "DE", "IT"]
