@@ -346,16 +346,9 @@ def test_an_enrich_batch_that_meets_damage_is_rolled_back(files, tmp_path):
         ]
         return httpx.Response(200, json=body)
 
-    mirror = Mirror(db)
+    mirror, transport = Mirror(db), httpx.MockTransport(web)
     with pytest.raises(sqlite3.DatabaseError) as raised:
-        enrich(
-            mirror,
-            rdap=False,
-            params={"tld": ".fr"},
-            limit=30,
-            transport=httpx.MockTransport(web),
-            sleep=lambda seconds: None,
-        )
+        enrich(mirror, rdap=False, params={"tld": ".fr"}, limit=30, transport=transport, sleep=lambda seconds: None)
     mirror.close()
     assert damage_in(raised.value) is not None
     assert asked and set(asked) == {"web.archive.org"}  # it got as far as writing what it learnt
