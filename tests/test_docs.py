@@ -130,15 +130,8 @@ def test_the_parameters_page_lists_every_parameter_and_the_commands_page_every_c
 
 def test_the_docs_site_builds_strictly_without_a_warning(tmp_path):
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    run = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-        check=False,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    build = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")]
+    run = subprocess.run(build, check=False, cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
     output = run.stdout + run.stderr
     assert run.returncode == 0, output
     assert "WARNING" not in output, output

@@ -4,6 +4,7 @@ one real `edt serve` subprocess on a loopback port."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import io
 import json
@@ -258,20 +259,14 @@ def test_the_403_links_point_at_sections_of_the_home_page(api):
 # -- 404 -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/api/domains/4",
-        "/api/domains/abc",
-        "/api/domains/-3",
-        "/api/domains/1e3",
-        "/api/domains/99999999999999999999999",
-        "/api/domains/%00",
-        "/api/domains/1_000",
-        "/api/pending-delete/no-such.fr",
-        "/api/pending-delete/%E2%80%A2",
-    ],
-)
+# Paths of a record that is not there (or of no id at all): a JSON 404.
+NO_SUCH_RECORD = [
+    *(f"/api/domains/{id_}" for id_ in ("4", "abc", "-3", "1e3", "99999999999999999999999", "%00", "1_000")),
+    *(f"/api/pending-delete/{name}" for name in ("no-such.fr", "%E2%80%A2")),
+]
+
+
+@pytest.mark.parametrize("path", NO_SUCH_RECORD)
 def test_not_found(api, path):
     response = api.get(path, "enterprise-key")
     assert response.status_code == 404 and response.json() == {"message": "Not found."}
@@ -714,11 +709,10 @@ def test_edt_serve_subprocess_on_loopback(synthetic_db, tmp_path):
             )
         finally:
             process.terminate()
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            process.kill()  # only if it is still running after 10 s
+            process.wait()
     output = log_path.read_text()
     assert "only this machine" in output and "OVERRIDDEN" in output
     assert "Bearer" not in output and "k=pro" not in output  # the key is never logged
