@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -343,22 +344,25 @@ print(done, flush=True)
 """
 
 
-def test_a_write_during_an_archive_is_kept(copy):
-    live = [r[0] for r in _rows(copy, "listings", "closed_at IS NULL AND source != 'regfree'")][:40]
-    wanted = _closed_ids(copy)
-    archiving = _archive_process(copy, "--batch", "150")
-    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(copy)], stdout=subprocess.PIPE, text=True)
+def _assert_writes_kept_during(path: Path, start: Callable[[], subprocess.Popen]) -> None:
+    """40 live listings written to (each copied under an id from 90000000, its TF set to 77)
+    while the process `start` starts (an archive or a pack) runs: both end well, every write kept."""
+    live = [r[0] for r in _rows(path, "listings", "closed_at IS NULL AND source != 'regfree'")][:40]
+    process = start()
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True)
     assert writer.communicate(timeout=120)[0].strip() == "40"
-    out, err = archiving.communicate(timeout=120)
-    assert archiving.returncode == 0, err
-    assert _archived_ids(copy) == wanted
-    copies = _rows(copy, "listings", "id >= 90000000")
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    copies = _rows(path, "listings", "id >= 90000000")
     assert len(copies) == 40 and all(r[1].startswith("zzkept") for r in copies)
-    assert {r[0] for r in _rows(copy, "listings", "trust_flow = 77")} >= set(live)
-    assert (
-        Mirror(copy, clock=lambda: NOW).search_domains({"contains": "zzkept", "include_closed": "1"})["meta"]["total"]
-        == 40
-    )
+    assert {r[0] for r in _rows(path, "listings", "trust_flow = 77")} >= set(live)
+    assert _mirror(path).search_domains({"contains": "zzkept", "include_closed": "1"})["meta"]["total"] == 40
+
+
+def test_a_write_during_an_archive_is_kept(copy):
+    wanted = _closed_ids(copy)
+    _assert_writes_kept_during(copy, lambda: _archive_process(copy, "--batch", "150"))
+    assert _archived_ids(copy) == wanted
 
 
 def test_an_archive_to_a_full_disk_is_one_line_and_removes_nothing(copy):
