@@ -12,13 +12,11 @@ from typing import Any
 
 import click
 
-from ..errors import ApiError
 from ..plans import PLANS, RATE_LIMITS
 from .shell import (
     note_opened,
     BadInput,
     RunFailed,
-    from_api_error,
     timeout_bound,
     check_plan,
     check_writable,
@@ -539,8 +537,6 @@ def enrich_command(
         raise RunFailed(f"enrich stopped: {exc}; rows already written are kept, the next run resumes") from None
     except LanguageUnavailable as exc:  # the optional extra is not installed
         raise BadInput(f"--language: {exc}") from None
-    except ApiError as exc:  # a malformed filter: exit status 2 naming the field
-        raise from_api_error(exc) from None
     if sys.stderr.isatty():
         click.echo("", err=True)
     if report.updated:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ApiError, BadInput, MirrorDamaged, RunFailed, ToolkitError
+from ..errors import BadInput, MirrorDamaged, RunFailed, ToolkitError
 from ..plans import PLANS, normalize_plan
 
 if TYPE_CHECKING:  # the query layer is imported by the commands that open a mirror
@@ -29,7 +29,6 @@ __all__ = [
     "open_mirror",
     "note_opened",
     "key_value_pairs",
-    "from_api_error",
     "check_plan",
     "check_writable",
     "check_port",
@@ -56,7 +55,8 @@ class _Said(click.ClickException):
 
 
 class _Group(click.Group):
-    """`edt`: every command's ToolkitError becomes its one line and exit status, by type."""
+    """`edt`: every command's ToolkitError becomes its one line and exit status, by type (an
+    ApiError refusing a request, a malformed filter, a plan's 403: its message, exit 2)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -113,11 +113,6 @@ def key_value_pairs(items: Iterable[str]) -> dict[str, Any]:
             raise BadInput(f"expected KEY=VALUE (e.g. tld=.fr), got {item!r}")
         pairs.append((key.strip(), value))
     return gather(pairs)
-
-
-def from_api_error(exc: ApiError) -> BadInput:
-    """An API answer refusing the request, as the command's bad input (exit 2)."""
-    return BadInput(exc.said())
 
 
 def note_opened(db: str) -> None:
