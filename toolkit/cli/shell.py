@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ __all__ = [
     "db_option",
     "plan_option",
     "timeout_option",
+    "choice_option",
     "open_mirror",
     "note_opened",
     "key_value_pairs",
@@ -252,6 +253,11 @@ def check_writable(db: str, command: str) -> None:
 @click.version_option(package_name="expired-domains-toolkit")
 def cli() -> None:
     """Expired Domains Toolkit: a local mirror of expired, deleted and pending-delete domains."""
+
+
+def choice_option(flag: str, choices: list[str], default: str, help: str) -> Callable[[Any], Any]:
+    """An option taking one of `choices`, its default shown in --help."""
+    return click.option(flag, type=click.Choice(choices), default=default, show_default=True, help=help)
 
 
 def timeout_option(func):
