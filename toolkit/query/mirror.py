@@ -6,7 +6,7 @@ app, notebooks). It holds the connections and hands out the mirror's reads:
 - DataFrames for the notebooks and charts: `domains_df`, `results_df`, `pending_df`,
   `listing_history` (`dataframes.py`);
 - the service's API answers, page by page in their envelope, with the plan's rules:
-  `search_domains`, `get_domain`, `free_domains`, `search_pending_delete`, ... (thin calls into
+  `search_domains`, `get_domain`, `free_domains`, `search_pending_delete`, ... (the functions of
   `replica.py`, which the REST replica, the MCP server and `edt query` share);
 - what the app's charts count (`chart_counts`, `day_counts`), `status` (`mirror_status.py`).
 

@@ -5,9 +5,8 @@ tier's masks and upsell (docs/reference/semantics.md). Errors come back as `ApiE
 the status and body the API answers; nothing here speaks HTTP.
 
 `Mirror.search_domains` and its siblings are these functions (the mirror their first
-argument), so a notebook asks
-the same questions as a client of the API; a Python program that wants rows rather than
-pages reads `Mirror.listings` and the DataFrames instead."""
+argument), so a notebook asks the same questions as a client of the API; a Python program
+that wants rows rather than pages reads `Mirror.listings` and the DataFrames instead."""
 
 from __future__ import annotations
 
