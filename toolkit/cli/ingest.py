@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,17 @@ from .shell import (
 
 
 from .load import on_interrupt, hold_load_lock
+
+
+def _limit_option(flag: str, unit: str, what: str, default: int) -> Callable[[Any], Any]:
+    """A bound on what a feed file may hold, in `unit` (above 0; the default is the feed reader's)."""
+    return click.option(
+        flag,
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar=unit,
+        help=f"The most {what} (default {default}); past it nothing is written.",
+    )
 
 
 def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bounds: Any) -> None:
@@ -100,20 +112,8 @@ def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bou
     metavar="N",
     help="Print the first N skipped rows (file:line: reason) on stderr.",
 )
-@click.option(
-    "--max-size-mb",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    metavar="MB",
-    help="The most the file may expand to, unzipped (default 2048); past it nothing is written.",
-)
-@click.option(
-    "--max-field-kb",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    metavar="KB",
-    help="The most one line, field or record may be (default 1024); past it nothing is written.",
-)
+@_limit_option("--max-size-mb", "MB", "the file may expand to, unzipped", 2048)
+@_limit_option("--max-field-kb", "KB", "one line, field or record may be", 1024)
 def ingest_command(
     db: str,
     feed: str,

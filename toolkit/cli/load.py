@@ -12,13 +12,11 @@ from typing import Any
 
 import click
 
-from ..errors import ApiError
 from ..plans import PLANS, RATE_LIMITS
 from .shell import (
     note_opened,
     BadInput,
     RunFailed,
-    from_api_error,
     timeout_bound,
     check_plan,
     check_writable,
@@ -28,6 +26,7 @@ from .shell import (
     refresh_index,
     say_retry,
     timeout_option,
+    choice_option,
     cli,
 )
 
@@ -73,34 +72,26 @@ def on_interrupt(kept: str, *, mirror: Any = None, written: str = "") -> Any:
         signal.signal(signal.SIGTERM, previous)
 
 
+# `edt demo --days N --searches-day K`: a day of the demo's lived days, at most 400.
+_DEMO_DAYS = click.IntRange(0, 400)
+_DAYS_HELP = (
+    "Live the N days ending today: one scheduled sync after another (bids closing, prices cut, "
+    "new listings every morning), so history, closed listings and alerts have something to show."
+)
+_SEARCHES_DAY_HELP = (
+    "With --days: the demo's saved searches are saved on day K (0: the first sync); their new matches "
+    "and alerts are the listings first seen after it."
+)
+
+
 @cli.command()
 @db_option
-@click.option(
-    "--scale",
-    type=click.Choice(["small", "full"]),
-    default="small",
-    show_default=True,
-    help="small: ~5,000 listings; full: the service's scale (~563,000 listings).",
+@choice_option(
+    "--scale", ["small", "full"], "small", "small: ~5,000 listings; full: the service's scale (~563,000 listings)."
 )
 @click.option("--seed", type=int, default=42, show_default=True, help="Same seed, same data (dates relative to today).")
-@click.option(
-    "--days",
-    type=click.IntRange(0, 400),
-    default=0,
-    show_default=True,
-    metavar="N",
-    help="Live the N days ending today: one scheduled sync after another (bids closing, prices cut, "
-    "new listings every morning), so history, closed listings and alerts have something to show.",
-)
-@click.option(
-    "--searches-day",
-    type=click.IntRange(0, 400),
-    default=1,
-    show_default=True,
-    metavar="K",
-    help="With --days: the demo's saved searches are saved on day K (0: the first sync); their new matches "
-    "and alerts are the listings first seen after it.",
-)
+@click.option("--days", type=_DEMO_DAYS, default=0, show_default=True, metavar="N", help=_DAYS_HELP)
+@click.option("--searches-day", type=_DEMO_DAYS, default=1, show_default=True, metavar="K", help=_SEARCHES_DAY_HELP)
 @click.option("--clear", is_flag=True, help="Remove the demo rows and stop.")
 @click.option("--force", is_flag=True, help="Load demo rows even beside synced data (they stay marked as demo).")
 def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bool, force: bool) -> None:
@@ -482,13 +473,7 @@ class _SyncProgress:
     help="At most N rows this run; the next run resumes after them.",
 )
 @click.option("--restart", is_flag=True, help="Start again from the first row instead of resuming.")
-@click.option(
-    "--cdx-output",
-    type=click.Choice(["json", "text"]),
-    default="json",
-    show_default=True,
-    help="The CDX API's answer form.",
-)
+@choice_option("--cdx-output", ["json", "text"], "json", "The CDX API's answer form.")
 @timeout_option
 def enrich_command(
     db: str,
@@ -539,8 +524,6 @@ def enrich_command(
         raise RunFailed(f"enrich stopped: {exc}; rows already written are kept, the next run resumes") from None
     except LanguageUnavailable as exc:  # the optional extra is not installed
         raise BadInput(f"--language: {exc}") from None
-    except ApiError as exc:  # a malformed filter: exit status 2 naming the field
-        raise from_api_error(exc) from None
     if sys.stderr.isatty():
         click.echo("", err=True)
     if report.updated:

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ApiError
-from .shell import BadInput, from_api_error, check_plan, db_option, open_mirror, key_value_pairs, plan_option, cli
+from .shell import BadInput, check_plan, db_option, open_mirror, key_value_pairs, plan_option, cli
 
 if TYPE_CHECKING:
     from ..query import Mirror
@@ -56,16 +55,13 @@ def query(db: str, plan: str | None, params: tuple[str, ...], fmt: str, pending:
     """One page of listings with /api/domains semantics: edt query tld=.fr tf_min=20 sort=-trust_flow"""
     plan = check_plan(plan)
     mirror = open_mirror(db)
-    try:
-        filters = key_value_pairs(params)
-        if pending:
-            envelope = mirror.search_pending_delete(filters, plan=plan)
-        else:
-            envelope = mirror.search_domains(filters, plan=plan)
-        hidden = _past_drops_hidden(mirror, filters, envelope, plan) if pending else 0
-        why = [] if envelope["meta"]["total"] else mirror.explain_empty(filters, pending=pending)
-    except ApiError as exc:
-        raise from_api_error(exc) from None
+    filters = key_value_pairs(params)
+    if pending:
+        envelope = mirror.search_pending_delete(filters, plan=plan)
+    else:
+        envelope = mirror.search_domains(filters, plan=plan)
+    hidden = _past_drops_hidden(mirror, filters, envelope, plan) if pending else 0
+    why = [] if envelope["meta"]["total"] else mirror.explain_empty(filters, pending=pending)
     if fmt == "json":
         click.echo(json.dumps(envelope, ensure_ascii=False, indent=2))
     elif fmt == "csv":
@@ -300,15 +296,12 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, 
         raise BadInput(
             "--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)"
         )
-    try:
-        filters = key_value_pairs(params)
-        if results:
-            rows, columns = _result_rows(mirror, filters, plan)
-        else:
-            rows = mirror.export_rows(filters, plan=plan)
-            columns = _listing_columns(filters)
-    except ApiError as exc:
-        raise from_api_error(exc) from None
+    filters = key_value_pairs(params)
+    if results:
+        rows, columns = _result_rows(mirror, filters, plan)
+    else:
+        rows = mirror.export_rows(filters, plan=plan)
+        columns = _listing_columns(filters)
     if note:
         click.echo(f"edt: {note}", err=True)
 

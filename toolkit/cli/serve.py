@@ -5,22 +5,33 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from .shell import BadInput, RunFailed, check_plan, check_port, db_option, plan_option, cli
 
 
+def _address_options(verb: str, port: int) -> Callable[[Any], Any]:
+    """--host, this machine only by default, and --port."""
+
+    def add(func: Any) -> Any:
+        func = click.option("--port", type=click.IntRange(1, 65535), default=port, show_default=True)(func)
+        return click.option(
+            "--host",
+            default="127.0.0.1",
+            show_default=True,
+            help=f"Address to {verb}; the default lets only this machine connect (0.0.0.0: the network).",
+        )(func)
+
+    return add
+
+
 @cli.command(name="app")
 @db_option
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="Address to listen on; the default lets only this machine connect (0.0.0.0: the network).",
-)
-@click.option("--port", type=click.IntRange(1, 65535), default=8501, show_default=True)
+@_address_options("listen on", 8501)
 def app_command(db: str, host: str, port: int) -> None:
     """Open the investors' app (Streamlit) on the mirror: explore, charts, drop calendar, watchlist, sync."""
     import subprocess
@@ -67,13 +78,7 @@ def app_command(db: str, host: str, port: int) -> None:
 
 @cli.command()
 @db_option
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="Address to bind; the default lets only this machine connect (0.0.0.0: the network).",
-)
-@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@_address_options("bind", 8000)
 @click.option(
     "--key",
     "keys",

@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ApiError, BadInput, MirrorDamaged, RunFailed, ToolkitError
+from ..errors import BadInput, MirrorDamaged, RunFailed, ToolkitError
 from ..plans import PLANS, normalize_plan
 
 if TYPE_CHECKING:  # the query layer is imported by the commands that open a mirror
@@ -26,10 +26,10 @@ __all__ = [
     "db_option",
     "plan_option",
     "timeout_option",
+    "choice_option",
     "open_mirror",
     "note_opened",
     "key_value_pairs",
-    "from_api_error",
     "check_plan",
     "check_writable",
     "check_port",
@@ -56,7 +56,8 @@ class _Said(click.ClickException):
 
 
 class _Group(click.Group):
-    """`edt`: every command's ToolkitError becomes its one line and exit status, by type."""
+    """`edt`: every command's ToolkitError becomes its one line and exit status, by type (an
+    ApiError refusing a request, a malformed filter, a plan's 403: its message, exit 2)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -113,11 +114,6 @@ def key_value_pairs(items: Iterable[str]) -> dict[str, Any]:
             raise BadInput(f"expected KEY=VALUE (e.g. tld=.fr), got {item!r}")
         pairs.append((key.strip(), value))
     return gather(pairs)
-
-
-def from_api_error(exc: ApiError) -> BadInput:
-    """An API answer refusing the request, as the command's bad input (exit 2)."""
-    return BadInput(exc.said())
 
 
 def note_opened(db: str) -> None:
@@ -257,6 +253,11 @@ def check_writable(db: str, command: str) -> None:
 @click.version_option(package_name="expired-domains-toolkit")
 def cli() -> None:
     """Expired Domains Toolkit: a local mirror of expired, deleted and pending-delete domains."""
+
+
+def choice_option(flag: str, choices: list[str], default: str, help: str) -> Callable[[Any], Any]:
+    """An option taking one of `choices`, its default shown in --help."""
+    return click.option(flag, type=click.Choice(choices), default=default, show_default=True, help=help)
 
 
 def timeout_option(func):

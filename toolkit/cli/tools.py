@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .shell import db_option, cli
+from .shell import choice_option, db_option, cli
 
 
 @cli.command()
@@ -24,13 +24,7 @@ from .shell import db_option, cli
     help="N random /api/domains requests drawn from the parameter table instead of the fixed suite.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="The random requests' seed.")
-@click.option(
-    "--engine",
-    type=click.Choice(["columnar", "sqlite"]),
-    default="columnar",
-    show_default=True,
-    help="The query layer's engine.",
-)
+@choice_option("--engine", ["columnar", "sqlite"], "columnar", "The query layer's engine.")
 def bench(
     db: str,
     repeat: int,

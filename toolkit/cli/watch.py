@@ -7,11 +7,9 @@ import os
 
 import click
 
-from ..errors import ApiError
 from .shell import (
     BadInput,
     RunFailed,
-    from_api_error,
     timeout_bound,
     check_plan,
     db_option,
@@ -163,8 +161,6 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
     )
     try:
         save_search(mirror, name, key_value_pairs(params), replace=replace)
-    except ApiError as exc:
-        raise from_api_error(exc) from None
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     entry = next((s for s in saved_searches(mirror) if s["name"] == name.strip()), None)

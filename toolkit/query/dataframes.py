@@ -1,7 +1,7 @@
 """The mirror read as pandas DataFrames, for the notebooks and the charts: every listing a
 request matches (`domains_df`), the auction results (`results_df`), the pending-delete rows
 (`pending_df`) and a listing's history (`listing_history`). `Mirror`'s methods of the same
-names call these."""
+names are these functions, the mirror their first argument."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..plans import require
 from ..store.schema import DEAL_RATIO
-from .params import DOMAIN_PARAMS, PENDING_PARAMS, parse_params
+from ..store.tables import HISTORY_COLUMNS as HISTORY_TABLE
+from .params import DOMAIN_PARAMS, PENDING_PARAMS
 from .records import LISTING_OUTPUT, PENDING_OUTPUT, select_columns
-from .replica import check_domain_plan, pending_sql, plan_in_force
+from .replica import check_domain_plan, parsed_request, pending_sql
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,19 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["domains_df", "results_df", "pending_df", "listing_history", "HISTORY_COLUMNS"]
 
 # What a listing's history holds, oldest first (`listing_history`).
-HISTORY_COLUMNS = [
-    "observed_at",
-    "price",
-    "max_bid",
-    "bids_count",
-    "effective_price",
-    "auction_end_date",
-    "trust_flow",
-    "citation_flow",
-    "domain_authority",
-    "referring_domains",
-    "backlinks_count",
-]
+HISTORY_COLUMNS = [c for c in HISTORY_TABLE if c not in ("id", "listing_id")]
 
 
 def domains_df(
@@ -47,14 +35,14 @@ def domains_df(
     sample: int | None = None,
     **filters: Any,
 ) -> pd.DataFrame:
-    """Every matching listing (the `/api/domains` filters, no paging). `columns` picks fields
-    (default all; `age` needs `wayback_first_date`, which is added). `sample=N` keeps about N
-    rows when more match: every k-th by id, the same rows each time."""
+    """Every matching listing as a pandas DataFrame (the `/api/domains` filters, no paging).
+
+    `columns` picks fields (default all; `age` needs `wayback_first_date`, which is added).
+    `sample=N` keeps about N rows when more match: every k-th by id, the same rows each
+    time (charts over a broad filter need the shape, not all 500,000 points)."""
     import pandas as pd
 
-    plan = plan_in_force(mirror, plan)
-    require(plan, "domains")
-    values = parse_params(DOMAIN_PARAMS, {**(params or {}), **filters}, strict=True)
+    plan, values = parsed_request(mirror, plan, "domains", DOMAIN_PARAMS, {**(params or {}), **filters}, strict=True)
     check_domain_plan(values, plan)
     sql = mirror.search.sql(values, mirror.now())
     chosen = select_columns(columns, LISTING_OUTPUT)
@@ -116,7 +104,10 @@ def results_df(
     sold: bool | None = None,
     **filters: Any,
 ) -> pd.DataFrame:
-    """The result of every auction the mirror saw end, newest end first (see `Mirror.results_df`)."""
+    """The result of every auction the mirror saw end (`auction_results`, store/results.py)
+    as a DataFrame, newest end first: final price (native and EUR), bids, sold, where the
+    name went next. The `/api/domains` filters (`params`, `filters`) choose the listings,
+    closed or not; `ended_after` / `ended_before` (ISO dates or moments) and `sold` the results."""
     import pandas as pd
 
     where: list[str] = ["1"]
@@ -153,13 +144,13 @@ def pending_df(
     columns: Iterable[str] | None = None,
     **filters: Any,
 ) -> pd.DataFrame:
-    """Every matching pending-delete row (the /api/pending-delete filters, no paging); `columns`
-    picks fields (default all)."""
+    """Every matching pending-delete row (the /api/pending-delete filters, no paging) as a
+    DataFrame; `columns` picks fields (default all)."""
     import pandas as pd
 
-    plan = plan_in_force(mirror, plan)
-    require(plan, "pending_delete")
-    values = parse_params(PENDING_PARAMS, {**(params or {}), **filters}, strict=True)
+    _, values = parsed_request(
+        mirror, plan, "pending_delete", PENDING_PARAMS, {**(params or {}), **filters}, strict=True
+    )
     where, args, order = pending_sql(mirror, values)
     chosen = select_columns(columns, PENDING_OUTPUT)
     return pd.read_sql_query(
@@ -170,8 +161,8 @@ def pending_df(
 
 
 def listing_history(mirror: Mirror, listing_id: int | str, plan: str | None = None) -> pd.DataFrame:
-    """A listing's price, bid and metric history (`listing_history`), oldest first; an
-    archived listing's from the archive, where its history went with it."""
+    """A listing's price, bid and metric history (`listing_history`), oldest first, as a
+    DataFrame; an archived listing's from the archive, where its history went with it."""
     import pandas as pd
 
     mirror.get_domain(listing_id, plan)  # 404 / 403 as the API

@@ -106,12 +106,19 @@ class ListingSearch:
 
         return sqlplan.rows_by_id(conn, ids, from_archive)
 
-    def total_and_page(self, values: Mapping[str, Any], limit: int, offset: int) -> tuple[int, list[tuple]]:
-        """The total of matches and the page's rows (LISTING_SELECT)."""
+    @contextmanager
+    def _answering(self, values: Mapping[str, Any]) -> Iterator[tuple[sqlite3.Connection, datetime, Any, Any]]:
+        """Inside one read (`snapshot`): the connection, the moment, and the request's (index,
+        mask) (`matches`); which engine answers is noted for `Mirror.answered_by`."""
         now = self.mirror.now()
         with self.snapshot() as conn:
             index, mask = self.matches(conn, values, now)
             self.local.answered_by = "sqlite" if mask is None else "columnar"
+            yield conn, now, index, mask
+
+    def total_and_page(self, values: Mapping[str, Any], limit: int, offset: int) -> tuple[int, list[tuple]]:
+        """The total of matches and the page's rows (LISTING_SELECT)."""
+        with self._answering(values) as (conn, now, index, mask):
             if mask is not None:
                 ids = index.page(mask, values.get("sort"), offset, limit)
                 return int(mask.sum()), self.rows_by_id(conn, ids.tolist())
@@ -120,10 +127,7 @@ class ListingSearch:
 
     def cursor_page(self, values: Mapping[str, Any], after_id: int, limit: int) -> tuple[int, list[tuple]]:
         """The total of matches and up to `limit` rows with id > after_id, by id."""
-        now = self.mirror.now()
-        with self.snapshot() as conn:
-            index, mask = self.matches(conn, values, now)
-            self.local.answered_by = "sqlite" if mask is None else "columnar"
+        with self._answering(values) as (conn, now, index, mask):
             if mask is not None:
                 start = int(index.arrays["id"].searchsorted(after_id, side="right"))
                 ids = index.arrays["id"][start + mask[start:].nonzero()[0][:limit]]

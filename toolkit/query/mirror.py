@@ -6,7 +6,7 @@ app, notebooks). It holds the connections and hands out the mirror's reads:
 - DataFrames for the notebooks and charts: `domains_df`, `results_df`, `pending_df`,
   `listing_history` (`dataframes.py`);
 - the service's API answers, page by page in their envelope, with the plan's rules:
-  `search_domains`, `get_domain`, `free_domains`, `search_pending_delete`, ... (thin calls into
+  `search_domains`, `get_domain`, `free_domains`, `search_pending_delete`, ... (the functions of
   `replica.py`, which the REST replica, the MCP server and `edt query` share);
 - what the app's charts count (`chart_counts`, `day_counts`), `status` (`mirror_status.py`).
 
@@ -22,27 +22,23 @@ import itertools
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..config import load_settings
 from ..errors import MirrorMissing
-from ..plans import require
 from ..sources import REGFREE
 from ..store.access import opens_read_only
 from ..store.fields import iso_timestamp
 from ..store.schema import SCHEMA_VERSION, connect, ensure_schema
-from . import replica
+from . import dataframes, replica
 from .aggregates import ChartCounts
 from .index_keeper import ENGINES, IndexKeeper
 from .listing_search import ListingSearch
-from .params import DOMAIN_PARAMS, PENDING_PARAMS, parse_params
+from .params import DOMAIN_PARAMS, PENDING_PARAMS
 from .records import listing_record
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["Mirror", "ENGINES"]
 
@@ -161,9 +157,9 @@ class Mirror:
         the `/api/domains` parameters as typed keywords (`tld=".fr"`, `tf_min=20`,
         `include_closed=True`, `sort="-trust_flow"`); a misspelt name or a bad value is an
         `ApiError` (422) naming it. Streamed: a million matches cost no more memory than ten."""
-        plan = replica.plan_in_force(self, plan)
-        require(plan, "domains")
-        values = parse_params(DOMAIN_PARAMS, _typed_keywords(filters), strict=True)
+        plan, values = replica.parsed_request(
+            self, plan, "domains", DOMAIN_PARAMS, _typed_keywords(filters), strict=True
+        )
         replica.check_domain_plan(values, plan)
         today = self.now().date()
         rows = self.search.every_match(values, lambda row: listing_record(row, today))
@@ -176,122 +172,18 @@ class Mirror:
         return itertools.islice(rows, limit) if limit is not None else rows
 
     # -- the service's API answers (replica.py) -------------------------------------------
-    def search_domains(
-        self,
-        params: Mapping[str, Any] | None = None,
-        plan: str | None = None,
-        *,
-        url: str = "/api/domains",
-        strict: bool = True,
-    ) -> dict[str, Any]:
-        """One page of listings with `/api/domains` semantics, in its envelope (docs/reference/semantics.md)."""
-        return replica.search_domains(self, params, plan, url=url, strict=strict)
+    # These and the DataFrames are those modules' functions, the mirror their first argument:
+    # one signature, one docstring each.
+    search_domains = replica.search_domains
+    get_domain = replica.get_domain
+    export_rows = replica.export_rows
+    free_domains = replica.free_domains
+    search_results = replica.search_results
+    search_pending_delete = replica.search_pending_delete
+    export_pending_rows = replica.export_pending_rows
+    get_pending_delete = replica.get_pending_delete
 
-    def get_domain(self, domain_id: int | str, plan: str | None = None) -> dict[str, Any]:
-        """`{"data": record}` for one listing by id (closed ones too), or a 404."""
-        return replica.get_domain(self, domain_id, plan)
-
-    def export_rows(
-        self, params: Mapping[str, Any] | None = None, plan: str | None = None, *, strict: bool = True
-    ) -> Iterator[dict[str, Any]]:
-        """Every matching listing (the `/api/domains` filters, no paging), streamed (Business)."""
-        return replica.export_rows(self, params, plan, strict=strict)
-
-    def free_domains(self, params: Mapping[str, Any] | None = None, *, strict: bool = True) -> dict[str, Any]:
-        """The free endpoint: no key, the first names shown, the rest masked, premium metrics omitted."""
-        return replica.free_domains(self, params, strict=strict)
-
-    def search_results(
-        self,
-        params: Mapping[str, Any] | None = None,
-        plan: str | None = None,
-        *,
-        url: str = "/api/results",
-        strict: bool = True,
-    ) -> dict[str, Any]:
-        """One page of `results_df` as the API's envelope (`GET /api/results`, an extension)."""
-        return replica.search_results(self, params, plan, url=url, strict=strict)
-
-    def search_pending_delete(
-        self,
-        params: Mapping[str, Any] | None = None,
-        plan: str | None = None,
-        *,
-        url: str = "/api/pending-delete",
-        strict: bool = True,
-    ) -> dict[str, Any]:
-        """One page of the pending-delete inventory (Authority+), the reference's semantics."""
-        return replica.search_pending_delete(self, params, plan, url=url, strict=strict)
-
-    def export_pending_rows(
-        self, params: Mapping[str, Any] | None = None, plan: str | None = None, *, strict: bool = True
-    ) -> Iterator[dict[str, Any]]:
-        """Every matching pending-delete row (its filters, no paging), streamed (Authority+)."""
-        return replica.export_pending_rows(self, params, plan, strict=strict)
-
-    def get_pending_delete(self, domain: str, plan: str | None = None) -> dict[str, Any]:
-        """The most recent snapshot row of a domain still in an actionable state, or a 404."""
-        return replica.get_pending_delete(self, domain, plan)
-
-    # -- DataFrames (dataframes.py) --------------------------------------------------------
-    def domains_df(
-        self,
-        params: Mapping[str, Any] | None = None,
-        plan: str | None = None,
-        *,
-        columns: Iterable[str] | None = None,
-        sample: int | None = None,
-        **filters: Any,
-    ) -> pd.DataFrame:
-        """Every matching listing as a pandas DataFrame (the `/api/domains` filters, no paging).
-
-        `columns` picks fields (default all; `age` needs `wayback_first_date`, which is added).
-        `sample=N` keeps about N rows when more match: every k-th by id, the same rows each
-        time (charts over a broad filter need the shape, not all 500,000 points)."""
-        from . import dataframes
-
-        return dataframes.domains_df(self, params, plan, columns=columns, sample=sample, **filters)
-
-    def results_df(
-        self,
-        params: Mapping[str, Any] | None = None,
-        plan: str | None = None,
-        *,
-        ended_after: str | None = None,
-        ended_before: str | None = None,
-        sold: bool | None = None,
-        **filters: Any,
-    ) -> pd.DataFrame:
-        """The result of every auction the mirror saw end (`auction_results`, store/results.py)
-        as a DataFrame, newest end first: final price (native and EUR), bids, sold, where the
-        name went next. The `/api/domains` filters (`params`, `filters`) choose the listings,
-        closed or not; `ended_after` / `ended_before` (ISO dates or moments) and `sold` the results."""
-        from . import dataframes
-
-        return dataframes.results_df(
-            self, params, plan, ended_after=ended_after, ended_before=ended_before, sold=sold, **filters
-        )
-
-    def pending_df(
-        self,
-        params: Mapping[str, Any] | None = None,
-        plan: str | None = None,
-        *,
-        columns: Iterable[str] | None = None,
-        **filters: Any,
-    ) -> pd.DataFrame:
-        """Every matching pending-delete row (the /api/pending-delete filters, no paging) as a
-        DataFrame; `columns` picks fields (default all)."""
-        from . import dataframes
-
-        return dataframes.pending_df(self, params, plan, columns=columns, **filters)
-
-    def listing_history(self, listing_id: int | str, plan: str | None = None) -> pd.DataFrame:
-        """A listing's price, bid and metric history (`listing_history`), oldest first, as a DataFrame."""
-        from . import dataframes
-
-        return dataframes.listing_history(self, listing_id, plan)
-
+    # -- DataFrames (dataframes.py) and one auction's result -------------------------------
     def auction_result(self, listing_id: int | str) -> dict[str, Any] | None:
         """The result of one auction the mirror saw end (a row of `results_df`): its final
         price, bids, sold or not, where the name went next; None while none is known."""
@@ -303,20 +195,23 @@ class Mirror:
         found["sold"] = bool(found["sold"])
         return found
 
+    domains_df = dataframes.domains_df
+    results_df = dataframes.results_df
+    pending_df = dataframes.pending_df
+    listing_history = dataframes.listing_history
+
     # -- counts for the charts ---------------------------------------------------------------
     def day_counts(
         self, params: Mapping[str, Any] | None = None, plan: str | None = None, *, pending: bool = False
     ) -> dict[date, int]:
         """Matching rows per day: auction end dates of listings (the /api/domains filters), or
         estimated drop dates of pending-delete rows (its filters) with `pending=True`."""
-        plan = replica.plan_in_force(self, plan)
         if not pending:
-            require(plan, "domains")
-            values = parse_params(DOMAIN_PARAMS, params, strict=True)
+            plan, values = replica.parsed_request(self, plan, "domains", DOMAIN_PARAMS, params, strict=True)
             replica.check_domain_plan(values, plan)
             return self.search.end_day_counts(values)
-        require(plan, "pending_delete")
-        where, args, _ = replica.pending_sql(self, parse_params(PENDING_PARAMS, params, strict=True))
+        _, values = replica.parsed_request(self, plan, "pending_delete", PENDING_PARAMS, params, strict=True)
+        where, args, _ = replica.pending_sql(self, values)
         rows = self.connection().execute(
             f"SELECT substr(estimated_drop_date, 1, 10), count(*) FROM pending_delete WHERE ({where}) "
             "AND estimated_drop_date IS NOT NULL GROUP BY 1",
@@ -330,9 +225,7 @@ class Mirror:
         zone per topic and per source, ages, first-snapshot years, snapshots x age and
         languages (see `aggregates.ChartCounts`). From the columnar index when it is current,
         else by `GROUP BY` in SQLite; both give the same counts."""
-        plan = replica.plan_in_force(self, plan)
-        require(plan, "domains")
-        values = parse_params(DOMAIN_PARAMS, params, strict=True)
+        plan, values = replica.parsed_request(self, plan, "domains", DOMAIN_PARAMS, params, strict=True)
         values = {k: v for k, v in values.items() if k not in _PAGING}
         replica.check_domain_plan(values, plan)
         return self.search.chart_counts(values)

@@ -37,23 +37,9 @@ __all__ = [
     "hours_ahead",
 ]
 
-TOP_CATEGORIES = (
-    "Business",
-    "Health",
-    "Computers",
-    "Shopping",
-    "Recreation",
-    "Society",
-    "Sports",
-    "News",
-    "Science",
-    "Arts",
-    "Reference",
-    "Regional",
-    "Games",
-    "Home",
-    "World",
-    "Adult",
+TOP_CATEGORIES = tuple(
+    "Business Health Computers Shopping Recreation Society Sports News Science Arts Reference Regional Games Home "
+    "World Adult".split()
 )
 
 

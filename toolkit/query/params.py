@@ -12,6 +12,9 @@ switches) are read by `query` itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 from ..names import normalize_tld
 from ..sources import SOURCES
@@ -93,6 +96,58 @@ PENDING_SOURCES = (
 DOMAIN_SORTS = tuple(SORT_COLUMNS)
 PENDING_SORTS = ("drop_date", "drop_date_desc", "domain")
 
+
+def _by_name(*params: Param) -> dict[str, Param]:
+    return {p.name: p for p in params}
+
+
+def _min_max(
+    name: str,
+    kind: str,
+    caption: str,
+    about: str | tuple[str, str],
+    group: str,
+    minimum: float,
+    maximum: float | None = None,
+    *,
+    column: str,
+    extension: bool = False,
+    step: float | None = None,
+    arg: Callable[[Any, Context], Any] | None = None,
+) -> tuple[Param, ...]:
+    """`<name>_min` and `<name>_max`, the bounds of one column (`arg` turns the value into the
+    compared one): captions Min and Max `caption`, descriptions Minimum and Maximum `about`
+    (one text, or the two)."""
+    low, high = (about, about) if isinstance(about, str) else about
+    return tuple(
+        Param(
+            f"{name}_{end}",
+            kind,
+            f"{short} {caption}",
+            f"{word} {text}",
+            group,
+            minimum,
+            maximum,
+            extension=extension,
+            step=step,
+            clause=Compare(column, op, arg),
+        )
+        for end, short, word, text, op in (("min", "Min", "Minimum", low, ">="), ("max", "Max", "Maximum", high, "<="))
+    )
+
+
+# The label's shape: filters of /api/pending-delete, extensions of /api/domains.
+_NO_DASHES = Param(
+    "no_dashes",
+    "flag",
+    "No hyphens",
+    "Exclude names whose label has a hyphen.",
+    "names",
+    clause=Flag("hyphens", "=", 0),
+)
+_NO_NUMBERS = Param(
+    "no_numbers", "flag", "No digits", "Exclude names whose label has a digit.", "names", clause=Flag("digits", "=", 0)
+)
 
 _SOURCE_SLUGS = tuple(s.slug for s in SOURCES)
 _FREE_SLUGS = tuple(s.slug for s in SOURCES if s.free_tier)
@@ -198,43 +253,24 @@ _SHARED_DOMAIN_FILTERS: tuple[Param, ...] = (
         max_length=200,
         clause=Contains("name"),
     ),
-    Param(
-        "price_min",
+    *_min_max(
+        "price",
         "number",
-        "Min price",
-        "Minimum effective price (current bid, else price), native currency.",
+        "price",
+        "effective price (current bid, else price), native currency.",
         "price",
         0,
-        clause=ge("effective_price"),
+        column="effective_price",
     ),
-    Param(
-        "price_max",
+    *_min_max(
+        "price_eur",
         "number",
-        "Max price",
-        "Maximum effective price (current bid, else price), native currency.",
+        "price (EUR)",
+        "effective price in EUR (ECB rate of the day it was seen); rows without a EUR price never match.",
         "price",
         0,
-        clause=le("effective_price"),
-    ),
-    Param(
-        "price_eur_min",
-        "number",
-        "Min price (EUR)",
-        "Minimum effective price in EUR (ECB rate of the day it was seen); rows without a EUR price never match.",
-        "price",
-        0,
+        column="effective_price_eur",
         extension=True,
-        clause=ge("effective_price_eur"),
-    ),
-    Param(
-        "price_eur_max",
-        "number",
-        "Max price (EUR)",
-        "Maximum effective price in EUR (ECB rate of the day it was seen); rows without a EUR price never match.",
-        "price",
-        0,
-        extension=True,
-        clause=le("effective_price_eur"),
     ),
     Param(
         "exclude_spam",
@@ -364,46 +400,19 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
     ),
     # Extensions that list-readers expect (ExpiredDomains.net's filters), on plain columns
     # the columnar index holds: the label's shape, excluded words, metric maxima, TF/CF.
-    Param(
-        "length_min",
+    *_min_max(
+        "length",
         "int",
-        "Min length",
-        "Minimum length of the label left of the public suffix.",
+        "length",
+        "length of the label left of the public suffix.",
         "names",
         1,
         63,
+        column="length",
         extension=True,
-        clause=ge("length"),
     ),
-    Param(
-        "length_max",
-        "int",
-        "Max length",
-        "Maximum length of the label left of the public suffix.",
-        "names",
-        1,
-        63,
-        extension=True,
-        clause=le("length"),
-    ),
-    Param(
-        "no_dashes",
-        "flag",
-        "No hyphens",
-        "Exclude names whose label has a hyphen.",
-        "names",
-        extension=True,
-        clause=Flag("hyphens", "=", 0),
-    ),
-    Param(
-        "no_numbers",
-        "flag",
-        "No digits",
-        "Exclude names whose label has a digit.",
-        "names",
-        extension=True,
-        clause=Flag("digits", "=", 0),
-    ),
+    replace(_NO_DASHES, extension=True),
+    replace(_NO_NUMBERS, extension=True),
     Param(
         "not_contains",
         "list",
@@ -447,31 +456,21 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
         extension=True,
         clause=le("domain_authority"),
     ),
-    Param(
-        "tf_cf_ratio_min",
+    *_min_max(
+        "tf_cf_ratio",
         "number",
-        "Min TF/CF ratio",
-        "Minimum Trust Flow / Citation Flow, two decimals "
-        "(0.5: TF at least half of CF); enriched rows with CF > 0 only.",
+        "TF/CF ratio",
+        (
+            "Trust Flow / Citation Flow, two decimals (0.5: TF at least half of CF); enriched rows with CF > 0 only.",
+            "Trust Flow / Citation Flow, cut to two decimals (0.505 counts as 0.50); enriched rows with CF > 0 only.",
+        ),
         "seo",
         0,
         100,
+        column=TF_CF_PERCENT,
         extension=True,
         step=0.05,
-        clause=Compare(TF_CF_PERCENT, ">=", hundredths),
-    ),
-    Param(
-        "tf_cf_ratio_max",
-        "number",
-        "Max TF/CF ratio",
-        "Maximum Trust Flow / Citation Flow, cut to two "
-        "decimals (0.505 counts as 0.50); enriched rows with CF > 0 only.",
-        "seo",
-        0,
-        100,
-        extension=True,
-        step=0.05,
-        clause=Compare(TF_CF_PERCENT, "<=", hundredths),
+        arg=hundredths,
     ),
     Param(
         "age_max",
@@ -485,27 +484,16 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
     ),
     # The price range `edt appraise` learns from the sales the mirror knows (value_mid: its middle, EUR), and
     # the live estimate of an auction with bids (live_mid), which the deal ratio reads first.
-    Param(
-        "value_min",
+    *_min_max(
+        "value",
         "number",
-        "Min value (EUR)",
-        "Minimum middle of the listing's price range in EUR (value_mid, "
-        "from edt appraise); listings without a range never match.",
+        "value (EUR)",
+        "middle of the listing's price range in EUR (value_mid, from edt appraise); listings without a range "
+        "never match.",
         "price",
         0,
+        column="value_mid",
         extension=True,
-        clause=ge("value_mid"),
-    ),
-    Param(
-        "value_max",
-        "number",
-        "Max value (EUR)",
-        "Maximum middle of the listing's price range in EUR (value_mid, "
-        "from edt appraise); listings without a range never match.",
-        "price",
-        0,
-        extension=True,
-        clause=le("value_mid"),
     ),
     Param(
         "deal_min",
@@ -609,156 +597,136 @@ _DOMAIN_ONLY_FILTERS: tuple[Param, ...] = (
     Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
 )
 
-DOMAIN_PARAMS: dict[str, Param] = {p.name: p for p in _SHARED_DOMAIN_FILTERS + _DOMAIN_ONLY_FILTERS}
+DOMAIN_PARAMS: dict[str, Param] = _by_name(*_SHARED_DOMAIN_FILTERS, *_DOMAIN_ONLY_FILTERS)
 
 # /api/results (an extension): the listing filters choose the listings, closed or not; these the results.
 _NOT_RESULT_FILTERS = ("sort", "after_id", "per_page", "limit", "page", "include_closed", "include_historical_traffic")
 RESULT_PARAMS: dict[str, Param] = {
     **{name: p for name, p in DOMAIN_PARAMS.items() if name not in _NOT_RESULT_FILTERS},
-    **{
-        p.name: p
-        for p in (
-            Param(
-                "ended_after",
-                "date",
-                "Ended on or after",
-                "Auctions that ended on or after this date (YYYY-MM-DD).",
-                "dates",
-                extension=True,
-            ),
-            Param(
-                "ended_before",
-                "date",
-                "Ended before",
-                "Auctions that ended before this date (YYYY-MM-DD).",
-                "dates",
-                extension=True,
-            ),
-            Param("sold", "flag", "Sold only", "Only the auctions that ended with bids.", "output", extension=True),
-            Param("per_page", "int", "Per page", "Results per page (1-100).", "paging", 1, 100, default=50),
-            Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
-        )
-    },
+    **_by_name(
+        Param(
+            "ended_after",
+            "date",
+            "Ended on or after",
+            "Auctions that ended on or after this date (YYYY-MM-DD).",
+            "dates",
+            extension=True,
+        ),
+        Param(
+            "ended_before",
+            "date",
+            "Ended before",
+            "Auctions that ended before this date (YYYY-MM-DD).",
+            "dates",
+            extension=True,
+        ),
+        Param("sold", "flag", "Sold only", "Only the auctions that ended with bids.", "output", extension=True),
+        Param("per_page", "int", "Per page", "Results per page (1-100).", "paging", 1, 100, default=50),
+        Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
+    ),
 }
 
 _free_source = Param(
     "source", "choice", "Source", "One free-tier platform slug.", "source", choices=_FREE_SLUGS, clause=eq("source")
 )
 FREE_PARAMS: dict[str, Param] = {
-    **{p.name: p for p in _SHARED_DOMAIN_FILTERS},
+    **_by_name(*_SHARED_DOMAIN_FILTERS),
     "source": _free_source,
     "limit": Param("limit", "int", "Limit", "Number of results (1-50).", "paging", 1, 50, default=10),
 }
 
-PENDING_PARAMS: dict[str, Param] = {
-    p.name: p
-    for p in (
-        Param(
-            "tld",
-            "list",
-            "TLDs",
-            "Comma-separated TLDs, with or without the leading dot; a suffix also "
-            "matches the suffixes under it (uk: .uk, .co.uk, .org.uk, ...).",
-            "source",
-            normalize=lambda t: normalize_tld(t, dot=False),
-            clause=SuffixFamily("tld"),
-        ),
-        Param(
-            "status",
-            "list",
-            "Status",
-            "Comma-separated WHOIS statuses.",
-            "source",
-            choices=PENDING_STATUSES,
-            clause=among("whois_status"),
-        ),
-        Param(
-            "source",
-            "choice",
-            "Pipeline",
-            "oi-diff (ccTLDs, weekly) or czds-daily (gTLDs).",
-            "source",
-            choices=PENDING_SOURCES,
-            clause=eq("source"),
-        ),
-        Param(
-            "week_end",
-            "week",
-            "Snapshot week",
-            "Snapshot week (YYYY-MM-DD) or 'all'; explicit weeks include past drops.",
-            "dates",
-            default="all",
-        ),
-        Param(
-            "drops_within",
-            "int",
-            "Drops within (days)",
-            "Estimated drop within N days from today (never past).",
-            "dates",
-            1,
-            60,
-            clause=drops_within,
-        ),
-        Param(
-            "contains",
-            "list",
-            "Name contains",
-            "Substring of the domain name; comma-separated terms, any of them.",
-            "names",
-            max_length=200,
-            clause=Contains("domain"),
-        ),
-        Param(
-            "no_dashes",
-            "flag",
-            "No hyphens",
-            "Exclude names whose label has a hyphen.",
-            "names",
-            clause=Flag("hyphens", "=", 0),
-        ),
-        Param(
-            "no_numbers",
-            "flag",
-            "No digits",
-            "Exclude names whose label has a digit.",
-            "names",
-            clause=Flag("digits", "=", 0),
-        ),
-        Param(
-            "include_past",
-            "flag",
-            "Include past drops",
-            "With week_end=all, also rows whose drop date passed.",
-            "dates",
-        ),
-        Param(
-            "drop_date_from",
-            "date",
-            "Drops from",
-            "Estimated drop date on or after (YYYY-MM-DD).",
-            "dates",
-            extension=True,
-            clause=ge("estimated_drop_date"),
-        ),
-        Param(
-            "drop_date_to",
-            "date",
-            "Drops to",
-            "Estimated drop date on or before (YYYY-MM-DD).",
-            "dates",
-            extension=True,
-            clause=le("estimated_drop_date"),
-        ),
-        Param(
-            "sort",
-            "choice",
-            "Sort",
-            "drop_date (soonest first), drop_date_desc or domain.",
-            "paging",
-            choices=PENDING_SORTS,
-            default="drop_date",
-        ),
-        Param("per_page", "int", "Per page", "Results per page (1-200).", "paging", 1, 200, default=50),
-        Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
-    )
-}
+PENDING_PARAMS: dict[str, Param] = _by_name(
+    Param(
+        "tld",
+        "list",
+        "TLDs",
+        "Comma-separated TLDs, with or without the leading dot; a suffix also "
+        "matches the suffixes under it (uk: .uk, .co.uk, .org.uk, ...).",
+        "source",
+        normalize=lambda t: normalize_tld(t, dot=False),
+        clause=SuffixFamily("tld"),
+    ),
+    Param(
+        "status",
+        "list",
+        "Status",
+        "Comma-separated WHOIS statuses.",
+        "source",
+        choices=PENDING_STATUSES,
+        clause=among("whois_status"),
+    ),
+    Param(
+        "source",
+        "choice",
+        "Pipeline",
+        "oi-diff (ccTLDs, weekly) or czds-daily (gTLDs).",
+        "source",
+        choices=PENDING_SOURCES,
+        clause=eq("source"),
+    ),
+    Param(
+        "week_end",
+        "week",
+        "Snapshot week",
+        "Snapshot week (YYYY-MM-DD) or 'all'; explicit weeks include past drops.",
+        "dates",
+        default="all",
+    ),
+    Param(
+        "drops_within",
+        "int",
+        "Drops within (days)",
+        "Estimated drop within N days from today (never past).",
+        "dates",
+        1,
+        60,
+        clause=drops_within,
+    ),
+    Param(
+        "contains",
+        "list",
+        "Name contains",
+        "Substring of the domain name; comma-separated terms, any of them.",
+        "names",
+        max_length=200,
+        clause=Contains("domain"),
+    ),
+    _NO_DASHES,
+    _NO_NUMBERS,
+    Param(
+        "include_past",
+        "flag",
+        "Include past drops",
+        "With week_end=all, also rows whose drop date passed.",
+        "dates",
+    ),
+    Param(
+        "drop_date_from",
+        "date",
+        "Drops from",
+        "Estimated drop date on or after (YYYY-MM-DD).",
+        "dates",
+        extension=True,
+        clause=ge("estimated_drop_date"),
+    ),
+    Param(
+        "drop_date_to",
+        "date",
+        "Drops to",
+        "Estimated drop date on or before (YYYY-MM-DD).",
+        "dates",
+        extension=True,
+        clause=le("estimated_drop_date"),
+    ),
+    Param(
+        "sort",
+        "choice",
+        "Sort",
+        "drop_date (soonest first), drop_date_desc or domain.",
+        "paging",
+        choices=PENDING_SORTS,
+        default="drop_date",
+    ),
+    Param("per_page", "int", "Per page", "Results per page (1-200).", "paging", 1, 200, default=50),
+    Param("page", "int", "Page", "Page number.", "paging", 1, default=1),
+)

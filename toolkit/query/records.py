@@ -56,23 +56,9 @@ def listing_columns(historical_traffic: bool = False) -> dict[str, str]:
 
 
 PENDING_OUTPUT: dict[str, str] = {**PENDING_FIELDS, **PENDING_EXTRA_FIELDS}
-FREE_FIELDS = (
-    "name",
-    "tld",
-    "source",
-    "type",
-    "price",
-    "max_bid",
-    "currency",
-    "bids_count",
-    "auction_end_date",
-    "score",
-    "age",
-    "domain_authority",
-    "backlinks_count",
-    "referring_domains",
-    "language",
-    "purchase_url",
+FREE_FIELDS = tuple(
+    "name tld source type price max_bid currency bids_count auction_end_date score age "
+    "domain_authority backlinks_count referring_domains language purchase_url".split()
 )
 FREE_VISIBLE_NAMES = 3
 LISTING_SELECT = ", ".join(LISTING_STORED)

@@ -4,9 +4,9 @@ rules (docs/reference/plans.md), the paged envelope with its links and cursor, t
 tier's masks and upsell (docs/reference/semantics.md). Errors come back as `ApiError` with
 the status and body the API answers; nothing here speaks HTTP.
 
-`Mirror.search_domains` and its siblings are thin calls into this module, so a notebook asks
-the same questions as a client of the API; a Python program that wants rows rather than
-pages reads `Mirror.listings` and the DataFrames instead."""
+`Mirror.search_domains` and its siblings are these functions (the mirror their first
+argument), so a notebook asks the same questions as a client of the API; a Python program
+that wants rows rather than pages reads `Mirror.listings` and the DataFrames instead."""
 
 from __future__ import annotations
 
@@ -21,14 +21,18 @@ from ..sources import REGFREE
 from . import sqlplan
 from .envelope import envelope, query_string
 from .listing_search import stream
-from .params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, RESULT_PARAMS, Context, parse_params
+from .params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, RESULT_PARAMS, Context, Param, parse_params
 from .records import FREE_FIELDS, FREE_VISIBLE_NAMES, PENDING_SELECT, listing_record, pending_record
 
 if TYPE_CHECKING:
     from .mirror import Mirror
 
+Params = Mapping[str, Any] | None  # a request's raw parameters (query-string texts or Python values)
+
 __all__ = [
     "plan_in_force",
+    "allowed_plan",
+    "parsed_request",
     "check_domain_plan",
     "search_domains",
     "get_domain",
@@ -50,6 +54,22 @@ def plan_in_force(mirror: Mirror, plan: str | None) -> str:
         raise invalid("plan", str(exc)) from None
 
 
+def allowed_plan(mirror: Mirror, plan: str | None, capability: str) -> str:
+    """The plan a call answers as, which must allow `capability` (else the API's 403)."""
+    plan = plan_in_force(mirror, plan)
+    require(plan, capability)
+    return plan
+
+
+def parsed_request(
+    mirror: Mirror, plan: str | None, capability: str, table: Mapping[str, Param], params: Params, *, strict: bool
+) -> tuple[str, dict[str, Any]]:
+    """The plan a call answers as (`allowed_plan`), then the request's values parsed from the
+    parameter `table` (else a 422 naming the field): a refused plan is said first."""
+    plan = allowed_plan(mirror, plan, capability)
+    return plan, parse_params(table, params, strict=strict)
+
+
 def check_domain_plan(values: Mapping[str, Any], plan: str, *, cursor: bool = False) -> None:
     """The regfree rows need their plan, and never come through the after_id cursor."""
     if values.get("source") == REGFREE:
@@ -59,17 +79,10 @@ def check_domain_plan(values: Mapping[str, Any], plan: str, *, cursor: bool = Fa
 
 
 def search_domains(
-    mirror: Mirror,
-    params: Mapping[str, Any] | None,
-    plan: str | None,
-    *,
-    url: str = "/api/domains",
-    strict: bool = True,
+    mirror: Mirror, params: Params = None, plan: str | None = None, *, url: str = "/api/domains", strict: bool = True
 ) -> dict[str, Any]:
-    """One page of listings with `/api/domains` semantics, in its envelope."""
-    plan = plan_in_force(mirror, plan)
-    require(plan, "domains")
-    values = parse_params(DOMAIN_PARAMS, params, strict=strict)
+    """One page of listings with `/api/domains` semantics, in its envelope (docs/reference/semantics.md)."""
+    plan, values = parsed_request(mirror, plan, "domains", DOMAIN_PARAMS, params, strict=strict)
     per_page = values.get("per_page") or values.get("limit") or DOMAIN_PARAMS["per_page"].default
     page = values.get("page", 1)
     today = mirror.now().date()
@@ -97,10 +110,9 @@ def search_domains(
     return envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)
 
 
-def get_domain(mirror: Mirror, domain_id: int | str, plan: str | None) -> dict[str, Any]:
+def get_domain(mirror: Mirror, domain_id: int | str, plan: str | None = None) -> dict[str, Any]:
     """`{"data": record}` for one listing by id (closed ones too), or a 404."""
-    plan = plan_in_force(mirror, plan)
-    require(plan, "domains")
+    plan = allowed_plan(mirror, plan, "domains")
     text = str(domain_id).strip()
     if not re.fullmatch(r"[0-9]{1,18}", text):  # ids are positive 64-bit integers
         raise not_found()
@@ -115,19 +127,17 @@ def get_domain(mirror: Mirror, domain_id: int | str, plan: str | None) -> dict[s
 
 
 def export_rows(
-    mirror: Mirror, params: Mapping[str, Any] | None, plan: str | None, *, strict: bool = True
+    mirror: Mirror, params: Params = None, plan: str | None = None, *, strict: bool = True
 ) -> Iterator[dict[str, Any]]:
     """Every matching listing (the `/api/domains` filters, no paging), streamed (Business)."""
-    plan = plan_in_force(mirror, plan)
-    require(plan, "export")
-    values = parse_params(DOMAIN_PARAMS, params, strict=strict)
+    plan, values = parsed_request(mirror, plan, "export", DOMAIN_PARAMS, params, strict=strict)
     check_domain_plan(values, plan)
     today = mirror.now().date()
     ht = bool(values.get("include_historical_traffic"))
     return mirror.search.every_match(values, lambda row: listing_record(row, today, historical_traffic=ht))
 
 
-def free_domains(mirror: Mirror, params: Mapping[str, Any] | None, *, strict: bool = True) -> dict[str, Any]:
+def free_domains(mirror: Mirror, params: Params = None, *, strict: bool = True) -> dict[str, Any]:
     """The free endpoint: no key, the first names shown, the rest masked, premium metrics omitted."""
     values = parse_params(FREE_PARAMS, params, strict=strict)
     limit = values.get("limit", FREE_PARAMS["limit"].default)
@@ -157,19 +167,12 @@ def free_domains(mirror: Mirror, params: Mapping[str, Any] | None, *, strict: bo
 
 
 def search_results(
-    mirror: Mirror,
-    params: Mapping[str, Any] | None,
-    plan: str | None,
-    *,
-    url: str = "/api/results",
-    strict: bool = True,
+    mirror: Mirror, params: Params = None, plan: str | None = None, *, url: str = "/api/results", strict: bool = True
 ) -> dict[str, Any]:
     """One page of `Mirror.results_df` as the API's envelope (`GET /api/results`, an
     extension): the listing filters of `/api/domains`, `ended_after`, `ended_before`, `sold`."""
-    plan = plan_in_force(mirror, plan)
-    require(plan, "domains")
     raw = dict(params or {})
-    values = parse_params(RESULT_PARAMS, raw, strict=strict)
+    plan, values = parsed_request(mirror, plan, "domains", RESULT_PARAMS, raw, strict=strict)
     listing = {k: v for k, v in raw.items() if k in values and k in DOMAIN_PARAMS and k not in ("per_page", "page")}
     frame = mirror.results_df(
         listing,
@@ -186,16 +189,14 @@ def search_results(
 
 def search_pending_delete(
     mirror: Mirror,
-    params: Mapping[str, Any] | None,
-    plan: str | None,
+    params: Params = None,
+    plan: str | None = None,
     *,
     url: str = "/api/pending-delete",
     strict: bool = True,
 ) -> dict[str, Any]:
     """One page of the pending-delete inventory (Authority+), the reference's semantics."""
-    plan = plan_in_force(mirror, plan)
-    require(plan, "pending_delete")
-    values = parse_params(PENDING_PARAMS, params, strict=strict)
+    plan, values = parsed_request(mirror, plan, "pending_delete", PENDING_PARAMS, params, strict=strict)
     where, args, order = pending_sql(mirror, values)
     per_page = values.get("per_page", PENDING_PARAMS["per_page"].default)
     page = values.get("page", 1)
@@ -230,21 +231,19 @@ def pending_sql(mirror: Mirror, values: Mapping[str, Any]) -> tuple[str, list[An
 
 
 def export_pending_rows(
-    mirror: Mirror, params: Mapping[str, Any] | None, plan: str | None, *, strict: bool = True
+    mirror: Mirror, params: Params = None, plan: str | None = None, *, strict: bool = True
 ) -> Iterator[dict[str, Any]]:
     """Every matching pending-delete row (its filters, no paging), streamed (Authority+):
     the records `search_pending_delete` pages through, in its order."""
-    plan = plan_in_force(mirror, plan)
-    require(plan, "pending_delete")
-    where, args, order = pending_sql(mirror, parse_params(PENDING_PARAMS, params, strict=strict))
+    _, values = parsed_request(mirror, plan, "pending_delete", PENDING_PARAMS, params, strict=strict)
+    where, args, order = pending_sql(mirror, values)
     sql = f"SELECT {PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order}"
     return stream(mirror.path, sql, args, pending_record)
 
 
-def get_pending_delete(mirror: Mirror, domain: str, plan: str | None) -> dict[str, Any]:
+def get_pending_delete(mirror: Mirror, domain: str, plan: str | None = None) -> dict[str, Any]:
     """The most recent snapshot row of a domain still in an actionable state, or a 404."""
-    plan = plan_in_force(mirror, plan)
-    require(plan, "pending_delete")
+    allowed_plan(mirror, plan, "pending_delete")
     today = mirror.now().date().isoformat()
     row = (
         mirror.connection()

@@ -68,30 +68,10 @@ GET_DOMAIN_ALIASES = {"domain_id": "id", "domain_name": "name"}
 # The live server's rule for search_domains: page x limit <= 2,000 (narrow the filters instead).
 MAX_RESULT_WINDOW = 2_000
 # `fields=compact`: what a shortlist needs (price, timing, quality, SEO metrics, where to buy).
-COMPACT_FIELDS = (
-    "id",
-    "name",
-    "tld",
-    "source",
-    "type",
-    "price",
-    "max_bid",
-    "effective_price",
-    "currency",
-    "bids_count",
-    "auction_end_date",
-    "score",
-    "age",
-    "trust_flow",
-    "citation_flow",
-    "domain_authority",
-    "referring_domains",
-    "backlinks_count",
-    "wayback_snapshots",
-    "historical_traffic_etv",
-    "language",
-    "ttf_topic",
-    "purchase_url",
+COMPACT_FIELDS = tuple(
+    "id name tld source type price max_bid effective_price currency bids_count auction_end_date "
+    "score age trust_flow citation_flow domain_authority referring_domains backlinks_count "
+    "wayback_snapshots historical_traffic_etv language ttf_topic purchase_url".split()
 )
 
 # Messages of the REST replica's own errors (toolkit.serve.server), for the same situations.

@@ -185,6 +185,45 @@ def _json(description: str, schema: dict[str, Any], headers: Mapping[str, Any] |
     return out
 
 
+_KEYED_ERRORS = (400, 401, 403, 422, 429, 503)
+
+
+def _answers(description: str, schema: dict[str, Any], errors: tuple[int, ...] = _KEYED_ERRORS) -> dict[str, Any]:
+    """A keyed operation's responses: `schema` with the rate headers, else the `errors`."""
+    return {"200": _json(description, schema, _RATE_HEADERS), **_errors(*errors)}
+
+
+def _one_row(description: str, schema: str) -> dict[str, Any]:
+    """The responses of a lookup by id or name: `{"data": <schema>}`, or an error (a 404 when none)."""
+    data = {"type": "object", "required": ["data"], "properties": {"data": _ref(schema)}}
+    return _answers(description, data, (400, 401, 403, 404, 429, 503))
+
+
+def _operation(
+    operation_id: str,
+    summary: str,
+    description: str,
+    tag: str,
+    parameters: Mapping[str, Param] | list[dict[str, Any]],
+    responses: dict[str, Any],
+    *,
+    extension: bool = False,
+    security: list[Any] | None = None,
+) -> dict[str, Any]:
+    """A GET operation; `parameters`, a parameter table or the path's own."""
+    operation: dict[str, Any] = {"operationId": operation_id, "summary": summary, "description": description}
+    operation["tags"] = [tag]
+    if security is not None:
+        operation["security"] = security
+    if extension:
+        operation["x-extension"] = True
+    operation["parameters"] = (
+        [_parameter(p) for p in parameters.values()] if isinstance(parameters, Mapping) else parameters
+    )
+    operation["responses"] = responses
+    return operation
+
+
 def _errors(*statuses: int, keyed: bool = True, extra_headers: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The error responses of an operation (docs/reference/errors.md)."""
     rate = {**_RATE_HEADERS, **(extra_headers or {})}
@@ -227,57 +266,41 @@ def _plan_note(capability: str) -> str:
 def _build() -> dict[str, Any]:
     from .. import __version__
 
-    keyed_errors = (400, 401, 403, 422, 429, 503)
-    list_domains = {
-        "operationId": "listDomains",
-        "summary": "Search expired and auction domains",
-        "description": "One page of live listings matching every filter (AND), sorted by score descending then id. "
+    list_domains = _operation(
+        "listDomains",
+        "Search expired and auction domains",
+        "One page of live listings matching every filter (AND), sorted by score descending then id. "
         f"{_plan_note('domains')} source=regfree needs {PLAN_LABELS[REQUIREMENTS['regfree']]}. Unknown parameters "
         "are ignored; a malformed value is a 422 naming the field. With after_id: keyset mode and a cursor object.",
-        "tags": ["Domains"],
-        "parameters": [_parameter(p) for p in DOMAIN_PARAMS.values()],
-        "responses": {
-            "200": _json("A page of listings.", _ref("DomainPage"), _RATE_HEADERS),
-            **_errors(*keyed_errors),
-        },
-    }
-    get_domain = {
-        "operationId": "getDomain",
-        "summary": "Get a single domain by id",
-        "description": f"One listing, closed ones included. {_plan_note('domains')} A regfree row needs "
+        "Domains",
+        DOMAIN_PARAMS,
+        _answers("A page of listings.", _ref("DomainPage")),
+    )
+    get_domain = _operation(
+        "getDomain",
+        "Get a single domain by id",
+        f"One listing, closed ones included. {_plan_note('domains')} A regfree row needs "
         f"{PLAN_LABELS[REQUIREMENTS['regfree']]}. A non-integer id is a 404.",
-        "tags": ["Domains"],
-        "parameters": [
-            {"name": "id", "in": "path", "required": True, "description": "Domain id.", "schema": {"type": "integer"}}
-        ],
-        "responses": {
-            "200": _json(
-                "The listing.",
-                {"type": "object", "required": ["data"], "properties": {"data": _ref("Domain")}},
-                _RATE_HEADERS,
-            ),
-            **_errors(400, 401, 403, 404, 429, 503),
-        },
-    }
-    list_pending = {
-        "operationId": "listPendingDeleteDomains",
-        "summary": "List pending-delete domains",
-        "description": "Weekly inventory of domains about to drop. Default view (week_end=all): upcoming drops only, "
+        "Domains",
+        [{"name": "id", "in": "path", "required": True, "description": "Domain id.", "schema": {"type": "integer"}}],
+        _one_row("The listing.", "Domain"),
+    )
+    list_pending = _operation(
+        "listPendingDeleteDomains",
+        "List pending-delete domains",
+        "Weekly inventory of domains about to drop. Default view (week_end=all): upcoming drops only, "
         f"soonest first. {_plan_note('pending_delete')}",
-        "tags": ["Pending-Delete"],
-        "parameters": [_parameter(p) for p in PENDING_PARAMS.values()],
-        "responses": {
-            "200": _json("A page of pending-delete domains.", _ref("PendingDeletePage"), _RATE_HEADERS),
-            **_errors(*keyed_errors),
-        },
-    }
-    get_pending = {
-        "operationId": "getPendingDeleteDomain",
-        "summary": "Look up one pending-delete domain",
-        "description": "Case-insensitive lookup by domain name: the most recent snapshot row still in an actionable "
+        "Pending-Delete",
+        PENDING_PARAMS,
+        _answers("A page of pending-delete domains.", _ref("PendingDeletePage")),
+    )
+    get_pending = _operation(
+        "getPendingDeleteDomain",
+        "Look up one pending-delete domain",
+        "Case-insensitive lookup by domain name: the most recent snapshot row still in an actionable "
         f"state, else 404. {_plan_note('pending_delete')}",
-        "tags": ["Pending-Delete"],
-        "parameters": [
+        "Pending-Delete",
+        [
             {
                 "name": "domain",
                 "in": "path",
@@ -286,25 +309,17 @@ def _build() -> dict[str, Any]:
                 "schema": {"type": "string", "examples": ["example.fr"]},
             }
         ],
-        "responses": {
-            "200": _json(
-                "The pending-delete row.",
-                {"type": "object", "required": ["data"], "properties": {"data": _ref("PendingDeleteDomain")}},
-                _RATE_HEADERS,
-            ),
-            **_errors(400, 401, 403, 404, 429, 503),
-        },
-    }
-    free_domains = {
-        "operationId": "freeDomains",
-        "summary": "Free domain search (no key)",
-        "description": f"No key, CORS open, 3 requests a minute per client address. The first {FREE_VISIBLE_NAMES} "
+        _one_row("The pending-delete row.", "PendingDeleteDomain"),
+    )
+    free_domains = _operation(
+        "freeDomains",
+        "Free domain search (no key)",
+        f"No key, CORS open, 3 requests a minute per client address. The first {FREE_VISIBLE_NAMES} "
         "names are shown, the rest masked (purchase_url null); Trust Flow, Citation Flow, topics and Google Business "
         "data are omitted.",
-        "tags": ["Free"],
-        "security": [],
-        "parameters": [_parameter(p) for p in FREE_PARAMS.values()],
-        "responses": {
+        "Free",
+        FREE_PARAMS,
+        {
             "200": _json("Masked free-tier results.", _ref("FreePage"), {**_RATE_HEADERS, **_CORS_HEADER}),
             "400": _json("The request could not be processed.", _ref("Message"), _CORS_HEADER),
             "422": _json("A malformed parameter; errors names the field.", _ref("ValidationError"), _CORS_HEADER),
@@ -319,16 +334,16 @@ def _build() -> dict[str, Any]:
                 {"Retry-After": {"$ref": "#/components/headers/Retry-After"}, **_CORS_HEADER},
             ),
         },
-    }
-    export = {
-        "operationId": "exportDomains",
-        "summary": "Export every matching listing",
-        "description": "Every listing matching the /api/domains filters (no paging), streamed as NDJSON or CSV in the "
+        security=[],
+    )
+    export = _operation(
+        "exportDomains",
+        "Export every matching listing",
+        "Every listing matching the /api/domains filters (no paging), streamed as NDJSON or CSV in the "
         f"/api/domains order. {_plan_note('export')}",
-        "tags": ["Domains"],
-        "x-extension": True,
-        "parameters": [_parameter(p) for p in EXPORT_PARAMS.values()],
-        "responses": {
+        "Domains",
+        EXPORT_PARAMS,
+        {
             "200": {
                 "description": "The rows, streamed.",
                 "headers": dict(_RATE_HEADERS),
@@ -337,23 +352,21 @@ def _build() -> dict[str, Any]:
                     EXPORT_MEDIA_TYPES["csv"]: {"schema": {"type": "string"}},
                 },
             },
-            **_errors(*keyed_errors),
+            **_errors(*_KEYED_ERRORS),
         },
-    }
-    list_results = {
-        "operationId": "listAuctionResults",
-        "summary": "Auction results: what ended auctions sold for",
-        "description": "The result of every auction the mirror saw end, newest end first: the last bid before the end "
+        extension=True,
+    )
+    list_results = _operation(
+        "listAuctionResults",
+        "Auction results: what ended auctions sold for",
+        "The result of every auction the mirror saw end, newest end first: the last bid before the end "
         "(native and EUR), bids, sold, and where the name went next. The /api/domains filters choose the listings, "
         f"closed ones included. {_plan_note('domains')}",
-        "tags": ["Domains"],
-        "x-extension": True,
-        "parameters": [_parameter(p) for p in RESULT_PARAMS.values()],
-        "responses": {
-            "200": _json("A page of results.", _ref("AuctionResultPage"), _RATE_HEADERS),
-            **_errors(*keyed_errors),
-        },
-    }
+        "Domains",
+        RESULT_PARAMS,
+        _answers("A page of results.", _ref("AuctionResultPage")),
+        extension=True,
+    )
     integer_header = {"schema": {"type": "integer"}, "required": True}
     return {
         "openapi": "3.1.0",

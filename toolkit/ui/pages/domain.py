@@ -371,13 +371,8 @@ def _where_sold(sale: Mapping[str, Any]) -> str:
     return f"{where}, reported ({sale['origin']})" if where else f"reported ({sale['origin']})"
 
 
-_COMPS_SORTS = {
-    "alike": ("score", True),
-    "name": ("name", False),
-    "eur": ("final_price_eur", True),
-    "bids": ("bids", True),
-    "ended": ("ended_at", True),
-}
+# The column each title's sort key orders by (which way a first click sorts is the Column's).
+_COMPS_SORTS = {"alike": "score", "name": "name", "eur": "final_price_eur", "bids": "bids", "ended": "ended_at"}
 _COMPS_TABLE: tuple[table.Column, ...] = (
     table.Column("name", "Sold", lambda r, now: table.name_link(r["name"]), "name", descending_first=False),
     table.Column(
@@ -405,7 +400,7 @@ def _comparables(name: str) -> None:
         )
         return
     sort = st.query_params.get("comps_sort") or "-alike"
-    field, descending_first = _COMPS_SORTS.get(sort.lstrip("-"), _COMPS_SORTS["alike"])
+    field = _COMPS_SORTS.get(sort.lstrip("-"), _COMPS_SORTS["alike"])
     found = found.sort_values(field, ascending=not sort.startswith("-"), kind="stable", na_position="last")
     records = json.loads(found.to_json(orient="records"))
     url = {k: (v[-1] if isinstance(v, list) else v) for k, v in st.query_params.to_dict().items()}
