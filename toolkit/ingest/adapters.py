@@ -22,6 +22,7 @@ from .droplist import NASK_DELETED_URL, droplist_rows
 from .godaddy import GODADDY_URL, godaddy_rows
 from .namecheap import NAMECHEAP_URL, namecheap_rows
 from .zonediff import zonediff_rows
+from ..store.named import by_name
 
 __all__ = [
     "ADAPTERS",
@@ -76,47 +77,44 @@ class Adapter:
         return url or self.url or ""
 
 
-ADAPTERS: dict[str, Adapter] = {
-    a.name: a
-    for a in (
-        Adapter(
-            "godaddy",
-            "GoDaddy Auctions inventory (zipped JSON or CSV)",
-            (LISTING,),
-            godaddy_rows,
-            url=GODADDY_URL,
-        ),
-        Adapter(
-            "namecheap",
-            "Namecheap Market sales CSV (auctions, or buy-now)",
-            (LISTING,),
-            namecheap_rows,
-            url=NAMECHEAP_URL,
-        ),
-        Adapter(
-            "bardate",
-            "Internetstiftelsen .se/.nu release list (JSON or TXT)",
-            (PENDING,),
-            bardate_rows,
-            url=BARDATE_URL,
-        ),
-        Adapter(
-            "droplist",
-            "registry deletion/drop list (a name a line, or CSV with dates)",
-            (PENDING,),
-            droplist_rows,
-            options=("status", "list_date"),
-            url=NASK_DELETED_URL,
-        ),
-        Adapter(
-            "zonediff",
-            "two zone files or name lists of one TLD (previous= the older)",
-            (PENDING, LISTING),
-            zonediff_rows,
-            options=("previous", "is_available", "status", "zone_date", "tld"),
-        ),
-    )
-}
+ADAPTERS: dict[str, Adapter] = by_name(
+    Adapter(
+        "godaddy",
+        "GoDaddy Auctions inventory (zipped JSON or CSV)",
+        (LISTING,),
+        godaddy_rows,
+        url=GODADDY_URL,
+    ),
+    Adapter(
+        "namecheap",
+        "Namecheap Market sales CSV (auctions, or buy-now)",
+        (LISTING,),
+        namecheap_rows,
+        url=NAMECHEAP_URL,
+    ),
+    Adapter(
+        "bardate",
+        "Internetstiftelsen .se/.nu release list (JSON or TXT)",
+        (PENDING,),
+        bardate_rows,
+        url=BARDATE_URL,
+    ),
+    Adapter(
+        "droplist",
+        "registry deletion/drop list (a name a line, or CSV with dates)",
+        (PENDING,),
+        droplist_rows,
+        options=("status", "list_date"),
+        url=NASK_DELETED_URL,
+    ),
+    Adapter(
+        "zonediff",
+        "two zone files or name lists of one TLD (previous= the older)",
+        (PENDING, LISTING),
+        zonediff_rows,
+        options=("previous", "is_available", "status", "zone_date", "tld"),
+    ),
+)
 
 
 def adapter_for(feed: str) -> Adapter:
