@@ -32,6 +32,7 @@ import glob as globbing
 import re
 from collections.abc import Callable, Iterator
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -240,18 +241,18 @@ def snapshot_files(spec: str | Path) -> list[tuple[date, Path]]:
 def _gone_row(
     name: str,
     line: int,
-    text: str,
-    *,
-    tld: str,
-    status: str,
+    original: dict[str, Any],
     last: date | None,
     first_absent: date,
     gone_at: str,
-    stamp: str,
     feed_name: str,
-    original: dict[str, Any],
+    *,
+    tld: str,
+    status: str,
+    stamp: str,
     is_available: Callable[[str], bool | None] | None,
 ) -> Row:
+    """The row of a name gone from the zone (last seen on `last`, absent on `first_absent`)."""
     if is_available is not None and is_available(name) is True:
         return Row(
             LISTING,
@@ -332,24 +333,12 @@ def zonediff_rows(
     evidence = date.fromisoformat(gone_at[:10])
     before = day_in_name(previous)
     last = date.fromisoformat(before) if before and before < evidence.isoformat() else None
+    gone = partial(_gone_row, tld=new_tld, status=status, stamp=stamp, is_available=is_available)
     for name, (line, text) in old.items():
         if name in new:
             continue
         original = {"previous_file": Path(previous).name, "current_file": Path(path).name, "previous_line": text}
-        yield _gone_row(
-            name,
-            line,
-            text,
-            tld=new_tld,
-            status=status,
-            last=last,
-            first_absent=evidence,
-            gone_at=gone_at,
-            stamp=stamp,
-            feed_name=old_feed.name,
-            original=original,
-            is_available=is_available,
-        )
+        yield gone(name, line, original, last, evidence, gone_at, old_feed.name)
 
 
 def _snapshot_strict(problem: Skipped) -> None:
@@ -403,20 +392,8 @@ def replay_rows(
                 line, _ = prev[name]
                 gone[name] = (prev_day, day, prev_path, path, line, prev[name][1])
         prev, prev_day, prev_path = names, day, path
+    row = partial(_gone_row, tld=zone_tld or "", status=status, stamp=stamp, is_available=is_available)
     for name in sorted(gone):
         last, absent, last_path, absent_path, line, text = gone[name]
         original = {"previous_file": last_path.name, "current_file": absent_path.name, "previous_line": text}
-        yield _gone_row(
-            name,
-            line,
-            text,
-            tld=zone_tld or "",
-            status=status,
-            last=last,
-            first_absent=absent,
-            gone_at=f"{absent}T00:00:00Z",
-            stamp=stamp,
-            feed_name=str(last_path),
-            original=original,
-            is_available=is_available,
-        )
+        yield row(name, line, original, last, absent, f"{absent}T00:00:00Z", str(last_path))
