@@ -69,17 +69,13 @@ _PACIFIC = ZoneInfo("America/Los_Angeles")
 
 # auctionType (compared without case, spaces or punctuation) -> (type, auction_type)
 GODADDY_TYPES: dict[str, tuple[str, str]] = {
-    "bid": ("auction", "Bid"),
-    "auction": ("auction", "Bid"),
-    "expired": ("auction", "Bid"),
-    "expiredauction": ("auction", "Bid"),
-    "publicauction": ("auction", "Bid"),
-    "buynow": ("closeout", "BuyNow"),
-    "closeout": ("closeout", "BuyNow"),
-    "fixedprice": ("closeout", "BuyNow"),
-    "offer": ("closeout", "Offer"),
-    "makeoffer": ("closeout", "Offer"),
-    "offercounteroffer": ("closeout", "Offer"),
+    key: kind
+    for kind, keys in (
+        (("auction", "Bid"), ("bid", "auction", "expired", "expiredauction", "publicauction")),
+        (("closeout", "BuyNow"), ("buynow", "closeout", "fixedprice")),
+        (("closeout", "Offer"), ("offer", "makeoffer", "offercounteroffer")),
+    )
+    for key in keys
 }
 
 # CSV headers (compared as header_key) -> the JSON field they hold
