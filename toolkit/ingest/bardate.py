@@ -26,6 +26,7 @@ from .common import (
     IngestError,
     Row,
     Skipped,
+    bad_line,
     clean_domain,
     observed,
     parse_day,
@@ -89,11 +90,7 @@ def _txt_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], 
                 raise BadRow(f"expected domain<TAB>YYYY-MM-DD, got {text.strip()!r}")
             yield Row(PENDING, feed.name, line, _record(parts[0], parts[1].strip(), text, observed_at))
         except BadRow as exc:
-            if not terminated:
-                raise IngestError(
-                    feed.name, line, f"the last line is incomplete ({exc})", "the file is truncated: download it again"
-                ) from None
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+            bad_line(feed.name, line, exc, terminated, on_bad_row)
 
 
 _CSV_DOMAIN = ("domain", "name", "domainname")

@@ -30,6 +30,7 @@ from .. import errors
 
 __all__ = [
     "IngestError",
+    "bad_line",
     "Skipped",
     "BadRow",
     "INGEST_ID_BASE",
@@ -91,6 +92,16 @@ def strict(problem: Skipped) -> None:
     """The default `on_bad_row` of the parse_* generators used on their own: a bad row
     stops the parse (pass `on_bad_row=list.append` to skip and collect them instead)."""
     raise IngestError(problem.file, problem.line, problem.reason, "fix the row, or pass on_bad_row= to skip bad rows")
+
+
+def bad_line(feed: str, line: int, problem: BadRow, terminated: bool, on_bad_row: Callable[[Skipped], None]) -> None:
+    """A text line that is no row: skipped (`on_bad_row`), unless it is the last one and has
+    no line end, which is a truncated file (`IngestError`)."""
+    if not terminated:
+        raise IngestError(
+            feed, line, f"the last line is incomplete ({problem})", "the file is truncated: download it again"
+        ) from None
+    on_bad_row(Skipped(feed, line, str(problem)))
 
 
 # -- ids --------------------------------------------------------------------------------

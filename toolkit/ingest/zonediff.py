@@ -36,9 +36,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..names import split_domain
-from ..query.params import PENDING_STATUSES
-from .lifecycle import predict_drop_window
+from .lifecycle import name_drop_window, pending_status
 from .common import (
     LISTING,
     PENDING,
@@ -46,6 +44,7 @@ from .common import (
     IngestError,
     Row,
     Skipped,
+    bad_line,
     clean_domain,
     day_in_name,
     ingest_id,
@@ -164,11 +163,7 @@ def zone_names(
             elif rtype == "NS" and owner != apex and owner != origin:
                 names.setdefault(clean_domain(owner), (line, text))
         except BadRow as exc:
-            if not terminated:
-                raise IngestError(
-                    feed.name, line, f"the last line is incomplete ({exc})", "the file is truncated: download it again"
-                ) from None
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+            bad_line(feed.name, line, exc, terminated, on_bad_row)
     if whole and last is not None and not last[2]:
         raise IngestError(
             feed.name,
@@ -269,7 +264,7 @@ def _gone_row(
                 "availability_check": f"gone from the .{tld} zone of {first_absent}; is_available() confirmed it",
             },
         )
-    window, reason = predict_drop_window(split_domain(name)[1], status, first_absent, last)
+    window, reason = name_drop_window(name, status, first_absent, last)
     where = f"last in the zone on {last}, gone on {first_absent}" if last else f"gone from the zone on {first_absent}"
     fields = window.as_fields() if window else {}
     record = pending_record(
@@ -309,8 +304,7 @@ def zonediff_rows(
             path, observed_at=observed_at, is_available=is_available, status=status, tld=tld, bounds=bounds
         )
         return
-    if status not in PENDING_STATUSES:
-        raise ValueError(f"status: {status!r} is not one of {', '.join(PENDING_STATUSES)}")
+    pending_status(status)
     stamp = observed(observed_at)
     old_feed, new_feed = read_feed(previous, bounds), read_feed(path, bounds)
     old_tld, old = zone_names(old_feed, on_bad_row, tld)
@@ -366,8 +360,7 @@ def replay_rows(
     [L + days, A + days]. Every snapshot is read before anything is yielded, strictly: a
     line that is not a name, a truncated file, or a file of another TLD is an `IngestError`
     naming the file and the line. Two snapshots are held in memory at a time."""
-    if status not in PENDING_STATUSES:
-        raise ValueError(f"status: {status!r} is not one of {', '.join(PENDING_STATUSES)}")
+    pending_status(status)
     stamp = observed(observed_at)
     files = snapshot_files(spec)
     gone: dict[str, tuple[date, date, Path, Path, int, str]] = {}  # name -> L, A, their files, L's line
