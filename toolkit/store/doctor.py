@@ -196,8 +196,7 @@ class SalvageReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "source": self.source,
-            "target": self.target,
+            **picked(self, "source", "target"),
             "seconds": round(self.seconds, 2),
             "tables": [t.to_dict() for t in self.tables],
             "swap": self.swap_command(),
