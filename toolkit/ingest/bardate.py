@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from .common import (
@@ -28,12 +27,10 @@ from .common import (
     Skipped,
     bad_line,
     clean_domain,
-    observed,
     parse_day,
     pending_record,
-    strict,
 )
-from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_table, header_key, json_items, read_feed
+from .feed_file import file_rows, FeedFile, csv_table, header_key, json_items
 
 __all__ = ["BARDATE_URL", "BARDATE_TLDS", "bardate_rows"]
 
@@ -118,15 +115,10 @@ def _csv_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], 
             on_bad_row(Skipped(feed.name, line, str(exc)))
 
 
-def bardate_rows(
-    path: str | Path,
-    *,
-    observed_at: Any = None,
-    on_bad_row: Callable[[Skipped], None] = strict,
-    bounds: Bounds = DEFAULT_BOUNDS,
-) -> Iterator[Row]:
+def _rows(feed: FeedFile, stamp: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     """The pending-delete records of one release list (JSON, TXT or an archived CSV), with their lines."""
-    stamp = observed(observed_at)
-    feed = read_feed(path, bounds)
     reader = _json_rows if feed.starts_json() else _csv_rows if _csv_header(feed) else _txt_rows
-    yield from reader(feed, stamp, on_bad_row)
+    return reader(feed, stamp, on_bad_row)
+
+
+bardate_rows = file_rows(_rows)

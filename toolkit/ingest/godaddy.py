@@ -28,7 +28,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 from datetime import tzinfo
 from zoneinfo import ZoneInfo
@@ -42,23 +41,19 @@ from .common import (
     Skipped,
     clean_domain,
     ingest_id,
-    observed,
     parse_money,
     parse_timestamp,
     reading_key,
-    strict,
     text_digest,
     whole_number,
 )
 from .feed_file import (
-    Bounds,
-    DEFAULT_BOUNDS,
+    file_rows,
     FeedFile,
     csv_records,
     csv_table,
     header_key,
     json_items,
-    read_feed,
 )
 
 __all__ = ["GODADDY_TYPES", "GODADDY_URL", "godaddy_rows"]
@@ -212,15 +207,10 @@ def _csv_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterator
     )
 
 
-def godaddy_rows(
-    path: str | Path,
-    *,
-    observed_at: Any = None,
-    on_bad_row: Callable[[Skipped], None] = strict,
-    bounds: Bounds = DEFAULT_BOUNDS,
-) -> Iterator[Row]:
+def _rows(feed: FeedFile, stamp: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     """The listing rows of one inventory file (JSON or CSV, zipped or not), with their lines; each
     row's record is made when asked (`Row.made`)."""
-    observed(observed_at)
-    feed = read_feed(path, bounds)
-    yield from (_json_rows if feed.starts_json() else _csv_rows)(feed, on_bad_row)
+    return (_json_rows if feed.starts_json() else _csv_rows)(feed, on_bad_row)
+
+
+godaddy_rows = file_rows(_rows)

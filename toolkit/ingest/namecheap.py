@@ -30,7 +30,6 @@ Mapping (to the fields of docs/reference/fields.md):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from .common import (
@@ -42,14 +41,12 @@ from .common import (
     Skipped,
     clean_domain,
     ingest_id,
-    observed,
     parse_money,
     parse_timestamp,
     reading_key,
-    strict,
     whole_number,
 )
-from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_records, csv_table, header_key, read_feed
+from .feed_file import file_rows, FeedFile, csv_records, csv_table, header_key
 
 __all__ = ["NAMECHEAP_URL", "NAMECHEAP_BUY_NOW_URL", "namecheap_rows"]
 
@@ -112,17 +109,9 @@ def _record(fields: dict[str, str], original: dict[str, str], auction: bool) -> 
     }
 
 
-def namecheap_rows(
-    path: str | Path,
-    *,
-    observed_at: Any = None,
-    on_bad_row: Callable[[Skipped], None] = strict,
-    bounds: Bounds = DEFAULT_BOUNDS,
-) -> Iterator[Row]:
+def _rows(feed: FeedFile, stamp: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
     """The listing rows of one Namecheap Market file (auctions or buy-now), with their lines; each
     row's record is made when asked (`Row.made`)."""
-    observed(observed_at)
-    feed: FeedFile = read_feed(path, bounds)
     header, rows = csv_table(feed, delimiters=",")
     keys = [header_key(h) for h in header]
     fields = [_FIELDS.get(k) for k in keys]
@@ -151,3 +140,6 @@ def namecheap_rows(
         on_bad_row,
         key=reading_key(__file__, *header),
     )
+
+
+namecheap_rows = file_rows(_rows)
