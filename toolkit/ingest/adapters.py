@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .bardate import BARDATE_URL, bardate_rows
-from .common import LISTING, PENDING, Row, Skipped, made, strict
+from .common import LISTING, PENDING, OnBadRow, Row, made, strict
 from .feed_file import fetch
 from .droplist import NASK_DELETED_URL, droplist_rows
 from .godaddy import GODADDY_URL, godaddy_rows
@@ -56,9 +56,7 @@ class Adapter:
     options: tuple[str, ...] = ()  # keyword options ingest_file passes on
     url: str | None = None  # where the public file is, when there is one place
 
-    def parse(
-        self, path: str | Path, *, on_bad_row: Callable[[Skipped], None] = strict, **options: Any
-    ) -> Iterator[dict[str, Any]]:
+    def parse(self, path: str | Path, *, on_bad_row: OnBadRow = strict, **options: Any) -> Iterator[dict[str, Any]]:
         """The records of one file (docs/reference/fields.md), nothing written. A bad row stops
         the parse (`strict`) unless `on_bad_row` takes it (`list.append` collects them);
         `options` are the adapter's (`observed_at`, and `Adapter.options`)."""

@@ -29,21 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from .lifecycle import name_drop_window, pending_status
-from .common import (
-    PENDING,
-    BadRow,
-    IngestError,
-    Row,
-    Skipped,
-    bad_line,
-    clean_domain,
-    day_in_name,
-    ingest_id,
-    observed,
-    parse_day,
-    pending_record,
-    strict,
-)
+from .common import PENDING, BadRow, IngestError, OnBadRow, Row, Skipped, bad_line, ingest_id, observed, strict
+from .common import clean_domain, day_in_name, parse_day, pending_record
 from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_table, header_key, read_feed
 
 __all__ = ["NASK_DELETED_URL", "droplist_rows"]
@@ -92,7 +79,7 @@ def _csv_rows(
     status: str,
     list_day: tuple[str, str] | None,
     first_seen: FirstSeen | None,
-    on_bad_row: Callable[[Skipped], None],
+    on_bad_row: OnBadRow,
 ) -> Iterator[Row]:
     header, rows = csv_table(feed)
     keys = [header_key(h) for h in header]
@@ -143,7 +130,7 @@ def _line_rows(
     list_day: tuple[str, str] | None,
     name_day: str | None,
     first_seen: FirstSeen | None,
-    on_bad_row: Callable[[Skipped], None],
+    on_bad_row: OnBadRow,
 ) -> Iterator[Row]:
     first = True
     for line, text, terminated in feed.lines():
@@ -179,7 +166,7 @@ def droplist_rows(
     status: str = "pendingDelete",
     list_date: Any = None,
     first_seen: FirstSeen | None = None,
-    on_bad_row: Callable[[Skipped], None] = strict,
+    on_bad_row: OnBadRow = strict,
     bounds: Bounds = DEFAULT_BOUNDS,
 ) -> Iterator[Row]:
     """The pending-delete records of one deletion / drop list, with their lines.

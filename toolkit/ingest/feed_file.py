@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .common import UNIT_SEPARATOR, IngestError, Row, Skipped, observed, strict, text_digest
+from .common import UNIT_SEPARATOR, IngestError, OnBadRow, Row, Skipped, observed, strict, text_digest
 
 __all__ = [
     "Bounds",
@@ -542,7 +542,7 @@ def csv_records(
     fields: list[str | None],
     kind: str,
     make: Callable[[dict[str, str], dict[str, str]], dict[str, Any]],
-    on_bad_row: Callable[[Skipped], None],
+    on_bad_row: OnBadRow,
     *,
     key: bytes,
 ) -> Iterator[Row]:
@@ -566,7 +566,7 @@ def csv_records(
 
 
 def file_rows(
-    read: Callable[[FeedFile, str, Callable[[Skipped], None]], Iterator[Row]],
+    read: Callable[[FeedFile, str, OnBadRow], Iterator[Row]],
 ) -> Callable[..., Iterator[Row]]:
     """An adapter's `X_rows(path, *, observed_at=None, on_bad_row=strict, bounds=DEFAULT_BOUNDS)`
     from its reader of the file once read, `read(feed, the observation stamp, on_bad_row)`
@@ -576,7 +576,7 @@ def file_rows(
         path: str | Path,
         *,
         observed_at: Any = None,
-        on_bad_row: Callable[[Skipped], None] = strict,
+        on_bad_row: OnBadRow = strict,
         bounds: Bounds = DEFAULT_BOUNDS,
     ) -> Iterator[Row]:
         stamp = observed(observed_at)

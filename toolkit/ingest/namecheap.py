@@ -29,24 +29,13 @@ Mapping (to the fields of docs/reference/fields.md):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
-from .common import (
-    ListingPlatform,
-    LISTING,
-    BadRow,
-    IngestError,
-    Row,
-    Skipped,
-    clean_domain,
-    ingest_id,
-    parse_money,
-    parse_timestamp,
-    reading_key,
-    whole_number,
-)
-from .feed_file import file_rows, FeedFile, csv_records, csv_table, header_key
+from .common import LISTING, BadRow, IngestError, ListingPlatform, OnBadRow, Row, reading_key
+from .common import clean_domain, parse_money, parse_timestamp, whole_number
+from .feed_file import FeedFile, csv_records, csv_table, file_rows, header_key
 
 __all__ = ["NAMECHEAP_URL", "NAMECHEAP_BUY_NOW_URL", "namecheap_rows"]
 
@@ -83,33 +72,25 @@ def _record(fields: dict[str, str], original: dict[str, str], auction: bool) -> 
     name = clean_domain(fields.get("name"))
     amount = _money(fields.get("price", ""), "price")
     bids = whole_number(fields.get("bidCount"), "bidCount") if auction else None
-    with_bids = auction and bool(bids)
     end = fields.get("endDate") or ""
     registered = fields.get("registered") or ""
-    link = (fields.get("url") or "").strip()
-    return {
-        "id": ingest_id("namecheap", name),
-        "name": name,
-        "source": "namecheap",
-        "type": "auction" if auction else "closeout",
-        "auction_type": "Bid" if auction else "BuyNow",
-        "price": None if with_bids else amount,
-        "max_bid": amount if with_bids else None,
-        "currency": _PLATFORM.currency,
-        "bids_count": bids,
-        "auction_end_date": parse_timestamp(end) if end.strip() else None,
-        "trust_flow": whole_number(fields.get("trustFlow"), "majesticTrustFlow", 0, 100),
-        "citation_flow": whole_number(fields.get("citationFlow"), "majesticCitation", 0, 100),
-        "backlinks_count": whole_number(fields.get("backlinks"), "majesticBacklinks"),
-        "estibot_appraisal": _money(fields.get("estibot", ""), "estibotValue"),
-        "whois_registered_at": parse_timestamp(registered) if registered.strip() else None,
-        "purchase_url": _PLATFORM.purchase_link(link, name),
-        "purchase_platform": _PLATFORM.name,
-        "feed_record": original,
-    }
+    return _PLATFORM.listing(
+        name,
+        ("auction", "Bid") if auction else ("closeout", "BuyNow"),
+        amount,
+        bids,
+        (fields.get("url") or "").strip(),
+        original,
+        auction_end_date=parse_timestamp(end) if end.strip() else None,
+        trust_flow=whole_number(fields.get("trustFlow"), "majesticTrustFlow", 0, 100),
+        citation_flow=whole_number(fields.get("citationFlow"), "majesticCitation", 0, 100),
+        backlinks_count=whole_number(fields.get("backlinks"), "majesticBacklinks"),
+        estibot_appraisal=_money(fields.get("estibot", ""), "estibotValue"),
+        whois_registered_at=parse_timestamp(registered) if registered.strip() else None,
+    )
 
 
-def _rows(feed: FeedFile, stamp: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def _rows(feed: FeedFile, stamp: str, on_bad_row: OnBadRow) -> Iterator[Row]:
     """The listing rows of one Namecheap Market file (auctions or buy-now), with their lines; each
     row's record is made when asked (`Row.made`)."""
     header, rows = csv_table(feed, delimiters=",")
@@ -130,16 +111,8 @@ def _rows(feed: FeedFile, stamp: str, on_bad_row: Callable[[Skipped], None]) -> 
             "an auctions file without its endDate column",
             "the file's columns changed: check Namecheap_Market_Sales.csv's header",
         )
-    yield from csv_records(
-        feed,
-        header,
-        rows,
-        fields,
-        LISTING,
-        lambda mapped, original: _record(mapped, original, auction),
-        on_bad_row,
-        key=reading_key(__file__, *header),
-    )
+    make = partial(_record, auction=auction)
+    yield from csv_records(feed, header, rows, fields, LISTING, make, on_bad_row, key=reading_key(__file__, *header))
 
 
 namecheap_rows = file_rows(_rows)

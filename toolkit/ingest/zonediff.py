@@ -37,22 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from .lifecycle import name_drop_window, pending_status
-from .common import (
-    LISTING,
-    PENDING,
-    BadRow,
-    IngestError,
-    Row,
-    Skipped,
-    bad_line,
-    clean_domain,
-    day_in_name,
-    ingest_id,
-    observed,
-    parse_day,
-    pending_record,
-    strict,
-)
+from .common import LISTING, PENDING, BadRow, IngestError, OnBadRow, Row, Skipped, bad_line, ingest_id, observed, strict
+from .common import clean_domain, day_in_name, parse_day, pending_record
 from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, read_feed
 
 __all__ = ["zone_names", "zonediff_rows", "replay_rows", "snapshot_files", "is_replay"]
@@ -99,7 +85,7 @@ def _lines(
 
 
 def zone_names(
-    feed: FeedFile, on_bad_row: Callable[[Skipped], None] = strict, tld: str | None = None, *, whole: bool = False
+    feed: FeedFile, on_bad_row: OnBadRow = strict, tld: str | None = None, *, whole: bool = False
 ) -> tuple[str, dict[str, tuple[int, str]]]:
     """(the zone's TLD, {name: (line, line text)}) of a zone file or a list of names, read a
     line at a time. `whole`: a last line without its line end is a truncated file."""
@@ -291,7 +277,7 @@ def zonediff_rows(
     status: str = "serverHold",
     zone_date: Any = None,
     tld: str | None = None,
-    on_bad_row: Callable[[Skipped], None] = strict,
+    on_bad_row: OnBadRow = strict,
     bounds: Bounds = DEFAULT_BOUNDS,
 ) -> Iterator[Row]:
     """The names in `previous` that are gone from `path` (the later zone): pending-delete
