@@ -97,7 +97,7 @@ def _csv_rows(
             if len(cells) != len(header):
                 raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
             domain = clean_domain(cells[domain_at])
-            dated: Dated  # a day the file gives: a window of one day
+            dated: Dated  # a day the file gives: no window (a window of one day)
             if date_at is not None and cells[date_at].strip():
                 dated = (parse_day(cells[date_at]), f"from the file: column {header[date_at]!r}", None)
             elif list_day:
