@@ -165,8 +165,8 @@ def _csv_rows(feed: FeedFile, on_bad_row: OnBadRow) -> Iterator[Row]:
         )
     end_header = next((h for h, f in zip(header, fields) if f == "auctionEndTime"), "")
     zone = _PACIFIC if any(tag in end_header.upper() for tag in ("(PDT)", "(PST)", "(PT)")) else None
-    make = partial(_record, end_zone=zone)
-    yield from csv_records(feed, header, rows, fields, LISTING, make, on_bad_row, key=reading_key(__file__, *header))
+    key = reading_key(__file__, *header)
+    yield from csv_records(feed, header, rows, fields, LISTING, lambda m, o: _record(m, o, zone), on_bad_row, key=key)
 
 
 def _rows(feed: FeedFile, stamp: str, on_bad_row: OnBadRow) -> Iterator[Row]:

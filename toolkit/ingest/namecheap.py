@@ -30,7 +30,6 @@ Mapping (to the fields of docs/reference/fields.md):
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 from .common import LISTING, BadRow, IngestError, ListingPlatform, OnBadRow, Row, reading_key
@@ -111,8 +110,10 @@ def _rows(feed: FeedFile, stamp: str, on_bad_row: OnBadRow) -> Iterator[Row]:
             "an auctions file without its endDate column",
             "the file's columns changed: check Namecheap_Market_Sales.csv's header",
         )
-    make = partial(_record, auction=auction)
-    yield from csv_records(feed, header, rows, fields, LISTING, make, on_bad_row, key=reading_key(__file__, *header))
+    key = reading_key(__file__, *header)
+    yield from csv_records(
+        feed, header, rows, fields, LISTING, lambda m, o: _record(m, o, auction), on_bad_row, key=key
+    )
 
 
 namecheap_rows = file_rows(_rows)
