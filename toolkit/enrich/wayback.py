@@ -339,18 +339,13 @@ def fetch_cdx_pages(
 
 
 def wayback_walk(
-    client: httpx.Client,
-    domain: str,
-    *,
-    output: str = "json",
-    page_size: int = PAGE_SIZE,
-    max_pages: int | None = MAX_PAGES,
-    url: str = CDX_URL,
+    client: httpx.Client, domain: str, *, output: str = "json", url: str = CDX_URL, **paging: Any
 ) -> tuple[WaybackSummary, list[Capture]]:
-    """The summary of every capture of `domain`, and the captures read. When `max_pages`
-    stops the walk, the count is a lower bound (`complete` False) and the last capture is
-    asked for on its own (`limit=-1`), so `wayback_last_date` stays right."""
-    pages = list(fetch_cdx_pages(client, domain, output=output, page_size=page_size, max_pages=max_pages, url=url))
+    """The summary of every capture of `domain`, and the captures read (`paging`: `page_size`,
+    `max_pages`, as `fetch_cdx_pages` takes them). When `max_pages` stops the walk, the count
+    is a lower bound (`complete` False) and the last capture is asked for on its own
+    (`limit=-1`), so `wayback_last_date` stays right."""
+    pages = list(fetch_cdx_pages(client, domain, output=output, url=url, **paging))
     summary = summarize(domain, pages)
     captures = [c for page in pages for c in page.captures]
     if pages and pages[-1].resume_key:

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from .bardate import BARDATE_URL, bardate_rows
-from .common import LISTING, PENDING, Row, Skipped, made, strict
+from .common import LISTING, PENDING, OnBadRow, Row, made, strict
 from .feed_file import fetch
 from .droplist import NASK_DELETED_URL, droplist_rows
 from .godaddy import GODADDY_URL, godaddy_rows
 from .namecheap import NAMECHEAP_URL, namecheap_rows
 from .zonediff import zonediff_rows
+from ..store.named import by_name
 
 __all__ = [
     "ADAPTERS",
@@ -55,9 +56,7 @@ class Adapter:
     options: tuple[str, ...] = ()  # keyword options ingest_file passes on
     url: str | None = None  # where the public file is, when there is one place
 
-    def parse(
-        self, path: str | Path, *, on_bad_row: Callable[[Skipped], None] = strict, **options: Any
-    ) -> Iterator[dict[str, Any]]:
+    def parse(self, path: str | Path, *, on_bad_row: OnBadRow = strict, **options: Any) -> Iterator[dict[str, Any]]:
         """The records of one file (docs/reference/fields.md), nothing written. A bad row stops
         the parse (`strict`) unless `on_bad_row` takes it (`list.append` collects them);
         `options` are the adapter's (`observed_at`, and `Adapter.options`)."""
@@ -76,47 +75,44 @@ class Adapter:
         return url or self.url or ""
 
 
-ADAPTERS: dict[str, Adapter] = {
-    a.name: a
-    for a in (
-        Adapter(
-            "godaddy",
-            "GoDaddy Auctions inventory (zipped JSON or CSV)",
-            (LISTING,),
-            godaddy_rows,
-            url=GODADDY_URL,
-        ),
-        Adapter(
-            "namecheap",
-            "Namecheap Market sales CSV (auctions, or buy-now)",
-            (LISTING,),
-            namecheap_rows,
-            url=NAMECHEAP_URL,
-        ),
-        Adapter(
-            "bardate",
-            "Internetstiftelsen .se/.nu release list (JSON or TXT)",
-            (PENDING,),
-            bardate_rows,
-            url=BARDATE_URL,
-        ),
-        Adapter(
-            "droplist",
-            "registry deletion/drop list (a name a line, or CSV with dates)",
-            (PENDING,),
-            droplist_rows,
-            options=("status", "list_date"),
-            url=NASK_DELETED_URL,
-        ),
-        Adapter(
-            "zonediff",
-            "two zone files or name lists of one TLD (previous= the older)",
-            (PENDING, LISTING),
-            zonediff_rows,
-            options=("previous", "is_available", "status", "zone_date", "tld"),
-        ),
-    )
-}
+ADAPTERS: dict[str, Adapter] = by_name(
+    Adapter(
+        "godaddy",
+        "GoDaddy Auctions inventory (zipped JSON or CSV)",
+        (LISTING,),
+        godaddy_rows,
+        url=GODADDY_URL,
+    ),
+    Adapter(
+        "namecheap",
+        "Namecheap Market sales CSV (auctions, or buy-now)",
+        (LISTING,),
+        namecheap_rows,
+        url=NAMECHEAP_URL,
+    ),
+    Adapter(
+        "bardate",
+        "Internetstiftelsen .se/.nu release list (JSON or TXT)",
+        (PENDING,),
+        bardate_rows,
+        url=BARDATE_URL,
+    ),
+    Adapter(
+        "droplist",
+        "registry deletion/drop list (a name a line, or CSV with dates)",
+        (PENDING,),
+        droplist_rows,
+        options=("status", "list_date"),
+        url=NASK_DELETED_URL,
+    ),
+    Adapter(
+        "zonediff",
+        "two zone files or name lists of one TLD (previous= the older)",
+        (PENDING, LISTING),
+        zonediff_rows,
+        options=("previous", "is_available", "status", "zone_date", "tld"),
+    ),
+)
 
 
 def adapter_for(feed: str) -> Adapter:

@@ -16,23 +16,12 @@ the official release day (not a prediction: `drop_date_reason` says so), `source
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
-from .common import (
-    PENDING,
-    BadRow,
-    IngestError,
-    Row,
-    Skipped,
-    clean_domain,
-    observed,
-    parse_day,
-    pending_record,
-    strict,
-)
-from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_table, header_key, json_items, read_feed
+from .common import PENDING, BadRow, IngestError, OnBadRow, Row, Skipped, bad_line, pending_record
+from .common import clean_domain, parse_day
+from .feed_file import FeedFile, csv_table, file_rows, header_key, json_items
 
 __all__ = ["BARDATE_URL", "BARDATE_TLDS", "bardate_rows"]
 
@@ -59,7 +48,7 @@ def _record(name: Any, release_at: Any, original: Any, observed_at: str) -> dict
     )
 
 
-def _json_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def _json_rows(feed: FeedFile, observed_at: str, on_bad_row: OnBadRow) -> Iterator[Row]:
     _, items = json_items(feed, "data")
     ahead = list(itertools.islice(items, _LOOK_AHEAD))
     if ahead and not any(isinstance(i, dict) and "name" in i and "release_at" in i for _, i in ahead):
@@ -79,7 +68,7 @@ def _json_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped],
             on_bad_row(Skipped(feed.name, number, str(exc), "record"))
 
 
-def _txt_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def _txt_rows(feed: FeedFile, observed_at: str, on_bad_row: OnBadRow) -> Iterator[Row]:
     for line, text, terminated in feed.lines():
         if not text.strip() or text.lstrip().startswith("#"):
             continue
@@ -89,11 +78,7 @@ def _txt_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], 
                 raise BadRow(f"expected domain<TAB>YYYY-MM-DD, got {text.strip()!r}")
             yield Row(PENDING, feed.name, line, _record(parts[0], parts[1].strip(), text, observed_at))
         except BadRow as exc:
-            if not terminated:
-                raise IngestError(
-                    feed.name, line, f"the last line is incomplete ({exc})", "the file is truncated: download it again"
-                ) from None
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+            bad_line(feed.name, line, exc, terminated, on_bad_row)
 
 
 _CSV_DOMAIN = ("domain", "name", "domainname")
@@ -106,7 +91,7 @@ def _csv_header(feed: FeedFile) -> bool:
     return "," in first and bool(keys & set(_CSV_DOMAIN)) and bool(keys & set(_CSV_DAY))
 
 
-def _csv_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def _csv_rows(feed: FeedFile, observed_at: str, on_bad_row: OnBadRow) -> Iterator[Row]:
     header, rows = csv_table(feed)
     keys = [header_key(h) for h in header]
     at_name = next(keys.index(k) for k in _CSV_DOMAIN if k in keys)
@@ -121,15 +106,10 @@ def _csv_rows(feed: FeedFile, observed_at: str, on_bad_row: Callable[[Skipped], 
             on_bad_row(Skipped(feed.name, line, str(exc)))
 
 
-def bardate_rows(
-    path: str | Path,
-    *,
-    observed_at: Any = None,
-    on_bad_row: Callable[[Skipped], None] = strict,
-    bounds: Bounds = DEFAULT_BOUNDS,
-) -> Iterator[Row]:
+def _rows(feed: FeedFile, stamp: str, on_bad_row: OnBadRow) -> Iterator[Row]:
     """The pending-delete records of one release list (JSON, TXT or an archived CSV), with their lines."""
-    stamp = observed(observed_at)
-    feed = read_feed(path, bounds)
     reader = _json_rows if feed.starts_json() else _csv_rows if _csv_header(feed) else _txt_rows
-    yield from reader(feed, stamp, on_bad_row)
+    return reader(feed, stamp, on_bad_row)
+
+
+bardate_rows = file_rows(_rows)

@@ -30,6 +30,8 @@ from .. import errors
 
 __all__ = [
     "IngestError",
+    "OnBadRow",
+    "bad_line",
     "Skipped",
     "BadRow",
     "INGEST_ID_BASE",
@@ -83,6 +85,9 @@ class Skipped:
         )
 
 
+OnBadRow = Callable[[Skipped], None]  # told of each row left out (`strict` refuses the file instead)
+
+
 class BadRow(errors.BadInput):
     """Raised by the row parsers; becomes a `Skipped`."""
 
@@ -91,6 +96,16 @@ def strict(problem: Skipped) -> None:
     """The default `on_bad_row` of the parse_* generators used on their own: a bad row
     stops the parse (pass `on_bad_row=list.append` to skip and collect them instead)."""
     raise IngestError(problem.file, problem.line, problem.reason, "fix the row, or pass on_bad_row= to skip bad rows")
+
+
+def bad_line(feed: str, line: int, problem: BadRow, terminated: bool, on_bad_row: OnBadRow) -> None:
+    """A text line that is no row: skipped (`on_bad_row`), unless it is the last one and has
+    no line end, which is a truncated file (`IngestError`)."""
+    if not terminated:
+        raise IngestError(
+            feed, line, f"the last line is incomplete ({problem})", "the file is truncated: download it again"
+        ) from None
+    on_bad_row(Skipped(feed, line, str(problem)))
 
 
 # -- ids --------------------------------------------------------------------------------
@@ -116,19 +131,52 @@ class ListingPlatform:
     name: str
     currency: str
     purchase_url: str  # a pattern with {name}
+    slug: str  # the feed's `source`, and the namespace of its ids
 
     @classmethod
     def of(cls, slug: str) -> ListingPlatform:
         source = next((s for s in SOURCES if s.slug == slug), None)
         if source is None or source.currency is None or source.purchase_url is None:
             raise LookupError(f"{slug}: not a platform with a currency and a buy link in toolkit/sources.py")
-        return cls(source.name, source.currency, source.purchase_url)
+        return cls(source.name, source.currency, source.purchase_url, slug)
 
     def purchase_link(self, link: Any, name: str) -> str:
         """The feed's own link to the listing when it gives one, else the platform's for `name`."""
         if isinstance(link, str) and link.strip().startswith(("https://", "http://")):
             return link.strip()
         return self.purchase_url.format(name=name)
+
+    def listing(
+        self,
+        name: str,
+        kind: tuple[str, str],
+        amount: float | None,
+        bids: int | None,
+        link: Any,
+        original: Any,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """A listing record of this platform (docs/reference/fields.md). `kind`: (type,
+        auction_type); `amount`: an auction's highest bid when it has bids (`max_bid`), else its
+        price; `fields`: the feed's other columns, in record order after `bids_count`; `link`:
+        the feed's own link (`purchase_link`); `original`: the row as read (`feed_record`)."""
+        listing_type, auction_type = kind
+        with_bids = listing_type == "auction" and bool(bids)
+        return {
+            "id": ingest_id(self.slug, name),
+            "name": name,
+            "source": self.slug,
+            "type": listing_type,
+            "auction_type": auction_type,
+            "price": None if with_bids else amount,
+            "max_bid": amount if with_bids else None,
+            "currency": self.currency,
+            "bids_count": bids,
+            **fields,
+            "purchase_url": self.purchase_link(link, name),
+            "purchase_platform": self.name,
+            "feed_record": original,
+        }
 
 
 # -- names, money, dates ----------------------------------------------------------------
@@ -380,7 +428,7 @@ def observed(observed_at: Any) -> str:
     return stamp
 
 
-def made(rows: Iterable[Row], on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def made(rows: Iterable[Row], on_bad_row: OnBadRow) -> Iterator[Row]:
     """`rows` with their records made; one its adapter refuses (`BadRow`) is reported and left out."""
     for row in rows:
         try:

@@ -28,23 +28,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..names import split_domain
-from ..query.params import PENDING_STATUSES
-from .lifecycle import predict_drop_window
-from .common import (
-    PENDING,
-    BadRow,
-    IngestError,
-    Row,
-    Skipped,
-    clean_domain,
-    day_in_name,
-    ingest_id,
-    observed,
-    parse_day,
-    pending_record,
-    strict,
-)
+from .lifecycle import name_drop_window, pending_status
+from .common import PENDING, BadRow, IngestError, OnBadRow, Row, Skipped, bad_line, ingest_id, observed, strict
+from .common import clean_domain, day_in_name, parse_day, pending_record
 from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_table, header_key, read_feed
 
 __all__ = ["NASK_DELETED_URL", "droplist_rows"]
@@ -55,6 +41,16 @@ _DOMAIN_COLUMNS = ("domainname", "domain", "name", "fqdn", "domena", "domeny")
 _DATE_COLUMNS = ("dropdate", "deletiondate", "deletedate", "deleteddate", "purgedate", "releasedate", "date")
 
 FirstSeen = Callable[[int], "str | None"]
+# A name's (drop date, why, (window start, window end)); no window: the drop date is a day the file gives.
+Dated = tuple["str | None", str, "tuple[str | None, str | None] | None"]
+
+
+def _pending(feed: str, line: int, domain: str, original: Any, stamp: str, status: str, dated: Dated) -> Row:
+    drop, reason, window = dated
+    record = pending_record(
+        domain, "droplist", observed_at=stamp, status=status, drop=drop, reason=reason, original=original, window=window
+    )
+    return Row(PENDING, feed, line, record)
 
 
 def _date_column(header: list[str]) -> int | None:
@@ -66,13 +62,11 @@ def _date_column(header: list[str]) -> int | None:
     return None
 
 
-def _predicted(
-    domain: str, status: str, observed_at: str, first_seen: FirstSeen | None
-) -> tuple[str | None, str, tuple[str | None, str | None]]:
+def _predicted(domain: str, status: str, observed_at: str, first_seen: FirstSeen | None) -> Dated:
     """(estimate, reason, window): no earlier observation, so the window spans the status's length."""
     seen = first_seen(ingest_id("droplist", domain)) if first_seen else None
     evidence = date.fromisoformat((seen or observed_at)[:10])
-    window, reason = predict_drop_window(split_domain(domain)[1], status, evidence)
+    window, reason = name_drop_window(domain, status, evidence)
     why = f"predicted from its first sighting in this feed ({evidence}): {reason}"
     if window is None:
         return None, why, (None, None)
@@ -85,7 +79,7 @@ def _csv_rows(
     status: str,
     list_day: tuple[str, str] | None,
     first_seen: FirstSeen | None,
-    on_bad_row: Callable[[Skipped], None],
+    on_bad_row: OnBadRow,
 ) -> Iterator[Row]:
     header, rows = csv_table(feed)
     keys = [header_key(h) for h in header]
@@ -103,26 +97,14 @@ def _csv_rows(
             if len(cells) != len(header):
                 raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
             domain = clean_domain(cells[domain_at])
-            original = dict(zip(header, cells))
-            window = None  # a day the file gives: a window of one day
-            drop: str | None
+            dated: Dated  # a day the file gives: no window (a window of one day)
             if date_at is not None and cells[date_at].strip():
-                drop, reason = parse_day(cells[date_at]), f"from the file: column {header[date_at]!r}"
+                dated = (parse_day(cells[date_at]), f"from the file: column {header[date_at]!r}", None)
             elif list_day:
-                drop, reason = list_day
+                dated = (*list_day, None)
             else:
-                drop, reason, window = _predicted(domain, status, stamp, first_seen)
-            record = pending_record(
-                domain,
-                "droplist",
-                observed_at=stamp,
-                status=status,
-                drop=drop,
-                reason=reason,
-                original=original,
-                window=window,
-            )
-            yield Row(PENDING, feed.name, line, record)
+                dated = _predicted(domain, status, stamp, first_seen)
+            yield _pending(feed.name, line, domain, dict(zip(header, cells)), stamp, status, dated)
         except BadRow as exc:
             on_bad_row(Skipped(feed.name, line, str(exc)))
 
@@ -148,7 +130,7 @@ def _line_rows(
     list_day: tuple[str, str] | None,
     name_day: str | None,
     first_seen: FirstSeen | None,
-    on_bad_row: Callable[[Skipped], None],
+    on_bad_row: OnBadRow,
 ) -> Iterator[Row]:
     first = True
     for line, text, terminated in feed.lines():
@@ -166,17 +148,10 @@ def _line_rows(
         try:
             domain = clean_domain(entry)
         except BadRow as exc:
-            if not terminated:
-                raise IngestError(
-                    feed.name, line, f"the last line is incomplete ({exc})", "the file is truncated: download it again"
-                ) from None
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+            bad_line(feed.name, line, exc, terminated, on_bad_row)
             continue
-        drop, reason, window = (*list_day, None) if list_day else _predicted(domain, status, stamp, first_seen)
-        record = pending_record(
-            domain, "droplist", observed_at=stamp, status=status, drop=drop, reason=reason, original=text, window=window
-        )
-        yield Row(PENDING, feed.name, line, record)
+        dated = (*list_day, None) if list_day else _predicted(domain, status, stamp, first_seen)
+        yield _pending(feed.name, line, domain, text, stamp, status, dated)
 
 
 def _looks_delimited(feed: FeedFile) -> bool:
@@ -191,7 +166,7 @@ def droplist_rows(
     status: str = "pendingDelete",
     list_date: Any = None,
     first_seen: FirstSeen | None = None,
-    on_bad_row: Callable[[Skipped], None] = strict,
+    on_bad_row: OnBadRow = strict,
     bounds: Bounds = DEFAULT_BOUNDS,
 ) -> Iterator[Row]:
     """The pending-delete records of one deletion / drop list, with their lines.
@@ -200,8 +175,7 @@ def droplist_rows(
     the lifecycle prediction). `list_date`: the day the list covers, when neither its rows
     nor its name say. `first_seen(id)`: when the mirror first saw that row (ingest_file
     passes it), the evidence of a prediction."""
-    if status not in PENDING_STATUSES:
-        raise ValueError(f"status: {status!r} is not one of {', '.join(PENDING_STATUSES)}")
+    pending_status(status)
     stamp = observed(observed_at)
     list_day = None
     if list_date is not None:

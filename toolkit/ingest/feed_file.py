@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .common import UNIT_SEPARATOR, IngestError, Row, Skipped, text_digest
+from .common import UNIT_SEPARATOR, IngestError, OnBadRow, Row, Skipped, observed, strict, text_digest
 
 __all__ = [
     "Bounds",
@@ -34,6 +34,7 @@ __all__ = [
     "header_key",
     "csv_table",
     "csv_records",
+    "file_rows",
 ]
 
 # -- reading files ----------------------------------------------------------------------
@@ -541,7 +542,7 @@ def csv_records(
     fields: list[str | None],
     kind: str,
     make: Callable[[dict[str, str], dict[str, str]], dict[str, Any]],
-    on_bad_row: Callable[[Skipped], None],
+    on_bad_row: OnBadRow,
     *,
     key: bytes,
 ) -> Iterator[Row]:
@@ -562,3 +563,24 @@ def csv_records(
         yield Row(
             kind, name, line, None, digest=text_digest(UNIT_SEPARATOR.join(cells), key), make=partial(record, cells)
         )
+
+
+def file_rows(
+    read: Callable[[FeedFile, str, OnBadRow], Iterator[Row]],
+) -> Callable[..., Iterator[Row]]:
+    """An adapter's `X_rows(path, *, observed_at=None, on_bad_row=strict, bounds=DEFAULT_BOUNDS)`
+    from its reader of the file once read, `read(feed, the observation stamp, on_bad_row)`
+    (whose docstring it takes)."""
+
+    def rows(
+        path: str | Path,
+        *,
+        observed_at: Any = None,
+        on_bad_row: OnBadRow = strict,
+        bounds: Bounds = DEFAULT_BOUNDS,
+    ) -> Iterator[Row]:
+        stamp = observed(observed_at)
+        yield from read(read_feed(path, bounds), stamp, on_bad_row)
+
+    rows.__doc__ = read.__doc__
+    return rows

@@ -45,6 +45,7 @@ from ..store.feed_catalog import Feed, feed_table
 from ..store.fields import utc_seconds
 from ..store.lock import writer_lock
 from ..store.writer import close_listings
+from ..store.picked import picked
 from ..sync.remote import (
     ContractRetry,
     PacedTransport,
@@ -111,11 +112,7 @@ class FeedReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "feed": self.feed,
-            "status": self.status,
-            "message": self.message,
-            "closed": self.closed,
-            "requests": self.requests,
+            **picked(self, "feed", "status", "message", "closed", "requests"),
             "ingest": self.ingest.to_dict() if self.ingest else None,
         }
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..store.lock import writer_lock
+from ..store.picked import picked
 from ..store.results import derive_results
 from ..store.schema import bulk_load, ensure_schema
 from ..store.transaction import one_transaction
@@ -80,14 +81,7 @@ class IngestReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "feed": self.feed,
-            "path": self.path,
-            "origin": self.origin,
-            "observed_at": self.observed_at,
-            "written": self.written,
-            "new": self.new,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
+            **picked(self, "feed", "path", "origin", "observed_at", "written", "new", "updated", "unchanged"),
             "listings": vars(self.listings),
             "pending_delete": vars(self.pending),
             "skipped": [str(s) for s in self.skipped],

@@ -26,40 +26,15 @@ Mapping (to the fields of docs/reference/fields.md):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 from datetime import tzinfo
 from zoneinfo import ZoneInfo
 
-from .common import (
-    ListingPlatform,
-    LISTING,
-    BadRow,
-    IngestError,
-    Row,
-    Skipped,
-    clean_domain,
-    ingest_id,
-    observed,
-    parse_money,
-    parse_timestamp,
-    reading_key,
-    strict,
-    text_digest,
-    whole_number,
-)
-from .feed_file import (
-    Bounds,
-    DEFAULT_BOUNDS,
-    FeedFile,
-    csv_records,
-    csv_table,
-    header_key,
-    json_items,
-    read_feed,
-)
+from .common import LISTING, BadRow, IngestError, ListingPlatform, OnBadRow, Row, Skipped, reading_key, text_digest
+from .common import clean_domain, parse_money, parse_timestamp, whole_number
+from .feed_file import FeedFile, csv_records, csv_table, file_rows, header_key, json_items
 
 __all__ = ["GODADDY_TYPES", "GODADDY_URL", "godaddy_rows"]
 
@@ -69,17 +44,13 @@ _PACIFIC = ZoneInfo("America/Los_Angeles")
 
 # auctionType (compared without case, spaces or punctuation) -> (type, auction_type)
 GODADDY_TYPES: dict[str, tuple[str, str]] = {
-    "bid": ("auction", "Bid"),
-    "auction": ("auction", "Bid"),
-    "expired": ("auction", "Bid"),
-    "expiredauction": ("auction", "Bid"),
-    "publicauction": ("auction", "Bid"),
-    "buynow": ("closeout", "BuyNow"),
-    "closeout": ("closeout", "BuyNow"),
-    "fixedprice": ("closeout", "BuyNow"),
-    "offer": ("closeout", "Offer"),
-    "makeoffer": ("closeout", "Offer"),
-    "offercounteroffer": ("closeout", "Offer"),
+    key: kind
+    for kind, keys in (
+        (("auction", "Bid"), ("bid", "auction", "expired", "expiredauction", "publicauction")),
+        (("closeout", "BuyNow"), ("buynow", "closeout", "fixedprice")),
+        (("closeout", "Offer"), ("offer", "makeoffer", "offercounteroffer")),
+    )
+    for key in keys
 }
 
 # CSV headers (compared as header_key) -> the JSON field they hold
@@ -127,36 +98,26 @@ def _record(fields: dict[str, Any], original: Any, end_zone: tzinfo | None) -> d
     if key not in GODADDY_TYPES:
         known = ", ".join(sorted({v[1] for v in GODADDY_TYPES.values()}))
         raise BadRow(f"auctionType {kind!r} is not one this adapter maps ({known}); add it to GODADDY_TYPES")
-    listing_type, auction_type = GODADDY_TYPES[key]
     amount = parse_money(fields.get("price"))
     bids = whole_number(fields.get("numberOfBids"), "numberOfBids")
     end = fields.get("auctionEndTime")
-    end_at = parse_timestamp(end, zone=end_zone, us_dates=True) if end not in (None, "") else None
-    link = fields.get("link")
-    with_bids = listing_type == "auction" and bool(bids)
-    return {
-        "id": ingest_id("godaddy", name),
-        "name": name,
-        "source": "godaddy",
-        "type": listing_type,
-        "auction_type": auction_type,
-        "price": None if with_bids else amount,
-        "max_bid": amount if with_bids else None,
-        "currency": _PLATFORM.currency,
-        "bids_count": bids,
-        "auction_end_date": end_at,
-        "trust_flow": whole_number(fields.get("majesticTf"), "majesticTf", 0, 100),
-        "citation_flow": whole_number(fields.get("majesticCf"), "majesticCf", 0, 100),
-        "purchase_url": _PLATFORM.purchase_link(link, name),
-        "purchase_platform": _PLATFORM.name,
-        "feed_record": original,
-    }
+    return _PLATFORM.listing(
+        name,
+        GODADDY_TYPES[key],
+        amount,
+        bids,
+        fields.get("link"),
+        original,
+        auction_end_date=parse_timestamp(end, zone=end_zone, us_dates=True) if end not in (None, "") else None,
+        trust_flow=whole_number(fields.get("majesticTf"), "majesticTf", 0, 100),
+        citation_flow=whole_number(fields.get("majesticCf"), "majesticCf", 0, 100),
+    )
 
 
 _LOOK_AHEAD = 1000  # records read before a file none of whose records has a domainName is refused
 
 
-def _json_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def _json_rows(feed: FeedFile, on_bad_row: OnBadRow) -> Iterator[Row]:
     meta, items = json_items(feed, "data")
     declared = next(
         (
@@ -192,7 +153,7 @@ def _json_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterato
         )
 
 
-def _csv_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterator[Row]:
+def _csv_rows(feed: FeedFile, on_bad_row: OnBadRow) -> Iterator[Row]:
     header, rows = csv_table(feed)
     fields = [_CSV_FIELDS.get(header_key(h)) for h in header]
     if "domainName" not in fields:
@@ -204,27 +165,14 @@ def _csv_rows(feed: FeedFile, on_bad_row: Callable[[Skipped], None]) -> Iterator
         )
     end_header = next((h for h, f in zip(header, fields) if f == "auctionEndTime"), "")
     zone = _PACIFIC if any(tag in end_header.upper() for tag in ("(PDT)", "(PST)", "(PT)")) else None
-    yield from csv_records(
-        feed,
-        header,
-        rows,
-        fields,
-        LISTING,
-        lambda mapped, original: _record(mapped, original, zone),
-        on_bad_row,
-        key=reading_key(__file__, *header),
-    )
+    key = reading_key(__file__, *header)
+    yield from csv_records(feed, header, rows, fields, LISTING, lambda m, o: _record(m, o, zone), on_bad_row, key=key)
 
 
-def godaddy_rows(
-    path: str | Path,
-    *,
-    observed_at: Any = None,
-    on_bad_row: Callable[[Skipped], None] = strict,
-    bounds: Bounds = DEFAULT_BOUNDS,
-) -> Iterator[Row]:
+def _rows(feed: FeedFile, stamp: str, on_bad_row: OnBadRow) -> Iterator[Row]:
     """The listing rows of one inventory file (JSON or CSV, zipped or not), with their lines; each
     row's record is made when asked (`Row.made`)."""
-    observed(observed_at)
-    feed = read_feed(path, bounds)
-    yield from (_json_rows if feed.starts_json() else _csv_rows)(feed, on_bad_row)
+    return (_json_rows if feed.starts_json() else _csv_rows)(feed, on_bad_row)
+
+
+godaddy_rows = file_rows(_rows)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from types import MappingProxyType
 
+from ..names import split_domain
 from ..query.params import PENDING_STATUSES as STATUSES
 
 __all__ = [
@@ -43,6 +44,8 @@ __all__ = [
     "policy_for",
     "predict_drop_date",
     "predict_drop_window",
+    "name_drop_window",
+    "pending_status",
     "is_gtld",
 ]
 
@@ -300,3 +303,17 @@ def predict_drop_window(
         start, end, likely = (_next_weekday(d, policy.release_weekday) for d in (start, end, likely))
         reason += ", then the next weekly release"
     return DropWindow(start, end, likely, reason), reason
+
+
+def pending_status(status: str) -> str:
+    """`status` when it is one of the API's pending-delete statuses; else `ValueError`."""
+    if status not in STATUSES:
+        raise ValueError(f"status: {status!r} is not one of {', '.join(STATUSES)}")
+    return status
+
+
+def name_drop_window(
+    name: str, status: str, first_seen: date | datetime, last_before: date | datetime | None = None
+) -> tuple[DropWindow | None, str]:
+    """`predict_drop_window` for the TLD of `name`."""
+    return predict_drop_window(split_domain(name)[1], status, first_seen, last_before)

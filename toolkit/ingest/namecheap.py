@@ -29,27 +29,12 @@ Mapping (to the fields of docs/reference/fields.md):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
-from .common import (
-    ListingPlatform,
-    LISTING,
-    BadRow,
-    IngestError,
-    Row,
-    Skipped,
-    clean_domain,
-    ingest_id,
-    observed,
-    parse_money,
-    parse_timestamp,
-    reading_key,
-    strict,
-    whole_number,
-)
-from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_records, csv_table, header_key, read_feed
+from .common import LISTING, BadRow, IngestError, ListingPlatform, OnBadRow, Row, reading_key
+from .common import clean_domain, parse_money, parse_timestamp, whole_number
+from .feed_file import FeedFile, csv_records, csv_table, file_rows, header_key
 
 __all__ = ["NAMECHEAP_URL", "NAMECHEAP_BUY_NOW_URL", "namecheap_rows"]
 
@@ -86,43 +71,27 @@ def _record(fields: dict[str, str], original: dict[str, str], auction: bool) -> 
     name = clean_domain(fields.get("name"))
     amount = _money(fields.get("price", ""), "price")
     bids = whole_number(fields.get("bidCount"), "bidCount") if auction else None
-    with_bids = auction and bool(bids)
     end = fields.get("endDate") or ""
     registered = fields.get("registered") or ""
-    link = (fields.get("url") or "").strip()
-    return {
-        "id": ingest_id("namecheap", name),
-        "name": name,
-        "source": "namecheap",
-        "type": "auction" if auction else "closeout",
-        "auction_type": "Bid" if auction else "BuyNow",
-        "price": None if with_bids else amount,
-        "max_bid": amount if with_bids else None,
-        "currency": _PLATFORM.currency,
-        "bids_count": bids,
-        "auction_end_date": parse_timestamp(end) if end.strip() else None,
-        "trust_flow": whole_number(fields.get("trustFlow"), "majesticTrustFlow", 0, 100),
-        "citation_flow": whole_number(fields.get("citationFlow"), "majesticCitation", 0, 100),
-        "backlinks_count": whole_number(fields.get("backlinks"), "majesticBacklinks"),
-        "estibot_appraisal": _money(fields.get("estibot", ""), "estibotValue"),
-        "whois_registered_at": parse_timestamp(registered) if registered.strip() else None,
-        "purchase_url": _PLATFORM.purchase_link(link, name),
-        "purchase_platform": _PLATFORM.name,
-        "feed_record": original,
-    }
+    return _PLATFORM.listing(
+        name,
+        ("auction", "Bid") if auction else ("closeout", "BuyNow"),
+        amount,
+        bids,
+        (fields.get("url") or "").strip(),
+        original,
+        auction_end_date=parse_timestamp(end) if end.strip() else None,
+        trust_flow=whole_number(fields.get("trustFlow"), "majesticTrustFlow", 0, 100),
+        citation_flow=whole_number(fields.get("citationFlow"), "majesticCitation", 0, 100),
+        backlinks_count=whole_number(fields.get("backlinks"), "majesticBacklinks"),
+        estibot_appraisal=_money(fields.get("estibot", ""), "estibotValue"),
+        whois_registered_at=parse_timestamp(registered) if registered.strip() else None,
+    )
 
 
-def namecheap_rows(
-    path: str | Path,
-    *,
-    observed_at: Any = None,
-    on_bad_row: Callable[[Skipped], None] = strict,
-    bounds: Bounds = DEFAULT_BOUNDS,
-) -> Iterator[Row]:
+def _rows(feed: FeedFile, stamp: str, on_bad_row: OnBadRow) -> Iterator[Row]:
     """The listing rows of one Namecheap Market file (auctions or buy-now), with their lines; each
     row's record is made when asked (`Row.made`)."""
-    observed(observed_at)
-    feed: FeedFile = read_feed(path, bounds)
     header, rows = csv_table(feed, delimiters=",")
     keys = [header_key(h) for h in header]
     fields = [_FIELDS.get(k) for k in keys]
@@ -141,13 +110,10 @@ def namecheap_rows(
             "an auctions file without its endDate column",
             "the file's columns changed: check Namecheap_Market_Sales.csv's header",
         )
+    key = reading_key(__file__, *header)
     yield from csv_records(
-        feed,
-        header,
-        rows,
-        fields,
-        LISTING,
-        lambda mapped, original: _record(mapped, original, auction),
-        on_bad_row,
-        key=reading_key(__file__, *header),
+        feed, header, rows, fields, LISTING, lambda m, o: _record(m, o, auction), on_bad_row, key=key
     )
+
+
+namecheap_rows = file_rows(_rows)

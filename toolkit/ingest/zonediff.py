@@ -32,27 +32,13 @@ import glob as globbing
 import re
 from collections.abc import Callable, Iterator
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..names import split_domain
-from ..query.params import PENDING_STATUSES
-from .lifecycle import predict_drop_window
-from .common import (
-    LISTING,
-    PENDING,
-    BadRow,
-    IngestError,
-    Row,
-    Skipped,
-    clean_domain,
-    day_in_name,
-    ingest_id,
-    observed,
-    parse_day,
-    pending_record,
-    strict,
-)
+from .lifecycle import name_drop_window, pending_status
+from .common import LISTING, PENDING, BadRow, IngestError, OnBadRow, Row, Skipped, bad_line, ingest_id, observed, strict
+from .common import clean_domain, day_in_name, parse_day, pending_record
 from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, read_feed
 
 __all__ = ["zone_names", "zonediff_rows", "replay_rows", "snapshot_files", "is_replay"]
@@ -99,7 +85,7 @@ def _lines(
 
 
 def zone_names(
-    feed: FeedFile, on_bad_row: Callable[[Skipped], None] = strict, tld: str | None = None, *, whole: bool = False
+    feed: FeedFile, on_bad_row: OnBadRow = strict, tld: str | None = None, *, whole: bool = False
 ) -> tuple[str, dict[str, tuple[int, str]]]:
     """(the zone's TLD, {name: (line, line text)}) of a zone file or a list of names, read a
     line at a time. `whole`: a last line without its line end is a truncated file."""
@@ -163,11 +149,7 @@ def zone_names(
             elif rtype == "NS" and owner != apex and owner != origin:
                 names.setdefault(clean_domain(owner), (line, text))
         except BadRow as exc:
-            if not terminated:
-                raise IngestError(
-                    feed.name, line, f"the last line is incomplete ({exc})", "the file is truncated: download it again"
-                ) from None
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+            bad_line(feed.name, line, exc, terminated, on_bad_row)
     if whole and last is not None and not last[2]:
         raise IngestError(
             feed.name,
@@ -240,18 +222,18 @@ def snapshot_files(spec: str | Path) -> list[tuple[date, Path]]:
 def _gone_row(
     name: str,
     line: int,
-    text: str,
-    *,
-    tld: str,
-    status: str,
+    original: dict[str, Any],
     last: date | None,
     first_absent: date,
     gone_at: str,
-    stamp: str,
     feed_name: str,
-    original: dict[str, Any],
+    *,
+    tld: str,
+    status: str,
+    stamp: str,
     is_available: Callable[[str], bool | None] | None,
 ) -> Row:
+    """The row of a name gone from the zone (last seen on `last`, absent on `first_absent`)."""
     if is_available is not None and is_available(name) is True:
         return Row(
             LISTING,
@@ -268,7 +250,7 @@ def _gone_row(
                 "availability_check": f"gone from the .{tld} zone of {first_absent}; is_available() confirmed it",
             },
         )
-    window, reason = predict_drop_window(split_domain(name)[1], status, first_absent, last)
+    window, reason = name_drop_window(name, status, first_absent, last)
     where = f"last in the zone on {last}, gone on {first_absent}" if last else f"gone from the zone on {first_absent}"
     fields = window.as_fields() if window else {}
     record = pending_record(
@@ -295,7 +277,7 @@ def zonediff_rows(
     status: str = "serverHold",
     zone_date: Any = None,
     tld: str | None = None,
-    on_bad_row: Callable[[Skipped], None] = strict,
+    on_bad_row: OnBadRow = strict,
     bounds: Bounds = DEFAULT_BOUNDS,
 ) -> Iterator[Row]:
     """The names in `previous` that are gone from `path` (the later zone): pending-delete
@@ -308,8 +290,7 @@ def zonediff_rows(
             path, observed_at=observed_at, is_available=is_available, status=status, tld=tld, bounds=bounds
         )
         return
-    if status not in PENDING_STATUSES:
-        raise ValueError(f"status: {status!r} is not one of {', '.join(PENDING_STATUSES)}")
+    pending_status(status)
     stamp = observed(observed_at)
     old_feed, new_feed = read_feed(previous, bounds), read_feed(path, bounds)
     old_tld, old = zone_names(old_feed, on_bad_row, tld)
@@ -332,24 +313,12 @@ def zonediff_rows(
     evidence = date.fromisoformat(gone_at[:10])
     before = day_in_name(previous)
     last = date.fromisoformat(before) if before and before < evidence.isoformat() else None
+    gone = partial(_gone_row, tld=new_tld, status=status, stamp=stamp, is_available=is_available)
     for name, (line, text) in old.items():
         if name in new:
             continue
         original = {"previous_file": Path(previous).name, "current_file": Path(path).name, "previous_line": text}
-        yield _gone_row(
-            name,
-            line,
-            text,
-            tld=new_tld,
-            status=status,
-            last=last,
-            first_absent=evidence,
-            gone_at=gone_at,
-            stamp=stamp,
-            feed_name=old_feed.name,
-            original=original,
-            is_available=is_available,
-        )
+        yield gone(name, line, original, last, evidence, gone_at, old_feed.name)
 
 
 def _snapshot_strict(problem: Skipped) -> None:
@@ -377,8 +346,7 @@ def replay_rows(
     [L + days, A + days]. Every snapshot is read before anything is yielded, strictly: a
     line that is not a name, a truncated file, or a file of another TLD is an `IngestError`
     naming the file and the line. Two snapshots are held in memory at a time."""
-    if status not in PENDING_STATUSES:
-        raise ValueError(f"status: {status!r} is not one of {', '.join(PENDING_STATUSES)}")
+    pending_status(status)
     stamp = observed(observed_at)
     files = snapshot_files(spec)
     gone: dict[str, tuple[date, date, Path, Path, int, str]] = {}  # name -> L, A, their files, L's line
@@ -403,20 +371,8 @@ def replay_rows(
                 line, _ = prev[name]
                 gone[name] = (prev_day, day, prev_path, path, line, prev[name][1])
         prev, prev_day, prev_path = names, day, path
+    row = partial(_gone_row, tld=zone_tld or "", status=status, stamp=stamp, is_available=is_available)
     for name in sorted(gone):
         last, absent, last_path, absent_path, line, text = gone[name]
         original = {"previous_file": last_path.name, "current_file": absent_path.name, "previous_line": text}
-        yield _gone_row(
-            name,
-            line,
-            text,
-            tld=zone_tld or "",
-            status=status,
-            last=last,
-            first_absent=absent,
-            gone_at=f"{absent}T00:00:00Z",
-            stamp=stamp,
-            feed_name=str(last_path),
-            original=original,
-            is_available=is_available,
-        )
+        yield row(name, line, original, last, absent, f"{absent}T00:00:00Z", str(last_path))

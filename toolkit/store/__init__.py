@@ -11,6 +11,9 @@
 - `meta.py`            `mirror_meta`: the generation readers cache by
 - `jobs.py`            the sync jobs (which table each fills, how fresh the service keeps it) and their freshness
 - `feed_catalog.py`    the free public feeds declared (where, how often, which adapter) and their freshness
+- `named.py`           a declared table of named things as a dict by name
+- `held.py`            which of some keys a table holds
+- `picked.py`          some of an object's attributes as a dict (a report's `to_dict`)
 - `parquet_archive.py` closed listings moved into Parquet beside the mirror, and read back as one with it
 - `packed.py`          closed listings packed as compressed records
 - `closing.py`         what archiving and packing share

@@ -6,15 +6,22 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Protocol, TypedDict, TypeVar
 
-from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS
+from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, iso_timestamp
+from .schema import connect
 from .. import errors
 
 __all__ = [
     "ARCHIVED_TABLES",
+    "BATCH",
     "BATCH_TABLE",
+    "ClosingOptions",
+    "ClosingReport",
     "MOMENTS",
     "ArchiveError",
     "archive_types",
@@ -25,7 +32,10 @@ __all__ = [
     "optimize_search_index",
     "reclaim_pages",
     "run_batches",
+    "run_closing",
 ]
+
+BATCH = 50_000  # listings per transaction: a few seconds of writer lock at full scale
 
 # Each table a closed listing takes with it: its primary key (the order of its rows in a
 # file, a record and a checksum) and how its rows are chosen from a batch of listing ids.
@@ -158,3 +168,58 @@ def run_batches(
     if reclaim:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return batches
+
+
+@dataclass
+class ClosingReport:
+    """What one run moving closed listings out (`pack_closed`, `archive_closed`) did, and the
+    mirror's bytes before and after."""
+
+    cut: str  # listings closed before this moment
+    history: int = 0  # their listing_history rows
+    raw_records: int = 0  # their raw records
+    batches: int = 0  # transactions run
+    file_bytes_before: int = 0  # the file and its write-ahead log
+    file_bytes_after: int = 0
+    seconds: float = 0.0
+
+
+class ClosingOptions(TypedDict, total=False):
+    """The options of `pack_closed` and `archive_closed`."""
+
+    batch: int  # listings per transaction (default BATCH)
+    progress: Callable[[Any], None] | None  # told the report after each batch
+    reclaim: bool  # give freed pages back after each batch (default True)
+
+
+Closing = TypeVar("Closing", bound=ClosingReport)
+
+
+def run_closing(
+    mirror_path: str | os.PathLike[str],
+    closed_before: datetime,
+    report_of: Callable[[str], Closing],
+    one_batch: Callable[[str, sqlite3.Connection, Closing, int], bool],
+    *,
+    batch: int = BATCH,
+    progress: Callable[[Any], None] | None = None,
+    reclaim: bool = True,
+    first: Callable[[str, sqlite3.Connection], object] | None = None,
+) -> Closing:
+    """Open the mirror, run `first(path, conn)` (if given), then `one_batch(path, conn, report,
+    batch)` until it is done (`run_batches`); the report (`report_of(cut)`) gets the file's
+    bytes before and after and the seconds taken."""
+    path = os.fspath(mirror_path)
+    report = report_of(iso_timestamp(closed_before.astimezone(timezone.utc)))
+    report.file_bytes_before = file_bytes(path)
+    started = time.monotonic()
+    conn = connect(path)
+    try:
+        if first is not None:
+            first(path, conn)
+        run_batches(conn, lambda: one_batch(path, conn, report, batch), report, progress, reclaim)
+    finally:
+        conn.close()
+    report.file_bytes_after = file_bytes(path)
+    report.seconds = time.monotonic() - started
+    return report

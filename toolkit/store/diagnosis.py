@@ -16,6 +16,7 @@ from typing import Any
 
 from .damage import Unreadable, damage_in, damage_words, first_problem, open_read_only, problem_lines
 from .page_reader import FileObject, FileSchema, PageReader, damaged_pages, quoted, read_schema, table_columns
+from .picked import picked
 
 __all__ = ["Diagnosis", "Part", "TableHealth", "diagnose", "inspect_tables", "recreatable", "rowid_ranges"]
 
@@ -60,12 +61,7 @@ class TableHealth:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "rows": self.rows,
-            "expected": self.expected,
-            "lost": self.lost,
-            "rows_sound": self.rows_sound,
-            "problem": self.problem,
+            **picked(self, "name", "rows", "expected", "lost", "rows_sound", "problem"),
             "unreadable_rowids": [list(r) for r in self.unreadable],
             "parts": [{"name": p.name, "kind": p.kind, "problem": p.problem} for p in self.parts],
         }
@@ -103,9 +99,7 @@ class Diagnosis:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": self.path,
-            "sound": self.sound,
-            "repairable": self.repairable,
+            **picked(self, "path", "sound", "repairable"),
             "integrity_check": self.problems,
             "schema_problem": self.schema_problem,
             "seconds": round(self.seconds, 2),

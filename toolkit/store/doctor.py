@@ -36,6 +36,7 @@ from .damage import (
 )
 from .diagnosis import Diagnosis, Part, TableHealth, diagnose, inspect_tables, rowid_ranges
 from .page_reader import FileObject, FileSchema, quoted, read_schema, table_columns
+from .picked import picked
 
 __all__ = [
     "DAMAGED_MESSAGE",
@@ -77,10 +78,7 @@ class RepairReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": self.path,
-            "rebuilt": self.rebuilt,
-            "vacuumed": self.vacuumed,
-            "sound": self.sound,
+            **picked(self, "path", "rebuilt", "vacuumed", "sound"),
             "integrity_check": self.problems,
             "seconds": round(self.seconds, 2),
         }
@@ -198,8 +196,7 @@ class SalvageReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "source": self.source,
-            "target": self.target,
+            **picked(self, "source", "target"),
             "seconds": round(self.seconds, 2),
             "tables": [t.to_dict() for t in self.tables],
             "swap": self.swap_command(),

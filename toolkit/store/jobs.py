@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from .named import by_name
+
 __all__ = ["Job", "JOBS", "freshness", "last_ok", "run_freshness"]
 
 
@@ -34,63 +36,60 @@ class Job:
     description: str
 
 
-JOBS: dict[str, Job] = {
-    job.name: job
-    for job in (
-        Job(
-            "listings",
-            "/api/domains",
-            {"include_historical_traffic": 1},
-            "cursor",
-            100,
-            "domains",
-            "listings",
-            "source != 'regfree'",
-            timedelta(days=1),
-            "daily, 07:00 local",
-            "every platform listing (full pass through the after_id cursor, else new ones since the last run)",
-        ),
-        Job(
-            "bids",
-            "/api/domains",
-            {"has_bids": 1, "include_historical_traffic": 1},
-            "cursor",
-            100,
-            "domains",
-            "listings",
-            None,
-            timedelta(hours=4),
-            "every 4 hours",
-            "auctions with bids (has_bids=1)",
-        ),
-        Job(
-            "regfree",
-            "/api/domains",
-            {"source": "regfree", "include_historical_traffic": 1},
-            "page",
-            100,
-            "regfree",
-            "listings",
-            "source = 'regfree'",
-            timedelta(days=31),
-            "monthly",
-            "the deleted ccTLD database (page mode: the cursor excludes it)",
-        ),
-        Job(
-            "pending",
-            "/api/pending-delete",
-            {"week_end": "all", "include_past": 1, "sort": "domain"},
-            "page",
-            200,
-            "pending_delete",
-            "pending_delete",
-            "1",
-            timedelta(days=7),
-            "weekly",
-            "the pending-delete inventory",
-        ),
-    )
-}
+JOBS: dict[str, Job] = by_name(
+    Job(
+        "listings",
+        "/api/domains",
+        {"include_historical_traffic": 1},
+        "cursor",
+        100,
+        "domains",
+        "listings",
+        "source != 'regfree'",
+        timedelta(days=1),
+        "daily, 07:00 local",
+        "every platform listing (full pass through the after_id cursor, else new ones since the last run)",
+    ),
+    Job(
+        "bids",
+        "/api/domains",
+        {"has_bids": 1, "include_historical_traffic": 1},
+        "cursor",
+        100,
+        "domains",
+        "listings",
+        None,
+        timedelta(hours=4),
+        "every 4 hours",
+        "auctions with bids (has_bids=1)",
+    ),
+    Job(
+        "regfree",
+        "/api/domains",
+        {"source": "regfree", "include_historical_traffic": 1},
+        "page",
+        100,
+        "regfree",
+        "listings",
+        "source = 'regfree'",
+        timedelta(days=31),
+        "monthly",
+        "the deleted ccTLD database (page mode: the cursor excludes it)",
+    ),
+    Job(
+        "pending",
+        "/api/pending-delete",
+        {"week_end": "all", "include_past": 1, "sort": "domain"},
+        "page",
+        200,
+        "pending_delete",
+        "pending_delete",
+        "1",
+        timedelta(days=7),
+        "weekly",
+        "the pending-delete inventory",
+    ),
+)
 
 
 def last_ok(conn: sqlite3.Connection, name: str) -> str | None:

@@ -26,13 +26,21 @@ import functools
 import json
 import os
 import sqlite3
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Unpack
 
-from .closing import ARCHIVED_TABLES, ArchiveError, declared, delete_plain_batch, file_bytes, run_batches
+from .closing import (
+    ARCHIVED_TABLES,
+    BATCH,
+    ArchiveError,
+    ClosingOptions,
+    ClosingReport,
+    declared,
+    delete_plain_batch,
+    run_closing,
+)
 from .transaction import one_transaction
 from .fields import iso_timestamp
 from .schema import connect
@@ -52,7 +60,6 @@ __all__ = [
 ]
 
 PACK_AFTER = "30d"  # `edt archive`'s default: a month of closings stays plain rows, for plain SQL
-BATCH = 50_000
 LEVEL = 12  # zstd: within 4% of level 19's size at a ninth of its time (24 us a record)
 DICTIONARY_BYTES = 128 * 1024
 MIN_SAMPLES = 1_000  # fewer records than this train no dictionary (they are packed without one)
@@ -62,17 +69,10 @@ OWNER = {"listings": "id", "listing_history": "listing_id", "raw_records": "id"}
 
 
 @dataclass
-class PackReport:
+class PackReport(ClosingReport):
     """What one `pack_closed` packed, and the mirror's bytes before and after."""
 
-    cut: str
     listings: int = 0
-    history: int = 0
-    raw_records: int = 0
-    batches: int = 0
-    file_bytes_before: int = 0
-    file_bytes_after: int = 0
-    seconds: float = 0.0
 
 
 class _Codec:
@@ -165,32 +165,17 @@ def _bump_version(conn: sqlite3.Connection) -> None:
 
 
 def pack_closed(
-    mirror_path: str | os.PathLike[str],
-    closed_before: datetime,
-    *,
-    batch: int = BATCH,
-    progress: Callable[[PackReport], None] | None = None,
-    reclaim: bool = True,
+    mirror_path: str | os.PathLike[str], closed_before: datetime, **options: Unpack[ClosingOptions]
 ) -> PackReport:
     """Pack the listings closed before `closed_before`, with their history and raw records,
     a batch per transaction; then optimize the name search's index (the deleted rows leave
     tombstones there) and give the space back."""
-    path = os.fspath(mirror_path)
-    cut = iso_timestamp(closed_before.astimezone(timezone.utc))
-    report = PackReport(cut=cut, file_bytes_before=file_bytes(path))
-    started = time.monotonic()
-    conn = connect(path)
-    try:
-        run_batches(conn, lambda: _pack_batch(conn, cut, batch, report), report, progress, reclaim)
-    finally:
-        conn.close()
-    report.file_bytes_after = file_bytes(path)
-    report.seconds = time.monotonic() - started
-    return report
+    return run_closing(mirror_path, closed_before, PackReport, _pack_batch, **options)
 
 
-def _pack_batch(conn: sqlite3.Connection, cut: str, batch: int, report: PackReport) -> bool:
+def _pack_batch(path: str, conn: sqlite3.Connection, report: PackReport, batch: int) -> bool:
     """One batch, all or nothing; False when nothing closed before the cut is left unpacked."""
+    cut = report.cut
     with one_transaction(conn):  # other writers wait (busy timeout); readers read on
         conn.execute("DELETE FROM temp.archive_batch")
         conn.execute(

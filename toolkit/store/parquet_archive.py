@@ -32,30 +32,33 @@ import os
 import re
 import shutil
 import sqlite3
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from .fields import iso_timestamp
 from .closing import (
     ARCHIVED_TABLES,
+    BATCH,
     MOMENTS,
     ArchiveError,
+    ClosingOptions,
+    ClosingReport,
     archive_types,
     as_stored,
     delete_plain_batch,
     file_bytes,
     reclaim_pages,
-    run_batches,
+    run_closing,
 )
 from .packed import epoch_ms, forget
 from .schema import connect
 
 __all__ = [
     "ARCHIVED_TABLES",
+    "BATCH",
     "ArchiveError",
     "ArchiveReport",
     "archive_closed",
@@ -74,23 +77,15 @@ __all__ = [
     "verify",
 ]
 
-BATCH = 50_000  # listings per transaction: a few seconds of writer lock at full scale
 _PART = re.compile(r"^part-[0-9A-Za-z_-]+\.parquet$")
 
 
 @dataclass
-class ArchiveReport:
+class ArchiveReport(ClosingReport):
     """What one `archive_closed` moved, per month, and the mirror's bytes before and after."""
 
-    cut: str
     listings: dict[str, int] = field(default_factory=dict)  # month -> listings moved
-    history: int = 0
-    raw_records: int = 0
-    batches: int = 0
-    file_bytes_before: int = 0
-    file_bytes_after: int = 0
     archive_bytes: int = 0
-    seconds: float = 0.0
 
     @property
     def moved(self) -> int:
@@ -183,35 +178,23 @@ def _dataset(conn: sqlite3.Connection, mirror_path: str, table: str, files: list
 
 
 def archive_closed(
-    mirror_path: str | os.PathLike[str],
-    closed_before: datetime,
-    *,
-    batch: int = BATCH,
-    progress: Callable[[ArchiveReport], None] | None = None,
-    reclaim: bool = True,
+    mirror_path: str | os.PathLike[str], closed_before: datetime, **options: Unpack[ClosingOptions]
 ) -> ArchiveReport:
     """Move the listings closed before `closed_before`, with their history and raw records,
     into the archive, a batch per transaction, and give their space back to the file system
     (when the mirror reclaims incrementally; else later writes reuse it)."""
     path = os.fspath(mirror_path)
-    cut = iso_timestamp(closed_before.astimezone(timezone.utc))
-    report = ArchiveReport(cut=cut, file_bytes_before=file_bytes(path))
-    started = time.monotonic()
-    conn = connect(path)
     try:
-        recover(path, conn)
-        run_batches(conn, lambda: _archive_batch(path, conn, cut, batch, report), report, progress, reclaim)
+        report = run_closing(path, closed_before, ArchiveReport, _archive_batch, first=recover, **options)
     finally:
-        conn.close()
         shutil.rmtree(_staging(path), ignore_errors=True)
-    report.file_bytes_after = file_bytes(path)
     report.archive_bytes = _tree_bytes(archive_dir(path))
-    report.seconds = time.monotonic() - started
     return report
 
 
-def _archive_batch(path: str, conn: sqlite3.Connection, cut: str, batch: int, report: ArchiveReport) -> bool:
+def _archive_batch(path: str, conn: sqlite3.Connection, report: ArchiveReport, batch: int) -> bool:
     """One batch, all or nothing; False when nothing is left before the cut."""
+    cut = report.cut
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
     staging = _staging(path) / stamp
     parts: list[tuple[str, str, str, Any, tuple[str, ...]]] = []  # (relative path, table, month, rows, key)

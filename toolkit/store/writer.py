@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from itertools import islice
 from operator import itemgetter
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from ..signals.inflation import METRICS, flag_metric_jumps
 from .fields import utc_now
@@ -47,6 +47,7 @@ __all__ = [
     "WriteCounts",
     "StagedWrite",
     "staging",
+    "SaveOptions",
     "save_listings",
     "save_pending",
     "close_listings",
@@ -137,9 +138,9 @@ def _save_all(
     records: Iterable[Any],
     *,
     origin: str,
-    observed_at: str | None,
-    keep_raw: bool,
-    batch_size: int,
+    observed_at: str | None = None,
+    keep_raw: bool = True,
+    batch_size: int = 1000,
     normalized: bool = False,
     canonical: bool = False,
     in_batch: Callable[[list[tuple], dict[int, tuple], str], None] | None = None,
@@ -193,18 +194,20 @@ def _metric_rose(old: tuple, new: tuple) -> bool:
     return any(a is not None and b is not None and b > a for a, b in zip(old, new))
 
 
+class SaveOptions(TypedDict, total=False):
+    """The keyword options of `save_listings` and `save_pending` (only `origin` is required)."""
+
+    origin: Required[str]
+    observed_at: str | None  # when the records were seen (default: now)
+    keep_raw: bool  # keep each record as received in raw_records (default True)
+    batch_size: int  # records a transaction (default 1000)
+    normalized: bool  # tuples `listing_values`/`pending_values` made, no raw record (default False)
+    commit_with: Callable[[sqlite3.Connection], None] | None  # run inside each batch's transaction
+    canonical: bool  # records that carry stored types already (default False)
+
+
 def save_listings(
-    conn: sqlite3.Connection,
-    records: Iterable[Any],
-    *,
-    origin: str,
-    observed_at: str | None = None,
-    keep_raw: bool = True,
-    batch_size: int = 1000,
-    normalized: bool = False,
-    commit_with: Callable[[sqlite3.Connection], None] | None = None,
-    flag_jumps: bool = True,
-    canonical: bool = False,
+    conn: sqlite3.Connection, records: Iterable[Any], *, flag_jumps: bool = True, **options: Unpack[SaveOptions]
 ) -> WriteCounts:
     """Upsert listing records; a history row for each new listing and each change of a price
     field or a metric. `commit_with(conn)` runs inside each batch's transaction (a sync's
@@ -235,46 +238,12 @@ def save_listings(
         if rising and flag_jumps:
             flag_metric_jumps(conn, rising)
 
-    return _save_all(
-        conn,
-        LISTING_KIND,
-        records,
-        origin=origin,
-        observed_at=observed_at,
-        keep_raw=keep_raw,
-        batch_size=batch_size,
-        normalized=normalized,
-        canonical=canonical,
-        in_batch=write_history,
-        commit_with=commit_with,
-    )
+    return _save_all(conn, LISTING_KIND, records, in_batch=write_history, **options)
 
 
-def save_pending(
-    conn: sqlite3.Connection,
-    records: Iterable[Any],
-    *,
-    origin: str,
-    observed_at: str | None = None,
-    keep_raw: bool = True,
-    batch_size: int = 1000,
-    normalized: bool = False,
-    commit_with: Callable[[sqlite3.Connection], None] | None = None,
-    canonical: bool = False,
-) -> WriteCounts:
-    """Upsert pending-delete records (`commit_with`, `canonical` as for `save_listings`)."""
-    return _save_all(
-        conn,
-        PENDING_KIND,
-        records,
-        origin=origin,
-        observed_at=observed_at,
-        keep_raw=keep_raw,
-        batch_size=batch_size,
-        normalized=normalized,
-        canonical=canonical,
-        commit_with=commit_with,
-    )
+def save_pending(conn: sqlite3.Connection, records: Iterable[Any], **options: Unpack[SaveOptions]) -> WriteCounts:
+    """Upsert pending-delete records (`options` as for `save_listings`)."""
+    return _save_all(conn, PENDING_KIND, records, **options)
 
 
 def close_listings(

@@ -14,24 +14,9 @@ from __future__ import annotations
 
 from .. import lazy_exports
 
-__all__ = [
-    "JOBS",
-    "Job",
-    "JobReport",
-    "CursorPages",
-    "NumberedPages",
-    "SyncBusy",
-    "SyncStopped",
-    "sync",
-    "plan_sync",
-    "fetch_pages",
-    "freshness",
-]
-
 _LAZY = {
     "JOBS": "..store.jobs",
     "Job": "..store.jobs",
-    "freshness": "..store.jobs",
     "JobReport": ".engine",
     "CursorPages": ".engine",
     "NumberedPages": ".engine",
@@ -40,6 +25,9 @@ _LAZY = {
     "sync": ".engine",
     "plan_sync": ".engine",
     "fetch_pages": ".engine",
+    "freshness": "..store.jobs",
 }
+
+__all__ = list(_LAZY)
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -533,10 +533,8 @@ class PlannedJob:
     def line(self) -> str:
         if not self.allowed:
             return f"{self.job}: skipped: {self.note}"
-        return (
-            f"{self.job}: {self.mode} pass, about {self.rows:,} rows, {self.requests:,} requests, "
-            f"~{_duration(self.minutes)}{' (' + self.note + ')' if self.note else ''}"
-        )
+        size = f"about {self.rows:,} rows, {self.requests:,} requests, ~{_duration(self.minutes)}"
+        return f"{self.job}: {self.mode} pass, {size}" + (f" ({self.note})" if self.note else "")
 
 
 def _duration(minutes: float) -> str:

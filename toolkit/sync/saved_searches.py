@@ -15,13 +15,14 @@ not cache these reads by it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from ..errors import ApiError
 from ..query import Mirror
 from ..store.fields import iso_timestamp
+from ..store.held import held
 from .. import errors
 
 __all__ = [
@@ -147,11 +148,8 @@ def saved_searches(mirror: Mirror) -> list[dict[str, Any]]:
     listing it matches now.
 
     A saved filter the query layer no longer accepts raises its ApiError."""
-    rows = (
-        mirror.connection()
-        .execute("SELECT name, params, created_at, last_opened_at FROM saved_searches ORDER BY name")
-        .fetchall()
-    )
+    conn = mirror.connection()
+    rows = conn.execute("SELECT name, params, created_at, last_opened_at FROM saved_searches ORDER BY name").fetchall()
     out = []
     for name, params_json, created_at, last_opened_at in rows:
         params = json.loads(params_json)
@@ -210,13 +208,19 @@ def open_search(mirror: Mirror, name: str) -> dict[str, str]:
 
 def delete_search(mirror: Mirror, name: str) -> bool:
     """Forget the saved search `name`; False if there was none."""
+    return _forget(mirror, "saved_searches", "name", name, _name)
+
+
+def _forget(mirror: Mirror, table: str, column: str, key: Any, clean: Callable[[Any], Any]) -> bool:
+    """Delete the row of `key` (as `clean` gives it); False when there was none, or `key` is
+    not one at all (`clean` raises ValueError)."""
     try:
-        name = _name(name)
+        key = clean(key)
     except ValueError:
         return False
     conn = mirror.connection()
     with conn:
-        return conn.execute("DELETE FROM saved_searches WHERE name = ?", [name]).rowcount > 0
+        return conn.execute(f"DELETE FROM {table} WHERE {column} = ?", [key]).rowcount > 0
 
 
 # -- shortlist ------------------------------------------------------------------------
@@ -256,13 +260,7 @@ def shortlist_note(mirror: Mirror, listing_id: int, note: str) -> None:
 
 def shortlist_remove(mirror: Mirror, listing_id: int) -> bool:
     """Take a listing off the shortlist; False if it was not on it."""
-    try:
-        listing_id = _listing_id(listing_id)
-    except ValueError:
-        return False
-    conn = mirror.connection()
-    with conn:
-        return conn.execute("DELETE FROM shortlist WHERE listing_id = ?", [listing_id]).rowcount > 0
+    return _forget(mirror, "shortlist", "listing_id", listing_id, _listing_id)
 
 
 def search_words(params: Mapping[str, str]) -> str:
@@ -279,14 +277,7 @@ def search_words(params: Mapping[str, str]) -> str:
 def shortlisted(mirror: Mirror, listing_ids: Iterable[int]) -> set[int]:
     """Those of `listing_ids` on the shortlist (a page's rows, to mark them)."""
     wanted = [int(i) for i in listing_ids]
-    if not wanted:
-        return set()
-    rows = (
-        mirror.connection()
-        .execute(f"SELECT listing_id FROM shortlist WHERE listing_id IN ({','.join('?' * len(wanted))})", wanted)
-        .fetchall()
-    )
-    return {row[0] for row in rows}
+    return held(mirror.connection(), "shortlist", "listing_id", wanted) if wanted else set()
 
 
 def shortlist(mirror: Mirror) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.blocking import BlockingScheduler
@@ -49,6 +49,7 @@ __all__ = [
     "schedule_words",
     "systemd_units",
     "run_job",
+    "Runners",
     "build_scheduler",
     "serve",
 ]
@@ -312,6 +313,14 @@ def _archive_after(mirror: Any, say: Callable[[str], None]) -> None:
         mirror.refresh_indexes()
 
 
+class Runners(TypedDict, total=False):
+    """What runs each kind of scheduled job (`build_scheduler`, `serve`)."""
+
+    runner: Callable[..., Any]  # an API job (default `run_job`)
+    feed_runner: Callable[..., Any] | None  # a free feed (default none: a feed in `crons` is an error)
+    names_runner: Callable[..., Any] | None  # the watched names' job (default `runner`)
+
+
 def build_scheduler(
     settings: Settings,
     crons: Mapping[str, str],
@@ -320,9 +329,7 @@ def build_scheduler(
     timezone: Any = None,
     say: Callable[[str], None] = print,
     run_now: bool = False,
-    runner: Callable[..., Any] = run_job,
-    feed_runner: Callable[..., Any] | None = None,
-    names_runner: Callable[..., Any] | None = None,
+    **runners: Unpack[Runners],
 ) -> BlockingScheduler:
     """A scheduler with one job per allowed dataset and per feed (the names of `crons` that
     are not API jobs, run by `feed_runner`); API jobs without a key or beyond the plan are
@@ -333,6 +340,8 @@ def build_scheduler(
     from ..store.feed_catalog import LISTING_ADAPTERS, feed_table
     from ..store.jobs import JOBS
 
+    runner, feed_runner = runners.get("runner", run_job), runners.get("feed_runner")
+    names_runner = runners.get("names_runner")
     feeds = feed_table() if any(job not in JOBS for job in crons) else {}
     options: dict[str, Any] = {"executors": {"default": ThreadPoolExecutor(1)}}
     if timezone:
@@ -380,9 +389,7 @@ def serve(
     run_now: bool = False,
     say: Callable[[str], None] = print,
     crons: Mapping[str, str] | None = None,
-    feed_runner: Callable[..., Any] | None = None,
-    runner: Callable[..., Any] = run_job,
-    names_runner: Callable[..., Any] | None = None,
+    **runners: Unpack[Runners],
 ) -> None:
     """Run until SIGTERM or Ctrl-C; a job being written stops after its current page.
     `crons`: the jobs and feeds to run (default: the API jobs of the config file)."""
@@ -392,17 +399,7 @@ def serve(
     crons = crons if crons is not None else schedules(config)
     timezone = config.get("schedule", {}).get("timezone")
     stop = threading.Event()
-    scheduler = build_scheduler(
-        settings,
-        crons,
-        stop=stop,
-        timezone=timezone,
-        say=say,
-        run_now=run_now,
-        runner=runner,
-        feed_runner=feed_runner,
-        names_runner=names_runner,
-    )
+    scheduler = build_scheduler(settings, crons, stop=stop, timezone=timezone, say=say, run_now=run_now, **runners)
 
     def on_signal(signum: int, frame: Any) -> None:
         say(f"stopping ({signal.Signals(signum).name}): the job in progress ends after its current page")

@@ -39,6 +39,7 @@ from typing import Any
 from ..names import registrable_name, split_domain
 from ..query import Mirror
 from ..store.fields import utc_stamp
+from ..store.held import held
 from .outbox import MATCH_FIELDS, outbox_add
 
 __all__ = [
@@ -162,14 +163,7 @@ def unwatch_names(mirror: Mirror, names: Iterable[str]) -> list[str]:
 def watching(mirror: Mirror, names: Iterable[str]) -> set[str]:
     """Those of `names` that are watched (a page's rows, to mark them), as name_key gives them."""
     wanted = list({name_key(n) for n in names})
-    if not wanted:
-        return set()
-    rows = (
-        mirror.connection()
-        .execute(f"SELECT name FROM watched_names WHERE name IN ({','.join('?' * len(wanted))})", wanted)
-        .fetchall()
-    )
-    return {row[0] for row in rows}
+    return held(mirror.connection(), "watched_names", "name", wanted) if wanted else set()
 
 
 def watched_names(mirror: Mirror) -> list[dict[str, Any]]:
