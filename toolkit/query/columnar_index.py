@@ -9,7 +9,6 @@ import json
 import math
 import mmap
 import os
-import threading
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from pathlib import Path
@@ -92,28 +91,23 @@ class ColumnarIndex:
     # -- saving and loading --------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index to `path`, replacing any older one at once (never half written)."""
-        layout: dict[str, tuple[str, int, int]] = {}
-        offset = 0
-        for name, array in self.arrays.items():
-            layout[name] = (array.dtype.str, offset, int(array.size))
-            offset += -(-array.nbytes // ALIGN) * ALIGN
-        header = json.dumps(
-            {"format": FORMAT, "generation": self.generation, "rows": self.rows, "layout": layout, "meta": self.meta}
-        ).encode()
-        start = -(-(len(MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
-        target = Path(path)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.partial")
+        from .index_file import IndexFile
+
+        out = IndexFile(Path(path).parent, target=path)
         try:
-            with open(temporary, "wb") as out:
-                out.write(MAGIC + len(header).to_bytes(8, "little") + header)
-                out.write(b"\0" * (start - out.tell()))
-                for name, array in self.arrays.items():
-                    out.seek(start + layout[name][1])
-                    out.write(memoryview(np.ascontiguousarray(array)).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer: no copy
-                out.truncate(start + offset)
-            os.replace(temporary, target)
-        finally:
-            temporary.unlink(missing_ok=True)
+            for name, array in self.arrays.items():
+                out.add(name, array)
+        except BaseException:
+            out.discard()
+            raise
+        out.finish(self.generation, self.rows, self.meta)
+
+    def release(self) -> None:
+        """Give back the pages of a mapped part this process has read (the system's page cache
+        keeps them; a later read maps them again), so that reading a whole part once, as a
+        refresh does, does not stay in the process's memory."""
+        if isinstance(self._keep, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            self._keep.madvise(mmap.MADV_DONTNEED)
 
     # -- what the conditions' masks use --------------------------------------------------
     def compare(self, column: str, op: str, value: Any) -> np.ndarray:
