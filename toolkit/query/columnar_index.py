@@ -20,6 +20,7 @@ from ..sources import REGFREE
 from ..store.fields import iso_timestamp
 from ..store.schema import OPEN, SORT_COLUMNS
 from .conditions import Condition, Unsupported
+from .index_file import ALIGN, FORMAT, MAGIC, IndexFile
 from .params import DOMAIN_PARAMS, Context
 
 
@@ -38,9 +39,6 @@ __all__ = [
     "condition_columns",
 ]
 
-FORMAT = 3  # 2: reals held as ranks among their distinct values; 3: parts (live, all)
-MAGIC = b"EDTCOLS1"
-ALIGN = 64
 _TIMESTAMP_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
 _DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
 
@@ -91,8 +89,6 @@ class ColumnarIndex:
     # -- saving and loading --------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index to `path`, replacing any older one at once (never half written)."""
-        from .index_file import IndexFile
-
         out = IndexFile(Path(path).parent, target=path)
         try:
             for name, array in self.arrays.items():

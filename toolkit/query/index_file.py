@@ -16,7 +16,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["IndexFile"]
+__all__ = ["IndexFile", "HeldArrays", "FORMAT", "MAGIC", "ALIGN"]
+
+FORMAT = 3  # 2: reals held as ranks among their distinct values; 3: parts (live, all)
+MAGIC = b"EDTCOLS1"
+ALIGN = 64
 
 
 class IndexFile:
@@ -94,8 +98,6 @@ class IndexFile:
 
     def finish(self, generation: int, rows: int, meta: dict[str, Any]) -> None:
         """The part's file at `target`, whole: the header, then the arrays written; the scratch goes."""
-        from .columnar_index import ALIGN, FORMAT, MAGIC
-
         if self.target is None:
             raise ValueError("an index file without a target cannot be finished")
         target = Path(self.target)
@@ -120,9 +122,22 @@ class IndexFile:
         Path(self.scratch).unlink(missing_ok=True)
 
 
-def _padded(size: int) -> int:
-    from .columnar_index import ALIGN
+class HeldArrays:
+    """The arrays of an index part held in memory (a dict), taking them as an `IndexFile` does."""
 
+    def __init__(self, arrays: dict[str, np.ndarray]):
+        self.arrays = arrays
+        self._added: set[str] = set()
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._added
+
+    def add(self, name: str, array: np.ndarray) -> None:
+        self.arrays[name] = array
+        self._added.add(name)
+
+
+def _padded(size: int) -> int:
     return -(-size // ALIGN) * ALIGN
 
 
