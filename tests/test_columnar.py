@@ -275,24 +275,30 @@ def _held(index) -> dict:
     return said
 
 
-def _refreshed(path, previous):
+def _refreshed(path, previous, save_to=None):
     from toolkit.query import columnar
+    from toolkit.query.index_file import IndexFile
 
-    index = columnar._refresh(str(path), previous)
+    out = IndexFile(save_to.parent, target=save_to) if save_to is not None else None
+    index = columnar._refresh(str(path), previous, out)
     assert index is not None, "the change log should have allowed a refresh"
     return index
 
 
 @pytest.mark.parametrize("part", ["live", "all"])
-@pytest.mark.parametrize("few_names", [2000, 0], ids=["names-by-bisect", "names-by-numpy"])
-def test_a_refreshed_index_holds_exactly_what_a_whole_build_holds(tmp_path, monkeypatch, few_names, part):
+@pytest.mark.parametrize(
+    "few_names, saved", [(2000, False), (0, False), (0, True)], ids=["names-by-bisect", "names-by-numpy", "saved"]
+)
+def test_a_refreshed_index_holds_exactly_what_a_whole_build_holds(tmp_path, monkeypatch, few_names, saved, part):
     """Random writes of every kind (new ids between old ones, names equal to held ones,
     updates that change metrics, texts never seen, renames; closes; deletes), each followed
     by a refresh of the previous index from the change log, compared with a whole build.
-    A closed listing leaves the live part and stays in the `all` part."""
-    from toolkit.query import columnar
+    A closed listing leaves the live part and stays in the `all` part. `saved`: the refresh
+    and the build are written to their files an array at a time, and mapped from them."""
+    from toolkit.query import name_order
 
-    monkeypatch.setattr(columnar, "_FEW_NAMES", few_names)
+    monkeypatch.setattr(name_order, "_FEW_NAMES", few_names)
+    monkeypatch.setattr(name_order, "_NAME_STEP", 4)  # names placed among every 4th held one, then within
     path = tmp_path / "m.db"
     mirror = Mirror(path, clock=fixed_clock, create=True)
     conn = mirror.connection()
@@ -334,8 +340,8 @@ def test_a_refreshed_index_holds_exactly_what_a_whole_build_holds(tmp_path, monk
             with conn:
                 conn.execute("DELETE FROM listings WHERE id IN (SELECT id FROM listings ORDER BY random() LIMIT 7)")
                 conn.execute("UPDATE mirror_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
-        index = _refreshed(path, index)
-        whole = build_index(path, part=part)
+        index = _refreshed(path, index, tmp_path / f"refreshed-{step}.colidx" if saved else None)
+        whole = build_index(path, part=part, save_to=tmp_path / "whole.colidx" if saved else None)
         assert index.generation == whole.generation == mirror.generation()
         assert _held(index) == _held(whole), f"step {step}"
         open_ids = [r[0] for r in conn.execute("SELECT id FROM listings WHERE closed_at IS NULL ORDER BY id")]

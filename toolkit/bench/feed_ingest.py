@@ -56,10 +56,10 @@ HEADER = (
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _TLDS = ("com", "net", "org", "io", "co", "xyz", "info", "pro", "cc", "me")
 # The child prints its own peak resident memory (VmHWM) as it exits, then runs a command's main.
-_CHILD = (
-    "import atexit, re, runpy, sys\n"
-    "atexit.register(lambda: sys.stderr.write('peak-kib %s\\n' % re.search(r'VmHWM:\\s+(\\d+)', "
-    "open('/proc/self/status').read()).group(1)))\n"
+_CHILD = (  # its own peak, and its largest worker's (a whole build of the columnar index forks two)
+    "import atexit, re, resource, runpy, sys\n"
+    "atexit.register(lambda: sys.stderr.write('peak-kib %s\\nworkers-kib %s\\n' % (re.search(r'VmHWM:\\s+(\\d+)', "
+    "open('/proc/self/status').read()).group(1), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)))\n"
     "target = sys.argv[1]; sys.argv = [target, *sys.argv[2:]]\n"
     "(runpy.run_path if target.endswith('.py') else runpy.run_module)(target, run_name='__main__')\n"
 )
@@ -229,6 +229,7 @@ class Run:
     peak_mib: float
     status: int
     output: str
+    workers_mib: float = 0.0
 
 
 def run(label: str, target: str, *args: str, env: dict[str, str] | None = None) -> Run:
@@ -240,8 +241,18 @@ def run(label: str, target: str, *args: str, env: dict[str, str] | None = None) 
     )
     seconds = time.perf_counter() - started
     peak = re.search(r"^peak-kib (\d+)$", ran.stderr, flags=re.M)
-    output = "\n".join(line for line in (ran.stdout + ran.stderr).splitlines() if not line.startswith("peak-kib"))
-    return Run(label, seconds, int(peak.group(1)) / 1024 if peak else float("nan"), ran.returncode, output)
+    workers = re.search(r"^workers-kib (\d+)$", ran.stderr, flags=re.M)
+    output = "\n".join(
+        line for line in (ran.stdout + ran.stderr).splitlines() if not re.match(r"(peak|workers)-kib \d+$", line)
+    )
+    return Run(
+        label,
+        seconds,
+        int(peak.group(1)) / 1024 if peak else float("nan"),
+        ran.returncode,
+        output,
+        int(workers.group(1)) / 1024 if workers else 0.0,
+    )
 
 
 def _feed_config(folder: Path, feeds: dict[str, str]) -> dict[str, str]:
@@ -350,7 +361,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs"
     )
     if args.markdown:
-        print("\n| process | result | wall time | vs sqlite-utils | peak memory (VmHWM) |\n|---|---|---:|---:|---:|")
+        print(
+            "\n| process | result | wall time | vs sqlite-utils | peak memory (VmHWM) | its largest worker's |"
+            "\n|---|---|---:|---:|---:|---:|"
+        )
     for r in runs:
         result = (
             _line(r, "namecheap-auctions" if "feeds:" in r.label else "godaddy-all" if "godaddy" in r.label else "edt")
@@ -361,11 +375,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         result = result.split(": ", 1)[1] if result.startswith(("namecheap-auctions: ", "godaddy-all: ")) else result
         if args.markdown:
+            workers = f"{r.workers_mib:,.0f} MB" if r.workers_mib > 1 else "-"
             print(
-                f"| {r.label} | {result[:140]} | {r.seconds:.1f} s | {r.seconds / peer:.2f}x | {r.peak_mib:,.0f} MB |"
+                f"| {r.label} | {result[:140]} | {r.seconds:.1f} s | {r.seconds / peer:.2f}x | {r.peak_mib:,.0f} MB "
+                f"| {workers} |"
             )
         else:
-            print(f"{r.label:<48} {r.seconds:8.1f} s {r.seconds / peer:6.2f}x {r.peak_mib:7,.0f} MB  {result[:140]}")
+            print(
+                f"{r.label:<48} {r.seconds:8.1f} s {r.seconds / peer:6.2f}x {r.peak_mib:7,.0f} MB "
+                f"{r.workers_mib:7,.0f} MB  {result[:140]}"
+            )
     for problem in failures:
         print(f"FAILED: {problem}", file=sys.stderr)
     return 1 if failures else 0

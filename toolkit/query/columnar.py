@@ -43,9 +43,10 @@ import math
 import os
 import re
 import sqlite3
+import tempfile
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,8 @@ import numpy as np
 from ..store.schema import LISTING_COLUMNS, REAL_EXPRESSIONS, SORT_COLUMNS, connect
 from .conditions import Unsupported
 
+from .index_file import HeldArrays, IndexFile
+from .name_order import patch_names
 from .columnar_index import (
     CODE_COLUMNS,
     DAY_COLUMNS,
@@ -106,7 +109,7 @@ _TEXT_LENGTHS = {"time": 20, "day": 10}
 def _scan(path: str, columns: list[str], part: str) -> tuple[int, Any]:
     """One scan of the mirror inside one read transaction: its generation and the columns
     of every row of the part as an Arrow table (the `all` part: the archive's rows too)."""
-    conn = connect(path, readonly=True)
+    conn = _reading(path)
     try:
         conn.execute("BEGIN")
         rows = _read_rows(conn, columns, _source(part))
@@ -115,6 +118,16 @@ def _scan(path: str, columns: list[str], part: str) -> tuple[int, Any]:
         return _generation(conn), rows
     finally:
         conn.close()
+
+
+def _reading(path: str) -> sqlite3.Connection:
+    """A read-only connection for a scan: each page is read once, so neither mapped (every page
+    read would count as this process's memory: the whole covering index, or the table after a
+    feed's day) nor kept in a big cache; the system's page cache serves them."""
+    conn = connect(path, readonly=True)
+    conn.execute("PRAGMA mmap_size=0")
+    conn.execute("PRAGMA cache_size=-4096")
+    return conn
 
 
 def _with_archive(conn: sqlite3.Connection, path: str, rows: Any, columns: list[str]) -> Any:
@@ -157,15 +170,17 @@ def _with_archive(conn: sqlite3.Connection, path: str, rows: Any, columns: list[
     return pa.table(merged)
 
 
+_SCAN_SLICE = 65536  # rows parsed at a time: the text of a million rows would be held three times over
+
+
 def _read_rows(conn: sqlite3.Connection, columns: list[str], source: str, args: tuple = ()) -> Any:
-    """`columns` of the rows of `source` as an Arrow table. SQLite writes each row as one
-    line of text (one `printf` a row: the scan runs without the GIL), Arrow's CSV reader
-    parses them."""
+    """`columns` of the rows of `source` as an Arrow table (in chunks). SQLite writes each row
+    as one line of text (one `printf` a row), Arrow's CSV reader parses them, `_SCAN_SLICE`
+    lines at a time."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     line = "printf('" + _SEPARATOR.join(["%s"] * len(columns)) + "', " + ", ".join(map(_field, columns)) + ")"
-    rows, text = conn.execute(f"SELECT count(*), group_concat({line}, char(10)) FROM {source}", args).fetchone()
     types = {
         "int": pa.int64(),
         "real": pa.float64(),
@@ -175,17 +190,21 @@ def _read_rows(conn: sqlite3.Connection, columns: list[str], source: str, args: 
         "name": pa.string(),
     }
     column_types = {c: types[_kind(c)] for c in columns}
-    if not rows:
+    options = {
+        "read_options": pacsv.ReadOptions(column_names=columns, block_size=1 << 24),
+        "parse_options": pacsv.ParseOptions(delimiter=_SEPARATOR, quote_char=False, ignore_empty_lines=False),
+        "convert_options": pacsv.ConvertOptions(column_types=column_types, null_values=[""], strings_can_be_null=True),
+    }
+    cursor = conn.execute(f"SELECT {line} FROM {source}", args)
+    tables = []
+    while lines := cursor.fetchmany(_SCAN_SLICE):
+        table = pacsv.read_csv(io.BytesIO("\n".join([text for (text,) in lines]).encode() + b"\n"), **options)
+        if table.num_rows != len(lines):
+            raise ValueError(f"{table.num_rows} lines for {len(lines)} rows (a line break inside a value?)")
+        tables.append(table)
+    if not tables:
         return pa.table({c: pa.array([], type=t) for c, t in column_types.items()})
-    table = pacsv.read_csv(
-        io.BytesIO(text.encode() + b"\n"),
-        read_options=pacsv.ReadOptions(column_names=columns, block_size=1 << 24),
-        parse_options=pacsv.ParseOptions(delimiter=_SEPARATOR, quote_char=False, ignore_empty_lines=False),
-        convert_options=pacsv.ConvertOptions(column_types=column_types, null_values=[""], strings_can_be_null=True),
-    )
-    if table.num_rows != rows:
-        raise ValueError(f"{table.num_rows} lines for {rows} rows (a line break inside a value?)")
-    return table.combine_chunks()
+    return pa.concat_tables(tables).unify_dictionaries()
 
 
 def _generation(conn: sqlite3.Connection) -> int:
@@ -193,14 +212,22 @@ def _generation(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def build_index(mirror_path: str | os.PathLike[str], *, part: str = "live", attempts: int = 3) -> ColumnarIndex:
+def build_index(
+    mirror_path: str | os.PathLike[str],
+    *,
+    part: str = "live",
+    attempts: int = 3,
+    save_to: str | os.PathLike[str] | None = None,
+) -> ColumnarIndex:
     """A part of the index of the mirror as it is now; a build that a concurrent write
-    spoiled (the workers saw two generations) is tried again, up to `attempts` times."""
+    spoiled (the workers saw two generations) is tried again, up to `attempts` times.
+    `save_to`: the part is saved there and returned mapped from it (its arrays never held
+    in memory whole); else it is held in memory."""
     if part not in PARTS:
         raise ValueError(f"part: {part!r} is not one of {', '.join(PARTS)}")
     for attempt in range(attempts):
         try:
-            return _build_once(mirror_path, part)
+            return _build_once(mirror_path, part, save_to)
         except _Moved:
             if attempt == attempts - 1:
                 raise
@@ -225,53 +252,75 @@ def _die_with_parent() -> None:
             pass
 
 
-def _build_once(mirror_path: str | os.PathLike[str], part: str) -> ColumnarIndex:
+def _build_once(
+    mirror_path: str | os.PathLike[str], part: str, save_to: str | os.PathLike[str] | None
+) -> ColumnarIndex:
     """Read the filter and sort columns of one generation of the mirror and build the index.
 
     Two workers each scan, parse and sort half of the columns, on their own connection
-    (forked processes where possible: SQLite's allocator makes threads wait on each other);
-    the generation and the listings each one saw must agree."""
+    (forked processes where possible: SQLite's allocator makes threads wait on each other),
+    each writing its arrays to a scratch file as it makes them; the generation and the
+    listings each one saw must agree. The two files become the part's file (`save_to`), or
+    are read into memory."""
     path = os.fspath(mirror_path)
+    folder = os.fspath(Path(save_to).parent) if save_to is not None else tempfile.gettempdir()
     # Two halves of about equal cost (the second also reads the name order).
     first = list(number_columns()) + ["created_at", "first_seen_at"]
     second = [c for c in TIME_COLUMNS + DAY_COLUMNS + CODE_COLUMNS if c not in first]
-    parts = [(path, first, False, part), (path, second, True, part)]
+    parts = [(path, first, False, part, folder), (path, second, True, part, folder)]
     if hasattr(os, "fork") and threading.active_count() == 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(
-            2, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent
-        ) as pool:
-            built = list(pool.map(_build_part, *zip(*parts)))
+        pool: Any = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent)
     else:
-        with ThreadPoolExecutor(2) as pool:
-            built = list(pool.map(_build_part, *zip(*parts)))
-    (generation, arrays, meta), (other_generation, other_arrays, other_meta) = built
-    if generation != other_generation or not np.array_equal(arrays["id"], other_arrays["id"]):
-        raise _Moved("the mirror changed while the index was read; build again")
-    arrays.update(other_arrays)
-    for key, value in other_meta.items():
-        meta[key] = value + meta[key] if isinstance(value, list) else {**meta[key], **value}
-    meta["part"] = part
-    if part == "all":  # the archive's version as of the rows read (an archive batch changes the generation too)
-        conn = connect(path, readonly=True)
-        try:
-            conn.execute("BEGIN")
-            if _generation(conn) != generation:
-                raise _Moved("the mirror changed while the index was read; build again")
-            meta["archive"] = _archive_version(conn)
+        pool = ThreadPoolExecutor(2)
+    with pool:
+        futures = [pool.submit(_build_part, *args) for args in parts]
+        built = [future.exception() or future.result() for future in futures]
+    halves = [IndexFile(folder, scratch=h[3][0], layout=h[3][1]) for h in built if not isinstance(h, BaseException)]
+    out = IndexFile(folder, target=save_to)
+    try:
+        for failed in built:
+            if isinstance(failed, BaseException):
+                raise failed
+        (generation, rows, meta, _), (other_generation, other_rows, other_meta, _) = built  # type: ignore[misc]
+        if generation != other_generation or not np.array_equal(halves[0].array("id"), halves[1].array("id")):
+            raise _Moved("the mirror changed while the index was read; build again")
+        out.take(halves[0].handoff())
+        out.take(halves[1].handoff(), skip=("id",))
+        for key, value in other_meta.items():
+            meta[key] = value + meta[key] if isinstance(value, list) else {**meta[key], **value}
+        meta["part"] = part
+        if part == "all":  # the archive's version as of the rows read (an archive batch changes the generation too)
+            meta.update(_all_part_meta(path, generation))
+        if save_to is not None:
+            out.finish(generation, rows, meta)
+            return _mapped(save_to, part)
+        return ColumnarIndex(generation, out.arrays(), meta)
+    finally:
+        for half in halves:
+            half.discard()
+        out.discard()
+
+
+def _all_part_meta(path: str, generation: int) -> dict[str, Any]:
+    conn = connect(path, readonly=True)
+    try:
+        conn.execute("BEGIN")
+        if _generation(conn) != generation:
+            raise _Moved("the mirror changed while the index was read; build again")
+        return {
+            "archive": _archive_version(conn),
             # Archived and packed listings are not in SQLite's trigram index: their names are searched here.
-            meta["outside_fts"] = (
-                conn.execute(
-                    "SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings') "
-                    "OR EXISTS (SELECT 1 FROM packed_listings)"
-                ).fetchone()[0]
-                == 1
-            )
-        finally:
-            conn.close()
-    return ColumnarIndex(generation, arrays, meta)
+            "outside_fts": conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings') "
+                "OR EXISTS (SELECT 1 FROM packed_listings)"
+            ).fetchone()[0]
+            == 1,
+        }
+    finally:
+        conn.close()
 
 
 def _archive_version(conn: sqlite3.Connection) -> str:
@@ -281,33 +330,52 @@ def _archive_version(conn: sqlite3.Connection) -> str:
 
 
 def _build_part(
-    path: str, columns: list[str], with_names: bool, part: str
-) -> tuple[int, dict[str, np.ndarray], dict[str, Any]]:
-    """Scan `columns` (and the name order), hold them in id order and sort the sortable ones."""
-    generation, table = _scan(path, ["id"] + columns, part)
-    rows = table.num_rows
-    scan_ids = _numpy(table.column("id"))
-    order = np.argsort(scan_ids, kind="stable")
-    arrays: dict[str, np.ndarray] = {"id": scan_ids[order]}
-    meta: dict[str, Any] = {"whole": {}, "codes": {}, "nonnull": {}, "unusable": []}
-    for column in columns:
-        kind = _kind(column)
-        data = table.column(column).combine_chunks()
-        if kind in _TEXT_LENGTHS:
-            data = _as_whole_numbers(data, kind)
-            if data is None:
-                meta["unusable"].append(column)  # a stored form this index cannot compare as SQLite does
-                continue
-        _put(arrays, meta, column, kind, data, order)
-    del table
-    for column in sorted({c for c, _ in SORT_COLUMNS.values() if c in columns and c in arrays}):
-        arrays[f"sort:{column}"], arrays[f"starts:{column}"], meta["nonnull"][column] = _sort_order(arrays[column])
-    if with_names:
-        name_generation, names = _scan(path, ["id", "name"], part)
-        if name_generation != generation or names.num_rows != rows:
-            raise _Moved("the mirror changed while the index was read; build again")
-        _put_names(arrays, meta, _by_name(names), rows)
-    return generation, arrays, meta
+    path: str, columns: list[str], with_names: bool, part: str, folder: str
+) -> tuple[int, int, dict[str, Any], tuple[str, dict[str, tuple[str, int, int]]]]:
+    """Scan `columns` (and the name order), hold them in id order and sort the sortable ones,
+    each array written to a scratch file in `folder` as it is made. Returns the generation,
+    the rows, the meta and the scratch file's `handoff`."""
+    out = IndexFile(folder)
+    try:
+        generation, table = _scan(path, ["id"] + columns, part)
+        rows = table.num_rows
+        scan_ids = _numpy(table.column("id"))
+        order = np.argsort(scan_ids, kind="stable")
+        ids = scan_ids[order]
+        out.add("id", ids)
+        meta: dict[str, Any] = {"whole": {}, "codes": {}, "nonnull": {}, "unusable": []}
+        sortable = {c for c, _ in SORT_COLUMNS.values()}
+        for column in columns:
+            kind = _kind(column)
+            data = table.column(column).combine_chunks()
+            if kind in _TEXT_LENGTHS:
+                data = _as_whole_numbers(data, kind)
+                if data is None:
+                    meta["unusable"].append(column)  # a stored form this index cannot compare as SQLite does
+                    continue
+            arrays: dict[str, np.ndarray] = {}
+            _put(arrays, meta, column, kind, data, order)
+            if column in sortable:
+                arrays[f"sort:{column}"], arrays[f"starts:{column}"], meta["nonnull"][column] = _sort_order(
+                    arrays[column]
+                )
+            for name, array in arrays.items():
+                out.add(name, array)
+            del arrays, data
+        del table
+        if with_names:
+            name_generation, names = _scan(path, ["id", "name"], part)
+            if name_generation != generation or names.num_rows != rows:
+                raise _Moved("the mirror changed while the index was read; build again")
+            arrays = {"id": ids}
+            _put_names(arrays, meta, _by_name(names), rows)
+            for name, array in arrays.items():
+                if name != "id":
+                    out.add(name, array)
+        return generation, rows, meta, out.handoff()
+    except BaseException:
+        out.discard()
+        raise
 
 
 def _by_name(table: Any) -> Any:
@@ -443,35 +511,53 @@ def _put(
 
 # Past this share of changed rows, building the whole index again costs about the same.
 _REFRESH_SHARE = 0.2
-# Up to this many incoming names are placed by a binary search each, more by one NumPy search.
-_FEW_NAMES = 2000
 
 
 def update_index(
-    mirror_path: str | os.PathLike[str], previous: "ColumnarIndex | None" = None, *, part: str = "live"
+    mirror_path: str | os.PathLike[str],
+    previous: "ColumnarIndex | None" = None,
+    *,
+    part: str = "live",
+    save_to: str | os.PathLike[str] | None = None,
 ) -> "ColumnarIndex":
     """A part of the index of the mirror as it is now: `previous` with the rows written since
     its generation read again (the mirror's change log, `listing_changes`), or, when that log
-    cannot say (a bulk load since, too many changes, a held form that changed), built whole."""
+    cannot say (a bulk load since, too many changes, a held form that changed), built whole.
+    `save_to`: the part is saved there, an array at a time as it is made (never whole in
+    memory beside `previous`), and returned mapped from it."""
     if previous is not None and previous.part != part:
         raise ValueError(f"an index of part {previous.part!r} cannot be refreshed as {part!r}")
     if previous is not None:
+        out = IndexFile(Path(save_to).parent, target=save_to) if save_to is not None else None
         try:
-            refreshed = _refresh(os.fspath(mirror_path), previous)
+            refreshed = _refresh(os.fspath(mirror_path), previous, out)
         except _Moved:
             refreshed = None
+        finally:
+            if out is not None:
+                out.discard()  # nothing, once finished
         if refreshed is not None:
+            if refreshed is previous and save_to is not None:
+                previous.save(save_to)
             return refreshed
-    return build_index(mirror_path, part=part)
+    return build_index(mirror_path, part=part, save_to=save_to)
+
+
+def _mapped(path: str | os.PathLike[str], part: str) -> "ColumnarIndex":
+    index = load_index(path, part)
+    if index is None:
+        raise OSError(f"{path}: the index part just written does not read back")
+    return index
 
 
 def _held_columns() -> list[str]:
     return [*number_columns(), *TIME_COLUMNS, *DAY_COLUMNS, *CODE_COLUMNS]
 
 
-def _refresh(path: str, previous: "ColumnarIndex") -> "ColumnarIndex | None":
+def _refresh(path: str, previous: "ColumnarIndex", out: "IndexFile | None" = None) -> "ColumnarIndex | None":
     """`previous` patched with the rows the change log names since its generation, all read
-    in one read transaction; None when only a whole build can give the current index."""
+    in one read transaction (`out`: written there, and mapped from it); None when only a
+    whole build can give the current index."""
     columns = _held_columns()
     if (
         previous.meta["unusable"]
@@ -479,10 +565,7 @@ def _refresh(path: str, previous: "ColumnarIndex") -> "ColumnarIndex | None":
         or "sort:name" not in previous.arrays
     ):
         return None
-    conn = connect(path, readonly=True)
-    # The changed rows lie all over the table: mapped, every page read would count as this
-    # process's memory (the whole table, after a feed's day); the page cache serves them.
-    conn.execute("PRAGMA mmap_size=0")
+    conn = _reading(path)
     try:
         conn.execute("BEGIN")
         generation = _generation(conn)
@@ -512,7 +595,7 @@ def _refresh(path: str, previous: "ColumnarIndex") -> "ColumnarIndex | None":
     finally:
         conn.close()
     try:
-        return _patched(previous, generation, changed, table, columns)
+        return _patched(previous, generation, changed, table, columns, out)
     except _Unpatchable:
         return None
 
@@ -522,10 +605,17 @@ class _Unpatchable(Exception):
 
 
 def _patched(
-    previous: "ColumnarIndex", generation: int, changed: np.ndarray, table: Any, columns: list[str]
+    previous: "ColumnarIndex",
+    generation: int,
+    changed: np.ndarray,
+    table: Any,
+    columns: list[str],
+    out: "IndexFile | None" = None,
 ) -> "ColumnarIndex":
     """The arrays of `previous` with the rows of `table` written over, added or (ids of
-    `changed` no longer in the mirror) removed; the sort orders of changed columns again."""
+    `changed` no longer in the mirror) removed; the sort orders of changed columns again.
+    With `out`, each array goes to that file as it is made (and `previous`'s pages read are
+    given back a column at a time), and the part is returned mapped from it."""
     import copy
 
     scanned = _numpy(table.column("id"))
@@ -549,24 +639,51 @@ def _patched(
         return values
 
     meta = copy.deepcopy(previous.meta)
-    arrays = dict(previous.arrays)
-    arrays["id"] = patch(old_ids, ids)
-    resort = []
+    arrays: dict[str, np.ndarray] = {} if out is not None else dict(previous.arrays)
+    sink = out if out is not None else HeldArrays(arrays)
+    new_ids = patch(old_ids, ids)
+    sink.add("id", new_ids)
+    made = {"id": new_ids}  # what `patch_names` reads or replaces
     for column in columns:
-        old, new = _changed_values(
-            previous.arrays[column], meta, column, table.column(column).combine_chunks(), order, arrays
+        reals: dict[str, np.ndarray] = (
+            {f"values:{column}": previous.arrays[f"values:{column}"]} if f"values:{column}" in previous.arrays else {}
         )
-        arrays[column] = patch(old, new)
+        old, new = _changed_values(
+            previous.arrays[column], meta, column, table.column(column).combine_chunks(), order, reals
+        )
+        values = patch(old, new)
+        sink.add(column, values)
+        for name, held in reals.items():
+            sink.add(name, held)
         same = np.array_equal(old[found[updated]], new[updated], equal_nan=new.dtype.kind == "f")
-        if f"sort:{column}" in arrays and (reshaped or not same):
-            resort.append(column)
-    with ThreadPoolExecutor(2) as pool:  # NumPy sorts without the GIL
-        for column, (perm, starts, nonnull) in zip(resort, pool.map(lambda c: _sort_order(arrays[c]), resort)):
-            arrays[f"sort:{column}"], arrays[f"starts:{column}"], meta["nonnull"][column] = perm, starts, nonnull
+        if f"sort:{column}" in previous.arrays:
+            if reshaped or not same:
+                perm, starts, meta["nonnull"][column] = _sort_order(values)
+            else:
+                perm, starts = previous.arrays[f"sort:{column}"], previous.arrays[f"starts:{column}"]
+            sink.add(f"sort:{column}", perm)
+            sink.add(f"starts:{column}", starts)
+        del old, new, values
+        if out is not None:
+            previous.release()
     scanned_names = table.column("name").to_pylist()
     names = [scanned_names[i] for i in order]
-    _patch_names(previous, arrays, meta, found, removed, ids, names)
+    names_before = {key: previous.arrays[key] for key in _NAME_ARRAYS}
+    made.update(names_before)
+    patch_names(previous, made, meta, found, removed, ids, names)
+    for key in _NAME_ARRAYS:
+        sink.add(key, made[key])
+    for key, array in previous.arrays.items():  # any other array, as it was
+        if key not in sink:
+            sink.add(key, array)
+    if out is not None:
+        previous.release()
+        out.finish(generation, len(new_ids), meta)
+        return _mapped(out.target, meta.get("part", "live"))  # type: ignore[arg-type]  # finish needs one
     return ColumnarIndex(generation, arrays, meta, keep=previous._keep)
+
+
+_NAME_ARRAYS = ("sort:name", "name_text", "name_ends", "starts:name")
 
 
 def _positions(held: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -672,102 +789,3 @@ def _changed_codes(old: np.ndarray, texts_held: list[str], data: Any) -> tuple[n
         old = moved
     new = np.array(codes, dtype=np.int64)
     return old, np.where(new < 0, null, new).astype(old.dtype)
-
-
-def _patch_names(
-    previous: "ColumnarIndex",
-    arrays: dict[str, np.ndarray],
-    meta: dict[str, Any],
-    found: np.ndarray,
-    removed: np.ndarray,
-    ids: np.ndarray,
-    names: list[str],
-) -> None:
-    """The name order and the joined names after the change: unchanged when no name changed
-    and no row came or went; else the old order (`ORDER BY name, id`: bytes, ties by id)
-    with the leaving names cut out and the incoming ones spliced in where they sort."""
-    rows, order, old_ids = previous.rows, previous.arrays["sort:name"], previous.arrays["id"]
-    ends = previous.arrays["name_ends"].astype(np.int64)
-    begins = np.r_[0, ends[:-1]] if rows else ends
-    blob = previous.arrays["name_text"].tobytes()
-    rank = np.empty(rows, dtype=np.int64)
-    rank[order] = np.arange(rows)
-
-    def name_at(r: int) -> bytes:
-        return blob[begins[r] : ends[r] - 1]
-
-    encoded = [name.encode() for name in names]
-    renamed = [i for i in np.flatnonzero(found >= 0) if name_at(rank[found[i]]) != encoded[i]]
-    added = np.flatnonzero(found < 0)
-    if not renamed and not len(added) and not len(removed):
-        return
-    leaving = np.sort(rank[np.concatenate((removed, found[renamed])).astype(np.int64)])
-    incoming = sorted((encoded[i], int(ids[i])) for i in [*renamed, *added])
-    # Where each incoming name sorts in the old order, and then among the names that stay.
-    before_old = _name_positions(incoming, blob, old_ids[order], name_at)
-    at = before_old - np.searchsorted(leaving, before_old)
-    # The joined names: the old text with the leaving names cut out and the incoming spliced in.
-    pieces, cursor, cut = [], 0, 0
-    for (name, _), position in zip(incoming, before_old):
-        while cut < len(leaving) and leaving[cut] < position:
-            pieces.append(blob[cursor : begins[leaving[cut]]])
-            cursor, cut = int(ends[leaving[cut]]), cut + 1
-        start = int(begins[position]) if position < rows else len(blob)
-        pieces += [blob[cursor:start], name, b"\n"]
-        cursor = start
-    for r in leaving[cut:]:
-        pieces.append(blob[cursor : begins[r]])
-        cursor = int(ends[r])
-    pieces.append(blob[cursor:])
-    text = b"".join(pieces)
-    lengths = np.insert(np.delete(np.diff(np.r_[0, ends]), leaving), at, [len(n) + 1 for n, _ in incoming])
-    # Row positions: the staying rows' positions move by the rows removed before them and
-    # the rows added before them (by id).
-    new_ids = arrays["id"]
-    deleted, added_ids = np.sort(removed), np.sort(ids[added])
-    staying = order[np.setdiff1d(np.arange(rows), leaving, assume_unique=True)].astype(np.int64)
-    moved = staying - np.searchsorted(deleted, staying) + np.searchsorted(added_ids, old_ids[staying])
-    arrays["sort:name"] = np.insert(moved, at, np.searchsorted(new_ids, [i for _, i in incoming])).astype(np.int32)
-    arrays["name_text"] = np.frombuffer(text, dtype=np.uint8)
-    arrays["name_ends"] = np.cumsum(lengths).astype(np.int32)
-    # Runs of equal names: only next to a cut or a splice can a run start or end.
-    same = np.ones(rows, dtype=bool)
-    same[previous.arrays["starts:name"]] = False
-    same = np.insert(np.delete(same, leaving), at, False)
-    total = len(same)
-    new_ends = arrays["name_ends"].astype(np.int64)
-    after_cut = leaving - np.arange(len(leaving))  # the kept index that follows each cut
-    touched = np.concatenate(
-        (at + np.arange(len(at)), at + np.arange(len(at)) + 1, after_cut + np.searchsorted(at, after_cut, side="right"))
-    )
-    for f in np.unique(touched):
-        if 0 < f < total:
-            same[f] = (
-                text[(new_ends[f - 2] if f > 1 else 0) : new_ends[f - 1] - 1] == text[new_ends[f - 1] : new_ends[f] - 1]
-            )
-    if total:
-        same[0] = False
-    arrays["starts:name"] = np.flatnonzero(~same).astype(np.int32)
-    meta["nonnull"]["name"] = total
-
-
-def _name_positions(
-    incoming: list[tuple[bytes, int]], blob: bytes, ids_in_order: np.ndarray, name_at: Callable[[int], bytes]
-) -> np.ndarray:
-    """For each (name, id) of the sorted `incoming`, the old rank it goes before (`ORDER BY
-    name, id`): a binary search each for a few, one vectorised search for many."""
-    import bisect
-
-    rows = len(ids_in_order)
-    if len(incoming) <= _FEW_NAMES:
-        key = lambda r: (name_at(r), int(ids_in_order[r]))  # noqa: E731
-        return np.array([bisect.bisect_left(range(rows), item, key=key) for item in incoming], dtype=np.int64)
-    old = blob.split(b"\n")[:-1]
-    width = max(len(n) for n in [*old, *(name for name, _ in incoming), b"-"])
-    old_names = np.array(old, dtype=f"S{width}")
-    wanted = np.array([name for name, _ in incoming], dtype=f"S{width}")
-    low = np.searchsorted(old_names, wanted, side="left")
-    high = np.searchsorted(old_names, wanted, side="right")
-    for i in np.flatnonzero(high > low):  # equal names: by id
-        low[i] += np.searchsorted(ids_in_order[low[i] : high[i]], incoming[i][1])
-    return low.astype(np.int64)

@@ -9,7 +9,6 @@ import json
 import math
 import mmap
 import os
-import threading
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from pathlib import Path
@@ -21,6 +20,7 @@ from ..sources import REGFREE
 from ..store.fields import iso_timestamp
 from ..store.schema import OPEN, SORT_COLUMNS
 from .conditions import Condition, Unsupported
+from .index_file import ALIGN, FORMAT, MAGIC, IndexFile
 from .params import DOMAIN_PARAMS, Context
 
 
@@ -39,9 +39,6 @@ __all__ = [
     "condition_columns",
 ]
 
-FORMAT = 3  # 2: reals held as ranks among their distinct values; 3: parts (live, all)
-MAGIC = b"EDTCOLS1"
-ALIGN = 64
 _TIMESTAMP_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
 _DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
 
@@ -92,28 +89,21 @@ class ColumnarIndex:
     # -- saving and loading --------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index to `path`, replacing any older one at once (never half written)."""
-        layout: dict[str, tuple[str, int, int]] = {}
-        offset = 0
-        for name, array in self.arrays.items():
-            layout[name] = (array.dtype.str, offset, int(array.size))
-            offset += -(-array.nbytes // ALIGN) * ALIGN
-        header = json.dumps(
-            {"format": FORMAT, "generation": self.generation, "rows": self.rows, "layout": layout, "meta": self.meta}
-        ).encode()
-        start = -(-(len(MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
-        target = Path(path)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.partial")
+        out = IndexFile(Path(path).parent, target=path)
         try:
-            with open(temporary, "wb") as out:
-                out.write(MAGIC + len(header).to_bytes(8, "little") + header)
-                out.write(b"\0" * (start - out.tell()))
-                for name, array in self.arrays.items():
-                    out.seek(start + layout[name][1])
-                    out.write(memoryview(np.ascontiguousarray(array)).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer: no copy
-                out.truncate(start + offset)
-            os.replace(temporary, target)
-        finally:
-            temporary.unlink(missing_ok=True)
+            for name, array in self.arrays.items():
+                out.add(name, array)
+        except BaseException:
+            out.discard()
+            raise
+        out.finish(self.generation, self.rows, self.meta)
+
+    def release(self) -> None:
+        """Give back the pages of a mapped part this process has read (the system's page cache
+        keeps them; a later read maps them again), so that reading a whole part once, as a
+        refresh does, does not stay in the process's memory."""
+        if isinstance(self._keep, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            self._keep.madvise(mmap.MADV_DONTNEED)
 
     # -- what the conditions' masks use --------------------------------------------------
     def compare(self, column: str, op: str, value: Any) -> np.ndarray:

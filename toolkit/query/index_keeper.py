@@ -63,11 +63,11 @@ class IndexKeeper:
         current = self.known(part)
         if current is not None and current.generation == generation:
             return current
-        index, path = update_index(self.path, current, part=part), index_path(self.path, part)
-        try:
-            index.save(path)
-        except OSError:
-            pass  # a read-only folder: this process keeps it in memory
+        path = index_path(self.path, part)
+        try:  # saved an array at a time as it is made, and mapped
+            index = update_index(self.path, current, part=part, save_to=path)
+        except OSError:  # a read-only folder: this process keeps it in memory
+            index = update_index(self.path, current, part=part)
         with self._lock:
             held = self._held.get(part)
             if held is None or held.generation <= index.generation:

@@ -1,0 +1,150 @@
+"""An index part's file written an array at a time (`IndexFile`): a build or a refresh hands
+each array over as it is made and lets it go, so a part of a million listings (about 200 MB of
+arrays) never stands in memory whole, nor beside the part it replaces, nor in both the build's
+workers and the process that asked for it. The file is the one `ColumnarIndex.save` writes and
+`load_index` maps: a header (its layout and meta), then the arrays, each at an ALIGN boundary."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["IndexFile", "HeldArrays", "FORMAT", "MAGIC", "ALIGN"]
+
+FORMAT = 3  # 2: reals held as ranks among their distinct values; 3: parts (live, all)
+MAGIC = b"EDTCOLS1"
+ALIGN = 64
+
+
+class IndexFile:
+    """The arrays of one index part, written to a scratch file in `folder` as they come (`add`,
+    or `take` another's), then made the part's file at `path` at once (`finish`), never half
+    written; or read back into memory (`arrays`). Raises OSError when the folder cannot be
+    written (the caller then holds the part in memory). A build's worker hands its scratch
+    file over by `handoff`; the process that started it `take`s it. `target`: where `finish`
+    puts the part."""
+
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        target: str | os.PathLike[str] | None = None,
+        scratch: str | None = None,
+        layout: dict | None = None,
+    ):
+        self.target = target
+        if scratch is None:
+            made = tempfile.NamedTemporaryFile(dir=folder, prefix=".edt-colidx-", suffix=".scratch", delete=False)
+            made.close()
+            scratch = made.name
+        self.scratch = scratch
+        self.layout: dict[str, tuple[str, int, int]] = dict(layout or {})
+        self._size = max(
+            (offset + _padded(np.dtype(dtype).itemsize * count) for dtype, offset, count in self.layout.values()),
+            default=0,
+        )
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.layout
+
+    def add(self, name: str, array: np.ndarray) -> None:
+        """Write `array` as the part's array `name` (each name once)."""
+        if name in self.layout:
+            raise ValueError(f"{name}: already in the index file")
+        array = np.ascontiguousarray(array)
+        with open(self.scratch, "r+b") as data:
+            data.seek(self._size)
+            data.write(memoryview(array).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer: no copy
+        self.layout[name] = (array.dtype.str, self._size, int(array.size))
+        self._size += _padded(array.nbytes)
+
+    def array(self, name: str) -> np.ndarray:
+        """The array `name`, read back into memory."""
+        dtype, offset, count = self.layout[name]
+        return np.fromfile(self.scratch, dtype=np.dtype(dtype), count=count, offset=offset)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {name: self.array(name) for name in self.layout}
+
+    def handoff(self) -> tuple[str, dict[str, tuple[str, int, int]]]:
+        """What another process needs to `take` this file: its scratch file's name and layout."""
+        return self.scratch, self.layout
+
+    def take(self, handoff: tuple[str, dict[str, tuple[str, int, int]]], skip: tuple[str, ...] = ()) -> None:
+        """Add every array of another scratch file (a `handoff`) but `skip`, a block at a time;
+        that file goes."""
+        other = IndexFile(os.path.dirname(handoff[0]), scratch=handoff[0], layout=handoff[1])
+        try:
+            with open(other.scratch, "rb") as source, open(self.scratch, "r+b") as data:
+                for name, (dtype, offset, count) in other.layout.items():
+                    if name in skip:
+                        continue
+                    if name in self.layout:
+                        raise ValueError(f"{name}: already in the index file")
+                    source.seek(offset)
+                    data.seek(self._size)
+                    _copy(source, data, np.dtype(dtype).itemsize * count)
+                    self.layout[name] = (dtype, self._size, count)
+                    self._size += _padded(np.dtype(dtype).itemsize * count)
+        finally:
+            other.discard()
+
+    def finish(self, generation: int, rows: int, meta: dict[str, Any]) -> None:
+        """The part's file at `target`, whole: the header, then the arrays written; the scratch goes."""
+        if self.target is None:
+            raise ValueError("an index file without a target cannot be finished")
+        target = Path(self.target)
+        header = json.dumps(
+            {"format": FORMAT, "generation": generation, "rows": rows, "layout": self.layout, "meta": meta}
+        ).encode()
+        start = -(-(len(MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
+        partial = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.partial")
+        try:
+            with open(partial, "wb") as out, open(self.scratch, "rb") as data:
+                out.write(MAGIC + len(header).to_bytes(8, "little") + header)
+                out.write(b"\0" * (start - out.tell()))
+                shutil.copyfileobj(data, out, 1 << 20)
+                out.truncate(start + self._size)
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
+            self.discard()
+
+    def discard(self) -> None:
+        """The scratch file goes (nothing, once finished)."""
+        Path(self.scratch).unlink(missing_ok=True)
+
+
+class HeldArrays:
+    """The arrays of an index part held in memory (a dict), taking them as an `IndexFile` does."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]):
+        self.arrays = arrays
+        self._added: set[str] = set()
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._added
+
+    def add(self, name: str, array: np.ndarray) -> None:
+        self.arrays[name] = array
+        self._added.add(name)
+
+
+def _padded(size: int) -> int:
+    return -(-size // ALIGN) * ALIGN
+
+
+def _copy(source: Any, target: Any, size: int) -> None:
+    while size > 0:
+        block = source.read(min(size, 1 << 20))
+        if not block:
+            raise OSError("a scratch file of the columnar index ends early")
+        target.write(block)
+        size -= len(block)
