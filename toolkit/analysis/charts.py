@@ -83,15 +83,17 @@ def _numeric(series: pd.Series) -> pd.Series:
     return pd.to_numeric(series, errors="coerce").astype("float64")
 
 
-def _plottable(df: pd.DataFrame, **columns: str) -> pd.DataFrame:
-    """A frame with `id`, `name` and the given columns as floats, rows with a null value dropped
-    (none from an empty frame, which may not even hold the columns)."""
+def _plottable(df: pd.DataFrame, positive: str = "", **columns: str) -> pd.DataFrame:
+    """A frame with `id`, `name` and the given columns as floats, rows with a null value dropped,
+    and those where the column `positive` names is not above 0 (none from an empty frame, which
+    may not even hold the columns)."""
     if df.empty:
         df = pd.DataFrame(columns=list(columns.values()))
     out = pd.DataFrame({key: _numeric(df[col]) for key, col in columns.items()}, index=df.index)
     out["id"] = df["id"] if "id" in df.columns else pd.Series(range(len(df)), index=df.index)
     out["name"] = df["name"].astype("string").fillna("") if "name" in df.columns else ""
-    return out.dropna(subset=list(columns))
+    out = out.dropna(subset=list(columns))
+    return out[out[positive] > 0] if positive else out
 
 
 def _subsample(df: pd.DataFrame, max_points: int) -> tuple[pd.DataFrame, str]:
@@ -259,8 +261,7 @@ def tf_cf_scatter(df: pd.DataFrame, color_by: str = "topic", max_points: int = 2
 def tf_cf_ratio_histogram(df: pd.DataFrame, bins: int = 40) -> go.Figure:
     """Distribution of TF / CF over the rows with both values and CF > 0, with a line at 1.0."""
     title = "Trust Flow / Citation Flow"
-    points = _plottable(df, cf="citation_flow", tf="trust_flow")
-    points = points[points["cf"] > 0]
+    points = _plottable(df, positive="cf", cf="citation_flow", tf="trust_flow")
     if points.empty:
         return _empty_figure(title)
     ratio = points["tf"] / points["cf"]
@@ -307,9 +308,8 @@ def first_snapshot_year_histogram(df: pd.DataFrame) -> go.Figure:
 def snapshots_vs_age(df: pd.DataFrame, max_points: int = 20_000) -> go.Figure:
     """Wayback snapshots (log scale) against age, WebGL, subsampled like `tf_cf_scatter`."""
     title = "Wayback snapshots vs age"
-    points = _plottable(df, age="age", snapshots="wayback_snapshots")
     # A log axis cannot place zero or negative counts.
-    points = points[points["snapshots"] > 0]
+    points = _plottable(df, positive="snapshots", age="age", snapshots="wayback_snapshots")
     if points.empty:
         return _empty_figure(title)
     points, shown = _subsample(points, max_points)
@@ -584,6 +584,11 @@ def _add_observed(fig: go.Figure, frame: pd.DataFrame, values: pd.Series, **trac
         fig.add_trace(go.Scatter(x=frame.loc[keep, "_at"].tolist(), y=values[keep].tolist(), **trace))
 
 
+def _right_axis(title: str, **settings: object) -> dict:
+    """A second y axis on the right, over the first, without a grid of its own."""
+    return {"title": {"text": title}, "overlaying": "y", "side": "right", "showgrid": False, **settings}
+
+
 def price_history(history: pd.DataFrame, currency: str | None = None) -> go.Figure:
     """The price a buyer pays over `observed_at` (the highest bid, else the asking or start
     price: `effective_price`, so every bid moves it) as a step line, the start or asking price
@@ -620,15 +625,7 @@ def price_history(history: pd.DataFrame, currency: str | None = None) -> go.Figu
         xaxis={"title": {"text": "Observed at"}},
         yaxis={"title": {"text": f"Price ({currency})" if currency else "Price"}, "rangemode": "tozero"},
         # bids are counted: whole ticks only (a step of at least 1), never 2.05
-        yaxis2={
-            "title": {"text": "Bids"},
-            "overlaying": "y",
-            "side": "right",
-            "rangemode": "tozero",
-            "showgrid": False,
-            "tickformat": ",d",
-            "dtick": max(1, -(-most_bids // 5)),
-        },
+        yaxis2=_right_axis("Bids", rangemode="tozero", tickformat=",d", dtick=max(1, -(-most_bids // 5))),
     )
     return fig
 
@@ -670,13 +667,7 @@ def metric_history(history: pd.DataFrame, jump_at: str | None = None) -> go.Figu
         hovermode="x unified",
         xaxis={"title": {"text": "Observed at"}},
         yaxis={"title": {"text": "TF / CF / DA"}, "range": [0, 100]},
-        yaxis2={
-            "title": {"text": "Referring domains, backlinks"},
-            "overlaying": "y",
-            "side": "right",
-            "type": "log",
-            "showgrid": False,
-        },
+        yaxis2=_right_axis("Referring domains, backlinks", type="log"),
     )
     return fig
 
