@@ -293,18 +293,20 @@ def _load(
             report("indexes", 0)
         timings["indexes"] = time.perf_counter() - phase
         counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
-        writer.executemany(
-            "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [
-                ("demo_scale", scale_name),
-                ("demo_seed", str(seed)),
-                ("demo_generated_at", utc_now()),
-                ("demo_today", day.isoformat()),
-            ],
-        )
-        bump_generation(writer)
+        _note_demo(writer, scale_name, seed, day)
     removal.finish()  # once committed: the archive files and the model the demo's rows left
     return timings
+
+
+def _note_demo(writer: sqlite3.Connection, scale_name: str, seed: int, day: date, days: int | None = None) -> None:
+    """What the demo in the mirror is (`META_KEYS`: a time-lapse also its days), then a new generation."""
+    notes = [("demo_scale", scale_name), ("demo_seed", str(seed)), ("demo_generated_at", utc_now())]
+    notes += [("demo_today", day.isoformat())] + ([("demo_days", str(days))] if days is not None else [])
+    writer.executemany(
+        "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        notes,
+    )
+    bump_generation(writer)
 
 
 def _load_days(
@@ -348,16 +350,6 @@ def _load_days(
         ).fetchone()
         counts.update(listings=platform, regfree=regfree, pending_delete=pending)
         counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
-        writer.executemany(
-            "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [
-                ("demo_scale", scale_name),
-                ("demo_seed", str(seed)),
-                ("demo_generated_at", utc_now()),
-                ("demo_today", day.isoformat()),
-                ("demo_days", str(days)),
-            ],
-        )
-        bump_generation(writer)
+        _note_demo(writer, scale_name, seed, day, days)
     removal.finish()  # once committed: the archive files and the model the demo's rows left
     return timings
