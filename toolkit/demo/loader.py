@@ -26,13 +26,13 @@ from ..store.removal import Removal, other_origins, remove_origin
 from ..store.results import derive_results, forget_values, value_model_path
 from ..store.schema import bulk_load, ensure_schema, without_indexes
 from ..store.transaction import one_transaction
-from ..store.writer import bump_generation, save_listings, save_pending, utc_now
+from ..store.writer import bump_generation, save_pending, utc_now
 from ..signals.inflation import flag_metric_jumps
 from .clock import anchor_of, demo_day, demo_today
 from .generate import listing_chunks
 from .pending import pending_chunks
 from .plan import Scale, plan_listings, scale_of
-from .worker import DEMO, SOURCE_COLUMN, demo_rows
+from .worker import DEMO, SOURCE_COLUMN, demo_rows, write_listing_rows
 from .. import errors
 
 __all__ = [
@@ -254,29 +254,13 @@ def _load(
             phase = started
             for kind, observed, records in items:
                 if kind == "history":
-                    save_listings(
-                        writer,
-                        records,
-                        origin=DEMO,
-                        observed_at=observed,
-                        keep_raw=False,
-                        normalized=True,
-                        flag_jumps=False,
-                    )
+                    write_listing_rows(writer, records, DEMO, observed)
                     seen_history += len(records)
                     report("history", seen_history)
                 elif kind == "listings":
                     if "history" not in timings:
                         timings["history"], phase = time.perf_counter() - phase, time.perf_counter()
-                    save_listings(
-                        writer,
-                        records,
-                        origin=DEMO,
-                        observed_at=observed_at,
-                        keep_raw=False,
-                        normalized=True,
-                        flag_jumps=False,
-                    )
+                    write_listing_rows(writer, records, DEMO, observed_at)
                     regfree = sum(1 for r in records if r[SOURCE_COLUMN] == "regfree")
                     counts["regfree"] += regfree
                     counts["listings"] += len(records) - regfree
