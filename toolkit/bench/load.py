@@ -44,7 +44,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
-from .app_server import free_port
+from .app_server import free_port, stop_process
 
 __all__ = ["main", "suite", "LoadResult"]
 
@@ -160,15 +160,6 @@ def _wait_ready(port: int, process: subprocess.Popen, path: str, timeout: float,
             pass
         time.sleep(0.25)
     raise RuntimeError(f"server on port {port} did not answer within {timeout:.0f} s:\n{log.read_text()[-2000:]}")
-
-
-def _stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 # -- the load --------------------------------------------------------------------------------------------------
@@ -447,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         problems += [f"replica: {e}" for e in _summary(results[-1].errors)]
         problems += asyncio.run(_limit_probe(port, limit))
     finally:
-        _stop(replica)
+        stop_process(replica, 15)
 
     # Datasette
     if not args.no_datasette:
@@ -503,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             notes += [f"Datasette: {e}" for e in _summary(results[-1].errors)]
         finally:
-            _stop(server)
+            stop_process(server, 15)
 
     print()
     print(
