@@ -491,11 +491,9 @@ class Backtest:
     def summary(self) -> str:
         if not self.scored:
             return f"no sale on or after {self.until} to score (trained on {self.trained_on:,})"
-        return (
-            f"80% range right {self.coverage:.0%} of the time on {self.scored:,} sales since "
-            f"{self.until} (trained on {self.trained_on:,} before it); median error {self.median_abs_eur:,.0f} EUR "
-            f"({self.median_abs_pct:.0%})"
-        )
+        right = f"80% range right {self.coverage:.0%} of the time on {self.scored:,} sales since {self.until}"
+        error = f"median error {self.median_abs_eur:,.0f} EUR ({self.median_abs_pct:.0%})"
+        return f"{right} (trained on {self.trained_on:,} before it); {error}"
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))
