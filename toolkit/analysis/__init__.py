@@ -12,27 +12,6 @@ from __future__ import annotations
 
 from .. import lazy_exports
 
-__all__ = [
-    "METRICS",
-    "tf_cf_by",
-    "spam_signal",
-    "topics",
-    "tf_per_price",
-    "age_profile",
-    "first_snapshot_cohorts",
-    "language_by_tld",
-    "age_against_price",
-    "drops_ahead",
-    "status_mix",
-    "best_of_the_week",
-    "bid_trajectories",
-    "closed_listings",
-    "first_seen_cohorts",
-    "SIGNAL_FLAGS",
-    "flagged_buys",
-    "currency_mistakes",
-]
-
 _LAZY = {
     "METRICS": ".frames",
     "tf_cf_by": ".frames",
@@ -53,5 +32,7 @@ _LAZY = {
     "flagged_buys": ".frames",
     "currency_mistakes": ".frames",
 }
+
+__all__ = list(_LAZY)  # frames.py's names, in its order
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

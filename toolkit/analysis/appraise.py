@@ -57,7 +57,7 @@ from ..names import split_domain
 from ..store.fields import iso_timestamp
 from ..store.results import save_live, save_values, value_model_path
 from .comps import tld_family
-from .live import LiveModel, live_ranges, train_live
+from .live import LiveModel, live_ranges, quantile_booster, train_live
 from .namefeatures import LABEL_NUMERIC, label_features, word_price_table, word_prices
 
 __all__ = [
@@ -79,16 +79,8 @@ __all__ = [
 
 MIN_RESULTS = 200  # sales to learn from before any range is given
 QUANTILES = (0.1, 0.5, 0.9)
-METRICS = (
-    "trust_flow",
-    "citation_flow",
-    "referring_domains",
-    "backlinks_count",
-    "wayback_snapshots",
-    "archive_age",
-    "estibot_eur",
-    "first_price_eur",
-)
+_LINK_METRICS = ("trust_flow", "citation_flow", "referring_domains", "backlinks_count", "wayback_snapshots")
+METRICS = (*_LINK_METRICS, "archive_age", "estibot_eur", "first_price_eur")
 NUMERIC = (*LABEL_NUMERIC, "comps_word", "comps_word_n", *METRICS)
 CATEGORICAL = ("tld", "family", "source", "pattern")
 _LOGGED = ("referring_domains", "backlinks_count", "wayback_snapshots", "estibot_eur", "first_price_eur")
@@ -116,15 +108,7 @@ def _features(frame: Any, today: date, words: dict[str, tuple[float, int]] | Non
         out["comps_word"], out["comps_word_n"] = word_prices(out["word_list"], prices, table=words)
     else:
         out["comps_word"], out["comps_word_n"] = np.nan, 0.0
-    for column in (
-        "trust_flow",
-        "citation_flow",
-        "referring_domains",
-        "backlinks_count",
-        "wayback_snapshots",
-        "estibot_eur",
-        "first_price_eur",
-    ):
+    for column in (*_LINK_METRICS, "estibot_eur", "first_price_eur"):
         out[column] = pd.to_numeric(frame[column], errors="coerce").astype(float) if column in frame else np.nan
     first = (
         pd.to_datetime(frame["wayback_first_date"], errors="coerce", format="ISO8601")
@@ -231,16 +215,7 @@ def _sales_frame(mirror: Any, *, ended_before: str | None = None, ended_from: st
         if not (auctions.empty and reported.empty)
         else auctions
     )
-    for column in (
-        "trust_flow",
-        "citation_flow",
-        "referring_domains",
-        "backlinks_count",
-        "wayback_snapshots",
-        "wayback_first_date",
-        "estibot_appraisal",
-        "first_price",
-    ):
+    for column in (*_LINK_METRICS, "wayback_first_date", "estibot_appraisal", "first_price"):
         if column not in frame:
             frame[column] = None
     frame = frame.sort_values(["ended_at", "name"], kind="stable").reset_index(drop=True)
@@ -329,8 +304,6 @@ def train(mirror: Any, *, ended_before: str | None = None, max_iter: int = 200) 
     80th percentile of how far each calibration price fell outside it), so that it holds four
     prices in five on sales it did not learn from, as a fitted quantile alone does not. The
     live estimate is learnt beside it (analysis/live.py)."""
-    from sklearn.ensemble import HistGradientBoostingRegressor
-
     from ..config import bounded_threads
 
     frame = _sales_frame(mirror, ended_before=ended_before)
@@ -360,15 +333,7 @@ def train(mirror: Any, *, ended_before: str | None = None, max_iter: int = 200) 
     mask = [c in CATEGORICAL for c in matrix.columns]
     with bounded_threads():  # two processes training at once must not spin against each other
         for quantile in QUANTILES:
-            regressor = HistGradientBoostingRegressor(
-                loss="quantile",
-                quantile=quantile,
-                max_iter=max_iter,
-                learning_rate=0.05,
-                min_samples_leaf=20,
-                random_state=0,
-                categorical_features=mask or None,
-            )
+            regressor = quantile_booster(quantile, max_iter, 0.05, mask or None)
             # the middle minimises the expected error in percent of the price: the median of the
             # prices weighted by 1/price (below the plain median when prices spread widely)
             weight = np.exp(-target[:cut]) if quantile == 0.5 else None
@@ -526,11 +491,9 @@ class Backtest:
     def summary(self) -> str:
         if not self.scored:
             return f"no sale on or after {self.until} to score (trained on {self.trained_on:,})"
-        return (
-            f"80% range right {self.coverage:.0%} of the time on {self.scored:,} sales since "
-            f"{self.until} (trained on {self.trained_on:,} before it); median error {self.median_abs_eur:,.0f} EUR "
-            f"({self.median_abs_pct:.0%})"
-        )
+        right = f"80% range right {self.coverage:.0%} of the time on {self.scored:,} sales since {self.until}"
+        error = f"median error {self.median_abs_eur:,.0f} EUR ({self.median_abs_pct:.0%})"
+        return f"{right} (trained on {self.trained_on:,} before it); {error}"
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))

@@ -83,12 +83,17 @@ def _numeric(series: pd.Series) -> pd.Series:
     return pd.to_numeric(series, errors="coerce").astype("float64")
 
 
-def _plottable(df: pd.DataFrame, **columns: str) -> pd.DataFrame:
-    """A frame with `id`, `name` and the given columns as floats, rows with a null value dropped."""
+def _plottable(df: pd.DataFrame, positive: str = "", **columns: str) -> pd.DataFrame:
+    """A frame with `id`, `name` and the given columns as floats, rows with a null value dropped,
+    and those where the column `positive` names is not above 0 (none from an empty frame, which
+    may not even hold the columns)."""
+    if df.empty:
+        df = pd.DataFrame(columns=list(columns.values()))
     out = pd.DataFrame({key: _numeric(df[col]) for key, col in columns.items()}, index=df.index)
     out["id"] = df["id"] if "id" in df.columns else pd.Series(range(len(df)), index=df.index)
     out["name"] = df["name"].astype("string").fillna("") if "name" in df.columns else ""
-    return out.dropna(subset=list(columns))
+    out = out.dropna(subset=list(columns))
+    return out[out[positive] > 0] if positive else out
 
 
 def _subsample(df: pd.DataFrame, max_points: int) -> tuple[pd.DataFrame, str]:
@@ -218,8 +223,6 @@ def tf_cf_scatter(df: pd.DataFrame, color_by: str = "topic", max_points: int = 2
     if color_by not in ("topic", "source"):
         raise ValueError("color_by must be 'topic' or 'source'")
     title = "Trust Flow vs Citation Flow"
-    if df.empty:
-        return _empty_figure(title)
     points = _plottable(df, cf="citation_flow", tf="trust_flow")
     if points.empty:
         return _empty_figure(title)
@@ -258,10 +261,7 @@ def tf_cf_scatter(df: pd.DataFrame, color_by: str = "topic", max_points: int = 2
 def tf_cf_ratio_histogram(df: pd.DataFrame, bins: int = 40) -> go.Figure:
     """Distribution of TF / CF over the rows with both values and CF > 0, with a line at 1.0."""
     title = "Trust Flow / Citation Flow"
-    if df.empty:
-        return _empty_figure(title)
-    points = _plottable(df, cf="citation_flow", tf="trust_flow")
-    points = points[points["cf"] > 0]
+    points = _plottable(df, positive="cf", cf="citation_flow", tf="trust_flow")
     if points.empty:
         return _empty_figure(title)
     ratio = points["tf"] / points["cf"]
@@ -276,11 +276,14 @@ def tf_cf_ratio_histogram(df: pd.DataFrame, bins: int = 40) -> go.Figure:
 # ---------------------------------------------------------------- age and history
 
 
-def _year_bars(counts: Mapping[int, int], title: str, x_title: str) -> go.Figure:
-    """One bar per whole year from min to max ({year: domains}), zero-count years included so gaps show."""
+def _year_bars(counts: Mapping[int, int], title: str, x_title: str, total: str) -> go.Figure:
+    """One bar per whole year from min to max ({year: domains}), zero-count years included so gaps
+    show, titled "title (total domains)"; no counts, the empty figure."""
+    if not counts:
+        return _empty_figure(title)
     span = range(min(counts), max(counts) + 1)
     fig = go.Figure(go.Bar(x=list(span), y=[int(counts.get(year, 0)) for year in span], name=x_title))
-    fig.update_layout(title=title, bargap=0.1)
+    fig.update_layout(title=f"{title} ({total} domains)", bargap=0.1)
     fig.update_xaxes(title_text=x_title, dtick=1 if len(span) <= 30 else None)
     fig.update_yaxes(title_text="Domains")
     return fig
@@ -292,34 +295,21 @@ def _tally(values: pd.Series) -> dict[int, int]:
 
 def age_histogram(df: pd.DataFrame) -> go.Figure:
     """Domains per age in whole years, one bar per year."""
-    title = "Domain age"
-    if df.empty:
-        return _empty_figure(title)
-    ages = _numeric(df["age"]).dropna()
-    if ages.empty:
-        return _empty_figure(title)
-    return _year_bars(_tally(ages.round()), f"{title} ({len(ages)} domains)", "Age (years)")
+    ages = _plottable(df, age="age")["age"]
+    return _year_bars(_tally(ages.round()), "Domain age", "Age (years)", str(len(ages)))
 
 
 def first_snapshot_year_histogram(df: pd.DataFrame) -> go.Figure:
     """Domains per year of their first Wayback Machine snapshot."""
-    title = "First Wayback snapshot"
-    if df.empty:
-        return _empty_figure(title)
-    years = _as_dates(df["wayback_first_date"]).dropna().dt.year
-    if years.empty:
-        return _empty_figure(title)
-    return _year_bars(_tally(years), f"{title} ({len(years)} domains)", "Year of first snapshot")
+    years = pd.Series(dtype="int64") if df.empty else _as_dates(df["wayback_first_date"]).dropna().dt.year
+    return _year_bars(_tally(years), "First Wayback snapshot", "Year of first snapshot", str(len(years)))
 
 
 def snapshots_vs_age(df: pd.DataFrame, max_points: int = 20_000) -> go.Figure:
     """Wayback snapshots (log scale) against age, WebGL, subsampled like `tf_cf_scatter`."""
     title = "Wayback snapshots vs age"
-    if df.empty:
-        return _empty_figure(title)
-    points = _plottable(df, age="age", snapshots="wayback_snapshots")
     # A log axis cannot place zero or negative counts.
-    points = points[points["snapshots"] > 0]
+    points = _plottable(df, positive="snapshots", age="age", snapshots="wayback_snapshots")
     if points.empty:
         return _empty_figure(title)
     points, shown = _subsample(points, max_points)
@@ -461,20 +451,13 @@ def zone_share_bars(counts: ChartCounts, by: str = "topic") -> go.Figure:
 
 def age_bars(counts: ChartCounts) -> go.Figure:
     """Listings per age in whole years (as the API's `age`), one bar per year."""
-    title = "Domain age"
-    if not counts.ages:
-        return _empty_figure(title)
-    return _year_bars(counts.ages, f"{title} ({sum(counts.ages.values()):,} domains)", "Age (years)")
+    return _year_bars(counts.ages, "Domain age", "Age (years)", f"{sum(counts.ages.values()):,}")
 
 
 def first_year_bars(counts: ChartCounts) -> go.Figure:
     """Listings per year of their first Wayback Machine snapshot."""
-    title = "First Wayback snapshot"
-    if not counts.first_years:
-        return _empty_figure(title)
-    return _year_bars(
-        counts.first_years, f"{title} ({sum(counts.first_years.values()):,} domains)", "Year of first snapshot"
-    )
+    total = f"{sum(counts.first_years.values()):,}"
+    return _year_bars(counts.first_years, "First Wayback snapshot", "Year of first snapshot", total)
 
 
 def snapshots_age_heatmap(counts: ChartCounts) -> go.Figure:
@@ -594,6 +577,18 @@ def _by_observation(history: pd.DataFrame) -> pd.DataFrame:
     return history.assign(_at=when).dropna(subset=["_at"]).sort_values("_at", kind="stable")
 
 
+def _add_observed(fig: go.Figure, frame: pd.DataFrame, values: pd.Series, **trace: object) -> None:
+    """A trace of `values` over `frame`'s `_at`, null values left out (and no trace when all are)."""
+    keep = values.notna()
+    if keep.any():
+        fig.add_trace(go.Scatter(x=frame.loc[keep, "_at"].tolist(), y=values[keep].tolist(), **trace))
+
+
+def _right_axis(title: str, **settings: object) -> dict:
+    """A second y axis on the right, over the first, without a grid of its own."""
+    return {"title": {"text": title}, "overlaying": "y", "side": "right", "showgrid": False, **settings}
+
+
 def price_history(history: pd.DataFrame, currency: str | None = None) -> go.Figure:
     """The price a buyer pays over `observed_at` (the highest bid, else the asking or start
     price: `effective_price`, so every bid moves it) as a step line, the start or asking price
@@ -610,31 +605,12 @@ def price_history(history: pd.DataFrame, currency: str | None = None) -> go.Figu
     if (asked.notna() & (asked != paid)).any():
         lines.append(("Start or asking price", asked))
     for label, values in lines:
-        keep = values.notna()
-        if keep.any():
-            fig.add_trace(
-                go.Scatter(
-                    x=frame.loc[keep, "_at"].tolist(),
-                    y=values[keep].tolist(),
-                    mode="lines+markers",
-                    line={"shape": "hv"},
-                    name=label,
-                )
-            )
+        _add_observed(fig, frame, values, mode="lines+markers", line={"shape": "hv"}, name=label)
     if "bids_count" in frame.columns:
         bids = _numeric(frame["bids_count"])
-        keep = bids.notna()
-        if keep.any():
-            fig.add_trace(
-                go.Scatter(
-                    x=frame.loc[keep, "_at"].tolist(),
-                    y=bids[keep].tolist(),
-                    mode="markers",
-                    name="Bids",
-                    yaxis="y2",
-                    marker={"symbol": "diamond", "size": 8},
-                )
-            )
+        _add_observed(
+            fig, frame, bids, mode="markers", name="Bids", yaxis="y2", marker={"symbol": "diamond", "size": 8}
+        )
     if not fig.data:
         return _empty_figure(title)
     most_bids = (
@@ -649,15 +625,7 @@ def price_history(history: pd.DataFrame, currency: str | None = None) -> go.Figu
         xaxis={"title": {"text": "Observed at"}},
         yaxis={"title": {"text": f"Price ({currency})" if currency else "Price"}, "rangemode": "tozero"},
         # bids are counted: whole ticks only (a step of at least 1), never 2.05
-        yaxis2={
-            "title": {"text": "Bids"},
-            "overlaying": "y",
-            "side": "right",
-            "rangemode": "tozero",
-            "showgrid": False,
-            "tickformat": ",d",
-            "dtick": max(1, -(-most_bids // 5)),
-        },
+        yaxis2=_right_axis("Bids", rangemode="tozero", tickformat=",d", dtick=max(1, -(-most_bids // 5))),
     )
     return fig
 
@@ -685,19 +653,8 @@ def metric_history(history: pd.DataFrame, jump_at: str | None = None) -> go.Figu
     for column, label, axis in _METRIC_LINES:
         if column not in frame.columns:
             continue
-        values = _numeric(frame[column])
-        keep = values.notna()
-        if keep.any():
-            fig.add_trace(
-                go.Scatter(
-                    x=frame.loc[keep, "_at"].tolist(),
-                    y=values[keep].tolist(),
-                    mode="lines+markers",
-                    line={"shape": "hv", "dash": "dot" if axis == "y2" else "solid"},
-                    name=label,
-                    yaxis=axis,
-                )
-            )
+        line = {"shape": "hv", "dash": "dot" if axis == "y2" else "solid"}
+        _add_observed(fig, frame, _numeric(frame[column]), mode="lines+markers", line=line, name=label, yaxis=axis)
     if not fig.data:
         return _empty_figure(title)
     if jump_at:
@@ -710,13 +667,7 @@ def metric_history(history: pd.DataFrame, jump_at: str | None = None) -> go.Figu
         hovermode="x unified",
         xaxis={"title": {"text": "Observed at"}},
         yaxis={"title": {"text": "TF / CF / DA"}, "range": [0, 100]},
-        yaxis2={
-            "title": {"text": "Referring domains, backlinks"},
-            "overlaying": "y",
-            "side": "right",
-            "type": "log",
-            "showgrid": False,
-        },
+        yaxis2=_right_axis("Referring domains, backlinks", type="log"),
     )
     return fig
 

@@ -26,7 +26,16 @@ import numpy as np
 
 from ..store.fields import iso_timestamp
 
-__all__ = ["LIVE_NUMERIC", "LiveModel", "train_live", "live_frame", "training_frame", "live_ranges", "MIN_AUCTIONS"]
+__all__ = [
+    "LIVE_NUMERIC",
+    "LiveModel",
+    "train_live",
+    "live_frame",
+    "training_frame",
+    "live_ranges",
+    "MIN_AUCTIONS",
+    "quantile_booster",
+]
 
 LIVE_NUMERIC = ("log_bid", "bids", "hours_left", "bids_per_hour", "hours_listed")
 MIN_AUCTIONS = 100  # sold auctions whose bidding was seen, before a live estimate is given
@@ -174,11 +183,25 @@ def _put_away_sightings(mirror: Any, where: list[str], args: list[Any]) -> Any:
     return rows[keep]
 
 
+def quantile_booster(quantile: float, max_iter: int, learning_rate: float, categorical: list[bool] | None) -> Any:
+    """An unfitted gradient-boosted regressor of the `quantile` (the live and the value models'),
+    `categorical` marking the matrix's category columns."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    return HistGradientBoostingRegressor(
+        loss="quantile",
+        quantile=quantile,
+        max_iter=max_iter,
+        learning_rate=learning_rate,
+        min_samples_leaf=20,
+        random_state=0,
+        categorical_features=categorical,
+    )
+
+
 def train_live(mirror: Any, *, ended_before: str | None = None, max_iter: int = _ITERATIONS) -> LiveModel | None:
     """The live model learnt from the bidding of the auctions that sold (ended before
     `ended_before` when given); None with fewer than `MIN_AUCTIONS` of them."""
-    from sklearn.ensemble import HistGradientBoostingRegressor
-
     from ..config import bounded_threads
 
     frame = training_frame(mirror, ended_before=ended_before)
@@ -199,16 +222,7 @@ def train_live(mirror: Any, *, ended_before: str | None = None, max_iter: int = 
     mask = [c == "source" for c in matrix.columns]
     with bounded_threads():
         for quantile in (0.1, 0.5, 0.9):
-            regressor = HistGradientBoostingRegressor(
-                loss="quantile",
-                quantile=quantile,
-                max_iter=max_iter,
-                learning_rate=0.1,
-                min_samples_leaf=20,
-                random_state=0,
-                categorical_features=mask,
-            )
-            model.models.append(regressor.fit(matrix.iloc[:cut], target[:cut]))
+            model.models.append(quantile_booster(quantile, max_iter, 0.1, mask).fit(matrix.iloc[:cut], target[:cut]))
         low, high = model.models[0].predict(matrix.iloc[cut:]), model.models[2].predict(matrix.iloc[cut:])
     outside = np.maximum(low - target[cut:], target[cut:] - high)
     groups = _stretch(frame["hours_left"].to_numpy()[cut:], frame["bids"].to_numpy()[cut:])

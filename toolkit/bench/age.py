@@ -29,11 +29,11 @@ import platform
 import random
 import sqlite3
 import sys
-import tempfile
 import time
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
+
+from .scratch import mirror_parser, parse_mirror_args, scratch_copy
 
 __all__ = ["main", "add_closed_months", "day_of_writes"]
 
@@ -257,13 +257,11 @@ def _table(rows: list[dict[str, Any]], markdown: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.age", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", required=True, help="a fresh mirror to age (it is copied, never written)")
+    parser = mirror_parser("toolkit.bench.age", __doc__, "a fresh mirror to age (it is copied, never written)")
     parser.add_argument("--months", default="0,6,12", help="the stages, in months of closings (default 0,6,12)")
     parser.add_argument("--per-day", type=int, default=35_000, help="listings closed (and new) a day (default 35,000)")
     parser.add_argument("--random", type=int, default=40, help="random live requests per stage (default 40)")
     parser.add_argument("--repeat", type=int, default=3, help="timings per request (median; default 3)")
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--archive", default="180d", help="after the last stage, archive what closed before this (none: skip)"
     )
@@ -271,10 +269,9 @@ def main(argv: list[str] | None = None) -> int:
         "--pack-after", default="30d", help="after the archive, pack what closed before this (none: skip)"
     )
     parser.add_argument("--work", default=None, help="the folder for the aged copy (default: a temporary one)")
-    parser.add_argument("--markdown", action="store_true")
-    args = parser.parse_args(argv)
-    if not Path(args.db).is_file():
-        print(f"{args.db}: no mirror there; build one with `edt demo --scale full` first", file=sys.stderr)
+    if (
+        args := parse_mirror_args(parser, argv, "{db}: no mirror there; build one with `edt demo --scale full` first")
+    ) is None:
         return 2
     try:
         stages = sorted({int(m) for m in args.months.split(",")})
@@ -284,13 +281,10 @@ def main(argv: list[str] | None = None) -> int:
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     from ..store.parquet_archive import archive_closed, parse_age
     from ..store.packed import pack_closed
-    from .refresh import copy_mirror
 
     now = datetime.now(timezone.utc).replace(microsecond=0)
     rows = []
-    with tempfile.TemporaryDirectory(prefix="edt-age-", dir=args.work) as scratch:
-        path = os.path.join(scratch, "aged.db")
-        copy_mirror(args.db, path)
+    with scratch_copy(args.db, "edt-age-", "aged.db", args.work) as path:
         from ..query import Mirror
 
         Mirror(path).close()  # brought to this toolkit's schema

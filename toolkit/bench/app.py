@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -22,6 +24,11 @@ def _opened(at, group: str):
     """A sidebar group opened (its widgets are drawn only while open), not timed."""
     at.session_state[group] = True
     return at.run()
+
+
+def _in_sidebar(group: str, widget: str, key: str, value: object) -> Callable[[Any], Any]:
+    """The change: in the sidebar `group` (opened), the `widget` of `key` set to `value`."""
+    return lambda at: getattr(_opened(at, group).sidebar, widget)(key=key).set_value(value)
 
 
 def _timed(run) -> float:
@@ -45,24 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     Mirror(args.db, create=True).close()  # create or upgrade before the app opens it read-only
     some_name = Mirror(args.db, readonly=True).search_domains({"sort": "-bids_count", "per_page": 2})["data"][1]["name"]
     other_name = Mirror(args.db, readonly=True).search_domains({"per_page": 1})["data"][0]["name"]
+    tf_min = ("tf_min = 20", _in_sidebar("f:group:seo", "number_input", "f:tf_min", 20))
     changes = {
-        "explore": (
-            "tf_min = 20",
-            lambda at: _opened(at, "f:group:seo").sidebar.number_input(key="f:tf_min").set_value(20),
-        ),
-        "pending": (
-            "tld = uk",
-            lambda at: _opened(at, "p:group:source").sidebar.text_input(key="p:tld").set_value("uk"),
-        ),
+        "explore": tf_min,
+        "pending": ("tld = uk", _in_sidebar("p:group:source", "text_input", "p:tld", "uk")),
         "detail": ("another name", lambda at: at.text_input(key="detail_name").set_value(other_name)),
-        "trust-flow": (
-            "tf_min = 20",
-            lambda at: _opened(at, "f:group:seo").sidebar.number_input(key="f:tf_min").set_value(20),
-        ),
-        "archive": (
-            "language = FR",
-            lambda at: _opened(at, "f:group:archive").sidebar.text_input(key="f:language").set_value("FR"),
-        ),
+        "trust-flow": tf_min,
+        "archive": ("language = FR", _in_sidebar("f:group:archive", "text_input", "f:language", "FR")),
         "calendar": ("pending drops", lambda at: at.radio(key="cal_kind").set_value("drops")),
         "watchlist": ("rerun", lambda at: at),
         "sync": ("rerun", lambda at: at),

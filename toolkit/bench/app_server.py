@@ -28,6 +28,7 @@ __all__ = [
     "find_app",
     "free_port",
     "serve_app",
+    "stop_process",
     "browser",
     "rendered",
     "first_line",
@@ -133,15 +134,16 @@ def _wait_healthy(base: str, server: subprocess.Popen[bytes], timeout: float) ->
     return False
 
 
-def _stop_server(server: subprocess.Popen[bytes]) -> None:
-    if server.poll() is not None:
+def stop_process(process: subprocess.Popen, timeout: float = 10) -> None:
+    """A server the bench started, ended: terminated, killed when still there after `timeout` s."""
+    if process.poll() is not None:
         return
-    server.terminate()
+    process.terminate()
     try:
-        server.wait(timeout=10)
+        process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait(timeout=10)
+        process.kill()
+        process.wait(timeout=timeout)
 
 
 @contextmanager
@@ -161,7 +163,7 @@ def serve_app(app: Path, db: Path, log_path: Path, port: int = 0) -> Iterator[st
                 raise AppCheckError(f"the app {how} on {base}/_stcore/health; {log_path}:\n{log_tail(log_path)}")
             yield base
         finally:
-            _stop_server(server)
+            stop_process(server)
 
 
 @contextmanager

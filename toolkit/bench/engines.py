@@ -127,6 +127,20 @@ def _q(column: str) -> str:
     return '"' + column.replace('"', '""') + '"'
 
 
+# DuckDB SQL of the predicates that take one value (the `?`), `{col}` their column.
+_ONE_VALUE = {
+    "live": '("closed_at" IS NULL AND ("_ends_ts" IS NULL OR "_ends_ts" > ?))',
+    **{
+        op: f"{{col}} {sign} ?"
+        for op, sign in (("eq", "="), ("ne", "<>"), ("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
+    },
+    "null_or_ge": "({col} IS NULL OR {col} >= ?)",
+    "lacks": "NOT contains({col}, ?)",
+    "length_ge": "length({col}) >= ?",
+    "length_le": "length({col}) <= ?",
+}
+
+
 class DuckDBEngine:
     """The rows in an in-memory DuckDB database; SQL per query, parameters bound."""
 
@@ -172,13 +186,9 @@ class DuckDBEngine:
         op, column = pred[0], pred[1]
         col = self._column(column) if column else ""
         values = pred[2:]
-        if op == "live":
+        if op in _ONE_VALUE:
             args.append(values[0])
-            return '("closed_at" IS NULL AND ("_ends_ts" IS NULL OR "_ends_ts" > ?))'
-        simple = {"eq": "=", "ne": "<>", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
-        if op in simple:
-            args.append(values[0])
-            return f"{col} {simple[op]} ?"
+            return _ONE_VALUE[op].format(col=col)
         if op == "in":
             args.extend(values[0])
             return f"{col} IN ({', '.join('?' * len(values[0]))})"
@@ -199,20 +209,11 @@ class DuckDBEngine:
         if op == "array_any":
             args.append(list(values[0]))
             return f"list_has_any({col}, ?::VARCHAR[])"
-        if op == "null_or_ge":
-            args.append(values[0])
-            return f"({col} IS NULL OR {col} >= ?)"
         if op == "between":
             args += [values[0], values[1]]
             return f"{col} BETWEEN ? AND ?"
-        if op == "lacks":
-            args.append(values[0])
-            return f"NOT contains({col}, ?)"
         if op == "no_digit":
             return f"NOT regexp_matches({col}, '[0-9]')"
-        if op in ("length_ge", "length_le"):
-            args.append(values[0])
-            return f"length({col}) {'>=' if op == 'length_ge' else '<='} ?"
         if op in ("ratio_ge", "ratio_lt"):
             args.append(values[1])
             other = self._column(values[0])

@@ -45,7 +45,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["main", "loopback_server"]
 
 HEADER = (
     "url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahrefsDomainRating,umbrellaRanking,"
@@ -181,6 +181,15 @@ def write_bomb(folder: Path) -> Path:
     return field
 
 
+def loopback_server(handler: type[http.server.BaseHTTPRequestHandler]) -> tuple[http.server.HTTPServer, str]:
+    """`handler` answering on a free loopback port from a daemon thread (until the process
+    ends, or `shutdown()`), and its base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
 class _Publisher:
     """Files served from disk on a loopback port, with ETag and Last-Modified (a conditional
     request for an unchanged file gets 304)."""
@@ -212,10 +221,7 @@ class _Publisher:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server, self.url = loopback_server(Handler)
 
     def publish(self, route: str, path: Path) -> str:
         self.files[route] = path

@@ -17,16 +17,14 @@ A script, not a timed test. It copies the mirror, then:
 
 from __future__ import annotations
 
-import argparse
-import os
 import re
 import sqlite3
 import sys
-import tempfile
 import time
 from collections import Counter
 from datetime import datetime, timezone
-from pathlib import Path
+
+from .scratch import mirror_parser, parse_mirror_args, scratch_copy
 
 __all__ = ["main", "index_use", "index_costs"]
 
@@ -96,27 +94,21 @@ def index_costs(path: str, per_day: int, seed: int) -> tuple[float, dict[str, fl
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.indexes", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", required=True, help="a mirror (it is copied, never written)")
+    parser = mirror_parser("toolkit.bench.indexes", __doc__, "a mirror (it is copied, never written)")
     parser.add_argument(
         "--per-day", type=int, default=10_000, help="listings new (and closed) in the day (default 10,000)"
     )
     parser.add_argument("--random", type=int, default=200, help="random requests for the use (default 200)")
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work", default=None, help="the folder for the copy (default: a temporary one)")
-    parser.add_argument("--markdown", action="store_true")
-    args = parser.parse_args(argv)
-    if not Path(args.db).is_file():
-        print(f"{args.db}: no mirror there; build one with `edt demo --scale full` first", file=sys.stderr)
+    if (
+        args := parse_mirror_args(parser, argv, "{db}: no mirror there; build one with `edt demo --scale full` first")
+    ) is None:
         return 2
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     from ..query import Mirror
-    from .refresh import copy_mirror
 
     now = datetime.now(timezone.utc).replace(microsecond=0)
-    with tempfile.TemporaryDirectory(prefix="edt-indexes-", dir=args.work) as scratch:
-        path = os.path.join(scratch, "mirror.db")
-        copy_mirror(args.db, path)
+    with scratch_copy(args.db, "edt-indexes-", folder=args.work) as path:
         Mirror(path).close()  # brought to this toolkit's schema
         say(f"{args.random} random requests through the SQLite planner ...")
         reads, only_sqlite, asked = index_use(path, args.random, args.seed, now)

@@ -44,7 +44,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
-from .app_server import free_port
+from .app_server import free_port, stop_process
 
 __all__ = ["main", "suite", "LoadResult"]
 
@@ -60,51 +60,34 @@ def suite(now: datetime) -> list[tuple[str, dict[str, str], dict[str, str]]]:
     tomorrow = (now + timedelta(days=1)).date().isoformat()
     ten_years = f"{now.year - 10:04d}-{now.month:02d}-{now.day:02d}"
     live = {"live_until__gt": stamp, "source__not": "regfree"}  # what "live, not regfree" is in SQL
+
+    def case(name: str, params: dict[str, str], **filters: str) -> tuple[str, dict[str, str], dict[str, str]]:
+        sort = params.get("sort", "-score")  # Datasette's order: the same sort
+        return name, params, {**live, **filters, **({"_sort_desc": sort[1:]} if sort[0] == "-" else {"_sort": sort})}
+
     return [
-        ("default order", {}, {**live, "_sort_desc": "score"}),
-        ("tld=.fr", {"tld": ".fr"}, {**live, "tld": ".fr", "_sort_desc": "score"}),
-        (
-            "tld=.de tf>=20",
-            {"tld": ".de", "tf_min": "20"},
-            {**live, "tld": ".de", "trust_flow__gte": "20", "_sort_desc": "score"},
-        ),
-        (
-            "has_bids, most bids",
-            {"has_bids": "1", "sort": "-bids_count"},
-            {**live, "bids_count__gt": "0", "_sort_desc": "bids_count"},
-        ),
-        (
-            "dynadot <= 50",
-            {"source": "dynadot", "price_max": "50"},
-            {**live, "source": "dynadot", "effective_price__lte": "50", "_sort_desc": "score"},
-        ),
-        (
-            "score>=50 by TF",
-            {"score_min": "50", "sort": "-trust_flow"},
-            {**live, "score__gte": "50", "_sort_desc": "trust_flow"},
-        ),
-        (
+        case("default order", {}),
+        case("tld=.fr", {"tld": ".fr"}, tld=".fr"),
+        case("tld=.de tf>=20", {"tld": ".de", "tf_min": "20"}, tld=".de", trust_flow__gte="20"),
+        case("has_bids, most bids", {"has_bids": "1", "sort": "-bids_count"}, bids_count__gt="0"),
+        case("dynadot <= 50", {"source": "dynadot", "price_max": "50"}, source="dynadot", effective_price__lte="50"),
+        case("score>=50 by TF", {"score_min": "50", "sort": "-trust_flow"}, score__gte="50"),
+        case(
             "cheapest closeouts",
             {"type": "closeout", "price_min": "0", "sort": "effective_price"},
-            {**live, "type": "closeout", "effective_price__gte": "0", "_sort": "effective_price"},
+            type="closeout",
+            effective_price__gte="0",
         ),
-        ("contains shop", {"contains": "shop"}, {**live, "name__contains": "shop", "_sort_desc": "score"}),
-        (
+        case("contains shop", {"contains": "shop"}, name__contains="shop"),
+        case(
             "ending by tomorrow",
             {"ends_before": tomorrow, "sort": "auction_end_date"},
-            {**live, "auction_end_date__lt": tomorrow, "auction_end_date__gt": stamp, "_sort": "auction_end_date"},
+            auction_end_date__lt=tomorrow,
+            auction_end_date__gt=stamp,
         ),
-        ("has_gmb", {"has_gmb": "1"}, {**live, "has_gmb": "1", "_sort_desc": "score"}),
-        (
-            "age>=10 .com",
-            {"age_min": "10", "tld": ".com"},
-            {**live, "wayback_first_date__lte": ten_years, "tld": ".com", "_sort_desc": "score"},
-        ),
-        (
-            "100 rows .com",
-            {"tld": ".com", "per_page": "100"},
-            {**live, "tld": ".com", "_sort_desc": "score", "_size": "100"},
-        ),
+        case("has_gmb", {"has_gmb": "1"}, has_gmb="1"),
+        case("age>=10 .com", {"age_min": "10", "tld": ".com"}, wayback_first_date__lte=ten_years, tld=".com"),
+        case("100 rows .com", {"tld": ".com", "per_page": "100"}, tld=".com", _size="100"),
     ]
 
 
@@ -177,15 +160,6 @@ def _wait_ready(port: int, process: subprocess.Popen, path: str, timeout: float,
             pass
         time.sleep(0.25)
     raise RuntimeError(f"server on port {port} did not answer within {timeout:.0f} s:\n{log.read_text()[-2000:]}")
-
-
-def _stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 # -- the load --------------------------------------------------------------------------------------------------
@@ -464,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         problems += [f"replica: {e}" for e in _summary(results[-1].errors)]
         problems += asyncio.run(_limit_probe(port, limit))
     finally:
-        _stop(replica)
+        stop_process(replica, 15)
 
     # Datasette
     if not args.no_datasette:
@@ -520,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             notes += [f"Datasette: {e}" for e in _summary(results[-1].errors)]
         finally:
-            _stop(server)
+            stop_process(server, 15)
 
     print()
     print(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from ..query.params import DOMAIN_SORTS, TOP_CATEGORIES
 from .query_suite import BenchQuery
 
 __all__ = ["Pred", "Spec", "domain_spec", "pending_spec", "query_spec"]
@@ -17,26 +18,9 @@ __all__ = ["Pred", "Spec", "domain_spec", "pending_spec", "query_spec"]
 #
 # Both reference engines read the same small description of a query: predicates over
 # columns of the loaded frame, an order, and a page. Written from docs/reference/semantics.md, not from
-# `toolkit.query.params`, so that the query layer is checked against an independent reading.
+# `toolkit.query.params`, so that the query layer is checked against an independent reading (only
+# the vocabulary is shared: the top categories and the sort fields' names).
 
-_TOP_CATEGORIES = (
-    "Business",
-    "Health",
-    "Computers",
-    "Shopping",
-    "Recreation",
-    "Society",
-    "Sports",
-    "News",
-    "Science",
-    "Arts",
-    "Reference",
-    "Regional",
-    "Games",
-    "Home",
-    "World",
-    "Adult",
-)
 _STATUSES = ("pendingDelete", "redemptionPeriod", "serverHold", "clientHold", "transition", "quarantine")
 _MINIMUMS = {
     "score_min": "score",
@@ -51,31 +35,7 @@ _MINIMUMS = {
 # Sortable fields -> (frame column, whether the column's order is the reverse of the field's).
 # `age` sorts by the exact first-snapshot date (older = greater age), as the query layer's
 # tests read docs/reference/fields.md; `effective_price` is max_bid when present, else price.
-_SORTS = {
-    name: (name, False)
-    for name in (
-        "id",
-        "name",
-        "score",
-        "price",
-        "max_bid",
-        "bids_count",
-        "auction_end_date",
-        "trust_flow",
-        "citation_flow",
-        "domain_authority",
-        "referring_domains",
-        "backlinks_count",
-        "wayback_snapshots",
-        "historical_traffic_etv",
-        "created_at",
-        "first_seen_at",
-        "price_eur",
-        "effective_price_eur",
-        "value_mid",
-        "live_mid",
-    )
-}
+_SORTS = {name: (name, False) for name in DOMAIN_SORTS}  # the names the API takes
 _SORTS["age"] = ("wayback_first_date", True)
 _SORTS["effective_price"] = ("@effective_price", False)
 _SORTS["deal"] = ("@deal", False)
@@ -131,14 +91,11 @@ _DOMAIN_KEYS = {
 # Bounds on real numbers, (op, column): the effective price (native, EUR) and the price range
 # (docs/guides/results.md: its middle, and the middle over the EUR price).
 _REAL_BOUNDS = {
-    "price_min": ("ge", "@effective_price"),
-    "price_max": ("le", "@effective_price"),
-    "price_eur_min": ("ge", "effective_price_eur"),
-    "price_eur_max": ("le", "effective_price_eur"),
-    "value_min": ("ge", "value_mid"),
-    "value_max": ("le", "value_mid"),
-    "deal_min": ("ge", "@deal"),
+    f"{name}_{end}": (op, column)
+    for name, column in (("price", "@effective_price"), ("price_eur", "effective_price_eur"), ("value", "value_mid"))
+    for end, op in (("min", "ge"), ("max", "le"))
 }
+_REAL_BOUNDS["deal_min"] = ("ge", "@deal")
 _MAXIMUMS = {"tf_max": "trust_flow", "cf_max": "citation_flow", "da_max": "domain_authority", "age_max": "age"}
 _PENDING_KEYS = {
     "tld",
@@ -250,7 +207,7 @@ def domain_spec(params: Mapping[str, Any], now: datetime) -> Spec:
     if "continuity_min" in p:
         preds.append(("ge", "archive_continuity", int(p["continuity_min"])))
     if "categories" in p:
-        tops = {c.lower() for c in _TOP_CATEGORIES}
+        tops = {c.lower() for c in TOP_CATEGORIES}
         cats = [c.lower() for c in _terms(p["categories"])]
         if any(c.split("/")[0].strip() not in tops for c in cats):
             raise ValueError(f"unknown category in {p['categories']!r}")

@@ -26,29 +26,18 @@ import random
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .scratch import mirror_parser, parse_mirror_args, scratch_copy
 
 if TYPE_CHECKING:  # NumPy and the query layer load when the bench runs, not when it is imported
     import numpy as np
 
     from ..query.columnar import ColumnarIndex
 
-__all__ = ["main", "WRITES", "copy_mirror"]
-
-
-def copy_mirror(source: str, target: str) -> None:
-    """A copy of the mirror at `source` (SQLite's backup API: consistent while it is written)."""
-    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-    dst = sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
+__all__ = ["main", "WRITES"]
 
 
 def _new_listings(conn: sqlite3.Connection, rnd: random.Random, size: int) -> int:
@@ -123,24 +112,21 @@ WRITES: list[tuple[str, int, Callable[[sqlite3.Connection, random.Random, int], 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.refresh", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", required=True, help="the mirror to copy (it is never written)")
+    parser = mirror_parser("toolkit.bench.refresh", __doc__, "the mirror to copy (it is never written)")
     parser.add_argument("--rounds", type=int, default=12)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    args = parser.parse_args(argv)
-    if not Path(args.db).is_file():
-        print(f"--db: no mirror at {args.db}; build one with `edt demo --scale full --db {args.db}`", file=sys.stderr)
+    if (
+        args := parse_mirror_args(
+            parser, argv, "--db: no mirror at {db}; build one with `edt demo --scale full --db {db}`"
+        )
+    ) is None:
         return 2
 
     from ..query import columnar
     from ..store.schema import connect, ensure_schema
 
     rnd = random.Random(args.seed)
-    with tempfile.TemporaryDirectory(prefix="edt-refresh-") as scratch:
-        path = os.path.join(scratch, "mirror.db")
-        started = time.perf_counter()
-        copy_mirror(args.db, path)
+    started = time.perf_counter()
+    with scratch_copy(args.db, "edt-refresh-") as path:
         conn = connect(path)
         ensure_schema(conn)  # the change log's triggers, on a mirror from an older toolkit
         print(f"copied {args.db} in {time.perf_counter() - started:.1f} s", file=sys.stderr)

@@ -21,7 +21,6 @@ Checks, any failure makes the exit status 1: every write was seen by both reader
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -30,11 +29,10 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 from .app_server import free_port
+from .scratch import mirror_parser, parse_mirror_args, scratch_copy
 
 __all__ = ["main"]
 
@@ -103,27 +101,21 @@ def _percentile(values: list[float], share: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolkit.bench.seen", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", required=True, help="the mirror to copy (it is never written)")
+    parser = mirror_parser("toolkit.bench.seen", __doc__, "the mirror to copy (it is never written)")
     parser.add_argument("--writes", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    args = parser.parse_args(argv)
-    if not Path(args.db).is_file():
-        print(f"--db: no mirror at {args.db}; build one with `edt demo --db {args.db}`", file=sys.stderr)
+    if (
+        args := parse_mirror_args(parser, argv, "--db: no mirror at {db}; build one with `edt demo --db {db}`")
+    ) is None:
         return 2
 
     import httpx
 
     from ..query import Mirror
     from ..query.columnar import index_path, load_index
-    from .refresh import copy_mirror
 
     rnd = random.Random(args.seed)
-    with tempfile.TemporaryDirectory(prefix="edt-seen-") as scratch:
-        path = os.path.join(scratch, "mirror.db")
-        started = time.perf_counter()
-        copy_mirror(args.db, path)
+    started = time.perf_counter()
+    with scratch_copy(args.db, "edt-seen-") as path:
         Mirror(path).refresh_index()
         print(f"copied and indexed {args.db} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         port = free_port()

@@ -38,19 +38,6 @@ from __future__ import annotations
 
 from .. import lazy_exports
 
-__all__ = [
-    "DemoRefused",
-    "SCALES",
-    "Scale",
-    "generate_listings",
-    "generate_pending",
-    "load_demo",
-    "clear_demo",
-    "removal_line",
-    "demo_day",
-    "platform_counts",
-]
-
 _LAZY = {
     "DemoRefused": ".loader",
     "SCALES": ".plan",
@@ -63,5 +50,7 @@ _LAZY = {
     "demo_day": ".clock",
     "platform_counts": ".plan",
 }
+
+__all__ = list(_LAZY)
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -1,5 +1,6 @@
 """What the demo source looks like: per platform volumes, listing kinds, TLD mixes,
-prices; the regfree and pending-delete TLD spreads; the languages of each TLD.
+prices (the platforms' own rows in platforms.toml); the regfree and pending-delete TLD
+spreads; the languages of each TLD.
 
 Volumes at `full` scale follow the seed (about 563,000 listings over the platforms, from
 about 11 to about 189,000 each; 164,000 regfree over 83 TLDs; 120,000 pending-delete over
@@ -8,7 +9,9 @@ about 11 to about 189,000 each; 164,000 regfree over 83 TLDs; 120,000 pending-de
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass, field, fields
+from importlib import resources
 from typing import Any
 
 from ..sources import PLATFORM_SLUGS
@@ -60,221 +63,24 @@ def _t(text: str) -> tuple[tuple[str, float], ...]:
     return tuple((parts[i], float(parts[i + 1])) for i in range(0, len(parts), 2))
 
 
-_GTLD_MIX = (
-    ".com 72 .net 9 .org 7 .info 2 .biz 1 .us 1.5 .co 1.5 .io 1 .me 1 .xyz 1.5 .online 0.7 .club 0.5 "
-    ".shop 0.5 .store 0.4"
-)
+def _tuples(row: dict[str, Any], *keys: str) -> dict[str, tuple]:
+    return {key: tuple(row[key]) for key in keys if key in row}
 
-PLATFORMS: tuple[Platform, ...] = (
-    Platform(
-        "dynadot",
-        62_000,
-        _t(
-            ".com 55 .net 8 .org 6 .xyz 6 .top 4 .online 3 .site 3 .shop 3 .store 2 .club 2 "
-            ".info 2 .co 2 .io 2 .me 1 .ai 1"
-        ),
-        (Kind("closeout", None, 1.0, ("lognormal", 9.0, 0.9, 1.99, 2500.0), (1, 90), ends=False),),
-        enriched=0.55,
-        rounding="cents99",
-        estibot=0.1,
-    ),
-    Platform(
-        "catched",
-        14_000,
-        _t(".com 50 .net 8 .org 7 .de 5 .fr 5 .nl 4 .eu 4 .it 3 .be 3 .co.uk 3 .es 3 .ch 2 .at 2"),
-        (Kind("auction", None, 1.0, ("lognormal", 25.0, 0.5, 10.0, 400.0), (3, 5), bid_share=0.25),),
-        enriched=0.8,
-    ),
-    Platform(
-        "dropcatch",
-        189_000,
-        _t(_GTLD_MIX),
-        (
-            Kind("auction", "Dropped", 0.70, ("fixed", 59.0), (3, 3), bid_share=0.21),
-            Kind("auction", "PreRelease", 0.22, ("fixed", 59.0), (5, 10), bid_share=0.16),
-            Kind("auction", "PrivateSeller", 0.08, ("lognormal", 250.0, 1.1, 20.0, 50_000.0), (7, 14), bid_share=0.08),
-        ),
-        enriched=0.6,
-        estibot=0.35,
-    ),
-    Platform(
-        "godaddy",
-        118_000,
-        _t(
-            ".com 75 .net 7 .org 6 .co 2 .info 2 .us 1 .io 1 .biz 0.5 .xyz 1 .shop 0.5 "
-            ".store 0.5 .online 1 .app 0.5 .dev 0.3 .ai 0.2"
-        ),
-        (
-            Kind("auction", "Bid", 0.74, ("lognormal", 12.0, 0.6, 5.0, 5000.0), (7, 10), bid_share=0.18),
-            Kind("closeout", "BuyNow", 0.26, ("lognormal", 11.0, 0.7, 5.0, 3000.0), (5, 5)),
-        ),
-        enriched=0.62,
-        estibot=0.4,
-    ),
-    Platform(
-        "gname",
-        24_000,
-        _t(".com 70 .net 8 .org 5 .top 5 .xyz 4 .cc 3 .vip 2 .cn 3"),
-        (
-            Kind("auction", None, 0.7, ("lognormal", 15.0, 0.6, 5.0, 2000.0), (3, 7), bid_share=0.15),
-            Kind("closeout", None, 0.3, ("lognormal", 29.0, 0.9, 5.0, 5000.0), (1, 60), ends=False),
-        ),
-        enriched=0.7,
-    ),
-    Platform(
-        "snapnames",
-        30_000,
-        _t(".com 80 .net 10 .org 6 .info 2 .biz 1 .us 1"),
-        (
-            Kind("auction", "PreRelease", 0.8, ("fixed", 69.0), (3, 5), bid_share=0.2),
-            Kind("closeout", None, 0.2, ("lognormal", 39.0, 0.8, 9.0, 3000.0), (1, 45), ends=False),
-        ),
-        enriched=0.65,
-        estibot=0.2,
-    ),
-    Platform(
-        "ukdroplists",
-        3_200,
-        _t(".co.uk 70 .uk 20 .org.uk 8 .me.uk 2"),
-        (
-            Kind("backorder", None, 0.7, ("fixed", 12.0), (1, 30), bid_share=0.06),
-            Kind("auction", None, 0.3, ("lognormal", 20.0, 0.6, 5.0, 800.0), (5, 7), bid_share=0.3),
-        ),
-        enriched=0.85,
-    ),
-    Platform(
-        "subreg",
-        5_500,
-        _t(".cz 55 .sk 20 .eu 15 .com 5 .pl 3 .hu 2"),
-        (
-            Kind("auction", None, 0.6, ("lognormal", 12.0, 0.6, 5.0, 800.0), (5, 10), bid_share=0.15),
-            Kind("closeout", None, 0.4, ("lognormal", 25.0, 0.8, 5.0, 2000.0), (1, 60), ends=False),
-        ),
-        enriched=0.75,
-    ),
-    Platform(
-        "webexpire",
-        7_000,
-        _t(".fr 92 .re 2 .com 3 .eu 2 .be 1"),
-        (
-            Kind("auction", None, 0.6, ("lognormal", 29.0, 0.5, 10.0, 900.0), (7, 7), bid_share=0.25),
-            Kind("backorder", None, 0.4, ("fixed", 29.0), (1, 30), bid_share=0.05),
-        ),
-        enriched=0.85,
-    ),
-    Platform(
-        "parkio",
-        4_200,
-        _t(".io 45 .me 15 .ly 10 .to 8 .sh 6 .ac 5 .gg 5 .co 4 .ai 2"),
-        (
-            Kind("backorder", None, 0.55, ("fixed", 99.0), (1, 30), bid_share=0.1),
-            Kind("auction", None, 0.45, ("fixed", 99.0), (10, 10), bid_share=0.3),
-        ),
-        enriched=0.6,
-        themes=(("tech", 5.0), ("biz", 2.0), ("games", 1.0)),
-        brandable=0.15,
-    ),
-    Platform(
-        "bloomup",
-        3_800,
-        _t(".fr 85 .com 8 .be 3 .eu 2 .ch 2"),
-        (
-            Kind("auction", None, 0.6, ("lognormal", 35.0, 0.6, 10.0, 900.0), (7, 7), bid_share=0.2),
-            Kind("closeout", None, 0.4, ("lognormal", 79.0, 0.7, 15.0, 2500.0), (1, 60), ends=False),
-        ),
-        enriched=0.9,
-    ),
-    Platform(
-        "nicsell",
-        12_000,
-        _t(".de 45 .fr 15 .nl 12 .eu 10 .at 6 .ch 5 .be 4 .it 3"),
-        (Kind("auction", None, 1.0, ("fixed", 10.0), (1, 7), bid_share=0.3),),
-        enriched=0.75,
-    ),
-    Platform(
-        "namesilo",
-        16_000,
-        _t(".com 70 .net 8 .org 6 .xyz 4 .top 3 .online 3 .info 2 .co 2 .io 2"),
-        (Kind("auction", None, 1.0, ("lognormal", 15.0, 0.7, 5.0, 2000.0), (7, 7), bid_share=0.12),),
-        enriched=0.65,
-    ),
-    Platform(
-        "namecheap",
-        38_000,
-        _t(".com 72 .net 8 .org 6 .io 3 .co 3 .ai 2 .app 1 .dev 1 .xyz 2 .me 2"),
-        (Kind("auction", None, 1.0, ("lognormal", 9.0, 0.6, 1.0, 2000.0), (3, 7), bid_share=0.2),),
-        enriched=0.95,
-        estibot=0.3,
-    ),
-    Platform(
-        "sedo",
-        20_000,
-        _t(".de 40 .com 30 .at 6 .ch 6 .eu 5 .net 4 .org 4 .fr 3 .nl 2"),
-        (Kind("auction", None, 1.0, ("fixed", 69.0), (7, 7), bid_share=0.15),),
-        enriched=0.97,
-    ),
-    Platform(
-        "gnews-domains",
-        11,
-        _t(".com 60 .fr 20 .net 10 .news 10"),
-        (Kind("closeout", None, 1.0, ("lognormal", 1500.0, 0.6, 300.0, 20_000.0), (5, 120), ends=False),),
-        enriched=1.0,
-        themes=(("news", 10.0),),
-        brandable=0.0,
-    ),
-    Platform(
-        "backorders-domains",
-        900,
-        _t(".es 15 .pt 10 .pl 12 .be 10 .se 8 .dk 8 .fi 6 .no 5 .at 6 .ch 5 .ie 5 .hu 5 .ro 5"),
-        (Kind("auction", None, 1.0, ("fixed", 30.0), (7, 7), bid_share=0.25),),
-        enriched=0.85,
-    ),
-    Platform(
-        "domainlore",
-        1_500,
-        _t(".co.uk 75 .uk 20 .org.uk 5"),
-        (
-            Kind("auction", "Spotlight", 0.2, ("lognormal", 60.0, 0.7, 10.0, 3000.0), (7, 7), bid_share=0.45),
-            Kind("auction", "Hidden Gems", 0.45, ("lognormal", 15.0, 0.5, 5.0, 500.0), (7, 7), bid_share=0.3),
-            Kind("auction", "SEO", 0.35, ("lognormal", 30.0, 0.6, 5.0, 900.0), (7, 7), bid_share=0.3),
-        ),
-        enriched=0.95,
-    ),
-    Platform(
-        "rakkodomain",
-        2_400,
-        _t(".jp 45 .com 35 .net 8 .co.jp 6 .org 3 .info 3"),
-        (Kind("closeout", None, 1.0, ("lognormal", 9800.0, 0.8, 1980.0, 500_000.0), (1, 90), ends=False),),
-        enriched=1.0,
-        rounding="jpy",
-    ),
-    Platform(
-        "seodomains",
-        9_500,
-        _t(".com 55 .net 8 .org 8 .de 5 .fr 5 .co.uk 4 .it 3 .es 3 .nl 3 .pl 2 .info 2 .eu 2"),
-        (Kind("closeout", None, 1.0, ("lognormal", 149.0, 0.7, 29.0, 5000.0), (1, 120), ends=False),),
-        enriched=1.0,
-        rounding="nines",
-    ),
-    Platform(
-        "nameshift",
-        1_300,
-        _t(".com 80 .io 8 .co 5 .ai 4 .net 3"),
-        (Kind("closeout", None, 1.0, ("lognormal", 2400.0, 0.8, 300.0, 95_000.0), (1, 180), ends=False),),
-        enriched=0.9,
-        rounding="nines",
-        brandable=0.45,
-    ),
-    Platform(
-        "namepros",
-        600,
-        _t(".com 85 .io 5 .co 4 .ai 3 .net 3"),
-        (Kind("closeout", None, 1.0, ("lognormal", 1200.0, 0.9, 99.0, 50_000.0), (1, 180), ends=False),),
-        enriched=0.4,
-        rounding="nines",
-        brandable=0.6,
-    ),
-)
+
+def _platforms() -> tuple[Platform, ...]:
+    """The platforms of platforms.toml, in its order (a field it leaves out keeps its default)."""
+    rows = tomllib.loads(resources.files(__package__).joinpath("platforms.toml").read_text(encoding="utf-8"))
+    platforms = []
+    for row in rows["platform"]:
+        kinds = tuple(
+            Kind(**{"auction_type": None, **kind, **_tuples(kind, "price", "duration")}) for kind in row["kinds"]
+        )
+        pairs = {k: _t(row[k]) for k in ("tlds", "themes") if k in row}
+        platforms.append(Platform(**{**row, **pairs, "kinds": kinds}))
+    return tuple(platforms)
+
+
+PLATFORMS: tuple[Platform, ...] = _platforms()
 
 assert tuple(p.slug for p in PLATFORMS) == PLATFORM_SLUGS, "demo catalogue out of step with toolkit.sources"
 
@@ -419,45 +225,17 @@ COUNTRY_OF_TLD: dict[str, str] = {
     ".gr": "Greece",
 }
 
-_REGION = {
-    "France": "Europe",
-    "Germany": "Europe",
-    "Austria": "Europe",
-    "Switzerland": "Europe",
-    "Italy": "Europe",
-    "Spain": "Europe",
-    "Netherlands": "Europe",
-    "Belgium": "Europe",
-    "United Kingdom": "Europe",
-    "Poland": "Europe",
-    "Czech Republic": "Europe",
-    "Slovakia": "Europe",
-    "Sweden": "Europe",
-    "Denmark": "Europe",
-    "Norway": "Europe",
-    "Finland": "Europe",
-    "Portugal": "Europe",
-    "Ireland": "Europe",
-    "Romania": "Europe",
-    "Hungary": "Europe",
-    "Luxembourg": "Europe",
-    "Greece": "Europe",
-    "Indonesia": "Asia",
-    "India": "Asia",
-    "Japan": "Asia",
-    "Colombia": "South America",
-    "Brazil": "South America",
-    "Argentina": "South America",
-    "Chile": "South America",
-    "Peru": "South America",
-    "Mexico": "North America",
-    "Canada": "North America",
-    "United States": "North America",
-    "Australia": "Oceania",
-    "New Zealand": "Oceania",
-    "Turkey": "Asia",
-    "South Africa": "Africa",
+_COUNTRIES_OF_REGION = {
+    "Europe": "France, Germany, Austria, Switzerland, Italy, Spain, Netherlands, Belgium, United Kingdom, Poland, "
+    "Czech Republic, Slovakia, Sweden, Denmark, Norway, Finland, Portugal, Ireland, Romania, Hungary, Luxembourg, "
+    "Greece",
+    "Asia": "Indonesia, India, Japan, Turkey",
+    "South America": "Colombia, Brazil, Argentina, Chile, Peru",
+    "North America": "Mexico, Canada, United States",
+    "Oceania": "Australia, New Zealand",
+    "Africa": "South Africa",
 }
+_REGION = {country: region for region, names in _COUNTRIES_OF_REGION.items() for country in names.split(", ")}
 
 
 def regional_topic(tld: str) -> str | None:

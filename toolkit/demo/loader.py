@@ -26,13 +26,13 @@ from ..store.removal import Removal, other_origins, remove_origin
 from ..store.results import derive_results, forget_values, value_model_path
 from ..store.schema import bulk_load, ensure_schema, without_indexes
 from ..store.transaction import one_transaction
-from ..store.writer import bump_generation, save_listings, save_pending, utc_now
+from ..store.writer import bump_generation, save_pending, utc_now
 from ..signals.inflation import flag_metric_jumps
 from .clock import anchor_of, demo_day, demo_today
 from .generate import listing_chunks
 from .pending import pending_chunks
 from .plan import Scale, plan_listings, scale_of
-from .worker import DEMO, SOURCE_COLUMN, demo_rows
+from .worker import DEMO, SOURCE_COLUMN, demo_rows, write_listing_rows
 from .. import errors
 
 __all__ = [
@@ -254,29 +254,13 @@ def _load(
             phase = started
             for kind, observed, records in items:
                 if kind == "history":
-                    save_listings(
-                        writer,
-                        records,
-                        origin=DEMO,
-                        observed_at=observed,
-                        keep_raw=False,
-                        normalized=True,
-                        flag_jumps=False,
-                    )
+                    write_listing_rows(writer, records, DEMO, observed)
                     seen_history += len(records)
                     report("history", seen_history)
                 elif kind == "listings":
                     if "history" not in timings:
                         timings["history"], phase = time.perf_counter() - phase, time.perf_counter()
-                    save_listings(
-                        writer,
-                        records,
-                        origin=DEMO,
-                        observed_at=observed_at,
-                        keep_raw=False,
-                        normalized=True,
-                        flag_jumps=False,
-                    )
+                    write_listing_rows(writer, records, DEMO, observed_at)
                     regfree = sum(1 for r in records if r[SOURCE_COLUMN] == "regfree")
                     counts["regfree"] += regfree
                     counts["listings"] += len(records) - regfree
@@ -293,18 +277,20 @@ def _load(
             report("indexes", 0)
         timings["indexes"] = time.perf_counter() - phase
         counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
-        writer.executemany(
-            "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [
-                ("demo_scale", scale_name),
-                ("demo_seed", str(seed)),
-                ("demo_generated_at", utc_now()),
-                ("demo_today", day.isoformat()),
-            ],
-        )
-        bump_generation(writer)
+        _note_demo(writer, scale_name, seed, day)
     removal.finish()  # once committed: the archive files and the model the demo's rows left
     return timings
+
+
+def _note_demo(writer: sqlite3.Connection, scale_name: str, seed: int, day: date, days: int | None = None) -> None:
+    """What the demo in the mirror is (`META_KEYS`: a time-lapse also its days), then a new generation."""
+    notes = [("demo_scale", scale_name), ("demo_seed", str(seed)), ("demo_generated_at", utc_now())]
+    notes += [("demo_today", day.isoformat())] + ([("demo_days", str(days))] if days is not None else [])
+    writer.executemany(
+        "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        notes,
+    )
+    bump_generation(writer)
 
 
 def _load_days(
@@ -348,16 +334,6 @@ def _load_days(
         ).fetchone()
         counts.update(listings=platform, regfree=regfree, pending_delete=pending)
         counts["history"] = conn.execute("SELECT count(*) FROM listing_history").fetchone()[0] - history_before
-        writer.executemany(
-            "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [
-                ("demo_scale", scale_name),
-                ("demo_seed", str(seed)),
-                ("demo_generated_at", utc_now()),
-                ("demo_today", day.isoformat()),
-                ("demo_days", str(days)),
-            ],
-        )
-        bump_generation(writer)
+        _note_demo(writer, scale_name, seed, day, days)
     removal.finish()  # once committed: the archive files and the model the demo's rows left
     return timings

@@ -172,20 +172,7 @@ def pending_records(
             iso(checked),
             label.startswith("xn--"),
             len(label),
-            quality_score(
-                trust_flow=tf,
-                citation_flow=cf,
-                domain_authority=da,
-                referring_domains=rd,
-                backlinks_count=bl,
-                ref_domains_edu=0,
-                ref_domains_gov=0,
-                age=None,
-                wayback_snapshots=snaps,
-                is_spammy=False,
-            )
-            if e
-            else None,
+            None,  # the score, from the metrics below
             da if e else None,
             tf if e else None,
             cf if e else None,
@@ -198,6 +185,8 @@ def pending_records(
             iso(checked),
         )
         record = dict(zip(PENDING_KEYS, values))
+        if e:  # no .edu or .gov referring domains, age or spam words known of a pending name
+            record["score"] = quality_score(**record, ref_domains_edu=0, ref_domains_gov=0, age=None, is_spammy=False)
         record["drop_window_start"] = window.start.isoformat() if window else None
         record["drop_window_end"] = window.end.isoformat() if window else None
         out.append(record)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..sources import SOURCES
-from .catalog import PLATFORMS, REGFREE_TLDS, Kind, langs_for
+from .catalog import PLATFORMS, REGFREE_TLDS, Kind, Platform, langs_for
 from .clock import DAY, HOUR, anchor_of, iso, month_back
 from .name_maker import NameMaker
 from .words import LANGS, THEMES
@@ -35,6 +35,8 @@ __all__ = [
     "draw_bids",
     "regfree_batches",
     "regfree_columns",
+    "pick_tlds",
+    "name_columns",
 ]
 
 CHUNK = 4096  # records are made this many at a time
@@ -251,6 +253,36 @@ class TldCodes:
         return self._codes[name]
 
 
+def pick_tlds(rng: np.random.Generator, platform: Platform, n: int) -> tuple[list[str], np.ndarray]:
+    """The platform's TLD names and, for each of `n` rows, the index of one drawn by their weights."""
+    names = [t for t, _ in platform.tlds]
+    weights = np.array([w for _, w in platform.tlds])
+    return names, rng.choice(len(names), n, p=weights / weights.sum())
+
+
+def name_columns(
+    rng: np.random.Generator,
+    tld_id: TldCodes,
+    src: int,
+    kind: np.ndarray,
+    names: list[str],
+    picked: np.ndarray,
+    themes: tuple[tuple[str, float], ...] = (),
+    brandable: float | None = None,
+) -> dict[str, np.ndarray]:
+    """The plan's columns that make the rows' names (TLD `names[picked]`): the source and kind,
+    a language and a theme drawn, and whether brandable (drawn at that share; None: none are)."""
+    n = int(picked.shape[0])
+    return {
+        "src": np.full(n, src, dtype=np.int16),
+        "kind": kind,
+        "tld": np.array([tld_id(t) for t in names], dtype=np.int16)[picked],
+        "lang": choose_langs(rng, names, picked),
+        "theme": choose_themes(rng, n, themes),
+        "brandable": rng.random(n) < brandable if brandable is not None else np.zeros(n, dtype=bool),
+    }
+
+
 def regfree_columns(
     rng: np.random.Generator, tld_id: TldCodes, names: list[str], picked: np.ndarray, created: np.ndarray
 ) -> dict[str, np.ndarray]:
@@ -258,12 +290,7 @@ def regfree_columns(
     and a theme drawn, no kind, price or bids."""
     n = int(picked.shape[0])
     return {
-        "src": np.full(n, REGFREE_INDEX, dtype=np.int16),
-        "kind": np.zeros(n, dtype=np.int8),
-        "tld": np.array([tld_id(t) for t in names], dtype=np.int16)[picked],
-        "lang": choose_langs(rng, names, picked),
-        "theme": choose_themes(rng, n, ()),
-        "brandable": np.zeros(n, dtype=bool),
+        **name_columns(rng, tld_id, REGFREE_INDEX, np.zeros(n, dtype=np.int8), names, picked),
         "created": created.astype(np.int64),
         "end": np.full(n, -1, dtype=np.int64),
         "price": np.full(n, np.nan),
@@ -286,9 +313,7 @@ def plan_listings(scale: str | Scale, seed: int, today: date) -> ListingPlan:
         n = counts[platform.slug]
         kw = np.array([k.weight for k in platform.kinds])
         kind = rng.choice(len(platform.kinds), n, p=kw / kw.sum()).astype(np.int8)
-        names = [t for t, _ in platform.tlds]
-        tw = np.array([w for _, w in platform.tlds])
-        picked = rng.choice(len(names), n, p=tw / tw.sum())
+        names, picked = pick_tlds(rng, platform, n)
         created = np.zeros(n, dtype=np.int64)
         end = np.full(n, -1, dtype=np.int64)
         price = np.zeros(n)
@@ -325,12 +350,7 @@ def plan_listings(scale: str | Scale, seed: int, today: date) -> ListingPlan:
                 bids[rows], max_bid[rows] = draw_bids(rng, p, spec.bid_share, 0.7, 1.05)
         parts.append(
             {
-                "src": np.full(n, si, dtype=np.int16),
-                "kind": kind,
-                "tld": np.array([tld_id(t) for t in names], dtype=np.int16)[picked],
-                "lang": choose_langs(rng, names, picked),
-                "theme": choose_themes(rng, n, platform.themes),
-                "brandable": rng.random(n) < platform.brandable,
+                **name_columns(rng, tld_id, si, kind, names, picked, platform.themes, platform.brandable),
                 "created": created,
                 "end": end,
                 "price": price,
@@ -363,25 +383,6 @@ def plan_listings(scale: str | Scale, seed: int, today: date) -> ListingPlan:
 
 # -- listing history: earlier states of auctions with bids ---------------------------------
 
-_HISTORY_KEYS = (
-    "id",
-    "name",
-    "tld",
-    "source",
-    "type",
-    "auction_type",
-    "price",
-    "max_bid",
-    "effective_price",
-    "currency",
-    "bids_count",
-    "auction_end_date",
-    "purchase_url",
-    "purchase_platform",
-    "created_at",
-    "updated_at",
-)
-
 
 def history_states(plan: ListingPlan, seed: int) -> list[tuple[str, list[dict[str, Any]]]]:
     """Earlier states (fewer bids, lower top bid) of the listings flagged `history`, grouped
@@ -410,23 +411,23 @@ def history_states(plan: ListingPlan, seed: int) -> list[tuple[str, list[dict[st
             max_bid = float(round(price + (top - price) * (bids / final_bids) ** 1.3)) if bids else None
             if max_bid is not None and max_bid <= price:
                 max_bid = price + 1.0
-            values = (
-                int(plan.ids[row]),
-                name,
-                plan.tlds[plan.tld[row]],
-                SLUGS[src],
-                KIND_TYPE[src, plan.kind[row]],
-                KIND_AUCTION_TYPE[src, plan.kind[row]],
-                price,
-                max_bid,
-                max_bid if max_bid is not None else price,
-                CURRENCY[src],
-                bids,
-                iso(end) if end >= 0 else None,
-                pattern.format(name=name) if pattern else None,
-                PLATFORM_NAME[src],
-                iso(created),
-                iso(t),
-            )
-            by_time.setdefault(t, []).append(dict(zip(_HISTORY_KEYS, values)))
+            state = {
+                "id": int(plan.ids[row]),
+                "name": name,
+                "tld": plan.tlds[plan.tld[row]],
+                "source": SLUGS[src],
+                "type": KIND_TYPE[src, plan.kind[row]],
+                "auction_type": KIND_AUCTION_TYPE[src, plan.kind[row]],
+                "price": price,
+                "max_bid": max_bid,
+                "effective_price": max_bid if max_bid is not None else price,
+                "currency": CURRENCY[src],
+                "bids_count": bids,
+                "auction_end_date": iso(end) if end >= 0 else None,
+                "purchase_url": pattern.format(name=name) if pattern else None,
+                "purchase_platform": PLATFORM_NAME[src],
+                "created_at": iso(created),
+                "updated_at": iso(t),
+            }
+            by_time.setdefault(t, []).append(state)
     return [(iso(t), by_time[t]) for t in sorted(by_time)]

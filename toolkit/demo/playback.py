@@ -16,7 +16,7 @@ import numpy as np
 
 from ..signals.fx import to_eur
 from ..store.schema import LISTING_COLUMNS
-from ..store.writer import close_listings, listing_row, listing_values, save_listings, save_pending
+from ..store.writer import close_listings, listing_row, listing_values, save_pending
 from .catalog import TIMELAPSE
 from .clock import DAY, iso
 from .generate import listing_chunk
@@ -25,6 +25,7 @@ from .plan import (
     REGFREE_INDEX,
 )
 from .timelapse import JUMP_MIN_TF, METRICS, World, bids_at, sync_moments
+from .worker import write_listing_rows
 
 __all__ = ["State", "state_at", "Player", "run_days"]
 
@@ -359,7 +360,7 @@ def _write_changes(writer: Any, world: World, made: _Made, rows: list[int], t: i
             values[_AT["updated_at"]] = iso(max(int(plan.created[index[i]]), min(t, int(world.gone[index[i]]))))
             values[_AT["last_seen_at"]] = stamp
             out.append(tuple(values))
-    _write_rows(writer, out, origin, stamp)
+    write_listing_rows(writer, out, origin, stamp, batch=2000)
 
 
 def _save(writer: Any, world: World, made: _Made, pairs: list[tuple[int, dict[str, Any]]], t: int, origin: str) -> None:
@@ -376,7 +377,7 @@ def _save(writer: Any, world: World, made: _Made, pairs: list[tuple[int, dict[st
         out["effective_price"] = out["max_bid"] if out.get("max_bid") is not None else out["price"]
         out["updated_at"] = iso(max(int(world.plan.created[row]), min(t, int(world.gone[row]))))
         rows.append(listing_values(listing_row(out, origin=origin, observed_at=stamp, canonical=True)))
-    _write_rows(writer, rows, origin, stamp)
+    write_listing_rows(writer, rows, origin, stamp, batch=2000)
 
 
 def _shown(world: World, made: _Made, index: np.ndarray, t: int) -> State:
@@ -385,20 +386,6 @@ def _shown(world: World, made: _Made, index: np.ndarray, t: int) -> State:
     made.bids[index], made.max_bid[index], made.price[index] = now.bids, now.max_bid, now.price
     made.metrics[index] = now.metrics
     return now
-
-
-def _write_rows(writer: Any, rows: list[tuple], origin: str, stamp: str) -> None:
-    """Listing rows (as the writer takes them) written as a sync at `stamp` writes them."""
-    save_listings(
-        writer,
-        rows,
-        origin=origin,
-        observed_at=stamp,
-        keep_raw=False,
-        flag_jumps=False,
-        normalized=True,
-        batch_size=2000,
-    )
 
 
 def _seen(writer: Any, ids: list[int], stamp: str) -> None:

@@ -48,10 +48,10 @@ from .plan import (
     Scale,
     TldCodes,
     allocate,
-    choose_langs,
-    choose_themes,
     draw_bids,
     draw_prices,
+    name_columns,
+    pick_tlds,
     regfree_batches,
     regfree_columns,
 )
@@ -257,9 +257,7 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
         keep = gone > first
         created, end, gone = created[keep], end[keep], gone[keep]
         n = created.shape[0]
-        names = [t for t, _ in platform.tlds]
-        tw = np.array([w for _, w in platform.tlds])
-        picked = rng.choice(len(names), n, p=tw / tw.sum())
+        names, picked = pick_tlds(rng, platform, n)
         price = draw_prices(rng, spec, platform.rounding, n)
         bids = np.full(n, -1, dtype=np.int64)
         top = np.full(n, np.nan)
@@ -267,12 +265,9 @@ def plan_world(scale: str | Scale, seed: int, first_day: date, today: date) -> W
             bids, top = draw_bids(rng, price, min(0.9, spec.bid_share * tl.bids_at_end_factor), 1.5, 0.9)
         parts.append(
             {
-                "src": np.full(n, si, dtype=np.int16),
-                "kind": np.full(n, ki, dtype=np.int8),
-                "tld": np.array([tld_id(t) for t in names], dtype=np.int16)[picked],
-                "lang": choose_langs(rng, names, picked),
-                "theme": choose_themes(rng, n, platform.themes),
-                "brandable": rng.random(n) < platform.brandable,
+                **name_columns(
+                    rng, tld_id, si, np.full(n, ki, dtype=np.int8), names, picked, platform.themes, platform.brandable
+                ),
                 "created": created,
                 "end": end,
                 "gone": gone,

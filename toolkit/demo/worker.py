@@ -23,14 +23,14 @@ from datetime import date
 from typing import Any
 
 from ..store.schema import LISTING_COLUMNS
-from ..store.writer import listing_row, listing_values, pending_row, pending_values
+from ..store.writer import listing_row, listing_values, pending_row, pending_values, save_listings
 from .clock import anchor_of
 from .generate import listing_chunks
 from .pending import pending_chunks
 from .plan import Scale, history_states, plan_listings
 from .signal_fields import metric_history_states
 
-__all__ = ["DEMO", "Item", "SOURCE_COLUMN", "WORKER_MIN_RECORDS", "demo_rows"]
+__all__ = ["DEMO", "Item", "SOURCE_COLUMN", "WORKER_MIN_RECORDS", "demo_rows", "write_listing_rows"]
 
 DEMO = "demo"  # the origin of every row the demo writes
 # Loads of at least this many records generate in a worker process while this one writes.
@@ -38,6 +38,21 @@ WORKER_MIN_RECORDS = 50_000
 
 Item = tuple[str, Any, list[tuple]]  # (kind, observed_at or None, rows as the writer takes them)
 SOURCE_COLUMN = list(LISTING_COLUMNS).index("source")
+
+
+def write_listing_rows(writer: Any, rows: list[tuple], origin: str, stamp: str, batch: int = 1000) -> None:
+    """Listing rows (as the writer takes them) written as a sync at `stamp` writes them, in
+    batches of `batch`: no raw records kept, the metric jumps flagged once after the whole load."""
+    save_listings(
+        writer,
+        rows,
+        origin=origin,
+        observed_at=stamp,
+        keep_raw=False,
+        normalized=True,
+        flag_jumps=False,
+        batch_size=batch,
+    )
 
 
 def _produce(scale: Scale, seed: int, today: date) -> Iterator[Item]:
