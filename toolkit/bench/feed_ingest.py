@@ -55,8 +55,9 @@ HEADER = (
 )
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _TLDS = ("com", "net", "org", "io", "co", "xyz", "info", "pro", "cc", "me")
-# The child prints its own peak resident memory (VmHWM) as it exits, then runs a command's main.
-_CHILD = (  # its own peak, and its largest worker's (a whole build of the columnar index forks two)
+# The child runs a command's main and prints, as it exits, its own peak resident memory (VmHWM)
+# and its largest child's (a whole build of the columnar index forks two workers).
+_CHILD = (
     "import atexit, re, resource, runpy, sys\n"
     "atexit.register(lambda: sys.stderr.write('peak-kib %s\\nworkers-kib %s\\n' % (re.search(r'VmHWM:\\s+(\\d+)', "
     "open('/proc/self/status').read()).group(1), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)))\n"
@@ -368,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.markdown:
         print(
-            "\n| process | result | wall time | vs sqlite-utils | peak memory (VmHWM) | its largest worker's |"
+            "\n| process | result | wall time | vs sqlite-utils | peak memory (VmHWM) | its largest child's |"
             "\n|---|---|---:|---:|---:|---:|"
         )
     for r in runs:
