@@ -348,6 +348,31 @@ def test_a_load_with_a_generator_process_stops_whole(before, tmp_path, stop):
     assert mirror_digest(path) == mirror_digest(before)
 
 
+def test_a_generator_ends_when_its_loader_dies_with_items_unread():
+    """A loader killed (kill -9) after the generator made its last rows but before it took them:
+    the generator ends anyway (a process ending flushes its queue's pipe, which nobody reads now)."""
+    code = (
+        "import os, signal, sys, time\n"
+        "from datetime import date\n"
+        "import toolkit.demo.worker as worker\n"
+        "worker.WORKER_MIN_RECORDS = 0\n"
+        "from toolkit.demo.plan import SCALES\n"
+        "with worker.demo_rows(SCALES['small'], 5, date(2026, 11, 27)) as items:\n"
+        "    for n, _ in enumerate(items):\n"
+        "        if n == 60:  # of 81 items: the last ones (well over a pipe's 64 KB) stay unread\n"
+        "            print('ready', flush=True); time.sleep(1.0); os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "ready"
+    workers = _children(child.pid)
+    assert workers, "the load did not start its generator process"
+    child.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():

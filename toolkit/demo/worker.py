@@ -16,6 +16,7 @@ import os
 import queue as queue_module
 import signal
 import threading
+import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -105,12 +106,29 @@ def _worker(out: Any, scale: Scale, seed: int, today: date) -> None:
                 if os.getppid() != parent:
                     os._exit(1)
 
+    def taken() -> None:
+        # Before ending, wait until the loader has taken every item: the queue's pipe is flushed as
+        # the process ends, and with the loader gone (kill -9) and the pipe full that would never end.
+        while _waiting(out):
+            if os.getppid() != parent:
+                os._exit(1)
+            time.sleep(0.05)
+
     try:
         for item in _produce(scale, seed, today):
             put(item)
         put(("done", None, []))
     except BaseException:  # report, then let the process end
         put(("error", traceback.format_exc(), []))
+    taken()
+
+
+def _waiting(out: Any) -> bool:
+    """Whether items put on `out` are not yet taken (where the count cannot be read: not yet read)."""
+    try:
+        return out.qsize() > 0
+    except NotImplementedError:  # macOS: no semaphore count
+        return not out.empty()
 
 
 def _start_method() -> str:
