@@ -278,17 +278,17 @@ def _build_once(
     with pool:
         futures = [pool.submit(_build_part, *args) for args in parts]
         built = [future.exception() or future.result() for future in futures]
-    halves = [IndexFile(folder, scratch=h[3][0], layout=h[3][1]) for h in built if not isinstance(h, BaseException)]
+    halves = [h[3] for h in built if not isinstance(h, BaseException)]
     out = IndexFile(folder, target=save_to)
     try:
         for failed in built:
             if isinstance(failed, BaseException):
                 raise failed
-        (generation, rows, meta, _), (other_generation, other_rows, other_meta, _) = built  # type: ignore[misc]
+        (generation, rows, meta, _), (other_generation, _, other_meta, _) = built  # type: ignore[misc]
         if generation != other_generation or not np.array_equal(halves[0].array("id"), halves[1].array("id")):
             raise _Moved("the mirror changed while the index was read; build again")
-        out.take(halves[0].handoff())
-        out.take(halves[1].handoff(), skip=("id",))
+        out.take(halves[0])
+        out.take(halves[1], skip=("id",))
         for key, value in other_meta.items():
             meta[key] = value + meta[key] if isinstance(value, list) else {**meta[key], **value}
         meta["part"] = part
@@ -331,10 +331,10 @@ def _archive_version(conn: sqlite3.Connection) -> str:
 
 def _build_part(
     path: str, columns: list[str], with_names: bool, part: str, folder: str
-) -> tuple[int, int, dict[str, Any], tuple[str, dict[str, tuple[str, int, int]]]]:
+) -> tuple[int, int, dict[str, Any], IndexFile]:
     """Scan `columns` (and the name order), hold them in id order and sort the sortable ones,
     each array written to a scratch file in `folder` as it is made. Returns the generation,
-    the rows, the meta and the scratch file's `handoff`."""
+    the rows, the meta and that file."""
     out = IndexFile(folder)
     try:
         generation, table = _scan(path, ["id"] + columns, part)
@@ -372,7 +372,7 @@ def _build_part(
             for name, array in arrays.items():
                 if name != "id":
                     out.add(name, array)
-        return generation, rows, meta, out.handoff()
+        return generation, rows, meta, out
     except BaseException:
         out.discard()
         raise
@@ -643,7 +643,10 @@ def _patched(
     sink = out if out is not None else HeldArrays(arrays)
     new_ids = patch(old_ids, ids)
     sink.add("id", new_ids)
-    made = {"id": new_ids}  # what `patch_names` reads or replaces
+    made = {
+        "id": new_ids,
+        **{key: previous.arrays[key] for key in _NAME_ARRAYS},
+    }  # what `patch_names` reads or replaces
     for column in columns:
         reals: dict[str, np.ndarray] = (
             {f"values:{column}": previous.arrays[f"values:{column}"]} if f"values:{column}" in previous.arrays else {}
@@ -668,8 +671,6 @@ def _patched(
             previous.release()
     scanned_names = table.column("name").to_pylist()
     names = [scanned_names[i] for i in order]
-    names_before = {key: previous.arrays[key] for key in _NAME_ARRAYS}
-    made.update(names_before)
     patch_names(previous, made, meta, found, removed, ids, names)
     for key in _NAME_ARRAYS:
         sink.add(key, made[key])

@@ -27,29 +27,17 @@ class IndexFile:
     """The arrays of one index part, written to a scratch file in `folder` as they come (`add`,
     or `take` another's), then made the part's file at `path` at once (`finish`), never half
     written; or read back into memory (`arrays`). Raises OSError when the folder cannot be
-    written (the caller then holds the part in memory). A build's worker hands its scratch
-    file over by `handoff`; the process that started it `take`s it. `target`: where `finish`
-    puts the part."""
+    written (the caller then holds the part in memory). It pickles as its scratch file's name
+    and layout: a build's worker returns its own, the process that started it `take`s it.
+    `target`: where `finish` puts the part."""
 
-    def __init__(
-        self,
-        folder: str | os.PathLike[str],
-        *,
-        target: str | os.PathLike[str] | None = None,
-        scratch: str | None = None,
-        layout: dict | None = None,
-    ):
+    def __init__(self, folder: str | os.PathLike[str], *, target: str | os.PathLike[str] | None = None):
         self.target = target
-        if scratch is None:
-            made = tempfile.NamedTemporaryFile(dir=folder, prefix=".edt-colidx-", suffix=".scratch", delete=False)
-            made.close()
-            scratch = made.name
-        self.scratch = scratch
-        self.layout: dict[str, tuple[str, int, int]] = dict(layout or {})
-        self._size = max(
-            (offset + _padded(np.dtype(dtype).itemsize * count) for dtype, offset, count in self.layout.values()),
-            default=0,
-        )
+        made = tempfile.NamedTemporaryFile(dir=folder, prefix=".edt-colidx-", suffix=".scratch", delete=False)
+        made.close()
+        self.scratch = made.name
+        self.layout: dict[str, tuple[str, int, int]] = {}
+        self._size = 0
 
     def __contains__(self, name: str) -> bool:
         return name in self.layout
@@ -73,14 +61,8 @@ class IndexFile:
     def arrays(self) -> dict[str, np.ndarray]:
         return {name: self.array(name) for name in self.layout}
 
-    def handoff(self) -> tuple[str, dict[str, tuple[str, int, int]]]:
-        """What another process needs to `take` this file: its scratch file's name and layout."""
-        return self.scratch, self.layout
-
-    def take(self, handoff: tuple[str, dict[str, tuple[str, int, int]]], skip: tuple[str, ...] = ()) -> None:
-        """Add every array of another scratch file (a `handoff`) but `skip`, a block at a time;
-        that file goes."""
-        other = IndexFile(os.path.dirname(handoff[0]), scratch=handoff[0], layout=handoff[1])
+    def take(self, other: "IndexFile", skip: tuple[str, ...] = ()) -> None:
+        """Add every array of `other` but `skip`, a block at a time; `other`'s scratch file goes."""
         try:
             with open(other.scratch, "rb") as source, open(self.scratch, "r+b") as data:
                 for name, (dtype, offset, count) in other.layout.items():
