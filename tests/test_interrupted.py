@@ -348,6 +348,29 @@ def test_a_load_with_a_generator_process_stops_whole(before, tmp_path, stop):
     assert mirror_digest(path) == mirror_digest(before)
 
 
+def test_a_stop_as_the_generator_is_born_stops_only_the_generator(tmp_path):
+    """A SIGTERM reaching the generator the instant it is forked (before it set its own handlers)
+    does not run the loader's handler in the fork: no second "interrupted" line from a copy of the
+    loader, one line naming the stopped generator."""
+    path = tmp_path / "m.db"
+    code = (
+        "import os, signal, sys, toolkit.demo.worker as worker; worker.WORKER_MIN_RECORDS = 0\n"
+        "_fork = os.fork\n"
+        "def fork():\n"
+        "    pid = _fork()\n"
+        "    if pid == 0:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return pid\n"
+        "os.fork = fork\n"
+        "from toolkit.cli import main; sys.argv = ['edt', 'demo', '--db', sys.argv[1], '--seed', '5']; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == "edt: the demo generator process stopped (killed by SIGTERM)"
+
+
 def test_a_generator_ends_when_its_loader_dies_with_items_unread():
     """A loader killed (kill -9) after the generator made its last rows but before it took them:
     the generator ends anyway (a process ending flushes its queue's pipe, which nobody reads now)."""

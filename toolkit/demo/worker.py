@@ -90,11 +90,15 @@ def _produce(scale: Scale, seed: int, today: date) -> Iterator[Item]:
         )
 
 
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _worker(out: Any, scale: Scale, seed: int, today: date) -> None:
     # The loader decides how a load stops (Ctrl-C and kill roll it back, then end this process):
     # a forked worker must not run the loader's handlers, nor stop on the terminal's Ctrl-C.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # blocked by the loader while it started us
     gc.disable()  # the generator makes no reference cycles; collections would only cost time
     parent = os.getppid()
 
@@ -131,6 +135,13 @@ def _waiting(out: Any) -> bool:
         return not out.empty()
 
 
+def _ending(code: int | None) -> str:
+    """How a process ended, in words: `killed by SIGTERM` or `exit status 1`."""
+    if code is not None and code < 0:
+        return f"killed by {signal.Signals(-code).name}"
+    return f"exit status {code}"
+
+
 def _start_method() -> str:
     """fork is instant, but unsafe in a process that runs other threads (a server, an app)."""
     if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
@@ -147,7 +158,13 @@ def demo_rows(scale: Scale, seed: int, today: date) -> Iterator[Iterator[Item]]:
     ctx = multiprocessing.get_context("fork") if _start_method() == "fork" else multiprocessing.get_context("spawn")
     channel = ctx.Queue(maxsize=24)
     worker = ctx.Process(target=_worker, args=(channel, scale, seed, today), name="edt-demo-generator", daemon=True)
-    worker.start()
+    # A stop arriving while the worker starts would run the loader's handler in a fork of the
+    # loader's stack (the load's "interrupted" said twice): held until the worker set its own.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        worker.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     finished = False
 
     def items() -> Iterator[Item]:
@@ -157,7 +174,7 @@ def demo_rows(scale: Scale, seed: int, today: date) -> Iterator[Iterator[Item]]:
                 kind, first, records = channel.get(timeout=2)
             except queue_module.Empty:
                 if not worker.is_alive():
-                    raise RuntimeError(f"the demo generator process stopped (exit code {worker.exitcode})") from None
+                    raise RuntimeError(f"the demo generator process stopped ({_ending(worker.exitcode)})") from None
                 continue
             if kind == "done":
                 finished = True
