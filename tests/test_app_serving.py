@@ -246,15 +246,20 @@ def test_every_name_in_the_pages_elements_is_a_chunk_of_the_installed_streamlit_
 
 
 def test_app_py_serves_the_vendored_echarts_module_for_good():
-    """The chart library is Apache ECharts' own ES module, unmodified, under a name that
-    carries its version (so a browser may keep it: `immutable`)."""
+    """The chart library is the parts of Apache ECharts the app draws, one ES module built from
+    static/build/ (see static/README.md), under a name that carries its version (so a browser
+    may keep it: `immutable`), the version its build pins."""
     response = get(f"/{assets.ECHARTS_URL}", Starlette(routes=asgi.ROUTES, middleware=asgi.MIDDLEWARE))
     assert response.status_code == 200 and response.content == assets.ECHARTS_FILE.read_bytes()
     assert "javascript" in response.headers["content-type"]  # a module script needs a JS type
     assert "immutable" in response.headers["cache-control"]
-    version = re.search(r"echarts-(\d+\.\d+\.\d+)\.esm\.min\.js$", assets.ECHARTS_URL).group(1)
+    version = re.search(r"echarts-(\d+\.\d+\.\d+)-app\.esm\.min\.js$", assets.ECHARTS_URL).group(1)
+    build = assets.ECHARTS_FILE.parent / "build"
+    assert json.loads((build / "package.json").read_text())["dependencies"]["echarts"] == version
+    locked = json.loads((build / "package-lock.json").read_text())["packages"]["node_modules/echarts"]
+    assert locked["version"] == version
     text = response.text
-    assert f'version:"{version}"' in text.replace(" ", "")  # the name says the version the file is
+    assert text.startswith(f"/*! Apache ECharts {version} ") and f'="{version}"' in text  # its own version string
     exported = re.search(r"export\s*\{([^}]*)\}\s*;?\s*$", text).group(1)
     assert {"init", "getInstanceByDom"} <= {part.split(" as ")[-1].strip() for part in exported.split(",")}
     license_text = (assets.ECHARTS_FILE.parent / "echarts-LICENSE.txt").read_text()

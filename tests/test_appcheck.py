@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BROWSER_SKIP_REASON, small_demo
+from conftest import BROWSER_SKIP_REASON, empty_counts, small_demo
 
 from toolkit import Mirror
 from toolkit.bench import browser as appcheck
@@ -469,3 +469,111 @@ def test_the_charts_are_drawn_from_our_echarts_module_redrawn_on_a_change_and_th
             cf, tf, shown = cell.group(1), cell.group(2), int(cell.group(3).replace(",", ""))
             search = {"tld": ".com", "tf_min": tf, "tf_max": tf, "cf_min": cf, "cf_max": cf, "per_page": "1"}
             assert shown == mirror.search_domains(search)["meta"]["total"] > 0
+
+
+# For each option in `arguments[1]`: the parts it asks for that the module `arguments[0]` did not
+# draw (a series type, a component, or a component's kind, such as a scrolling legend).
+_MISSING_PARTS_JS = """
+const done = arguments[arguments.length - 1];
+const options = arguments[1];
+import(arguments[0]).then((echarts) => {
+  const box = document.createElement("div");
+  box.style.cssText = "width: 640px; height: 420px";
+  document.body.appendChild(box);
+  done(options.map((option) => {
+    const chart = echarts.init(box);
+    chart.setOption(option);
+    const model = chart.getModel(), missing = [];
+    for (const [key, asked] of Object.entries(option)) {
+      if (!["title", "tooltip", "legend", "visualMap", "graphic", "grid", "xAxis", "yAxis"].includes(key)) continue;
+      const kinds = (Array.isArray(asked) ? asked : [asked]).map((one) => one.type);
+      const drawn = model.findComponents({ mainType: key });
+      if (!drawn.length) missing.push(key);
+      else if (key === "legend" || key === "visualMap")
+        kinds.filter((kind) => kind && !drawn.some((c) => c.subType === kind)).forEach((kind) => missing.push(`${key} ${kind}`));
+    }
+    for (const series of option.series || []) {
+      if (!model.getSeriesByType(series.type).length) missing.push(`series ${series.type}`);
+      for (const mark of ["markLine", "markPoint"])
+        if (series[mark] && !model.findComponents({ mainType: mark }).length) missing.push(mark);
+    }
+    chart.dispose();
+    return missing;
+  }));
+});
+"""
+
+
+@needs_chromium
+def test_every_chart_the_pages_draw_is_drawn_whole_by_the_apps_echarts_module(tmp_path):
+    """The app's ECharts module holds only the parts the app draws (static/build/entry.js): every
+    chart of the pages, empty ones included, set in Chromium, has each series type, component
+    and kind of component it asks for drawn (ECharts leaves out a part it was not built with)."""
+    import functools
+    import http.server
+    import shutil
+    from datetime import date
+
+    import pandas as pd
+
+    from toolkit.analysis import charts
+    from toolkit.bench.app_server import browser
+    from toolkit.bench.feed_ingest import loopback_server
+    from toolkit.ui import assets
+    from toolkit.ui.echarts import option
+
+    counts = Mirror(small_demo(tmp_path / "demo.db", 9)).chart_counts({})
+    history = pd.DataFrame(
+        {
+            "observed_at": ["2026-11-01T07:00:00Z", "2026-11-05T07:00:00Z", "2026-11-20T07:00:00Z"],
+            "price": [10.0, 12.0, 30.0],
+            "start_price": [10.0, 10.0, 10.0],
+            "max_bid": [None, 11.0, 25.0],
+            "bids_count": [0, 1, 7],
+            "trust_flow": [8, 9, 31],
+            "citation_flow": [20, 22, 22],
+            "domain_authority": [None, None, None],
+            "referring_domains": [0, 95, 120],
+            "backlinks_count": [400, 900, 4000],
+        }
+    )
+    by_counts = [
+        charts.tf_cf_heatmap,
+        charts.tf_cf_ratio_bars,
+        charts.age_bars,
+        charts.first_year_bars,
+        charts.snapshots_age_heatmap,
+        charts.language_bars,
+    ]
+    figures = [draw(counts) for draw in by_counts] + [draw(empty_counts()) for draw in by_counts]
+    figures += [charts.zone_share_bars(counts, by) for by in ("topic", "source")]
+    figures += [
+        charts.drop_calendar({date(2026, 3, 5): 4}, date(2026, 3, 1), title="Drops, March 2026"),
+        charts.drop_calendar({}, date(2026, 3, 1)),
+        charts.price_history(history, currency="USD"),
+        charts.price_history(history.iloc[0:0]),
+        charts.metric_history(history, jump_at="2026-11-20T07:00:00Z"),
+    ]
+    options = [option(fig) for fig in figures]
+    asked = {s["type"] for o in options for s in o["series"]} | {k for o in options for k in o}
+    assert {"heatmap", "bar", "line", "visualMap", "graphic", "legend"} <= asked  # the test sees every kind
+    assert any("markLine" in s for o in options for s in o["series"])
+    site = tmp_path / "site"
+    site.mkdir()
+    shutil.copyfile(assets.ECHARTS_FILE, site / "echarts.js")
+    (site / "index.html").write_text("<!doctype html><title>charts</title>")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site))
+    server, base = loopback_server(handler)
+    try:
+        with browser() as driver:
+            driver.get(f"{base}/index.html")
+            missing = driver.execute_async_script(_MISSING_PARTS_JS, f"{base}/echarts.js", options)
+    finally:
+        server.shutdown()
+    assert len(missing) == len(options)
+    assert not [(o["title"]["text"], m) for o, m in zip(options, missing) if m]

@@ -55,10 +55,10 @@ __all__ = [
     "warm_options",
 ]
 
-# Apache ECharts as its npm package ships it (`dist/echarts.esm.min.js`, see static/README.md),
+# Apache ECharts, the parts the app draws as one ES module (built from static/build/, see static/README.md),
 # which app.py serves (`FromMemory`) for the charts (`echarts.show`): without the 1 MB of
 # Arrow and number formatting Streamlit's own ECharts element loads with it.
-ECHARTS_FILE = Path(__file__).with_name("static") / "echarts-6.1.0.esm.min.js"
+ECHARTS_FILE = Path(__file__).with_name("static") / "echarts-6.1.0-app.esm.min.js"
 ECHARTS_URL = f"edt/static/{ECHARTS_FILE.name}"  # relative to the app's address
 CHART_ELEMENT = "edt-echarts"
 # The small charts the browser draws out of sight to warm the chart library up
