@@ -577,3 +577,22 @@ def test_every_chart_the_pages_draw_is_drawn_whole_by_the_apps_echarts_module(tm
         server.shutdown()
     assert len(missing) == len(options)
     assert not [(o["title"]["text"], m) for o, m in zip(options, missing) if m]
+
+
+@needs_chromium
+def test_the_chart_module_bench_prints_each_modules_times_against_the_peer(tmp_path, capsys):
+    """`python -m toolkit.bench.chart_module --vs PATH`: a row per module, each time a multiple
+    of the peer's (here a copy of the app's own module: the peer's row is 1.00x throughout)."""
+    import shutil
+
+    from toolkit.bench import chart_module
+    from toolkit.ui import assets
+
+    peer = tmp_path / "peer.esm.min.js"
+    shutil.copyfile(assets.ECHARTS_FILE, peer)
+    assert chart_module.main(["--vs", str(peer), "--rounds", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and " ms " in line]
+    assert [row.split(" | ")[0] for row in rows] == ["| the app's module", "| peer: peer.esm.min.js"]
+    times = [[float(ms) for ms in re.findall(r"(\d+) ms", row)] for row in rows]
+    assert all(len(row) == 4 and row[0] > 0 and row[1] > 0 for row in times)
+    assert rows[1].count("(1.00x)") == 4
