@@ -581,3 +581,48 @@ def test_an_index_build_worker_dies_with_the_process_that_forked_it(tmp_path):
     else:
         os.kill(worker, signal.SIGKILL)
         raise AssertionError(f"the worker {worker} outlived its parent")
+
+
+def test_an_index_file_is_finished_by_renaming_its_scratch_file_and_reads_as_before(tmp_path, monkeypatch):
+    """`IndexFile.finish` writes the header into the scratch file's room for it and renames the
+    file into place: the part's file is the scratch file itself (its inode), with the mode of the
+    file it replaces; where the header outgrows the room, the file is copied with the header
+    sized to it (the layout files before this had), and both load with the same arrays."""
+    import os
+
+    import numpy as np
+
+    from toolkit.query import index_file
+    from toolkit.query.index_file import IndexFile
+
+    path = tmp_path / "m.db"
+    writer = Mirror(path, clock=fixed_clock, create=True)
+    save_listings(writer.connection(), listing_records(60, seed=12), origin="sync", observed_at=ts(NOW))
+    built = writer.refresh_index()
+    arrays = {name: np.asarray(built.arrays[name]) for name in built.arrays}
+    target = tmp_path / "part.colidx"
+    target.write_bytes(b"older")
+    target.chmod(0o640)
+    out = IndexFile(tmp_path, target=target)
+    for name, array in arrays.items():
+        out.add(name, array)
+    inode = os.stat(out.scratch).st_ino
+    out.finish(built.generation, len(arrays["id"]), built.meta)
+    assert os.stat(target).st_ino == inode and not os.path.exists(out.scratch)
+    assert target.stat().st_mode & 0o777 == 0o640
+    renamed = load_index(target)
+    assert renamed is not None and renamed.generation == built.generation
+    assert all(np.array_equal(renamed.arrays[name], array) for name, array in arrays.items())
+
+    monkeypatch.setattr(index_file, "HEAD", index_file.ALIGN)  # a header past its room: copied
+    copied_to = tmp_path / "copied.colidx"
+    out = IndexFile(tmp_path, target=copied_to)
+    for name, array in arrays.items():
+        out.add(name, array)
+    inode = os.stat(out.scratch).st_ino
+    out.finish(built.generation, len(arrays["id"]), built.meta)
+    assert os.stat(copied_to).st_ino != inode and not os.path.exists(out.scratch)
+    size = int.from_bytes(copied_to.read_bytes()[8:16], "little")
+    assert size < 64 * 1024  # the header as long as it is, no room left
+    copied = load_index(copied_to)
+    assert copied is not None and all(np.array_equal(copied.arrays[name], array) for name, array in arrays.items())

@@ -16,11 +16,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["IndexFile", "HeldArrays", "FORMAT", "MAGIC", "ALIGN"]
+__all__ = ["IndexFile", "HeldArrays", "FORMAT", "MAGIC", "ALIGN", "HEAD"]
 
 FORMAT = 3  # 2: reals held as ranks among their distinct values; 3: parts (live, all)
 MAGIC = b"EDTCOLS1"
 ALIGN = 64
+# Room left for the header before the arrays of a scratch file: `finish` writes the header
+# there, padded with spaces to fill it, and renames the scratch file into place (no copy).
+HEAD = 64 * 1024
 
 
 class IndexFile:
@@ -48,7 +51,7 @@ class IndexFile:
             raise ValueError(f"{name}: already in the index file")
         array = np.ascontiguousarray(array)
         with open(self.scratch, "r+b") as data:
-            data.seek(self._size)
+            data.seek(HEAD + self._size)
             data.write(memoryview(array).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer: no copy
         self.layout[name] = (array.dtype.str, self._size, int(array.size))
         self._size += _padded(array.nbytes)
@@ -56,7 +59,7 @@ class IndexFile:
     def array(self, name: str) -> np.ndarray:
         """The array `name`, read back into memory."""
         dtype, offset, count = self.layout[name]
-        return np.fromfile(self.scratch, dtype=np.dtype(dtype), count=count, offset=offset)
+        return np.fromfile(self.scratch, dtype=np.dtype(dtype), count=count, offset=HEAD + offset)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {name: self.array(name) for name in self.layout}
@@ -70,8 +73,8 @@ class IndexFile:
                         continue
                     if name in self.layout:
                         raise ValueError(f"{name}: already in the index file")
-                    source.seek(offset)
-                    data.seek(self._size)
+                    source.seek(HEAD + offset)
+                    data.seek(HEAD + self._size)
                     _copy(source, data, np.dtype(dtype).itemsize * count)
                     self.layout[name] = (dtype, self._size, count)
                     self._size += _padded(np.dtype(dtype).itemsize * count)
@@ -79,25 +82,45 @@ class IndexFile:
             other.discard()
 
     def finish(self, generation: int, rows: int, meta: dict[str, Any]) -> None:
-        """The part's file at `target`, whole: the header, then the arrays written; the scratch goes."""
+        """The part's file at `target`, whole: the header written into the scratch file's room
+        for it and the scratch file renamed into place (copied, header first, where the header
+        outgrows its room or the rename cannot be done)."""
         if self.target is None:
             raise ValueError("an index file without a target cannot be finished")
         target = Path(self.target)
         header = json.dumps(
             {"format": FORMAT, "generation": generation, "rows": rows, "layout": self.layout, "meta": meta}
         ).encode()
+        room = HEAD - len(MAGIC) - 8
+        try:
+            if len(header) <= room:  # the arrays start at HEAD, where `load_index` finds them
+                with open(self.scratch, "r+b") as data:
+                    data.write(MAGIC + room.to_bytes(8, "little") + header.ljust(room))
+                    data.truncate(HEAD + self._size)
+                # a scratch file is its owner's alone; the part's file reads as the one it replaces
+                os.chmod(self.scratch, target.stat().st_mode & 0o777 if target.exists() else 0o644)
+                try:
+                    os.replace(self.scratch, target)
+                    return
+                except OSError:  # another file system: copied below
+                    pass
+            self._copy_to(target, header)
+        finally:
+            self.discard()
+
+    def _copy_to(self, target: Path, header: bytes) -> None:
         start = -(-(len(MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
         partial = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.partial")
         try:
             with open(partial, "wb") as out, open(self.scratch, "rb") as data:
                 out.write(MAGIC + len(header).to_bytes(8, "little") + header)
                 out.write(b"\0" * (start - out.tell()))
+                data.seek(HEAD)
                 shutil.copyfileobj(data, out, 1 << 20)
                 out.truncate(start + self._size)
             os.replace(partial, target)
         finally:
             partial.unlink(missing_ok=True)
-            self.discard()
 
     def discard(self) -> None:
         """The scratch file goes (nothing, once finished)."""
