@@ -556,8 +556,8 @@ def test_an_index_build_worker_dies_with_the_process_that_forked_it(tmp_path):
     script = (
         "import multiprocessing, os, sys, time\n"
         "from concurrent.futures import ProcessPoolExecutor\n"
-        "from toolkit.query.columnar import _die_with_parent\n"
-        "with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('fork'), initializer=_die_with_parent) as pool:\n"
+        "from toolkit.query.columnar import _worker_start\n"
+        "with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('fork'), initializer=_worker_start) as pool:\n"
         "    print(pool.submit(os.getpid).result(), flush=True)\n"
         "    pool.submit(time.sleep, 120)\n"
         "    time.sleep(120)\n"

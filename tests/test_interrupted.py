@@ -396,6 +396,37 @@ def test_a_generator_ends_when_its_loader_dies_with_items_unread():
     assert not any(_alive(pid) for pid in workers)
 
 
+def test_the_index_builders_of_a_killed_load_end_quietly_at_once(tmp_path):
+    """A load killed (kill -9) while its index is built by two forked workers: the workers end
+    at once, silently (their parent's handlers are not theirs: no traceback, no worker left
+    holding the load's pipes), whatever the load's own stop handlers were when it forked them."""
+    path = tmp_path / "m.db"
+    code = (
+        "import sys, time, toolkit.query.columnar as columnar\n"
+        "build = columnar._build_part\n"
+        "def slow(*args):\n"
+        "    time.sleep(60)\n"
+        "    return build(*args)\n"
+        "columnar._build_part = slow\n"
+        "from toolkit.cli import main; sys.argv = ['edt', 'demo', '--db', sys.argv[1], '--seed', '5']; main()"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while len(_children(child.pid)) < 2 and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = _children(child.pid)
+    assert len(workers) == 2, f"the index build did not start its workers: {child.poll()}"
+    child.kill()
+    out, err = child.communicate(timeout=20)  # every holder of the pipes is gone
+    assert "Traceback" not in err, err
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():

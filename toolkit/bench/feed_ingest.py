@@ -42,6 +42,7 @@ import tempfile
 import threading
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,7 +183,7 @@ def write_bomb(folder: Path) -> Path:
     return field
 
 
-def loopback_server(handler: type[http.server.BaseHTTPRequestHandler]) -> tuple[http.server.HTTPServer, str]:
+def loopback_server(handler: Callable[..., http.server.BaseHTTPRequestHandler]) -> tuple[http.server.HTTPServer, str]:
     """`handler` answering on a free loopback port from a daemon thread (until the process
     ends, or `shutdown()`), and its base URL."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

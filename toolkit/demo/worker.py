@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
+from ..children import own_stops, stops_held
 from ..store.schema import LISTING_COLUMNS
 from ..store.writer import listing_row, listing_values, pending_row, pending_values, save_listings
 from .clock import anchor_of
@@ -90,15 +91,9 @@ def _produce(scale: Scale, seed: int, today: date) -> Iterator[Item]:
         )
 
 
-_STOPS = {signal.SIGINT, signal.SIGTERM}
-
-
 def _worker(out: Any, scale: Scale, seed: int, today: date) -> None:
-    # The loader decides how a load stops (Ctrl-C and kill roll it back, then end this process):
-    # a forked worker must not run the loader's handlers, nor stop on the terminal's Ctrl-C.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # blocked by the loader while it started us
+    # The loader decides how a load stops (Ctrl-C and kill roll it back, then end this process).
+    own_stops()
     gc.disable()  # the generator makes no reference cycles; collections would only cost time
     parent = os.getppid()
 
@@ -158,13 +153,8 @@ def demo_rows(scale: Scale, seed: int, today: date) -> Iterator[Iterator[Item]]:
     ctx = multiprocessing.get_context("fork") if _start_method() == "fork" else multiprocessing.get_context("spawn")
     channel = ctx.Queue(maxsize=24)
     worker = ctx.Process(target=_worker, args=(channel, scale, seed, today), name="edt-demo-generator", daemon=True)
-    # A stop arriving while the worker starts would run the loader's handler in a fork of the
-    # loader's stack (the load's "interrupted" said twice): held until the worker set its own.
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-    try:
+    with stops_held():  # until the worker took its own (toolkit/children.py)
         worker.start()
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     finished = False
 
     def items() -> Iterator[Item]:

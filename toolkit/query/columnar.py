@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from ..children import own_stops, stops_held
 from ..store.schema import LISTING_COLUMNS, REAL_EXPRESSIONS, SORT_COLUMNS, connect
 from .conditions import Unsupported
 
@@ -238,8 +239,9 @@ class _Moved(RuntimeError):
     """The mirror changed while the index was read."""
 
 
-def _die_with_parent() -> None:
-    """A build worker ends with the process that forked it: a load killed mid-build (kill -9)
+def _worker_start() -> None:
+    """A build worker takes its own stops (`toolkit.children`: a Ctrl-C ends it quietly, as it
+    ends the load) and ends with the process that forked it: a load killed mid-build (kill -9)
     leaves no worker waiting for work that will never come (Linux; elsewhere nothing)."""
     import ctypes
     import signal
@@ -250,6 +252,7 @@ def _die_with_parent() -> None:
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
         except (OSError, AttributeError):
             pass
+    own_stops(interrupt=signal.SIG_DFL)
 
 
 def _build_once(
@@ -272,11 +275,12 @@ def _build_once(
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        pool: Any = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent)
+        pool: Any = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start)
     else:
         pool = ThreadPoolExecutor(2)
     with pool:
-        futures = [pool.submit(_build_part, *args) for args in parts]
+        with stops_held():  # the workers start with their own (toolkit/children.py)
+            futures = [pool.submit(_build_part, *args) for args in parts]
         built = [future.exception() or future.result() for future in futures]
     halves = [h[3] for h in built if not isinstance(h, BaseException)]
     out = IndexFile(folder, target=save_to)
