@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,6 +23,9 @@ from toolkit.query.aggregates import ChartCounts
 from toolkit.sources import PLATFORM_SLUGS, source_by_slug
 from toolkit.store.results import save_live, save_values
 from toolkit.store.writer import close_listings, save_listings, save_pending
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 # Real files the tests read, kept in the repository (each folder's SOURCES.md: where from, licence).
@@ -125,6 +129,25 @@ def pending_row(row_id: int, domain: str, week_end: str, drops: str, status: str
     """A pending-delete record as the oi-diff feed gives it, to `save_pending`."""
     record = {"id": row_id, "domain": domain, "source": "oi-diff", "week_end": week_end, "whois_status": status}
     return {**record, "estimated_drop_date": drops, **extra}
+
+
+def chart_history() -> "pd.DataFrame":
+    """A listing's history as the domain page's charts take it: three sightings, bids rising."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "observed_at": ["2026-11-01T07:00:00Z", "2026-11-05T07:00:00Z", "2026-11-20T07:00:00Z"],
+            "price": [10.0, 12.0, 30.0],
+            "max_bid": [None, 11.0, 25.0],
+            "bids_count": [0, 1, 7],
+            "trust_flow": [8, 9, 31],
+            "citation_flow": [20, 22, 22],
+            "domain_authority": [None, None, None],
+            "referring_domains": [0, 95, 120],
+            "backlinks_count": [400, 900, 4000],
+        }
+    )
 
 
 def empty_counts(total: int = 0, languages: dict | None = None) -> ChartCounts:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BROWSER_SKIP_REASON, empty_counts, small_demo
+from conftest import BROWSER_SKIP_REASON, chart_history, empty_counts, small_demo
 
 from toolkit import Mirror
 from toolkit.bench import browser as appcheck
@@ -514,8 +514,6 @@ def test_every_chart_the_pages_draw_is_drawn_whole_by_the_apps_echarts_module(tm
     import shutil
     from datetime import date
 
-    import pandas as pd
-
     from toolkit.analysis import charts
     from toolkit.bench.app_server import browser
     from toolkit.bench.feed_ingest import loopback_server
@@ -523,20 +521,7 @@ def test_every_chart_the_pages_draw_is_drawn_whole_by_the_apps_echarts_module(tm
     from toolkit.ui.echarts import option
 
     counts = Mirror(small_demo(tmp_path / "demo.db", 9)).chart_counts({})
-    history = pd.DataFrame(
-        {
-            "observed_at": ["2026-11-01T07:00:00Z", "2026-11-05T07:00:00Z", "2026-11-20T07:00:00Z"],
-            "price": [10.0, 12.0, 30.0],
-            "start_price": [10.0, 10.0, 10.0],
-            "max_bid": [None, 11.0, 25.0],
-            "bids_count": [0, 1, 7],
-            "trust_flow": [8, 9, 31],
-            "citation_flow": [20, 22, 22],
-            "domain_authority": [None, None, None],
-            "referring_domains": [0, 95, 120],
-            "backlinks_count": [400, 900, 4000],
-        }
-    )
+    history = chart_history().assign(start_price=[10.0, 10.0, 10.0])
     by_counts = [
         charts.tf_cf_heatmap,
         charts.tf_cf_ratio_bars,

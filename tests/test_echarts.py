@@ -12,10 +12,9 @@ import re
 from datetime import date
 
 import numpy as np
-import pandas as pd
 import plotly.colors
 import pytest
-from conftest import empty_counts, small_demo
+from conftest import chart_history, empty_counts, small_demo
 
 from toolkit import Mirror
 from toolkit.analysis import charts
@@ -235,26 +234,10 @@ def test_an_empty_month_still_draws_its_days_and_says_why_it_is_blank():
     assert [g["style"]["text"] for g in out["graphic"]] == [charts.EMPTY_TEXT]
 
 
-def _history() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "observed_at": ["2026-11-01T07:00:00Z", "2026-11-05T07:00:00Z", "2026-11-20T07:00:00Z"],
-            "price": [10.0, 12.0, 30.0],
-            "max_bid": [None, 11.0, 25.0],
-            "bids_count": [0, 1, 7],
-            "trust_flow": [8, 9, 31],
-            "citation_flow": [20, 22, 22],
-            "domain_authority": [None, None, None],
-            "referring_domains": [0, 95, 120],
-            "backlinks_count": [400, 900, 4000],
-        }
-    )
-
-
 def test_price_history_steps_on_a_time_axis_with_the_bids_on_the_right():
     """The price line is what a buyer pays (the highest bid, else the price asked): every bid
     moves it; the start price stays beside it; the price axis names the currency."""
-    history = _history().assign(price=[10.0, 10.0, 10.0], effective_price=[10.0, 11.0, 25.0])
+    history = chart_history().assign(price=[10.0, 10.0, 10.0], effective_price=[10.0, 11.0, 25.0])
     out = option(charts.price_history(history, currency="USD"))
     assert out["xAxis"]["type"] == "time" and out["useUTC"] is True and out["tooltip"]["trigger"] == "axis"
     named = {s["name"]: s for s in out["series"]}
@@ -274,12 +257,12 @@ def test_price_history_steps_on_a_time_axis_with_the_bids_on_the_right():
     right = out["yAxis"][1]
     assert right["position"] == "right" and right["minInterval"] == 1 and right["interval"] == 2  # ceil(7 / 5)
     assert out["legend"]["data"] == [paid, "Start or asking price", "Bids"]
-    closeout = option(charts.price_history(_history()))  # asked and paid the same: one line
+    closeout = option(charts.price_history(chart_history()))  # asked and paid the same: one line
     assert [s["name"] for s in closeout["series"]] == [paid, "Bids"] and closeout["yAxis"][0]["name"] == "Price"
 
 
 def test_metric_history_has_a_log_right_axis_and_marks_the_rise():
-    out = option(charts.metric_history(_history(), jump_at="2026-11-20T07:00:00Z"))
+    out = option(charts.metric_history(chart_history(), jump_at="2026-11-20T07:00:00Z"))
     named = {s["name"]: s for s in out["series"]}
     assert set(named) == {"Trust Flow", "Citation Flow", "Referring domains", "Backlinks"}  # no DA: never observed
     assert (out["yAxis"][0]["min"], out["yAxis"][0]["max"]) == (0, 100) and out["yAxis"][1]["type"] == "log"
@@ -300,15 +283,15 @@ def test_every_empty_chart_says_no_rows_match(draw):
     assert (out["graphic"][0]["left"], out["graphic"][0]["top"]) == ("center", "middle")
     assert out["title"]["text"] == draw(empty).layout.title.text
     for history_chart in (charts.price_history, charts.metric_history):
-        assert option(history_chart(_history().iloc[0:0]))["graphic"][0]["style"]["text"] == charts.EMPTY_TEXT
+        assert option(history_chart(chart_history().iloc[0:0]))["graphic"][0]["style"]["text"] == charts.EMPTY_TEXT
 
 
 def test_every_option_is_plain_json(counts):
     figures = [draw(counts) for draw in COUNT_CHARTS]
     figures += [
         charts.drop_calendar({date(2026, 3, 5): 4}, date(2026, 3, 1)),
-        charts.price_history(_history()),
-        charts.metric_history(_history(), jump_at="2026-11-20T07:00:00Z"),
+        charts.price_history(chart_history()),
+        charts.metric_history(chart_history(), jump_at="2026-11-20T07:00:00Z"),
     ]
     for fig in figures:
         text = json.dumps(option(fig), allow_nan=False)  # NumPy scalars, NaN and times converted

@@ -4,33 +4,24 @@
 // text graphics, drawn on a canvas. Built by `npm run build` (see ../README.md); a browser
 // test sets every chart the pages draw and checks that each of its parts was drawn.
 import * as echarts from "echarts/core";
-import { BarChart, HeatmapChart, LineChart, ScatterChart } from "echarts/charts";
-import {
-  GraphicComponent,
-  GridComponent,
-  LegendScrollComponent,
-  MarkLineComponent,
-  MarkPointComponent,
-  TitleComponent,
-  TooltipComponent,
-  VisualMapContinuousComponent,
-} from "echarts/components";
+import * as charts from "echarts/charts";
+import * as components from "echarts/components";
 import { LabelLayout } from "echarts/features";
 import { CanvasRenderer } from "echarts/renderers";
 
 echarts.use([
-  BarChart,
-  HeatmapChart,
-  LineChart,
-  ScatterChart,
-  GraphicComponent,
-  GridComponent,
-  LegendScrollComponent,
-  MarkLineComponent,
-  MarkPointComponent,
-  TitleComponent,
-  TooltipComponent,
-  VisualMapContinuousComponent,
+  charts.BarChart,
+  charts.HeatmapChart,
+  charts.LineChart,
+  charts.ScatterChart,
+  components.GraphicComponent,
+  components.GridComponent,
+  components.LegendScrollComponent,
+  components.MarkLineComponent,
+  components.MarkPointComponent,
+  components.TitleComponent,
+  components.TooltipComponent,
+  components.VisualMapContinuousComponent,
   LabelLayout,
   CanvasRenderer,
 ]);
