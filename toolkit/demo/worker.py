@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
-from ..children import own_stops, stops_held
+from ..store.children import own_stops, stops_held
 from ..store.schema import LISTING_COLUMNS
 from ..store.writer import listing_row, listing_values, pending_row, pending_values, save_listings
 from .clock import anchor_of
@@ -153,7 +153,7 @@ def demo_rows(scale: Scale, seed: int, today: date) -> Iterator[Iterator[Item]]:
     ctx = multiprocessing.get_context("fork") if _start_method() == "fork" else multiprocessing.get_context("spawn")
     channel = ctx.Queue(maxsize=24)
     worker = ctx.Process(target=_worker, args=(channel, scale, seed, today), name="edt-demo-generator", daemon=True)
-    with stops_held():  # until the worker took its own (toolkit/children.py)
+    with stops_held():  # until the worker took its own (toolkit/store/children.py)
         worker.start()
     finished = False
 

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from ..children import own_stops, stops_held
+from ..store.children import own_stops, stops_held
 from ..store.schema import LISTING_COLUMNS, REAL_EXPRESSIONS, SORT_COLUMNS, connect
 from .conditions import Unsupported
 
@@ -240,7 +240,7 @@ class _Moved(RuntimeError):
 
 
 def _worker_start() -> None:
-    """A build worker takes its own stops (`toolkit.children`: a Ctrl-C ends it quietly, as it
+    """A build worker takes its own stops (`toolkit.store.children`: a Ctrl-C ends it quietly, as it
     ends the load) and ends with the process that forked it: a load killed mid-build (kill -9)
     leaves no worker waiting for work that will never come (Linux; elsewhere nothing)."""
     import ctypes
@@ -279,7 +279,7 @@ def _build_once(
     else:
         pool = ThreadPoolExecutor(2)
     with pool:
-        with stops_held():  # the workers start with their own (toolkit/children.py)
+        with stops_held():  # the workers start with their own (toolkit/store/children.py)
             futures = [pool.submit(_build_part, *args) for args in parts]
         built = [future.exception() or future.result() for future in futures]
     halves = [h[3] for h in built if not isinstance(h, BaseException)]
