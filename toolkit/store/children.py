@@ -28,7 +28,10 @@ STOPS = {signal.SIGINT, signal.SIGTERM}
 @contextmanager
 def stops_held() -> Iterator[None]:
     """SIGINT and SIGTERM held (not lost) in this thread until the block ends; a thread or
-    process started inside it starts with them held."""
+    process started inside it starts with them held (POSIX; elsewhere nothing is held)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
     held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     try:
         yield
@@ -41,4 +44,5 @@ def own_stops(*, interrupt: signal.Handlers = signal.SIG_IGN) -> None:
     nothing; SIG_DFL: ends it at once, quietly), then both are let through."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, interrupt)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
