@@ -49,6 +49,7 @@ def _wait_rendered(driver: Any, started: float, timeout: float, *, rerun: bool) 
     deadline = started + timeout
     done_twice = 0
     finished = None
+    ran, state = "", dict[str, Any]()
     while time.monotonic() < deadline:
         ran = (driver.execute_script(_RERAN_JS) or "") if rerun else "running,notRunning"
         state = driver.execute_script(PAGE_STATE_JS) or {}
@@ -61,7 +62,8 @@ def _wait_rendered(driver: Any, started: float, timeout: float, *, rerun: bool) 
         else:
             done_twice = 0
         time.sleep(0.05)
-    raise AppCheckError(f"not drawn within {timeout:.0f} s")
+    seen = f"script states seen since the gesture: {ran or 'none'}; " if rerun else ""
+    raise AppCheckError(f"not drawn within {timeout:.0f} s ({seen}the page: {state}; {driver.current_url})")
 
 
 def _open(driver: Any, url: str, timeout: float) -> float:
