@@ -509,14 +509,12 @@ def test_every_chart_the_pages_draw_is_drawn_whole_by_the_apps_echarts_module(tm
     """The app's ECharts module holds only the parts the app draws (static/build/entry.js): every
     chart of the pages, empty ones included, set in Chromium, has each series type, component
     and kind of component it asks for drawn (ECharts leaves out a part it was not built with)."""
-    import functools
-    import http.server
     import shutil
     from datetime import date
 
     from toolkit.analysis import charts
     from toolkit.bench.app_server import browser
-    from toolkit.bench.feed_ingest import loopback_server
+    from toolkit.bench.feed_ingest import folder_server
     from toolkit.ui import assets
     from toolkit.ui.echarts import option
 
@@ -548,12 +546,7 @@ def test_every_chart_the_pages_draw_is_drawn_whole_by_the_apps_echarts_module(tm
     shutil.copyfile(assets.ECHARTS_FILE, site / "echarts.js")
     (site / "index.html").write_text("<!doctype html><title>charts</title>")
 
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    handler = functools.partial(Quiet, directory=str(site))
-    server, base = loopback_server(handler)
+    server, base = folder_server(site)
     try:
         with browser() as driver:
             driver.get(f"{base}/index.html")

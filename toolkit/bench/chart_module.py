@@ -12,8 +12,6 @@ each and their ratio to the peer's.
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import shutil
 import statistics
 import tempfile
@@ -23,7 +21,7 @@ from typing import Any
 
 from ..ui import assets
 from .app_server import browser
-from .feed_ingest import loopback_server
+from .feed_ingest import folder_server
 
 __all__ = ["main"]
 
@@ -40,11 +38,6 @@ for (const option of await (await fetch("./warm.json")).json()) {
 window.timed = { import: imported - started, draw: performance.now() - imported };
 </script>"""
 _TIMES = ("import", "draw", "import, cached", "draw, cached")
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 def _timed(driver: Any, url: str) -> dict[str, float]:
@@ -69,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copyfile(path, site / f"module{number}.js")
     shutil.copyfile(assets.WARM_OPTIONS, site / "warm.json")
     (site / "index.html").write_text(_PAGE)
-    server, base = loopback_server(functools.partial(_Quiet, directory=str(site)))
+    server, base = folder_server(site)
     times: dict[str, list[tuple[float, ...]]] = {name: [] for name in modules}
     try:
         for _ in range(args.rounds):

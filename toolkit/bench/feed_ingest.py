@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import csv
 import email.utils
+import functools
 import hashlib
 import http.server
 import json
@@ -46,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["main", "loopback_server"]
+__all__ = ["main", "loopback_server", "folder_server"]
 
 HEADER = (
     "url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahrefsDomainRating,umbrellaRanking,"
@@ -190,6 +191,16 @@ def loopback_server(handler: Callable[..., http.server.BaseHTTPRequestHandler]) 
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+class _FolderFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def folder_server(folder: str | os.PathLike[str]) -> tuple[http.server.HTTPServer, str]:
+    """The files of `folder` served quietly on a free loopback port (`loopback_server`)."""
+    return loopback_server(functools.partial(_FolderFiles, directory=os.fspath(folder)))
 
 
 class _Publisher:

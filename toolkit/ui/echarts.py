@@ -3,8 +3,8 @@
 `toolkit.analysis.charts` stays the one definition of every chart (the notebooks show its
 Plotly figures as they are); `option(fig)` (`echarts_option.py`) converts a figure into an
 ECharts option and `show` draws it. Plotly's element is a 4.7 MB chunk whose evaluation and
-drawing block the browser; ECharts draws on a canvas from a 0.6 MB module (the parts we draw), so the chart
-pages open and redraw sooner.
+drawing block the browser; ECharts draws on a canvas from a 0.6 MB module (the parts we
+draw), so the chart pages open and redraw sooner.
 
 Served by app.py, `show` draws the option with a small component of ours (`_CHART_JS`,
 no iframe) that imports ECharts' own module (`assets.ECHARTS_URL`); Streamlit's ECharts
