@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -332,3 +333,32 @@ def test_every_error_raised_on_purpose_is_a_toolkit_error():
             and not issubclass(value, ToolkitError)
         }
     assert found == outside
+
+
+SHELLS = ("cli", "ui", "serve")  # the front ends: they call the library, which holds every statement
+
+
+def _sql_in_shells(paths: list[Path], root: Path) -> list[str]:
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            called = isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("execute", "executemany")
+            text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            statement = text and re.match(r"\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\s", node.value)
+            if called or statement:
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return sorted(found)
+
+
+def test_the_front_ends_hold_no_sql():
+    """The command line, the app and the server read and write through the library (datasette's
+    views build URLs, its `Database` runs the SQL): a statement in a shell is a rule in two places."""
+    shells = [p for p in _modules() if p.relative_to(PACKAGE).parts[0] in SHELLS]
+    assert not _sql_in_shells([*shells, PACKAGE.parent / "app.py"], PACKAGE.parent)
+
+
+def test_the_sql_check_sees_a_statement(tmp_path):
+    shell = tmp_path / "toolkit" / "cli" / "x.py"
+    shell.parent.mkdir(parents=True)
+    shell.write_text('conn.execute("SELECT 1")\nquery = "SELECT name FROM listings"\n')
+    assert _sql_in_shells([shell], tmp_path) == ["toolkit/cli/x.py:1", "toolkit/cli/x.py:1", "toolkit/cli/x.py:2"]

