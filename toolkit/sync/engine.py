@@ -67,7 +67,7 @@ def _now() -> datetime:
     return clock() if clock is not None else datetime.now(timezone.utc)
 
 
-def utc_now() -> str:
+def sync_now() -> str:
     """Now on the sync's clock, as the mirror stores timestamps (UTC, whole seconds)."""
     return utc_stamp(_now())
 
@@ -180,7 +180,7 @@ class PassState:
                 None if self.cursor is None else json.dumps(self.cursor),
                 self.high_water,
                 self.last_full_at,
-                utc_now(),
+                sync_now(),
             ],
         )
 
@@ -306,7 +306,7 @@ def _update_run(
             report.closed,
             report.throttled,
             report.status if finished else "running",
-            utc_now() if finished else None,
+            sync_now() if finished else None,
             error,
             run_id,
         ],
@@ -318,7 +318,7 @@ async def _next_second(conn: sqlite3.Connection, job: Job) -> None:
     if _CLOCK.get() is not None:
         return  # a replay's clock stands still within a run
     seen = conn.execute(f"SELECT max(last_seen_at) FROM {job.table} WHERE origin = ?", [ORIGIN]).fetchone()[0]
-    while seen and utc_now() <= seen:
+    while seen and sync_now() <= seen:
         await asyncio.sleep(1.02 - (time.time() % 1))
 
 
@@ -351,7 +351,7 @@ async def sync_job(
             report.resumed = True
             conn.execute(
                 "UPDATE sync_runs SET status = 'interrupted', finished_at = ? WHERE id = ? AND status = 'running'",
-                [utc_now(), state.run_id],
+                [sync_now(), state.run_id],
             )
         else:
             stale = state.last_full_at is None or (
@@ -361,7 +361,7 @@ async def sync_job(
             if job.name == "bids":
                 state.mode = "bids"
             state.cursor, state.pass_started_at = {}, None
-        state.run_id = _start_run(conn, job.name, utc_now())
+        state.run_id = _start_run(conn, job.name, sync_now())
         state.save(conn)
     report.mode = state.mode or "full"
     pages = _paginator(job, state.cursor)
@@ -379,7 +379,7 @@ async def sync_job(
         if not state.pass_started_at:  # a new pass (or one stopped before its start was noted)
             await _next_second(conn, job)
             with conn:
-                state.pass_started_at = utc_now()
+                state.pass_started_at = sync_now()
                 state.save(conn)
         async for body in fetch_pages(client, job, pages, params):
             records = body["data"]
@@ -392,7 +392,7 @@ async def sync_job(
             def checkpoint(conn: sqlite3.Connection) -> None:
                 state.save(conn)
 
-            counts = save_page(conn, job, records, observed_at=utc_now(), commit_with=checkpoint)
+            counts = save_page(conn, job, records, observed_at=sync_now(), commit_with=checkpoint)
             report.seen += counts.seen
             report.new += counts.new
             report.updated += counts.updated
@@ -408,9 +408,9 @@ async def sync_job(
                 return report
         with conn:
             if report.mode == "full" and job.scope is not None:
-                report.closed = _close_unseen(conn, job, state.pass_started_at or utc_now(), utc_now())
+                report.closed = _close_unseen(conn, job, state.pass_started_at or sync_now(), sync_now())
             if report.mode == "full":
-                state.last_full_at = utc_now()
+                state.last_full_at = sync_now()
             if newest and job.name == "listings":
                 state.high_water = max(newest, state.high_water or newest)
             state.cursor = None
@@ -514,7 +514,7 @@ async def _run_jobs(
         finally:
             if any(r.status == "ok" for r in reports):
                 with conn:  # once, after the jobs: the auctions that ended (store/results.py)
-                    derive_results(conn, now=utc_now())
+                    derive_results(conn, now=sync_now())
         return reports
     finally:
         conn.close()
