@@ -65,6 +65,16 @@ def test_a_rate_on_a_given_day_from_the_bundled_ecb_table():
     assert table.first_date == date(1999, 1, 4) and table.last_date >= date(2026, 1, 1)
 
 
+def test_a_days_rate_is_looked_up_once_whatever_the_hour():
+    """A feed prices each row at its own moment: one lookup a currency and day, not one a row."""
+    table = FxTable()
+    asked = []
+    convert = table._converter.convert
+    table._converter.convert = lambda *args: asked.append(args) or convert(*args)
+    rates = {table.rate("USD", f"2024-01-15T{hour:02d}:{minute:02d}:00Z") for hour in range(24) for minute in (0, 30)}
+    assert len(rates) == 1 and rates.pop() == pytest.approx(1 / 1.0945) and len(asked) == 1
+
+
 def test_no_rate_is_none_never_a_guess():
     assert to_eur(100, "XYZ", "2024-01-15") is None  # not an ECB currency
     assert to_eur(100, None, "2024-01-15") is None and to_eur(None, "USD", "2024-01-15") is None

@@ -586,3 +586,32 @@ def test_a_set_based_write_writes_what_the_row_by_row_writer_writes(tmp_path):
     assert conn.execute("SELECT count(*) FROM listings WHERE metrics_jumped = 1").fetchone()[0] > 0
     assert conn.execute("SELECT count(*) FROM listings WHERE value_mid = 20 AND archive_years = 4").fetchone()[0] > 0
     assert conn.execute("SELECT count(DISTINCT observed_at) FROM listing_history").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("deferred", [True, False])
+def test_a_deferred_checkpoint_leaves_a_big_commit_in_the_log_and_copies_it_beside(tmp_path, deferred):
+    """A feed's day commits into the write-ahead log and a thread copies it into the file while
+    the load goes on (store/wal_checkpoint.py); a plain commit past 1,000 pages copies it itself."""
+    import contextlib
+    import os
+
+    from toolkit.store.schema import connect
+    from toolkit.store.wal_checkpoint import deferred_checkpoints
+
+    path = str(tmp_path / "mirror.db")
+    conn = connect(path)
+    with conn:
+        conn.execute("CREATE TABLE t (x BLOB)")
+    empty = os.path.getsize(path)
+    with deferred_checkpoints(conn, path) if deferred else contextlib.nullcontext() as checkpoint:
+        with conn:
+            conn.executemany("INSERT INTO t VALUES (randomblob(4000))", [()] * 3000)  # about 3,000 pages
+        committed = os.path.getsize(path)
+        if checkpoint is not None:
+            checkpoint.start()
+            checkpoint.wait()
+    assert (committed == empty) is deferred
+    assert os.path.getsize(path) > empty + 10_000_000
+    assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 3000
+    conn.close()

@@ -46,6 +46,7 @@ from ..store.fields import utc_seconds
 from ..store.lock import writer_lock
 from ..store.writer import close_listings
 from ..store.picked import picked
+from ..store.wal_checkpoint import deferred_checkpoints
 from ..sync.remote import (
     ContractRetry,
     PacedTransport,
@@ -534,21 +535,24 @@ def run_feeds(
             raise ValueError(f"{mirror.path}: the mirror is open read-only; the feeds cannot be written")
         try:
             conn = mirror.connection()
-            for feed in feeds:
-                client.traffic.requests = 0
-                report = run_feed(conn, mirror, feed, client, feeds_folder(mirror.path))
-                reports.append(report)
-                if say is not None:
-                    say(report.line())
-            wrote = before_alerts(mirror, reports) if before_alerts is not None else False
-            if wrote or any(
-                r.status == "ok" and r.ingest is not None and (r.ingest.written or r.closed) for r in reports
-            ):
-                try:
-                    mirror.refresh_indexes()
-                except Exception as exc:  # noqa: BLE001 - queries are then answered by SQLite
+            with deferred_checkpoints(conn, mirror.path) as checkpoint:  # each day's log copied beside the next step
+                for feed in feeds:
+                    client.traffic.requests = 0
+                    report = run_feed(conn, mirror, feed, client, feeds_folder(mirror.path))
+                    reports.append(report)
+                    checkpoint.start()
                     if say is not None:
-                        say(f"feeds: the columnar index was not rebuilt ({exc})")
+                        say(report.line())
+                wrote = before_alerts(mirror, reports) if before_alerts is not None else False
+                if wrote or any(
+                    r.status == "ok" and r.ingest is not None and (r.ingest.written or r.closed) for r in reports
+                ):
+                    checkpoint.start()
+                    try:
+                        mirror.refresh_indexes()
+                    except Exception as exc:  # noqa: BLE001 - queries are then answered by SQLite
+                        if say is not None:
+                            say(f"feeds: the columnar index was not rebuilt ({exc})")
             if alerts and reports:
                 line = run_alerts(mirror, job="feeds", **dict(alert_options or {})).line()
                 if say is not None:

@@ -60,10 +60,10 @@ class FxTable:
         if not currency:
             return None
         code = currency.strip().upper()
-        key = (code, day if isinstance(day, str) else day.isoformat())
+        key = (code, (day if isinstance(day, str) else day.isoformat())[:10])  # one rate a day, whatever the hour
         if key in self._cache:
             return self._cache[key]
-        self._cache[key] = value = self._rate(code, date.fromisoformat(key[1][:10]))
+        self._cache[key] = value = self._rate(code, date.fromisoformat(key[1]))
         return value
 
     def _rate(self, code: str, day: date) -> float | None:
