@@ -537,6 +537,7 @@ def run_feeds(
             conn = mirror.connection()
             with deferred_checkpoints(conn, mirror.path) as checkpoint:  # each day's log copied beside the next step
                 for feed in feeds:
+                    checkpoint.wait()  # a first big load leaves WAL only with the file to itself
                     client.traffic.requests = 0
                     report = run_feed(conn, mirror, feed, client, feeds_folder(mirror.path))
                     reports.append(report)

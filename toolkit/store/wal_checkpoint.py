@@ -3,8 +3,9 @@
 SQLite copies the log into the mirror's file when a commit leaves it past 1,000 pages: the
 commit of a feed's day waits for that copy (about a second at 300,000 listings). A load of
 several steps turns the automatic checkpoint off on its connection and runs it in a thread of
-its own after each commit, while it goes on (the next feed's download, the columnar index's
-refresh, which read the mirror as committed):
+its own after a commit, while it goes on (the columnar index's refresh reads the mirror as
+committed meanwhile); it waits for the copy before a step that wants the file to itself (a
+first big load leaves WAL for a rollback journal):
 
     with deferred_checkpoints(conn, path) as checkpoint:
         ...commit...
