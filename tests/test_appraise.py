@@ -123,6 +123,35 @@ def test_every_live_listing_gets_a_range_or_its_reason(lapse, tmp_path):
     assert summary["valued"] > 0.9 * live
 
 
+def test_a_second_appraisal_leaves_the_names_not_for_sale_as_they_were(lapse, tmp_path):
+    """A deleted ccTLD name is not for sale whatever the model: marked once, not rewritten by
+    each appraisal (a quarter of a full mirror); the reasons still count it."""
+    import shutil
+    from datetime import datetime, timezone
+
+    from toolkit.analysis.appraise import NOT_FOR_SALE, unvalued_reasons
+
+    copy = tmp_path / "copy.db"
+    shutil.copy(lapse, copy)
+    first, second = (datetime(2026, 11, 27, hour, tzinfo=timezone.utc) for hour in (9, 10))
+    stamps = {}
+    for moment in (first, second):
+        with Mirror(copy, clock=lambda moment=moment: moment) as mirror:
+            stamps[moment] = appraise(mirror, measure=False)["valued_at"]
+    with Mirror(copy, clock=lambda: second) as mirror:
+        stored = mirror.connection().execute(
+            "SELECT source = 'regfree', valued_at, count(*) FROM listings WHERE closed_at IS NULL AND live_until > ? "
+            "GROUP BY 1, 2",
+            [stamps[second]],
+        )
+        by_kind = {(bool(regfree), at): n for regfree, at, n in stored}
+        reasons = dict(unvalued_reasons(mirror))
+    regfree = by_kind[(True, stamps[first])]
+    assert regfree > 100 and (True, stamps[second]) not in by_kind
+    assert by_kind[(False, stamps[second])] > 1000 and (False, stamps[first]) not in by_kind
+    assert reasons[NOT_FOR_SALE] == regfree
+
+
 def test_too_few_results_give_no_range_and_say_why(tmp_path):
     from conftest import small_demo
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from conftest import NOW, fixed_clock, small_demo, ts
 from test_enrich import FakeWeb, _json_from_text, cdx, cdx_route, no_sleep, ok
 
@@ -73,6 +75,15 @@ def test_a_days_rate_is_looked_up_once_whatever_the_hour():
     table._converter.convert = lambda *args: asked.append(args) or convert(*args)
     rates = {table.rate("USD", f"2024-01-15T{hour:02d}:{minute:02d}:00Z") for hour in range(24) for minute in (0, 30)}
     assert len(rates) == 1 and rates.pop() == pytest.approx(1 / 1.0945) and len(asked) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="aeiostrnlbcdkzé", max_size=40), max_size=20))
+def test_many_runs_are_split_into_the_same_words_as_one_at_a_time(runs):
+    """`segment_many` (an automaton over the dictionary) and `segment` (every slice) agree."""
+    from toolkit.signals.spam import segment, segment_many
+
+    assert segment_many(runs) == [segment(run) for run in runs]
 
 
 def test_no_rate_is_none_never_a_guess():

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from ..names import split_domain
+from ..sources import REGFREE
 from ..store.fields import iso_timestamp
 from ..store.results import save_live, save_values, value_model_path
 from .comps import tld_family
@@ -74,11 +75,13 @@ __all__ = [
     "model_path",
     "coverage_note",
     "unvalued_reasons",
+    "NOT_FOR_SALE",
     "RETRAIN_AFTER",
     "FEATURE_REASONS",
 ]
 
 MIN_RESULTS = 200  # sales to learn from before any range is given
+NOT_FOR_SALE = "a deleted ccTLD name: not for sale"  # the reason a regfree row has no range
 QUANTILES = (0.1, 0.5, 0.9)
 _LINK_METRICS = ("trust_flow", "citation_flow", "referring_domains", "backlinks_count", "wayback_snapshots")
 METRICS = (*_LINK_METRICS, "archive_age", "estibot_eur", "first_price_eur")
@@ -264,18 +267,20 @@ def _sold_count(mirror: Any) -> int:
 
 
 def _with_eur(frame: Any) -> Any:
-    from ..signals.fx import to_eur
+    """`first_price_eur` and `estibot_eur` (Estibot appraises in US dollars) at today's ECB
+    rates: one rate a currency, each column converted at once."""
+    import pandas as pd
+
+    from ..signals.fx import fx_table
 
     day = date.today().isoformat()
+    table = fx_table()
     currency = frame["currency"] if "currency" in frame else frame["listing_currency"]
-    frame["first_price_eur"] = [
-        to_eur(p, c, day) if p == p and p is not None and isinstance(c, str) else None
-        for p, c in zip(frame["first_price"], currency)
-    ]
-    # Estibot appraises in US dollars
-    frame["estibot_eur"] = [
-        to_eur(v, "USD", day) if v == v and v is not None else None for v in frame["estibot_appraisal"]
-    ]
+    rates = {c: table.rate(c, day) for c in pd.unique(currency) if isinstance(c, str) and c}
+    rate = currency.map(lambda c: rates.get(c) if isinstance(c, str) else None).astype(float)
+    frame["first_price_eur"] = (pd.to_numeric(frame["first_price"], errors="coerce") * rate).round(2)
+    usd = table.rate("USD", day)
+    frame["estibot_eur"] = (pd.to_numeric(frame["estibot_appraisal"], errors="coerce") * usd).round(2)
     return frame
 
 
@@ -353,11 +358,12 @@ def _live_frame(mirror: Any, *, unvalued: bool = False) -> Any:
     now = iso_timestamp(mirror.now())
     frame = pd.read_sql_query(
         f"SELECT l.id AS listing_id, l.name, l.tld, l.source, l.currency, {_LISTING_FEATURES}, "
-        "(SELECT h.price FROM listing_history h WHERE h.listing_id = l.id ORDER BY h.observed_at LIMIT 1) AS first_price "
+        "CASE WHEN l.source = ? THEN NULL ELSE (SELECT h.price FROM listing_history h WHERE h.listing_id = l.id "
+        "ORDER BY h.observed_at LIMIT 1) END AS first_price, l.value_reason AS stored_reason "
         "FROM listings l WHERE l.closed_at IS NULL AND l.live_until > ?"
         + (" AND l.valued_at IS NULL" if unvalued else ""),
         mirror.connection(),
-        params=[now],
+        params=[REGFREE, now],
     )
     return _with_eur(frame)
 
@@ -368,16 +374,18 @@ def _ranges(mirror: Any, model: PriceModel | None, live: Any) -> list[tuple[int,
     if model is None:
         reason = f"too few sold results to learn from ({_sold_count(mirror):,} of the {MIN_RESULTS:,} needed)"
         return [(int(i), None, None, None, reason) for i in live["listing_id"]]
-    if live.empty:
-        return []
-    values, reasons = model.predict(_features(live, mirror.now().date(), words=model.words))
-    regfree = (live["source"] == "regfree").to_numpy()
-    rows = []
-    for index, listing_id in enumerate(live["listing_id"]):
-        reason = "a deleted ccTLD name: not for sale" if regfree[index] else reasons[index]
-        low, mid, high = (None, None, None) if reason else map(float, values[index])
+    regfree = (live["source"] == REGFREE).to_numpy()
+    for_sale = live[~regfree]  # a deleted ccTLD name is neither read nor predicted: a quarter of a full mirror
+    rows: list[tuple[int, Any, Any, Any, str | None]] = [
+        (int(i), None, None, None, NOT_FOR_SALE) for i in live["listing_id"][regfree]
+    ]
+    if for_sale.empty:
+        return sorted(rows)
+    values, reasons = model.predict(_features(for_sale, mirror.now().date(), words=model.words))
+    for listing_id, value, reason in zip(for_sale["listing_id"], values, reasons):
+        low, mid, high = (None, None, None) if reason else map(float, value)
         rows.append((int(listing_id), low, mid, high, reason))
-    return rows
+    return sorted(rows)  # in id order: each page of the table written once
 
 
 def model_path(mirror: Any) -> Path:
@@ -417,8 +425,11 @@ def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = Tr
     started = time.perf_counter()
     measured = backtest(mirror) if measure else None
     model = model or train(mirror)
-    rows = _ranges(mirror, model, _live_frame(mirror))
+    frame = _live_frame(mirror)
+    rows = _ranges(mirror, model, frame)
     live = live_ranges(model.live if model else None, mirror)
+    # A deleted ccTLD name already marked not for sale is left as it is: a quarter of a full mirror not rewritten.
+    marked = set(frame.loc[frame["stored_reason"] == NOT_FOR_SALE, "listing_id"])
     stamp = iso_timestamp(mirror.now().replace(microsecond=0))
     summary = {
         "listings": len(rows),
@@ -440,7 +451,10 @@ def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = Tr
     }
     conn = mirror.connection()
     with conn:
-        save_values(conn, rows, stamp, live={r[0]: r[1:] for r in live})  # one write a listing: range and live estimate
+        changed = [r for r in rows if not (r[4] == NOT_FOR_SALE and r[0] in marked)]
+        save_values(
+            conn, changed, stamp, live={r[0]: r[1:] for r in live}
+        )  # one write a listing: range and live estimate
         summary["seconds"] = round(time.perf_counter() - started, 1)  # the writing included
         conn.execute(
             "INSERT INTO mirror_meta (key, value) VALUES ('value_model', ?) ON CONFLICT(key) DO UPDATE SET "
@@ -724,14 +738,14 @@ def coverage_note(summary: dict[str, Any] | None) -> str | None:
     )
 
 
-def unvalued_reasons(mirror: Any, valued_at: str, top: int = 5) -> list[tuple[str, int]]:
-    """The commonest reasons a run of `appraise` (its `valued_at`) gave no range, with the listings each left out."""
+def unvalued_reasons(mirror: Any, top: int = 5) -> list[tuple[str, int]]:
+    """The commonest reasons live listings have no range, with how many listings each."""
     return (
         mirror.connection()
         .execute(
-            "SELECT value_reason, count(*) FROM listings WHERE valued_at = ? AND value_reason IS NOT NULL GROUP BY 1 "
-            "ORDER BY 2 DESC LIMIT ?",
-            [valued_at, top],
+            "SELECT value_reason, count(*) FROM listings WHERE closed_at IS NULL AND live_until > ? "
+            "AND value_reason IS NOT NULL GROUP BY 1 ORDER BY 2 DESC LIMIT ?",
+            [iso_timestamp(mirror.now()), top],
         )
         .fetchall()
     )

@@ -593,6 +593,6 @@ def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
         click.echo(note)
     if summary["left_out"]:
         click.echo(f"The model {_left_out_text(summary['left_out'])}")
-    reasons = appraisal.unvalued_reasons(mirror, summary["valued_at"])
+    reasons = appraisal.unvalued_reasons(mirror)
     for reason, count in reasons:
         click.echo(f"  no range for {count:,}: {reason}")

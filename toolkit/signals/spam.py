@@ -33,6 +33,7 @@ from typing import Any
 from .. import errors
 
 __all__ = [
+    "segment_many",
     "DEFAULT_TERMS",
     "SPAM_WORDS_ENV",
     "META_KEY",
@@ -191,6 +192,52 @@ def segment(letters: str) -> tuple[str, ...]:
         words.append(letters[n - step[n] : n])
         n -= step[n]
     return tuple(reversed(words))
+
+
+def segment_many(runs: list[str]) -> list[tuple[str, ...]]:
+    """`segment` of each run, for many runs at once (the price model reads every live name):
+    the dictionary's words in each run found by an Aho-Corasick automaton (pyahocorasick, in C),
+    then the same programme over the words found, not over every slice. The same words as
+    `segment`, about twice as fast; building the automaton takes about a second, so one name
+    at a time goes through `segment`."""
+    automaton = _word_automaton()
+    inf = math.inf
+    split: list[tuple[str, ...]] = []
+    for letters in runs:
+        if not letters.isascii():
+            split.append((letters,))
+            continue
+        n = len(letters)
+        ending: list[list[tuple[int, float]]] = [[] for _ in range(n + 1)]
+        for end, found in automaton.iter(letters):
+            ending[end + 1].append(found)
+        best = [0.0] * (n + 1)
+        step = [0] * (n + 1)
+        for i in range(1, n + 1):
+            chosen, length = inf, 1
+            for k, cost in sorted(ending[i]):  # ties: the shorter last word, as `segment`
+                cost += best[i - k]
+                if cost < chosen:
+                    chosen, length = cost, k
+            best[i], step[i] = chosen, length
+        words = []
+        while n > 0:
+            words.append(letters[n - step[n] : n])
+            n -= step[n]
+        split.append(tuple(reversed(words)))
+    return split
+
+
+@lru_cache(maxsize=1)
+def _word_automaton() -> Any:
+    import ahocorasick
+
+    automaton = ahocorasick.Automaton()
+    for word, cost in word_costs().items():
+        if len(word) <= _MAX_WORD:
+            automaton.add_word(word, (len(word), cost))
+    automaton.make_automaton()
+    return automaton
 
 
 def name_words(label: str, *, shortest: int = 3) -> tuple[str, ...]:
