@@ -187,7 +187,13 @@ def segment(letters: str) -> tuple[str, ...]:
             if cost < chosen:  # ties: the shorter last word, as wordninja
                 chosen, length = cost, k
         best[i], step[i] = chosen, length
+    return _words(letters, step)
+
+
+def _words(letters: str, step: list[int]) -> tuple[str, ...]:
+    """The words the programme chose, from the length of the last word ending at each place."""
     words = []
+    n = len(letters)
     while n > 0:
         words.append(letters[n - step[n] : n])
         n -= step[n]
@@ -220,11 +226,7 @@ def segment_many(runs: list[str]) -> list[tuple[str, ...]]:
                 if cost < chosen:
                     chosen, length = cost, k
             best[i], step[i] = chosen, length
-        words = []
-        while n > 0:
-            words.append(letters[n - step[n] : n])
-            n -= step[n]
-        split.append(tuple(reversed(words)))
+        split.append(_words(letters, step))
     return split
 
 
