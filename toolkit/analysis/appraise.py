@@ -452,9 +452,8 @@ def appraise(mirror: Any, *, model: PriceModel | None = None, measure: bool = Tr
     conn = mirror.connection()
     with conn:
         changed = [r for r in rows if not (r[4] == NOT_FOR_SALE and r[0] in marked)]
-        save_values(
-            conn, changed, stamp, live={r[0]: r[1:] for r in live}
-        )  # one write a listing: range and live estimate
+        # one write a listing: its range and its live estimate
+        save_values(conn, changed, stamp, live={r[0]: r[1:] for r in live})
         summary["seconds"] = round(time.perf_counter() - started, 1)  # the writing included
         conn.execute(
             "INSERT INTO mirror_meta (key, value) VALUES ('value_model', ?) ON CONFLICT(key) DO UPDATE SET "

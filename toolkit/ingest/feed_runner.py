@@ -544,6 +544,7 @@ def run_feeds(
                     checkpoint.start()
                     if say is not None:
                         say(report.line())
+                checkpoint.wait()  # the demo's removal may be such a load too
                 wrote = before_alerts(mirror, reports) if before_alerts is not None else False
                 if wrote or any(
                     r.status == "ok" and r.ingest is not None and (r.ingest.written or r.closed) for r in reports
