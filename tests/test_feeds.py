@@ -615,6 +615,33 @@ def test_a_day_that_barely_changed_writes_only_what_moved(publisher, tmp_path):
     assert int(rows(db, "SELECT value FROM mirror_meta WHERE key = 'generation'")[0][0]) > int(generation)
 
 
+def test_the_last_days_log_is_copied_while_the_index_is_refreshed(publisher, tmp_path, monkeypatch):
+    """The feeds' commits leave their log to a background checkpoint (store/wal_checkpoint.py),
+    waited for before the next feed; the last one runs beside the columnar index's refresh."""
+    from toolkit.query import Mirror
+    from toolkit.store import wal_checkpoint
+
+    events: list[str] = []
+    for name in ("start", "wait"):
+        method = getattr(wal_checkpoint.BackgroundCheckpoint, name)
+        monkeypatch.setattr(
+            wal_checkpoint.BackgroundCheckpoint,
+            name,
+            lambda self, method=method, name=name: events.append(name) or method(self),
+        )
+    refresh = Mirror.refresh_indexes
+    monkeypatch.setattr(Mirror, "refresh_indexes", lambda self: events.append("refresh") or refresh(self))
+    path = "/namecheap/Namecheap_Market_Sales.csv"
+    config = {"feeds": {**{n: {"enabled": False} for n in FEEDS}, "namecheap-auctions": {"url": publisher.url + path}}}
+    publisher.publish(path, nc_auctions([("steady.com", "10.00", 1, "2026-09-30T16:00:00Z")]), DAYS[0])
+    client = FeedClient(limiter=None, sleep=no_sleep(), timeout=5)
+    (report,) = run_feeds(tmp_path / "m.db", config=config, client=client, clock=lambda: DAYS[0], alerts=False)
+    assert report.status == "ok"
+    assert events[events.index("refresh") - 1] == "start"  # the copy runs beside the refresh
+    assert "wait" not in events[events.index("start") : events.index("refresh")]
+    assert events[-1] == "wait"  # and is waited for at the end
+
+
 def test_the_real_ee_days_by_the_default_zone_feed_give_every_gone_name_its_window(publisher, tmp_path):
     # the declared zone-ee feed as it ships (on by default), its address replaced by a local
     # publisher of the two real days of the .ee zone: each name that left it gets the EIS window

@@ -544,8 +544,10 @@ def run_feeds(
                     checkpoint.start()
                     if say is not None:
                         say(report.line())
-                checkpoint.wait()  # the demo's removal may be such a load too
-                wrote = before_alerts(mirror, reports) if before_alerts is not None else False
+                wrote = False
+                if before_alerts is not None:
+                    checkpoint.wait()  # the demo's removal may be such a load too
+                    wrote = before_alerts(mirror, reports)
                 if wrote or any(
                     r.status == "ok" and r.ingest is not None and (r.ingest.written or r.closed) for r in reports
                 ):
