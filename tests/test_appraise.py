@@ -306,8 +306,8 @@ def closed_auctions(conn, count: int, *, sources: tuple[str, ...], metrics: bool
         derive_results(conn, now="2026-11-20T00:00:00Z")
 
 
-def sales_file(path, count: int, *, seed: int = 5) -> None:
-    """A NameBio-style export (Domain, Price, Date, Venue) of `count` sales of 2017-2020."""
+def sales_file(path, count: int, *, seed: int = 5, days: int = 1200) -> None:
+    """A NameBio-style export (Domain, Price, Date, Venue) of `count` sales over `days` days from 2017."""
     import random
     from datetime import date, timedelta
 
@@ -315,7 +315,7 @@ def sales_file(path, count: int, *, seed: int = 5) -> None:
     lines = ["Domain,Price,Date,Venue"]
     for i in range(count):
         label = rnd.choice(WORDS) + rnd.choice(WORDS + ["", "x", "24"])
-        day = date(2017, 1, 1) + timedelta(days=i * 1200 // count)
+        day = date(2017, 1, 1) + timedelta(days=i * days // count)
         price = int(100 + 4000 / len(label) * rnd.lognormvariate(0, 0.6))
         lines.append(
             f"{label}{i}.{rnd.choice(['com', 'net', 'io'])},{price},{day},{rnd.choice(['GoDaddy', 'NameJet', 'Sedo'])}"
@@ -367,6 +367,31 @@ def test_every_mirror_shape_trains_and_names_the_features_it_left_out(shape, tmp
     assert all(p["sales"] == measured["scored"] and 0 <= p["coverage"] <= 1 for p in measured["peers"])
     appraised = CliRunner().invoke(cli, ["appraise", "--db", str(db)])
     assert appraised.exit_code == 0 and appraised.output.startswith("Price ranges for "), appraised.output
+
+
+def test_a_backtest_of_a_few_days_of_sales_learns_from_the_first_four_fifths(tmp_path):
+    """A week before the last sale leaves nothing to learn from in a file of four days: the
+    backtest splits at the latest fifth instead; too few sales say how many the model needs."""
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    for count, learns in ((400, True), (150, False)):
+        db, sales = tmp_path / f"{count}.db", tmp_path / f"{count}.csv"
+        sales_file(sales, count, days=4)
+        assert CliRunner().invoke(cli, ["ingest", "sales", str(sales), "--db", str(db)]).exit_code == 0
+        run = CliRunner().invoke(cli, ["appraise", "--db", str(db), "--backtest"])
+        assert run.exit_code == 0, run.output
+        measured = json.loads(CliRunner().invoke(cli, ["appraise", "--db", str(db), "--backtest", "--json"]).output)
+        if learns:
+            assert measured["until"] == "2017-01-04"  # the day of the 320th of 400 sales, 100 a day
+            assert (measured["trained_on"], measured["scored"]) == (300, 100)
+            assert run.output.startswith("80% range right ") and "venue x TLD x length lookup" in run.output
+        else:
+            assert measured["trained_on"] == 0 and measured["scored"] == 0
+            assert run.output.startswith(
+                "0 sales before 2016-12-28 to learn from; the model needs 200: pass a later day as --until"
+            ), run.output
 
 
 def test_the_model_leaves_out_a_feature_the_same_on_every_sale(tmp_path):

@@ -40,13 +40,14 @@ cross its neighbour), so a range's low is never above its high.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
 import pickle
 import time
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -483,6 +484,7 @@ def value_new(mirror: Any) -> int:
 
 # -- the backtest ---------------------------------------------------------------------------
 
+SCORED_SHARE = 0.2  # of a short sales history, the latest sales a backtest scores
 BANDS = ((0, 50), (50, 200), (200, 1000), (1000, math.inf))
 
 
@@ -503,8 +505,15 @@ class Backtest:
     live: dict[str, Any] | None = None  # the live estimate 24 hours before the end, beside the range
 
     def summary(self) -> str:
+        if self.trained_on < MIN_RESULTS:
+            return (
+                f"{self.trained_on:,} sales before {self.until} to learn from; the model needs {MIN_RESULTS}: "
+                "pass a later day as --until, or add sales (edt ingest sales FILE)"
+            )
         if not self.scored:
-            return f"no sale on or after {self.until} to score (trained on {self.trained_on:,})"
+            return (
+                f"no sale on or after {self.until} to score (trained on {self.trained_on:,}): pass an earlier --until"
+            )
         right = f"80% range right {self.coverage:.0%} of the time on {self.scored:,} sales since {self.until}"
         error = f"median error {self.median_abs_eur:,.0f} EUR ({self.median_abs_pct:.0%})"
         return f"{right} (trained on {self.trained_on:,} before it); {error}"
@@ -595,31 +604,42 @@ def _live_backtest(mirror: Any, model: PriceModel, until: str, tested: Any, mids
     }
 
 
+def default_until(mirror: Any) -> str | None:
+    """The backtest's default day: a week before the last sale; or, when that leaves fewer than
+    `MIN_RESULTS` sales to learn from (a sales file of a few days), the day of the sale four
+    fifths of the way through them, when it leaves enough. None without a sale."""
+    days = sorted(
+        day
+        for (day,) in mirror.connection().execute(
+            f"SELECT substr(r.ended_at, 1, 10) FROM auction_results r WHERE {_SOLD} UNION ALL "
+            "SELECT sold_on FROM reported_sales WHERE price_eur IS NOT NULL"
+        )
+    )
+    if not days:
+        return None
+    week = (date.fromisoformat(days[-1]) - timedelta(days=7)).isoformat()
+    if bisect.bisect_left(days, week) >= MIN_RESULTS:
+        return week
+    later = days[int(len(days) * (1 - SCORED_SHARE))]
+    return later if bisect.bisect_left(days, later) >= MIN_RESULTS else week
+
+
 def backtest(mirror: Any, *, until: str | date | None = None, max_iter: int = 200) -> Backtest:
-    """Train on the sales before `until` (default: a week before the last one) and score
+    """Train on the sales before `until` (default: `default_until`) and score
     those on or after it: the share of prices inside the 80% range, the median absolute error
     of the middle in EUR and in percent, by price band, TLD and origin; beside it, on the same
     sales, the peers (one range for every name, the venue x TLD x length lookup), Estibot's
     appraisal and GoValue where present, and the live estimate 24 hours before the end."""
     if until is None:
-        last = (
-            mirror.connection()
-            .execute(
-                f"SELECT max(last) FROM (SELECT max(r.ended_at) AS last FROM auction_results r WHERE {_SOLD} UNION ALL "
-                "SELECT max(sold_on) || 'T00:00:00Z' FROM reported_sales WHERE price_eur IS NOT NULL)"
-            )
-            .fetchone()[0]
-        )
-        if last is None:
+        until = default_until(mirror)
+        if until is None:
             return Backtest("-", 0, 0, None, None, None)
-        until = (datetime.fromisoformat(last.replace("Z", "+00:00")) - timedelta(days=7)).date().isoformat()
     until = until.isoformat() if isinstance(until, date) else str(until)
     model = train(mirror, ended_before=until, max_iter=max_iter)
     tested = _sales_frame(mirror, ended_from=until)
     if model is None or tested.empty:
-        return Backtest(
-            until, model.trained_on if model else 0, 0, None, None, None, left_out=model.left_out if model else {}
-        )
+        learnt = model.trained_on if model else len(_sales_frame(mirror, ended_before=until))
+        return Backtest(until, learnt, 0, None, None, None, left_out=model.left_out if model else {})
     values, _ = model.predict(_features(tested, mirror.now().date(), words=model.words))
     low, mid, high = values[:, 0], values[:, 1], values[:, 2]
     actual = tested["final_price_eur"].astype(float).to_numpy()

@@ -508,7 +508,10 @@ def _left_out_text(left_out: dict[str, str]) -> str:
     "--backtest", is_flag=True, help="Measure instead: train before a day, score the sales after it, beside its peers."
 )
 @click.option(
-    "--until", default=None, metavar="YYYY-MM-DD", help="With --backtest: the day (default a week before the last end)."
+    "--until",
+    default=None,
+    metavar="YYYY-MM-DD",
+    help="With --backtest: the day (default a week before the last sale, or the day of the latest fifth of them when a week leaves too few to learn from).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
