@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import random
+import subprocess
+import sys
 import time
 from datetime import datetime, timedelta
 
@@ -423,6 +425,79 @@ def test_after_a_bulk_load_the_index_is_built_whole(tmp_path):
     save_listings(conn, [{**records[0], "price": 1.0}], origin="sync", observed_at=ts(NOW))
     assert _held(_refreshed(path, whole)) == _held(build_index(path))
     mirror.close()
+
+
+def test_a_build_reads_the_columns_the_covering_index_lacks_apart_from_the_others(tmp_path, monkeypatch):
+    """A build worker holds one group of its columns at a time (at 1.1 million listings, one
+    worker's 30 columns held at once peaked at 560 MB, now 325 MB): those the covering index lacks in one
+    pass that looks each row up in the table, then the others from the index alone."""
+    from toolkit.query import columnar, mirror_scan
+    from toolkit.store.tables import FILTER_COLUMNS
+
+    path = tmp_path / "m.db"
+    with Mirror(path, clock=fixed_clock, create=True) as mirror:
+        save_listings(mirror.connection(), listing_records(120, seed=3), origin="sync", observed_at=ts(NOW))
+    reads = []
+    read_rows = mirror_scan.read_rows
+
+    def spy(conn, columns, source, args=()):
+        selected = ", ".join(map(mirror_scan.text_field, columns))
+        plan = " ".join(str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN SELECT {selected} FROM {source}"))
+        reads.append((columns, plan))
+        return read_rows(conn, columns, source, args)
+
+    monkeypatch.setattr(mirror_scan, "read_rows", spy)
+    first = [*columnar.number_columns(), "created_at", "first_seen_at"]
+    second = [c for c in columnar.TIME_COLUMNS + columnar.DAY_COLUMNS + columnar.CODE_COLUMNS if c not in first]
+    for columns in (first, second):
+        reads.clear()
+        *_, scratch = columnar._build_part(str(path), columns, columns is second, "live", str(tmp_path))
+        scratch.discard()
+        groups = [(read[1:], plan) for read, plan in reads if read != ["id", "name"]]  # the name order's own scan
+        assert all(read[0] == "id" for read, _ in reads)
+        assert sorted(c for group, _ in groups for c in group) == sorted(columns)  # each column read once
+        looked_up = [c for c in columns if c not in FILTER_COLUMNS]
+        assert [set(group) for group, _ in groups] == [s for s in (set(looked_up), set(columns) - set(looked_up)) if s]
+        if len(groups) == 2:
+            assert "COVERING INDEX" in groups[1][1] and "COVERING INDEX" not in groups[0][1], groups
+
+
+_PARSE_AND_FREE = """
+import io, sys
+import pyarrow as pa, pyarrow.csv as pacsv
+from toolkit.query import columnar
+
+def rss():
+    return int(next(line for line in open("/proc/self/status") if line.startswith("VmRSS")).split()[1]) // 1024
+
+if sys.argv[1] == "worker":
+    columnar._give_freed_memory_back()
+text = ("\\n".join(f"{i}\\x1f{i * 3.5}\\x1f2026-01-01T00:00:00Z" for i in range(200000)) + "\\n").encode()
+base = rss()
+for _ in range(20):  # a worker's slices, parsed and let go
+    pacsv.read_csv(io.BytesIO(text), parse_options=pacsv.ParseOptions(delimiter="\\x1f"))
+print(pa.default_memory_pool().backend_name, rss() - base)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_build_worker_gives_the_memory_of_its_parsed_slices_back():
+    """Arrow's default allocator kept the freed buffers of the slices a build worker parsed;
+    the worker's allocator gives them back (a worker's peak at 1.1 million listings: 404 MB ->
+    330 MB). Measured beside the default, in the same run."""
+    import pyarrow as pa
+
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow has no jemalloc: the worker keeps Arrow's default allocator")
+    held = {}
+    for kind in ("default", "worker"):
+        run = subprocess.run([sys.executable, "-c", _PARSE_AND_FREE, kind], capture_output=True, text=True, check=True)
+        backend, megabytes = run.stdout.split()
+        held[kind] = int(megabytes)
+    assert backend == "jemalloc"
+    assert held["worker"] < held["default"] / 2, held
 
 
 def test_building_and_refreshing_the_index_leave_pandas_out(tmp_path):

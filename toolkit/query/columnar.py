@@ -38,10 +38,8 @@ go to SQLite); a number column holding text fails the build, and SQLite answers 
 
 from __future__ import annotations
 
-import io
 import math
 import os
-import re
 import sqlite3
 import tempfile
 import threading
@@ -52,10 +50,11 @@ from typing import Any
 import numpy as np
 
 from ..store.children import own_stops, stops_held
-from ..store.schema import LISTING_COLUMNS, REAL_EXPRESSIONS, SORT_COLUMNS, connect
+from ..store.schema import SORT_COLUMNS, connect
 from .conditions import Unsupported
 
 from .index_file import HeldArrays, IndexFile
+from .mirror_scan import column_kind, read_generation, read_rows, reading, scan, scans
 from .name_order import patch_names
 from .columnar_index import (
     CODE_COLUMNS,
@@ -69,148 +68,6 @@ from .columnar_index import (
 )
 
 __all__ = ["ColumnarIndex", "Unsupported", "index_path", "build_index", "update_index", "load_index"]
-
-
-def _source(part: str) -> str:
-    """The rows a part reads: the live part from the covering index (open listings only)."""
-    if part == "live":
-        return f"listings INDEXED BY idx_listings_filters WHERE {PARTS['live']}"
-    return "listings"
-
-
-# -- building ------------------------------------------------------------------------
-
-
-def _kind(column: str) -> str:
-    """How a column is read: int, real, time, day, code or name."""
-    if column in TIME_COLUMNS:
-        return "time"
-    if column in DAY_COLUMNS:
-        return "day"
-    if column in CODE_COLUMNS:
-        return "code"
-    if column == "name":
-        return "name"
-    return "real" if LISTING_COLUMNS.get(column) == "num" or column in REAL_EXPRESSIONS else "int"
-
-
-def _field(column: str) -> str:
-    """One column of a row as text for `printf('%s...')`: NULL is empty; reals are written
-    with 17 significant digits, which read back exactly."""
-    if _kind(column) == "real":
-        return f"iif({column} IS NULL, NULL, printf('%!.17g', {column}))"
-    return column
-
-
-_SEPARATOR = "\x1f"  # between fields (texts hold commas); rows end with a line break
-# The stored text forms that read back exactly: any other makes the column unusable here.
-_TEXT_LENGTHS = {"time": 20, "day": 10}
-
-
-def _scan(path: str, columns: list[str], part: str) -> tuple[int, Any]:
-    """One scan of the mirror inside one read transaction: its generation and the columns
-    of every row of the part as an Arrow table (the `all` part: the archive's rows too)."""
-    conn = _reading(path)
-    try:
-        conn.execute("BEGIN")
-        rows = _read_rows(conn, columns, _source(part))
-        if part == "all":
-            rows = _with_archive(conn, path, rows, columns)
-        return _generation(conn), rows
-    finally:
-        conn.close()
-
-
-def _reading(path: str) -> sqlite3.Connection:
-    """A read-only connection for a scan: each page is read once, so neither mapped (every page
-    read would count as this process's memory: the whole covering index, or the table after a
-    feed's day) nor kept in a big cache; the system's page cache serves them."""
-    conn = connect(path, readonly=True)
-    conn.execute("PRAGMA mmap_size=0")
-    conn.execute("PRAGMA cache_size=-4096")
-    return conn
-
-
-def _with_archive(conn: sqlite3.Connection, path: str, rows: Any, columns: list[str]) -> Any:
-    """The scanned rows and the archived listings' (the files the manifest lists in this
-    read transaction), in the scan's types."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from ..store.parquet_archive import archive_table
-
-    plain = [c for c in columns if c in LISTING_COLUMNS]
-    # A filter's expression (a ratio, a sum) is computed by SQLite, as the scan computes it.
-    expressions = [c for c in columns if c not in LISTING_COLUMNS]
-    inputs = sorted({w for c in expressions for w in re.findall(r"[a-z_]+", c) if w in LISTING_COLUMNS})
-    archived = archive_table(path, "listings", columns=sorted(set(plain) | set(inputs)), conn=conn)
-    if archived is None or not archived.num_rows:
-        return rows
-    if expressions:
-        scratch = sqlite3.connect(":memory:")
-        try:
-            scratch.execute(f"CREATE TABLE t ({', '.join(inputs)})")
-            scratch.executemany(
-                f"INSERT INTO t VALUES ({', '.join('?' * len(inputs))})",
-                zip(*(archived.column(c).to_pylist() for c in inputs)),
-            )
-            computed = _read_rows(scratch, expressions, "t")
-        finally:
-            scratch.close()
-        for column in expressions:
-            archived = archived.append_column(column, computed.column(column))
-    merged = {}
-    for column in columns:
-        kind, mine, theirs = _kind(column), rows.column(column), archived.column(column)
-        # (chunks, not the chunked arrays: pyarrow reads a ChunkedArray handed to chunked_array value by value)
-        if kind == "code":
-            both = pa.chunked_array(mine.cast(pa.string()).chunks + theirs.cast(pa.string()).chunks, pa.string())
-            merged[column] = pc.dictionary_encode(both.combine_chunks()).cast(pa.dictionary(pa.int32(), pa.string()))
-        else:
-            merged[column] = pa.chunked_array(mine.chunks + theirs.cast(mine.type).chunks, mine.type).combine_chunks()
-    return pa.table(merged)
-
-
-_SCAN_SLICE = 65536  # rows parsed at a time: the text of a million rows would be held three times over
-
-
-def _read_rows(conn: sqlite3.Connection, columns: list[str], source: str, args: tuple = ()) -> Any:
-    """`columns` of the rows of `source` as an Arrow table (in chunks). SQLite writes each row
-    as one line of text (one `printf` a row), Arrow's CSV reader parses them, `_SCAN_SLICE`
-    lines at a time."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    line = "printf('" + _SEPARATOR.join(["%s"] * len(columns)) + "', " + ", ".join(map(_field, columns)) + ")"
-    types = {
-        "int": pa.int64(),
-        "real": pa.float64(),
-        "day": pa.string(),
-        "time": pa.string(),
-        "code": pa.dictionary(pa.int32(), pa.string()),
-        "name": pa.string(),
-    }
-    column_types = {c: types[_kind(c)] for c in columns}
-    options = {
-        "read_options": pacsv.ReadOptions(column_names=columns, block_size=1 << 24),
-        "parse_options": pacsv.ParseOptions(delimiter=_SEPARATOR, quote_char=False, ignore_empty_lines=False),
-        "convert_options": pacsv.ConvertOptions(column_types=column_types, null_values=[""], strings_can_be_null=True),
-    }
-    cursor = conn.execute(f"SELECT {line} FROM {source}", args)
-    tables = []
-    while lines := cursor.fetchmany(_SCAN_SLICE):
-        table = pacsv.read_csv(io.BytesIO("\n".join([text for (text,) in lines]).encode() + b"\n"), **options)
-        if table.num_rows != len(lines):
-            raise ValueError(f"{table.num_rows} lines for {len(lines)} rows (a line break inside a value?)")
-        tables.append(table)
-    if not tables:
-        return pa.table({c: pa.array([], type=t) for c, t in column_types.items()})
-    return pa.concat_tables(tables).unify_dictionaries()
-
-
-def _generation(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT value FROM mirror_meta WHERE key = 'generation'").fetchone()
-    return int(row[0]) if row else 0
 
 
 def build_index(
@@ -253,6 +110,20 @@ def _worker_start() -> None:
         except (OSError, AttributeError):
             pass
     own_stops(interrupt=signal.SIG_DFL)
+    _give_freed_memory_back()
+
+
+def _give_freed_memory_back() -> None:
+    """Arrow's buffers in a build worker come from jemalloc, told to give freed pages back at
+    once: Arrow's default allocator kept each parsed slice's freed buffers (a worker's peak at
+    1.1 million listings: 404 MB with it, 330 MB so). A pyarrow without jemalloc keeps its own."""
+    import pyarrow as pa
+
+    try:
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
+        pa.jemalloc_set_decay_ms(0)
+    except NotImplementedError:
+        pass
 
 
 def _build_once(
@@ -312,7 +183,7 @@ def _all_part_meta(path: str, generation: int) -> dict[str, Any]:
     conn = connect(path, readonly=True)
     try:
         conn.execute("BEGIN")
-        if _generation(conn) != generation:
+        if read_generation(conn) != generation:
             raise _Moved("the mirror changed while the index was read; build again")
         return {
             "archive": _archive_version(conn),
@@ -341,34 +212,40 @@ def _build_part(
     the rows, the meta and that file."""
     out = IndexFile(folder)
     try:
-        generation, table = _scan(path, ["id"] + columns, part)
-        rows = table.num_rows
-        scan_ids = _numpy(table.column("id"))
-        order = np.argsort(scan_ids, kind="stable")
-        ids = scan_ids[order]
-        out.add("id", ids)
         meta: dict[str, Any] = {"whole": {}, "codes": {}, "nonnull": {}, "unusable": []}
         sortable = {c for c, _ in SORT_COLUMNS.values()}
-        for column in columns:
-            kind = _kind(column)
-            data = table.column(column).combine_chunks()
-            if kind in _TEXT_LENGTHS:
-                data = _as_whole_numbers(data, kind)
-                if data is None:
-                    meta["unusable"].append(column)  # a stored form this index cannot compare as SQLite does
-                    continue
-            arrays: dict[str, np.ndarray] = {}
-            _put(arrays, meta, column, kind, data, order)
-            if column in sortable:
-                arrays[f"sort:{column}"], arrays[f"starts:{column}"], meta["nonnull"][column] = _sort_order(
-                    arrays[column]
-                )
-            for name, array in arrays.items():
-                out.add(name, array)
-            del arrays, data
-        del table
+        groups = [["id", *group] for group in _scan_groups(columns)]
+        ids: np.ndarray | None = None
+        for generation, table in scans(path, groups, part):
+            scan_ids = _numpy(table.column("id"))
+            order = np.argsort(scan_ids, kind="stable")
+            if ids is None:
+                ids = scan_ids[order]
+                out.add("id", ids)
+            elif not np.array_equal(scan_ids[order], ids):
+                raise _Moved("two scans of one read disagree; build again")
+            for column in table.column_names[1:]:
+                kind = column_kind(column)
+                data = table.column(column).combine_chunks()
+                if kind in _TEXT_LENGTHS:
+                    data = _as_whole_numbers(data, kind)
+                    if data is None:
+                        meta["unusable"].append(column)  # a stored form this index cannot compare as SQLite does
+                        continue
+                arrays: dict[str, np.ndarray] = {}
+                _put(arrays, meta, column, kind, data, order)
+                if column in sortable:
+                    arrays[f"sort:{column}"], arrays[f"starts:{column}"], meta["nonnull"][column] = _sort_order(
+                        arrays[column]
+                    )
+                for name, array in arrays.items():
+                    out.add(name, array)
+                del arrays, data
+            del table, scan_ids, order
+        assert ids is not None  # the first group's scan set it
+        rows = len(ids)
         if with_names:
-            name_generation, names = _scan(path, ["id", "name"], part)
+            name_generation, names = scan(path, ["id", "name"], part)
             if name_generation != generation or names.num_rows != rows:
                 raise _Moved("the mirror changed while the index was read; build again")
             arrays = {"id": ids}
@@ -380,6 +257,17 @@ def _build_part(
     except BaseException:
         out.discard()
         raise
+
+
+def _scan_groups(columns: list[str]) -> list[list[str]]:
+    """`columns` in the groups a build worker reads one after the other (so that it holds one
+    group's table at a time): those the covering index lacks together (one pass that looks
+    each row up in the table), then the others, read from the index alone."""
+    from ..store.tables import FILTER_COLUMNS
+
+    looked_up = [c for c in columns if c not in FILTER_COLUMNS]
+    covered = [c for c in columns if c in FILTER_COLUMNS]
+    return [group for group in (looked_up, covered) if group] or [[]]
 
 
 def _by_name(table: Any) -> Any:
@@ -425,6 +313,10 @@ def _nulls(data: Any) -> np.ndarray:
     if not data.null_count:
         return np.zeros(len(data), dtype=bool)
     return ~_bits(data.buffers()[0], data)
+
+
+# The stored text forms that read back exactly: any other makes the column unusable here.
+_TEXT_LENGTHS = {"time": 20, "day": 10}
 
 
 def _as_whole_numbers(data: Any, kind: str) -> Any:
@@ -569,10 +461,10 @@ def _refresh(path: str, previous: "ColumnarIndex", out: "IndexFile | None" = Non
         or "sort:name" not in previous.arrays
     ):
         return None
-    conn = _reading(path)
+    conn = reading(path)
     try:
         conn.execute("BEGIN")
-        generation = _generation(conn)
+        generation = read_generation(conn)
         if generation == previous.generation:
             return previous
         start = conn.execute("SELECT value FROM mirror_meta WHERE key = 'changes_from'").fetchone()
@@ -590,7 +482,7 @@ def _refresh(path: str, previous: "ColumnarIndex", out: "IndexFile | None" = Non
         held = (
             f" AND {PARTS[previous.part]}" if PARTS[previous.part] else ""
         )  # a row that left the part is gone from it
-        table = _read_rows(
+        table = read_rows(
             conn,
             ["id", *columns, "name"],
             f"listings WHERE id IN (SELECT id FROM listing_changes WHERE generation >= ?){held}",
@@ -706,7 +598,7 @@ def _changed_values(
     """(the old column, in a type that also holds the new values; the new values in it, in
     `order`). Arrow arrays are turned into NumPy before being reordered: Arrow's `take`
     with a NumPy index imports pandas. A real's distinct values in `arrays` grow as needed."""
-    kind = _kind(column)
+    kind = column_kind(column)
     if kind == "code":
         old, codes = _changed_codes(old, meta["codes"][column], data)
         return old, codes[order]
