@@ -1216,7 +1216,7 @@ def test_the_domain_page_of_a_sold_auction_says_sold_and_its_price(lapse_db):
 def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_ranges(lapse_db):
     """Time left; the current bid in its currency and EUR against the pre-auction range with its
     coverage; and for an auction with bids the live estimate (live_low, live_high) before it."""
-    from toolkit.analysis.appraise import coverage_note, live_coverage_note, value_model
+    from toolkit.analysis.range_notes import coverage_note, live_coverage_note, value_model
 
     name, end, low, high = _one(
         lapse_db,
@@ -1293,7 +1293,7 @@ def test_the_price_line_is_the_price_a_bid_moves_with_its_currency_on_the_axis(l
 
 
 def test_the_domain_page_shows_the_price_range_and_its_coverage(lapse_db):
-    from toolkit.analysis.appraise import coverage_note, value_model
+    from toolkit.analysis.range_notes import coverage_note, value_model
 
     db = lapse_db
     summary = value_model(Mirror(db))

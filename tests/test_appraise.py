@@ -195,7 +195,8 @@ def test_edt_appraise_and_its_backtest(lapse, tmp_path):
 def test_the_ranges_are_retrained_after_a_sync_once_enough_new_results_arrived(lapse, tmp_path):
     import shutil
 
-    from toolkit.analysis.appraise import RETRAIN_AFTER, appraise_if_due, value_model
+    from toolkit.analysis.appraise import RETRAIN_AFTER, appraise_if_due
+    from toolkit.analysis.range_notes import value_model
 
     copy = tmp_path / "copy.db"
     shutil.copy(lapse, copy)
@@ -222,7 +223,8 @@ def test_the_ranges_are_retrained_after_a_sync_once_enough_new_results_arrived(l
 def test_a_listing_synced_between_two_trainings_is_valued_with_the_kept_model(lapse, tmp_path):
     import shutil
 
-    from toolkit.analysis.appraise import appraise_if_due, model_path, value_model
+    from toolkit.analysis.appraise import appraise_if_due, model_path
+    from toolkit.analysis.range_notes import value_model
     from toolkit.store.writer import save_listings
 
     copy = tmp_path / "copy.db"

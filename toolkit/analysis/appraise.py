@@ -60,6 +60,7 @@ from ..store.fields import iso_timestamp
 from ..store.results import save_live, save_values, value_model_path
 from .comps import tld_family
 from .live import LiveModel, live_ranges, quantile_booster, train_live
+from .range_notes import coverage_note, value_model
 from .namefeatures import LABEL_NUMERIC, label_features, word_price_table, word_prices
 
 __all__ = [
@@ -72,9 +73,7 @@ __all__ = [
     "value_new",
     "backtest",
     "Backtest",
-    "value_model",
     "model_path",
-    "coverage_note",
     "unvalued_reasons",
     "NOT_FOR_SALE",
     "RETRAIN_AFTER",
@@ -739,24 +738,6 @@ def _other_appraisals(mirror: Any, tested: Any, actual: np.ndarray, ours: np.nda
     return out
 
 
-def value_model(mirror: Any) -> dict[str, Any] | None:
-    """The last `appraise`'s summary (its backtest's coverage with it), or None."""
-    row = mirror.connection().execute("SELECT value FROM mirror_meta WHERE key = 'value_model'").fetchone()
-    return json.loads(row[0]) if row else None
-
-
-def coverage_note(summary: dict[str, Any] | None) -> str | None:
-    """ "80% range, right 82% of the time on 1,390 sales since 18 Nov" (None before a backtest)."""
-    measured = (summary or {}).get("backtest")
-    if not measured:
-        return None
-    since = date.fromisoformat(measured["until"][:10])
-    return (
-        f"80% range, right {measured['coverage']:.0%} of the time on {measured['auctions']:,} sales since "
-        f"{since.day} {since:%b}"
-    )
-
-
 def unvalued_reasons(mirror: Any, top: int = 5) -> list[tuple[str, int]]:
     """The commonest reasons live listings have no range, with how many listings each."""
     return (
@@ -767,18 +748,6 @@ def unvalued_reasons(mirror: Any, top: int = 5) -> list[tuple[str, int]]:
             [iso_timestamp(mirror.now()), top],
         )
         .fetchall()
-    )
-
-
-def live_coverage_note(summary: dict[str, Any] | None) -> str | None:
-    """ "80% range given the bidding, right 81% of the time on 96 auctions a day before their end"
-    (None before a backtest that could read the live estimate)."""
-    live = ((summary or {}).get("backtest") or {}).get("live")
-    if not live or live.get("coverage") is None:
-        return None
-    return (
-        f"80% range given the bidding, right {live['coverage']:.0%} of the time on {live['auctions']:,} auctions "
-        "a day before their end"
     )
 
 

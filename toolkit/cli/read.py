@@ -358,7 +358,7 @@ def _block(lines: Sequence[tuple[str, ...]]) -> list[str]:
 
 def _status_lines(info: dict) -> list[str]:
     """`edt status` in words: what the mirror holds, then each job's and feed's state."""
-    from ..analysis.appraise import coverage_note
+    from ..analysis.range_notes import coverage_note
     from ..store.labels import demo_words
     from ..sync.schedule import schedule_words
     from ..sync.watched_names import STAGE_WORDS

@@ -165,7 +165,7 @@ def _price_label(record: Mapping[str, Any], result: Mapping[str, Any] | None) ->
 def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> None:
     """The price in its currency and in EUR, the ranges with their coverage, and where the
     price stands against each."""
-    from ...analysis.appraise import coverage_note, live_coverage_note, value_model
+    from ...analysis.range_notes import coverage_note, live_coverage_note, value_model
 
     from .domain_signals import eur_price_text
 

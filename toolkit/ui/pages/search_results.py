@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from ...analysis.appraise import coverage_note, value_model
+from ...analysis.range_notes import coverage_note, value_model
 from ...errors import ApiError
 from ...plans import plan_allows
 from ...query.params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS
