@@ -54,11 +54,12 @@ _SEPARATOR = "\x1f"  # between fields (texts hold commas); rows end with a line 
 def scan(path: str, columns: list[str], part: str) -> tuple[int, Any]:
     """One scan of the mirror inside one read transaction: its generation and the columns
     of every row of the part as an Arrow table (the `all` part: the archive's rows too)."""
-    return next(scans(path, [columns], part))
+    (found,) = scans(path, [columns], part)  # read to its end: the connection is closed
+    return found
 
 
 def scans(path: str, groups: list[list[str]], part: str) -> Iterator[tuple[int, Any]]:
-    """`_scan` of each group of columns in turn, all inside one read transaction (one
+    """`scan` of each group of columns in turn, all inside one read transaction (one
     generation): a group's table can be let go before the next is read."""
     conn = reading(path)
     try:
