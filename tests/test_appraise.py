@@ -373,11 +373,16 @@ def test_every_mirror_shape_trains_and_names_the_features_it_left_out(shape, tmp
 
 def test_a_backtest_of_a_few_days_of_sales_learns_from_the_first_four_fifths(tmp_path):
     """A week before the last sale leaves nothing to learn from in a file of four days: the
-    backtest splits at the latest fifth instead; too few sales say how many the model needs."""
+    backtest splits at the latest fifth instead; too few sales say how many the model needs,
+    and a mirror without a sale says so."""
     from click.testing import CliRunner
 
     from toolkit.cli import cli
 
+    empty = tmp_path / "empty.db"
+    Mirror(empty, create=True).close()
+    run = CliRunner().invoke(cli, ["appraise", "--db", str(empty), "--backtest"])
+    assert run.exit_code == 0 and run.output.startswith("no sale to learn from yet: "), run.output
     for count, learns in ((400, True), (150, False)):
         db, sales = tmp_path / f"{count}.db", tmp_path / f"{count}.csv"
         sales_file(sales, count, days=4)

@@ -484,6 +484,7 @@ def value_new(mirror: Any) -> int:
 # -- the backtest ---------------------------------------------------------------------------
 
 SCORED_SHARE = 0.2  # of a short sales history, the latest sales a backtest scores
+NO_SALE = "-"  # the day of a backtest of a mirror without a sale
 BANDS = ((0, 50), (50, 200), (200, 1000), (1000, math.inf))
 
 
@@ -504,6 +505,11 @@ class Backtest:
     live: dict[str, Any] | None = None  # the live estimate 24 hours before the end, beside the range
 
     def summary(self) -> str:
+        if self.until == NO_SALE:
+            return (
+                "no sale to learn from yet: sales come from the auctions the mirror sees end, and from the sales "
+                "reported elsewhere (edt ingest sales FILE)"
+            )
         if self.trained_on < MIN_RESULTS:
             return (
                 f"{self.trained_on:,} sales before {self.until} to learn from; the model needs {MIN_RESULTS}: "
@@ -632,7 +638,7 @@ def backtest(mirror: Any, *, until: str | date | None = None, max_iter: int = 20
     if until is None:
         until = default_until(mirror)
         if until is None:
-            return Backtest("-", 0, 0, None, None, None)
+            return Backtest(NO_SALE, 0, 0, None, None, None)
     until = until.isoformat() if isinstance(until, date) else str(until)
     model = train(mirror, ended_before=until, max_iter=max_iter)
     tested = _sales_frame(mirror, ended_from=until)
