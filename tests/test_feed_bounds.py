@@ -253,3 +253,119 @@ def test_a_bom_crlf_and_a_quoted_comma_are_read_as_meant(tmp_path):
         raw["feed_record"]["url"] == "https://www.namecheap.com/market/sale/a,b/"
     )  # the header's first cell, BOM gone
     assert raw["feed_record"]["goValue"] == "1,116.00"  # the last cell, its CR gone
+
+
+# -- JSON a parser would choke on ---------------------------------------------------------------
+
+
+def test_a_record_nested_a_hundred_thousand_deep_is_refused_in_bounded_memory(tmp_path, publisher):
+    # 200 KB: ijson names each event by its whole path, so building it held gigabytes.
+    deep = b"[" * 100_000 + b"]" * 100_000
+    body = b'{"data": [{"domainName": "deep.com", "auctionType": "Bid", "price": "$1", "x": ' + deep + b"}]}"
+    line, peak = sync_refused(tmp_path, publisher, "godaddy-ending", "/ending.json.zip", zip_of({"a.json": body}))
+    assert "the JSON nests arrays or objects more than 64 deep" in line and peak < PEAK_MIB
+
+
+def test_the_depth_of_json_is_followed_through_strings_and_escapes_across_reads():
+    import random
+
+    from toolkit.ingest.feed_file import _JsonDepth
+
+    def deepest(text: str) -> int:  # a character at a time, for comparison
+        depth = most = 0
+        inside = escaped = False
+        for ch in text:
+            if inside:
+                escaped, inside = (False, True) if escaped else (ch == "\\", ch != '"')
+            elif ch == '"':
+                inside = True
+            elif ch in "[{":
+                depth += 1
+                most = max(most, depth)
+            elif ch in "]}":
+                depth -= 1
+        return most
+
+    draw = random.Random(11)
+
+    def value(level: int):
+        if level > 6 or draw.random() < 0.3:
+            return draw.choice(['a"b', "x\\", "[{]}", '\\\\"', 3, None, "\\" * 7])
+        if draw.random() < 0.5:
+            return [value(level + 1) for _ in range(draw.randrange(4))]
+        return {f'k{i}\\"[': value(level + 1) for i in range(draw.randrange(4))}
+
+    for _ in range(300):
+        text = json.dumps({"data": [value(0) for _ in range(5)]})
+        data, most = text.encode(), deepest(text)
+        for limit in (most - 1, most):
+            follow, over, at = _JsonDepth(limit), False, 0
+            while at < len(data):
+                size = draw.randrange(1, 40)  # reads that cut strings and runs of backslashes
+                over |= follow.exceeded(data[at : at + size])
+                at += size
+            assert over == (most > limit) and (follow.depth, follow.in_string) == (0, False)
+
+
+def test_json_with_a_bom_is_read_and_broken_json_is_one_line(tmp_path, publisher):
+    from toolkit import Mirror
+    from toolkit.ingest import IngestError, ingest_file
+
+    record = json.dumps({"data": [gd("bom.com", "Bid", "$5", 0, "")]}).encode()
+    path = tmp_path / "all_listings.json"
+    path.write_bytes(b"\xef\xbb\xbf" + record)
+    with Mirror(tmp_path / "m.db", create=True) as mirror:
+        assert ingest_file(mirror, "godaddy", path, observed_at="2026-08-21T06:00:00Z").listings.new == 1
+        pretty = json.dumps({"data": [gd(f"n{i}.com", "Bid", "$5", 0, "") for i in range(2000)]}, indent=1)
+        lines = pretty.split("\n")
+        lines[11] += " @@"  # line 12
+        path.write_text("\n".join(lines))
+        with pytest.raises(IngestError) as caught:
+            ingest_file(mirror, "godaddy", path, observed_at="2026-08-22T06:00:00Z")
+        path.write_bytes(b'{"data": [{"domainName": "s.com", "note": "\\udc80"}]}')
+        with pytest.raises(IngestError) as surrogate:
+            ingest_file(mirror, "godaddy", path, observed_at="2026-08-22T06:00:00Z")
+    said = str(caught.value)
+    assert "\n" not in said and "malformed JSON in lines 1-" in said and "(right here)" not in said
+    first, last = map(int, re.search(r"lines 1-([\d,]+)", said).group(0)[6:].replace(",", "").split("-"))
+    assert first <= 12 <= last
+    assert "not UTF-8 text" in str(surrogate.value) and "\n" not in str(surrogate.value)
+
+
+def test_a_json_record_past_max_field_kb_is_refused(tmp_path, publisher):
+    record = gd("wide.com", "Bid", "$1", 0, "")
+    record["note"] = "x" * 50_000
+    body = json.dumps({"data": [gd("a.com", "Bid", "$1", 0, ""), record]}).encode()
+    line, _ = sync_refused(
+        tmp_path, publisher, "godaddy-ending", "/ending.json.zip", zip_of({"a.json": body}), "max_field_kb = 10\n"
+    )
+    assert "record 2 is longer than 10 KB" in line and "raise max_field_kb in [feeds.godaddy-ending]" in line
+
+
+def test_an_encrypted_member_and_a_zip_declaring_a_million_entries_are_refused(tmp_path, publisher):
+    body = bytearray(zip_of({"a.json": json.dumps({"data": [gd("a.com", "Bid", "$1", 0, "")]}).encode()}))
+    body[6] |= 1  # the member's "encrypted" flag, in its local header ...
+    central = body.rindex(b"PK\x01\x02")
+    body[central + 8] |= 1  # ... and in the central directory
+    line, _ = sync_refused(tmp_path, publisher, "godaddy-ending", "/ending.json.zip", bytes(body))
+    assert "the archive member is encrypted" in line
+    many = bytearray(zip_of({"a.json": b"{}"}))
+    end = many.rindex(b"PK\x05\x06")
+    many[end + 8 : end + 12] = (1_000_000 % 65536).to_bytes(2, "little") * 2  # entries declared, this disk and all
+    line, peak = sync_refused(tmp_path, publisher, "godaddy-ending", "/ending.json.zip", bytes(many))
+    assert "the archive declares 16,960 entries" in line and peak < PEAK_MIB
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e400", "0", "-1"])
+def test_a_limit_that_is_not_a_finite_number_above_zero_is_refused(tmp_path, value):
+    from toolkit.store.feed_catalog import feed_table
+
+    path = tmp_path / "all_listings.json"
+    path.write_text(json.dumps({"data": [gd("a.com", "Bid", "$1", 0, "")]}))
+    status, lines, _ = edt(
+        tmp_path, "ingest", "godaddy", str(path), "--db", str(tmp_path / "m.db"), "--max-size-mb", value
+    )
+    assert status == 2 and any("--max-size-mb" in line and "above 0 and at most" in line for line in lines), lines
+    assert not (tmp_path / "m.db").exists() or listings(tmp_path / "m.db") == 0
+    with pytest.raises(ValueError, match=r"\[feeds.godaddy-ending\] max_field_kb = .*above 0 and at most 1,048,576"):
+        feed_table({"feeds": {"godaddy-ending": {"max_field_kb": float(value)}}})

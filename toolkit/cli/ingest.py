@@ -22,14 +22,23 @@ from .shell import (
 )
 
 
+from ..store.feed_catalog import limit_problem
 from .load import on_interrupt, hold_load_lock
 
 
 def _limit_option(flag: str, unit: str, what: str, default: int) -> Callable[[Any], Any]:
     """A bound on what a feed file may hold, in `unit` (above 0; the default is the feed reader's)."""
+    key = flag.lstrip("-").replace("-", "_")
+
+    def checked(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+        if value is not None and (problem := limit_problem(key, value)):
+            raise click.BadParameter(problem)
+        return value
+
     return click.option(
         flag,
-        type=click.FloatRange(min=0, min_open=True),
+        type=float,
+        callback=checked,
         default=None,
         metavar=unit,
         help=f"The most {what} (default {default}); past it nothing is written.",

@@ -11,6 +11,7 @@ import csv
 import gzip
 import io
 import itertools
+import json
 import re
 import tempfile
 import urllib.request
@@ -59,7 +60,8 @@ class Bounds:
     def of(
         cls, max_size_mb: float | None = None, max_field_kb: float | None = None, *, setting: str | None = None
     ) -> "Bounds":
-        """Bounds from a config's or a command's figures (None: the default)."""
+        """Bounds from a config's or a command's figures (None: the default; each checked by
+        `limit_problem` where it was given)."""
         default = cls()
         return cls(
             size=int(max_size_mb * MB) if max_size_mb is not None else default.size,
@@ -89,8 +91,60 @@ class Bounds:
 
 DEFAULT_BOUNDS = Bounds()
 _DATA_SUFFIXES = (".json", ".csv", ".txt", ".tsv", ".zone", ".lst", ".list")
-_ZIP, _GZIP = b"PK\x03\x04", b"\x1f\x8b"
+_ZIP, _GZIP, _BOM = b"PK\x03\x04", b"\x1f\x8b", b"\xef\xbb\xbf"
 _CHUNK = 1 << 16
+
+
+class _JsonDepth:
+    """How deep a JSON text's arrays and objects nest, followed a read at a time with NumPy
+    (strings and their escapes skipped), so that a record nested thousands deep is refused
+    before a parser builds it (ijson names every event by its whole path: memory grows with
+    the square of the depth)."""
+
+    def __init__(self, limit: int):
+        self.limit, self.depth, self.in_string, self.backslashes = limit, 0, False, 0
+
+    def exceeded(self, data: bytes) -> bool:
+        """Whether the text read so far, `data` the latest of it, nests past the limit."""
+        import numpy as np
+
+        if not data:
+            return False
+        raw = np.frombuffer(data, dtype=np.uint8)
+        quotes = np.flatnonzero(raw == 34)
+        if self.backslashes or b"\\" in data:
+            quotes = quotes[self._unescaped(raw, quotes)]
+        folded = raw | 0x20  # [ and { as {, ] and } as }
+        brackets = np.flatnonzero((folded == 0x7B) | (folded == 0x7D))
+        # A bracket is outside every string when an even number of quotes (after the state
+        # this read began in) precede it.
+        outside = (np.searchsorted(quotes, brackets) + self.in_string) % 2 == 0
+        steps = np.where(folded[brackets[outside]] == 0x7B, 1, -1)
+        self.in_string = bool((len(quotes) + self.in_string) % 2)
+        if not len(steps):
+            return False
+        depths = np.cumsum(steps) + self.depth
+        self.depth = int(depths[-1])
+        return int(depths.max()) > self.limit
+
+    def _unescaped(self, raw: Any, quotes: Any) -> Any:
+        """Which of the `quotes` (positions in `raw`) end or begin a string: those after an
+        even run of backslashes (a run may begin in the previous read); keeps this read's
+        trailing run."""
+        import numpy as np
+
+        slash = raw == 92
+        where = np.arange(len(raw))
+        last_other = np.maximum.accumulate(np.where(slash, -1, where))  # the last byte not a backslash, up to i
+        trailing = len(raw) - 1 - int(last_other[-1])
+        carried = self.backslashes
+        self.backslashes = trailing + (carried if trailing == len(raw) else 0)
+        if not len(quotes):
+            return np.zeros(0, dtype=bool)
+        before = np.where(quotes > 0, last_other[np.maximum(quotes - 1, 0)], -1)
+        before[quotes == 0] = -1
+        run = quotes - 1 - before + np.where(before < 0, carried, 0)
+        return run % 2 == 0
 
 
 class _Counted(io.RawIOBase):
@@ -106,10 +160,19 @@ class _Counted(io.RawIOBase):
         span: int | None,
         too_long: Callable[[int], Exception],
         broken: Callable[[int, Exception], Exception],
+        too_deep: Callable[[int, int], Exception],
     ):
         self._inner, self._limit, self._too_big = inner, limit, too_big
         self._span, self._too_long, self._broken = span, too_long, broken
+        self._too_deep = too_deep
         self.count = self.newlines = self._mark = 0
+        self.lines_before = 0  # newlines before the last read: a parser's error lies after them
+        self.skip_bom = False
+        self.depth: _JsonDepth | None = None  # set for JSON: too deep is too long a record
+
+    def since_mark(self) -> int:
+        """Bytes read since the last `mark()` (at least the record that followed it)."""
+        return self.count - self._mark
 
     def readable(self) -> bool:
         return True
@@ -117,15 +180,22 @@ class _Counted(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         try:
             n = self._inner.readinto(buffer)
-        except (EOFError, zlib.error, zipfile.BadZipFile, OSError) as exc:
+        except (EOFError, zlib.error, zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError) as exc:
             raise self._broken(self.newlines + 1, exc) from None
+        if n and self.count == 0 and self.skip_bom and bytes(buffer[:3]) == _BOM:
+            buffer[: n - 3] = bytes(buffer[3:n])
+            n -= 3
+            self.skip_bom = False
         if n:
+            self.lines_before = self.newlines
             self.count += n
             self.newlines += memoryview(buffer)[:n].tobytes().count(b"\n")
             if self.count > self._limit:
                 raise self._too_big(self.newlines + 1 if self._span is not None else None)
             if self._span is not None and self.count - self._mark > self._span + _CHUNK:
                 raise self._too_long(self.newlines + 1)
+            if self.depth is not None and self.depth.exceeded(memoryview(buffer)[:n].tobytes()):
+                raise self._too_deep(self.lines_before + 1, self.depth.limit)
         return n
 
     def mark(self) -> None:
@@ -153,7 +223,10 @@ class FeedFile:
     def raw(self, *, span: int | None = None) -> _Counted:
         """The decompressed bytes, bounded (`span`: the most bytes one record may take)."""
         if self.member is not None:
-            inner: Any = zipfile.ZipFile(self.path).open(self.member)
+            try:
+                inner: Any = zipfile.ZipFile(self.path).open(self.member)
+            except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError, EOFError) as exc:
+                raise self._broken(1, exc) from None
         elif self.gzipped:
             inner = gzip.open(self.path, "rb")
         else:
@@ -166,6 +239,12 @@ class FeedFile:
             span,
             lambda line: bounds.too_long(self.name, line, "a record or value"),
             self._broken,
+            lambda line, limit: IngestError(
+                self.name,
+                line,
+                f"the JSON nests arrays or objects more than {limit} deep",
+                "this is not a feed's export (their records nest 2 or 3 deep): check the address",
+            ),
         )
 
     def _broken(self, line: int, exc: Exception) -> "IngestError":
@@ -249,6 +328,12 @@ def _zip_member(path: Path, bounds: Bounds) -> tuple[str, int]:
     """The one data member of a zip archive and its declared size, after the checks a third
     party's archive must pass (readable, few members, no path outside the archive)."""
     fix = "download the archive again (it is truncated or damaged)"
+    many = "pass the feed's own archive (one data file)"
+    declared = _declared_entries(path)  # before zipfile reads every entry into memory
+    if declared is not None and declared > bounds.members * 4:
+        raise IngestError(
+            str(path), None, f"the archive declares {declared:,} entries, more than a feed archive may hold", many
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             members = [i for i in archive.infolist() if not i.is_dir()]
@@ -259,9 +344,17 @@ def _zip_member(path: Path, bounds: Bounds) -> tuple[str, int]:
             str(path),
             None,
             f"the archive holds {len(members):,} files, more than the {bounds.members} a feed archive may",
-            "pass the feed's own archive (one data file)",
+            many,
         )
     for info in members:
+        if info.flag_bits & 0x1 or info.compress_type not in _ZIP_METHODS:
+            how = "is encrypted" if info.flag_bits & 0x1 else f"uses compression method {info.compress_type}"
+            raise IngestError(
+                f"{path}!{info.filename}",
+                None,
+                f"the archive member {how}, which a feed archive does not",
+                "download the publisher's own archive again, or unzip it yourself and pass the file",
+            )
         parts = info.filename.replace("\\", "/").split("/")
         if ".." in parts or info.filename.startswith(("/", "\\")) or ":" in parts[0]:
             raise IngestError(
@@ -283,6 +376,32 @@ def _zip_member(path: Path, bounds: Bounds) -> tuple[str, int]:
     if member.file_size > bounds.size:
         raise bounds.too_big(f"{path}!{member.filename}", None)
     return member.filename, member.file_size
+
+
+_ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+_EOCD, _EOCD64_LOCATOR = b"PK\x05\x06", b"PK\x06\x07"
+
+
+def _declared_entries(path: Path) -> int | None:
+    """The number of entries a zip's end record declares (None when it has none to read: the
+    zip reader then says what is wrong), read from the file's tail alone."""
+    import struct
+
+    with open(path, "rb") as fh:
+        size = fh.seek(0, io.SEEK_END)
+        tail_start = max(0, size - (1 << 16) - 22)
+        fh.seek(tail_start)
+        tail = fh.read()
+        at = tail.rfind(_EOCD)
+        if at < 0 or at + 22 > len(tail):
+            return None
+        (entries,) = struct.unpack_from("<H", tail, at + 10)
+        if entries != 0xFFFF or at < 20 or tail[at - 20 : at - 16] != _EOCD64_LOCATOR:
+            return entries
+        (offset,) = struct.unpack_from("<Q", tail, at - 12)  # the zip64 end record's place
+        fh.seek(offset)
+        record = fh.read(56)
+        return struct.unpack_from("<Q", record, 32)[0] if len(record) == 56 else None
 
 
 def _container(path: Path) -> str:
@@ -363,6 +482,7 @@ def json_items(feed: FeedFile, key: str = "data") -> tuple[dict[str, Any], Itera
     others: dict[str, Any] = {}
     prefix = None
     with feed.raw(span=feed.bounds.field) as stream:
+        stream.skip_bom, stream.depth = True, _JsonDepth(MAX_DEPTH)
         try:
             events = ijson.parse(stream, use_float=True)
             for path, event, value in events:
@@ -380,7 +500,7 @@ def json_items(feed: FeedFile, key: str = "data") -> tuple[dict[str, Any], Itera
                         builder.event(event, value)
                         if _closes(sub, name, event):
                             break
-                    others[name] = builder.value
+                    others[name] = _checked(feed, stream, builder.value, 1)
                     stream.mark()
                 elif path == "" and event not in ("start_map", "end_map"):
                     raise IngestError(
@@ -389,7 +509,7 @@ def json_items(feed: FeedFile, key: str = "data") -> tuple[dict[str, Any], Itera
                         "not JSON (it does not start with { or [)",
                         "pass the feed's JSON file, or its CSV/TXT export",
                     )
-        except ijson.JSONError as exc:
+        except (ijson.JSONError, UnicodeDecodeError) as exc:
             raise _json_fail(feed, stream, exc) from None
     if prefix is None:
         members = ", ".join(others) or "none"
@@ -411,23 +531,55 @@ def _stream_items(feed: FeedFile, prefix: str) -> Iterator[tuple[int, Any]]:
     import ijson
 
     with feed.raw(span=feed.bounds.field) as stream:
+        stream.skip_bom, stream.depth = True, _JsonDepth(MAX_DEPTH)
         number = 0
         try:
             for number, item in enumerate(ijson.items(stream, prefix, use_float=True), start=1):
+                item = _checked(feed, stream, item, number)
                 stream.mark()
                 yield number, item
-        except ijson.JSONError as exc:
+        except (ijson.JSONError, UnicodeDecodeError) as exc:
             raise _json_fail(feed, stream, exc) from None
 
 
+MAX_DEPTH = 64  # how deep a feed's JSON may nest (real feeds: 4 or 5, with the array around the records)
+
+
+def _checked(feed: FeedFile, stream: _Counted, item: Any, number: int) -> Any:
+    """`item` when it is no longer than a record may be. The reader reads ahead a block at a
+    time, so at most a block of a record is read before the record ahead of it is yielded: a
+    record past the limit read more than the limit less a block since then, and only such a
+    reading is measured."""
+    limit = feed.bounds.field
+    if stream.since_mark() > limit - _CHUNK and len(json.dumps(item, ensure_ascii=False).encode()) > limit:
+        raise feed.bounds.too_long(feed.name, stream.lines_before + 1, f"record {number:,} is")
+    return item
+
+
 def _json_fail(feed: FeedFile, stream: _Counted, exc: Exception) -> IngestError:
-    line = stream.newlines + 1
-    if any(word in str(exc).lower() for word in _JSON_CUT):
+    """One line for the parser's error: where it lies (the reader reads ahead, so the lines
+    of its last read), what it says (its first line: yajl adds a picture of the place)."""
+    first, last = stream.lines_before + 1, stream.newlines + 1
+    where = f"line {first:,}" if first == last else f"lines {first:,}-{last:,}"
+    if isinstance(exc, UnicodeDecodeError) or "utf8" in str(exc).lower().replace("-", ""):
         return IngestError(
-            feed.name, line, f"the JSON stops before its end ({exc})", "the file is truncated: download it again"
+            feed.name,
+            None,
+            f"not UTF-8 text in {where} (a byte or an escaped character that is not a letter)",
+            "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8), or download it again",
+        )
+    said = exc.args[0] if exc.args else exc
+    said = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
+    said = (said.strip().splitlines() or [""])[0].strip().rstrip(":.")
+    if any(word in said.lower() for word in _JSON_CUT):
+        return IngestError(
+            feed.name, last, f"the JSON stops before its end ({said})", "the file is truncated: download it again"
         )
     return IngestError(
-        feed.name, line, f"malformed JSON ({exc})", "check that the file is this feed's JSON export, unedited"
+        feed.name,
+        None,
+        f"malformed JSON in {where} ({said})",
+        "check that the file is this feed's JSON export, unedited",
     )
 
 

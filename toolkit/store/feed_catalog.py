@@ -33,7 +33,7 @@ from typing import Any
 from .jobs import last_ok, run_freshness
 from .named import by_name
 
-__all__ = ["Feed", "FEEDS", "FEED_ADAPTERS", "LISTING_ADAPTERS", "feed_table", "feed_freshness"]
+__all__ = ["Feed", "FEEDS", "FEED_ADAPTERS", "LISTING_ADAPTERS", "feed_table", "feed_freshness", "limit_problem"]
 
 # The adapters of toolkit.ingest (named, not imported: the store sits below the ingest).
 FEED_ADAPTERS = ("godaddy", "namecheap", "bardate", "droplist", "zonediff")
@@ -230,6 +230,19 @@ _SETTABLE: dict[str, type | tuple[type, ...]] = {
 }
 
 
+LIMIT_CEILINGS = {"max_size_mb": 1 << 20, "max_field_kb": 1 << 20}  # 1 TB a file, 1 GB a field
+
+
+def limit_problem(key: str, value: Any) -> str | None:
+    """What is wrong with `value` as the bound `key` (max_size_mb, max_field_kb), or None."""
+    ceiling = LIMIT_CEILINGS[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "expected a number"
+    if not 0 < value <= ceiling:  # NaN fails both
+        return f"expected a number above 0 and at most {ceiling:,}"
+    return None
+
+
 def feed_table(config: Mapping[str, Any] | None = None) -> dict[str, Feed]:
     """`FEEDS` with the config file's `[feeds.NAME]` tables applied (see the module's text).
     A bad key or value raises ValueError naming `[feeds.NAME] key` and the fix."""
@@ -251,8 +264,8 @@ def feed_table(config: Mapping[str, Any] | None = None) -> dict[str, Feed]:
                 raise ValueError(f"{where} {key}: not a feed setting; use {', '.join(_SETTABLE)}")
             if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
                 raise ValueError(f"{where} {key} = {value!r}: expected {getattr(kind, '__name__', 'a number')}")
-            if key.startswith("max_") and isinstance(value, (int, float)) and value <= 0:
-                raise ValueError(f"{where} {key} = {value!r}: expected a number above 0")
+            if key.startswith("max_") and (problem := limit_problem(key, value)):
+                raise ValueError(f"{where} {key} = {value!r}: {problem}")
         changes = {k: v for k, v in given.items() if k != "every_hours"}
         if "every_hours" in given:
             changes["every"] = timedelta(hours=given["every_hours"])
