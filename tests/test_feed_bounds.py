@@ -369,3 +369,42 @@ def test_a_limit_that_is_not_a_finite_number_above_zero_is_refused(tmp_path, val
     assert not (tmp_path / "m.db").exists() or listings(tmp_path / "m.db") == 0
     with pytest.raises(ValueError, match=r"\[feeds.godaddy-ending\] max_field_kb = .*above 0 and at most 1,048,576"):
         feed_table({"feeds": {"godaddy-ending": {"max_field_kb": float(value)}}})
+
+
+def test_a_header_alone_does_not_close_every_listing_of_the_feed(tmp_path, publisher, monkeypatch):
+    db = tmp_path / "mirror.db"
+    config = feed_config(publisher, "namecheap-auctions", "/sales.csv")
+
+    def sync(day: int) -> tuple[int, list[str], int]:
+        monkeypatch.setenv("EDT_NOW", f"2026-08-2{day}T06:00:00Z")  # a day apart: closing compares sightings
+        return edt(tmp_path, "sync", "--db", str(db), "--feeds", "namecheap-auctions", config=config)
+
+    ends = "2030-01-01T16:00:00Z"
+    publisher.publish("/sales.csv", nc_auctions([("one.com", "5.00", 1, ends), ("two.com", "7.00", 2, ends)]), DAYS[0])
+    assert sync(1)[0] == 0
+    publisher.publish("/sales.csv", (NC_HEADER + "\n").encode(), DAYS[1])
+    status, lines, _ = sync(2)
+    said = [line for line in lines if line.startswith("namecheap-auctions: ")]
+    assert status == 2 and len(said) == 1, lines
+    assert "the file lists no listing, yet it would close the 2 the mirror holds open from it" in said[0]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM listings WHERE closed_at IS NULL").fetchone()[0] == 2
+    # a file that still lists one closes the other, as before
+    publisher.publish("/sales.csv", nc_auctions([("one.com", "5.00", 1, ends)]), DAYS[2])
+    assert sync(3)[0] == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT name FROM listings WHERE closed_at IS NULL").fetchall() == [("one.com",)]
+
+
+def test_a_csv_whose_last_row_is_cut_inside_a_value_writes_nothing(tmp_path):
+    from toolkit import Mirror
+    from toolkit.ingest import IngestError, ingest_file
+
+    path = tmp_path / "bardate_domains.csv"
+    path.write_text("name,release_at\nq1.se,2030-01-01\nq2.se,2030-0")  # every column there, the last one cut
+    with Mirror(tmp_path / "m.db", create=True) as mirror:
+        with pytest.raises(IngestError, match=r"line 3: the last line is incomplete \('2030-0' is not a date"):
+            ingest_file(mirror, "bardate", path, observed_at="2026-08-21T06:00:00Z")
+        assert mirror.connection().execute("SELECT count(*) FROM pending_delete").fetchone()[0] == 0
+        path.write_text("name,release_at\nq1.se,2030-01-01\nq2.se,2030-01-02")  # whole, without a final line end
+        assert ingest_file(mirror, "bardate", path, observed_at="2026-08-21T06:00:00Z").pending.new == 2

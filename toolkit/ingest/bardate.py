@@ -103,7 +103,7 @@ def _csv_rows(feed: FeedFile, observed_at: str, on_bad_row: OnBadRow) -> Iterato
             original = dict(zip(header, cells))
             yield Row(PENDING, feed.name, line, _record(cells[at_name], cells[at_day].strip(), original, observed_at))
         except BadRow as exc:
-            on_bad_row(Skipped(feed.name, line, str(exc)))
+            bad_line(feed.name, line, exc, line != rows.cut_line, on_bad_row)
 
 
 def _rows(feed: FeedFile, stamp: str, on_bad_row: OnBadRow) -> Iterator[Row]:

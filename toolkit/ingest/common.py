@@ -379,11 +379,18 @@ class Row:
     # publisher sent when the record is made on demand (`make`), else of the record.
     digest: int | None = None
     make: Callable[[], dict[str, Any]] | None = None  # the record (BadRow: the row is bad)
+    cut: bool = False  # the file's last row, without its line end: bad, it is a truncated file
 
     def made(self) -> dict[str, Any]:
-        """The record, made once (`BadRow` when the row is bad)."""
+        """The record, made once (`BadRow` when the row is bad; `IngestError` when the row is
+        bad and the file's cut last row)."""
         if self.record is None:
-            self.record = self.make()  # type: ignore[misc]
+            try:
+                self.record = self.make()  # type: ignore[misc]
+            except BadRow as exc:
+                if self.cut:
+                    bad_line(self.file, self.line or 0, exc, False, strict)
+                raise
         return self.record
 
 

@@ -23,7 +23,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .common import UNIT_SEPARATOR, IngestError, OnBadRow, Row, Skipped, observed, strict, text_digest
+from .common import (
+    UNIT_SEPARATOR,
+    BadRow,
+    IngestError,
+    OnBadRow,
+    Row,
+    bad_line,
+    observed,
+    strict,
+    text_digest,
+)
 
 __all__ = [
     "Bounds",
@@ -34,6 +44,7 @@ __all__ = [
     "fetch",
     "header_key",
     "csv_table",
+    "CsvRows",
     "csv_records",
     "file_rows",
 ]
@@ -623,7 +634,23 @@ def header_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+class CsvRows:
+    """A CSV's data rows as (line, cells), read as they are used; `cut_line` is the last row's
+    line when the file ends without its line end (set when that row is given): a bad row
+    there is a truncated file, not a row to skip."""
+
+    def __init__(self, rows: Callable[["CsvRows"], Iterator[tuple[int, list[str]]]]):
+        self.cut_line: int | None = None
+        self._rows = rows(self)
+
+    def __iter__(self) -> "CsvRows":
+        return self
+
+    def __next__(self) -> tuple[int, list[str]]:
+        return next(self._rows)
+
+
+def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], CsvRows]:
     """A delimited file's header and its data rows as (line, cells), read as they are used.
     The delimiter is the one of `delimiters` the header line uses most. A last row cut short
     (no line end and fewer cells than the header) means the file is truncated: an
@@ -659,7 +686,7 @@ def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], 
         raise IngestError(feed.name, 1, "no header line", "pass the feed's CSV export with its header")
     width = len(header)
 
-    def rows() -> Iterator[tuple[int, list[str]]]:
+    def rows(table: CsvRows) -> Iterator[tuple[int, list[str]]]:
         held: tuple[int, list[str]] | None = None  # one row behind: the last is checked before it is given
         try:
             for cells in reader:
@@ -678,9 +705,11 @@ def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], 
                     f"the last row stops after {len(held[1])} of {width} columns",
                     "the file is truncated: download it again",
                 )
+            if not state["terminated"]:
+                table.cut_line = held[0]
             yield held
 
-    return header, rows()
+    return header, CsvRows(rows)
 
 
 def _with_end(line: str) -> str:
@@ -709,11 +738,18 @@ def csv_records(
         return make({f: cells[i] for i, f in picked}, dict(zip(header, cells)))
 
     for line, cells in rows:
+        cut = line == getattr(rows, "cut_line", None)
         if len(cells) != width:
-            on_bad_row(Skipped(name, line, f"{len(cells)} fields, the header has {width}"))
+            bad_line(name, line, BadRow(f"{len(cells)} fields, the header has {width}"), not cut, on_bad_row)
             continue
         yield Row(
-            kind, name, line, None, digest=text_digest(UNIT_SEPARATOR.join(cells), key), make=partial(record, cells)
+            kind,
+            name,
+            line,
+            None,
+            digest=text_digest(UNIT_SEPARATOR.join(cells), key),
+            make=partial(record, cells),
+            cut=cut,
         )
 
 

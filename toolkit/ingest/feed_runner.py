@@ -187,8 +187,10 @@ def _record_run(conn: Any, feed: Feed, report: FeedReport, started_at: str, fini
     )
 
 
-def _close_unlisted(conn: Any, feed: Feed, observed_at: str) -> int:
-    """The adapter's listings in the feed's scope that this file no longer lists have closed."""
+def _close_unlisted(conn: Any, feed: Feed, ingested: IngestReport) -> int:
+    """The adapter's listings in the feed's scope that this file no longer lists have closed.
+    A file that lists nothing vouches for nothing (a failed export, a header alone): it is
+    refused whole rather than close every listing of the feed."""
     if feed.scope is None:
         return 0
     ids = [
@@ -196,10 +198,17 @@ def _close_unlisted(conn: Any, feed: Feed, observed_at: str) -> int:
         for r in conn.execute(
             f"SELECT id FROM listings WHERE origin = :origin AND closed_at IS NULL AND last_seen_at < :observed_at "
             f"AND ({feed.scope})",
-            {"origin": f"ingest:{feed.adapter}", "observed_at": observed_at},
+            {"origin": f"ingest:{feed.adapter}", "observed_at": ingested.observed_at},
         )
     ]
-    return close_listings(conn, ids, closed_at=observed_at, commit=False) if ids else 0
+    if ids and not ingested.written:
+        raise IngestError(
+            ingested.path,
+            None,
+            f"the file lists no listing, yet it would close the {len(ids):,} the mirror holds open from it",
+            "the publisher's export failed (a header alone): the next run tries again",
+        )
+    return close_listings(conn, ids, closed_at=ingested.observed_at, commit=False) if ids else 0
 
 
 # -- downloads --------------------------------------------------------------------------------
@@ -476,7 +485,7 @@ def run_feed(conn: sqlite3.Connection, mirror: Any, feed: Feed, client: FeedClie
 
     def commit_with_rows(writer: Any, ingested: IngestReport) -> None:
         report.ingest = ingested
-        report.closed = _close_unlisted(writer, feed, ingested.observed_at)
+        report.closed = _close_unlisted(writer, feed, ingested)
         keep_download(writer)
 
     try:
