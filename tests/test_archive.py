@@ -152,6 +152,9 @@ def test_the_archive_reads_alone_with_pyarrow_and_as_one_with_the_mirror_in_duck
     closed = alone.column("closed_at")
     assert str(closed.type) == "timestamp[ms, tz=UTC]" and str(alone.column("wayback_first_date").type) == "date32[day]"
     assert {(c.year, c.month) for c in closed.to_pylist()} == {(2026, 11), (2026, 12)}
+    moments = [f for f in alone.schema if f.name.endswith("_at") or f.name == "live_until"]
+    assert len(moments) > 10 and {str(f.type) for f in moments} == {"timestamp[ms, tz=UTC]"}, moments
+    assert alone.column("live_until").to_pylist() == closed.to_pylist()  # a closed listing's live_until
     # DuckDB: the mirror's rows and the archive's as one table
     duck = archive.open_duckdb(copy)
     for table in TABLES:

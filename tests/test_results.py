@@ -266,6 +266,12 @@ def test_edt_export_results_writes_every_result_of_the_matching_listings(tmp_pat
     assert CliRunner().invoke(cli, ["export", "--db", str(db), "--results", "--out", str(parquet)]).exit_code == 0
     table = pq.read_table(parquet)
     assert table.num_rows == 7 and table.schema.field("final_price_eur").type == "double"
+    moments = [f.name for f in table.schema if f.name.endswith(("_at", "_end"))]
+    assert moments == ["ended_at", "last_seen_before_end", "next_seen_at", "derived_at"]
+    assert {str(table.schema.field(m).type) for m in moments} == {"timestamp[ms, tz=UTC]"}
+    stored = {r[0]: r[1] for r in sqlite3.connect(db).execute("SELECT listing_id, ended_at FROM auction_results")}
+    ended = dict(zip(table.column("listing_id").to_pylist(), table.column("ended_at").to_pylist()))
+    assert {i: f"{t:%Y-%m-%dT%H:%M:%SZ}" for i, t in ended.items()} == stored
     bad = CliRunner().invoke(cli, ["export", "--db", str(db), "--results", "--out", str(out), "tf_min=lots"])
     assert bad.exit_code == 2 and "tf_min" in bad.output
 

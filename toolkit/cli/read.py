@@ -90,11 +90,14 @@ def _result_rows(
     mirror: Mirror, filters: dict[str, Any], plan: str | None
 ) -> tuple[Iterator[dict[str, Any]], dict[str, str]]:
     """The results of the listings `filters` match (`Mirror.results_df`), as records, and their columns."""
-    from ..store.schema import RESULT_COLUMNS
+    from ..store.schema import RESULT_COLUMNS, RESULT_MOMENTS
 
     frame = mirror.results_df(filters, plan)
     kinds = {int: "int", float: "num", str: "str"}
-    columns = {name: ("bool" if name == "sold" else kinds[kind]) for name, kind in RESULT_COLUMNS.items()}
+    columns = {
+        name: "bool" if name == "sold" else "datetime" if name in RESULT_MOMENTS else kinds[kind]
+        for name, kind in RESULT_COLUMNS.items()
+    }
     records = json.loads(frame.to_json(orient="records"))  # NaN and NA as null
     return iter(records), columns
 

@@ -53,7 +53,8 @@ _ARROW_TYPES = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
 # read both).
 MOMENTS: dict[str, dict[str, str]] = {
     "listings": {
-        c: kind for c, kind in {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}.items() if kind in ("date", "datetime")
+        **{c: kind for c, kind in {**LISTING_FIELDS, **LISTING_EXTRA_FIELDS}.items() if kind in ("date", "datetime")},
+        "live_until": "datetime",  # internal (a closed listing's closed_at), a moment all the same
     },
     "listing_history": {"observed_at": "datetime", "auction_end_date": "datetime"},
     "raw_records": {},

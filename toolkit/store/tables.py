@@ -212,6 +212,7 @@ RESULT_COLUMNS = {
     "next_seen_at": str,
     "derived_at": str,
 }
+RESULT_MOMENTS = ("ended_at", "last_seen_before_end", "next_seen_at", "derived_at")  # UTC, as the API writes them
 RESULT_INDEXES = {"idx_results_ended": "ended_at", "idx_results_name": "name"}
 # Sales reported elsewhere (a NameBio export, a DNJournal chart: `edt ingest sales`), kept apart
 # from the auctions the mirror saw end; `key` makes a repeated import write nothing twice.
