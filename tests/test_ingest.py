@@ -1213,6 +1213,20 @@ def test_edt_ingest_sales_reads_namebio_and_dnjournal_files_once(tmp_path):
     assert "reported (namebio.csv)" in shown.output and "kettleharbor.com" in shown.output
 
 
+def test_comps_of_an_idn_written_in_letters_leave_out_its_own_sales(tmp_path):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    db, sales = tmp_path / "m.db", tmp_path / "idn.csv"
+    sales.write_text("Domain,Price,Date,Venue\nmüller.de,500,2024-03-05,Sedo\nmueller.de,600,2024-03-06,Sedo\n")
+    assert CliRunner().invoke(cli, ["ingest", "sales", str(sales), "--db", str(db)]).exit_code == 0
+    for asked in ("müller.de", "xn--mller-kva.de"):
+        shown = CliRunner().invoke(cli, ["comps", asked, "--db", str(db)])
+        assert shown.exit_code == 0 and "xn--mller-kva.de" not in shown.output.split("\n", 1)[1], shown.output
+        assert "mueller.de" in shown.output
+
+
 @pytest.mark.parametrize(
     "body, line, problem",
     [
@@ -1226,6 +1240,13 @@ def test_edt_ingest_sales_reads_namebio_and_dnjournal_files_once(tmp_path):
         ("Domain,Price,Date\nok.com,$100 EUR,2020-01-01\n", 2, "more than one currency"),
         ("Name,Amount\nok.com,100\n", 1, "no date column in the header"),
         ("\n\n", 1, "the file is empty"),
+        # an unquoted amount with a comma splits the row: a cell too many, not a price of 1
+        ("Date,Domain,Price,Venue\n2024-03-05,x1.com,$1,200,Sedo\n", 2, "5 fields, the header has 4"),
+        ("Domain,Price,Date\nf1.com,100,2031-03-05\n", 2, "sale date 2031-03-05 is after today"),
+        ("Domain,Price,Date\nold.com,100,1899-02-03\n", 2, "before the first domain name was registered"),
+        ("Domain,Price,Date,Currency\nc5.com,100,2024-03-05,XYZ\n", 2, "currency 'XYZ' is not one the ECB quotes"),
+        ("Domain;Price;Date\ns1.com;1.200;2024-03-05\n", 2, "price '1.200' is ambiguous"),
+        ("Domain,Price,Date\nh.com,99999999999999999999999,2024-03-05\n", 2, "at most 1,000,000,000"),
     ],
 )
 def test_a_bad_sales_row_names_its_line_exits_2_and_writes_nothing(tmp_path, body, line, problem):

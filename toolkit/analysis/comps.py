@@ -95,6 +95,11 @@ def comparables(mirror: Any, name: str, *, limit: int = 10) -> Any:
     name = str(name).strip().lower().rstrip(".")
     if "." not in name:
         raise ValueError(f"name: {name!r} is not a domain name (e.g. kettleharbor.com)")
+    if not name.isascii():  # the mirror holds IDNs as xn--
+        try:
+            name = name.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise ValueError(f"name: {name!r} is not a valid internationalised domain name") from None
     subject = _subject(mirror, name)
     frame = _sold(mirror)
     frame = frame[frame["name"] != name]

@@ -52,6 +52,9 @@ _AMOUNT = re.compile(
     r"(?P<post>[A-Za-z]{3}|[$€£])?$"
 )
 _LONG_DAYS = ("%B %d, %Y", "%b %d %Y", "%B %d %Y", "%d %B %Y")
+_FIRST_DAY = "1985-01-01"  # the first .com was registered in March 1985
+_MOST = 1_000_000_000  # above any reported domain sale
+_DOTTED_THOUSANDS = re.compile(r"^\d{1,3}(?:\.\d{3})+$")  # 1.200: a thousand and two hundred in Europe
 _BATCH = 5000
 
 
@@ -73,32 +76,59 @@ def _amount(text: str, currency: str | None) -> tuple[float, str]:
     match = _AMOUNT.match(text.strip())
     if not match:
         raise BadRow(f"price {text.strip()!r} is not an amount (e.g. 2500, $2,500 or 2,500 EUR)")
+    if _DOTTED_THOUSANDS.match(match["num"]):
+        raise BadRow(
+            f"price {text.strip()!r} is ambiguous (a dot before three digits: {match['num']} or "
+            f"{match['num'].replace('.', ',')}?); write the amount without it"
+        )
     value = float(re.sub(r"[,\s]", "", match["num"]))
-    if value <= 0:
-        raise BadRow(f"price {text.strip()!r} is not above 0")
+    if not 0 < value <= _MOST:
+        raise BadRow(f"price {text.strip()!r} is not above 0 and at most {_MOST:,}")
     marks = {(_SYMBOLS.get(m.lower()) or m.upper()) for m in (match["pre"], match["post"]) if m}
     if currency:
         marks.add(currency.strip().upper())
     if len(marks) > 1:
         raise BadRow(f"price {text.strip()!r}: more than one currency ({', '.join(sorted(marks))})")
-    return value, (marks.pop() if marks else "USD")
+    code = marks.pop() if marks else "USD"
+    known = _currencies()
+    if code not in known:
+        raise BadRow(
+            f"currency {code!r} is not one the ECB quotes ({', '.join(c for c in ('USD', 'EUR', 'GBP') if c in known)}, "
+            f"... {len(known)} in all)"
+        )
+    return value, code
 
 
-def _day(text: str) -> str:
+def _currencies() -> frozenset[str]:
+    from ..signals.fx import fx_table
+
+    return fx_table().currencies | {"EUR"}
+
+
+def _day(text: str, today: str) -> str:
+    """The sale's day (YYYY-MM-DD), not after `today` nor before the first domain name."""
     try:
-        return parse_day(text)
+        day = parse_day(text)
     except BadRow:
         for fmt in _LONG_DAYS:
             try:
-                return datetime.strptime(text.strip(), fmt).date().isoformat()
+                day = datetime.strptime(text.strip(), fmt).date().isoformat()
+                break
             except ValueError:
                 continue
-        raise
+        else:
+            raise
+    if day > today:
+        raise BadRow(f"sale date {day} is after today ({today})")
+    if day < _FIRST_DAY:
+        raise BadRow(f"sale date {day} is before the first domain name was registered (1985)")
+    return day
 
 
-def read_sales(feed: FeedFile) -> Iterator[dict[str, Any]]:
+def read_sales(feed: FeedFile, today: str) -> Iterator[dict[str, Any]]:
     """The sales of a feed file (`common.read_feed`: plain, gzip or a zip of one file, within
-    its bounds) as they are read: dicts with name, tld, sold_on, price, currency, venue; an
+    its bounds) as they are read, none after `today` (YYYY-MM-DD): dicts with name, tld,
+    sold_on, price, currency, venue; an
     `IngestError` naming the file and line for a file without the needed columns or for the
     first bad row."""
     header, rows = csv_table(feed)
@@ -119,15 +149,18 @@ def read_sales(feed: FeedFile) -> Iterator[dict[str, Any]]:
         )
     for line, cells in rows:
         try:
-            if len(cells) < len(header):
-                raise BadRow(f"{len(cells)} fields, the header has {len(header)}")
+            if len(cells) != len(header):
+                raise BadRow(
+                    f"{len(cells)} fields, the header has {len(header)}"
+                    + (' (an amount with a comma must be quoted: "1,200")' if len(cells) > len(header) else "")
+                )
             cell = {field: cells[i].strip() for field, i in where.items()}
             name = clean_domain(cell["name"])
             price, currency = _amount(cell["price"], cell.get("currency") or None)
             yield {
                 "name": name,
                 "tld": split_domain(name)[1],
-                "sold_on": _day(cell["sold_on"]),
+                "sold_on": _day(cell["sold_on"], today),
                 "price": price,
                 "currency": currency,
                 "venue": cell.get("venue", ""),
@@ -147,7 +180,7 @@ def ingest_sales(mirror: Any, path: str | Path, *, now: Any = None, bounds: Boun
     conn = mirror.connection()
     with conn:
         batch: list[dict[str, Any]] = []
-        for sale in read_sales(feed):
+        for sale in read_sales(feed, stamp[:10]):
             batch.append(sale)
             if len(batch) >= _BATCH:
                 report.new += save_reported_sales(conn, batch, origin=path.name, imported_at=stamp)
