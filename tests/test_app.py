@@ -151,6 +151,7 @@ def page_text(at: AppTest) -> str:
     ):
         for widget in at.get(kind):
             texts.append(str(getattr(widget, "label", "") or ""))
+            texts.append(str(getattr(widget, "help", "") or ""))  # read on hover, read all the same
             texts += [str(o) for o in getattr(widget, "options", []) or []]
     for drawn in drawn_html(at):
         drawn = re.sub(r"<style>.*?</style>", " ", drawn, flags=re.S)
@@ -430,14 +431,15 @@ def test_regfree_is_offered_only_from_authority(demo_db):
     at = open_groups(app(), "source")
     assert "Aged Domains (deleted ccTLD)" in at.sidebar.selectbox(key="f:source").options  # sources by name
     assert "GoDaddy Auctions" in at.sidebar.selectbox(key="f:source").options
-    assert "Answers as the enterprise plan" in groups_open(at)  # the plan in force, said in its group's title
+    assert "Answers as the Enterprise plan" in groups_open(at)  # the plan in force, said in its group's title
     at.session_state["plan_group"] = True  # opened: its picker
     at.run()
+    assert "Authority+" in at.sidebar.selectbox(key="plan").options  # plans by name
     at.sidebar.selectbox(key="plan").set_value("pro").run()
     no_exception(at)
     assert "Aged Domains (deleted ccTLD)" not in at.sidebar.selectbox(key="f:source").options
-    assert "regfree) needs the Authority plan" in " ".join(c.value for c in at.sidebar.caption)
-    assert "Answers as the pro plan" in groups_open(at) and url_value(at, "plan") == "pro"
+    assert "deleted-ccTLD database needs the Authority plan" in " ".join(c.value for c in at.sidebar.caption)
+    assert "Answers as the Pro plan" in groups_open(at) and url_value(at, "plan") == "pro"
 
 
 def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
@@ -465,8 +467,8 @@ def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
     # an emoji name (Streamlit would load its emoji code for the page).
     seen = next(c.value for c in at.caption if c.value.startswith("First seen"))
     first = datetime.fromisoformat(record["first_seen_at"].replace("Z", "+00:00"))
-    assert seen.startswith(f"First seen {first:%d %b %Y %H:%M} UTC, last seen ")
-    assert fields["first_seen_at"][1] == f"{first:%d %b %Y %H:%M} UTC"
+    assert seen.startswith(f"First seen {first.day} {first:%b %Y %H:%M} UTC, last seen ")
+    assert fields["first_seen_at"][1] == f"{first.day} {first:%b %Y %H:%M} UTC"
     assert not re.search(r":\w+:", " ".join(e.value for e in [*at.caption, *at.markdown]))
     old = app("detail", id=str(listing_id))  # a bookmark by listing id still opens
     no_exception(old)
@@ -771,7 +773,9 @@ def test_drop_calendar_counts_the_months_pending_drops(demo_db):
     for row, record in zip(cells(at), expected["data"]):  # each drop's window, from the record's own bounds
         start, end = (date.fromisoformat(record[k]) for k in ("drop_window_start", "drop_window_end"))
         assert row[2] == (
-            f"{start:%d %b}" if start == end else f"{start:%d %b} – {end:%d %b} ({(end - start).days + 1} days)"
+            f"{start.day} {start:%b}"
+            if start == end
+            else f"{start.day} {start:%b} – {end.day} {end:%b} ({(end - start).days + 1} days)"
         )
     link = all_link(at)
     assert link["view"] == "pending" and (link["drop_date_from"], link["drop_date_to"]) == (day, day)
@@ -822,13 +826,13 @@ def test_the_ics_spans_each_window_and_names_the_most_likely_day():
         (
             date(2026, 3, 4),
             date(2026, 3, 6),
-        ): "Pending-delete drops: 2 domains, most likely Thu 05 Mar, window 04 Mar–05 Mar (2 days)",
+        ): "Pending-delete drops: 2 domains, most likely Thu 5 Mar, window 4 Mar–5 Mar (2 days)",
         (
             date(2026, 3, 8),
             date(2026, 3, 12),
-        ): "Pending-delete drops: 1 domain, most likely Mon 09 Mar, window 08 Mar–11 Mar (4 days)",
-        (date(2026, 3, 6), date(2026, 3, 7)): "Pending-delete drops: 1 domain, on Fri 06 Mar",
-        (date(2026, 3, 7), date(2026, 3, 8)): "Pending-delete drops: 1 domain, on Sat 07 Mar",
+        ): "Pending-delete drops: 1 domain, most likely Mon 9 Mar, window 8 Mar–11 Mar (4 days)",
+        (date(2026, 3, 6), date(2026, 3, 7)): "Pending-delete drops: 1 domain, on Fri 6 Mar",
+        (date(2026, 3, 7), date(2026, 3, 8)): "Pending-delete drops: 1 domain, on Sat 7 Mar",
     }
     described = {str(e["summary"]): str(e["description"]) for e in events}
     assert described[got[(date(2026, 3, 4), date(2026, 3, 6))]].endswith("a.nu\nb.nu")
@@ -916,7 +920,11 @@ def test_the_watchlist_watches_names_and_shows_their_stage(demo_db):
     window, _ = predict_drop_window("nu", "serverHold", date(2026, 11, 20))
     assert shown["kettleharbor.nu"][1] == "expired"
     assert shown["kettleharbor.nu"][4] == f"{window.start} – {window.end}"
-    assert shown[listed][5].startswith(mirror.search_domains({"per_page": "1"})["data"][0]["source"])
+    from toolkit.ui.table import platform
+
+    first = mirror.search_domains({"per_page": "1"})["data"][0]
+    assert shown[listed][5].startswith(f"{platform(first['source'])} ")  # the platform by name, not its slug
+    assert "#" not in shown[listed][5] and first["source"] not in shown[listed][5]
 
 
 def test_check_now_asks_the_registries_about_the_watched_names_on_screen(demo_db, monkeypatch):
@@ -1191,6 +1199,12 @@ def test_no_page_shows_a_raw_field_name_an_epp_code_without_words_none_or_a_cron
         if page.startswith("watchlist"):
             at.session_state["new:demo: .fr with Trust Flow 15+"] = True  # a search's new matches, opened
             at.run()
+        if page in ("explore", "pending"):  # every filter group and the plan picker open: their widgets' words
+            from toolkit.ui.state import FILTER_GROUPS
+
+            at.session_state["plan_group"] = True
+            open_groups(at, *FILTER_GROUPS, prefix="p:" if page == "pending" else "f:")
+            no_exception(at)
         text = page_text(at)
         assert "Demo data" in text and "the small demo (seed 7), a time-lapse of the 14 days to 5 Dec 2026" in text
         found[page] = raw_words_in(text)

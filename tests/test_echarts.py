@@ -211,7 +211,10 @@ def test_the_drop_calendar_shows_each_day_number_and_count_in_its_cell():
     assert out["title"]["text"] == "Pending-delete drops, March 2026"
     assert out["xAxis"]["data"] == charts.WEEKDAYS and out["xAxis"]["position"] == "top"
     weeks = calendar.Calendar(firstweekday=calendar.MONDAY).monthdatescalendar(2026, 3)
-    assert out["yAxis"][0]["data"] == [f"Week of {w[0]:%b %d}" for w in weeks] and out["yAxis"][0]["inverse"] is True
+    assert (
+        out["yAxis"][0]["data"] == [f"Week of {w[0].day} {w[0]:%b}" for w in weeks]
+        and out["yAxis"][0]["inverse"] is True
+    )
     by_day = {item[3]: item for item in heat["data"]}  # customdata: the ISO day
     assert sorted(by_day) == [date(2026, 3, d).isoformat() for d in range(1, 32)]  # days of other months: no cell
     for day in (date(2026, 3, 1), date(2026, 3, 5), date(2026, 3, 9)):

@@ -286,7 +286,9 @@ def test_a_watched_name_listed_anywhere_is_said_and_alerted_once(tmp_path, regis
     assert [(m["name"], m["source"], m["type"], m["id"]) for m in told] == [
         ("themarquetry.com", "dynadot", "auction", record["id"])
     ]
-    assert watched_names(mirror)[0]["listed"][0]["where"] == f"dynadot auction #{record['id']}"
+    end = datetime.fromisoformat(record["auction_end_date"].replace("Z", "+00:00"))
+    said = f"Dynadot auction, ends {end.day} {end:%b %Y %H:%M} UTC"  # the platform by name, the end in words
+    assert watched_names(mirror)[0]["listed"][0]["where"] == said
 
 
 def test_the_commands_watch_list_check_and_refuse_bad_names(tmp_path, registry, monkeypatch):

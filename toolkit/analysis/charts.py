@@ -533,7 +533,7 @@ def drop_calendar(
         z.append([counts.get(d) for d in week])
         text.append([_day_text(d, counts.get(d)) for d in week])
         custom.append([d.isoformat() if d in counts else None for d in week])
-    rows = [f"Week of {week[0]:%b %d}" for week in weeks]
+    rows = [f"Week of {week[0].day} {week[0]:%b}" for week in weeks]
     fig = go.Figure(
         go.Heatmap(
             z=z,

@@ -26,6 +26,7 @@ __all__ = [
     "TYPE_WORDS",
     "INTERNAL_FIELDS",
     "SORT_LABELS",
+    "FILTER_HELP",
     "TLD_WORDS",
     "tld_words",
     "demo_words",
@@ -382,3 +383,17 @@ def demo_words(meta: Mapping[str, str]) -> str:
             f", a time-lapse of the {days} days to {day.day} {day:%b %Y}" if days else f", as of {day.day} {day:%b %Y}"
         )
     return said
+
+
+# A filter's help in the app where the API's own description names fields or codes
+# (`toolkit/query/params.py` keeps those: they are the API's documentation).
+FILTER_HELP: dict[tuple[str, str], str] = {
+    ("listing", "source"): "One platform, or the deleted-ccTLD database (on the Authority plan and above).",
+    ("listing", "value_min"): "The middle of the listing's price range in EUR (from the last appraisal); "
+    "listings without a range never match.",
+    ("listing", "value_max"): "The middle of the listing's price range in EUR (from the last appraisal); "
+    "listings without a range never match.",
+    ("pending", "source"): "Where the name was found: the ccTLD zone comparison (weekly) or ICANN's "
+    "gTLD zone files (daily).",
+    ("pending", "include_past"): "With every week shown, also the names whose drop date has passed.",
+}

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from ..names import registrable_name, split_domain
@@ -345,6 +345,22 @@ def record_failure(mirror: Mirror, name: str, error: str, *, rdap: str | None = 
 # -- listed anywhere ----------------------------------------------------------------------------
 
 
+def listed_words(source: str | None, kind: str | None, end: str | None) -> str:
+    """Where a watched name is listed, in words: `NameSilo auction, ends 27 Nov 2026 22:55 UTC`,
+    `pending delete (ccTLD weekly list), drops 3 Dec 2026`."""
+    from ..sources import source_by_slug
+    from ..store.labels import TYPE_WORDS, pipeline_name
+
+    at = datetime.fromisoformat(end.replace("Z", "+00:00")) if end else None
+    if kind == "pending_delete":
+        return f"pending delete ({pipeline_name(source)}), drops " + (
+            f"{at.day} {at:%b %Y}" if at else "on a day not known"
+        )
+    found = source_by_slug(source or "")
+    said = f"{found.name if found else source} {TYPE_WORDS.get(kind or '', ('listing', ''))[0]}"
+    return said + (f", ends {at.day} {at:%b %Y %H:%M} UTC" if at else "")
+
+
 def queue_listed(mirror: Mirror, *, job: str = "") -> int:
     """Each watched name the mirror now lists (a live listing of any platform, a pending-delete
     row) where it had not been seen listed: kept on the name and queued as one alert per name,
@@ -358,7 +374,7 @@ def queue_listed(mirror: Mirror, *, job: str = "") -> int:
         places = [
             {
                 "key": f"listing:{r[0]}",
-                "where": f"{r[2]} {r[3] or 'listing'} #{r[0]}",
+                "where": listed_words(r[2], r[3], r[6]),
                 "id": r[0],
                 "name": name,
                 "source": r[2],
@@ -381,7 +397,7 @@ def queue_listed(mirror: Mirror, *, job: str = "") -> int:
         places += [
             {
                 "key": f"pending:{r[0]}",
-                "where": f"pending delete ({r[2]}), drops {r[3] or 'on a day not known'}",
+                "where": listed_words(r[2], "pending_delete", r[3]),
                 "id": r[0],
                 "name": name,
                 "source": r[2],

@@ -11,9 +11,9 @@ import streamlit as st
 from collections.abc import Mapping
 
 from ..query.params import DOMAIN_PARAMS, PENDING_PARAMS, Param
-from ..plans import PLANS, plan_allows
+from ..plans import PLAN_LABELS, PLANS, plan_allows
 from ..sources import REGFREE, source_by_slug
-from ..store.labels import pipeline_name, status_words
+from ..store.labels import FILTER_HELP, pipeline_name, status_words
 from .state import FILTER_GROUPS, NOT_FILTERS, current_filters, keep_filters_of, plan_in_force, reader
 
 __all__ = ["choice_words", "group_key", "sidebar_filters", "plan_picker"]
@@ -23,13 +23,14 @@ def plan_picker() -> str:
     """The plan in force, said in the title of a group that draws its picker when opened (to see
     what a subscription of another plan would get)."""
     plan = plan_in_force()
-    box = st.sidebar.expander(f"Answers as the {plan} plan", key="plan_group", on_change="rerun")
+    box = st.sidebar.expander(f"Answers as the {PLAN_LABELS[plan]} plan", key="plan_group", on_change="rerun")
     if not box.open:
         return plan
     return box.selectbox(
         "Plan in force",
         PLANS,
         index=PLANS.index(plan),
+        format_func=PLAN_LABELS.__getitem__,
         key="plan",
         on_change=_plan_chosen,
         help="Your own mirror answers as the top plan unless EDT_PLAN says otherwise; "
@@ -59,7 +60,8 @@ def choice_words(param: Param, value: str, *, pending: bool = False) -> str:
 
 def _widget(param: Param, value: str | None, plan: str, prefix: str) -> Any:
     key = f"{prefix}{param.name}"
-    label, help_text = param.caption, param.description
+    kind = "pending" if prefix == "p:" else "listing"
+    label, help_text = param.caption, FILTER_HELP.get((kind, param.name), param.description)
     if param.kind == "flag":
         return st.checkbox(label, value=value in ("1", "true", "True"), key=key, help=help_text)
     if param.kind in ("int", "number"):
@@ -145,7 +147,7 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
     arrived = {name for name, value in in_url.items() if seen.get(name) != value}
     chosen: dict[str, str] = {}
     if not plan_allows(plan, "regfree"):
-        st.sidebar.caption("The deleted-ccTLD database (regfree) needs the Authority plan.")
+        st.sidebar.caption("The deleted-ccTLD database needs the Authority plan.")
     for group, title in FILTER_GROUPS.items():
         params = [p for p in table.values() if p.group == group and p.name not in NOT_FILTERS]
         if not params:

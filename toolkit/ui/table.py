@@ -93,7 +93,11 @@ def when(value: Any) -> datetime | None:
 def moment(value: Any) -> str:
     """An ISO timestamp as people read it, `23 Nov 2026 07:00 UTC`; blank without one."""
     found = when(value)
-    return f"{found.astimezone(timezone.utc):%d %b %Y %H:%M} UTC" if found else blank(value)
+    return (
+        f"{found.astimezone(timezone.utc).day} {found.astimezone(timezone.utc):%b %Y %H:%M} UTC"
+        if found
+        else blank(value)
+    )
 
 
 def ends_in(value: Any, now: datetime) -> str:
@@ -125,7 +129,7 @@ def _drops(value: Any, now: datetime) -> str:
         return blank(value) if value else ""
     days = (day - now.date()).days
     said = "today" if days == 0 else (f"in {days} d" if days > 0 else f"{-days} d ago")
-    return f'{day:%a %d %b} <span class="edt-dim">({said})</span>'
+    return f'{day:%a} {day.day} {day:%b} <span class="edt-dim">({said})</span>'
 
 
 def window_text(record: Mapping[str, Any]) -> str:
@@ -134,7 +138,7 @@ def window_text(record: Mapping[str, Any]) -> str:
     if start is None or end is None:
         return ""
     days = (end - start).days + 1
-    return f"{start:%d %b}" if days <= 1 else f"{start:%d %b} – {end:%d %b} ({days} days)"
+    return f"{start.day} {start:%b}" if days <= 1 else f"{start.day} {start:%b} – {end.day} {end:%b} ({days} days)"
 
 
 def _window(record: Mapping[str, Any], now: datetime) -> str:
@@ -311,7 +315,7 @@ LISTING_TABLE: tuple[Column, ...] = (
     ),
     Column("language", "Lang", _field("language"), default=False),
     Column("topic", "Topic", _field("ttf_topic"), default=False),
-    Column("added", "Added", lambda r, now: blank((r.get("created_at") or "")[:10]), "created_at", default=False),
+    Column("added", "Added", lambda r, now: moment(r.get("created_at")).rsplit(" ", 2)[0], "created_at", default=False),
     Column("buy", "Buy", _buy),
     Column(
         "keep", "Keep", keep_cell("name"), help="☆ shortlist it, ◎ watch its name (★ and ◉: done; click again to undo)"

@@ -22,6 +22,7 @@ import streamlit as st
 
 from ...errors import ApiError
 from ...plans import plan_allows
+from ...names import normalize_tld
 from ...sources import REGFREE
 from ...store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
 from ...store.labels import (
@@ -82,7 +83,7 @@ def where_it_stands(record: Mapping[str, Any], result: Mapping[str, Any] | None,
     end, closed = table.when(record.get("auction_end_date")), record.get("closed_at")
     if end is not None and end > now and not closed:
         left = html.unescape(table.ends_in(record["auction_end_date"], now).split(">", 1)[-1].split("<", 1)[0])
-        return f"Ends in {left} ({end:%a %d %b %H:%M} UTC)"
+        return f"Ends in {left} ({end:%a} {end.day} {end:%b %H:%M} UTC)"
     if end is not None and end <= now:
         said = f"Ended {table.moment(record['auction_end_date'])}"
         return said + ("" if closed else "; its result is not known yet (the next sync tells)")
@@ -158,7 +159,11 @@ def _price_label(record: Mapping[str, Any], result: Mapping[str, Any] | None) ->
     if result is not None and result["sold"]:
         return "Sold for"
     if record.get("type") == "auction":
-        return "Current bid" if record.get("bids_count") else "Start price"
+        end = table.when(record.get("auction_end_date"))
+        over = result is not None or record.get("closed_at") or (end is not None and end <= state.reader().now())
+        if record.get("bids_count"):
+            return "Last bid seen" if over else "Current bid"
+        return "Last price asked" if over else "Start price"
     return "Price"
 
 
@@ -178,7 +183,8 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
     eur = sale.get("final_price_eur") if sale else record.get("effective_price_eur")
     model = value_model(state.reader())
     ranges = price_ranges(record, coverage_note(model), live_coverage_note(model))
-    cols = st.columns(3 + len(ranges))
+    bid_on = sale is not None or record.get("type") == "auction"  # a closeout has no bids to count
+    cols = st.columns(2 + len(ranges) + bid_on)
     cols[0].metric(_price_label(record, result), html.unescape(native) or "—")
     cols[1].metric(
         "In EUR",
@@ -191,8 +197,9 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
             f"{found.low:,.0f} – {found.high:,.0f}",
             help=found.note + (f"; middle {found.mid:,.0f} EUR" if found.mid is not None else ""),
         )
-    bids = (sale.get("bids") if sale else record.get("bids_count")) or 0
-    cols[-1].metric("Bids", f"{bids:,}")
+    if bid_on:
+        bids = (sale.get("bids") if sale else record.get("bids_count")) or 0
+        cols[-1].metric("Bids", f"{bids:,}")
     said = [f"{found.title}: {found.note}." for found in ranges]
     if eur is not None and ranges:
         against = "; ".join(_against(eur, r) for r in ranges)
@@ -455,11 +462,18 @@ def field_text(name: str, value: Any, record: Mapping[str, Any], kind: str) -> s
         return _day(value) or str(value)
     if isinstance(value, bool) or sort == "bool":
         return "yes" if value else "no"
+    if name == "tld":
+        return normalize_tld(str(value))  # .com, as on every page (a pending row keeps it bare)
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(_number(v) for v in value)
     if isinstance(value, dict):
-        return ", ".join(f"{k}: {v}" for k, v in value.items())
-    if isinstance(value, (int, float)):
+        return ", ".join(f"{k}: {_number(v)}" for k, v in value.items())
+    return _number(value)
+
+
+def _number(value: Any) -> str:
+    """A number with its thousands separated (as the tables write it), anything else as text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return html.unescape(table.blank(value))
     return str(value)
 

@@ -98,7 +98,7 @@ def drop_calendar() -> None:
     )
     if st.session_state[menu] not in in_month:
         st.session_state[menu] = first_day
-    day = st.selectbox("Day", days, format_func=lambda d: f"{d:%a %d %b} ({in_month[d]:,})", key=menu)
+    day = st.selectbox("Day", days, format_func=lambda d: f"{d:%a} {d.day} {d:%b} ({in_month[d]:,})", key=menu)
     widget_to_url("day", day.isoformat())
     _day_table(day, params, pending)
 
@@ -225,9 +225,9 @@ def ics_for_windows(drops: list[tuple[str, date, date | None, date | None]], tit
         event.add("dtend", end + timedelta(days=1))
         count = f"{len(names)} domain{'s' if len(names) != 1 else ''}"
         when = (
-            f"most likely {likely:%a %d %b}, window {start:%d %b}–{end:%d %b} ({span} days)"
+            f"most likely {likely:%a} {likely.day} {likely:%b}, window {start.day} {start:%b}–{end.day} {end:%b} ({span} days)"
             if span > 1
-            else f"on {likely:%a %d %b}"
+            else f"on {likely:%a} {likely.day} {likely:%b}"
         )
         event.add("summary", f"{title}: {count}, {when}")
         note = (

@@ -194,7 +194,7 @@ def _watched_names(mirror: Any) -> None:
     )
     names = [r["name"] for r in rows]
     if st.button(
-        f"Check now: ask the registries about these {len(names):,} names",
+        f"Check now: ask the registries about {'this name' if len(names) == 1 else f'these {len(names):,} names'}",
         key="check_names",
         help="What the daily names job does (edt watch names --check), for the names above: one request "
         "a second per registry, from this machine only",
