@@ -1408,3 +1408,40 @@ def test_the_domain_page_shortlists_and_watches_the_name(lapse_db):
     assert name in results_html(listed) and "★" in results_html(listed)  # on the watchlist's shortlist
     at.button(key="page_shortlist").click().run()  # a second click takes it off
     assert shortlist(Mirror(lapse_db)) == []
+
+
+def test_a_name_whose_pending_drop_date_passed_is_found_and_a_search_counts_every_match(lapse_db):
+    """The API answers a pending-delete name only while its drop is ahead; the domain page still
+    finds a name whose drop date passed, and says so. A part of a name counts every live
+    listing that contains it, not the 20 it offers."""
+    today = lapse_now().date().isoformat()
+    (gone,) = _one(
+        lapse_db,
+        "SELECT domain FROM pending_delete p WHERE estimated_drop_date < ? AND NOT EXISTS "
+        "(SELECT 1 FROM listings l WHERE l.name = p.domain) ORDER BY id LIMIT 1",
+        today,
+    )
+    at = app("detail", name=gone)
+    no_exception(at)
+    said = " ".join(m.value for m in at.markdown)
+    assert "**Was pending delete**" in said and "has passed; it may have dropped" in said
+    assert not at.warning
+    word, count = _one(
+        lapse_db,
+        "SELECT substr(name, 1, 3), count(*) FROM listings WHERE closed_at IS NULL AND live_until > ? "
+        "GROUP BY 1 HAVING count(*) > 20 ORDER BY 2 DESC LIMIT 1",
+        lapse_now().isoformat(),
+    )
+    at = app("detail", name=word)
+    no_exception(at)
+    label = at.selectbox(key="detail_pick").label
+    contained = Mirror(lapse_db).search_domains({"contains": word, "per_page": "1"})["meta"]["total"]
+    assert label.startswith(f"{contained:,} live listings contain “{word}”: the ") and contained > 20, label
+
+
+def test_a_dropped_cctld_name_has_no_empty_price_chart(lapse_db):
+    (name,) = _one(lapse_db, "SELECT name FROM listings WHERE source = 'regfree' ORDER BY id LIMIT 1")
+    at = app("detail", name=name)
+    no_exception(at)
+    assert "No price: a dropped ccTLD name is free to register" in " ".join(c.value for c in at.caption)
+    assert "No rows match" not in page_text(at)

@@ -227,10 +227,11 @@ def _no_range(record: Mapping[str, Any], result: Mapping[str, Any] | None, model
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def _suggestions(path: str, generation: int, plan: str, text: str) -> list[str]:
-    """Up to 20 live names containing `text`, best score first (through the query layer)."""
-    found = state.reader().search_domains({"contains": text, "per_page": "20"}, plan=plan)["data"]
-    return list(dict.fromkeys(r["name"] for r in found))
+def _suggestions(path: str, generation: int, plan: str, text: str) -> tuple[list[str], int]:
+    """Up to 20 live names containing `text`, best score first (through the query layer), and
+    how many live listings contain it."""
+    found = state.reader().search_domains({"contains": text, "per_page": "20"}, plan=plan)
+    return list(dict.fromkeys(r["name"] for r in found["data"])), int(found["meta"]["total"])
 
 
 def detail() -> None:
@@ -260,15 +261,16 @@ def detail() -> None:
         return
     if not listings:
         try:
-            options = _suggestions(mirror.path, mirror.generation(), plan, typed) if len(typed) >= 2 else []
+            options, total = _suggestions(mirror.path, mirror.generation(), plan, typed) if len(typed) >= 2 else ([], 0)
         except ApiError as exc:
             show_error(exc)
             return
         if not options:
             st.warning(f"No listing is named or contains “{typed}”.")
             return
+        many = f"{total:,} live listings contain “{typed}”"
         picked = st.selectbox(
-            f"{len(options)} names contain “{typed}”",
+            many if total <= len(options) else f"{many}: the {len(options)} best-scored names",
             ["", *options],
             key="detail_pick",
             format_func=lambda n: n or "choose one…",
@@ -332,7 +334,11 @@ def _history(record: Mapping[str, Any], history: Any) -> None:
     from .. import echarts
 
     st.subheader("Price history")
-    if history.empty:
+    if record.get("source") == REGFREE:
+        st.caption("No price: a dropped ccTLD name is free to register at its registry's price.")
+        return
+    priced = [c for c in ("price", "max_bid", "effective_price") if c in history]
+    if history.empty or not priced or history[priced].isna().all().all():
         st.caption("No price recorded yet.")
         return
     echarts.show_made(
@@ -501,22 +507,44 @@ def _fields(record: Mapping[str, Any], *, pending: bool) -> None:
 # -- pending delete --------------------------------------------------------------------------
 
 
+def _past_pending(name: str, plan: str) -> dict[str, Any] | None:
+    """The latest pending-delete row of `name` whose drop date has passed (the API answers only
+    for names still to drop), or None."""
+    try:
+        found = state.reader().search_pending_delete(
+            {"contains": name, "week_end": "all", "include_past": "1", "per_page": "100"}, plan=plan
+        )["data"]
+    except ApiError:
+        return None
+    return next((r for r in found if r["domain"].lower() == name), None)
+
+
 def _pending_page(name: str, plan: str) -> bool:
     """A name that is pending delete and listed nowhere: when it drops, its status, its metrics."""
     if not plan_allows(plan, "pending_delete"):
         return False
+    mirror = state.reader()
     try:
-        row = state.reader().get_pending_delete(name, plan=plan)["data"]
+        row = mirror.get_pending_delete(name, plan=plan)["data"]
     except ApiError:
-        return False
+        past = _past_pending(name, plan)
+        if past is None:
+            return False
+        row = past
     top, buttons = st.columns([3, 1])
     top.subheader(row["domain"])
     badges = " ".join(
         f":orange-badge[{b}]" for b in unknowns(row) if b != "no archive data" or row.get("wayback_snapshots") is None
     )
+    passed = row.get("estimated_drop_date") and str(row["estimated_drop_date"]) < mirror.now().date().isoformat()
     top.markdown(
-        f"**Pending delete** ({status_words(row['whois_status'])}) · not listed on any platform this mirror "
-        f"follows · {pipeline_name(row['source'])} {badges}".strip()
+        (
+            f"**Was pending delete** ({status_words(row['whois_status'])}): its drop date, "
+            f"{_day(row['estimated_drop_date'])}, has passed; it may have dropped (watch it to be told) · "
+            if passed
+            else f"**Pending delete** ({status_words(row['whois_status'])}) · "
+        )
+        + f"not listed on any platform this mirror follows · {pipeline_name(row['source'])} {badges}".strip()
     )
     (marks,) = actions.marked([row], name_field="domain")
     actions.watch_button(row["domain"], bool(marks[table.WATCHED]), buttons)
