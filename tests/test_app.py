@@ -961,7 +961,12 @@ def test_sync_page_shows_each_datasets_freshness(demo_db):
     at = app("sync")
     no_exception(at)
     rows = html_rows(next(h for h in drawn_html(at) if ">dataset<" in h))
-    assert [row[0].split(":")[0] for row in rows] == ["listings", "bids", "regfree", "pending"]
+    assert [row[0] for row in rows] == [
+        "Platform listings",
+        "Auctions with bids",
+        "Deleted ccTLD names",
+        "Pending-delete names",
+    ]
     assert {row[-1] for row in rows} == {"not synced yet (demo data)"}  # demo data only
     assert any("This mirror holds the small demo (seed 9)" in i.value for i in at.info)
     assert any("EDT_API_KEY" in i.value for i in at.info)
@@ -1445,3 +1450,17 @@ def test_a_dropped_cctld_name_has_no_empty_price_chart(lapse_db):
     no_exception(at)
     assert "No price: a dropped ccTLD name is free to register" in " ".join(c.value for c in at.caption)
     assert "No rows match" not in page_text(at)
+
+
+def test_the_sync_page_names_jobs_and_feeds_in_words(lapse_db):
+    from toolkit.store.jobs import JOBS
+    from toolkit.store.labels import JOB_WORDS
+
+    at = app("sync")
+    no_exception(at)
+    demo_runs = next(h for h in drawn_html(at) if ">played<" in h)
+    rows = html_rows(demo_runs)
+    assert rows and {row[0] for row in rows} <= set(JOB_WORDS.values()) and not {row[0] for row in rows} & set(JOBS)
+    assert all("<th></th>" not in h and ">on<" not in h for h in drawn_html(at))  # every column titled
+    options = at.multiselect(key="feeds_pick").options
+    assert "GoDaddy auctions ending today (godaddy-ending)" in options

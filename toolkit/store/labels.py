@@ -27,6 +27,7 @@ __all__ = [
     "INTERNAL_FIELDS",
     "SORT_LABELS",
     "FILTER_HELP",
+    "JOB_WORDS",
     "TLD_WORDS",
     "tld_words",
     "demo_words",
@@ -396,4 +397,12 @@ FILTER_HELP: dict[tuple[str, str], str] = {
     ("pending", "source"): "Where the name was found: the ccTLD zone comparison (weekly) or ICANN's "
     "gTLD zone files (daily).",
     ("pending", "include_past"): "With every week shown, also the names whose drop date has passed.",
+}
+
+# The sync's jobs (`toolkit.store.jobs.JOBS`) as a person reads them.
+JOB_WORDS: dict[str, str] = {
+    "listings": "Platform listings",
+    "bids": "Auctions with bids",
+    "regfree": "Deleted ccTLD names",
+    "pending": "Pending-delete names",
 }

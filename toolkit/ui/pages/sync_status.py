@@ -37,6 +37,7 @@ def _freshness_words(row: dict[str, Any], done: str, demo: bool = False) -> str:
 
 def sync_page() -> None:
     from ...store.jobs import JOBS
+    from ...store.labels import JOB_WORDS
 
     st.header("Sync")
     info = state.status()
@@ -46,7 +47,7 @@ def sync_page() -> None:
     st.subheader("Datasets from the live service")
     rows = [
         (
-            f"{r['job']}: {JOBS[r['job']].description.split(' (')[0]}",
+            JOB_WORDS.get(r["job"], r["job"]),
             r["schedule"],
             table.moment(r["last_ok"]) or "—",
             _age(r["age_hours"]) or "—",
@@ -55,13 +56,14 @@ def sync_page() -> None:
         for r in info["freshness"]
     ]
     navigation.show_html(
-        table.plain_table(("dataset", "the service refreshes it", "last synced", "", "state"), rows), key="freshness"
+        table.plain_table(("dataset", "the service refreshes it", "last synced", "how long ago", "state"), rows),
+        key="freshness",
     )
     if info["last_sync"]:
         st.subheader("Last runs")
         runs = [
             (
-                job,
+                JOB_WORDS.get(job, job),
                 table.moment(r["started_at"]),
                 table.moment(r["finished_at"]) or "—",
                 _RUN_WORDS.get(r["status"], r["status"]),
@@ -79,7 +81,7 @@ def sync_page() -> None:
             "the free public feeds below need no key."
         )
     else:
-        job = st.selectbox("Job", list(JOBS), key="sync_job")
+        job = st.selectbox("Job", list(JOBS), format_func=lambda j: JOB_WORDS.get(j, j), key="sync_job")
         if st.button("Run this job now", key="sync_run"):
             run_job(job)
     _feeds_section(info)
@@ -88,7 +90,7 @@ def sync_page() -> None:
 def _demo_runs(meta: dict[str, str]) -> None:
     """What the demo lived: its window and the runs of each job it played on the service's schedules."""
     from ...demo.timelapse import played_runs
-    from ...store.labels import demo_words
+    from ...store.labels import JOB_WORDS, demo_words
     from ...sync.schedule import DEFAULT_SCHEDULES, schedule_words
 
     played = played_runs(meta)
@@ -100,7 +102,7 @@ def _demo_runs(meta: dict[str, str]) -> None:
         return
     st.subheader("What the demo lived")
     rows = [
-        (job, schedule_words(DEFAULT_SCHEDULES[job]), f"{runs:,}", table.moment(last))
+        (JOB_WORDS.get(job, job), schedule_words(DEFAULT_SCHEDULES[job]), f"{runs:,}", table.moment(last))
         for job, (runs, last) in sorted(played.items(), key=lambda item: -item[1][0])
     ]
     navigation.show_html(table.plain_table(("job", "played", "runs", "last run"), rows), key="demo_runs")
@@ -130,12 +132,19 @@ def _feeds_section(info: dict[str, Any]) -> None:
             for r in info["feeds"]
         ]
         navigation.show_html(
-            table.plain_table(("feed", "published", "last fetched", "", "state", "on"), rows), key="feeds"
+            table.plain_table(("feed", "published", "last fetched", "how long ago", "state", "scheduled"), rows),
+            key="feeds",
         )
     for failed, line in st.session_state.pop("feed_lines", []):  # the last run's, said after the rerun
         (st.error if failed else st.success)(line)
     runnable = [name for name, feed in feeds.items() if feed.url]
-    chosen = st.multiselect("Feeds", runnable, default=[n for n in runnable if feeds[n].enabled], key="feeds_pick")
+    chosen = st.multiselect(
+        "Feeds",
+        runnable,
+        default=[n for n in runnable if feeds[n].enabled],
+        format_func=lambda n: f"{feeds[n].description.split(':')[0].split(' (')[0]} ({n})",
+        key="feeds_pick",
+    )
     if st.button("Fetch these feeds now", key="feeds_run", disabled=not chosen):
         _run_feeds(chosen)
 
