@@ -386,6 +386,17 @@ def test_drop_calendar_cells():
     assert not has_empty_annotation(fig)
 
 
+def test_a_calendar_of_what_is_to_come_leaves_the_days_gone_blank():
+    counts = {datetime.date(2026, 11, d): n for d, n in ((3, 0), (20, 4), (27, 0), (28, 5))}
+    fig = drop_calendar(counts, NOV, counted="Auctions ending", blank_before=datetime.date(2026, 11, 27))
+    (heat,) = fig.data
+    cells = {c: z for row_c, row_z in zip(heat.customdata, heat.z) for c, z in zip(row_c, row_z) if c}
+    assert min(cells) == "2026-11-27" and cells["2026-11-27"] == 0 and cells["2026-11-28"] == 5
+    assert (
+        sum(z is not None for row in heat.z for z in row) == 4
+    )  # 27 to 30 Nov; the 3rd's 0 and the 20th's 4 not shown
+
+
 def test_drop_calendar_empty_month_says_so():
     fig = drop_calendar([], NOV)
     assert has_empty_annotation(fig)

@@ -512,19 +512,27 @@ def calendar_counts(dates: pd.Series | list, month: datetime.date) -> dict[datet
 
 
 def drop_calendar(
-    dates: pd.Series | list | Mapping[datetime.date, int], month: datetime.date, title: str = "", counted: str = "Drops"
+    dates: pd.Series | list | Mapping[datetime.date, int],
+    month: datetime.date,
+    title: str = "",
+    counted: str = "Drops",
+    blank_before: datetime.date | None = None,
 ) -> go.Figure:
     """Month calendar heatmap: columns Mon..Sun, one row per week, z = dates on that day.
 
     `dates` are the dates themselves, or already counted ({day: count}, as
     `Mirror.day_counts` gives). Days outside the month have z None (blank). Week 1 is the top row.
     `counted` names what a day's number counts (the colour bar's title: drops, auctions ending).
+    Days before `blank_before` are blank too: counts of what is still to come (live auctions'
+    ends) know nothing of days gone, and a 0 there would read as nothing ended.
     """
     if isinstance(dates, Mapping):
         counts = {day: 0 for day in calendar_counts([], month)}
         counts.update({d: int(n) for d, n in dates.items() if d in counts})
     else:
         counts = calendar_counts(dates, month)
+    if blank_before is not None:
+        counts = {d: n for d, n in counts.items() if d >= blank_before}
     weeks = calendar.Calendar(firstweekday=calendar.MONDAY).monthdatescalendar(month.year, month.month)
     z: list[list[int | None]] = []
     text: list[list[str]] = []

@@ -72,13 +72,19 @@ def drop_calendar() -> None:
     title = _CALENDAR_KINDS[kind]
     echarts.show_made(
         lambda: charts.drop_calendar(
-            counts, month, title=f"{title}, {month:%B %Y}", counted="Drops" if pending else "Auctions ending"
+            counts,
+            month,
+            title=f"{title}, {month:%B %Y}",
+            counted="Drops" if pending else "Auctions ending",
+            blank_before=None if pending else today,
         ),
-        state.made_from(state.params_key(params), pending, month),
+        state.made_from(state.params_key(params), pending, month, None if pending else today),
         key="calendar",
     )
     in_month = {d: n for d, n in counts.items() if first <= d <= last and n}
     st.caption(f"{sum(in_month.values()):,} domains in {month:%B %Y}")
+    if not pending:
+        st.caption("Days gone are blank: this counts live auctions by the day they end.")
     if pending:
         st.caption(
             "Each drop is counted on its most likely day. A drop predicted from a daily zone snapshot is a "
