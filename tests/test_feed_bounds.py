@@ -408,3 +408,37 @@ def test_a_csv_whose_last_row_is_cut_inside_a_value_writes_nothing(tmp_path):
         assert mirror.connection().execute("SELECT count(*) FROM pending_delete").fetchone()[0] == 0
         path.write_text("name,release_at\nq1.se,2030-01-01\nq2.se,2030-01-02")  # whole, without a final line end
         assert ingest_file(mirror, "bardate", path, observed_at="2026-08-21T06:00:00Z").pending.new == 2
+
+
+# -- memory by bytes, not rows ------------------------------------------------------------------
+
+
+def _wide_record(keys: int, **fields) -> dict:
+    return {**{f"k{i}": 0 for i in range(keys)}, **fields}
+
+
+def test_a_csv_of_a_hundred_thousand_columns_is_refused_in_bounded_memory(tmp_path, publisher):
+    columns = 120_000
+    rows = "".join(f"w{r}.com,12," + ",".join(["ab"] * columns) + "\n" for r in range(20))
+    body = ("name,price," + ",".join(f"c{i}" for i in range(columns)) + "\n" + rows).encode()
+    line, peak = sync_refused(tmp_path, publisher, "namecheap-auctions", "/sales.csv", body)
+    assert "the header has 120,002 columns, more than the 1,000 a feed file may have" in line and peak < PEAK_MIB
+
+
+def test_the_look_ahead_for_a_feeds_record_holds_megabytes_not_a_thousand_records(tmp_path, publisher):
+    # 300 records of about 100 KB, none a GoDaddy record: held whole before the file was refused
+    body = json.dumps({"data": [_wide_record(11_000, x=j) for j in range(300)]}).encode()
+    line, peak = sync_refused(tmp_path, publisher, "godaddy-ending", "/ending.json.zip", zip_of({"a.json": body}))
+    assert "no record has a domainName field" in line and peak < PEAK_MIB
+
+
+def test_a_file_of_long_records_is_written_in_chunks_of_megabytes(tmp_path):
+    from toolkit.ingest.file_ingest import CHUNK_BYTES, INGEST_CHUNK
+
+    records = [_wide_record(11_000, **gd(f"r{j}.com", "Bid", "$5", 0, "")) for j in range(600)]
+    path = tmp_path / "all_listings.json"
+    path.write_text(json.dumps({"data": records}))
+    assert len(records) < INGEST_CHUNK and path.stat().st_size > 2 * CHUNK_BYTES  # one chunk of rows, many of bytes
+    status, lines, peak = edt(tmp_path, "ingest", "godaddy", str(path), "--db", str(tmp_path / "m.db"))
+    assert status == 0 and listings(tmp_path / "m.db") == 600, lines
+    assert peak < 500, peak  # 1.9 GB for 1,500 such records when a chunk was 5,000 rows whatever their size

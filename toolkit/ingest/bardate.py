@@ -21,13 +21,12 @@ from typing import Any
 
 from .common import PENDING, BadRow, IngestError, OnBadRow, Row, Skipped, bad_line, pending_record
 from .common import clean_domain, parse_day
-from .feed_file import FeedFile, csv_table, file_rows, header_key, json_items
+from .feed_file import FeedFile, csv_table, file_rows, header_key, json_items, look_ahead
 
 __all__ = ["BARDATE_URL", "BARDATE_TLDS", "bardate_rows"]
 
 BARDATE_URL = "https://data.internetstiftelsen.se/bardate_domains.json"
 BARDATE_TLDS = ("se", "nu")
-_LOOK_AHEAD = 1000  # records read before a file none of whose records has a name and a day is refused
 _REASON = "Internetstiftelsen's release date (bardate list)"
 
 
@@ -50,8 +49,8 @@ def _record(name: Any, release_at: Any, original: Any, observed_at: str) -> dict
 
 def _json_rows(feed: FeedFile, observed_at: str, on_bad_row: OnBadRow) -> Iterator[Row]:
     _, items = json_items(feed, "data")
-    ahead = list(itertools.islice(items, _LOOK_AHEAD))
-    if ahead and not any(isinstance(i, dict) and "name" in i and "release_at" in i for _, i in ahead):
+    ahead, found = look_ahead(items, lambda i: isinstance(i, dict) and "name" in i and "release_at" in i)
+    if ahead and not found:
         raise IngestError(
             feed.name,
             None,

@@ -380,6 +380,7 @@ class Row:
     digest: int | None = None
     make: Callable[[], dict[str, Any]] | None = None  # the record (BadRow: the row is bad)
     cut: bool = False  # the file's last row, without its line end: bad, it is a truncated file
+    size: int = 0  # about what the row holds in memory, in bytes (0: small), for the chunks' budget
 
     def made(self) -> dict[str, Any]:
         """The record, made once (`BadRow` when the row is bad; `IngestError` when the row is

@@ -41,6 +41,7 @@ __all__ = [
     "FeedFile",
     "read_feed",
     "json_items",
+    "look_ahead",
     "fetch",
     "header_key",
     "csv_table",
@@ -533,6 +534,25 @@ def json_items(feed: FeedFile, key: str = "data") -> tuple[dict[str, Any], Itera
     return others, _stream_items(feed, prefix)
 
 
+LOOK_AHEAD = 1000  # records read for one of the feed's kind before a JSON file is refused
+LOOK_AHEAD_BYTES = 16 << 20  # ... or fewer, when they are this long
+
+
+def look_ahead(items: Iterator[tuple[int, Any]], fits: Callable[[Any], bool]) -> tuple[list[tuple[int, Any]], bool]:
+    """The first records of `items` up to one that `fits` (the feed's kind of record: normally the
+    first), and whether one did; at most LOOK_AHEAD records or LOOK_AHEAD_BYTES of them are held."""
+    ahead: list[tuple[int, Any]] = []
+    held = 0
+    for number, item in items:
+        ahead.append((number, item))
+        if fits(item):
+            return ahead, True
+        held += len(repr(item))
+        if len(ahead) >= LOOK_AHEAD or held >= LOOK_AHEAD_BYTES:
+            break
+    return ahead, False
+
+
 def _closes(path: str, name: str, event: str) -> bool:
     """Whether `event` at `path` ends the value of top-level member `name`."""
     return path == name and event in ("end_map", "end_array", "string", "number", "boolean", "null")
@@ -634,6 +654,10 @@ def header_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
+MAX_COLUMNS = 1_000  # a feed's CSV has a few dozen (Namecheap's 25)
+_CELL_BYTES = 64  # what a cell costs in memory beside its text (a str object, its place in a list)
+
+
 class CsvRows:
     """A CSV's data rows as (line, cells), read as they are used; `cut_line` is the last row's
     line when the file ends without its line end (set when that row is given): a bad row
@@ -685,6 +709,13 @@ def csv_table(feed: FeedFile, *, delimiters: str = ",;\t|") -> tuple[list[str], 
     if header is None:
         raise IngestError(feed.name, 1, "no header line", "pass the feed's CSV export with its header")
     width = len(header)
+    if width > MAX_COLUMNS:
+        raise IngestError(
+            feed.name,
+            reader.line_num,
+            f"the header has {width:,} columns, more than the {MAX_COLUMNS:,} a feed file may have",
+            "this is not a feed's export (theirs have a few dozen): check the address",
+        )
 
     def rows(table: CsvRows) -> Iterator[tuple[int, list[str]]]:
         held: tuple[int, list[str]] | None = None  # one row behind: the last is checked before it is given
@@ -742,14 +773,16 @@ def csv_records(
         if len(cells) != width:
             bad_line(name, line, BadRow(f"{len(cells)} fields, the header has {width}"), not cut, on_bad_row)
             continue
+        joined = UNIT_SEPARATOR.join(cells)
         yield Row(
             kind,
             name,
             line,
             None,
-            digest=text_digest(UNIT_SEPARATOR.join(cells), key),
+            digest=text_digest(joined, key),
             make=partial(record, cells),
             cut=cut,
+            size=len(joined) + _CELL_BYTES * width,
         )
 
 

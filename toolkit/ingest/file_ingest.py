@@ -36,7 +36,7 @@ from .zonediff import is_replay
 if TYPE_CHECKING:  # imported when a Mirror is handed in: the feeds' parsers and `lifecycle` need no query layer
     from ..query import Mirror
 
-__all__ = ["IngestReport", "ingest_file", "ingest_url", "INGEST_CHUNK", "BULK_BYTES"]
+__all__ = ["IngestReport", "ingest_file", "ingest_url", "INGEST_CHUNK", "CHUNK_BYTES", "BULK_BYTES"]
 
 
 @dataclass
@@ -189,15 +189,19 @@ def _connection(mirror_or_conn: Mirror | sqlite3.Connection) -> tuple[sqlite3.Co
 
 
 INGEST_CHUNK = 5_000  # rows read, looked up and staged at a time, inside the file's one transaction
+CHUNK_BYTES = 32 << 20  # ... or fewer, when their rows hold this much (a file of wide or long rows)
 
 
-def _chunks(rows: Iterator[Row], size: int) -> Iterator[list[Row]]:
+def _chunks(rows: Iterator[Row], size: int, budget: int = CHUNK_BYTES) -> Iterator[list[Row]]:
+    """`size` rows at a time, or fewer once they hold `budget` bytes (`Row.size`)."""
     chunk: list[Row] = []
+    held = 0
     for row in rows:
         chunk.append(row)
-        if len(chunk) >= size:
+        held += row.size
+        if len(chunk) >= size or held >= budget:
             yield chunk
-            chunk = []
+            chunk, held = [], 0
     if chunk:
         yield chunk
 

@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 
 from .common import LISTING, BadRow, IngestError, ListingPlatform, OnBadRow, Row, Skipped, reading_key, text_digest
 from .common import clean_domain, parse_money, parse_timestamp, whole_number
-from .feed_file import FeedFile, csv_records, csv_table, file_rows, header_key, json_items
+from .feed_file import FeedFile, csv_records, csv_table, file_rows, header_key, json_items, look_ahead
 
 __all__ = ["GODADDY_TYPES", "GODADDY_URL", "godaddy_rows"]
 
@@ -114,9 +114,6 @@ def _record(fields: dict[str, Any], original: Any, end_zone: tzinfo | None) -> d
     )
 
 
-_LOOK_AHEAD = 1000  # records read before a file none of whose records has a domainName is refused
-
-
 def _json_rows(feed: FeedFile, on_bad_row: OnBadRow) -> Iterator[Row]:
     meta, items = json_items(feed, "data")
     declared = next(
@@ -127,8 +124,8 @@ def _json_rows(feed: FeedFile, on_bad_row: OnBadRow) -> Iterator[Row]:
         ),
         None,
     )
-    ahead = list(itertools.islice(items, _LOOK_AHEAD))
-    if ahead and not any(isinstance(item, dict) and "domainName" in item for _, item in ahead):
+    ahead, found = look_ahead(items, lambda item: isinstance(item, dict) and "domainName" in item)
+    if ahead and not found:
         raise IngestError(
             feed.name,
             None,
@@ -141,8 +138,16 @@ def _json_rows(feed: FeedFile, on_bad_row: OnBadRow) -> Iterator[Row]:
         if not isinstance(item, dict):
             on_bad_row(Skipped(feed.name, count, f"expected an object, got {type(item).__name__}", "record"))
             continue
+        text = repr(item)
         yield Row(
-            LISTING, feed.name, count, None, "record", text_digest(repr(item), key), partial(_record, item, item, None)
+            LISTING,
+            feed.name,
+            count,
+            None,
+            "record",
+            text_digest(text, key),
+            partial(_record, item, item, None),
+            size=2 * len(text),  # the record's objects, about twice its text
         )
     if declared is not None and declared != count:
         raise IngestError(
