@@ -72,7 +72,7 @@ class SalesReport:
         ]
 
 
-def _amount(text: str, currency: str | None) -> tuple[float, str]:
+def _amount(text: str, currency: str | None, known: frozenset[str]) -> tuple[float, str]:
     match = _AMOUNT.match(text.strip())
     if not match:
         raise BadRow(f"price {text.strip()!r} is not an amount (e.g. 2500, $2,500 or 2,500 EUR)")
@@ -90,7 +90,6 @@ def _amount(text: str, currency: str | None) -> tuple[float, str]:
     if len(marks) > 1:
         raise BadRow(f"price {text.strip()!r}: more than one currency ({', '.join(sorted(marks))})")
     code = marks.pop() if marks else "USD"
-    known = _currencies()
     if code not in known:
         raise BadRow(
             f"currency {code!r} is not one the ECB quotes ({', '.join(c for c in ('USD', 'EUR', 'GBP') if c in known)}, "
@@ -147,6 +146,7 @@ def read_sales(feed: FeedFile, today: str) -> Iterator[dict[str, Any]]:
             f"no {' or '.join(wanted[f] for f in missing)} column in the header ({', '.join(header)})",
             "name the columns Domain, Price and Date (Venue and Currency optional), as NameBio's export does",
         )
+    known = _currencies()  # the ECB's, once a file
     for line, cells in rows:
         try:
             if len(cells) != len(header):
@@ -156,7 +156,7 @@ def read_sales(feed: FeedFile, today: str) -> Iterator[dict[str, Any]]:
                 )
             cell = {field: cells[i].strip() for field, i in where.items()}
             name = clean_domain(cell["name"])
-            price, currency = _amount(cell["price"], cell.get("currency") or None)
+            price, currency = _amount(cell["price"], cell.get("currency") or None, known)
             yield {
                 "name": name,
                 "tld": split_domain(name)[1],
