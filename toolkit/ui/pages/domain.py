@@ -509,7 +509,10 @@ def _fields(record: Mapping[str, Any], *, pending: bool) -> None:
 
 def _past_pending(name: str, plan: str) -> dict[str, Any] | None:
     """The latest pending-delete row of `name` whose drop date has passed (the API answers only
-    for names still to drop), or None."""
+    for names still to drop), or None. Only a whole name is looked for (a part goes to the
+    suggestions)."""
+    if "." not in name:
+        return None
     try:
         found = state.reader().search_pending_delete(
             {"contains": name, "week_end": "all", "include_past": "1", "per_page": "100"}, plan=plan
