@@ -21,7 +21,8 @@ from typing import Any
 
 from .common import PENDING, BadRow, IngestError, OnBadRow, Row, Skipped, bad_line, pending_record
 from .common import clean_domain, parse_day
-from .feed_file import FeedFile, csv_table, file_rows, header_key, json_items, look_ahead
+from .feed_csv import csv_table, header_key
+from .feed_file import FeedFile, file_rows, json_items, look_ahead
 
 __all__ = ["BARDATE_URL", "BARDATE_TLDS", "bardate_rows"]
 

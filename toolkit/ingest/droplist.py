@@ -31,7 +31,8 @@ from typing import Any
 from .lifecycle import name_drop_window, pending_status
 from .common import PENDING, BadRow, IngestError, OnBadRow, Row, Skipped, bad_line, ingest_id, observed, strict
 from .common import clean_domain, day_in_name, parse_day, pending_record
-from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, csv_table, header_key, read_feed
+from .feed_csv import csv_table, header_key
+from .feed_file import Bounds, DEFAULT_BOUNDS, FeedFile, read_feed
 
 __all__ = ["NASK_DELETED_URL", "droplist_rows"]
 

@@ -34,7 +34,8 @@ from zoneinfo import ZoneInfo
 
 from .common import LISTING, BadRow, IngestError, ListingPlatform, OnBadRow, Row, Skipped, reading_key, text_digest
 from .common import clean_domain, parse_money, parse_timestamp, whole_number
-from .feed_file import FeedFile, csv_records, csv_table, file_rows, header_key, json_items, look_ahead
+from .feed_csv import csv_records, csv_table, header_key
+from .feed_file import FeedFile, file_rows, json_items, look_ahead
 
 __all__ = ["GODADDY_TYPES", "GODADDY_URL", "godaddy_rows"]
 

@@ -34,7 +34,8 @@ from typing import Any
 
 from .common import LISTING, BadRow, IngestError, ListingPlatform, OnBadRow, Row, reading_key
 from .common import clean_domain, parse_money, parse_timestamp, whole_number
-from .feed_file import FeedFile, csv_records, csv_table, file_rows, header_key
+from .feed_csv import csv_records, csv_table, header_key
+from .feed_file import FeedFile, file_rows
 
 __all__ = ["NAMECHEAP_URL", "NAMECHEAP_BUY_NOW_URL", "namecheap_rows"]
 

@@ -33,7 +33,8 @@ from typing import Any, Iterator
 from ..names import split_domain
 from ..store.results import save_reported_sales
 from .common import observed, BadRow, IngestError, clean_domain, parse_day
-from .feed_file import DEFAULT_BOUNDS, Bounds, FeedFile, csv_table, header_key, read_feed
+from .feed_csv import csv_table, header_key
+from .feed_file import DEFAULT_BOUNDS, Bounds, FeedFile, read_feed
 
 __all__ = ["SalesReport", "ingest_sales", "read_sales", "COLUMNS"]
 
