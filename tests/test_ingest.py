@@ -1262,3 +1262,24 @@ def test_a_bad_sales_row_names_its_line_exits_2_and_writes_nothing(tmp_path, bod
     assert run.exit_code == 2 and len(run.output.strip().splitlines()) == 1, run.output
     assert f"{bad}: line {line}: " in run.output and problem in run.output
     assert len(_sales_rows(db)) == 3  # the mirror holds what it held
+
+
+def test_a_markdown_table_of_sales_is_read_and_a_folder_is_named_as_one(tmp_path):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    table = tmp_path / "chart.md"
+    table.write_text(
+        "| Rank | Domain | Price | Venue | Date |\n|---|:---:|---:|---|---|\n"
+        "| 1 | big4.com | $12,500 | Sedo | May 30, 2020 |\n| 2 | kettle.io | 1,200 EUR | Sedo | Jun 5, 2019 |\n"
+    )
+    db = tmp_path / "m.db"
+    run = CliRunner().invoke(cli, ["ingest", "sales", str(table), "--db", str(db)])
+    assert run.exit_code == 0 and run.output == f"{table}: 2 reported sales read, 2 new\n", run.output
+    assert [r[:4] for r in _sales_rows(db)] == [
+        ("big4.com", ".com", "2020-05-30", 12500.0),
+        ("kettle.io", ".io", "2019-06-05", 1200.0),
+    ]
+    folder = CliRunner().invoke(cli, ["ingest", "sales", str(tmp_path), "--db", str(db)])
+    assert folder.exit_code == 2 and f"{tmp_path}: a folder; give the sales file in it" in folder.output

@@ -51,6 +51,8 @@ def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bou
 
     if url is not None or file is None:
         raise BadInput("sales: give the file of reported sales (edt ingest sales FILE)")
+    if Path(file).is_dir():
+        raise BadInput(f"{file}: a folder; give the sales file in it (edt ingest sales FOLDER/sales.csv)")
     if not Path(file).is_file():
         raise BadInput(f"{file}: no such file")
     hold_load_lock(db, "edt ingest sales")

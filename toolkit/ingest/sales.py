@@ -55,6 +55,7 @@ _AMOUNT = re.compile(
 _LONG_DAYS = ("%B %d, %Y", "%b %d %Y", "%B %d %Y", "%d %B %Y")
 _FIRST_DAY = "1985-01-01"  # the first .com was registered in March 1985
 _MOST = 1_000_000_000  # above any reported domain sale
+_RULE = re.compile(r"^:?-{3,}:?$")
 _DOTTED_THOUSANDS = re.compile(r"^\d{1,3}(?:\.\d{3})+$")  # 1.200: a thousand and two hundred in Europe
 _BATCH = 5000
 
@@ -149,6 +150,8 @@ def read_sales(feed: FeedFile, today: str) -> Iterator[dict[str, Any]]:
         )
     known = _currencies()  # the ECB's, once a file
     for line, cells in rows:
+        if all(_RULE.match(c.strip()) for c in cells if c.strip()):  # a Markdown table's |---|---| line
+            continue
         try:
             if len(cells) != len(header):
                 raise BadRow(
