@@ -442,3 +442,12 @@ def test_a_file_of_long_records_is_written_in_chunks_of_megabytes(tmp_path):
     status, lines, peak = edt(tmp_path, "ingest", "godaddy", str(path), "--db", str(tmp_path / "m.db"))
     assert status == 0 and listings(tmp_path / "m.db") == 600, lines
     assert peak < 500, peak  # 1.9 GB for 1,500 such records when a chunk was 5,000 rows whatever their size
+
+
+def test_a_bound_below_a_megabyte_is_said_in_its_own_unit(tmp_path):
+    path = tmp_path / "all_listings.json"
+    path.write_text(json.dumps({"data": [gd(f"n{i}.com", "Bid", "$1", 0, "") for i in range(20)]}))
+    status, lines, _ = edt(
+        tmp_path, "ingest", "godaddy", str(path), "--db", str(tmp_path / "m.db"), "--max-size-mb", "0.0001"
+    )
+    assert status == 2 and any("the file expands past 104 bytes" in line for line in lines), lines  # not "past 0 MB"

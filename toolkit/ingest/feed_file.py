@@ -77,7 +77,7 @@ class Bounds:
         return IngestError(
             name,
             line,
-            f"the file expands past {self.size / MB:,.0f} MB, the most a feed file may be",
+            f"the file expands past {_size(self.size, 'MB')}, the most a feed file may be",
             f"if the publisher's file really is that big, raise {self._where('max_size_mb')}",
         )
 
@@ -85,9 +85,20 @@ class Bounds:
         return IngestError(
             name,
             line,
-            f"{what} longer than {self.field / 1024:,.0f} KB, the most one line, field or record of a feed file may be",
+            f"{what} longer than {_size(self.field, 'KB')}, the most one line, field or record of a feed file may be",
             f"if the publisher's file really has one, raise {self._where('max_field_kb')}",
         )
+
+
+def _size(count: int, unit: str) -> str:
+    """A bound in the unit its setting is in (`unit`: MB or KB), smaller ones below it:
+    `2,048 MB`, `1,024 KB`, `1.5 KB`, `104 bytes`."""
+    units = (("MB", MB), ("KB", 1024))
+    for name, size in units[[u for u, _ in units].index(unit) :]:
+        if count >= size:
+            exact = count % size == 0 or count >= 10 * size
+            return f"{count / size:,.0f} {name}" if exact else f"{count / size:,.1f} {name}"
+    return f"{count:,} bytes"
 
 
 DEFAULT_BOUNDS = Bounds()
