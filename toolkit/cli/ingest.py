@@ -62,9 +62,8 @@ def _ingest_sales(db: str, file: str | None, url: str | None, as_json: bool, bou
         mirror=mirror,
         written=f"after the sales were written to {db}",
     ):
-        report = ingest_sales(
-            mirror, file, now=mirror.now(), bounds=bounds
-        )  # a bad file: IngestError, said by the group
+        # a bad file: IngestError, said by the group
+        report = ingest_sales(mirror, file, now=mirror.now(), bounds=bounds)
     if as_json:
         click.echo(json.dumps(vars(report)))
     else:

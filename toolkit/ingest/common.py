@@ -44,6 +44,7 @@ __all__ = [
     "day_in_name",
     "week_monday",
     "strict",
+    "truncated",
     "Row",
     "LISTING",
     "PENDING",
@@ -102,10 +103,15 @@ def bad_line(feed: str, line: int, problem: BadRow, terminated: bool, on_bad_row
     """A text line that is no row: skipped (`on_bad_row`), unless it is the last one and has
     no line end, which is a truncated file (`IngestError`)."""
     if not terminated:
-        raise IngestError(
-            feed, line, f"the last line is incomplete ({problem})", "the file is truncated: download it again"
-        ) from None
+        raise truncated(feed, line, problem) from None
     on_bad_row(Skipped(feed, line, str(problem)))
+
+
+def truncated(feed: str, line: int | None, problem: Any) -> IngestError:
+    """A file whose last line, without its line end, is no row: cut short in transfer."""
+    return IngestError(
+        feed, line, f"the last line is incomplete ({problem})", "the file is truncated: download it again"
+    )
 
 
 # -- ids --------------------------------------------------------------------------------
@@ -390,7 +396,7 @@ class Row:
                 self.record = self.make()  # type: ignore[misc]
             except BadRow as exc:
                 if self.cut:
-                    bad_line(self.file, self.line or 0, exc, False, strict)
+                    raise truncated(self.file, self.line, exc) from None
                 raise
         return self.record
 

@@ -118,7 +118,7 @@ def _with_end(line: str) -> str:
 def csv_records(
     feed: FeedFile,
     header: list[str],
-    rows: Iterator[tuple[int, list[str]]],
+    rows: CsvRows,
     fields: list[str | None],
     kind: str,
     make: Callable[[dict[str, str], dict[str, str]], dict[str, Any]],
@@ -137,7 +137,7 @@ def csv_records(
         return make({f: cells[i] for i, f in picked}, dict(zip(header, cells)))
 
     for line, cells in rows:
-        cut = line == getattr(rows, "cut_line", None)
+        cut = line == rows.cut_line
         if len(cells) != width:
             bad_line(name, line, BadRow(f"{len(cells)} fields, the header has {width}"), not cut, on_bad_row)
             continue

@@ -20,13 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .common import (
-    IngestError,
-    OnBadRow,
-    Row,
-    observed,
-    strict,
-)
+from .common import IngestError, OnBadRow, Row, observed, strict
 
 __all__ = [
     "Bounds",
@@ -93,8 +87,8 @@ class Bounds:
 def _size(count: int, unit: str) -> str:
     """A bound in the unit its setting is in (`unit`: MB or KB), smaller ones below it:
     `2,048 MB`, `1,024 KB`, `1.5 KB`, `104 bytes`."""
-    units = (("MB", MB), ("KB", 1024))
-    for name, size in units[[u for u, _ in units].index(unit) :]:
+    units = (("MB", MB), ("KB", 1024)) if unit == "MB" else (("KB", 1024),)
+    for name, size in units:
         if count >= size:
             exact = count % size == 0 or count >= 10 * size
             return f"{count / size:,.0f} {name}" if exact else f"{count / size:,.1f} {name}"
@@ -154,7 +148,6 @@ class _JsonDepth:
         if not len(quotes):
             return np.zeros(0, dtype=bool)
         before = np.where(quotes > 0, last_other[np.maximum(quotes - 1, 0)], -1)
-        before[quotes == 0] = -1
         run = quotes - 1 - before + np.where(before < 0, carried, 0)
         return run % 2 == 0
 
@@ -199,14 +192,15 @@ class _Counted(io.RawIOBase):
             n -= 3
             self.skip_bom = False
         if n:
+            data = memoryview(buffer)[:n].tobytes()
             self.lines_before = self.newlines
             self.count += n
-            self.newlines += memoryview(buffer)[:n].tobytes().count(b"\n")
+            self.newlines += data.count(b"\n")
             if self.count > self._limit:
                 raise self._too_big(self.newlines + 1 if self._span is not None else None)
             if self._span is not None and self.count - self._mark > self._span + _CHUNK:
                 raise self._too_long(self.newlines + 1)
-            if self.depth is not None and self.depth.exceeded(memoryview(buffer)[:n].tobytes()):
+            if self.depth is not None and self.depth.exceeded(data):
                 raise self._too_deep(self.lines_before + 1, self.depth.limit)
         return n
 
@@ -342,7 +336,7 @@ def _zip_member(path: Path, bounds: Bounds) -> tuple[str, int]:
     fix = "download the archive again (it is truncated or damaged)"
     many = "pass the feed's own archive (one data file)"
     declared = _declared_entries(path)  # before zipfile reads every entry into memory
-    if declared is not None and declared > bounds.members * 4:
+    if declared is not None and declared > bounds.members * 4:  # entries count folders too
         raise IngestError(
             str(path), None, f"the archive declares {declared:,} entries, more than a feed archive may hold", many
         )
@@ -512,7 +506,7 @@ def json_items(feed: FeedFile, key: str = "data") -> tuple[dict[str, Any], Itera
                         builder.event(event, value)
                         if _closes(sub, name, event):
                             break
-                    others[name] = _checked(feed, stream, builder.value, 1)
+                    others[name] = _checked(feed, stream, builder.value, f"the top-level member {name!r}")
                     stream.mark()
                 elif path == "" and event not in ("start_map", "end_map"):
                     raise IngestError(
@@ -566,7 +560,7 @@ def _stream_items(feed: FeedFile, prefix: str) -> Iterator[tuple[int, Any]]:
         number = 0
         try:
             for number, item in enumerate(ijson.items(stream, prefix, use_float=True), start=1):
-                item = _checked(feed, stream, item, number)
+                item = _checked(feed, stream, item, f"record {number:,}")
                 stream.mark()
                 yield number, item
         except (ijson.JSONError, UnicodeDecodeError) as exc:
@@ -576,14 +570,14 @@ def _stream_items(feed: FeedFile, prefix: str) -> Iterator[tuple[int, Any]]:
 MAX_DEPTH = 64  # how deep a feed's JSON may nest (real feeds: 4 or 5, with the array around the records)
 
 
-def _checked(feed: FeedFile, stream: _Counted, item: Any, number: int) -> Any:
-    """`item` when it is no longer than a record may be. The reader reads ahead a block at a
+def _checked(feed: FeedFile, stream: _Counted, item: Any, what: str) -> Any:
+    """`item` (`what` names it) when it is no longer than a record may be. The reader reads ahead a block at a
     time, so at most a block of a record is read before the record ahead of it is yielded: a
     record past the limit read more than the limit less a block since then, and only such a
     reading is measured."""
     limit = feed.bounds.field
     if stream.since_mark() > limit - _CHUNK and len(json.dumps(item, ensure_ascii=False).encode()) > limit:
-        raise feed.bounds.too_long(feed.name, stream.lines_before + 1, f"record {number:,} is")
+        raise feed.bounds.too_long(feed.name, stream.lines_before + 1, f"{what} is")
     return item
 
 

@@ -29,7 +29,7 @@ from ..store.schema import bulk_load, ensure_schema
 from ..store.transaction import one_transaction
 from ..store.writer import StagedWrite, WriteCounts, staging
 from .adapters import ADAPTERS, Adapter, adapter_for
-from .common import LISTING, PENDING, BadRow, IngestError, Row, Skipped, bad_line, observed, text_digest
+from .common import LISTING, PENDING, BadRow, IngestError, Row, Skipped, observed, text_digest, truncated
 from .feed_file import DEFAULT_BOUNDS, Bounds, fetch
 from .zonediff import is_replay
 
@@ -172,7 +172,7 @@ def _stage(
     for index, reason in write.add(records, tags, order):
         row = made[index]
         if row.cut:  # the file's last row, cut short: the file is truncated
-            bad_line(row.file, row.line or 0, BadRow(reason), False, problems.append)
+            raise truncated(row.file, row.line, reason)
         problems.append(Skipped(row.file, row.line, reason, row.unit))
     return len(seen_ids) + len(records)
 
