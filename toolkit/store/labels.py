@@ -28,6 +28,7 @@ __all__ = [
     "SORT_LABELS",
     "FILTER_HELP",
     "JOB_WORDS",
+    "job_name",
     "TLD_WORDS",
     "tld_words",
     "demo_words",
@@ -406,3 +407,8 @@ JOB_WORDS: dict[str, str] = {
     "regfree": "Deleted ccTLD names",
     "pending": "Pending-delete names",
 }
+
+
+def job_name(job: str) -> str:
+    """`bids` -> `Auctions with bids`; an unknown job as it is."""
+    return JOB_WORDS.get(job, job)

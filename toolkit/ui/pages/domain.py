@@ -155,12 +155,17 @@ def _against(eur: float, found: PriceRange) -> str:
     return f"within the {found.title.lower()}"
 
 
+def _ended(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> bool:
+    """Whether the listing is over: a result, a closing, or its end passed."""
+    end = table.when(record.get("auction_end_date"))
+    return bool(result is not None or record.get("closed_at") or (end is not None and end <= state.reader().now()))
+
+
 def _price_label(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> str:
     if result is not None and result["sold"]:
         return "Sold for"
     if record.get("type") == "auction":
-        end = table.when(record.get("auction_end_date"))
-        over = result is not None or record.get("closed_at") or (end is not None and end <= state.reader().now())
+        over = _ended(record, result)
         if record.get("bids_count"):
             return "Last bid seen" if over else "Current bid"
         return "Last price asked" if over else "Start price"
@@ -217,8 +222,7 @@ def _no_range(record: Mapping[str, Any], result: Mapping[str, Any] | None, model
             "No price range yet: `edt appraise` learns them from the sales this mirror knows (the auctions it saw "
             "end, the sales reported elsewhere)."
         )
-    end = table.when(record.get("auction_end_date"))
-    if result is not None or record.get("closed_at") or (end is not None and end <= state.reader().now()):
+    if _ended(record, result):
         return "No price range: ranges are given to live listings, and this one had ended before the last appraisal."
     return "No price range yet: the next appraisal gives one (`edt appraise`, or after the next sync)."
 

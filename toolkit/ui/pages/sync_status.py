@@ -37,7 +37,7 @@ def _freshness_words(row: dict[str, Any], done: str, demo: bool = False) -> str:
 
 def sync_page() -> None:
     from ...store.jobs import JOBS
-    from ...store.labels import JOB_WORDS
+    from ...store.labels import job_name
 
     st.header("Sync")
     info = state.status()
@@ -47,7 +47,7 @@ def sync_page() -> None:
     st.subheader("Datasets from the live service")
     rows = [
         (
-            JOB_WORDS.get(r["job"], r["job"]),
+            job_name(r["job"]),
             r["schedule"],
             table.moment(r["last_ok"]) or "—",
             _age(r["age_hours"]) or "—",
@@ -63,7 +63,7 @@ def sync_page() -> None:
         st.subheader("Last runs")
         runs = [
             (
-                JOB_WORDS.get(job, job),
+                job_name(job),
                 table.moment(r["started_at"]),
                 table.moment(r["finished_at"]) or "—",
                 _RUN_WORDS.get(r["status"], r["status"]),
@@ -81,7 +81,7 @@ def sync_page() -> None:
             "the free public feeds below need no key."
         )
     else:
-        job = st.selectbox("Job", list(JOBS), format_func=lambda j: JOB_WORDS.get(j, j), key="sync_job")
+        job = st.selectbox("Job", list(JOBS), format_func=job_name, key="sync_job")
         if st.button("Run this job now", key="sync_run"):
             run_job(job)
     _feeds_section(info)
@@ -90,7 +90,7 @@ def sync_page() -> None:
 def _demo_runs(meta: dict[str, str]) -> None:
     """What the demo lived: its window and the runs of each job it played on the service's schedules."""
     from ...demo.timelapse import played_runs
-    from ...store.labels import JOB_WORDS, demo_words
+    from ...store.labels import demo_words, job_name
     from ...sync.schedule import DEFAULT_SCHEDULES, schedule_words
 
     played = played_runs(meta)
@@ -102,7 +102,7 @@ def _demo_runs(meta: dict[str, str]) -> None:
         return
     st.subheader("What the demo lived")
     rows = [
-        (JOB_WORDS.get(job, job), schedule_words(DEFAULT_SCHEDULES[job]), f"{runs:,}", table.moment(last))
+        (job_name(job), schedule_words(DEFAULT_SCHEDULES[job]), f"{runs:,}", table.moment(last))
         for job, (runs, last) in sorted(played.items(), key=lambda item: -item[1][0])
     ]
     navigation.show_html(table.plain_table(("job", "played", "runs", "last run"), rows), key="demo_runs")
