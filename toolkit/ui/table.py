@@ -30,6 +30,7 @@ __all__ = [
     "money",
     "ends_in",
     "moment",
+    "day_month",
     "blank",
     "next_sort",
     "fields_html",
@@ -93,11 +94,15 @@ def when(value: Any) -> datetime | None:
 def moment(value: Any) -> str:
     """An ISO timestamp as people read it, `23 Nov 2026 07:00 UTC`; blank without one."""
     found = when(value)
-    return (
-        f"{found.astimezone(timezone.utc).day} {found.astimezone(timezone.utc):%b %Y %H:%M} UTC"
-        if found
-        else blank(value)
-    )
+    if found is None:
+        return blank(value)
+    at = found.astimezone(timezone.utc)
+    return f"{day_month(at)} {at:%Y %H:%M} UTC"
+
+
+def day_month(day: date | datetime, *, weekday: bool = False) -> str:
+    """A day as the pages write it, unpadded: `7 Nov`, with `weekday` `Sat 7 Nov`."""
+    return (f"{day:%a} " if weekday else "") + f"{day.day} {day:%b}"
 
 
 def ends_in(value: Any, now: datetime) -> str:
@@ -129,7 +134,7 @@ def _drops(value: Any, now: datetime) -> str:
         return blank(value) if value else ""
     days = (day - now.date()).days
     said = "today" if days == 0 else (f"in {days} d" if days > 0 else f"{-days} d ago")
-    return f'{day:%a} {day.day} {day:%b} <span class="edt-dim">({said})</span>'
+    return f'{day_month(day, weekday=True)} <span class="edt-dim">({said})</span>'
 
 
 def window_text(record: Mapping[str, Any]) -> str:
@@ -138,7 +143,7 @@ def window_text(record: Mapping[str, Any]) -> str:
     if start is None or end is None:
         return ""
     days = (end - start).days + 1
-    return f"{start.day} {start:%b}" if days <= 1 else f"{start.day} {start:%b} – {end.day} {end:%b} ({days} days)"
+    return day_month(start) if days <= 1 else f"{day_month(start)} – {day_month(end)} ({days} days)"
 
 
 def _window(record: Mapping[str, Any], now: datetime) -> str:

@@ -54,7 +54,7 @@ def _day(value: Any) -> str:
     when = table.when(value)
     if when is None:
         return ""
-    return f"{when.day} {when:%b}" + ("" if when.year == datetime.now(timezone.utc).year else f" {when.year}")
+    return table.day_month(when) + ("" if when.year == datetime.now(timezone.utc).year else f" {when.year}")
 
 
 # -- what it is, where it stands ---------------------------------------------------------------
@@ -83,7 +83,7 @@ def where_it_stands(record: Mapping[str, Any], result: Mapping[str, Any] | None,
     end, closed = table.when(record.get("auction_end_date")), record.get("closed_at")
     if end is not None and end > now and not closed:
         left = html.unescape(table.ends_in(record["auction_end_date"], now).split(">", 1)[-1].split("<", 1)[0])
-        return f"Ends in {left} ({end:%a} {end.day} {end:%b %H:%M} UTC)"
+        return f"Ends in {left} ({table.day_month(end, weekday=True)} {end:%H:%M} UTC)"
     if end is not None and end <= now:
         said = f"Ended {table.moment(record['auction_end_date'])}"
         return said + ("" if closed else "; its result is not known yet (the next sync tells)")

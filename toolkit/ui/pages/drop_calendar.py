@@ -104,7 +104,9 @@ def drop_calendar() -> None:
     )
     if st.session_state[menu] not in in_month:
         st.session_state[menu] = first_day
-    day = st.selectbox("Day", days, format_func=lambda d: f"{d:%a} {d.day} {d:%b} ({in_month[d]:,})", key=menu)
+    day = st.selectbox(
+        "Day", days, format_func=lambda d: f"{table.day_month(d, weekday=True)} ({in_month[d]:,})", key=menu
+    )
     widget_to_url("day", day.isoformat())
     _day_table(day, params, pending)
 
@@ -231,9 +233,9 @@ def ics_for_windows(drops: list[tuple[str, date, date | None, date | None]], tit
         event.add("dtend", end + timedelta(days=1))
         count = f"{len(names)} domain{'s' if len(names) != 1 else ''}"
         when = (
-            f"most likely {likely:%a} {likely.day} {likely:%b}, window {start.day} {start:%b}–{end.day} {end:%b} ({span} days)"
+            f"most likely {table.day_month(likely, weekday=True)}, window {table.day_month(start)}–{table.day_month(end)} ({span} days)"
             if span > 1
-            else f"on {likely:%a} {likely.day} {likely:%b}"
+            else f"on {table.day_month(likely, weekday=True)}"
         )
         event.add("summary", f"{title}: {count}, {when}")
         note = (
