@@ -922,3 +922,40 @@ def test_auction_results_are_a_documented_extension_tool_answering_as_the_rest_r
     text, body = refused(call(server, "search_auction_results", {"ended_after": "soon"}))
     assert body["status"] == 422 and "ended_after" in text
     assert "search_auction_results" not in tools_of(servers["free-endpoint"])
+
+
+def test_a_cursor_walks_feed_listings_whose_ids_are_16_digits(tmp_path):
+    """A feed's listings get ids from 2**52 up (`ingest/common.py`): the cursor the API hands
+    out, and the MCP tool fetching a listing by id, take them back."""
+    from starlette.testclient import TestClient
+
+    from toolkit.bench.feed_ingest import HEADER
+    from toolkit.ingest import ingest_file
+
+    db = tmp_path / "m.db"
+    small_demo(db, 4)
+    cells = HEADER.split(",")
+    lines = [HEADER]
+    for n, name in enumerate(("zzalpha.com", "zzbeta.net", "zzgamma.org")):
+        row = dict.fromkeys(cells, "")
+        row.update(url=f"https://www.namecheap.com/market/sale/S{n}/", name=name, price="25.00", bidCount="1")
+        row.update(startDate="2026-11-20T08:00:00Z", endDate="2030-12-05T16:00:00Z")
+        lines.append(",".join(row[c] for c in cells))
+    (tmp_path / "nc.csv").write_text("\n".join(lines) + "\n")
+    with Mirror(db) as mirror:
+        ingest_file(mirror, "namecheap", tmp_path / "nc.csv")
+        names = dict(mirror.connection().execute("SELECT id, name FROM listings WHERE name LIKE 'zz%' ORDER BY id"))
+    ids = list(names)
+    assert len(ids) == 3 and all(i > 2**52 for i in ids)
+    walked, url = [], f"/api/domains?after_id={ids[0] - 1}&per_page=1"
+    with TestClient(create_app(db, keys={"k": "enterprise"})) as client:
+        for _ in range(10):
+            page = client.get(url, headers={"Authorization": "Bearer k"})
+            assert page.status_code == 200, page.text
+            walked += [row["id"] for row in page.json()["data"]]
+            if not page.json()["cursor"]["has_more"]:
+                break
+            url = page.json()["links"]["next"]
+    assert walked == ids
+    server = build_server(Mirror(db, readonly=True), "enterprise")
+    assert {i: ok(call(server, "get_domain", {"id": i}))["data"]["name"] for i in ids} == names

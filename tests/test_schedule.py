@@ -28,6 +28,7 @@ import pytest
 from conftest import NOW, QuietHandler, small_demo
 from toolkit import Mirror
 from toolkit.sync.alerts import AlertConfig
+from toolkit.sync.saved_searches import save_search
 from toolkit.config import Settings
 from toolkit.sync.remote import RemoteClient
 from toolkit.sync.schedule import (
@@ -391,6 +392,46 @@ def test_the_replica_registers_webhooks_for_enterprise_keys_only(tmp_path):
         assert client.post("/api/webhooks", json=body).status_code == 401
     row = sqlite3.connect(db).execute("SELECT name, webhook_url, webhook_secret FROM saved_searches").fetchall()
     assert row == [("webhook 1", "https://hooks.example.com/new", "abc")]
+
+
+def test_a_webhook_never_replaces_a_saved_search_and_takes_filters_as_a_query_would(tmp_path):
+    from starlette.testclient import TestClient
+
+    db = tmp_path / "m.db"
+    small_demo(db, 4)
+    with Mirror(db) as mirror:
+        save_search(mirror, "mine: French", {"tld": ".fr", "tf_min": "15"})
+        save_search(mirror, "webhook 1", {"tld": ".de"})  # a name the replica would give first
+    ent = {"Authorization": "Bearer ent"}
+    with TestClient(create_app(db, keys={"ent": "enterprise"})) as client:
+
+        def post(**body):
+            return client.post("/api/webhooks", json={"url": "https://hooks.example.com/in", **body}, headers=ent)
+
+        taken = post(name="mine: French", filters={"tld": ".com"})
+        assert taken.status_code == 422 and list(taken.json()["errors"]) == ["name"]
+        assert "already named 'mine: French'" in taken.json()["message"]
+        listed = post(filters={"tld": [".fr", ".de"], "tf_min": 10})
+        assert listed.status_code == 201, listed.text
+        assert listed.json()["data"]["name"] == "webhook 2"  # the first free number
+        assert listed.json()["data"]["filters"] == {"tf_min": "10", "tld": ".fr,.de"}
+        for body, field in [
+            ({"filters": {"tld": None}}, "filters.tld"),
+            ({"filters": {"tld": {"a": 1}}}, "filters.tld"),
+            ({"secret": 5}, "secret"),
+            ({"name": "x" * 81}, "name"),
+            ({"name": "two\nlines"}, "name"),
+        ]:
+            refused = post(**body)
+            assert refused.status_code == 422 and list(refused.json()["errors"]) == [field], (body, refused.text)
+        wrong_method = client.get("/api/webhooks", headers=ent)
+        assert wrong_method.status_code == 405 and wrong_method.headers["Allow"] == "POST"
+        assert wrong_method.json()["message"] == "Method not allowed: this route answers POST."
+    rows = dict(sqlite3.connect(db).execute("SELECT name, params FROM saved_searches").fetchall())
+    assert json.loads(rows["mine: French"]) == {"tld": ".fr", "tf_min": "15"} and json.loads(rows["webhook 1"]) == {
+        "tld": ".de"
+    }
+    assert len(rows) == 3
 
 
 def test_a_webhook_registered_on_the_replica_is_delivered_by_the_alerts(tmp_path, monkeypatch):

@@ -707,6 +707,18 @@ def test_edt_serve_subprocess_on_loopback(synthetic_db, tmp_path):
                 httpx.get(f"{base}/api/domains/abc", headers={"Authorization": "Bearer k"}, timeout=10).status_code
                 == 404
             )
+            # A key sent in the query as well is not read, not written into the links, not logged.
+            keyed = httpx.get(
+                f"{base}/api/domains?api_key=k&per_page=1&tf_min=5&tf_min=5",
+                headers={"Authorization": "Bearer k"},
+                timeout=10,
+            )
+            assert keyed.status_code == 200 and "api_key" not in json.dumps(keyed.json()["links"])
+            assert "tf_min=5&page=2" in keyed.json()["links"]["next"]  # one tf_min: the link answers too
+            assert httpx.get(keyed.json()["links"]["next"], headers={"Authorization": "Bearer k"}).status_code == 200
+            assert httpx.get(f"{base}/api/domains?api%5Fkey=k", timeout=10).status_code == 401
+            # A client's text is never a line of its own in the log.
+            httpx.post(f"{base}/mcp/catchdoms/free?session_id=zz%0aFORGED-LINE", json={}, timeout=10)
         finally:
             process.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -716,6 +728,8 @@ def test_edt_serve_subprocess_on_loopback(synthetic_db, tmp_path):
     output = log_path.read_text()
     assert "only this machine" in output and "OVERRIDDEN" in output
     assert "Bearer" not in output and "k=pro" not in output  # the key is never logged
+    assert "api_key=k" not in output and "api%5Fkey=k" not in output and "api_key=(left out)" in output
+    assert "zz\\x0aFORGED-LINE" in output and not any(line.startswith("FORGED") for line in output.splitlines())
 
 
 def test_a_pending_delete_tld_is_its_suffix_family_over_http(api, mirror):

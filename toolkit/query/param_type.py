@@ -43,6 +43,10 @@ TOP_CATEGORIES = tuple(
 )
 
 
+_MAX_DIGITS = 18
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 @dataclass(frozen=True)
 class Context:
     """What a clause may depend on besides its value: the moment of the query."""
@@ -96,15 +100,20 @@ class Param:
         if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
             raise self._fail(f"must be a whole number {self._range_text()}", raw)
         text = str(int(raw)) if isinstance(raw, (int, float)) else str(raw).strip()
-        if not re.fullmatch(r"[+-]?\d{1,12}", text):
+        if not re.fullmatch(r"[+-]?[0-9]+", text):  # ASCII digits only: int() also reads ١٢ and 1_000
             raise self._fail(f"must be a whole number {self._range_text()}", raw)
+        if len(text.lstrip("+-")) > _MAX_DIGITS:  # beyond SQLite's integers (ids reach 16 digits)
+            raise self._fail(f"must be a whole number {self._range_text()} of at most {_MAX_DIGITS} digits", raw)
         value = int(text)
         self._check_range(value, raw, "a whole number")
         return value
 
     def _parse_number(self, raw: Any) -> float:
         try:
-            value = float(raw) if not isinstance(raw, bool) else math.nan
+            if isinstance(raw, bool) or (isinstance(raw, str) and not _NUMBER.fullmatch(raw.strip())):
+                value = math.nan  # float() also reads ١٢, 1_000 and nan
+            else:
+                value = float(raw)
         except (TypeError, ValueError):
             value = math.nan
         if not math.isfinite(value):

@@ -19,7 +19,7 @@ from ..errors import cursor_not_available, invalid, not_found
 from ..plans import normalize_plan, require
 from ..sources import REGFREE
 from . import sqlplan
-from .envelope import envelope, query_string
+from .envelope import envelope, page_offset, query_string
 from .listing_search import stream
 from .params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS, RESULT_PARAMS, Context, Param, parse_params
 from .records import FREE_FIELDS, FREE_VISIBLE_NAMES, PENDING_SELECT, listing_record, pending_record
@@ -105,7 +105,7 @@ def search_domains(
         }
         return answer
     check_domain_plan(values, plan)
-    total, rows = search.total_and_page(values, per_page, (page - 1) * per_page)
+    total, rows = search.total_and_page(values, per_page, page_offset(page, per_page))
     data = [listing_record(r, today, historical_traffic=ht) for r in rows]
     return envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)
 
@@ -182,7 +182,9 @@ def search_results(
         sold=True if values.get("sold") else None,
     )
     page, per_page = values.get("page", 1), values.get("per_page", 50)
-    data = json.loads(frame.iloc[(page - 1) * per_page : page * per_page].to_json(orient="records"))
+    data = json.loads(
+        frame.iloc[page_offset(page, per_page) : page_offset(page, per_page) + per_page].to_json(orient="records")
+    )
     shown = {k: v for k, v in raw.items() if k in values}
     return envelope(data, total=len(frame), page=page, per_page=per_page, url=url, raw=shown)
 
@@ -204,7 +206,7 @@ def search_pending_delete(
     total = conn.execute(f"SELECT count(*) FROM pending_delete WHERE {where}", args).fetchone()[0]
     rows = conn.execute(
         f"SELECT {PENDING_SELECT} FROM pending_delete WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-        [*args, per_page, (page - 1) * per_page],
+        [*args, per_page, page_offset(page, per_page)],
     ).fetchall()
     data = [pending_record(r) for r in rows]
     return envelope(data, total=total, page=page, per_page=per_page, url=url, raw=params)

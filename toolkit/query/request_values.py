@@ -134,6 +134,6 @@ def merge_repeated(param: Param, values: list[Any] | tuple[Any, ...]) -> Any:
         raise invalid(
             param.name,
             f"{param.name} was given {len(given)} times ({', '.join(distinct)}); it takes one "
-            "value (only list filters such as tld or source merge repeats into a comma list).",
+            "value (only list filters such as tld merge repeats into a comma list).",
         )
     return given[0] if given else None

@@ -48,6 +48,8 @@ from ..query import Mirror
 from ..store.damage import DAMAGED_MESSAGE, damage_in, damage_words, damaged_line
 from .openapi import EXPORT_FORMAT, EXPORT_MEDIA_TYPES, build_openapi
 from .ratelimit import ENTERPRISE_DEFAULT, Decision, KeyStore, SlidingWindow, effective_limits
+from .log_lines import log_config
+from .web import KEY_QUERY_PARAMETERS
 from .web import bearer_key as _bearer
 from .web import unauthenticated_body
 from .web import client_address as _client
@@ -102,7 +104,8 @@ def _with_link(body: Mapping[str, Any], request: Request) -> Mapping[str, Any]:
 def _params(request: Request) -> dict[str, Any]:
     # A repeated name arrives as a list: parse_params merges a list filter's values into its
     # comma list and refuses (422) two values of a one-value parameter, as the CLI and MCP do.
-    return gather(request.query_params.multi_items())
+    # A key sent as a query parameter is not read, and never written back into the links.
+    return gather((k, v) for k, v in request.query_params.multi_items() if k.lower() not in KEY_QUERY_PARAMETERS)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -254,17 +257,23 @@ class _Api:
             require(plan, "webhook")
             if not isinstance(body, dict):
                 raise invalid("body", 'send a JSON object: {"url": "https://...", "filters": {...}, "secret": "..."}')
-            filters = body.get("filters") or {}
+            filters = body.get("filters", {})
             if not isinstance(filters, dict):
                 raise invalid("filters", 'an object of /api/domains parameters, e.g. {"tld": ".fr"}')
-            name = body.get("name")
+            for key, value in filters.items():
+                if not _filter_value(value):
+                    raise invalid(
+                        f"filters.{key}",
+                        f'{key} takes a text or a number, or a list of them (e.g. {{"tld": [".fr", ".de"]}})',
+                    )
+            secret, name = body.get("secret"), body.get("name")
+            if secret is not None and not isinstance(secret, str):
+                raise invalid("secret", "the secret is a text, which signs each delivery")
+            if name is not None and not isinstance(name, str):
+                raise invalid("name", "the name is a text of 1 to 80 characters")
             try:
                 created = register_webhook(
-                    Mirror(self.mirror.path),
-                    body.get("url", ""),
-                    {k: str(v) for k, v in filters.items()},
-                    secret=body.get("secret"),
-                    name=str(name) if name else None,
+                    Mirror(self.mirror.path), body.get("url", ""), filters, secret=secret, name=name
                 )
             except ValueError as exc:
                 field, _, message = str(exc).partition(": ")
@@ -278,6 +287,13 @@ class _Api:
 
     async def home(self, request: Request) -> Response:
         return HTMLResponse(_home_page(build_openapi(_base_url(request)), self.limits))
+
+
+def _filter_value(value: Any) -> bool:
+    """A webhook filter's value as a query would give it: a text, a number, or a list of them."""
+    if isinstance(value, list):
+        return all(isinstance(v, (str, int, float)) for v in value)
+    return isinstance(value, (str, int, float))
 
 
 # -- export encodings: bounded chunks, constant memory ---------------------------------------
@@ -426,7 +442,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if status == 404:
         return _json(404, {"message": "Not found."})
     if status == 405:
-        return _json(405, {"message": "Method not allowed: this API answers GET."}, {"Allow": "GET, HEAD"})
+        allow = (getattr(exc, "headers", None) or {}).get("Allow") or "GET, HEAD"
+        return _json(405, {"message": f"Method not allowed: this route answers {allow}."}, {"Allow": allow})
     return _json(status if 400 <= status < 500 else 400, {"message": getattr(exc, "detail", None) or "Bad request."})
 
 
@@ -612,6 +629,7 @@ def serve(
         proxy_headers=False,  # X-Forwarded-For from a client must not dodge the per-address limit
         server_header=False,
         access_log=True,  # path and query only, never headers
+        log_config=log_config(),  # each line one line, a key in a query left out
     )
 
 

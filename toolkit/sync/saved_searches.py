@@ -14,6 +14,7 @@ not cache these reads by it.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -59,6 +60,8 @@ def _name(name: Any) -> str:
         raise ValueError("name must be a non-empty text")
     if len(text) > NAME_MAX_LENGTH:
         raise ValueError(f"name must be at most {NAME_MAX_LENGTH} characters (got {len(text)})")
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):
+        raise ValueError("name must be one line of text, without control characters")
     return text
 
 
@@ -325,11 +328,18 @@ def register_webhook(
     parts = urlsplit(str(url or "").strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("url: give an http:// or https:// address for the webhook")
-    if name is None:
-        count = mirror.connection().execute("SELECT count(*) FROM saved_searches WHERE webhook_url IS NOT NULL")
-        name = f"webhook {count.fetchone()[0] + 1}"
-    save_search(mirror, name, params)
     conn = mirror.connection()
+    if name is None:  # the first free "webhook N"
+        taken = {row[0] for row in conn.execute("SELECT name FROM saved_searches WHERE name LIKE 'webhook %'")}
+        name = next(f"webhook {n}" for n in itertools.count(1) if f"webhook {n}" not in taken)
+    try:
+        name = _name(name)
+    except ValueError as exc:
+        raise ValueError(f"name: {exc}") from None
+    try:
+        save_search(mirror, name, params, replace=False)  # never another's search, nor its URL
+    except SearchExists:
+        raise ValueError(f"name: a saved search is already named {name!r}: choose another name") from None
     with conn:
         conn.execute(
             "UPDATE saved_searches SET webhook_url = ?, webhook_secret = ? WHERE name = ?",
