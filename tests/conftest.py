@@ -727,3 +727,58 @@ def mirror_digest(path: Path) -> dict[str, str]:
         return out
     finally:
         conn.close()
+
+
+def feeds_only_mirror(folder: Path) -> Path:
+    """A mirror a user without a key fills: the free feeds, in their real formats and a few
+    rows each (no link metrics but Namecheap's, no archive data, no auction ended yet), and
+    reported sales."""
+    import csv
+    import json
+    import zipfile
+    from datetime import datetime, timedelta, timezone
+
+    from toolkit import Mirror
+    from toolkit.bench.feed_ingest import HEADER
+    from toolkit.ingest import ingest_file
+    from toolkit.ingest.sales import ingest_sales
+
+    today = datetime.now(timezone.utc).date()
+    day = lambda n: (today + timedelta(days=n)).isoformat()  # noqa: E731
+    real = Path(__file__).parent / "fixtures" / "real"
+    items = [
+        {"domainName": "GreenKettle.net", "auctionType": "Bid", "auctionEndTime": f"{day(2)}T16:00:00Z",
+         "price": "$1,234", "numberOfBids": 7, "domainAge": 16, "valuation": "$2,400"},
+        {"domainName": "PPN57.COM", "auctionType": "BuyNow", "auctionEndTime": f"{day(14)}T16:00:00Z",
+         "price": "$5", "numberOfBids": 0, "domainAge": 7, "valuation": "$1,067"},
+    ]  # fmt: skip
+    with zipfile.ZipFile(folder / "all_listings.json.zip", "w") as archive:
+        archive.writestr("all_listings.json", json.dumps({"meta": {}, "data": items}))
+    cells = HEADER.split(",")
+    with (folder / "Namecheap_Market_Sales.csv").open("w", newline="") as out:
+        out.write(HEADER + "\n")
+        for n, (name, tf, cf) in enumerate(
+            [("solarpanda.io", "18", "25"), ("oakmeadow.com", "", ""), ("zip.xyz", "0", "0")]
+        ):
+            row = dict.fromkeys(cells, "")
+            row.update(url=f"https://www.namecheap.com/market/sale/S{n}/", name=name, price="45.00", bidCount="1")
+            row.update(startDate=f"{day(-3)}T08:00:00Z", endDate=f"{day(3 + n)}T16:00:00Z")
+            row.update(majesticTrustFlow=tf, majesticCitation=cf)
+            csv.writer(out, lineterminator="\n").writerow([row[c] for c in cells])
+    releases = [{"name": "fjallstuga.se", "release_at": day(2)}, {"name": "norrsken.nu", "release_at": day(5)}]
+    (folder / "bardate_domains.json").write_text(json.dumps({"data": releases}))
+    deleted = (real / "registry_drop_lists" / "dnspl_deleted_domains_2025-08-19.txt").read_text().splitlines()[:40]
+    (folder / f"pl_{day(0)}.txt").write_text("\n".join(deleted) + "\n")
+    (folder / "sales.csv").write_text(
+        "Domain,Price,Date,Venue\nkettlehouse.com,1200,2025-05-10,NameJet\nsolarpanel.io,2500,2024-11-01,Sedo\n"
+    )
+    path = folder / "mirror.db"
+    with Mirror(path, create=True) as mirror:
+        ingest_file(mirror, "godaddy", folder / "all_listings.json.zip")
+        ingest_file(mirror, "namecheap", folder / "Namecheap_Market_Sales.csv")
+        ingest_file(mirror, "bardate", folder / "bardate_domains.json")
+        ingest_file(mirror, "droplist", folder / f"pl_{day(0)}.txt")
+        zones = sorted((real / "ee_zone").glob("*.txt"))
+        ingest_file(mirror, "zonediff", zones[1], previous=zones[0])
+        ingest_sales(mirror, folder / "sales.csv")
+    return path

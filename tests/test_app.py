@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, unquote
 
 import pytest
 
-from conftest import LAPSE_TODAY, lapse_now, small_demo
+from conftest import feeds_only_mirror, LAPSE_TODAY, lapse_now, small_demo
 from streamlit.testing.v1 import AppTest
 
 from toolkit import Mirror
@@ -226,6 +226,37 @@ def test_an_empty_mirror_opens_on_the_first_run_panel_and_loads_the_demo(tmp_pat
     at.button(key="load_demo").click().run()
     no_exception(at)
     assert total_shown(at) == Mirror(path).search_domains({})["meta"]["total"] > 1000
+
+
+def test_a_mirror_of_reported_sales_alone_is_not_called_empty(tmp_path, monkeypatch):
+    from toolkit.ingest.sales import ingest_sales
+
+    path, sales = tmp_path / "mirror.db", tmp_path / "sales.csv"
+    sales.write_text("Domain,Price,Date,Venue\nkettlehouse.com,1200,2025-05-10,NameJet\n")
+    with Mirror(path, create=True) as mirror:
+        ingest_sales(mirror, sales)
+        assert not mirror.is_empty()
+    monkeypatch.setenv("EDT_DB", str(path))
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    at = app()
+    no_exception(at)
+    assert at.header[0].value == "Explore listings"  # not the first-run panel, whose demo would mix in
+    said = " ".join(c.value for c in at.caption)
+    assert "the mirror holds no listing yet: `edt sync --feeds` fetches the free public feeds" in said
+
+
+def test_domain_pages_of_a_feeds_only_mirror_say_where_each_came_from_in_words(tmp_path, monkeypatch):
+    path = feeds_only_mirror(tmp_path)
+    monkeypatch.setenv("EDT_DB", str(path))
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    listing = app("detail", name="greenkettle.net")
+    no_exception(listing)
+    said = page_text(listing)
+    assert "GoDaddy's listings file" in said and "ingest:godaddy" not in said
+    pending = app("detail", name="fjallstuga.se")
+    no_exception(pending)
+    heading = next(m.value for m in pending.markdown if "Pending delete" in m.value)
+    assert heading.startswith("**Pending delete** · ") and "(pending delete)" not in heading
 
 
 def test_explore_filters_through_the_widgets_match_the_query_layer(demo_db):

@@ -168,7 +168,7 @@ def test_too_few_results_give_no_range_and_say_why(tmp_path):
         }
         sold = mirror.results_df(sold=True)["final_price_eur"].notna().sum()
     assert summary["valued"] == 0 and summary["backtest"] is None and sold < MIN_RESULTS
-    assert reasons == {f"too few sold results to learn from ({sold:,} of the {MIN_RESULTS:,} needed)"}
+    assert reasons == {f"too few sales to learn from ({sold:,} of the {MIN_RESULTS:,} needed)"}
 
 
 def test_edt_appraise_and_its_backtest(lapse, tmp_path):

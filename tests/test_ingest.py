@@ -1211,6 +1211,14 @@ def test_edt_ingest_sales_reads_namebio_and_dnjournal_files_once(tmp_path):
     # where they came from shows with them: in the comparables
     shown = CliRunner().invoke(cli, ["comps", "kettlebay.com", "--db", str(db), "--limit", "2"])
     assert "reported (namebio.csv)" in shown.output and "kettleharbor.com" in shown.output
+    # and in what the mirror says it holds, and why it has no ranges yet
+    status = CliRunner().invoke(cli, ["status", "--db", str(db)])
+    assert "reported sales   6 sold 2019-05-01 to 2020-01-15 (`edt ingest sales`)" in status.output, status.output
+    appraised = CliRunner().invoke(cli, ["appraise", "--db", str(db)])
+    assert appraised.output.startswith("No price ranges for the 0 live listings yet"), appraised.output
+    assert "too few sales to learn from (6 of the 200 needed)" not in appraised.output  # no listing lacks one
+    backtest = json.loads(CliRunner().invoke(cli, ["appraise", "--backtest", "--json", "--db", str(db)]).output)
+    assert backtest["scored"] == 0 and "the model needs 200" in backtest["summary"]
 
 
 def test_comps_of_an_idn_written_in_letters_leave_out_its_own_sales(tmp_path):

@@ -634,6 +634,16 @@ def test_an_unknown_parameter_names_the_closest_ones_everywhere(db):
     assert "did you mean" not in run("query", "zzzzzz=1").output  # nothing close: the list alone
 
 
+def test_an_empty_mirror_s_empty_page_says_where_rows_come_from(tmp_path):
+    Mirror(tmp_path / "m.db", create=True).close()
+    for args, what in ((["query"], "no listing yet"), (["query", "--pending"], "no pending-delete domain yet")):
+        said = edt(*args, "--db", str(tmp_path / "m.db"))
+        assert (
+            said.returncode == 0
+            and f"edt: nothing matches: the mirror holds {what}: `edt sync --feeds` fetches" in (one_line(said.stderr))
+        )
+
+
 def test_an_empty_page_says_why_when_it_can(db):
     reversed_bounds = edt("query", "tf_min=30", "tf_max=10")  # no row can match: bad input, not an empty page
     assert reversed_bounds.returncode == 2 and reversed_bounds.stdout == ""

@@ -372,7 +372,7 @@ def _ranges(mirror: Any, model: PriceModel | None, live: Any) -> list[tuple[int,
     """(listing_id, low, mid, high, reason) of each listing of `live`: the model's range, or
     null with the reason it gives none."""
     if model is None:
-        reason = f"too few sold results to learn from ({_sold_count(mirror):,} of the {MIN_RESULTS:,} needed)"
+        reason = f"too few sales to learn from ({_sold_count(mirror):,} of the {MIN_RESULTS:,} needed)"
         return [(int(i), None, None, None, reason) for i in live["listing_id"]]
     regfree = (live["source"] == REGFREE).to_numpy()
     for_sale = live[~regfree]  # a deleted ccTLD name is neither read nor predicted: a quarter of a full mirror
@@ -524,7 +524,7 @@ class Backtest:
         return f"{right} (trained on {self.trained_on:,} before it); {error}"
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
+        return {**vars(self), "summary": self.summary()}  # the words say why nothing was scored
 
 
 def _scored(low: np.ndarray, mid: np.ndarray, high: np.ndarray, actual: np.ndarray) -> dict[str, Any]:

@@ -71,11 +71,23 @@ _MUTED = {"Other": "#9e9e9e", "Unknown": "#c7c7c7"}
 # ---------------------------------------------------------------- helpers
 
 
-def _empty_figure(title: str = "") -> go.Figure:
+def _empty_figure(title: str = "", text: str = EMPTY_TEXT) -> go.Figure:
     fig = go.Figure()
     fig.update_layout(title=title, xaxis={"visible": False}, yaxis={"visible": False})
-    fig.add_annotation(text=EMPTY_TEXT, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font={"size": 16})
+    fig.add_annotation(text=text, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font={"size": 16})
     return fig
+
+
+_NO_ARCHIVE = "a first web-archive snapshot yet (edt enrich looks them up)"
+
+
+def _none_has(df: pd.DataFrame, what: str) -> str:
+    """The empty figure's words: no row matched, or rows matched and none has `what`."""
+    if df.empty:
+        return EMPTY_TEXT
+    return (
+        f"None of the {len(df):,} listings has {what}" if len(df) > 1 else f"The listing has no {what.split(' ', 1)[1]}"
+    )
 
 
 def _numeric(series: pd.Series) -> pd.Series:
@@ -276,11 +288,11 @@ def tf_cf_ratio_histogram(df: pd.DataFrame, bins: int = 40) -> go.Figure:
 # ---------------------------------------------------------------- age and history
 
 
-def _year_bars(counts: Mapping[int, int], title: str, x_title: str, total: str) -> go.Figure:
+def _year_bars(counts: Mapping[int, int], title: str, x_title: str, total: str, empty: str = EMPTY_TEXT) -> go.Figure:
     """One bar per whole year from min to max ({year: domains}), zero-count years included so gaps
-    show, titled "title (total domains)"; no counts, the empty figure."""
+    show, titled "title (total domains)"; no counts, the empty figure saying `empty`."""
     if not counts:
-        return _empty_figure(title)
+        return _empty_figure(title, empty)
     span = range(min(counts), max(counts) + 1)
     fig = go.Figure(go.Bar(x=list(span), y=[int(counts.get(year, 0)) for year in span], name=x_title))
     fig.update_layout(title=f"{title} ({total} domains)", bargap=0.1)
@@ -296,13 +308,15 @@ def _tally(values: pd.Series) -> dict[int, int]:
 def age_histogram(df: pd.DataFrame) -> go.Figure:
     """Domains per age in whole years, one bar per year."""
     ages = _plottable(df, age="age")["age"]
-    return _year_bars(_tally(ages.round()), "Domain age", "Age (years)", str(len(ages)))
+    return _year_bars(_tally(ages.round()), "Domain age", "Age (years)", str(len(ages)), _none_has(df, _NO_ARCHIVE))
 
 
 def first_snapshot_year_histogram(df: pd.DataFrame) -> go.Figure:
     """Domains per year of their first Wayback Machine snapshot."""
     years = pd.Series(dtype="int64") if df.empty else _as_dates(df["wayback_first_date"]).dropna().dt.year
-    return _year_bars(_tally(years), "First Wayback snapshot", "Year of first snapshot", str(len(years)))
+    return _year_bars(
+        _tally(years), "First Wayback snapshot", "Year of first snapshot", str(len(years)), _none_has(df, _NO_ARCHIVE)
+    )
 
 
 def snapshots_vs_age(df: pd.DataFrame, max_points: int = 20_000) -> go.Figure:
@@ -311,7 +325,7 @@ def snapshots_vs_age(df: pd.DataFrame, max_points: int = 20_000) -> go.Figure:
     # A log axis cannot place zero or negative counts.
     points = _plottable(df, positive="snapshots", age="age", snapshots="wayback_snapshots")
     if points.empty:
-        return _empty_figure(title)
+        return _empty_figure(title, _none_has(df, "an archive age and snapshot count yet (edt enrich looks them up)"))
     points, shown = _subsample(points, max_points)
     fig = go.Figure(
         go.Scattergl(

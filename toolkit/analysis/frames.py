@@ -67,11 +67,12 @@ def _listings(mirror: Mirror, params: Mapping[str, Any] | None, columns: list[st
 def tf_cf_by(mirror: Mirror, by: str = "source", params: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Per `source` or `tld`: listings, how many have TF/CF, median TF and CF, median TF/CF."""
     frame = spam_signal(_listings(mirror, params))
+    frame["with_metrics"] = frame["trust_flow"].notna() & frame["citation_flow"].notna()  # 0 / 0 is known
     grouped = frame.groupby(by, dropna=False)
     out = pd.DataFrame(
         {
             "listings": grouped.size(),
-            "with_metrics": grouped["tf_cf_ratio"].count(),
+            "with_metrics": grouped["with_metrics"].sum(),
             "median_tf": grouped["trust_flow"].median(),
             "median_cf": grouped["citation_flow"].median(),
             "median_ratio": grouped["tf_cf_ratio"].median(),
@@ -311,6 +312,7 @@ def currency_mistakes(mirror: Mirror, limit: float, params: Mapping[str, Any] | 
     a = native.groupby(native["currency"].fillna("none")).id.apply(set)
     b = euro.groupby(euro["currency"].fillna("none")).id.apply(set)
     rows = []
+    columns = ["currency", "price_max", "price_eur_max", "wrongly_in", "wrongly_out"]
     for currency in sorted(set(a.index) | set(b.index)):
         ids_a, ids_b = a.get(currency, set()), b.get(currency, set())
         rows.append(
@@ -322,4 +324,4 @@ def currency_mistakes(mirror: Mirror, limit: float, params: Mapping[str, Any] | 
                 "wrongly_out": len(ids_b - ids_a),
             }
         )
-    return pd.DataFrame(rows).set_index("currency")
+    return pd.DataFrame(rows, columns=columns).set_index("currency")  # no listing: an empty table

@@ -317,13 +317,14 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, 
         with path.open("w", newline="", encoding="utf-8") as fh:
             return write_csv(rows, list(columns), fh) if fmt == "csv" else write_jsonl(rows, fh)
 
+    noun = "auction results" if results else "listings"
     if target is None:
         count = write(None)
         sys.stdout.flush()
-        click.echo(f"Wrote {count:,} listings to standard output", err=True)
+        click.echo(f"Wrote {count:,} {noun} to standard output", err=True)
     else:
         count = replace_atomically(target, write)
-        click.echo(f"Wrote {count:,} listings to {out}")
+        click.echo(f"Wrote {count:,} {noun} to {out}")
     if not count:
         _say_why_empty(mirror.explain_empty(filters))
 
@@ -400,6 +401,12 @@ def _status_lines(info: dict) -> list[str]:
             + (f" (the last ended {results['last_ended_at'][:10]})" if results["last_ended_at"] else ""),
         )
     )
+    reported = info["reported_sales"]
+    if reported["sales"]:
+        span = reported["first_sold_on"] + (
+            f" to {reported['last_sold_on']}" if reported["last_sold_on"] != reported["first_sold_on"] else ""
+        )
+        held.append(("reported sales", f"{reported['sales']:,} sold {span} (`edt ingest sales`)"))
     model = ranges["model"]
     if model:
         note = coverage_note(model)
@@ -411,7 +418,7 @@ def _status_lines(info: dict) -> list[str]:
             )
         )
     else:
-        held.append(("price ranges", "none yet (`edt appraise` learns them from the sold auctions)"))
+        held.append(("price ranges", "none yet (`edt appraise` learns them from sold auctions and reported sales)"))
     if watched["names"]:
         stages = ", ".join(
             f"{n:,} {STAGE_WORDS.get(stage, 'not checked yet')}" for stage, n in sorted(watched["stages"].items())
@@ -588,10 +595,13 @@ def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
-    click.echo(
-        f"Price ranges for {summary['valued']:,} of {summary['listings']:,} live listings, learnt from "
-        f"{summary['trained_on']:,} sales, in {summary['seconds']} s"
-    )
+    if summary["trained_on"]:
+        click.echo(
+            f"Price ranges for {summary['valued']:,} of {summary['listings']:,} live listings, learnt from "
+            f"{summary['trained_on']:,} sales, in {summary['seconds']} s"
+        )
+    else:  # nothing learnt: the reasons below say why
+        click.echo(f"No price ranges for the {summary['listings']:,} live listings yet ({summary['seconds']} s)")
     if summary["live"]:
         click.echo(f"Live estimates for {summary['live']:,} auctions with bids")
     note = appraisal.coverage_note(summary)

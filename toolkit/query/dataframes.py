@@ -92,6 +92,17 @@ def _typed(frame: pd.DataFrame) -> None:
             frame[name] = frame[name].map(lambda v: json.loads(v) if isinstance(v, str) else None)
         elif kind == "int":
             frame[name] = frame[name].astype("Int64")
+    _numbers(frame, LISTING_OUTPUT)
+
+
+def _numbers(frame: pd.DataFrame, kinds: Mapping[str, str]) -> None:
+    """A number column SQLite gave as objects (every value NULL, no row to type it) read as
+    numbers: missing, not None."""
+    import pandas as pd
+
+    for name in frame.columns:
+        if kinds.get(name) in ("num", "int") and frame[name].dtype == object:
+            frame[name] = pd.to_numeric(frame[name])
 
 
 def results_df(
@@ -153,11 +164,13 @@ def pending_df(
     )
     where, args, order = pending_sql(mirror, values)
     chosen = select_columns(columns, PENDING_OUTPUT)
-    return pd.read_sql_query(
+    frame = pd.read_sql_query(
         f"SELECT {', '.join(chosen)} FROM pending_delete WHERE {where} ORDER BY {order}",
         mirror.connection(),
         params=args,
     )
+    _numbers(frame, PENDING_OUTPUT)
+    return frame
 
 
 def listing_history(mirror: Mirror, listing_id: int | str, plan: str | None = None) -> pd.DataFrame:

@@ -15,6 +15,13 @@ if TYPE_CHECKING:
 
 __all__ = ["explain_empty"]
 
+_NOTHING_YET = {  # a mirror without a row of the table: where rows come from
+    "listings": "the mirror holds no listing yet: `edt sync --feeds` fetches the free public feeds, `edt sync` "
+    "the API's listings with a key, `edt demo` loads demo data",
+    "pending": "the mirror holds no pending-delete domain yet: `edt sync --feeds` fetches the registries' "
+    "release and deletion lists, `edt sync` the API's with a key, `edt demo` loads demo data",
+}
+
 
 def explain_empty(mirror: Mirror, params: Mapping[str, Any] | None = None, *, pending: bool = False) -> list[str]:
     """Why a request (`/api/domains` parameters, or `/api/pending-delete` ones with
@@ -24,6 +31,12 @@ def explain_empty(mirror: Mirror, params: Mapping[str, Any] | None = None, *, pe
     an empty page, for the app to show too; the HTTP API answers its empty page as the
     service does."""
     table = PENDING_PARAMS if pending else DOMAIN_PARAMS
+    if (
+        not mirror.connection()
+        .execute(f"SELECT EXISTS (SELECT 1 FROM {'pending_delete' if pending else 'listings'})")
+        .fetchone()[0]
+    ):
+        return [_NOTHING_YET["pending" if pending else "listings"]]
     values = parse_params(table, params, strict=False)
     reasons = contradictions(table, values)
     ctx = Context(today=mirror.now().date(), table="pending_delete" if pending else "listings", now=mirror.now())

@@ -275,13 +275,13 @@ class Mirror:
         return dict(self.connection().execute("SELECT key, value FROM mirror_meta").fetchall())
 
     def is_empty(self) -> bool:
-        """True when the mirror holds no listing and no pending-delete row (a first run)."""
-        row = (
-            self.connection()
-            .execute("SELECT EXISTS (SELECT 1 FROM listings) OR EXISTS (SELECT 1 FROM pending_delete)")
-            .fetchone()
+        """True when the mirror holds nothing a user put there: no listing, pending-delete row,
+        reported sale or watched name (a first run)."""
+        held = " OR ".join(
+            f"EXISTS (SELECT 1 FROM {table})"
+            for table in ("listings", "pending_delete", "reported_sales", "watched_names")
         )
-        return not row[0]
+        return not self.connection().execute(f"SELECT {held}").fetchone()[0]
 
     def status(self) -> dict[str, Any]:
         """Row counts per dataset, demo or synced, the last sync of each job and each

@@ -68,6 +68,7 @@ def status(mirror: Mirror) -> dict[str, Any]:
         "feeds": feed_freshness(conn, mirror.now()),
         "put_away": _put_away(conn),
         "results": _results_status(conn),
+        "reported_sales": _reported_status(conn),
         "ranges": _ranges_status(mirror, conn, now or "", meta),
         "watched_names": _watched_status(conn),
         "problems": _problems(mirror, conn, runs, meta),
@@ -85,6 +86,12 @@ def _results_status(conn: sqlite3.Connection) -> dict[str, Any]:
         "SELECT count(*), coalesce(sum(sold), 0), max(ended_at) FROM auction_results"
     ).fetchone()
     return {"auctions": ended, "sold": sold, "last_ended_at": last}
+
+
+def _reported_status(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Sales reported elsewhere (`edt ingest sales`): how many, the first and last day."""
+    sales, first, last = conn.execute("SELECT count(*), min(sold_on), max(sold_on) FROM reported_sales").fetchone()
+    return {"sales": sales, "first_sold_on": first, "last_sold_on": last}
 
 
 def _ranges_status(mirror: Mirror, conn: sqlite3.Connection, now: str, meta: Mapping[str, str]) -> dict[str, Any]:

@@ -194,7 +194,7 @@ LISTING_LABELS: dict[str, Label] = {
     "value_reason": Label(
         "Why no range",
         "value",
-        "why the listing has no range (too few sold results, no result of its TLD family, a deleted ccTLD name).",
+        "why the listing has no range (too few sales, no result of its TLD family, a deleted ccTLD name).",
     ),
     "valued_at": Label("Range computed", "value", "when the range was computed (null: not appraised yet)."),
     "live_low": Label(
@@ -370,6 +370,23 @@ def status_meaning(code: str | None) -> str:
 def pipeline_name(slug: str | None) -> str:
     """`czds-daily` -> `gTLD daily zones`; an unknown pipeline as it is."""
     return PIPELINE_NAMES.get(slug or "", slug or "")
+
+
+# Where a row came from (`origin`), as a person reads it.
+ORIGIN_WORDS = {
+    "sync": "the API (edt sync)",
+    "demo": "the demo data",
+    "ingest:godaddy": "GoDaddy's listings file",
+    "ingest:namecheap": "Namecheap Market's file",
+    "ingest:bardate": "Internetstiftelsen's release list",
+    "ingest:droplist": "a registry's deletion list",
+    "ingest:zonediff": "a comparison of two zone files",
+}
+
+
+def origin_words(origin: str | None) -> str:
+    """`ingest:godaddy` -> `GoDaddy's listings file`; an unknown origin as it is."""
+    return ORIGIN_WORDS.get(origin or "", origin or "")
 
 
 def demo_words(meta: Mapping[str, str]) -> str:

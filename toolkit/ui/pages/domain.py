@@ -31,6 +31,7 @@ from ...store.labels import (
     LISTING_LABELS,
     PENDING_LABELS,
     TYPE_WORDS,
+    origin_words,
     pipeline_name,
     status_meaning,
     status_words,
@@ -447,6 +448,8 @@ def field_text(name: str, value: Any, record: Mapping[str, Any], kind: str) -> s
         return "—"
     if name == "source":
         return pipeline_name(value) if kind == "pending" else table.platform(value)
+    if name == "origin":
+        return origin_words(value)
     if name == "whois_status":
         codes = value if isinstance(value, list) else [value]
         return ", ".join(status_words(c) for c in codes)
@@ -544,12 +547,14 @@ def _pending_page(name: str, plan: str) -> bool:
         f":orange-badge[{b}]" for b in unknowns(row) if b != "no archive data" or row.get("wayback_snapshots") is None
     )
     passed = row.get("estimated_drop_date") and str(row["estimated_drop_date"]) < mirror.now().date().isoformat()
+    stage = status_words(row["whois_status"])
+    stage = f" ({stage})" if stage and stage != "pending delete" else ""  # the heading says it already
     top.markdown(
         (
-            f"**Was pending delete** ({status_words(row['whois_status'])}): its drop date, "
+            f"**Was pending delete**{stage}: its drop date, "
             f"{_day(row['estimated_drop_date'])}, has passed; it may have dropped (watch it to be told) · "
             if passed
-            else f"**Pending delete** ({status_words(row['whois_status'])}) · "
+            else f"**Pending delete**{stage} · "
         )
         + f"not listed on any platform this mirror follows · {pipeline_name(row['source'])} {badges}".strip()
     )
