@@ -40,6 +40,7 @@ from toolkit.serve.mcp_server import (  # noqa: E402
     build_server,
 )
 from toolkit.query.params import DOMAIN_PARAMS, FREE_PARAMS, PENDING_PARAMS  # noqa: E402
+from toolkit.serve.mcp_tools import SORT_ALIASES  # noqa: E402
 from toolkit.plans import PLANS  # noqa: E402
 from toolkit.serve.server import BackgroundServer, create_app  # noqa: E402
 
@@ -158,7 +159,8 @@ def _check_property(prop: dict, param) -> None:
     if param.maximum is not None:
         assert schema["maximum"] == param.maximum, param.name
     if param.kind == "choice" or (param.kind == "text" and param.choices):
-        assert schema["enum"] == list(param.choices), param.name
+        extra = [f"{sign}{a}" for sign in ("", "-") for a in SORT_ALIASES] if param is DOMAIN_PARAMS["sort"] else []
+        assert schema["enum"] == [*param.choices, *extra], param.name  # sort: the live card's short names too
     if param.kind == "list" and param.choices:
         assert all(choice in prop["description"] for choice in param.choices)
     if param.kind == "date":
@@ -171,7 +173,10 @@ def test_search_domains_takes_every_api_filter_with_its_definition(servers):
     assert list(props) == filters + ["added_on", "page", "limit", "fields"]
     for name in filters:
         _check_property(props[name], DOMAIN_PARAMS[name])
-    assert props["sort"]["enum"] == list(DOMAIN_PARAMS["sort"].choices) and "-score" in props["sort"]["enum"]
+    assert (
+        props["sort"]["enum"][: len(DOMAIN_PARAMS["sort"].choices)] == list(DOMAIN_PARAMS["sort"].choices)
+        and "-score" in props["sort"]["enum"]
+    )
     assert props["limit"] == {
         "type": "integer",
         "minimum": 1,
@@ -959,3 +964,47 @@ def test_a_cursor_walks_feed_listings_whose_ids_are_16_digits(tmp_path):
     assert walked == ids
     server = build_server(Mirror(db, readonly=True), "enterprise")
     assert {i: ok(call(server, "get_domain", {"id": i}))["data"]["name"] for i in ids} == names
+
+
+def test_the_live_card_s_short_sort_names_are_taken(servers, mirror):
+    for short, field in (
+        ("traffic", "historical_traffic_etv"),
+        ("-TF", "-trust_flow"),
+        ("snapshots", "wayback_snapshots"),
+    ):
+        got = ok(call(servers["pro"], "search_domains", {"sort": short, "limit": 5}))
+        assert [r["id"] for r in got["data"]] == [
+            r["id"] for r in mirror.search_domains({"sort": field, "per_page": 5}, "pro")["data"]
+        ]
+    schema = tools_of(servers["pro"])["search_domains"].input_schema["properties"]["sort"]
+    assert {"tf", "-rd", "traffic"} <= set(schema["enum"])
+    message, _ = refused(call(servers["pro"], "search_domains", {"sort": "bogus"}))
+    assert message.startswith("sort must be one of")
+
+
+def test_a_pending_name_written_in_letters_is_found_as_its_xn_form(demo_db):
+    from starlette.testclient import TestClient
+
+    held = sqlite3.connect(demo_db).execute("SELECT domain FROM pending_delete WHERE domain LIKE 'xn--%'").fetchall()
+    mirror = Mirror(demo_db, readonly=True)
+    idn = next(d for (d,) in held if mirror.search_pending_delete({"tld": d.rsplit(".", 1)[1], "per_page": "100"}))
+    with TestClient(create_app(demo_db, keys={"k": "enterprise"})) as client:
+        typed = client.get(
+            f"/api/pending-delete/{idn.encode().decode('idna').upper()}", headers={"Authorization": "Bearer k"}
+        )
+    assert typed.status_code == 200 and typed.json()["data"]["domain"] == idn
+
+
+def test_the_mcp_paths_answer_errors_in_json_as_the_api_does(demo_db):
+    from starlette.testclient import TestClient
+
+    with TestClient(create_app(demo_db, keys={"k": "pro"})) as client:
+        answers = [
+            client.post(
+                "/mcp/expired-domains", content="x", headers={"Content-Type": "text/plain", "Authorization": "Bearer k"}
+            ),
+            client.post("/mcp/catchdoms/free?session_id=zz", json={}),
+        ]
+    for answer in answers:
+        assert answer.status_code == 400 and answer.headers["content-type"] == "application/json", answer.text
+        assert answer.json()["message"] in ("Invalid Content-Type header", "Invalid session ID")

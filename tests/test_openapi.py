@@ -205,7 +205,7 @@ def test_served_document_is_the_generated_one(app, doc):
         ("/api/free/domains?limit=6", None, 200),
         ("/api/free/domains?limit=0", None, 422),
         ("/api/export?tld=.fr", "p", 403),
-        ("/api/export?per_page=0", "k", 422),
+        ("/api/export?tf_min=x", "k", 422),
     ],
 )
 def test_answers_validate_against_the_document(app, doc, url, key, status):

@@ -168,6 +168,8 @@ def test_categories_match_whole_segments(mirror):
     topics = {r["ttf_topic"] for r in mirror.export_rows({"categories": "Health"})}
     assert topics and all(t.lower() == "health" or t.lower().startswith("health/") for t in topics)
     assert "Healthcare/Misc" not in topics
+    two = mirror.search_domains({"categories": "Recreation/Travel"})["meta"]["total"]
+    assert two and mirror.search_domains({"categories": "recreation / travel/"})["meta"]["total"] == two
 
 
 def test_contains_is_literal_and_uses_the_trigram_index(mirror):

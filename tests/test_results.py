@@ -307,3 +307,12 @@ def test_the_replica_serves_the_results_as_an_extension(tmp_path):
         (r["ended_at"] for r in everything["data"]), reverse=True
     )  # newest end first
     assert asyncio.run(get("tf_min=200")).status_code == 422
+
+    async def free() -> httpx.Response:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=create_app(db, {"f": "free"})), base_url="http://t"
+        ) as c:
+            return await c.get("/api/results", headers={"Authorization": "Bearer f"})
+
+    refused = asyncio.run(free())  # the route it names is the one asked
+    assert refused.status_code == 403 and refused.json()["message"] == "Pro plan required to access /api/results"

@@ -438,6 +438,23 @@ def test_export_ndjson_is_every_matching_row(api, mirror):
     rows = [json.loads(line) for line in response.text.splitlines()]
     assert rows == list(mirror.export_rows({"tld": ".com,.fr", "include_closed": "1"}, "business"))
     assert len(rows) > 100  # no paging
+    # Paging is not the export's: the API ignores it as any unknown name, the Python API refuses it.
+    for paging in ("page=0", "after_id=-5", f"after_id={rows[len(rows) // 2]['id']}", "limit=2"):
+        ignored = api.get(f"/api/export?tld=.com,.fr&include_closed=1&{paging}", "business-key")
+        assert ignored.status_code == 200 and len(ignored.text.splitlines()) == len(rows), paging
+    with pytest.raises(ApiError) as refused:
+        list(mirror.export_rows({"tld": ".com", "after_id": "5"}, "business"))
+    assert refused.value.status == 422 and list(refused.value.body["errors"]) == ["after_id"]
+
+
+def test_a_long_suffix_list_on_pending_delete_is_an_answer(api, mirror):
+    many = ",".join(f"t{n}" for n in range(1000))
+    response = api.get(f"/api/pending-delete?tld={many},uk&per_page=1", "aplus-key")
+    assert response.status_code == 200, response.text
+    assert (
+        response.json()["meta"]["total"]
+        == mirror.search_pending_delete({"tld": "uk"}, "authority_plus")["meta"]["total"]
+    )
 
 
 def test_export_csv(api, mirror):
@@ -620,6 +637,12 @@ def test_keys_are_held_hashed_and_compared_in_constant_time(tmp_path):
         text.write_text(bad)
         with pytest.raises(ValueError):
             KeyStore().load_file(text)
+    text.write_text(f"a=pro\nb=free\nsha256:{hash_key('a')}=business\n")  # one key, two plans: which?
+    with pytest.raises(ValueError) as twice:
+        KeyStore().load_file(text)
+    assert str(twice.value) == f"{text}: line 3: this key was given already, for pro: give each key one plan"
+    text.write_text("a=pro\na=Pro\n")  # the same plan again is the same key
+    assert KeyStore().load_file(text) is None
 
 
 def test_startup_lines_say_where_and_warn():

@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["split_domain", "label_stats", "normalize_tld", "registrable_name"]
+__all__ = ["split_domain", "label_stats", "normalize_tld", "ascii_name", "registrable_name"]
 
 
 @lru_cache(maxsize=1)
@@ -66,6 +66,18 @@ def normalize_tld(value: str, *, dot: bool = True) -> str:
 
 
 _LDH = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+
+
+def ascii_name(text: str) -> str:
+    """A name as the mirror holds it: lower case, an IDN written in letters as its xn-- form
+    (`Müller.de` -> `xn--mller-kva.de`); ValueError when it cannot be one."""
+    name = str(text).strip().lower().rstrip(".")
+    if name.isascii():
+        return name
+    try:
+        return name.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise ValueError(f"{text!r} is not a valid internationalised domain name") from None
 
 
 def registrable_name(text: str) -> str:

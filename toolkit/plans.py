@@ -38,6 +38,7 @@ RATE_LIMITS: dict[str, int | None] = {
 # The lowest plan for each capability.
 REQUIREMENTS: dict[str, str] = {
     "domains": "pro",
+    "results": "pro",  # an extension: the auctions the mirror saw end, on the plans that list them
     "regfree": "authority",
     "pending_delete": "authority_plus",
     "export": "business",
@@ -47,6 +48,7 @@ REQUIREMENTS: dict[str, str] = {
 # What each capability lets a key do (the 403 message says it).
 CAPABILITIES = {
     "domains": "access /api/domains",
+    "results": "access /api/results",
     "regfree": "access source=regfree",
     "pending_delete": "access /api/pending-delete",
     "export": "access /api/export",

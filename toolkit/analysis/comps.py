@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..names import split_domain
+from ..names import ascii_name, split_domain
 from ..signals.spam import name_words
 
 __all__ = ["comparables", "tld_family"]
@@ -95,11 +95,10 @@ def comparables(mirror: Any, name: str, *, limit: int = 10) -> Any:
     name = str(name).strip().lower().rstrip(".")
     if "." not in name:
         raise ValueError(f"name: {name!r} is not a domain name (e.g. kettleharbor.com)")
-    if not name.isascii():  # the mirror holds IDNs as xn--
-        try:
-            name = name.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise ValueError(f"name: {name!r} is not a valid internationalised domain name") from None
+    try:
+        name = ascii_name(name)  # the mirror holds IDNs as xn--
+    except ValueError as exc:
+        raise ValueError(f"name: {exc}") from None
     subject = _subject(mirror, name)
     frame = _sold(mirror)
     frame = frame[frame["name"] != name]

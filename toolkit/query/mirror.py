@@ -27,6 +27,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..names import ascii_name
 from ..config import load_settings
 from ..errors import MirrorMissing
 from ..sources import REGFREE
@@ -239,8 +240,12 @@ class Mirror:
 
     def listings_named(self, name: str) -> list[tuple[int, str, bool]]:
         """(id, source, live) of every listing of this exact name: live first, platforms before
-        regfree, most recently seen first (a name can be listed on several platforms)."""
-        name = str(name).strip().lower().rstrip(".")
+        regfree, most recently seen first (a name can be listed on several platforms); an IDN
+        in letters or as xn--."""
+        try:
+            name = ascii_name(name)
+        except ValueError:
+            return []
         with self.search.snapshot() as conn:
             rows = conn.execute(
                 "SELECT id, source, live_until > ? AS live, last_seen_at FROM listings WHERE name = ? "

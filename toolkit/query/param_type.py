@@ -287,9 +287,10 @@ def hours_ahead(hours: int, ctx: Context) -> tuple[str | None, str | None]:
 
 def _category(text: str) -> str:
     top, _, rest = text.partition("/")
+    rest = "/".join(part.strip() for part in rest.split("/") if part.strip())  # Recreation/Travel/ is Recreation/Travel
     for name in TOP_CATEGORIES:
         if name.lower() == top.strip().lower():
-            return name + ("/" + rest.strip() if rest.strip() else "")
+            return name + ("/" + rest if rest else "")
     raise ValueError(text)
 
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..names import ascii_name
 from ..errors import cursor_not_available, invalid, not_found
 from ..plans import normalize_plan, require
 from ..sources import REGFREE
@@ -126,12 +127,22 @@ def get_domain(mirror: Mirror, domain_id: int | str, plan: str | None = None) ->
     return {"data": record}
 
 
+_PAGING = ("page", "per_page", "limit", "after_id")
+
+
 def export_rows(
     mirror: Mirror, params: Params = None, plan: str | None = None, *, strict: bool = True
 ) -> Iterator[dict[str, Any]]:
     """Every matching listing (the `/api/domains` filters, no paging), streamed (Business)."""
+    if not strict:  # not parameters of the HTTP API's export: ignored there, as any unknown name
+        params = {k: v for k, v in (params or {}).items() if k not in _PAGING}
     plan, values = parsed_request(mirror, plan, "export", DOMAIN_PARAMS, params, strict=strict)
     check_domain_plan(values, plan)
+    paging = next((name for name in _PAGING if name in values), None)
+    if paging:  # a page asked for would silently be every row
+        raise invalid(
+            paging, f"an export streams every matching listing: leave out {paging} (filters choose the rows)."
+        )
     today = mirror.now().date()
     ht = bool(values.get("include_historical_traffic"))
     return mirror.search.every_match(values, lambda row: listing_record(row, today, historical_traffic=ht))
@@ -172,7 +183,7 @@ def search_results(
     """One page of `Mirror.results_df` as the API's envelope (`GET /api/results`, an
     extension): the listing filters of `/api/domains`, `ended_after`, `ended_before`, `sold`."""
     raw = dict(params or {})
-    plan, values = parsed_request(mirror, plan, "domains", RESULT_PARAMS, raw, strict=strict)
+    plan, values = parsed_request(mirror, plan, "results", RESULT_PARAMS, raw, strict=strict)
     listing = {k: v for k, v in raw.items() if k in values and k in DOMAIN_PARAMS and k not in ("per_page", "page")}
     frame = mirror.results_df(
         listing,
@@ -243,6 +254,14 @@ def export_pending_rows(
     return stream(mirror.path, sql, args, pending_record)
 
 
+def _held_as(domain: str) -> str:
+    """A name as the pending-delete rows hold it (an IDN as xn--); as given when it is no name."""
+    try:
+        return ascii_name(domain)
+    except ValueError:
+        return str(domain).strip()
+
+
 def get_pending_delete(mirror: Mirror, domain: str, plan: str | None = None) -> dict[str, Any]:
     """The most recent snapshot row of a domain still in an actionable state, or a 404."""
     allowed_plan(mirror, plan, "pending_delete")
@@ -252,7 +271,7 @@ def get_pending_delete(mirror: Mirror, domain: str, plan: str | None = None) -> 
         .execute(
             f"SELECT {PENDING_SELECT} FROM pending_delete WHERE domain = ? COLLATE NOCASE "
             "AND (estimated_drop_date IS NULL OR estimated_drop_date >= ?) ORDER BY week_end DESC, id DESC LIMIT 1",
-            [str(domain).strip(), today],
+            [_held_as(domain), today],
         )
         .fetchone()
     )

@@ -114,6 +114,25 @@ def _alias_note(aliases: Mapping[str, str]) -> str:
     return f"The live service's argument names are accepted too ({names})."
 
 
+# The sorts the live server's card names briefly ("TF, RD, DA, traffic, snapshots"), for the fields they sort by.
+SORT_ALIASES = {
+    "tf": "trust_flow",
+    "cf": "citation_flow",
+    "rd": "referring_domains",
+    "da": "domain_authority",
+    "traffic": "historical_traffic_etv",
+    "snapshots": "wayback_snapshots",
+}
+
+
+def _sort_named(sort: str) -> str:
+    """`-TF` -> `-trust_flow`: a short name of the card as its field; anything else as given."""
+    bare = sort.strip()
+    sign = "-" if bare.startswith("-") else ""
+    field = SORT_ALIASES.get(bare.lstrip("-").strip().lower())
+    return sign + field if field else sort
+
+
 def _schema(param: Param, aliases: Mapping[str, str] | None = None) -> dict[str, Any]:
     """JSON schema of one tool argument: the OpenAPI document's schema of the parameter,
     with its description (both from the one definition in `query/params.py`); an argument that
@@ -333,6 +352,8 @@ class Tools:
                 params["limit"] = limit
             return self.mirror.free_domains(params, strict=True)
         require(self.plan, "domains")  # the plan first, as the API answers
+        if isinstance(params.get("sort"), str):
+            params["sort"] = _sort_named(params["sort"])
         if added_on is not None:
             if "created_after" in params or "created_before" in params:
                 raise invalid("added_on", "added_on cannot be combined with created_after or created_before.")
@@ -559,6 +580,9 @@ def tool_specs(tools: Tools) -> list[_Spec]:
     else:
         search_props = {n: _schema(param) for n, param in DOMAIN_PARAMS.items() if n not in _DOMAIN_SKIP}
         search_props.update({name: _schema(p[name]) for name in ("added_on", "page", "limit", "fields")})
+        sort = search_props["sort"]
+        sort["enum"] = [*sort["enum"], *(f"{sign}{a}" for sign in ("", "-") for a in SORT_ALIASES)]
+        sort["description"] += f" The live card's short names are taken too: {', '.join(SORT_ALIASES)}."
         search_text = (
             "Search expired, auction and closeout domains of this mirror with 30 filters (source, TLD, type, score, "
             "age, backlinks, DA/TF/CF, language, keywords, categories, tech stack, traffic, price, "

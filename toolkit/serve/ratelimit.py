@@ -88,6 +88,9 @@ class KeyStore:
                 raise ValueError("an API key must be non-empty and hold no spaces")
             digest = hashlib.sha256(key.encode("utf-8")).digest()
         identity = Identity(plan, "key:" + digest.hex()[:16])
+        held = next((i.plan for d, i in self._digests if d == digest), plan)
+        if held != plan:  # never the key itself in the message
+            raise ValueError(f"this key was given already, for {held}: give each key one plan")
         self._digests = [(d, i) for d, i in self._digests if d != digest] + [(digest, identity)]
 
     def lookup(self, key: str | None) -> Identity | None:

@@ -518,7 +518,35 @@ class _LazyAsgi:
                 body = {"message": "MCP needs mcp>=2.3: pip install 'expired-domains-toolkit[mcp]'."}
                 await _json(501, body)(scope, receive, send)
                 return
-        await self._app(scope, receive, send)
+        await _errors_as_json(self._app, scope, receive, send)
+
+
+async def _errors_as_json(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """`app` with each error it answers in plain text (the MCP transports' "Invalid session ID")
+    answered as the API's JSON `{"message": ...}`; everything else passed on as sent."""
+    held: dict[str, Any] = {}  # an error's start, until its body is whole
+    body = bytearray()
+
+    async def sending(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = {k.lower(): v for k, v in message.get("headers", [])}
+            if message["status"] >= 400 and b"json" not in headers.get(b"content-type", b""):
+                held.update(message)
+                return
+        elif held and message["type"] == "http.response.body":
+            body.extend(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            text = body.decode("utf-8", "replace").strip() or "The request could not be processed."
+            payload = json.dumps({"message": text}).encode()
+            kept = [(k, v) for k, v in held.get("headers", []) if k.lower() not in (b"content-type", b"content-length")]
+            kept += [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+            await send({**held, "headers": kept})
+            await send({"type": "http.response.body", "body": payload})
+            return
+        await send(message)
+
+    await app(scope, receive, sending)
 
 
 # MCP paths: ours, then the live service's (its server card's) for the same endpoint
