@@ -500,6 +500,20 @@ def test_load_refuses_real_data_unless_forced_and_clear_keeps_it(tmp_path):
     m.close()
 
 
+def test_a_forced_demo_never_writes_over_synced_rows_numbered_as_its_own(tmp_path):
+    """The demo numbers its listings as the service does: beside a synced mirror it would
+    write over them (and `--clear` then delete them); it is refused, force or not."""
+    m = Mirror(tmp_path / "synced.db", clock=clock, create=True)
+    conn = m.connection()
+    real = {"id": 38_400_517, "name": "kaorny.com", "tld": ".com", "source": "sedo", "type": "auction", "price": 9.0}
+    save_listings(conn, [{**real, "currency": "EUR", "created_at": "2026-11-20T08:00:00Z"}], origin="sync")
+    for force in (False, True):
+        with pytest.raises(DemoRefused, match="would write over them. Load it into another file"):
+            load_demo(conn, scale="small", seed=1, today=TODAY, force=force)
+    assert conn.execute("SELECT id, name, origin FROM listings").fetchall() == [(38_400_517, "kaorny.com", "sync")]
+    m.close()
+
+
 def test_clear_demo_on_a_demo_only_mirror_empties_it(tmp_path):
     m = Mirror(tmp_path / "only.db", clock=clock, create=True)
     conn = m.connection()

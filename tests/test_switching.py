@@ -246,3 +246,19 @@ def test_an_archive_file_holding_real_rows_beside_the_demos_keeps_them(tmp_path)
     history = conn.execute("SELECT count(*) FROM archive_parts WHERE tbl = 'listing_history'").fetchone()[0]
     conn.close()
     assert history >= 1  # their history went with them, still archived
+
+
+def test_a_shortlisted_demo_listing_leaves_with_the_demo_and_never_moves_to_another_name(tmp_path):
+    """The shortlist keeps listing ids, and the demo's ids are the service's: kept, the note
+    would sit on whatever real listing a sync numbers so."""
+    from toolkit.sync.saved_searches import shortlist, shortlist_add
+
+    db = tmp_path / "short.db"
+    edt("demo", "--db", str(db))
+    (demo_id,) = sqlite3.connect(db).execute("SELECT min(id) FROM listings WHERE origin = 'demo'").fetchone()
+    with Mirror(db) as mirror:
+        shortlist_add(mirror, demo_id, "my note on a demo listing")
+    said = edt("demo", "--clear", "--db", str(db))
+    assert "1 shortlisted demo listings" in said
+    with Mirror(db) as mirror:
+        assert shortlist(mirror) == []

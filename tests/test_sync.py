@@ -600,3 +600,32 @@ def test_type_drift_from_the_remote_is_tolerated(remote, tmp_path):
     run_sync(local, make_client(replica(remote), wrap=Drift), jobs=["listings", "pending"])
     assert local_listings(local) == served_listings(remote, regfree=False)
     assert table_rows(local, "pending_delete", PENDING_FIELDS) == table_rows(remote, "pending_delete", PENDING_FIELDS)
+
+
+def test_a_key_s_sync_never_goes_beside_the_demo_unless_it_clears_it_first(remote, tmp_path):
+    """The demo numbers its listings as the service does: a sync into it would write over
+    some and leave the rest live beside the real ones. Refused; `--clear-demo` removes the
+    demo once the service has answered, and a wrong key keeps it."""
+    local = tmp_path / "m.db"
+    small_demo(local, 42, NOW.date())
+    demo_rows = sqlite3.connect(local).execute("SELECT count(*) FROM listings WHERE origin = 'demo'").fetchone()[0]
+    with LoopbackReplica(remote) as server:
+        sync = ["sync", "--db", str(local), "--base-url", server.url, "--plan", "business", "--rate", "6000"]
+        refused = CliRunner().invoke(cli, [*sync, "--jobs", "listings"], env=_sync_env(tmp_path))
+        assert refused.exit_code == 2 and "holds the demo" in refused.output and "--clear-demo" in refused.output
+        wrong = CliRunner().invoke(
+            cli, [*sync, "--jobs", "listings", "--clear-demo"], env={**_sync_env(tmp_path), "EDT_API_KEY": "nope"}
+        )
+        assert wrong.exit_code == 1 and "EDT_API_KEY" in wrong.output
+        held = sqlite3.connect(local).execute("SELECT count(*) FROM listings WHERE origin = 'demo'").fetchone()[0]
+        assert held == demo_rows  # nothing written, nothing removed
+        switched = CliRunner().invoke(cli, [*sync, "--jobs", "listings", "--clear-demo"], env=_sync_env(tmp_path))
+        assert switched.exit_code == 0, switched.output
+        assert "Removed the demo rows" in switched.output
+    with sqlite3.connect(local) as conn:
+        assert conn.execute("SELECT DISTINCT origin FROM listings").fetchall() == [("sync",)]
+        assert not conn.execute("SELECT 1 FROM mirror_meta WHERE key LIKE 'demo_%'").fetchall()
+    served = served_listings(remote, regfree=False)
+    assert sqlite3.connect(local).execute("SELECT count(*) FROM listings WHERE source != 'regfree'").fetchone()[
+        0
+    ] == len(served)

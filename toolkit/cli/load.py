@@ -93,7 +93,11 @@ _SEARCHES_DAY_HELP = (
 @click.option("--days", type=_DEMO_DAYS, default=0, show_default=True, metavar="N", help=_DAYS_HELP)
 @click.option("--searches-day", type=_DEMO_DAYS, default=1, show_default=True, metavar="K", help=_SEARCHES_DAY_HELP)
 @click.option("--clear", is_flag=True, help="Remove the demo rows and stop.")
-@click.option("--force", is_flag=True, help="Load demo rows even beside synced data (they stay marked as demo).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Load demo rows even beside other data (they stay marked as demo); never where they would write over synced rows.",
+)
 def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bool, force: bool) -> None:
     """Fill the mirror from the built-in demo source (no API key needed)."""
     from ..demo import DemoRefused, clear_demo, load_demo, removal_line
@@ -221,7 +225,8 @@ def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
 @click.option(
     "--clear-demo",
     is_flag=True,
-    help="With --feeds: once a feed brought real rows, remove the demo rows (switch from the demo to real data).",
+    help="Switch from the demo to real data: remove the demo rows once a feed brought real rows (with --feeds) "
+    "or once the service answered (with a key).",
 )
 @timeout_option
 def sync_command(
@@ -255,9 +260,6 @@ def sync_command(
             clear_demo=clear_demo,
         )
         return
-    if clear_demo:
-        raise BadInput("--clear-demo: only with --feeds (`edt demo --clear` removes the demo rows on its own)")
-
     from ..config import configured_plan, load_settings
     from ..sync.remote import RemoteClient
     from ..store.jobs import JOBS
@@ -300,11 +302,18 @@ def sync_command(
 
     async def run() -> list:
         async with client:
+            if demo:  # once the service has answered one request: a wrong key keeps the demo
+                await client.get_json("/api/domains", {"per_page": 1})
+                from ..query import Mirror
+
+                with Mirror(db) as mirror:
+                    _clear_demo_rows(mirror, [])
             if dry_run:
                 return await plan_sync(db, client, plan=settings.plan, jobs=chosen, full=full)
             with _SyncProgress() as shown:
                 return await sync(db, client, plan=settings.plan, jobs=chosen, full=full, progress=shown.update)
 
+    demo = not dry_run and _demo_to_clear(db, clear_demo)
     click.echo(f"Remote {settings.base_url}, {settings.plan} plan, {per_minute} requests/minute, into {db}")
     try:
         with on_interrupt(f"the pages already written are kept in {db}; run `edt sync` again to resume"):
@@ -381,12 +390,28 @@ def feeds_exit(reports: list) -> None:
         raise RunFailed(f"{', '.join(down)} could not be downloaded (see above); the next run tries again")
 
 
+def _demo_to_clear(db: str, clear_demo: bool) -> bool:
+    """Whether the mirror holds the demo, which `--clear-demo` removes before the API's rows
+    come; without it, refused: the demo numbers its rows as the service does, so a sync would
+    write over some and leave the rest live beside the real ones."""
+    from ..store.removal import holds_origin
+
+    if not Path(db).is_file() or not holds_origin(db, "demo"):
+        return False
+    if not clear_demo:
+        raise BadInput(
+            f"{db} holds the demo: the service's listings would go beside invented ones and write over those "
+            "numbered as theirs. `edt sync --clear-demo` removes the demo first; or sync into another file (--db PATH)"
+        )
+    return True
+
+
 def _clear_demo_rows(mirror: Any, reports: list) -> bool:
     """`edt sync --feeds --clear-demo`, after the feeds and before their alerts: the demo goes
     once a feed brought real rows; a run that fetched nothing leaves it as it was."""
     from ..demo import clear_demo, removal_line
 
-    if not any(r.status == "ok" for r in reports):
+    if reports and not any(r.status in ("ok", "not_modified") for r in reports):  # a file unchanged was read before
         click.echo(f"No feed could be fetched: the demo rows stay in {mirror.path}.", err=True)
         return False
     with on_interrupt(

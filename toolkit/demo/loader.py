@@ -13,6 +13,7 @@ process for big loads); a time-lapse load (`days`) plays `timelapse.run_days` in
 from __future__ import annotations
 
 import gc
+import json
 from functools import partial
 import sqlite3
 import time
@@ -20,8 +21,10 @@ from collections.abc import Callable, Iterator
 from datetime import date, timedelta
 from typing import Any, cast
 
+from ..ingest.common import INGEST_ID_BASE
 from ..store.closing import optimize_search_index, reclaim_pages
 from ..store.lock import mirror_file, writer_lock
+from ..store.packed import packed_origins
 from ..store.removal import Removal, other_origins, remove_origin
 from ..store.results import derive_results, forget_values, value_model_path
 from ..store.schema import bulk_load, ensure_schema, without_indexes
@@ -30,8 +33,8 @@ from ..store.writer import bump_generation, save_pending, utc_now
 from ..signals.inflation import flag_metric_jumps
 from .clock import anchor_of, demo_day, demo_today
 from .generate import listing_chunks
-from .pending import pending_chunks
-from .plan import Scale, plan_listings, scale_of
+from .pending import PENDING_ID_BASE, pending_chunks
+from .plan import LISTING_ID_BASE, Scale, plan_listings, scale_of
 from .worker import DEMO, SOURCE_COLUMN, demo_rows, write_listing_rows
 from .. import errors
 
@@ -80,6 +83,20 @@ def _foreign_rows(conn: sqlite3.Connection) -> dict[str, int]:
     return other_origins(conn, mirror_file(conn), DEMO)
 
 
+def _numbered_as_the_demo(conn: sqlite3.Connection) -> int:
+    """Rows of another origin in the ids the demo draws from (the service's own: from
+    `LISTING_ID_BASE`, from `PENDING_ID_BASE`), which a demo load would write over; an ingested
+    row's id is above `INGEST_ID_BASE`, where the demo never writes."""
+    plain = sum(
+        conn.execute(
+            f"SELECT count(*) FROM {table} WHERE origin IS NOT ? AND id > ? AND id < ?", [DEMO, base, INGEST_ID_BASE]
+        ).fetchone()[0]
+        for table, base in (("listings", LISTING_ID_BASE), ("pending_delete", PENDING_ID_BASE))
+    )
+    packed = (i for origin, ids in packed_origins(conn).items() if origin != DEMO for i in ids)
+    return plain + sum(LISTING_ID_BASE < i < INGEST_ID_BASE for i in packed)
+
+
 def _demo_counts(conn: sqlite3.Connection) -> dict[str, int]:
     regfree, platform = conn.execute(
         "SELECT coalesce(sum(source = 'regfree'), 0), coalesce(sum(source IS NOT 'regfree'), 0) FROM listings "
@@ -96,7 +113,16 @@ def _delete_demo_rows(conn: sqlite3.Connection, *, everything: bool) -> Removal:
     time-lapse made happen (`demo_truth`); its saved searches and their alerts; its notes in
     `mirror_meta`; and, when the demo's results were learnt from, every price range (the
     model file goes in `Removal.finish`, after the commit). `everything`: no other rows exist."""
+    # A shortlisted demo listing goes with it: kept by id, the note would move to whatever
+    # real listing the service numbers so (the demo's ids are the service's).
+    packed = json.dumps(packed_origins(conn).get(DEMO, []))
+    shortlisted = conn.execute(
+        "DELETE FROM shortlist WHERE listing_id IN (SELECT id FROM listings WHERE origin = ?) "
+        "OR listing_id IN (SELECT value FROM json_each(?))",
+        [DEMO, packed],
+    ).rowcount
     removal = remove_origin(conn, mirror_file(conn), DEMO, everything=everything)
+    removal.counts["shortlisted"] = shortlisted
     conn.execute(f"DELETE FROM mirror_meta WHERE key IN ({', '.join('?' * len(META_KEYS))})", META_KEYS)
     conn.execute("DELETE FROM raw_records WHERE kind = 'demo_truth'")
     # the time-lapse's saved searches and their alerts (toolkit.demo.timelapse.DEMO_SEARCHES)
@@ -119,6 +145,7 @@ _REMOVED_WORDS = {
     "archived": "archived listings",
     "results": "auction results",
     "price ranges": "price ranges",
+    "shortlisted": "shortlisted demo listings",
 }
 
 
@@ -188,6 +215,13 @@ def load_demo(
     ensure_schema(conn)
     with writer_lock(conn, "edt demo"):
         foreign = _foreign_rows(conn)
+        shared = _numbered_as_the_demo(conn) if foreign else 0
+        if shared:  # --force or not: the demo would write over them
+            raise DemoRefused(
+                f"this mirror holds {shared:,} synced rows numbered as the demo numbers its own (the service's ids): "
+                "the demo would write over them. Load it into another file (--db demo.db)",
+                held=f"{shared:,} synced rows",
+            )
         if foreign and not force:
             what = ", ".join(f"{n:,} {where}" for where, n in foreign.items())
             refused = DemoRefused(
