@@ -953,3 +953,23 @@ def test_nothing_a_user_reads_from_edt_points_outside_the_repository(db, tmp_pat
     for text in said:
         assert not re.search(r"contract|\.\./shared|ARCHITECTURE|CONTRACT", text), text
     assert "docs/reference/freshness.md" in said[0] and "docs/reference/freshness.md" in said[2]
+
+
+def test_settings_a_sync_reads_are_checked_by_name_before_anything_is_written(tmp_path):
+    db = tmp_path / "m.db"
+    config = tmp_path / "config.toml"
+    url = ["--base-url", "http://127.0.0.1:9"]  # nothing answers there: a check that passes would fail later
+    cases = [
+        ("api_key = 12345\n", url, {}, f"{config}: api_key must be text in quotes"),
+        ('apikey = "k"\n', url, {}, f"{config}: unknown setting 'apikey': did you mean api_key?"),
+        ('base_url = "ftp://x"\n', [], {"EDT_API_KEY": "k"}, f"{config}: base_url: 'ftp://x' is not an http://"),
+        ("", [], {"EDT_API_KEY": "k", "EDT_BASE_URL": "127.0.0.1:9"}, "EDT_BASE_URL: '127.0.0.1:9' is not an http://"),
+        ("", url, {"EDT_API_KEY": "k", "EDT_PLAN": "gold"}, "EDT_PLAN: unknown plan 'gold'"),
+        ("", url, {"EDT_API_KEY": "k", "EDT_BUDGET_FILE": str(tmp_path)}, "EDT_BUDGET_FILE: "),
+    ]
+    for text, args, env, said in cases:
+        config.write_text(text)
+        result = edt("sync", "--db", str(db), *args, env={"EDT_CONFIG": str(config), **env})
+        problems = [line for line in result.stderr.splitlines() if line.startswith("edt:")]
+        assert result.returncode == 2 and len(problems) == 1 and said in problems[0], (text, env, result.stderr)
+        assert not db.exists() or not sqlite3.connect(db).execute("SELECT count(*) FROM sync_runs").fetchone()[0]

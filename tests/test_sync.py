@@ -282,12 +282,18 @@ def test_an_incremental_run_asks_only_for_recent_listings(remote, tmp_path):
 class Faults(httpx.AsyncBaseTransport):
     """Answers request number N (1-based) with a scripted fault instead of passing it on."""
 
-    def __init__(self, inner: httpx.AsyncBaseTransport, script: dict[int, str], every_from: int | None = None):
-        self.inner, self.script, self.every_from, self.count = inner, script, every_from, 0
+    def __init__(
+        self, inner: httpx.AsyncBaseTransport, script: dict[int, str], every_from: int | None = None, every: str = "500"
+    ):
+        self.inner, self.script, self.every_from, self.every, self.count = inner, script, every_from, every, 0
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.count += 1
-        fault = self.script.get(self.count) or ("500" if self.every_from and self.count >= self.every_from else None)
+        fault = self.script.get(self.count) or (
+            self.every if self.every_from and self.count >= self.every_from else None
+        )
+        if fault == "garbage":  # a 200 from something that is not the API (a captive portal, a proxy's page)
+            return httpx.Response(200, headers={"content-type": "text/html"}, content=b"<html>Welcome!</html>")
         json_headers = {"content-type": "application/json"}
         if fault == "429":
             return httpx.Response(
@@ -333,6 +339,19 @@ def test_faults_at_the_transport_are_waited_out_and_the_result_is_exact(remote, 
     assert listings.throttled == 3
     assert scalar(local, "SELECT throttled FROM sync_runs WHERE job = 'listings'") == 3
     assert listings.requests == holder["faults"].count - reports[1].requests  # retries count as requests
+
+
+def test_a_remote_answering_what_is_not_json_stops_in_one_line_and_records_the_run(remote, tmp_path):
+    local, said = tmp_path / "local.db", []
+    client = make_client(
+        replica(remote), wrap=lambda inner: Faults(inner, {}, every_from=3, every="garbage"), retries=2
+    )
+    client._client._transport.retry.say = said.append  # type: ignore[attr-defined]  # the retry lines a user reads
+    with pytest.raises(SyncStopped) as stopped:
+        run_sync(local, client, jobs=["listings"])
+    assert "answered 21 bytes that are not JSON (after 2 retries): check --base-url" in str(stopped.value)
+    assert said and all("HTTP 200 but no JSON object in the answer" in line for line in said)
+    assert scalar(local, "SELECT status FROM sync_runs") == "failed"  # not left running
 
 
 def test_a_remote_that_keeps_failing_stops_clearly_and_the_next_run_resumes(remote, tmp_path):

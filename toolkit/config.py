@@ -30,6 +30,7 @@ __all__ = [
     "mirror_path",
     "thread_limit",
     "bounded_threads",
+    "CONFIG_KEYS",
 ]
 
 DEFAULT_DB = "data/mirror.db"
@@ -56,15 +57,43 @@ def config_path() -> Path:
     return Path(os.path.expanduser(os.environ.get("EDT_CONFIG", Path.home() / ".config" / "edt" / "config.toml")))
 
 
+# The config file's top level: its settings, then its tables (docs/getting-started.md and the guides).
+CONFIG_KEYS = (
+    "db",
+    "base_url",
+    "plan",
+    "api_key",
+    "threads",
+    "spam_words",
+    "ecb_file",
+    "schedule",
+    "alerts",
+    "archive",
+    "feeds",
+)
+
+
 def config_file() -> dict:
+    """The config file read, its top-level names checked (a misspelt one would be ignored)."""
     path = config_path()
     if not path.is_file():
         return {}
     with path.open("rb") as fh:
         try:
-            return tomllib.load(fh)
+            conf = tomllib.load(fh)
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{path}: not valid TOML ({exc}); fix or remove the file") from None
+    unknown = [key for key in conf if key not in CONFIG_KEYS]
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0].replace("-", "_"), CONFIG_KEYS, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise ValueError(f"{path}: unknown setting {unknown[0]!r}: {hint}the file takes {', '.join(CONFIG_KEYS)}")
+    for key in ("db", "base_url", "plan", "api_key", "spam_words", "ecb_file"):
+        if key in conf and not isinstance(conf[key], str):
+            raise ValueError(f'{path}: {key} must be text in quotes ({key} = "..."), not {type(conf[key]).__name__}')
+    return conf
 
 
 ARCHIVE_CLOSED_BEFORE = "180d"  # `edt archive`'s cut when neither --closed-before nor the config says
@@ -124,11 +153,26 @@ def load_settings(
     *, db: str | None = None, base_url: str | None = None, plan: str | None = None, api_key: str | None = None
 ) -> Settings:
     conf = config_file()
-    chosen_plan = plan or os.environ.get("EDT_PLAN") or configured_plan(conf) or LOCAL_PLAN
+    try:
+        chosen_plan = normalize_plan(plan or os.environ.get("EDT_PLAN") or configured_plan(conf) or LOCAL_PLAN)
+    except ValueError as exc:  # the setting it came from, by the order above
+        raise ValueError(f"{'--plan' if plan else 'EDT_PLAN'}: {exc}") from None
+    url, where = next(
+        (value, name)
+        for value, name in (
+            (base_url, "--base-url"),
+            (os.environ.get("EDT_BASE_URL"), "EDT_BASE_URL"),
+            (conf.get("base_url"), f"{config_path()}: base_url"),
+            (DEFAULT_BASE_URL, "the default"),
+        )
+        if value
+    )
+    if not str(url).startswith(("http://", "https://")):
+        raise ValueError(f"{where}: {url!r} is not an http:// or https:// address (e.g. https://catchdoms.com)")
     return Settings(
         db=mirror_path(db, conf),
-        base_url=(base_url or os.environ.get("EDT_BASE_URL") or conf.get("base_url") or DEFAULT_BASE_URL).rstrip("/"),
-        plan=normalize_plan(chosen_plan),
+        base_url=str(url).rstrip("/"),
+        plan=chosen_plan,
         api_key=api_key or os.environ.get("EDT_API_KEY") or conf.get("api_key") or None,
     )
 

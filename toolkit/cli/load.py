@@ -270,7 +270,7 @@ def sync_command(
     if unknown:
         raise BadInput(f"--jobs: unknown job {', '.join(unknown)}; choose from {', '.join(JOBS)}")
     # The settings' order (toolkit/config.py): --plan > EDT_PLAN > the config file's plan > pro.
-    plan_given = check_plan(plan) or check_plan(os.environ.get("EDT_PLAN"))
+    plan_given = check_plan(plan) or check_plan(os.environ.get("EDT_PLAN"), "EDT_PLAN")
     try:
         plan_given = plan_given or configured_plan()
         settings = load_settings(db=db, base_url=base_url, plan=plan_given or "pro", api_key=api_key)

@@ -92,13 +92,14 @@ def plan_option(func):
     )(func)
 
 
-def check_plan(plan: str | None) -> str | None:
+def check_plan(plan: str | None, where: str = "--plan") -> str | None:
+    """`plan` normalised; a bad one is bad input naming `where` (the option, or EDT_PLAN)."""
     if plan is None:
         return None
     try:
         return normalize_plan(plan)
     except ValueError as exc:
-        raise BadInput(f"--plan: {exc}") from None
+        raise BadInput(f"{where}: {exc}") from None
 
 
 def key_value_pairs(items: Iterable[str]) -> dict[str, Any]:

@@ -89,7 +89,7 @@ def schedule_command(
                 "feeds and the watched names need none."
             )
         return
-    plan = check_plan(os.environ.get("EDT_PLAN")) or "pro"
+    plan = check_plan(os.environ.get("EDT_PLAN"), "EDT_PLAN") or "pro"
     settings = load_settings(db=db, plan=plan)
     import functools
 

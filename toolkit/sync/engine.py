@@ -14,6 +14,7 @@ client (`toolkit.sync.remote`) paces and retries.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import sqlite3
@@ -438,6 +439,11 @@ async def sync_job(
         stopped = SyncStopped(f"{job.name}: {report.message}", [report])
         stopped.unreachable = isinstance(exc, HostUnreachable)  # the network, not the service: one line says it
         raise stopped from None
+    except Exception as exc:  # anything else: the run is recorded as failed, never left running
+        report.status, report.message = "failed", f"{type(exc).__name__}: {exc}"
+        with contextlib.suppress(sqlite3.Error), conn:
+            _update_run(conn, report, state.run_id, finished=True, error=report.message)  # type: ignore[arg-type]
+        raise
     notify("end", {"job": job.name, "report": report})
     return report
 

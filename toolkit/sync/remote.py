@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import json
 import os
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -161,8 +162,10 @@ def _host(response: httpx.Response | Exception) -> str:
 
 
 def _cause(response: httpx.Response | Exception) -> str:
-    if isinstance(response, httpx.Response):
-        return f"HTTP {response.status_code}"
+    if isinstance(response, httpx.Response):  # a success retried: its body was not the JSON object it should be
+        return f"HTTP {response.status_code}" + (
+            " but no JSON object in the answer" if response.status_code < 400 else ""
+        )
     text = str(response).strip()
     return f"{type(response).__name__}: {text}" if text else type(response).__name__
 
@@ -186,10 +189,16 @@ def shared_limiter(
     """A limiter whose bucket is shared, through a SQLite file and a file lock, by every
     process that paces requests for this key."""
     file = Path(path) if path else budget_path()
-    file.parent.mkdir(parents=True, exist_ok=True)
-    bucket = SQLiteBucket.init_from_file(
-        [Rate(per_minute, window_ms)], table=f"key_{key_digest(api_key)}", db_path=str(file), use_file_lock=True
-    )
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        bucket = SQLiteBucket.init_from_file(
+            [Rate(per_minute, window_ms)], table=f"key_{key_digest(api_key)}", db_path=str(file), use_file_lock=True
+        )
+    except (OSError, sqlite3.Error) as exc:  # a folder, a file of another kind, no permission
+        where = "EDT_BUDGET_FILE" if os.environ.get("EDT_BUDGET_FILE") and not path else "the request budget file"
+        raise errors.BadInput(
+            f"{where}: {file} cannot hold the request budget ({exc}); name a file in a writable folder"
+        ) from None
     return Limiter(bucket)
 
 
@@ -414,7 +423,14 @@ class RemoteClient:
             raise RemoteRefused(response.status_code, _message(response))
         if response.status_code >= 400:
             raise RemoteFailed(f"GET {path}: HTTP {response.status_code}: {_message(response)}")
-        return response.json()
+        try:
+            body = response.json()
+        except ValueError:  # still so after the retries: not the API at that address, or cut short each time
+            raise RemoteFailed(
+                f"GET {path}: {response.request.url.netloc.decode()} answered {len(response.content):,} bytes that "
+                f"are not JSON (after {self.traffic.retried} retries): check --base-url (or EDT_BASE_URL)"
+            ) from None
+        return body
 
     async def aclose(self) -> None:
         await self._client.aclose()
