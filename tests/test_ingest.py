@@ -7,8 +7,10 @@ written here in each feed's exact format."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
+import sys
 import zipfile
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -1291,3 +1293,23 @@ def test_a_markdown_table_of_sales_is_read_and_a_folder_is_named_as_one(tmp_path
     ]
     folder = CliRunner().invoke(cli, ["ingest", "sales", str(tmp_path), "--db", str(db)])
     assert folder.exit_code == 2 and f"{tmp_path}: a folder; give the sales file in it" in folder.output
+
+
+def test_a_killed_load_s_staging_folder_is_removed_by_the_next_load(tmp_path, monkeypatch):
+    """`kill -9` runs no cleanup: the staging folder of a dead process goes at the next load."""
+    import subprocess
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left = tmp_path / "tmp" / f"edt-stage-{dead.pid}-x1y2"
+    left.mkdir()
+    (left / "stage.db").write_bytes(b"\0" * 1024)
+    alive = tmp_path / "tmp" / f"edt-stage-{os.getpid()}-a1b2"  # this process's own: in use
+    alive.mkdir()
+    mirror = Mirror(tmp_path / "m.db", create=True)
+    ingest_file(mirror, "godaddy", godaddy_zip(tmp_path / "all_listings.json.zip"), observed_at=SEEN)
+    assert not left.exists() and alive.exists()
+    assert [p.name for p in (tmp_path / "tmp").iterdir()] == [alive.name]  # the load's own went at its end

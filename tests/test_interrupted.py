@@ -5,6 +5,7 @@ by its process id frees its port. (A sync stopped at any moment: tests/test_sync
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import shutil
@@ -199,6 +200,7 @@ def test_every_load_is_refused_at_once_while_another_runs(before, tmp_path):
             ["enrich", "--limit", "1", "--timeout", "1"],
             ["ingest", "droplist", "--file", str(tmp_path / "deleted.txt")],
             ["sync", "--api-key", "k", "--base-url", "http://127.0.0.1:9", "--plan", "pro"],
+            ["appraise"],  # it writes at its end: refused at its start, not after its training
         ):
             started = time.monotonic()
             second = edt(*command, "--db", str(path))
@@ -444,3 +446,53 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_a_time_lapse_stopped_after_its_load_says_what_it_has_not_made_yet(tmp_path):
+    """The load commits in seconds; the price ranges, saved searches and alerts come after it."""
+    path = tmp_path / "lapse.db"
+    child = start("demo", "--db", str(path), "--days", "7")
+    end = time.monotonic() + 120
+    while time.monotonic() < end and child.poll() is None:  # until the load has committed
+        with contextlib.suppress(sqlite3.Error):
+            with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.1)) as conn:
+                if conn.execute("SELECT 1 FROM mirror_meta WHERE key = 'demo_days'").fetchone():
+                    break
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    if child.returncode == 0:
+        pytest.skip("the demo finished before the stop came")  # a very fast machine
+    assert child.returncode == 130, err
+    assert err.strip().splitlines()[-1] == (
+        f"edt: interrupted: after the load was written: {path} holds the new demo's listings, but not yet its "
+        "price ranges, saved searches and alerts: run the same `edt demo` again for the whole demo"
+    )
+
+
+@pytest.fixture(scope="module")
+def lapse(tmp_path_factory) -> Path:
+    """Ten days lived: enough sold auctions for a training of some seconds."""
+    from toolkit.demo import load_demo
+    from toolkit.store.schema import connect
+
+    path = tmp_path_factory.mktemp("lapse") / "m.db"
+    conn = connect(str(path))
+    load_demo(conn, scale="small", seed=3, days=10)
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize("moment", [0.3, 2.5])
+def test_an_appraisal_stopped_by_ctrl_c_says_so_in_one_line(lapse, tmp_path, moment):
+    path = _copy(lapse, tmp_path / "m")
+    child = start("appraise", "--db", str(path))
+    time.sleep(moment)  # in its start-up, in its training (it writes only at its end)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 130 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] in (
+        "edt: interrupted",  # before the command began
+        f"edt: interrupted: no range was written; {path} is as it was",
+    )
+    assert sqlite3.connect(path).execute("SELECT count(value_mid) FROM listings").fetchone()[0] == 0

@@ -133,13 +133,18 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
             progress.update(task, description=f"demo {scale}: {stage}", completed=done, refresh=now - shown[0] > 0.2)
             shown[0] = now if now - shown[0] > 0.2 else shown[0]
 
+        unfinished = f"after the load was written: {db} holds the new demo" + (
+            "'s listings, but not yet its price ranges, saved searches and alerts: run the same `edt demo` "
+            "again for the whole demo"
+            if days
+            else ""
+        )
         try:
             with on_interrupt(
-                f"nothing of this load was written; {db} is as it was",
-                mirror=mirror,
-                written=f"after the load was written: {db} holds the new demo",
+                f"nothing of this load was written; {db} is as it was", mirror=mirror, written=unfinished
             ):
                 counts = load_demo(conn, scale=scale, seed=seed, force=force, progress=report, days=days)
+            with on_interrupt(unfinished):
                 if days:  # the auctions it saw end price every live listing (analysis/appraise.py)
                     from ..analysis.appraise import appraise_if_due
 
@@ -147,6 +152,8 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
                     appraise_if_due(mirror, say=progress.console.print)
                 progress.update(task, description=f"demo {scale}: columnar index", refresh=True)
                 refresh_index(mirror)
+                if days:
+                    _demo_watch(mirror, days, searches_day)
         except DemoRefused as exc:  # said with the command's own flags, not the Python arguments
             held = getattr(exc, "held", None)
             if held is None:
@@ -162,8 +169,6 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
         "(auctions, drop lists, zones; docs/guides/feeds.md).",
         err=True,
     )
-    if days:
-        _demo_watch(mirror, days, searches_day)
 
 
 def _demo_watch(mirror: Any, days: int, searches_day: int) -> None:
@@ -300,20 +305,29 @@ def sync_command(
         say=say_retry,
     )
 
+    async def no_demo_beside(conn: Any) -> None:
+        if _demo_to_clear(db, clear_demo):  # once the service has answered one request: a wrong key keeps it
+            await client.get_json("/api/domains", {"per_page": 1})
+            from ..query import Mirror
+
+            with Mirror(db) as mirror:
+                _clear_demo_rows(mirror, [])
+
     async def run() -> list:
         async with client:
-            if demo:  # once the service has answered one request: a wrong key keeps the demo
-                await client.get_json("/api/domains", {"per_page": 1})
-                from ..query import Mirror
-
-                with Mirror(db) as mirror:
-                    _clear_demo_rows(mirror, [])
             if dry_run:
                 return await plan_sync(db, client, plan=settings.plan, jobs=chosen, full=full)
             with _SyncProgress() as shown:
-                return await sync(db, client, plan=settings.plan, jobs=chosen, full=full, progress=shown.update)
+                return await sync(
+                    db,
+                    client,
+                    plan=settings.plan,
+                    jobs=chosen,
+                    full=full,
+                    progress=shown.update,
+                    before_jobs=no_demo_beside,
+                )
 
-    demo = not dry_run and _demo_to_clear(db, clear_demo)
     click.echo(f"Remote {settings.base_url}, {settings.plan} plan, {per_minute} requests/minute, into {db}")
     try:
         with on_interrupt(f"the pages already written are kept in {db}; run `edt sync` again to resume"):

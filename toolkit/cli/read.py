@@ -539,6 +539,10 @@ def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
         except ValueError:
             raise BadInput(f"--until: {until!r} is not a date (YYYY-MM-DD)") from None
     mirror = open_mirror(db) if backtest else open_mirror(db, writes="appraise")
+    if not backtest:  # it writes at its end: refused now, not after minutes of training
+        from ..store.lock import refuse_while_held
+
+        refuse_while_held(mirror.path)
     if backtest:
         report = appraisal.backtest(mirror, until=until)
         if as_json:
@@ -591,7 +595,14 @@ def appraise(db: str, backtest: bool, until: str | None, as_json: bool) -> None:
                     f"EUR ({live['range_median_abs_pct']:.0%})"
                 )
         return
-    summary = appraisal.appraise(mirror)
+    from .load import on_interrupt
+
+    with on_interrupt(
+        f"no range was written; {mirror.path} is as it was",
+        mirror=mirror,
+        written=f"after the ranges were written to {mirror.path}",
+    ):
+        summary = appraisal.appraise(mirror)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return

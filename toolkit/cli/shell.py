@@ -328,6 +328,11 @@ def main(args: list[str] | None = None) -> None:
     except click.Abort:  # Ctrl-C, as click says it
         click.echo("Aborted!", err=True)
         raise SystemExit(1) from None
+    except KeyboardInterrupt:  # Ctrl-C in a command that says nothing of its own (the loads say what they kept)
+        if os.environ.get("EDT_DEBUG"):
+            raise
+        click.echo("edt: interrupted", err=True)
+        raise SystemExit(130) from None
     except SystemExit:
         raise
     except Exception as exc:  # the one place that turns a failure into one line and an exit status

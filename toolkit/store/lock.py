@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from .. import errors
 
-__all__ = ["MirrorBusy", "writer_lock", "lock_path", "current_holder", "mirror_file"]
+__all__ = ["MirrorBusy", "writer_lock", "lock_path", "current_holder", "refuse_while_held", "mirror_file"]
 
 # (mirror path, thread) -> depth: a load that calls another loader (an ingest inside a
 # scheduled job) does not lock itself out.
@@ -66,6 +66,14 @@ def current_holder(mirror: str | os.PathLike[str]) -> str | None:
         return None  # a folder we cannot write to: nobody can load into it either
     probe.release()
     return None
+
+
+def refuse_while_held(mirror: str | os.PathLike[str]) -> None:
+    """`MirrorBusy` now when a load holds the mirror: a long job that writes only at its end
+    (`edt appraise`) says so at its start, not after its work."""
+    who = current_holder(mirror)
+    if who:
+        raise _busy(os.fspath(mirror), who)
 
 
 def _holder(mirror: str | os.PathLike[str], wait: float = 0.5) -> str | None:

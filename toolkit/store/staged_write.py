@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 from ..signals.inflation import METRICS, flag_metric_jumps
@@ -39,7 +40,8 @@ def staging(conn: sqlite3.Connection, name: str = "stage") -> Iterator[str]:
     file (a named one: SQLite keeps a nameless one in memory when temp_store is MEMORY, as the
     mirror's connections have it), so that a big file's staged rows take disk, not memory.
     Attach it before the load's transaction begins; it is removed when the block ends."""
-    folder = tempfile.mkdtemp(prefix="edt-stage-")
+    _forget_stages_of_the_dead()
+    folder = tempfile.mkdtemp(prefix=f"{_STAGE_PREFIX}{os.getpid()}-")
     conn.execute(f"ATTACH DATABASE ? AS {name}", [os.path.join(folder, "stage.db")])
     try:
         for pragma in ("journal_mode=OFF", "synchronous=OFF", "cache_size=-16384"):
@@ -52,6 +54,24 @@ def staging(conn: sqlite3.Connection, name: str = "stage") -> Iterator[str]:
             conn.execute(f"DETACH DATABASE {name}")
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+_STAGE_PREFIX = "edt-stage-"
+
+
+def _forget_stages_of_the_dead() -> None:
+    """Remove the staging folders of loads that were killed (`kill -9` runs no `finally`):
+    each is named by its process, which is gone."""
+    for entry in Path(tempfile.gettempdir()).glob(f"{_STAGE_PREFIX}*-*"):
+        pid = entry.name[len(_STAGE_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except OSError:  # alive, another user's
+            continue
 
 
 def _literal(value: Any, sql_type: str) -> str | None:

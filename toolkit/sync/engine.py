@@ -20,7 +20,7 @@ import math
 import sqlite3
 import time
 from contextvars import ContextVar
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from dataclasses import fields as dataclass_fields
 from datetime import datetime, timedelta, timezone
@@ -466,6 +466,7 @@ async def sync(
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
     clock: Callable[[], datetime] | None = None,
+    before_jobs: Callable[[sqlite3.Connection], Awaitable[None]] | None = None,
 ) -> list[JobReport]:
     """Run the chosen jobs (default: all of `JOBS`, in order) against `client`.
 
@@ -474,14 +475,22 @@ async def sync(
     `stopped` and the others still run. A 401 or a remote that keeps failing stops the run
     with `SyncStopped`; what was committed stays, and the next run resumes from it.
     `clock` (default: the real one) stamps every sighting: a replay of scheduled runs (tests,
-    a time-lapse) runs each under its own moment."""
+    a time-lapse) runs each under its own moment. `before_jobs(conn)` runs once the lock is held
+    and the mirror opened sound, before the first job (the CLI's check for the demo)."""
     chosen = _chosen(jobs)
     plan = normalize_plan(plan)
     token = _CLOCK.set(clock)
     try:
         with writer_lock(db_path, "edt sync"):
             return await _run_jobs(
-                db_path, client, chosen, plan=plan, full=full, progress=progress, should_stop=should_stop
+                db_path,
+                client,
+                chosen,
+                plan=plan,
+                full=full,
+                progress=progress,
+                should_stop=should_stop,
+                before_jobs=before_jobs,
             )
     except MirrorBusy as exc:
         raise SyncBusy(str(exc)) from None
@@ -498,10 +507,13 @@ async def _run_jobs(
     full: bool,
     progress: Progress | None,
     should_stop: Callable[[], bool] | None,
+    before_jobs: Callable[[sqlite3.Connection], Awaitable[None]] | None = None,
 ) -> list[JobReport]:
     conn = connect(str(db_path))
     try:
         ensure_schema(conn)
+        if before_jobs is not None:
+            await before_jobs(conn)
         reports: list[JobReport] = []
         try:
             for job in chosen:

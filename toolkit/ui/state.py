@@ -267,12 +267,17 @@ def set_filters(params: Mapping[str, str]) -> None:
 
 
 def read_only_words(mirror: Mirror, exc: Exception) -> str | None:
-    """What to say when `exc` is SQLite refusing a write to a mirror opened read-only (a
-    read-only file, folder or mount): the mirror and the fix; None for any other error."""
+    """What to say when `exc` is SQLite refusing a write: to a mirror opened read-only (a
+    read-only file, folder or mount), or locked by a load at work: the mirror and the fix;
+    None for any other error."""
     import sqlite3
 
     from ..store.access import read_only_place
 
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):  # a load is writing (a sync, an ingest)
+        from ..store.access import locked_message
+
+        return locked_message(mirror.path).replace("run this again", "click again")
     if not (isinstance(exc, sqlite3.OperationalError) and "readonly database" in str(exc)):
         return None
     why = read_only_place(mirror.path) or "opened read-only"
