@@ -307,10 +307,22 @@ def test_sigterm_during_a_job_stops_after_a_whole_page(tmp_path):
             if cursor and json.loads(cursor[0]).get("after_id", 0) > 0 and pages >= 200:
                 time.sleep(0.5)
                 break
+        second = subprocess.run(  # a second scheduler for the same mirror: every job of it would be refused
+            [sys.executable, "-m", "toolkit", "schedule", "--db", str(local)],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         child.send_signal(signal.SIGTERM)
         output, _ = child.communicate(timeout=60)
+    assert second.returncode == 1 and second.stderr.strip().splitlines()[-1] == (
+        f"edt: {local}: another `edt schedule` runs for this mirror; one is enough (stop it first to start this one)"
+    )
     assert child.returncode == 0, output
     assert "stopping (SIGTERM)" in output and "stopped" in output.splitlines()[-1]
+    assert re.search(r"^listings: daily at 07:00, next \w{3} \d{2} \w{3} 07:00$", output, re.M), output  # words, not cron
     with sqlite3.connect(local) as db:
         listings = db.execute("SELECT count(*) FROM listings").fetchone()[0]
         history = db.execute("SELECT count(*) FROM listing_history").fetchone()[0]
@@ -320,6 +332,18 @@ def test_sigterm_during_a_job_stops_after_a_whole_page(tmp_path):
     assert listings >= 200 and written == listings  # every row came with a whole, recorded page
     assert history == listings  # and its history row with it
     assert status == "interrupted" and json.loads(cursor) is not None  # the next run resumes here
+
+
+def test_schedules_read_as_words():
+    from toolkit.sync.schedule import schedule_words
+
+    assert [schedule_words(c) for c in ("* * * * *", "*/2 * * * *", "0 */4 * * *", "30 6 * * *", "5 4 * 1-6 *")] == [
+        "every minute",
+        "every 2 minutes",
+        "every 4 hours on the hour",
+        "daily at 06:30",
+        "cron 5 4 * 1-6 *",
+    ]
 
 
 def test_weekday_numbers_read_as_cron_reads_them():

@@ -21,7 +21,8 @@ import re
 import shlex
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -31,6 +32,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.util import undefined
 
+from .. import errors
 from ..config import Settings, config_file
 from ..plans import RATE_LIMITS, REQUIREMENTS, plan_allows
 
@@ -122,6 +124,12 @@ def schedule_words(cron: str) -> str:
     if len(fields) != 5:
         return f"cron {cron}"
     minute, hour, day, month, weekday = fields
+    if hour == day == month == weekday == "*":
+        if minute == "*":
+            return "every minute"
+        every = re.fullmatch(r"\*/(\d+)", minute)
+        if every:
+            return f"every {every[1]} minutes"
     if not minute.isdigit() or month != "*":
         return f"cron {cron}"
     past = "on the hour" if int(minute) == 0 else f"at {int(minute)} past"
@@ -408,7 +416,35 @@ def serve(
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    from apscheduler.events import EVENT_JOB_MAX_INSTANCES
+
+    def still_running(event: Any) -> None:
+        say(f"{event.job_id}: this run skipped: the one before it is still at work")
+
+    scheduler.add_listener(still_running, EVENT_JOB_MAX_INSTANCES)
+    logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)  # said above, in words
+    upcoming = next_runs({job.id: crons[job.id] for job in scheduler.get_jobs()}, datetime.now().astimezone(), timezone)
     for job in scheduler.get_jobs():
-        say(f"{job.id}: {crons[job.id]}")
-    scheduler.start()
+        when = upcoming[job.id].astimezone().strftime("%a %d %b %H:%M")
+        say(f"{job.id}: {schedule_words(crons[job.id])}, next {when}")
+    with _one_scheduler(settings.db):
+        scheduler.start()
     say("stopped")
+
+
+@contextmanager
+def _one_scheduler(db: str) -> Iterator[None]:
+    """One `edt schedule` a mirror: a second would find every job refused by the first's loads."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(f"{os.path.abspath(db)}.schedule.lock", timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise errors.MirrorBusy(
+            f"{db}: another `edt schedule` runs for this mirror; one is enough (stop it first to start this one)"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
