@@ -219,6 +219,9 @@ def test_files_that_are_not_what_their_names_say(tmp_path, publisher):
     binary = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
     line, _ = sync_refused(tmp_path, publisher, "namecheap-auctions", "/sales.csv", binary)
     assert "not a text file (it holds NUL bytes)" in line
+    for page in (b"<html><body>Down for maintenance</body></html>", b"\n<!DOCTYPE html>\n<html>\n</html>\n"):
+        line, _ = sync_refused(tmp_path, publisher, "nask-pl", "/pl.txt", page)  # a list of names: any line reads
+        assert "a web page, not the feed's file (the publisher's site may be down for maintenance" in line
 
 
 def test_invalid_utf8_names_its_line(tmp_path, publisher):

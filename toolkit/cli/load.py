@@ -341,7 +341,7 @@ def sync_command(
         for report in exc.reports:
             click.echo(report.line())
         raise RunFailed(
-            f"sync stopped: {exc}. Pages already written are kept; run `edt sync` again to resume."
+            f"sync stopped: {str(exc).rstrip('.')}. Pages already written are kept; run `edt sync` again to resume."
         ) from None
     if not dry_run:
         refresh_index(db)

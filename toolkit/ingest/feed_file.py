@@ -465,6 +465,13 @@ def read_feed(path: str | Path, bounds: Bounds = DEFAULT_BOUNDS) -> FeedFile:
     if not start.strip(b" \t\r\n\xef\xbb\xbf"):
         raise IngestError(name, 1, "the file is empty", "download it again (an empty feed file is a failed download)")
     feed.head = start.decode("utf-8", errors="ignore").removeprefix("\ufeff")
+    if feed.head.lstrip()[:14].lower().startswith(("<!doctype html", "<html")):
+        raise IngestError(
+            name,
+            1,
+            "a web page, not the feed's file (the publisher's site may be down for maintenance, or the file moved)",
+            "open the address in a browser; the next run tries again",
+        )
     if feed.suffix == ".json" and not feed.starts_json():
         raise IngestError(
             name,
