@@ -206,13 +206,20 @@ def test_a_lasting_lock_is_one_line_naming_the_holder_and_the_fix(db):
 # -- 3. network failures: said as they happen, given up within --timeout ------------------------
 
 
-def test_sync_against_an_unreachable_host_says_each_retry_and_gives_up_within_timeout(db):
+def test_sync_against_an_unreachable_host_says_each_retry_and_gives_up_within_timeout(db, tmp_path):
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     started = time.monotonic()
-    result = edt(
-        "sync", "--jobs", "bids", "--timeout", "3", env={"EDT_API_KEY": "x", "EDT_BASE_URL": f"http://127.0.0.1:{port}"}
+    result = edt(  # a mirror of its own: a sync refuses the demo's
+        "sync",
+        "--db",
+        str(tmp_path / "synced.db"),
+        "--jobs",
+        "bids",
+        "--timeout",
+        "3",
+        env={"EDT_API_KEY": "x", "EDT_BASE_URL": f"http://127.0.0.1:{port}"},
     )
     elapsed = time.monotonic() - started
     assert result.returncode == 1

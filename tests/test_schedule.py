@@ -322,7 +322,9 @@ def test_sigterm_during_a_job_stops_after_a_whole_page(tmp_path):
     )
     assert child.returncode == 0, output
     assert "stopping (SIGTERM)" in output and "stopped" in output.splitlines()[-1]
-    assert re.search(r"^listings: daily at 07:00, next \w{3} \d{2} \w{3} 07:00$", output, re.M), output  # words, not cron
+    assert re.search(r"^listings: daily at 07:00, next \w{3} \d{2} \w{3} 07:00$", output, re.M), (
+        output
+    )  # words, not cron
     with sqlite3.connect(local) as db:
         listings = db.execute("SELECT count(*) FROM listings").fetchone()[0]
         history = db.execute("SELECT count(*) FROM listing_history").fetchone()[0]
