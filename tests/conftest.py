@@ -782,3 +782,16 @@ def feeds_only_mirror(folder: Path) -> Path:
         ingest_file(mirror, "zonediff", zones[1], previous=zones[0])
         ingest_sales(mirror, folder / "sales.csv")
     return path
+
+
+def as_synced(path: Path) -> Path:
+    """A demo mirror made to stand for a synced one (its rows of origin `sync`, no demo notes),
+    for tests of what a sync does to a mirror it filled: a sync refuses a mirror holding the demo."""
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        for table in ("listings", "pending_delete"):
+            conn.execute(f"UPDATE {table} SET origin = 'sync' WHERE origin = 'demo'")
+        conn.execute("DELETE FROM mirror_meta WHERE key LIKE 'demo\\_%' ESCAPE '\\'")
+    conn.close()
+    return path

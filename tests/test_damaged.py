@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import small_demo
+from conftest import as_synced, small_demo
 
 from toolkit import Mirror
 from toolkit.store.doctor import DAMAGED_MESSAGE, check_sound, damage_in, damaged_line, diagnose
@@ -298,9 +298,7 @@ def test_main_keeps_clicks_own_exits(tmp_path):
 def test_a_sync_that_meets_damage_mid_page_keeps_no_part_of_it(files, tmp_path):
     from toolkit.serve.server import BackgroundServer, create_app
 
-    db = _copy(files["filters_index"], tmp_path)
-    with sqlite3.connect(db) as conn:  # a synced mirror (a sync refuses the demo's): origin is in no damaged index
-        conn.execute("UPDATE listings SET origin = 'sync' WHERE origin = 'demo'")
+    db = as_synced(_copy(files["filters_index"], tmp_path))  # a sync refuses the demo's: origin is in no damaged index
     before = {t: _rows(db, t) for t in ("listings", "listing_history", "pending_delete")}
     env = {**_env(tmp_path), "EDT_API_KEY": KEY}
     remote = create_app(_copy(files["sound"], tmp_path, "remote.db"), {KEY: "business"}, rates={"business": 100_000})

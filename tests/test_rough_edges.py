@@ -28,7 +28,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from conftest import small_demo
+from conftest import as_synced, small_demo
 from toolkit import ApiError, Mirror
 from toolkit.cli import cli
 
@@ -454,6 +454,7 @@ def test_the_quickstart_table_fits_80_columns_without_cut_cells(db):
 
 
 def test_crontab_lines_are_absolute_and_the_printed_command_runs(db, tmp_path):
+    as_synced(db)  # a sync refuses the demo's mirror before it reaches the network
     result = edt("schedule", "--crontab", "--db", "mirror.db", cwd=db.parent)
     assert result.returncode == 0, result.stderr
     line = result.stdout.splitlines()[1]

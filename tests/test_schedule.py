@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import NOW, QuietHandler, small_demo
+from conftest import as_synced, NOW, QuietHandler, small_demo
 from toolkit import Mirror
 from toolkit.sync.alerts import AlertConfig
 from toolkit.sync.saved_searches import save_search
@@ -197,7 +197,7 @@ def _new_bid_listings(remote: Path, specs: list[tuple[int, str]], **extra) -> No
 def test_a_scheduled_bids_job_alerts_a_saved_search_through_a_signed_webhook(tmp_path, monkeypatch):
     remote, local = tmp_path / "remote.db", tmp_path / "local.db"
     small_demo(remote, 4)
-    shutil.copy(remote, local)  # the local mirror starts as a copy (as after a first sync)
+    as_synced(Path(shutil.copy(remote, local)))  # the local mirror starts as a copy (as after a first sync)
     monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
     app = create_app(remote, keys={KEY: "business"}, rates={"business": 100_000})
     settings = Settings(db=str(local), plan="business", api_key=KEY, base_url="http://replica")

@@ -632,6 +632,17 @@ def test_a_key_s_sync_never_goes_beside_the_demo_unless_it_clears_it_first(remot
         sync = ["sync", "--db", str(local), "--base-url", server.url, "--plan", "business", "--rate", "6000"]
         refused = CliRunner().invoke(cli, [*sync, "--jobs", "listings"], env=_sync_env(tmp_path))
         assert refused.exit_code == 2 and "holds the demo" in refused.output and "--clear-demo" in refused.output
+        from toolkit.config import Settings
+        from toolkit.sync.schedule import run_job
+
+        said: list[str] = []  # a scheduled run is refused the same way, in its one line
+        settings = Settings(db=str(local), base_url=server.url, plan="business", api_key=KEY)
+        assert run_job("listings", settings, say=said.append) == []
+        assert said == [
+            f"listings: {local} holds the demo: the service's listings would go beside invented ones "
+            "and write over those numbered as theirs. `edt sync --clear-demo` removes the demo first; or "
+            "sync into another file (--db PATH)"
+        ]
         wrong = CliRunner().invoke(
             cli, [*sync, "--jobs", "listings", "--clear-demo"], env={**_sync_env(tmp_path), "EDT_API_KEY": "nope"}
         )

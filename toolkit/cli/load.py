@@ -268,7 +268,7 @@ def sync_command(
     from ..config import configured_plan, load_settings
     from ..sync.remote import RemoteClient
     from ..store.jobs import JOBS
-    from ..sync.engine import SyncBusy, SyncStopped, plan_sync, sync
+    from ..sync.engine import SyncBusy, SyncStopped, holds_demo, plan_sync, sync
 
     chosen = [j.strip() for j in jobs.split(",") if j.strip()] if jobs else None
     unknown = [j for j in chosen or [] if j not in JOBS]
@@ -305,8 +305,8 @@ def sync_command(
         say=say_retry,
     )
 
-    async def no_demo_beside(conn: Any) -> None:
-        if _demo_to_clear(db, clear_demo):  # once the service has answered one request: a wrong key keeps it
+    async def clear_the_demo(conn: Any) -> None:  # the engine refuses a mirror holding the demo (DemoInTheWay)
+        if clear_demo and holds_demo(conn):  # once the service has answered one request: a wrong key keeps it
             await client.get_json("/api/domains", {"per_page": 1})
             from ..query import Mirror
 
@@ -325,7 +325,7 @@ def sync_command(
                     jobs=chosen,
                     full=full,
                     progress=shown.update,
-                    before_jobs=no_demo_beside,
+                    before_jobs=clear_the_demo,
                 )
 
     click.echo(f"Remote {settings.base_url}, {settings.plan} plan, {per_minute} requests/minute, into {db}")
@@ -402,22 +402,6 @@ def feeds_exit(reports: list) -> None:
     down = [r.feed for r in reports if r.status == "down"]
     if down:
         raise RunFailed(f"{', '.join(down)} could not be downloaded (see above); the next run tries again")
-
-
-def _demo_to_clear(db: str, clear_demo: bool) -> bool:
-    """Whether the mirror holds the demo, which `--clear-demo` removes before the API's rows
-    come; without it, refused: the demo numbers its rows as the service does, so a sync would
-    write over some and leave the rest live beside the real ones."""
-    from ..store.removal import holds_origin
-
-    if not Path(db).is_file() or not holds_origin(db, "demo"):
-        return False
-    if not clear_demo:
-        raise BadInput(
-            f"{db} holds the demo: the service's listings would go beside invented ones and write over those "
-            "numbered as theirs. `edt sync --clear-demo` removes the demo first; or sync into another file (--db PATH)"
-        )
-    return True
 
 
 def _clear_demo_rows(mirror: Any, reports: list) -> bool:

@@ -77,6 +77,11 @@ class SyncBusy(MirrorBusy):
     """Another load (a sync, a demo load, an ingest...) holds this mirror."""
 
 
+class DemoInTheWay(errors.BadInput):
+    """The mirror holds the demo, which numbers its listings as the service does: the API's
+    rows would write over some and go live beside the others. Cleared first, or another file."""
+
+
 class SyncStopped(errors.RunFailed):
     """The run stopped (refused or failing remote); committed pages are kept."""
 
@@ -498,6 +503,15 @@ async def sync(
         _CLOCK.reset(token)
 
 
+def holds_demo(conn: sqlite3.Connection) -> bool:
+    """Whether a demo was loaded into the mirror and not cleared: its notes in `mirror_meta`
+    (no scan of a mirror that never held one), and a row of it (a damaged table says so here)."""
+    if not conn.execute("SELECT 1 FROM mirror_meta WHERE key = 'demo_scale'").fetchone():
+        return False
+    held = "SELECT EXISTS (SELECT 1 FROM {} WHERE origin = 'demo')"
+    return any(conn.execute(held.format(table)).fetchone()[0] for table in ("listings", "pending_delete"))
+
+
 async def _run_jobs(
     db_path: str | Path,
     client: RemoteClient,
@@ -514,6 +528,12 @@ async def _run_jobs(
         ensure_schema(conn)
         if before_jobs is not None:
             await before_jobs(conn)
+        if holds_demo(conn):
+            raise DemoInTheWay(
+                f"{db_path} holds the demo: the service's listings would go beside invented ones and write over "
+                "those numbered as theirs. `edt sync --clear-demo` removes the demo first; or sync into another "
+                "file (--db PATH)"
+            )
         reports: list[JobReport] = []
         try:
             for job in chosen:

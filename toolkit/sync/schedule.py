@@ -234,7 +234,7 @@ def run_job(
     from .alerts import run_alerts
     from ..query import Mirror
     from .remote import RemoteClient
-    from .engine import SyncBusy, SyncStopped, sync
+    from .engine import DemoInTheWay, SyncBusy, SyncStopped, sync
 
     def make_client() -> Any:
         per_minute = RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
@@ -268,7 +268,7 @@ def run_job(
 
     try:
         reports = asyncio.run(go())
-    except (SyncBusy, SyncStopped) as exc:
+    except (SyncBusy, SyncStopped, DemoInTheWay) as exc:
         say(f"{job}: {exc}")
         return []
     for report in reports:

@@ -169,7 +169,7 @@ def run_job(job: str) -> None:
     from ...config import load_settings
     from ...plans import RATE_LIMITS
     from ...sync.remote import RemoteClient
-    from ...sync.engine import SyncBusy, SyncStopped, sync
+    from ...sync.engine import DemoInTheWay, SyncBusy, SyncStopped, sync
 
     settings = load_settings(db=state.db_path(), plan=os.environ.get("EDT_PLAN") or "pro")
     bar = st.progress(0.0, text=f"{job}: starting")
@@ -188,7 +188,7 @@ def run_job(job: str) -> None:
 
     try:
         reports = asyncio.run(run())
-    except (SyncBusy, SyncStopped) as exc:
+    except (SyncBusy, SyncStopped, DemoInTheWay) as exc:
         st.error(str(exc))
         return
     bar.progress(1.0, text=f"{job}: done")
