@@ -215,9 +215,6 @@ def thread_limit() -> int:
 def bounded_threads(limit: int | None = None) -> Iterator[int]:
     """Hold OpenMP's and BLAS's thread pools (scikit-learn's training, NumPy) to `limit`
     (default `thread_limit()`) inside the block (threadpoolctl); yields the limit."""
-    # OpenMP's idle threads sleep instead of spinning on the cores another job needs; read when
-    # libgomp starts, so set before scikit-learn first loads it.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import sklearn.utils._openmp_helpers  # noqa: F401  # loads OpenMP: threadpoolctl limits only libraries loaded
     from threadpoolctl import threadpool_limits
 
