@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, unquote
 
 import pytest
 
-from conftest import feeds_only_mirror, LAPSE_TODAY, lapse_now, small_demo
+from conftest import as_synced, feeds_only_mirror, LAPSE_TODAY, lapse_now, small_demo
 from streamlit.testing.v1 import AppTest
 
 from toolkit import Mirror
@@ -1035,6 +1035,12 @@ def test_the_sync_button_runs_a_job_against_the_remote(demo_db, demo_template, t
         monkeypatch.setenv("EDT_BASE_URL", server.url)
         monkeypatch.setenv("EDT_PLAN", "business")
         monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))
+        at = app("sync")
+        at.selectbox(key="sync_job").set_value("pending")
+        at.button(key="sync_run").click().run()
+        no_exception(at)  # the demo's mirror: refused, in words (the service's rows would go beside the demo's)
+        assert any("holds the demo" in e.value and "--clear-demo" in e.value for e in at.error)
+        as_synced(demo_db)
         at = app("sync")
         at.selectbox(key="sync_job").set_value("pending")
         at.button(key="sync_run").click().run()

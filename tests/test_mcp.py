@@ -699,9 +699,11 @@ def test_get_domain_takes_the_live_argument_names(servers, mirror):
     message, body = refused(both)
     assert body["status"] == 422 and list(body["errors"]) == ["id"] and "domain_id" in message
     assert body["status"] == 422 and "id must be a whole number" in refused(bad)[0]
-    # the schema lists the canonical names and says which aliases it takes
+    # the schema lists the canonical names, says which aliases it takes, and takes them (a client may check)
     tool = tools_of(servers["pro"])["get_domain"]
-    assert list(tool.input_schema["properties"]) == ["id", "name"]
+    assert list(tool.input_schema["properties"]) == ["id", "name", *GET_DOMAIN_ALIASES]
+    assert tool.input_schema["additionalProperties"] is False
+    assert tool.input_schema["properties"]["domain_id"]["type"] == tool.input_schema["properties"]["id"]["type"]
     assert all(alias in tool.description for alias in GET_DOMAIN_ALIASES)
     for alias, name in GET_DOMAIN_ALIASES.items():
         assert tool.input_schema["properties"][name]["description"].endswith(f"Alias: {alias}.")

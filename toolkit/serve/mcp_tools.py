@@ -187,7 +187,9 @@ class _Spec:
     def tool(self, wrap: Callable[[str, Callable[[], dict[str, Any]]], CallToolResult]) -> Tool:
         fields: dict[str, Any] = {name: (Any, None) for name in self.properties}  # each optional, any value
         model = create_model(f"{self.name}_arguments", __base__=_Arguments, **fields)
-        schema = {"type": "object", "properties": self.properties, "additionalProperties": False}
+        # Aliases are properties too: a client that checks its arguments against the schema sends them.
+        aliased = {a: {**self.properties[n], "description": f"The same as {n}."} for a, n in self.aliases.items()}
+        schema = {"type": "object", "properties": {**self.properties, **aliased}, "additionalProperties": False}
 
         def call(**arguments: Any) -> CallToolResult:
             given = {k: v for k, v in arguments.items() if v is not None}
