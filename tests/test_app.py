@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, unquote
 
 import pytest
 
-from conftest import as_synced, feeds_only_mirror, LAPSE_TODAY, lapse_now, small_demo
+from conftest import feeds_only_mirror, LAPSE_TODAY, lapse_now, small_demo
 from streamlit.testing.v1 import AppTest
 
 from toolkit import Mirror
@@ -1040,11 +1040,11 @@ def test_the_sync_button_runs_a_job_against_the_remote(demo_db, demo_template, t
         at.button(key="sync_run").click().run()
         no_exception(at)  # the demo's mirror: refused, in words (the service's rows would go beside the demo's)
         assert any("holds the demo" in e.value and "--clear-demo" in e.value for e in at.error)
-        as_synced(demo_db)
-        at = app("sync")
-        at.selectbox(key="sync_job").set_value("pending")
+        at.checkbox(key="sync_clear_demo").check().run()  # the switch: the demo goes once the service answered
         at.button(key="sync_run").click().run()
         no_exception(at)
+        assert any(s.value.startswith("Removed the demo rows: ") for s in at.success)
+    assert connect(str(demo_db)).execute("SELECT count(*) FROM listings WHERE origin = 'demo'").fetchone()[0] == 0
     rows = Mirror(remote).search_pending_delete({"include_past": "1", "per_page": "1"})["meta"]["total"]
     assert any(s.value.startswith("pending: ok") and f"{rows:,} rows seen" in s.value for s in at.success)
     runs = connect(str(demo_db)).execute("SELECT job, status FROM sync_runs").fetchall()

@@ -82,8 +82,11 @@ def sync_page() -> None:
         )
     else:
         job = st.selectbox("Job", list(JOBS), format_func=job_name, key="sync_job")
+        switch = "demo_scale" in info["meta"] and st.checkbox(  # a sync refuses a mirror holding the demo
+            "Remove the demo first (switch to the service's listings)", key="sync_clear_demo"
+        )
         if st.button("Run this job now", key="sync_run"):
-            run_job(job)
+            run_job(job, clear_demo=switch)
     _feeds_section(info)
 
 
@@ -165,10 +168,11 @@ def _run_feeds(names: list[str]) -> None:
     st.rerun()
 
 
-def run_job(job: str) -> None:
+def run_job(job: str, *, clear_demo: bool = False) -> None:
+    """Run one sync job; `clear_demo`: the demo's rows go first, once the service has answered."""
     from ...config import load_settings
     from ...plans import RATE_LIMITS
-    from ...sync.remote import RemoteClient
+    from ...sync.remote import RemoteClient, RemoteFailed, RemoteRefused
     from ...sync.engine import DemoInTheWay, SyncBusy, SyncStopped, sync
 
     settings = load_settings(db=state.db_path(), plan=os.environ.get("EDT_PLAN") or "pro")
@@ -179,18 +183,32 @@ def run_job(job: str) -> None:
             done = info["requests"] / max(1, info["requests"] + info["left"])
             bar.progress(min(done, 1.0), text=f"{job}: {info['rows']:,} rows, {info['requests']} requests")
 
+    removed: list[str] = []
+
     async def run() -> list:
         per_minute = RATE_LIMITS.get(settings.plan) or RATE_LIMITS["business"]
         async with RemoteClient(
             settings.base_url, settings.api_key or "", plan=settings.plan, per_minute=per_minute
         ) as client:
-            return await sync(settings.db, client, plan=settings.plan, jobs=[job], progress=progress)
+
+            async def switch(conn: Any) -> None:
+                if clear_demo:  # a wrong key or a service that is down keeps the demo
+                    await client.get_json("/api/domains", {"per_page": 1})
+                    from ...demo import clear_demo as remove_demo, removal_line
+
+                    removed.append(f"Removed the demo rows: {removal_line(remove_demo(conn))}.")
+
+            return await sync(
+                settings.db, client, plan=settings.plan, jobs=[job], progress=progress, before_jobs=switch
+            )
 
     try:
         reports = asyncio.run(run())
-    except (SyncBusy, SyncStopped, DemoInTheWay) as exc:
+    except (SyncBusy, SyncStopped, DemoInTheWay, RemoteFailed, RemoteRefused) as exc:  # the last two: before a job
         st.error(str(exc))
         return
     bar.progress(1.0, text=f"{job}: done")
+    for line in removed:
+        st.success(line)
     for report in reports:
         st.success(report.line())
