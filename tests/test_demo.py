@@ -512,6 +512,13 @@ def test_a_forced_demo_never_writes_over_synced_rows_numbered_as_its_own(tmp_pat
             load_demo(conn, scale="small", seed=1, today=TODAY, force=force)
     assert conn.execute("SELECT id, name, origin FROM listings").fetchall() == [(38_400_517, "kaorny.com", "sync")]
     m.close()
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    said = CliRunner().invoke(cli, ["demo", "--force", "--db", str(tmp_path / "synced.db")])
+    assert said.exit_code == 2 and "Load it into another file (--db demo.db)" in said.output
+    assert "pass --force" not in said.output  # --force is refused too: never offered as the way
 
 
 def test_clear_demo_on_a_demo_only_mirror_empties_it(tmp_path):

@@ -155,8 +155,8 @@ def demo(db: str, scale: str, seed: int, days: int, searches_day: int, clear: bo
                 if days:
                     _demo_watch(mirror, days, searches_day)
         except DemoRefused as exc:  # said with the command's own flags, not the Python arguments
-            held = getattr(exc, "held", None)
-            if held is None:
+            held = getattr(exc, "held", "")
+            if not held:  # not the rows --force would go beside: said as it is
                 raise BadInput(str(exc)) from None
             raise BadInput(
                 f"{db} holds real data ({held}); loading the demo would mix invented listings with them. "
@@ -311,7 +311,7 @@ def sync_command(
             from ..query import Mirror
 
             with Mirror(db) as mirror:
-                _clear_demo_rows(mirror, [])
+                _clear_demo_rows(mirror)
 
     async def run() -> list:
         async with client:
@@ -383,7 +383,7 @@ def _sync_feeds(db: str, names: list[str] | None, timeout: float | None, *, clea
                 [f.name for f in chosen],
                 client=FeedClient(timeout=timeout_bound(timeout)),
                 say=say,
-                before_alerts=_clear_demo_rows if clear_demo else None,
+                before_alerts=_clear_demo_after_feeds if clear_demo else None,
             )
     except ValueError as exc:
         raise BadInput(str(exc)) from None
@@ -404,14 +404,20 @@ def feeds_exit(reports: list) -> None:
         raise RunFailed(f"{', '.join(down)} could not be downloaded (see above); the next run tries again")
 
 
-def _clear_demo_rows(mirror: Any, reports: list) -> bool:
+def _clear_demo_after_feeds(mirror: Any, reports: list) -> bool:
     """`edt sync --feeds --clear-demo`, after the feeds and before their alerts: the demo goes
-    once a feed brought real rows; a run that fetched nothing leaves it as it was."""
-    from ..demo import clear_demo, removal_line
-
-    if reports and not any(r.status in ("ok", "not_modified") for r in reports):  # a file unchanged was read before
+    once a feed was read (brought rows, or was unchanged since it last did); a run that fetched
+    nothing leaves it as it was."""
+    if not any(r.status in ("ok", "not_modified") for r in reports):
         click.echo(f"No feed could be fetched: the demo rows stay in {mirror.path}.", err=True)
         return False
+    return _clear_demo_rows(mirror)
+
+
+def _clear_demo_rows(mirror: Any) -> bool:
+    """Remove the demo's rows (`edt sync --clear-demo`), saying what went; whether any did."""
+    from ..demo import clear_demo, removal_line
+
     with on_interrupt(
         f"no demo row was removed; {mirror.path} is as it was",
         mirror=mirror,

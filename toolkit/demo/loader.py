@@ -219,8 +219,7 @@ def load_demo(
         if shared:  # --force or not: the demo would write over them
             raise DemoRefused(
                 f"this mirror holds {shared:,} synced rows numbered as the demo numbers its own (the service's ids): "
-                "the demo would write over them. Load it into another file (--db demo.db)",
-                held=f"{shared:,} synced rows",
+                "the demo would write over them. Load it into another file (--db demo.db)"
             )
         if foreign and not force:
             what = ", ".join(f"{n:,} {where}" for where, n in foreign.items())

@@ -193,9 +193,8 @@ def search_results(
         sold=True if values.get("sold") else None,
     )
     page, per_page = values.get("page", 1), values.get("per_page", 50)
-    data = json.loads(
-        frame.iloc[page_offset(page, per_page) : page_offset(page, per_page) + per_page].to_json(orient="records")
-    )
+    start = page_offset(page, per_page)
+    data = json.loads(frame.iloc[start : start + per_page].to_json(orient="records"))
     shown = {k: v for k, v in raw.items() if k in values}
     return envelope(data, total=len(frame), page=page, per_page=per_page, url=url, raw=shown)
 
