@@ -268,7 +268,7 @@ def sync_command(
     from ..config import configured_plan, load_settings
     from ..sync.remote import RemoteClient
     from ..store.jobs import JOBS
-    from ..sync.engine import SyncBusy, SyncStopped, holds_demo, plan_sync, sync
+    from ..sync.engine import SyncBusy, SyncStopped, plan_sync, sync
 
     chosen = [j.strip() for j in jobs.split(",") if j.strip()] if jobs else None
     unknown = [j for j in chosen or [] if j not in JOBS]
@@ -306,12 +306,13 @@ def sync_command(
     )
 
     async def clear_the_demo(conn: Any) -> None:  # the engine refuses a mirror holding the demo (DemoInTheWay)
-        if clear_demo and holds_demo(conn):  # once the service has answered one request: a wrong key keeps it
-            await client.get_json("/api/domains", {"per_page": 1})
-            from ..query import Mirror
+        if clear_demo:
+            from ..demo import clear_demo_once_answered, removal_line
 
-            with Mirror(db) as mirror:
-                _clear_demo_rows(mirror)
+            with on_interrupt(f"no demo row was removed; {db} is as it was"):
+                removed = await clear_demo_once_answered(conn, lambda: client.get_json("/api/domains", {"per_page": 1}))
+            if any(removed.values()):
+                click.echo(f"Removed the demo rows from {db}: {removal_line(removed)}")
 
     async def run() -> list:
         async with client:

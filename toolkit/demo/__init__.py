@@ -46,6 +46,7 @@ _LAZY = {
     "generate_pending": ".loader",
     "load_demo": ".loader",
     "clear_demo": ".loader",
+    "clear_demo_once_answered": ".loader",
     "removal_line": ".loader",
     "demo_day": ".clock",
     "platform_counts": ".plan",

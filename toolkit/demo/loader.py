@@ -17,7 +17,7 @@ import json
 from functools import partial
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import date, timedelta
 from typing import Any, cast
 
@@ -153,6 +153,19 @@ def removal_line(counts: dict[str, int]) -> str:
     """ "5,001 listings, 1,507 regfree rows, ..." (what `clear_demo` removed; nothing for a zero)."""
     said = [f"{counts[key]:,} {words}" for key, words in _REMOVED_WORDS.items() if counts.get(key)]
     return ", ".join(said) or "nothing (the mirror held no demo rows)"
+
+
+async def clear_demo_once_answered(conn: sqlite3.Connection, answered: Callable[[], Awaitable[Any]]) -> dict[str, int]:
+    """A mirror switched from the demo to the service's listings (`edt sync --clear-demo`, the
+    app's "Remove the demo first"): the demo's rows go once `answered()` (one request to the
+    service) returns; a wrong key or a service that is down raises there and keeps the demo.
+    The counts removed (`clear_demo`); {} when the mirror holds no demo."""
+    from ..sync.engine import holds_demo
+
+    if not holds_demo(conn):
+        return {}
+    await answered()
+    return clear_demo(conn)
 
 
 def clear_demo(conn: sqlite3.Connection) -> dict[str, int]:

@@ -193,10 +193,13 @@ def run_job(job: str, *, clear_demo: bool = False) -> None:
 
             async def switch(conn: Any) -> None:
                 if clear_demo:  # a wrong key or a service that is down keeps the demo
-                    await client.get_json("/api/domains", {"per_page": 1})
-                    from ...demo import clear_demo as remove_demo, removal_line
+                    from ...demo import clear_demo_once_answered, removal_line
 
-                    removed.append(f"Removed the demo rows: {removal_line(remove_demo(conn))}.")
+                    counts = await clear_demo_once_answered(
+                        conn, lambda: client.get_json("/api/domains", {"per_page": 1})
+                    )
+                    if any(counts.values()):
+                        removed.append(f"Removed the demo rows: {removal_line(counts)}.")
 
             return await sync(
                 settings.db, client, plan=settings.plan, jobs=[job], progress=progress, before_jobs=switch
