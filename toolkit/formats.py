@@ -27,6 +27,7 @@ __all__ = [
     "format_of",
     "parquet_schema",
     "parquet_table",
+    "moments_array",
     "write_csv",
     "write_jsonl",
     "write_parquet",
@@ -68,10 +69,41 @@ def parquet_table(rows: Sequence[Mapping[str, Any]], schema: Any) -> Any:
     for field in schema:
         values = [csv_cell(row.get(field.name)) for row in rows]
         if pa.types.is_timestamp(field.type) or pa.types.is_date(field.type):
-            arrays.append(pa.array(values, type=pa.string()).cast(field.type))
+            arrays.append(
+                moments_array(values, field.type, field.name, "correct that value in the mirror, or export CSV or JSON")
+            )
         else:
             arrays.append(pa.array(values, type=field.type))
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def moments_array(
+    values: Sequence[str | None], kind: Any, column: str, fix: str = "correct that value in the mirror"
+) -> Any:
+    """Moments as the mirror writes them (`2026-01-14T16:00:00Z`; a fraction of a second, as
+    feeds loaded before wrote it, is kept to the millisecond) or days, as an Arrow array of
+    `kind` (a timestamp or a date); a value that is neither: BadInput naming it and `fix`."""
+    import pyarrow as pa
+
+    text = pa.array(values, type=pa.string())
+    try:
+        return text.cast(kind)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    try:
+        if pa.types.is_timestamp(kind):  # more digits than the unit holds: read finer, then cut
+            return text.cast(pa.timestamp("us", tz=kind.tz)).cast(kind, safe=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    for value in values:
+        try:
+            pa.array([value], type=pa.string()).cast(
+                pa.timestamp("us", tz="UTC") if pa.types.is_timestamp(kind) else kind
+            )
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            shape = "a UTC moment like 2026-01-14T16:00:00Z" if pa.types.is_timestamp(kind) else "a day like 2026-01-14"
+            raise BadInput(f"{column} holds {value!r}, not {shape}: {fix}") from None
+    raise BadInput(f"{column}: its values cannot be written as {kind}")
 
 
 def csv_chunks(

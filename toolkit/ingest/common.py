@@ -313,8 +313,9 @@ def whole_number(value: Any, field: str, low: int = 0, high: int | None = None) 
 
 
 def _moment_text(moment: datetime) -> str:
-    """A datetime as the writer's UTC timestamp (a naive one is UTC; fractions of a second kept)."""
-    text = iso_timestamp(moment)
+    """A datetime as the writer's UTC timestamp, to the second as every moment of the mirror (a
+    naive one is UTC; a fraction of a second dropped: Parquet and the text order read one form)."""
+    text = iso_timestamp(moment.replace(microsecond=0))
     if text is None:  # iso_timestamp answers None only for no value
         raise BadRow(f"{moment!r} is not a timestamp")
     return text

@@ -9,7 +9,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol, TypedDict, TypeVar
 
 from .fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, iso_timestamp
@@ -30,6 +30,7 @@ __all__ = [
     "delete_plain_batch",
     "file_bytes",
     "optimize_search_index",
+    "put_back",
     "reclaim_pages",
     "run_batches",
     "run_closing",
@@ -41,7 +42,9 @@ BATCH = 50_000  # listings per transaction: a few seconds of writer lock at full
 # file, a record and a checksum) and how its rows are chosen from a batch of listing ids.
 ARCHIVED_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
     "listings": (("id",), "id IN (SELECT id FROM temp.archive_batch)"),
-    "listing_history": (("id",), "listing_id IN (SELECT id FROM temp.archive_batch)"),
+    # A sighting is its listing and moment: row ids of rows that left SQLite are taken again by
+    # later rows, so an archived or packed history row's id names nothing once it is back.
+    "listing_history": (("listing_id", "observed_at"), "listing_id IN (SELECT id FROM temp.archive_batch)"),
     "raw_records": (("kind", "id"), "kind = 'listing' AND id IN (SELECT id FROM temp.archive_batch)"),
 }
 BATCH_TABLE = "CREATE TEMP TABLE IF NOT EXISTS archive_batch (id INTEGER PRIMARY KEY, month TEXT)"
@@ -100,6 +103,48 @@ def as_stored(rows: Any) -> Any:
             continue
         rows = rows.set_column(index, pa.field(field.name, pa.string()), text)
     return rows
+
+
+def put_back(conn: sqlite3.Connection, table: str, names: list[str], rows: list[tuple]) -> int:
+    """Rows of `table` (tuples in `names` order) put back into SQLite (unpacked, restored), inside
+    the caller's transaction; returns how many went in. A listing or raw record the mirror holds
+    keeps the mirror's row (listed again since: it is newer); a history row goes in unless its
+    listing has a sighting at that moment already, under its own id unless a later row took it."""
+    if table != "listing_history":
+        marks = ", ".join("?" * len(names))
+        return conn.executemany(f"INSERT OR IGNORE INTO {table} ({', '.join(names)}) VALUES ({marks})", rows).rowcount
+    import json
+
+    at = names.index("listing_id"), names.index("observed_at")
+    held = set(
+        conn.execute(
+            "SELECT listing_id, observed_at FROM listing_history WHERE listing_id IN (SELECT value FROM json_each(?))",
+            [json.dumps(sorted({row[at[0]] for row in rows}))],
+        ).fetchall()
+    )
+    fresh: dict[tuple, tuple] = {}
+    for row in rows:
+        fresh.setdefault((row[at[0]], row[at[1]]), tuple(row))
+    new = [row for key, row in fresh.items() if key not in held]
+    number = names.index("id")
+    taken = {
+        i
+        for (i,) in conn.execute(
+            "SELECT id FROM listing_history WHERE id IN (SELECT value FROM json_each(?))",
+            [json.dumps([row[number] for row in new])],
+        )
+    }
+    # Its own id when no row took it since; else a new one.
+    conn.executemany(
+        f"INSERT INTO listing_history ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+        [row for row in new if row[number] not in taken],
+    )
+    others = [i for i, name in enumerate(names) if i != number]
+    conn.executemany(
+        f"INSERT INTO listing_history ({', '.join(names[i] for i in others)}) VALUES ({', '.join('?' * len(others))})",
+        [tuple(row[i] for i in others) for row in new if row[number] in taken],
+    )
+    return len(new)
 
 
 def delete_plain_batch(conn: sqlite3.Connection) -> None:
@@ -211,7 +256,10 @@ def run_closing(
     batch)` until it is done (`run_batches`); the report (`report_of(cut)`) gets the file's
     bytes before and after and the seconds taken."""
     path = os.fspath(mirror_path)
-    report = report_of(iso_timestamp(closed_before.astimezone(timezone.utc)))
+    # The mirror's moments are whole seconds compared as text: a cut inside a second is the
+    # next second (a listing closed at 07:00:00 closed before 07:00:00.5).
+    cut = closed_before.astimezone(timezone.utc)
+    report = report_of(iso_timestamp(cut.replace(microsecond=0) + timedelta(seconds=1 if cut.microsecond else 0)))
     report.file_bytes_before = file_bytes(path)
     started = time.monotonic()
     conn = connect(path)

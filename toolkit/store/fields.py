@@ -212,8 +212,8 @@ def iso_timestamp(value: Any) -> str | None:
             return None
     if dt.tzinfo is not None:
         dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
-    fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if dt.microsecond else "%Y-%m-%dT%H:%M:%SZ"
-    return dt.strftime(fmt)
+    fmt = "%m-%dT%H:%M:%S.%fZ" if dt.microsecond else "%m-%dT%H:%M:%SZ"
+    return f"{dt.year:04d}-{dt.strftime(fmt)}"  # strftime writes year 1 as "1"
 
 
 def utc_seconds(dt: datetime) -> str:

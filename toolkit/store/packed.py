@@ -39,6 +39,7 @@ from .closing import (
     ClosingReport,
     declared,
     delete_plain_batch,
+    put_back,
     run_closing,
 )
 from .transaction import one_transaction
@@ -418,12 +419,7 @@ def unpack(mirror_path: str | os.PathLike[str], *, batch: int = BATCH) -> int:
                 for codec, document in list(_records(conn, f"id IN ({marks})", ids)):
                     for table in TABLES:
                         shaped = [_reshaped(r, codec.columns[table], columns[table]) for r in _rows_in(document, table)]
-                        # A listing listed again after it was packed keeps its newer plain row.
-                        conn.executemany(
-                            f"INSERT OR IGNORE INTO {table} ({', '.join(columns[table])}) "
-                            f"VALUES ({', '.join('?' * len(columns[table]))})",
-                            shaped,
-                        )
+                        put_back(conn, table, columns[table], shaped)  # a listing listed again keeps its plain row
                 forget(conn, f"id IN ({', '.join(map(str, ids))})")
                 _bump_version(conn)
             done += len(ids)

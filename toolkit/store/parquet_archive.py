@@ -32,12 +32,14 @@ import os
 import re
 import shutil
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Unpack
 
+from ..errors import BadInput
+from ..formats import moments_array
 from .fields import iso_timestamp
 from .closing import (
     ARCHIVED_TABLES,
@@ -50,6 +52,7 @@ from .closing import (
     as_stored,
     delete_plain_batch,
     file_bytes,
+    put_back,
     reclaim_pages,
     run_closing,
 )
@@ -202,23 +205,32 @@ def _archive_batch(path: str, conn: sqlite3.Connection, report: ArchiveReport, b
     try:
         conn.execute("DELETE FROM temp.archive_batch")
         # Plain rows and packed ones (toolkit/store/packed.py) alike; a listing in both (packed,
-        # listed again, closed again) is one, its plain row winning.
+        # listed again, closed again) is one, its plain row winning. A packed listing listed
+        # again waits while its plain row is live or closed after the cut: then both go together.
         conn.execute(
             "INSERT OR IGNORE INTO temp.archive_batch (id, month) SELECT id, month FROM "
             "(SELECT id, closed_at, substr(closed_at, 1, 7) AS month FROM listings WHERE closed_at IS NOT NULL "
             " AND closed_at < ? UNION ALL SELECT id, strftime('%Y-%m-%dT%H:%M:%fZ', closed / 1000.0, 'unixepoch'), "
-            " strftime('%Y-%m', closed / 1000, 'unixepoch') FROM packed_listings WHERE closed < ?) "
+            " strftime('%Y-%m', closed / 1000, 'unixepoch') FROM packed_listings p WHERE closed < ? AND NOT EXISTS "
+            " (SELECT 1 FROM listings l WHERE l.id = p.id AND (l.closed_at IS NULL OR l.closed_at >= ?))) "
             "ORDER BY closed_at, id LIMIT ?",
-            [cut, epoch_ms(cut), batch],
+            [cut, epoch_ms(cut), cut, batch],
         )
         chosen = dict(conn.execute("SELECT month, count(*) FROM temp.archive_batch GROUP BY month").fetchall())
         if not chosen:
             conn.execute("ROLLBACK")
             return False
+        # A listing archived before, listed again and closed again: its earlier copy leaves the
+        # archive, its history and raw records joining this one's (the archive holds an id once).
+        earlier = _take_out(
+            conn, path, _in_batch(conn), [i for (i,) in conn.execute("SELECT id FROM temp.archive_batch")]
+        )
         for month in sorted(chosen):
             for table, (key, rows_of_batch) in ARCHIVED_TABLES.items():
                 where = f"({rows_of_batch.replace('temp.archive_batch', f'temp.archive_batch WHERE month = {_quote(month)}')})"
                 rows = _with_packed(conn, table, _table_rows(conn, table, where, key), month)
+                if table != "listings" and earlier.rows[table] is not None:
+                    rows = _joined(rows, _of_month(conn, earlier.rows[table], table, month), key)
                 if not rows.num_rows:
                     continue
                 relative = f"{table}/month={month}/part-{stamp}.parquet"
@@ -241,6 +253,7 @@ def _archive_batch(path: str, conn: sqlite3.Connection, report: ArchiveReport, b
             os.replace(staging / rel, target)
             _sync_dir(target.parent)
         conn.execute("COMMIT")
+        drop_unlisted(path, earlier.unlisted)
     except BaseException as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
@@ -275,9 +288,6 @@ def _archive_batch(path: str, conn: sqlite3.Connection, report: ArchiveReport, b
 def _with_packed(conn: sqlite3.Connection, table: str, rows: Any, month: str) -> Any:
     """A batch month's plain rows of `table` and its packed listings' rows, in key order (a
     packed row whose key a plain row holds is the older copy, and left out)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     from .packed import packed_table
 
     packed = packed_table(
@@ -285,14 +295,47 @@ def _with_packed(conn: sqlite3.Connection, table: str, rows: Any, month: str) ->
     )
     if packed is None:
         return rows
-    packed = packed.cast(rows.schema)  # packed rows hold moments as text, as the mirror does
-    key = ARCHIVED_TABLES[table][0]
+    return _joined(rows, packed, ARCHIVED_TABLES[table][0])  # packed rows hold moments as text, as the mirror does
+
+
+def _joined(rows: Any, older: Any, key: tuple[str, ...]) -> Any:
+    """`rows` and the `older` rows (cast to their types) whose key they do not hold, in key order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    older = pa.table(  # a file written before a column was added lacks it
+        {
+            f.name: older.column(f.name) if f.name in older.column_names else pa.nulls(older.num_rows, f.type)
+            for f in rows.schema
+        }
+    ).cast(rows.schema)
     if rows.num_rows:
         held = {tuple(k) for k in zip(*(rows.column(c).to_pylist() for c in key))}
-        keep = [tuple(k) not in held for k in zip(*(packed.column(c).to_pylist() for c in key))]
-        packed = packed.filter(pa.array(keep))
-    both = pa.concat_tables([rows, packed])
+        keep = [tuple(k) not in held for k in zip(*(older.column(c).to_pylist() for c in key))]
+        older = older.filter(pa.array(keep, pa.bool_()))
+    both = pa.concat_tables([rows, older])
     return both.take(pc.sort_indices(both, sort_keys=[(c, "ascending") for c in key]))
+
+
+def _in_batch(conn: sqlite3.Connection) -> Callable[[Any], Any]:
+    """A mask over a listings file's rows: those whose id the batch holds."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = pa.array([i for (i,) in conn.execute("SELECT id FROM temp.archive_batch")], pa.int64())
+    return lambda listed: pc.is_in(listed.column("id"), value_set=ids)
+
+
+def _of_month(conn: sqlite3.Connection, rows: Any, table: str, month: str) -> Any:
+    """The `rows` (history or raw records) of the batch's listings closed in `month`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = pa.array(
+        [i for (i,) in conn.execute("SELECT id FROM temp.archive_batch WHERE month = ?", [month])], pa.int64()
+    )
+    owner = rows.column("listing_id" if table == "listing_history" else "id")
+    return rows.filter(pc.fill_null(pc.is_in(owner, value_set=ids), False))
 
 
 def reclaim_space(mirror_path: str | os.PathLike[str]) -> tuple[int, int]:
@@ -333,27 +376,26 @@ def _table_rows(conn: sqlite3.Connection, table: str, where: str, key: tuple[str
     for position, (column, kind) in enumerate(columns):
         values = [row[position] for row in data]
         moment = column in MOMENTS.get(table, {})
+        if moment:
+            try:
+                arrays.append(moments_array(values, kind, f"{table}.{column}", _FIX))
+            except BadInput as exc:
+                raise ArchiveError(str(exc)) from None
+            continue
         try:
-            arrays.append(pa.array(values, type=pa.string()).cast(kind) if moment else pa.array(values, type=kind))
+            arrays.append(pa.array(values, type=kind))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-            bad = next(v for v in values if v is not None and not _fits(v, kind, moment))
-            what = "a UTC moment like 2026-01-14T16:00:00Z" if moment else f"its declared type {kind}"
-            raise ArchiveError(
-                f"{table}.{column} holds {bad!r}, not {what}: "
-                "nothing was archived; correct that value and run this again"
-            ) from None
+            bad = next(v for v in values if v is not None and not _fits(v, kind))
+            raise ArchiveError(f"{table}.{column} holds {bad!r}, not its declared type {kind}: {_FIX}") from None
     return pa.Table.from_arrays(arrays, names=names)
 
 
-def _fits(value: Any, kind: Any, moment: bool) -> bool:
+_FIX = "nothing was archived; correct that value and run this again"
+
+
+def _fits(value: Any, kind: Any) -> bool:
     import pyarrow as pa
 
-    if moment:
-        try:
-            pa.array([value], type=pa.string()).cast(kind)
-            return True
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-            return False
     if pa.types.is_integer(kind):
         return isinstance(value, int) and -(2**63) <= value < 2**63
     if pa.types.is_floating(kind):
@@ -558,11 +600,8 @@ def restore_month(mirror_path: str | os.PathLike[str], month: str) -> dict[str, 
                         )
                     rows = as_stored(rows)  # moments back to the mirror's text
                     names = rows.column_names
-                    conn.executemany(
-                        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                        zip(*(rows.column(c).to_pylist() for c in names)),
-                    )
-                    restored[table] = restored.get(table, 0) + rows.num_rows
+                    back = put_back(conn, table, names, list(zip(*(rows.column(c).to_pylist() for c in names))))
+                    restored[table] = restored.get(table, 0) + back
             conn.executemany("DELETE FROM archive_parts WHERE path = ?", [(p["path"],) for p in parts])
             conn.execute("COMMIT")
         except BaseException:
@@ -640,6 +679,27 @@ def remove_archived_origin(
     manifest; a file holding others too is written again without them (a new file, listed in
     its place). Returns (the listing ids removed, rows removed per table, the files no longer
     listed: unlink them once the transaction commits; `recover` removes them otherwise)."""
+    import pyarrow.compute as pc
+
+    taken = _take_out(conn, mirror_path, lambda listed: pc.equal(listed.column("origin"), origin))
+    removed = {table: rows.num_rows if rows is not None else 0 for table, rows in taken.rows.items()}
+    return taken.ids, removed, taken.unlisted
+
+
+@dataclass
+class _TakenOut:
+    ids: set[int]  # the listings taken out
+    rows: dict[str, Any]  # per table, the rows taken out (an Arrow table, or None)
+    unlisted: list[Path]  # files no longer listed: unlink them once the transaction commits
+
+
+def _take_out(
+    conn: sqlite3.Connection, mirror_path: str | os.PathLike[str], picked: Callable[[Any], Any], ids: Any = None
+) -> _TakenOut:
+    """Take the archived listings `picked` chooses (a mask over a listings file's `id` and
+    `origin` columns) out of the archive with their history and raw records, inside the
+    caller's transaction (see `remove_archived_origin`). `ids`: only files whose id range may
+    hold one of these are read."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -649,32 +709,34 @@ def remove_archived_origin(
     groups: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for part in manifest(conn):
         groups.setdefault((part["batch"], part["month"]), {})[part["table"]] = part
-    removed_ids: set[int] = set()
-    removed = {table: 0 for table in ARCHIVED_TABLES}
-    unlisted: list[Path] = []
+    taken = _TakenOut(set(), {table: None for table in ARCHIVED_TABLES}, [])
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
     staging = _staging(path) / stamp
+    low, high = (min(ids), max(ids)) if ids else (None, None)
     for number, ((_, month), parts) in enumerate(sorted(groups.items())):
-        if "listings" not in parts:
+        listings = parts.get("listings")
+        if listings is None or (low is not None and (listings["last_id"] < low or listings["first_id"] > high)):
             continue
-        listed = pq.read_table(base / parts["listings"]["path"], columns=["id", "origin"])
-        ids = pc.filter(listed.column("id"), pc.equal(listed.column("origin"), origin))
-        if not len(ids):
+        listed = pq.read_table(base / listings["path"], columns=["id", "origin"])
+        chosen = pc.filter(listed.column("id"), pc.fill_null(picked(listed), False))
+        if not len(chosen):
             continue
-        removed_ids.update(ids.to_pylist())
+        taken.ids.update(chosen.to_pylist())
         for table, part in parts.items():
             rows = pq.read_table(base / part["path"])
             owner = rows.column("listing_id" if table == "listing_history" else "id")
-            gone = pc.is_in(owner, value_set=ids)
+            gone = pc.is_in(owner, value_set=chosen)
             if table == "raw_records":
                 gone = pc.and_(gone, pc.equal(rows.column("kind"), "listing"))
-            kept = rows.filter(pc.invert(pc.fill_null(gone, False)))
-            if kept.num_rows == rows.num_rows:
+            gone = pc.fill_null(gone, False)
+            if not pc.any(gone).as_py():
                 continue
-            removed[table] += rows.num_rows - kept.num_rows
+            out = rows.filter(gone)
+            taken.rows[table] = out if taken.rows[table] is None else pa.concat_tables([taken.rows[table], out])
+            kept = rows.filter(pc.invert(gone))
             conn.execute("DELETE FROM archive_parts WHERE path = ?", [part["path"]])
-            unlisted.append(base / part["path"])
-            if kept.num_rows:  # the rows of other origins, in a file of their own
+            taken.unlisted.append(base / part["path"])
+            if kept.num_rows:  # the other rows, in a file of their own
                 relative = f"{table}/month={month}/part-{stamp}-{number}.parquet"
                 _write_file(pa.Table.from_batches(kept.to_batches(), schema=rows.schema), staging / relative)
                 target = base / relative
@@ -696,7 +758,7 @@ def remove_archived_origin(
                     ],
                 )
     shutil.rmtree(staging, ignore_errors=True)
-    return removed_ids, removed, unlisted
+    return taken
 
 
 def drop_unlisted(mirror_path: str | os.PathLike[str], files: Iterable[Path]) -> None:

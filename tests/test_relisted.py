@@ -1,0 +1,164 @@
+"""A name that closes, leaves SQLite (packed or archived) and is listed again: nothing it was
+seen at is lost or doubled, wherever its rows are; the live listing is never moved out.
+The feed is a Namecheap auctions CSV in the publisher's 25 columns, fetched by `edt sync --feeds`
+from a `file://` address, as a user's config would name it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from toolkit.cli import cli
+from toolkit.store import parquet_archive as archive
+
+HEADER = (
+    "url,name,startDate,endDate,price,startPrice,renewPrice,bidCount,ahrefsDomainRating,umbrellaRanking,"
+    "cloudflareRanking,estibotValue,extensionsTaken,keywordSearchCount,registeredDate,lastSoldPrice,lastSoldYear,"
+    "isPartnerSale,semrushAScore,majesticCitation,ahrefsBacklinks,semrushBacklinks,majesticBacklinks,"
+    "majesticTrustFlow,goValue"
+)
+NAME = "bravo-two.com"
+
+
+class Feed:
+    """One mirror fed by a Namecheap file the test rewrites between syncs."""
+
+    def __init__(self, folder: Path, monkeypatch: pytest.MonkeyPatch):
+        self.folder, self.db, self.file = folder, folder / "m.db", folder / "nc.csv"
+        config = folder / "feeds.toml"
+        config.write_text(f'[feeds.namecheap-auctions]\nurl = "{self.file.as_uri()}"\n')
+        monkeypatch.setenv("EDT_CONFIG", str(config))
+        monkeypatch.setenv("EDT_BUDGET_FILE", str(folder / "budget.sqlite"))
+        monkeypatch.delenv("EDT_NOW", raising=False)
+        monkeypatch.delenv("EDT_DB", raising=False)
+
+    def run(self, *args: str) -> str:
+        done = CliRunner().invoke(cli, [*args, "--db", str(self.db)], catch_exceptions=False)
+        assert done.exit_code == 0, done.output
+        return done.output
+
+    def day(self, **bids: float) -> None:
+        """The file lists these names at these bids; a sync reads it (a name left out closes)."""
+        time.sleep(1.05)  # each sync its own second: the mirror's moments are whole seconds
+        lines = [HEADER] + [
+            f"https://www.namecheap.com/market/{name},{name},2026-11-20T10:00:00Z,2027-01-29T18:00:00Z,{bid},5,"
+            "12.98,1,0,0,0,100,0,0,,0,0,false,0,5,0,0,10,3,0"
+            for name, bid in bids.items()
+        ]
+        self.file.write_text("\n".join(lines) + "\n")
+        self.run("sync", "--feeds", "namecheap-auctions")
+
+    def history(self) -> list[float]:
+        """The name's bids as seen, from the mirror and its archive together (DuckDB)."""
+        found = archive.open_duckdb(self.db).sql(
+            "SELECT h.max_bid FROM listing_history h WHERE h.listing_id IN "
+            f"(SELECT id FROM listings WHERE name = '{NAME}') ORDER BY h.observed_at"
+        )
+        return [row[0] for row in found.fetchall()]
+
+    def live(self) -> list[str]:
+        out = json.loads(self.run("query", "--format", "json"))
+        return sorted(r["name"] for r in out["data"])
+
+
+def _closed_before_now(feed: Feed, *extra: str) -> str:
+    """`edt archive`: what closed before now goes to the archive (or, with --pack-after 0d, is packed)."""
+    time.sleep(1.05)
+    packing = "--pack-after" in extra and extra[extra.index("--pack-after") + 1] == "0d"
+    return feed.run("archive", "--closed-before", "3650d" if packing else "0d", *extra)
+
+
+def test_a_packed_name_listed_again_stays_live_and_keeps_its_history_through_an_archive(tmp_path, monkeypatch):
+    feed = Feed(tmp_path, monkeypatch)
+    feed.day(**{"alpha-one.com": 20, NAME: 20})
+    feed.day(**{"alpha-one.com": 20})  # the name closes
+    _closed_before_now(feed, "--pack-after", "0d")  # and is packed
+    feed.day(**{"alpha-one.com": 20, NAME: 30})  # listed again: live
+    _closed_before_now(feed, "--pack-after", "none")
+    assert feed.live() == ["alpha-one.com", NAME]
+    assert feed.history() == [20, 30]
+
+
+def test_a_packed_history_comes_back_whole_when_unpacked_after_new_names_arrived(tmp_path, monkeypatch):
+    feed = Feed(tmp_path, monkeypatch)
+    feed.day(**{"alpha-one.com": 20, NAME: 20})
+    feed.day(**{"alpha-one.com": 20, NAME: 35})
+    feed.day(**{"alpha-one.com": 20})
+    _closed_before_now(feed, "--pack-after", "0d")
+    feed.day(**{"alpha-one.com": 20, "charlie-three.com": 9})  # new rows take the packed rows' ids
+    feed.day(**{"alpha-one.com": 21, "charlie-three.com": 9})
+    feed.run("archive", "--unpack")
+    conn = sqlite3.connect(feed.db)
+    bids = conn.execute(
+        "SELECT h.max_bid FROM listing_history h JOIN listings l ON l.id = h.listing_id WHERE l.name = ? "
+        "ORDER BY h.observed_at",
+        [NAME],
+    ).fetchall()
+    assert [b for (b,) in bids] == [20, 35]
+
+
+def test_a_name_packed_twice_keeps_every_sighting(tmp_path, monkeypatch):
+    feed = Feed(tmp_path, monkeypatch)
+    feed.day(**{"alpha-one.com": 20, NAME: 20})
+    feed.day(**{"alpha-one.com": 20, NAME: 25})
+    feed.day(**{"alpha-one.com": 20})
+    _closed_before_now(feed, "--pack-after", "0d")
+    feed.day(**{"alpha-one.com": 20, NAME: 40})
+    feed.day(**{"alpha-one.com": 20})
+    _closed_before_now(feed, "--pack-after", "0d")
+    assert feed.history() == [20, 25, 40]
+
+
+def test_a_name_archived_twice_is_one_listing_with_both_histories_and_its_month_restores(tmp_path, monkeypatch):
+    feed = Feed(tmp_path, monkeypatch)
+    feed.day(**{"alpha-one.com": 20, NAME: 20})
+    feed.day(**{"alpha-one.com": 20})
+    _closed_before_now(feed, "--pack-after", "none")
+    feed.day(**{"alpha-one.com": 20, "charlie-three.com": 9, NAME: 30})
+    feed.day(**{"alpha-one.com": 20, "charlie-three.com": 9})
+    _closed_before_now(feed, "--pack-after", "none")
+    everything = json.loads(feed.run("query", "include_closed=1", "--format", "json"))["data"]
+    assert sorted(r["name"] for r in everything) == ["alpha-one.com", NAME, "charlie-three.com"]
+    assert [r["max_bid"] for r in everything if r["name"] == NAME] == [30]  # the newer copy
+    assert feed.history() == [20, 30]
+    assert "1 archived" in feed.run("status")
+    month = datetime.now(timezone.utc).strftime("%Y-%m")
+    feed.run("archive", "--restore", month)
+    conn = sqlite3.connect(feed.db)
+    assert conn.execute("SELECT count(*) FROM listings WHERE name = ?", [NAME]).fetchone()[0] == 1
+    assert feed.history() == [20, 30]
+
+
+def test_a_cut_inside_a_second_takes_the_listings_closed_at_its_start(tmp_path, monkeypatch):
+    feed = Feed(tmp_path, monkeypatch)
+    feed.day(**{"alpha-one.com": 20, NAME: 20})
+    feed.day(**{"alpha-one.com": 20})
+    closed = sqlite3.connect(feed.db).execute("SELECT closed_at FROM listings WHERE name = ?", [NAME]).fetchone()[0]
+    moment = datetime.fromisoformat(closed.replace("Z", "+00:00")) + timedelta(milliseconds=500)
+    report = archive.archive_closed(feed.db, moment)
+    assert sum(report.listings.values()) == 1
+
+
+def test_parquet_reads_moments_written_with_a_fraction_of_a_second_or_a_short_year(tmp_path, monkeypatch):
+    """Mirrors loaded before moments were cut to the second hold feeds' fractions."""
+    import pyarrow.parquet as pq
+
+    feed = Feed(tmp_path, monkeypatch)
+    feed.day(**{"alpha-one.com": 20, NAME: 20})
+    conn = sqlite3.connect(feed.db)
+    conn.execute("UPDATE listings SET auction_end_date = '2027-01-29T18:00:00.250000Z' WHERE name = ?", [NAME])
+    conn.commit()
+    feed.run("export", "--out", str(tmp_path / "all.parquet"))
+    ends = pq.read_table(tmp_path / "all.parquet").column("auction_end_date").to_pylist()
+    assert datetime(2027, 1, 29, 18, 0, 0, 250000, tzinfo=timezone.utc) in ends
+    conn.execute("UPDATE listings SET auction_end_date = '1-01-01T00:00:00Z' WHERE name = ?", [NAME])
+    conn.commit()
+    refused = CliRunner().invoke(cli, ["export", "--db", str(feed.db), "--out", str(tmp_path / "b.parquet")])
+    assert refused.exit_code == 2 and "auction_end_date holds '1-01-01T00:00:00Z'" in refused.output
+    assert not (tmp_path / "b.parquet").exists()
