@@ -162,3 +162,21 @@ def test_parquet_reads_moments_written_with_a_fraction_of_a_second_or_a_short_ye
     refused = CliRunner().invoke(cli, ["export", "--db", str(feed.db), "--out", str(tmp_path / "b.parquet")])
     assert refused.exit_code == 2 and "auction_end_date holds '1-01-01T00:00:00Z'" in refused.output
     assert not (tmp_path / "b.parquet").exists()
+
+
+def test_export_never_writes_over_the_mirror_nor_its_archive(tmp_path, monkeypatch):
+    feed = Feed(tmp_path, monkeypatch)
+    feed.day(**{"alpha-one.com": 20, NAME: 20})
+    feed.day(**{"alpha-one.com": 20})
+    _closed_before_now(feed, "--pack-after", "none")
+    part = next(archive.archive_dir(feed.db).rglob("*.parquet"))
+    before = feed.db.read_bytes(), part.read_bytes()
+    for out in (feed.db, Path(f"{feed.db}-wal"), part, tmp_path / "link.db"):
+        if out.name == "link.db":
+            out.symlink_to(feed.db)
+        refused = CliRunner().invoke(
+            cli, ["export", "--db", str(feed.db), "--format", "csv", "--out", str(out), "tld=.zz"]
+        )
+        assert refused.exit_code == 2 and "the mirror's own file" in refused.output, refused.output
+    assert (feed.db.read_bytes(), part.read_bytes()) == before
+    assert "alpha-one.com" in feed.live()

@@ -161,13 +161,14 @@ _KINDS = (
 )
 
 
-def output_target(out: str) -> tuple[Path | None, str | None]:
+def output_target(out: str, *, mirror: str | os.PathLike[str] | None = None) -> tuple[Path | None, str | None]:
     """Where `--out OUT` writes: (None, None) for `-` (standard output), else the regular file
     to replace atomically and, when OUT is a symbolic link, a note saying it was followed.
 
     Only regular files are written: a device, FIFO, socket or folder at OUT (or at the end of
-    the link) raises `OutputRefused`, as does a missing folder. A link is followed (its target
-    is replaced, the link stays), never replaced by a file."""
+    the link) raises `OutputRefused`, as does a missing folder, or the `mirror` file itself or
+    one beside it that is its own (`mirror.db-wal`, `mirror.db.archive/...`). A link is
+    followed (its target is replaced, the link stays), never replaced by a file."""
     if out == "-":
         return None, None
     path = Path(out)
@@ -176,6 +177,14 @@ def output_target(out: str) -> tuple[Path | None, str | None]:
         target = Path(os.path.realpath(path))
         note = f"--out {out} is a symbolic link: writing to its target {target}"
         path = target
+    if mirror is not None:
+        own = Path(os.path.realpath(mirror))
+        written = Path(os.path.realpath(path))
+        for place in (written, *written.parents):
+            if place.parent == own.parent and (
+                place.name == own.name or place.name.startswith((own.name + "-", own.name + "."))
+            ):
+                raise OutputRefused(f"--out {out}: that is the mirror's own file ({place}); export to another path")
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:

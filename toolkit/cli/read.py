@@ -294,7 +294,7 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, 
     fmt = fmt or _export_format(out)
     plan = check_plan(plan)
     mirror = open_mirror(db)
-    target, note = output_target(out)  # OutputRefused: bad input, said by the group
+    target, note = output_target(out, mirror=mirror.path)  # OutputRefused: bad input, said by the group
     if target is None and fmt == "parquet" and sys.stdout.isatty():
         raise BadInput(
             "--out -: Parquet is binary; redirect standard output to a file or pipe (edt export ... > f.parquet)"
