@@ -1,6 +1,6 @@
 """The investors' app: `streamlit run app.py` (or `edt app`). It opens the mirror in EDT_DB,
 else data/mirror.db; everything it shows comes through the toolkit's query layer. The page
-script is `toolkit/ui/page_script.py`; this file serves it with the CSV download routes
+script is `toolkit/ui/script/page_script.py`; this file serves it with the CSV download routes
 (`toolkit/ui/asgi.py`)."""
 
 import streamlit as st

@@ -22,7 +22,7 @@ from toolkit.store.labels import STATUS_WORDS
 from toolkit.store.schema import connect
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "toolkit" / "ui" / "page_script.py")  # the page script app.py serves
+APP = str(ROOT / "toolkit" / "ui" / "script" / "page_script.py")  # the page script app.py serves
 
 
 @pytest.fixture(scope="session")

@@ -909,7 +909,7 @@ def test_saving_a_search_on_a_read_only_mirror_says_so(db, tmp_path, monkeypatch
         access, "read_only_place", lambda path: "a read-only file" if Path(path) == copy else real(path)
     )
     at = AppTest.from_file(
-        str(Path(__file__).resolve().parents[1] / "toolkit" / "ui" / "page_script.py"), default_timeout=60
+        str(Path(__file__).resolve().parents[1] / "toolkit" / "ui" / "script" / "page_script.py"), default_timeout=60
     )
     at.query_params["view"] = "watchlist"
     at.run()

@@ -467,7 +467,7 @@ def test_the_domain_page_shows_flags_with_reasons_and_the_metric_chart(demo, mon
     assert flags["Inflated metrics"] == record["metrics_jump"]["reason"] and inflated
     monkeypatch.setenv("EDT_DB", str(demo.path))
     at = AppTest.from_file(
-        str(Path(__file__).resolve().parents[1] / "toolkit" / "ui" / "page_script.py"), default_timeout=60
+        str(Path(__file__).resolve().parents[1] / "toolkit" / "ui" / "script" / "page_script.py"), default_timeout=60
     )
     at.query_params["view"] = "detail"
     at.query_params["id"] = str(record["id"])

@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = ["main"]
 
-APP = Path(__file__).resolve().parents[1] / "ui" / "page_script.py"
+APP = Path(__file__).resolve().parents[1] / "ui" / "script" / "page_script.py"
 TARGET_S = 2.0
 
 

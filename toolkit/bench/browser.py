@@ -130,6 +130,10 @@ def page_failure(exception_texts: Sequence[str], page_text: str) -> str | None:
     return None
 
 
+# Streamlit's own page list: shown when a `pages/` folder stands beside the script it runs.
+_STREAMLIT_NAV_JS = "return !!document.querySelector('[data-testid=\"stSidebarNav\"]')"
+
+
 def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PAGE_TIMEOUT_S) -> ViewResult:
     """Opens `?view=VIEW`, waits until it has rendered, saves `out/VIEW.png`, and judges it."""
     started = time.monotonic()
@@ -157,6 +161,8 @@ def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PA
         time.sleep(SETTLE_S)
         state = driver.execute_script(PAGE_STATE_JS) or state
         found = page_failure(state.get("exceptions") or [], driver.execute_script(TEXT_JS) or "")
+        if driver.execute_script(_STREAMLIT_NAV_JS):
+            found = found or "ERROR: the sidebar lists Streamlit's own pages (a pages/ folder beside the page script)"
         failure = found or failure
         if not driver.save_screenshot(str(path)):
             shot = None

@@ -1,5 +1,5 @@
 """What `streamlit run app.py` and `edt app` serve (Streamlit's `st.App`, an ASGI app): the
-app's page script (`page_script.py`), and beside it the CSV download routes (`exports.py`),
+app's page script (`script/page_script.py`), and beside it the CSV download routes (`exports.py`),
 the page's front-end code named in its HTML (`assets.PagePreload`), Streamlit's front end
 and the charts' library (`assets.ECHARTS_FILE`) sent from memory (`assets.FromMemory`),
 plus a warm-up when the server starts.
@@ -8,7 +8,7 @@ The warm-up (a background thread, so the server answers at once) imports the pag
 libraries, pays Streamlit's own once-per-process costs of a first run, and opens the mirror
 with its columnar index, all of which the first visitor would otherwise wait for.
 
-`streamlit run toolkit/ui/page_script.py` (and `AppTest`) runs the script alone: the pages
+`streamlit run toolkit/ui/script/page_script.py` (and `AppTest`) runs the script alone: the pages
 then offer the CSV through Streamlit's own download button, held in memory.
 """
 
@@ -28,7 +28,7 @@ from .assets import FromMemory, PagePreload, mark_served
 
 __all__ = ["SCRIPT", "ROUTES", "MIDDLEWARE", "lifespan", "load_libraries", "warm_up"]
 
-SCRIPT = str(Path(__file__).with_name("page_script.py"))
+SCRIPT = str(Path(__file__).with_name("script") / "page_script.py")  # not beside pages/
 log = logging.getLogger("toolkit.ui")
 MIDDLEWARE = [Middleware(FromMemory), Middleware(PagePreload)]
 ROUTES = exports.ROUTES

@@ -86,7 +86,7 @@ def mark_served() -> None:
 
 def served() -> bool:
     """True when this process is app.py's server (`st.App`); false under AppTest and
-    `streamlit run toolkit/ui/page_script.py`, where the pages use Streamlit's own elements instead."""
+    `streamlit run toolkit/ui/script/page_script.py`, where the pages use Streamlit's own elements instead."""
     return _served.is_set()
 
 

@@ -9,7 +9,7 @@ draw), so the chart pages open and redraw sooner.
 Served by app.py, `show` draws the option with a small component of ours (`_CHART_JS`,
 no iframe) that imports ECharts' own module (`assets.ECHARTS_URL`); Streamlit's ECharts
 element (`st.echarts_chart`, used where app.py's routes are not served: AppTest,
-`streamlit run toolkit/ui/page_script.py`) brings 1 MB of Arrow and number-formatting code
+`streamlit run toolkit/ui/script/page_script.py`) brings 1 MB of Arrow and number-formatting code
 with it, 0.2-0.3 s of a chart page's first render. The component gives the charts
 Streamlit's look (`themeFor` in `_CHART_JS`) and reads tooltip templates as Streamlit's
 element does (`{@[k]}`: dimension k of the point, as escaped text).

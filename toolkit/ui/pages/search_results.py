@@ -215,7 +215,7 @@ def _download_all(params: dict[str, str], pending: bool) -> str | None:
     reads the mirror with its clock stopped at the moment that count was taken). Served by
     `app.py`, a link (returned, drawn with the table) to a route that streams the file from
     the query layer in constant memory; run without it (AppTest, `streamlit run
-    toolkit/ui/page_script.py`), Streamlit's download button, which holds the file in memory."""
+    toolkit/ui/script/page_script.py`), Streamlit's download button, which holds the file in memory."""
     search = {k: v for k, v in params.items() if k not in ("page", "per_page")}
     total = state.search(params, pending=pending)["meta"]["total"]
     at = state.searched_at(params, pending=pending)
