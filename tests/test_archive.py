@@ -510,3 +510,28 @@ def test_the_old_module_name_still_imports_and_warns():
     with pytest.warns(DeprecationWarning, match="parquet_archive"):
         from toolkit.store.archive import archive_table, open_duckdb
     assert open_duckdb is archive.open_duckdb and archive_table is archive.archive_table
+
+
+def test_bad_ages_empty_values_and_a_missing_mirror_are_one_line_exit_2_and_write_nothing(copy, tmp_path):
+    runner = CliRunner(env={"EDT_NOW": NOW.strftime("%Y-%m-%dT%H:%M:%SZ"), "EDT_CONFIG": str(tmp_path / "none.toml")})
+    before = _rows(copy, "listings")
+    for args, said in (
+        (["--closed-before", "800000d"], "--closed-before: '800000d' is older than any listing"),
+        (["--pack-after", "99999999999999d"], "--pack-after: '99999999999999d' is older than any listing"),
+        (["--closed-before", ""], "--closed-before is empty"),
+        (["--restore", ""], "--restore is empty"),
+        (["--batch", "99999999999999999999"], "--batch"),
+    ):
+        done = runner.invoke(cli, ["archive", "--db", str(copy), *args])
+        assert done.exit_code == 2 and said in done.output, (args, done.output)
+        assert "Traceback" not in done.output
+    config = tmp_path / "ages.toml"
+    config.write_text('[archive]\nclosed_before = "six months"\n')
+    done = CliRunner(env={"EDT_CONFIG": str(config)}).invoke(cli, ["archive", "--db", str(copy)])
+    assert done.exit_code == 2 and f"[archive] closed_before in {config}" in done.output
+    assert "--closed-before" not in done.output
+    assert _rows(copy, "listings") == before and _manifest(copy) == []
+    typo = tmp_path / "typo" / "deeper" / "mirror.db"
+    done = runner.invoke(cli, ["archive", "--db", str(typo)])
+    assert done.exit_code == 2 and "no mirror there" in done.output
+    assert not (tmp_path / "typo").exists()

@@ -47,7 +47,7 @@ __all__ = ["archive"]
 )
 @click.option(
     "--batch",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 10_000_000),
     default=None,
     metavar="N",
     help="Listings per transaction (default 50,000: a few seconds of writer lock at full scale).",
@@ -75,6 +75,9 @@ def archive(
     from ..store import packed as packing
     from ..config import ARCHIVE_CLOSED_BEFORE, PACK_AFTER, archive_setting, pack_setting
 
+    for option, value in (("--closed-before", closed_before), ("--pack-after", pack_after), ("--restore", restore)):
+        if value is not None and not value.strip():  # an empty shell variable: refused, never the default
+            raise BadInput(f"{option} is empty: give it a value (--help says which) or leave the option out")
     if sum(map(bool, (closed_before or pack_after, unpack, list_months, verify, restore, vacuum))) > 1:
         raise BadInput("--closed-before/--pack-after, --unpack, --list, --verify, --restore and --vacuum: choose one")
     if list_months or verify:
@@ -104,6 +107,8 @@ def archive(
         return
     from .load import hold_load_lock
 
+    if not Path(db).exists():
+        open_mirror(db)  # refuses, naming the path, before a folder or a lock file is made for it
     hold_load_lock(db, "edt archive")
     mirror = open_mirror(db, writes="archive")
     try:
@@ -128,16 +133,18 @@ def archive(
                 as_json,
             )
         else:
-            age = closed_before or archive_setting() or ARCHIVE_CLOSED_BEFORE
-            pack_age = pack_after or pack_setting() or PACK_AFTER
+            age, age_from = _setting(closed_before, "--closed-before", archive_setting(), "closed_before")
+            pack_age, pack_from = _setting(pack_after, "--pack-after", pack_setting(), "pack_after")
+            age = age or ARCHIVE_CLOSED_BEFORE
+            pack_age = pack_age or PACK_AFTER
             try:
                 cut = mirror.now() - archiving.parse_age(age)  # EDT_NOW, when set, is now
             except ValueError as exc:
-                raise BadInput(f"--closed-before: {exc}") from None
+                raise BadInput(f"{age_from}: {exc}") from None
             try:
                 pack_cut = None if pack_age.strip().lower() == "none" else mirror.now() - archiving.parse_age(pack_age)
             except ValueError as exc:
-                raise BadInput(f"--pack-after: {exc} (or none)") from None
+                raise BadInput(f"{pack_from}: {exc} (or none)") from None
             report = archiving.archive_closed(db, cut, batch=batch or archiving.BATCH, progress=_progress(as_json))
             packing_report = None
             if pack_cut is not None:  # after the archive: what leaves for Parquet is not packed first
@@ -147,6 +154,15 @@ def archive(
     except archiving.ArchiveError as exc:
         raise BadInput(str(exc)) from None
     refresh_index(mirror)
+
+
+def _setting(given: str | None, option: str, configured: str | None, key: str) -> tuple[str | None, str]:
+    """An age and where it came from (the option, else the config file's key), for its error line."""
+    if given is not None:
+        return given, option
+    from ..config import config_path
+
+    return configured, f"[archive] {key} in {config_path()}"
 
 
 def _progress(quiet: bool):

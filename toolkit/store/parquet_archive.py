@@ -112,7 +112,13 @@ def parse_age(text: str) -> timedelta:
     if not found:
         raise ValueError(f"{text!r} is not an age: write days as 180d (or 26w, 6m)")
     count, unit = int(found[1]), found[2] or "d"
-    return timedelta(days=count * {"d": 1, "w": 7, "m": 30}[unit])
+    days = count * {"d": 1, "w": 7, "m": 30}[unit]
+    if days > _MAX_AGE_DAYS:
+        raise ValueError(f"{text!r} is older than any listing: write at most {_MAX_AGE_DAYS:,}d (100 years)")
+    return timedelta(days=days)
+
+
+_MAX_AGE_DAYS = 36_500  # an age past the first listing anywhere; a cut before year 1 cannot be written
 
 
 # -- the manifest ---------------------------------------------------------------------
