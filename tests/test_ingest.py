@@ -1313,3 +1313,33 @@ def test_a_killed_load_s_staging_folder_is_removed_by_the_next_load(tmp_path, mo
     ingest_file(mirror, "godaddy", godaddy_zip(tmp_path / "all_listings.json.zip"), observed_at=SEEN)
     assert not left.exists() and alive.exists()
     assert [p.name for p in (tmp_path / "tmp").iterdir()] == [alive.name]  # the load's own went at its end
+
+
+def test_a_count_past_any_real_one_is_a_skipped_row_naming_its_line_not_a_crash(tmp_path):
+    """A 19-digit backlink count (SQLite's largest integer) or a 17-digit one (a float would
+    round it): the row is skipped, the others written."""
+    from click.testing import CliRunner
+    from test_relisted import HEADER
+
+    from toolkit.cli import cli
+
+    row = (
+        "https://www.namecheap.com/market/{0},{0},2026-11-20T10:00:00Z,2027-01-29T18:00:00Z,20,5,12.98,1,0,0,0,"
+        "100,0,0,,0,0,false,0,5,0,0,{1},3,0"
+    )
+    path = tmp_path / "nc.csv"
+    path.write_text(
+        "\n".join(
+            [
+                HEADER,
+                row.format("fine-one.com", 10),
+                row.format("huge-two.com", 9223372036854775807),
+                row.format("huge-three.com", 12345678901234567),
+            ]
+        )
+        + "\n"
+    )
+    done = CliRunner().invoke(cli, ["ingest", "namecheap", str(path), "--db", str(tmp_path / "m.db")])
+    assert done.exit_code == 0, done.output
+    assert "1 new" in done.output and "nc.csv:3: majesticBacklinks" in done.output and "nc.csv:4:" in done.output
+    assert [r[0] for r in sqlite3.connect(tmp_path / "m.db").execute("SELECT name FROM listings")] == ["fine-one.com"]

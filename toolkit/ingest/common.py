@@ -293,11 +293,16 @@ def _timestamp(value: Any, zone: Any, us_dates: bool) -> str:
     return _moment_text(parsed)
 
 
+_MOST = 10**15  # above any count a feed carries; read exactly through a float, and within SQLite's integers
+
+
 def whole_number(value: Any, field: str, low: int = 0, high: int | None = None) -> int | None:
-    """A whole number in [low, high] from a feed cell (None for an empty one); `BadRow` otherwise."""
+    """A whole number in [low, high] (high at most 10^15) from a feed cell (None for an empty
+    one); `BadRow` otherwise."""
+    high = _MOST if high is None else min(high, _MOST)
     if type(value) is str and 0 < len(value) < 16 and value.isdigit() and value.isascii():
         whole = int(value)
-        if low <= whole and (high is None or whole <= high):
+        if low <= whole <= high:
             return whole
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -305,10 +310,9 @@ def whole_number(value: Any, field: str, low: int = 0, high: int | None = None) 
         number: float = float(str(value).replace(",", "").strip()) if not isinstance(value, (int, float)) else value
     except ValueError:
         raise BadRow(f"{field} {value!r} is not a number") from None
-    out_of_range = number < low or (high is not None and number > high)
+    out_of_range = number < low or number > high
     if isinstance(value, bool) or not math.isfinite(number) or number != int(number) or out_of_range:
-        bounds = f"{low}-{high}" if high is not None else f">= {low}"
-        raise BadRow(f"{field} {value!r} is not a whole number {bounds}")
+        raise BadRow(f"{field} {value!r} is not a whole number {low:,}-{high:,}")
     return int(number)
 
 
