@@ -303,10 +303,18 @@ def test_zone_share_bars_per_topic_and_source():
     assert list(topics.y) == ["Health", "Unknown"] and list(topics.x) == [75.0, 0.0]
     assert [list(c) for c in topics.customdata] == [[3, 4], [0, 3]]
     sources = zone_share_bars(COUNTS, "source").data[0]
-    assert list(sources.y) == ["sedo", "dynadot"] and sources.x[0] == pytest.approx(60.0)
+    assert list(sources.y) == ["Sedo", "Dynadot"] and sources.x[0] == pytest.approx(60.0)  # platforms by name
     with pytest.raises(ValueError):
         zone_share_bars(COUNTS, "tld")
-    assert has_empty_annotation(zone_share_bars(NONE))
+    assert has_empty_annotation(zone_share_bars(empty_counts(0)))
+
+
+def test_count_charts_of_listings_without_archive_data_say_so_not_that_no_row_matches():
+    """Rows matched (a feeds-only mirror: no archive data, no TF/CF): the charts say what they lack."""
+    for figure in (age_bars(NONE), first_year_bars(NONE), snapshots_age_heatmap(NONE), zone_share_bars(NONE, "source")):
+        [annotation] = [a.text for a in figure.layout.annotations]
+        assert annotation.startswith("None of the 4 listings has "), annotation
+    assert [a.text for a in age_bars(empty_counts(0)).layout.annotations] == [charts.EMPTY_TEXT]
 
 
 def test_age_year_and_language_bars_from_counts():
@@ -318,7 +326,7 @@ def test_age_year_and_language_bars_from_counts():
     assert dict(zip(languages.y, languages.x)) == {"FR": 4, "Unknown": 3, "EN": 2, "DE": 1}
     narrow = language_bars(COUNTS, top=2).data[0]
     assert dict(zip(narrow.y, narrow.x)) == {"FR": 4, "Unknown": 3, "Other": 3}
-    assert has_empty_annotation(age_bars(NONE)) and has_empty_annotation(first_year_bars(NONE))
+    assert has_empty_annotation(age_bars(empty_counts(0))) and has_empty_annotation(first_year_bars(empty_counts(0)))
     assert dict(zip(language_bars(NONE).data[0].y, language_bars(NONE).data[0].x)) == {"Unknown": 4}
 
 
@@ -327,7 +335,7 @@ def test_snapshots_age_heatmap_has_log_spaced_bins():
     assert list(heat.x) == [3, 4, 5] and list(heat.y) == ["5–9", "10–19", "20–49"]
     cells = np.asarray(heat.customdata)
     assert cells[2, 0] == 2 and cells[0, 2] == 1 and cells.sum() == 3
-    assert has_empty_annotation(snapshots_age_heatmap(NONE))
+    assert has_empty_annotation(snapshots_age_heatmap(empty_counts(0)))
 
 
 # ---------------------------------------------------------------- calendar

@@ -35,6 +35,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from ..query.aggregates import ZONE_OFFSET, ZONE_SLOPE, ChartCounts, snapshot_bin_label
+from ..store.labels import platform_name
 
 __all__ = [
     "EMPTY_TEXT",
@@ -436,9 +437,10 @@ def zone_share_bars(counts: ChartCounts, by: str = "topic") -> go.Figure:
     title = f"{ZONE_NAME} by {by}"
     groups = counts.zone_by_topic if by == "topic" else counts.zone_by_source
     if not groups:
-        return _empty_figure(title)
+        return _empty_figure(title, _none_counted(counts, "both Trust Flow and Citation Flow"))
+    named = platform_name if by == "source" else str
     rows = sorted(
-        ((label or "Unknown", inside, outside) for label, (inside, outside) in groups.items()),
+        ((named(label) if label else "Unknown", inside, outside) for label, (inside, outside) in groups.items()),
         key=lambda r: (-r[1] / (r[1] + r[2]), r[0]),
     )
     shares = [100 * inside / (inside + outside) for _, inside, outside in rows]
@@ -463,15 +465,24 @@ def zone_share_bars(counts: ChartCounts, by: str = "topic") -> go.Figure:
     return fig
 
 
+def _none_counted(counts: ChartCounts, what: str) -> str:
+    """The words of an empty chart of counts: no listing matched, or some did and none has `what`."""
+    if not counts.total:
+        return EMPTY_TEXT
+    return f"None of the {counts.total:,} listings has {what}" if counts.total > 1 else f"The listing has no {what}"
+
+
 def age_bars(counts: ChartCounts) -> go.Figure:
     """Listings per age in whole years (as the API's `age`), one bar per year."""
-    return _year_bars(counts.ages, "Domain age", "Age (years)", f"{sum(counts.ages.values()):,}")
+    total = f"{sum(counts.ages.values()):,}"
+    return _year_bars(counts.ages, "Domain age", "Age (years)", total, _none_counted(counts, _NO_ARCHIVE))
 
 
 def first_year_bars(counts: ChartCounts) -> go.Figure:
     """Listings per year of their first Wayback Machine snapshot."""
     total = f"{sum(counts.first_years.values()):,}"
-    return _year_bars(counts.first_years, "First Wayback snapshot", "Year of first snapshot", total)
+    empty = _none_counted(counts, _NO_ARCHIVE)
+    return _year_bars(counts.first_years, "First Wayback snapshot", "Year of first snapshot", total, empty)
 
 
 def snapshots_age_heatmap(counts: ChartCounts) -> go.Figure:
@@ -479,7 +490,9 @@ def snapshots_age_heatmap(counts: ChartCounts) -> go.Figure:
     by log10(count)."""
     title = "Wayback snapshots vs age"
     if not counts.snapshots_by_age:
-        return _empty_figure(title)
+        return _empty_figure(
+            title, _none_counted(counts, "an archive age and snapshot count yet (edt enrich looks them up)")
+        )
     ages = [a for a, _ in counts.snapshots_by_age]
     bins = [k for _, k in counts.snapshots_by_age]
     x = list(range(min(ages), max(ages) + 1))

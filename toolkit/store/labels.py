@@ -17,6 +17,7 @@ from datetime import date
 from .fields import LISTING_DERIVED_FIELDS, LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
 
 __all__ = [
+    "platform_name",
     "Label",
     "GROUPS",
     "LISTING_LABELS",
@@ -365,6 +366,14 @@ def status_words(code: str | None) -> str:
 def status_meaning(code: str | None) -> str:
     """What a status means for the drop, with its code: `deleted, ... (redemptionPeriod)`."""
     return f"{STATUS_WORDS[code][1]} ({code})" if code in STATUS_WORDS else (code or "")
+
+
+def platform_name(slug: str | None) -> str:
+    """A listing's source by its name (`godaddy` -> `GoDaddy Auctions`); an unknown one as it is."""
+    from ..sources import source_by_slug
+
+    found = source_by_slug(slug or "")
+    return found.name if found else (slug or "")
 
 
 def pipeline_name(slug: str | None) -> str:

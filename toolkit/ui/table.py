@@ -16,8 +16,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ..sources import source_by_slug
-from ..store.labels import pipeline_name, status_meaning, status_words
+from ..store.labels import pipeline_name, platform_name, status_meaning, status_words
 from ..store.schema import deal_ratio
 
 __all__ = [
@@ -184,8 +183,7 @@ def _deal(record: Mapping[str, Any], now: datetime) -> str:
 
 def platform(slug: str | None) -> str:
     """A listing's source by its name (`godaddy` -> `GoDaddy Auctions`)."""
-    found = source_by_slug(slug or "")
-    return found.name if found else (slug or "")
+    return platform_name(slug)
 
 
 def status(code: str | None) -> str:
