@@ -1501,3 +1501,11 @@ def test_the_sync_page_names_jobs_and_feeds_in_words(lapse_db):
     assert all("<th></th>" not in h and ">on<" not in h for h in drawn_html(at))  # every column titled
     options = at.multiselect(key="feeds_pick").options
     assert "GoDaddy auctions ending today (godaddy-ending)" in options
+
+
+@pytest.mark.parametrize("month", ["9999-12", "0001-01", "2026-13"])
+def test_a_calendar_bookmark_of_a_month_no_drop_falls_in_opens_this_month(demo_db, month):
+    at = app("calendar", month=month)
+    no_exception(at)
+    assert "month" not in at.query_params  # this month, the default, is not written into the URL
+    assert any(date.today().strftime("%B %Y") in c.value for c in at.caption)

@@ -45,7 +45,7 @@ def drop_calendar() -> None:
     pending = kind == "drops"
     today = state.reader().now().date()
     this_month = today.replace(day=1)
-    widget_from_url("cal_month", "month", lambda t: date.fromisoformat(f"{t}-01"), this_month)
+    widget_from_url("cal_month", "month", _month_of, this_month)
     month = st.date_input("Month", key="cal_month").replace(day=1)
     widget_to_url("month", "" if month == this_month else f"{month:%Y-%m}")
     first, last = _month_bounds(month)
@@ -181,6 +181,15 @@ def _names_on(day: date, params: dict[str, str]) -> list[str]:
     """The domains whose auction ends on `day` (through the query layer, as the counts were)."""
     rows = state.reader().domains_df(_on_day(day, params, False), plan=state.plan_in_force(), columns=["name"])
     return list(rows["name"])
+
+
+def _month_of(text: str) -> date:
+    """A bookmark's `month` (YYYY-MM) as its first day; ValueError outside the years a drop can
+    fall in (a month whose end or label cannot be written, as 9999-12 or 0001-01)."""
+    month = date.fromisoformat(f"{text}-01")
+    if not 1990 <= month.year <= 2100:
+        raise ValueError(f"{text}: not a month of drops")
+    return month
 
 
 def _month_bounds(month: date) -> tuple[date, date]:
