@@ -434,3 +434,26 @@ def test_offline_a_check_gives_up_within_its_timeout_says_so_and_exits_1(tmp_pat
     assert "example.com: not checked yet" in runner.invoke(cli, ["watch", "names", "--db", db]).output
     refused = runner.invoke(cli, ["watch", "names", "--db", db, "--timeout", "1"])
     assert refused.exit_code == 2 and "--timeout: only with --check" in refused.output
+
+
+def test_names_in_tlds_without_rdap_alone_are_watched_through_the_mirror_not_a_crash(tmp_path, registry, monkeypatch):
+    """The bootstrap lists no RDAP service for .de: a check says so per name, exit 0."""
+    monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
+    db = str(tmp_path / "m.db")
+    Mirror(db, create=True).close()
+    runner = CliRunner()
+    assert runner.invoke(cli, ["watch", "name", "--db", db, "beispiel.de", "kaffee.de"]).exit_code == 0
+    checked = runner.invoke(cli, ["watch", "names", "--db", db, "--check"])
+    assert checked.exit_code == 0, checked.output
+    assert "kaffee.de: no RDAP service for .de; watched through the mirror's listings" in checked.output
+
+
+def test_a_names_file_saved_with_a_byte_order_mark_and_crlf_reads_as_written(tmp_path):
+    db = str(tmp_path / "m.db")
+    Mirror(db, create=True).close()
+    names = tmp_path / "names.txt"
+    names.write_bytes("\ufeffbomname.com\r\nsecond.com\r\n".encode())
+    runner = CliRunner()
+    assert runner.invoke(cli, ["watch", "name", "--db", db, "--file", str(names)]).exit_code == 0
+    gone = runner.invoke(cli, ["watch", "name", "--db", db, "--rm", "bomname.com"])
+    assert gone.exit_code == 0 and "No longer watched: bomname.com" in gone.output

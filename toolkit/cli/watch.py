@@ -272,7 +272,7 @@ def watch_name(db: str, names: tuple[str, ...], note: str | None, from_file: str
     wanted = [(name, "") for name in names]  # (the name, where it was read)
     if from_file:
         try:
-            with open(from_file, encoding="utf-8") as handle:
+            with open(from_file, encoding="utf-8-sig") as handle:
                 lines = handle.read().splitlines()
         except OSError as exc:
             raise BadInput(f"--file {from_file}: cannot read it ({exc.strerror or exc})") from None

@@ -35,7 +35,15 @@ from ..query import Mirror
 from ..store.lock import writer_lock
 from ..sync.alerts import AlertConfig, alert_config, deliver_alerts
 from ..sync.remote import RemoteFailed
-from ..sync.watched_names import Observation, Predict, name_key, queue_listed, record_failure, record_observation
+from ..sync.watched_names import (
+    STAGE_WORDS,
+    Observation,
+    Predict,
+    name_key,
+    queue_listed,
+    record_failure,
+    record_observation,
+)
 from .cache import cached_rdap
 from .rdap import BOOTSTRAP_MAX_AGE, NoRdapService, RdapError, load_bootstrap
 from .polite import describe_failure, polite_client
@@ -59,14 +67,16 @@ class NamesReport:
     @property
     def failed(self) -> bool:
         """Names were to be checked and not one registry answered (offline, IANA down)."""
-        return bool(self.asked) and not self.fetched and len(self.errors) >= self.checked - len(self.no_rdap)
+        # Every name in a TLD without RDAP is no failure: those are watched through the mirror's own sources.
+        asked_none = not self.fetched and len(self.errors) >= self.checked - len(self.no_rdap)
+        return bool(self.asked and self.errors) and asked_none
 
     def lines(self) -> list[str]:
         out = [
             f"names: {self.checked} checked ({self.fetched} asked of their registries), {len(self.changed)} changed "
             f"stage, {self.listed} newly listed"
         ]
-        out += [f"  {name}: {stage.replace('_', ' ')}" for name, stage in self.changed]
+        out += [f"  {name}: {STAGE_WORDS.get(stage, stage)}" for name, stage in self.changed]
         out += [f"  {line}; watched through the mirror's listings and drop lists only" for line in self.no_rdap]
         out += [f"  {line}" for line in self.errors]
         if self.alerts:
