@@ -457,3 +457,15 @@ def test_a_names_file_saved_with_a_byte_order_mark_and_crlf_reads_as_written(tmp
     assert runner.invoke(cli, ["watch", "name", "--db", db, "--file", str(names)]).exit_code == 0
     gone = runner.invoke(cli, ["watch", "name", "--db", db, "--rm", "bomname.com"])
     assert gone.exit_code == 0 and "No longer watched: bomname.com" in gone.output
+
+
+def test_an_idn_watched_in_either_spelling_is_one_name_and_matches_its_listing(tmp_path, registry, monkeypatch):
+    monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
+    mirror = Mirror(tmp_path / "m.db", clock=lambda: DAYS[0].replace(tzinfo=timezone.utc), create=True)
+    assert watch_names(mirror, ["Bücher.com", "xn--bcher-kva.com"]) == ["xn--bcher-kva.com"]
+    record = {**listing_records(1)[0], "name": "xn--bcher-kva.com", "tld": ".com", "source": "dynadot"}
+    save_listings(mirror.connection(), [record], origin="sync", observed_at="2022-03-10T07:00:00Z")
+    alerts = AlertConfig(file=str(tmp_path / "alerts.jsonl"))
+    assert check_names(mirror, predict=predict_drop_window, alerts=alerts, sleep=lambda s: None).listed == 1
+    [watched] = watched_names(mirror)
+    assert watched["name"] == "xn--bcher-kva.com" and watched["listed"]

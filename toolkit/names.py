@@ -82,27 +82,28 @@ def ascii_name(text: str) -> str:
 
 def registrable_name(text: str) -> str:
     """`Example.COM.` -> `example.com`: a name one registers (one label under a public suffix
-    the bundled list knows), lower case; ValueError saying what is wrong otherwise (a bare
+    the bundled list knows), lower case, an IDN in its xn-- form as the mirror holds names
+    (`Bücher.com` -> `xn--bcher-kva.com`); ValueError saying what is wrong otherwise (a bare
     word, a URL, a subdomain, an unknown suffix, a label that is not letters, digits and
     inner hyphens)."""
     name = str(text).strip().lower().rstrip(".")
     if not name or "/" in name or ":" in name or " " in name:
         raise ValueError(f"{text!r} is not a domain name (write it as example.com)")
     try:
-        ascii_name = name.encode("idna").decode("ascii")
+        written = name.encode("idna").decode("ascii")
     except UnicodeError:
         raise ValueError(f"{text!r} is not a domain name: a label is empty, too long or not allowed") from None
-    labels = ascii_name.split(".")
+    labels = written.split(".")
     if len(labels) < 2 or not all(_LDH.fullmatch(label) for label in labels):
         raise ValueError(f"{text!r} is not a domain name (letters, digits and inner hyphens, as example.com)")
-    suffix = _extract(ascii_name).suffix
+    suffix = _extract(written).suffix
     if not suffix:
         raise ValueError(f"{text!r}: .{labels[-1]} is not a public suffix the toolkit knows")
-    if ascii_name.count(".") != suffix.count(".") + 1:
+    if written.count(".") != suffix.count(".") + 1:
         shown = (
             "a public suffix itself"
-            if ascii_name == suffix
+            if written == suffix
             else f"a subdomain; watch {'.'.join(labels[-suffix.count('.') - 2 :])}"
         )
         raise ValueError(f"{text!r} is {shown}")
-    return name
+    return written

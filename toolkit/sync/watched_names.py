@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from ..names import registrable_name, split_domain
+from ..names import ascii_name, registrable_name, split_domain
 from ..query import Mirror
 from ..store.fields import utc_stamp
 from ..store.held import held
@@ -95,8 +95,12 @@ def _now(mirror: Mirror) -> str:
 
 
 def name_key(text: Any) -> str:
-    """A watched name as stored: trimmed, lower case, without a final dot (no check)."""
-    return str(text).strip().lower().rstrip(".")
+    """A watched name as stored: trimmed, lower case, without a final dot, an IDN in its xn--
+    form (`registrable_name`'s form, without its checks)."""
+    try:
+        return ascii_name(str(text))
+    except ValueError:
+        return str(text).strip().lower().rstrip(".")
 
 
 def window_text(start: str | None, end: str | None, sep: str = " - ") -> str | None:
