@@ -484,3 +484,68 @@ def test_a_webhook_registered_on_the_replica_is_delivered_by_the_alerts(tmp_path
     headers, body = receiver.received[0]
     assert headers["X-EDT-Signature-256"] == "sha256=" + hmac.new(b"k2", body, hashlib.sha256).hexdigest()
     assert [m["name"] for m in json.loads(body)["matches"]] == ["morgenrot.de"]
+
+
+class _HangsUp(QuietHandler):
+    """A receiver that reads the post, then closes the connection without an answer."""
+
+    received: list[bytes] = []
+
+    def do_POST(self):  # noqa: N802
+        _HangsUp.received.append(self.rfile.read(int(self.headers["Content-Length"])))
+        self.close_connection = True
+        self.wfile.flush()
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+
+def test_a_post_the_receiver_took_without_answering_is_never_sent_again(tmp_path, monkeypatch):
+    from toolkit.sync.alerts import run_alerts
+
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "m.db"
+    small_demo(db, 4)
+    save_search(Mirror(db), "german", {"tld": ".de"})
+    time.sleep(1.1)
+    _new_bid_listings(db, [(9_500_001, "morgenrot.de")])
+    server = http.server.HTTPServer(("127.0.0.1", 0), _HangsUp)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _HangsUp.received.clear()
+    try:
+        config = AlertConfig(webhook_url=f"http://127.0.0.1:{server.server_address[1]}/in")
+        first = run_alerts(Mirror(db), config, job="bids", sleep=lambda s: None)
+        again = run_alerts(Mirror(db), config, job="bids", sleep=lambda s: None)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(_HangsUp.received) == 1  # once, though no answer came
+    assert first.posted == 1 and first.pending == 0 and again.posted == 0
+    assert any("did not answer" in e and "not sent again" in e for e in first.errors)
+
+
+def test_a_removed_search_takes_its_pending_alerts_with_it(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    from starlette.testclient import TestClient
+
+    from toolkit.cli import cli
+    from toolkit.sync.alerts import run_alerts
+
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "m.db"
+    small_demo(db, 4)
+    with TestClient(create_app(db, keys={"ent": "enterprise"})) as client:
+        created = client.post(
+            "/api/webhooks",
+            headers={"Authorization": "Bearer ent"},
+            json={"url": f"http://127.0.0.1:{_free_port()}/gone", "filters": {"tld": ".de"}, "secret": "theirs"},
+        )
+        assert created.status_code == 201
+        name = created.json()["data"]["name"]
+    time.sleep(1.1)
+    _new_bid_listings(db, [(9_500_001, "morgenrot.de")])
+    kept = run_alerts(Mirror(db), AlertConfig(), job="bids", sleep=lambda s: None)
+    assert kept.pending == 1  # their receiver is down: kept
+    assert CliRunner().invoke(cli, ["watch", "rm", name, "--db", str(db)]).exit_code == 0
+    port = _free_port()
+    with Receiver(port) as receiver:
+        after = run_alerts(Mirror(db), AlertConfig(webhook_url=f"http://127.0.0.1:{port}/owner"), sleep=lambda s: None)
+    assert receiver.received == [] and after.pending == 0

@@ -10,6 +10,8 @@ HMAC-SHA256 of the body with your secret, hex, in `X-EDT-Signature-256: sha256=.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import csv
 import hashlib
 import hmac
@@ -29,7 +31,7 @@ from ..config import config_file, user_path
 from ..query import Mirror
 from ..store.fields import iso_timestamp
 from .outbox import MATCH_FIELDS, outbox_add
-from .remote import ContractRetry
+from .remote import NOT_SENT, ContractRetry
 
 __all__ = [
     "AlertConfig",
@@ -196,7 +198,10 @@ def _webhook_client(
     retries: int, transport: httpx.BaseTransport | None, sleep: Callable[[float], None] | None
 ) -> httpx.Client:
     # A receiver's 429/503 is waited out as its Retry-After says; without one, backoff.
-    retry = ContractRetry.policy(retries=retries, backoff=0.5, methods=["POST"], sync_sleep=sleep, default_wait=None)
+    # Only a post that never left is sent again: one the receiver may have taken is not (at most once).
+    retry = ContractRetry.policy(
+        retries=retries, backoff=0.5, methods=["POST"], sync_sleep=sleep, default_wait=None, exceptions=NOT_SENT
+    )
     return httpx.Client(
         transport=RetryTransport(transport=transport or httpx.HTTPTransport(), retry=retry),
         timeout=httpx.Timeout(10.0, connect=5.0),
@@ -259,12 +264,21 @@ def deliver_alerts(
                 }
                 if secret:
                     headers[SIGNATURE_HEADER] = sign(secret, body)
+                unanswered = None
                 try:
                     response = client.post(url, content=body, headers=headers)
                     ok, error = response.is_success, f"HTTP {response.status_code}"
-                except httpx.HTTPError as exc:
+                except NOT_SENT as exc:
                     ok, error = False, f"{type(exc).__name__}: {exc}"
+                except httpx.HTTPError as exc:  # sent, no answer: it may have arrived, so it is not sent again
+                    ok, error = True, None
+                    unanswered = f"{type(exc).__name__}: {exc}".rstrip(": ")
                 with conn:
+                    if unanswered:
+                        report.errors.append(
+                            f"webhook: alert {outbox_id} was sent and {urlsplit(url).netloc} did not answer ({unanswered}); "
+                            "counted as delivered, not sent again (its X-EDT-Delivery header is its number)"
+                        )
                     if ok:
                         conn.execute(
                             "UPDATE alert_outbox SET posted_at = ?, attempts = attempts + 1, last_error = NULL "

@@ -223,6 +223,7 @@ class PacedTransport(httpx.AsyncBaseTransport):
 Sleep = Callable[[float], Awaitable[None]]
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 RETRY_EXCEPTIONS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, MalformedBody)
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)  # the request never left: safe to send again
 
 
 class ContractRetry(Retry):
@@ -253,18 +254,20 @@ class ContractRetry(Retry):
         default_wait: float | None = WAIT_WITHOUT_RETRY_AFTER,
         give_up_after: float | None = None,
         say: Callable[[str], None] | None = None,
+        exceptions: tuple[type[Exception], ...] = RETRY_EXCEPTIONS,
     ) -> "ContractRetry":
         """The project's retry policy, built once for every client (the API, RDAP and
         Wayback, alert webhooks). `give_up_after`: a host that has failed at the network
         level for that long (across requests, until it answers) raises `HostUnreachable`
-        instead of another retry; `say` gets one line per retry (host, which retry, wait)."""
+        instead of another retry; `say` gets one line per retry (host, which retry, wait);
+        `exceptions`: the failures retried (a request that may have arrived is not, for a POST)."""
         retry = cls(
             total=retries,
             backoff_factor=backoff,
             max_backoff_wait=120.0,
             allowed_methods=methods,
             status_forcelist=RETRY_STATUSES,
-            retry_on_exceptions=RETRY_EXCEPTIONS,
+            retry_on_exceptions=exceptions,
             validate_response=validate,
         )
         retry.traffic, retry.default_wait = traffic if traffic is not None else Traffic(), default_wait

@@ -217,8 +217,15 @@ def open_search(mirror: Mirror, name: str) -> dict[str, str]:
 
 
 def delete_search(mirror: Mirror, name: str) -> bool:
-    """Forget the saved search `name`; False if there was none."""
-    return _forget(mirror, "saved_searches", "name", name, _name)
+    """Forget the saved search `name` and its alerts not yet delivered (a search registered
+    over HTTP took its webhook with it: they would go to the configured one); False if there
+    was none."""
+    forgotten = _forget(mirror, "saved_searches", "name", name, _name)
+    if forgotten:
+        conn = mirror.connection()
+        with conn:
+            conn.execute("DELETE FROM alert_outbox WHERE search = ?", [_name(name)])
+    return forgotten
 
 
 def _forget(mirror: Mirror, table: str, column: str, key: Any, clean: Callable[[Any], Any]) -> bool:
