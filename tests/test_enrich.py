@@ -293,6 +293,17 @@ def test_host_pacing_per_host():
     assert pacer.traffic.requests == 4
 
 
+def test_a_200_page_that_is_no_cdx_index_is_a_failed_lookup_not_no_captures():
+    """A maintenance page sent with 200 (text output): a failed lookup, which leaves the row's
+    archive figures as they were, not 'no captures', which would wipe them."""
+    page = b"<!DOCTYPE html>\n<html><head><title>Wayback Machine</title></head>\n<body>offline</body></html>\n"
+    with polite_client(httpx.MockTransport(lambda r: httpx.Response(200, content=page)), sleep=no_sleep) as client:
+        with pytest.raises(WaybackError, match="not a CDX index"):
+            list(fetch_cdx_pages(client, "example.com", output="text"))
+    with polite_client(httpx.MockTransport(lambda r: httpx.Response(200, content=b"")), sleep=no_sleep) as client:
+        assert [p.captures for p in fetch_cdx_pages(client, "example.com", output="text")] == [[]]  # truly none
+
+
 def test_cdx_walk_follows_resume_keys():
     first = cdx("archive.org_limit5_showResumeKey.txt")
     second = cdx("edgi_cassette_nasa.gov_1996-10_1997-02_showResumeKey.txt")

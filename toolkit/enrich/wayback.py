@@ -308,7 +308,14 @@ def _get(client: httpx.Client, url: str, params: dict[str, Any], output: str) ->
     if response.status_code != 200:
         hint = " (the site is excluded from the Wayback Machine)" if response.status_code == 403 else ""
         raise WaybackError(f"CDX API: HTTP {response.status_code}{hint}")
-    return parse_cdx(response.content, output)
+    page = parse_cdx(response.content, output)
+    if page.malformed and not page.captures and page.resume_key is None:
+        # Not one line a capture (a maintenance page sent with 200): an answer, not "no captures".
+        raise WaybackError(
+            f"CDX API: the answer is not a CDX index ({page.malformed} lines, none of them a capture: "
+            f"{_text(response.content)[:60].strip()!r})"
+        )
+    return page
 
 
 def fetch_cdx_pages(
