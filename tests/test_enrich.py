@@ -481,7 +481,8 @@ def test_enrich_end_to_end(tmp_path):
 
     no = record(mirror, 3)  # archived before: zero captures now overwrite 99
     assert (no["wayback_snapshots"], no["wayback_first_date"], no["age"]) == (0, None, None)
-    assert (no["whois_registrar"], no["whois_status"], no["whois_expires_at"]) == ("Domeneshop AS", [], None)
+    # Norid publishes no status nor expiry: none is written (a known one would be kept)
+    assert (no["whois_registrar"], no["whois_status"], no["whois_expires_at"]) == ("Domeneshop AS", None, None)
 
     gone = record(mirror, 4)  # RDAP 404: available
     assert gone["whois_status"] == [AVAILABLE] and gone["whois_registrar"] is None
@@ -627,3 +628,14 @@ def test_user_agent_names_the_toolkit_and_your_contact(monkeypatch):
     assert user_agent_header() == "expired-domains-toolkit/0.1.0 (+mailto:me@example.org)"
     monkeypatch.setenv("EDT_USER_AGENT", "my-agent/1")
     assert user_agent_header() == "my-agent/1"
+
+
+def test_a_registered_names_answer_without_events_entities_or_nameservers_keeps_what_was_known():
+    from toolkit.enrich.rdap import parse_rdap_domain
+
+    full = json.loads(rdap_fixture("verisign_com_example.com_2021-06.json"))
+    trimmed = {k: v for k, v in full.items() if k not in ("events", "entities", "nameservers", "status")}
+    known = parse_rdap_domain(full).fields("2026-11-25T12:00:00Z")
+    fields = parse_rdap_domain(trimmed).fields("2026-11-25T12:00:00Z")
+    assert fields == {"whois_checked_at": "2026-11-25T12:00:00Z"}  # nothing it does not hold is cleared
+    assert known["whois_registrar"] and known["whois_nameservers"]

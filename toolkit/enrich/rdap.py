@@ -267,16 +267,21 @@ class RdapDomain:
         return self.pending_status is not None
 
     def fields(self, checked_at: str) -> dict[str, Any]:
-        """The listing's `whois_*` columns (`whois_ns_category` is not RDAP's: left alone)."""
-        return {
+        """The listing's `whois_*` columns (`whois_ns_category` is not RDAP's: left alone). An
+        available name clears them all; a registered one's answer gives only what it holds: a
+        registry that publishes no expiry, status or nameservers (Norid, some ccTLDs, a trimmed
+        answer) leaves the known values as they were."""
+        found = {
             "whois_status": [AVAILABLE] if self.available else list(self.statuses),
             "whois_registrar": self.registrar,
             "whois_registered_at": self.registered_at,
             "whois_expires_at": self.expires_at,
             "whois_last_changed_at": self.last_changed_at,
             "whois_nameservers": list(self.nameservers),
-            "whois_checked_at": checked_at,
         }
+        if not self.available:
+            found = {column: value for column, value in found.items() if value not in (None, [])}
+        return {**found, "whois_checked_at": checked_at}
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
