@@ -393,3 +393,17 @@ def test_the_shortlist_survives_reopening(db, clock):
     with Mirror(db, clock=clock) as m:
         [entry] = shortlist(m)
     assert entry["listing_id"] == 6 and entry["note"] == "string ids are fine"
+
+
+def test_a_webhook_address_without_http_is_a_bad_setting_named_once(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("EDT_WEBHOOK_URL", "127.0.0.1:8765/hook")
+    db = str(tmp_path / "m.db")
+    Mirror(db, create=True).close()
+    done = CliRunner().invoke(cli, ["watch", "names", "--db", db, "--check"])
+    assert done.exit_code == 2
+    assert "EDT_WEBHOOK_URL: '127.0.0.1:8765/hook' is not an http:// or https:// address" in done.output

@@ -322,7 +322,9 @@ def parse_rdap_domain(data: dict[str, Any] | str | bytes) -> RdapDomain:
     if not isinstance(data, dict):
         raise RdapError(f"RDAP answer is a JSON {type(data).__name__}, not an object")
     if data.get("objectClassName") not in ("domain", None) or not isinstance(data.get("ldhName"), str):
-        raise RdapError(f"RDAP answer is not a domain object ({data.get('objectClassName')!r})")
+        kind = data.get("objectClassName")
+        said = f"its objectClassName is {kind!r}" if kind not in ("domain", None) else "it has no ldhName"
+        raise RdapError(f"RDAP answer is not a domain object: {said}")
     raw_statuses = [s for s in data.get("status") or [] if isinstance(s, str)]
     domain = RdapDomain(name=data["ldhName"].lower().rstrip("."), rdap_statuses=raw_statuses)
     domain.statuses = [s for s in (epp_status(x) for x in raw_statuses) if s]

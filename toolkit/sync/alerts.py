@@ -27,7 +27,8 @@ from typing import Any
 import httpx
 from httpx_retries import RetryTransport
 
-from ..config import config_file, user_path
+from ..config import config_file, config_path, user_path
+from ..errors import BadInput
 from ..query import Mirror
 from ..store.fields import iso_timestamp
 from .outbox import MATCH_FIELDS, outbox_add
@@ -65,9 +66,19 @@ def alert_config() -> AlertConfig:
     environment (`EDT_ALERT_FILE`, `EDT_WEBHOOK_URL`, `EDT_WEBHOOK_SECRET`, which win); a `~`
     in the file's path is the home folder."""
     conf = config_file().get("alerts", {})
+    url, where = (
+        (os.environ["EDT_WEBHOOK_URL"], "EDT_WEBHOOK_URL")
+        if os.environ.get("EDT_WEBHOOK_URL")
+        else (conf.get("webhook_url"), f"[alerts] webhook_url in {config_path()}")
+    )
+    if url and not str(url).startswith(("http://", "https://")):  # else every run fails to post, forever
+        raise BadInput(
+            f"{where}: {url!r} is not an http:// or https:// address; write it as https://hooks.example.com/edt "
+            "or remove it"
+        )
     return AlertConfig(
         file=user_path(os.environ.get("EDT_ALERT_FILE") or conf.get("file")),
-        webhook_url=os.environ.get("EDT_WEBHOOK_URL") or conf.get("webhook_url"),
+        webhook_url=str(url) if url else None,
         webhook_secret=os.environ.get("EDT_WEBHOOK_SECRET") or conf.get("webhook_secret"),
     )
 
