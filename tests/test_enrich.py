@@ -14,6 +14,7 @@ import pytest
 
 from conftest import REAL
 from toolkit import Mirror
+from toolkit.errors import BadInput
 from toolkit.enrich.rdap import (
     AVAILABLE,
     BOOTSTRAP_META_KEY,
@@ -639,3 +640,32 @@ def test_a_registered_names_answer_without_events_entities_or_nameservers_keeps_
     fields = parse_rdap_domain(trimmed).fields("2026-11-25T12:00:00Z")
     assert fields == {"whois_checked_at": "2026-11-25T12:00:00Z"}  # nothing it does not hold is cleared
     assert known["whois_registrar"] and known["whois_nameservers"]
+
+
+def test_a_local_copy_of_the_bootstrap_is_read_and_a_changed_address_is_fetched_again(tmp_path, monkeypatch):
+    from toolkit.enrich.rdap import load_bootstrap
+
+    copy = tmp_path / "dns.json"
+    copy.write_bytes(bootstrap_bytes())
+    monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", str(copy))
+    mirror = make_mirror(tmp_path)
+    web = FakeWeb({("example.org", "/dns.json", None, None): [ok(bootstrap_bytes())]})
+    with polite_client(httpx.MockTransport(web), sleep=no_sleep) as client:
+        conn = mirror.connection()
+        assert load_bootstrap(conn, client, now=NOW)[1] == "fetched" and web.requests == []  # read from the file
+        assert load_bootstrap(conn, client, now=NOW)[1] == "cached"
+        monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", "https://example.org/dns.json")
+        assert load_bootstrap(conn, client, now=NOW)[1] == "fetched" and len(web.requests) == 1
+    monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", "dns.jsn")
+    with pytest.raises(BadInput, match="EDT_RDAP_BOOTSTRAP_URL: 'dns.jsn' is neither"):
+        load_bootstrap(mirror.connection(), None, now=NOW + timedelta(days=60))
+
+
+def test_rows_enriched_while_rdap_was_unavailable_are_looked_up_by_the_next_run(tmp_path):
+    mirror = make_mirror(tmp_path)
+    web = full_web()
+    web.routes[("data.iana.org", "/rdap/dns.json", None, None)] = [httpx.Response(500)]
+    first = enrich(mirror, transport=httpx.MockTransport(web), sleep=no_sleep)
+    assert first.skipped_a_source and not first.finished and "looks these rows up again" in first.lines()[0]
+    second = enrich(mirror, transport=httpx.MockTransport(full_web()), sleep=no_sleep)
+    assert second.resumed_after is None and second.rdap_fetched == 4 and second.finished

@@ -95,6 +95,7 @@ class EnrichReport:
     updated: int = 0  # rows written
     resumed_after: int | None = None  # the id a previous run stopped after
     finished: bool = False  # every selected row was processed (progress cleared)
+    skipped_a_source: bool = False  # a source asked for was left alone for some rows: the next run looks again
     wayback_fetched: int = 0
     wayback_cached: int = 0
     rdap_fetched: int = 0
@@ -117,7 +118,13 @@ class EnrichReport:
         out = [
             f"enriched {self.updated} of {self.processed} rows"
             + (f" (resumed after id {self.resumed_after})" if self.resumed_after is not None else "")
-            + ("" if self.finished else f"; {self.selected - self.processed} left for the next run"),
+            + (
+                ""
+                if self.finished
+                else "; a source was left alone: the next run looks these rows up again"
+                if self.skipped_a_source and self.processed == self.selected
+                else f"; {self.selected - self.processed} left for the next run"
+            ),
             f"wayback: {self.wayback_fetched} fetched, {self.wayback_cached} from cache",
             f"rdap: {self.rdap_fetched} fetched, {self.rdap_cached} from cache"
             + (f", bootstrap {self.bootstrap}" if self.bootstrap else ""),
@@ -479,17 +486,26 @@ def enrich(
                     report.messages.append(
                         f"rdap: skipped, the IANA bootstrap is unavailable ({describe_failure(exc)})"
                     )
+            asked = {kind for kind, on in run.enabled.items() if on}
             for start in range(0, len(todo), batch_size):
                 batch = todo[start : start + batch_size]
                 updates: dict[int, dict[str, Any]] = {}
                 for row_id, name in batch:
                     updates[row_id] = run.row(name, wayback=wayback)
-                progress = {"signature": signature, "after_id": batch[-1][0], "updated_at": utc_seconds(mirror.now())}
+                # A source left alone (its bootstrap unavailable, failures in a row) did not look
+                # these rows up: the resume point stays before them, so the next run does.
+                whole = all(run.enabled[kind] for kind in asked) and not (rdap and run.bootstrap is None and todo)
+                progress = (
+                    {"signature": signature, "after_id": batch[-1][0], "updated_at": utc_seconds(mirror.now())}
+                    if whole
+                    else None
+                )
+                report.skipped_a_source = report.skipped_a_source or not whole
                 report.updated += _write_batch(conn, updates, progress)
                 report.processed += len(batch)
                 if on_batch:
                     on_batch(report)
-        if report.processed == report.selected:
+        if report.processed == report.selected and not report.skipped_a_source:
             _clear_progress(conn)
             report.finished = True
         return report

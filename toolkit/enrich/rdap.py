@@ -38,6 +38,7 @@ from typing import Any
 
 import httpx
 
+from ..errors import BadInput
 from ..query.params import PENDING_STATUSES
 from ..store.fields import iso_timestamp, utc_seconds
 from .. import errors
@@ -157,25 +158,41 @@ def _ascii(domain: str) -> str:
 
 
 def bootstrap_url() -> str:
-    """Where the IANA bootstrap is fetched from: `$EDT_RDAP_BOOTSTRAP_URL`, else IANA."""
-    return os.environ.get(BOOTSTRAP_URL_ENV) or BOOTSTRAP_URL
+    """Where the IANA bootstrap is fetched from: `$EDT_RDAP_BOOTSTRAP_URL` (an http(s) address,
+    or a local copy: a file's path or file:// address; else BadInput naming it), else IANA."""
+    url = os.environ.get(BOOTSTRAP_URL_ENV) or BOOTSTRAP_URL
+    if not url.startswith(("http://", "https://")) and not os.path.isfile(_local_path(url)):
+        raise BadInput(
+            f"{BOOTSTRAP_URL_ENV}: {url!r} is neither an http(s) address nor a file (a local copy of IANA's "
+            "dns.json); fix it, or unset it for IANA's"
+        )
+    return url
 
 
-def read_cached_bootstrap(conn: sqlite3.Connection) -> tuple[dict[str, Any], datetime] | None:
-    """(the bootstrap JSON, when it was fetched) from `mirror_meta`, or None."""
+_MOST_BOOTSTRAP_BYTES = 16 * 2**20  # IANA's file is about 30 KB
+
+
+def _local_path(url: str) -> str:
+    return url.removeprefix("file://")
+
+
+def read_cached_bootstrap(conn: sqlite3.Connection) -> tuple[dict[str, Any], datetime, str | None] | None:
+    """(the bootstrap JSON, when it was fetched, from where) from `mirror_meta`, or None."""
     row = conn.execute("SELECT value FROM mirror_meta WHERE key = ?", (BOOTSTRAP_META_KEY,)).fetchone()
     if not row:
         return None
     try:
         stored = json.loads(row[0])
         fetched = datetime.fromisoformat(stored["fetched_at"].replace("Z", "+00:00"))
-        return stored["data"], fetched
+        return stored["data"], fetched, stored.get("url")
     except (ValueError, KeyError, TypeError, AttributeError):
         return None  # unreadable: fetched again
 
 
-def store_bootstrap(conn: sqlite3.Connection, data: dict[str, Any], fetched_at: datetime) -> None:
-    value = json.dumps({"fetched_at": utc_seconds(fetched_at), "data": data}, separators=(",", ":"))
+def store_bootstrap(
+    conn: sqlite3.Connection, data: dict[str, Any], fetched_at: datetime, url: str | None = None
+) -> None:
+    value = json.dumps({"fetched_at": utc_seconds(fetched_at), "url": url, "data": data}, separators=(",", ":"))
     with conn:
         conn.execute(
             "INSERT INTO mirror_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -184,6 +201,14 @@ def store_bootstrap(conn: sqlite3.Connection, data: dict[str, Any], fetched_at: 
 
 
 def fetch_bootstrap(client: httpx.Client, url: str = BOOTSTRAP_URL) -> dict[str, Any]:
+    if not url.startswith(("http://", "https://")):  # a local copy
+        try:
+            with open(_local_path(url), "rb") as handle:
+                data = json.loads(handle.read(_MOST_BOOTSTRAP_BYTES + 1)[:_MOST_BOOTSTRAP_BYTES])
+        except (OSError, ValueError) as exc:
+            raise RdapError(f"RDAP bootstrap {url}: cannot be read as JSON ({exc})") from None
+        Bootstrap.from_json(data)
+        return data
     response = client.get(url, headers={"Accept": "application/json"})
     if response.status_code != 200:
         raise RdapError(f"RDAP bootstrap {url}: HTTP {response.status_code}")
@@ -206,19 +231,20 @@ def load_bootstrap(
     """The bootstrap (from `url`, default `bootstrap_url()`) and where it came from: `cached` (younger than `max_age`), `fetched`
     (and cached), or `stale` (the fetch failed: the older copy is used). Raises RdapError
     (or an httpx error) when there is neither a copy nor an answer."""
+    url = url or bootstrap_url()
     cached = read_cached_bootstrap(conn)
-    if cached and now - cached[1] < max_age:
-        try:
+    if cached and now - cached[1] < max_age and cached[2] in (url, None if url == BOOTSTRAP_URL else url):
+        try:  # the copy of the address in use (another address set since: fetched from it)
             return Bootstrap.from_json(cached[0]), "cached"
         except RdapError:
             pass
     try:
-        data = fetch_bootstrap(client, url or bootstrap_url())
+        data = fetch_bootstrap(client, url)
     except (RdapError, httpx.HTTPError):
         if cached:
             return Bootstrap.from_json(cached[0]), "stale"
         raise
-    store_bootstrap(conn, data, now)
+    store_bootstrap(conn, data, now, url)
     return Bootstrap.from_json(data), "fetched"
 
 
