@@ -1509,3 +1509,10 @@ def test_a_calendar_bookmark_of_a_month_no_drop_falls_in_opens_this_month(demo_d
     no_exception(at)
     assert "month" not in at.query_params  # this month, the default, is not written into the URL
     assert any(date.today().strftime("%B %Y") in c.value for c in at.caption)
+
+
+def test_a_one_letter_name_on_the_domain_page_asks_for_more_letters_not_says_none_contains_it(demo_db):
+    at = app("detail", name="a")
+    no_exception(at)
+    [warning] = [w.value for w in at.warning]
+    assert "type two letters or more" in warning and "contains" in warning and "No listing is named or" not in warning

@@ -696,6 +696,14 @@ def test_an_empty_page_says_why_when_it_can(db):
         assert mirror.explain_empty({"tld": ".it"}) == [
             "only closed listings in the mirror have TLD .it: add include_closed=1 to see them"
         ]
+    with Mirror(db) as mirror:  # every listing ended (a feed's file not fetched for weeks)
+        mirror.connection().execute("UPDATE listings SET live_until = '2026-01-01T00:00:00Z'")
+        mirror.connection().commit()
+        assert mirror.search_domains({})["meta"]["total"] == 0
+        assert mirror.explain_empty({}) == [
+            "every listing in the mirror has ended: add include_closed=1 (Include closed) to see them, or run "
+            "a sync (or `edt sync --feeds`) for today's"
+        ]
     from starlette.testclient import TestClient
 
     from toolkit.serve.server import create_app

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..sources import REGFREE
+from ..store.fields import iso_timestamp
 from ..store.schema import OPEN
 from .params import DOMAIN_PARAMS, PENDING_PARAMS, Context, contradictions, parse_params
 
@@ -84,4 +85,14 @@ def explain_empty(mirror: Mirror, params: Mapping[str, Any] | None = None, *, pe
             reasons.append(
                 f"only regfree rows (the deleted-ccTLD database) have {label} {shown}: add source=regfree to see them"
             )
+    live = f"SELECT EXISTS (SELECT 1 FROM listings WHERE {OPEN} AND live_until > ?{scope})"
+    if (
+        not pending
+        and not values.get("include_closed")
+        and not conn.execute(live, [iso_timestamp(ctx.now)]).fetchone()[0]
+    ):
+        reasons.append(
+            "every listing in the mirror has ended: add include_closed=1 (Include closed) to see them, or run "
+            "a sync (or `edt sync --feeds`) for today's"
+        )
     return reasons

@@ -270,7 +270,9 @@ def detail() -> None:
         except ApiError as exc:
             show_error(exc)
             return
-        if not options:
+        if not options and len(typed) < 2:
+            st.warning(f"No listing is named “{typed}”; type two letters or more to find the names that contain them.")
+        elif not options:
             st.warning(f"No listing is named or contains “{typed}”.")
             return
         many = f"{total:,} live listings contain “{typed}”"
