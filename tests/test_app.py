@@ -1516,3 +1516,29 @@ def test_a_one_letter_name_on_the_domain_page_asks_for_more_letters_not_says_non
     no_exception(at)
     [warning] = [w.value for w in at.warning]
     assert "type two letters or more" in warning and "No listing is named or" not in warning
+
+
+def test_an_auction_first_seen_after_its_end_is_not_called_unsold(demo_db):
+    """A feed's file listed it once, after it ended, with 3 bids: its bidding was never read."""
+    from toolkit.store.results import derive_results
+
+    conn = connect(str(demo_db))
+    listing_id, name = _one(
+        demo_db, "SELECT id, name FROM listings WHERE type = 'auction' AND source != 'regfree' ORDER BY id LIMIT 1"
+    )
+    conn.execute("DELETE FROM listing_history WHERE listing_id = ?", [listing_id])
+    conn.execute(
+        "INSERT INTO listing_history (listing_id, observed_at, max_bid, bids_count) VALUES (?, ?, 55, 3)",
+        [listing_id, "2026-11-27T08:00:00Z"],
+    )
+    conn.execute(
+        "UPDATE listings SET auction_end_date = '2026-11-27T06:00:00Z', last_seen_at = '2026-11-27T08:00:00Z', "
+        "bids_count = 3, max_bid = 55 WHERE id = ?",
+        [listing_id],
+    )
+    derive_results(conn, now="2026-11-27T09:00:00Z")
+    conn.commit()
+    at = app("detail", name=name)
+    no_exception(at)
+    text = page_text(at)
+    assert "its result is not known (the mirror first saw it after its end)" in text and "Unsold" not in text

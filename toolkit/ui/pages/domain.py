@@ -80,6 +80,10 @@ def where_it_stands(record: Mapping[str, Any], result: Mapping[str, Any] | None,
                 f"Sold for {html.unescape(table.money(result['final_price'], result['currency']))}{eur} on "
                 f"{_day(result['ended_at'])}, after {bids:,} bid{'s' if bids != 1 else ''}"
             )
+        if result.get("last_seen_before_end") is None:  # first seen after its end: its bidding was never read
+            return (
+                f"Ended on {_day(result['ended_at'])}; its result is not known (the mirror first saw it after its end)"
+            )
         return f"Unsold: no bid by its end on {_day(result['ended_at'])}"
     end, closed = table.when(record.get("auction_end_date")), record.get("closed_at")
     if end is not None and end > now and not closed:
