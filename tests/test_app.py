@@ -1542,3 +1542,34 @@ def test_an_auction_first_seen_after_its_end_is_not_called_unsold(demo_db):
     no_exception(at)
     text = page_text(at)
     assert "its result is not known (the mirror first saw it after its end)" in text and "Unsold" not in text
+
+
+def test_a_name_listed_on_two_platforms_opens_the_listing_clicked_and_keeps_it_in_the_url(demo_db):
+    from toolkit.sources import source_by_slug
+
+    name, first, source = _one(
+        demo_db,
+        "SELECT name, id, source FROM listings WHERE closed_at IS NULL AND source NOT IN ('regfree', 'sedo') "
+        "AND type = 'auction' ORDER BY id LIMIT 1",
+    )
+    second = 9_990_001  # the same name as a closeout on another platform
+    conn = connect(str(demo_db))
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(listings)") if r[1] not in ("id", "source", "type")]
+    conn.execute(
+        f"INSERT INTO listings (id, source, type, {', '.join(columns)}) "
+        f"SELECT ?, 'sedo', 'closeout', {', '.join(columns)} FROM listings WHERE id = ?",
+        [second, first],
+    )
+    conn.commit()
+    from toolkit.ui import table
+
+    cell = next(c for c in table.LISTING_TABLE if c.key == "name").cell
+    assert f"name={name}&amp;id={second}" in cell({"name": name, "id": second}, datetime.now(timezone.utc))
+    for wanted in (first, second):
+        source = _one(demo_db, "SELECT source FROM listings WHERE id = ?", wanted)[0]
+        at = app("detail", name=name, id=str(wanted))
+        no_exception(at)
+        assert url_value(at, "id") == str(wanted)
+        headline = next(m.value for m in at.markdown if m.value.startswith("**"))
+        assert source_by_slug(source).name in headline
+        assert any(f"id={first}" in h and f"id={second}" in h for h in drawn_html(at))  # each opens on its own

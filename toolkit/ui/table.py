@@ -150,9 +150,10 @@ def _window(record: Mapping[str, Any], now: datetime) -> str:
     return text.replace(" (", ' <span class="edt-dim">(', 1) + "</span>" if " (" in text else text
 
 
-def name_link(name: str) -> str:
-    """A name linked to its domain page (followed in place)."""
-    href = f"?view=detail&name={quote(name)}"
+def name_link(name: str, listing_id: Any = None) -> str:
+    """A name linked to its domain page (followed in place); with `listing_id`, to that listing
+    of the name (a name listed on two platforms opens the row clicked)."""
+    href = f"?view=detail&name={quote(name)}" + (f"&id={int(listing_id)}" if listing_id is not None else "")
     return f'<a href="{html.escape(href)}" target="_self" class="edt-name">{html.escape(name)}</a>'
 
 
@@ -242,7 +243,7 @@ def keep_cell(name_field: str, *, shortlist: bool = True) -> Cell:
 # The Explore table, in the order an investor reads a row: the name, what it costs and when,
 # its link metrics, then where it is listed.
 LISTING_TABLE: tuple[Column, ...] = (
-    Column("name", "Domain", lambda r, now: name_link(r["name"]), "name", descending_first=False),
+    Column("name", "Domain", lambda r, now: name_link(r["name"], r.get("id")), "name", descending_first=False),
     Column(
         "price",
         "Price",

@@ -290,8 +290,10 @@ def detail() -> None:
             return
         typed = picked
         listings = mirror.listings_named(typed)
+    if typed != in_url:  # another name: the listing the URL named is not one of it
+        st.query_params.pop("id", None)
+        legacy_id = ""
     st.query_params["name"] = st.session_state["_name_in_url"] = typed
-    st.query_params.pop("id", None)
     records = []
     for listing_id, _source, _live in listings:
         try:
@@ -382,6 +384,13 @@ def _side_by_side(records: list[dict[str, Any]], mirror: Any, now: datetime) -> 
         res = mirror.auction_result(r["id"]) if r.get("type") == "auction" else None
         columns[f"{table.platform(r['source'])} #{r['id']}"] = [cell(r, res) for cell in rows.values()]
     st.table(pd.DataFrame(columns, index=list(rows)), border="horizontal")
+    opens = " · ".join(
+        table.name_link(r["name"], r["id"]).replace(
+            f">{html.escape(r['name'])}<", f">{html.escape(table.platform(r['source']))} #{r['id']}<"
+        )
+        for r in records
+    )
+    navigation.show_html(f"<p>Open a listing of its own: {opens}</p>", key="detail_listings")
 
 
 # -- comparable sales ------------------------------------------------------------------------
