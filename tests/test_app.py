@@ -1573,3 +1573,13 @@ def test_a_name_listed_on_two_platforms_opens_the_listing_clicked_and_keeps_it_i
         headline = next(m.value for m in at.markdown if m.value.startswith("**"))
         assert source_by_slug(source).name in headline
         assert any(f"id={first}" in h and f"id={second}" in h for h in drawn_html(at))  # each opens on its own
+
+
+def test_a_refused_filter_is_said_with_the_sidebars_labels_and_plans_by_name(demo_db):
+    at = app("explore", tf_min="30", tf_max="10")
+    no_exception(at)
+    [error] = [e.value for e in at.error]
+    assert "Min Trust Flow 30 is above Max Trust Flow 10" in error and "tf_min" not in error and "tf_max" not in error
+    pending = app("pending", plan="pro")
+    no_exception(pending)
+    assert any("the plan in force is Pro." in w.value for w in pending.warning)

@@ -21,7 +21,7 @@ from urllib.parse import quote
 import streamlit as st
 
 from ...errors import ApiError
-from ...plans import plan_allows
+from ...plans import PLAN_LABELS, plan_allows
 from ...names import normalize_tld
 from ...sources import REGFREE
 from ...store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
@@ -301,7 +301,7 @@ def detail() -> None:
         except ApiError:
             continue  # a regfree row below the plan in force
     if not records:
-        st.warning(f"{typed}: no listing the {plan} plan may read.")
+        st.warning(f"{typed}: no listing the {PLAN_LABELS.get(plan, plan)} plan may read.")
         return
     wanted = legacy_id if legacy_id.isdigit() else None
     _listing_page(next((r for r in records if str(r["id"]) == wanted), records[0]), records, plan)

@@ -17,7 +17,7 @@ import streamlit as st
 
 from ...analysis.range_notes import coverage_note, value_model
 from ...errors import ApiError
-from ...plans import plan_allows
+from ...plans import PLAN_LABELS, plan_allows
 from ...query.params import DOMAIN_PARAMS, DOMAIN_SORTS, PENDING_PARAMS, PENDING_SORTS
 from ...store.labels import sort_field_label
 from .. import actions, assets, exports, navigation, state, table
@@ -86,7 +86,9 @@ def results_page(pending: bool) -> None:
     filters = sidebar_filters(params_table)
     plan = state.plan_in_force()
     if pending and not plan_allows(plan, "pending_delete"):
-        st.warning(f"The pending-delete inventory needs the Authority+ plan; the plan in force is {plan}.")
+        st.warning(
+            f"The pending-delete inventory needs the Authority+ plan; the plan in force is {PLAN_LABELS.get(plan, plan)}."
+        )
         return
     actions.say_done()
     sorts = _sort_options(pending)
@@ -223,7 +225,7 @@ def _download_all(params: dict[str, str], pending: bool) -> str | None:
     if not pending and not plan_allows(plan, "export"):
         return (
             f'<p class="edt-dim">The CSV of all {total:,} rows needs the Business plan (the plan in force is '
-            f"{plan}).</p>"
+            f"{PLAN_LABELS.get(plan, plan)}).</p>"
         )
     label = f"Download all {total:,} rows (CSV)"
     if assets.served():
