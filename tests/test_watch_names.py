@@ -469,3 +469,14 @@ def test_an_idn_watched_in_either_spelling_is_one_name_and_matches_its_listing(t
     assert check_names(mirror, predict=predict_drop_window, alerts=alerts, sleep=lambda s: None).listed == 1
     [watched] = watched_names(mirror)
     assert watched["name"] == "xn--bcher-kva.com" and watched["listed"]
+
+
+def test_a_name_watched_while_listed_says_where_at_once_and_alerts_only_later_places(tmp_path):
+    mirror = Mirror(tmp_path / "m.db", clock=lambda: DAYS[0].replace(tzinfo=timezone.utc), create=True)
+    record = {**listing_records(1)[0], "name": "solarpanels.net", "tld": ".net", "source": "dynadot"}
+    save_listings(mirror.connection(), [record], origin="sync", observed_at="2022-03-10T07:00:00Z")
+    watch_names(mirror, ["solarpanels.net"])
+    [watched] = watched_names(mirror)
+    assert [e["key"] for e in watched["listed"]] == [f"listing:{record['id']}"]  # before any check
+    alerts = AlertConfig(file=str(tmp_path / "alerts.jsonl"))
+    assert check_names(mirror, predict=predict_drop_window, alerts=alerts, sleep=lambda s: None).listed == 0

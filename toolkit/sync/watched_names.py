@@ -143,10 +143,17 @@ def watch_names(mirror: Mirror, names: Iterable[str], note: str | None = None) -
     conn = mirror.connection()
     with conn:
         for name in cleaned:
+            # Where it is listed as it is watched is said at once (the Watchlist's "Listed"), not
+            # alerted: only a place it appears at later is news.
+            listed = None
+            if not conn.execute("SELECT 1 FROM watched_names WHERE name = ?", [name]).fetchone():
+                listed = json.dumps(
+                    [{"key": p["key"], "where": p["where"], "seen_at": now} for p in _places(conn, name, now)]
+                )
             conn.execute(
-                "INSERT INTO watched_names (name, note, added_at) VALUES (?, ?, ?) ON CONFLICT(name) DO "
+                "INSERT INTO watched_names (name, note, added_at, listed) VALUES (?, ?, ?, ?) ON CONFLICT(name) DO "
                 "UPDATE SET note = coalesce(excluded.note, watched_names.note)",
-                [name, note, now],
+                [name, note, now, listed],
             )
     return cleaned
 
@@ -365,6 +372,57 @@ def listed_words(source: str | None, kind: str | None, end: str | None) -> str:
     return said + (f", ends {at.day} {at:%b %Y %H:%M} UTC" if at else "")
 
 
+def _places(conn: Any, name: str, now: str) -> list[dict[str, Any]]:
+    """Where the mirror lists `name` now: its live listings of any platform, its pending-delete rows."""
+    places = [
+        {
+            "key": f"listing:{r[0]}",
+            "where": listed_words(r[2], r[3], r[6]),
+            "id": r[0],
+            "name": name,
+            "source": r[2],
+            "type": r[3],
+            "effective_price": r[4],
+            "currency": r[5],
+            "auction_end_date": r[6],
+            "purchase_url": r[7],
+            "first_seen_at": r[8],
+            "score": None,
+            "trust_flow": None,
+            "citation_flow": None,
+        }
+        for r in conn.execute(
+            "SELECT id, name, source, type, effective_price, currency, auction_end_date, purchase_url, "
+            "first_seen_at FROM listings WHERE name = ? AND closed_at IS NULL AND live_until > ? ORDER BY id",
+            [name, now],
+        )
+    ]
+    places += [
+        {
+            "key": f"pending:{r[0]}",
+            "where": listed_words(r[2], "pending_delete", r[3]),
+            "id": r[0],
+            "name": name,
+            "source": r[2],
+            "type": "pending_delete",
+            "effective_price": None,
+            "currency": None,
+            "auction_end_date": r[3],
+            "purchase_url": None,
+            "first_seen_at": r[1],
+            "score": None,
+            "trust_flow": None,
+            "citation_flow": None,
+        }
+        for r in conn.execute(
+            "SELECT id, first_seen_at, source, estimated_drop_date FROM pending_delete "
+            "WHERE domain = ? COLLATE NOCASE ORDER BY id",
+            [name],
+        )
+    ]
+    return places
+
+
 def queue_listed(mirror: Mirror, *, job: str = "") -> int:
     """Each watched name the mirror now lists (a live listing of any platform, a pending-delete
     row) where it had not been seen listed: kept on the name and queued as one alert per name,
@@ -375,52 +433,7 @@ def queue_listed(mirror: Mirror, *, job: str = "") -> int:
     for name, listed in conn.execute("SELECT name, listed FROM watched_names ORDER BY name").fetchall():
         known = json.loads(listed) if listed else []
         keys = {entry["key"] for entry in known}
-        places = [
-            {
-                "key": f"listing:{r[0]}",
-                "where": listed_words(r[2], r[3], r[6]),
-                "id": r[0],
-                "name": name,
-                "source": r[2],
-                "type": r[3],
-                "effective_price": r[4],
-                "currency": r[5],
-                "auction_end_date": r[6],
-                "purchase_url": r[7],
-                "first_seen_at": r[8],
-                "score": None,
-                "trust_flow": None,
-                "citation_flow": None,
-            }
-            for r in conn.execute(
-                "SELECT id, name, source, type, effective_price, currency, auction_end_date, purchase_url, "
-                "first_seen_at FROM listings WHERE name = ? AND closed_at IS NULL AND live_until > ? ORDER BY id",
-                [name, now],
-            )
-        ]
-        places += [
-            {
-                "key": f"pending:{r[0]}",
-                "where": listed_words(r[2], "pending_delete", r[3]),
-                "id": r[0],
-                "name": name,
-                "source": r[2],
-                "type": "pending_delete",
-                "effective_price": None,
-                "currency": None,
-                "auction_end_date": r[3],
-                "purchase_url": None,
-                "first_seen_at": r[1],
-                "score": None,
-                "trust_flow": None,
-                "citation_flow": None,
-            }
-            for r in conn.execute(
-                "SELECT id, first_seen_at, source, estimated_drop_date FROM pending_delete "
-                "WHERE domain = ? COLLATE NOCASE ORDER BY id",
-                [name],
-            )
-        ]
+        places = _places(conn, name, now)
         new = [p for p in places if p["key"] not in keys]
         if not new:
             continue
