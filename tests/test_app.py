@@ -752,8 +752,8 @@ def test_the_zone_share_is_by_topic_or_by_source(demo_db):
     no_exception(at)
     assert url_value(at, "zone_by") == "source"
     by_source = next(c for title, c in charts_titled(at).items() if title.startswith("CF far"))
-    assert by_source["yAxis"][0]["data"] == ["dynadot"] and [i[1] for i in by_source["series"][0]["data"]] == [
-        "dynadot"
+    assert by_source["yAxis"][0]["data"] == ["Dynadot"] and [i[1] for i in by_source["series"][0]["data"]] == [
+        "Dynadot"
     ]
 
 
