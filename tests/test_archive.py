@@ -535,3 +535,23 @@ def test_bad_ages_empty_values_and_a_missing_mirror_are_one_line_exit_2_and_writ
     done = runner.invoke(cli, ["archive", "--db", str(typo)])
     assert done.exit_code == 2 and "no mirror there" in done.output
     assert not (tmp_path / "typo").exists()
+
+
+def test_closed_listings_are_read_while_an_archive_moves_them(copy):
+    """Each batch of an archive spoils an index build under way: a reader of closed rows waits
+    for one that holds, and every read counts every listing (it said 'build again', exit 1)."""
+    everything = _mirror(copy).search_domains({"include_closed": "1", "per_page": "1"})["meta"]["total"]
+    first = _archive_process(copy, "--batch", "25", "--pack-after", "none")
+    time.sleep(1.0)  # the archive has moved its first batches
+    totals = []
+    while first.poll() is None and len(totals) < 4:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolkit", "query", "--db", str(copy), "include_closed=1", "--format", "json"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr
+        totals.append(json.loads(done.stdout)["meta"]["total"])
+    assert first.wait(timeout=180) == 0
+    assert totals and set(totals) == {everything}

@@ -7,12 +7,14 @@ parsed from the parameter table."""
 from __future__ import annotations
 
 import sqlite3
+import time
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from ..errors import MirrorBusy
 from ..store.fields import iso_timestamp
 from ..store.schema import OPEN, connect
 from . import aggregates, sqlplan
@@ -78,13 +80,29 @@ class ListingSearch:
         part = "all" if values.get("include_closed") or self.closed_after(now) else "live"
         index = self.indexes.current(self.mirror.generation(), part)
         if index is None and part == "all" and self.archived(conn):
-            index = self.indexes.refresh("all")  # SQLite alone no longer holds every closed row
+            index = self._index_of_all()  # SQLite alone no longer holds every closed row
         if index is None:
             return None, None
         try:
             return index, index.mask(values, now, _trigram_ids(conn))
         except Unsupported:
             return None, None
+
+    def _index_of_all(self) -> Any:
+        """The `all` part, built while an archive or a load may be writing: each of its batches
+        spoils a build, so builds are tried again for up to a minute, then MirrorBusy says so."""
+        waited = 0.0
+        for pause in (0.0, 0.5, 1, 2, 4, 8, 15, 30):
+            time.sleep(pause)
+            waited += pause
+            try:
+                return self.indexes.refresh("all")
+            except RuntimeError:  # the mirror changed while it was read
+                continue
+        raise MirrorBusy(
+            f"{self.mirror.path}: the closed listings could not be read: the mirror kept changing for "
+            f"{waited:.0f} s (an archive or a load is writing); ask again when it is done"
+        )
 
     @staticmethod
     def archived(conn: sqlite3.Connection) -> bool:
