@@ -549,3 +549,40 @@ def test_a_removed_search_takes_its_pending_alerts_with_it(tmp_path, monkeypatch
     with Receiver(port) as receiver:
         after = run_alerts(Mirror(db), AlertConfig(webhook_url=f"http://127.0.0.1:{port}/owner"), sleep=lambda s: None)
     assert receiver.received == [] and after.pending == 0
+
+
+def test_two_deliveries_at_once_post_each_alert_once(tmp_path, monkeypatch):
+    """Two runs ending together (a scheduled job and a manual check), a receiver taking its time."""
+    from toolkit.sync.alerts import deliver_alerts, queue_alerts
+
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "m.db"
+    small_demo(db, 4)
+    for tld in (".de", ".fr", ".com"):
+        save_search(Mirror(db), f"by {tld}", {"tld": tld})
+    time.sleep(1.1)
+    _new_bid_listings(db, [(9_500_001, "morgenrot.de"), (9_500_002, "petitpain.fr"), (9_500_003, "slowpost.com")])
+    assert queue_alerts(Mirror(db), job="bids").queued == 3
+    received: list[bytes] = []
+
+    class Slow(QuietHandler):
+        def do_POST(self):  # noqa: N802
+            received.append(self.rfile.read(int(self.headers["Content-Length"])))
+            time.sleep(0.5)
+            self.send_response(204)
+            self.end_headers()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    config = AlertConfig(webhook_url=f"http://127.0.0.1:{server.server_address[1]}/in")
+    reports = []
+    runs = [threading.Thread(target=lambda: reports.append(deliver_alerts(Mirror(db), config))) for _ in range(2)]
+    try:
+        for run in runs:
+            run.start()
+        for run in runs:
+            run.join(timeout=60)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(received) == 3 and sorted(r.posted for r in reports) == [0, 3]

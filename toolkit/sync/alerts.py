@@ -31,6 +31,7 @@ from ..config import config_file, config_path, user_path
 from ..errors import BadInput
 from ..query import Mirror
 from ..store.fields import iso_timestamp
+from ..store.lock import mirror_file
 from .outbox import MATCH_FIELDS, outbox_add
 from .remote import NOT_SENT, ContractRetry
 
@@ -226,7 +227,33 @@ def deliver_alerts(
     transport: httpx.BaseTransport | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> AlertReport:
-    """Deliver every outbox row to each configured channel not yet stamped for it."""
+    """Deliver every outbox row to each configured channel not yet stamped for it. One run
+    delivers at a time per mirror (a second waits for the first, then finds its rows
+    stamped): two jobs ending together never post an alert twice."""
+    from filelock import FileLock, Timeout
+
+    path = mirror_file(mirror.connection())
+    if not path:  # an in-memory mirror: one process
+        return _deliver(mirror, config, transport=transport, sleep=sleep)
+    try:
+        with FileLock(f"{path}.alerts.lock", timeout=_DELIVERY_WAIT_S):
+            return _deliver(mirror, config, transport=transport, sleep=sleep)
+    except Timeout:
+        report = AlertReport()
+        report.errors.append(f"another run has been delivering alerts for {_DELIVERY_WAIT_S} s; it delivers these")
+        return report
+
+
+_DELIVERY_WAIT_S = 300
+
+
+def _deliver(
+    mirror: Mirror,
+    config: AlertConfig,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> AlertReport:
     report = AlertReport()
     conn = mirror.connection()
     # A search registered through POST /api/webhooks posts to its own URL; others to the configured one.
