@@ -480,3 +480,14 @@ def test_a_name_watched_while_listed_says_where_at_once_and_alerts_only_later_pl
     assert [e["key"] for e in watched["listed"]] == [f"listing:{record['id']}"]  # before any check
     alerts = AlertConfig(file=str(tmp_path / "alerts.jsonl"))
     assert check_names(mirror, predict=predict_drop_window, alerts=alerts, sleep=lambda s: None).listed == 0
+
+
+def test_the_alerts_line_counts_watched_names_newly_listed(tmp_path, registry, monkeypatch):
+    monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", registry.url + "/bootstrap.json")
+    mirror = Mirror(tmp_path / "m.db", clock=lambda: DAYS[0].replace(tzinfo=timezone.utc), create=True)
+    watch_names(mirror, ["themarquetry.com"])
+    record = {**listing_records(1)[0], "name": "themarquetry.com", "tld": ".com", "source": "dynadot"}
+    save_listings(mirror.connection(), [record], origin="sync", observed_at="2022-03-10T07:00:00Z")
+    alerts = AlertConfig(file=str(tmp_path / "alerts.jsonl"))
+    report = check_names(mirror, predict=predict_drop_window, alerts=alerts, sleep=lambda s: None)
+    assert report.alerts.startswith("alerts: 1 new (1 listings), 1 logged, 1 filed"), report.alerts

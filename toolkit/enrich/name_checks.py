@@ -33,14 +33,13 @@ import httpx
 
 from ..query import Mirror
 from ..store.lock import writer_lock
-from ..sync.alerts import AlertConfig, alert_config, deliver_alerts
+from ..sync.alerts import AlertConfig, alert_config, deliver_alerts, queue_listed_alerts
 from ..sync.remote import RemoteFailed
 from ..sync.watched_names import (
     STAGE_WORDS,
     Observation,
     Predict,
     name_key,
-    queue_listed,
     record_failure,
     record_observation,
 )
@@ -151,8 +150,10 @@ def check_names(
                 stage = record_observation(mirror, seen, predict=predict)
                 if stage is not None:
                     report.changed.append((name, stage))
-    report.listed = queue_listed(mirror, job="names")
+    listed = queue_listed_alerts(mirror, job="names")
+    report.listed = listed.matches
     delivered = deliver_alerts(mirror, alerts or alert_config(), transport=alert_transport, sleep=sleep)
+    delivered.queued, delivered.matches = listed.queued, listed.matches
     report.alerts = delivered.line()
     return report
 

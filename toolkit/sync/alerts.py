@@ -277,7 +277,9 @@ def _deliver(
                 elif report.logged == LOG_LINES:
                     waiting = sum(1 for r in rows if r[4] is None) - LOG_LINES
                     log.warning(
-                        "... and %d more alert(s): `edt watch list` and `edt watch show NAME` list them", waiting
+                        "... and %d more alert(s): `edt watch show SEARCH` lists a saved search's, `edt watch names` "
+                        "the watched names'",
+                        waiting,
                     )
                 with conn:
                     conn.execute("UPDATE alert_outbox SET logged_at = ? WHERE id = ?", [now, outbox_id])
@@ -376,6 +378,17 @@ def replay_alerts(path: str, runs: list[tuple[str, str]]) -> AlertReport:
     return report
 
 
+def queue_listed_alerts(mirror: Mirror, *, job: str = "") -> AlertReport:
+    """`watched_names.queue_listed`, counted as alerts: one per watched name newly listed
+    (`queued`), its new places (`matches`)."""
+    from .watched_names import queue_listed
+
+    conn = mirror.connection()
+    before = conn.execute("SELECT count(*) FROM alert_outbox").fetchone()[0]
+    places = queue_listed(mirror, job=job)
+    return AlertReport(queued=conn.execute("SELECT count(*) FROM alert_outbox").fetchone()[0] - before, matches=places)
+
+
 def run_alerts(
     mirror: Mirror,
     config: AlertConfig | None = None,
@@ -386,11 +399,9 @@ def run_alerts(
 ) -> AlertReport:
     """Queue then deliver: what runs after every sync job (the saved searches' new matches,
     and the watched names the mirror now lists)."""
-    from .watched_names import queue_listed
-
     queued = queue_alerts(mirror, job=job)
-    queue_listed(mirror, job=job)
+    names = queue_listed_alerts(mirror, job=job)
     delivered = deliver_alerts(mirror, config or alert_config(), transport=transport, sleep=sleep)
-    delivered.queued, delivered.matches = queued.queued, queued.matches
+    delivered.queued, delivered.matches = queued.queued + names.queued, queued.matches + names.matches
     delivered.errors = queued.errors + delivered.errors
     return delivered
