@@ -180,3 +180,29 @@ def test_export_never_writes_over_the_mirror_nor_its_archive(tmp_path, monkeypat
         assert refused.exit_code == 2 and "the mirror's own file" in refused.output, refused.output
     assert (feed.db.read_bytes(), part.read_bytes()) == before
     assert "alpha-one.com" in feed.live()
+
+
+def test_a_stopped_export_or_archive_says_what_is_kept_and_leaves_no_half_file(tmp_path, monkeypatch):
+    import toolkit.formats as formats
+    import toolkit.store.parquet_archive as archiving
+
+    feed = Feed(tmp_path, monkeypatch)
+    feed.day(**{"alpha-one.com": 20, NAME: 20})
+    out = tmp_path / "all.csv"
+    out.write_text("yesterday's export\n")
+
+    def stopped(rows, columns, handle):
+        handle.write("id,name\n1,half")
+        raise KeyboardInterrupt  # Ctrl-C, or a kill (SIGTERM is made one)
+
+    monkeypatch.setattr(formats, "write_csv", stopped)
+    done = CliRunner().invoke(cli, ["export", "--db", str(feed.db), "--out", str(out)])
+    assert done.exit_code == 130 and f"{out} was not written (left as it was)" in done.output
+    assert out.read_text() == "yesterday's export\n" and [p.name for p in tmp_path.glob("*all.csv*")] == ["all.csv"]
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(archiving, "archive_closed", interrupted)
+    done = CliRunner().invoke(cli, ["archive", "--db", str(feed.db), "--closed-before", "0d"])
+    assert done.exit_code == 130 and "each batch is all or nothing" in done.output

@@ -145,10 +145,16 @@ def archive(
                 pack_cut = None if pack_age.strip().lower() == "none" else mirror.now() - archiving.parse_age(pack_age)
             except ValueError as exc:
                 raise BadInput(f"{pack_from}: {exc} (or none)") from None
-            report = archiving.archive_closed(db, cut, batch=batch or archiving.BATCH, progress=_progress(as_json))
-            packing_report = None
-            if pack_cut is not None:  # after the archive: what leaves for Parquet is not packed first
-                packing_report = packing.pack_closed(db, pack_cut, batch=batch or packing.BATCH)
+            from .load import on_interrupt
+
+            kept = (
+                "each batch is all or nothing: those done are archived, the rest is as it was; run it again to finish"
+            )
+            with on_interrupt(kept):  # a kill too: the batch under way rolls back, its staging folder goes
+                report = archiving.archive_closed(db, cut, batch=batch or archiving.BATCH, progress=_progress(as_json))
+                packing_report = None
+                if pack_cut is not None:  # after the archive: what leaves for Parquet is not packed first
+                    packing_report = packing.pack_closed(db, pack_cut, batch=batch or packing.BATCH)
             held = sum(packing.packed_months(mirror.connection()).values())
             _say(_summary(db, report, packing_report, held, as_json), as_json)
     except archiving.ArchiveError as exc:

@@ -323,7 +323,10 @@ def export(db: str, plan: str | None, params: tuple[str, ...], fmt: str | None, 
         sys.stdout.flush()
         click.echo(f"Wrote {count:,} {noun} to standard output", err=True)
     else:
-        count = replace_atomically(target, write)
+        from .load import on_interrupt
+
+        with on_interrupt(f"{out} was not written (left as it was)"):  # a kill too: no half file left
+            count = replace_atomically(target, write)
         click.echo(f"Wrote {count:,} {noun} to {out}")
     if not count:
         _say_why_empty(mirror.explain_empty(filters))
