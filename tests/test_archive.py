@@ -555,3 +555,17 @@ def test_closed_listings_are_read_while_an_archive_moves_them(copy):
         totals.append(json.loads(done.stdout)["meta"]["total"])
     assert first.wait(timeout=180) == 0
     assert totals and set(totals) == {everything}
+
+
+def test_a_missing_archived_file_is_said_in_words_and_a_link_to_the_mirror_finds_its_archive(copy, tmp_path):
+    link = tmp_path / "link.db"
+    link.symlink_to(copy)
+    runner = CliRunner(env={"EDT_NOW": NOW.strftime("%Y-%m-%dT%H:%M:%SZ"), "EDT_CONFIG": str(tmp_path / "none.toml")})
+    assert runner.invoke(cli, ["archive", "--db", str(link), "--closed-before", AGE]).exit_code == 0
+    assert archive.archive_dir(copy).is_dir() and not Path(f"{link}.archive").exists()
+    whole = runner.invoke(cli, ["query", "--db", str(copy), "include_closed=1", "--format", "json"])
+    assert whole.exit_code == 0
+    next(archive.archive_dir(copy).rglob("listings/*/*.parquet")).unlink()
+    broken = runner.invoke(cli, ["query", "--db", str(copy), "include_closed=1", "--format", "json"])
+    assert broken.exit_code != 0 and "an archived file is missing" in broken.output and "--verify" in broken.output
+    assert "Traceback" not in broken.output

@@ -38,7 +38,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Unpack
 
-from ..errors import BadInput
+from ..errors import BadInput, MirrorDamaged
 from ..formats import moments_array
 from .fields import iso_timestamp
 from .closing import (
@@ -96,14 +96,15 @@ class ArchiveReport(ClosingReport):
 
 
 def archive_dir(mirror_path: str | os.PathLike[str]) -> Path:
-    """Where a mirror's archive lives: beside it."""
-    return Path(f"{os.fspath(mirror_path)}.archive")
+    """Where a mirror's archive lives: beside its file (a symbolic link to the mirror is followed,
+    so every path to it finds one archive)."""
+    return Path(f"{os.path.realpath(os.fspath(mirror_path))}.archive")
 
 
 def _staging(mirror_path: str | os.PathLike[str]) -> Path:
     # Beside the dataset (same file system, so a move is a rename), outside it (readers of the
     # dataset alone never see a half-written file).
-    return Path(f"{os.fspath(mirror_path)}.archive-staging")
+    return Path(f"{os.path.realpath(os.fspath(mirror_path))}.archive-staging")
 
 
 def parse_age(text: str) -> timedelta:
@@ -174,6 +175,12 @@ def _dataset(conn: sqlite3.Connection, mirror_path: str, table: str, files: list
     import pyarrow.dataset as ds
 
     schema = pa.schema([*archive_types(conn, table), ("month", pa.string())])
+    missing = [f for f in files if not os.path.isfile(f)]
+    if missing:
+        raise MirrorDamaged(
+            f"{missing[0]}: an archived file is missing ({len(missing)} of {len(files)} of {table}); "
+            "`edt archive --verify` lists them: put them back from a backup"
+        )
     return ds.dataset(
         files,
         schema=schema,
