@@ -586,3 +586,21 @@ def test_two_deliveries_at_once_post_each_alert_once(tmp_path, monkeypatch):
         server.shutdown()
         server.server_close()
     assert len(received) == 3 and sorted(r.posted for r in reports) == [0, 3]
+
+
+def test_a_receiver_that_is_down_is_tried_once_a_run_not_once_an_alert(tmp_path, monkeypatch):
+    from toolkit.sync.alerts import deliver_alerts, queue_alerts
+
+    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "m.db"
+    small_demo(db, 4)
+    for tld in (".de", ".fr", ".com"):
+        save_search(Mirror(db), f"by {tld}", {"tld": tld})
+    time.sleep(1.1)
+    _new_bid_listings(db, [(9_500_001, "morgenrot.de"), (9_500_002, "petitpain.fr"), (9_500_003, "downhill.com")])
+    assert queue_alerts(Mirror(db), job="bids").queued == 3
+    config = AlertConfig(webhook_url=f"http://127.0.0.1:{_free_port()}/in")  # nothing listens
+    report = deliver_alerts(Mirror(db), config, sleep=lambda s: None)
+    assert report.pending == 3 and report.posted == 0
+    tried = connect(str(db)).execute("SELECT attempts FROM alert_outbox ORDER BY id").fetchall()
+    assert sorted(a for (a,) in tried) == [0, 0, 1]

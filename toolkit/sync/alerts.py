@@ -267,6 +267,7 @@ def _deliver(
     ).fetchall()
     client = _webhook_client(config.retries, transport, sleep) if any(r[7] for r in rows) else None
     file_failed = False
+    down: set[str] = set()  # hosts whose receiver refused this run's post
     try:
         for outbox_id, search, matches, payload_json, logged_at, filed_at, posted_at, url, secret in rows:
             payload = json.loads(payload_json)
@@ -294,6 +295,8 @@ def _deliver(
                     with conn:
                         conn.execute("UPDATE alert_outbox SET filed_at = ? WHERE id = ?", [now, outbox_id])
                     report.filed += 1
+            if client is not None and url and posted_at is None and urlsplit(url).netloc in down:
+                continue  # its receiver did not take the run's earlier post: kept for the next run
             if client is not None and url and posted_at is None:
                 body = payload_json.encode()
                 headers = {
@@ -310,6 +313,7 @@ def _deliver(
                     ok, error = response.is_success, f"HTTP {response.status_code}"
                 except NOT_SENT as exc:
                     ok, error = False, f"{type(exc).__name__}: {exc}"
+                    down.add(urlsplit(url).netloc)  # one wait for a receiver that is down, not one an alert
                 except httpx.HTTPError as exc:  # sent, no answer: it may have arrived, so it is not sent again
                     ok, error = True, None
                     unanswered = f"{type(exc).__name__}: {exc}".rstrip(": ")
