@@ -1583,3 +1583,11 @@ def test_a_refused_filter_is_said_with_the_sidebars_labels_and_plans_by_name(dem
     pending = app("pending", plan="pro")
     no_exception(pending)
     assert any("the plan in force is Pro." in w.value for w in pending.warning)
+
+
+def test_a_links_filter_with_a_value_it_cannot_take_is_said_not_dropped_silently(demo_db):
+    at = app("explore", tf_min="abc", price_max="-5")
+    no_exception(at)
+    [warning] = [w.value for w in at.warning if w.value.startswith("Left out of the link's filters")]
+    assert "“abc”" in warning and "“-5”" in warning and "tf_min" not in warning
+    assert "tf_min" not in at.query_params

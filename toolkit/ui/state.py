@@ -7,6 +7,8 @@ generation, so a page never shows rows older than the mirror. The app has no SQL
 
 from __future__ import annotations
 
+import re
+
 import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -234,6 +236,7 @@ def keep_filters_of(table: Mapping[str, Param]) -> None:
     meaning (a listing's `source=dynadot` on the pending-delete page): moving between the
     listing and pending-delete pages never carries a filter that would refuse the query."""
     others = (set(DOMAIN_PARAMS) | set(PENDING_PARAMS)) - NOT_FILTERS
+    ignored = []
     for name, value in list(st.query_params.to_dict().items()):
         if name not in others:
             continue
@@ -242,9 +245,15 @@ def keep_filters_of(table: Mapping[str, Param]) -> None:
             if param is None or name in NOT_FILTERS:
                 raise ValueError(name)
             param.parse(value)
-        except Exception:  # noqa: BLE001 - ApiError or ValueError: not a filter of this page
+        except Exception as exc:  # noqa: BLE001 - ApiError or ValueError: not a filter of this page
             del st.query_params[name]
             redraw_filters([name])
+            if param is not None:  # this page's filter, with a value it cannot take: said, not dropped silently
+                why = str(getattr(exc, "body", {}).get("message", "") or exc).removeprefix(f"{name} ")
+                why = re.sub(r"\s*\(got .*\)\.?$", "", why).rstrip(".")  # the value is shown beside it
+                ignored.append(f"{param.caption or name} “{value}” ({why})")
+    if ignored:
+        st.warning(f"Left out of the link's filters: {'; '.join(ignored)}.")
 
 
 def redraw_filters(names: Iterable[str]) -> None:
