@@ -491,3 +491,20 @@ def test_the_alerts_line_counts_watched_names_newly_listed(tmp_path, registry, m
     alerts = AlertConfig(file=str(tmp_path / "alerts.jsonl"))
     report = check_names(mirror, predict=predict_drop_window, alerts=alerts, sleep=lambda s: None)
     assert report.alerts.startswith("alerts: 1 new (1 listings), 1 logged, 1 filed"), report.alerts
+
+
+def test_the_expected_release_never_starts_before_the_status_was_first_seen():
+    import types
+    from datetime import date
+
+    from toolkit.sync import watched_names as watched
+
+    seen = watched.Observation(name="lifecycle.com", checked_at="2027-01-22T07:00:00Z", statuses=["pendingDelete"])
+
+    def early(tld, status, first, before):  # a window read from an earlier redemption sighting
+        return types.SimpleNamespace(start=date(2026, 12, 25), end=date(2027, 1, 27)), "the table"
+
+    _, start, end, _ = watched._expectation(
+        "lifecycle.com", "pending_delete", seen, "pendingDelete", "2027-01-22T07:00:00Z", "2026-12-20T07:00:00Z", early
+    )
+    assert (start, end) == ("2027-01-22", "2027-01-27")

@@ -229,15 +229,15 @@ def _expectation(
     if predict is None:
         return "available", None, None, "no lifecycle table given"
     tld = split_domain(name)[1].lstrip(".")
+    first = date.fromisoformat((since or seen.checked_at)[:10])
     window, reason = predict(
-        tld,
-        pending,
-        date.fromisoformat((since or seen.checked_at)[:10]),
-        date.fromisoformat(after[:10]) if after and after[:10] < (since or "")[:10] else None,
+        tld, pending, first, date.fromisoformat(after[:10]) if after and after[:10] < (since or "")[:10] else None
     )
     if window is None:
         return "available", None, None, reason
-    return "available", window.start.isoformat(), window.end.isoformat(), reason
+    # Not before the status was first seen: the drop cannot come before what announces it.
+    start = min(max(window.start, first), window.end)
+    return "available", start.isoformat(), window.end.isoformat(), reason
 
 
 def _said(stage: str, previous: str | None, expected: tuple[Any, ...]) -> str:
