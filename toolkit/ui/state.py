@@ -248,12 +248,27 @@ def keep_filters_of(table: Mapping[str, Param]) -> None:
         except Exception as exc:  # noqa: BLE001 - ApiError or ValueError: not a filter of this page
             del st.query_params[name]
             redraw_filters([name])
-            if param is not None:  # this page's filter, with a value it cannot take: said, not dropped silently
+            if param is not None and not _takes(
+                PENDING_PARAMS if table is DOMAIN_PARAMS else DOMAIN_PARAMS, name, value
+            ):
+                # this page's filter with a value no page takes (not one the other page meant): said
                 why = str(getattr(exc, "body", {}).get("message", "") or exc).removeprefix(f"{name} ")
                 why = re.sub(r"\s*\(got .*\)\.?$", "", why).rstrip(".")  # the value is shown beside it
                 ignored.append(f"{param.caption or name} “{value}” ({why})")
     if ignored:
         st.warning(f"Left out of the link's filters: {'; '.join(ignored)}.")
+
+
+def _takes(table: Mapping[str, Param], name: str, value: Any) -> bool:
+    """Whether `table` has the filter `name` and takes `value`."""
+    param = table.get(name)
+    if param is None or name in NOT_FILTERS:
+        return False
+    try:
+        param.parse(value)
+    except Exception:  # noqa: BLE001 - ApiError or ValueError
+        return False
+    return True
 
 
 def redraw_filters(names: Iterable[str]) -> None:
