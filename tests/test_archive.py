@@ -569,11 +569,3 @@ def test_a_missing_archived_file_is_said_in_words_and_a_link_to_the_mirror_finds
     broken = runner.invoke(cli, ["query", "--db", str(copy), "include_closed=1", "--format", "json"])
     assert broken.exit_code != 0 and "an archived file is missing" in broken.output and "--verify" in broken.output
     assert "Traceback" not in broken.output
-
-
-def test_a_clock_set_before_the_closings_reads_the_archived_listings_as_live(copy):
-    early = CUT - timedelta(days=3)  # before listings the archive moves had closed
-    before = Mirror(copy, clock=lambda: early).search_domains({"per_page": "1"})["meta"]["total"]
-    archive.archive_closed(copy, NOW + timedelta(days=1))  # every closed listing: none left in SQLite
-    assert _archived_ids(copy) and not _rows(copy, "listings", "closed_at IS NOT NULL")
-    assert Mirror(copy, clock=lambda: early).search_domains({"per_page": "1"})["meta"]["total"] == before

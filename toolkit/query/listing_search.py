@@ -56,16 +56,8 @@ class ListingSearch:
         """Whether a listing closed after `now` (a clock set in the past): then a live request
         may match closed rows, and neither the live part nor the open-only index serve it."""
         conn = self.mirror.connection()
-        moment = iso_timestamp(now)
-        if conn.execute("SELECT 1 FROM listings WHERE closed_at > ? LIMIT 1", [moment]).fetchone() is not None:
-            return True
-        # Moved out of SQLite: packed (their closing, in ms), archived (a month not before now's).
-        found = conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM packed_listings WHERE closed > ?) "
-            "OR EXISTS (SELECT 1 FROM archive_parts WHERE tbl = 'listings' AND month >= ?)",
-            [int(now.timestamp() * 1000), moment[:7]],
-        ).fetchone()[0]
-        return bool(found)
+        row = conn.execute("SELECT 1 FROM listings WHERE closed_at > ? LIMIT 1", [iso_timestamp(now)]).fetchone()
+        return row is not None
 
     def open_term(self, now: datetime) -> str:
         """`closed_at IS NULL AND ` when it is implied by "live" (no listing closed after
