@@ -93,7 +93,7 @@ def results_html(at: AppTest) -> str:
 
 def names_listed(at: AppTest) -> list[str]:
     """The domain names of the results table, in order (each links to its detail page)."""
-    return [unquote(n) for n in re.findall(r'href="\?view=detail&amp;name=([^"]+)"', results_html(at))]
+    return [unquote(n) for n in re.findall(r'href="\?view=detail&amp;name=([^"&]+)[&"]', results_html(at))]
 
 
 def record_fields(at: AppTest) -> dict[str, tuple[str, str]]:
