@@ -551,9 +551,9 @@ def test_a_removed_search_takes_its_pending_alerts_with_it(tmp_path, monkeypatch
     assert receiver.received == [] and after.pending == 0
 
 
-def test_two_deliveries_at_once_post_each_alert_once(tmp_path, monkeypatch):
-    """Two runs ending together (a scheduled job and a manual check), a receiver taking its time."""
-    from toolkit.sync.alerts import deliver_alerts, queue_alerts
+def _three_alerts_queued(tmp_path: Path, monkeypatch) -> Path:
+    """A small demo with three saved searches, each with one new match queued in the outbox."""
+    from toolkit.sync.alerts import queue_alerts
 
     monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
     db = tmp_path / "m.db"
@@ -561,8 +561,16 @@ def test_two_deliveries_at_once_post_each_alert_once(tmp_path, monkeypatch):
     for tld in (".de", ".fr", ".com"):
         save_search(Mirror(db), f"by {tld}", {"tld": tld})
     time.sleep(1.1)
-    _new_bid_listings(db, [(9_500_001, "morgenrot.de"), (9_500_002, "petitpain.fr"), (9_500_003, "slowpost.com")])
+    _new_bid_listings(db, [(9_500_001, "morgenrot.de"), (9_500_002, "petitpain.fr"), (9_500_003, "downhill.com")])
     assert queue_alerts(Mirror(db), job="bids").queued == 3
+    return db
+
+
+def test_two_deliveries_at_once_post_each_alert_once(tmp_path, monkeypatch):
+    """Two runs ending together (a scheduled job and a manual check), a receiver taking its time."""
+    from toolkit.sync.alerts import deliver_alerts
+
+    db = _three_alerts_queued(tmp_path, monkeypatch)
     received: list[bytes] = []
 
     class Slow(QuietHandler):
@@ -589,16 +597,9 @@ def test_two_deliveries_at_once_post_each_alert_once(tmp_path, monkeypatch):
 
 
 def test_a_receiver_that_is_down_is_tried_once_a_run_not_once_an_alert(tmp_path, monkeypatch):
-    from toolkit.sync.alerts import deliver_alerts, queue_alerts
+    from toolkit.sync.alerts import deliver_alerts
 
-    monkeypatch.setenv("EDT_CONFIG", str(tmp_path / "none.toml"))
-    db = tmp_path / "m.db"
-    small_demo(db, 4)
-    for tld in (".de", ".fr", ".com"):
-        save_search(Mirror(db), f"by {tld}", {"tld": tld})
-    time.sleep(1.1)
-    _new_bid_listings(db, [(9_500_001, "morgenrot.de"), (9_500_002, "petitpain.fr"), (9_500_003, "downhill.com")])
-    assert queue_alerts(Mirror(db), job="bids").queued == 3
+    db = _three_alerts_queued(tmp_path, monkeypatch)
     config = AlertConfig(webhook_url=f"http://127.0.0.1:{_free_port()}/in")  # nothing listens
     report = deliver_alerts(Mirror(db), config, sleep=lambda s: None)
     assert report.pending == 3 and report.posted == 0
