@@ -206,3 +206,23 @@ def test_a_stopped_export_or_archive_says_what_is_kept_and_leaves_no_half_file(t
     monkeypatch.setattr(archiving, "archive_closed", interrupted)
     done = CliRunner().invoke(cli, ["archive", "--db", str(feed.db), "--closed-before", "0d"])
     assert done.exit_code == 130 and "each batch is all or nothing" in done.output
+
+
+def test_history_rows_put_back_with_one_id_between_them_all_go_in():
+    """Two listings' archived sightings holding one row id (ids reused while they were out)."""
+    from toolkit.store.closing import put_back
+    from toolkit.store.schema import connect, ensure_schema
+
+    conn = connect(":memory:")
+    ensure_schema(conn)
+    conn.execute("INSERT INTO listing_history (id, listing_id, observed_at) VALUES (2, 9, '2026-11-01T00:00:00Z')")
+    names = ["id", "listing_id", "observed_at", "max_bid"]
+    rows = [
+        (2, 7, "2026-10-01T00:00:00Z", 20.0),
+        (3, 8, "2026-10-02T00:00:00Z", 5.0),
+        (3, 7, "2026-10-03T00:00:00Z", 30.0),
+    ]
+    assert put_back(conn, "listing_history", names, rows) == 3
+    assert put_back(conn, "listing_history", names, rows) == 0  # each sighting once
+    found = conn.execute("SELECT listing_id, observed_at, max_bid FROM listing_history ORDER BY observed_at").fetchall()
+    assert [(r[0], r[2]) for r in found] == [(7, 20.0), (8, 5.0), (7, 30.0), (9, None)]

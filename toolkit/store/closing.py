@@ -134,15 +134,17 @@ def put_back(conn: sqlite3.Connection, table: str, names: list[str], rows: list[
             [json.dumps([row[number] for row in new])],
         )
     }
-    # Its own id when no row took it since; else a new one.
-    conn.executemany(
-        f"INSERT INTO listing_history ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-        [row for row in new if row[number] not in taken],
-    )
+    # Its own id when no row took it since (nor an earlier row put back here); else a new one.
+    own: list[tuple] = []
+    renumbered: list[tuple] = []
+    for row in new:
+        (renumbered if row[number] in taken else own).append(row)
+        taken.add(row[number])
+    conn.executemany(f"INSERT INTO listing_history ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", own)
     others = [i for i, name in enumerate(names) if i != number]
     conn.executemany(
         f"INSERT INTO listing_history ({', '.join(names[i] for i in others)}) VALUES ({', '.join('?' * len(others))})",
-        [tuple(row[i] for i in others) for row in new if row[number] in taken],
+        [tuple(row[i] for i in others) for row in renumbered],
     )
     return len(new)
 
