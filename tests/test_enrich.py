@@ -669,3 +669,11 @@ def test_rows_enriched_while_rdap_was_unavailable_are_looked_up_by_the_next_run(
     assert first.skipped_a_source and not first.finished and "looks these rows up again" in first.lines()[0]
     second = enrich(mirror, transport=httpx.MockTransport(full_web()), sleep=no_sleep)
     assert second.resumed_after is None and second.rdap_fetched == 4 and second.finished
+
+
+def test_a_retry_line_names_the_host_that_asked_to_wait():
+    answers = iter([httpx.Response(429, headers={"Retry-After": "1"}), httpx.Response(200, content=b"{}")])
+    said: list[str] = []
+    with polite_client(httpx.MockTransport(lambda r: next(answers)), sleep=no_sleep, say=said.append) as client:
+        assert client.get("https://rdap.verisign.com/com/v1/domain/example.com").status_code == 200
+    assert said and said[0].startswith("rdap.verisign.com: HTTP 429; retry 1 of"), said

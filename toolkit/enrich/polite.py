@@ -90,7 +90,9 @@ class HostPacer(httpx.BaseTransport):
                 self.sleep(wait)
         self._last[host] = self.clock()
         with self.traffic.exchange(request, self.clock()):
-            return self.inner.handle_request(request)
+            response = self.inner.handle_request(request)
+        response.request = request  # so that a retry line names the host (httpx sets it only later)
+        return response
 
     def close(self) -> None:
         self.inner.close()

@@ -214,7 +214,9 @@ class PacedTransport(httpx.AsyncBaseTransport):
         if self.limiter is not None:
             await self.limiter.try_acquire_async("requests")
         with self.traffic.exchange(request, time.monotonic()):
-            return await self.inner.handle_async_request(request)
+            response = await self.inner.handle_async_request(request)
+        response.request = request  # so that a retry line names the host (httpx sets it only later)
+        return response
 
     async def aclose(self) -> None:
         await self.inner.aclose()
