@@ -235,9 +235,8 @@ def _archive_batch(path: str, conn: sqlite3.Connection, report: ArchiveReport, b
             return False
         # A listing archived before, listed again and closed again: its earlier copy leaves the
         # archive, its history and raw records joining this one's (the archive holds an id once).
-        earlier = _take_out(
-            conn, path, _in_batch(conn), [i for (i,) in conn.execute("SELECT id FROM temp.archive_batch")]
-        )
+        batch_ids = [i for (i,) in conn.execute("SELECT id FROM temp.archive_batch")]
+        earlier = _take_out(conn, path, _among(batch_ids), batch_ids)
         for month in sorted(chosen):
             for table, (key, rows_of_batch) in ARCHIVED_TABLES.items():
                 where = f"({rows_of_batch.replace('temp.archive_batch', f'temp.archive_batch WHERE month = {_quote(month)}')})"
@@ -330,13 +329,13 @@ def _joined(rows: Any, older: Any, key: tuple[str, ...]) -> Any:
     return both.take(pc.sort_indices(both, sort_keys=[(c, "ascending") for c in key]))
 
 
-def _in_batch(conn: sqlite3.Connection) -> Callable[[Any], Any]:
-    """A mask over a listings file's rows: those whose id the batch holds."""
+def _among(ids: list[int]) -> Callable[[Any], Any]:
+    """A mask over a listings file's rows: those whose id is one of `ids`."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    ids = pa.array([i for (i,) in conn.execute("SELECT id FROM temp.archive_batch")], pa.int64())
-    return lambda listed: pc.is_in(listed.column("id"), value_set=ids)
+    wanted = pa.array(ids, pa.int64())
+    return lambda listed: pc.is_in(listed.column("id"), value_set=wanted)
 
 
 def _of_month(conn: sqlite3.Connection, rows: Any, table: str, month: str) -> Any:
