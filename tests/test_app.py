@@ -339,22 +339,23 @@ def test_a_column_title_sorts_every_result_not_the_page(demo_db):
     at = app(tld=".fr,.de")
     no_exception(at)
     query = header_link(at, "Price")
-    assert query["sort"] == "-effective_price" and query["tld"] == ".fr,.de" and "page" not in query
+    # in one currency: a price column of USD, EUR and JPY ranked by the number alone misleads
+    assert query["sort"] == "-effective_price_eur" and query["tld"] == ".fr,.de" and "page" not in query
     sorted_at = app(**{k: v for k, v in query.items()})
     no_exception(sorted_at)
-    top = Mirror(demo_db).search_domains({"tld": ".fr,.de", "sort": "-effective_price", "per_page": "100"})["data"]
+    top = Mirror(demo_db).search_domains({"tld": ".fr,.de", "sort": "-effective_price_eur", "per_page": "100"})["data"]
     assert names_listed(sorted_at) == [r["name"] for r in top[:50]]
-    highest = max(
-        r["effective_price"]
-        for r in Mirror(demo_db).export_rows({"tld": ".fr,.de"})
-        if r["effective_price"] is not None
-    )
-    assert top[0]["effective_price"] == highest  # the mirror's highest, not the page's
-    assert header_link(sorted_at, "Price")["sort"] == "effective_price"  # a second click turns it around
-    assert "Price, highest first" in sorted_at.caption[0].value  # the sort said in words
+    frame = Mirror(demo_db).domains_df({"tld": ".fr,.de"}, columns=["currency", "effective_price_eur"])
+    assert frame["currency"].nunique() > 1
+    highest = frame["effective_price_eur"].max()
+    assert top[0]["effective_price_eur"] == highest  # the mirror's highest, not the page's
+    assert header_link(sorted_at, "Price")["sort"] == "effective_price_eur"  # a second click turns it around
+    assert "Price (EUR), highest first" in sorted_at.caption[0].value  # the sort said in words
     table_settings(sorted_at)
-    assert sorted_at.selectbox(key="sort").value == "-effective_price"
-    assert "Price, highest first" in sorted_at.selectbox(key="sort").format_func("-effective_price")
+    assert sorted_at.selectbox(key="sort").value == "-effective_price_eur"
+    words = sorted_at.selectbox(key="sort").format_func
+    assert "Price (EUR), highest first" in words("-effective_price_eur")
+    assert words("-effective_price") == "Price in its own currency, highest first"
 
 
 def test_a_bookmarked_search_reopens_with_its_filters_sort_and_page(demo_db):
@@ -570,6 +571,30 @@ def test_moving_from_pending_delete_to_explore_drops_the_filters_explore_refuses
     assert not at.error
     assert "source" not in at.query_params and "status" not in at.query_params
     assert total_shown(at) == Mirror(demo_db).search_domains({"tld": "uk"})["meta"]["total"]
+    at.sidebar.radio(key="view").set_value("pending").run()  # and back: they were set aside, not lost
+    no_exception(at)
+    assert url_value(at, "source") == "czds-daily" and url_value(at, "status") == "pendingDelete"
+    assert (
+        total_shown(at)
+        == Mirror(demo_db).search_pending_delete({"source": "czds-daily", "tld": "uk", "status": "pendingDelete"})[
+            "meta"
+        ]["total"]
+    )
+
+
+def test_explores_own_filters_come_back_after_a_look_at_pending_delete(demo_db):
+    mirror = Mirror(demo_db)
+    at = app("explore", tld="com", tf_min="20", has_bids="1")
+    no_exception(at)
+    at.sidebar.radio(key="view").set_value("pending").run()
+    no_exception(at)
+    assert "tf_min" not in at.query_params and "has_bids" not in at.query_params and not at.warning
+    assert total_shown(at) == mirror.search_pending_delete({"tld": "com"})["meta"]["total"]
+    at.sidebar.radio(key="view").set_value("explore").run()
+    no_exception(at)
+    assert url_value(at, "tf_min") == "20" and url_value(at, "has_bids") == "1"
+    expected = mirror.search_domains({"tld": "com", "tf_min": "20", "has_bids": "1"})["meta"]["total"]
+    assert total_shown(at) == expected < mirror.search_domains({"tld": "com"})["meta"]["total"]
 
 
 def _every_move(views: list[str]) -> list[tuple[str, str]]:

@@ -234,8 +234,19 @@ def current_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
 def keep_filters_of(table: Mapping[str, Param]) -> None:
     """Drop from the URL the filters this page's table does not take, or takes with another
     meaning (a listing's `source=dynadot` on the pending-delete page): moving between the
-    listing and pending-delete pages never carries a filter that would refuse the query."""
+    listing and pending-delete pages never carries a filter that would refuse the query. What
+    the other page takes is set aside and comes back when a page that takes it opens again."""
     others = (set(DOMAIN_PARAMS) | set(PENDING_PARAMS)) - NOT_FILTERS
+    other_table = PENDING_PARAMS if table is DOMAIN_PARAMS else DOMAIN_PARAMS
+    # Filters the other page set aside come back where they apply (Explore's TF 20+ after a
+    # look at Pending-delete), unless the URL has its own value for them by now.
+    aside = st.session_state.setdefault("_set_aside", {})
+    for name, value in list(aside.items()):
+        if _takes(table, name, value):
+            del aside[name]
+            if name not in st.query_params:
+                st.query_params[name] = value
+                redraw_filters([name])
     ignored = []
     for name, value in list(st.query_params.to_dict().items()):
         if name not in others:
@@ -248,9 +259,9 @@ def keep_filters_of(table: Mapping[str, Param]) -> None:
         except Exception as exc:  # noqa: BLE001 - ApiError or ValueError: not a filter of this page
             del st.query_params[name]
             redraw_filters([name])
-            if param is not None and not _takes(
-                PENDING_PARAMS if table is DOMAIN_PARAMS else DOMAIN_PARAMS, name, value
-            ):
+            if _takes(other_table, name, value):
+                aside[name] = value
+            elif param is not None:
                 # this page's filter with a value no page takes (not one the other page meant): said
                 why = str(getattr(exc, "body", {}).get("message", "") or exc).removeprefix(f"{name} ")
                 why = re.sub(r"\s*\(got .*\)\.?$", "", why).rstrip(".")  # the value is shown beside it
@@ -284,6 +295,7 @@ def set_filters(params: Mapping[str, str]) -> None:
     for name in list(st.query_params.keys()):
         if name in DOMAIN_PARAMS and name not in NOT_FILTERS:
             del st.query_params[name]
+    st.session_state.pop("_set_aside", None)  # a new search replaces those too
     for name, value in params.items():
         if value not in (None, "") and name in DOMAIN_PARAMS:
             st.query_params[name] = str(value)
