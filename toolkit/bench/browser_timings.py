@@ -153,7 +153,7 @@ PAGE_CHANGES: dict[str, tuple[str, str, Any]] = {
 # and what the URL then holds.
 _IN_PLACE = {
     "next page": "page=2",
-    "sort by a column title (Price)": "sort=-effective_price",
+    "sort by a column title (Price)": "sort=-effective_price_eur",
     "open a domain from the table": "view=detail",
 }
 
@@ -319,7 +319,7 @@ def measure(
                 )
     steps = [
         ("next page", _click_link('.edt-pager a[href*="page=2"]')),
-        ("sort by a column title (Price)", _click_link('th a[href*="effective_price"]')),
+        ("sort by a column title (Price)", _click_link('th a[href*="effective_price_eur"]')),
         ("open a domain from the table", _click_link("a.edt-name")),
         ("TLD .fr,.de", _type_into("TLDs", ".fr,.de", group="Source and type")),
         ("open the SEO metrics group", _expand("SEO metrics")),

@@ -304,7 +304,14 @@ TYPE_WORDS: dict[str, tuple[str, str]] = {
 
 
 # Sorts whose name is not one field's label (`deal` is a ratio), or reads better otherwise.
-SORT_LABELS: dict[str, str] = {"deal": "Value over price", "value_mid": "Value", "age": "Age"}
+# A sort on a price in each listing's own currency ranks 100 USD beside 100 JPY: said so.
+SORT_LABELS: dict[str, str] = {
+    "deal": "Value over price",
+    "value_mid": "Value",
+    "age": "Age",
+    "price": "Start or asking price in its own currency",
+    "effective_price": "Price in its own currency",
+}
 
 
 def sort_field_label(field: str) -> str:

@@ -248,9 +248,9 @@ LISTING_TABLE: tuple[Column, ...] = (
         "price",
         "Price",
         lambda r, now: money(r.get("effective_price"), r.get("currency")),
-        "effective_price",
+        "effective_price_eur",  # sorted in one currency: 100 JPY is not above 90 USD
         numeric=True,
-        help="current bid, else the price, in the platform's currency",
+        help="current bid, else the price, in the platform's currency (sorted by its value in euros)",
     ),
     Column(
         "eur",
