@@ -605,3 +605,42 @@ def test_a_receiver_that_is_down_is_tried_once_a_run_not_once_an_alert(tmp_path,
     assert report.pending == 3 and report.posted == 0
     tried = connect(str(db)).execute("SELECT attempts FROM alert_outbox ORDER BY id").fetchall()
     assert sorted(a for (a,) in tried) == [0, 0, 1]
+
+
+def test_a_receiver_asking_to_wait_a_day_keeps_its_alerts_for_the_next_run(tmp_path, monkeypatch):
+    """A 429 with Retry-After 86400 is not slept on (a run never waits for a day); the
+    receiver is asked once a run, and every alert stays pending for the next."""
+    from toolkit.sync.alerts import deliver_alerts
+
+    db = _three_alerts_queued(tmp_path, monkeypatch)
+    received: list[bytes] = []
+
+    class NotNow(QuietHandler):
+        wait = "86400"
+
+        def do_POST(self):  # noqa: N802
+            received.append(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(429)
+            self.send_header("Retry-After", self.wait)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotNow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    slept: list[float] = []
+    config = AlertConfig(webhook_url=f"http://127.0.0.1:{server.server_address[1]}/in")
+    try:
+        report = deliver_alerts(Mirror(db), config, sleep=slept.append)
+        NotNow.wait = "2"  # a short wait is waited out, as the receiver asks, then the run moves on
+        short = deliver_alerts(Mirror(db), config, sleep=slept.append)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(received) == 1 + 1 + config.retries and report.pending == 3 and report.posted == 0
+    assert any("asking to wait 86400 s" in e for e in report.errors)
+    assert slept == [2.0] * config.retries and short.pending == 3
+    said = [p for p in Mirror(db).status()["problems"] if "alerts not delivered" in p]
+    assert said == [
+        "3 alerts not delivered yet (the receiver's last answer: HTTP 429); each run tries again: "
+        "check the receiver, or the webhook in [alerts]"
+    ]

@@ -27,13 +27,13 @@ from typing import Any
 import httpx
 from httpx_retries import RetryTransport
 
-from ..config import config_file, config_path, user_path
+from ..config import config_file, config_path, is_web_address, user_path
 from ..errors import BadInput
 from ..query import Mirror
 from ..store.fields import iso_timestamp
 from ..store.lock import mirror_file
 from .outbox import MATCH_FIELDS, outbox_add
-from .remote import NOT_SENT, ContractRetry
+from .remote import NOT_SENT, RETRY_STATUSES, ContractRetry, WaitTooLong
 
 __all__ = [
     "AlertConfig",
@@ -72,7 +72,7 @@ def alert_config() -> AlertConfig:
         if os.environ.get("EDT_WEBHOOK_URL")
         else (conf.get("webhook_url"), f"[alerts] webhook_url in {config_path()}")
     )
-    if url and not str(url).startswith(("http://", "https://")):  # else every run fails to post, forever
+    if url and not is_web_address(str(url)):  # else every run fails to post, forever
         raise BadInput(
             f"{where}: {url!r} is not an http:// or https:// address; write it as https://hooks.example.com/edt "
             "or remove it"
@@ -211,8 +211,15 @@ def _webhook_client(
 ) -> httpx.Client:
     # A receiver's 429/503 is waited out as its Retry-After says; without one, backoff.
     # Only a post that never left is sent again: one the receiver may have taken is not (at most once).
+    # A receiver asking for more than a minute gets the alert on the next run: a run never sleeps for a day.
     retry = ContractRetry.policy(
-        retries=retries, backoff=0.5, methods=["POST"], sync_sleep=sleep, default_wait=None, exceptions=NOT_SENT
+        retries=retries,
+        backoff=0.5,
+        methods=["POST"],
+        sync_sleep=sleep,
+        default_wait=None,
+        exceptions=NOT_SENT,
+        longest_wait=_LONGEST_WAIT_S,
     )
     return httpx.Client(
         transport=RetryTransport(transport=transport or httpx.HTTPTransport(), retry=retry),
@@ -245,6 +252,7 @@ def deliver_alerts(
 
 
 _DELIVERY_WAIT_S = 300
+_LONGEST_WAIT_S = 60.0
 
 
 def _deliver(
@@ -311,9 +319,14 @@ def _deliver(
                 try:
                     response = client.post(url, content=body, headers=headers)
                     ok, error = response.is_success, f"HTTP {response.status_code}"
+                    if response.status_code in RETRY_STATUSES:  # still busy after the retries: the rest wait too
+                        down.add(urlsplit(url).netloc)
                 except NOT_SENT as exc:
                     ok, error = False, f"{type(exc).__name__}: {exc}"
                     down.add(urlsplit(url).netloc)  # one wait for a receiver that is down, not one an alert
+                except WaitTooLong as exc:  # answered "not now": not taken, so sent again next run
+                    ok, error = False, str(exc)
+                    down.add(urlsplit(url).netloc)
                 except httpx.HTTPError as exc:  # sent, no answer: it may have arrived, so it is not sent again
                     ok, error = True, None
                     unanswered = f"{type(exc).__name__}: {exc}".rstrip(": ")

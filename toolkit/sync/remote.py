@@ -40,6 +40,7 @@ __all__ = [
     "RemoteRefused",
     "RemoteFailed",
     "HostUnreachable",
+    "WaitTooLong",
     "Traffic",
     "shared_limiter",
     "budget_path",
@@ -99,6 +100,15 @@ class HostUnreachable(RemoteFailed):
             f"{host} unreachable ({cause}); gave up after {seconds:.0f} s and {attempts} attempts "
             f"(--timeout or {TIMEOUT_ENV}: {bound:g} s; check the network or the address)"
         )
+        self.host = host
+
+
+class WaitTooLong(RemoteFailed):
+    """A 429 or 503 whose Retry-After asks for a longer wait than the client may spend
+    (`longest_wait`): the request is left for a later run instead of holding this one."""
+
+    def __init__(self, host: str, status: int, seconds: float, bound: float):
+        super().__init__(f"{host}: HTTP {status} asking to wait {seconds:.0f} s (more than {bound:g} s)")
         self.host = host
 
 
@@ -241,6 +251,7 @@ class ContractRetry(Retry):
     give_up_after: float | None = None  # seconds a host may stay unreachable (None: only the retry count)
     say: Callable[[str], None] | None = None  # told of each retry as it is decided
     clock: Callable[[], float] = staticmethod(time.monotonic)  # type: ignore[assignment]
+    longest_wait: float | None = None  # a longer Retry-After raises WaitTooLong (None: any is waited out)
 
     @classmethod
     def policy(
@@ -257,12 +268,14 @@ class ContractRetry(Retry):
         give_up_after: float | None = None,
         say: Callable[[str], None] | None = None,
         exceptions: tuple[type[Exception], ...] = RETRY_EXCEPTIONS,
+        longest_wait: float | None = None,
     ) -> "ContractRetry":
         """The project's retry policy, built once for every client (the API, RDAP and
         Wayback, alert webhooks). `give_up_after`: a host that has failed at the network
         level for that long (across requests, until it answers) raises `HostUnreachable`
         instead of another retry; `say` gets one line per retry (host, which retry, wait);
-        `exceptions`: the failures retried (a request that may have arrived is not, for a POST)."""
+        `exceptions`: the failures retried (a request that may have arrived is not, for a POST);
+        `longest_wait`: a Retry-After above it raises `WaitTooLong` instead of waiting."""
         retry = cls(
             total=retries,
             backoff_factor=backoff,
@@ -273,7 +286,7 @@ class ContractRetry(Retry):
             validate_response=validate,
         )
         retry.traffic, retry.default_wait = traffic if traffic is not None else Traffic(), default_wait
-        retry.give_up_after, retry.say = give_up_after, say
+        retry.give_up_after, retry.say, retry.longest_wait = give_up_after, say, longest_wait
         if sleep is not None:
             retry.sleep_with = sleep
         if sync_sleep is not None:
@@ -290,6 +303,7 @@ class ContractRetry(Retry):
             self.say,
             self.clock,
         )
+        new.longest_wait = self.longest_wait
         return new
 
     def _wait_for(self, response: httpx.Response | Exception) -> float:
@@ -309,6 +323,8 @@ class ContractRetry(Retry):
         through `say`; `HostUnreachable` when the host has been down past `give_up_after`."""
         seconds = self._wait_for(response)
         host = _host(response)
+        if self.longest_wait is not None and seconds > self.longest_wait and isinstance(response, httpx.Response):
+            raise WaitTooLong(host, response.status_code, seconds, self.longest_wait)
         network = isinstance(response, Exception) and not isinstance(response, MalformedBody)
         until = ""
         if network and self.traffic is not None and self.give_up_after is not None:
