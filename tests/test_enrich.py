@@ -565,6 +565,19 @@ def test_resumes_after_the_last_batch(tmp_path):
         mirror.connection().execute("SELECT value FROM mirror_meta WHERE key = ?", (PROGRESS_KEY,)).fetchone()[0]
     )
     assert progress["after_id"] == 2
+    # `edt status` says the exact command that resumes it (its filters and switches)
+    assert "an enrichment stopped midway; `edt enrich --no-rdap` resumes it" in mirror.status()["problems"]
+    (tmp_path / "other").mkdir()
+    other = make_mirror(tmp_path / "other")
+    enrich(
+        other,
+        params={"tld": ".com,.cz,.no", "length_max": "20"},
+        rdap=False,
+        limit=1,
+        transport=httpx.MockTransport(lambda r: ok(b"[]")),
+    )
+    said = [p for p in other.status()["problems"] if "enrichment" in p]
+    assert said == ["an enrichment stopped midway; `edt enrich length_max=20 tld=.com,.cz,.no --no-rdap` resumes it"]
 
     second = enrich(mirror, rdap=False, transport=httpx.MockTransport(empty), sleep=no_sleep)
     assert second.resumed_after == 2 and (second.processed, second.finished) == (3, True)
@@ -656,9 +669,10 @@ def test_a_local_copy_of_the_bootstrap_is_read_and_a_changed_address_is_fetched_
         assert load_bootstrap(conn, client, now=NOW)[1] == "cached"
         monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", "https://example.org/dns.json")
         assert load_bootstrap(conn, client, now=NOW)[1] == "fetched" and len(web.requests) == 1
-    monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", "dns.jsn")
-    with pytest.raises(BadInput, match="EDT_RDAP_BOOTSTRAP_URL: 'dns.jsn' is neither"):
-        load_bootstrap(mirror.connection(), None, now=NOW + timedelta(days=60))
+    for wrong in ("dns.jsn", "https:/data.iana.org/rdap/dns.json"):  # the second: a slash short, no host
+        monkeypatch.setenv("EDT_RDAP_BOOTSTRAP_URL", wrong)
+        with pytest.raises(BadInput, match=f"EDT_RDAP_BOOTSTRAP_URL: '{wrong}' is neither"):
+            load_bootstrap(mirror.connection(), None, now=NOW + timedelta(days=60))
 
 
 def test_rows_enriched_while_rdap_was_unavailable_are_looked_up_by_the_next_run(tmp_path):

@@ -56,6 +56,7 @@ from ..signals.wayback_content import parking_service
 from ..store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, to_db, utc_seconds
 from ..store.lock import writer_lock
 from ..store.writer import bump_generation
+from ..store.meta import PROGRESS_KEY, enrich_signature
 from .cache import cache_get, cache_put, cached_rdap
 from .language import (
     PAGE_KEY,
@@ -80,7 +81,6 @@ from .polite import (
 
 __all__ = ["PROGRESS_KEY", "EnrichReport", "enrich"]
 
-PROGRESS_KEY = "enrich_progress"
 
 # -- the cache --------------------------------------------------------------------------
 
@@ -227,14 +227,6 @@ def _write_batch(conn: sqlite3.Connection, updates: dict[int, dict[str, Any]], p
         conn.rollback()
         raise
     return written
-
-
-def _signature(params: Mapping[str, Any] | None, wayback: bool, rdap: bool, language: bool = False) -> str:
-    chosen = sorted((str(k), str(v)) for k, v in (params or {}).items())
-    sign: dict[str, Any] = {"params": chosen, "wayback": wayback, "rdap": rdap}
-    if language:  # absent when off, so progress saved before the step existed still matches
-        sign["language"] = True
-    return json.dumps(sign, separators=(",", ":"))
 
 
 def _progress(conn: sqlite3.Connection) -> dict[str, Any] | None:
@@ -451,7 +443,7 @@ def enrich(
     conn = mirror.connection()
     with writer_lock(conn, "edt enrich"):  # one load at a time (store/lock.py)
         rows = _selected_rows(mirror, params)
-        signature = _signature(params, wayback, rdap, language)
+        signature = enrich_signature(params, wayback, rdap, language)
         saved = _progress(conn)
         if resume and saved and saved.get("signature") == signature and saved.get("after_id") is not None:
             report.resumed_after = int(saved["after_id"])

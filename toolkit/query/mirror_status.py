@@ -131,7 +131,24 @@ def _problems(mirror: Mirror, conn: sqlite3.Connection, runs: Mapping[str, Any],
                 "kept: `edt sync` resumes it"
             )
     if "enrich_progress" in meta and not holder:
-        problems.append("an enrichment stopped midway; `edt enrich` with the same filters resumes it")
+        from ..store.meta import enrich_resume_command
+
+        command = enrich_resume_command(meta["enrich_progress"])
+        problems.append(
+            f"an enrichment stopped midway; `{command}` resumes it"
+            if command
+            else "an enrichment stopped midway; `edt enrich` with the same filters resumes it"
+        )
+    # Tried and refused: a webhook is set, and every alert not yet posted waits for it.
+    last_error = conn.execute(
+        "SELECT last_error FROM alert_outbox WHERE posted_at IS NULL AND attempts > 0 ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    if last_error:
+        waiting = conn.execute("SELECT count(*) FROM alert_outbox WHERE posted_at IS NULL").fetchone()[0]
+        problems.append(
+            f"{waiting:,} alert{'s' if waiting != 1 else ''} not delivered yet (the receiver's last answer: "
+            f"{last_error[0]}); each run tries again: check the receiver, or the webhook in [alerts]"
+        )
     if (
         "demo_scale" not in meta
         and conn.execute("SELECT EXISTS (SELECT 1 FROM listings WHERE origin = 'demo')").fetchone()[0]
