@@ -407,3 +407,13 @@ def test_a_webhook_address_without_http_is_a_bad_setting_named_once(tmp_path, mo
     done = CliRunner().invoke(cli, ["watch", "names", "--db", db, "--check"])
     assert done.exit_code == 2
     assert "EDT_WEBHOOK_URL: '127.0.0.1:8765/hook' is not an http:// or https:// address" in done.output
+    # a slash short, or no host, is no address either (each setting says so in one line, exit 2)
+    monkeypatch.setenv("EDT_WEBHOOK_URL", "https:/hooks.example.com/edt")
+    done = CliRunner().invoke(cli, ["watch", "names", "--db", db, "--check"])
+    assert done.exit_code == 2 and "EDT_WEBHOOK_URL: 'https:/hooks.example.com/edt' is not an http" in done.output
+    monkeypatch.delenv("EDT_WEBHOOK_URL")
+    monkeypatch.setenv("EDT_BASE_URL", "https://")
+    done = CliRunner().invoke(cli, ["sync", "--db", db, "--api-key", "k"])
+    assert done.exit_code == 2 and "EDT_BASE_URL: 'https://' is not an http:// or https:// address" in done.output
+    done = CliRunner().invoke(cli, ["enrich", "--db", db])  # said as the setting it is, not as the mirror's fault
+    assert done.exit_code == 2 and done.output.startswith("edt: EDT_BASE_URL: 'https://' is not an http")

@@ -19,6 +19,7 @@ from .plans import normalize_plan
 
 __all__ = [
     "Settings",
+    "is_web_address",
     "load_settings",
     "config_file",
     "config_path",
@@ -149,6 +150,18 @@ def mirror_path(given: str | os.PathLike[str] | None = None, conf: dict | None =
     return DEFAULT_DB
 
 
+def is_web_address(url: str) -> bool:
+    """An http:// or https:// address with a host: what the base URL, a webhook and the RDAP
+    bootstrap may be (`https:/catchdoms.com` or `https://` alone is not)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
 def load_settings(
     *, db: str | None = None, base_url: str | None = None, plan: str | None = None, api_key: str | None = None
 ) -> Settings:
@@ -167,7 +180,7 @@ def load_settings(
         )
         if value
     )
-    if not str(url).startswith(("http://", "https://")):
+    if not is_web_address(str(url)):
         raise ValueError(f"{where}: {url!r} is not an http:// or https:// address (e.g. https://catchdoms.com)")
     return Settings(
         db=mirror_path(db, conf),

@@ -138,8 +138,13 @@ def open_mirror(db: str, *, must_exist: bool = True, writes: str | None = None) 
     _check_now()
     if writes == "demo":
         _check_sound(db)
+    from ..config import load_settings
     from ..query import Mirror
 
+    try:  # a bad setting (EDT_BASE_URL, the config's plan) is said as itself, not as the mirror's fault
+        load_settings(db=db)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
     try:
         mirror = Mirror(db, create=True)  # a load makes it; a reader was refused above
     except Exception as exc:  # noqa: BLE001 - a file that is not a mirror, or a damaged one

@@ -42,6 +42,7 @@ from ..errors import BadInput
 from ..query.params import PENDING_STATUSES
 from ..store.fields import iso_timestamp, utc_seconds
 from .. import errors
+from ..config import is_web_address
 
 __all__ = [
     "BOOTSTRAP_URL",
@@ -161,7 +162,7 @@ def bootstrap_url() -> str:
     """Where the IANA bootstrap is fetched from: `$EDT_RDAP_BOOTSTRAP_URL` (an http(s) address,
     or a local copy: a file's path or file:// address; else BadInput naming it), else IANA."""
     url = os.environ.get(BOOTSTRAP_URL_ENV) or BOOTSTRAP_URL
-    if not url.startswith(("http://", "https://")) and not os.path.isfile(_local_path(url)):
+    if not is_web_address(url) and not os.path.isfile(_local_path(url)):
         raise BadInput(
             f"{BOOTSTRAP_URL_ENV}: {url!r} is neither an http(s) address nor a file (a local copy of IANA's "
             "dns.json); fix it, or unset it for IANA's"
@@ -201,7 +202,7 @@ def store_bootstrap(
 
 
 def fetch_bootstrap(client: httpx.Client, url: str = BOOTSTRAP_URL) -> dict[str, Any]:
-    if not url.startswith(("http://", "https://")):  # a local copy
+    if not is_web_address(url):  # a local copy
         try:
             with open(_local_path(url), "rb") as handle:
                 data = json.loads(handle.read(_MOST_BOOTSTRAP_BYTES + 1)[:_MOST_BOOTSTRAP_BYTES])

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ..config import is_web_address
 from ..errors import ApiError
 from ..query import Mirror
 from ..store.fields import iso_timestamp
@@ -333,7 +334,7 @@ def register_webhook(
     from urllib.parse import urlsplit
 
     parts = urlsplit(str(url or "").strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if not is_web_address(parts.geturl()):
         raise ValueError("url: give an http:// or https:// address for the webhook")
     conn = mirror.connection()
     if name is None:  # the first free "webhook N"
