@@ -192,9 +192,10 @@ def test_edt_appraise_and_its_backtest(lapse, tmp_path):
     assert bad.exit_code == 2 and "--until: 'soon' is not a date" in bad.output
 
 
-def test_the_ranges_are_retrained_after_a_sync_once_enough_new_results_arrived(lapse, tmp_path):
+def test_the_ranges_are_retrained_after_a_sync_once_enough_new_results_arrived(lapse, tmp_path, monkeypatch):
     import shutil
 
+    import toolkit.analysis.appraise as appraisal
     from toolkit.analysis.appraise import RETRAIN_AFTER, appraise_if_due
     from toolkit.analysis.range_notes import value_model
 
@@ -208,6 +209,8 @@ def test_the_ranges_are_retrained_after_a_sync_once_enough_new_results_arrived(l
         sold = first["trained_on"]
         conn = mirror.connection()
         stored = value_model(mirror)
+        trainings: list[Mirror] = []  # the training itself was run above: here, only whether it is due
+        monkeypatch.setattr(appraisal, "appraise", lambda m: trainings.append(m) or {**first, "trained_on": sold})
         for trained_on, due in (
             (int(sold / (1 + RETRAIN_AFTER)) + 1, False),
             (int(sold / (1 + RETRAIN_AFTER)) - 1, True),
@@ -218,6 +221,7 @@ def test_the_ranges_are_retrained_after_a_sync_once_enough_new_results_arrived(l
                     [json.dumps({**stored, "trained_on": trained_on})],
                 )
             assert (appraise_if_due(mirror, said.append) is not None) is due
+            assert len(trainings) == int(due)
 
 
 def test_a_listing_synced_between_two_trainings_is_valued_with_the_kept_model(lapse, tmp_path):
