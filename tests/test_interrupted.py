@@ -496,3 +496,22 @@ def test_an_appraisal_stopped_by_ctrl_c_says_so_in_one_line(lapse, tmp_path, mom
         f"edt: interrupted: no range was written; {path} is as it was",
     )
     assert sqlite3.connect(path).execute("SELECT count(value_mid) FROM listings").fetchone()[0] == 0
+
+
+def test_ctrl_c_pressed_twice_still_says_one_line_and_exits_130(lapse, tmp_path):
+    """A user presses Ctrl-C again while the stop is being said and Python shuts down: the
+    second is ignored (it ended the process by the signal, exit -2, after the line)."""
+    path = _copy(lapse, tmp_path / "m")
+    child = start("appraise", "--db", str(path))
+    time.sleep(2.5)  # in its training
+    child.send_signal(signal.SIGINT)
+    for _ in range(20):  # again and again while it stops
+        time.sleep(0.01)
+        if child.poll() is not None:
+            break
+        child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 130 and "Traceback" not in err, err
+    said = err.strip().splitlines()
+    # one line: what was kept, or (a second Ctrl-C before the load's own handler) the plain stop
+    assert said in ([f"edt: interrupted: no range was written; {path} is as it was"], ["edt: interrupted"]), said

@@ -1,3 +1,16 @@
-from .cli import main
+"""The `edt` command (`python -m toolkit`, and the `edt` script, which calls `run`)."""
 
-main()
+import sys
+
+
+def run() -> None:
+    try:
+        from .cli import main
+    except KeyboardInterrupt:  # Ctrl-C while the command's modules load: said as any stop is, not a traceback
+        sys.stderr.write("edt: interrupted\n")
+        raise SystemExit(130) from None
+    main()
+
+
+if __name__ == "__main__":
+    run()

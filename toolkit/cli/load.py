@@ -14,6 +14,7 @@ import click
 
 from ..plans import PLANS, RATE_LIMITS
 from .shell import (
+    stop_listening_to_ctrl_c,
     note_opened,
     BadInput,
     RunFailed,
@@ -66,6 +67,7 @@ def on_interrupt(kept: str, *, mirror: Any = None, written: str = "") -> Any:
     try:
         yield
     except KeyboardInterrupt:
+        stop_listening_to_ctrl_c()
         committed = mirror is not None and mirror.generation() != before
         raise Interrupted(written if committed else kept) from None
     finally:

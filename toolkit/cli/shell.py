@@ -313,6 +313,15 @@ def check_port(host: str, port: int, option: str = "--port") -> None:
             raise BadInput(f"--host {host} {option} {port}: cannot listen there ({exc.strerror})") from None
 
 
+def stop_listening_to_ctrl_c() -> None:
+    """Once a stop is being said, a second Ctrl-C (a terminal's user presses it twice; one
+    pending while Python shuts down, when its handler is back to the default) is ignored: it
+    would end the process by the signal (exit -2, or a traceback) after the line said 130."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def main(args: list[str] | None = None) -> None:
     """`edt`: click's own handling of the command line, plus one line for any failure: a
     ToolkitError's own (its exit status), a damaged mirror however a command met it (exit 2),
@@ -325,6 +334,8 @@ def main(args: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:  # --help, --version
         raise SystemExit(exc.exit_code) from None
     except click.ClickException as exc:  # a command's own line, unless it was about a damaged file
+        if exc.exit_code == 130:  # a load stopped by Ctrl-C
+            stop_listening_to_ctrl_c()
         damage = _damage_of(exc)
         said_damage = isinstance(getattr(exc, "error", None), MirrorDamaged)
         shown = exc if damage is None or said_damage else _Said(_damaged(_mirror_path(meta), damage))
@@ -336,6 +347,7 @@ def main(args: list[str] | None = None) -> None:
     except KeyboardInterrupt:  # Ctrl-C in a command that says nothing of its own (the loads say what they kept)
         if os.environ.get("EDT_DEBUG"):
             raise
+        stop_listening_to_ctrl_c()
         click.echo("edt: interrupted", err=True)
         raise SystemExit(130) from None
     except SystemExit:
