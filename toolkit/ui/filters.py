@@ -59,60 +59,77 @@ def choice_words(param: Param, value: str, *, pending: bool = False) -> str:
 
 
 def _widget(param: Param, value: str | None, plan: str, prefix: str) -> Any:
+    """The filter's widget, holding the URL's value whenever the URL changed under it.
+
+    The value is put in the session state before the widget is drawn, never passed to the
+    widget: a browser keeps a widget's own value over a new one passed to it, and sent its
+    stale value with the next click (a link's "Ending in the next 24 h" went back to 6 h on
+    the next page), while a value set through the session state reaches the browser."""
     key = f"{prefix}{param.name}"
     kind = "pending" if prefix == "p:" else "listing"
     label, help_text = param.caption, FILTER_HELP.get((kind, param.name), param.description)
+    options = _options(param, plan)
+    raw = value or ""
+    if key not in st.session_state or st.session_state.get(f"_url:{key}") != raw:
+        st.session_state[key] = _from_url(param, raw, options)
+        st.session_state[f"_url:{key}"] = raw
     if param.kind == "flag":
-        return st.checkbox(label, value=value in ("1", "true", "True"), key=key, help=help_text)
+        return st.checkbox(label, key=key, help=help_text)
     if param.kind in ("int", "number"):
         cast = int if param.kind == "int" else float  # streamlit wants one numeric type throughout
-        try:
-            number = None if value in (None, "") else cast(float(value))
-        except ValueError:
-            number = None
         bound = lambda b: None if b is None else cast(b)  # noqa: E731
         return st.number_input(
             label,
-            value=number,
+            value=None,
             min_value=bound(param.minimum),
             max_value=bound(param.maximum),
             step=cast(param.step or 1),
             key=key,
             help=help_text,
         )
+    pending = prefix == "p:"
     if param.kind == "choice":
-        choices = [
-            c for c in (param.choices or ()) if param.name != "source" or c != REGFREE or plan_allows(plan, "regfree")
-        ]
-        options = ["", *choices]
-        pending = prefix == "p:"
         return st.selectbox(
             label,
-            options,
-            index=options.index(value) if value in options else 0,
+            ["", *options],
             key=key,
             help=help_text,
             format_func=lambda c: choice_words(param, c, pending=pending) if c else "any",
         )
     if param.kind == "list" and param.choices:
-        chosen = [v for v in (value or "").split(",") if v in param.choices]
         return st.multiselect(
-            label,
-            list(param.choices),
-            default=chosen,
-            key=key,
-            help=help_text,
-            format_func=lambda c: choice_words(param, c, pending=prefix == "p:"),
+            label, options, key=key, help=help_text, format_func=lambda c: choice_words(param, c, pending=pending)
         )
     if param.kind == "date":
-        day = None
-        if value:
-            try:
-                day = date.fromisoformat(value)
-            except ValueError:
-                day = None
-        return st.date_input(label, value=day, key=key, help=help_text)
-    return st.text_input(label, value=value or "", key=key, help=help_text)
+        return st.date_input(label, value=None, key=key, help=help_text)
+    return st.text_input(label, key=key, help=help_text)
+
+
+def _options(param: Param, plan: str) -> list[str]:
+    """A filter's choices the plan in force may use (the deleted-ccTLD source from Authority)."""
+    return [c for c in (param.choices or ()) if param.name != "source" or c != REGFREE or plan_allows(plan, "regfree")]
+
+
+def _from_url(param: Param, raw: str, options: list[str]) -> Any:
+    """The URL's text of a filter as its widget holds it; a value that does not parse is blank."""
+    if param.kind == "flag":
+        return raw in ("1", "true", "True")
+    if param.kind in ("int", "number"):
+        cast = int if param.kind == "int" else float
+        try:
+            return None if raw == "" else cast(float(raw))
+        except ValueError:
+            return None
+    if param.kind == "choice":
+        return raw if raw in options else ""
+    if param.kind == "list" and param.choices:
+        return [v for v in raw.split(",") if v in options]
+    if param.kind == "date":
+        try:
+            return date.fromisoformat(raw) if raw else None
+        except ValueError:
+            return None
+    return raw
 
 
 def _as_text(param: Param, value: Any) -> str:
@@ -170,6 +187,7 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
         with box:
             for param in params:
                 text = _as_text(param, _widget(param, in_url.get(param.name), plan, prefix))
+                st.session_state[f"_url:{prefix}{param.name}"] = text  # what the URL holds after this run
                 if text:
                     chosen[param.name] = text
     if chosen != in_url:

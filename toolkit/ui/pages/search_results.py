@@ -99,11 +99,10 @@ def results_page(pending: bool) -> None:
     defaults = table.default_keys(columns_table, has=("values",) if valued else ())
     keys = [c.key for c in columns_table]
     shown = [k for k in st.query_params.get("cols", "").split(",") if k in keys] or defaults
-    box = st.expander(
-        f"Sort ({sort_label(sort).lower()}), rows per page ({per_page}), columns ({len(shown)})",
-        key="table_settings",
-        on_change="rerun",
-    )
+    # One title whatever is chosen: a new title is a new group to Streamlit, drawn closed while the
+    # browser still showed it open, and the next change in it was lost. The line above the table
+    # says the sort in force.
+    box = st.expander("Sort, rows per page and columns", key="table_settings", on_change="rerun")
     if box.open:
         with box:
             sort, size, shown = _table_settings(columns_table, sorts, sort, sizes, int(per_page), shown)
