@@ -259,6 +259,28 @@ def test_domain_pages_of_a_feeds_only_mirror_say_where_each_came_from_in_words(t
     assert heading.startswith("**Pending delete** · ") and "(pending delete)" not in heading
 
 
+def test_an_idn_reads_in_letters_with_its_xn_form_on_hover(demo_db):
+    from toolkit.store.writer import save_listings
+
+    mirror = Mirror(demo_db)
+    seen = mirror.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    listing = {"id": 9_900_001, "name": "xn--bcher-kva.com", "source": "sedo", "type": "closeout", "price": 480.0}
+    with mirror.connection() as conn:
+        save_listings(
+            conn, [{**listing, "currency": "EUR", "tld": ".com", "created_at": seen}], origin="sync", observed_at=seen
+        )
+    explore = app("explore", contains="bcher")
+    no_exception(explore)
+    assert names_listed(explore) == ["xn--bcher-kva.com"]  # the link keeps the name the mirror holds
+    assert (
+        '<a href="?view=detail&amp;name=xn--bcher-kva.com&amp;id=9900001" target="_self" class="edt-name" '
+        'title="xn--bcher-kva.com">bücher.com</a>' in results_html(explore)
+    )
+    page = app("detail", name="xn--bcher-kva.com")
+    no_exception(page)
+    assert page.subheader[0].value == "bücher.com" and "xn--bcher-kva.com" in page.subheader[0].proto.help
+
+
 def test_explore_filters_through_the_widgets_match_the_query_layer(demo_db):
     at = app()
     no_exception(at)

@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["split_domain", "label_stats", "normalize_tld", "ascii_name", "registrable_name"]
+__all__ = ["split_domain", "label_stats", "normalize_tld", "ascii_name", "shown_name", "registrable_name"]
 
 
 @lru_cache(maxsize=1)
@@ -78,6 +78,17 @@ def ascii_name(text: str) -> str:
         return name.encode("idna").decode("ascii")
     except UnicodeError:
         raise ValueError(f"{text!r} is not a valid internationalised domain name") from None
+
+
+def shown_name(name: str) -> str:
+    """A name as a person reads it: its xn-- labels in letters (`xn--bcher-kva.com` ->
+    `bücher.com`); any other name, or a label that does not decode, as it is."""
+    if "xn--" not in name:
+        return name
+    try:
+        return name.encode("ascii").decode("idna")
+    except UnicodeError:
+        return name
 
 
 def registrable_name(text: str) -> str:

@@ -16,6 +16,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..names import shown_name
 from ..store.labels import pipeline_name, platform_name, status_meaning, status_words
 from ..store.schema import deal_ratio
 
@@ -154,7 +155,9 @@ def name_link(name: str, listing_id: Any = None) -> str:
     """A name linked to its domain page (followed in place); with `listing_id`, to that listing
     of the name (a name listed on two platforms opens the row clicked)."""
     href = f"?view=detail&name={quote(name)}" + (f"&id={int(listing_id)}" if listing_id is not None else "")
-    return f'<a href="{html.escape(href)}" target="_self" class="edt-name">{html.escape(name)}</a>'
+    shown = shown_name(name)  # an IDN in letters, its xn-- form on hover
+    title = f' title="{html.escape(name)}"' if shown != name else ""
+    return f'<a href="{html.escape(href)}" target="_self" class="edt-name"{title}>{html.escape(shown)}</a>'
 
 
 def _field(name: str) -> Cell:

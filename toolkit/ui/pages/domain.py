@@ -22,7 +22,7 @@ import streamlit as st
 
 from ...errors import ApiError
 from ...plans import PLAN_LABELS, plan_allows
-from ...names import normalize_tld
+from ...names import normalize_tld, shown_name
 from ...sources import REGFREE
 from ...store.fields import LISTING_EXTRA_FIELDS, LISTING_FIELDS, PENDING_EXTRA_FIELDS, PENDING_FIELDS
 from ...store.labels import (
@@ -307,12 +307,17 @@ def detail() -> None:
     _listing_page(next((r for r in records if str(r["id"]) == wanted), records[0]), records, plan)
 
 
+def _ascii_form(name: str) -> str | None:
+    """An IDN's hover text: the xn-- form registries and the mirror use (None for any other name)."""
+    return f"Written {name} at registries and in the mirror" if shown_name(name) != name else None
+
+
 def _listing_page(record: dict[str, Any], records: list[dict[str, Any]], plan: str) -> None:
     mirror = state.reader()
     now = mirror.now()
     result = mirror.auction_result(record["id"]) if record.get("type") == "auction" else None
     top, buttons = st.columns([3, 1])
-    top.subheader(record["name"])
+    top.subheader(shown_name(record["name"]), help=_ascii_form(record["name"]))
     badges = " ".join(f":orange-badge[{b}]" for b in unknowns(record))
     # Readable times, and no "T07:00:00Z" in Markdown: Streamlit reads ":00:" as an emoji
     # name and loads its emoji code (260 kB) to look it up.
@@ -557,7 +562,7 @@ def _pending_page(name: str, plan: str) -> bool:
             return False
         row = past
     top, buttons = st.columns([3, 1])
-    top.subheader(row["domain"])
+    top.subheader(shown_name(row["domain"]), help=_ascii_form(row["domain"]))
     badges = " ".join(
         f":orange-badge[{b}]" for b in unknowns(row) if b != "no archive data" or row.get("wayback_snapshots") is None
     )
