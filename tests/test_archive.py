@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from test_query import POOLS
 
 from toolkit import Mirror
+from toolkit.analysis.comps import comparables
 from toolkit.store import parquet_archive as archive
 from toolkit.cli import cli
 from toolkit.demo import load_demo
@@ -108,6 +109,8 @@ def _what_readers_say(path: Path, ids: list[int]) -> dict:
     said["history"] = {i: _frame(mirror.listing_history(i)) for i in chosen}
     names = [mirror.get_domain(i)["data"]["name"] for i in chosen]
     said["named"] = {name: mirror.listings_named(name) for name in names}
+    # comparable sales score a sold auction's metrics, wherever its listing now lies
+    said["comps"] = {name: comparables(mirror, name).to_dict("records") for name in names[:6]}
     said["export"] = list(mirror.export_rows({"include_closed": "1", "tld": ".com", "sort": "-score"}))
     said["live"] = mirror.search_domains({"per_page": 100, "sort": "-score"})
     return said

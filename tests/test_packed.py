@@ -35,6 +35,8 @@ def test_packed_rows_leave_the_tables_and_every_reader_answers_as_before(copy):
     ids = _closed_ids(copy)
     assert len(ids) > 1000
     before = _what_readers_say(copy, ids)
+    comps = [row for rows in before["comps"].values() for row in rows]
+    assert comps and sum("TF/CF" in row["why"] for row in comps) > 0  # metrics scored, and compared after
     mirror = _mirror(copy)
     contains = {"include_closed": "1", "contains": "shop", "per_page": 100}
     before["contains"] = mirror.search_domains(contains)

@@ -17,7 +17,8 @@ or metrics); `origin` says where each came from (`auction`, or the file of repor
 | topic | the same Trust Flow topic | 1.5 |
 | metrics | Trust Flow and Citation Flow within 20 points each, closer scores more | up to 1.5 |
 
-The name's own topic and metrics are those of its listing when the mirror has one. Ties go to
+The name's own topic and metrics are those of its listing when the mirror has one; a sale's
+are its listing's, plain, packed or archived. Ties go to
 the most recent end. The name's own past auctions are left out (they are its history, not
 comparables).
 """
@@ -45,6 +46,37 @@ def tld_family(tld: str | None) -> str:
     return f"cc:{last}" if len(last) == 2 else "new"
 
 
+_METRICS = ["ttf_topic", "trust_flow", "citation_flow"]
+
+
+def _put_away(mirror: Any, column: str, values: list[Any], columns: list[str]) -> list[tuple]:
+    """Listings packed or archived since they closed (`edt archive`), as tuples of `columns`:
+    a comparable reads the same metrics before and after its listing was put away."""
+    from ..store.parquet_archive import archived_rows
+
+    if not values or not mirror.path or mirror.path == ":memory:":
+        return []
+    return archived_rows(mirror.path, "listings", column, values, columns, conn=mirror.connection())
+
+
+def _metrics_put_away(mirror: Any, frame: Any) -> Any:
+    """`frame` with the topic and metrics of sold auctions whose listing left the plain table."""
+    away = frame["_away"].astype(bool) & frame["listing_id"].notna()
+    frame = frame.drop(columns="_away")
+    if not away.any():
+        return frame
+    found = _put_away(mirror, "id", [int(i) for i in frame.loc[away, "listing_id"]], ["id", *_METRICS])
+    by_id = {row[0]: row[1:] for row in found}
+    ids = frame.loc[away, "listing_id"].astype(int)
+    for at, column in enumerate(_METRICS):
+        values = [by_id.get(i, (None, None, None))[at] for i in ids]
+        frame[column] = frame[column].astype(object)
+        frame.loc[away, column] = values
+        if column != "ttf_topic":
+            frame[column] = frame[column].astype(float)
+    return frame
+
+
 def _subject(mirror: Any, name: str) -> dict[str, Any]:
     sld, tld = split_domain(name)
     row = (
@@ -55,6 +87,9 @@ def _subject(mirror: Any, name: str) -> dict[str, Any]:
         )
         .fetchone()
     )
+    if row is None:  # its listing packed or archived: the newest of them
+        found = sorted(_put_away(mirror, "name", [name], ["last_seen_at", *_METRICS]), key=lambda r: r[0] or "")
+        row = found[-1][1:] if found else None
     topic, tf, cf = row if row else (None, None, None)
     return {"name": name, "sld": sld, "tld": tld, "words": set(name_words(sld)), "topic": topic, "tf": tf, "cf": cf}
 
@@ -72,12 +107,13 @@ def _sold(mirror: Any) -> Any:
     if key not in _SOLD:
         frame = pd.read_sql_query(
             "SELECT r.listing_id, r.name, r.tld, r.source, r.ended_at, r.final_price, r.currency, r.final_price_eur, "
-            "r.bids, l.ttf_topic, l.trust_flow, l.citation_flow, 'auction' AS origin FROM auction_results r "
-            "LEFT JOIN listings l ON l.id = r.listing_id WHERE r.sold = 1 "
+            "r.bids, l.ttf_topic, l.trust_flow, l.citation_flow, 'auction' AS origin, l.id IS NULL AS _away "
+            "FROM auction_results r LEFT JOIN listings l ON l.id = r.listing_id WHERE r.sold = 1 "
             "UNION ALL SELECT NULL, name, tld, venue, sold_on, price, currency, price_eur, NULL, NULL, NULL, NULL, "
-            "origin FROM reported_sales",
+            "origin, 0 FROM reported_sales",
             mirror.connection(),
         )
+        frame = _metrics_put_away(mirror, frame)
         frame["_sld"] = frame["name"].map(lambda n: split_domain(n)[0])
         frame["_tld"] = frame["tld"].fillna(frame["name"].map(lambda n: split_domain(n)[1]))
         frame["_family"] = frame["_tld"].map(tld_family)
