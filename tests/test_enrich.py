@@ -691,3 +691,27 @@ def test_a_retry_line_names_the_host_that_asked_to_wait():
     with polite_client(httpx.MockTransport(lambda r: next(answers)), sleep=no_sleep, say=said.append) as client:
         assert client.get("https://rdap.verisign.com/com/v1/domain/example.com").status_code == 200
     assert said and said[0].startswith("rdap.verisign.com: HTTP 429; retry 1 of"), said
+
+
+def test_nameservers_at_a_parking_service_mark_a_name_parked_without_the_archive(tmp_path):
+    """An RDAP-only run (or a name the archive never captured) still learns the parking
+    service from the nameservers: `exclude_parked` leaves the name out."""
+    body = json.loads(rdap_fixture("verisign_com_example.com_2021-06.json"))
+    body["ldhName"] = "PARKEDNAME.COM"
+    body["nameservers"] = [
+        {"objectClassName": "nameserver", "ldhName": host} for host in ("NS1.SEDOPARKING.COM", "NS2.SEDOPARKING.COM")
+    ]
+    mirror = make_mirror(tmp_path, [{"id": 21, "name": "parkedname.com", "source": "sedo", "type": "auction"}])
+    web = FakeWeb(
+        {
+            ("data.iana.org", "/rdap/dns.json", None, None): [ok(bootstrap_bytes())],
+            rdap_route("rdap.verisign.com", "/com/v1/domain/parkedname.com"): [
+                ok(json.dumps(body).encode(), "application/rdap+json")
+            ],
+        }
+    )
+    enrich(mirror, wayback=False, transport=httpx.MockTransport(web), sleep=no_sleep)
+    row = record(mirror, 21)
+    assert row["whois_nameservers"] == ["ns1.sedoparking.com", "ns2.sedoparking.com"]
+    assert (row["archive_parked"], row["archive_parked_reason"]) == (1, "nameservers at sedoparking.com")
+    assert mirror.search_domains({"exclude_parked": "1", "contains": "parkedname"})["meta"]["total"] == 0

@@ -350,7 +350,8 @@ class _Run:
                     detection = self.language(domain, got[1])
         if self.enabled["rdap"]:
             values.update(self.rdap(domain) or {})
-        if values.get("archive_years") is not None or "archive_parked" in values:
+        # nameservers at a parking service mark it parked with or without the archive's captures
+        if values.get("archive_years") is not None or "archive_parked" in values or "whois_nameservers" in values:
             _mark_parking(values)
         if detection is not None:
             values.update(self.language_fields(detection))
