@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from datetime import date
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -38,6 +40,24 @@ def lapse(tmp_path_factory, on_the_lapse_s_last_day):
     conn = connect(str(db))
     load_demo(conn, scale="small", days=30, today=TODAY)
     conn.close()
+    return db
+
+
+@pytest.fixture(scope="module")
+def appraised(lapse, tmp_path_factory) -> tuple[Path, dict]:
+    """The time-lapse appraised once (`appraise`, with its backtest): the mirror and its summary."""
+    db = tmp_path_factory.mktemp("appraised") / "mirror.db"
+    shutil.copy(lapse, db)
+    with Mirror(db) as mirror:
+        summary = appraise(mirror)
+    return db, summary
+
+
+def appraised_copy(appraised: tuple[Path, dict], folder: Path) -> Path:
+    """A copy of the appraised mirror with its price model beside it."""
+    db = folder / "copy.db"
+    for suffix in ("", ".value-model"):
+        shutil.copyfile(f"{appraised[0]}{suffix}", f"{db}{suffix}")
     return db
 
 
@@ -95,13 +115,9 @@ def test_a_range_is_ordered_and_a_listing_it_cannot_judge_gets_the_reason(model,
             assert family in reason
 
 
-def test_every_live_listing_gets_a_range_or_its_reason(lapse, tmp_path):
-    import shutil
-
-    copy = tmp_path / "copy.db"
-    shutil.copy(lapse, copy)
+def test_every_live_listing_gets_a_range_or_its_reason(appraised, tmp_path):
+    copy, summary = appraised_copy(appraised, tmp_path), appraised[1]
     with Mirror(copy) as mirror:
-        summary = appraise(mirror)
         stored = (
             mirror.connection()
             .execute(
@@ -452,15 +468,11 @@ def test_the_live_estimate_is_ordered_finite_and_never_below_the_bid(model, rows
         assert round(bid, 2) <= low <= mid <= high
 
 
-def test_auctions_with_bids_get_a_live_estimate_and_the_deal_reads_it(lapse, tmp_path):
-    import shutil
-
+def test_auctions_with_bids_get_a_live_estimate_and_the_deal_reads_it(appraised, tmp_path):
     from toolkit.store.writer import save_listings
 
-    copy = tmp_path / "copy.db"
-    shutil.copy(lapse, copy)
+    copy, summary = appraised_copy(appraised, tmp_path), appraised[1]
     with Mirror(copy) as mirror:
-        summary = appraise(mirror, measure=False)
         conn = mirror.connection()
         rows = conn.execute(
             "SELECT id, type, bids_count, effective_price_eur, value_mid, live_low, live_mid, live_high "
