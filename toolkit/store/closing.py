@@ -26,6 +26,7 @@ __all__ = [
     "ArchiveError",
     "archive_types",
     "as_stored",
+    "as_typed",
     "declared",
     "delete_plain_batch",
     "file_bytes",
@@ -102,6 +103,23 @@ def as_stored(rows: Any) -> Any:
         else:
             continue
         rows = rows.set_column(index, pa.field(field.name, pa.string()), text)
+    return rows
+
+
+def as_typed(rows: Any, table: str, kinds: dict[str, Any]) -> Any:
+    """`as_stored` undone: `rows` of `table` in the mirror's own form (moments as text) with
+    its moments typed as the archive's files type them (`kinds`: column -> Arrow type)."""
+    import pyarrow as pa
+
+    from ..formats import moments_array
+
+    for index, name in enumerate(rows.column_names):
+        if name in MOMENTS.get(table, {}) and name in kinds:
+            try:
+                typed = moments_array(rows.column(index).to_pylist(), kinds[name], f"{table}.{name}")
+            except errors.BadInput as exc:
+                raise ArchiveError(str(exc)) from None
+            rows = rows.set_column(index, pa.field(name, typed.type), typed)
     return rows
 
 

@@ -50,6 +50,7 @@ from .closing import (
     ClosingReport,
     archive_types,
     as_stored,
+    as_typed,
     delete_plain_batch,
     file_bytes,
     put_back,
@@ -515,7 +516,7 @@ def archive_table(
         found = as_stored(dataset.to_table(columns=columns, filter=filter))  # the mirror's own form, as packed rows
     if packed is not None:  # packed listings: still in the mirror, so without a month
         if filter is not None:  # on the files' types: a filter on a moment compares timestamps
-            packed = as_stored(_moments_typed(packed, table, kinds).filter(filter))
+            packed = as_stored(as_typed(packed, table, kinds).filter(filter))
         if found is not None:
             if "month" in found.column_names:
                 packed = packed.append_column("month", pa.nulls(packed.num_rows, pa.string()))
@@ -524,21 +525,6 @@ def archive_table(
         else:
             found = packed
     return found
-
-
-def _moments_typed(rows: Any, table: str, kinds: dict[str, Any]) -> Any:
-    """`rows` in the mirror's own form (moments as text) with its moments typed as the archive's
-    files type them (timestamps, dates)."""
-    import pyarrow as pa
-
-    for index, name in enumerate(rows.column_names):
-        if name in MOMENTS.get(table, {}) and name in kinds:
-            try:
-                typed = moments_array(rows.column(index).to_pylist(), kinds[name], f"{table}.{name}")
-            except BadInput as exc:
-                raise ArchiveError(str(exc)) from None
-            rows = rows.set_column(index, pa.field(name, typed.type), typed)
-    return rows
 
 
 def archived_rows(
