@@ -67,9 +67,16 @@ def model(lapse):
         return train(mirror)
 
 
-def test_the_80_percent_range_holds_four_prices_in_five_on_the_held_out_week(lapse):
+@pytest.fixture(scope="module")
+def lapse_backtest(lapse):
+    """The backtest of the time-lapse's last week (a training of its own)."""
     with Mirror(lapse) as mirror:
-        report = backtest(mirror)
+        return backtest(mirror)
+
+
+def test_the_80_percent_range_holds_four_prices_in_five_on_the_held_out_week(lapse, lapse_backtest):
+    report = lapse_backtest
+    with Mirror(lapse) as mirror:
         last = mirror.connection().execute("SELECT max(ended_at) FROM auction_results WHERE sold = 1").fetchone()[0]
     assert report.until < last[:10] and report.scored > 500 and report.trained_on > 2_000
     assert 0.75 <= report.coverage <= 0.85, report.summary()
@@ -139,9 +146,10 @@ def test_every_live_listing_gets_a_range_or_its_reason(appraised, tmp_path):
     assert summary["valued"] > 0.9 * live
 
 
-def test_a_second_appraisal_leaves_the_names_not_for_sale_as_they_were(lapse, tmp_path):
+def test_a_second_appraisal_leaves_the_names_not_for_sale_as_they_were(lapse, model, tmp_path):
     """A deleted ccTLD name is not for sale whatever the model: marked once, not rewritten by
-    each appraisal (a quarter of a full mirror); the reasons still count it."""
+    each appraisal (a quarter of a full mirror); the reasons still count it. (Both appraisals
+    write with the module's model: which model does not matter here, and a training is 15 s.)"""
     import shutil
     from datetime import datetime, timezone
 
@@ -153,7 +161,7 @@ def test_a_second_appraisal_leaves_the_names_not_for_sale_as_they_were(lapse, tm
     stamps = {}
     for moment in (first, second):
         with Mirror(copy, clock=lambda moment=moment: moment) as mirror:
-            stamps[moment] = appraise(mirror, measure=False)["valued_at"]
+            stamps[moment] = appraise(mirror, model=model, measure=False)["valued_at"]
     with Mirror(copy, clock=lambda: second) as mirror:
         stored = mirror.connection().execute(
             "SELECT source = 'regfree', valued_at, count(*) FROM listings WHERE closed_at IS NULL AND live_until > ? "
@@ -240,18 +248,15 @@ def test_the_ranges_are_retrained_after_a_sync_once_enough_new_results_arrived(l
             assert len(trainings) == int(due)
 
 
-def test_a_listing_synced_between_two_trainings_is_valued_with_the_kept_model(lapse, tmp_path):
-    import shutil
-
+def test_a_listing_synced_between_two_trainings_is_valued_with_the_kept_model(appraised, tmp_path):
     from toolkit.analysis.appraise import appraise_if_due, model_path
     from toolkit.analysis.range_notes import value_model
     from toolkit.store.writer import save_listings
 
-    copy = tmp_path / "copy.db"
-    shutil.copy(lapse, copy)
+    copy = appraised_copy(appraised, tmp_path)
     said: list[str] = []
     with Mirror(copy) as mirror:
-        trained_on = appraise(mirror, measure=False)["trained_on"]
+        trained_on = appraised[1]["trained_on"]
         assert model_path(mirror).is_file() and value_model(mirror)["trained_on"] == trained_on
         conn = mirror.connection()
         template = dict(
@@ -433,13 +438,11 @@ def test_the_model_leaves_out_a_feature_the_same_on_every_sale(tmp_path):
 # -- the live estimate ------------------------------------------------------------------------
 
 
-def test_the_live_estimate_holds_its_band_a_day_before_the_end_and_halves_the_error(lapse):
+def test_the_live_estimate_holds_its_band_a_day_before_the_end_and_halves_the_error(lapse_backtest):
     """On the demo's 30 days: the auctions of the held-out week seen with 5 bids or more 24
-    hours before their end. It costs one backtest (the time-lapse is this module's fixture):
-    a few seconds. (Seed 42 to 27 Nov 2026 here, 80%; other seeds and days, from 77% to 86%:
-    docs/benchmarks.md.)"""
-    with Mirror(lapse) as mirror:
-        live = backtest(mirror).live
+    hours before their end, read off the module's backtest. (Seed 42 to 27 Nov 2026 here, 80%;
+    other seeds and days, from 77% to 86%: docs/benchmarks.md.)"""
+    live = lapse_backtest.live
     assert live["auctions"] > 100
     assert 0.78 <= live["coverage"] <= 0.85, live
     assert live["median_abs_eur"] <= live["range_median_abs_eur"] / 2, live
@@ -539,7 +542,7 @@ def test_a_model_kept_by_an_older_toolkit_waits_for_the_next_training(model, tmp
         assert _load_model(mirror) is None and value_new(mirror) == 0
 
 
-def test_packing_and_archiving_change_nothing_the_model_learns_or_scores(lapse, tmp_path):
+def test_packing_and_archiving_change_nothing_the_model_learns_or_scores(lapse, lapse_backtest, tmp_path):
     """The sales' listings and their bidding are read where `edt archive` put them (packed in
     the mirror, in the Parquet archive): the same backtest, to the last figure."""
     import shutil
@@ -552,8 +555,8 @@ def test_packing_and_archiving_change_nothing_the_model_learns_or_scores(lapse, 
     shutil.copy(lapse, copy)
     done = CliRunner().invoke(cli, ["archive", "--db", str(copy), "--closed-before", "10d", "--pack-after", "3d"])
     assert done.exit_code == 0 and "archived " in done.output and "packed " in done.output, done.output
-    with Mirror(lapse) as plain, Mirror(copy) as put_away:
-        before, after = backtest(plain), backtest(put_away)
+    with Mirror(copy) as put_away:
+        before, after = lapse_backtest, backtest(put_away)
     assert (after.scored, after.coverage, after.median_abs_eur) == (
         before.scored,
         before.coverage,
