@@ -184,6 +184,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timings", action="store_true", help="measure cold / reload / change per page instead")
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing (the median is printed)")
     parser.add_argument(
+        "--blank-peer-only",
+        action="store_true",
+        help="with --timings: the blank Streamlit page as the only peer (not the one-chart pages too)",
+    )
+    parser.add_argument(
         "--random",
         type=int,
         metavar="SEED",
@@ -233,7 +238,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         measured = [v for v in views if v in PAGE_CHANGES]
         try:
             pages, interactions = measure(
-                args.db, log_path, repeat=max(1, args.repeat), views=measured, timeout=max(args.timeout, 60.0)
+                args.db,
+                log_path,
+                repeat=max(1, args.repeat),
+                views=measured,
+                timeout=max(args.timeout, 60.0),
+                chart_peers=not args.blank_peer_only,
             )
         except AppCheckError as exc:
             print(f"appcheck: {exc}; server output in {log_path}", file=sys.stderr)

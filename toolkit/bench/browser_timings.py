@@ -282,19 +282,27 @@ def _row(what: str = "") -> dict[str, Timing]:
 
 
 def measure(
-    db: Path, log_path: Path, *, repeat: int = 3, views: Sequence[str] = tuple(PAGE_CHANGES), timeout: float = 120.0
+    db: Path,
+    log_path: Path,
+    *,
+    repeat: int = 3,
+    views: Sequence[str] = tuple(PAGE_CHANGES),
+    timeout: float = 120.0,
+    chart_peers: bool = True,
 ) -> tuple[dict[str, dict[str, Timing]], list[Timing]]:
     """Page timings ({view: {"cold", "reload", "restart", "change"}}, the peers first) and
     Explore's interactions. Measured in rounds: each round opens every peer and every page
-    once, so a drift of the machine's speed during the run touches the peers and the pages alike."""
+    once, so a drift of the machine's speed during the run touches the peers and the pages alike.
+    Without `chart_peers`, the blank page is the only peer."""
     import tempfile
 
     name, other = _names(db)
     app = find_app()
-    pages: dict[str, dict[str, Timing]] = {label: _row() for label in PEERS}
+    labels = [label for label in PEERS if chart_peers or label.startswith("(peer) a blank")]
+    pages: dict[str, dict[str, Timing]] = {label: _row() for label in labels}
     pages |= {view: _row(PAGE_CHANGES[view][1]) for view in views}
     with tempfile.TemporaryDirectory() as folder:
-        peers = {label: Path(folder) / f"peer{i}.py" for i, label in enumerate(PEERS)}
+        peers = {label: Path(folder) / f"peer{i}.py" for i, label in enumerate(labels)}
         for label, path in peers.items():
             path.write_text(PEERS[label])
         for _ in range(repeat):
