@@ -633,6 +633,45 @@ def oracle_pending(rows: list[dict], params: dict, now: datetime = NOW) -> tuple
     return [r["id"] for r in matched[(page - 1) * per_page : page * per_page]], len(matched)
 
 
+# -- mirrors built once per run ------------------------------------------------------------------
+# A demo takes seconds to make and milliseconds to copy. A mirror several modules start from is
+# made once per run, by whichever worker asks first (a file lock holds the others), and copied.
+
+_shared: list[Path] = []  # the folder every worker of this run sees
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _run_folder(tmp_path_factory) -> None:
+    base = tmp_path_factory.getbasetemp()
+    _shared[:] = [base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base]
+
+
+def built_once(key: str, build, path: Path) -> Path:
+    """`path` (and the files beside it named after it, a price model's) as `build(path)` makes
+    it, made once per run for every worker: `key` names what `build` makes."""
+    import fcntl
+    import shutil
+
+    if not _shared:  # outside a test run: made here
+        build(path)
+        return path
+    folder = _shared[0] / "built-once"
+    folder.mkdir(exist_ok=True)
+    made = folder / key
+    with open(folder / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not made.is_dir():
+            partial = folder / f"{key}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir()
+            build(partial / "mirror.db")
+            os.rename(partial, made)
+    for file in made.iterdir():
+        if file.name.startswith("mirror.db") and not file.name.endswith((".lock", "-wal", "-shm")):
+            shutil.copyfile(file, path.with_name(path.name + file.name.removeprefix("mirror.db")))
+    return path
+
+
 LAPSE_TODAY = date(2026, 12, 5)
 
 
@@ -649,29 +688,43 @@ def lapse_template(tmp_path_factory) -> Path:
     with bids), appraised: the mirror the domain page is judged on (the app's and the
     browser's tests)."""
     from toolkit.analysis.appraise import appraise
+
+    def appraised(path: Path) -> None:
+        lapse_demo(path)
+        with Mirror(path, clock=lapse_now) as mirror:
+            appraise(mirror)
+            mirror.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    return built_once("lapse-appraised", appraised, tmp_path_factory.mktemp("lapse") / "lapse.db")
+
+
+def lapse_demo(path: Path) -> Path:
+    """At `path`, the time-lapse demo of the 14 days to LAPSE_TODAY (small, seed 7), checkpointed."""
     from toolkit.demo import load_demo
     from toolkit.store.schema import connect
 
-    path = tmp_path_factory.mktemp("lapse") / "lapse.db"
-    conn = connect(str(path))
-    load_demo(conn, scale="small", seed=7, today=LAPSE_TODAY, days=14)
-    conn.close()
-    with Mirror(path, clock=lapse_now) as mirror:
-        appraise(mirror)
-        mirror.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return path
+    def build(at: Path) -> None:
+        conn = connect(str(at))
+        load_demo(conn, scale="small", seed=7, today=LAPSE_TODAY, days=14)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+
+    return built_once("lapse", build, path)
 
 
 def small_demo(path: Path, seed: int, today: date | None = None) -> Path:
     """A `small` demo mirror at `path` (checkpointed, so it can be copied as a file)."""
     from toolkit.demo import load_demo
+    from toolkit.demo.clock import demo_today
     from toolkit.store.schema import connect
 
-    conn = connect(str(path))
-    load_demo(conn, scale="small", seed=seed, today=today)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    return path
+    def build(at: Path) -> None:
+        conn = connect(str(at))
+        load_demo(conn, scale="small", seed=seed, today=today)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+
+    return built_once(f"small-{seed}-{demo_today(today)}", build, path)
 
 
 @contextmanager

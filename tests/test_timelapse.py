@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import mirror_digest
+from conftest import LAPSE_TODAY, lapse_demo, mirror_digest
 from test_notebooks import NOTEBOOKS
 
 from toolkit import Mirror
 from toolkit.cli import cli
 from toolkit.demo import load_demo
 from toolkit.demo.clock import anchor_of
+from toolkit.demo.plan import Scale
 from toolkit.demo.timelapse import DEMO_SEARCHES, plan_world, searches_and_runs, sync_moments
 from toolkit.store.schema import connect
 
@@ -29,9 +30,9 @@ DAYS = 14
 NOW = anchor_of(TODAY) + timedelta(hours=2)
 
 
-def _load(path: Path, seed: int = 7, days: int = DAYS) -> Path:
+def _load(path: Path, seed: int = 7, days: int = DAYS, scale: str | Scale = "small") -> Path:
     conn = connect(str(path))
-    load_demo(conn, scale="small", seed=seed, today=TODAY, days=days)
+    load_demo(conn, scale=scale, seed=seed, today=TODAY, days=days)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return path
@@ -39,7 +40,8 @@ def _load(path: Path, seed: int = 7, days: int = DAYS) -> Path:
 
 @pytest.fixture(scope="module")
 def lapse(tmp_path_factory) -> Path:
-    return _load(tmp_path_factory.mktemp("lapse") / "m.db")
+    assert (TODAY, DAYS) == (LAPSE_TODAY, 14)  # the run's one time-lapse (conftest.lapse_demo)
+    return lapse_demo(tmp_path_factory.mktemp("lapse") / "m.db")
 
 
 @pytest.fixture
@@ -301,7 +303,8 @@ def test_days_synced_on_schedule_hold_what_the_time_lapse_holds(tmp_path):
     from toolkit.sync import sync
 
     days, seed = 9, 11
-    world = plan_world("small", seed, TODAY - timedelta(days=days), TODAY)
+    scale = Scale(listings=1_500, regfree=450, pending=300)  # a third of `small`: 68 runs are enough to go through
+    world = plan_world(scale, seed, TODAY - timedelta(days=days), TODAY)
     remote, local, reference = tmp_path / "remote.db", tmp_path / "local.db", tmp_path / "reference.db"
     Mirror(remote, create=True).close()
     source = connect(str(remote))
@@ -321,7 +324,7 @@ def test_days_synced_on_schedule_hold_what_the_time_lapse_holds(tmp_path):
         reports = asyncio.run(run())
         assert [r.status for r in reports] == ["ok"], (job, at, reports)
     source.close()
-    _load(reference, seed=seed, days=days)
+    _load(reference, seed=seed, days=days, scale=scale)
 
     def listings(db: Path) -> dict[int, tuple]:
         return {
@@ -335,7 +338,7 @@ def test_days_synced_on_schedule_hold_what_the_time_lapse_holds(tmp_path):
         }
 
     synced, lapsed = listings(local), listings(reference)
-    assert len(lapsed) > 5000 and synced.keys() == lapsed.keys()
+    assert len(lapsed) > scale.listings and synced.keys() == lapsed.keys()
     bids_runs = {i for (i,) in rows(reference, "SELECT id FROM listings WHERE bids_count > 0")}
     for listing_id, row in synced.items():  # a bids run re-reads every auction with a bid: seen later
         expected = lapsed[listing_id]
@@ -353,7 +356,7 @@ def test_days_synced_on_schedule_hold_what_the_time_lapse_holds(tmp_path):
     assert rows(local, pending) == rows(reference, pending)
     assert {o for (o,) in rows(local, "SELECT DISTINCT origin FROM listings")} == {"sync"}
     closed = rows(local, "SELECT count(*) FROM listings WHERE closed_at IS NOT NULL")[0][0]
-    assert closed > 1000  # the second full pass closed what left
+    assert closed > scale.listings / 5  # the second full pass closed what left
 
 
 def test_the_demo_guide_states_the_time_lapse_catalog_as_it_is():
