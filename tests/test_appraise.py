@@ -62,9 +62,12 @@ def appraised_copy(appraised: tuple[Path, dict], folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def model(lapse):
-    with Mirror(lapse) as mirror:
-        return train(mirror)
+def model(appraised):
+    """The model `appraise` learnt from the time-lapse and kept beside it (what `train` gives)."""
+    from toolkit.analysis.appraise import _load_model
+
+    with Mirror(appraised[0]) as mirror:
+        return _load_model(mirror)
 
 
 @pytest.fixture(scope="module")

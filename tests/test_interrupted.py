@@ -6,6 +6,7 @@ by its process id frees its port. (A sync stopped at any moment: tests/test_sync
 from __future__ import annotations
 
 import contextlib
+import functools
 import random
 import re
 import shutil
@@ -85,11 +86,17 @@ def _wait_for_load(path: Path, child: subprocess.Popen, deadline: float = 60) ->
     raise AssertionError(f"the load never started writing: {child.communicate()}")
 
 
+@functools.cache
+def _digest_of_fixture(path: Path) -> dict[str, str]:
+    """`mirror_digest` of a module fixture's mirror (never written once made)."""
+    return mirror_digest(path)
+
+
 def _state(path: Path, before: Path, after: Path) -> str:
     digest = mirror_digest(path)
-    if digest == mirror_digest(before):
+    if digest == _digest_of_fixture(before):
         return "before"
-    reference = mirror_digest(after)
+    reference = _digest_of_fixture(after)
     if all(digest[t] == reference[t] for t in LOADED) and digest["shape"] == reference["shape"]:
         return "after"
     return "between"
