@@ -44,13 +44,26 @@ def lapse(tmp_path_factory, on_the_lapse_s_last_day):
 
 
 @pytest.fixture(scope="module")
-def appraised(lapse, tmp_path_factory) -> tuple[Path, dict]:
-    """The time-lapse appraised once (`appraise`, with its backtest): the mirror and its summary."""
+def appraised_by_edt(lapse, tmp_path_factory) -> tuple[Path, dict, str]:
+    """The time-lapse appraised once by `edt appraise` (with its backtest): the mirror, the
+    summary it kept (`value_model`) and what it printed."""
+    from click.testing import CliRunner
+
+    from toolkit.analysis.range_notes import value_model
+    from toolkit.cli import cli
+
     db = tmp_path_factory.mktemp("appraised") / "mirror.db"
     shutil.copy(lapse, db)
+    shown = CliRunner().invoke(cli, ["appraise", "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
     with Mirror(db) as mirror:
-        summary = appraise(mirror)
-    return db, summary
+        return db, value_model(mirror), shown.output
+
+
+@pytest.fixture(scope="module")
+def appraised(appraised_by_edt) -> tuple[Path, dict]:
+    """The appraised time-lapse and the summary of its appraisal."""
+    return appraised_by_edt[:2]
 
 
 def appraised_copy(appraised: tuple[Path, dict], folder: Path) -> Path:
@@ -198,7 +211,8 @@ def test_too_few_results_give_no_range_and_say_why(tmp_path):
     assert reasons == {f"too few sales to learn from ({sold:,} of the {MIN_RESULTS:,} needed)"}
 
 
-def test_edt_appraise_and_its_backtest(lapse, tmp_path):
+def test_edt_appraise_and_its_backtest(lapse, appraised_by_edt, lapse_backtest, tmp_path):
+    """`edt appraise` (the module's appraisal) and `edt appraise --backtest` on the time-lapse."""
     import shutil
 
     from click.testing import CliRunner
@@ -211,9 +225,10 @@ def test_edt_appraise_and_its_backtest(lapse, tmp_path):
     assert measured.exit_code == 0, measured.output
     report = json.loads(measured.output)
     assert 0.75 <= report["coverage"] <= 0.85 and report["by_band"] and report["by_tld"]
-    shown = CliRunner().invoke(cli, ["appraise", "--db", str(copy)])
-    assert shown.exit_code == 0 and shown.output.startswith("Price ranges for ")
-    assert "80% range, right " in shown.output and "no range for " in shown.output
+    assert report == json.loads(json.dumps(lapse_backtest.to_dict()))  # the library's backtest, to the last figure
+    shown = appraised_by_edt[2]
+    assert shown.startswith("Price ranges for ")
+    assert "80% range, right " in shown and "no range for " in shown
     assert CliRunner().invoke(cli, ["appraise", "--db", str(copy), "--until", "2026-11-01"]).exit_code == 2
     bad = CliRunner().invoke(cli, ["appraise", "--db", str(copy), "--backtest", "--until", "soon"])
     assert bad.exit_code == 2 and "--until: 'soon' is not a date" in bad.output
