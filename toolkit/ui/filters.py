@@ -14,6 +14,7 @@ from ..query.params import DOMAIN_PARAMS, PENDING_PARAMS, Param
 from ..plans import PLAN_LABELS, PLANS, plan_allows
 from ..sources import REGFREE, source_by_slug
 from ..store.labels import FILTER_HELP, pipeline_name, status_words
+from .navigation import follow_url, url_now_holds
 from .state import FILTER_GROUPS, NOT_FILTERS, current_filters, keep_filters_of, plan_in_force, reader
 
 __all__ = ["choice_words", "group_key", "sidebar_filters", "plan_picker"]
@@ -59,20 +60,14 @@ def choice_words(param: Param, value: str, *, pending: bool = False) -> str:
 
 
 def _widget(param: Param, value: str | None, plan: str, prefix: str) -> Any:
-    """The filter's widget, holding the URL's value whenever the URL changed under it.
-
-    The value is put in the session state before the widget is drawn, never passed to the
-    widget: a browser keeps a widget's own value over a new one passed to it, and sent its
-    stale value with the next click (a link's "Ending in the next 24 h" went back to 6 h on
-    the next page), while a value set through the session state reaches the browser."""
+    """The filter's widget, holding the URL's value whenever the URL changed under it
+    (`navigation.follow_url`: passed to the widget, a link's "Ending in the next 24 h" went
+    back to 6 h on the next page)."""
     key = f"{prefix}{param.name}"
     kind = "pending" if prefix == "p:" else "listing"
     label, help_text = param.caption, FILTER_HELP.get((kind, param.name), param.description)
     options = _options(param, plan)
-    raw = value or ""
-    if key not in st.session_state or st.session_state.get(f"_url:{key}") != raw:
-        st.session_state[key] = _from_url(param, raw, options)
-        st.session_state[f"_url:{key}"] = raw
+    follow_url(key, key, value or "", lambda raw: _from_url(param, raw, options))
     if param.kind == "flag":
         return st.checkbox(label, key=key, help=help_text)
     if param.kind in ("int", "number"):
@@ -187,7 +182,7 @@ def sidebar_filters(table: Mapping[str, Param] = DOMAIN_PARAMS) -> dict[str, str
         with box:
             for param in params:
                 text = _as_text(param, _widget(param, in_url.get(param.name), plan, prefix))
-                st.session_state[f"_url:{prefix}{param.name}"] = text  # what the URL holds after this run
+                url_now_holds(f"{prefix}{param.name}", text)
                 if text:
                     chosen[param.name] = text
     if chosen != in_url:

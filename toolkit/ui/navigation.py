@@ -37,6 +37,8 @@ __all__ = [
     "open_all_link",
     "url_choice",
     "put_in_url",
+    "follow_url",
+    "url_now_holds",
     "widget_from_url",
     "widget_to_url",
 ]
@@ -176,19 +178,37 @@ def put_in_url(name: str, value: Any, default: Any = "") -> None:
         st.query_params[name] = str(value)
 
 
+def follow_url(key: str, follows: str, raw: str, value: Callable[[str], Any]) -> None:
+    """Before widget `key` is drawn: `value(raw)` as its value on a new session or when the
+    URL's text it `follows` changed under it (a bookmark, a link) to `raw`.
+
+    The value goes through the session state, never passed to the widget: a browser keeps a
+    widget's own value over a new one passed to it, and sends that stale value with the next
+    click, while a value set through the session state reaches the browser."""
+    if key not in st.session_state or st.session_state.get(f"_url:{follows}") != raw:
+        st.session_state[key] = value(raw)
+        st.session_state[f"_url:{follows}"] = raw
+
+
+def url_now_holds(follows: str, text: str) -> None:
+    """After a widget is drawn: the URL's text it follows is now `text` (its own value)."""
+    st.session_state[f"_url:{follows}"] = text
+
+
 def widget_from_url(key: str, name: str, parse: Callable[[str], Any], default: Any) -> None:
-    """Before widget `key` is drawn: take its value from the URL's `name` on a new session or
-    when the URL changed under it (a bookmark, a link); a value that does not parse is the default."""
-    raw = st.query_params.get(name, "")
-    if key not in st.session_state or st.session_state.get(f"_url:{name}") != raw:
+    """Before widget `key` is drawn: take its value from the URL's `name` (`follow_url`); a
+    value that does not parse is the default."""
+
+    def value(raw: str) -> Any:
         try:
-            st.session_state[key] = parse(raw) if raw else default
+            return parse(raw) if raw else default
         except (ValueError, KeyError):
-            st.session_state[key] = default
-        st.session_state[f"_url:{name}"] = raw
+            return default
+
+    follow_url(key, name, st.query_params.get(name, ""), value)
 
 
 def widget_to_url(name: str, text: str) -> None:
     """After a widget is drawn: its value, as `text`, in the URL's `name` (none when blank)."""
     put_in_url(name, text)
-    st.session_state[f"_url:{name}"] = text
+    url_now_holds(name, text)
