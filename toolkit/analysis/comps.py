@@ -47,6 +47,7 @@ def tld_family(tld: str | None) -> str:
 
 
 _METRICS = ["ttf_topic", "trust_flow", "citation_flow"]
+_UNKNOWN = (None,) * len(_METRICS)  # a listing whose metrics no one kept
 
 
 def _put_away(mirror: Any, column: str, values: list[Any], columns: list[str]) -> list[tuple]:
@@ -69,7 +70,7 @@ def _metrics_put_away(mirror: Any, frame: Any) -> Any:
     by_id = {row[0]: row[1:] for row in found}
     ids = frame.loc[away, "listing_id"].astype(int)
     for at, column in enumerate(_METRICS):
-        values = [by_id.get(i, (None, None, None))[at] for i in ids]
+        values = [by_id.get(i, _UNKNOWN)[at] for i in ids]
         frame[column] = frame[column].astype(object)
         frame.loc[away, column] = values
         if column != "ttf_topic":
@@ -90,7 +91,7 @@ def _subject(mirror: Any, name: str) -> dict[str, Any]:
     if row is None:  # its listing packed or archived: the newest of them
         found = sorted(_put_away(mirror, "name", [name], ["last_seen_at", *_METRICS]), key=lambda r: r[0] or "")
         row = found[-1][1:] if found else None
-    topic, tf, cf = row if row else (None, None, None)
+    topic, tf, cf = row if row else _UNKNOWN
     return {"name": name, "sld": sld, "tld": tld, "words": set(name_words(sld)), "topic": topic, "tf": tf, "cf": cf}
 
 
