@@ -647,8 +647,8 @@ def _run_folder(tmp_path_factory) -> None:
 
 
 def built_once(key: str, build, path: Path) -> Path:
-    """`path` (and the files beside it named after it, a price model's) as `build(path)` makes
-    it, made once per run for every worker: `key` names what `build` makes."""
+    """`path` (and its price model beside it) as `build(path)` makes it, made once per run for
+    every worker: `key` names what `build` makes. A columnar index is built again from the copy."""
     import fcntl
     import shutil
 
@@ -666,10 +666,25 @@ def built_once(key: str, build, path: Path) -> Path:
             partial.mkdir()
             build(partial / "mirror.db")
             os.rename(partial, made)
-    for file in made.iterdir():
-        if file.name.startswith("mirror.db") and not file.name.endswith((".lock", "-wal", "-shm")):
-            shutil.copyfile(file, path.with_name(path.name + file.name.removeprefix("mirror.db")))
+    for suffix in ("", ".value-model"):
+        if (made / f"mirror.db{suffix}").exists():
+            shutil.copyfile(made / f"mirror.db{suffix}", f"{path}{suffix}")
     return path
+
+
+def lived_demo(path: Path) -> Path:
+    """At `path`, what `edt demo --days 21` leaves (today's): results, a price model, saved
+    searches and their alerts."""
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+    from toolkit.demo.clock import demo_today
+
+    def build(at: Path) -> None:
+        done = CliRunner().invoke(cli, ["demo", "--db", str(at), "--days", "21"])
+        assert done.exit_code == 0, done.output
+
+    return built_once(f"edt-demo-21-{demo_today(None)}", build, path)
 
 
 LAPSE_TODAY = date(2026, 12, 5)

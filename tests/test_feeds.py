@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL, QuietHandler, serve_in_background
+from conftest import REAL, QuietHandler, lived_demo, serve_in_background
 from toolkit import Mirror
 from toolkit.ingest import ingest_id
 from toolkit.ingest.feed_runner import FeedClient, feeds_folder, run_feeds, transfer_zone
@@ -771,11 +771,12 @@ def test_the_demo_says_how_to_switch_to_the_feeds_in_one_command(publisher, tmp_
     monkeypatch.setenv("EDT_CONFIG", str(config))
     monkeypatch.setenv("EDT_BUDGET_FILE", str(tmp_path / "budget.sqlite"))
     publisher.publish("/pl.txt", (NASK / "2022-07-05.txt").read_bytes(), DAYS[0])
-    demo = CliRunner().invoke(cli, ["demo", "--db", str(db), "--days", "10"])  # results, a price model, alerts
+    demo = CliRunner().invoke(cli, ["demo", "--db", str(tmp_path / "plain.db")])  # what every demo ends with
     assert (
         demo.exit_code == 0
         and "`edt sync --feeds --clear-demo` swaps the demo for the free public feeds" in demo.output
     )
+    lived_demo(db)  # `edt demo --days 21`: results, a price model, alerts
     assert Path(f"{db}.value-model").exists() and rows(db, "SELECT count(*) FROM alert_outbox")[0][0] > 5
     demo_rows = rows(db, "SELECT count(*) FROM listings WHERE origin = 'demo' AND source != 'regfree'")[0][0]
     mixed = CliRunner().invoke(cli, ["sync", "--db", str(db), "--feeds", "nask-pl"])

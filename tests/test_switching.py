@@ -7,7 +7,6 @@ compared table by table and file by file with a mirror that never held the demo.
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import zipfile
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import mirror_digest
+from conftest import lived_demo, mirror_digest
 from toolkit import Mirror
 from toolkit.analysis.appraise import appraise_if_due
 from toolkit.cli import cli
@@ -135,24 +134,8 @@ def never_demo(tmp_path_factory) -> Path:
     return db
 
 
-@pytest.fixture(scope="module")
-def lived_demo(tmp_path_factory) -> Path:
-    """`edt demo --days 21`, made once: results, a price model, saved searches and their alerts."""
-    db = tmp_path_factory.mktemp("lived") / "demo.db"
-    edt("demo", "--db", str(db), "--days", "21")
-    return db
-
-
-def lived_demo_at(template: Path, db: Path) -> Path:
-    """A copy of the 21-day demo at `db`, as `edt demo --db DB --days 21` leaves it (the mirror
-    and its price model beside it; the columnar index is built again from the copy)."""
-    for suffix in ("", ".value-model"):
-        shutil.copyfile(f"{template}{suffix}", f"{db}{suffix}")
-    return db
-
-
-def test_clearing_a_packed_and_archived_demo_leaves_the_mirror_that_never_had_it(never_demo, lived_demo, tmp_path):
-    db = lived_demo_at(lived_demo, tmp_path / "mixed.db")
+def test_clearing_a_packed_and_archived_demo_leaves_the_mirror_that_never_had_it(never_demo, tmp_path):
+    db = lived_demo(tmp_path / "mixed.db")
     archived = edt("archive", "--db", str(db), "--closed-before", "10d", "--pack-after", "3d")
     assert "archived " in archived and "packed " in archived  # both places hold demo listings now
     load_real_rows(db, tmp_path)
@@ -175,8 +158,8 @@ def test_clearing_a_packed_and_archived_demo_leaves_the_mirror_that_never_had_it
     assert {row["name"] for row in json.loads(comps)} <= {"kettleharbor.com"}  # no demo "sale" is a comparable
 
 
-def test_a_second_demo_replaces_the_packed_and_archived_one(lived_demo, tmp_path):
-    db, fresh = lived_demo_at(lived_demo, tmp_path / "again.db"), tmp_path / "fresh.db"
+def test_a_second_demo_replaces_the_packed_and_archived_one(tmp_path):
+    db, fresh = lived_demo(tmp_path / "again.db"), tmp_path / "fresh.db"
     edt("archive", "--db", str(db), "--closed-before", "10d", "--pack-after", "3d")
     edt("demo", "--db", str(db))
     edt("demo", "--db", str(fresh))
@@ -213,14 +196,14 @@ def test_a_watched_name_is_no_longer_listed_where_only_the_demo_listed_it(tmp_pa
     conn.close()
 
 
-def test_an_archive_file_holding_real_rows_beside_the_demos_keeps_them(lived_demo, tmp_path):
+def test_an_archive_file_holding_real_rows_beside_the_demos_keeps_them(tmp_path):
     """Demo and real listings closed on the same day go into the same archive files; the clear
     writes those files again with the real rows alone, and the archive stays whole."""
     from datetime import datetime, timedelta, timezone
 
     from toolkit.store.writer import close_listings, save_listings
 
-    db = lived_demo_at(lived_demo, tmp_path / "shared.db")
+    db = lived_demo(tmp_path / "shared.db")
     conn = sqlite3.connect(db)
     (closed_at,) = conn.execute("SELECT min(closed_at) FROM listings WHERE closed_at IS NOT NULL").fetchone()
     conn.close()
