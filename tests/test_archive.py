@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import built_once
 from test_query import POOLS
 
 from toolkit import Mirror
@@ -41,21 +42,24 @@ TABLES = ("listings", "listing_history", "raw_records")
 
 @pytest.fixture(scope="module")
 def aged(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("aged") / "m.db"
-    conn = connect(str(path))
-    load_demo(conn, scale="small", seed=3, today=TODAY, days=DAYS)
-    # Raw records as a sync keeps them, for some closed listings: they must travel too.
-    conn.executemany(
-        "INSERT INTO raw_records (kind, id, raw) VALUES ('listing', ?, ?)",
-        [
-            (i, json.dumps({"extra": i}))
-            for (i,) in conn.execute("SELECT id FROM listings WHERE closed_at IS NOT NULL ORDER BY id LIMIT 300")
-        ],
-    )
-    conn.commit()
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    return path
+    """A 21-day time-lapse (seed 3) to TODAY, with raw records as a sync keeps them for some
+    closed listings (they must travel too); made once per run (this module's and test_packed's)."""
+
+    def build(path: Path) -> None:
+        conn = connect(str(path))
+        load_demo(conn, scale="small", seed=3, today=TODAY, days=DAYS)
+        conn.executemany(
+            "INSERT INTO raw_records (kind, id, raw) VALUES ('listing', ?, ?)",
+            [
+                (i, json.dumps({"extra": i}))
+                for (i,) in conn.execute("SELECT id FROM listings WHERE closed_at IS NOT NULL ORDER BY id LIMIT 300")
+            ],
+        )
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+
+    return built_once("aged", build, tmp_path_factory.mktemp("aged") / "m.db")
 
 
 @pytest.fixture
