@@ -9,6 +9,7 @@ import os
 
 import pytest
 from click.testing import CliRunner
+from conftest import lapse_demo, lapse_now
 
 from toolkit import Mirror
 from toolkit.analysis.appraise import train
@@ -18,15 +19,8 @@ from toolkit.config import bounded_threads, thread_limit
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    """A time-lapse demo: the auctions it saw end, enough to train on."""
-    from toolkit.demo import load_demo
-    from toolkit.store.schema import connect
-
-    db = tmp_path_factory.mktemp("threads") / "m.db"
-    conn = connect(str(db))
-    load_demo(conn, scale="small", seed=3, days=14)
-    conn.close()
-    return db
+    """A time-lapse demo (the run's one, conftest.lapse_demo): the auctions it saw end, enough to train on."""
+    return lapse_demo(tmp_path_factory.mktemp("threads") / "m.db")
 
 
 def _pools_seen_by_fit(monkeypatch) -> list[dict[str, int]]:
@@ -49,7 +43,7 @@ def _pools_seen_by_fit(monkeypatch) -> list[dict[str, int]]:
 def test_every_fit_runs_with_the_threads_the_setting_gives(results, monkeypatch, setting):
     seen = _pools_seen_by_fit(monkeypatch)
     monkeypatch.setenv("EDT_THREADS", setting)
-    with Mirror(results) as mirror:
+    with Mirror(results, clock=lapse_now) as mirror:
         assert train(mirror, max_iter=20) is not None
     assert len(seen) >= 3 and all(pools.get("openmp") == int(setting) for pools in seen), (
         seen
