@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -713,33 +713,29 @@ def lapse_template(tmp_path_factory) -> Path:
     return built_once("lapse-appraised", appraised, tmp_path_factory.mktemp("lapse") / "lapse.db")
 
 
-def lapse_demo(path: Path) -> Path:
-    """At `path`, the time-lapse demo of the 14 days to LAPSE_TODAY (small, seed 7), checkpointed."""
+def demo_file(path: Path, **load: Any) -> Path:
+    """At `path`, `load_demo(**load)` (scale `small` unless said), checkpointed so that it can be
+    copied as a file."""
     from toolkit.demo import load_demo
     from toolkit.store.schema import connect
 
-    def build(at: Path) -> None:
-        conn = connect(str(at))
-        load_demo(conn, scale="small", seed=7, today=LAPSE_TODAY, days=14)
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.close()
+    conn = connect(str(path))
+    load_demo(conn, **{"scale": "small", **load})
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return path
 
-    return built_once("lapse", build, path)
+
+def lapse_demo(path: Path) -> Path:
+    """At `path`, the time-lapse demo of the 14 days to LAPSE_TODAY (small, seed 7)."""
+    return built_once("lapse", lambda at: demo_file(at, seed=7, today=LAPSE_TODAY, days=14), path)
 
 
 def small_demo(path: Path, seed: int, today: date | None = None) -> Path:
     """A `small` demo mirror at `path` (checkpointed, so it can be copied as a file)."""
-    from toolkit.demo import load_demo
     from toolkit.demo.clock import demo_today
-    from toolkit.store.schema import connect
 
-    def build(at: Path) -> None:
-        conn = connect(str(at))
-        load_demo(conn, scale="small", seed=seed, today=today)
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.close()
-
-    return built_once(f"small-{seed}-{demo_today(today)}", build, path)
+    return built_once(f"small-{seed}-{demo_today(today)}", lambda at: demo_file(at, seed=seed, today=today), path)
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import LAPSE_TODAY, lapse_demo, mirror_digest
+from conftest import LAPSE_TODAY, demo_file, lapse_demo, mirror_digest
 from test_notebooks import NOTEBOOKS
 
 from toolkit import Mirror
@@ -31,11 +31,7 @@ NOW = anchor_of(TODAY) + timedelta(hours=2)
 
 
 def _load(path: Path, seed: int = 7, days: int = DAYS, scale: str | Scale = "small") -> Path:
-    conn = connect(str(path))
-    load_demo(conn, scale=scale, seed=seed, today=TODAY, days=days)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    return path
+    return demo_file(path, scale=scale, seed=seed, today=TODAY, days=days)
 
 
 @pytest.fixture(scope="module")
