@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import random
 import re
 import shutil
@@ -522,3 +523,49 @@ def test_ctrl_c_pressed_twice_still_says_one_line_and_exits_130(lapse, tmp_path)
     said = err.strip().splitlines()
     # one line: what was kept, or (a second Ctrl-C before the load's own handler) the plain stop
     assert said in ([f"edt: interrupted: no range was written; {path} is as it was"], ["edt: interrupted"]), said
+
+
+_STOP_IN_GENERATED_CODE = """
+import sys
+from toolkit.interrupt import said_stopped
+try:
+    exec("raise KeyboardInterrupt")  # as a Ctrl-C lands in the __init__ dataclasses builds at import
+except KeyboardInterrupt:
+    {handle}
+    sys.stderr.write("edt: interrupted\\n")
+    raise SystemExit(130)
+"""
+
+
+@pytest.mark.parametrize("handle, status", [("said_stopped()", 130), ("pass", -signal.SIGINT)])
+def test_a_stop_that_landed_in_generated_code_still_exits_130(handle, status, tmp_path):
+    """CPython marks a KeyboardInterrupt that left code run by `exec` of a string and at exit
+    ends the process by SIGINT, whatever status it was given (the CI once saw `edt appraise`
+    say its stop and exit -2). `said_stopped` clears the mark; without it the same stop
+    ends by the signal, so this test can tell the two apart. Run with -m, as `python -m
+    toolkit` is (CPython checks the mark there, not after `-c`)."""
+    (tmp_path / "stopped.py").write_text(_STOP_IN_GENERATED_CODE.format(handle=handle))
+    done = subprocess.run(
+        [sys.executable, "-m", "stopped"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (status, "edt: interrupted\n")
+
+
+def test_a_stop_while_a_failure_is_being_said_is_one_line_and_130(tmp_path):
+    """Ctrl-C as `edt` looks into a failure to say it (whether the mirror is damaged: modules
+    load then): the stop's one line, not a traceback of both."""
+    script = (
+        "import sys\n"
+        "from toolkit.cli import shell\n"
+        "def stopped(exc):\n"
+        "    raise KeyboardInterrupt\n"
+        "shell._damage_of = stopped\n"
+        f"shell.main(['appraise', '--db', {str(tmp_path / 'none.db')!r}])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (130, "edt: interrupted\n")

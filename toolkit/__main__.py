@@ -2,11 +2,14 @@
 
 import sys
 
+from .interrupt import said_stopped
+
 
 def run() -> None:
     try:
         from .cli import main
     except KeyboardInterrupt:  # Ctrl-C while the command's modules load: said as any stop is, not a traceback
+        said_stopped()
         sys.stderr.write("edt: interrupted\n")
         raise SystemExit(130) from None
     main()

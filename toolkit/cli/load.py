@@ -12,9 +12,9 @@ from typing import Any
 
 import click
 
+from ..interrupt import said_stopped
 from ..plans import PLANS, RATE_LIMITS
 from .shell import (
-    stop_listening_to_ctrl_c,
     note_opened,
     BadInput,
     RunFailed,
@@ -67,7 +67,7 @@ def on_interrupt(kept: str, *, mirror: Any = None, written: str = "") -> Any:
     try:
         yield
     except KeyboardInterrupt:
-        stop_listening_to_ctrl_c()
+        said_stopped()
         committed = mirror is not None and mirror.generation() != before
         raise Interrupted(written if committed else kept) from None
     finally:

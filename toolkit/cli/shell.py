@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import BadInput, MirrorDamaged, RunFailed, ToolkitError
+from ..interrupt import said_stopped
 from ..plans import PLANS, normalize_plan
 
 if TYPE_CHECKING:  # the query layer is imported by the commands that open a mirror
@@ -313,19 +314,22 @@ def check_port(host: str, port: int, option: str = "--port") -> None:
             raise BadInput(f"--host {host} {option} {port}: cannot listen there ({exc.strerror})") from None
 
 
-def stop_listening_to_ctrl_c() -> None:
-    """Once a stop is being said, a second Ctrl-C (a terminal's user presses it twice; one
-    pending while Python shuts down, when its handler is back to the default) is ignored: it
-    would end the process by the signal (exit -2, or a traceback) after the line said 130."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def main(args: list[str] | None = None) -> None:
     """`edt`: click's own handling of the command line, plus one line for any failure: a
     ToolkitError's own (its exit status), a damaged mirror however a command met it (exit 2),
-    and anything unexpected (exit 1; EDT_DEBUG=1 shows the traceback)."""
+    a stop by Ctrl-C, even while a failure is being said (exit 130), and anything unexpected
+    (exit 1; EDT_DEBUG=1 shows the traceback)."""
+    try:
+        _run(args)
+    except KeyboardInterrupt:  # Ctrl-C in a command that says nothing of its own (the loads say what they kept)
+        if os.environ.get("EDT_DEBUG"):
+            raise
+        said_stopped()
+        click.echo("edt: interrupted", err=True)
+        raise SystemExit(130) from None
+
+
+def _run(args: list[str] | None) -> None:
     meta: dict[str, Any] = {}
     try:
         with cli.make_context("edt", list(sys.argv[1:] if args is None else args)) as ctx:
@@ -335,7 +339,7 @@ def main(args: list[str] | None = None) -> None:
         raise SystemExit(exc.exit_code) from None
     except click.ClickException as exc:  # a command's own line, unless it was about a damaged file
         if exc.exit_code == 130:  # a load stopped by Ctrl-C
-            stop_listening_to_ctrl_c()
+            said_stopped()
         damage = _damage_of(exc)
         said_damage = isinstance(getattr(exc, "error", None), MirrorDamaged)
         shown = exc if damage is None or said_damage else _Said(_damaged(_mirror_path(meta), damage))
@@ -344,12 +348,6 @@ def main(args: list[str] | None = None) -> None:
     except click.Abort:  # Ctrl-C, as click says it
         click.echo("Aborted!", err=True)
         raise SystemExit(1) from None
-    except KeyboardInterrupt:  # Ctrl-C in a command that says nothing of its own (the loads say what they kept)
-        if os.environ.get("EDT_DEBUG"):
-            raise
-        stop_listening_to_ctrl_c()
-        click.echo("edt: interrupted", err=True)
-        raise SystemExit(130) from None
     except SystemExit:
         raise
     except Exception as exc:  # the one place that turns a failure into one line and an exit status
