@@ -2,7 +2,7 @@
 
 import sys
 
-from .interrupt import said_stopped
+from .errors import said_stopped
 
 
 def run() -> None:

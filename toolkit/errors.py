@@ -12,10 +12,12 @@
 
 Each room raises its own subclasses (`store.lock.MirrorBusy`, `ingest.common.IngestError`,
 ...); the command line maps them by type, in one place (`cli/shell.py`), never by their words.
+A stop by Ctrl-C is no error: said in one line, exit 130, after `said_stopped()`.
 """
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "not_found",
     "unauthenticated",
     "cursor_not_available",
+    "said_stopped",
 ]
 
 
@@ -127,3 +130,16 @@ def cursor_not_available() -> ApiError:
             "message": "The after_id cursor never returns source=regfree rows: page through regfree with page/per_page.",
         },
     )
+
+
+def said_stopped() -> None:
+    """A stop that has been said ends the process with the status the command gives.
+
+    - A second Ctrl-C (pressed twice; one pending while Python shuts down, when its handler is
+      back to the default) is ignored: it would end the process by the signal after the line.
+    - CPython remembers a KeyboardInterrupt that left code run by `exec` of a string (the
+      methods dataclasses and namedtuple build at import) and at exit ends the process by
+      SIGINT whatever its status (exit -2 for a parent). Any `exec` that completes forgets it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exec("")  # noqa: S102  (see above: clears CPython's "unhandled KeyboardInterrupt" mark)

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..interrupt import said_stopped
+from ..errors import said_stopped
 from ..plans import PLANS, RATE_LIMITS
 from .shell import (
     note_opened,

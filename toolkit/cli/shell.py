@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import BadInput, MirrorDamaged, RunFailed, ToolkitError
-from ..interrupt import said_stopped
+from ..errors import BadInput, MirrorDamaged, RunFailed, ToolkitError, said_stopped
 from ..plans import PLANS, normalize_plan
 
 if TYPE_CHECKING:  # the query layer is imported by the commands that open a mirror
