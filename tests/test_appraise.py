@@ -43,18 +43,28 @@ def lapse(tmp_path_factory, on_the_lapse_s_last_day):
     return db
 
 
+_BACKTESTS: list = []  # the backtest `edt appraise` made in appraised_by_edt (lapse_backtest)
+
+
 @pytest.fixture(scope="module")
 def appraised_by_edt(lapse, tmp_path_factory) -> tuple[Path, dict, str]:
     """The time-lapse appraised once by `edt appraise` (with its backtest): the mirror, the
     summary it kept (`value_model`) and what it printed."""
     from click.testing import CliRunner
 
+    import toolkit.analysis.appraise as appraisal
     from toolkit.analysis.range_notes import value_model
     from toolkit.cli import cli
 
+    def kept(*args, **kwargs):
+        _BACKTESTS.append(backtest(*args, **kwargs))
+        return _BACKTESTS[-1]
+
     db = tmp_path_factory.mktemp("appraised") / "mirror.db"
     shutil.copy(lapse, db)
-    shown = CliRunner().invoke(cli, ["appraise", "--db", str(db)])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(appraisal, "backtest", kept)
+        shown = CliRunner().invoke(cli, ["appraise", "--db", str(db)])
     assert shown.exit_code == 0, shown.output
     with Mirror(db) as mirror:
         return db, value_model(mirror), shown.output
@@ -84,10 +94,11 @@ def model(appraised):
 
 
 @pytest.fixture(scope="module")
-def lapse_backtest(lapse):
-    """The backtest of the time-lapse's last week (a training of its own)."""
-    with Mirror(lapse) as mirror:
-        return backtest(mirror)
+def lapse_backtest(appraised_by_edt):
+    """The backtest of the time-lapse's last week: the one `edt appraise` made before its
+    training (the library's `backtest`, on a copy of the same mirror; kept, not made again)."""
+    assert len(_BACKTESTS) == 1 and _BACKTESTS[0].scored
+    return _BACKTESTS[0]
 
 
 def test_the_80_percent_range_holds_four_prices_in_five_on_the_held_out_week(lapse, lapse_backtest):
