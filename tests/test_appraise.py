@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolkit import Mirror
-from toolkit.analysis.appraise import MIN_RESULTS, _features, appraise, backtest, train
+from toolkit.analysis.appraise import MIN_RESULTS, Backtest, _features, appraise, backtest, train
 from toolkit.store.schema import connect
 
 
@@ -43,22 +43,21 @@ def lapse(tmp_path_factory, on_the_lapse_s_last_day):
     return db
 
 
-_BACKTESTS: list = []  # the backtest `edt appraise` made in appraised_by_edt (lapse_backtest)
-
-
 @pytest.fixture(scope="module")
-def appraised_by_edt(lapse, tmp_path_factory) -> tuple[Path, dict, str]:
+def appraised_by_edt(lapse, tmp_path_factory) -> tuple[Path, dict, str, Backtest]:
     """The time-lapse appraised once by `edt appraise` (with its backtest): the mirror, the
-    summary it kept (`value_model`) and what it printed."""
+    summary it kept (`value_model`), what it printed and the backtest it made."""
     from click.testing import CliRunner
 
     import toolkit.analysis.appraise as appraisal
     from toolkit.analysis.range_notes import value_model
     from toolkit.cli import cli
 
+    made = []
+
     def kept(*args, **kwargs):
-        _BACKTESTS.append(backtest(*args, **kwargs))
-        return _BACKTESTS[-1]
+        made.append(backtest(*args, **kwargs))
+        return made[-1]
 
     db = tmp_path_factory.mktemp("appraised") / "mirror.db"
     shutil.copy(lapse, db)
@@ -66,8 +65,9 @@ def appraised_by_edt(lapse, tmp_path_factory) -> tuple[Path, dict, str]:
         patch.setattr(appraisal, "backtest", kept)
         shown = CliRunner().invoke(cli, ["appraise", "--db", str(db)])
     assert shown.exit_code == 0, shown.output
+    assert len(made) == 1
     with Mirror(db) as mirror:
-        return db, value_model(mirror), shown.output
+        return db, value_model(mirror), shown.output, made[0]
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +97,8 @@ def model(appraised):
 def lapse_backtest(appraised_by_edt):
     """The backtest of the time-lapse's last week: the one `edt appraise` made before its
     training (the library's `backtest`, on a copy of the same mirror; kept, not made again)."""
-    assert len(_BACKTESTS) == 1 and _BACKTESTS[0].scored
-    return _BACKTESTS[0]
+    assert appraised_by_edt[3].scored
+    return appraised_by_edt[3]
 
 
 def test_the_80_percent_range_holds_four_prices_in_five_on_the_held_out_week(lapse, lapse_backtest):

@@ -136,9 +136,8 @@ def test_a_demo_load_stopped_at_any_moment_leaves_the_mirror_before_or_after(bef
     else:
         assert child.returncode == -signal.SIGKILL and state in ("before", "after"), (child.returncode, err)
     assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    if (
-        stop == signal.SIGKILL
-    ):  # the next load completes it, once the first opener rolled back (a stop said is "before")
+    # the next load completes it, once the first opener rolled back (a stop that was said is "before")
+    if stop == signal.SIGKILL:
         rerun = edt("demo", "--db", str(path), "--seed", "5")
         assert rerun.returncode == 0, rerun.stderr
         assert _state(path, before, after) == "after"
