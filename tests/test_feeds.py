@@ -34,6 +34,7 @@ from toolkit.ingest import ingest_id
 from toolkit.ingest.feed_runner import FeedClient, feeds_folder, run_feeds, transfer_zone
 from toolkit.ingest.zonediff import snapshot_files
 from toolkit.store.feed_catalog import FEEDS, feed_table
+from toolkit.store.tables import CHANGE_TRIGGERS
 from toolkit.sync.alerts import AlertConfig
 from toolkit.sync.saved_searches import save_search
 
@@ -613,6 +614,10 @@ def test_a_day_that_barely_changed_writes_only_what_moved(publisher, tmp_path):
     )
     assert noted == {"steady.com": 0, "moving.com": 1, "leaving.com": 1, "arriving.com": 1}
     assert int(rows(db, "SELECT value FROM mirror_meta WHERE key = 'generation'")[0][0]) > int(generation)
+    # the sightings moved with their trigger set aside (one bump for all), which is back as declared
+    assert rows(db, "SELECT sql FROM sqlite_master WHERE name = 'listings_seen_update'") == [
+        (f"CREATE TRIGGER listings_seen_update {CHANGE_TRIGGERS['listings_seen_update'][1]}",)
+    ]
 
 
 def test_the_last_days_log_is_copied_while_the_index_is_refreshed(publisher, tmp_path, monkeypatch):

@@ -343,6 +343,31 @@ def test_compact_json_matches_json_dumps(value):
     assert compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def test_a_trigger_set_aside_comes_back_as_it_was_and_with_a_rollback(tmp_path):
+    from toolkit.store.schema import without_trigger
+
+    m = Mirror(tmp_path / "m.db", clock=fixed_clock, create=True)
+    save_listings(m.connection(), [_listing()], origin="sync")
+    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    declared = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'listings_seen_update'").fetchone()
+    generation = lambda: conn.execute("SELECT value FROM mirror_meta WHERE key = 'generation'").fetchone()[0]  # noqa: E731
+    before = generation()
+    conn.execute("BEGIN")
+    with without_trigger(conn, "listings_seen_update"):
+        conn.execute("UPDATE listings SET last_seen_at = '2026-01-02T00:00:00Z'")
+        assert generation() == before  # no bump a row while it is aside
+    conn.execute("COMMIT")
+    assert conn.execute("SELECT sql FROM sqlite_master WHERE name = 'listings_seen_update'").fetchone() == declared
+    conn.execute("UPDATE listings SET last_seen_at = '2026-01-03T00:00:00Z'")
+    assert int(generation()) == int(before) + 1  # back at work
+    conn.execute("BEGIN")
+    with pytest.raises(sqlite3.IntegrityError):
+        with without_trigger(conn, "listings_seen_update"):
+            conn.execute("INSERT INTO listings (id) SELECT id FROM listings")  # fails inside the block
+    conn.execute("ROLLBACK")
+    assert conn.execute("SELECT sql FROM sqlite_master WHERE name = 'listings_seen_update'").fetchone() == declared
+
+
 def test_a_v9_mirror_is_upgraded_so_that_outside_writes_are_seen(tmp_path):
     """A v9 mirror's triggers logged a listing's change without changing the generation: the
     upgrade re-creates them (a new generation), rows kept, and plain writes count from then."""

@@ -74,6 +74,7 @@ __all__ = [
     "connect",
     "bulk_load",
     "without_indexes",
+    "without_trigger",
     "apply_schema",
     "missing_parts",
     "LISTING_COLUMNS",
@@ -377,6 +378,22 @@ def without_indexes(
         with contextlib.suppress(sqlite3.OperationalError):
             conn.execute(f"PRAGMA temp_store={temp_store}")
         conn.execute("PRAGMA threads=0")
+
+
+@contextmanager
+def without_trigger(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+    """Run a block of writes inside the caller's transaction without trigger `name` (a trigger
+    is DDL, which SQLite commits or rolls back with the transaction): it is dropped, then
+    created again from its own SQL when the block ends. What it would have done is the
+    caller's to do once (a generation bump for a hundred thousand rows, not one a row). On an
+    error it is not created here: the caller's rollback brings it back."""
+    row = conn.execute("SELECT sql FROM main.sqlite_master WHERE type = 'trigger' AND name = ?", [name]).fetchone()
+    if row is None:
+        yield
+        return
+    conn.execute(f"DROP TRIGGER main.{name}")
+    yield
+    conn.execute(row[0])
 
 
 @contextmanager

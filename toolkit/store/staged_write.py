@@ -21,6 +21,8 @@ from ..signals.inflation import METRICS, flag_metric_jumps
 from .fields import SQL_TYPES
 from .meta import bump_generation
 from .reflag import current_spam_flags
+from .schema import without_trigger
+from .tables import SEEN_TRIGGERS
 from .rows import HISTORY_FIELDS, LISTING_KIND, PENDING_KIND, SIGNAL_COLUMNS, WriteCounts, unknown_fields
 
 __all__ = ["StagedWrite", "staging", "SLICE_ROWS"]
@@ -434,16 +436,18 @@ class StagedWrite:
             "_seen IS NULL AND _raw IS NOT NULL",
             at,
         )
-        # Only seen again: the last sighting, in id order (each page of the table rewritten once).
+        # Only seen again: the last sighting, in id order (each page of the table rewritten once),
+        # the generation bumped once above rather than by a trigger a row.
         import numpy as np
 
         ids, _, seen = self._arrays()
         ids = np.sort(ids[seen])
-        for start in range(0, len(ids), SLICE_ROWS * 16):
-            conn.execute(
-                f"UPDATE {main} SET last_seen_at = ? WHERE id IN (SELECT value FROM json_each(?))",
-                [self.observed_at, json.dumps(ids[start : start + SLICE_ROWS * 16].tolist())],
-            )
+        with without_trigger(conn, SEEN_TRIGGERS[kind.table]):
+            for start in range(0, len(ids), SLICE_ROWS * 16):
+                conn.execute(
+                    f"UPDATE {main} SET last_seen_at = ? WHERE id IN (SELECT value FROM json_each(?))",
+                    [self.observed_at, json.dumps(ids[start : start + SLICE_ROWS * 16].tolist())],
+                )
         if history and flag_jumps:
             rising = [row[0] for row in conn.execute(f"SELECT id FROM {stage} WHERE _rose ORDER BY _seq")]
             if rising:

@@ -58,6 +58,7 @@ __all__ = [
     "CHANGE_INDEXES",
     "GENERATION_BUMP",
     "SEEN_COLUMN",
+    "SEEN_TRIGGERS",
     "CHANGE_TRIGGERS",
     "SYNC_RUN_INDEXES",
     "FTS_COLUMNS",
@@ -445,6 +446,9 @@ def _note_change(row: str) -> str:
 # the columnar index holds: it bumps the generation without noting the listing as changed.
 SEEN_COLUMN = "last_seen_at"
 _NOTED_COLUMNS = ", ".join(c for c in LISTING_COLUMNS if c != SEEN_COLUMN)
+# The trigger that bumps the generation when a row's last sighting alone moves, by table. A
+# writer moving many sightings at once sets it aside and bumps once (`schema.without_trigger`).
+SEEN_TRIGGERS = {"listings": "listings_seen_update", "pending_delete": "pending_delete_writes_update"}
 
 # name -> (table, body)
 CHANGE_TRIGGERS = {
@@ -453,7 +457,7 @@ CHANGE_TRIGGERS = {
         "listings",
         f"AFTER UPDATE OF {_NOTED_COLUMNS} ON listings BEGIN " + _note_change("new"),
     ),
-    "listings_seen_update": ("listings", f"AFTER UPDATE OF {SEEN_COLUMN} ON listings BEGIN {GENERATION_BUMP}END"),
+    SEEN_TRIGGERS["listings"]: ("listings", f"AFTER UPDATE OF {SEEN_COLUMN} ON listings BEGIN {GENERATION_BUMP}END"),
     "listings_changes_rekey": (
         "listings",
         "AFTER UPDATE OF id ON listings WHEN old.id IS NOT new.id BEGIN " + _note_change("old"),
