@@ -323,6 +323,7 @@ def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
     no_exception(at)
     assert headers(at) == [
         "Domain",
+        "Keep",
         "Price",
         "EUR",
         "Bids",
@@ -334,26 +335,23 @@ def test_the_table_leads_with_the_whole_name_and_reads_at_a_glance(demo_db):
         "Age",
         "Score",
         "Source",
-        "TLD",
         "Buy",
-        "Keep",
-    ]  # no value column before an appraisal
+    ]  # no value column before an appraisal; the actions beside the name; the TLD is the name's
     expected = Mirror(demo_db).search_domains({"sort": "-effective_price"})["data"]
     rows = cells(at)
     first = expected[0]
     assert rows[0][0] == first["name"]  # whole, never cut
-    assert rows[0][1] == f"{first['effective_price']:,.0f} {first['currency']}" or rows[0][1] == (
-        f"{first['effective_price']:,.2f} {first['currency']}"
-    )
-    eur = first["effective_price_eur"]
-    assert eur is not None and rows[0][2] in (f"{eur:,.0f} EUR", f"{eur:,.2f} EUR")  # beside the native price
+    assert rows[0][1] == "☆◎"  # shortlist it, watch it
+    price, eur = first["effective_price"], first["effective_price_eur"]
+    cents = lambda value: f"{round(value):,}" if value >= 100 else f"{value:,.2f}".removesuffix(".00")  # noqa: E731
+    assert rows[0][2] == f"{cents(price)} {first['currency']}"  # cents below 100 only
+    assert eur is not None and rows[0][3] == f"{cents(eur)} EUR"  # beside the native price
     assert not {"None", "nan", "NaN", "<NA>"} & {cell for row in rows for cell in row}
     source = next(s for s in __import__("toolkit.sources", fromlist=["SOURCES"]).SOURCES if s.slug == first["source"])
-    assert rows[0][11] == source.name  # the platform by its name, not its slug
-    assert rows[0][14] == "☆◎"  # shortlist it, watch it
+    assert rows[0][12] == source.name  # the platform by its name, not its slug
     blank_tf = [row for row, record in zip(rows, expected) if record["trust_flow"] is None]
-    assert blank_tf and all(row[5] == "" for row in blank_tf)  # an absent metric is a blank cell
-    ends = [row[4] for row, record in zip(rows, expected) if record["auction_end_date"]]
+    assert blank_tf and all(row[6] == "" for row in blank_tf)  # an absent metric is a blank cell
+    ends = [row[5] for row, record in zip(rows, expected) if record["auction_end_date"]]
     assert ends and all(re.fullmatch(r"\d+d \d+h|\d+h \d+m|\d+m", e) for e in ends)  # a countdown, not a stamp
 
 
@@ -569,7 +567,7 @@ def test_pending_delete_names_are_explorable_with_filters_and_suffix_families(de
     no_exception(at)
     mirror = Mirror(demo_db)
     assert total_shown(at) == mirror.search_pending_delete({})["meta"]["total"] > 0
-    assert headers(at)[:3] == ["Domain", "Drops", "Status"] and "TF" in headers(at)
+    assert headers(at)[:4] == ["Domain", "Watch", "Drops", "Status"] and "TF" in headers(at)
     open_groups(at, "source", prefix="p:")
     at.sidebar.text_input(key="p:tld").set_value("uk").run()
     no_exception(at)
@@ -847,10 +845,10 @@ def test_drop_calendar_counts_the_months_pending_drops(demo_db):
     on_day = {"include_past": "1", "drop_date_from": day, "drop_date_to": day}
     expected = mirror.search_pending_delete({**on_day, "per_page": "100"})
     assert names_listed(at) == [r["domain"] for r in expected["data"]] and names_listed(at)
-    assert headers(at)[:3] == ["Domain", "Drops", "Window"]
+    assert headers(at)[:4] == ["Domain", "Watch", "Drops", "Window"]
     for row, record in zip(cells(at), expected["data"]):  # each drop's window, from the record's own bounds
         start, end = (date.fromisoformat(record[k]) for k in ("drop_window_start", "drop_window_end"))
-        assert row[2] == (
+        assert row[3] == (
             f"{start.day} {start:%b}"
             if start == end
             else f"{start.day} {start:%b} – {end.day} {end:%b} ({(end - start).days + 1} days)"
@@ -872,7 +870,7 @@ def test_the_calendar_lists_the_days_auctions_as_explores_table_soonest_first(de
     expected = mirror.search_domains({**ends, "sort": "auction_end_date", "per_page": "100"})
     assert expected["meta"]["total"] > 0
     assert names_listed(at) == [r["name"] for r in expected["data"]]
-    assert headers(at)[:2] == ["Domain", "Price"] and "TF" in headers(at)
+    assert headers(at)[:3] == ["Domain", "Keep", "Price"] and "TF" in headers(at)
     shown = len(expected["data"])
     summary = "All" if expected["meta"]["total"] == shown else f"The first {shown} of {expected['meta']['total']:,}"
     assert summary in results_html(at)
@@ -1350,7 +1348,7 @@ def test_the_domain_page_of_a_running_auction_gives_its_time_left_and_both_range
     both = app("detail", name=bid_name)
     no_exception(both)
     metrics = {m.label: m.value for m in both.metric}
-    assert list(metrics)[2:4] == ["Live estimate (EUR)", "Pre-auction range (EUR)"]
+    assert list(metrics)[3:5] == ["Live estimate (EUR)", "Pre-auction range (EUR)"]  # the row below the prices
     assert metrics["Live estimate (EUR)"] == f"{live_low:,.0f} – {live_high:,.0f}"
     live_note = live_coverage_note(value_model(Mirror(lapse_db))) or "given the bidding so far"
     assert any(f"Live estimate: {live_note}" in c.value for c in both.caption)

@@ -3,7 +3,7 @@
 Starts the Streamlit app (`streamlit run app.py`, headless, on 127.0.0.1) on the given
 mirror, opens each page (`?view=...`) in headless Chromium, waits until Streamlit has
 finished running the script, saves a screenshot `DIR/VIEW.png` and fails the page if it
-shows an exception. Prints one line per page, writes the server's output to
+shows an exception or a table wider than the page (at 1400x1000). Prints one line per page, writes the server's output to
 `DIR/server.log`, and exits 1 if any page failed (2 if the check could not run at all).
 
 With `--timings` it measures instead what an investor waits for, in headless Chromium at
@@ -132,6 +132,12 @@ def page_failure(exception_texts: Sequence[str], page_text: str) -> str | None:
 
 # Streamlit's own page list: shown when a `pages/` folder stands beside the script it runs.
 _STREAMLIT_NAV_JS = "return !!document.querySelector('[data-testid=\"stSidebarNav\"]')"
+# Tables wider than the page, as [their width, the page's]: their last columns (the row's
+# actions among them) would be out of sight until scrolled to.
+_WIDE_TABLES_JS = (
+    "return [...document.querySelectorAll('.edt-wrap')].filter(e => e.scrollWidth > e.clientWidth + 1)"
+    ".map(e => [e.scrollWidth, e.clientWidth])"
+)
 
 
 def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PAGE_TIMEOUT_S) -> ViewResult:
@@ -163,6 +169,10 @@ def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PA
         found = page_failure(state.get("exceptions") or [], driver.execute_script(TEXT_JS) or "")
         if driver.execute_script(_STREAMLIT_NAV_JS):
             found = found or "ERROR: the sidebar lists Streamlit's own pages (a pages/ folder beside the page script)"
+        for width, room in driver.execute_script(_WIDE_TABLES_JS) or []:
+            found = (
+                found or f"ERROR: a table {width:,} px wide in a page of {room:,} px: its last columns are out of sight"
+            )
         failure = found or failure
         if not driver.save_screenshot(str(path)):
             shot = None

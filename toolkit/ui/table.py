@@ -57,6 +57,7 @@ class Column:
     sort: str | None = None  # the API sort field its header asks for
     descending_first: bool = True  # a first click shows the highest first (metrics, prices)
     numeric: bool = False  # right-aligned
+    wraps: bool = False  # words that may go onto two lines when the row would not fit the page
     default: bool = True  # shown before the user chooses
     help: str = ""
     needs: str | None = None  # shown by default only when the mirror has this ("values": price ranges)
@@ -76,8 +77,9 @@ def blank(value: Any) -> str:
 
 
 def money(value: Any, currency: str | None) -> str:
-    """`1,468 USD`, `12.50 EUR`; blank when there is no price."""
-    text = blank(value)
+    """`1,468 USD`, `12.50 EUR` (cents below 100 only: `5,754 EUR`, not `5,753.67 EUR`); blank
+    when there is no price."""
+    text = blank(round(value) if isinstance(value, float) and abs(value) >= 100 else value)
     return f"{text} {html.escape(currency)}" if text and currency else text
 
 
@@ -243,10 +245,15 @@ def keep_cell(name_field: str, *, shortlist: bool = True) -> Cell:
     return cell
 
 
-# The Explore table, in the order an investor reads a row: the name, what it costs and when,
-# its link metrics, then where it is listed.
+# The Explore table, in the order an investor reads a row: the name and what to do with it,
+# what it costs and when, its link metrics, then where it is listed. The whole default row fits
+# the page at 1400 px (the actions beside the name, never scrolled out of sight; the TLD is
+# in the name, so its own column is on demand).
 LISTING_TABLE: tuple[Column, ...] = (
     Column("name", "Domain", lambda r, now: name_link(r["name"], r.get("id")), "name", descending_first=False),
+    Column(
+        "keep", "Keep", keep_cell("name"), help="☆ shortlist it, ◎ watch its name (★ and ◉: done; click again to undo)"
+    ),
     Column(
         "price",
         "Price",
@@ -306,8 +313,8 @@ LISTING_TABLE: tuple[Column, ...] = (
     Column("rd", "RD", _field("referring_domains"), "referring_domains", numeric=True, help="referring domains"),
     Column("age", "Age", _field("age"), "age", numeric=True, help="years since the first web-archive snapshot"),
     Column("score", "Score", _field("score"), "score", numeric=True),
-    Column("source", "Source", lambda r, now: blank(platform(r.get("source")))),
-    Column("tld", "TLD", _field("tld")),
+    Column("source", "Source", lambda r, now: blank(platform(r.get("source"))), wraps=True),
+    Column("tld", "TLD", _field("tld"), default=False),
     Column("type", "Type", _field("type"), default=False),
     Column("backlinks", "Backlinks", _field("backlinks_count"), "backlinks_count", numeric=True, default=False),
     Column("snapshots", "Snapshots", _field("wayback_snapshots"), "wayback_snapshots", numeric=True, default=False),
@@ -324,14 +331,14 @@ LISTING_TABLE: tuple[Column, ...] = (
     Column("topic", "Topic", _field("ttf_topic"), default=False),
     Column("added", "Added", lambda r, now: moment(r.get("created_at")).rsplit(" ", 2)[0], "created_at", default=False),
     Column("buy", "Buy", _buy),
-    Column(
-        "keep", "Keep", keep_cell("name"), help="☆ shortlist it, ◎ watch its name (★ and ◉: done; click again to undo)"
-    ),
 )
 
-# The pending-delete table: the name, when it drops, its state, then the metrics when known.
+# The pending-delete table: the name and its watch, when it drops, its state, then the metrics when known.
 PENDING_TABLE: tuple[Column, ...] = (
     Column("domain", "Domain", lambda r, now: name_link(r["domain"]), "domain", descending_first=False),
+    Column(
+        "keep", "Watch", keep_cell("domain"), help="◎ watch the name through its drop (◉: watched; click again to undo)"
+    ),
     Column(
         "drops", "Drops", lambda r, now: _drops(r.get("estimated_drop_date"), now), "drop_date", descending_first=False
     ),
@@ -347,8 +354,9 @@ PENDING_TABLE: tuple[Column, ...] = (
         "Status",
         lambda r, now: status(r.get("whois_status")),
         help="the registry's status, its code on hover",
+        wraps=True,
     ),
-    Column("tld", "TLD", lambda r, now: blank("." + r["tld"] if r.get("tld") else None)),
+    Column("tld", "TLD", lambda r, now: blank("." + r["tld"] if r.get("tld") else None), default=False),
     Column("length", "Length", _field("sld_length"), numeric=True),
     Column("tf", "TF", _field("trust_flow"), numeric=True, help="Trust Flow, when known"),
     Column("cf", "CF", _field("citation_flow"), numeric=True, help="Citation Flow, when known"),
@@ -356,12 +364,9 @@ PENDING_TABLE: tuple[Column, ...] = (
     Column("rd", "RD", _field("referring_domains"), numeric=True, help="referring domains, when known"),
     Column("snapshots", "Snapshots", _field("wayback_snapshots"), numeric=True),
     Column("score", "Score", _field("score"), numeric=True),
-    Column("source", "Pipeline", lambda r, now: blank(pipeline_name(r.get("source")))),
+    Column("source", "Pipeline", lambda r, now: blank(pipeline_name(r.get("source"))), wraps=True),
     Column("dns", "DNS", _field("dns_status"), default=False),
     Column("language", "Lang", _field("language"), default=False),
-    Column(
-        "keep", "Watch", keep_cell("domain"), help="◎ watch the name through its drop (◉: watched; click again to undo)"
-    ),
 )
 
 
@@ -406,12 +411,13 @@ def _arrow(column: Column, current: str | None, pending: bool) -> str:
 
 
 _STYLE = """<style>
-.edt-table {border-collapse: collapse; width: 100%; font-size: 0.86rem;}
-.edt-table th, .edt-table td {padding: 0.25rem 0.5rem; border-bottom: 1px solid rgba(128,128,128,0.2);
+.edt-table {border-collapse: collapse; width: 100%; font-size: 0.84rem;}
+.edt-table th, .edt-table td {padding: 0.25rem 0.3rem; border-bottom: 1px solid rgba(128,128,128,0.2);
   white-space: nowrap; text-align: left;}
 .edt-table th {position: sticky; top: 0; background: var(--background-color, #fff); font-weight: 600;}
 .edt-table th a {text-decoration: none; color: inherit;}
 .edt-table td.num, .edt-table th.num {text-align: right; font-variant-numeric: tabular-nums;}
+.edt-table td.words {white-space: normal; min-width: 4rem;}
 .edt-table tr:hover td {background: rgba(128,128,128,0.08);}
 .edt-table a.edt-name {font-weight: 600;}
 .edt-dim {opacity: 0.6;}
@@ -420,6 +426,14 @@ _STYLE = """<style>
 .edt-act {border: none; background: none; cursor: pointer; padding: 0 0.15rem; font-size: 1rem; color: inherit;}
 .edt-act:hover {color: #ff4b4b;}
 </style>"""
+
+
+_TD = {  # a cell's opening tag by (numeric, wraps)
+    (False, False): "<td>",
+    (True, False): '<td class="num">',
+    (False, True): '<td class="words">',
+    (True, True): '<td class="num words">',
+}
 
 
 def render(
@@ -450,7 +464,7 @@ def render(
             heads.append(f"<th{css}{tip}>{title}</th>")
     rows = []
     for record in records:
-        cells = "".join(('<td class="num">' if c.numeric else "<td>") + c.cell(record, now) + "</td>" for c in columns)
+        cells = "".join(_TD[c.numeric, c.wraps] + c.cell(record, now) + "</td>" for c in columns)
         rows.append(f"<tr>{cells}</tr>")
     return (
         f'{_STYLE}<div class="edt-wrap"><table class="edt-table"><thead><tr>{"".join(heads)}</tr></thead>'

@@ -194,22 +194,24 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
     model = value_model(state.reader())
     ranges = price_ranges(record, coverage_note(model), live_coverage_note(model))
     bid_on = sale is not None or record.get("type") == "auction"  # a closeout has no bids to count
-    cols = st.columns(2 + len(ranges) + bid_on)
+    # The prices on one row, the ranges on the next, each at half the width: five figures on one
+    # row cut a range of four-digit prices short ("3,433 – 3,…" at 1400 px).
+    cols = st.columns(3)
     cols[0].metric(_price_label(record, result), html.unescape(native) or "—")
     cols[1].metric(
         "In EUR",
         f"{eur:,.0f} EUR" if eur is not None else eur_price_text(record).replace("-", "—"),
         help="at the ECB reference rate of the day it was seen",
     )
-    for column, found in zip(cols[2:], ranges):
+    if bid_on:
+        bids = (sale.get("bids") if sale else record.get("bids_count")) or 0
+        cols[2].metric("Bids", f"{bids:,}")
+    for column, found in zip(st.columns(2) if ranges else [], ranges):
         column.metric(
             f"{found.title} (EUR)",
             f"{found.low:,.0f} – {found.high:,.0f}",
             help=found.note + (f"; middle {found.mid:,.0f} EUR" if found.mid is not None else ""),
         )
-    if bid_on:
-        bids = (sale.get("bids") if sale else record.get("bids_count")) or 0
-        cols[-1].metric("Bids", f"{bids:,}")
     said = [f"{found.title}: {found.note}." for found in ranges]
     if eur is not None and ranges:
         against = "; ".join(_against(eur, r) for r in ranges)
