@@ -3,8 +3,9 @@
 Starts the Streamlit app (`streamlit run app.py`, headless, on 127.0.0.1) on the given
 mirror, opens each page (`?view=...`) in headless Chromium, waits until Streamlit has
 finished running the script, saves a screenshot `DIR/VIEW.png` and fails the page if it
-shows an exception or a table wider than the page (at 1400x1000). Prints one line per page, writes the server's output to
-`DIR/server.log`, and exits 1 if any page failed (2 if the check could not run at all).
+shows an exception or a table wider than the page (at 1400x1000). Prints one line per page,
+writes the server's output to `DIR/server.log`, and exits 1 if any page failed (2 if the check
+could not run at all).
 
 With `--timings` it measures instead what an investor waits for, in headless Chromium at
 1400x1000, medians of `--repeat` rounds (3): per page the *cold* open (a browser already
