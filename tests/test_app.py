@@ -1401,14 +1401,25 @@ def test_the_domain_page_shows_the_price_range_and_its_coverage(lapse_db):
     with Mirror(db) as mirror:
         listing_id, low, high = (
             mirror.connection()
-            .execute("SELECT id, value_low, value_high FROM listings WHERE value_low IS NOT NULL LIMIT 1")
+            .execute(
+                "SELECT id, value_low, value_high FROM listings WHERE value_low IS NOT NULL AND type = 'auction' LIMIT 1"
+            )
             .fetchone()
         )
         name = mirror.connection().execute("SELECT name FROM listings WHERE id = ?", [listing_id]).fetchone()[0]
+        closeout = (
+            mirror.connection()
+            .execute("SELECT name FROM listings WHERE value_low IS NOT NULL AND type != 'auction' LIMIT 1")
+            .fetchone()[0]
+        )
     at = app("detail", name=name, id=str(listing_id))
     no_exception(at)
     assert f"{low:,.0f} – {high:,.0f}" in [m.value for m in at.metric]
     assert any(f"Pre-auction range: {coverage_note(summary)}." in c.value for c in at.caption)
+    sale = app("detail", name=closeout)  # no auction: its range is what it is worth
+    no_exception(sale)
+    assert "Value range (EUR)" in [m.label for m in sale.metric]
+    assert any(f"Value range: {coverage_note(summary)}." in c.value for c in sale.caption)
     # The table: the range beside the price once appraised, the best deals first, the coverage under it.
     at = app(sort="-deal", cols="name,price,eur,value,deal")
     no_exception(at)

@@ -305,13 +305,6 @@ def test_a_rows_buttons_shortlist_and_watch_it_in_place(tmp_path, app_env):
         assert driver.execute_script("return window.__sameDocument === true;")  # never a new page load
 
 
-# The figures (st.metric values) drawn cut short: Streamlit ends a value wider than its column with "…".
-_CUT_FIGURES_JS = (
-    "return [...document.querySelectorAll('[data-testid=\"stMetricValue\"] *')]"
-    ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)"
-)
-
-
 @needs_chromium
 def test_a_bid_is_decided_on_the_domain_page_in_chromium(lapse_template, tmp_path, app_env, monkeypatch):
     """On a time-lapse demo, in the browser: a sold auction says sold and its price; a running
@@ -325,6 +318,7 @@ def test_a_bid_is_decided_on_the_domain_page_in_chromium(lapse_template, tmp_pat
 
     from conftest import lapse_now
     from test_app import raw_words_in
+    from toolkit.store.labels import status_words
     from toolkit.store.schema import connect
 
     db = tmp_path / "lapse.db"
@@ -345,6 +339,14 @@ def test_a_bid_is_decided_on_the_domain_page_in_chromium(lapse_template, tmp_pat
         "citation_flow IS NULL AND domain_authority IS NULL AND referring_domains IS NULL AND "
         "backlinks_count IS NULL AND closed_at IS NULL ORDER BY id LIMIT 1"
     ).fetchone()[0]
+    pending = max(  # the status that reads longest in words
+        conn.execute("SELECT domain, whois_status FROM pending_delete GROUP BY whois_status").fetchall(),
+        key=lambda row: len(status_words(row[1])),
+    )[0]
+    no_eur = conn.execute(  # a price in no currency the ECB rates know
+        "SELECT name FROM listings WHERE effective_price IS NOT NULL AND effective_price_eur IS NULL AND "
+        "closed_at IS NULL ORDER BY id LIMIT 1"
+    ).fetchone()[0]
     conn.close()
     ended_at = datetime.fromisoformat(ended.replace("Z", "+00:00"))
     ended_day = f"{ended_at.day} {ended_at:%b}"
@@ -355,11 +357,16 @@ def test_a_bid_is_decided_on_the_domain_page_in_chromium(lapse_template, tmp_pat
         timings._open(driver, f"{base}/?view=detail&name={running}", 60)
         text = read(driver)
         assert "Ends in " in text and "Pre-auction range (EUR)" in text and "right " in text  # with its coverage
-        assert "Live estimate (EUR)" in text and not driver.execute_script(_CUT_FIGURES_JS)  # every figure whole
+        assert "Live estimate (EUR)" in text and not driver.execute_script(
+            appcheck.CUT_FIGURES_JS
+        )  # every figure whole
         timings._open(driver, f"{base}/?view=detail&name={unlinked}", 60)
         text = read(driver)
         assert "no link data" in text and "no metric jump" not in text
         assert "Not checked: metric jumps (no link data)" in text
+        for name in (pending, no_eur):  # the longest status in words; the reason there is no EUR price
+            timings._open(driver, f"{base}/?view=detail&name={name}", 60)
+            assert name in read(driver) and not driver.execute_script(appcheck.CUT_FIGURES_JS), name
         shown = {}
         for view in VIEWS:
             timings._open(driver, f"{base}/?view={view}" + (f"&name={running}" if view == "detail" else ""), 60)

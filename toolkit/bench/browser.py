@@ -3,9 +3,9 @@
 Starts the Streamlit app (`streamlit run app.py`, headless, on 127.0.0.1) on the given
 mirror, opens each page (`?view=...`) in headless Chromium, waits until Streamlit has
 finished running the script, saves a screenshot `DIR/VIEW.png` and fails the page if it
-shows an exception or a table wider than the page (at 1400x1000). Prints one line per page,
-writes the server's output to `DIR/server.log`, and exits 1 if any page failed (2 if the check
-could not run at all).
+shows an exception, a table wider than the page or a figure cut short (at 1400x1000). Prints
+one line per page, writes the server's output to `DIR/server.log`, and exits 1 if any page
+failed (2 if the check could not run at all).
 
 With `--timings` it measures instead what an investor waits for, in headless Chromium at
 1400x1000, medians of `--repeat` rounds (3): per page the *cold* open (a browser already
@@ -73,6 +73,7 @@ __all__ = [
     "serve_app",
     "browser",
     "check_view",
+    "CUT_FIGURES_JS",
     "page_failure",
     "RANDOM_VIEWS",
     "Timing",
@@ -139,6 +140,11 @@ _WIDE_TABLES_JS = (
     "return [...document.querySelectorAll('.edt-wrap')].filter(e => e.scrollWidth > e.clientWidth + 1)"
     ".map(e => [e.scrollWidth, e.clientWidth])"
 )
+# Figures (st.metric values) wider than their column: Streamlit ends them with "…".
+CUT_FIGURES_JS = (
+    "return [...document.querySelectorAll('[data-testid=\"stMetricValue\"] *')]"
+    ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)"
+)
 
 
 def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PAGE_TIMEOUT_S) -> ViewResult:
@@ -174,6 +180,8 @@ def check_view(driver: Any, base: str, view: str, out: Path, timeout: float = PA
             found = (
                 found or f"ERROR: a table {width:,} px wide in a page of {room:,} px: its last columns are out of sight"
             )
+        for figure in driver.execute_script(CUT_FIGURES_JS) or []:
+            found = found or f"ERROR: a figure drawn cut short: {figure!r}"
         failure = found or failure
         if not driver.save_screenshot(str(path)):
             shot = None

@@ -116,7 +116,7 @@ def unknowns(record: Mapping[str, Any]) -> list[str]:
 
 @dataclass(frozen=True)
 class PriceRange:
-    title: str  # "Pre-auction range"
+    title: str  # "Live estimate", "Pre-auction range" (an auction's), "Value range" (a closeout's)
     low: float
     mid: float | None
     high: float
@@ -126,7 +126,8 @@ class PriceRange:
 def price_ranges(record: Mapping[str, Any], coverage: str | None, live_coverage: str | None = None) -> list[PriceRange]:
     """The ranges (EUR) a listing's price is judged against: the live estimate of an auction
     with bids first (`live_low`, `live_mid`, `live_high`, with `live_coverage`), then the
-    pre-auction range (`value_low`, `value_mid`, `value_high`, with `coverage`, the backtest's note)."""
+    pre-auction range, a closeout's value range (`value_low`, `value_mid`, `value_high`, with
+    `coverage`, the backtest's note)."""
     out = []
     if record.get("live_low") is not None and record.get("live_high") is not None:
         out.append(
@@ -141,7 +142,7 @@ def price_ranges(record: Mapping[str, Any], coverage: str | None, live_coverage:
     if record.get("value_low") is not None and record.get("value_high") is not None:
         out.append(
             PriceRange(
-                "Pre-auction range",
+                "Pre-auction range" if record.get("type") == "auction" else "Value range",  # a closeout has no auction
                 record["value_low"],
                 record.get("value_mid"),
                 record["value_high"],
@@ -198,10 +199,12 @@ def _show_price(record: Mapping[str, Any], result: Mapping[str, Any] | None) -> 
     # row cut a range of four-digit prices short ("3,433 – 3,…" at 1400 px).
     cols = st.columns(3)
     cols[0].metric(_price_label(record, result), html.unescape(native) or "—")
-    cols[1].metric(
+    cols[1].metric(  # without one, the reason on hover (a "no EUR price" badge stands above)
         "In EUR",
-        f"{eur:,.0f} EUR" if eur is not None else eur_price_text(record).replace("-", "—"),
-        help="at the ECB reference rate of the day it was seen",
+        f"{eur:,.0f} EUR" if eur is not None else "—",
+        help="at the ECB reference rate of the day it was seen"
+        if eur is not None
+        else eur_price_text(record).replace("-", "no price"),
     )
     if bid_on:
         bids = (sale.get("bids") if sale else record.get("bids_count")) or 0
@@ -582,7 +585,8 @@ def _pending_page(name: str, plan: str) -> bool:
     )
     (marks,) = actions.marked([row], name_field="domain")
     actions.watch_button(row["domain"], bool(marks[table.WATCHED]), buttons)
-    cols = st.columns(4)
+    # Two figures a row: a status in words ("on hold at the registrar") is cut short in a quarter.
+    cols = [*st.columns(2), *st.columns(2)]
     window = table.window_text(row)
     cols[0].metric(
         "Drops",
