@@ -515,6 +515,13 @@ def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
     assert fields["name"] == ("Domain", name) and fields["trust_flow"][0] == "Trust Flow"  # labelled
     record = Mirror(demo_db).get_domain(listing_id)["data"]
     assert fields["source"][1] != record["source"]  # the platform by name
+    # The table rounds a price from 100 up; every field shows it to the cent, as stored.
+    cents_name, cents, currency = conn.execute(
+        "SELECT name, effective_price, currency FROM listings WHERE effective_price >= 100 AND "
+        "effective_price != CAST(effective_price AS INTEGER) AND closed_at IS NULL ORDER BY id LIMIT 1"
+    ).fetchone()
+    exact = app("detail", name=cents_name)
+    assert record_fields(exact)["effective_price"][1] == f"{cents:,.2f} {currency}"
     # First and last seen as people read them, with no "T07:00:00Z" for Markdown to take for
     # an emoji name (Streamlit would load its emoji code for the page).
     seen = next(c.value for c in at.caption if c.value.startswith("First seen"))

@@ -76,10 +76,10 @@ def blank(value: Any) -> str:
     return html.escape(str(value))
 
 
-def money(value: Any, currency: str | None) -> str:
-    """`1,468 USD`, `12.50 EUR` (cents below 100 only: `5,754 EUR`, not `5,753.67 EUR`); blank
-    when there is no price."""
-    text = blank(round(value) if isinstance(value, float) and abs(value) >= 100 else value)
+def money(value: Any, currency: str | None, *, exact: bool = False) -> str:
+    """`1,468 USD`, `12.50 EUR` (cents below 100 only: `5,754 EUR`, not `5,753.67 EUR`, unless
+    `exact`, as a record's every field shows it); blank when there is no price."""
+    text = blank(round(value) if not exact and isinstance(value, float) and abs(value) >= 100 else value)
     return f"{text} {html.escape(currency)}" if text and currency else text
 
 

@@ -481,7 +481,7 @@ def field_text(name: str, value: Any, record: Mapping[str, Any], kind: str) -> s
     if name == "id":
         return str(value)
     if name in _MONEY:
-        return html.unescape(table.money(value, record.get("currency")))
+        return html.unescape(table.money(value, record.get("currency"), exact=True))
     if name in _EUR:
         return f"{value:,.2f} EUR"
     if name == "estibot_appraisal":
