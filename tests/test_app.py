@@ -522,6 +522,8 @@ def test_domain_detail_shows_the_record_and_its_price_history(demo_db):
     ).fetchone()
     exact = app("detail", name=cents_name)
     assert record_fields(exact)["effective_price"][1] == f"{cents:,.2f} {currency}"
+    spoken, code = conn.execute("SELECT name, language FROM listings WHERE language = 'DE' LIMIT 1").fetchone()
+    assert record_fields(app("detail", name=spoken))["language"][1] == "German"  # the language by name, not DE
     # First and last seen as people read them, with no "T07:00:00Z" for Markdown to take for
     # an emoji name (Streamlit would load its emoji code for the page).
     seen = next(c.value for c in at.caption if c.value.startswith("First seen"))

@@ -242,10 +242,12 @@ def test_language_breakdown_top_and_other():
     bar = fig.data[0]
     assert bar.orientation == "h"
     counts = dict(zip(bar.y, bar.x))
-    assert counts == {"FR": 2, "Unknown": 2, "DE": 1, "EN": 1}
+    assert counts == {"French": 2, "Unknown": 2, "German": 1, "English": 1}  # by name, not ISO code
     narrow = language_breakdown(listings(), top=2)
     counts = dict(zip(narrow.data[0].y, narrow.data[0].x))
-    assert counts == {"FR": 2, "Unknown": 2, "Other": 2}
+    assert counts == {"French": 2, "Unknown": 2, "Other": 2}
+    mixed = language_breakdown(pd.DataFrame({"language": ["en", "EN", "xx"]}))  # one language in either case
+    assert dict(zip(mixed.data[0].y, mixed.data[0].x)) == {"English": 2, "xx": 1}  # an unknown code as it is
     assert list(narrow.data[0].y)[-1] == "Other"
     assert has_empty_annotation(language_breakdown(listings().iloc[0:0]))
 
@@ -323,9 +325,9 @@ def test_age_year_and_language_bars_from_counts():
     years = first_year_bars(COUNTS).data[0]
     assert len(years.x) == 8 and sum(years.y) == 3
     languages = language_bars(COUNTS).data[0]
-    assert dict(zip(languages.y, languages.x)) == {"FR": 4, "Unknown": 3, "EN": 2, "DE": 1}
+    assert dict(zip(languages.y, languages.x)) == {"French": 4, "Unknown": 3, "English": 2, "German": 1}
     narrow = language_bars(COUNTS, top=2).data[0]
-    assert dict(zip(narrow.y, narrow.x)) == {"FR": 4, "Unknown": 3, "Other": 3}
+    assert dict(zip(narrow.y, narrow.x)) == {"French": 4, "Unknown": 3, "Other": 3}
     assert has_empty_annotation(age_bars(empty_counts(0))) and has_empty_annotation(first_year_bars(empty_counts(0)))
     assert dict(zip(language_bars(NONE).data[0].y, language_bars(NONE).data[0].x)) == {"Unknown": 4}
 

@@ -35,6 +35,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from ..query.aggregates import ZONE_OFFSET, ZONE_SLOPE, ChartCounts, snapshot_bin_label
+from ..store.labels import language_name
 from ..store.labels import platform_name
 
 __all__ = [
@@ -346,12 +347,16 @@ def snapshots_vs_age(df: pd.DataFrame, max_points: int = 20_000) -> go.Figure:
 
 
 def language_breakdown(df: pd.DataFrame, top: int = 15) -> go.Figure:
-    """Horizontal bars of domains per language, nulls as "Unknown", the tail beyond `top` as "Other"."""
+    """Horizontal bars of domains per language by name (`labels.language_name`), nulls as "Unknown",
+    the tail beyond `top` as "Other"."""
     title = "Language"
     if df.empty:
         return _empty_figure(title)
-    counts = _label(df["language"]).value_counts()
-    return _label_bars({str(k): int(n) for k, n in counts.items()}, title, top)
+    labels: dict[str, int] = {}
+    for language, n in _label(df["language"]).value_counts().items():
+        label = language_name(str(language)) or "Unknown"
+        labels[label] = labels.get(label, 0) + int(n)
+    return _label_bars(labels, title, top)
 
 
 def _label_bars(counts: Mapping[str, int], title: str, top: int) -> go.Figure:
@@ -509,13 +514,14 @@ def snapshots_age_heatmap(counts: ChartCounts) -> go.Figure:
 
 
 def language_bars(counts: ChartCounts, top: int = 15) -> go.Figure:
-    """Horizontal bars of listings per language (none known: "Unknown"), the tail beyond `top` as "Other"."""
+    """Horizontal bars of listings per language by name (none known: "Unknown"), the tail beyond
+    `top` as "Other"."""
     title = "Language"
     if not counts.languages:
         return _empty_figure(title)
     labels: dict[str, int] = {}
     for language, n in counts.languages.items():
-        label = str(language).strip() if language is not None and str(language).strip() else "Unknown"
+        label = language_name(None if language is None else str(language)) or "Unknown"
         labels[label] = labels.get(label, 0) + n
     return _label_bars(labels, title, top)
 

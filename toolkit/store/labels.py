@@ -37,6 +37,8 @@ __all__ = [
     "sort_field_label",
     "status_words",
     "status_meaning",
+    "LANGUAGE_NAMES",
+    "language_name",
     "pipeline_name",
 ]
 
@@ -295,6 +297,22 @@ PIPELINE_NAMES: dict[str, str] = {
     "zonediff": "zone file comparison",
 }
 
+# Languages (the `language` field: ISO 639-1 codes, as the service and py3langid give them, in
+# either case) by their English names.
+LANGUAGE_NAMES: dict[str, str] = {
+    "af": "Afrikaans", "ar": "Arabic", "bg": "Bulgarian", "bn": "Bengali", "ca": "Catalan",
+    "cs": "Czech", "cy": "Welsh", "da": "Danish", "de": "German", "el": "Greek", "en": "English",
+    "es": "Spanish", "et": "Estonian", "eu": "Basque", "fa": "Persian", "fi": "Finnish",
+    "fr": "French", "ga": "Irish", "gl": "Galician", "he": "Hebrew", "hi": "Hindi",
+    "hr": "Croatian", "hu": "Hungarian", "id": "Indonesian", "is": "Icelandic", "it": "Italian",
+    "ja": "Japanese", "ko": "Korean", "lt": "Lithuanian", "lv": "Latvian", "ms": "Malay",
+    "nb": "Norwegian", "nl": "Dutch", "nn": "Norwegian", "no": "Norwegian", "pl": "Polish",
+    "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sk": "Slovak", "sl": "Slovenian",
+    "sq": "Albanian", "sr": "Serbian", "sv": "Swedish", "sw": "Swahili", "th": "Thai",
+    "tl": "Tagalog", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu", "vi": "Vietnamese",
+    "zh": "Chinese",
+}  # fmt: skip
+
 # Listing types as a person says them (one, many).
 TYPE_WORDS: dict[str, tuple[str, str]] = {
     "auction": ("auction", "auctions"),
@@ -363,6 +381,12 @@ def field_label(name: str, *, pending: bool = False) -> str:
     reads as its name in words."""
     found = (PENDING_LABELS if pending else LISTING_LABELS).get(name)
     return found.label if found else name.replace("_", " ").capitalize()
+
+
+def language_name(code: str | None) -> str:
+    """`EN` or `en` -> `English`; a code the table does not know as it is; blank without one."""
+    text = (code or "").strip()
+    return LANGUAGE_NAMES.get(text.lower(), text)
 
 
 def status_words(code: str | None) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..names import shown_name
-from ..store.labels import pipeline_name, platform_name, status_meaning, status_words
+from ..store.labels import language_name, pipeline_name, platform_name, status_meaning, status_words
 from ..store.schema import deal_ratio
 
 __all__ = [
@@ -327,7 +327,7 @@ LISTING_TABLE: tuple[Column, ...] = (
         default=False,
         help="estimated monthly organic traffic",
     ),
-    Column("language", "Lang", _field("language"), default=False),
+    Column("language", "Lang", lambda r, now: blank(language_name(r.get("language"))), default=False),
     Column("topic", "Topic", _field("ttf_topic"), default=False),
     Column("added", "Added", lambda r, now: moment(r.get("created_at")).rsplit(" ", 2)[0], "created_at", default=False),
     Column("buy", "Buy", _buy),
@@ -366,7 +366,7 @@ PENDING_TABLE: tuple[Column, ...] = (
     Column("score", "Score", _field("score"), numeric=True),
     Column("source", "Pipeline", lambda r, now: blank(pipeline_name(r.get("source"))), wraps=True),
     Column("dns", "DNS", _field("dns_status"), default=False),
-    Column("language", "Lang", _field("language"), default=False),
+    Column("language", "Lang", lambda r, now: blank(language_name(r.get("language"))), default=False),
 )
 
 

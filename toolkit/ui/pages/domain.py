@@ -31,6 +31,7 @@ from ...store.labels import (
     LISTING_LABELS,
     PENDING_LABELS,
     TYPE_WORDS,
+    language_name,
     origin_words,
     pipeline_name,
     status_meaning,
@@ -475,6 +476,8 @@ def field_text(name: str, value: Any, record: Mapping[str, Any], kind: str) -> s
         return pipeline_name(value) if kind == "pending" else table.platform(value)
     if name == "origin":
         return origin_words(value)
+    if name == "language":
+        return language_name(value)
     if name == "whois_status":
         codes = value if isinstance(value, list) else [value]
         return ", ".join(status_words(c) for c in codes)
