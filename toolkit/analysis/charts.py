@@ -35,8 +35,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from ..query.aggregates import ZONE_OFFSET, ZONE_SLOPE, ChartCounts, snapshot_bin_label
-from ..store.labels import language_name
-from ..store.labels import platform_name
+from ..store.labels import language_name, platform_name
 
 __all__ = [
     "EMPTY_TEXT",
