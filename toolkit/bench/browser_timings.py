@@ -98,14 +98,32 @@ def _type_into(label: str, text: str, sidebar: bool = True, group: str | None = 
         selector = f'{scope}input[aria-label="{label}"]'
         if group and not driver.find_elements(By.CSS_SELECTOR, selector):
             _act(driver, _expand(group), PAGE_TIMEOUT_S)
-        field = driver.find_element(By.CSS_SELECTOR, selector)
-        _center(driver, field)
-        field.click()
+        field = _ready(driver, selector)
         field.send_keys(Keys.CONTROL, "a")
         field.send_keys(text)
         return lambda: field.send_keys(Keys.ENTER)
 
     return action
+
+
+def _ready(driver: Any, selector: str, patience: float = 5.0) -> Any:
+    """The input `selector` finds, scrolled to and clicked into: a widget the rerun just drew may
+    still be taking its place (not interactable yet, or drawn again), so it is asked again for a
+    few seconds (not timed: the gesture comes after)."""
+    from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            field = driver.find_element(By.CSS_SELECTOR, selector)
+            _center(driver, field)
+            field.click()
+            return field
+        except (ElementNotInteractableException, StaleElementReferenceException):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def _expand(title: str) -> Any:
