@@ -28,6 +28,7 @@ import calendar
 import datetime
 import math
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -351,11 +352,17 @@ def language_breakdown(df: pd.DataFrame, top: int = 15) -> go.Figure:
     title = "Language"
     if df.empty:
         return _empty_figure(title)
+    counts = df["language"].astype("string").value_counts(dropna=False)
+    return _label_bars(_by_language_name(counts.items()), title, top)
+
+
+def _by_language_name(counts: Iterable[tuple[Any, int]]) -> dict[str, int]:
+    """Counts per language code summed per language name (EN and en as one); none: "Unknown"."""
     labels: dict[str, int] = {}
-    for language, n in _label(df["language"]).value_counts().items():
-        label = language_name(str(language)) or "Unknown"
+    for language, n in counts:
+        label = language_name(None if language is None or pd.isna(language) else str(language)) or "Unknown"
         labels[label] = labels.get(label, 0) + int(n)
-    return _label_bars(labels, title, top)
+    return labels
 
 
 def _label_bars(counts: Mapping[str, int], title: str, top: int) -> go.Figure:
@@ -518,11 +525,7 @@ def language_bars(counts: ChartCounts, top: int = 15) -> go.Figure:
     title = "Language"
     if not counts.languages:
         return _empty_figure(title)
-    labels: dict[str, int] = {}
-    for language, n in counts.languages.items():
-        label = language_name(None if language is None else str(language)) or "Unknown"
-        labels[label] = labels.get(label, 0) + n
-    return _label_bars(labels, title, top)
+    return _label_bars(_by_language_name(counts.languages.items()), title, top)
 
 
 # ---------------------------------------------------------------- calendar
